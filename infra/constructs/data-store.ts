@@ -1,0 +1,94 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { globalIndexes, tableKeys } from '../../shared/data/table-definition';
+
+/** Days after which generated objects expire, by key prefix. */
+export const objectExpiryDays = { 'prompt-logs/': 30, 'artifacts/': 90 } as const;
+
+const accessLogExpiryDays = 365;
+
+/**
+ * The region's stateful resources: the single table, the artifact bucket and the JWT
+ * signing key. All are retained when the stack is deleted.
+ */
+export class DataStore extends Construct {
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly signingKey: Secret;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+
+    const string = (name: string) => ({ name, type: AttributeType.STRING });
+    this.table = new Table(this, 'Table', {
+      partitionKey: string(tableKeys.partitionKey),
+      sortKey: string(tableKeys.sortKey),
+      timeToLiveAttribute: tableKeys.timeToLiveAttribute,
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      encryption: TableEncryption.AWS_MANAGED,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    for (const index of globalIndexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: string(index.partitionKey),
+        sortKey: string(index.sortKey),
+      });
+    }
+
+    const accessLogs = new Bucket(this, 'AccessLogs', {
+      // S3 server access log delivery supports only SSE-S3.
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      lifecycleRules: [{ expiration: Duration.days(accessLogExpiryDays) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the access-log destination; logging it into itself would loop.',
+    });
+
+    // Unversioned: objects are generated and expire, and a tenant's deletion must really delete.
+    this.bucket = new Bucket(this, 'Artifacts', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'artifacts-bucket/',
+      lifecycleRules: [
+        ...Object.entries(objectExpiryDays).map(([prefix, days]) => ({
+          id: `expire-${prefix.replace('/', '')}`,
+          prefix,
+          expiration: Duration.days(days),
+        })),
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // Secrets Manager only generates random text; the key format beyond the seed is the functions' business.
+    this.signingKey = new Secret(this, 'SigningKey', {
+      description: 'JWT signing key material (JSON), managed by the platform functions',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({}),
+        generateStringKey: 'seed',
+        passwordLength: 64,
+        excludePunctuation: true,
+      },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.signingKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Signing keys rotate in the application, which publishes old and new keys in the JWKS during the overlap; a Secrets Manager rotation would invalidate live tokens.',
+    });
+  }
+}

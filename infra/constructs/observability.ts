@@ -1,0 +1,147 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import type { Method, Stage } from 'aws-cdk-lib/aws-apigateway';
+import {
+  type Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  MathExpression,
+  type Metric,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import type { EndpointGroup, WorkerName } from '../../shared/api/operation';
+import type { WorkerQueue } from './message-queues';
+import { pascalCase } from './naming';
+
+export interface ObservabilityProps {
+  stage: Stage;
+  methodsByGroup: ReadonlyMap<EndpointGroup, readonly Method[]>;
+  apiFunctions: ReadonlyMap<EndpointGroup, LambdaFunction>;
+  queues: ReadonlyMap<WorkerName, WorkerQueue>;
+  workerFunctions: ReadonlyMap<WorkerName, LambdaFunction>;
+}
+
+const period = Duration.minutes(5);
+const width = 6;
+const height = 6;
+
+/**
+ * Dashboard and alarms of one regional stack.
+ *
+ * API Gateway publishes per-method metrics only, and an endpoint group spans many
+ * methods. Counts (requests, 4xx, 5xx) add up, so each group's series is a metric-math
+ * SUM over its methods. Percentiles do not add up, so a group's p50/p99 latency is its
+ * function's Duration: one function serves exactly one group, which makes that
+ * percentile exact (it excludes the few milliseconds API Gateway adds; the API-wide
+ * row shows end-to-end Latency).
+ */
+export class Observability extends Construct {
+  readonly dashboard: Dashboard;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: ObservabilityProps) {
+    super(scope, id);
+    const { stage } = props;
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: Stack.of(this).stackName });
+
+    const requests = stage.metricCount({ statistic: 'Sum', period, label: 'requests' });
+    const serverErrors = stage.metricServerError({ statistic: 'Sum', period, label: '5xx' });
+    this.dashboard.addWidgets(
+      new TextWidget({ markdown: '# API', width: 24, height: 1 }),
+      graph('Requests', [requests]),
+      graph('Errors', [stage.metricClientError({ statistic: 'Sum', period, label: '4xx' }), serverErrors]),
+      graph('Latency (end to end)', [
+        stage.metricLatency({ statistic: 'p50', period, label: 'p50' }),
+        stage.metricLatency({ statistic: 'p99', period, label: 'p99' }),
+      ]),
+      graph('Integration latency', [
+        stage.metricIntegrationLatency({ statistic: 'p50', period, label: 'p50' }),
+        stage.metricIntegrationLatency({ statistic: 'p99', period, label: 'p99' }),
+      ]),
+    );
+
+    for (const [group, fn] of props.apiFunctions) {
+      const methods = props.methodsByGroup.get(group) ?? [];
+      const sum = (label: string, metricOf: (method: Method) => Metric): MathExpression =>
+        sumOf(label, methods.map(metricOf));
+      this.dashboard.addWidgets(
+        new TextWidget({ markdown: `## Endpoint group \`${group}\``, width: 24, height: 1 }),
+        graph(`${group}: requests`, [sum('requests', (method) => method.metricCount(stage, { statistic: 'Sum', period }))]),
+        graph(`${group}: errors`, [
+          sum('4xx', (method) => method.metricClientError(stage, { statistic: 'Sum', period })),
+          sum('5xx', (method) => method.metricServerError(stage, { statistic: 'Sum', period })),
+        ]),
+        ...functionWidgets(group, fn),
+      );
+    }
+
+    for (const [worker, { queue, deadLetterQueue }] of props.queues) {
+      const fn = props.workerFunctions.get(worker);
+      const deadLetters = deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period,
+        label: 'dead letters',
+      });
+      this.dashboard.addWidgets(
+        new TextWidget({ markdown: `## Queue \`${worker}\``, width: 24, height: 1 }),
+        graph(`${worker}: backlog`, [
+          queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'visible' }),
+        ]),
+        graph(`${worker}: oldest message (s)`, [
+          queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period, label: 'age' }),
+        ]),
+        graph(`${worker}: dead-letter queue`, [deadLetters]),
+        ...(fn ? functionWidgets(`${worker} worker`, fn) : []),
+      );
+      this.alarms.push(
+        deadLetters.createAlarm(this, `${pascalCase(worker)}DeadLetters`, {
+          alarmDescription: `Messages of the ${worker} queue exhausted their retries and wait in its dead-letter queue.`,
+          threshold: 0,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+
+    this.alarms.push(
+      new MathExpression({
+        expression: 'errors / requests',
+        usingMetrics: { errors: serverErrors, requests },
+        period,
+        label: '5xx rate',
+      }).createAlarm(this, 'ServerErrorRate', {
+        alarmDescription: 'More than 1% of API requests answered 5xx over 5 minutes.',
+        threshold: 0.01,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        // No requests means no rate, not an outage.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+}
+
+const graph = (title: string, left: IMetric[]): GraphWidget => new GraphWidget({ title, left, width, height });
+
+/** Sum of per-method series; FILL keeps a quiet method from blanking the total. */
+const sumOf = (label: string, metrics: Metric[]): MathExpression => {
+  const usingMetrics = Object.fromEntries(metrics.map((metric, index) => [`m${index}`, metric]));
+  const terms = Object.keys(usingMetrics).map((key) => `FILL(${key}, 0)`);
+  return new MathExpression({ expression: `SUM([${terms.join(', ')}])`, usingMetrics, period, label });
+};
+
+const functionWidgets = (name: string, fn: LambdaFunction): GraphWidget[] => [
+  graph(`${name}: latency`, [
+    fn.metricDuration({ statistic: 'p50', period, label: 'p50' }),
+    fn.metricDuration({ statistic: 'p99', period, label: 'p99' }),
+  ]),
+  graph(`${name}: errors and throttles`, [
+    fn.metricErrors({ statistic: 'Sum', period, label: 'errors' }),
+    fn.metricThrottles({ statistic: 'Sum', period, label: 'throttles' }),
+  ]),
+];

@@ -1,0 +1,183 @@
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  EndpointType,
+  type IResource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  type Method,
+  MethodLoggingLevel,
+  Resource,
+  ResponseTransferMode,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { EndpointGroup, Operation, OperationRequest } from '../../shared/api/operation';
+
+export interface PlatformApiProps {
+  stageName: string;
+  throttle: { rateLimit: number; burstLimit: number };
+  logRetention: RetentionDays;
+  logRemovalPolicy: RemovalPolicy;
+  operations: readonly Operation[];
+  handlers: ReadonlyMap<EndpointGroup, LambdaFunction>;
+}
+
+/** Request body types that API Gateway must pass to Lambda base64-encoded rather than as text. */
+const binaryMediaTypes: Partial<Record<NonNullable<OperationRequest['bodyType']>, string>> = {
+  multipart: 'multipart/form-data',
+  binary: 'application/octet-stream',
+};
+
+const accessLogFormat = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: AccessLogField.contextRequestId(),
+    extendedRequestId: AccessLogField.contextExtendedRequestId(),
+    requestTime: AccessLogField.contextRequestTimeEpoch(),
+    ip: AccessLogField.contextIdentitySourceIp(),
+    userAgent: AccessLogField.contextIdentityUserAgent(),
+    httpMethod: AccessLogField.contextHttpMethod(),
+    resourcePath: AccessLogField.contextResourcePath(),
+    path: AccessLogField.contextPath(),
+    protocol: AccessLogField.contextProtocol(),
+    status: AccessLogField.contextStatus(),
+    responseLength: AccessLogField.contextResponseLength(),
+    responseLatency: AccessLogField.contextResponseLatency(),
+    integrationLatency: AccessLogField.contextIntegrationLatency(),
+    integrationStatus: AccessLogField.contextIntegrationStatus(),
+    errorMessage: AccessLogField.contextErrorMessage(),
+    xrayTraceId: AccessLogField.contextXrayTraceId(),
+  }),
+);
+
+/**
+ * The regional REST API, generated from the route table: one method per operation,
+ * proxied to its endpoint group's function. Streaming operations use API Gateway
+ * response streaming (InvokeWithResponseStream), everything else is buffered.
+ */
+export class PlatformApi extends Construct {
+  readonly restApi: RestApi;
+  readonly methodsByGroup: ReadonlyMap<EndpointGroup, readonly Method[]>;
+
+  constructor(scope: Construct, id: string, props: PlatformApiProps) {
+    super(scope, id);
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: props.logRemovalPolicy,
+    });
+    const bodyTypes = new Set(props.operations.map((operation) => operation.request.bodyType));
+    const binaryTypes = [...bodyTypes].flatMap((type) => {
+      const mediaType = type && binaryMediaTypes[type];
+      return mediaType ? [mediaType] : [];
+    });
+
+    this.restApi = new RestApi(this, 'Api', {
+      restApiName: Stack.of(this).stackName,
+      description: 'Classic HTTP/JSON API of the conversational-agent platform',
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      binaryMediaTypes: binaryTypes.length > 0 ? binaryTypes : undefined,
+      cloudWatchRole: true,
+      // The account-wide API Gateway logging role may serve other APIs in the region.
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: props.stageName,
+        tracingEnabled: true,
+        // Per-method metrics feed the per-endpoint-group dashboard.
+        metricsEnabled: true,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        // Data tracing would write request and response bodies (tenant data) to logs.
+        dataTraceEnabled: false,
+        throttlingRateLimit: props.throttle.rateLimit,
+        throttlingBurstLimit: props.throttle.burstLimit,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat,
+      },
+    });
+
+    const integrations = new Map<EndpointGroup, LambdaIntegration>();
+    const integrationFor = (group: EndpointGroup): LambdaIntegration => {
+      const existing = integrations.get(group);
+      if (existing) return existing;
+      const handler = props.handlers.get(group);
+      if (!handler) throw new Error(`no function for endpoint group ${group}`);
+      const streaming = streamingGroup(group, props.operations);
+      const integration = new LambdaIntegration(handler, {
+        proxy: true,
+        // One permission per function: per-method permissions would outgrow the 20 KB resource policy.
+        scopePermissionToMethod: false,
+        // Streams may outlast the 29 s buffered limit, up to the function's own timeout.
+        ...(streaming ? { responseTransferMode: ResponseTransferMode.STREAM, timeout: handler.timeout } : {}),
+      });
+      integrations.set(group, integration);
+      return integration;
+    };
+
+    const methodsByGroup = new Map<EndpointGroup, Method[]>();
+    for (const operation of props.operations) {
+      const method = resourceAt(this.restApi.root, operation.path).addMethod(
+        operation.method,
+        integrationFor(operation.group),
+        { operationName: operation.operationId },
+      );
+      methodsByGroup.set(operation.group, [...(methodsByGroup.get(operation.group) ?? []), method]);
+    }
+    this.methodsByGroup = methodsByGroup;
+
+    acknowledgeAppLevelControls(this.restApi);
+  }
+
+  get url(): string {
+    return this.restApi.url;
+  }
+}
+
+/** A Lambda either streams every response or none, so a group must not mix the two. */
+const streamingGroup = (group: EndpointGroup, operations: readonly Operation[]): boolean => {
+  const modes = new Set(operations.filter((operation) => operation.group === group).map((operation) => operation.streaming === true));
+  if (modes.size > 1) throw new Error(`endpoint group ${group} mixes streaming and buffered operations`);
+  return modes.has(true);
+};
+
+/**
+ * Walks (creating as needed) the resources of an API Gateway style path. Fails at synth
+ * rather than deploy when two sibling path variables differ in name.
+ */
+const resourceAt = (root: IResource, path: string): IResource =>
+  path
+    .split('/')
+    .filter((part) => part !== '')
+    .reduce((parent, part) => {
+      const existing = parent.getResource(part);
+      if (existing) return existing;
+      if (part.startsWith('{')) {
+        // A child resource's construct id is its path part.
+        const sibling = parent.node.children.find((child) => child instanceof Resource && child.node.id.startsWith('{'));
+        if (sibling) throw new Error(`${path}: path variable ${part} clashes with sibling ${sibling.node.id}`);
+      }
+      return parent.addResource(part);
+    }, root);
+
+const acknowledgeAppLevelControls = (api: RestApi): void => {
+  const validations = Validations.of(api);
+  const appAuth = 'The API is public by design: every function verifies the caller’s JWT (signed with the platform key) itself, per operation auth mode.';
+  validations.acknowledge(
+    { id: 'AwsSolutions-APIG4', reason: appAuth },
+    { id: 'AwsSolutions-COG4', reason: appAuth },
+    {
+      id: 'AwsSolutions-APIG2',
+      reason: 'Requests are validated in the functions against the route table’s zod schemas, which are richer than API Gateway models.',
+    },
+    {
+      id: 'AwsSolutions-APIG3',
+      reason:
+        'Stage throttling and per-user rate limits in the application bound traffic; a WAF web ACL is an operator choice (cost, body-size rules that break uploads) associated after deploy.',
+    },
+    {
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason: 'The account-level API Gateway logging role uses the AWS managed policy AWS documents for it.',
+    },
+  );
+};

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { EndpointGroup, Operation } from '../../shared/api/operation';
+import { canonicalResourcePaths, matchResource } from '../../shared/api/paths';
+import { routeTable } from '../../shared/api/route-table';
+import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
+
+/**
+ * The local API gateway: turns HTTP requests into API Gateway REST proxy events and
+ * invokes the endpoint group's handler as Lambda would. Streaming handlers are written
+ * to the client chunk by chunk, as they write.
+ */
+type BufferedHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const functionTimeoutMs = 29_000;
+
+const textTypes = /^(application\/(json|x-www-form-urlencoded|x-ndjson|xml)|text\/|multipart\/form-data)/i;
+
+const importGroupHandler = async (group: EndpointGroup): Promise<unknown> =>
+  (await import(`../../functions/${group}/handler.ts`)).handler;
+
+const readBody = (request: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+
+const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+};
+
+const buildEvent = (
+  request: IncomingMessage,
+  url: URL,
+  body: Buffer,
+  resource: string,
+  pathParameters: Record<string, string>,
+  host: string,
+): APIGatewayProxyEvent => {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let index = 0; index < request.rawHeaders.length; index += 2) {
+    const name = request.rawHeaders[index] as string;
+    const value = request.rawHeaders[index + 1] as string;
+    headers[name] = value;
+    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
+  }
+  const queryStringParameters: Record<string, string> = {};
+  const multiValueQueryStringParameters: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    queryStringParameters[name] = value;
+    multiValueQueryStringParameters[name] = [...(multiValueQueryStringParameters[name] ?? []), value];
+  }
+  const hasQuery = url.searchParams.size > 0;
+  const isText = body.length === 0 || textTypes.test(request.headers['content-type'] ?? 'application/json');
+  return {
+    resource,
+    path: url.pathname,
+    httpMethod: request.method ?? 'GET',
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? queryStringParameters : null,
+    multiValueQueryStringParameters: hasQuery ? multiValueQueryStringParameters : null,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
+    stageVariables: null,
+    body: body.length === 0 ? null : body.toString(isText ? 'utf8' : 'base64'),
+    isBase64Encoded: !isText,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: undefined,
+      domainName: host,
+      httpMethod: request.method ?? 'GET',
+      identity: {
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: request.headers['user-agent'] ?? null,
+      } as APIGatewayProxyEvent['requestContext']['identity'],
+      path: url.pathname,
+      protocol: `HTTP/${request.httpVersion}`,
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: resource,
+      stage: 'local',
+    },
+  };
+};
+
+const writeBuffered = (response: ServerResponse, result: APIGatewayProxyResult) => {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
+  response.writeHead(result.statusCode, headers);
+  response.end(result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined);
+};
+
+const invokeStreaming = async (
+  handler: (event: unknown, stream: ResponseStream, context: Context) => Promise<void>,
+  event: APIGatewayProxyEvent,
+  context: Context,
+  response: ServerResponse,
+) => {
+  const stream = new ResponseStream({
+    onPrelude: (prelude) => response.writeHead(prelude.statusCode ?? 200, prelude.headers ?? {}),
+    onChunk: (chunk) => response.write(chunk),
+  });
+  await handler(event, stream, context);
+  if (!response.headersSent) response.writeHead(stream.prelude?.statusCode ?? 200, stream.prelude?.headers ?? {});
+  response.end();
+};
+
+export interface Gateway {
+  server: Server;
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface GatewayOptions {
+  port: number;
+  host: string;
+  /** The routes to serve; default: the route table. */
+  operations?: readonly Operation[];
+  /** Loads a group's Lambda handler; default: `functions/<group>/handler.ts`. */
+  loadHandler?: (group: EndpointGroup) => Promise<unknown>;
+  log?: (line: string) => void;
+}
+
+export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
+  const resources = canonicalResourcePaths(options.operations ?? routeTable);
+  const routes = [...resources.entries()].map(([operation, resource]) => ({ operation, resource }));
+  const loadHandler = options.loadHandler ?? importGroupHandler;
+  const handlers = new Map<EndpointGroup, Promise<unknown>>();
+  const handlerOf = (group: EndpointGroup) => {
+    if (!handlers.has(group)) handlers.set(group, loadHandler(group));
+    return handlers.get(group) as Promise<unknown>;
+  };
+
+  const serve = async (request: IncomingMessage, response: ServerResponse) => {
+    const host = request.headers.host ?? `${options.host}:${options.port}`;
+    const url = new URL(request.url ?? '/', `http://${host}`);
+    const onPath = routes
+      .map((route) => ({ route, match: matchResource(route.resource, url.pathname) }))
+      .filter((candidate) => candidate.match !== undefined);
+    if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
+    const chosen = onPath.find((candidate) => candidate.route.operation.method === request.method);
+    if (!chosen?.match) {
+      const allowed = [...new Set(onPath.map((candidate) => candidate.route.operation.method))];
+      return sendJson(response, 405, { detail: 'Method Not Allowed' }, { allow: allowed.join(', ') });
+    }
+    const operation: Operation = chosen.route.operation;
+    const body = await readBody(request);
+    const event = buildEvent(request, url, body, chosen.match.resource, chosen.match.pathParameters, host);
+    const context = lambdaContext(`classic-api-${operation.group}`, functionTimeoutMs);
+    const handler = await handlerOf(operation.group);
+    if (isStreamingHandler(handler)) return invokeStreaming(handler, event, context, response);
+    return writeBuffered(response, await (handler as BufferedHandler)(event, context));
+  };
+
+  const server = createServer({ noDelay: true }, (request, response) => {
+    serve(request, response).catch((error: unknown) => {
+      options.log?.(`gateway: ${(error as Error).stack ?? String(error)}`);
+      if (!response.headersSent) sendJson(response, 502, { detail: 'Internal server error.' });
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    baseUrl: `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+};

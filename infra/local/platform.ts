@@ -1,0 +1,121 @@
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { queueDefinitions } from '../../shared/queues';
+import { startLocalAws } from './aws-stack';
+import { startGateway } from './gateway';
+import { installLambdaRuntime } from './lambda-runtime';
+import { type SqsBatchHandler, startQueuePoller } from './queue-poller';
+
+export interface PlatformCredentials {
+  base_url: string;
+  org_id: string;
+  user_id: string;
+  api_key_id: string;
+  api_key: string;
+}
+
+export interface PlatformOptions {
+  port: number;
+  host?: string;
+  /** Holds credentials.json, the signing key, the e-mail outbox and (unless in memory) the data. */
+  stateDir: string;
+  inMemory: boolean;
+  rootOrgId?: string;
+  superAdminEmail?: string;
+  /** Shorter queue visibility for tests of retries; default: the queue definitions'. */
+  queueVisibilityTimeoutSeconds?: number;
+  /** Extra environment for the functions (e.g. LLM settings). */
+  env?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+export interface Platform {
+  baseUrl: string;
+  credentials: PlatformCredentials;
+  outboxDir: string;
+  stop(): Promise<void>;
+}
+
+const readCredentials = async (path: string): Promise<PlatformCredentials | undefined> => {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as PlatformCredentials;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The whole platform on this machine: DynamoDB Local, SQS and S3 servers, the API
+ * gateway in front of every endpoint group's handler, and a poller per consumed queue.
+ * The functions run in this process with the environment a deployed function gets.
+ */
+export const startPlatform = async (options: PlatformOptions): Promise<Platform> => {
+  const log = options.log ?? (() => undefined);
+  const outboxDir = join(options.stateDir, 'outbox');
+  await mkdir(outboxDir, { recursive: true });
+  const aws = await startLocalAws({
+    dataDir: options.inMemory ? undefined : join(options.stateDir, 'aws'),
+    queueVisibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds,
+    log,
+  });
+  const rootOrgId = options.rootOrgId ?? 'local';
+  Object.assign(process.env, aws.env, {
+    ROOT_ORG_ID: rootOrgId,
+    SUPER_ADMIN_EMAIL: options.superAdminEmail ?? 'admin@localhost',
+    SIGNING_KEY_FILE: join(options.stateDir, 'signing-key.json'),
+    EMAIL_OUTBOX_DIR: outboxDir,
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+    ...options.env,
+  });
+  installLambdaRuntime();
+
+  const stoppers: (() => Promise<void>)[] = [() => aws.stop()];
+  const stop = async () => {
+    for (const stopOne of stoppers.reverse()) await stopOne().catch(() => undefined);
+  };
+  try {
+    const gateway = await startGateway({ port: options.port, host: options.host ?? '127.0.0.1', log });
+    stoppers.push(() => gateway.stop());
+
+    const sqsClient = new SQSClient({ region: aws.env.AWS_REGION });
+    for (const definition of queueDefinitions.filter((queue) => queue.hasConsumer)) {
+      const module = (await import(`../../functions/workers/${definition.worker}.ts`)) as { handler: SqsBatchHandler };
+      const poller = startQueuePoller({
+        queueUrl: aws.queues[definition.worker].url,
+        queueArn: aws.queues[definition.worker].arn,
+        handler: module.handler,
+        batchSize: definition.batchSize,
+        sqsClient,
+        functionName: `classic-api-${definition.worker}-worker`,
+        timeoutMs: definition.consumerTimeoutSeconds * 1000,
+        log,
+      });
+      stoppers.push(() => poller.stop());
+    }
+
+    // Loaded after the environment is set: product modules read it when first imported.
+    const { bootstrapRootOrganization } = await import('../../shared/identity/bootstrap');
+    const credentialsPath = join(options.stateDir, 'credentials.json');
+    const existing = await readCredentials(credentialsPath);
+    const root = await bootstrapRootOrganization({
+      orgId: rootOrgId,
+      email: process.env.SUPER_ADMIN_EMAIL as string,
+      existing: existing?.org_id === rootOrgId ? existing : undefined,
+    });
+    const credentials: PlatformCredentials = {
+      base_url: gateway.baseUrl,
+      org_id: root.org_id,
+      user_id: root.user_id,
+      api_key_id: root.api_key_id,
+      api_key: root.api_key,
+    };
+    await writeFile(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+    await chmod(credentialsPath, 0o600);
+    return { baseUrl: gateway.baseUrl, credentials, outboxDir, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};

@@ -1,0 +1,57 @@
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { startPlatform } from './platform';
+
+/**
+ * `npm start [-- --port N] [-- --in-memory]`: the whole platform on localhost.
+ * Data lives under .data/ across restarts unless --in-memory is given; the root
+ * organization's credentials are printed and written to .data/credentials.json.
+ */
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: process.env.PORT ?? '8080' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'in-memory': { type: 'boolean', default: false },
+    'root-org': { type: 'string', default: process.env.ROOT_ORG_ID ?? 'local' },
+    'data-dir': { type: 'string', default: '.data' },
+  },
+});
+
+const startedAt = Date.now();
+const port = Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+  console.error(`--port must be a port number, got '${values.port}'`);
+  process.exit(2);
+}
+
+try {
+  const platform = await startPlatform({
+    port,
+    host: values.host,
+    stateDir: resolve(values['data-dir']),
+    inMemory: values['in-memory'],
+    rootOrgId: values['root-org'],
+    log: (line) => console.error(line),
+  });
+  const { credentials } = platform;
+  console.log(`Platform ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s${values['in-memory'] ? ' (in memory)' : ''}`);
+  console.log(`  base URL     ${credentials.base_url}`);
+  console.log(`  org id       ${credentials.org_id}`);
+  console.log(`  user id      ${credentials.user_id}`);
+  console.log(`  API key id   ${credentials.api_key_id}`);
+  console.log(`  API key      ${credentials.api_key}`);
+  console.log(`  credentials  ${resolve(values['data-dir'], 'credentials.json')}`);
+  console.log(`  OpenAPI      ${credentials.base_url}/openapi.json`);
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    await platform.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(1);
+}

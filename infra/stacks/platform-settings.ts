@@ -1,0 +1,79 @@
+import type { Node } from 'constructs';
+
+/** Deployment settings shared by every regional stack. */
+export interface DeploymentSettings {
+  stage: string;
+  /** `prod` gets production throttling, log retention and log levels. */
+  production: boolean;
+  rootOrganizationId: string;
+  superAdminEmail: string;
+  maintenanceMode: boolean;
+  /** SES sender address; its domain (or the address itself) must be a verified identity. */
+  emailFrom: string;
+  llmDefaultProvider: string;
+  /** `iss` claim of issued tokens; defaults to a per-stage, per-region URN. */
+  jwtIssuer: string | undefined;
+}
+
+export interface PlatformSettings extends DeploymentSettings {
+  regions: string[];
+}
+
+const regionPattern = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$/;
+const stagePattern = /^[a-z][a-z0-9-]{0,15}$/;
+const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+const invalid = (key: string, expected: string, value: unknown): Error =>
+  new Error(`Invalid CDK context "${key}": expected ${expected}, got ${JSON.stringify(value)}`);
+
+const text = (node: Node, key: string, pattern: RegExp, expected: string, fallback?: string): string => {
+  const value: unknown = node.tryGetContext(key) ?? fallback;
+  if (typeof value !== 'string' || !pattern.test(value)) throw invalid(key, expected, value);
+  return value;
+};
+
+const optionalText = (node: Node, key: string): string | undefined => {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw invalid(key, 'a non-empty string', value);
+  return value;
+};
+
+/** `-c key=true` arrives as a string, cdk.json values as JSON. */
+const bool = (node: Node, key: string): boolean => {
+  const value: unknown = node.tryGetContext(key) ?? false;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw invalid(key, 'true or false', value);
+};
+
+/** A JSON array from cdk.json, or a comma-separated list from `-c regions=a,b`. */
+const regionList = (node: Node): string[] => {
+  const value: unknown = node.tryGetContext('regions');
+  const list = typeof value === 'string' ? value.split(',').map((region) => region.trim()) : value;
+  if (
+    !Array.isArray(list) ||
+    list.length === 0 ||
+    !list.every((region): region is string => typeof region === 'string' && regionPattern.test(region))
+  ) {
+    throw invalid('regions', 'a non-empty list of AWS region names such as ["eu-central-1"]', value);
+  }
+  if (new Set(list).size !== list.length) throw invalid('regions', 'distinct regions', value);
+  return list;
+};
+
+/** Reads and validates the app's context; throws on the first bad key. */
+export const readPlatformSettings = (node: Node): PlatformSettings => {
+  const stage = text(node, 'stage', stagePattern, 'a lowercase name such as "prod" or "dev"');
+  return {
+    stage,
+    production: stage === 'prod',
+    regions: regionList(node),
+    rootOrganizationId: text(node, 'rootOrganizationId', /^\S{1,128}$/, 'a non-empty id without spaces'),
+    superAdminEmail: text(node, 'superAdminEmail', emailPattern, 'an email address'),
+    maintenanceMode: bool(node, 'maintenanceMode'),
+    emailFrom: text(node, 'emailFrom', emailPattern, 'an email address', 'no-reply@example.com'),
+    llmDefaultProvider: text(node, 'llmDefaultProvider', /^[a-z][a-z0-9-]*$/, 'a provider name', 'deterministic'),
+    jwtIssuer: optionalText(node, 'jwtIssuer'),
+  };
+};

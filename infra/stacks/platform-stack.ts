@@ -1,0 +1,184 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { ApplicationLogLevel, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '../../shared/api/operation';
+import { routeTable } from '../../shared/api/route-table';
+import { DataStore } from '../constructs/data-store';
+import { MessageQueues } from '../constructs/message-queues';
+import { pascalCase } from '../constructs/naming';
+import { Observability } from '../constructs/observability';
+import { PlatformApi } from '../constructs/platform-api';
+import {
+  type BucketAccess,
+  bindBucket,
+  bindEmailSender,
+  bindModelInvocation,
+  bindQueue,
+  bindSecret,
+  bindTable,
+  type FunctionDefaults,
+  PlatformFunction,
+  type TableAccess,
+} from '../constructs/platform-function';
+import type { DeploymentSettings } from './platform-settings';
+
+interface Access {
+  table?: TableAccess;
+  bucket?: BucketAccess;
+  sendTo?: readonly WorkerName[];
+  /** Reads the JWT signing key and learns the issuer. */
+  signingKey?: boolean;
+  email?: boolean;
+  /** Invokes Bedrock models. */
+  models?: boolean;
+}
+
+/** Every function's permissions, in one place. Anything not listed is denied. */
+const access = {
+  api: {
+    admin: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
+    organization: { table: 'readWrite', signingKey: true },
+    agent: { table: 'readWrite', signingKey: true },
+    service: { table: 'readWrite', signingKey: true },
+    conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], models: true },
+    'conversation-stream': {
+      table: 'readWrite',
+      signingKey: true,
+      sendTo: ['analysis'],
+      bucket: 'readWrite',
+      models: true,
+    },
+    user: { table: 'readWrite', signingKey: true, email: true },
+    role: { table: 'readWrite', signingKey: true },
+  },
+  workers: {
+    analysis: { table: 'readWrite', bucket: 'read', sendTo: ['webhook'], models: true },
+    webhook: { table: 'read' },
+    simulation: { table: 'readWrite', models: true },
+  },
+} as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access> };
+
+const stageProfiles = {
+  production: {
+    throttle: { rateLimit: 500, burstLimit: 1000 },
+    logRetention: RetentionDays.ONE_YEAR,
+    logRemovalPolicy: RemovalPolicy.RETAIN,
+    logLevel: ApplicationLogLevel.INFO,
+  },
+  development: {
+    throttle: { rateLimit: 50, burstLimit: 100 },
+    logRetention: RetentionDays.TWO_WEEKS,
+    logRemovalPolicy: RemovalPolicy.DESTROY,
+    logLevel: ApplicationLogLevel.DEBUG,
+  },
+} as const;
+
+/** Just under API Gateway's 29 s limit, so the function's own timeout is what gets logged. */
+const bufferedTimeout = Duration.seconds(28);
+/** A streamed conversation turn; API Gateway allows streams up to 15 minutes. */
+const streamingTimeout = Duration.minutes(5);
+
+export interface PlatformStackProps extends StackProps {
+  settings: DeploymentSettings;
+  /** The operations to serve; the route table unless a test substitutes its own. */
+  operations?: readonly Operation[];
+}
+
+/**
+ * Everything one region serves: its own table, queues, bucket, functions and API.
+ * Nothing references another region, which keeps each tenant's data where it lives.
+ */
+export class PlatformStack extends Stack {
+  readonly api: PlatformApi;
+
+  constructor(scope: Construct, id: string, props: PlatformStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+    const operations = props.operations ?? routeTable;
+    const profile = settings.production ? stageProfiles.production : stageProfiles.development;
+    Tags.of(this).add('project', 'classic-agent-platform');
+    Tags.of(this).add('stage', settings.stage);
+
+    const data = new DataStore(this, 'Data');
+    const queues = new MessageQueues(this, 'Queues');
+    const defaults: FunctionDefaults = {
+      metricsNamespace: 'ClassicAgentPlatform',
+      logRetention: profile.logRetention,
+      logRemovalPolicy: profile.logRemovalPolicy,
+      logLevel: profile.logLevel,
+      environment: {
+        MAINTENANCE_MODE: String(settings.maintenanceMode),
+        ROOT_ORG_ID: settings.rootOrganizationId,
+        SUPER_ADMIN_EMAIL: settings.superAdminEmail,
+        LLM_DEFAULT_PROVIDER: settings.llmDefaultProvider,
+      },
+    };
+    const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;
+
+    const grant = (fn: LambdaFunction, rights: Access): void => {
+      if (rights.table) bindTable(fn, data.table, rights.table);
+      if (rights.bucket) bindBucket(fn, data.bucket, rights.bucket);
+      for (const worker of rights.sendTo ?? []) bindQueue(fn, queues.get(worker), 'send');
+      if (rights.signingKey) {
+        bindSecret(fn, data.signingKey, 'SIGNING_KEY_SECRET_ARN');
+        fn.addEnvironment('JWT_ISSUER', jwtIssuer);
+      }
+      if (rights.email) bindEmailSender(fn, settings.emailFrom);
+      if (rights.models) bindModelInvocation(fn);
+    };
+
+    const apiFunctions = new Map<EndpointGroup, LambdaFunction>();
+    for (const group of endpointGroups.filter((name) => operations.some((operation) => operation.group === name))) {
+      const streaming = operations.some((operation) => operation.group === group && operation.streaming === true);
+      const { function: fn } = new PlatformFunction(this, `${pascalCase(group)}Api`, {
+        entry: `functions/${group}/handler.ts`,
+        serviceName: group,
+        description: `Endpoint group ${group}`,
+        timeout: streaming ? streamingTimeout : bufferedTimeout,
+        defaults,
+      });
+      grant(fn, access.api[group]);
+      apiFunctions.set(group, fn);
+    }
+
+    const workerFunctions = new Map<WorkerName, LambdaFunction>();
+    for (const [worker, queue] of queues.byWorker) {
+      if (!queue.definition.hasConsumer) continue;
+      const { function: fn } = new PlatformFunction(this, `${pascalCase(worker)}Worker`, {
+        entry: `functions/workers/${worker}.ts`,
+        serviceName: `${worker}-worker`,
+        description: `Consumer of the ${worker} queue`,
+        timeout: Duration.seconds(queue.definition.consumerTimeoutSeconds),
+        defaults,
+      });
+      bindQueue(fn, queue, 'consume');
+      grant(fn, access.workers[worker]);
+      workerFunctions.set(worker, fn);
+    }
+
+    this.api = new PlatformApi(this, 'Api', {
+      stageName: settings.stage,
+      throttle: profile.throttle,
+      logRetention: profile.logRetention,
+      logRemovalPolicy: profile.logRemovalPolicy,
+      operations,
+      handlers: apiFunctions,
+    });
+
+    new Observability(this, 'Observability', {
+      stage: this.api.restApi.deploymentStage,
+      methodsByGroup: this.api.methodsByGroup,
+      apiFunctions,
+      queues: queues.byWorker,
+      workerFunctions,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+    new CfnOutput(this, 'TableName', { value: data.table.tableName });
+    new CfnOutput(this, 'BucketName', { value: data.bucket.bucketName });
+    for (const [worker, { queue }] of queues.byWorker) {
+      new CfnOutput(this, `${pascalCase(worker)}QueueUrl`, { value: queue.queueUrl });
+    }
+  }
+}

@@ -1,0 +1,68 @@
+import type { z } from 'zod';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+/**
+ * Endpoint groups. Each group is one Lambda function (`functions/<group>/handler.ts`).
+ * Streaming routes live in their own group because a Lambda either streams every
+ * response or none.
+ */
+export const endpointGroups = [
+  'admin',
+  'organization',
+  'agent',
+  'service',
+  'conversation',
+  'conversation-stream',
+  'user',
+  'role',
+] as const;
+export type EndpointGroup = (typeof endpointGroups)[number];
+
+/** Queue workers. Each is one Lambda function (`functions/workers/<name>.ts`). */
+export const workerNames = ['analysis', 'webhook', 'simulation'] as const;
+export type WorkerName = (typeof workerNames)[number];
+
+/** How the caller must authenticate. */
+export type AuthMode = 'none' | 'optional' | 'required';
+
+export interface OperationRequest {
+  path?: z.ZodObject;
+  query?: z.ZodObject;
+  headers?: z.ZodObject;
+  body?: z.ZodType;
+  /** json (default), multipart form data, or raw bytes. */
+  bodyType?: 'json' | 'multipart' | 'binary';
+}
+
+export interface OperationResponse {
+  status: number;
+  body?: z.ZodType;
+  /** Defaults to application/json; streaming routes use application/x-ndjson. */
+  contentType?: string;
+}
+
+/**
+ * One HTTP operation. The route table is a list of these and is the single source
+ * of truth for the CDK stack, the local gateway and the OpenAPI document.
+ */
+export interface Operation {
+  operationId: string;
+  method: HttpMethod;
+  /** API Gateway style resource path, e.g. `/v1/{organization}/organization/agent`. */
+  path: string;
+  group: EndpointGroup;
+  summary: string;
+  tag: string;
+  auth: AuthMode;
+  streaming?: boolean;
+  deprecated?: boolean;
+  /** Requests per minute per user, from the spec's limits table. */
+  rateLimitPerMinute?: number;
+  /** Answers even in maintenance mode. */
+  maintenanceExempt?: boolean;
+  request: OperationRequest;
+  response: OperationResponse;
+}
+
+export const defineOperation = <const T extends Operation>(operation: T): T => operation;

@@ -1,0 +1,41 @@
+/**
+ * Deployment settings read from the environment. Required values throw when missing so a
+ * misconfigured function fails at start-up rather than on some later request.
+ */
+const required = (name: string): string => {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`environment variable ${name} is not set`);
+  return value;
+};
+
+const flag = (name: string): boolean => ['1', 'true', 'yes', 'on'].includes((process.env[name] ?? '').toLowerCase());
+
+export const config = {
+  get tableName(): string {
+    return required('TABLE_NAME');
+  },
+  get artifactBucket(): string {
+    return required('ARTIFACT_BUCKET');
+  },
+  queueUrl(envName: string): string {
+    return required(envName);
+  },
+  /** Maintenance mode is a deployment setting: every operation but ping answers 503. */
+  get maintenanceMode(): boolean {
+    return flag('MAINTENANCE_MODE');
+  },
+  /** The bootstrap organization, from which new organizations are created. */
+  get rootOrganizationId(): string {
+    return process.env.ROOT_ORG_ID ?? 'local';
+  },
+  get superAdminEmail(): string {
+    return process.env.SUPER_ADMIN_EMAIL ?? 'admin@example.com';
+  },
+  /** s3rver and other local S3 servers need path-style addressing. */
+  get s3ForcePathStyle(): boolean {
+    return flag('S3_FORCE_PATH_STYLE');
+  },
+  get region(): string {
+    return process.env.AWS_REGION ?? 'us-east-1';
+  },
+} as const;

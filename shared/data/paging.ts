@@ -1,0 +1,82 @@
+import { createHash, randomInt } from 'node:crypto';
+import { BadRequestError } from '../errors';
+import { batchGetItems, getItem, type Item, type PrimaryKey, putItem, type QueryPage } from './table';
+
+/**
+ * Continuation tokens are integers (the reference's type). Each names a stored cursor:
+ * the key to resume from plus a fingerprint of the list's filters, kept for an hour.
+ * Resuming is one GetItem, so a deep page costs the same as the first.
+ */
+const cursorTtlSeconds = 3600;
+const cursorKey = (orgId: string, token: number) => ({ pk: `ORG#${orgId}#CURSOR`, sk: String(token) });
+
+/** A stable digest of what defines a list (operation and filters), so a token is only reused for the same list. */
+export const listFingerprint = (list: string, filters: unknown): string =>
+  createHash('sha256').update(list).update(JSON.stringify(filters ?? null)).digest('base64url').slice(0, 22);
+
+export const resumeKey = async (orgId: string, token: number, fingerprint: string): Promise<Item | undefined> => {
+  if (token === 0) return undefined;
+  const cursor = await getItem(cursorKey(orgId, token));
+  const expired = !cursor || Number(cursor.expires_at_epoch) < Date.now() / 1000;
+  if (expired || cursor.fingerprint !== fingerprint) {
+    throw new BadRequestError('The continuation_token is unknown, expired, or belongs to a different list.');
+  }
+  return cursor.start_key as Item;
+};
+
+export const saveCursor = async (orgId: string, startKey: Item, fingerprint: string): Promise<number> => {
+  for (;;) {
+    const token = randomInt(1, 2 ** 31 - 1);
+    try {
+      await putItem(
+        {
+          ...cursorKey(orgId, token),
+          start_key: startKey,
+          fingerprint,
+          expires_at_epoch: Math.floor(Date.now() / 1000) + cursorTtlSeconds,
+        },
+        { ifNotExists: () => new Error('token taken') },
+      );
+      return token;
+    } catch (error) {
+      if ((error as Error).message !== 'token taken') throw error;
+    }
+  }
+};
+
+export interface Paged<T> {
+  items: T[];
+  has_more: boolean;
+  continuation_token: number | null;
+}
+
+/** Runs one page of a list and turns the resume key into an integer token. */
+export const pageOf = async <T>(
+  orgId: string,
+  fingerprint: string,
+  continuationToken: number,
+  read: (startKey: Item | undefined) => Promise<QueryPage>,
+  map: (item: Item) => T,
+): Promise<Paged<T>> => {
+  const page = await read(await resumeKey(orgId, continuationToken, fingerprint));
+  const token = page.nextKey ? await saveCursor(orgId, page.nextKey, fingerprint) : null;
+  return { items: page.items.map(map), has_more: token !== null, continuation_token: token };
+};
+
+/**
+ * One page of records read by key, for `id[]` filters: every key is read (the list is the
+ * client's, so it is as small as the request), filtered, optionally sorted, and the page is a
+ * slice of that; the resume key is the offset into it.
+ */
+export const keysPage = async (
+  keys: PrimaryKey[],
+  startKey: Item | undefined,
+  options: { limit: number; keep?: (item: Item) => boolean; compare?: (a: Item, b: Item) => number },
+): Promise<QueryPage> => {
+  const unique = [...new Map(keys.map((key) => [`${key.pk}\u0000${key.sk}`, key])).values()];
+  const found = (await batchGetItems(unique)).filter(options.keep ?? (() => true));
+  if (options.compare) found.sort(options.compare);
+  const offset = Number(startKey?.offset ?? 0);
+  const end = offset + options.limit;
+  return { items: found.slice(offset, end), nextKey: end < found.length ? { offset: end } : undefined };
+};

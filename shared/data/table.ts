@@ -1,0 +1,251 @@
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/clients';
+import { config } from '../config';
+import { ConflictError } from '../errors';
+import { type GlobalIndexName, globalIndexes, tableKeys } from './table-definition';
+
+export type Item = Record<string, unknown>;
+export interface PrimaryKey {
+  pk: string;
+  sk: string;
+}
+
+/** Attributes that exist for the table's sake and never leave the data layer. */
+const keyAttributes = new Set<string>([
+  tableKeys.partitionKey,
+  tableKeys.sortKey,
+  tableKeys.timeToLiveAttribute,
+  'entity',
+  ...globalIndexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+]);
+
+export const withoutKeys = <T = Item>(item: Item): T =>
+  Object.fromEntries(Object.entries(item).filter(([name]) => !keyAttributes.has(name))) as T;
+
+/** Turns a failed condition into the domain's conflict (or whatever the caller maps it to). */
+export const isConditionFailure = (error: unknown): boolean =>
+  error instanceof ConditionalCheckFailedException ||
+  (error instanceof TransactionCanceledException &&
+    (error.CancellationReasons ?? []).some((reason) => reason.Code === 'ConditionalCheckFailed'));
+
+const onConditionFailure = async <T>(action: () => Promise<T>, failure?: () => Error): Promise<T> => {
+  try {
+    return await action();
+  } catch (error) {
+    if (failure && isConditionFailure(error)) throw failure();
+    throw error;
+  }
+};
+
+export const getItem = async (key: PrimaryKey, consistent = false): Promise<Item | undefined> => {
+  const result = await dynamo().send(
+    new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: consistent }),
+  );
+  return result.Item;
+};
+
+/** Reads up to 100 keys at once; missing items are left out. Order follows `keys`. */
+export const batchGetItems = async (keys: PrimaryKey[]): Promise<Item[]> => {
+  const found: Item[] = [];
+  for (let start = 0; start < keys.length; start += 100) {
+    let pending: Record<string, unknown>[] | undefined = keys.slice(start, start + 100) as never;
+    while (pending && pending.length > 0) {
+      const result: BatchGetCommandOutput = await dynamo().send(
+        new BatchGetCommand({ RequestItems: { [config.tableName]: { Keys: pending } } }),
+      );
+      found.push(...(result.Responses?.[config.tableName] ?? []));
+      pending = result.UnprocessedKeys?.[config.tableName]?.Keys;
+    }
+  }
+  const order = new Map(keys.map((key, index) => [`${key.pk}\u0000${key.sk}`, index]));
+  return found.sort(
+    (a, b) => (order.get(`${a.pk}\u0000${a.sk}`) ?? 0) - (order.get(`${b.pk}\u0000${b.sk}`) ?? 0),
+  );
+};
+
+export interface PutOptions {
+  /** Fail with this error if an item with the same key exists. */
+  ifNotExists?: () => Error;
+  condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
+  onConditionFailure?: () => Error;
+}
+
+export const putItem = async (item: Item & PrimaryKey, options: PutOptions = {}): Promise<void> => {
+  const condition = options.ifNotExists ? { expression: 'attribute_not_exists(pk)' } : options.condition;
+  await onConditionFailure(
+    () =>
+      dynamo().send(
+        new PutCommand({
+          TableName: config.tableName,
+          Item: item,
+          ConditionExpression: condition?.expression,
+          ExpressionAttributeNames: condition?.names,
+          ExpressionAttributeValues: condition?.values,
+        }),
+      ),
+    options.ifNotExists ?? options.onConditionFailure,
+  );
+};
+
+export const updateItem = async (
+  input: Omit<UpdateCommandInput, 'TableName'>,
+  onFailure?: () => Error,
+): Promise<Item | undefined> => {
+  const result = await onConditionFailure(
+    () => dynamo().send(new UpdateCommand({ TableName: config.tableName, ReturnValues: 'ALL_NEW', ...input })),
+    onFailure,
+  );
+  return result.Attributes;
+};
+
+export const deleteItem = async (
+  key: PrimaryKey,
+  condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> },
+  onFailure?: () => Error,
+): Promise<void> => {
+  await onConditionFailure(
+    () =>
+      dynamo().send(
+        new DeleteCommand({
+          TableName: config.tableName,
+          Key: key,
+          ConditionExpression: condition?.expression,
+          ExpressionAttributeNames: condition?.names,
+          ExpressionAttributeValues: condition?.values,
+        }),
+      ),
+    onFailure,
+  );
+};
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Table name filled in for every item; all items succeed or none does. */
+export const transactWrite = async (items: TransactItem[], onFailure: () => Error = conflict): Promise<void> => {
+  const withTable = items.map((item) => {
+    const [kind, body] = Object.entries(item)[0] as [string, Record<string, unknown>];
+    return { [kind]: { TableName: config.tableName, ...body } } as TransactItem;
+  });
+  await onConditionFailure(() => dynamo().send(new TransactWriteCommand({ TransactItems: withTable })), onFailure);
+};
+
+const conflict = () => new ConflictError('A related operation is in progress or the record changed; retry.');
+
+export interface QuerySpec {
+  index?: GlobalIndexName;
+  partition: string;
+  /** `begins_with` on the sort key. */
+  sortPrefix?: string;
+  /** Inclusive range on the sort key. */
+  sortBetween?: [string, string];
+  forward?: boolean;
+}
+
+const keyNamesOf = (index?: GlobalIndexName): { partition: string; sort: string } => {
+  if (!index) return { partition: tableKeys.partitionKey, sort: tableKeys.sortKey };
+  const definition = globalIndexes.find((candidate) => candidate.indexName === index);
+  if (!definition) throw new Error(`unknown index ${index}`);
+  return { partition: definition.partitionKey, sort: definition.sortKey };
+};
+
+const queryInput = (spec: QuerySpec): QueryCommandInput => {
+  const names = keyNamesOf(spec.index);
+  const values: Record<string, unknown> = { ':partition': spec.partition };
+  let condition = '#partition = :partition';
+  if (spec.sortPrefix !== undefined) {
+    condition += ' AND begins_with(#sort, :prefix)';
+    values[':prefix'] = spec.sortPrefix;
+  } else if (spec.sortBetween) {
+    condition += ' AND #sort BETWEEN :low AND :high';
+    values[':low'] = spec.sortBetween[0];
+    values[':high'] = spec.sortBetween[1];
+  }
+  return {
+    TableName: config.tableName,
+    IndexName: spec.index,
+    KeyConditionExpression: condition,
+    ExpressionAttributeNames: {
+      '#partition': names.partition,
+      ...(condition.includes('#sort') ? { '#sort': names.sort } : {}),
+    },
+    ExpressionAttributeValues: values,
+    ScanIndexForward: spec.forward ?? true,
+  };
+};
+
+/** The key DynamoDB needs to resume a query right after `item`. */
+const resumeKeyOf = (item: Item, index?: GlobalIndexName): Item => {
+  const names = keyNamesOf(index);
+  const key: Item = { pk: item.pk, sk: item.sk };
+  key[names.partition] = item[names.partition];
+  key[names.sort] = item[names.sort];
+  return key;
+};
+
+export interface QueryPageOptions {
+  limit: number;
+  startKey?: Item;
+  /** Records failing this are skipped (filters and permission filtering). */
+  keep?: (item: Item) => boolean;
+  /** Bounds the reads a page may cost when a filter skips many records. */
+  maxReads?: number;
+}
+
+export interface QueryPage {
+  items: Item[];
+  /** Where the next page starts; undefined when there is no more. */
+  nextKey?: Item;
+}
+
+/**
+ * One page of a query. Filtering happens on what was read, so a selective filter can
+ * give a short page: reads stop after `maxReads` rounds of `limit + 1` items and the
+ * page then reports more to come. The cost is bounded by the page size, never by the
+ * size of the partition.
+ */
+export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Promise<QueryPage> => {
+  const keep = options.keep ?? (() => true);
+  const maxReads = options.maxReads ?? 5;
+  const collected: Item[] = [];
+  let startKey = options.startKey;
+  for (let round = 0; round < maxReads; round += 1) {
+    const result = await dynamo().send(
+      new QueryCommand({ ...queryInput(spec), Limit: options.limit + 1, ExclusiveStartKey: startKey }),
+    );
+    collected.push(...(result.Items ?? []).filter(keep));
+    startKey = result.LastEvaluatedKey;
+    if (collected.length > options.limit || !startKey) break;
+  }
+  if (collected.length > options.limit) {
+    const items = collected.slice(0, options.limit);
+    return { items, nextKey: resumeKeyOf(items[items.length - 1] as Item, spec.index) };
+  }
+  return { items: collected, nextKey: startKey };
+};
+
+/** Every item of a small, bounded partition (e.g. an organization's roles). */
+export const queryAll = async (spec: QuerySpec, bound = 1000): Promise<Item[]> => {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  do {
+    const result = await dynamo().send(
+      new QueryCommand({ ...queryInput(spec), Limit: Math.min(bound - items.length, 500), ExclusiveStartKey: startKey }),
+    );
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey && items.length < bound);
+  return items;
+};

@@ -1,0 +1,232 @@
+import { Readable } from 'node:stream';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import type { Operation } from '../api/operation';
+import { operationPathParameters, routeShape } from '../api/paths';
+import { authenticateRequest } from '../auth/authenticate';
+import type { Caller } from '../auth/caller';
+import { enforceRateLimit } from '../auth/rate-limit';
+import { config } from '../config';
+import { DomainError, MaintenanceError, MethodNotAllowedError, NotFoundError, RateLimitedError } from '../errors';
+import { logger, metrics } from '../observability';
+import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
+import { parseRequestPart } from './validation';
+
+type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
+type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
+
+/** What the HTTP layer learned about a request, handed to the operation's implementation. */
+export interface RequestContext {
+  requestId: string;
+  /** Lower-cased request headers, for the few operations that read raw headers (auth, DPoP). */
+  rawHeaders: Record<string, string>;
+  /** The request URL as the client sent it, without the query (DPoP `htu`). */
+  url: string;
+  method: string;
+  /** Raw body bytes, for binary (audio) operations. */
+  rawBody: Buffer;
+  /** Adds a response header. */
+  setHeader(name: string, value: string): void;
+  signal: AbortSignal;
+}
+
+export interface OperationInput<O extends Operation> {
+  path: Infer<O['request']['path']>;
+  query: Infer<O['request']['query']>;
+  headers: Infer<O['request']['headers']>;
+  body: Infer<O['request']['body']>;
+  caller: O['auth'] extends 'required' ? Caller : Caller | undefined;
+  context: RequestContext;
+}
+
+/** A streaming operation yields NDJSON events; the status is the operation's, sent first. */
+export interface StreamingReply {
+  events: AsyncIterable<unknown>;
+}
+
+export type OperationResult<O extends Operation> = O['streaming'] extends true
+  ? StreamingReply
+  : Reply<O['response']['body']> | undefined;
+
+export interface Implementation<O extends Operation = Operation> {
+  operation: O;
+  run(input: OperationInput<O>): Promise<OperationResult<O>>;
+}
+
+/** Binds an operation of the route table to the function that carries it out. */
+export const implement = <O extends Operation>(
+  operation: O,
+  run: (input: OperationInput<O>) => Promise<OperationResult<O>>,
+): Implementation<O> => ({ operation, run });
+
+interface HttpResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string | Readable;
+}
+
+const jsonResponse = (statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResponse => ({
+  statusCode,
+  headers: { 'content-type': 'application/json', ...headers },
+  body: body === undefined ? '' : JSON.stringify(body),
+});
+
+/** One place renders every error: `{"detail": ...}`, 5xx details hidden. */
+export const errorResponse = (error: unknown, headers: Record<string, string> = {}): HttpResponse => {
+  if (error instanceof DomainError) {
+    const extra: Record<string, string> = {};
+    if (error instanceof RateLimitedError) Object.assign(extra, error.headers, { 'retry-after': String(error.retryAfterSeconds) });
+    if (error instanceof MethodNotAllowedError) extra.allow = error.allowed.join(', ');
+    const detail = 'issues' in error ? (error as { issues: unknown }).issues : error.message;
+    return jsonResponse(error.statusCode, { detail }, { ...headers, ...extra });
+  }
+  logger.error('unhandled error', { error: error as Error });
+  return jsonResponse(500, { detail: 'Internal server error.' }, headers);
+};
+
+const requestUrl = (event: APIGatewayProxyEvent, headers: Record<string, string>): string => {
+  const proto = headers['x-forwarded-proto'] ?? 'https';
+  const host = headers.host ?? event.requestContext?.domainName ?? 'localhost';
+  return `${proto}://${host}${event.requestContext?.path ?? event.path}`;
+};
+
+const parseBody = async (operation: Operation, body: Buffer, headers: Record<string, string>) => {
+  switch (operation.request.bodyType ?? 'json') {
+    case 'multipart':
+      return parseMultipartBody(body, headers['content-type']);
+    case 'binary':
+      return body;
+    default:
+      return parseJsonBody(body);
+  }
+};
+
+/**
+ * Runs one request through the platform's conventions: route resolution, maintenance
+ * mode, authentication, rate limits, validation of every request part, then the
+ * operation's implementation.
+ */
+const dispatch = async (
+  implementations: readonly Implementation[],
+  event: APIGatewayProxyEvent,
+  context: Context,
+  responseHeaders: Record<string, string>,
+  signal: AbortSignal,
+): Promise<{ implementation: Implementation; result: unknown }> => {
+  const shape = routeShape(event.resource);
+  const onPath = implementations.filter((candidate) => routeShape(candidate.operation.path) === shape);
+  if (onPath.length === 0) throw new NotFoundError('Not found.');
+  const implementation = onPath.find((candidate) => candidate.operation.method === event.httpMethod);
+  if (!implementation) throw new MethodNotAllowedError(onPath.map((candidate) => candidate.operation.method));
+  const { operation } = implementation;
+  if (config.maintenanceMode && !operation.maintenanceExempt) throw new MaintenanceError();
+
+  const headers = normalizeHeaders(event);
+  const pathParameters = operationPathParameters(operation, event.resource, event.pathParameters ?? {});
+  const body = rawBody(event);
+  const url = requestUrl(event, headers);
+  const organization = pathParameters.organization;
+  if (organization) logger.appendKeys({ org_id: organization });
+
+  const caller =
+    operation.auth === 'none' || (operation.auth === 'optional' && !headers.authorization)
+      ? undefined
+      : await authenticateRequest({ orgId: organization ?? '', headers, method: event.httpMethod, url });
+  if (caller) {
+    logger.appendKeys({ user_id: caller.userId, caller_org_id: caller.homeOrgId });
+    if (operation.rateLimitPerMinute !== undefined) {
+      Object.assign(
+        responseHeaders,
+        await enforceRateLimit({ caller, operationId: operation.operationId, limit: operation.rateLimitPerMinute }),
+      );
+    }
+  }
+
+  const request = operation.request;
+  const input = {
+    path: request.path ? parseRequestPart(request.path, pathParameters, 'path') : undefined,
+    query: request.query ? parseRequestPart(request.query, normalizeQuery(event), 'query') : undefined,
+    headers: request.headers ? parseRequestPart(request.headers, headers, 'header') : undefined,
+    body: request.body
+      ? parseRequestPart(request.body, await parseBody(operation, body, headers), 'body')
+      : undefined,
+    caller,
+    context: {
+      requestId: context.awsRequestId,
+      rawHeaders: headers,
+      url,
+      method: event.httpMethod,
+      rawBody: body,
+      setHeader: (name: string, value: string) => {
+        responseHeaders[name.toLowerCase()] = value;
+      },
+      signal,
+    },
+  };
+  const result = await implementation.run(input as never);
+  return { implementation, result };
+};
+
+const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
+  handler.use(injectLambdaContext(logger, { resetKeys: true })).use(logMetrics(metrics)) as H;
+
+/** The Lambda handler of a buffered endpoint group. */
+export const httpHandler = (implementations: readonly Implementation[]) =>
+  withObservability(
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context, { signal }) => {
+      const headers: Record<string, string> = {};
+      try {
+        const { implementation, result } = await dispatch(implementations, event, context, headers, signal);
+        const { status, contentType } = implementation.operation.response;
+        if (status === 204 || result === undefined) return { statusCode: status, headers, body: '' };
+        if (contentType && contentType !== 'application/json') {
+          return {
+            statusCode: status,
+            headers: { 'content-type': contentType, ...headers },
+            body: typeof result === 'string' ? result : JSON.stringify(result),
+          };
+        }
+        return jsonResponse(status, result, headers) as APIGatewayProxyResult;
+      } catch (error) {
+        return errorResponse(error, headers) as APIGatewayProxyResult;
+      }
+    }),
+  );
+
+/** NDJSON lines, each written as soon as the operation yields it. */
+const ndjson = (events: AsyncIterable<unknown>): Readable =>
+  Readable.from(
+    (async function* () {
+      for await (const event of events) yield `${JSON.stringify(event)}\n`;
+    })(),
+    { objectMode: false },
+  );
+
+/**
+ * The Lambda handler of a streaming endpoint group (Lambda response streaming). Errors
+ * found before the stream starts get their status and a JSON body; errors after that
+ * are the operation's to turn into an `error` event.
+ */
+export const streamHandler = (implementations: readonly Implementation[]) =>
+  withObservability(
+    middy<APIGatewayProxyEvent, HttpResponse>({ streamifyResponse: true }).handler(
+      async (event, context, { signal }) => {
+        const headers: Record<string, string> = {};
+        try {
+          const { implementation, result } = await dispatch(implementations, event, context, headers, signal);
+          const { status, contentType } = implementation.operation.response;
+          if (!implementation.operation.streaming) return jsonResponse(status, result, headers);
+          return {
+            statusCode: status,
+            headers: { 'content-type': contentType ?? 'application/x-ndjson', ...headers },
+            body: ndjson((result as StreamingReply).events),
+          };
+        } catch (error) {
+          return errorResponse(error, headers);
+        }
+      },
+    ),
+  );

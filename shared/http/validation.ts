@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+import { ValidationError, type ValidationIssue } from '../errors';
+
+export type RequestPart = 'path' | 'query' | 'header' | 'body';
+
+/** Error types in the style FastAPI clients know (`missing`, `string_type`, ...). */
+const issueType = (issue: z.core.$ZodIssue, input: unknown): string => {
+  switch (issue.code) {
+    case 'invalid_type':
+      return input === undefined ? 'missing' : `${issue.expected}_type`;
+    case 'too_small':
+      return issue.origin === 'string' || issue.origin === 'array' ? 'too_short' : 'greater_than_equal';
+    case 'too_big':
+      return issue.origin === 'string' || issue.origin === 'array' ? 'too_long' : 'less_than_equal';
+    case 'invalid_format':
+      return issue.format === 'regex' ? 'string_pattern_mismatch' : `${issue.format}_format`;
+    case 'invalid_value':
+      return 'enum';
+    case 'unrecognized_keys':
+      return 'extra_forbidden';
+    default:
+      return 'value_error';
+  }
+};
+
+const valueAt = (root: unknown, path: PropertyKey[]): unknown =>
+  path.reduce<unknown>(
+    (value, key) =>
+      value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined,
+    root,
+  );
+
+export const toValidationIssues = (error: z.ZodError, part: RequestPart, input: unknown): ValidationIssue[] =>
+  error.issues.map((issue) => {
+    const value = valueAt(input, issue.path);
+    const type = issueType(issue, value);
+    return {
+      loc: [part, ...issue.path.map((key) => (typeof key === 'number' ? key : String(key)))],
+      msg: type === 'missing' ? 'Field required' : issue.message,
+      type,
+    };
+  });
+
+/** Parses one part of a request, turning zod's issues into a 422 `ValidationError`. */
+export const parseRequestPart = <T extends z.ZodType>(schema: T, input: unknown, part: RequestPart): z.output<T> => {
+  const result = schema.safeParse(input);
+  if (!result.success) throw new ValidationError(toValidationIssues(result.error, part, input));
+  return result.data;
+};

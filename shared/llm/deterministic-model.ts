@@ -1,0 +1,228 @@
+import { requireOptions } from './structured-output';
+import { parseSystemPrompt, type PromptAgent } from './prompt';
+import type { CallToolsResult, ChooseOptionRequest, LlmChoice, LlmProvider, LlmRequest } from './provider';
+
+export interface DeterministicModelOptions {
+  /** Wait this long before each fragment, to imitate a model that streams at a given pace. */
+  fragmentDelayMs?: number;
+}
+
+const QUOTE_WORDS = 8;
+const FRAGMENT_WORDS = [3, 4, 5, 6] as const;
+
+interface Pick {
+  <T>(choices: readonly [T, ...T[]]): T;
+  <T>(choices: readonly T[]): T | undefined;
+}
+
+// FNV-1a then xorshift32: wording varies between turns, yet the same input always reads the same.
+const seededPick = (input: string): Pick => {
+  let state = 0x811c9dc5;
+  for (let i = 0; i < input.length; i += 1) state = Math.imul(state ^ input.charCodeAt(i), 0x01000193);
+  state = state >>> 0 || 1;
+  return <T>(choices: readonly T[]): T => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    return choices[state % choices.length] as T;
+  };
+};
+
+const asSentence = (text: string): string => {
+  const collapsed = text.replace(/\s+/g, ' ').trim();
+  return /[.!?]$/.test(collapsed) ? collapsed : `${collapsed}.`;
+};
+
+const quote = (text: string): string => {
+  const words = text.replace(/"/g, "'").trim().split(/\s+/);
+  const head = words.slice(0, QUOTE_WORDS).join(' ').replace(/[.!?,;:]+$/, '');
+  return words.length > QUOTE_WORDS ? `${head}…` : head;
+};
+
+const greeting = (agent: PromptAgent): string => {
+  if (agent.name === '') return 'Hello!';
+  return agent.role === '' ? `Hello, I'm ${agent.name}.` : `Hello, I'm ${agent.name}, ${asSentence(agent.role)}`;
+};
+
+const ACKNOWLEDGEMENTS = [
+  (said: string) => `You said: "${said}".`,
+  (said: string) => `Noted: "${said}".`,
+  (said: string) => `I hear you: "${said}".`,
+] as const;
+const STEPS = [
+  (action: string) => `Next step: ${asSentence(action)}`,
+  (action: string) => `Let's move on with this: ${asSentence(action)}`,
+  (action: string) => `Here is what I'll do now: ${asSentence(action)}`,
+] as const;
+const OBJECTIVES = [
+  (objective: string) => `I'm here to help with this: ${asSentence(objective)}`,
+  (objective: string) => `Our goal here: ${asSentence(objective)}`,
+] as const;
+
+/** The reply, built from the identity, objective and actions the system prompt states. */
+const composeReply = (request: LlmRequest, pick: Pick): string => {
+  const { agent, state } = parseSystemPrompt(request.system);
+  const spoken = request.messages.filter((message) => message.content.trim() !== '');
+  const lastUser = spoken.findLast((message) => message.role === 'user');
+  const action = pick(state.actions);
+  const objective = state.objective === '' ? undefined : pick(OBJECTIVES)(state.objective);
+  const step = action === undefined ? undefined : pick(STEPS)(action);
+
+  const sentences =
+    spoken.length === 0
+      ? [greeting(agent), objective, step]
+      : [
+          lastUser === undefined ? undefined : pick(ACKNOWLEDGEMENTS)(quote(lastUser.content)),
+          step,
+          // Past the greeting, the objective is restated only now and then, or when there is no action to take.
+          step === undefined || pick([true, false] as const) ? objective : undefined,
+        ];
+  const reply = sentences.filter((sentence) => sentence !== undefined).join(' ');
+  return reply === '' ? 'How can I help you?' : reply;
+};
+
+// Groups of a few words, each keeping its trailing space, so the fragments concatenate to the reply.
+const toFragments = (text: string, pick: Pick): string[] => {
+  const words = text.match(/\S+\s*/g) ?? [];
+  const fragments: string[] = [];
+  for (let start = 0; start < words.length; ) {
+    const size = pick(FRAGMENT_WORDS);
+    fragments.push(words.slice(start, start + size).join(''));
+    start += size;
+  }
+  return fragments;
+};
+
+const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+const STOP_WORDS = new Set(
+  (
+    'a about am an and any are as at be been but by can could did do does for from had has have he her him his how i ' +
+    'if im in into is it its ive just me my of on or our please so some than that the their them then there these ' +
+    'they this to us was we were what when where which who will with would you your youre user want wants'
+  ).split(' '),
+);
+const NEGATIONS = new Set('not no never dont doesnt didnt isnt arent wont cant havent hasnt without'.split(' '));
+const NEGATION_SCOPE = 2;
+const ENDING = 'end';
+const CONTINUING = /\b(continue|continuing|not yet|otherwise|still|stay|remain)\b/;
+
+const stem = (word: string): string => {
+  const base =
+    word.length > 5 && word.endsWith('ing')
+      ? word.slice(0, -3)
+      : word.length > 4 && word.endsWith('ed')
+        ? word.slice(0, -2)
+        : word.length > 3 && word.endsWith('s') && !word.endsWith('ss')
+          ? word.slice(0, -1)
+          : word;
+  // "leave"/"leaving" and "close"/"closed" should meet on one stem.
+  return base.length > 3 && base.endsWith('e') ? base.slice(0, -1) : base;
+};
+
+const ENDING_STEMS = new Set(
+  'bye goodbye farewell done finish end stop quit exit leave close conclude'.split(' ').map(stem),
+);
+
+/**
+ * Content words of a text as stems, each with the word it came from. Words of leaving
+ * ("bye", "done", "that's all", "finishing"...) all become one stem, so a farewell meets an
+ * option about ending; words just after a negation ("not done yet") are dropped.
+ */
+const contentWords = (text: string): Map<string, string> => {
+  const words = new Map<string, string>();
+  const normalized = text.toLowerCase().replace(/['’]/g, '');
+  const farewell = /\b(thats all|see you)\b/.exec(normalized);
+  if (farewell) words.set(ENDING, farewell[0]);
+  for (const clause of normalized.split(/[.,;:!?]+/)) {
+    let negatedUntil = -1;
+    clause
+      .split(/[^a-z0-9]+/)
+      .filter((word) => word !== '')
+      .forEach((word, index) => {
+        if (NEGATIONS.has(word)) negatedUntil = index + NEGATION_SCOPE;
+        else if (index > negatedUntil && !STOP_WORDS.has(word)) {
+          const stemmed = stem(word);
+          const key = ENDING_STEMS.has(stemmed) ? ENDING : stemmed;
+          if (!words.has(key)) words.set(key, word);
+        }
+      });
+  }
+  return words;
+};
+
+const choose = (request: ChooseOptionRequest): LlmChoice => {
+  requireOptions(request.options);
+  const said = contentWords(request.messages.findLast((message) => message.role === 'user')?.content ?? '');
+  const scored = request.options.map((option) => {
+    const described = contentWords(option.description);
+    return { option, matched: [...said].filter(([key]) => described.has(key)).map(([, word]) => word) };
+  });
+  const best = scored.reduce((top, candidate) => (candidate.matched.length > top.matched.length ? candidate : top));
+  if (best.matched.length > 0) {
+    const words = best.matched.map((word) => `"${word}"`).join(', ');
+    return { id: best.option.id, reasoning: `The latest user message says ${words}, which matches "${best.option.description}".` };
+  }
+  const staying = request.options.find((option) => CONTINUING.test(option.description.toLowerCase()));
+  const fallback = staying ?? best.option;
+  return {
+    id: fallback.id,
+    reasoning: staying
+      ? `No option matches the words of the latest user message, so the conversation stays on course: "${staying.description}".`
+      : `No option matches the words of the latest user message, so the first option is taken: "${fallback.description}".`,
+  };
+};
+
+/**
+ * A deterministic, rule-based offline model for development and tests. It is NOT a language
+ * model: it reads the same system prompt a real model would (see {@link parseSystemPrompt}) and
+ * answers from templates grounded in the agent's identity and the state's objective and actions.
+ * The same input always gives the same output; nothing depends on randomness or the clock.
+ *
+ * - `streamText` greets by name on the first turn, otherwise quotes the latest user message,
+ *   then takes one of the state's actions (1–3 sentences, streamed in groups of 3–6 words).
+ * - `chooseOption` picks the option whose description shares the most words with the latest
+ *   user message; farewells match options about ending, and without any match an option about
+ *   continuing (else the first) is taken.
+ * - `callTools` never calls a tool: it answers with the same text `streamText` would.
+ */
+export const createDeterministicModel = (options: DeterministicModelOptions = {}): LlmProvider => {
+  const delayMs = options.fragmentDelayMs ?? 0;
+  const reply = (request: LlmRequest): { text: string; fragments: string[] } => {
+    const pick = seededPick(JSON.stringify([request.system, request.messages]));
+    const text = composeReply(request, pick);
+    return { text, fragments: toFragments(text, pick) };
+  };
+
+  return {
+    name: 'deterministic',
+    async *streamText(request: LlmRequest): AsyncIterable<string> {
+      request.signal?.throwIfAborted();
+      for (const fragment of reply(request).fragments) {
+        if (delayMs > 0) await sleep(delayMs, request.signal);
+        request.signal?.throwIfAborted();
+        yield fragment;
+      }
+    },
+    chooseOption: async (request) => {
+      request.signal?.throwIfAborted();
+      return choose(request);
+    },
+    callTools: async (request): Promise<CallToolsResult> => {
+      request.signal?.throwIfAborted();
+      return { text: reply(request).text, toolCalls: [] };
+    },
+  };
+};

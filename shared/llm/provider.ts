@@ -1,0 +1,86 @@
+/** One turn of the conversation as the model sees it; the system prompt travels separately. */
+export interface LlmMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** What every model call needs: the provider's model id, the system prompt, the turns and sampling. */
+export interface LlmRequest {
+  /** The provider's own model id (e.g. `gpt-4o-mini`, `anthropic.claude-3-5-haiku-20241022-v1:0`). */
+  model: string;
+  system: string;
+  messages: LlmMessage[];
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  maxTokens?: number;
+  /** Aborting makes the call reject (or the stream throw) with `signal.reason`, not an {@link LlmError}. */
+  signal?: AbortSignal;
+}
+
+/** One choice offered to {@link LlmProvider.chooseOption}, e.g. an exit condition of a state. */
+export interface LlmOption {
+  id: string;
+  description: string;
+}
+
+export interface ChooseOptionRequest extends LlmRequest {
+  options: LlmOption[];
+}
+
+/** The model's pick; `id` is always one of the offered option ids. */
+export interface LlmChoice {
+  id: string;
+  reasoning: string;
+}
+
+/** A tool the model may call; `inputSchema` is a JSON Schema object describing the tool's input. */
+export interface LlmTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface CallToolsRequest extends LlmRequest {
+  tools: LlmTool[];
+}
+
+export interface LlmToolCall {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface CallToolsResult {
+  text: string;
+  toolCalls: LlmToolCall[];
+}
+
+/**
+ * The single interface through which the product calls a model. Implementations: the
+ * deterministic offline model (default), OpenAI-compatible endpoints and Amazon Bedrock.
+ * Failures are reported as {@link LlmError}.
+ */
+export interface LlmProvider {
+  readonly name: string;
+  /** Text fragments in order, each yielded as soon as the model produces it. */
+  streamText(request: LlmRequest): AsyncIterable<string>;
+  /** A structured choice among `options`, e.g. which exit condition of a state is met. */
+  chooseOption(request: ChooseOptionRequest): Promise<LlmChoice>;
+  /** One non-streamed turn in which the model may answer with text, tool calls or both. */
+  callTools(request: CallToolsRequest): Promise<CallToolsResult>;
+}
+
+/**
+ * A failed model call. `retryable` is true when repeating the same call may succeed
+ * (throttling, server errors, dropped connections) and false when it cannot (bad request,
+ * missing access, a model answer that does not fit the requested shape).
+ */
+export class LlmError extends Error {
+  override readonly name = 'LlmError';
+  readonly retryable: boolean;
+
+  constructor(message: string, options: { retryable: boolean; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.retryable = options.retryable;
+  }
+}

@@ -1,0 +1,136 @@
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { z } from 'zod';
+import { createBedrockProvider } from './bedrock';
+import { createDeterministicModel } from './deterministic-model';
+import { createOpenAiCompatibleProvider } from './openai-compatible';
+import type { LlmProvider } from './provider';
+
+export type ProviderName = 'deterministic' | 'openai' | 'bedrock';
+
+/** One entry of an agent's `llm_model_preferences`. */
+export interface LlmModelPreference {
+  llm_name: string;
+  top_p?: number;
+  temperature?: number;
+  top_k?: number;
+}
+
+/** An agent's `llm_model_preferences`: a preference per purpose key, `default` being the fallback. */
+export type LlmModelPreferences = Record<string, LlmModelPreference>;
+
+/** A concrete provider and model with the sampling settings to pass along in each request. */
+export interface ResolvedModel {
+  provider: LlmProvider;
+  model: string;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  /** `model-map` when the llm_name is in LLM_MODEL_MAP; `default` when the default provider and model stood in. */
+  source: 'model-map' | 'default';
+}
+
+export interface ProviderRegistry {
+  /** The named provider, constructed on first use and reused afterwards. */
+  provider(name: ProviderName): LlmProvider;
+  /**
+   * Resolves `preferences[key]` (else `preferences.default`) through LLM_MODEL_MAP. Without a
+   * preference, or with an llm_name the map does not know, the default provider and model are used.
+   */
+  resolveModel(preferences?: LlmModelPreferences, key?: string): ResolvedModel;
+}
+
+const DEFAULT_KEY = 'default';
+const DETERMINISTIC_MODEL = 'deterministic';
+
+const providerName = z.enum(['deterministic', 'openai', 'bedrock']);
+// Unset and empty variables mean the same thing.
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const envSchema = z
+  .object({
+    LLM_DEFAULT_PROVIDER: optional(providerName).transform((value) => value ?? 'deterministic'),
+    LLM_DEFAULT_MODEL: optional(z.string()),
+    OPENAI_BASE_URL: optional(z.url()),
+    OPENAI_API_KEY: optional(z.string()),
+    LLM_MODEL_MAP: optional(
+      z
+        .string()
+        .transform((text, context) => {
+          try {
+            return JSON.parse(text) as unknown;
+          } catch {
+            context.addIssue({ code: 'custom', message: 'is not valid JSON' });
+            return z.NEVER;
+          }
+        })
+        .pipe(z.record(z.string(), z.object({ provider: providerName, model: z.string().min(1) }))),
+    ).transform((value) => value ?? {}),
+    DETERMINISTIC_FRAGMENT_DELAY_MS: optional(z.coerce.number().int().nonnegative()),
+    AWS_REGION: optional(z.string()),
+  })
+  .superRefine((env, context) => {
+    if (env.LLM_DEFAULT_PROVIDER !== 'deterministic' && env.LLM_DEFAULT_MODEL === undefined) {
+      context.addIssue({ code: 'custom', path: ['LLM_DEFAULT_MODEL'], message: `is required when LLM_DEFAULT_PROVIDER is ${env.LLM_DEFAULT_PROVIDER}` });
+    }
+    const usesOpenAi = env.LLM_DEFAULT_PROVIDER === 'openai' || Object.values(env.LLM_MODEL_MAP).some((entry) => entry.provider === 'openai');
+    if (usesOpenAi && env.OPENAI_BASE_URL === undefined) {
+      context.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'is required when a model uses the openai provider' });
+    }
+  });
+
+/**
+ * Builds the providers named by the environment: LLM_DEFAULT_PROVIDER (`deterministic` by
+ * default, `openai` or `bedrock`), LLM_DEFAULT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY,
+ * LLM_MODEL_MAP (JSON: llm_name → `{ provider, model }`), DETERMINISTIC_FRAGMENT_DELAY_MS and
+ * AWS_REGION for Bedrock. The settings are checked at once (throwing on a bad one, so a
+ * misconfigured function fails at start-up); each provider is constructed on first use only.
+ */
+export const createProviderRegistry = (env: Record<string, string | undefined> = process.env): ProviderRegistry => {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) throw new Error(`invalid LLM configuration: ${z.prettifyError(parsed.error)}`);
+  const settings = parsed.data;
+  const defaultTarget = {
+    provider: settings.LLM_DEFAULT_PROVIDER,
+    model: settings.LLM_DEFAULT_MODEL ?? DETERMINISTIC_MODEL,
+  };
+
+  const factories: Record<ProviderName, () => LlmProvider> = {
+    deterministic: () => createDeterministicModel({ fragmentDelayMs: settings.DETERMINISTIC_FRAGMENT_DELAY_MS }),
+    // The refinement above guarantees a base URL whenever openai is configured at all.
+    openai: () => createOpenAiCompatibleProvider({ baseUrl: settings.OPENAI_BASE_URL ?? '', apiKey: settings.OPENAI_API_KEY }),
+    bedrock: () => createBedrockProvider({ client: new BedrockRuntimeClient(settings.AWS_REGION ? { region: settings.AWS_REGION } : {}) }),
+  };
+  const providers = new Map<ProviderName, LlmProvider>();
+  const provider = (name: ProviderName): LlmProvider => {
+    const existing = providers.get(name);
+    if (existing) return existing;
+    const created = factories[name]();
+    providers.set(name, created);
+    return created;
+  };
+
+  return {
+    provider,
+    resolveModel: (preferences, key = DEFAULT_KEY) => {
+      const preference = preferences?.[key] ?? preferences?.[DEFAULT_KEY];
+      const mapped = preference === undefined ? undefined : settings.LLM_MODEL_MAP[preference.llm_name];
+      const target = mapped ?? defaultTarget;
+      return {
+        provider: provider(target.provider),
+        model: target.model,
+        temperature: preference?.temperature,
+        topP: preference?.top_p,
+        topK: preference?.top_k,
+        source: mapped === undefined ? 'default' : 'model-map',
+      };
+    },
+  };
+};
+
+let processRegistry: ProviderRegistry | undefined;
+
+/** {@link ProviderRegistry.resolveModel} on a registry built once per process from `process.env`. */
+export const resolveModel = (preferences?: LlmModelPreferences, key?: string): ResolvedModel => {
+  processRegistry ??= createProviderRegistry();
+  return processRegistry.resolveModel(preferences, key);
+};

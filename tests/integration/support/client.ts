@@ -1,0 +1,106 @@
+import { inject } from 'vitest';
+import type { PlatformCredentials } from '../../../infra/local/platform';
+
+export interface Harness {
+  baseUrl: string;
+  credentials: PlatformCredentials;
+  outboxDir: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    harness: Harness;
+  }
+}
+
+export const harness = (): Harness => inject('harness');
+
+export type QueryValue = string | string[] | number | boolean | undefined;
+
+export interface ApiInit {
+  method?: string;
+  body?: unknown;
+  /** A bearer token. */
+  token?: string;
+  headers?: Record<string, string>;
+  query?: Record<string, QueryValue>;
+  /** A body sent as is (multipart forms, audio). */
+  raw?: RequestInit['body'];
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field in tests
+  body: any;
+  text: string;
+}
+
+export const apiUrl = (path: string, query: Record<string, QueryValue> = {}): string => {
+  const url = new URL(path, harness().baseUrl);
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(item));
+  }
+  return url.toString();
+};
+
+export const requestInit = (init: ApiInit): RequestInit => {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  let body: RequestInit['body'] = init.raw;
+  if (init.body !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(init.body);
+  }
+  return { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body };
+};
+
+/** One request to the platform; the body is parsed as JSON when it is JSON. */
+export const api = async (path: string, init: ApiInit = {}): Promise<ApiResponse> => {
+  const response = await fetch(apiUrl(path, init.query), requestInit(init));
+  const text = await response.text();
+  let body: unknown = text;
+  if (response.headers.get('content-type')?.includes('application/json') && text !== '') body = JSON.parse(text);
+  return { status: response.status, headers: response.headers, body, text };
+};
+
+/** Reads an NDJSON stream to its end, keeping each event with the time it arrived. */
+export const streamEvents = async (
+  path: string,
+  init: ApiInit = {},
+): Promise<{ status: number; headers: Headers; events: { at: number; event: Record<string, unknown> }[]; text: string }> => {
+  const response = await fetch(apiUrl(path, init.query), requestInit(init));
+  const events: { at: number; event: Record<string, unknown> }[] = [];
+  if (!response.body) return { status: response.status, headers: response.headers, events, text: '' };
+  const decoder = new TextDecoder();
+  let buffered = '';
+  let text = '';
+  for await (const chunk of response.body) {
+    const piece = decoder.decode(chunk as Uint8Array, { stream: true });
+    text += piece;
+    buffered += piece;
+    let newline = buffered.indexOf('\n');
+    while (newline >= 0) {
+      const line = buffered.slice(0, newline).trim();
+      buffered = buffered.slice(newline + 1);
+      if (line !== '') events.push({ at: Date.now(), event: JSON.parse(line) as Record<string, unknown> });
+      newline = buffered.indexOf('\n');
+    }
+  }
+  if (buffered.trim() !== '' && response.headers.get('content-type')?.includes('ndjson')) {
+    events.push({ at: Date.now(), event: JSON.parse(buffered) as Record<string, unknown> });
+  }
+  return { status: response.status, headers: response.headers, events, text };
+};
+
+/** Polls until `check` returns a value other than undefined, or fails after the deadline. */
+export const eventually = async <T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, intervalMs = 200): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+};

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineOperation } from '../../../shared/api/operation';
+import { type Gateway, startGateway } from '../../../infra/local/gateway';
+import { installLambdaRuntime, type ResponseStream } from '../../../infra/local/lambda-runtime';
+
+const streamOperation = defineOperation({
+  operationId: 'stream-test',
+  method: 'POST',
+  path: '/v1/{organization}/things/{thing_id}/',
+  group: 'conversation-stream',
+  tag: 'Test',
+  summary: 'stream',
+  auth: 'none',
+  streaming: true,
+  request: {},
+  response: { status: 201, contentType: 'application/x-ndjson' },
+});
+const bufferedOperation = defineOperation({
+  operationId: 'buffered-test',
+  method: 'GET',
+  path: '/v1/{organization}/things/{thing_id}/',
+  group: 'admin',
+  tag: 'Test',
+  summary: 'buffered',
+  auth: 'none',
+  request: {},
+  response: { status: 200, body: z.object({}) },
+});
+
+describe('local gateway', () => {
+  let gateway: Gateway;
+  let releaseHandler: () => void = () => undefined;
+  let handlerReturned = false;
+  const seenEvents: Record<string, unknown>[] = [];
+
+  beforeAll(async () => {
+    installLambdaRuntime();
+    const { awslambda } = globalThis as unknown as {
+      awslambda: {
+        streamifyResponse: <T>(handler: T) => T;
+        HttpResponseStream: { from(stream: ResponseStream, prelude: object): ResponseStream };
+      };
+    };
+    const streaming = awslambda.streamifyResponse(async (event: Record<string, unknown>, stream: ResponseStream) => {
+      seenEvents.push(event);
+      const out = awslambda.HttpResponseStream.from(stream, {
+        statusCode: 201,
+        headers: { 'content-type': 'application/x-ndjson' },
+      });
+      out.write('{"n":1}\n');
+      await new Promise<void>((resolve) => {
+        releaseHandler = resolve;
+      });
+      out.write('{"n":2}\n');
+      out.end();
+      handlerReturned = true;
+    });
+    const buffered = async (event: Record<string, unknown>) => {
+      seenEvents.push(event);
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+    };
+    gateway = await startGateway({
+      port: 0,
+      host: '127.0.0.1',
+      operations: [streamOperation, bufferedOperation],
+      loadHandler: async (group) => (group === 'conversation-stream' ? streaming : buffered),
+    });
+  });
+
+  afterAll(async () => {
+    await gateway.stop();
+  });
+
+  it('delivers the first streamed chunk before the handler returns', async () => {
+    // Act
+    const response = await fetch(`${gateway.baseUrl}/v1/acme/things/abc`, { method: 'POST' });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    // Assess: the handler is still blocked when the first chunk has arrived
+    expect(response.status).toBe(201);
+    expect(new TextDecoder().decode(first.value)).toBe('{"n":1}\n');
+    expect(handlerReturned).toBe(false);
+    releaseHandler();
+    let rest = '';
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      rest += new TextDecoder().decode(chunk.value);
+    }
+    expect(rest).toBe('{"n":2}\n');
+    expect(handlerReturned).toBe(true);
+  });
+
+  it('builds an API Gateway proxy event with repeated query values and path parameters', async () => {
+    // Act
+    const response = await fetch(`${gateway.baseUrl}/v1/acme/things/t%201/?id=a&id=b&limit=5`, {
+      headers: { 'X-Custom': 'yes' },
+    });
+    // Assess
+    expect(response.status).toBe(200);
+    const event = seenEvents.at(-1) as Record<string, any>;
+    expect(event.resource).toBe('/v1/{organization}/things/{thing_id}');
+    expect(event.httpMethod).toBe('GET');
+    expect(event.pathParameters).toEqual({ organization: 'acme', thing_id: 't 1' });
+    expect(event.multiValueQueryStringParameters).toEqual({ id: ['a', 'b'], limit: ['5'] });
+    expect(event.queryStringParameters).toEqual({ id: 'b', limit: '5' });
+    expect(event.headers['X-Custom']).toBe('yes');
+    expect(event.requestContext.requestId).toMatch(/[0-9a-f-]{36}/);
+  });
+
+  it('answers an unknown route with a JSON 404', async () => {
+    const response = await fetch(`${gateway.baseUrl}/v1/acme/nothing-here`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ detail: 'Not Found' });
+  });
+
+  it('answers a known route with the wrong method with a JSON 405 naming the allowed methods', async () => {
+    const response = await fetch(`${gateway.baseUrl}/v1/acme/things/abc`, { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST, GET');
+    expect(await response.json()).toEqual({ detail: 'Method Not Allowed' });
+  });
+});
