@@ -6,7 +6,7 @@ import { Construct } from 'constructs';
 import { globalIndexes, tableKeys } from '../../shared/data/table-definition';
 
 /** Days after which generated objects expire, by key prefix. */
-export const objectExpiryDays = { 'prompt-logs/': 30, 'artifacts/': 90 } as const;
+const objectExpiryDays = { 'prompt-logs/': 30, 'artifacts/': 90 } as const;
 
 const accessLogExpiryDays = 365;
 

@@ -1,7 +1,6 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import type { Method, Stage } from 'aws-cdk-lib/aws-apigateway';
 import {
-  type Alarm,
   ComparisonOperator,
   Dashboard,
   GraphWidget,
@@ -40,17 +39,14 @@ const height = 6;
  * row shows end-to-end Latency).
  */
 export class Observability extends Construct {
-  readonly dashboard: Dashboard;
-  readonly alarms: Alarm[] = [];
-
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
     const { stage } = props;
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: Stack.of(this).stackName });
+    const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: Stack.of(this).stackName });
 
     const requests = stage.metricCount({ statistic: 'Sum', period, label: 'requests' });
     const serverErrors = stage.metricServerError({ statistic: 'Sum', period, label: '5xx' });
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new TextWidget({ markdown: '# API', width: 24, height: 1 }),
       graph('Requests', [requests]),
       graph('Errors', [stage.metricClientError({ statistic: 'Sum', period, label: '4xx' }), serverErrors]),
@@ -66,14 +62,16 @@ export class Observability extends Construct {
 
     for (const [group, fn] of props.apiFunctions) {
       const methods = props.methodsByGroup.get(group) ?? [];
-      const sum = (label: string, metricOf: (method: Method) => Metric): MathExpression =>
-        sumOf(label, methods.map(metricOf));
-      this.dashboard.addWidgets(
+      const sum = (key: string, label: string, metricOf: (method: Method) => Metric): MathExpression =>
+        sumOf(key, label, methods.map(metricOf));
+      dashboard.addWidgets(
         new TextWidget({ markdown: `## Endpoint group \`${group}\``, width: 24, height: 1 }),
-        graph(`${group}: requests`, [sum('requests', (method) => method.metricCount(stage, { statistic: 'Sum', period }))]),
+        graph(`${group}: requests`, [
+          sum('requests', 'requests', (method) => method.metricCount(stage, { statistic: 'Sum', period })),
+        ]),
         graph(`${group}: errors`, [
-          sum('4xx', (method) => method.metricClientError(stage, { statistic: 'Sum', period })),
-          sum('5xx', (method) => method.metricServerError(stage, { statistic: 'Sum', period })),
+          sum('clientErrors', '4xx', (method) => method.metricClientError(stage, { statistic: 'Sum', period })),
+          sum('serverErrors', '5xx', (method) => method.metricServerError(stage, { statistic: 'Sum', period })),
         ]),
         ...functionWidgets(group, fn),
       );
@@ -86,7 +84,7 @@ export class Observability extends Construct {
         period,
         label: 'dead letters',
       });
-      this.dashboard.addWidgets(
+      dashboard.addWidgets(
         new TextWidget({ markdown: `## Queue \`${worker}\``, width: 24, height: 1 }),
         graph(`${worker}: backlog`, [
           queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: 'visible' }),
@@ -97,40 +95,39 @@ export class Observability extends Construct {
         graph(`${worker}: dead-letter queue`, [deadLetters]),
         ...(fn ? functionWidgets(`${worker} worker`, fn) : []),
       );
-      this.alarms.push(
-        deadLetters.createAlarm(this, `${pascalCase(worker)}DeadLetters`, {
-          alarmDescription: `Messages of the ${worker} queue exhausted their retries and wait in its dead-letter queue.`,
-          threshold: 0,
-          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-          evaluationPeriods: 1,
-          treatMissingData: TreatMissingData.NOT_BREACHING,
-        }),
-      );
-    }
-
-    this.alarms.push(
-      new MathExpression({
-        expression: 'errors / requests',
-        usingMetrics: { errors: serverErrors, requests },
-        period,
-        label: '5xx rate',
-      }).createAlarm(this, 'ServerErrorRate', {
-        alarmDescription: 'More than 1% of API requests answered 5xx over 5 minutes.',
-        threshold: 0.01,
+      deadLetters.createAlarm(this, `${pascalCase(worker)}DeadLetters`, {
+        alarmDescription: `Messages of the ${worker} queue exhausted their retries and wait in its dead-letter queue.`,
+        threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
-        // No requests means no rate, not an outage.
         treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
-    );
+      });
+    }
+
+    new MathExpression({
+      expression: 'errors / requests',
+      usingMetrics: { errors: serverErrors, requests },
+      period,
+      label: '5xx rate',
+    }).createAlarm(this, 'ServerErrorRate', {
+      alarmDescription: 'More than 1% of API requests answered 5xx over 5 minutes.',
+      threshold: 0.01,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      // No requests means no rate, not an outage.
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
   }
 }
 
 const graph = (title: string, left: IMetric[]): GraphWidget => new GraphWidget({ title, left, width, height });
 
-/** Sum of per-method series; FILL keeps a quiet method from blanking the total. */
-const sumOf = (label: string, metrics: Metric[]): MathExpression => {
-  const usingMetrics = Object.fromEntries(metrics.map((metric, index) => [`m${index}`, metric]));
+/**
+ * Sum of per-method series; FILL keeps a quiet method from blanking the total. `key`
+ * prefixes the metric ids, which must be unique within a graph.
+ */
+const sumOf = (key: string, label: string, metrics: Metric[]): MathExpression => {
+  const usingMetrics = Object.fromEntries(metrics.map((metric, index) => [`${key}${index}`, metric]));
   const terms = Object.keys(usingMetrics).map((key) => `FILL(${key}, 0)`);
   return new MathExpression({ expression: `SUM([${terms.join(', ')}])`, usingMetrics, period, label });
 };

@@ -8,7 +8,6 @@ import {
   LogGroupLogDestination,
   type Method,
   MethodLoggingLevel,
-  Resource,
   ResponseTransferMode,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
@@ -16,6 +15,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { EndpointGroup, Operation, OperationRequest } from '../../shared/api/operation';
+import { canonicalResourcePaths } from '../../shared/api/paths';
 
 export interface PlatformApiProps {
   stageName: string;
@@ -97,13 +97,16 @@ export class PlatformApi extends Construct {
       },
     });
 
+    // The stack exports the URL under a stable name instead.
+    this.restApi.node.tryRemoveChild('Endpoint');
+
     const integrations = new Map<EndpointGroup, LambdaIntegration>();
     const integrationFor = (group: EndpointGroup): LambdaIntegration => {
       const existing = integrations.get(group);
       if (existing) return existing;
       const handler = props.handlers.get(group);
       if (!handler) throw new Error(`no function for endpoint group ${group}`);
-      const streaming = streamingGroup(group, props.operations);
+      const streaming = isStreamingGroup(group, props.operations);
       const integration = new LambdaIntegration(handler, {
         proxy: true,
         // One permission per function: per-method permissions would outgrow the 20 KB resource policy.
@@ -115,9 +118,12 @@ export class PlatformApi extends Construct {
       return integration;
     };
 
+    // Trailing slashes dropped and one parameter name per position, as API Gateway requires;
+    // the handlers map parameters back to each operation's own names.
+    const resourcePaths = canonicalResourcePaths(props.operations);
     const methodsByGroup = new Map<EndpointGroup, Method[]>();
-    for (const operation of props.operations) {
-      const method = resourceAt(this.restApi.root, operation.path).addMethod(
+    for (const [operation, resourcePath] of resourcePaths) {
+      const method = resourceAt(this.restApi.root, resourcePath).addMethod(
         operation.method,
         integrationFor(operation.group),
         { operationName: operation.operationId },
@@ -128,41 +134,28 @@ export class PlatformApi extends Construct {
 
     acknowledgeAppLevelControls(this.restApi);
   }
-
-  get url(): string {
-    return this.restApi.url;
-  }
 }
 
 /** A Lambda either streams every response or none, so a group must not mix the two. */
-const streamingGroup = (group: EndpointGroup, operations: readonly Operation[]): boolean => {
-  const modes = new Set(operations.filter((operation) => operation.group === group).map((operation) => operation.streaming === true));
+export const isStreamingGroup = (group: EndpointGroup, operations: readonly Operation[]): boolean => {
+  const modes = new Set(
+    operations.filter((operation) => operation.group === group).map((operation) => operation.streaming === true),
+  );
   if (modes.size > 1) throw new Error(`endpoint group ${group} mixes streaming and buffered operations`);
   return modes.has(true);
 };
 
-/**
- * Walks (creating as needed) the resources of an API Gateway style path. Fails at synth
- * rather than deploy when two sibling path variables differ in name.
- */
+/** Walks, creating as needed, the resources along an API Gateway resource path. */
 const resourceAt = (root: IResource, path: string): IResource =>
   path
     .split('/')
     .filter((part) => part !== '')
-    .reduce((parent, part) => {
-      const existing = parent.getResource(part);
-      if (existing) return existing;
-      if (part.startsWith('{')) {
-        // A child resource's construct id is its path part.
-        const sibling = parent.node.children.find((child) => child instanceof Resource && child.node.id.startsWith('{'));
-        if (sibling) throw new Error(`${path}: path variable ${part} clashes with sibling ${sibling.node.id}`);
-      }
-      return parent.addResource(part);
-    }, root);
+    .reduce((parent, part) => parent.getResource(part) ?? parent.addResource(part), root);
 
 const acknowledgeAppLevelControls = (api: RestApi): void => {
   const validations = Validations.of(api);
-  const appAuth = 'The API is public by design: every function verifies the caller’s JWT (signed with the platform key) itself, per operation auth mode.';
+  const appAuth =
+    'The API is public by design: every function verifies the caller’s JWT (signed with the platform key) itself, per operation auth mode.';
   validations.acknowledge(
     { id: 'AwsSolutions-APIG4', reason: appAuth },
     { id: 'AwsSolutions-COG4', reason: appAuth },

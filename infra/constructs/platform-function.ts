@@ -1,27 +1,47 @@
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type CfnElement, type Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AssetHashType, type CfnElement, DockerImage, type Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
-  ApplicationLogLevel,
+  type ApplicationLogLevel,
   Architecture,
-  type Function as LambdaFunction,
+  Code,
+  Function as LambdaFunction,
   LoggingFormat,
   Runtime,
   SystemLogLevel,
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { QueueDefinition } from '../../shared/queues';
+import { repositoryRoot } from '../bundling';
 
-const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The handler bundled by `infra/bundling.ts` (the same build the benchmark measures).
+ * CDK's bundling hook is synchronous, so the bundler runs as a child process; no Docker.
+ */
+const bundledCode = (entry: string): Code =>
+  Code.fromAsset(join(repositoryRoot, entry, '..'), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry('unused-local-bundling-only'),
+      local: {
+        tryBundle(outputDir: string) {
+          execFileSync(process.execPath, ['--import', 'tsx', join(repositoryRoot, 'infra/bundle-lambda.ts'), entry, outputDir], {
+            cwd: repositoryRoot,
+            stdio: 'inherit',
+          });
+          return true;
+        },
+      },
+    },
+  });
 
 /** Settings every function of a stack shares. */
 export interface FunctionDefaults {
@@ -49,24 +69,22 @@ export interface PlatformFunctionProps {
  * than resolving the runtime's full SDK from disk.
  */
 export class PlatformFunction extends Construct {
-  readonly function: NodejsFunction;
-  readonly logGroup: LogGroup;
+  readonly function: LambdaFunction;
 
   constructor(scope: Construct, id: string, props: PlatformFunctionProps) {
     super(scope, id);
     const { defaults } = props;
-    this.logGroup = new LogGroup(this, 'Logs', {
+    const logGroup = new LogGroup(this, 'Logs', {
       retention: defaults.logRetention,
       removalPolicy: defaults.logRemovalPolicy,
     });
     // An own role instead of AWSLambdaBasicExecutionRole, which may write to any log group.
     const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
-    this.logGroup.grantWrite(role);
+    logGroup.grantWrite(role);
 
-    this.function = new NodejsFunction(this, 'Function', {
-      entry: join(repositoryRoot, props.entry),
-      projectRoot: repositoryRoot,
-      depsLockFilePath: join(repositoryRoot, 'package-lock.json'),
+    this.function = new LambdaFunction(this, 'Function', {
+      code: bundledCode(props.entry),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -74,7 +92,7 @@ export class PlatformFunction extends Construct {
       timeout: props.timeout,
       role,
       tracing: Tracing.ACTIVE,
-      logGroup: this.logGroup,
+      logGroup,
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: defaults.logLevel,
       systemLogLevelV2: SystemLogLevel.WARN,
@@ -83,19 +101,8 @@ export class PlatformFunction extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: props.serviceName,
         POWERTOOLS_METRICS_NAMESPACE: defaults.metricsNamespace,
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        bundleAwsSDK: true,
-        // ESM output still meets CommonJS dependencies that call require().
-        banner:
-          "import { createRequire as topLevelCreateRequire } from 'node:module'; const require = topLevelCreateRequire(import.meta.url);",
-        forceDockerBundling: false,
+        // Matches the Lambda application log level, which Powertools would otherwise warn about.
+        POWERTOOLS_LOG_LEVEL: defaults.logLevel,
       },
     });
 
@@ -119,10 +126,19 @@ export interface PlatformQueue {
   definition: QueueDefinition;
 }
 
-/** Grants table access and tells the function the table name. */
+/**
+ * Item and query actions on the table and its indexes, and the table name. Narrower than
+ * `grantReadData`/`grantReadWriteData`: no Scan (the code never scans) and no stream reads.
+ * Transactions need no action of their own: each item in one is authorized by its action.
+ */
 export const bindTable = (fn: LambdaFunction, table: ITable, access: TableAccess): void => {
-  if (access === 'read') table.grantReadData(fn);
-  else table.grantReadWriteData(fn);
+  const actions = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'];
+  if (access === 'readWrite') {
+    actions.push('dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem');
+  }
+  fn.addToRolePolicy(
+    new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [table.tableArn, `${table.tableArn}/index/*`] }),
+  );
   fn.addEnvironment('TABLE_NAME', table.tableName);
   Validations.of(fn.role ?? fn).acknowledge({
     id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(table)}.Arn>/index/*]`,
@@ -154,12 +170,12 @@ export const bindQueue = (fn: LambdaFunction, { queue, definition }: PlatformQue
  * narrower than `IBucket.grantRead`/`grantReadWrite`.
  */
 export const bindBucket = (fn: LambdaFunction, bucket: IBucket, access: BucketAccess): void => {
-  const objectActions =
-    access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'];
-  fn.addToRolePolicy(
-    new PolicyStatement({ effect: Effect.ALLOW, actions: objectActions, resources: [bucket.arnForObjects('*')] }),
-  );
-  fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+  const objectActions = ['s3:GetObject'];
+  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload');
+  const allow = (actions: string[], resource: string) =>
+    fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [resource] }));
+  allow(objectActions, bucket.arnForObjects('*'));
+  allow(['s3:ListBucket'], bucket.bucketArn);
   fn.addEnvironment('ARTIFACT_BUCKET', bucket.bucketName);
   Validations.of(fn.role ?? fn).acknowledge({
     id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(bucket)}.Arn>/*]`,
@@ -196,7 +212,9 @@ export const bindModelInvocation = (fn: LambdaFunction): void => {
     new PolicyStatement({
       effect: Effect.ALLOW,
       actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
-      resources: [stack.formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: '*' })],
+      resources: [
+        stack.formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: '*' }),
+      ],
     }),
   );
   Validations.of(fn.role ?? fn).acknowledge({

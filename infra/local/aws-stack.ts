@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -206,7 +207,7 @@ const indexSpec = (index: (typeof globalIndexes)[number]): GlobalSecondaryIndex 
 
 /**
  * Creates the table from the shared definition unless a previous run (with a data dir) already
- * did; DynamoDB Local makes tables and indexes ACTIVE at once, so there is nothing to wait for.
+ * did. DynamoDB Local makes a new table ACTIVE at once, so only added indexes need waiting for.
  */
 const ensureTable = async (client: DynamoDBClient, log: (line: string) => void): Promise<void> => {
   const existing = await client.send(new DescribeTableCommand({ TableName: tableName })).then(
@@ -322,7 +323,8 @@ const startS3 = async (port: number | undefined, directory: string, region: stri
   if (port !== undefined) await assertPortFree(port, 'S3');
   await mkdir(directory, { recursive: true });
   const S3rver = require('s3rver') as S3rverConstructor;
-  // Path-style only: the product sets forcePathStyle, and vhost guessing would misroute 127.0.0.1 aliases.
+  // Path-style only (the product sets forcePathStyle): with vhost guessing on, s3rver reads any host
+  // name but an IP or localhost (e.g. host.docker.internal) as a bucket name.
   const server = new S3rver({ address: '127.0.0.1', port: port ?? 0, silent: true, directory, vhostBuckets: false });
   const address = await server.run();
   const stop = (): Promise<void> => server.close();
@@ -356,8 +358,12 @@ export const startLocalAws = async (options: LocalAwsOptions = {}): Promise<Loca
   // In-memory runs still need a scratch directory: s3rver stores objects on disk.
   const inMemory = options.dataDir === undefined;
   const root = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'local-aws-')));
+  const removeScratchOnExit = (): void => rmSync(root, { recursive: true, force: true });
+  if (inMemory) process.on('exit', removeScratchOnExit);
   const removeScratch = async (): Promise<void> => {
-    if (inMemory) await rm(root, { recursive: true, force: true });
+    if (!inMemory) return;
+    process.off('exit', removeScratchOnExit);
+    await rm(root, { recursive: true, force: true });
   };
 
   const [dynamodb, sqs, s3] = await Promise.allSettled([

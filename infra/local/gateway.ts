@@ -50,6 +50,11 @@ const buildEvent = (
     headers[name] = value;
     multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
   }
+  // API Gateway tells functions the client's scheme; locally it is plain HTTP (links, DPoP htu).
+  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'x-forwarded-proto')) {
+    headers['X-Forwarded-Proto'] = 'http';
+    multiValueHeaders['X-Forwarded-Proto'] = ['http'];
+  }
   const queryStringParameters: Record<string, string> = {};
   const multiValueQueryStringParameters: Record<string, string[]> = {};
   for (const [name, value] of url.searchParams) {

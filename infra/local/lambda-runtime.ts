@@ -8,22 +8,26 @@ import type { Context } from 'aws-lambda';
  * a `Context`, and the `awslambda` global of response streaming
  * (`streamifyResponse`, `HttpResponseStream.from`).
  */
+const unsupported = (name: string) => (): never => {
+  throw new Error(`context.${name}() is not supported locally: return (or throw from) the handler's promise instead`);
+};
+
 export const lambdaContext = (functionName: string, timeoutMs: number): Context => {
   const deadline = Date.now() + timeoutMs;
-  const requestId = randomUUID();
+  const awsRequestId = randomUUID();
   return {
-    callbackWaitsForEmptyEventLoop: false,
+    callbackWaitsForEmptyEventLoop: true,
     functionName,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: requestId,
+    memoryLimitInMB: '1024',
+    awsRequestId,
     logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: `local/${requestId}`,
+    logStreamName: `local/[$LATEST]${awsRequestId.replaceAll('-', '')}`,
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
+    done: unsupported('done'),
+    fail: unsupported('fail'),
+    succeed: unsupported('succeed'),
   };
 };
 

@@ -9,6 +9,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import { lambdaContext } from './lambda-runtime';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -35,30 +36,6 @@ export interface QueuePoller {
 }
 
 const retryDelayMs = 1_000;
-
-const unsupported = (name: string) => (): never => {
-  throw new Error(`context.${name}() is not supported locally: return (or throw from) the handler's promise instead`);
-};
-
-/** A Lambda-like invocation context, shared with the local API gateway. */
-export const lambdaContext = (functionName: string, timeoutMs: number): Context => {
-  const deadline = Date.now() + timeoutMs;
-  const awsRequestId = randomUUID();
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: `local/[$LATEST]${awsRequestId.replaceAll('-', '')}`,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: unsupported('done'),
-    fail: unsupported('fail'),
-    succeed: unsupported('succeed'),
-  };
-};
 
 const toMessageAttributes = (attributes: Record<string, MessageAttributeValue> | undefined): SQSMessageAttributes =>
   Object.fromEntries(

@@ -8,7 +8,7 @@ import { DataStore } from '../constructs/data-store';
 import { MessageQueues } from '../constructs/message-queues';
 import { pascalCase } from '../constructs/naming';
 import { Observability } from '../constructs/observability';
-import { PlatformApi } from '../constructs/platform-api';
+import { isStreamingGroup, PlatformApi } from '../constructs/platform-api';
 import {
   type BucketAccess,
   bindBucket,
@@ -41,7 +41,8 @@ const access = {
     organization: { table: 'readWrite', signingKey: true },
     agent: { table: 'readWrite', signingKey: true },
     service: { table: 'readWrite', signingKey: true },
-    conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], models: true },
+    // Writes prompt logs for the model calls it makes (suggestions).
+    conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], bucket: 'readWrite', models: true },
     'conversation-stream': {
       table: 'readWrite',
       signingKey: true,
@@ -103,7 +104,7 @@ export class PlatformStack extends Stack {
     const data = new DataStore(this, 'Data');
     const queues = new MessageQueues(this, 'Queues');
     const defaults: FunctionDefaults = {
-      metricsNamespace: 'ClassicAgentPlatform',
+      metricsNamespace: 'ClassicApi',
       logRetention: profile.logRetention,
       logRemovalPolicy: profile.logRemovalPolicy,
       logLevel: profile.logLevel,
@@ -130,12 +131,11 @@ export class PlatformStack extends Stack {
 
     const apiFunctions = new Map<EndpointGroup, LambdaFunction>();
     for (const group of endpointGroups.filter((name) => operations.some((operation) => operation.group === name))) {
-      const streaming = operations.some((operation) => operation.group === group && operation.streaming === true);
       const { function: fn } = new PlatformFunction(this, `${pascalCase(group)}Api`, {
         entry: `functions/${group}/handler.ts`,
         serviceName: group,
         description: `Endpoint group ${group}`,
-        timeout: streaming ? streamingTimeout : bufferedTimeout,
+        timeout: isStreamingGroup(group, operations) ? streamingTimeout : bufferedTimeout,
         defaults,
       });
       grant(fn, access.api[group]);
@@ -174,7 +174,7 @@ export class PlatformStack extends Stack {
       workerFunctions,
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+    new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url });
     new CfnOutput(this, 'TableName', { value: data.table.tableName });
     new CfnOutput(this, 'BucketName', { value: data.bucket.bucketName });
     for (const [worker, { queue }] of queues.byWorker) {

@@ -3,29 +3,30 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
+import { tracer } from '../observability';
 
 /**
  * AWS clients, created once per process and shared. Local runs point them at the
  * embedded servers through the SDK's own AWS_ENDPOINT_URL_<SERVICE> variables, so the
- * code path is the same as in AWS.
+ * code path is the same as in AWS. In Lambda each call is traced as an X-Ray subsegment.
  */
 let documentClient: DynamoDBDocumentClient | undefined;
 let sqsClient: SQSClient | undefined;
 let s3Client: S3Client | undefined;
 
 export const dynamo = (): DynamoDBDocumentClient => {
-  documentClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({ region: config.region }), {
+  documentClient ??= DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({ region: config.region })), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
   return documentClient;
 };
 
 export const sqs = (): SQSClient => {
-  sqsClient ??= new SQSClient({ region: config.region });
+  sqsClient ??= tracer.captureAWSv3Client(new SQSClient({ region: config.region }));
   return sqsClient;
 };
 
 export const s3 = (): S3Client => {
-  s3Client ??= new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle });
+  s3Client ??= tracer.captureAWSv3Client(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
   return s3Client;
 };

@@ -39,13 +39,16 @@ export const withoutKeys = <T = Item>(item: Item): T =>
 export const isConditionFailure = (error: unknown): boolean =>
   error instanceof ConditionalCheckFailedException ||
   (error instanceof TransactionCanceledException &&
-    (error.CancellationReasons ?? []).some((reason) => reason.Code === 'ConditionalCheckFailed'));
+    // A concurrent transaction on the same item is a lost race as well: the caller's conflict, not a 500.
+    (error.CancellationReasons ?? []).some(
+      (reason) => reason.Code === 'ConditionalCheckFailed' || reason.Code === 'TransactionConflict',
+    ));
 
-const onConditionFailure = async <T>(action: () => Promise<T>, failure?: () => Error): Promise<T> => {
+const onConditionFailure = async <T>(action: () => Promise<T>, failure?: (error: unknown) => Error): Promise<T> => {
   try {
     return await action();
   } catch (error) {
-    if (failure && isConditionFailure(error)) throw failure();
+    if (failure && isConditionFailure(error)) throw failure(error);
     throw error;
   }
 };
@@ -131,18 +134,34 @@ export const deleteItem = async (
   );
 };
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+type FullTransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** A transaction item without `TableName`, which `transactWrite` fills in. */
+export type TransactItem = {
+  [K in keyof FullTransactItem]?: Omit<NonNullable<FullTransactItem[K]>, 'TableName'>;
+};
 
-/** Table name filled in for every item; all items succeed or none does. */
-export const transactWrite = async (items: TransactItem[], onFailure: () => Error = conflict): Promise<void> => {
+/**
+ * Table name filled in for every item; all items succeed or none does. `onFailure` gets the
+ * cancellation, whose reasons say which item's condition failed (see `failedConditions`).
+ */
+export const transactWrite = async (
+  items: TransactItem[],
+  onFailure: (error: unknown) => Error = conflict,
+): Promise<void> => {
   const withTable = items.map((item) => {
     const [kind, body] = Object.entries(item)[0] as [string, Record<string, unknown>];
-    return { [kind]: { TableName: config.tableName, ...body } } as TransactItem;
+    return { [kind]: { TableName: config.tableName, ...body } } as FullTransactItem;
   });
   await onConditionFailure(() => dynamo().send(new TransactWriteCommand({ TransactItems: withTable })), onFailure);
 };
 
 const conflict = () => new ConflictError('A related operation is in progress or the record changed; retry.');
+
+/** Positions of the transaction items whose condition failed. */
+export const failedConditions = (error: unknown): number[] =>
+  error instanceof TransactionCanceledException
+    ? (error.CancellationReasons ?? []).flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []))
+    : [];
 
 export interface QuerySpec {
   index?: GlobalIndexName;

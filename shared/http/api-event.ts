@@ -1,5 +1,4 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import busboy from 'busboy';
 import { PayloadTooLargeError, ValidationError } from '../errors';
 
 export type QueryValues = Record<string, string | string[]>;
@@ -58,41 +57,29 @@ export const parseJsonBody = (body: Buffer): unknown => {
 
 const maxMultipartBytes = 10 * 1024 * 1024;
 
-/** Text fields of a multipart/form-data body; a field given twice keeps every value. */
-export const parseMultipartBody = (body: Buffer, contentType: string | undefined): Promise<Record<string, string[]>> =>
-  new Promise((resolve, reject) => {
-    if (!contentType?.toLowerCase().startsWith('multipart/form-data')) {
-      reject(
-        new ValidationError([
-          { loc: ['header', 'content-type'], msg: 'Expected multipart/form-data.', type: 'value_error' },
-        ]),
-      );
-      return;
-    }
-    if (body.length > maxMultipartBytes) {
-      reject(new PayloadTooLargeError('The request body is larger than 10 MiB.'));
-      return;
-    }
-    const fields: Record<string, string[]> = {};
-    const add = (name: string, value: string) => {
-      fields[name] = [...(fields[name] ?? []), value];
-    };
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({ headers: { 'content-type': contentType }, defParamCharset: 'utf8' });
-    } catch (error) {
-      reject(new ValidationError([{ loc: ['body'], msg: (error as Error).message, type: 'value_error' }]));
-      return;
-    }
-    parser.on('field', (name, value) => add(name, value));
-    parser.on('file', (name, stream) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => add(name, Buffer.concat(chunks).toString('utf8')));
-    });
-    parser.on('error', (error: Error) =>
-      reject(new ValidationError([{ loc: ['body'], msg: error.message, type: 'value_error' }])),
-    );
-    parser.on('close', () => resolve(fields));
-    parser.end(body);
-  });
+/**
+ * Fields of a multipart/form-data body, parsed by the runtime's own Fetch implementation;
+ * a field given twice keeps every value, and file parts are read as UTF-8 text.
+ */
+export const parseMultipartBody = async (body: Buffer, contentType: string | undefined): Promise<Record<string, string[]>> => {
+  if (!contentType?.toLowerCase().startsWith('multipart/form-data')) {
+    throw new ValidationError([
+      { loc: ['header', 'content-type'], msg: 'Expected multipart/form-data.', type: 'value_error' },
+    ]);
+  }
+  if (body.length > maxMultipartBytes) throw new PayloadTooLargeError('The request body is larger than 10 MiB.');
+  let form: FormData;
+  try {
+    form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
+  } catch (error) {
+    throw new ValidationError([
+      { loc: ['body'], msg: `Malformed multipart body: ${(error as Error).message}`, type: 'value_error' },
+    ]);
+  }
+  const fields: Record<string, string[]> = {};
+  for (const [name, value] of form.entries()) {
+    const text = typeof value === 'string' ? value : await value.text();
+    fields[name] = [...(fields[name] ?? []), text];
+  }
+  return fields;
+};

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
@@ -11,7 +12,7 @@ import type { Caller } from '../auth/caller';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { config } from '../config';
 import { DomainError, MaintenanceError, MethodNotAllowedError, NotFoundError, RateLimitedError } from '../errors';
-import { logger, metrics } from '../observability';
+import { logger, metrics, tracer } from '../observability';
 import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
 import { parseRequestPart } from './validation';
 
@@ -171,7 +172,10 @@ const dispatch = async (
 };
 
 const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
-  handler.use(injectLambdaContext(logger, { resetKeys: true })).use(logMetrics(metrics)) as H;
+  handler
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics)) as H;
 
 /** The Lambda handler of a buffered endpoint group. */
 export const httpHandler = (implementations: readonly Implementation[]) =>

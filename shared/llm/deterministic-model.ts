@@ -60,7 +60,7 @@ const OBJECTIVES = [
   (objective: string) => `Our goal here: ${asSentence(objective)}`,
 ] as const;
 
-/** The reply, built from the identity, objective and actions the system prompt states. */
+// The reply, built from the identity, objective and actions the system prompt states.
 const composeReply = (request: LlmRequest, pick: Pick): string => {
   const { agent, state } = parseSystemPrompt(request.system);
   const spoken = request.messages.filter((message) => message.content.trim() !== '');
@@ -136,11 +136,9 @@ const ENDING_STEMS = new Set(
   'bye goodbye farewell done finish end stop quit exit leave close conclude'.split(' ').map(stem),
 );
 
-/**
- * Content words of a text as stems, each with the word it came from. Words of leaving
- * ("bye", "done", "that's all", "finishing"...) all become one stem, so a farewell meets an
- * option about ending; words just after a negation ("not done yet") are dropped.
- */
+// Content words of a text as stems, each with the word it came from. Words of leaving ("bye",
+// "done", "that's all", "finishing"...) all become one stem, so a farewell meets an option about
+// ending; words just after a negation ("not done yet") are dropped.
 const contentWords = (text: string): Map<string, string> => {
   const words = new Map<string, string>();
   const normalized = text.toLowerCase().replace(/['’]/g, '');

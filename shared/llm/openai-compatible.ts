@@ -54,7 +54,7 @@ const jsonFromText = (text: string): unknown => {
   }
 };
 
-/** The `data` payload of each server-sent event, as soon as the event is complete. */
+// The `data` payload of each server-sent event, as soon as the event is complete.
 async function* sseData(reader: ReadableStreamDefaultReader<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';

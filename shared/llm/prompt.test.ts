@@ -46,8 +46,7 @@ describe('system prompt', () => {
 
   it('leaves out empty sections and reads them back as empty', () => {
     // Prepare
-    const { globalGuidelines, globalConstraints, userContext, workingMemory, dynamicInstruction, ...required } = supportAgentPrompt;
-    const input = { ...required, agent: { ...required.agent, behaviors: [] } };
+    const input = { agent: { ...supportAgentPrompt.agent, behaviors: [] }, state: supportAgentPrompt.state };
 
     // Act
     const prompt = buildSystemPrompt(input);

@@ -40,8 +40,8 @@ const STATE_HEADING = 'Current state: ';
 const ITEM = '- ';
 const CONTINUATION = '  ';
 
-/** Section headings, shared by the builder and the parser. */
-const H = {
+// Section headings, shared by the builder and the parser.
+const HEADINGS = {
   identity: 'Identity',
   background: 'Background',
   behaviors: 'Behaviors',
@@ -88,21 +88,21 @@ export const buildSystemPrompt = (input: SystemPromptInput): string => {
   const { agent, state } = input;
   const blocks = [
     [PREAMBLE],
-    [HEADING + H.identity, ...(['name', 'role', 'developedBy'] as const).map((key) => `${IDENTITY[key]}: ${singleLine(agent[key])}`)],
-    ...textSection(H.background, agent.background),
-    ...listSection(H.behaviors, agent.behaviors),
-    ...listSection(H.communicationPatterns, agent.communicationPatterns),
+    [HEADING + HEADINGS.identity, ...(['name', 'role', 'developedBy'] as const).map((key) => `${IDENTITY[key]}: ${singleLine(agent[key])}`)],
+    ...textSection(HEADINGS.background, agent.background),
+    ...listSection(HEADINGS.behaviors, agent.behaviors),
+    ...listSection(HEADINGS.communicationPatterns, agent.communicationPatterns),
     [HEADING + STATE_HEADING + singleLine(state.name)],
-    ...textSection(H.objective, state.objective),
-    ...listSection(H.actions, state.actions),
-    ...listSection(H.actionGuidelines, state.actionGuidelines),
-    ...listSection(H.navigationGuidelines, state.intraStateNavigationGuidelines),
-    ...listSection(H.boundaryConstraints, state.boundaryConstraints),
-    ...listSection(H.globalGuidelines, input.globalGuidelines),
-    ...listSection(H.globalConstraints, input.globalConstraints),
-    ...listSection(H.userContext, input.userContext),
-    ...listSection(H.workingMemory, input.workingMemory),
-    ...textSection(H.instruction, input.dynamicInstruction ?? ''),
+    ...textSection(HEADINGS.objective, state.objective),
+    ...listSection(HEADINGS.actions, state.actions),
+    ...listSection(HEADINGS.actionGuidelines, state.actionGuidelines),
+    ...listSection(HEADINGS.navigationGuidelines, state.intraStateNavigationGuidelines),
+    ...listSection(HEADINGS.boundaryConstraints, state.boundaryConstraints),
+    ...listSection(HEADINGS.globalGuidelines, input.globalGuidelines),
+    ...listSection(HEADINGS.globalConstraints, input.globalConstraints),
+    ...listSection(HEADINGS.userContext, input.userContext),
+    ...listSection(HEADINGS.workingMemory, input.workingMemory),
+    ...textSection(HEADINGS.instruction, input.dynamicInstruction ?? ''),
   ];
   return blocks.map((lines) => lines.join('\n')).join('\n\n');
 };
@@ -136,34 +136,34 @@ export const parseSystemPrompt = (prompt: string): SystemPromptSections => {
     return items;
   };
   const identity = new Map(
-    (bodies.get(H.identity) ?? []).flatMap((line) => {
+    (bodies.get(HEADINGS.identity) ?? []).flatMap((line) => {
       const separator = line.indexOf(': ');
       return separator > 0 ? [[line.slice(0, separator), line.slice(separator + 2).trim()] as const] : [];
     }),
   );
-  const instruction = text(H.instruction);
+  const instruction = text(HEADINGS.instruction);
 
   return {
     agent: {
       name: identity.get(IDENTITY.name) ?? '',
       role: identity.get(IDENTITY.role) ?? '',
       developedBy: identity.get(IDENTITY.developedBy) ?? '',
-      background: text(H.background),
-      behaviors: list(H.behaviors),
-      communicationPatterns: list(H.communicationPatterns),
+      background: text(HEADINGS.background),
+      behaviors: list(HEADINGS.behaviors),
+      communicationPatterns: list(HEADINGS.communicationPatterns),
     },
     state: {
       name: stateName,
-      objective: text(H.objective),
-      actions: list(H.actions),
-      intraStateNavigationGuidelines: list(H.navigationGuidelines),
-      actionGuidelines: list(H.actionGuidelines),
-      boundaryConstraints: list(H.boundaryConstraints),
+      objective: text(HEADINGS.objective),
+      actions: list(HEADINGS.actions),
+      intraStateNavigationGuidelines: list(HEADINGS.navigationGuidelines),
+      actionGuidelines: list(HEADINGS.actionGuidelines),
+      boundaryConstraints: list(HEADINGS.boundaryConstraints),
     },
-    globalGuidelines: list(H.globalGuidelines),
-    globalConstraints: list(H.globalConstraints),
-    userContext: list(H.userContext),
-    workingMemory: list(H.workingMemory),
+    globalGuidelines: list(HEADINGS.globalGuidelines),
+    globalConstraints: list(HEADINGS.globalConstraints),
+    userContext: list(HEADINGS.userContext),
+    workingMemory: list(HEADINGS.workingMemory),
     ...(instruction === '' ? {} : { dynamicInstruction: instruction }),
   };
 };

@@ -24,6 +24,7 @@ export interface LlmOption {
   description: string;
 }
 
+/** A request to pick one of `options`. */
 export interface ChooseOptionRequest extends LlmRequest {
   options: LlmOption[];
 }
@@ -41,15 +42,18 @@ export interface LlmTool {
   inputSchema: Record<string, unknown>;
 }
 
+/** A request in which the model may call any of `tools`. */
 export interface CallToolsRequest extends LlmRequest {
   tools: LlmTool[];
 }
 
+/** A call the model made: the tool's name and the JSON object it passed as input. */
 export interface LlmToolCall {
   name: string;
   input: Record<string, unknown>;
 }
 
+/** The model's text (possibly empty) and the tool calls it made, in order. */
 export interface CallToolsResult {
   text: string;
   toolCalls: LlmToolCall[];

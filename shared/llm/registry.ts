@@ -5,7 +5,9 @@ import { createDeterministicModel } from './deterministic-model';
 import { createOpenAiCompatibleProvider } from './openai-compatible';
 import type { LlmProvider } from './provider';
 
-export type ProviderName = 'deterministic' | 'openai' | 'bedrock';
+const providerName = z.enum(['deterministic', 'openai', 'bedrock']);
+
+export type ProviderName = z.infer<typeof providerName>;
 
 /** One entry of an agent's `llm_model_preferences`. */
 export interface LlmModelPreference {
@@ -42,7 +44,6 @@ export interface ProviderRegistry {
 const DEFAULT_KEY = 'default';
 const DETERMINISTIC_MODEL = 'deterministic';
 
-const providerName = z.enum(['deterministic', 'openai', 'bedrock']);
 // Unset and empty variables mean the same thing.
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
@@ -69,12 +70,15 @@ const envSchema = z
     AWS_REGION: optional(z.string()),
   })
   .superRefine((env, context) => {
-    if (env.LLM_DEFAULT_PROVIDER !== 'deterministic' && env.LLM_DEFAULT_MODEL === undefined) {
-      context.addIssue({ code: 'custom', path: ['LLM_DEFAULT_MODEL'], message: `is required when LLM_DEFAULT_PROVIDER is ${env.LLM_DEFAULT_PROVIDER}` });
+    const { LLM_DEFAULT_PROVIDER: defaultProvider, LLM_MODEL_MAP: modelMap } = env;
+    if (defaultProvider !== 'deterministic' && env.LLM_DEFAULT_MODEL === undefined) {
+      const message = `is required when LLM_DEFAULT_PROVIDER is ${defaultProvider}`;
+      context.addIssue({ code: 'custom', path: ['LLM_DEFAULT_MODEL'], message });
     }
-    const usesOpenAi = env.LLM_DEFAULT_PROVIDER === 'openai' || Object.values(env.LLM_MODEL_MAP).some((entry) => entry.provider === 'openai');
+    const usesOpenAi = defaultProvider === 'openai' || Object.values(modelMap).some((entry) => entry.provider === 'openai');
     if (usesOpenAi && env.OPENAI_BASE_URL === undefined) {
-      context.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'is required when a model uses the openai provider' });
+      const message = 'is required when a model uses the openai provider';
+      context.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message });
     }
   });
 
@@ -97,8 +101,11 @@ export const createProviderRegistry = (env: Record<string, string | undefined> =
   const factories: Record<ProviderName, () => LlmProvider> = {
     deterministic: () => createDeterministicModel({ fragmentDelayMs: settings.DETERMINISTIC_FRAGMENT_DELAY_MS }),
     // The refinement above guarantees a base URL whenever openai is configured at all.
-    openai: () => createOpenAiCompatibleProvider({ baseUrl: settings.OPENAI_BASE_URL ?? '', apiKey: settings.OPENAI_API_KEY }),
-    bedrock: () => createBedrockProvider({ client: new BedrockRuntimeClient(settings.AWS_REGION ? { region: settings.AWS_REGION } : {}) }),
+    openai: () =>
+      createOpenAiCompatibleProvider({ baseUrl: settings.OPENAI_BASE_URL ?? '', apiKey: settings.OPENAI_API_KEY }),
+    // Without AWS_REGION the SDK finds the region itself (profile, instance metadata).
+    bedrock: () =>
+      createBedrockProvider({ client: new BedrockRuntimeClient(settings.AWS_REGION ? { region: settings.AWS_REGION } : {}) }),
   };
   const providers = new Map<ProviderName, LlmProvider>();
   const provider = (name: ProviderName): LlmProvider => {

@@ -14,6 +14,8 @@ export default async function setup(project: TestProject) {
     inMemory: true,
     rootOrgId: 'root',
     queueVisibilityTimeoutSeconds: 2,
+    // The offline model writes at a pace, so tests can see pieces reach the client one by one.
+    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15' },
     log: (line) => {
       if (process.env.PLATFORM_LOG) console.error(line);
     },

@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * Messages between parts of the platform through SQS. Producers build them with these
+ * schemas' types and consumers parse them on receipt; a message that does not parse is a
+ * bug, not a retryable failure.
+ */
+
+/** The post-conversation analyses, named as the reference's `PostAnalysisType`. */
+export const postProcessingType = z.enum(['extract-memories', 'generate-user-models', 'compute-metrics']);
+
+/**
+ * Analysis queue (`ANALYSIS_QUEUE_URL`): a conversation finished and is to be analysed.
+ * Sent by the finish operation and by an interaction that ended the session. Delivery is at
+ * least once; the worker is idempotent per (conversation, post-processing type).
+ */
+export const conversationFinishedMessage = z.object({
+  type: z.literal('conversation-finished'),
+  org_id: z.string(),
+  conversation_id: z.string(),
+  user_id: z.string(),
+  service_id: z.string(),
+  finished_at: z.string().describe('ISO 8601 time the conversation was marked finished.'),
+  trigger: z.enum(['finish-conversation', 'end-session']).describe('What finished the conversation.'),
+});
+
+export const analysisQueueMessage = z.discriminatedUnion('type', [conversationFinishedMessage]);
+
+/**
+ * Webhook queue (`WEBHOOK_QUEUE_URL`): an event for the organization's webhook destinations.
+ * The message is the webhook payload itself (`webhook_content` of the delivery); `type` is
+ * matched against each destination's `accepted_types`. `id` is deterministic, so a duplicate
+ * send (at-least-once delivery) carries the same id and the webhook worker can drop it.
+ */
+export const conversationPostProcessingCompleteMessage = z.object({
+  type: z.literal('conversation-post-processing-complete'),
+  id: z.string().regex(/^[a-f0-9]{24}$/),
+  org_id: z.string(),
+  conversation_id: z.string(),
+  user_id: z.string(),
+  service_id: z.string(),
+  post_processing_type: postProcessingType,
+  completed_at: z.string().describe('ISO 8601 time the post-processing completed.'),
+});
+
+export const webhookQueueMessage = z.discriminatedUnion('type', [conversationPostProcessingCompleteMessage]);
+
+/** The id of a post-processing-complete event: the same for every send of the same completion. */
+export const postProcessingEventId = (orgId: string, conversationId: string, type: PostProcessingType): string =>
+  createHash('sha256').update(`${orgId}\u0000${conversationId}\u0000${type}`).digest('hex').slice(0, 24);
+
+export type PostProcessingType = z.infer<typeof postProcessingType>;
+export type ConversationFinishedMessage = z.infer<typeof conversationFinishedMessage>;
+export type AnalysisQueueMessage = z.infer<typeof analysisQueueMessage>;
+export type ConversationPostProcessingCompleteMessage = z.infer<typeof conversationPostProcessingCompleteMessage>;
+export type WebhookQueueMessage = z.infer<typeof webhookQueueMessage>;

@@ -1,0 +1,133 @@
+import type { AnalysisQueueMessage, WebhookQueueMessage } from './queue-messages';
+import type { CreateConversationEvent, InteractEvent } from './stream-events';
+
+/**
+ * One example of every contract, for tests of producers and consumers. Ids are fixed so
+ * snapshots stay stable.
+ */
+export const sampleIds = {
+  org: 'acme',
+  user: '000000000000000000000001',
+  service: '000000000000000000000002',
+  conversation: '000000000000000000000003',
+  interaction: '000000000000000000000004',
+  userMessage: '000000000000000000000005',
+  agentMessage: '000000000000000000000006',
+  stateMachine: '000000000000000000000007',
+} as const;
+
+/** A create-conversation stream, in order: created, agent actions, pieces, complete. */
+export const sampleCreateConversationStream: CreateConversationEvent[] = [
+  { type: 'conversation-created', conversation_id: sampleIds.conversation },
+  {
+    type: 'current-agent-action',
+    action: { type: 'navigate-state-machine-action-state-action-selected', action: 'Greet the user.' },
+  },
+  {
+    type: 'new-message',
+    message: 'Hello, ',
+    transcript_alignment: null,
+    stop: false,
+    sequence_number: 0,
+    message_id: sampleIds.agentMessage,
+  },
+  {
+    type: 'new-message',
+    message: 'how can I help?',
+    transcript_alignment: null,
+    stop: false,
+    sequence_number: 1,
+    message_id: sampleIds.agentMessage,
+  },
+  {
+    type: 'new-message',
+    message: '',
+    transcript_alignment: null,
+    stop: true,
+    sequence_number: 2,
+    message_id: sampleIds.agentMessage,
+  },
+  {
+    type: 'interaction-complete',
+    message_id: sampleIds.agentMessage,
+    interaction_id: sampleIds.interaction,
+    full_message: 'Hello, how can I help?',
+    conversation_completed: false,
+  },
+];
+
+/** An interaction that reaches the terminal state and ends the session. */
+export const sampleInteractStream: InteractEvent[] = [
+  { type: 'user-message-available', message_id: sampleIds.userMessage, user_message: 'Goodbye!' },
+  { type: 'current-agent-action', action: { type: 'navigate-state-machine-decision-state-decision-started' } },
+  {
+    type: 'current-agent-action',
+    action: {
+      type: 'navigate-state-machine-exit-condition-selected',
+      exit_condition: 'The user says goodbye',
+      next_state_state_machine_version_info: [sampleIds.stateMachine, 1],
+      next_state_name: 'goodbye',
+    },
+  },
+  {
+    type: 'current-agent-action',
+    action: {
+      type: 'navigate-state-machine-state-transitioned',
+      prev_state: 'triage',
+      prev_state_state_machine_version_info: [sampleIds.stateMachine, 1],
+      next_state: 'goodbye',
+      next_state_state_machine_version_info: [sampleIds.stateMachine, 1],
+    },
+  },
+  {
+    type: 'new-message',
+    message: 'Goodbye!',
+    transcript_alignment: null,
+    stop: false,
+    sequence_number: 0,
+    message_id: sampleIds.agentMessage,
+  },
+  {
+    type: 'new-message',
+    message: '',
+    transcript_alignment: null,
+    stop: true,
+    sequence_number: 1,
+    message_id: sampleIds.agentMessage,
+  },
+  {
+    type: 'interaction-complete',
+    message_id: sampleIds.agentMessage,
+    interaction_id: sampleIds.interaction,
+    full_message: 'Goodbye!',
+    conversation_completed: true,
+  },
+  { type: 'end-session' },
+];
+
+export const sampleErrorEvent: InteractEvent = {
+  type: 'error',
+  http_error_code: 501,
+  error_description: "State 'lookup' is a tool-call state; tool-call states are not supported yet.",
+};
+
+export const sampleAnalysisMessage: AnalysisQueueMessage = {
+  type: 'conversation-finished',
+  org_id: sampleIds.org,
+  conversation_id: sampleIds.conversation,
+  user_id: sampleIds.user,
+  service_id: sampleIds.service,
+  finished_at: '2025-01-01T12:00:00.000Z',
+  trigger: 'end-session',
+};
+
+export const sampleWebhookMessage: WebhookQueueMessage = {
+  type: 'conversation-post-processing-complete',
+  id: '3b0c5d7e9f1a2b3c4d5e6f70',
+  org_id: sampleIds.org,
+  conversation_id: sampleIds.conversation,
+  user_id: sampleIds.user,
+  service_id: sampleIds.service,
+  post_processing_type: 'generate-user-models',
+  completed_at: '2025-01-01T12:00:05.000Z',
+};

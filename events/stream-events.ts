@@ -1,0 +1,158 @@
+import { z } from 'zod';
+
+/**
+ * The newline-delimited JSON events of the conversation stream (create conversation and
+ * interact). Field names and shapes follow the reference's `*Event` schemas so that clients
+ * written against the reference parse them unchanged. `end-session` is not described by the
+ * reference; its shape is ours (see README.md).
+ */
+
+/** `[record id, version number]`, as the reference encodes version infos. */
+export const versionInfo = z.tuple([z.string(), z.number().int()]);
+
+export const conversationCreatedEvent = z.object({
+  type: z.literal('conversation-created'),
+  conversation_id: z.string().describe('The identifier of the newly created conversation.'),
+});
+
+export const userMessageAvailableEvent = z.object({
+  type: z.literal('user-message-available'),
+  message_id: z.string().describe('The identifier of the user message.'),
+  user_message: z.string().describe('The text of the user message.'),
+});
+
+const actionSelected = z.object({
+  type: z.literal('navigate-state-machine-action-state-action-selected'),
+  action: z.string(),
+});
+
+const decisionStarted = z.object({ type: z.literal('navigate-state-machine-decision-state-decision-started') });
+
+const exitConditionSelected = z.object({
+  type: z.literal('navigate-state-machine-exit-condition-selected'),
+  exit_condition: z.string(),
+  next_state_state_machine_version_info: versionInfo,
+  next_state_name: z.string(),
+});
+
+const stateTransitioned = z.object({
+  type: z.literal('navigate-state-machine-state-transitioned'),
+  prev_state: z.string(),
+  prev_state_state_machine_version_info: versionInfo,
+  next_state: z.string(),
+  next_state_state_machine_version_info: versionInfo,
+});
+
+const annotationRetrieved = z.object({
+  type: z.literal('navigate-state-machine-annotation-state-annotation-retrieved'),
+  annotation: z.string(),
+});
+
+const reflectionPromptRetrieved = z.object({
+  type: z.literal('navigate-state-machine-reflection-state-prompt-retrieved'),
+  prompt: z.string(),
+});
+
+const reflectionGenerated = z.object({
+  type: z.literal('navigate-state-machine-reflection-state-reflection-generated'),
+  reflection: z.string(),
+});
+
+const recallStaticQueriesRetrieved = z.object({
+  type: z.literal('navigate-state-machine-recall-state-static-queries-retrieved'),
+  static_queries: z.array(z.string()),
+});
+
+const recallDynamicQueriesGenerated = z.object({
+  type: z.literal('navigate-state-machine-recall-state-dynamic-queries-generated'),
+  dynamic_queries: z.array(z.string()),
+  requested_information: z.string(),
+});
+
+const recallActiveMemoryRetrieved = z.object({
+  type: z.literal('navigate-state-machine-recall-state-active-memory-retrieved'),
+  queries_and_responses: z.array(z.tuple([z.string(), z.string()])),
+});
+
+/** The steps of the agent's thinking that this platform reports (a subset of the reference's `Action`). */
+export const agentAction = z.discriminatedUnion('type', [
+  actionSelected,
+  decisionStarted,
+  exitConditionSelected,
+  stateTransitioned,
+  annotationRetrieved,
+  reflectionPromptRetrieved,
+  reflectionGenerated,
+  recallStaticQueriesRetrieved,
+  recallDynamicQueriesGenerated,
+  recallActiveMemoryRetrieved,
+]);
+
+export const currentAgentActionEvent = z.object({
+  type: z.literal('current-agent-action'),
+  action: agentAction.describe('The action the agent is performing right now.'),
+});
+
+export const newMessageEvent = z.object({
+  type: z.literal('new-message'),
+  message: z.string().describe('One piece of the agent message, in order.'),
+  transcript_alignment: z
+    .array(z.tuple([z.number().int(), z.string()]))
+    .nullable()
+    .describe('Alignment of an audio piece with its transcript; null for text.'),
+  stop: z.boolean().describe('Whether this is the last piece of the agent message.'),
+  sequence_number: z.number().int().describe('The sequence number of this piece in the agent message.'),
+  message_id: z.string().describe('The identifier of the agent message.'),
+});
+
+export const interactionCompleteEvent = z.object({
+  type: z.literal('interaction-complete'),
+  message_id: z.string().describe('The identifier of the agent message in this interaction.'),
+  interaction_id: z.string().describe('The identifier of this interaction.'),
+  full_message: z.string().describe('The whole agent message.'),
+  conversation_completed: z.boolean().describe('Whether the conversation is auto-completed after this interaction.'),
+});
+
+/** Sent after `interaction-complete` when the session ended: the conversation is finished and analysis queued. */
+export const endSessionEvent = z.object({
+  type: z.literal('end-session'),
+});
+
+export const errorEvent = z.object({
+  type: z.literal('error'),
+  http_error_code: z.number().int().describe('The HTTP status code of the error.'),
+  error_description: z.string().describe('A description of the error.'),
+});
+
+/** Every event of `POST /conversation/` (create). */
+export const createConversationEvent = z.discriminatedUnion('type', [
+  conversationCreatedEvent,
+  currentAgentActionEvent,
+  newMessageEvent,
+  interactionCompleteEvent,
+  errorEvent,
+]);
+
+/** Every event of `POST /conversation/{conversation_id}/interact`. */
+export const interactEvent = z.discriminatedUnion('type', [
+  userMessageAvailableEvent,
+  currentAgentActionEvent,
+  newMessageEvent,
+  interactionCompleteEvent,
+  endSessionEvent,
+  errorEvent,
+]);
+
+export type VersionInfo = z.infer<typeof versionInfo>;
+export type AgentAction = z.infer<typeof agentAction>;
+export type ConversationCreatedEvent = z.infer<typeof conversationCreatedEvent>;
+export type UserMessageAvailableEvent = z.infer<typeof userMessageAvailableEvent>;
+export type CurrentAgentActionEvent = z.infer<typeof currentAgentActionEvent>;
+export type NewMessageEvent = z.infer<typeof newMessageEvent>;
+export type InteractionCompleteEvent = z.infer<typeof interactionCompleteEvent>;
+export type EndSessionEvent = z.infer<typeof endSessionEvent>;
+export type ErrorEvent = z.infer<typeof errorEvent>;
+export type CreateConversationEvent = z.infer<typeof createConversationEvent>;
+export type InteractEvent = z.infer<typeof interactEvent>;
+/** Any event the conversation stream can carry. */
+export type StreamEvent = CreateConversationEvent | InteractEvent;

@@ -1,0 +1,137 @@
+import {
+  agentAttributes,
+  createAgent,
+  createAgentVersion,
+  deprecateAgent,
+  listAgents,
+  listAgentVersions,
+} from '../../shared/agents/agents';
+import {
+  createAgentOperation,
+  createAgentVersionOperation,
+  createStateMachineOperation,
+  createStateMachineVersionOperation,
+  deleteAgentOperation,
+  deleteStateMachineOperation,
+  getAgentsOperation,
+  getAgentVersionsOperation,
+  getStateMachinesOperation,
+  getStateMachineVersionsOperation,
+} from '../../shared/api/operations/agent';
+import { type Caller, hasPermission, requirePermission } from '../../shared/auth/caller';
+import type { VersionedHead } from '../../shared/data/versioned-entity';
+import { parseSortBy, parseVersionFilter } from '../../shared/http/list-params';
+import { httpHandler, implement } from '../../shared/http/http-handler';
+import {
+  createStateMachine,
+  createStateMachineVersion,
+  deleteStateMachine,
+  listStateMachines,
+  listStateMachineVersions,
+  stateMachineAttributes,
+} from '../../shared/services/state-machines';
+
+const creatorOf = (caller: Caller) => ({ org_id: caller.homeOrgId, user_id: caller.userId });
+
+/** A check of `permission` on an agent once the domain has loaded it. */
+const onAgent = (caller: Caller, permission: string) => (agent: VersionedHead) =>
+  requirePermission(caller, permission, agentAttributes(agent));
+const onMachine = (caller: Caller, permission: string) => (machine: VersionedHead) =>
+  requirePermission(caller, permission, stateMachineAttributes(machine));
+
+const versionQuery = (query: { version?: string; sort_by?: string[]; limit: number; continuation_token: number }) => ({
+  versions: parseVersionFilter(query.version),
+  descending: parseSortBy(query.sort_by, ['version'])[0]?.direction === 'desc',
+  limit: query.limit,
+  continuationToken: query.continuation_token,
+});
+
+export const handler = httpHandler([
+  implement(createAgentOperation, async ({ path, body, caller }) => {
+    requirePermission(caller, 'Organization:CreateAgent', { name: body.agent_name });
+    return createAgent(path.organization, body.agent_name, creatorOf(caller));
+  }),
+
+  implement(getAgentsOperation, async ({ path, query, caller }) => {
+    const page = await listAgents(path.organization, {
+      ids: query.id,
+      deprecated: query.deprecated,
+      visible: (agent) => hasPermission(caller, 'Organization:GetAgent', agentAttributes(agent)),
+      limit: query.limit,
+      continuationToken: query.continuation_token,
+    });
+    return { agents: page.items, has_more: page.has_more, continuation_token: page.continuation_token };
+  }),
+
+  implement(createAgentVersionOperation, async ({ path, query, body, caller }) =>
+    createAgentVersion(path.organization, path.agent_id, body, {
+      expectedVersion: query.version,
+      creator: creatorOf(caller),
+      authorize: onAgent(caller, 'Organization:CreateAgentVersion'),
+    }),
+  ),
+
+  implement(deleteAgentOperation, async ({ path, caller }) => {
+    await deprecateAgent(path.organization, path.agent_id, onAgent(caller, 'Organization:DeleteAgent'));
+    return null;
+  }),
+
+  implement(getAgentVersionsOperation, async ({ path, query, caller }) => {
+    const page = await listAgentVersions(
+      path.organization,
+      path.agent_id,
+      versionQuery(query),
+      onAgent(caller, 'Organization:GetAgent'),
+    );
+    return { agent_versions: page.items, has_more: page.has_more, continuation_token: page.continuation_token };
+  }),
+
+  implement(createStateMachineOperation, async ({ path, body, caller }) => {
+    requirePermission(caller, 'Organization:CreateServiceHierarchicalStateMachine', { name: body.state_machine_name });
+    return createStateMachine(path.organization, body.state_machine_name, creatorOf(caller));
+  }),
+
+  implement(getStateMachinesOperation, async ({ path, query, caller }) => {
+    const page = await listStateMachines(path.organization, {
+      ids: query.id,
+      deprecated: query.deprecated,
+      visible: (machine) =>
+        hasPermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine)),
+      limit: query.limit,
+      continuationToken: query.continuation_token,
+    });
+    return {
+      service_hierarchical_state_machines: page.items,
+      has_more: page.has_more,
+      continuation_token: page.continuation_token,
+    };
+  }),
+
+  implement(createStateMachineVersionOperation, async ({ path, query, body, caller }) =>
+    createStateMachineVersion(path.organization, path.service_hierarchical_state_machine_id, body, {
+      expectedVersion: query.version,
+      dryRun: query.dry_run ?? false,
+      creator: creatorOf(caller),
+      authorize: onMachine(caller, 'Organization:CreateServiceHierarchicalStateMachineVersion'),
+    }),
+  ),
+
+  implement(deleteStateMachineOperation, async ({ path, caller }) => {
+    await deleteStateMachine(
+      path.organization,
+      path.state_machine_id,
+      onMachine(caller, 'Organization:DeleteServiceHierarchicalStateMachine'),
+    );
+    return null;
+  }),
+
+  implement(getStateMachineVersionsOperation, async ({ path, query, caller }) => {
+    const page = await listStateMachineVersions(
+      path.organization,
+      path.service_hierarchical_state_machine_id,
+      versionQuery(query),
+      onMachine(caller, 'Organization:GetServiceHierarchicalStateMachine'),
+    );
+    return { state_machine_versions: page.items, has_more: page.has_more, continuation_token: page.continuation_token };
+  }),
+]);

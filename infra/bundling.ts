@@ -1,0 +1,58 @@
+import { dirname, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
+
+/**
+ * How every Lambda is bundled: one minified ESM file for Node 22 with the AWS SDK
+ * included (the SDK version is the one the tests ran against). The CDK stack and the
+ * benchmark both use this, so the bench measures what is deployed.
+ */
+export const repositoryRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * zod's `z` namespace re-exports every locale, which keeps ~260 KiB of translations in
+ * each bundle. zod registers English itself, and nothing here selects another locale,
+ * so the locale index is replaced with English alone.
+ */
+const englishOnlyZodLocales: Plugin = {
+  name: 'english-only-zod-locales',
+  setup(builder) {
+    builder.onResolve({ filter: /[\\/]locales[\\/]index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}zod${sep}`)
+        ? { path: join(dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-locales' }
+        : undefined,
+    );
+    builder.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
+export const lambdaBuildOptions = (entry: string, outfile: string): BuildOptions => ({
+  entryPoints: [join(repositoryRoot, entry)],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  mainFields: ['module', 'main'],
+  minify: true,
+  sourcemap: true,
+  sourcesContent: false,
+  legalComments: 'none',
+  // ESM output still meets CommonJS dependencies that call require().
+  banner: {
+    js: "import { createRequire as topLevelCreateRequire } from 'node:module'; const require = topLevelCreateRequire(import.meta.url);",
+  },
+  plugins: [englishOnlyZodLocales],
+  alias: { semver: join(repositoryRoot, 'infra/bundling-shims/semver.ts') },
+  logLevel: 'error',
+});
+
+/** Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs`. */
+export const bundleLambda = async (entry: string, outDir: string): Promise<string> => {
+  const outfile = join(outDir, 'index.mjs');
+  await build(lambdaBuildOptions(entry, outfile));
+  return outfile;
+};

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { decodeProtectedHeader, importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { UnauthorizedError } from '../errors';
+import { keyRing } from './signing-keys';
+
+/** Access tokens live one hour. */
+export const accessTokenLifetimeSeconds = 3600;
+
+export const jwtIssuer = (): string => process.env.JWT_ISSUER ?? 'classic-api';
+
+/**
+ * Every token the platform signs carries a `typ` header naming its purpose, so a token made
+ * for one purpose (an e-mail verification link) is never accepted for another (an API call).
+ */
+export type TokenPurpose = 'access' | 'verify-email' | 'email-sign-in';
+
+const typeHeader: Record<TokenPurpose, string> = {
+  access: 'at+jwt',
+  'verify-email': 'verify-email+jwt',
+  'email-sign-in': 'email-sign-in+jwt',
+};
+
+export interface IssuedToken {
+  token: string;
+  expiresAt: Date;
+  expiresIn: number;
+}
+
+interface SignArgs {
+  purpose: TokenPurpose;
+  orgId: string;
+  subject: string;
+  lifetimeSeconds: number;
+  claims?: Record<string, unknown>;
+  /** Overrides "now" (tests make expired tokens with it). */
+  now?: number;
+}
+
+export const signToken = async (args: SignArgs): Promise<IssuedToken & { jti: string }> => {
+  const { current } = await keyRing();
+  const issuedAt = Math.floor((args.now ?? Date.now()) / 1000);
+  const expires = issuedAt + args.lifetimeSeconds;
+  const jti = randomUUID();
+  const token = await new SignJWT({ ...args.claims, org_id: args.orgId })
+    .setProtectedHeader({ alg: 'ES256', typ: typeHeader[args.purpose], kid: current.kid })
+    .setIssuer(jwtIssuer())
+    .setSubject(args.subject)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(expires)
+    .setJti(jti)
+    .sign(current.privateKey);
+  return { token, jti, expiresAt: new Date(expires * 1000), expiresIn: args.lifetimeSeconds };
+};
+
+export interface VerifiedToken {
+  orgId: string;
+  subject: string;
+  jti: string;
+  expiresAt: Date;
+  payload: JWTPayload;
+}
+
+/**
+ * Verifies signature (ES256 only), issuer, expiry and purpose. Every failure is the same
+ * 401, so a client learns nothing about which check failed.
+ */
+export const verifyToken = async (token: string, purpose: TokenPurpose): Promise<VerifiedToken> => {
+  try {
+    const { kid } = decodeProtectedHeader(token);
+    const { verification } = await keyRing();
+    const entry = verification.find((candidate) => candidate.kid === kid);
+    if (!entry) throw new Error('unknown key');
+    const key = await importJWK(entry.jwk, 'ES256');
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: ['ES256'],
+      issuer: jwtIssuer(),
+      typ: typeHeader[purpose],
+      requiredClaims: ['sub', 'exp', 'iat', 'jti', 'org_id'],
+    });
+    if (typeof payload.org_id !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') {
+      throw new Error('malformed claims');
+    }
+    return {
+      orgId: payload.org_id,
+      subject: payload.sub,
+      jti: payload.jti,
+      expiresAt: new Date((payload.exp as number) * 1000),
+      payload,
+    };
+  } catch (error) {
+    throw new UnauthorizedError(undefined, { cause: error });
+  }
+};
+
+export interface AccessTokenArgs {
+  orgId: string;
+  userId: string;
+  /** JWK thumbprint of the client's DPoP key: binds the token to that key (RFC 9449 `cnf.jkt`). */
+  jkt?: string;
+  sessionId?: string;
+  now?: number;
+}
+
+export const issueAccessToken = (args: AccessTokenArgs): Promise<IssuedToken> =>
+  signToken({
+    purpose: 'access',
+    orgId: args.orgId,
+    subject: args.userId,
+    lifetimeSeconds: accessTokenLifetimeSeconds,
+    claims: {
+      ...(args.jkt ? { cnf: { jkt: args.jkt } } : {}),
+      ...(args.sessionId ? { sid: args.sessionId } : {}),
+    },
+    now: args.now,
+  });
+
+export interface AccessToken {
+  orgId: string;
+  userId: string;
+  jkt?: string;
+  expiresAt: Date;
+}
+
+export const verifyAccessToken = async (token: string): Promise<AccessToken> => {
+  const verified = await verifyToken(token, 'access');
+  const cnf = verified.payload.cnf as { jkt?: unknown } | undefined;
+  return {
+    orgId: verified.orgId,
+    userId: verified.subject,
+    ...(typeof cnf?.jkt === 'string' ? { jkt: cnf.jkt } : {}),
+    expiresAt: verified.expiresAt,
+  };
+};

@@ -1,0 +1,367 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { creatorInfo } from '../api/common';
+import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from '../errors';
+import { sortableValue, type VersionFilter } from '../http/list-params';
+import { newId, nowIso } from '../ids';
+import { erasePartition, registerOrganizationEraser } from './organization-erasure';
+import { keysPage, listFingerprint, type Paged, pageOf } from './paging';
+import { batchGetItems, getItem, type Item, isConditionFailure, type PrimaryKey, queryPage, transactWrite, updateItem } from './table';
+
+/**
+ * Agents and service hierarchical state machines are the same kind of record: a named,
+ * deprecatable head with numbered, immutable versions that services pin. One declaration
+ * per entity gives its keys and operations (see `agent-repository.ts`, `state-machine-repository.ts`).
+ *
+ * Items, for entity token T:
+ *   head        pk ORG#{org}#T           sk {id}                      (creation order: ids sort by time)
+ *   name guard  pk ORG#{org}#T_NAME      sk {name}                    (names are unique in an organization)
+ *   version     pk ORG#{org}#T_VERSION   sk {id}#{version, zero-padded}
+ */
+export const versionedHead = z.object({
+  id: z.string(),
+  name: z.string(),
+  deprecated: z.boolean(),
+  latest_version: z
+    .number()
+    .int()
+    .nullish()
+    .transform((value) => value ?? null),
+  created_at: z.string(),
+  creator: creatorInfo,
+  /**
+   * How many active services use the record, kept in the same transactions that activate,
+   * deactivate or repoint a service; deprecation is conditioned on it being 0.
+   */
+  active_services: z
+    .number()
+    .int()
+    .optional()
+    .transform((count) => count ?? 0),
+});
+export type VersionedHead = z.infer<typeof versionedHead>;
+
+/** What the list operations show of a head. */
+export interface HeadView {
+  id: string;
+  name: string;
+  deprecated: boolean;
+  latest_version: number | null;
+}
+
+export const headView = (head: VersionedHead): HeadView => ({
+  id: head.id,
+  name: head.name,
+  deprecated: head.deprecated,
+  latest_version: head.latest_version,
+});
+
+export interface StoredVersion {
+  /** Internal id of the version record. */
+  id: string;
+  version: number;
+}
+
+export interface VersionedEntityDefinition<V extends StoredVersion> {
+  /** Value of the `entity` attribute and the eraser's name, e.g. `agent`. */
+  entity: string;
+  /** Uppercase key token, e.g. `AGENT`. */
+  token: string;
+  /** How messages name the entity, e.g. `agent`, `state machine`. */
+  label: string;
+  /** Parses a stored version item. */
+  version: z.ZodType<V>;
+}
+
+export interface HeadListQuery {
+  ids?: string[];
+  deprecated?: boolean;
+  /** Records the caller may not see are left out (permission filtering). */
+  visible: (head: VersionedHead) => boolean;
+  limit: number;
+  continuationToken: number;
+}
+
+export interface VersionListQuery {
+  versions?: VersionFilter;
+  descending: boolean;
+  limit: number;
+  continuationToken: number;
+}
+
+export interface AppendVersionOptions<V> {
+  /** Checks the caller's permission on the head; throws ForbiddenError. */
+  authorize?: (head: VersionedHead) => void;
+  /** The `version` query parameter: the call fails unless the new version gets this number. */
+  expectedVersion?: number;
+  /** Builds the record of version `next` from the latest one (undefined for the first). */
+  build: (latest: V | undefined, next: number) => V | Promise<V>;
+}
+
+/** DynamoDB stores at most 400 KB per item; what is left is for keys and attribute names. */
+const maxRecordBytes = 380_000;
+
+/** Rejects a record too large to store with 413 instead of letting DynamoDB fail with a 500. */
+export const ensureRecordFits = (record: unknown, what: string): void => {
+  if (Buffer.byteLength(JSON.stringify(record)) > maxRecordBytes) {
+    throw new PayloadTooLargeError(`The ${what} is too large to store (at most about ${maxRecordBytes / 1000} KB).`);
+  }
+};
+
+/**
+ * A name as part of a key. Sort keys hold at most 1 KB, and names have no length limit in the
+ * reference, so a long name is replaced by its digest: still unique, just not readable.
+ */
+export const nameKeyPart = (name: string): string =>
+  Buffer.byteLength(name) <= 512 ? name : `sha256:${createHash('sha256').update(name).digest('hex')}`;
+
+/** A concurrent writer took the number; reading again and rebuilding is enough to resolve it. */
+const appendAttempts = 5;
+
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+export const defineVersionedEntity = <V extends StoredVersion>(definition: VersionedEntityDefinition<V>) => {
+  const { entity, token, label } = definition;
+  const headPartition = (orgId: string) => `ORG#${orgId}#${token}`;
+  const namePartition = (orgId: string) => `ORG#${orgId}#${token}_NAME`;
+  const versionPartition = (orgId: string) => `ORG#${orgId}#${token}_VERSION`;
+  const versionSortKey = (id: string, version: number) => `${id}#${sortableValue(version)}`;
+  const headKey = (orgId: string, id: string): PrimaryKey => ({ pk: headPartition(orgId), sk: id });
+  const versionKey = (orgId: string, id: string, version: number): PrimaryKey => ({
+    pk: versionPartition(orgId),
+    sk: versionSortKey(id, version),
+  });
+  const toHead = (item: Item): VersionedHead => versionedHead.parse(item);
+  const toVersion = (item: Item): V => definition.version.parse(item);
+  const notFound = (id: string) => new NotFoundError(`${capitalized(label)} ${id} does not exist.`);
+
+  const get = async (orgId: string, id: string, consistent = false): Promise<VersionedHead | undefined> => {
+    const item = await getItem(headKey(orgId, id), consistent);
+    return item ? toHead(item) : undefined;
+  };
+
+  const getExisting = async (orgId: string, id: string, consistent = false): Promise<VersionedHead> => {
+    const head = await get(orgId, id, consistent);
+    if (!head) throw notFound(id);
+    return head;
+  };
+
+  /** The heads of `ids` that exist, by id. */
+  const getMany = async (orgId: string, ids: string[]): Promise<Map<string, VersionedHead>> => {
+    const items = await batchGetItems([...new Set(ids)].map((id) => headKey(orgId, id)));
+    return new Map(items.map((item) => [String(item.id), toHead(item)]));
+  };
+
+  const getVersion = async (orgId: string, id: string, version: number): Promise<V | undefined> => {
+    const item = await getItem(versionKey(orgId, id, version));
+    return item ? toVersion(item) : undefined;
+  };
+
+  /** Stores `record` as the next version, conditioned on the latest version it was built from; false when it lost the race. */
+  const putVersion = async (orgId: string, id: string, record: V, basedOn: number | null): Promise<boolean> => {
+    ensureRecordFits(record, `${label} version`);
+    const lostRace = new ConflictError('lost the race for this version number');
+    try {
+      await transactWrite(
+        [
+          {
+            Update: {
+              Key: headKey(orgId, id),
+              UpdateExpression: 'SET latest_version = :version',
+              ConditionExpression:
+                basedOn === null
+                  ? 'attribute_exists(pk) AND attribute_not_exists(latest_version)'
+                  : 'latest_version = :basedOn',
+              ExpressionAttributeValues: { ':version': record.version, ...(basedOn === null ? {} : { ':basedOn': basedOn }) },
+            },
+          },
+          {
+            Put: {
+              Item: { ...versionKey(orgId, id, record.version), entity: `${entity}-version`, ...record },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+        () => lostRace,
+      );
+      return true;
+    } catch (error) {
+      if (error === lostRace) return false;
+      throw error;
+    }
+  };
+
+  return {
+    headKey,
+    versionKey,
+    get,
+    getExisting,
+    getMany,
+    getVersion,
+
+    /** Creates a head without versions; the name must be free in the organization (409). */
+    create: async (orgId: string, name: string, creator: { org_id: string; user_id: string }): Promise<{ id: string }> => {
+      const id = newId();
+      await transactWrite(
+        [
+          {
+            Put: {
+              Item: {
+                ...headKey(orgId, id),
+                entity,
+                id,
+                name,
+                deprecated: false,
+                created_at: nowIso(),
+                creator,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              Item: { pk: namePartition(orgId), sk: nameKeyPart(name), entity: `${entity}-name`, id },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+        () => new ConflictError(`A ${label} named '${name}' already exists.`),
+      );
+      return { id };
+    },
+
+    list: async (orgId: string, query: HeadListQuery): Promise<Paged<HeadView>> => {
+      const keep = (item: Item) => {
+        const head = toHead(item);
+        return (query.deprecated === undefined || head.deprecated === query.deprecated) && query.visible(head);
+      };
+      const filters = { ids: query.ids, deprecated: query.deprecated };
+      return pageOf(
+        orgId,
+        listFingerprint(entity, filters),
+        query.continuationToken,
+        (startKey) =>
+          query.ids && query.ids.length > 0
+            ? keysPage(
+                query.ids.map((id) => headKey(orgId, id)),
+                startKey,
+                { limit: query.limit, keep },
+              )
+            : queryPage({ partition: headPartition(orgId) }, { limit: query.limit, startKey, keep }),
+        (item) => headView(toHead(item)),
+      );
+    },
+
+    /**
+     * Adds the next version. Its number is claimed with a conditional write on the head, so
+     * two concurrent calls never both get N: the loser reads again and rebuilds on the winner's
+     * version (or fails with 409 when the caller asked for a specific number).
+     */
+    appendVersion: async (orgId: string, id: string, options: AppendVersionOptions<V>): Promise<V> => {
+      for (let attempt = 0; attempt < appendAttempts; attempt += 1) {
+        const head = await getExisting(orgId, id, true);
+        if (attempt === 0) options.authorize?.(head);
+        const next = (head.latest_version ?? 0) + 1;
+        if (options.expectedVersion !== undefined && options.expectedVersion !== next) {
+          throw new ConflictError(
+            `The next version of ${label} ${id} is ${next}, not ${options.expectedVersion} as the version parameter says.`,
+          );
+        }
+        const latest = head.latest_version === null ? undefined : await getVersion(orgId, id, head.latest_version);
+        const record = await options.build(latest, next);
+        if (await putVersion(orgId, id, record, head.latest_version)) return record;
+      }
+      throw new ConflictError(`Other versions of ${label} ${id} are being created at the same time; retry.`);
+    },
+
+    /** Versions of a head, as listed (without their internal ids); 404 when the head does not exist. */
+    listVersions: async (
+      orgId: string,
+      id: string,
+      query: VersionListQuery,
+      authorize: (head: VersionedHead) => void,
+    ): Promise<Paged<Omit<V, 'id'>>> => {
+      const head = await getExisting(orgId, id);
+      authorize(head);
+      const range =
+        query.versions?.kind === 'latest'
+          ? { low: head.latest_version ?? 0, high: head.latest_version ?? 0 }
+          : query.versions;
+      const filters = { id, range, descending: query.descending };
+      return pageOf(
+        orgId,
+        listFingerprint(`${entity}-versions`, filters),
+        query.continuationToken,
+        (startKey) =>
+          queryPage(
+            {
+              partition: versionPartition(orgId),
+              ...(range
+                ? { sortBetween: [versionSortKey(id, range.low), versionSortKey(id, range.high)] as [string, string] }
+                : { sortPrefix: `${id}#` }),
+              forward: !query.descending,
+            },
+            { limit: query.limit, startKey },
+          ),
+        (item) => {
+          const { id: _id, ...listed } = toVersion(item);
+          return listed;
+        },
+      );
+    },
+
+    /**
+     * Deprecates a head: 404 when missing, 409 when already deprecated, 400 while an active service
+     * uses it. The write is conditioned on the same state, so a service activated meanwhile wins.
+     */
+    deprecate: async (orgId: string, id: string, authorize: (head: VersionedHead) => void): Promise<void> => {
+      for (let attempt = 0; attempt < appendAttempts; attempt += 1) {
+        const head = await getExisting(orgId, id, true);
+        if (attempt === 0) authorize(head);
+        if (head.deprecated) throw new ConflictError(`${capitalized(label)} ${id} is already deleted.`);
+        if (head.active_services > 0) {
+          throw new BadRequestError(`${capitalized(label)} ${id} is used by an active service; deactivate the service first.`);
+        }
+        try {
+          await updateItem({
+            Key: headKey(orgId, id),
+            UpdateExpression: 'SET deprecated = :true',
+            ConditionExpression: 'deprecated = :false AND (attribute_not_exists(active_services) OR active_services <= :zero)',
+            ExpressionAttributeValues: { ':true': true, ':false': false, ':zero': 0 },
+          });
+          return;
+        } catch (error) {
+          if (!isConditionFailure(error)) throw error;
+        }
+      }
+      throw new ConflictError(`${capitalized(label)} ${id} is being changed at the same time; retry.`);
+    },
+
+    /**
+     * The transaction item that counts one more (+1) or one fewer (-1) active service using the
+     * record. Gaining a user requires the record to exist, have a version and not be deprecated.
+     */
+    activeServiceDelta: (orgId: string, id: string, delta: 1 | -1) => ({
+      Update: {
+        Key: headKey(orgId, id),
+        UpdateExpression: 'ADD active_services :delta',
+        ...(delta > 0
+          ? {
+              ConditionExpression: 'attribute_exists(pk) AND attribute_exists(latest_version) AND deprecated = :false',
+              ExpressionAttributeValues: { ':delta': delta, ':false': false },
+            }
+          : { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':delta': delta } }),
+      },
+    }),
+
+    /** Registers the organization eraser of this entity's items. */
+    registerEraser: () =>
+      registerOrganizationEraser(entity, async (orgId) => {
+        await erasePartition(versionPartition(orgId));
+        await erasePartition(namePartition(orgId));
+        await erasePartition(headPartition(orgId));
+      }),
+  };
+};
+
+export type VersionedEntity<V extends StoredVersion> = ReturnType<typeof defineVersionedEntity<V>>;

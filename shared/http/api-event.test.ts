@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../errors';
+import { normalizeQuery, parseMultipartBody } from './api-event';
+
+const multipart = async (form: FormData) => {
+  const request = new Request('http://localhost/', { method: 'POST', body: form });
+  return { body: Buffer.from(await request.arrayBuffer()), contentType: request.headers.get('content-type') ?? '' };
+};
+
+describe('parseMultipartBody', () => {
+  it('reads text fields as UTF-8 and keeps repeated fields', async () => {
+    // Prepare
+    const form = new FormData();
+    form.append('recorded_message', 'Grüß Gott, ¿qué tal? 👋');
+    form.append('recorded_message', 'second');
+    const { body, contentType } = await multipart(form);
+    // Act
+    const fields = await parseMultipartBody(body, contentType);
+    // Assess
+    expect(fields.recorded_message).toEqual(['Grüß Gott, ¿qué tal? 👋', 'second']);
+  });
+
+  it('reads a file part as text', async () => {
+    const form = new FormData();
+    form.append('recorded_message', new Blob(['from a file']), 'message.txt');
+    const { body, contentType } = await multipart(form);
+    expect((await parseMultipartBody(body, contentType)).recorded_message).toEqual(['from a file']);
+  });
+
+  it('rejects a body that is not multipart with a 422 on the content type', async () => {
+    await expect(parseMultipartBody(Buffer.from('{}'), 'application/json')).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('rejects a malformed multipart body with a 422', async () => {
+    await expect(parseMultipartBody(Buffer.from('garbage'), 'multipart/form-data; boundary=x')).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+  });
+});
+
+describe('normalizeQuery', () => {
+  it('keeps repeated values as arrays and reads id[] as id', () => {
+    const query = normalizeQuery({
+      multiValueQueryStringParameters: { id: ['a', 'b'], 'tag[]': ['x'], limit: ['5'] },
+    } as never);
+    expect(query).toEqual({ id: ['a', 'b'], tag: ['x'], limit: '5' });
+  });
+});

@@ -1,0 +1,114 @@
+import { execFile } from 'node:child_process';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { routeTable } from '../../shared/api/route-table';
+import { queueDefinitions } from '../../shared/queues';
+import { bundleLambda } from '../../infra/bundling';
+
+/**
+ * Per Lambda bundle: minified size, cold initialisation (a fresh Node process imports
+ * the bundle and serves one ping) and the handler's CPU time per ping invocation.
+ * Targets: bundle under 1 MB, cold init under 250 ms.
+ */
+const run = promisify(execFile);
+const outDir = resolve('.bench/bundles');
+
+const bundle = (entry: string, name: string): Promise<string> => bundleLambda(entry, join(outDir, name));
+
+/** A child process that imports the bundle, serves one ping, then runs many for CPU time. */
+const probeScript = (bundlePath: string, invocations: number) => `
+const started = performance.now();
+globalThis.awslambda = {
+  streamifyResponse: (fn) => fn,
+  HttpResponseStream: { from: (stream, prelude) => { stream.prelude = prelude; return stream; } },
+};
+const { handler } = await import(${JSON.stringify(bundlePath)});
+const { Writable } = await import('node:stream');
+const event = {
+  resource: '/v1/{organization}/admin/ping', path: '/v1/bench/admin/ping', httpMethod: 'GET',
+  headers: {}, multiValueHeaders: {}, queryStringParameters: null, multiValueQueryStringParameters: null,
+  pathParameters: { organization: 'bench' }, stageVariables: null, body: null, isBase64Encoded: false,
+  requestContext: { requestId: 'bench', path: '/v1/bench/admin/ping', domainName: 'localhost' },
+};
+const context = { awsRequestId: 'bench', functionName: 'bench', getRemainingTimeInMillis: () => 30000 };
+const invoke = async () => {
+  if (handler.length >= 3) {
+    const sink = new Writable({ write(_c, _e, cb) { cb(); } });
+    await handler(event, sink, context);
+    return sink.prelude?.statusCode;
+  }
+  return (await handler(event, context)).statusCode;
+};
+const status = await invoke();
+const coldMs = performance.now() - started;
+const cpuBefore = process.cpuUsage();
+for (let i = 0; i < ${invocations}; i += 1) await invoke();
+const cpu = process.cpuUsage(cpuBefore);
+console.log(JSON.stringify({ coldMs, status, cpuMicrosPerInvocation: (cpu.user + cpu.system) / ${invocations} }));
+`;
+
+export interface BundleFigures {
+  name: string;
+  bytes: number;
+  coldMs: number;
+  status: number;
+  cpuMicrosPerInvocation: number;
+}
+
+export const measureLambdaBundles = async (invocations = 500): Promise<BundleFigures[]> => {
+  await mkdir(outDir, { recursive: true });
+  const groups = [...new Set(routeTable.map((operation) => operation.group))];
+  const entries = [
+    ...groups.map((group) => ({ name: group, entry: `functions/${group}/handler.ts` })),
+    ...queueDefinitions
+      .filter((queue) => queue.hasConsumer)
+      .map((queue) => ({ name: `worker-${queue.worker}`, entry: `functions/workers/${queue.worker}.ts` })),
+  ];
+  const figures: BundleFigures[] = [];
+  for (const { name, entry } of entries) {
+    const bundlePath = await bundle(entry, name);
+    const bytes = (await stat(bundlePath)).size;
+    const probePath = join(outDir, name, 'probe.mjs');
+    // Workers take SQS events, so only their import time is a fair cold-start figure.
+    const isWorker = name.startsWith('worker-');
+    await writeFile(probePath, isWorker ? workerProbe(bundlePath) : probeScript(bundlePath, invocations));
+    const { stdout } = await run(process.execPath, [probePath], {
+      env: {
+        ...process.env,
+        TABLE_NAME: 'bench',
+        ARTIFACT_BUCKET: 'bench',
+        AWS_REGION: 'us-east-1',
+        POWERTOOLS_METRICS_DISABLED: 'true',
+        POWERTOOLS_LOG_LEVEL: 'ERROR',
+      },
+    });
+    figures.push({ name, bytes, ...(JSON.parse(stdout.trim().split('\n').at(-1) as string) as Omit<BundleFigures, 'name' | 'bytes'>) });
+  }
+  return figures;
+};
+
+const workerProbe = (bundlePath: string) => `
+const started = performance.now();
+await import(${JSON.stringify(bundlePath)});
+console.log(JSON.stringify({ coldMs: performance.now() - started, status: 0, cpuMicrosPerInvocation: 0 }));
+`;
+
+export const printBundleTable = (figures: BundleFigures[]): boolean => {
+  const rows = figures.map((figure) => {
+    const sizeOk = figure.bytes < 1024 * 1024;
+    const coldOk = figure.coldMs < 250;
+    return {
+      ok: sizeOk && coldOk,
+      line: [
+        figure.name.padEnd(22),
+        `${(figure.bytes / 1024).toFixed(0).padStart(6)} KiB${sizeOk ? '' : ' (over 1 MB)'}`.padEnd(24),
+        `${figure.coldMs.toFixed(0).padStart(5)} ms${coldOk ? '' : ' (over 250 ms)'}`.padEnd(22),
+        figure.name.startsWith('worker-') ? '     n/a' : `${figure.cpuMicrosPerInvocation.toFixed(0).padStart(6)} µs (status ${figure.status})`,
+      ].join(''),
+    };
+  });
+  console.log(`${'bundle'.padEnd(22)}${'minified size'.padEnd(24)}${'cold init'.padEnd(22)}CPU per ping`);
+  for (const row of rows) console.log(row.line);
+  return rows.every((row) => row.ok);
+};

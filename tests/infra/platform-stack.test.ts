@@ -1,0 +1,478 @@
+import { readFileSync } from 'node:fs';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DataStore } from '../../infra/constructs/data-store';
+import { MessageQueues } from '../../infra/constructs/message-queues';
+import { pascalCase } from '../../infra/constructs/naming';
+import {
+  bindBucket,
+  bindEmailSender,
+  bindModelInvocation,
+  bindQueue,
+  bindSecret,
+  bindTable,
+} from '../../infra/constructs/platform-function';
+import { PlatformStack } from '../../infra/stacks/platform-stack';
+import { readPlatformSettings } from '../../infra/stacks/platform-settings';
+import { addRegionalStacks } from '../../infra/stacks/regional-stacks';
+import { endpointGroups, type Operation } from '../../shared/api/operation';
+import { canonicalResourcePaths } from '../../shared/api/paths';
+import { routeTable } from '../../shared/api/route-table';
+import { globalIndexes, tableKeys } from '../../shared/data/table-definition';
+import { queueDefinitions } from '../../shared/queues';
+
+/** The context `cdk synth` uses, so the tests check what would deploy. */
+const cdkContext: Record<string, unknown> = JSON.parse(
+  readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'),
+).context;
+
+/**
+ * CDK's own switch for skipping asset bundling (what `cdk synth --exclusively` uses for
+ * unselected stacks). Entry files must still exist; esbuild just does not run, which
+ * keeps each synth well under a second. `npx cdk synth` bundles for real.
+ */
+const skipBundling = { 'aws:cdk:bundling-stacks': [] };
+
+const synth = (context: Record<string, unknown> = {}): { app: App; stacks: PlatformStack[] } => {
+  const app = new App({ context: { ...cdkContext, ...skipBundling, ...context } });
+  return { app, stacks: addRegionalStacks(app) };
+};
+
+type Resources = Record<string, { Properties: Record<string, unknown> } & Record<string, unknown>>;
+
+const groupsInUse = endpointGroups.filter((group) => routeTable.some((operation) => operation.group === group));
+const consumedQueues = queueDefinitions.filter((definition) => definition.hasConsumer);
+
+/** The logical id an output refers to, e.g. the table behind `TableName`. */
+const outputTarget = (template: Template, output: string): string => {
+  const value = template.toJSON().Outputs[output]?.Value as { Ref?: string } | undefined;
+  if (!value?.Ref) throw new Error(`output ${output} is not a Ref`);
+  return value.Ref;
+};
+
+/** A queue's and its dead-letter queue's logical ids, found through the queue's URL output. */
+const queueIds = (template: Template, worker: string): { queueId: string; deadLetterId: string } => {
+  const queueId = outputTarget(template, `${pascalCase(worker)}QueueUrl`);
+  const queue = (template.toJSON().Resources as Resources)[queueId];
+  const redrive = queue?.Properties.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string] } } | undefined;
+  if (!redrive) throw new Error(`queue ${worker} has no redrive policy`);
+  return { queueId, deadLetterId: redrive.deadLetterTargetArn['Fn::GetAtt'][0] };
+};
+
+const functionsByDescription = (template: Template, description: string): Resources =>
+  template.findResources('AWS::Lambda::Function', { Properties: { Description: description } }) as Resources;
+
+const onlyOne = <T>(record: Record<string, T>): [string, T] => {
+  const entries = Object.entries(record);
+  expect(entries).toHaveLength(1);
+  return entries[0] as [string, T];
+};
+
+describe('platform stack', () => {
+  let stack: PlatformStack;
+  let template: Template;
+
+  beforeAll(() => {
+    const [first] = synth({ regions: ['eu-central-1'] }).stacks;
+    if (!first) throw new Error('no stack');
+    stack = first;
+    template = Template.fromStack(stack);
+  });
+
+  it('keeps the single table durable: keys, indexes, PITR, TTL, deletion protection, retained', () => {
+    const keys = (partition: string, sort: string) => [
+      { AttributeName: partition, KeyType: 'HASH' },
+      { AttributeName: sort, KeyType: 'RANGE' },
+    ];
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        KeySchema: keys(tableKeys.partitionKey, tableKeys.sortKey),
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: tableKeys.timeToLiveAttribute, Enabled: true },
+        DeletionProtectionEnabled: true,
+        SSESpecification: { SSEEnabled: true },
+        GlobalSecondaryIndexes: globalIndexes.map((index) => ({
+          IndexName: index.indexName,
+          KeySchema: keys(index.partitionKey, index.sortKey),
+          Projection: { ProjectionType: 'ALL' },
+        })),
+        AttributeDefinitions: Match.arrayWith([{ AttributeName: tableKeys.partitionKey, AttributeType: 'S' }]),
+      },
+    });
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+  });
+
+  it('gives every queue an encrypted, TLS-only dead-letter queue and a visibility of 6x its consumer timeout', () => {
+    const resources = template.toJSON().Resources as Resources;
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+    for (const definition of queueDefinitions) {
+      const { queueId, deadLetterId } = queueIds(template, definition.worker);
+      const queue = resources[queueId]?.Properties as {
+        VisibilityTimeout: number;
+        RedrivePolicy: { maxReceiveCount: number };
+        SqsManagedSseEnabled: boolean;
+      };
+      expect(queue.SqsManagedSseEnabled).toBe(true);
+      expect(queue.RedrivePolicy.maxReceiveCount).toBe(definition.maxReceiveCount);
+      expect(resources[deadLetterId]?.Properties).toMatchObject({
+        MessageRetentionPeriod: 14 * 24 * 3600,
+        SqsManagedSseEnabled: true,
+      });
+      for (const id of [queueId, deadLetterId]) {
+        template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: [{ Ref: id }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            ]),
+          },
+        });
+      }
+
+      const queueArn = JSON.stringify({ 'Fn::GetAtt': [queueId, 'Arn'] });
+      const consumers = mappings.filter((mapping) => JSON.stringify(mapping.Properties.EventSourceArn) === queueArn);
+      expect(consumers).toHaveLength(definition.hasConsumer ? 1 : 0);
+      const [consumer] = consumers;
+      if (!consumer) {
+        expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * definition.consumerTimeoutSeconds);
+        continue;
+      }
+      expect(consumer.Properties).toMatchObject({
+        BatchSize: definition.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: definition.maxConcurrency },
+      });
+      const functionId = (consumer.Properties.FunctionName as { Ref: string }).Ref;
+      const timeout = (resources[functionId]?.Properties as { Timeout: number }).Timeout;
+      expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
+    }
+  });
+
+  it('locks the artifact bucket down and expires generated objects', () => {
+    const bucketId = outputTarget(template, 'BucketName');
+    template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        LoggingConfiguration: { DestinationBucketName: Match.anyValue() },
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([
+            Match.objectLike({ Prefix: 'prompt-logs/', ExpirationInDays: 30, Status: 'Enabled' }),
+            Match.objectLike({ Prefix: 'artifacts/', ExpirationInDays: 90, Status: 'Enabled' }),
+          ]),
+        },
+      },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('creates one Node.js 22 arm64 function per endpoint group in the route table and per consumed queue', () => {
+    template.resourceCountIs('AWS::Lambda::Function', groupsInUse.length + consumedQueues.length);
+    const expected = {
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      MemorySize: 512,
+      TracingConfig: { Mode: 'Active' },
+      LoggingConfig: Match.objectLike({ LogFormat: 'JSON', LogGroup: Match.anyValue() }),
+    };
+    for (const group of groupsInUse) {
+      const [, fn] = onlyOne(functionsByDescription(template, `Endpoint group ${group}`));
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(Object.keys(variables)).toEqual(
+        expect.arrayContaining(['TABLE_NAME', 'SIGNING_KEY_SECRET_ARN', 'JWT_ISSUER', 'MAINTENANCE_MODE']),
+      );
+      expect(variables).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: group,
+        POWERTOOLS_METRICS_NAMESPACE: 'ClassicApi',
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+    }
+    for (const definition of consumedQueues) {
+      onlyOne(functionsByDescription(template, `Consumer of the ${definition.worker} queue`));
+    }
+    template.allResourcesProperties('AWS::Lambda::Function', expected);
+  });
+
+  it('derives the REST API from the route table, streaming only the streaming operations', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
+    expect(methods).toHaveLength(routeTable.length);
+    for (const operation of routeTable) {
+      const method = methods.find((candidate) => candidate.Properties.OperationName === operation.operationId);
+      expect(method?.Properties).toMatchObject({
+        HttpMethod: operation.method,
+        AuthorizationType: 'NONE',
+        Integration: { Type: 'AWS_PROXY' },
+      });
+      const integration = method?.Properties.Integration as Record<string, unknown>;
+      if (operation.streaming) expect(integration.ResponseTransferMode).toBe('STREAM');
+      else expect(integration.ResponseTransferMode).toBeUndefined();
+    }
+    for (const [operation, resourcePath] of canonicalResourcePaths(routeTable)) {
+      const methods = stack.api.methodsByGroup.get(operation.group) ?? [];
+      expect(methods.some((method) => method.resource.path === resourcePath && method.httpMethod === operation.method)).toBe(
+        true,
+      );
+    }
+    template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{organization}' });
+  });
+
+  it('logs, traces and throttles the stage', () => {
+    const stage = onlyOne(template.findResources('AWS::ApiGateway::Stage'))[1].Properties as {
+      AccessLogSetting: { Format: string };
+      MethodSettings: Record<string, unknown>[];
+    };
+    expect(stage).toMatchObject({ StageName: 'prod', TracingEnabled: true });
+    expect(JSON.parse(stage.AccessLogSetting.Format)).toMatchObject({
+      requestId: '$context.requestId',
+      status: '$context.status',
+      resourcePath: '$context.resourcePath',
+    });
+    expect(stage.MethodSettings).toEqual([
+      expect.objectContaining({
+        ResourcePath: '/*',
+        HttpMethod: '*',
+        LoggingLevel: 'ERROR',
+        MetricsEnabled: true,
+        DataTraceEnabled: false,
+        ThrottlingRateLimit: 500,
+        ThrottlingBurstLimit: 1000,
+      }),
+    ]);
+    template.resourceCountIs('AWS::ApiGateway::Account', 1);
+
+    const [dev] = synth({ stage: 'dev', regions: ['eu-central-1'] }).stacks;
+    if (!dev) throw new Error('no stack');
+    Template.fromStack(dev).hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'dev',
+      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+    });
+  });
+
+  it('has a dashboard per endpoint group and queue, DLQ alarms and a 5xx-rate alarm', () => {
+    const [, dashboard] = onlyOne(template.findResources('AWS::CloudWatch::Dashboard'));
+    const body = JSON.stringify(dashboard.Properties.DashboardBody);
+    for (const group of groupsInUse) {
+      expect(body).toContain(`${group}: requests`);
+      expect(body).toContain(`${group}: errors`);
+      expect(body).toContain(`${group}: latency`);
+    }
+    for (const { worker } of queueDefinitions) expect(body).toContain(`${worker}: dead-letter queue`);
+
+    template.resourceCountIs('AWS::CloudWatch::Alarm', queueDefinitions.length + 1);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: 0.01,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'errors / requests' })]),
+    });
+    for (const { worker } of queueDefinitions) {
+      const { deadLetterId } = queueIds(template, worker);
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+        Metrics: [
+          Match.objectLike({
+            MetricStat: Match.objectLike({
+              Metric: {
+                Namespace: 'AWS/SQS',
+                MetricName: 'ApproximateNumberOfMessagesVisible',
+                Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterId, 'QueueName'] } }],
+              },
+            }),
+          }),
+        ],
+      });
+    }
+  });
+
+  it('outputs the API URL, table, bucket and queue URLs', () => {
+    const outputs = Object.keys(template.toJSON().Outputs);
+    expect(outputs).toEqual(
+      expect.arrayContaining([
+        'ApiUrl',
+        'TableName',
+        'BucketName',
+        ...queueDefinitions.map(({ worker }) => `${pascalCase(worker)}QueueUrl`),
+      ]),
+    );
+  });
+
+  it('reports no errors or warnings while synthesizing', () => {
+    const annotations = Annotations.fromStack(stack);
+    expect(annotations.findError('*', Match.anyValue())).toEqual([]);
+    expect(annotations.findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('removes the RestApi default output in favour of ApiUrl', () => {
+    expect(Object.keys(template.toJSON().Outputs).filter((id) => id.startsWith('ApiEndpoint'))).toEqual([]);
+  });
+});
+
+describe('response streaming', () => {
+  // Whatever the route table streams today, a whole group made streaming shows the wiring.
+  const streamingAdmin: Operation[] = routeTable.map((operation) =>
+    operation.group === 'admin' ? { ...operation, streaming: true } : operation,
+  );
+
+  const streamingTemplate = (operations: readonly Operation[]): Template => {
+    const app = new App({ context: { ...cdkContext, ...skipBundling } });
+    const { regions: _regions, ...settings } = readPlatformSettings(app.node);
+    return Template.fromStack(
+      new PlatformStack(app, 'Streaming', { env: { region: 'eu-central-1' }, settings, operations }),
+    );
+  };
+
+  it('streams through InvokeWithResponseStream with the function timeout as integration timeout', () => {
+    const template = streamingTemplate(streamingAdmin);
+    const [, fn] = onlyOne(functionsByDescription(template, 'Endpoint group admin'));
+    const timeoutSeconds = fn.Properties.Timeout as number;
+    expect(timeoutSeconds).toBeGreaterThan(29);
+    const adminOperationIds = new Set(
+      routeTable.filter((operation) => operation.group === 'admin').map((operation) => operation.operationId),
+    );
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method')).filter((method) =>
+      adminOperationIds.has(method.Properties.OperationName),
+    );
+    expect(methods).toHaveLength(adminOperationIds.size);
+    for (const method of methods) {
+      const integration = method.Properties.Integration as {
+        ResponseTransferMode: string;
+        TimeoutInMillis: number;
+        Uri: unknown;
+      };
+      expect(integration.ResponseTransferMode).toBe('STREAM');
+      expect(integration.TimeoutInMillis).toBe(timeoutSeconds * 1000);
+      expect(JSON.stringify(integration.Uri)).toContain('/response-streaming-invocations');
+    }
+  });
+
+  it('refuses a group that mixes streaming and buffered operations', () => {
+    const [first, ...rest] = routeTable;
+    if (!first) throw new Error('empty route table');
+    const mixed: Operation[] = [
+      { ...first, streaming: true },
+      { ...first, operationId: 'buffered', path: `${first.path}-buffered` },
+      ...rest,
+    ];
+    expect(() => streamingTemplate(mixed)).toThrow(/mixes streaming and buffered/);
+  });
+});
+
+describe('regions', () => {
+  it('creates one independent stack per region', () => {
+    const { stacks } = synth({ regions: ['us-east-1', 'eu-central-1'] });
+    expect(stacks.map((stack) => [stack.stackName, stack.region])).toEqual([
+      ['ClassicApi-us-east-1', 'us-east-1'],
+      ['ClassicApi-eu-central-1', 'eu-central-1'],
+    ]);
+    for (const stack of stacks) {
+      const body = JSON.stringify(Template.fromStack(stack).toJSON());
+      const others = stacks.filter((other) => other !== stack);
+      for (const other of others) expect(body).not.toContain(other.region);
+      expect(stack.dependencies).toEqual([]);
+      Template.fromStack(stack).resourceCountIs('AWS::DynamoDB::Table', 1);
+    }
+  });
+
+  it('accepts a comma-separated region list from the command line', () => {
+    const { stacks } = synth({ regions: 'eu-west-1,ap-southeast-2' });
+    expect(stacks.map((stack) => stack.region)).toEqual(['eu-west-1', 'ap-southeast-2']);
+  });
+
+  it.each([
+    [{ regions: [] }, /"regions"/],
+    [{ regions: ['eu-central-1', 'eu-central-1'] }, /distinct/],
+    [{ regions: ['Frankfurt'] }, /"regions"/],
+    [{ stage: 'Prod!' }, /"stage"/],
+    [{ superAdminEmail: 'nobody' }, /"superAdminEmail"/],
+    [{ maintenanceMode: 'maybe' }, /"maintenanceMode"/],
+  ])('rejects bad context %j', (context, message) => {
+    expect(() => synth(context)).toThrow(message);
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it('finds nothing unacknowledged in any regional stack', () => {
+    const { app, stacks } = synth();
+    const pack = new AwsSolutionsChecks(app, { verbose: true });
+    for (const stack of stacks) {
+      const findings = pack
+        .validateScope(stack)
+        .violations.map((violation) => `${violation.severity} ${violation.ruleName}: ${violation.description}`);
+      expect(findings, Stack.of(stack).stackName).toEqual([]);
+    }
+  });
+
+  it('acknowledges exactly the wildcards the bind helpers create, whatever binds them', () => {
+    // Groups without a handler yet cannot be synthesized, so exercise every helper on a stand-in.
+    const app = new App({ context: cdkContext });
+    const helpers = new Stack(app, 'Helpers', { env: { region: 'eu-west-1' } });
+    const data = new DataStore(helpers, 'Data');
+    const queues = new MessageQueues(helpers, 'Queues');
+    const fn = new LambdaFunction(helpers, 'Fn', {
+      runtime: Runtime.NODEJS_22_X,
+      handler: 'index.handler',
+      code: Code.fromInline('export const handler = async () => {};'),
+    });
+    bindTable(fn, data.table, 'read');
+    bindBucket(fn, data.bucket, 'readWrite');
+    bindQueue(fn, queues.get('analysis'), 'send');
+    bindQueue(fn, queues.get('webhook'), 'consume');
+    bindSecret(fn, data.signingKey, 'SIGNING_KEY_SECRET_ARN');
+    bindEmailSender(fn, 'no-reply@mail.example.com');
+    bindModelInvocation(fn);
+
+    const findings = new AwsSolutionsChecks(app)
+      .validateScope(helpers)
+      .violations.map((violation) => violation.ruleName)
+      .filter((rule) => rule.startsWith('AwsSolutions-IAM5'));
+    expect(findings).toEqual([]);
+
+    const template = Template.fromStack(helpers);
+    const [, standIn] = onlyOne(template.findResources('AWS::Lambda::Function'));
+    const variables = Object.keys((standIn.Properties.Environment as { Variables: object }).Variables);
+    expect(variables.sort()).toEqual(
+      ['ANALYSIS_QUEUE_URL', 'ARTIFACT_BUCKET', 'EMAIL_FROM', 'SIGNING_KEY_SECRET_ARN', 'TABLE_NAME'].sort(),
+    );
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 'ses:SendEmail',
+            Resource: ['identity/no-reply@mail.example.com', 'identity/mail.example.com'].map((suffix) => ({
+              'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp(`:${suffix}$`)])],
+            })),
+          }),
+        ]),
+      },
+    });
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+  });
+
+  it('lets synthesis pass with the pack registered as `cdk synth` does', () => {
+    const { app } = synth();
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).not.toThrow();
+  });
+});

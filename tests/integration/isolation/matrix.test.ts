@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { importJWK, SignJWT } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Operation } from '../../../shared/api/operation';
+import { routeTable } from '../../../shared/api/route-table';
+import { apiUrl, harness } from '../support/client';
+import { createOrganization, createUserSession, rootSession, type Session } from '../support/identity';
+import { pathValueFor, sampleFor } from './samples';
+
+/**
+ * Tenant isolation, generated from the route table so every operation added later is
+ * covered: for each operation that needs credentials, missing, expired, tampered and
+ * foreign credentials are refused, a user without grants is refused (or, for filtered
+ * lists, sees nothing), and no refusal carries another organization's data.
+ */
+const protectedOperations = routeTable.filter((operation) => operation.auth === 'required');
+
+let tenant: { orgId: string; session: Session };
+let stranger: { orgId: string; session: Session };
+let powerless: Session;
+let expiredToken: string;
+/** Strings that must never appear in an answer to someone outside the tenant. */
+let tenantMarkers: string[];
+
+const tamper = (token: string): string => {
+  const [header, payload, signature] = token.split('.') as [string, string, string];
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+  claims.exp += 3600;
+  return `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
+};
+
+/** A token exactly like a real one but expired, signed with the platform's key (read from its state folder). */
+const expire = async (token: string): Promise<string> => {
+  const material = JSON.parse(await readFile(join(dirname(harness().outboxDir), 'signing-key.json'), 'utf8'));
+  const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+  const key = await importJWK({ ...material.private_jwk, alg: 'ES256' }, 'ES256');
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ ...payload, iat: now - 7200, exp: now - 3600 }).setProtectedHeader(header).sign(key);
+};
+
+/** Records that exist in the tenant, so permission checks run rather than "not found". */
+const knownPathValues = (): Record<string, string> => ({
+  requested_user_id: tenant.session.userId,
+  user_id: tenant.session.userId,
+  role_name: 'DefaultUserRole',
+});
+
+/** Only JSON bodies are generated, and fetch sends no body with GET. */
+const sendsJsonSample = (operation: Operation): boolean =>
+  (operation.request.bodyType ?? 'json') === 'json' && operation.method !== 'GET';
+
+const call = async (operation: Operation, orgId: string, headers: Record<string, string>) => {
+  const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (name === 'organization') return orgId;
+    const known = knownPathValues()[name];
+    if (known) return encodeURIComponent(known);
+    const schema = operation.request.path?.shape[name];
+    return encodeURIComponent(schema ? pathValueFor(schema as never) : 'sample');
+  });
+  const query = (sampleFor(operation.request.query) ?? {}) as Record<string, string>;
+  const extraHeaders = Object.fromEntries(
+    Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [name, String(value)]),
+  );
+  const body = sampleFor(operation.request.body);
+  const isJson = sendsJsonSample(operation) && body !== undefined;
+  const response = await fetch(apiUrl(path, query), {
+    method: operation.method,
+    headers: { ...extraHeaders, ...(isJson ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: isJson ? JSON.stringify(body) : undefined,
+    redirect: 'manual',
+  });
+  return { status: response.status, text: await response.text() };
+};
+
+const expectNoTenantData = (text: string) => {
+  for (const marker of tenantMarkers) expect(text).not.toContain(marker);
+};
+
+beforeAll(async () => {
+  const root = await rootSession();
+  tenant = await createOrganization(root);
+  stranger = await createOrganization(root);
+  const nothing = await fetch(apiUrl(`/v1/${tenant.orgId}/role/`), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tenant.session.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ role_name: 'NoGrants', description: 'Holds no permission.', permission_grants: [], frontend_view: 'client' }),
+  });
+  expect(nothing.status).toBe(201);
+  powerless = await createUserSession(tenant.session, 'NoGrants');
+  expiredToken = await expire(tenant.session.token);
+  tenantMarkers = [tenant.session.userId, `${tenant.orgId}"`];
+});
+
+describe.each(protectedOperations.map((operation) => [operation.operationId, operation] as const))(
+  'isolation of %s',
+  (_, operation) => {
+    it('refuses a request without credentials (401)', async () => {
+      const response = await call(operation, tenant.orgId, {});
+      expect(response.status).toBe(401);
+      expectNoTenantData(response.text);
+    });
+
+    it('refuses an expired token (401)', async () => {
+      const response = await call(operation, tenant.orgId, { authorization: `Bearer ${expiredToken}` });
+      expect(response.status).toBe(401);
+    });
+
+    it('refuses a tampered token (401)', async () => {
+      const response = await call(operation, tenant.orgId, { authorization: `Bearer ${tamper(tenant.session.token)}` });
+      expect(response.status).toBe(401);
+    });
+
+    it('refuses a token of another organization: 401 undeclared, 403 through X-ORG-ID', async () => {
+      const authorization = `Bearer ${stranger.session.token}`;
+      const undeclared = await call(operation, tenant.orgId, { authorization });
+      expect(undeclared.status).toBe(401);
+      expectNoTenantData(undeclared.text);
+      const declared = await call(operation, tenant.orgId, { authorization, 'x-org-id': stranger.orgId });
+      expect(declared.status).toBe(403);
+      expectNoTenantData(declared.text);
+    });
+
+    it('gives a user without grants nothing (403, 404, or an empty filtered answer)', async () => {
+      const response = await call(operation, tenant.orgId, { authorization: `Bearer ${powerless.token}` });
+      const body = operation.request.body;
+      const bodyIsValid = !body || (sendsJsonSample(operation) && body.safeParse(sampleFor(body)).success);
+      const allowed = bodyIsValid ? [200, 201, 403, 404] : [200, 201, 403, 404, 422];
+      expect(allowed).toContain(response.status);
+      expectNoTenantData(response.text);
+    });
+  },
+);

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+
+/**
+ * Plausible request values generated from an operation's zod schemas, so every operation
+ * of the route table can be called without hand-written fixtures. A sample is only a best
+ * effort: callers check it with the schema before relying on it.
+ */
+type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  minLength?: number;
+  minItems?: number;
+  default?: unknown;
+};
+
+const hexId = () => Array.from({ length: 24 }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+
+const stringCandidates = (schema: JsonSchema): string[] => {
+  switch (schema.format) {
+    case 'email':
+      return ['someone@example.com'];
+    case 'uri':
+    case 'url':
+      return ['https://example.com/page'];
+    case 'date-time':
+      return [new Date().toISOString()];
+    case 'duration':
+      return ['P1D'];
+    default:
+      return [hexId(), 'sample', 'sample_name', 'P1D', '1.0.0', 'a', 'x'.repeat(Math.max(1, schema.minLength ?? 1))];
+  }
+};
+
+const sampleOf = (schema: JsonSchema): unknown => {
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum) return schema.enum[0];
+  const variants = schema.anyOf ?? schema.oneOf;
+  if (variants) return sampleOf(variants.find((variant) => variant.type !== 'null') ?? variants[0] ?? {});
+  if (schema.allOf?.[0]) return sampleOf(schema.allOf[0]);
+  const type = Array.isArray(schema.type) ? schema.type.find((name) => name !== 'null') : schema.type;
+  switch (type) {
+    case 'object':
+      return Object.fromEntries(
+        (schema.required ?? []).map((name) => [name, sampleOf(schema.properties?.[name] ?? {})]),
+      );
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () => sampleOf(schema.items ?? {}));
+    case 'string': {
+      const candidates = stringCandidates(schema);
+      const pattern = schema.pattern ? new RegExp(schema.pattern) : undefined;
+      return candidates.find((candidate) => !pattern || pattern.test(candidate)) ?? candidates[0];
+    }
+    case 'integer':
+    case 'number':
+      return Math.max(1, schema.minimum ?? 1);
+    case 'boolean':
+      return false;
+    default:
+      return schema.default ?? 'sample';
+  }
+};
+
+export const sampleFor = (schema: z.ZodType | undefined): unknown => {
+  if (!schema) return undefined;
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  return sampleOf(json);
+};
+
+/** A value for one path parameter that its schema accepts. */
+export const pathValueFor = (schema: z.ZodType): string => {
+  const candidates = [hexId(), 'SampleName', 'sample', '1', '>=1.0.0', 'latest'];
+  return candidates.find((candidate) => schema.safeParse(candidate).success) ?? 'sample';
+};
