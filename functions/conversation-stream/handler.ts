@@ -10,6 +10,7 @@ import {
   type StreamOptions,
   startConversation,
 } from '../../shared/conversations/conversations';
+import { BadRequestError } from '../../shared/errors';
 import { implement, streamHandler } from '../../shared/http/http-handler';
 
 /** Agent actions go only to callers with insight into the conversation, filtered by type. */
@@ -39,6 +40,7 @@ export const handler = streamHandler([
 
   implement(interactWithConversationOperation, async ({ path, query, body, caller, context }) => {
     requireTextFormats({ request: query.request_format, response: query.response_format, audioFormat: query.audio_format });
+    if (!body) throw new BadRequestError('A text interaction needs a multipart/form-data body with one recorded_message field.');
     return interactWithConversation({
       orgId: path.organization,
       conversationId: path.conversation_id,

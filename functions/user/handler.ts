@@ -30,7 +30,7 @@ import {
 } from '../../shared/identity/users';
 import { userInsightImplementations } from './insights';
 
-/** Sign-in has no caller yet: its limit counts per key and requested user. */
+/** Sign-in has no caller yet: its limit counts per key and requested user (or per e-mail address). */
 const limitSignIn = async (
   operation: { operationId: string; rateLimitPerMinute: number },
   orgId: string,
@@ -102,16 +102,17 @@ export const handler = httpHandler([
       userId: headers['x-user-id'],
     });
   }),
-  implement(signInWithEmailOperation, ({ path, body, context }) =>
-    signInWithEmail(path.organization, body.email, body.redirect_link, apiBaseUrl(context.url)),
-  ),
+  implement(signInWithEmailOperation, async ({ path, body, context }) => {
+    await limitSignIn(signInWithEmailOperation, path.organization, `email:${body.email.toLowerCase()}`, context.setHeader);
+    return signInWithEmail(path.organization, body.email, body.redirect_link, apiBaseUrl(context.url));
+  }),
   implement(emailSignInCallbackOperation, async ({ path, query, context }) => {
     context.setHeader('location', await completeEmailSignIn(path.organization, query.token));
     context.setHeader('cache-control', 'no-store');
     return undefined;
   }),
-  implement(tokenOperation, async ({ path, headers, body, context }) => {
-    const params = tokenParameters(body, context.rawHeaders['content-type']);
+  implement(tokenOperation, async ({ path, headers, context }) => {
+    const params = tokenParameters(context.rawBody, context.rawHeaders['content-type']);
     const subject = params.refresh_token
       ? `refresh:${hashSecret(params.refresh_token)}`
       : `${params.api_key_id ?? ''}:${params.user_id ?? ''}`;

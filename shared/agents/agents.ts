@@ -4,7 +4,6 @@ import { agents } from '../data/agent-repository';
 import type { Paged } from '../data/paging';
 import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
 import { newId, nowIso } from '../ids';
-import { isAgentUsedByActiveService } from '../services/usage';
 import type { AgentVersionBody, AgentVersionRecord } from './schemas';
 import { agentVersionContent } from './version-content';
 
@@ -62,7 +61,8 @@ export const listAgentVersions = (
 
 /**
  * Deprecates an agent (the reference's "delete"): versions are kept and running conversations
- * continue, but no service can start using it. Fails with 400 while an active service uses it.
+ * continue, but no service can start using it. Fails with 400 while an active service uses it
+ * (the rule of `isAgentUsedByActiveService`, enforced by the conditional write).
  */
 export const deprecateAgent = (orgId: string, agentId: string, authorize: Authorize<VersionedHead>): Promise<void> =>
-  agents.deprecate(orgId, agentId, { authorize, isUsed: () => isAgentUsedByActiveService(orgId, agentId) });
+  agents.deprecate(orgId, agentId, authorize);

@@ -32,8 +32,16 @@ export interface OperationRequest {
   headers?: z.ZodObject;
   body?: z.ZodType;
   /** json (default), multipart form data, or raw bytes. */
-  bodyType?: 'json' | 'multipart' | 'binary';
+  bodyType?: BodyType;
+  /**
+   * Chooses the body type from the validated query, for operations whose body format is a
+   * query parameter (interact: text is multipart, voice is raw audio). A `binary` body is
+   * not validated against `body`: the implementation reads the raw bytes.
+   */
+  bodyTypeFor?: (query: never) => BodyType;
 }
+
+export type BodyType = 'json' | 'multipart' | 'binary';
 
 export interface OperationResponse {
   status: number;

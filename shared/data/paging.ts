@@ -1,5 +1,6 @@
 import { createHash, randomInt } from 'node:crypto';
 import { BadRequestError } from '../errors';
+import { erasePartition, registerOrganizationEraser } from './organization-erasure';
 import { batchGetItems, getItem, type Item, type PrimaryKey, putItem, type QueryPage } from './table';
 
 /**
@@ -80,3 +81,6 @@ export const keysPage = async (
   const end = offset + options.limit;
   return { items: found.slice(offset, end), nextKey: end < found.length ? { offset: end } : undefined };
 };
+
+// Cursors hold sort keys (names, e-mails): they go with the organization rather than wait for their TTL.
+registerOrganizationEraser('paging-cursor', (orgId) => erasePartition(`ORG#${orgId}#CURSOR`));

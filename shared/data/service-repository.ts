@@ -95,8 +95,8 @@ type Failure = () => Error;
 /**
  * Writes a new or changed service and everything that must change with it, in one transaction:
  * the active-name guard, the active-service counts of its agent and state machine, and the tag
- * counters. `previous` is the version read
- * before the change (undefined when creating); a concurrent change makes the write fail with 409.
+ * counters. `previous` is the version read before the change (undefined when creating); if the
+ * service changed since, the write fails with `StaleServiceError`.
  */
 export const saveService = async (orgId: string, service: StoredService, previous?: StoredService): Promise<void> => {
   ensureRecordFits(service, 'service');
@@ -152,8 +152,12 @@ export const saveService = async (orgId: string, service: StoredService, previou
   // Keep the active-service counts of the agent and state machine in step, so neither can be
   // deprecated while an active service uses it, and a service cannot start using a deprecated one.
   const uses = [
-    { store: agents, id: (s: StoredService) => s.agent_id, label: 'Agent' },
-    { store: stateMachines, id: (s: StoredService) => s.service_hierarchical_state_machine_id, label: 'Service hierarchical state machine' },
+    { store: agents, label: 'Agent', id: (of: StoredService) => of.agent_id },
+    {
+      store: stateMachines,
+      label: 'Service hierarchical state machine',
+      id: (of: StoredService) => of.service_hierarchical_state_machine_id,
+    },
   ];
   for (const { store, id, label } of uses) {
     const before = previous?.is_active ? id(previous) : undefined;
@@ -184,10 +188,8 @@ export const saveService = async (orgId: string, service: StoredService, previou
     );
   }
 
-  await transactWrite(items, (error) => {
-    const failed = failedConditions(error)[0];
-    return (failed === undefined ? undefined : failures[failed]?.()) ?? failures[0]!();
-  });
+  // The first item whose condition failed names the error; a conflict with another transaction is a stale read.
+  await transactWrite(items, (error) => (failures[failedConditions(error)[0] ?? 0] as Failure)());
 };
 
 export interface ServiceListQuery {
@@ -201,8 +203,9 @@ export interface ServiceListQuery {
   continuationToken: number;
 }
 
-const sortValueOf = (service: StoredService, field: string) =>
-  `${sortableValue(service[field as 'name' | 'is_active'])}#${service.id}`;
+/** Where a service stands in a list ordered by `field` (creation order without one), as the indexes order it. */
+const orderKey = (service: StoredService, field: string | undefined) =>
+  field === undefined ? service.id : `${sortableValue(service[field as 'name' | 'is_active'])}#${service.id}`;
 
 export const listServices = async (orgId: string, query: ServiceListQuery): Promise<Paged<StoredService>> => {
   const keep = (item: Item) => {
@@ -224,11 +227,9 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
     query.continuationToken,
     (startKey) => {
       if (query.ids && query.ids.length > 0) {
-        const field = order?.field ?? 'created';
         const compare = (a: Item, b: Item) => {
-          const [left, right] = [toService(a), toService(b)];
-          const ascending =
-            field === 'created' ? left.id.localeCompare(right.id) : sortValueOf(left, field).localeCompare(sortValueOf(right, field));
+          const [left, right] = [orderKey(toService(a), order?.field), orderKey(toService(b), order?.field)];
+          const ascending = left < right ? -1 : left > right ? 1 : 0;
           return descending ? -ascending : ascending;
         };
         return keysPage(
@@ -238,7 +239,10 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
         );
       }
       if (order?.field === 'name') {
-        return queryPage({ index: 'gsi1', partition: servicePartition(orgId), forward: !descending }, { limit: query.limit, startKey, keep });
+        return queryPage(
+          { index: 'gsi1', partition: servicePartition(orgId), forward: !descending },
+          { limit: query.limit, startKey, keep },
+        );
       }
       if (byActivity) {
         // With an is_active filter only one block of the index can match, so read just that block.
@@ -248,7 +252,10 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
           { limit: query.limit, startKey, keep },
         );
       }
-      return queryPage({ partition: servicePartition(orgId), forward: !descending }, { limit: query.limit, startKey, keep });
+      return queryPage(
+        { partition: servicePartition(orgId), forward: !descending },
+        { limit: query.limit, startKey, keep },
+      );
     },
     toService,
   );

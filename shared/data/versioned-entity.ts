@@ -6,7 +6,16 @@ import { sortableValue, type VersionFilter } from '../http/list-params';
 import { newId, nowIso } from '../ids';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
 import { keysPage, listFingerprint, type Paged, pageOf } from './paging';
-import { batchGetItems, getItem, type Item, isConditionFailure, type PrimaryKey, queryPage, transactWrite, updateItem } from './table';
+import {
+  batchGetItems,
+  getItem,
+  type Item,
+  isConditionFailure,
+  type PrimaryKey,
+  queryPage,
+  transactWrite,
+  updateItem,
+} from './table';
 
 /**
  * Agents and service hierarchical state machines are the same kind of record: a named,

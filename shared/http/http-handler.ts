@@ -5,7 +5,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { Operation } from '../api/operation';
+import type { BodyType, Operation } from '../api/operation';
 import { operationPathParameters, routeShape } from '../api/paths';
 import { authenticateRequest } from '../auth/authenticate';
 import type { Caller } from '../auth/caller';
@@ -38,7 +38,8 @@ export interface OperationInput<O extends Operation> {
   path: Infer<O['request']['path']>;
   query: Infer<O['request']['query']>;
   headers: Infer<O['request']['headers']>;
-  body: Infer<O['request']['body']>;
+  /** Undefined when `bodyTypeFor` chose a raw body (read `context.rawBody`). */
+  body: O['request'] extends { bodyTypeFor: object } ? Infer<O['request']['body']> | undefined : Infer<O['request']['body']>;
   caller: O['auth'] extends 'required' ? Caller : Caller | undefined;
   context: RequestContext;
 }
@@ -94,8 +95,8 @@ const requestUrl = (event: APIGatewayProxyEvent, headers: Record<string, string>
   return `${proto}://${host}${event.requestContext?.path ?? event.path}`;
 };
 
-const parseBody = async (operation: Operation, body: Buffer, headers: Record<string, string>) => {
-  switch (operation.request.bodyType ?? 'json') {
+const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<string, string>) => {
+  switch (bodyType) {
     case 'multipart':
       return parseMultipartBody(body, headers['content-type']);
     case 'binary':
@@ -147,13 +148,16 @@ const dispatch = async (
   }
 
   const request = operation.request;
+  const query = request.query ? parseRequestPart(request.query, normalizeQuery(event), 'query') : undefined;
+  const bodyType = request.bodyTypeFor ? request.bodyTypeFor(query as never) : (request.bodyType ?? 'json');
   const input = {
     path: request.path ? parseRequestPart(request.path, pathParameters, 'path') : undefined,
-    query: request.query ? parseRequestPart(request.query, normalizeQuery(event), 'query') : undefined,
+    query,
     headers: request.headers ? parseRequestPart(request.headers, headers, 'header') : undefined,
-    body: request.body
-      ? parseRequestPart(request.body, await parseBody(operation, body, headers), 'body')
-      : undefined,
+    body:
+      request.body && bodyType !== 'binary'
+        ? parseRequestPart(request.body, await parseBody(bodyType, body, headers), 'body')
+        : undefined,
     caller,
     context: {
       requestId: context.awsRequestId,

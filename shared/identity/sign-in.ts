@@ -13,7 +13,7 @@ import {
 import { requireOrganization } from '../data/organization-repository';
 import { getRoleByName } from '../data/role-repository';
 import { getUser, getUserIdByEmail } from '../data/user-repository';
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../errors';
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../errors';
 import { nowIso } from '../ids';
 import { sendEmail } from './email';
 import { effectiveGrants, loadPrincipal, type Principal } from './principal';
@@ -37,6 +37,8 @@ interface KeySignIn {
 
 /** Checks a key (already authenticated, or re-checked on refresh) may sign the user in now. */
 const authorizeKeyForUser = async ({ orgId, apiKeyId, userId }: KeySignIn, secret?: string): Promise<Principal> => {
+  // Ids longer than any the platform makes cannot exist (and would be invalid table keys).
+  if (apiKeyId.length > 64 || userId.length > 64) throw unauthorized();
   const key = await getApiKey(orgId, apiKeyId);
   if (!key || key.expires_at <= nowIso()) throw unauthorized();
   if (secret !== undefined && !secretMatches(secret, key.secret_hash)) throw unauthorized();
@@ -65,12 +67,39 @@ export const signInWithApiKey = async (
 /** How long an e-mailed sign-in link works. */
 export const emailSignInLifetimeSeconds = 15 * 60;
 
+/**
+ * Where an e-mailed link may send the browser (with the token): the API's own origin and the
+ * origins listed in `SIGN_IN_REDIRECT_ORIGINS` (comma-separated, e.g. the frontend). Any other
+ * target would let whoever asks for a link for someone else's address receive their token.
+ */
+export const allowedRedirectOrigins = (baseUrl: string): string[] => [
+  new URL(baseUrl).origin,
+  ...(process.env.SIGN_IN_REDIRECT_ORIGINS ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '')
+    .map((origin) => new URL(origin).origin),
+];
+
+const requireAllowedRedirect = (redirectLink: string, baseUrl: string): void => {
+  if (!allowedRedirectOrigins(baseUrl).includes(new URL(redirectLink).origin)) {
+    throw new ValidationError([
+      {
+        loc: ['body', 'redirect_link'],
+        msg: 'The redirect_link must be on an allowed origin (this API or SIGN_IN_REDIRECT_ORIGINS).',
+        type: 'value_error',
+      },
+    ]);
+  }
+};
+
 export const signInWithEmail = async (
   orgId: string,
   email: string,
   redirectLink: string,
   baseUrl: string,
 ): Promise<{ user_id: string }> => {
+  requireAllowedRedirect(redirectLink, baseUrl);
   const organization = await requireOrganization(orgId);
   const userId = await getUserIdByEmail(orgId, email);
   const user = userId ? await getUser(orgId, userId) : undefined;

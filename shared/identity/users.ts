@@ -1,4 +1,4 @@
-import { type Caller, filterPermitted, hasPermission, requirePermission } from '../auth/caller';
+import { type Caller, hasPermission, requirePermission } from '../auth/caller';
 import { signToken, verifyToken } from '../auth/tokens';
 import { getOrganization, requireOrganization, type UserPreferences } from '../data/organization-repository';
 import type { Paged } from '../data/paging';

@@ -11,6 +11,7 @@ import { sampleStateMachineVersion } from '../state-machines/fixtures';
 import { createServiceRequest, versionSetInput } from './schemas';
 import { createService, deleteVersionSet, listServices, updateService, upsertVersionSet } from './services';
 import { createStateMachine, createStateMachineVersion } from './state-machines';
+import { isAgentUsedByActiveService } from './usage';
 import { resolveVersionSet } from './version-sets';
 
 const creator = { org_id: 'org', user_id: 'user' };
@@ -115,6 +116,23 @@ describe('services domain (DynamoDB Local)', () => {
     await expect(
       updateService(orgId, id, { is_active: true }, { updatedBy: creator, authorize: allow }),
     ).rejects.toThrow(/deprecated/);
+  });
+
+  it('moves the active use to the new agent when an active service switches agents', async () => {
+    // Prepare
+    const { orgId, agentId, service } = await prepare();
+    const { id } = await service('Support', true);
+    const other = await createAgent(orgId, 'Bea', creator);
+    await createAgentVersion(orgId, other.id, sampleAgentVersionBody(), { creator, authorize: allow });
+
+    // Act
+    await updateService(orgId, id, { agent_id: other.id }, { updatedBy: creator, authorize: allow });
+
+    // Assess
+    expect(await isAgentUsedByActiveService(orgId, agentId)).toBe(false);
+    expect(await isAgentUsedByActiveService(orgId, other.id)).toBe(true);
+    await deprecateAgent(orgId, agentId, allow);
+    await expect(deprecateAgent(orgId, other.id, allow)).rejects.toThrow(BadRequestError);
   });
 
   it('resolves edge to the latest versions and release to its pinned ones', async () => {

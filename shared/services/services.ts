@@ -15,10 +15,12 @@ import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { newId, nowIso } from '../ids';
 import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
 import { isServiceUsedBySimulation, isVersionSetUsedBySimulation } from './usage';
-import { EDGE, edgeVersionSet, presentedVersionSets, RELEASE, versionSetFrom } from './version-sets';
+import { EDGE, edgeAsOf, edgeVersionSet, presentedVersionSets, RELEASE, versionSetFrom } from './version-sets';
 
 /** What permission grant conditions can name on a service. */
-export const serviceAttributes = (service: Pick<StoredService, 'id' | 'name' | 'is_active' | 'agent_id' | 'service_hierarchical_state_machine_id' | 'tags'>) => ({
+export const serviceAttributes = (
+  service: Pick<StoredService, 'id' | 'name' | 'is_active' | 'agent_id' | 'service_hierarchical_state_machine_id' | 'tags'>,
+) => ({
   id: service.id,
   service_id: service.id,
   name: service.name,
@@ -76,9 +78,10 @@ export const createService = async (
   requireUsable(agent, labels.agent);
   requireUsable(machine, labels.stateMachine);
   const latest = { agent: agent.latest_version, stateMachine: machine.latest_version };
+  // Without a requested release, release is edge as it resolves now: pinned to today's latest versions.
   const release = request.release_version_set
     ? versionSetFrom(request.release_version_set, latest)
-    : { ...edgeVersionSet(), agent_version_number: latest.agent, service_hierarchical_state_machine_version_number: latest.stateMachine };
+    : edgeAsOf(latest);
   const id = newId();
   const now = nowIso();
   await saveService(orgId, {

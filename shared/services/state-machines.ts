@@ -6,7 +6,6 @@ import { BadRequestError, ValidationError } from '../errors';
 import { newId, nowIso } from '../ids';
 import type { StateMachineVersionBody, StateMachineVersionRecord } from '../state-machines/schemas';
 import { type ReferencedMachineResolver, validateStateMachineGraph } from '../state-machines/validate-graph';
-import { isStateMachineUsedByActiveService } from './usage';
 
 export const stateMachineAttributes = (machine: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) =>
   versionedAttributes(machine, 'service_hierarchical_state_machine_id');
@@ -79,7 +78,7 @@ export const listStateMachineVersions = (
 
 /**
  * Deprecates a state machine (the reference's "delete"): versions are kept, but no service can
- * start using it. Fails with 400 while an active service uses it.
+ * start using it. Fails with 400 while an active service uses it (see `isStateMachineUsedByActiveService`).
  */
 export const deleteStateMachine = (orgId: string, machineId: string, authorize: Authorize<VersionedHead>): Promise<void> =>
-  stateMachines.deprecate(orgId, machineId, { authorize, isUsed: () => isStateMachineUsedByActiveService(orgId, machineId) });
+  stateMachines.deprecate(orgId, machineId, authorize);

@@ -1,12 +1,19 @@
-import { hasActiveServiceUsingAgent, hasActiveServiceUsingStateMachine } from '../data/service-repository';
+import { agents } from '../data/agent-repository';
+import { stateMachines } from '../data/state-machine-repository';
+
+/*
+ * Which records are in use, for the rules that forbid deprecating, deactivating or deleting them.
+ * Active use of agents and state machines is counted on their records by the service writes
+ * (see `saveService`), and deprecation is conditioned on the same count.
+ */
 
 /** Whether an active service uses the agent; such an agent cannot be deprecated. */
-export const isAgentUsedByActiveService = (orgId: string, agentId: string): Promise<boolean> =>
-  hasActiveServiceUsingAgent(orgId, agentId);
+export const isAgentUsedByActiveService = async (orgId: string, agentId: string): Promise<boolean> =>
+  ((await agents.get(orgId, agentId, true))?.active_services ?? 0) > 0;
 
 /** Whether an active service uses the state machine; such a machine cannot be deprecated. */
-export const isStateMachineUsedByActiveService = (orgId: string, machineId: string): Promise<boolean> =>
-  hasActiveServiceUsingStateMachine(orgId, machineId);
+export const isStateMachineUsedByActiveService = async (orgId: string, machineId: string): Promise<boolean> =>
+  ((await stateMachines.get(orgId, machineId, true))?.active_services ?? 0) > 0;
 
 /**
  * Whether a simulation unit test uses the service; such a service cannot be deactivated.

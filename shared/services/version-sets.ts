@@ -61,6 +61,13 @@ export const versionSetFrom = (input: VersionSetInput, latest: LatestVersions): 
   };
 };
 
+/** Edge as it resolves at this moment: the latest versions, no LLM preference. */
+export const edgeAsOf = (latest: LatestVersions): VersionSetRecord => ({
+  ...edgeVersionSet(),
+  agent_version_number: latest.agent,
+  service_hierarchical_state_machine_version_number: latest.stateMachine,
+});
+
 /**
  * How version sets look to clients: edge shows the versions it resolves to right now, so
  * right after creation it equals a defaulted release.
@@ -68,14 +75,7 @@ export const versionSetFrom = (input: VersionSetInput, latest: LatestVersions): 
 export const presentedVersionSets = (
   versionSets: Record<string, VersionSetRecord>,
   latest: LatestVersions,
-): Record<string, VersionSetRecord> => ({
-  ...versionSets,
-  [EDGE]: {
-    ...edgeVersionSet(),
-    agent_version_number: latest.agent,
-    service_hierarchical_state_machine_version_number: latest.stateMachine,
-  },
-});
+): Record<string, VersionSetRecord> => ({ ...versionSets, [EDGE]: edgeAsOf(latest) });
 
 export interface ResolvedVersionSet {
   name: string;

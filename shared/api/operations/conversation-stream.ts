@@ -40,6 +40,7 @@ export const interactWithConversationOperation = defineOperation({
     headers: commonHeaders,
     body: interactRequest,
     bodyType: 'multipart',
+    bodyTypeFor: (query: { request_format: string }) => (query.request_format === 'voice' ? 'binary' : 'multipart'),
   },
   response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
 });

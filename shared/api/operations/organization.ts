@@ -9,8 +9,12 @@ import { defineOperation } from '../operation';
  * `organization`). Agents and state machines under /organization/ belong to group `agent`.
  */
 
-const nonEmpty = z.string().trim().min(1);
-const userDimension = z.object({ description: nonEmpty, tags: z.array(nonEmpty) });
+/** Bounds keep the organization record well inside DynamoDB's item size: oversized input is a 422. */
+const nonEmpty = z.string().trim().min(1).max(1000);
+const text = z.string().max(2000);
+const onboarding = z.array(z.string().max(10_000)).max(10);
+const userDimension = z.object({ description: nonEmpty, tags: z.array(z.string().trim().min(1).max(100)).max(20) });
+const userDimensions = z.array(userDimension).max(50);
 const userDimensionOutput = z.object({ description: z.string(), tags: z.array(z.string()) });
 const base64Image = z.string().describe('Base64 of the image bytes.');
 const devopsTeamName = z
@@ -66,11 +70,11 @@ export const createOrganizationOperation = defineOperation({
     body: z
       .object({
         org_name: nonEmpty,
-        title: z.string().nullish(),
-        main_description: z.string().nullish(),
-        sub_description: z.string().nullish(),
-        onboarding_instructions: z.array(z.string()).nullish(),
-        user_dimensions: z.array(userDimension).default([]),
+        title: text.nullish(),
+        main_description: text.nullish(),
+        sub_description: text.nullish(),
+        onboarding_instructions: onboarding.nullish(),
+        user_dimensions: userDimensions.default([]),
         logo: base64Image.describe('PNG, aspect ratio 5:2, at least 400x160 px.'),
         square_logo: base64Image.describe('Square PNG, at least 40x40 px.'),
         favicon: base64Image.describe('Square ICO, at least 40x40 px.'),
@@ -102,11 +106,11 @@ export const modifyOrganizationOperation = defineOperation({
     body: z
       .object({
         org_name: nonEmpty.nullish(),
-        title: z.string().nullish(),
-        main_description: z.string().nullish(),
-        sub_description: z.string().nullish(),
-        onboarding_instructions: z.array(z.string()).nullish(),
-        user_dimensions: z.array(userDimension).min(1).nullish(),
+        title: text.nullish(),
+        main_description: text.nullish(),
+        sub_description: text.nullish(),
+        onboarding_instructions: onboarding.nullish(),
+        user_dimensions: userDimensions.min(1).nullish(),
         default_user_preferences: userPreferencesInput.nullish(),
         logo: base64Image.nullish(),
         square_logo: base64Image.nullish(),
@@ -144,9 +148,9 @@ export const createApiKeyOperation = defineOperation({
     path: organizationPath,
     headers: commonHeaders,
     body: z.object({
-      name: nonEmpty.nullish().describe('An optional name to recognise the key by.'),
-      duration: z.string().describe('ISO 8601 duration from 1 to 90 days, e.g. P30D.'),
-      role_name: z.string().min(1).default('DefaultAdministratorRole'),
+      name: z.string().trim().min(1).max(256).nullish().describe('An optional name to recognise the key by.'),
+      duration: z.string().max(64).describe('ISO 8601 duration from 1 to 90 days, e.g. P30D.'),
+      role_name: z.string().min(1).max(256).default('DefaultAdministratorRole'),
     }),
   },
   response: {

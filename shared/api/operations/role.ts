@@ -15,9 +15,14 @@ const permissionGrantInput = z.object({
   permission_name: z
     .string()
     .regex(/^(\*|[A-Za-z]+:(\*|[A-Za-z]+))$/, "must be 'Group:Operation', 'Group:*' or '*'"),
-  conditions: z.record(z.string().min(1), condition).default({}),
-  description: z.string().optional(),
+  conditions: z
+    .record(z.string().min(1).max(128), condition)
+    .refine((value) => JSON.stringify(value).length <= 4096, 'conditions are limited to 4 KiB')
+    .default({}),
+  description: z.string().max(1000).optional(),
 });
+/** Bounded so a role stays well inside DynamoDB's item size (oversized input is a 422). */
+const permissionGrants = z.array(permissionGrantInput).max(200);
 
 const permissionGrantOutput = z.object({
   action: z.string(),
@@ -47,7 +52,7 @@ export const getRolesOperation = defineOperation({
     query: z.object({
       return_permission_grants: queryBoolean.default(false),
       id: queryArray(objectId),
-      name: queryArray(z.string().min(1)),
+      name: queryArray(z.string().min(1).max(256)),
     }),
   },
   response: {
@@ -82,8 +87,8 @@ export const createRoleOperation = defineOperation({
     headers: commonHeaders,
     body: z.object({
       role_name: z.string().trim().min(1).max(256),
-      description: z.string().trim().min(1),
-      permission_grants: z.array(permissionGrantInput),
+      description: z.string().trim().min(1).max(2000),
+      permission_grants: permissionGrants,
       frontend_view: frontendView,
       is_base_role: z.boolean().default(false),
       inherited_from: objectId.nullish(),
@@ -106,8 +111,8 @@ export const modifyRoleOperation = defineOperation({
     headers: commonHeaders,
     body: z
       .object({
-        description: z.string().trim().min(1).nullish(),
-        permission_grants: z.array(permissionGrantInput).nullish(),
+        description: z.string().trim().min(1).max(2000).nullish(),
+        permission_grants: permissionGrants.nullish(),
         frontend_view: frontendView.nullish(),
         inherited_from: objectId.nullish().describe('Omitted: unchanged; null: inherit from nothing.'),
       })
@@ -125,7 +130,7 @@ export const assignRoleOperation = defineOperation({
   summary: 'Assign a role to a user',
   auth: 'required',
   rateLimitPerMinute: 1000,
-  request: { path: roleNamePath, headers: commonHeaders, body: z.object({ user_id: z.string().min(1) }) },
+  request: { path: roleNamePath, headers: commonHeaders, body: z.object({ user_id: z.string().min(1).max(64) }) },
   response: { status: 200, body: z.object({ role_id: z.string() }) },
 });
 

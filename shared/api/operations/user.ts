@@ -8,10 +8,12 @@ import { defineOperation } from '../operation';
  * `/user/{requested_user_id}` so that a gateway matching in table order picks them first.
  */
 
-const nonEmpty = z.string().trim().min(1);
-const email = z.email();
+/** Bounds keep every record well inside DynamoDB's item size, so oversized input is a 422, never a 500. */
+const nonEmpty = z.string().trim().min(1).max(256);
+const email = z.email().max(254);
+const recordId = z.string().min(1).max(64);
 const userPath = organizationPath.extend({
-  requested_user_id: z.string().min(1).max(64).describe('The identifier of the user.'),
+  requested_user_id: recordId.describe('The identifier of the user.'),
 });
 
 /** `{}` leaves the setting unchanged, `null` erases it, a value sets it (the reference's "not-set-able"). */
@@ -41,7 +43,12 @@ const userInstance = z.object({
   enable_actions_access: z.boolean(),
 });
 
-const variableName = z.string().regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
+const variableName = z.string().max(64).regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
+const variables = (max: number) =>
+  z
+    .record(variableName, z.string().max(4096))
+    .refine((value) => Object.keys(value).length <= max, `at most ${max} variables`)
+    .default({});
 
 export const signInWithApiKeyOperation = defineOperation({
   operationId: 'sign-in-with-api-key',
@@ -56,9 +63,9 @@ export const signInWithApiKeyOperation = defineOperation({
   request: {
     path: organizationPath,
     headers: commonHeaders.extend({
-      'x-api-key': z.string().min(1).describe('The value of the API key.'),
-      'x-api-key-id': z.string().min(1).describe('The ID of the API key.'),
-      'x-user-id': z.string().min(1).describe('The ID of the user to sign in as.'),
+      'x-api-key': z.string().min(1).max(256).describe('The value of the API key.'),
+      'x-api-key-id': recordId.describe('The ID of the API key.'),
+      'x-user-id': recordId.describe('The ID of the user to sign in as.'),
     }),
   },
   response: { status: 200, body: z.object({ id_token: z.string(), expires_at: timestamp }) },
@@ -72,6 +79,8 @@ export const signInWithEmailOperation = defineOperation({
   tag: 'User',
   summary: 'Sign in with email: sends a one-time sign-in link',
   auth: 'none',
+  // Counted per address by the operation itself, so nobody floods a mailbox with links.
+  rateLimitPerMinute: 5,
   request: {
     path: organizationPath,
     headers: commonHeaders,
@@ -88,7 +97,7 @@ export const emailSignInCallbackOperation = defineOperation({
   tag: 'User',
   summary: 'The e-mailed sign-in link: redirects (303) to redirect_link with #id_token=...&expires_at=...',
   auth: 'none',
-  request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1) }) },
+  request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 303 },
 });
 
@@ -105,7 +114,7 @@ export const tokenOperation = defineOperation({
   request: {
     path: organizationPath,
     headers: commonHeaders.extend({ dpop: z.string().min(1).optional() }),
-    body: z.instanceof(Buffer).describe('application/x-www-form-urlencoded or application/json parameters.'),
+    // Parameters as application/x-www-form-urlencoded (OAuth) or a JSON object, read from the raw body.
     bodyType: 'binary',
   },
   response: {
@@ -129,7 +138,7 @@ export const verifyUserOperation = defineOperation({
   tag: 'User',
   summary: 'The verify_link of an invitation: marks the user verified',
   auth: 'none',
-  request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1) }) },
+  request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 200, body: z.object({ user_id: z.string(), is_verified: z.literal(true) }) },
 });
 
@@ -137,11 +146,11 @@ const inviteBody = z.object({
   first_name: nonEmpty,
   last_name: nonEmpty,
   email,
-  role_name: z.string().min(1),
+  role_name: z.string().min(1).max(256),
   login_link: z.url().min(1).max(2083).nullish(),
   user_preferences: userPreferencesInput.nullish(),
-  nonsensitive_user_variables: z.record(variableName, z.string()).default({}),
-  sensitive_user_variables: z.record(variableName, z.string()).default({}),
+  nonsensitive_user_variables: variables(19),
+  sensitive_user_variables: variables(20),
 });
 const inviteResponse = { status: 201, body: z.object({ user_id: z.string(), verify_link: z.string().nullable() }) };
 
@@ -185,7 +194,7 @@ export const getUsersOperation = defineOperation({
     path: organizationPath,
     headers: commonHeaders,
     query: z.object({
-      user_id: queryArray(z.string().min(1)),
+      user_id: queryArray(recordId),
       email: queryArray(email),
       is_verified: queryBoolean.optional(),
       limit: z.coerce.number().int().min(0).max(100).default(100),
@@ -210,7 +219,7 @@ export const searchUsersOperation = defineOperation({
   request: {
     path: organizationPath,
     headers: commonHeaders,
-    query: z.object({ query: z.string().trim().min(1), user_id: queryArray(z.string().min(1)) }),
+    query: z.object({ query: z.string().trim().min(1).max(256), user_id: queryArray(recordId) }),
   },
   response: { status: 200, body: z.object({ users: z.array(userInstance) }) },
 });
@@ -224,7 +233,7 @@ const updateUserBody = z
     timezone: notSetAble(timeZone),
     conversations_visible_to_admins: z.boolean().nullish(),
     user_model_visible_to_admins: z.boolean().nullish(),
-    additional_context: z.array(nonEmpty).nullish(),
+    additional_context: z.array(z.string().trim().min(1).max(2000)).max(50).nullish(),
     audio_keyterms: audioKeyterms.nullish(),
     enable_devops_access: z.boolean().nullish(),
   })

@@ -205,6 +205,25 @@ describe('interact-with-conversation', () => {
     expect(foreign.status).toBe(403);
     expect(unknown.status).toBe(404);
   });
+
+  it('answers 400 to voice input sent as raw audio bytes, as the reference sends it', async () => {
+    // Prepare
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const conversationId = await opened(user);
+    const path = `/v1/${user.orgId}/conversation/${conversationId}/interact`;
+    const query = { request_format: 'voice', response_format: 'text' };
+    // Act
+    const response = await api(path, {
+      method: 'POST',
+      token: user.token,
+      query,
+      headers: { 'content-type': 'audio/wav' },
+      raw: new Uint8Array([82, 73, 70, 70, 0, 0, 0, 0]),
+    });
+    // Assess
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toMatch(/speech-to-text provider/);
+  });
 });
 
 describe('finish-conversation', () => {

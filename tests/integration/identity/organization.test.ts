@@ -248,6 +248,9 @@ describe('delete-organization', () => {
     // The id stays taken only while the delete runs: it can be created again afterwards.
     const recreated = await api(`/v1/${doomed.orgId}/organization/`, { method: 'PUT', token: root.token, headers: createHeaders(root), body: organizationBody() });
     expect(recreated.status).toBe(201);
+    const users = await api(`/v1/${doomed.orgId}/user/`, { token: root.token, headers: crossOrgHeaders(root) });
+    expect(users.body.users.map((user: { user_id: string }) => user.user_id)).not.toContain(member.userId);
+    expect(users.body.users).toHaveLength(1);
   });
 
   it('refuses to delete the root organization (400) and a caller without the permission (403)', async () => {

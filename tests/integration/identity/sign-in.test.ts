@@ -1,6 +1,6 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, apiUrl, eventually } from '../support/client';
+import { api, apiUrl, eventually, harness } from '../support/client';
 import {
   createOrganization,
   createUserSession,
@@ -87,10 +87,12 @@ describe('sign-in-with-email', () => {
     // Prepare
     const user = await createUserSession(superAdmin, 'DefaultUserRole');
 
+    const redirectLink = `${harness().baseUrl}/welcome`;
+
     // Act
     const response = await api(`/v1/${orgId}/user/signin`, {
       method: 'POST',
-      body: { email: user.email, redirect_link: 'https://app.example.com/welcome' },
+      body: { email: user.email, redirect_link: redirectLink },
     });
 
     // Assess
@@ -104,24 +106,36 @@ describe('sign-in-with-email', () => {
     const redirected = await fetch(link, { redirect: 'manual' });
     expect(redirected.status).toBe(303);
     const location = new URL(redirected.headers.get('location') as string);
-    expect(`${location.origin}${location.pathname}`).toBe('https://app.example.com/welcome');
+    expect(`${location.origin}${location.pathname}`).toBe(redirectLink);
     const token = new URLSearchParams(location.hash.slice(1)).get('id_token') as string;
     expect((await api(`/v1/${orgId}/organization/`, { token })).body.default_user_preferences).not.toBeNull();
     expect((await fetch(link, { redirect: 'manual' })).status).toBe(401);
   });
 
   it('answers 404 for an unknown address and 403 for an unverified user', async () => {
+    const redirectLink = `${harness().baseUrl}/`;
     const unknown = await api(`/v1/${orgId}/user/signin`, {
       method: 'POST',
-      body: { email: 'nobody@example.com', redirect_link: 'https://app.example.com/' },
+      body: { email: 'nobody@example.com', redirect_link: redirectLink },
     });
     expect(unknown.status).toBe(404);
     const invited = await inviteUser(superAdmin, 'DefaultUserRole');
     const unverified = await api(`/v1/${orgId}/user/signin`, {
       method: 'POST',
-      body: { email: invited.email, redirect_link: 'https://app.example.com/' },
+      body: { email: invited.email, redirect_link: redirectLink },
     });
     expect(unverified.status).toBe(403);
+  });
+
+  it('refuses to send a link to another origin (422), which would hand the token to it', async () => {
+    const user = await createUserSession(superAdmin, 'DefaultUserRole');
+    const response = await api(`/v1/${orgId}/user/signin`, {
+      method: 'POST',
+      body: { email: user.email, redirect_link: 'https://attacker.example/steal' },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body.detail[0].loc).toEqual(['body', 'redirect_link']);
+    expect(await emailsTo(user.email)).toEqual([]);
   });
 });
 
@@ -145,7 +159,7 @@ const requestToken = (params: Record<string, string>, headers: Record<string, st
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(params),
-  }).then(async (response) => ({ status: response.status, body: await response.json() }));
+  }).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, string> }));
 
 describe('request-token', () => {
   let user: Session & { email: string };
@@ -169,7 +183,7 @@ describe('request-token', () => {
     // Assess
     expect(issued.status).toBe(200);
     expect(issued.body).toMatchObject({ token_type: 'DPoP', expires_in: 3600, scope: 'api offline_access' });
-    const payload = JSON.parse(Buffer.from(issued.body.access_token.split('.')[1], 'base64url').toString());
+    const payload = JSON.parse(Buffer.from(issued.body.access_token?.split('.')[1] ?? '', 'base64url').toString());
     expect(payload.cnf).toEqual({ jkt: client.jkt });
     const url = apiUrl(`/v1/${orgId}/user/`);
     const proof = await client.proof('GET', url);
@@ -186,7 +200,7 @@ describe('request-token', () => {
     // Prepare
     const client = await dpopClient();
     const issued = await requestToken(grant(), { dpop: await client.proof('POST', tokenUrl()) });
-    const refresh = { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token };
+    const refresh = { grant_type: 'refresh_token', refresh_token: issued.body.refresh_token as string };
 
     // Act
     const refreshed = await requestToken(refresh, { dpop: await client.proof('POST', tokenUrl()) });
@@ -206,10 +220,10 @@ describe('request-token', () => {
     const issued = await requestToken(grant());
     expect(issued.status).toBe(200);
     expect(issued.body.token_type).toBe('Bearer');
-    const refreshed = await requestToken({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+    const refreshed = await requestToken({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token as string });
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.refresh_token).not.toBe(issued.body.refresh_token);
-    const replayed = await requestToken({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token });
+    const replayed = await requestToken({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token as string });
     expect(replayed.status).toBe(401);
   });
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import { createOrganization, createUserSession, emailsTo, inviteUser, rootSession, type Session } from '../support/identity';
+import { createOrganization, createUserSession, emailsTo, rootSession, type Session } from '../support/identity';
 
 let orgId: string;
 let superAdmin: Session;
@@ -88,7 +88,7 @@ describe('get-users', () => {
       ['Carol', 'Zeta'],
       ['alice', 'Young'],
       ['Bob', 'Xavier'],
-    ]) {
+    ] as const) {
       await api(`/v1/${own.orgId}/user/`, {
         method: 'POST',
         token: lister.token,

@@ -207,17 +207,8 @@ export const createUserSession = async (
   roleName: string,
   overrides: Record<string, unknown> = {},
 ): Promise<Session & { userId: string; email: string }> => {
-  const suffix = randomBytes(4).toString('hex');
-  const body = {
-    first_name: 'Test',
-    last_name: `User ${suffix}`,
-    email: `user-${suffix}@example.com`,
-    role_name: roleName,
-    ...overrides,
-  };
-  const invited = await api(`/v1/${orgSession.orgId}/user/`, { method: 'POST', token: orgSession.token, body });
-  expectStatus('invite user', invited, 201);
-  const verified = await fetch(invited.body.verify_link as string);
+  const invited = await inviteUser(orgSession, roleName, overrides);
+  const verified = await fetch(invited.verify_link);
   if (verified.status !== 200) throw new Error(`verify link: ${verified.status} ${await verified.text()}`);
   const { credentials } = harness();
   const keyName = organizationKeys.has(orgSession.orgId) ? orgSession.orgId : `${orgSession.orgId}#${roleName}`;
@@ -226,8 +217,8 @@ export const createUserSession = async (
     key = await apiKeyFor(orgSession, roleName);
     organizationKeys.set(keyName, key);
   }
-  const session = await signIn(orgSession.orgId, key.api_key_id, key.api_key, invited.body.user_id as string);
-  return { ...session, email: body.email as string };
+  const session = await signIn(orgSession.orgId, key.api_key_id, key.api_key, invited.user_id);
+  return { ...session, email: invited.email };
 };
 
 /** Invites a user (not verified, not signed in) and returns the response body. */
@@ -237,7 +228,7 @@ export const inviteUser = async (
   overrides: Record<string, unknown> = {},
 ): Promise<{ user_id: string; verify_link: string; email: string }> => {
   const suffix = randomBytes(4).toString('hex');
-  const body = { first_name: 'Invited', last_name: `User ${suffix}`, email: `invited-${suffix}@example.com`, role_name: roleName, ...overrides };
+  const body = { first_name: 'Test', last_name: `User ${suffix}`, email: `user-${suffix}@example.com`, role_name: roleName, ...overrides };
   const response = await api(`/v1/${orgSession.orgId}/user/`, { method: 'POST', token: orgSession.token, body });
   expectStatus('invite user', response, 201);
   return { ...response.body, email: body.email as string };
