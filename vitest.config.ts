@@ -1,11 +1,18 @@
 import { defineConfig } from 'vitest/config';
+import { assertJava17 } from './infra/local/java.ts';
 
 /**
  * Two projects: unit tests (beside the code, plus infra assertions) and integration
  * tests that drive the HTTP surface of the platform, started once per run in memory on
  * free ports by the global setup.
  */
-export default defineConfig({
+export default defineConfig(async () => {
+  // Both projects start DynamoDB Local: without Java, stop with one clear line.
+  await assertJava17().catch((error: Error) => {
+    console.error(error.message);
+    process.exit(1);
+  });
+  return {
   test: {
     projects: [
       {
@@ -27,4 +34,5 @@ export default defineConfig({
       },
     ],
   },
+};
 });

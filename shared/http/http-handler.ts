@@ -11,7 +11,15 @@ import { authenticateRequest } from '../auth/authenticate';
 import type { Caller } from '../auth/caller';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { config } from '../config';
-import { DomainError, MaintenanceError, MethodNotAllowedError, NotFoundError, RateLimitedError } from '../errors';
+import {
+  DomainError,
+  MaintenanceError,
+  MethodNotAllowedError,
+  NotFoundError,
+  RateLimitedError,
+  ValidationError,
+  type ValidationIssue,
+} from '../errors';
 import { logger, metrics, tracer } from '../observability';
 import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
 import { parseRequestPart } from './validation';
@@ -147,17 +155,33 @@ const dispatch = async (
     }
   }
 
+  // Every invalid part is reported at once, as FastAPI-style clients expect.
+  const issues: ValidationIssue[] = [];
+  const validPart = async <T>(parse: () => T | Promise<T>): Promise<T | undefined> => {
+    try {
+      return await parse();
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      issues.push(...error.issues);
+      return undefined;
+    }
+  };
   const request = operation.request;
-  const query = request.query ? parseRequestPart(request.query, normalizeQuery(event), 'query') : undefined;
-  const bodyType = request.bodyTypeFor ? request.bodyTypeFor(query as never) : (request.bodyType ?? 'json');
+  const path = request.path && (await validPart(() => parseRequestPart(request.path as z.ZodType, pathParameters, 'path')));
+  const query = request.query && (await validPart(() => parseRequestPart(request.query as z.ZodType, normalizeQuery(event), 'query')));
+  const parsedHeaders = request.headers && (await validPart(() => parseRequestPart(request.headers as z.ZodType, headers, 'header')));
+  // A body whose type depends on the query is only read once the query is valid.
+  const bodyType = request.bodyTypeFor ? (query === undefined ? undefined : request.bodyTypeFor(query as never)) : (request.bodyType ?? 'json');
+  const parsedBody =
+    request.body && bodyType !== undefined && bodyType !== 'binary'
+      ? await validPart(async () => parseRequestPart(request.body as z.ZodType, await parseBody(bodyType, body, headers), 'body'))
+      : undefined;
+  if (issues.length > 0) throw new ValidationError(issues);
   const input = {
-    path: request.path ? parseRequestPart(request.path, pathParameters, 'path') : undefined,
+    path,
     query,
-    headers: request.headers ? parseRequestPart(request.headers, headers, 'header') : undefined,
-    body:
-      request.body && bodyType !== 'binary'
-        ? parseRequestPart(request.body, await parseBody(bodyType, body, headers), 'body')
-        : undefined,
+    headers: parsedHeaders,
+    body: parsedBody,
     caller,
     context: {
       requestId: context.awsRequestId,
