@@ -18,7 +18,8 @@ import {
   getStateMachinesOperation,
   getStateMachineVersionsOperation,
 } from '../../shared/api/operations/agent';
-import { type Caller, hasPermission, requirePermission } from '../../shared/auth/caller';
+import { type Caller, creatorOf, hasPermission, requirePermission } from '../../shared/auth/caller';
+import { pageBody } from '../../shared/data/paging';
 import type { VersionedHead } from '../../shared/data/versioned-entity';
 import { parseSortBy, parseVersionFilter } from '../../shared/http/list-params';
 import { httpHandler, implement } from '../../shared/http/http-handler';
@@ -30,8 +31,6 @@ import {
   listStateMachineVersions,
   stateMachineAttributes,
 } from '../../shared/services/state-machines';
-
-const creatorOf = (caller: Caller) => ({ org_id: caller.homeOrgId, user_id: caller.userId });
 
 /** A check of `permission` on an agent once the domain has loaded it. */
 const onAgent = (caller: Caller, permission: string) => (agent: VersionedHead) =>
@@ -60,7 +59,7 @@ export const handler = httpHandler([
       limit: query.limit,
       continuationToken: query.continuation_token,
     });
-    return { agents: page.items, has_more: page.has_more, continuation_token: page.continuation_token };
+    return pageBody('agents', page);
   }),
 
   implement(createAgentVersionOperation, async ({ path, query, body, caller }) =>
@@ -83,7 +82,7 @@ export const handler = httpHandler([
       versionQuery(query),
       onAgent(caller, 'Organization:GetAgent'),
     );
-    return { agent_versions: page.items, has_more: page.has_more, continuation_token: page.continuation_token };
+    return pageBody('agent_versions', page);
   }),
 
   implement(createStateMachineOperation, async ({ path, body, caller }) => {
@@ -100,11 +99,7 @@ export const handler = httpHandler([
       limit: query.limit,
       continuationToken: query.continuation_token,
     });
-    return {
-      service_hierarchical_state_machines: page.items,
-      has_more: page.has_more,
-      continuation_token: page.continuation_token,
-    };
+    return pageBody('service_hierarchical_state_machines', page);
   }),
 
   implement(createStateMachineVersionOperation, async ({ path, query, body, caller }) =>
@@ -132,6 +127,6 @@ export const handler = httpHandler([
       versionQuery(query),
       onMachine(caller, 'Organization:GetServiceHierarchicalStateMachine'),
     );
-    return { state_machine_versions: page.items, has_more: page.has_more, continuation_token: page.continuation_token };
+    return pageBody('state_machine_versions', page);
   }),
 ]);

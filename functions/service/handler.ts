@@ -5,7 +5,7 @@ import {
   updateServiceOperation,
   upsertVersionSetOperation,
 } from '../../shared/api/operations/service';
-import { type Caller, hasPermission, requirePermission } from '../../shared/auth/caller';
+import { creatorOf, hasPermission, requirePermission } from '../../shared/auth/caller';
 import { parseSortBy, parseTagFilters } from '../../shared/http/list-params';
 import { httpHandler, implement } from '../../shared/http/http-handler';
 import {
@@ -16,8 +16,6 @@ import {
   updateService,
   upsertVersionSet,
 } from '../../shared/services/services';
-
-const userOf = (caller: Caller) => ({ org_id: caller.homeOrgId, user_id: caller.userId });
 
 export const handler = httpHandler([
   implement(getServicesOperation, async ({ path, query, caller }) =>
@@ -42,12 +40,12 @@ export const handler = httpHandler([
     };
     requirePermission(caller, 'Service:CreateService', attributes);
     requirePermission(caller, 'Service:CreateVersionSet', attributes);
-    return createService(path.organization, body, userOf(caller));
+    return createService(path.organization, body, creatorOf(caller));
   }),
 
   implement(upsertVersionSetOperation, async ({ path, body, caller }) => {
     await upsertVersionSet(path.organization, path.service_id, path.version_set_name, body.version_set, {
-      updatedBy: userOf(caller),
+      updatedBy: creatorOf(caller),
       authorize: (service, exists) =>
         requirePermission(caller, exists ? 'Service:UpdateVersionSet' : 'Service:CreateVersionSet', {
           ...serviceAttributes(service),
@@ -59,7 +57,7 @@ export const handler = httpHandler([
 
   implement(deleteVersionSetOperation, async ({ path, caller }) => {
     await deleteVersionSet(path.organization, path.service_id, path.version_set_name, {
-      updatedBy: userOf(caller),
+      updatedBy: creatorOf(caller),
       authorize: (service) =>
         requirePermission(caller, 'Service:DeleteVersionSet', {
           ...serviceAttributes(service),
@@ -71,7 +69,7 @@ export const handler = httpHandler([
 
   implement(updateServiceOperation, async ({ path, body, caller }) => {
     await updateService(path.organization, path.service_id, body, {
-      updatedBy: userOf(caller),
+      updatedBy: creatorOf(caller),
       authorize: (service) => requirePermission(caller, 'Service:UpdateService', serviceAttributes(service)),
     });
     return null;

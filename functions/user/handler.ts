@@ -14,6 +14,7 @@ import {
 } from '../../shared/api/operations/user';
 import { consumeRateLimit } from '../../shared/auth/rate-limit';
 import { hashSecret } from '../../shared/auth/secrets';
+import { pageBody } from '../../shared/data/paging';
 import { userSortFields } from '../../shared/data/user-repository';
 import { ValidationError } from '../../shared/errors';
 import { httpHandler, implement, type OperationInput } from '../../shared/http/http-handler';
@@ -138,7 +139,7 @@ export const handler = httpHandler([
       continuation_token: query.continuation_token,
       sort: parseSortBy(query.sort_by, userSortFields),
     });
-    return { users: page.items, has_more: page.has_more, continuation_token: page.continuation_token };
+    return pageBody('users', page);
   }),
   implement(searchUsersOperation, async ({ path, query, caller }) => ({
     users: await searchUsersFor(caller, path.organization, query.query, query.user_id),

@@ -85,6 +85,21 @@ const boundPort = (address: string | AddressInfo | null): number => {
   return address.port;
 };
 
+/**
+ * Runs the set-up of a server that just started with a client of it: a failed set-up stops the
+ * server before the error goes on, and the client is destroyed either way.
+ */
+const prepare = async <C extends { destroy(): void }, T>(client: C, stop: () => Promise<void>, work: (client: C) => Promise<T>): Promise<T> => {
+  try {
+    return await work(client);
+  } catch (error) {
+    await stop();
+    throw error;
+  } finally {
+    client.destroy();
+  }
+};
+
 const startDynamoDb = async (
   port: number | undefined,
   directory: string,
@@ -153,16 +168,10 @@ const startDynamoDb = async (
 
   const endpoint = `http://127.0.0.1:${listenPort}`;
   // Single attempts: the SDK's retry back-off would only slow the readiness poll down.
-  const client = new DynamoDBClient({ endpoint, region, credentials, maxAttempts: 1 });
-  try {
+  await prepare(new DynamoDBClient({ endpoint, region, credentials, maxAttempts: 1 }), stop, async (client) => {
     await waitForDynamoDb(client, () => exitDescription, () => recentOutput.join('\n'));
     await ensureTable(client, log);
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    client.destroy();
-  }
+  });
   return { endpoint, stop };
 };
 
@@ -287,19 +296,13 @@ const startSqs = async (
     });
 
   const endpoint = `http://127.0.0.1:${boundPort(server.address())}`;
-  const client = new SQSClient({ endpoint, region, credentials });
-  try {
-    const created = await Promise.all(
+  const created = await prepare(new SQSClient({ endpoint, region, credentials }), stop, (client) =>
+    Promise.all(
       queueDefinitions.map(async (definition) => [definition.worker, await createQueuePair(client, definition, visibilityTimeoutSeconds)] as const),
-    );
-    // queueDefinitions holds exactly one definition per worker.
-    return { endpoint, stop, queues: Object.fromEntries(created) as Record<WorkerName, LocalQueue> };
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    client.destroy();
-  }
+    ),
+  );
+  // queueDefinitions holds exactly one definition per worker.
+  return { endpoint, stop, queues: Object.fromEntries(created) as Record<WorkerName, LocalQueue> };
 };
 
 const createQueue = async (client: SQSClient, name: string, attributes: Record<string, string>): Promise<{ url: string; arn: string }> => {
@@ -330,19 +333,13 @@ const startS3 = async (port: number | undefined, directory: string, region: stri
   const stop = (): Promise<void> => server.close();
 
   const endpoint = `http://127.0.0.1:${address.port}`;
-  const client = new S3Client({ endpoint, region, credentials, forcePathStyle: true });
-  try {
-    await client.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: unknown) => {
+  await prepare(new S3Client({ endpoint, region, credentials, forcePathStyle: true }), stop, (client) =>
+    client.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: unknown) => {
       // s3rver answers BucketAlreadyExists for a bucket it kept in the data dir.
       const alreadyThere = error instanceof S3ServiceException && ['BucketAlreadyExists', 'BucketAlreadyOwnedByYou'].includes(error.name);
       if (!alreadyThere) throw error;
-    });
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    client.destroy();
-  }
+    }),
+  );
   return { endpoint, stop };
 };
 

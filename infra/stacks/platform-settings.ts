@@ -13,6 +13,8 @@ export interface DeploymentSettings {
   llmDefaultProvider: string;
   /** `iss` claim of issued tokens; defaults to a per-stage, per-region URN. */
   jwtIssuer: string | undefined;
+  /** Origins (comma-separated) an e-mail sign-in link may redirect to, e.g. the frontend. */
+  signInRedirectOrigins: string | undefined;
 }
 
 export interface PlatformSettings extends DeploymentSettings {
@@ -75,5 +77,6 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     emailFrom: text(node, 'emailFrom', emailPattern, 'an email address', 'no-reply@example.com'),
     llmDefaultProvider: text(node, 'llmDefaultProvider', /^[a-z][a-z0-9-]*$/, 'a provider name', 'deterministic'),
     jwtIssuer: optionalText(node, 'jwtIssuer'),
+    signInRedirectOrigins: optionalText(node, 'signInRedirectOrigins'),
   };
 };

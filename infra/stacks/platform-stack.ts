@@ -125,7 +125,10 @@ export class PlatformStack extends Stack {
         bindSecret(fn, data.signingKey, 'SIGNING_KEY_SECRET_ARN');
         fn.addEnvironment('JWT_ISSUER', jwtIssuer);
       }
-      if (rights.email) bindEmailSender(fn, settings.emailFrom);
+      if (rights.email) {
+        bindEmailSender(fn, settings.emailFrom);
+        if (settings.signInRedirectOrigins) fn.addEnvironment('SIGN_IN_REDIRECT_ORIGINS', settings.signInRedirectOrigins);
+      }
       if (rights.models) bindModelInvocation(fn);
     };
 

@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import { creatorInfo, pagedResponse, timestamp } from '../api/common';
-
-/** Text that is trimmed before the non-empty check, so whitespace alone is rejected. */
-const strippedText = z.string().trim().min(1);
+import { creatorInfo, pagedResponse, strippedText, timestamp } from '../api/common';
 
 const relationshipToDeveloper = z.object({
   ownership: strippedText.describe("The agent's belief of which entity owns it."),

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** Text that is trimmed before the non-empty check, so whitespace alone is rejected. */
+export const strippedText = z.string().trim().min(1);
+
 /** 24-character lowercase hexadecimal record id. */
 export const objectId = z.string().regex(/^[a-f0-9]{24}$/, 'must be a 24-character lowercase hexadecimal id');
 

@@ -39,6 +39,9 @@ export interface Caller {
   isPlatformOperator?: boolean;
 }
 
+/** The caller as records name the user behind a change (`creator`, `updated_by`). */
+export const creatorOf = (caller: Caller) => ({ org_id: caller.homeOrgId, user_id: caller.userId });
+
 /** Attributes of the record a permission is checked against (for grant conditions). */
 export type ResourceAttributes = Record<string, unknown>;
 

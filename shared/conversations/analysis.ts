@@ -13,8 +13,8 @@ import {
 } from '../data/conversation-repository';
 import { conversationMemories, type MemoryRecord, memoryPut } from '../data/memory-repository';
 import { type MessageRecord, recentMessages } from '../data/message-repository';
-import { getOrganization } from '../data/organization-repository';
-import { getUserModels, type UserDimension, type UserModel, userModelsPut } from '../data/user-model-repository';
+import { getOrganization, type UserDimension } from '../data/organization-repository';
+import { getUserModels, type UserModel, userModelsPut } from '../data/user-model-repository';
 import { newId, nowIso } from '../ids';
 import type { LlmTool } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';

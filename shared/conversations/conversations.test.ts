@@ -4,8 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { analysisQueueMessage, webhookQueueMessage } from '../../events/queue-messages';
 import type { StreamEvent } from '../../events/stream-events';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { createAgent, createAgentVersion } from '../agents/agents';
-import { sampleAgentVersionBody } from '../agents/fixtures';
 import { s3, sqs } from '../aws/clients';
 import { getConversation } from '../data/conversation-repository';
 import { getInteraction } from '../data/interaction-repository';
@@ -14,10 +12,7 @@ import { recentMessages } from '../data/message-repository';
 import { getUserModels } from '../data/user-model-repository';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { newId } from '../ids';
-import { createServiceRequest } from '../services/schemas';
-import { createService } from '../services/services';
-import { createStateMachine, createStateMachineVersion } from '../services/state-machines';
-import { sampleStateMachineVersion } from '../state-machines/fixtures';
+import { allow, createSampleService, prepareAgentAndMachine } from '../services/fixtures';
 import { analyzeConversation } from './analysis';
 import {
   finishConversationFor,
@@ -28,31 +23,16 @@ import {
 } from './conversations';
 import { promptLogKey } from './prompt-log';
 
-const creator = { org_id: 'org', user_id: 'user' };
-const allow = () => undefined;
 const stream: StreamOptions = { showAgentActions: () => true, agentActionType: /^.*$/ };
 
 /** An organization with a service on the sample state machine. */
 const prepare = async () => {
-  const orgId = `org-${newId()}`;
-  const agent = await createAgent(orgId, 'Ada', creator);
-  await createAgentVersion(orgId, agent.id, sampleAgentVersionBody(), { creator, authorize: allow });
-  const machine = await createStateMachine(orgId, 'Support flow', creator);
-  await createStateMachineVersion(orgId, machine.id, sampleStateMachineVersion(), { dryRun: false, creator, authorize: allow });
-  const service = await createService(
-    orgId,
-    createServiceRequest.parse({
-      agent_id: agent.id,
-      service_hierarchical_state_machine_id: machine.id,
-      name: 'Support',
-      description: 'A service.',
-      is_active: true,
-    }),
-    creator,
-  );
+  const records = await prepareAgentAndMachine();
+  const { orgId, machineId } = records;
+  const service = await createSampleService(records, 'Support', true);
   const start = (overrides: Partial<StartConversationInput> = {}) =>
     startConversation({ orgId, userId: 'u1', serviceId: service.id, versionSetName: 'release', tags: {}, stream, ...overrides });
-  return { orgId, serviceId: service.id, machineId: machine.id, start };
+  return { orgId, serviceId: service.id, machineId, start };
 };
 
 const drain = async (events: AsyncIterable<unknown>): Promise<StreamEvent[]> => {

@@ -2,6 +2,7 @@ import { postProcessingType } from '../../events/queue-messages';
 import { type ConversationRecord, listConversations, replaceConversationTags } from '../data/conversation-repository';
 import { getInteraction } from '../data/interaction-repository';
 import { getMessage, listMessages, type MessageRecord, type MessageType } from '../data/message-repository';
+import { pageBody } from '../data/paging';
 import { stateMachines } from '../data/state-machine-repository';
 import type { VersionedHead } from '../data/versioned-entity';
 import { BadRequestError, NotFoundError } from '../errors';
@@ -66,11 +67,7 @@ export const listConversationsFor = async (orgId: string, query: ConversationsQu
     limit: query.limit,
     continuationToken: query.continuationToken,
   });
-  return {
-    conversations: page.items.map((conversation) => conversationView(conversation, query.visibility)),
-    has_more: page.has_more,
-    continuation_token: page.continuation_token,
-  };
+  return pageBody('conversations', page, (conversation) => conversationView(conversation, query.visibility));
 };
 
 export const messageView = (message: MessageRecord): MessageInstance => ({
@@ -107,7 +104,7 @@ export const listMessagesFor = async (orgId: string, conversationId: string, que
     limit: query.limit,
     continuationToken: query.continuationToken,
   });
-  return { messages: page.items.map(messageView), has_more: page.has_more, continuation_token: page.continuation_token };
+  return pageBody('messages', page, messageView);
 };
 
 export interface InsightsAccess {

@@ -1,4 +1,5 @@
 import { listMemories, type MemoryRecord } from '../data/memory-repository';
+import { pageBody } from '../data/paging';
 import { getUserModels, type UserModel } from '../data/user-model-repository';
 import { requireUser, type UserRecord } from '../data/user-repository';
 import type { SortEntry } from '../http/list-params';
@@ -49,5 +50,5 @@ export const listMemoriesFor = async (orgId: string, userId: string, query: Memo
     limit: query.limit,
     continuationToken: query.continuationToken,
   });
-  return { memories: page.items.map(memoryView), has_more: page.has_more, continuation_token: page.continuation_token };
+  return pageBody('memories', page, memoryView);
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { creatorInfo } from '../api/common';
 import { BadRequestError, NotFoundError } from '../errors';
 import { permissionGrantRecord } from './role-repository';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
@@ -19,7 +20,7 @@ const apiKeyRecord = z.object({
   name: z.string().nullable(),
   secret_hash: z.string(),
   role_name: z.string(),
-  creator: z.object({ org_id: z.string(), user_id: z.string() }),
+  creator: creatorInfo,
   /** The creator's grants when the key was made: a key never signs in anyone above them. */
   creator_grants: z.array(permissionGrantRecord),
   creator_is_platform_operator: z.boolean(),

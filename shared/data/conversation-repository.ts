@@ -4,7 +4,7 @@ import { versionInfo } from '../../events/stream-events';
 import { BadRequestError, ConflictError } from '../errors';
 import { matchesTags, type TagFilter } from '../http/list-params';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
-import { keysPage, listFingerprint, type Paged, pageOf } from './paging';
+import { compareText, keysPage, type Paged, pageOfQuery } from './paging';
 import {
   deleteItem,
   failedConditions,
@@ -412,14 +412,13 @@ export const listConversations = async (
   orgId: string,
   query: ConversationListQuery,
 ): Promise<Paged<ConversationRecord>> => {
-  const { visible, continuationToken, limit, ...filters } = query;
   const matches = (item: Item): boolean => {
     if (item.entity !== 'conversation') return false;
     const record = toConversation(item);
     if (query.userIds?.length && !query.userIds.includes(record.user_id)) return false;
     if (query.serviceIds?.length && !query.serviceIds.includes(record.service_id)) return false;
     if (query.isFinished !== undefined && record.is_finished !== query.isFinished) return false;
-    return matchesTags(record.tags, query.tags) && visible(record);
+    return matchesTags(record.tags, query.tags) && query.visible(record);
   };
   const [index, partition]: [GlobalIndexName, string] =
     query.userIds?.length === 1
@@ -427,25 +426,20 @@ export const listConversations = async (
       : query.serviceIds?.length === 1
         ? ['gsi3', serviceIndex(orgId, query.serviceIds[0] as string)]
         : ['gsi1', allIndex(orgId)];
-  const page = await pageOf(
+  return pageOfQuery(
     orgId,
-    listFingerprint('conversations', filters),
-    continuationToken,
+    'conversations',
+    query,
     (startKey) =>
       query.ids?.length
         ? keysPage(
             query.ids.map((id) => conversationKey(orgId, id)),
             startKey,
-            {
-              limit,
-              keep: matches,
-              compare: (a, b) => String(a.id).localeCompare(String(b.id)) * (query.descending ? -1 : 1),
-            },
+            { limit: query.limit, keep: matches, compare: compareText((item) => String(item.id), query.descending) },
           )
-        : queryPage({ index, partition, forward: !query.descending }, { limit, startKey, keep: matches }),
+        : queryPage({ index, partition, forward: !query.descending }, { limit: query.limit, startKey, keep: matches }),
     toConversation,
   );
-  return page;
 };
 
 registerOrganizationEraser('conversation', async (orgId) => {

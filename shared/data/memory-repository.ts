@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
-import { keysPage, listFingerprint, type Paged, pageOf } from './paging';
+import { compareText, keysPage, type Paged, pageOfQuery } from './paging';
 import { type Item, type PrimaryKey, queryPage } from './table';
 import type { ResultPut } from './conversation-repository';
 
@@ -77,24 +77,23 @@ export interface MemoryListQuery {
 }
 
 export const listMemories = async (orgId: string, userId: string, query: MemoryListQuery): Promise<Paged<MemoryRecord>> => {
-  const { visible, continuationToken, limit, ...filters } = query;
   const keep = (item: Item): boolean => {
     const memory = toMemory(item);
     if (query.conversationIds?.length && !query.conversationIds.includes(memory.conversation_id)) return false;
-    return visible(memory);
+    return query.visible(memory);
   };
   const byConversation = query.sortBy === 'conversation_id' || query.conversationIds?.length === 1;
   const sortValue = (item: Item) => (query.sortBy === 'conversation_id' ? `${item.conversation_id}#${item.id}` : String(item.id));
-  return pageOf(
+  return pageOfQuery(
     orgId,
-    listFingerprint(`memories:${userId}`, filters),
-    continuationToken,
+    `memories:${userId}`,
+    query,
     (startKey) =>
       query.ids?.length
         ? keysPage(
             query.ids.map((id) => memoryKey(orgId, userId, id)),
             startKey,
-            { limit, keep, compare: (a, b) => sortValue(a).localeCompare(sortValue(b)) * (query.descending ? -1 : 1) },
+            { limit: query.limit, keep, compare: compareText(sortValue, query.descending) },
           )
         : queryPage(
             {
@@ -103,7 +102,7 @@ export const listMemories = async (orgId: string, userId: string, query: MemoryL
               ...(query.conversationIds?.length === 1 ? { sortPrefix: `${query.conversationIds[0]}#` } : {}),
               forward: !query.descending,
             },
-            { limit, startKey, keep },
+            { limit: query.limit, startKey, keep },
           ),
     toMemory,
   );

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { conversationPartition } from './conversation-repository';
-import { keysPage, listFingerprint, type Paged, pageOf } from './paging';
+import { compareText, keysPage, type Paged, pageOfQuery } from './paging';
 import { getItem, type Item, type PrimaryKey, queryPage } from './table';
 
 /**
@@ -73,27 +73,26 @@ export const listMessages = async (
   conversationId: string,
   query: MessageListQuery,
 ): Promise<Paged<MessageRecord>> => {
-  const { visible, continuationToken, limit, ...filters } = query;
   const keep = (item: Item): boolean => {
     const message = toMessage(item);
     if (!query.messageTypes.includes(message.message_type)) return false;
     if (query.interactionIds?.length && !query.interactionIds.includes(message.interaction_id)) return false;
-    return visible(message);
+    return query.visible(message);
   };
-  return pageOf(
+  return pageOfQuery(
     orgId,
-    listFingerprint(`messages:${conversationId}`, filters),
-    continuationToken,
+    `messages:${conversationId}`,
+    query,
     (startKey) =>
       query.ids?.length
         ? keysPage(
             query.ids.map((id) => messageKey(orgId, conversationId, id)),
             startKey,
-            { limit, keep, compare: (a, b) => String(a.sk).localeCompare(String(b.sk)) * (query.descending ? -1 : 1) },
+            { limit: query.limit, keep, compare: compareText((item) => String(item.sk), query.descending) },
           )
         : queryPage(
             { partition: conversationPartition(orgId, conversationId), sortPrefix: prefix, forward: !query.descending },
-            { limit, startKey, keep },
+            { limit: query.limit, startKey, keep },
           ),
     toMessage,
   );

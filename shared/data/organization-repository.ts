@@ -31,7 +31,7 @@ export type UserPreferences = z.infer<typeof userPreferencesRecord>;
 export const userDimensionRecord = z.object({ description: z.string(), tags: z.array(z.string()) });
 export type UserDimension = z.infer<typeof userDimensionRecord>;
 
-const organizationRecord = z.object({
+export const organizationRecord = z.object({
   org_id: z.string(),
   org_name: z.string(),
   title: z.string().nullable(),

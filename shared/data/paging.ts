@@ -64,6 +64,36 @@ export const pageOf = async <T>(
   return { items: page.items.map(map), has_more: token !== null, continuation_token: token };
 };
 
+/** What a list query carries besides its filters: the page asked for and the caller's visibility check. */
+export interface PagedQuery {
+  limit: number;
+  continuationToken: number;
+  visible: unknown;
+}
+
+/**
+ * `pageOf` for the list `list` read with `query`: its filters (everything but the page and the
+ * visibility check, which is the caller's rather than the list's) are what a token is tied to.
+ */
+export const pageOfQuery = <Q extends PagedQuery, T>(
+  orgId: string,
+  list: string,
+  query: Q,
+  read: (startKey: Item | undefined) => Promise<QueryPage>,
+  map: (item: Item) => T,
+): Promise<Paged<T>> => {
+  const { visible: _visible, limit: _limit, continuationToken, ...filters } = query;
+  return pageOf(orgId, listFingerprint(list, filters), continuationToken, read, map);
+};
+
+/** A list operation's response body: the page's items (through `view`, if given) under the operation's key. */
+export const pageBody = <K extends string, T, U = T>(key: K, page: Paged<T>, view?: (item: T) => U) =>
+  ({
+    [key]: view ? page.items.map(view) : page.items,
+    has_more: page.has_more,
+    continuation_token: page.continuation_token,
+  }) as { [P in K]: U[] } & Omit<Paged<U>, 'items'>;
+
 /**
  * One page of records read by key, for `id[]` filters: every key is read (the list is the
  * client's, so it is as small as the request), filtered, optionally sorted, and the page is a
@@ -81,6 +111,12 @@ export const keysPage = async (
   const end = offset + options.limit;
   return { items: found.slice(offset, end), nextKey: end < found.length ? { offset: end } : undefined };
 };
+
+/** A `keysPage` order: by a text value of each item, descending when asked. */
+export const compareText =
+  (value: (item: Item) => string, descending: boolean) =>
+  (a: Item, b: Item): number =>
+    value(a).localeCompare(value(b)) * (descending ? -1 : 1);
 
 // Cursors hold sort keys (names, e-mails): they go with the organization rather than wait for their TTL.
 registerOrganizationEraser('paging-cursor', (orgId) => erasePartition(`ORG#${orgId}#CURSOR`));

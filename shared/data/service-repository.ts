@@ -5,7 +5,7 @@ import { matchesTags, type SortEntry, sortableValue, type TagFilter } from '../h
 import { versionSetRecord } from '../services/schemas';
 import { agents } from './agent-repository';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
-import { keysPage, listFingerprint, type Paged, pageOf } from './paging';
+import { keysPage, type Paged, pageOfQuery } from './paging';
 import { stateMachines } from './state-machine-repository';
 import { ensureRecordFits, nameKeyPart } from './versioned-entity';
 import { failedConditions, getItem, type Item, type PrimaryKey, queryAll, queryPage, transactWrite } from './table';
@@ -219,12 +219,11 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
   const [order] = query.sortBy;
   const descending = order?.direction === 'desc';
   const byActivity = order?.field === 'is_active' || (order === undefined && query.isActive !== undefined);
-  const { visible: _visible, continuationToken: _token, limit: _limit, ...filters } = query;
 
-  return pageOf(
+  return pageOfQuery(
     orgId,
-    listFingerprint('services', filters),
-    query.continuationToken,
+    'services',
+    query,
     (startKey) => {
       if (query.ids && query.ids.length > 0) {
         const compare = (a: Item, b: Item) => {

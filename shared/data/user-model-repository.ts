@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ResultPut } from './conversation-repository';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
+import { userDimensionRecord } from './organization-repository';
 import { getItem, type PrimaryKey } from './table';
 
 /**
@@ -11,13 +12,11 @@ import { getItem, type PrimaryKey } from './table';
 const partition = (orgId: string) => `ORG#${orgId}#USER_MODEL`;
 const userModelKey = (orgId: string, userId: string): PrimaryKey => ({ pk: partition(orgId), sk: userId });
 
-export const userDimension = z.object({ description: z.string(), tags: z.array(z.string()) });
-
 export const userModel = z.object({
   content: z.string(),
   /** Ids of the memories the model was built from. */
   insight_ids: z.array(z.string()),
-  dimensions: z.array(userDimension),
+  dimensions: z.array(userDimensionRecord),
 });
 
 export const userModelsRecord = z.object({
@@ -27,7 +26,6 @@ export const userModelsRecord = z.object({
   revision: z.number().int(),
 });
 
-export type UserDimension = z.infer<typeof userDimension>;
 export type UserModel = z.infer<typeof userModel>;
 export type UserModelsRecord = z.infer<typeof userModelsRecord>;
 

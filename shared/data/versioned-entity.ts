@@ -5,7 +5,7 @@ import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } f
 import { sortableValue, type VersionFilter } from '../http/list-params';
 import { newId, nowIso } from '../ids';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
-import { keysPage, listFingerprint, type Paged, pageOf } from './paging';
+import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
 import {
   batchGetItems,
   getItem,
@@ -244,11 +244,10 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
         const head = toHead(item);
         return (query.deprecated === undefined || head.deprecated === query.deprecated) && query.visible(head);
       };
-      const filters = { ids: query.ids, deprecated: query.deprecated };
-      return pageOf(
+      return pageOfQuery(
         orgId,
-        listFingerprint(entity, filters),
-        query.continuationToken,
+        entity,
+        query,
         (startKey) =>
           query.ids && query.ids.length > 0
             ? keysPage(

@@ -1,4 +1,4 @@
-import { type Caller, filterPermitted, type PermissionGrant, requirePermission } from '../auth/caller';
+import { type Caller, creatorOf, filterPermitted, type PermissionGrant, requirePermission } from '../auth/caller';
 import { hashSecret, newSecret } from '../auth/secrets';
 import {
   type ApiKeyRecord,
@@ -116,7 +116,7 @@ export const createApiKeyFor = async (caller: Caller, orgId: string, input: Crea
     roleName: role.name,
     lifetimeSeconds,
     name: input.name ?? null,
-    creator: { org_id: caller.homeOrgId, user_id: caller.userId },
+    creator: creatorOf(caller),
     creatorGrants: caller.grants,
     creatorIsPlatformOperator: caller.isPlatformOperator === true,
   });

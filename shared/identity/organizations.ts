@@ -123,6 +123,15 @@ export const insertOrganization = async (organization: NewOrganization): Promise
   return superUser;
 };
 
+/** The branding images of a create or modify request, decoded and checked (one 422 for all that fail). */
+const brandingImagesOf = (input: Partial<Record<BrandingImage, string | null>>) =>
+  checkBrandingImages({
+    logo: input.logo,
+    square_logo: input.square_logo,
+    favicon: input.favicon,
+    signup_page_headshot: input.signup_page_headshot,
+  });
+
 export interface CreateOrganizationInput extends OrganizationFields {
   logo: string;
   square_logo: string;
@@ -144,12 +153,7 @@ export const createOrganizationFor = async (
   }
   if (isReservedOrganizationId(orgId)) throw new BadRequestError(`The organization id ${orgId} is reserved.`);
   if (await getOrganization(orgId, { includeDeleted: true })) throw new ConflictError(`Organization ${orgId} already exists.`);
-  const images = checkBrandingImages({
-    logo: input.logo,
-    square_logo: input.square_logo,
-    favicon: input.favicon,
-    signup_page_headshot: input.signup_page_headshot,
-  });
+  const images = brandingImagesOf(input);
   await insertOrganization({ orgId, fields: input, images, clusterName, superAdminEmail: config.superAdminEmail });
   return orgId;
 };
@@ -172,12 +176,7 @@ export interface ModifyOrganizationInput {
 export const modifyOrganizationFor = async (caller: Caller, orgId: string, input: ModifyOrganizationInput): Promise<void> => {
   requirePermission(caller, 'Organization:ModifyOrganization');
   await requireOrganization(orgId);
-  const images = checkBrandingImages({
-    logo: input.logo,
-    square_logo: input.square_logo,
-    favicon: input.favicon,
-    signup_page_headshot: input.signup_page_headshot,
-  });
+  const images = brandingImagesOf(input);
   const changes = {
     org_name: input.org_name ?? undefined,
     title: input.title ?? undefined,

@@ -25,15 +25,6 @@ export const userPreferencesInput = z.object({
   audio_keyterms: audioKeyterms.default([]),
 });
 
-export const userPreferencesOutput = z.object({
-  enable_response_recommendation: z.boolean(),
-  preferred_language: z.string().nullable(),
-  conversations_visible_to_admins: z.boolean(),
-  user_model_visible_to_admins: z.boolean(),
-  timezone: z.string().nullable(),
-  audio_keyterms: z.array(z.string()),
-});
-
 export const defaultUserPreferences = (): UserPreferences => ({
   enable_response_recommendation: false,
   preferred_language: null,

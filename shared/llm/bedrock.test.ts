@@ -8,7 +8,8 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it, vi } from 'vitest';
 import { createBedrockProvider } from './bedrock';
-import type { LlmOption, LlmRequest } from './provider';
+import type { LlmRequest } from './provider';
+import { collect, greetingRequest, stayOrLeaveOptions } from './test-fixtures';
 
 // A thin adapter over the SDK: only `client.send` is mocked, the commands are the real ones.
 const mockClient = (respond: (command: unknown) => unknown) => {
@@ -22,23 +23,7 @@ async function* events(...items: ConverseStreamOutput[]): AsyncGenerator<Convers
 
 const textDelta = (text: string): ConverseStreamOutput => ({ contentBlockDelta: { contentBlockIndex: 0, delta: { text } } });
 
-const request = (extra: Partial<LlmRequest> = {}): LlmRequest => ({
-  model: 'anthropic.claude-3-5-haiku-20241022-v1:0',
-  system: 'You are Ava.',
-  messages: [{ role: 'user', content: 'Hi' }],
-  ...extra,
-});
-
-const collect = async (fragments: AsyncIterable<string>): Promise<string[]> => {
-  const collected: string[] = [];
-  for await (const fragment of fragments) collected.push(fragment);
-  return collected;
-};
-
-const options: LlmOption[] = [
-  { id: 'stay', description: 'Continue in this state' },
-  { id: 'leave', description: 'The user says goodbye' },
-];
+const request = (extra: Partial<LlmRequest> = {}): LlmRequest => greetingRequest('anthropic.claude-3-5-haiku-20241022-v1:0', extra);
 
 describe('Bedrock provider', () => {
   it('streams the text deltas of ConverseStream', async () => {
@@ -99,7 +84,7 @@ describe('Bedrock provider', () => {
     const provider = createBedrockProvider({ client });
 
     // Act
-    const choice = await provider.chooseOption({ ...request({ messages: [{ role: 'user', content: 'bye' }] }), options });
+    const choice = await provider.chooseOption({ ...request({ messages: [{ role: 'user', content: 'bye' }] }), options: stayOrLeaveOptions });
 
     // Assess
     expect(choice).toEqual({ id: 'leave', reasoning: 'The user said bye.' });
@@ -120,7 +105,7 @@ describe('Bedrock provider', () => {
     const provider = createBedrockProvider({ client });
 
     // Act
-    const choice = provider.chooseOption({ ...request(), options });
+    const choice = provider.chooseOption({ ...request(), options: stayOrLeaveOptions });
 
     // Assess
     await expect(choice).rejects.toMatchObject({ name: 'LlmError', retryable: false });
@@ -160,7 +145,7 @@ describe('Bedrock provider', () => {
 
     // Act
     const streamed = collect(provider.streamText(request()));
-    const chosen = provider.chooseOption({ ...request(), options });
+    const chosen = provider.chooseOption({ ...request(), options: stayOrLeaveOptions });
 
     // Assess
     for (const call of [streamed, chosen]) {

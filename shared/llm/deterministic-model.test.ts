@@ -2,17 +2,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createDeterministicModel } from './deterministic-model';
 import { buildSystemPrompt } from './prompt';
 import type { LlmMessage, LlmOption, LlmRequest } from './provider';
-import { supportAgentPrompt } from './test-fixtures';
+import { collect, supportAgentPrompt } from './test-fixtures';
 
 const system = buildSystemPrompt(supportAgentPrompt);
 const request = (messages: LlmMessage[], extra: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'deterministic', system, messages, ...extra });
 const user = (content: string): LlmMessage => ({ role: 'user', content });
-
-const collect = async (fragments: AsyncIterable<string>): Promise<string[]> => {
-  const collected: string[] = [];
-  for await (const fragment of fragments) collected.push(fragment);
-  return collected;
-};
 
 const exitConditions: LlmOption[] = [
   { id: 'stay', description: 'Otherwise: the user is not yet done, continue in this state' },

@@ -2,7 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAiCompatibleProvider } from './openai-compatible';
-import type { LlmOption, LlmRequest } from './provider';
+import type { LlmRequest } from './provider';
+import { collect, greetingRequest, stayOrLeaveOptions } from './test-fixtures';
 
 interface ReceivedRequest {
   path: string | undefined;
@@ -46,23 +47,7 @@ const completion = (message: Record<string, unknown>) => (response: ServerRespon
   response.end(JSON.stringify({ id: 'cmpl-1', choices: [{ index: 0, message: { role: 'assistant', ...message } }] }));
 };
 
-const request = (extra: Partial<LlmRequest> = {}): LlmRequest => ({
-  model: 'llama3.1',
-  system: 'You are Ava.',
-  messages: [{ role: 'user', content: 'Hi' }],
-  ...extra,
-});
-
-const collect = async (fragments: AsyncIterable<string>): Promise<string[]> => {
-  const collected: string[] = [];
-  for await (const fragment of fragments) collected.push(fragment);
-  return collected;
-};
-
-const options: LlmOption[] = [
-  { id: 'stay', description: 'Continue in this state' },
-  { id: 'leave', description: 'The user says goodbye' },
-];
+const request = (extra: Partial<LlmRequest> = {}): LlmRequest => greetingRequest('llama3.1', extra);
 
 describe('OpenAI-compatible provider', () => {
   it('streams the content of each server-sent event until [DONE]', async () => {
@@ -164,7 +149,7 @@ describe('OpenAI-compatible provider', () => {
 
     // Act
     const streamed = collect(provider.streamText(request()));
-    const chosen = provider.chooseOption({ ...request(), options });
+    const chosen = provider.chooseOption({ ...request(), options: stayOrLeaveOptions });
 
     // Assess
     for (const call of [streamed, chosen]) {
@@ -240,7 +225,7 @@ describe('OpenAI-compatible provider', () => {
     const provider = createOpenAiCompatibleProvider({ baseUrl });
 
     // Act
-    const choice = await provider.chooseOption({ ...request({ messages: [{ role: 'user', content: 'bye' }] }), options });
+    const choice = await provider.chooseOption({ ...request({ messages: [{ role: 'user', content: 'bye' }] }), options: stayOrLeaveOptions });
 
     // Assess
     expect(choice).toEqual({ id: 'leave', reasoning: 'The user said bye.' });
@@ -262,7 +247,7 @@ describe('OpenAI-compatible provider', () => {
     const provider = createOpenAiCompatibleProvider({ baseUrl });
 
     // Act
-    const choice = await provider.chooseOption({ ...request(), options });
+    const choice = await provider.chooseOption({ ...request(), options: stayOrLeaveOptions });
 
     // Assess
     expect(choice).toEqual({ id: 'stay', reasoning: 'More to do.' });
@@ -277,7 +262,7 @@ describe('OpenAI-compatible provider', () => {
     const provider = createOpenAiCompatibleProvider({ baseUrl });
 
     // Act
-    const choice = provider.chooseOption({ ...request(), options });
+    const choice = provider.chooseOption({ ...request(), options: stayOrLeaveOptions });
 
     // Assess
     await expect(choice).rejects.toMatchObject({ name: 'LlmError', retryable: false });

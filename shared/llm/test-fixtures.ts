@@ -1,4 +1,5 @@
 import type { SystemPromptInput } from './prompt';
+import type { LlmOption, LlmRequest } from './provider';
 
 /** A support agent in an order-lookup state, shared by the prompt and deterministic-model tests. */
 export const supportAgentPrompt: SystemPromptInput = {
@@ -24,3 +25,24 @@ export const supportAgentPrompt: SystemPromptInput = {
   workingMemory: ['The user ordered a lamp'],
   dynamicInstruction: 'Keep the answer brief.',
 };
+
+/** The provider tests' request: one user turn to `model` under a short system prompt; `extra` overrides fields. */
+export const greetingRequest = (model: string, extra: Partial<LlmRequest> = {}): LlmRequest => ({
+  model,
+  system: 'You are Ava.',
+  messages: [{ role: 'user', content: 'Hi' }],
+  ...extra,
+});
+
+/** Every fragment of a text stream, in order. */
+export const collect = async (fragments: AsyncIterable<string>): Promise<string[]> => {
+  const collected: string[] = [];
+  for await (const fragment of fragments) collected.push(fragment);
+  return collected;
+};
+
+/** The options of the providers' choice tests. */
+export const stayOrLeaveOptions: LlmOption[] = [
+  { id: 'stay', description: 'Continue in this state' },
+  { id: 'leave', description: 'The user says goodbye' },
+];

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { creatorInfo, objectId, pagedResponse, tagList } from '../api/common';
-
-const strippedText = z.string().trim().min(1);
+import { creatorInfo, objectId, pagedResponse, strippedText, tagList } from '../api/common';
 
 /**
  * The reference describes an LLM preference as `{llm_name, params}`, the spec as

@@ -7,37 +7,18 @@ import { eraseOrganizationData } from '../data/organization-erasure';
 import { getService } from '../data/service-repository';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { newId } from '../ids';
-import { sampleStateMachineVersion } from '../state-machines/fixtures';
-import { createServiceRequest, versionSetInput } from './schemas';
-import { createService, deleteVersionSet, listServices, updateService, upsertVersionSet } from './services';
-import { createStateMachine, createStateMachineVersion } from './state-machines';
+import { allow, createSampleService, creator, prepareAgentAndMachine } from './fixtures';
+import { versionSetInput } from './schemas';
+import { deleteVersionSet, listServices, updateService, upsertVersionSet } from './services';
 import { isAgentUsedByActiveService } from './usage';
 import { resolveVersionSet } from './version-sets';
 
-const creator = { org_id: 'org', user_id: 'user' };
-const allow = () => undefined;
-
 /** An agent and a state machine with one version each, in a fresh organization. */
 const prepare = async () => {
-  const orgId = `org-${newId()}`;
-  const agent = await createAgent(orgId, 'Ada', creator);
-  await createAgentVersion(orgId, agent.id, sampleAgentVersionBody(), { creator, authorize: allow });
-  const machine = await createStateMachine(orgId, 'Support flow', creator);
-  await createStateMachineVersion(orgId, machine.id, sampleStateMachineVersion(), { dryRun: false, creator, authorize: allow });
+  const records = await prepareAgentAndMachine();
   const service = (name: string, isActive: boolean, extra: Record<string, unknown> = {}) =>
-    createService(
-      orgId,
-      createServiceRequest.parse({
-        agent_id: agent.id,
-        service_hierarchical_state_machine_id: machine.id,
-        name,
-        description: 'A service.',
-        is_active: isActive,
-        ...extra,
-      }),
-      creator,
-    );
-  return { orgId, agentId: agent.id, machineId: machine.id, service };
+    createSampleService(records, name, isActive, extra);
+  return { ...records, service };
 };
 
 describe('services domain (DynamoDB Local)', () => {

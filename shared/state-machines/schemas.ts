@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import { creatorInfo, objectId, pagedResponse, timestamp } from '../api/common';
-
-/** Text that is trimmed before the non-empty check, so whitespace alone is rejected. */
-const strippedText = z.string().trim().min(1);
+import { creatorInfo, objectId, pagedResponse, strippedText, timestamp } from '../api/common';
 
 /** Internal state names and reference names. A dot would make them ambiguous with external state names. */
 const stateOrRefName = z.string().regex(/^[A-Za-z0-9_]+$/, 'must contain only letters, digits and underscores');
@@ -52,6 +49,8 @@ const recordRules: FieldRules = {
 const buildStateMachineSchemas = (rules: FieldRules) => {
   const textList = z.array(rules.text);
   const stateName = rules.stateName.describe('The name of this state.');
+  const objective = rules.text.describe('The objective that the agent works towards when in this state.');
+  const audioFillerDelay = rules.audioFillerDelay.describe('The number of seconds to wait before playing an audio filler.');
 
   const nextState = z
     .union([rules.stateName, z.tuple([rules.externalStateName, rules.stateName])])
@@ -77,9 +76,7 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
       audio_fillers: rules.audioFillers.describe(
         'A list of audio fillers to play in audio mode if the tool is taking a long time.',
       ),
-      audio_filler_triggered_after: rules.audioFillerDelay.describe(
-        'The number of seconds to wait before playing an audio filler.',
-      ),
+      audio_filler_triggered_after: audioFillerDelay,
       result_persistence: z
         .enum(['ephemeral', 'persisted-preferred', 'persisted'])
         .describe(
@@ -91,6 +88,7 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
     .describe('A description of a tool call that the agent can make in this state.');
 
   const toolCallSpecs = z.array(toolCallSpec);
+  const stateToolCallSpecs = toolCallSpecs.describe('Tool calls the agent can make in this state.');
   const exitConditions = z
     .array(exitCondition)
     .describe('Under which conditions the session may move to another state, and to which one.');
@@ -99,7 +97,7 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
     .object({
       type: z.literal('action'),
       name: stateName,
-      objective: rules.text.describe('The objective that the agent works towards when in this state.'),
+      objective,
       actions: rules.actions.describe('The specific actions that the agent performs in this state.'),
       intra_state_navigation_guidelines: textList.describe(
         'Guidelines for how the agent navigates between subgoals and exit conditions within this state.',
@@ -125,14 +123,12 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
       name: stateName,
       exit_conditions: exitConditions,
       decision_guidelines: textList.describe('Guidelines the agent follows when making the decision in this state.'),
-      objective: rules.text.describe('The objective that the agent works towards when in this state.'),
-      tool_call_specs: toolCallSpecs.describe('Tool calls the agent can make in this state.'),
+      objective,
+      tool_call_specs: stateToolCallSpecs,
       audio_fillers: rules.audioFillers.describe(
         'Audio fillers to play in audio mode if selecting the next state is taking too long.',
       ),
-      audio_filler_triggered_after: rules.audioFillerDelay.describe(
-        'The number of seconds to wait before playing an audio filler.',
-      ),
+      audio_filler_triggered_after: audioFillerDelay,
     })
     .describe(
       'A passthrough state in which the agent picks the exit condition the session satisfies and moves to its next state.',
@@ -170,13 +166,11 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
       problem: rules.text.describe('The problem to reflect upon.'),
       word_limit: rules.wordLimit.describe('The word limit for the generated inner thought message.'),
       next_state: nextState,
-      tool_call_specs: toolCallSpecs.describe('Tool calls the agent can make in this state.'),
+      tool_call_specs: stateToolCallSpecs,
       audio_fillers: rules.audioFillers.describe(
         'Audio fillers to play in audio mode if the reflection is taking too long to be generated.',
       ),
-      audio_filler_triggered_after: rules.audioFillerDelay.describe(
-        'The number of seconds to wait before playing an audio filler.',
-      ),
+      audio_filler_triggered_after: audioFillerDelay,
     })
     .describe(
       'A passthrough state in which the agent reflects on the conversation so far and adds an inner thought message before continuing.',
@@ -263,19 +257,6 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
 const requestSchemas = buildStateMachineSchemas(requestRules);
 const recordSchemas = buildStateMachineSchemas(recordRules);
 
-export const {
-  nextState,
-  exitCondition,
-  toolCallSpec,
-  actionState,
-  decisionState,
-  recallState,
-  annotationState,
-  reflectionState,
-  toolCallState,
-  state,
-} = requestSchemas;
-
 /** Body of `POST .../service_hierarchical_state_machine/{service_hierarchical_state_machine_id}/`. */
 export const stateMachineVersionBody = requestSchemas.versionContent;
 
@@ -324,16 +305,16 @@ export const listStateMachineVersionsResponse = pagedResponse({
   state_machine_versions: z.array(stateMachineVersionRecord).describe('The returned state machine versions.'),
 });
 
-export type NextState = z.infer<typeof nextState>;
-export type ExitCondition = z.infer<typeof exitCondition>;
-export type ToolCallSpec = z.infer<typeof toolCallSpec>;
-export type ActionState = z.infer<typeof actionState>;
-export type DecisionState = z.infer<typeof decisionState>;
-export type RecallState = z.infer<typeof recallState>;
-export type AnnotationState = z.infer<typeof annotationState>;
-export type ReflectionState = z.infer<typeof reflectionState>;
-export type ToolCallState = z.infer<typeof toolCallState>;
-export type State = z.infer<typeof state>;
+export type NextState = z.infer<typeof requestSchemas.nextState>;
+export type ExitCondition = z.infer<typeof requestSchemas.exitCondition>;
+export type ToolCallSpec = z.infer<typeof requestSchemas.toolCallSpec>;
+export type ActionState = z.infer<typeof requestSchemas.actionState>;
+export type DecisionState = z.infer<typeof requestSchemas.decisionState>;
+export type RecallState = z.infer<typeof requestSchemas.recallState>;
+export type AnnotationState = z.infer<typeof requestSchemas.annotationState>;
+export type ReflectionState = z.infer<typeof requestSchemas.reflectionState>;
+export type ToolCallState = z.infer<typeof requestSchemas.toolCallState>;
+export type State = z.infer<typeof requestSchemas.state>;
 export type StateMachineVersionBody = z.infer<typeof stateMachineVersionBody>;
 export type CreateStateMachineRequest = z.infer<typeof createStateMachineRequest>;
 export type CreateStateMachineResponse = z.infer<typeof createStateMachineResponse>;

@@ -1,6 +1,11 @@
+import { measureConversations, printConversationFigures } from './conversations';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
 
-/** `npm run bench`: measures the targets that tests must not time. */
+/** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
 console.log('Lambda bundles (target: < 1 MB minified, cold init < 250 ms)\n');
 const bundlesOk = printBundleTable(await measureLambdaBundles());
 console.log(bundlesOk ? '\nAll bundle targets met.' : '\nSome bundle targets missed (see above).');
+
+console.log('\nConversations (targets: each fragment within 10 ms of being produced; zero errors under load)\n');
+const conversationsOk = printConversationFigures(await measureConversations());
+console.log(conversationsOk ? '\nAll conversation targets met.' : '\nSome conversation targets missed (see above).');

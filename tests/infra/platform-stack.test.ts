@@ -395,6 +395,21 @@ describe('regions', () => {
     }
   });
 
+  it('passes the sign-in redirect origins to the functions that send e-mail only', () => {
+    const { stacks } = synth({ regions: ['eu-west-1'], signInRedirectOrigins: 'https://app.example.com' });
+    const functions = Object.values(
+      Template.fromStack(stacks[0] as PlatformStack).findResources('AWS::Lambda::Function'),
+    ) as { Properties: { Environment?: { Variables: Record<string, string> } } }[];
+    const withOrigins = functions.filter((fn) => fn.Properties.Environment?.Variables.SIGN_IN_REDIRECT_ORIGINS);
+    expect(withOrigins.length).toBeGreaterThan(0);
+    for (const fn of withOrigins) {
+      expect(fn.Properties.Environment?.Variables).toMatchObject({
+        SIGN_IN_REDIRECT_ORIGINS: 'https://app.example.com',
+        EMAIL_FROM: expect.any(String),
+      });
+    }
+  });
+
   it('accepts a comma-separated region list from the command line', () => {
     const { stacks } = synth({ regions: 'eu-west-1,ap-southeast-2' });
     expect(stacks.map((stack) => stack.region)).toEqual(['eu-west-1', 'ap-southeast-2']);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { organizationIdPattern } from '../../identity/organization-ids';
-import { userPreferencesInput, userPreferencesOutput } from '../../identity/preferences';
+import { organizationRecord, userDimensionRecord, userPreferencesRecord } from '../../data/organization-repository';
+import { userPreferencesInput } from '../../identity/preferences';
 import { commonHeaders, organizationPath, timestamp } from '../common';
 import { defineOperation } from '../operation';
 
@@ -15,7 +16,6 @@ const text = z.string().max(2000);
 const onboarding = z.array(z.string().max(10_000)).max(10);
 const userDimension = z.object({ description: nonEmpty, tags: z.array(z.string().trim().min(1).max(100)).max(20) });
 const userDimensions = z.array(userDimension).max(50);
-const userDimensionOutput = z.object({ description: z.string(), tags: z.array(z.string()) });
 const base64Image = z.string().describe('Base64 of the image bytes.');
 const devopsTeamName = z
   .string()
@@ -35,18 +35,21 @@ export const getOrganizationOperation = defineOperation({
   request: { path: organizationPath, headers: commonHeaders },
   response: {
     status: 200,
-    body: z.object({
-      org_id: z.string(),
-      org_name: z.string(),
-      title: z.string().nullable(),
-      main_description: z.string().nullable(),
-      sub_description: z.string().nullable(),
-      onboarding_instructions: z.array(z.string()),
-      default_user_preferences: userPreferencesOutput
-        .nullable()
-        .describe('Only for a signed-in caller holding Organization:GetOrganizationDetails.'),
-      tenant_id: z.string().nullable().describe('Only for a signed-in caller holding Organization:GetOrganizationDetails.'),
-    }),
+    body: organizationRecord
+      .pick({
+        org_id: true,
+        org_name: true,
+        title: true,
+        main_description: true,
+        sub_description: true,
+        onboarding_instructions: true,
+      })
+      .extend({
+        default_user_preferences: userPreferencesRecord
+          .nullable()
+          .describe('Only for a signed-in caller holding Organization:GetOrganizationDetails.'),
+        tenant_id: z.string().nullable().describe('Only for a signed-in caller holding Organization:GetOrganizationDetails.'),
+      }),
   },
 });
 
@@ -216,7 +219,7 @@ export const getUserDimensionsOperation = defineOperation({
   auth: 'required',
   rateLimitPerMinute: 20,
   request: { path: organizationPath, headers: commonHeaders },
-  response: { status: 200, body: z.object({ user_dimensions: z.array(userDimensionOutput) }) },
+  response: { status: 200, body: z.object({ user_dimensions: z.array(userDimensionRecord) }) },
 });
 
 export const getJwksOperation = defineOperation({

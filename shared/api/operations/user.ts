@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { audioKeyterms, languageCode, timeZone, userPreferencesInput, userPreferencesOutput } from '../../identity/preferences';
+import { userPreferencesRecord } from '../../data/organization-repository';
+import { audioKeyterms, languageCode, timeZone, userPreferencesInput } from '../../identity/preferences';
 import { commonHeaders, continuationToken, organizationPath, pagedResponse, queryArray, queryBoolean, timestamp } from '../common';
 import { defineOperation } from '../operation';
 
@@ -36,7 +37,7 @@ const userInstance = z.object({
     last_message_time: timestamp.nullable(),
   }),
   role: z.string(),
-  preferences: userPreferencesOutput,
+  preferences: userPreferencesRecord,
   additional_context: z.array(z.string()),
   nonsensitive_variables: z.record(z.string(), z.string()),
   sensitive_variables: z.array(z.string()),

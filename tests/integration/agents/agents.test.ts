@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { knownVoices } from '../../../shared/agents/voices';
 import { api } from '../support/client';
-import { createAgent, createService, createRole, sampleAgentVersionBody, uniqueName } from '../support/fixtures';
+import { createAgent, createGrantedSession, createService, sampleAgentVersionBody, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 
 let owner: Session;
@@ -329,12 +329,10 @@ describe('get-agents', () => {
     const session = await admin();
     const visibleName = uniqueName('Visible');
     const ids = [await createAgent(session, { name: visibleName }), await createAgent(session)];
-    const limited = await createRole(owner, [
+    const limitedUser = await createGrantedSession(owner, [
       { permission_name: 'Organization:GetAgent', conditions: { name: { type: 'Equals', value: visibleName } } },
     ]);
-    const without = await createRole(owner, [{ permission_name: 'Organization:GetOrganizationDetails', conditions: {} }]);
-    const limitedUser = await createUserSession(owner, limited);
-    const userWithout = await createUserSession(owner, without);
+    const userWithout = await createGrantedSession(owner, [{ permission_name: 'Organization:GetOrganizationDetails', conditions: {} }]);
 
     // Act
     const limitedList = await api(agentsPath(), { token: limitedUser.token, query: { id: ids } });

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
 import {
   createAgent,
-  createRole,
+  createGrantedSession,
   createService,
   createStateMachine,
   uniqueName,
@@ -19,6 +19,17 @@ const servicesPath = () => `/v1/${orgId}/service/`;
 const servicePath = (serviceId: string) => `/v1/${orgId}/service/${serviceId}/`;
 const versionSetPath = (serviceId: string, name: string) => `/v1/${orgId}/service/${serviceId}/version_sets/${name}/`;
 const unknownId = '0123456789abcdef01234567';
+
+/** A version set pinning these version numbers (null follows the latest), without LLM preferences. */
+const versionSet = (agent: number | null, stateMachine: number | null) => ({
+  agent_version_number: agent,
+  service_hierarchical_state_machine_version_number: stateMachine,
+  llm_model_preferences: {},
+});
+
+/** upsert-service-version-set: stores `set` as the service's version set `name`. */
+const putVersionSet = (session: Session, serviceId: string, name: string, set: Record<string, unknown>) =>
+  api(versionSetPath(serviceId, name), { method: 'PUT', token: session.token, body: { version_set: set } });
 
 const serviceBody = (agentId: string, stateMachineId: string, overrides: Record<string, unknown> = {}) => ({
   agent_id: agentId,
@@ -136,11 +147,7 @@ describe('create-service', () => {
     const badRelease = await api(servicesPath(), {
       token: session.token,
       body: serviceBody(agentId, stateMachineId, {
-        release_version_set: {
-          agent_version_number: 7,
-          service_hierarchical_state_machine_version_number: 1,
-          llm_model_preferences: {},
-        },
+        release_version_set: versionSet(7, 1),
       }),
     });
 
@@ -266,12 +273,10 @@ describe('get-services', () => {
 
   it('omits the services the caller has no Service:GetService grant on', async () => {
     // Prepare
-    const onlyActive = await createRole(owner, [
+    const activeViewer = await createGrantedSession(owner, [
       { permission_name: 'Service:GetService', conditions: { is_active: { type: 'Equals', value: true } } },
     ]);
-    const none = await createRole(owner, [{ permission_name: 'Organization:GetAgent', conditions: {} }]);
-    const activeViewer = await createUserSession(owner, onlyActive);
-    const blind = await createUserSession(owner, none);
+    const blind = await createGrantedSession(owner, [{ permission_name: 'Organization:GetAgent', conditions: {} }]);
 
     // Act
     const seenByViewer = await api(servicesPath(), { token: activeViewer.token, query: { id: ids } });
@@ -388,19 +393,11 @@ describe('upsert-service-version-set', () => {
     const session = await admin();
     const agentId = await createAgent(session, { versions: 2 });
     const { serviceId } = await createService(session, { agentId });
-    const canary = { agent_version_number: 2, service_hierarchical_state_machine_version_number: 1, llm_model_preferences: {} };
+    const canary = versionSet(2, 1);
 
     // Act
-    const created = await api(versionSetPath(serviceId, 'canary'), {
-      method: 'PUT',
-      token: session.token,
-      body: { version_set: { ...canary, agent_version_number: 1 } },
-    });
-    const replaced = await api(versionSetPath(serviceId, 'canary'), {
-      method: 'PUT',
-      token: session.token,
-      body: { version_set: canary },
-    });
+    const created = await putVersionSet(session, serviceId, 'canary', { ...canary, agent_version_number: 1 });
+    const replaced = await putVersionSet(session, serviceId, 'canary', canary);
 
     // Assess
     expect(created.status).toBe(204);
@@ -412,15 +409,11 @@ describe('upsert-service-version-set', () => {
     // Prepare
     const session = await admin();
     const { serviceId } = await createService(session);
-    const set = { agent_version_number: 1, service_hierarchical_state_machine_version_number: 1, llm_model_preferences: {} };
+    const set = versionSet(1, 1);
 
     // Act
-    const edge = await api(versionSetPath(serviceId, 'edge'), { method: 'PUT', token: session.token, body: { version_set: set } });
-    const missing = await api(versionSetPath(serviceId, 'canary'), {
-      method: 'PUT',
-      token: session.token,
-      body: { version_set: { ...set, service_hierarchical_state_machine_version_number: 5 } },
-    });
+    const edge = await putVersionSet(session, serviceId, 'edge', set);
+    const missing = await putVersionSet(session, serviceId, 'canary', { ...set, service_hierarchical_state_machine_version_number: 5 });
 
     // Assess
     expect(edge.status).toBe(400);
@@ -431,20 +424,15 @@ describe('upsert-service-version-set', () => {
     // Prepare
     const session = await admin();
     const { serviceId } = await createService(session);
-    const role = await createRole(owner, [
+    const creatorOnly = await createGrantedSession(owner, [
       { permission_name: 'Service:GetService', conditions: {} },
       { permission_name: 'Service:CreateVersionSet', conditions: {} },
     ]);
-    const creatorOnly = await createUserSession(owner, role);
-    const set = { agent_version_number: 1, service_hierarchical_state_machine_version_number: 1, llm_model_preferences: {} };
+    const set = versionSet(1, 1);
 
     // Act
-    const created = await api(versionSetPath(serviceId, 'beta'), { method: 'PUT', token: creatorOnly.token, body: { version_set: set } });
-    const replaced = await api(versionSetPath(serviceId, 'release'), {
-      method: 'PUT',
-      token: creatorOnly.token,
-      body: { version_set: set },
-    });
+    const created = await putVersionSet(creatorOnly, serviceId, 'beta', set);
+    const replaced = await putVersionSet(creatorOnly, serviceId, 'release', set);
 
     // Assess
     expect(created.status).toBe(204);
@@ -454,15 +442,11 @@ describe('upsert-service-version-set', () => {
   it('answers 404 for a service that does not exist and 422 for a malformed name', async () => {
     // Prepare
     const session = await admin();
-    const set = { agent_version_number: null, service_hierarchical_state_machine_version_number: null, llm_model_preferences: {} };
+    const set = versionSet(null, null);
 
     // Act
-    const unknown = await api(versionSetPath(unknownId, 'beta'), { method: 'PUT', token: session.token, body: { version_set: set } });
-    const malformed = await api(versionSetPath(unknownId, 'no%20spaces'), {
-      method: 'PUT',
-      token: session.token,
-      body: { version_set: set },
-    });
+    const unknown = await putVersionSet(session, unknownId, 'beta', set);
+    const malformed = await putVersionSet(session, unknownId, 'no%20spaces', set);
 
     // Assess
     expect(unknown.status).toBe(404);
@@ -475,11 +459,7 @@ describe('delete-service-version-set', () => {
     // Prepare
     const session = await admin();
     const { serviceId } = await createService(session);
-    await api(versionSetPath(serviceId, 'beta'), {
-      method: 'PUT',
-      token: session.token,
-      body: { version_set: { agent_version_number: 1, service_hierarchical_state_machine_version_number: 1, llm_model_preferences: {} } },
-    });
+    await putVersionSet(session, serviceId, 'beta', versionSet(1, 1));
 
     // Act
     const deleted = await api(versionSetPath(serviceId, 'beta'), { method: 'DELETE', token: session.token });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import { createRole, createService, createStateMachine, sampleStateMachineVersion, uniqueName } from '../support/fixtures';
+import { createGrantedSession, createService, createStateMachine, sampleStateMachineVersion, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 
 let owner: Session;
@@ -205,8 +205,7 @@ describe('get-service-hierarchical-state-machines', () => {
   it('omits the machines the caller has no Organization:GetServiceHierarchicalStateMachine grant on', async () => {
     // Prepare
     const machineId = await createStateMachine(session);
-    const role = await createRole(owner, [{ permission_name: 'Organization:GetAgent', conditions: {} }]);
-    const user = await createUserSession(owner, role);
+    const user = await createGrantedSession(owner, [{ permission_name: 'Organization:GetAgent', conditions: {} }]);
 
     // Act
     const response = await api(machinesPath(), { token: user.token, query: { id: machineId } });

@@ -56,6 +56,11 @@ export const requestInit = (init: ApiInit): RequestInit => {
   return { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body };
 };
 
+/** Fails a fixture's set-up step that did not answer `status`, with what the platform said. */
+export const expectStatus = (what: string, response: { status: number; text: string }, status: number): void => {
+  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
+};
+
 /** One request to the platform; the body is parsed as JSON when it is JSON. */
 export const api = async (path: string, init: ApiInit = {}): Promise<ApiResponse> => {
   const response = await fetch(apiUrl(path, init.query), requestInit(init));

@@ -2,6 +2,7 @@ import { sampleAgentVersionBody } from '../../../shared/agents/fixtures';
 import { sampleStateMachineVersion } from '../../../shared/state-machines/fixtures';
 import type { StateMachineVersionBody } from '../../../shared/state-machines/schemas';
 import { api, type QueryValue, streamEvents } from './client';
+import * as fixtures from './fixtures';
 import type { Session } from './identity';
 
 /**
@@ -9,52 +10,18 @@ import type { Session } from './identity';
  * goodbye), and helpers that create and talk to conversations over HTTP.
  */
 
-const created = (what: string, response: { status: number; text: string; body: { id?: string } }): string => {
-  if (response.status !== 201 || !response.body.id) throw new Error(`${what}: ${response.status} ${response.text}`);
-  return response.body.id;
-};
-
-/** An active service with an agent and a state machine (the sample one unless given). */
+/** An active service with the sample agent version and a state machine (the sample one unless given). */
 export const createService = async (
   admin: Session,
   machine: StateMachineVersionBody = sampleStateMachineVersion(),
 ): Promise<{ serviceId: string; agentId: string; machineId: string }> => {
-  const base = `/v1/${admin.orgId}/organization`;
-  const suffix = Math.random().toString(36).slice(2, 8);
-  const agentId = created(
-    'create agent',
-    await api(`${base}/agent`, { method: 'POST', token: admin.token, body: { agent_name: `Ada ${suffix}` } }),
-  );
-  const version = await api(`${base}/agent/${agentId}/`, { method: 'POST', token: admin.token, body: sampleAgentVersionBody() });
-  if (version.status !== 201) throw new Error(`create agent version: ${version.status} ${version.text}`);
-  const machineId = created(
-    'create state machine',
-    await api(`${base}/service_hierarchical_state_machine`, {
-      method: 'POST',
-      token: admin.token,
-      body: { state_machine_name: `Support ${suffix}` },
-    }),
-  );
-  const machineVersion = await api(`${base}/service_hierarchical_state_machine/${machineId}/`, {
-    method: 'POST',
-    token: admin.token,
-    body: machine,
+  const agentId = await fixtures.createAgent(admin, { body: sampleAgentVersionBody() });
+  const machineId = await fixtures.createStateMachine(admin, { body: machine });
+  const { serviceId } = await fixtures.createService(admin, {
+    agentId,
+    stateMachineId: machineId,
+    body: { description: 'Helps and says goodbye.' },
   });
-  if (machineVersion.status !== 201) throw new Error(`create state machine version: ${machineVersion.status} ${machineVersion.text}`);
-  const serviceId = created(
-    'create service',
-    await api(`/v1/${admin.orgId}/service/`, {
-      method: 'POST',
-      token: admin.token,
-      body: {
-        agent_id: agentId,
-        service_hierarchical_state_machine_id: machineId,
-        name: `Support ${suffix}`,
-        description: 'Helps and says goodbye.',
-        is_active: true,
-      },
-    }),
-  );
   return { serviceId, agentId, machineId };
 };
 

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { sampleAgentVersionBody } from '../../../shared/agents/fixtures';
+import type { AgentVersionBody } from '../../../shared/agents/schemas';
 import { sampleStateMachineVersion } from '../../../shared/state-machines/fixtures';
-import { api } from './client';
-import type { Session } from './identity';
+import type { StateMachineVersionBody } from '../../../shared/state-machines/schemas';
+import { api, expectStatus } from './client';
+import { createUserSession, type Session } from './identity';
 
 /**
  * Domain fixtures for integration tests: agents, state machines and services made through
@@ -11,49 +13,60 @@ import type { Session } from './identity';
 
 export { sampleAgentVersionBody, sampleStateMachineVersion };
 
-const expectStatus = (what: string, response: { status: number; text: string }, status: number) => {
-  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
-};
-
 /** A name no other test in the organization uses. */
 export const uniqueName = (prefix: string): string => `${prefix} ${randomBytes(4).toString('hex')}`;
 
-/** A new agent, with one (complete) version unless `versions` is 0. */
-export const createAgent = async (session: Session, options: { name?: string; versions?: number } = {}): Promise<string> => {
-  const created = await api(`/v1/${session.orgId}/organization/agent`, {
-    token: session.token,
-    body: { agent_name: options.name ?? uniqueName('Agent') },
-  });
-  expectStatus('create agent', created, 201);
-  for (let version = 0; version < (options.versions ?? 1); version += 1) {
-    const response = await api(`/v1/${session.orgId}/organization/agent/${created.body.id}/`, {
+/**
+ * Agents and state machines are created alike: a named head at `/organization/{collection}`,
+ * then `versions` versions of it, version n with `versionBody(n)`. Returns the head's id.
+ */
+const createVersioned = async (
+  session: Session,
+  what: string,
+  collection: string,
+  head: Record<string, string>,
+  versions: number,
+  versionBody: (version: number) => unknown,
+): Promise<string> => {
+  const created = await api(`/v1/${session.orgId}/organization/${collection}`, { token: session.token, body: head });
+  expectStatus(`create ${what}`, created, 201);
+  for (let version = 1; version <= versions; version += 1) {
+    const response = await api(`/v1/${session.orgId}/organization/${collection}/${created.body.id}/`, {
       token: session.token,
-      body: sampleAgentVersionBody({ background: `Version ${version + 1}.` }),
+      body: versionBody(version),
     });
-    expectStatus('create agent version', response, 201);
+    expectStatus(`create ${what} version`, response, 201);
   }
   return created.body.id as string;
 };
 
-/** A new service hierarchical state machine, with one valid version unless `versions` is 0. */
-export const createStateMachine = async (
+/** A new agent, with one (complete) version unless `versions` is 0; `body` is every version's body if given. */
+export const createAgent = (
   session: Session,
-  options: { name?: string; versions?: number } = {},
-): Promise<string> => {
-  const created = await api(`/v1/${session.orgId}/organization/service_hierarchical_state_machine`, {
-    token: session.token,
-    body: { state_machine_name: options.name ?? uniqueName('Flow') },
-  });
-  expectStatus('create state machine', created, 201);
-  for (let version = 0; version < (options.versions ?? 1); version += 1) {
-    const response = await api(
-      `/v1/${session.orgId}/organization/service_hierarchical_state_machine/${created.body.id}/`,
-      { token: session.token, body: sampleStateMachineVersion() },
-    );
-    expectStatus('create state machine version', response, 201);
-  }
-  return created.body.id as string;
-};
+  options: { name?: string; versions?: number; body?: AgentVersionBody } = {},
+): Promise<string> =>
+  createVersioned(
+    session,
+    'agent',
+    'agent',
+    { agent_name: options.name ?? uniqueName('Agent') },
+    options.versions ?? 1,
+    (version) => options.body ?? sampleAgentVersionBody({ background: `Version ${version}.` }),
+  );
+
+/** A new service hierarchical state machine, with one valid version (the sample one unless `body` is given) unless `versions` is 0. */
+export const createStateMachine = (
+  session: Session,
+  options: { name?: string; versions?: number; body?: StateMachineVersionBody } = {},
+): Promise<string> =>
+  createVersioned(
+    session,
+    'state machine',
+    'service_hierarchical_state_machine',
+    { state_machine_name: options.name ?? uniqueName('Flow') },
+    options.versions ?? 1,
+    () => options.body ?? sampleStateMachineVersion(),
+  );
 
 export interface ServiceFixture {
   serviceId: string;
@@ -86,11 +99,8 @@ export const createService = async (
   return { serviceId: response.body.id as string, agentId, stateMachineId };
 };
 
-/**
- * A custom role with the given grants (action Allow unless given), created by `owner`, whose
- * name is returned for `createUserSession`.
- */
-export const createRole = async (
+/** A custom role with the given grants (action Allow unless given), created by `owner`; returns its name. */
+const createRole = async (
   owner: Session,
   grants: { permission_name: string; conditions: Record<string, unknown>; action?: 'Allow' | 'Deny' }[],
 ): Promise<string> => {
@@ -109,3 +119,7 @@ export const createRole = async (
   expectStatus('create role', response, 201);
   return roleName;
 };
+
+/** A session of a new user of `owner`'s organization whose role is a new custom role with these grants. */
+export const createGrantedSession = async (owner: Session, grants: Parameters<typeof createRole>[1]): Promise<Session> =>
+  createUserSession(owner, await createRole(owner, grants));

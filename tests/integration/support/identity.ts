@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { api, harness } from './client';
+import { api, expectStatus, harness } from './client';
 
 /**
  * Identity fixtures for every area's integration tests: the bootstrap super administrator,
@@ -15,10 +15,6 @@ export interface Session {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const expectStatus = (what: string, response: { status: number; text: string }, status: number) => {
-  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
-};
 
 /** Signs in with an API key, waiting out the sign-in rate limit (5 per minute per key and user). */
 export const signIn = async (orgId: string, apiKeyId: string, apiKey: string, userId: string): Promise<Session> => {

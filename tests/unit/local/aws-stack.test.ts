@@ -6,11 +6,12 @@ import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeT
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAws, type LocalAws } from '../../../infra/local/aws-stack';
 import { dynamo, s3 } from '../../../shared/aws/clients';
 import { globalIndexes } from '../../../shared/data/table-definition';
 import { queueDefinitions } from '../../../shared/queues';
+import { useLocalAws } from './use-local-aws';
 
 const byIndexName = (left: { IndexName?: string }, right: { IndexName?: string }): number => (left.IndexName ?? '').localeCompare(right.IndexName ?? '', 'en', { numeric: true });
 
@@ -26,24 +27,30 @@ const clientsFor = (env: Record<string, string>) => {
   };
 };
 
+/** Starts the stack on `dataDir`, hands `use` clients for it, and stops both whatever `use` does. */
+const withStack = async (
+  dataDir: string,
+  use: (aws: LocalAws, clients: ReturnType<typeof clientsFor>) => Promise<void>,
+): Promise<void> => {
+  const aws = await startLocalAws({ dataDir });
+  const clients = clientsFor(aws.env);
+  try {
+    await use(aws, clients);
+  } finally {
+    clients.dynamodb.destroy();
+    clients.s3.destroy();
+    await aws.stop();
+  }
+};
+
 describe('startLocalAws (in memory)', () => {
-  let aws: LocalAws;
-
-  beforeAll(async () => {
-    aws = await startLocalAws({});
-    for (const [name, value] of Object.entries(aws.env)) vi.stubEnv(name, value);
-  }, 60_000);
-
-  afterAll(async () => {
-    vi.unstubAllEnvs();
-    await aws?.stop();
-  });
+  const aws = useLocalAws();
 
   it('exposes every setting the product reads, pointing at loopback servers', () => {
     // Assess
-    expect(aws.env).toMatchObject({
-      TABLE_NAME: aws.tableName,
-      ARTIFACT_BUCKET: aws.bucket,
+    expect(aws().env).toMatchObject({
+      TABLE_NAME: aws().tableName,
+      ARTIFACT_BUCKET: aws().bucket,
       S3_FORCE_PATH_STYLE: 'true',
       AWS_REGION: 'us-east-1',
       AWS_ENDPOINT_URL_DYNAMODB: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
@@ -51,8 +58,8 @@ describe('startLocalAws (in memory)', () => {
       AWS_ENDPOINT_URL_S3: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
     });
     for (const definition of queueDefinitions) {
-      expect(aws.env[definition.urlEnv]).toBe(aws.queues[definition.worker].url);
-      expect(aws.env[`${definition.worker.toUpperCase()}_DLQ_URL`]).toBe(aws.queues[definition.worker].dlqUrl);
+      expect(aws().env[definition.urlEnv]).toBe(aws().queues[definition.worker].url);
+      expect(aws().env[`${definition.worker.toUpperCase()}_DLQ_URL`]).toBe(aws().queues[definition.worker].dlqUrl);
     }
   });
 
@@ -61,8 +68,8 @@ describe('startLocalAws (in memory)', () => {
     const client = new DynamoDBClient({});
 
     // Act
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: aws.tableName }));
-    const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: aws.tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: aws().tableName }));
+    const { TimeToLiveDescription } = await client.send(new DescribeTimeToLiveCommand({ TableName: aws().tableName }));
 
     // Assess
     expect(Table?.KeySchema).toEqual([
@@ -89,10 +96,10 @@ describe('startLocalAws (in memory)', () => {
     const item = { pk: 'ORG#1', sk: 'AGENT#1', gsi1pk: 'AGENTS', gsi1sk: 'agent one', name: 'agent one' };
 
     // Act
-    await dynamo().send(new PutCommand({ TableName: aws.tableName, Item: item }));
-    const { Item } = await dynamo().send(new GetCommand({ TableName: aws.tableName, Key: { pk: 'ORG#1', sk: 'AGENT#1' } }));
+    await dynamo().send(new PutCommand({ TableName: aws().tableName, Item: item }));
+    const { Item } = await dynamo().send(new GetCommand({ TableName: aws().tableName, Key: { pk: 'ORG#1', sk: 'AGENT#1' } }));
     const { Items } = await dynamo().send(
-      new QueryCommand({ TableName: aws.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': 'AGENTS' } }),
+      new QueryCommand({ TableName: aws().tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': 'AGENTS' } }),
     );
 
     // Assess
@@ -102,8 +109,8 @@ describe('startLocalAws (in memory)', () => {
 
   it('serves an uploaded object through a presigned GET URL to plain fetch', async () => {
     // Prepare
-    await s3().send(new PutObjectCommand({ Bucket: aws.bucket, Key: 'reports/run 1.json', Body: '{"ok":true}', ContentType: 'application/json' }));
-    const url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: aws.bucket, Key: 'reports/run 1.json' }), { expiresIn: 300 });
+    await s3().send(new PutObjectCommand({ Bucket: aws().bucket, Key: 'reports/run 1.json', Body: '{"ok":true}', ContentType: 'application/json' }));
+    const url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: aws().bucket, Key: 'reports/run 1.json' }), { expiresIn: 300 });
 
     // Act
     const response = await fetch(url);
@@ -119,8 +126,8 @@ describe('startLocalAws (in memory)', () => {
     const body = Readable.from([Buffer.from('first part, '), Buffer.from('second part')]);
 
     // Act
-    await s3().send(new PutObjectCommand({ Bucket: aws.bucket, Key: 'streamed.txt', Body: body, ContentLength: 23 }));
-    const { Body } = await s3().send(new GetObjectCommand({ Bucket: aws.bucket, Key: 'streamed.txt' }));
+    await s3().send(new PutObjectCommand({ Bucket: aws().bucket, Key: 'streamed.txt', Body: body, ContentLength: 23 }));
+    const { Body } = await s3().send(new GetObjectCommand({ Bucket: aws().bucket, Key: 'streamed.txt' }));
 
     // Assess
     expect(await Body?.transformToString()).toBe('first part, second part');
@@ -140,66 +147,48 @@ describe('startLocalAws (with a data directory)', () => {
 
   it('keeps table items and objects across a restart', async () => {
     // Prepare
-    const first = await startLocalAws({ dataDir });
-    const before = clientsFor(first.env);
-    await before.dynamodb.send(new PutCommand({ TableName: first.tableName, Item: { pk: 'ORG#kept', sk: 'META', name: 'kept' } }));
-    await before.s3.send(new PutObjectCommand({ Bucket: first.bucket, Key: 'kept.txt', Body: 'still here' }));
-    before.dynamodb.destroy();
-    before.s3.destroy();
-    await first.stop();
+    await withStack(dataDir, async (first, before) => {
+      await before.dynamodb.send(new PutCommand({ TableName: first.tableName, Item: { pk: 'ORG#kept', sk: 'META', name: 'kept' } }));
+      await before.s3.send(new PutObjectCommand({ Bucket: first.bucket, Key: 'kept.txt', Body: 'still here' }));
+    });
 
     // Act
-    const second = await startLocalAws({ dataDir });
-    const after = clientsFor(second.env);
-    try {
+    await withStack(dataDir, async (second, after) => {
       const { Item } = await after.dynamodb.send(new GetCommand({ TableName: second.tableName, Key: { pk: 'ORG#kept', sk: 'META' } }));
       const { Body } = await after.s3.send(new GetObjectCommand({ Bucket: second.bucket, Key: 'kept.txt' }));
 
       // Assess
       expect(Item).toEqual({ pk: 'ORG#kept', sk: 'META', name: 'kept' });
       expect(await Body?.transformToString()).toBe('still here');
-    } finally {
-      after.dynamodb.destroy();
-      after.s3.destroy();
-      await second.stop();
-    }
+    });
   }, 60_000);
 
   it('adds indexes the definition gained since the kept table was created', async () => {
     // Prepare
-    const first = await startLocalAws({ dataDir });
-    const before = clientsFor(first.env);
-    await before.dynamodb.send(new DeleteTableCommand({ TableName: first.tableName }));
-    await before.dynamodb.send(
-      new CreateTableCommand({
-        TableName: first.tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-      }),
-    );
-    before.dynamodb.destroy();
-    before.s3.destroy();
-    await first.stop();
+    await withStack(dataDir, async (first, before) => {
+      await before.dynamodb.send(new DeleteTableCommand({ TableName: first.tableName }));
+      await before.dynamodb.send(
+        new CreateTableCommand({
+          TableName: first.tableName,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [
+            { AttributeName: 'pk', AttributeType: 'S' },
+            { AttributeName: 'sk', AttributeType: 'S' },
+          ],
+          KeySchema: [
+            { AttributeName: 'pk', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+        }),
+      );
+    });
 
     // Act
-    const second = await startLocalAws({ dataDir });
-    const after = clientsFor(second.env);
-    try {
+    await withStack(dataDir, async (second, after) => {
       const { Table } = await after.dynamodb.send(new DescribeTableCommand({ TableName: second.tableName }));
 
       // Assess
       expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(globalIndexes.map((index) => index.indexName).sort());
-    } finally {
-      after.dynamodb.destroy();
-      after.s3.destroy();
-      await second.stop();
-    }
+    });
   }, 60_000);
 });

@@ -2,53 +2,53 @@ import { createHash } from 'node:crypto';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalAws, type LocalAws } from '../../../infra/local/aws-stack';
+import type { LocalAws } from '../../../infra/local/aws-stack';
 import { lambdaContext } from '../../../infra/local/lambda-runtime';
-import { startQueuePoller, type QueuePoller } from '../../../infra/local/queue-poller';
+import { type QueuePoller, type SqsBatchHandler, startQueuePoller } from '../../../infra/local/queue-poller';
+import type { WorkerName } from '../../../shared/api/operation';
 import { queueDefinition } from '../../../shared/queues';
+import { useLocalAws } from './use-local-aws';
 import { waitFor } from './wait-for';
 
 describe('startQueuePoller', () => {
+  const localAws = useLocalAws({ queueVisibilityTimeoutSeconds: 1 });
   let aws: LocalAws;
   let sqs: SQSClient;
   const pollers: QueuePoller[] = [];
+
+  /** Polls `worker`'s queue with the batch size of its definition, until the test ends. */
+  const poll = (worker: WorkerName, handler: SqsBatchHandler): void => {
+    pollers.push(startQueuePoller({ queueUrl: aws.queues[worker].url, batchSize: queueDefinition(worker).batchSize, sqsClient: sqs, handler }));
+  };
 
   const visibleMessageCount = async (queueUrl: string): Promise<number> => {
     const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
     return Number(Attributes?.ApproximateNumberOfMessages);
   };
 
-  beforeAll(async () => {
-    aws = await startLocalAws({ queueVisibilityTimeoutSeconds: 1 });
+  beforeAll(() => {
+    aws = localAws();
     sqs = new SQSClient({
       region: aws.env.AWS_REGION,
       endpoint: aws.env.AWS_ENDPOINT_URL_SQS,
       credentials: { accessKeyId: aws.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: aws.env.AWS_SECRET_ACCESS_KEY ?? '' },
     });
-  }, 60_000);
+  });
 
   afterEach(async () => {
     await Promise.all(pollers.splice(0).map((poller) => poller.stop()));
   });
 
-  afterAll(async () => {
+  afterAll(() => {
     sqs?.destroy();
-    await aws?.stop();
   });
 
   it('delivers a sent message as a Lambda SQSEvent and deletes it once handled', async () => {
     // Prepare
     const received: SQSRecord[] = [];
-    pollers.push(
-      startQueuePoller({
-        queueUrl: aws.queues.analysis.url,
-        batchSize: queueDefinition('analysis').batchSize,
-        sqsClient: sqs,
-        handler: async (event) => {
-          received.push(...event.Records);
-        },
-      }),
-    );
+    poll('analysis', async (event) => {
+      received.push(...event.Records);
+    });
     const body = JSON.stringify({ conversationId: 'c-1' });
 
     // Act
@@ -86,17 +86,10 @@ describe('startQueuePoller', () => {
   it('redelivers records reported in batchItemFailures and moves them to the DLQ after maxReceiveCount', async () => {
     // Prepare
     const receiveCounts: Record<string, string[]> = { ok: [], poison: [] };
-    pollers.push(
-      startQueuePoller({
-        queueUrl: aws.queues.webhook.url,
-        batchSize: queueDefinition('webhook').batchSize,
-        sqsClient: sqs,
-        handler: async (event): Promise<SQSBatchResponse> => {
-          for (const record of event.Records) receiveCounts[record.body]?.push(record.attributes.ApproximateReceiveCount);
-          return { batchItemFailures: event.Records.filter((record) => record.body === 'poison').map((record) => ({ itemIdentifier: record.messageId })) };
-        },
-      }),
-    );
+    poll('webhook', async (event): Promise<SQSBatchResponse> => {
+      for (const record of event.Records) receiveCounts[record.body]?.push(record.attributes.ApproximateReceiveCount);
+      return { batchItemFailures: event.Records.filter((record) => record.body === 'poison').map((record) => ({ itemIdentifier: record.messageId })) };
+    });
 
     // Act
     await sqs.send(new SendMessageCommand({ QueueUrl: aws.queues.webhook.url, MessageBody: 'ok' }));
@@ -116,17 +109,10 @@ describe('startQueuePoller', () => {
   it('deletes nothing when the handler throws, so the whole batch comes back', async () => {
     // Prepare
     const attempts: string[] = [];
-    pollers.push(
-      startQueuePoller({
-        queueUrl: aws.queues.simulation.url,
-        batchSize: queueDefinition('simulation').batchSize,
-        sqsClient: sqs,
-        handler: async (event) => {
-          attempts.push(event.Records.map((record) => record.attributes.ApproximateReceiveCount).join());
-          if (attempts.length === 1) throw new Error('transient failure');
-        },
-      }),
-    );
+    poll('simulation', async (event) => {
+      attempts.push(event.Records.map((record) => record.attributes.ApproximateReceiveCount).join());
+      if (attempts.length === 1) throw new Error('transient failure');
+    });
 
     // Act
     await sqs.send(new SendMessageCommand({ QueueUrl: aws.queues.simulation.url, MessageBody: 'retry me' }));

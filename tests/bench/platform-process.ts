@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, rmSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PlatformCredentials } from '../../infra/local/platform';
+import { freePort } from '../../infra/local/ports';
+
+/**
+ * The platform as `npm start` runs it, in a child process of its own (`infra/local/start.ts
+ * --in-memory`), so the bench measures the real start path and the bench's own client work
+ * does not share an event loop with the server it times. Each child leads a process group
+ * (tsx, Node, DynamoDB Local's JVM): stopping signals the whole group.
+ */
+export interface PlatformProcess {
+  baseUrl: string;
+  credentials: PlatformCredentials;
+  /** stdout and stderr of the platform, kept in the state directory while it runs. */
+  logPath: string;
+  stop(): Promise<void>;
+}
+
+const readyTimeoutMs = 120_000;
+const stopGraceMs = 10_000;
+
+/** Platforms started and not yet stopped: their state directories, and the stop under way. */
+const running = new Map<ChildProcess, { stateDir: string; stopping?: Promise<void> }>();
+
+const groupAlive = (pid: number): boolean => {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const signalGroup = (pid: number, signal: NodeJS.Signals): void => {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const waitForGroupExit = async (pid: number, timeoutMs: number): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (groupAlive(pid) && Date.now() < deadline) await sleep(50);
+};
+
+/**
+ * SIGTERM to the group (start.ts then stops the platform cleanly), SIGKILL for whatever
+ * outlives the grace period; then the state directory goes. Stopping twice waits for the first.
+ */
+const stopChild = (child: ChildProcess): Promise<void> => {
+  const entry = running.get(child);
+  if (!entry) return Promise.resolve();
+  entry.stopping ??= (async () => {
+    const pid = child.pid;
+    if (pid !== undefined) {
+      signalGroup(pid, 'SIGTERM');
+      await waitForGroupExit(pid, stopGraceMs);
+      signalGroup(pid, 'SIGKILL');
+      await waitForGroupExit(pid, stopGraceMs);
+    }
+    await rm(entry.stateDir, { recursive: true, force: true });
+    running.delete(child);
+  })();
+  return entry.stopping;
+};
+
+// A bench ended by an error, Ctrl-C or process.exit must not leave platforms (and JVMs) behind.
+process.once('exit', () => {
+  for (const [child, { stateDir }] of running) {
+    if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void Promise.allSettled([...running.keys()].map(stopChild)).then(() => process.exit(130));
+  });
+}
+
+/**
+ * Starts `npx tsx infra/local/start.ts --in-memory` on a free port with a fresh state
+ * directory and the given extra environment; resolves once it printed "Platform ready" and
+ * wrote credentials.json. `stop()` ends the process group and removes the directory.
+ */
+export const startPlatformProcess = async (options: { env?: Record<string, string>; label: string }): Promise<PlatformProcess> => {
+  const stateDir = await mkdtemp(join(tmpdir(), `classic-api-bench-${options.label}-`));
+  const logPath = join(stateDir, 'platform.log');
+  const log = createWriteStream(logPath);
+  const port = await freePort();
+  const child = spawn(
+    'npx',
+    ['tsx', 'infra/local/start.ts', '--in-memory', '--port', String(port), '--data-dir', stateDir],
+    { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } },
+  );
+  running.set(child, { stateDir });
+  // The log only helps to explain a failed start; losing it must not fail the bench.
+  log.on('error', () => undefined);
+  child.stderr?.pipe(log, { end: false });
+
+  const stop = async () => {
+    child.stderr?.unpipe(log);
+    await new Promise<void>((resolve) => log.end(() => resolve()));
+    await stopChild(child);
+  };
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      const timer = setTimeout(() => reject(new Error(`platform ${options.label} not ready within ${readyTimeoutMs} ms`)), readyTimeoutMs);
+      child.stdout?.on('data', (chunk: Buffer) => {
+        if (!log.writableEnded) log.write(chunk);
+        output += chunk.toString('utf8');
+        if (/^Platform ready/m.test(output)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`platform ${options.label} exited before it was ready (${signal ?? `code ${code}`})`));
+      });
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+    const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8')) as PlatformCredentials;
+    return { baseUrl: credentials.base_url, credentials, logPath, stop };
+  } catch (error) {
+    const tail = await readFile(logPath, 'utf8').catch(() => '');
+    await stop();
+    throw new Error(`${(error as Error).message}\n--- platform log (last lines) ---\n${tail.split('\n').slice(-30).join('\n')}`);
+  }
+};
