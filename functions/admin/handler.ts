@@ -1,8 +1,8 @@
-import { openApiOperation, pingOperation } from '../../shared/api/operations/admin';
-import { openApiDocument } from '../../shared/api/openapi';
-import { routeTable } from '../../shared/api/route-table';
-import { config } from '../../shared/config';
-import { httpHandler, implement } from '../../shared/http/http-handler';
+import { openApiOperation, pingOperation } from '#shared/api/operations/admin';
+import { openApiDocument } from '#shared/api/openapi';
+import { routeTable } from '#shared/api/route-table';
+import { config } from '#shared/config';
+import { httpHandler, implement } from '#shared/http/http-handler';
 
 let document: ReturnType<typeof openApiDocument> | undefined;
 

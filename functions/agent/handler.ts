@@ -5,7 +5,7 @@ import {
   deprecateAgent,
   listAgents,
   listAgentVersions,
-} from '../../shared/agents/agents';
+} from '#shared/agents/agents';
 import {
   createAgentOperation,
   createAgentVersionOperation,
@@ -17,12 +17,12 @@ import {
   getAgentVersionsOperation,
   getStateMachinesOperation,
   getStateMachineVersionsOperation,
-} from '../../shared/api/operations/agent';
-import { type Caller, creatorOf, hasPermission, requirePermission } from '../../shared/auth/caller';
-import { pageBody } from '../../shared/data/paging';
-import type { VersionedHead } from '../../shared/data/versioned-entity';
-import { parseSortBy, parseVersionFilter } from '../../shared/http/list-params';
-import { httpHandler, implement } from '../../shared/http/http-handler';
+} from '#shared/api/operations/agent';
+import { type Caller, creatorOf, hasPermission, requirePermission } from '#shared/auth/caller';
+import { pageBody } from '#shared/data/paging';
+import type { VersionedHead } from '#shared/data/versioned-entity';
+import { parseSortBy, parseVersionFilter } from '#shared/http/list-params';
+import { httpHandler, implement } from '#shared/http/http-handler';
 import {
   createStateMachine,
   createStateMachineVersion,
@@ -30,7 +30,7 @@ import {
   listStateMachines,
   listStateMachineVersions,
   stateMachineAttributes,
-} from '../../shared/services/state-machines';
+} from '#shared/services/state-machines';
 
 /** A check of `permission` on an agent once the domain has loaded it. */
 const onAgent = (caller: Caller, permission: string) => (agent: VersionedHead) =>

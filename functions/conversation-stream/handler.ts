@@ -1,17 +1,17 @@
 import {
   createConversationOperation,
   interactWithConversationOperation,
-} from '../../shared/api/operations/conversation-stream';
-import { type Caller, hasPermission, requirePermission } from '../../shared/auth/caller';
+} from '#shared/api/operations/conversation-stream';
+import { type Caller, hasPermission, requirePermission } from '#shared/auth/caller';
 import {
   conversationAttributes,
   interactWithConversation,
   requireTextFormats,
   type StreamOptions,
   startConversation,
-} from '../../shared/conversations/conversations';
-import { BadRequestError } from '../../shared/errors';
-import { implement, streamHandler } from '../../shared/http/http-handler';
+} from '#shared/conversations/conversations';
+import { BadRequestError } from '#shared/errors';
+import { implement, streamHandler } from '#shared/http/http-handler';
 
 /** Agent actions go only to callers with insight into the conversation, filtered by type. */
 const streamOptions = (caller: Caller, actionType: string, signal: AbortSignal): StreamOptions => ({

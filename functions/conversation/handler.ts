@@ -8,26 +8,26 @@ import {
   recommendResponsesDeprecatedOperation,
   recommendResponsesOperation,
   retrieveMessageSourceOperation,
-} from '../../shared/api/operations/conversation';
-import { type Caller, hasPermission, requirePermission } from '../../shared/auth/caller';
+} from '#shared/api/operations/conversation';
+import { type Caller, hasPermission, requirePermission } from '#shared/auth/caller';
 import {
   conversationAttributes,
   finishConversationFor,
   messageAttributes,
-} from '../../shared/conversations/conversations';
+} from '#shared/conversations/conversations';
 import {
   interactionInsightsFor,
   listConversationsFor,
   listMessagesFor,
   messageSourceFor,
   modifyConversationTags,
-} from '../../shared/conversations/queries';
-import { defaultMessageTypes } from '../../shared/conversations/schemas';
-import { conversationStartersFor, recommendResponsesFor } from '../../shared/conversations/suggestions';
-import type { ConversationRecord } from '../../shared/data/conversation-repository';
-import { httpHandler, implement, type OperationInput } from '../../shared/http/http-handler';
-import { parseSortBy, parseTagFilters } from '../../shared/http/list-params';
-import { stateMachineAttributes } from '../../shared/services/state-machines';
+} from '#shared/conversations/queries';
+import { defaultMessageTypes } from '#shared/conversations/schemas';
+import { conversationStartersFor, recommendResponsesFor } from '#shared/conversations/suggestions';
+import type { ConversationRecord } from '#shared/data/conversation-repository';
+import { httpHandler, implement, type OperationInput } from '#shared/http/http-handler';
+import { parseSortBy, parseTagFilters } from '#shared/http/list-params';
+import { stateMachineAttributes } from '#shared/services/state-machines';
 
 const canReadMessage = (caller: Caller, conversation: ConversationRecord, message: { id: string; message_type?: string }) =>
   hasPermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message));

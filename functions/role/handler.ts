@@ -3,9 +3,9 @@ import {
   createRoleOperation,
   getRolesOperation,
   modifyRoleOperation,
-} from '../../shared/api/operations/role';
-import { httpHandler, implement } from '../../shared/http/http-handler';
-import { assignRoleFor, createRoleFor, listRolesFor, modifyRoleFor } from '../../shared/identity/roles';
+} from '#shared/api/operations/role';
+import { httpHandler, implement } from '#shared/http/http-handler';
+import { assignRoleFor, createRoleFor, listRolesFor, modifyRoleFor } from '#shared/identity/roles';
 
 export const handler = httpHandler([
   implement(getRolesOperation, async ({ path, query, caller }) => ({

@@ -4,10 +4,10 @@ import {
   getServicesOperation,
   updateServiceOperation,
   upsertVersionSetOperation,
-} from '../../shared/api/operations/service';
-import { creatorOf, hasPermission, requirePermission } from '../../shared/auth/caller';
-import { parseSortBy, parseTagFilters } from '../../shared/http/list-params';
-import { httpHandler, implement } from '../../shared/http/http-handler';
+} from '#shared/api/operations/service';
+import { creatorOf, hasPermission, requirePermission } from '#shared/auth/caller';
+import { parseSortBy, parseTagFilters } from '#shared/http/list-params';
+import { httpHandler, implement } from '#shared/http/http-handler';
 import {
   createService,
   deleteVersionSet,
@@ -15,7 +15,7 @@ import {
   serviceAttributes,
   updateService,
   upsertVersionSet,
-} from '../../shared/services/services';
+} from '#shared/services/services';
 
 export const handler = httpHandler([
   implement(getServicesOperation, async ({ path, query, caller }) =>

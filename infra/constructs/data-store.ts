@@ -3,7 +3,7 @@ import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { globalIndexes, tableKeys } from '../../shared/data/table-definition';
+import { globalIndexes, tableKeys } from '#shared/data/table-definition';
 
 /** Days after which generated objects expire, by key prefix. */
 const objectExpiryDays = { 'prompt-logs/': 30, 'artifacts/': 90 } as const;

@@ -12,7 +12,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import type { EndpointGroup, WorkerName } from '../../shared/api/operation';
+import type { EndpointGroup, WorkerName } from '#shared/api/operation';
 import type { WorkerQueue } from './message-queues';
 import { pascalCase } from './naming';
 

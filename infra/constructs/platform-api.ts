@@ -14,8 +14,8 @@ import {
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { EndpointGroup, Operation, OperationRequest } from '../../shared/api/operation';
-import { canonicalResourcePaths } from '../../shared/api/paths';
+import type { EndpointGroup, Operation, OperationRequest } from '#shared/api/operation';
+import { canonicalResourcePaths } from '#shared/api/paths';
 
 export interface PlatformApiProps {
   stageName: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { routeTable } from '../../../shared/api/route-table';
+import { routeTable } from '#shared/api/route-table';
 import { api, harness } from '../support/client';
 
 describe('ping', () => {

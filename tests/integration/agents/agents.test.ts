@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { knownVoices } from '../../../shared/agents/voices';
+import { knownVoices } from '#shared/agents/voices';
 import { api } from '../support/client';
 import { createAgent, createGrantedSession, createService, sampleAgentVersionBody, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';

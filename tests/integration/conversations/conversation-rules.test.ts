@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { toolCallStateMachineVersion, toolInInitialStateMachineVersion } from '../../../shared/conversations/fixtures';
+import { toolCallStateMachineVersion, toolInInitialStateMachineVersion } from '#shared/conversations/fixtures';
 import { api, apiUrl, requestInit } from '../support/client';
 import { createService, interact, startConversation, textForm, typesOf } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
