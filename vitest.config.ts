@@ -13,26 +13,34 @@ export default defineConfig(async () => {
     process.exit(1);
   });
   return {
-  test: {
-    projects: [
-      {
-        test: {
-          name: 'unit',
-          include: ['shared/**/*.test.ts', 'functions/**/*.test.ts', 'infra/**/*.test.ts', 'events/**/*.test.ts', 'tests/unit/**/*.test.ts', 'tests/infra/**/*.test.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
+    test: {
+      reporters: ['default', './tests/support/summary-reporter.ts'],
+      projects: [
+        {
+          test: {
+            name: 'unit',
+            include: [
+              'shared/**/*.test.ts',
+              'functions/**/*.test.ts',
+              'infra/**/*.test.ts',
+              'events/**/*.test.ts',
+              'tests/unit/**/*.test.ts',
+              'tests/infra/**/*.test.ts',
+            ],
+            testTimeout: 60_000,
+            hookTimeout: 120_000,
+          },
         },
-      },
-      {
-        test: {
-          name: 'integration',
-          include: ['tests/integration/**/*.test.ts'],
-          globalSetup: ['tests/integration/support/global-setup.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+        {
+          test: {
+            name: 'integration',
+            include: ['tests/integration/**/*.test.ts'],
+            globalSetup: ['tests/integration/support/global-setup.ts'],
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
         },
-      },
-    ],
-  },
-};
+      ],
+    },
+  };
 });

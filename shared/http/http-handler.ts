@@ -232,7 +232,12 @@ export const httpHandler = (implementations: readonly Implementation[]) =>
 const ndjson = (events: AsyncIterable<unknown>): Readable =>
   Readable.from(
     (async function* () {
-      for await (const event of events) yield `${JSON.stringify(event)}\n`;
+      for await (const event of events) {
+        yield `${JSON.stringify(event)}\n`;
+        // Give the write an event-loop turn to leave before the producer's next steps run;
+        // otherwise the last piece of a message waits behind the work that follows it.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     })(),
     { objectMode: false },
   );

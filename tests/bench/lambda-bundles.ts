@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { routeTable } from '../../shared/api/route-table';
-import { queueDefinitions } from '../../shared/queues';
+import { routeTable } from '#shared/api/route-table';
+import { queueDefinitions } from '#shared/queues';
 import { bundleLambda } from '../../infra/bundling';
 
 /**
