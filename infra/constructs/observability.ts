@@ -1,6 +1,7 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { Method, Stage } from 'aws-cdk-lib/aws-apigateway';
 import {
+  type Alarm,
   ComparisonOperator,
   Dashboard,
   GraphWidget,
@@ -10,7 +11,11 @@ import {
   TextWidget,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Alias } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import type { EndpointGroup, WorkerName } from '#shared/api/operation';
 import type { WorkerQueue } from './message-queues';
@@ -22,6 +27,8 @@ export interface ObservabilityProps {
   apiFunctions: ReadonlyMap<EndpointGroup, LambdaFunction>;
   queues: ReadonlyMap<WorkerName, WorkerQueue>;
   workerFunctions: ReadonlyMap<WorkerName, LambdaFunction>;
+  /** Subscribed to the alarm topic when given; operators can add other subscriptions. */
+  alarmEmail?: string;
 }
 
 const period = Duration.minutes(5);
@@ -43,6 +50,17 @@ export class Observability extends Construct {
     super(scope, id);
     const { stage } = props;
     const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: Stack.of(this).stackName });
+    // Every alarm notifies this topic, when it fires and when it clears.
+    const alarmTopic = new Topic(this, 'AlarmTopic', {
+      enforceSSL: true,
+      masterKey: Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
+    });
+    if (props.alarmEmail) alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+    new CfnOutput(Stack.of(this), 'AlarmTopicArn', { value: alarmTopic.topicArn });
+    const notify = (alarm: Alarm): void => {
+      alarm.addAlarmAction(new SnsAction(alarmTopic));
+      alarm.addOkAction(new SnsAction(alarmTopic));
+    };
 
     const requests = stage.metricCount({ statistic: 'Sum', period, label: 'requests' });
     const serverErrors = stage.metricServerError({ statistic: 'Sum', period, label: '5xx' });
@@ -95,16 +113,16 @@ export class Observability extends Construct {
         graph(`${worker}: dead-letter queue`, [deadLetters]),
         ...(fn ? functionWidgets(`${worker} worker`, fn) : []),
       );
-      deadLetters.createAlarm(this, `${pascalCase(worker)}DeadLetters`, {
+      notify(deadLetters.createAlarm(this, `${pascalCase(worker)}DeadLetters`, {
         alarmDescription: `Messages of the ${worker} queue exhausted their retries and wait in its dead-letter queue.`,
         threshold: 0,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
         treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
+      }));
     }
 
-    new MathExpression({
+    notify(new MathExpression({
       expression: 'errors / requests',
       usingMetrics: { errors: serverErrors, requests },
       period,
@@ -116,7 +134,7 @@ export class Observability extends Construct {
       evaluationPeriods: 1,
       // No requests means no rate, not an outage.
       treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    }));
   }
 }
 

@@ -15,6 +15,8 @@ export interface DeploymentSettings {
   jwtIssuer: string | undefined;
   /** Origins (comma-separated) an e-mail sign-in link may redirect to, e.g. the frontend. */
   signInRedirectOrigins: string | undefined;
+  /** Address subscribed to the alarm topic. */
+  alarmEmail: string | undefined;
 }
 
 export interface PlatformSettings extends DeploymentSettings {
@@ -78,5 +80,6 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     llmDefaultProvider: text(node, 'llmDefaultProvider', /^[a-z][a-z0-9-]*$/, 'a provider name', 'deterministic'),
     jwtIssuer: optionalText(node, 'jwtIssuer'),
     signInRedirectOrigins: optionalText(node, 'signInRedirectOrigins'),
+    alarmEmail: optionalText(node, 'alarmEmail'),
   };
 };

@@ -175,6 +175,7 @@ export class PlatformStack extends Stack {
       apiFunctions,
       queues: queues.byWorker,
       workerFunctions,
+      alarmEmail: settings.alarmEmail,
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.restApi.url });

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients';
 import { config } from '../config';
-import { ConflictError } from '../errors';
+import { ConflictError, PayloadTooLargeError } from '../errors';
 import { type GlobalIndexName, globalIndexes, tableKeys } from './table-definition';
 
 export type Item = Record<string, unknown>;
@@ -44,11 +44,22 @@ export const isConditionFailure = (error: unknown): boolean =>
       (reason) => reason.Code === 'ConditionalCheckFailed' || reason.Code === 'TransactionConflict',
     ));
 
+/** DynamoDB refuses items over 400 KB with a ValidationException naming the item size. */
+const isItemTooLarge = (error: unknown): boolean =>
+  error instanceof Error &&
+  error.name === 'ValidationException' &&
+  /item size|maximum allowed size/i.test(error.message);
+
+/**
+ * Runs a write, mapping a failed condition to the caller's domain error and an over-size
+ * record to a 413, so neither reaches the client as a 500.
+ */
 const onConditionFailure = async <T>(action: () => Promise<T>, failure?: (error: unknown) => Error): Promise<T> => {
   try {
     return await action();
   } catch (error) {
     if (failure && isConditionFailure(error)) throw failure(error);
+    if (isItemTooLarge(error)) throw new PayloadTooLargeError('The record is larger than the 400 KB a record may hold.');
     throw error;
   }
 };

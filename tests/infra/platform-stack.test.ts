@@ -306,6 +306,24 @@ describe('platform stack', () => {
     }
   });
 
+  it('notifies an encrypted, TLS-only topic when any alarm fires or clears', () => {
+    const [topicId, topic] = onlyOne(template.findResources('AWS::SNS::Topic'));
+    expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
+    }
+  });
+
   it('outputs the API URL, table, bucket and queue URLs', () => {
     const outputs = Object.keys(template.toJSON().Outputs);
     expect(outputs).toEqual(

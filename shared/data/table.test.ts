@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { ConflictError, PayloadTooLargeError } from '../errors';
+import { getItem, putItem, queryPage, transactWrite } from './table';
+
+describe('table', () => {
+  useLocalAws();
+
+  it('refuses a second item with the same key with the caller’s error', async () => {
+    // Prepare
+    const item = { pk: 'ORG#t1#THING', sk: 'a', name: 'first' };
+    await putItem(item, { ifNotExists: () => new ConflictError('exists') });
+    // Act / Assess
+    await expect(putItem({ ...item, name: 'second' }, { ifNotExists: () => new ConflictError('exists') })).rejects.toThrow(
+      ConflictError,
+    );
+    expect((await getItem({ pk: item.pk, sk: item.sk }))?.name).toBe('first');
+  });
+
+  it('answers 413 for a record larger than DynamoDB stores, instead of failing with a 500', async () => {
+    await expect(putItem({ pk: 'ORG#t1#THING', sk: 'huge', blob: 'x'.repeat(410 * 1024) })).rejects.toThrow(
+      PayloadTooLargeError,
+    );
+  });
+
+  it('writes all items of a transaction or none when a condition fails', async () => {
+    // Prepare
+    await putItem({ pk: 'ORG#t1#GUARD', sk: 'taken' });
+    // Act
+    const attempt = transactWrite([
+      { Put: { Item: { pk: 'ORG#t1#THING', sk: 'half-written' } } },
+      { Put: { Item: { pk: 'ORG#t1#GUARD', sk: 'taken' }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    ]);
+    // Assess
+    await expect(attempt).rejects.toThrow(ConflictError);
+    expect(await getItem({ pk: 'ORG#t1#THING', sk: 'half-written' })).toBeUndefined();
+  });
+
+  it('pages a query by the page size, skipping filtered records, and resumes after the last one returned', async () => {
+    // Prepare: 12 records, every third one filtered out
+    for (let index = 0; index < 12; index += 1) {
+      await putItem({ pk: 'ORG#t2#THING', sk: String(index).padStart(2, '0'), hidden: index % 3 === 0 });
+    }
+    const spec = { partition: 'ORG#t2#THING' };
+    const keep = (item: Record<string, unknown>) => item.hidden !== true;
+    // Act
+    const first = await queryPage(spec, { limit: 3, keep });
+    const second = await queryPage(spec, { limit: 3, keep, startKey: first.nextKey });
+    const rest = await queryPage(spec, { limit: 10, keep, startKey: second.nextKey });
+    // Assess
+    expect(first.items.map((item) => item.sk)).toEqual(['01', '02', '04']);
+    expect(second.items.map((item) => item.sk)).toEqual(['05', '07', '08']);
+    expect(rest.items.map((item) => item.sk)).toEqual(['10', '11']);
+    expect(rest.nextKey).toBeUndefined();
+  });
+});
