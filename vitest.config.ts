@@ -19,6 +19,8 @@ export default defineConfig(async () => {
         {
           test: {
             name: 'unit',
+            // Tests provoke warnings on purpose; errors still print.
+            env: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
             include: [
               'shared/**/*.test.ts',
               'functions/**/*.test.ts',

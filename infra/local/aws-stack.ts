@@ -192,11 +192,20 @@ const waitForDynamoDb = async (client: DynamoDBClient, exitDescription: () => st
   }
 };
 
+/** DynamoDB Local sometimes answers InternalFailure while it builds an index on a busy machine. */
+const isTransientFailure = (error: unknown): boolean =>
+  error instanceof Error && ['InternalFailure', 'InternalServerError', 'ServiceUnavailable'].includes(error.name);
+
 const waitForIndex = async (client: DynamoDBClient, indexName: string): Promise<void> => {
   const deadline = Date.now() + dynamoReadyTimeoutMs;
   for (;;) {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    const status = Table?.GlobalSecondaryIndexes?.find((index) => index.IndexName === indexName)?.IndexStatus;
+    let status: string | undefined;
+    try {
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      status = Table?.GlobalSecondaryIndexes?.find((index) => index.IndexName === indexName)?.IndexStatus;
+    } catch (error) {
+      if (!isTransientFailure(error) || Date.now() > deadline) throw error;
+    }
     if (status === 'ACTIVE') return;
     if (Date.now() > deadline) throw new Error(`index ${indexName} on ${tableName} is still ${status ?? 'missing'} after ${dynamoReadyTimeoutMs / 1000} s`);
     await sleep(100);
