@@ -30,6 +30,7 @@ describe('stream events', () => {
   it('rejects an event type that the stream does not carry', () => {
     // Act / Assess
     expect(createConversationEvent.safeParse({ type: 'end-session' }).success).toBe(false);
+    expect(interactEvent.safeParse({ type: 'end-session' }).success).toBe(false);
   });
 });
 

@@ -102,7 +102,6 @@ export const sampleInteractStream: InteractEvent[] = [
     full_message: 'Goodbye!',
     conversation_completed: true,
   },
-  { type: 'end-session' },
 ];
 
 export const sampleErrorEvent: InteractEvent = {

@@ -113,11 +113,6 @@ export const interactionCompleteEvent = z.object({
   conversation_completed: z.boolean().describe('Whether the conversation is auto-completed after this interaction.'),
 });
 
-/** Sent after `interaction-complete` when the session ended: the conversation is finished and analysis queued. */
-export const endSessionEvent = z.object({
-  type: z.literal('end-session'),
-});
-
 export const errorEvent = z.object({
   type: z.literal('error'),
   http_error_code: z.number().int().describe('The HTTP status code of the error.'),
@@ -139,7 +134,6 @@ export const interactEvent = z.discriminatedUnion('type', [
   currentAgentActionEvent,
   newMessageEvent,
   interactionCompleteEvent,
-  endSessionEvent,
   errorEvent,
 ]);
 
@@ -150,7 +144,6 @@ export type UserMessageAvailableEvent = z.infer<typeof userMessageAvailableEvent
 export type CurrentAgentActionEvent = z.infer<typeof currentAgentActionEvent>;
 export type NewMessageEvent = z.infer<typeof newMessageEvent>;
 export type InteractionCompleteEvent = z.infer<typeof interactionCompleteEvent>;
-export type EndSessionEvent = z.infer<typeof endSessionEvent>;
 export type ErrorEvent = z.infer<typeof errorEvent>;
 export type CreateConversationEvent = z.infer<typeof createConversationEvent>;
 export type InteractEvent = z.infer<typeof interactEvent>;

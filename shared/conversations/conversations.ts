@@ -149,8 +149,6 @@ interface Turn {
   interactionId: string;
   /** This turn's messages from the user's side (external events, the user message), stored with the turn. */
   newMessages: MessageRecord[];
-  /** Whether an `end-session` event follows when the session ends (the interact stream). */
-  reportEndSession: boolean;
   /** Whether the turn starts the conversation (user statistics count it). */
   opening: boolean;
   stream: StreamOptions;
@@ -243,8 +241,9 @@ async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
     };
     if (outcome.completed) {
       const stored = { ...conversation, num_messages: conversation.num_messages + added };
+      // The session ends here: `conversation_completed` above told the client, and the
+      // stream closes. No further event: the reference's stream has none for it.
       await finishConversation(stored, { leaseId: turn.leaseId, trigger: 'end-session' });
-      if (turn.reportEndSession) yield { type: 'end-session' };
     }
   } catch (error) {
     yield errorEventOf(error);
@@ -325,7 +324,7 @@ export const startConversation = async (
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
   const leaseId = await createConversation(conversation);
-  const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, reportEndSession: false, opening: true, stream: input.stream };
+  const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: true, stream: input.stream };
   return {
     events: (async function* () {
       yield { type: 'conversation-created' as const, conversation_id: conversation.id };
@@ -394,7 +393,7 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
 
 /**
  * Sends the user's message to a conversation and streams `user-message-available`, the
- * agent's turn, `interaction-complete` and, when the session ended, `end-session`. Fails
+ * agent's turn and `interaction-complete` (`conversation_completed` when the session ended). Fails
  * before streaming with 404 (unknown conversation), 409 (finished, or another interaction in
  * flight) and 400 (empty message).
  */
@@ -423,7 +422,7 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
       (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
     const session = await loadSession(conversation, { isReturningUser, newMessages });
     const spoken = newMessages.at(-1);
-    const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, reportEndSession: true, opening: false, stream: input.stream };
+    const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: false, stream: input.stream };
     return {
       events: (async function* () {
         if (spoken && input.messageType !== 'skip') {

@@ -27,6 +27,12 @@ describe('parseMultipartBody', () => {
     expect((await parseMultipartBody(body, contentType)).recorded_message).toEqual(['from a file']);
   });
 
+  it('reads a URL-encoded form, as the Python SDK sends a form without files', async () => {
+    const body = Buffer.from('initial_message_type=skip&recorded_message=');
+    const fields = await parseMultipartBody(body, 'application/x-www-form-urlencoded');
+    expect(fields).toEqual({ initial_message_type: ['skip'], recorded_message: [''] });
+  });
+
   it('rejects a body that is not multipart with a 422 on the content type', async () => {
     await expect(parseMultipartBody(Buffer.from('{}'), 'application/json')).rejects.toBeInstanceOf(ValidationError);
   });

@@ -57,14 +57,18 @@ export const parseJsonBody = (body: Buffer): unknown => {
 
 const maxMultipartBytes = 10 * 1024 * 1024;
 
+const formTypes = ['multipart/form-data', 'application/x-www-form-urlencoded'];
+
 /**
- * Fields of a multipart/form-data body, parsed by the runtime's own Fetch implementation;
- * a field given twice keeps every value, and file parts are read as UTF-8 text.
+ * Fields of a form body, parsed by the runtime's own Fetch implementation; a field given
+ * twice keeps every value, and file parts are read as UTF-8 text. URL-encoded forms are
+ * read too: the vendor's Python SDK sends a form without files (`initial_message_type=skip`)
+ * that way, and the reference's form fields accept both encodings.
  */
 export const parseMultipartBody = async (body: Buffer, contentType: string | undefined): Promise<Record<string, string[]>> => {
-  if (!contentType?.toLowerCase().startsWith('multipart/form-data')) {
+  if (!formTypes.some((type) => contentType?.toLowerCase().startsWith(type))) {
     throw new ValidationError([
-      { loc: ['header', 'content-type'], msg: 'Expected multipart/form-data.', type: 'value_error' },
+      { loc: ['header', 'content-type'], msg: 'Expected multipart/form-data or application/x-www-form-urlencoded.', type: 'value_error' },
     ]);
   }
   if (body.length > maxMultipartBytes) throw new PayloadTooLargeError('The request body is larger than 10 MiB.');

@@ -125,7 +125,7 @@ describe('a conversation through the sample state machine', () => {
 
     // Assess
     goodbyeTurn = response.events;
-    expect(typesOf(goodbyeTurn).slice(-2)).toEqual(['interaction-complete', 'end-session']);
+    expect(typesOf(goodbyeTurn).at(-1)).toBe('interaction-complete');
     expect(last(goodbyeTurn, 'interaction-complete')).toMatchObject({ conversation_completed: true });
     const again = await api(`/v1/${user.orgId}/conversation/${conversationId}/finish/`, { method: 'POST', token: user.token });
     expect(again.status).toBe(409);
