@@ -74,3 +74,9 @@ export interface Operation {
 }
 
 export const defineOperation = <const T extends Operation>(operation: T): T => operation;
+
+/** The same operation under an older path or method, kept (and marked deprecated) for existing clients. */
+export const deprecatedAlias = <const T extends Operation, const A extends Pick<Operation, 'operationId' | 'summary'> & Partial<Pick<Operation, 'path' | 'method'>>>(
+  operation: T,
+  alias: A,
+): Omit<T, keyof A | 'deprecated'> & A & { deprecated: true } => ({ ...operation, ...alias, deprecated: true });

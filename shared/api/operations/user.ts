@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { userPreferencesRecord } from '../../data/organization-repository';
 import { audioKeyterms, languageCode, timeZone, userPreferencesInput } from '../../identity/preferences';
 import { commonHeaders, continuationToken, organizationPath, pagedResponse, queryArray, queryBoolean, timestamp } from '../common';
-import { defineOperation } from '../operation';
+import { defineOperation, deprecatedAlias } from '../operation';
 
 /*
  * Users and sign-in (group `user`). Operations on fixed paths come before those on
@@ -168,18 +168,10 @@ export const createInvitedUserOperation = defineOperation({
   response: inviteResponse,
 });
 
-export const inviteUserOperation = defineOperation({
+export const inviteUserOperation = deprecatedAlias(createInvitedUserOperation, {
   operationId: 'invite-user',
-  method: 'POST',
   path: '/v1/{organization}/user/invite',
-  group: 'user',
-  tag: 'User',
   summary: 'Invite a user (deprecated: use POST /user/)',
-  auth: 'required',
-  deprecated: true,
-  rateLimitPerMinute: 1000,
-  request: { path: organizationPath, headers: commonHeaders, body: inviteBody },
-  response: inviteResponse,
 });
 
 export const getUsersOperation = defineOperation({
@@ -253,18 +245,10 @@ export const updateUserInfoOperation = defineOperation({
   response: { status: 204 },
 });
 
-export const updateUserInfoDeprecatedOperation = defineOperation({
+export const updateUserInfoDeprecatedOperation = deprecatedAlias(updateUserInfoOperation, {
   operationId: 'update-user-info-deprecated',
-  method: 'POST',
   path: '/v1/{organization}/user/{requested_user_id}/user',
-  group: 'user',
-  tag: 'User',
   summary: 'Update user info (deprecated: use POST /user/{requested_user_id})',
-  auth: 'required',
-  deprecated: true,
-  rateLimitPerMinute: 100,
-  request: { path: userPath, headers: commonHeaders, body: updateUserBody },
-  response: { status: 204 },
 });
 
 export const deleteUserOperation = defineOperation({
