@@ -8,7 +8,10 @@ import {
   LogGroupLogDestination,
   type Method,
   MethodLoggingLevel,
+  MockIntegration,
+  PassthroughBehavior,
   ResponseTransferMode,
+  ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -122,19 +125,62 @@ export class PlatformApi extends Construct {
     // the handlers map parameters back to each operation's own names.
     const resourcePaths = canonicalResourcePaths(props.operations);
     const methodsByGroup = new Map<EndpointGroup, Method[]>();
+    const allowedByResource = new Map<IResource, string[]>();
     for (const [operation, resourcePath] of resourcePaths) {
-      const method = resourceAt(this.restApi.root, resourcePath).addMethod(
-        operation.method,
-        integrationFor(operation.group),
-        { operationName: operation.operationId },
-      );
+      const resource = resourceAt(this.restApi.root, resourcePath);
+      const method = resource.addMethod(operation.method, integrationFor(operation.group), {
+        operationName: operation.operationId,
+      });
       methodsByGroup.set(operation.group, [...(methodsByGroup.get(operation.group) ?? []), method]);
+      allowedByResource.set(resource, [...(allowedByResource.get(resource) ?? []), operation.method]);
     }
     this.methodsByGroup = methodsByGroup;
+    for (const [resource, allowed] of allowedByResource) addMethodNotAllowed(resource, allowed);
+    answerGatewayErrorsAsJson(this.restApi);
 
     acknowledgeAppLevelControls(this.restApi);
   }
 }
+
+/**
+ * A known path with another method answers 405 with `Allow`, as the local gateway does.
+ * Explicit methods win over ANY in API Gateway, so only unrouted methods reach this mock.
+ */
+const addMethodNotAllowed = (resource: IResource, allowed: string[]): void => {
+  resource.addMethod(
+    'ANY',
+    new MockIntegration({
+      passthroughBehavior: PassthroughBehavior.NEVER,
+      requestTemplates: { 'application/json': '{"statusCode": 405}' },
+      integrationResponses: [
+        {
+          statusCode: '405',
+          responseTemplates: { 'application/json': '{"detail": "Method Not Allowed"}' },
+          responseParameters: { 'method.response.header.Allow': `'${allowed.join(', ')}'` },
+        },
+      ],
+    }),
+    { methodResponses: [{ statusCode: '405', responseParameters: { 'method.response.header.Allow': true } }] },
+  );
+};
+
+/**
+ * Errors API Gateway answers itself keep the platform's `{"detail": ...}` shape. An unknown
+ * path would otherwise be a 403 "Missing Authentication Token".
+ */
+const answerGatewayErrorsAsJson = (api: RestApi): void => {
+  api.addGatewayResponse('UnknownRoute', {
+    type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    statusCode: '404',
+    templates: { 'application/json': '{"detail": "Not Found"}' },
+  });
+  for (const [id, type] of [
+    ['Default4xx', ResponseType.DEFAULT_4XX],
+    ['Default5xx', ResponseType.DEFAULT_5XX],
+  ] as const) {
+    api.addGatewayResponse(id, { type, templates: { 'application/json': '{"detail": $context.error.messageString}' } });
+  }
+};
 
 /** A Lambda either streams every response or none, so a group must not mix the two. */
 export const isStreamingGroup = (group: EndpointGroup, operations: readonly Operation[]): boolean => {

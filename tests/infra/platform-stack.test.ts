@@ -216,7 +216,9 @@ describe('platform stack', () => {
 
   it('derives the REST API from the route table, streaming only the streaming operations', () => {
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
-    const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method')).filter(
+      (method) => method.Properties.HttpMethod !== 'ANY',
+    );
     expect(methods).toHaveLength(routeTable.length);
     for (const operation of routeTable) {
       const method = methods.find((candidate) => candidate.Properties.OperationName === operation.operationId);
@@ -236,6 +238,39 @@ describe('platform stack', () => {
       );
     }
     template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{organization}' });
+  });
+
+  it('answers a routed path with another method 405 naming the allowed methods, without invoking a function', () => {
+    const fallbacks = Object.values(template.findResources('AWS::ApiGateway::Method')).filter(
+      (method) => method.Properties.HttpMethod === 'ANY',
+    );
+    expect(fallbacks).toHaveLength(new Set(canonicalResourcePaths(routeTable).values()).size);
+    for (const fallback of fallbacks) {
+      expect(fallback.Properties.Integration).toMatchObject({
+        Type: 'MOCK',
+        IntegrationResponses: [
+          {
+            StatusCode: '405',
+            ResponseTemplates: { 'application/json': '{"detail": "Method Not Allowed"}' },
+            ResponseParameters: { 'method.response.header.Allow': expect.stringMatching(/^'(GET|POST|PUT|DELETE)(, [A-Z]+)*'$/) },
+          },
+        ],
+      });
+    }
+  });
+
+  it('answers unknown paths with a JSON 404 and keeps gateway errors in the detail shape', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'MISSING_AUTHENTICATION_TOKEN',
+      StatusCode: '404',
+      ResponseTemplates: { 'application/json': '{"detail": "Not Found"}' },
+    });
+    for (const type of ['DEFAULT_4XX', 'DEFAULT_5XX']) {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: type,
+        ResponseTemplates: { 'application/json': '{"detail": $context.error.messageString}' },
+      });
+    }
   });
 
   it('logs, traces and throttles the stage', () => {
