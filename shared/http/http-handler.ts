@@ -90,7 +90,7 @@ export const errorResponse = (error: unknown, headers: Record<string, string> = 
     const extra: Record<string, string> = {};
     if (error instanceof RateLimitedError) Object.assign(extra, error.headers, { 'retry-after': String(error.retryAfterSeconds) });
     if (error instanceof MethodNotAllowedError) extra.allow = error.allowed.join(', ');
-    const detail = 'issues' in error ? (error as { issues: unknown }).issues : error.message;
+    const detail = error instanceof ValidationError ? error.issues : error.message;
     return jsonResponse(error.statusCode, { detail }, { ...headers, ...extra });
   }
   logger.error('unhandled error', { error: error as Error });

@@ -59,14 +59,18 @@ export const getUserDimensions = async (caller: Caller, orgId: string): Promise<
   return (await requireOrganization(orgId)).user_dimensions;
 };
 
-export interface OrganizationFields {
-  org_name: string;
+/** The descriptive fields set at creation and changeable later (null: unset / unchanged). */
+interface OrganizationDescription {
   title?: string | null;
   main_description?: string | null;
   sub_description?: string | null;
   onboarding_instructions?: string[] | null;
   user_dimensions?: UserDimension[] | null;
   default_user_preferences?: UserPreferences | null;
+}
+
+export interface OrganizationFields extends OrganizationDescription {
+  org_name: string;
   devops_team_name?: string | null;
 }
 
@@ -158,14 +162,8 @@ export const createOrganizationFor = async (
   return orgId;
 };
 
-export interface ModifyOrganizationInput {
+export interface ModifyOrganizationInput extends OrganizationDescription {
   org_name?: string | null;
-  title?: string | null;
-  main_description?: string | null;
-  sub_description?: string | null;
-  onboarding_instructions?: string[] | null;
-  user_dimensions?: UserDimension[] | null;
-  default_user_preferences?: UserPreferences | null;
   logo?: string | null;
   square_logo?: string | null;
   favicon?: string | null;
