@@ -1,7 +1,7 @@
-import { openApiOperation, pingOperation } from '#shared/api/operations/admin';
+import { openApiOperation, pingOperation } from '#shared/admin/operations';
 import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
-import { config } from '#shared/config';
+import { config } from '#shared/kernel/config';
 import { httpHandler, implement } from '#shared/http/http-handler';
 
 let document: ReturnType<typeof openApiDocument> | undefined;

@@ -5,23 +5,25 @@ import {
   deprecateAgent,
   listAgents,
   listAgentVersions,
-} from '#shared/agents/agents';
+} from '#shared/agent/agents';
 import {
   createAgentOperation,
   createAgentVersionOperation,
-  createStateMachineOperation,
-  createStateMachineVersionOperation,
   deleteAgentOperation,
-  deleteStateMachineOperation,
   getAgentsOperation,
   getAgentVersionsOperation,
+} from '#shared/agent/operations';
+import {
+  createStateMachineOperation,
+  createStateMachineVersionOperation,
+  deleteStateMachineOperation,
   getStateMachinesOperation,
   getStateMachineVersionsOperation,
-} from '#shared/api/operations/agent';
-import { type Caller, creatorOf, hasPermission, requirePermission } from '#shared/auth/caller';
+} from '#shared/state-machine/operations';
+import { type Caller, creatorOf, hasPermission, requirePermission } from '#shared/kernel/caller';
 import { pageBody } from '#shared/data/paging';
 import type { VersionedHead } from '#shared/data/versioned-entity';
-import { parseSortBy, parseVersionFilter } from '#shared/http/list-params';
+import { parseSortBy, parseVersionFilter } from '#shared/kernel/list-params';
 import { httpHandler, implement } from '#shared/http/http-handler';
 import {
   createStateMachine,
@@ -30,7 +32,7 @@ import {
   listStateMachines,
   listStateMachineVersions,
   stateMachineAttributes,
-} from '#shared/services/state-machines';
+} from '#shared/state-machine/state-machines';
 
 /** A check of `permission` on an agent once the domain has loaded it. */
 const onAgent = (caller: Caller, permission: string) => (agent: VersionedHead) =>

@@ -1,16 +1,16 @@
 import {
   createConversationOperation,
   interactWithConversationOperation,
-} from '#shared/api/operations/conversation-stream';
-import { type Caller, hasPermission, requirePermission } from '#shared/auth/caller';
+} from '#shared/conversation/stream-operations';
+import { type Caller, hasPermission, requirePermission } from '#shared/kernel/caller';
 import {
   conversationAttributes,
   interactWithConversation,
   requireTextFormats,
   type StreamOptions,
   startConversation,
-} from '#shared/conversations/conversations';
-import { BadRequestError } from '#shared/errors';
+} from '#shared/conversation/conversations';
+import { BadRequestError } from '#shared/kernel/errors';
 import { implement, streamHandler } from '#shared/http/http-handler';
 
 /** Agent actions go only to callers with insight into the conversation, filtered by type. */

@@ -8,26 +8,26 @@ import {
   recommendResponsesDeprecatedOperation,
   recommendResponsesOperation,
   retrieveMessageSourceOperation,
-} from '#shared/api/operations/conversation';
-import { type Caller, hasPermission, requirePermission } from '#shared/auth/caller';
+} from '#shared/conversation/operations';
+import { type Caller, hasPermission, requirePermission } from '#shared/kernel/caller';
 import {
   conversationAttributes,
   finishConversationFor,
   messageAttributes,
-} from '#shared/conversations/conversations';
+} from '#shared/conversation/conversations';
 import {
   interactionInsightsFor,
   listConversationsFor,
   listMessagesFor,
   messageSourceFor,
   modifyConversationTags,
-} from '#shared/conversations/queries';
-import { defaultMessageTypes } from '#shared/conversations/schemas';
-import { conversationStartersFor, recommendResponsesFor } from '#shared/conversations/suggestions';
-import type { ConversationRecord } from '#shared/data/conversation-repository';
+} from '#shared/conversation/queries';
+import { defaultMessageTypes } from '#shared/conversation/schemas';
+import { conversationStartersFor, recommendResponsesFor } from '#shared/conversation/suggestions';
 import { httpHandler, implement, type OperationInput } from '#shared/http/http-handler';
-import { parseSortBy, parseTagFilters } from '#shared/http/list-params';
-import { stateMachineAttributes } from '#shared/services/state-machines';
+import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
+import { stateMachineAttributes } from '#shared/state-machine/state-machines';
+import { type ConversationRecord } from '#shared/conversation/schemas';
 
 const canReadMessage = (caller: Caller, conversation: ConversationRecord, message: { id: string; message_type?: string }) =>
   hasPermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message));

@@ -1,4 +1,4 @@
-import { clusterName } from '#shared/api/common';
+import { clusterName } from '#shared/kernel/schemas';
 import {
   createApiKeyOperation,
   createOrganizationOperation,
@@ -9,20 +9,20 @@ import {
   getOrganizationOperation,
   getUserDimensionsOperation,
   modifyOrganizationOperation,
-} from '#shared/api/operations/organization';
+} from '#shared/organization/operations';
 import { publicJwks } from '#shared/auth/signing-keys';
 // Every repository registers its organization eraser on import: delete erases them all.
 import '#shared/data/all-repositories';
-import { ValidationError } from '#shared/errors';
+import { ValidationError } from '#shared/kernel/errors';
 import { httpHandler, implement } from '#shared/http/http-handler';
-import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/identity/api-keys';
+import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/organization/api-keys';
 import {
   createOrganizationFor,
   deleteOrganizationFor,
   getOrganizationView,
   getUserDimensions,
   modifyOrganizationFor,
-} from '#shared/identity/organizations';
+} from '#shared/organization/organizations';
 
 export const handler = httpHandler([
   implement(getOrganizationOperation, ({ path, caller }) => getOrganizationView(path.organization, caller)),

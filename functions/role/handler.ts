@@ -3,9 +3,9 @@ import {
   createRoleOperation,
   getRolesOperation,
   modifyRoleOperation,
-} from '#shared/api/operations/role';
+} from '#shared/role/operations';
 import { httpHandler, implement } from '#shared/http/http-handler';
-import { assignRoleFor, createRoleFor, listRolesFor, modifyRoleFor } from '#shared/identity/roles';
+import { assignRoleFor, createRoleFor, listRolesFor, modifyRoleFor } from '#shared/role/roles';
 
 export const handler = httpHandler([
   implement(getRolesOperation, async ({ path, query, caller }) => ({

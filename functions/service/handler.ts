@@ -4,9 +4,9 @@ import {
   getServicesOperation,
   updateServiceOperation,
   upsertVersionSetOperation,
-} from '#shared/api/operations/service';
-import { creatorOf, hasPermission, requirePermission } from '#shared/auth/caller';
-import { parseSortBy, parseTagFilters } from '#shared/http/list-params';
+} from '#shared/service/operations';
+import { creatorOf, hasPermission, requirePermission } from '#shared/kernel/caller';
+import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 import { httpHandler, implement } from '#shared/http/http-handler';
 import {
   createService,
@@ -15,7 +15,7 @@ import {
   serviceAttributes,
   updateService,
   upsertVersionSet,
-} from '#shared/services/services';
+} from '#shared/service/services';
 
 export const handler = httpHandler([
   implement(getServicesOperation, async ({ path, query, caller }) =>

@@ -11,15 +11,15 @@ import {
   updateUserInfoDeprecatedOperation,
   updateUserInfoOperation,
   verifyUserOperation,
-} from '#shared/api/operations/user';
+} from '#shared/user/operations';
 import { consumeRateLimit } from '#shared/auth/rate-limit';
 import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
-import { userSortFields } from '#shared/data/user-repository';
-import { ValidationError } from '#shared/errors';
+import { userSortFields } from '#shared/user/user-repository';
+import { ValidationError } from '#shared/kernel/errors';
 import { httpHandler, implement, type OperationInput } from '#shared/http/http-handler';
-import { parseSortBy } from '#shared/http/list-params';
-import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/identity/sign-in';
+import { parseSortBy } from '#shared/kernel/list-params';
+import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
 import {
   apiBaseUrl,
   deleteUserFor,
@@ -28,7 +28,7 @@ import {
   searchUsersFor,
   updateUserFor,
   verifyUserEmail,
-} from '#shared/identity/users';
+} from '#shared/user/users';
 import { userInsightImplementations } from './insights';
 
 /** Sign-in has no caller yet: its limit counts per key and requested user (or per e-mail address). */

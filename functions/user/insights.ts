@@ -1,9 +1,9 @@
-import { getMemoriesOperation, getUserModelOperation } from '#shared/api/operations/user-insights';
-import { hasPermission, requirePermission } from '#shared/auth/caller';
-import { messageAttributes } from '#shared/conversations/conversations';
-import { getUserModelFor, listMemoriesFor } from '#shared/conversations/user-insights';
+import { getMemoriesOperation, getUserModelOperation } from '#shared/user/operations';
+import { hasPermission, requirePermission } from '#shared/kernel/caller';
+import { messageAttributes } from '#shared/conversation/conversations';
+import { getUserModelFor, listMemoriesFor } from '#shared/user/insights';
 import { implement } from '#shared/http/http-handler';
-import { parseSortBy } from '#shared/http/list-params';
+import { parseSortBy } from '#shared/kernel/list-params';
 
 /** The user model and memory operations, spread into the user group's handler. */
 export const userInsightImplementations = [

@@ -3,8 +3,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { analysisQueueMessage } from '../../events/queue-messages';
-import { analyzeConversation } from '#shared/conversations/analysis';
-import { logger } from '#shared/observability';
+import { analyzeConversation } from '#shared/conversation/analysis';
+import { logger } from '#shared/aws/observability';
 
 /**
  * Post-conversation analysis. A failed record is re-thrown so that only it returns to the

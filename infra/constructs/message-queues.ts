@@ -1,8 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { WorkerName } from '#shared/api/operation';
-import { queueDefinitions } from '#shared/queues';
+import type { WorkerName } from '#shared/kernel/operation';
+import { queueDefinitions } from '#shared/kernel/queues';
 import { pascalCase } from './naming';
 import type { PlatformQueue } from './platform-function';
 

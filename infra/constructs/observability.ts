@@ -17,7 +17,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import type { EndpointGroup, WorkerName } from '#shared/api/operation';
+import type { EndpointGroup, WorkerName } from '#shared/kernel/operation';
 import type { WorkerQueue } from './message-queues';
 import { pascalCase } from './naming';
 

@@ -17,7 +17,7 @@ import {
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { EndpointGroup, Operation, OperationRequest } from '#shared/api/operation';
+import type { EndpointGroup, Operation, OperationRequest } from '#shared/kernel/operation';
 import { canonicalResourcePaths } from '#shared/api/paths';
 
 export interface PlatformApiProps {

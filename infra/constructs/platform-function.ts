@@ -19,7 +19,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { QueueDefinition } from '#shared/queues';
+import type { QueueDefinition } from '#shared/kernel/queues';
 import { repositoryRoot } from '../bundling';
 
 /**

@@ -22,9 +22,9 @@ import {
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
-import type { WorkerName } from '#shared/api/operation';
+import type { WorkerName } from '#shared/kernel/operation';
 import { globalIndexes, tableKeys } from '#shared/data/table-definition';
-import { queueDefinitions, type QueueDefinition } from '#shared/queues';
+import { queueDefinitions, type QueueDefinition } from '#shared/kernel/queues';
 import { assertJava17 } from './java';
 import { assertPortFree, freePort } from './ports';
 

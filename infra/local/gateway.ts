@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { EndpointGroup, Operation } from '#shared/api/operation';
+import type { EndpointGroup, Operation } from '#shared/kernel/operation';
 import { canonicalResourcePaths, matchResource } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { queueDefinitions } from '#shared/queues';
+import { queueDefinitions } from '#shared/kernel/queues';
 import { startLocalAws } from './aws-stack';
 import { startGateway } from './gateway';
 import { installLambdaRuntime } from './lambda-runtime';
@@ -96,7 +96,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     }
 
     // Loaded after the environment is set: product modules read it when first imported.
-    const { bootstrapRootOrganization } = await import('#shared/identity/bootstrap');
+    const { bootstrapRootOrganization } = await import('#shared/organization/bootstrap');
     const credentialsPath = join(options.stateDir, 'credentials.json');
     const existing = await readCredentials(credentialsPath);
     const root = await bootstrapRootOrganization({

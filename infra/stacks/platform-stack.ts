@@ -2,7 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from
 import { ApplicationLogLevel, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '#shared/api/operation';
+import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '#shared/kernel/operation';
 import { routeTable } from '#shared/api/route-table';
 import { DataStore } from '../constructs/data-store';
 import { MessageQueues } from '../constructs/message-queues';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Operation } from './operation';
+import type { Operation } from '../kernel/operation';
 
 type JsonSchema = Record<string, unknown>;
 

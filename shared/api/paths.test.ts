@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defineOperation, type Operation } from './operation';
+import { defineOperation, type Operation } from '../kernel/operation';
 import { canonicalResourcePaths, matchResource, operationPathParameters, routeShape } from './paths';
 
 const operation = (method: 'GET' | 'DELETE' | 'POST', path: string): Operation =>

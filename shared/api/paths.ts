@@ -1,4 +1,4 @@
-import type { Operation } from './operation';
+import type { Operation } from '../kernel/operation';
 
 /**
  * API Gateway REST resources have no trailing slashes and allow one parameter name per

@@ -1,17 +1,17 @@
-import type { Operation } from './operation';
-import { adminOperations } from './operations/admin';
-import { agentOperations } from './operations/agent';
-import { conversationOperations } from './operations/conversation';
-import { conversationStreamOperations } from './operations/conversation-stream';
-import { organizationOperations } from './operations/organization';
-import { roleOperations } from './operations/role';
-import { serviceOperations } from './operations/service';
-import { userOperations } from './operations/user';
-import { userInsightOperations } from './operations/user-insights';
+import type { Operation } from '../kernel/operation';
+import { adminOperations } from '../admin/operations';
+import { agentOperations } from '../agent/operations';
+import { stateMachineOperations } from '../state-machine/operations';
+import { conversationOperations } from '../conversation/operations';
+import { conversationStreamOperations } from '../conversation/stream-operations';
+import { organizationOperations } from '../organization/operations';
+import { roleOperations } from '../role/operations';
+import { serviceOperations } from '../service/operations';
+import { userOperations } from '../user/operations';
 
 /**
  * Every HTTP operation of the platform. The CDK stack, the local gateway and the
  * OpenAPI document are all generated from this list: adding an operation is one
  * entry here plus its implementation in the group's handler.
  */
-export const routeTable: readonly Operation[] = [...adminOperations, ...agentOperations, ...serviceOperations, ...organizationOperations, ...userOperations, ...roleOperations, ...conversationOperations, ...conversationStreamOperations, ...userInsightOperations];
+export const routeTable: readonly Operation[] = [...adminOperations, ...agentOperations, ...stateMachineOperations, ...serviceOperations, ...organizationOperations, ...userOperations, ...roleOperations, ...conversationOperations, ...conversationStreamOperations];

@@ -1,10 +1,10 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { UnauthorizedError } from '../errors';
+import { UnauthorizedError } from '../kernel/errors';
 import { accessTokenHash, verifyDpopProof } from './dpop';
 
 const seen = new Set<string>();
-vi.mock('../data/auth-session-repository', () => ({
+vi.mock('./auth-session-repository', () => ({
   consumeNonce: async (orgId: string, scope: string, value: string) => {
     const key = `${orgId}|${scope}|${value}`;
     if (seen.has(key)) throw new UnauthorizedError();

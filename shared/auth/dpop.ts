@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
-import { consumeNonce } from '../data/auth-session-repository';
-import { UnauthorizedError } from '../errors';
+import { consumeNonce } from './auth-session-repository';
+import { UnauthorizedError } from '../kernel/errors';
 
 /**
  * DPoP proofs (RFC 9449). A proof is a JWT signed by the client's EC key with header

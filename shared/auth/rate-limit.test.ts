@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { RateLimitedError } from '../errors';
-import type { Caller } from './caller';
+import { RateLimitedError } from '../kernel/errors';
+import type { Caller } from '../kernel/caller';
 import { enforceRateLimit } from './rate-limit';
 
 const counts = new Map<string, number>();

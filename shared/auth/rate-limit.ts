@@ -1,6 +1,6 @@
 import { updateItem } from '../data/table';
-import { RateLimitedError } from '../errors';
-import type { Caller } from './caller';
+import { RateLimitedError } from '../kernel/errors';
+import type { Caller } from '../kernel/caller';
 
 /**
  * Fixed one-minute windows counted in DynamoDB, so every instance of every function shares

@@ -3,7 +3,7 @@ import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { base64url, calculateJwkThumbprint, type CryptoKey, importJWK, type JWK } from 'jose';
-import { config } from '../config';
+import { config } from '../kernel/config';
 
 /**
  * The ES256 key pair that signs every token the platform issues.

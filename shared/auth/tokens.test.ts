@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importJWK, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { UnauthorizedError } from '../errors';
+import { UnauthorizedError } from '../kernel/errors';
 import { deriveP256Jwk, keyRing, publicJwks } from './signing-keys';
 import { issueAccessToken, signToken, verifyAccessToken, verifyToken } from './tokens';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
-import { UnauthorizedError } from '../errors';
+import { UnauthorizedError } from '../kernel/errors';
 import { keyRing } from './signing-keys';
 
 /** Access tokens live one hour. */

@@ -2,8 +2,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config';
-import { tracer } from '../observability';
+import { config } from '../kernel/config';
+import { tracer } from './observability';
 
 /**
  * AWS clients, created once per process and shared. Local runs point them at the

@@ -4,16 +4,16 @@
  * organization erases every entity. `all-repositories.test.ts` fails when a repository file
  * is missing here.
  */
-import './agent-repository';
-import './api-key-repository';
-import './auth-session-repository';
-import './conversation-repository';
-import './interaction-repository';
-import './memory-repository';
-import './message-repository';
-import './organization-repository';
-import './role-repository';
-import './service-repository';
-import './state-machine-repository';
-import './user-model-repository';
-import './user-repository';
+import '../agent/agent-repository';
+import '../organization/api-key-repository';
+import '../auth/auth-session-repository';
+import '../conversation/conversation-repository';
+import '../conversation/interaction-repository';
+import '../user/memory-repository';
+import '../conversation/message-repository';
+import '../organization/organization-repository';
+import '../role/role-repository';
+import '../service/service-repository';
+import '../state-machine/state-machine-repository';
+import '../user/user-model-repository';
+import '../user/user-repository';

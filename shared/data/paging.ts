@@ -1,5 +1,5 @@
 import { createHash, randomInt } from 'node:crypto';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../kernel/errors';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
 import { batchGetItems, getItem, type Item, type PrimaryKey, putItem, type QueryPage } from './table';
 

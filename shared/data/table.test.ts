@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { ConflictError, PayloadTooLargeError } from '../errors';
+import { ConflictError, PayloadTooLargeError } from '../kernel/errors';
 import { getItem, putItem, queryPage, transactWrite } from './table';
 
 describe('table', () => {

@@ -13,8 +13,8 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../aws/clients';
-import { config } from '../config';
-import { ConflictError, PayloadTooLargeError } from '../errors';
+import { config } from '../kernel/config';
+import { ConflictError, PayloadTooLargeError } from '../kernel/errors';
 import { type GlobalIndexName, globalIndexes, tableKeys } from './table-definition';
 
 export type Item = Record<string, unknown>;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { creatorInfo } from '../api/common';
-import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from '../errors';
-import { sortableValue, type VersionFilter } from '../http/list-params';
-import { newId, nowIso } from '../ids';
+import { creatorInfo } from '../kernel/schemas';
+import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from '../kernel/errors';
+import { sortableValue, type VersionFilter } from '../kernel/list-params';
+import { newId, nowIso } from '../kernel/ids';
 import { erasePartition, registerOrganizationEraser } from './organization-erasure';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../errors';
+import { ValidationError } from '../kernel/errors';
 import { normalizeQuery, parseMultipartBody } from './api-event';
 
 const multipart = async (form: FormData) => {

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { PayloadTooLargeError, ValidationError } from '../errors';
+import { PayloadTooLargeError, ValidationError } from '../kernel/errors';
 
 export type QueryValues = Record<string, string | string[]>;
 

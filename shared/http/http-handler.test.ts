@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineOperation } from '../api/operation';
-import { ConflictError } from '../errors';
+import { defineOperation } from '../kernel/operation';
+import { ConflictError } from '../kernel/errors';
 import { httpHandler, implement } from './http-handler';
 
 const createThing = defineOperation({

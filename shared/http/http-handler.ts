@@ -5,12 +5,12 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { BodyType, Operation } from '../api/operation';
+import type { BodyType, Operation } from '../kernel/operation';
 import { operationPathParameters, routeShape } from '../api/paths';
-import { authenticateRequest } from '../auth/authenticate';
-import type { Caller } from '../auth/caller';
+import { authenticateRequest } from './authenticate';
+import type { Caller } from '../kernel/caller';
 import { enforceRateLimit } from '../auth/rate-limit';
-import { config } from '../config';
+import { config } from '../kernel/config';
 import {
   DomainError,
   MaintenanceError,
@@ -19,8 +19,8 @@ import {
   RateLimitedError,
   ValidationError,
   type ValidationIssue,
-} from '../errors';
-import { logger, metrics, tracer } from '../observability';
+} from '../kernel/errors';
+import { logger, metrics, tracer } from '../aws/observability';
 import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
 import { parseRequestPart } from './validation';
 

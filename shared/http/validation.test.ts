@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ValidationError } from '../errors';
+import { ValidationError } from '../kernel/errors';
 import { parseRequestPart } from './validation';
 
 describe('parseRequestPart', () => {

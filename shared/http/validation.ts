@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ValidationError, type ValidationIssue } from '../errors';
+import { ValidationError, type ValidationIssue } from '../kernel/errors';
 
 export type RequestPart = 'path' | 'query' | 'header' | 'body';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { sampleAgentVersionBody } from '#shared/agents/fixtures';
-import { sampleStateMachineVersion } from '#shared/state-machines/fixtures';
+import { sampleAgentVersionBody } from '#shared/agent/fixtures';
+import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
 import type { PlatformCredentials } from '../../infra/local/platform';
 
 /**

@@ -3,7 +3,7 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { routeTable } from '#shared/api/route-table';
-import { queueDefinitions } from '#shared/queues';
+import { queueDefinitions } from '#shared/kernel/queues';
 import { bundleLambda } from '../../infra/bundling';
 
 /**

@@ -18,11 +18,11 @@ import {
 import { PlatformStack } from '../../infra/stacks/platform-stack';
 import { readPlatformSettings } from '../../infra/stacks/platform-settings';
 import { addRegionalStacks } from '../../infra/stacks/regional-stacks';
-import { endpointGroups, type Operation } from '#shared/api/operation';
+import { endpointGroups, type Operation } from '#shared/kernel/operation';
 import { canonicalResourcePaths } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { globalIndexes, tableKeys } from '#shared/data/table-definition';
-import { queueDefinitions } from '#shared/queues';
+import { queueDefinitions } from '#shared/kernel/queues';
 
 /** The context `cdk synth` uses, so the tests check what would deploy. */
 const cdkContext: Record<string, unknown> = JSON.parse(

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { importJWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Operation } from '#shared/api/operation';
+import type { Operation } from '#shared/kernel/operation';
 import { routeTable } from '#shared/api/route-table';
 import { apiUrl, harness } from '../support/client';
 import { createOrganization, createUserSession, rootSession, type Session } from '../support/identity';

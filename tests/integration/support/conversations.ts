@@ -1,6 +1,6 @@
-import { sampleAgentVersionBody } from '#shared/agents/fixtures';
-import { sampleStateMachineVersion } from '#shared/state-machines/fixtures';
-import type { StateMachineVersionBody } from '#shared/state-machines/schemas';
+import { sampleAgentVersionBody } from '#shared/agent/fixtures';
+import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
+import type { StateMachineVersionBody } from '#shared/state-machine/schemas';
 import { api, type QueryValue, streamEvents } from './client';
 import * as fixtures from './fixtures';
 import type { Session } from './identity';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { sampleAgentVersionBody } from '#shared/agents/fixtures';
-import type { AgentVersionBody } from '#shared/agents/schemas';
-import { sampleStateMachineVersion } from '#shared/state-machines/fixtures';
-import type { StateMachineVersionBody } from '#shared/state-machines/schemas';
+import { sampleAgentVersionBody } from '#shared/agent/fixtures';
+import type { AgentVersionBody } from '#shared/agent/schemas';
+import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
+import type { StateMachineVersionBody } from '#shared/state-machine/schemas';
 import { api, expectStatus } from './client';
 import { createUserSession, type Session } from './identity';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAws, type LocalAws } from '../../../infra/local/aws-stack';
 import { dynamo, s3 } from '#shared/aws/clients';
 import { globalIndexes } from '#shared/data/table-definition';
-import { queueDefinitions } from '#shared/queues';
+import { queueDefinitions } from '#shared/kernel/queues';
 import { useLocalAws } from './use-local-aws';
 
 const byIndexName = (left: { IndexName?: string }, right: { IndexName?: string }): number => (left.IndexName ?? '').localeCompare(right.IndexName ?? '', 'en', { numeric: true });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineOperation } from '#shared/api/operation';
+import { defineOperation } from '#shared/kernel/operation';
 import { type Gateway, startGateway } from '../../../infra/local/gateway';
 import { installLambdaRuntime, type ResponseStream } from '../../../infra/local/lambda-runtime';
 

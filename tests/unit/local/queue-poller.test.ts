@@ -5,8 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalAws } from '../../../infra/local/aws-stack';
 import { lambdaContext } from '../../../infra/local/lambda-runtime';
 import { type QueuePoller, type SqsBatchHandler, startQueuePoller } from '../../../infra/local/queue-poller';
-import type { WorkerName } from '#shared/api/operation';
-import { queueDefinition } from '#shared/queues';
+import type { WorkerName } from '#shared/kernel/operation';
+import { queueDefinition } from '#shared/kernel/queues';
 import { useLocalAws } from './use-local-aws';
 import { waitFor } from './wait-for';
 

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { agentVersionRecord } from './schemas';
+import { defineVersionedEntity } from '../data/versioned-entity';
+
+/** A stored agent version: the listed record plus its internal id. */
+const storedAgentVersion = agentVersionRecord.extend({ id: z.string() });
+export type StoredAgentVersion = z.infer<typeof storedAgentVersion>;
+
+/** Agents: heads `ORG#{org}#AGENT`, name guards `ORG#{org}#AGENT_NAME`, versions `ORG#{org}#AGENT_VERSION`. */
+export const agents = defineVersionedEntity({
+  entity: 'agent',
+  token: 'AGENT',
+  label: 'agent',
+  version: storedAgentVersion,
+});
+agents.registerEraser();
+
+/**
+ * Version `version` of an agent, or undefined when the agent or that version does not exist.
+ * Versions are immutable, so a conversation may keep what it read for its whole life.
+ */
+export const getAgentVersion = (orgId: string, agentId: string, version: number): Promise<StoredAgentVersion | undefined> =>
+  agents.getVersion(orgId, agentId, version);

@@ -1,0 +1,417 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { versionInfo } from '../../events/stream-events';
+import { BadRequestError, ConflictError } from '../kernel/errors';
+import { matchesTags, type TagFilter } from '../kernel/list-params';
+import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
+import {
+  deleteItem,
+  failedConditions,
+  getItem,
+  type Item,
+  isConditionFailure,
+  type PrimaryKey,
+  putItem,
+  queryPage,
+  transactWrite,
+  updateItem,
+} from '../data/table';
+import type { GlobalIndexName } from '../data/table-definition';
+import { conversationRecord, type ConversationRecord } from './schemas';
+
+/**
+ * Conversations. Each conversation is one partition holding the conversation record, its
+ * messages and interactions (see `message-repository.ts`, `interaction-repository.ts`) and
+ * the lease of the interaction in flight:
+ *
+ *   conversation  pk ORG#{org}#CONVERSATION#{id}  sk CONVERSATION
+ *                 gsi1 ORG#{org}#CONVERSATION / {id}                    (all, creation order)
+ *                 gsi2 ORG#{org}#CONVERSATION#USER#{user} / {id}        (a user's)
+ *                 gsi3 ORG#{org}#CONVERSATION#SERVICE#{service} / {id}  (a service's)
+ *   lease         pk ORG#{org}#CONVERSATION#{id}  sk LEASE               (TTL; one operation at a time)
+ *   user state    pk ORG#{org}#CONVERSATION_USER  sk {user}#{service}    (unfinished-conversation guard, finished count)
+ */
+const token = 'CONVERSATION';
+export const conversationPartition = (orgId: string, id: string): string => `ORG#${orgId}#${token}#${id}`;
+const conversationKey = (orgId: string, id: string): PrimaryKey => ({ pk: conversationPartition(orgId, id), sk: token });
+const leaseKey = (orgId: string, id: string): PrimaryKey => ({ pk: conversationPartition(orgId, id), sk: 'LEASE' });
+const userStatePartition = (orgId: string) => `ORG#${orgId}#${token}_USER`;
+const userStateKey = (orgId: string, userId: string, serviceId: string): PrimaryKey => ({
+  pk: userStatePartition(orgId),
+  sk: `${userId}#${serviceId}`,
+});
+const allIndex = (orgId: string) => `ORG#${orgId}#${token}`;
+const userIndex = (orgId: string, userId: string) => `ORG#${orgId}#${token}#USER#${userId}`;
+const serviceIndex = (orgId: string, serviceId: string) => `ORG#${orgId}#${token}#SERVICE#${serviceId}`;
+
+/** A lease outlives the longest streamed call (5 minutes) so that a killed function's lease expires on its own. */
+const leaseSeconds = 6 * 60;
+
+const toConversation = (item: Item): ConversationRecord => conversationRecord.parse(item);
+
+const indexKeys = (record: ConversationRecord) => ({
+  gsi1pk: allIndex(record.org_id),
+  gsi1sk: record.id,
+  gsi2pk: userIndex(record.org_id, record.user_id),
+  gsi2sk: record.id,
+  gsi3pk: serviceIndex(record.org_id, record.service_id),
+  gsi3sk: record.id,
+});
+
+const nowEpoch = () => Math.floor(Date.now() / 1000);
+
+/** The lease is free, expired, or held by `leaseId`. */
+const leaseAvailable = (leaseId?: string) => ({
+  expression: `attribute_not_exists(pk) OR expires_at_epoch < :now${leaseId ? ' OR lease_id = :lease' : ''}`,
+  values: { ':now': nowEpoch(), ...(leaseId ? { ':lease': leaseId } : {}) },
+});
+
+const inProgress = () =>
+  new ConflictError('A related operation is in progress on this conversation; retry once it has finished.');
+
+export const getConversation = async (orgId: string, id: string, consistent = false) => {
+  const item = await getItem(conversationKey(orgId, id), consistent);
+  return item ? toConversation(item) : undefined;
+};
+
+/** Whether the user has an unfinished conversation of the service, and how many they finished. */
+export const getUserServiceState = async (
+  orgId: string,
+  userId: string,
+  serviceId: string,
+): Promise<{ activeConversationId: string | undefined; finishedCount: number }> => {
+  const item = await getItem(userStateKey(orgId, userId, serviceId), true);
+  return {
+    activeConversationId: typeof item?.active_conversation_id === 'string' ? item.active_conversation_id : undefined,
+    finishedCount: Number(item?.finished_count ?? 0),
+  };
+};
+
+/**
+ * Stores a new conversation and takes its lease (the opening interaction runs under it). The
+ * user-and-service guard is written in the same transaction, so of two concurrent creates for
+ * one user and service only one succeeds.
+ * @returns the lease id.
+ */
+export const createConversation = async (record: ConversationRecord): Promise<string> => {
+  const leaseId = randomUUID();
+  await transactWrite(
+    [
+      {
+        Update: {
+          Key: userStateKey(record.org_id, record.user_id, record.service_id),
+          UpdateExpression: 'SET active_conversation_id = :id, entity = :entity',
+          ConditionExpression: 'attribute_not_exists(active_conversation_id)',
+          ExpressionAttributeValues: { ':id': record.id, ':entity': 'conversation-user-state' },
+        },
+      },
+      {
+        Put: {
+          Item: { ...conversationKey(record.org_id, record.id), entity: 'conversation', ...indexKeys(record), ...record },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Put: {
+          Item: { ...leaseKey(record.org_id, record.id), entity: 'conversation-lease', lease_id: leaseId, expires_at_epoch: nowEpoch() + leaseSeconds },
+        },
+      },
+    ],
+    () =>
+      new BadRequestError(
+        `The user has an unfinished conversation of service ${record.service_id}; finish it before starting another.`,
+      ),
+  );
+  return leaseId;
+};
+
+/** Whether an operation (an interaction) holds the conversation's lease right now. */
+export const isLeaseHeld = async (orgId: string, conversationId: string): Promise<boolean> => {
+  const lease = await getItem(leaseKey(orgId, conversationId), true);
+  return lease !== undefined && Number(lease.expires_at_epoch) >= nowEpoch();
+};
+
+/** Takes the conversation's lease, or fails with 409 while another operation holds it. */
+export const acquireLease = async (orgId: string, conversationId: string): Promise<string> => {
+  const leaseId = randomUUID();
+  const available = leaseAvailable();
+  await putItem(
+    { ...leaseKey(orgId, conversationId), entity: 'conversation-lease', lease_id: leaseId, expires_at_epoch: nowEpoch() + leaseSeconds },
+    { condition: { expression: available.expression, values: available.values }, onConditionFailure: inProgress },
+  );
+  return leaseId;
+};
+
+/** Gives the lease back; a lease that expired and was taken by someone else is left alone. */
+export const releaseLease = async (orgId: string, conversationId: string, leaseId: string): Promise<void> => {
+  try {
+    await deleteItem(leaseKey(orgId, conversationId), { expression: 'lease_id = :lease', values: { ':lease': leaseId } });
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+};
+
+export interface CommittedInteraction {
+  /** Put requests of the interaction's messages and interaction record (from their repositories). */
+  puts: (Item & PrimaryKey)[];
+  addedMessages: number;
+  finalMessage: { id: string; text: string };
+  currentState: string;
+  interactionId: string;
+}
+
+/**
+ * Writes an interaction all at once: messages, interaction record and the conversation's
+ * counters. Fails with 409 if the conversation finished or the lease was lost meanwhile.
+ */
+export const commitInteraction = async (
+  conversation: ConversationRecord,
+  leaseId: string,
+  committed: CommittedInteraction,
+): Promise<void> => {
+  const { org_id: orgId, id } = conversation;
+  await transactWrite(
+    [
+      ...committed.puts.map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+      {
+        Update: {
+          Key: conversationKey(orgId, id),
+          UpdateExpression:
+            'SET num_messages = num_messages + :added, current_state = :state, last_interaction_id = :interaction, ' +
+            'final_message = :final, final_message_id = :finalId',
+          ConditionExpression: 'is_finished = :false',
+          ExpressionAttributeValues: {
+            ':added': committed.addedMessages,
+            ':state': committed.currentState,
+            ':interaction': committed.interactionId,
+            ':false': false,
+            ':final': committed.finalMessage.text,
+            ':finalId': committed.finalMessage.id,
+          },
+        },
+      },
+      {
+        ConditionCheck: {
+          Key: leaseKey(orgId, id),
+          ConditionExpression: 'lease_id = :lease',
+          ExpressionAttributeValues: { ':lease': leaseId },
+        },
+      },
+    ],
+    () => new ConflictError('The conversation was finished or taken over while the interaction ran.'),
+  );
+};
+
+/**
+ * Marks a conversation finished and releases the user-and-service guard. `leaseId` is given
+ * by the interaction that ends its own session; without it the conversation must be idle.
+ */
+export const finishConversationRecord = async (
+  conversation: ConversationRecord,
+  finishedAt: string,
+  leaseId?: string,
+): Promise<void> => {
+  const { org_id: orgId, id } = conversation;
+  const lease = leaseAvailable(leaseId);
+  await transactWrite(
+    [
+      {
+        Update: {
+          Key: conversationKey(orgId, id),
+          UpdateExpression: 'SET is_finished = :true, finished_at = :at',
+          ConditionExpression: 'is_finished = :false',
+          ExpressionAttributeValues: { ':true': true, ':false': false, ':at': finishedAt },
+        },
+      },
+      {
+        Update: {
+          Key: userStateKey(orgId, conversation.user_id, conversation.service_id),
+          UpdateExpression: 'REMOVE active_conversation_id ADD finished_count :one',
+          ConditionExpression: 'active_conversation_id = :id',
+          ExpressionAttributeValues: { ':one': 1, ':id': id },
+        },
+      },
+      { ConditionCheck: { Key: leaseKey(orgId, id), ConditionExpression: lease.expression, ExpressionAttributeValues: lease.values } },
+    ],
+    (error) =>
+      failedConditions(error).includes(0) ? new ConflictError(`Conversation ${id} is already finished.`) : inProgress(),
+  );
+};
+
+/** Deletes a conversation that has no message (the reference's finish of an empty conversation). */
+export const deleteEmptyConversation = async (conversation: ConversationRecord): Promise<void> => {
+  const { org_id: orgId, id } = conversation;
+  const lease = leaseAvailable();
+  await transactWrite(
+    [
+      {
+        Delete: {
+          Key: conversationKey(orgId, id),
+          ConditionExpression: 'num_messages = :zero AND is_finished = :false',
+          ExpressionAttributeValues: { ':zero': 0, ':false': false },
+        },
+      },
+      {
+        Update: {
+          Key: userStateKey(orgId, conversation.user_id, conversation.service_id),
+          UpdateExpression: 'REMOVE active_conversation_id',
+          ConditionExpression: 'active_conversation_id = :id',
+          ExpressionAttributeValues: { ':id': id },
+        },
+      },
+      { ConditionCheck: { Key: leaseKey(orgId, id), ConditionExpression: lease.expression, ExpressionAttributeValues: lease.values } },
+    ],
+    inProgress,
+  );
+  // Interactions of a failed opening may remain; nothing refers to them any more.
+  await erasePartition(conversationPartition(orgId, id));
+};
+
+/** Replaces the tags, failing with 409 if they changed since `conversation` was read. */
+export const replaceConversationTags = async (
+  conversation: ConversationRecord,
+  tags: Record<string, string | null>,
+): Promise<void> => {
+  await updateItem(
+    {
+      Key: conversationKey(conversation.org_id, conversation.id),
+      UpdateExpression: 'SET tags = :tags',
+      ConditionExpression: 'tags = :old',
+      ExpressionAttributeValues: { ':tags': tags, ':old': conversation.tags },
+    },
+    () => new ConflictError('The tags of the conversation changed meanwhile; retry.'),
+  );
+};
+
+/** A write that belongs to a post-processing's results, with its own optional condition. */
+export interface ResultPut {
+  Item: Item & PrimaryKey;
+  ConditionExpression?: string;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
+
+/**
+ * Records a completed post-processing together with its results, once: a second run of the
+ * same post-processing (a redelivered message) writes nothing. A result whose own condition
+ * fails (a concurrent writer) fails the whole write with 409, to be retried.
+ * @returns whether this call recorded it.
+ */
+export const recordPostProcessing = async (
+  orgId: string,
+  conversationId: string,
+  type: string,
+  results: ResultPut[],
+): Promise<boolean> => {
+  const alreadyRecorded = new Error('post-processing already recorded');
+  try {
+    await transactWrite(
+      [
+        ...results.map((Put) => ({ Put })),
+        {
+          Update: {
+            Key: conversationKey(orgId, conversationId),
+            UpdateExpression: 'SET completed_post_processings = list_append(completed_post_processings, :type)',
+            ConditionExpression: 'attribute_exists(pk) AND NOT contains(completed_post_processings, :name)',
+            ExpressionAttributeValues: { ':type': [type], ':name': type },
+          },
+        },
+      ],
+      (error) =>
+        failedConditions(error).includes(results.length)
+          ? alreadyRecorded
+          : new ConflictError(`The results of ${type} changed concurrently; the post-processing is retried.`),
+    );
+    return true;
+  } catch (error) {
+    if (error === alreadyRecorded) return false;
+    throw error;
+  }
+};
+
+/** Notes that the webhook event of a post-processing was queued. */
+export const recordPostProcessingNotified = async (orgId: string, conversationId: string, type: string): Promise<void> => {
+  try {
+    await updateItem({
+      Key: conversationKey(orgId, conversationId),
+      UpdateExpression: 'SET notified_post_processings = list_append(notified_post_processings, :type)',
+      ConditionExpression: 'attribute_exists(pk) AND NOT contains(notified_post_processings, :name)',
+      ExpressionAttributeValues: { ':type': [type], ':name': type },
+    });
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+};
+
+export const markConversationAnalyzed = async (orgId: string, conversationId: string): Promise<void> => {
+  try {
+    await updateItem({
+      Key: conversationKey(orgId, conversationId),
+      UpdateExpression: 'SET is_analyzed = :true',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':true': true },
+    });
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+};
+
+export interface ConversationListQuery {
+  ids?: string[];
+  userIds?: string[];
+  serviceIds?: string[];
+  isFinished?: boolean;
+  tags: TagFilter[];
+  /** Records the caller may not see are left out (permission filtering). */
+  visible: (conversation: ConversationRecord) => boolean;
+  descending: boolean;
+  limit: number;
+  continuationToken: number;
+}
+
+/**
+ * A page of conversations. The narrowest index that answers the filters is read: one user's
+ * or one service's conversations, else the organization's; other filters apply to what is read.
+ */
+export const listConversations = async (
+  orgId: string,
+  query: ConversationListQuery,
+): Promise<Paged<ConversationRecord>> => {
+  const matches = (item: Item): boolean => {
+    if (item.entity !== 'conversation') return false;
+    const record = toConversation(item);
+    if (query.userIds?.length && !query.userIds.includes(record.user_id)) return false;
+    if (query.serviceIds?.length && !query.serviceIds.includes(record.service_id)) return false;
+    if (query.isFinished !== undefined && record.is_finished !== query.isFinished) return false;
+    return matchesTags(record.tags, query.tags) && query.visible(record);
+  };
+  const [index, partition]: [GlobalIndexName, string] =
+    query.userIds?.length === 1
+      ? ['gsi2', userIndex(orgId, query.userIds[0] as string)]
+      : query.serviceIds?.length === 1
+        ? ['gsi3', serviceIndex(orgId, query.serviceIds[0] as string)]
+        : ['gsi1', allIndex(orgId)];
+  return pageOfQuery(
+    orgId,
+    'conversations',
+    query,
+    (startKey) =>
+      query.ids?.length
+        ? keysPage(
+            query.ids.map((id) => conversationKey(orgId, id)),
+            startKey,
+            { limit: query.limit, keep: matches, compare: compareText((item) => String(item.id), query.descending) },
+          )
+        : queryPage({ index, partition, forward: !query.descending }, { limit: query.limit, startKey, keep: matches }),
+    toConversation,
+  );
+};
+
+registerOrganizationEraser('conversation', async (orgId) => {
+  for (;;) {
+    const page = await queryPage({ index: 'gsi1', partition: allIndex(orgId) }, { limit: 100 });
+    for (const item of page.items) await erasePartition(item.pk as string);
+    if (page.items.length === 0) break;
+  }
+  await erasePartition(userStatePartition(orgId));
+});

@@ -1,0 +1,224 @@
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { analysisQueueMessage, webhookQueueMessage } from '../../events/queue-messages';
+import type { StreamEvent } from '../../events/stream-events';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { s3, sqs } from '../aws/clients';
+import { getConversation } from './conversation-repository';
+import { getInteraction } from './interaction-repository';
+import { listMemories } from '../user/memory-repository';
+import { recentMessages } from './message-repository';
+import { getUserModels } from '../user/user-model-repository';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import { allow, createSampleService, prepareAgentAndMachine } from '../service/fixtures';
+import { analyzeConversation } from './analysis';
+import {
+  finishConversationFor,
+  interactWithConversation,
+  type StartConversationInput,
+  startConversation,
+  type StreamOptions,
+} from './conversations';
+import { promptLogKey } from './prompt-log';
+
+const stream: StreamOptions = { showAgentActions: () => true, agentActionType: /^.*$/ };
+
+/** An organization with a service on the sample state machine. */
+const prepare = async () => {
+  const records = await prepareAgentAndMachine();
+  const { orgId, machineId } = records;
+  const service = await createSampleService(records, 'Support', true);
+  const start = (overrides: Partial<StartConversationInput> = {}) =>
+    startConversation({ orgId, userId: 'u1', serviceId: service.id, versionSetName: 'release', tags: {}, stream, ...overrides });
+  return { orgId, serviceId: service.id, machineId, start };
+};
+
+const drain = async (events: AsyncIterable<unknown>): Promise<StreamEvent[]> => {
+  const all: StreamEvent[] = [];
+  for await (const event of events) all.push(event as StreamEvent);
+  return all;
+};
+
+const say = async (orgId: string, conversationId: string, text: string) =>
+  drain(
+    (
+      await interactWithConversation({
+        orgId,
+        conversationId,
+        messageType: 'user-message',
+        text,
+        externalEvents: [],
+        stream,
+        authorize: allow,
+      })
+    ).events,
+  );
+
+const drainQueue = async (url: string): Promise<unknown[]> => {
+  const bodies: unknown[] = [];
+  for (;;) {
+    const { Messages } = await sqs().send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    if (!Messages?.length) return bodies;
+    for (const message of Messages) {
+      bodies.push(JSON.parse(message.Body ?? 'null'));
+      await sqs().send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
+    }
+  }
+};
+
+describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
+  const aws = useLocalAws();
+
+  it('creates a conversation that pins its versions and streams the opening turn', async () => {
+    // Prepare
+    const { orgId, machineId, start } = await prepare();
+
+    // Act
+    const events = await drain((await start()).events);
+
+    // Assess
+    expect(events[0]).toMatchObject({ type: 'conversation-created' });
+    const conversationId = (events[0] as { conversation_id: string }).conversation_id;
+    const complete = events.at(-1);
+    expect(complete).toMatchObject({ type: 'interaction-complete', conversation_completed: false });
+    const conversation = await getConversation(orgId, conversationId);
+    expect(conversation).toMatchObject({
+      current_state: 'greet',
+      num_messages: 1,
+      version_set_info: { name: 'release', service_hierarchical_state_machine_version_info: [machineId, 1] },
+    });
+    expect(conversation?.final_message).toBe((complete as { full_message: string }).full_message);
+    const interaction = await getInteraction(orgId, conversationId, (complete as { interaction_id: string }).interaction_id);
+    expect(interaction).toMatchObject({ current_state_name: 'greet', state_transition_logs: [] });
+  });
+
+  it('answers 404 for an unknown service or version set and stores nothing', async () => {
+    // Prepare
+    const { start } = await prepare();
+
+    // Act / Assess
+    await expect(start({ serviceId: newId() })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(start({ versionSetName: 'nope' })).rejects.toBeInstanceOf(NotFoundError);
+    await drain((await start()).events);
+  });
+
+  it('lets only one of two concurrent creates for the same user and service succeed', async () => {
+    // Prepare
+    const { start } = await prepare();
+
+    // Act
+    const outcomes = await Promise.allSettled([start(), start()]);
+
+    // Assess
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const rejected = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(BadRequestError);
+    for (const outcome of outcomes) if (outcome.status === 'fulfilled') await drain(outcome.value.events);
+    await expect(start()).rejects.toBeInstanceOf(BadRequestError);
+  });
+
+  it('refuses a second interaction while one is in flight with 409, then accepts the next', async () => {
+    // Prepare
+    const { orgId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    const first = await interactWithConversation({
+      orgId,
+      conversationId,
+      messageType: 'user-message',
+      text: 'Hello there',
+      externalEvents: [],
+      stream,
+      authorize: allow,
+    });
+
+    // Act
+    const second = say(orgId, conversationId, 'Are you there?');
+
+    // Assess
+    await expect(second).rejects.toBeInstanceOf(ConflictError);
+    await drain(first.events);
+    const third = await say(orgId, conversationId, 'Still here');
+    expect(third.at(-1)).toMatchObject({ type: 'interaction-complete' });
+  });
+
+  it('walks through the decision into the terminal state, ends the session and analyses it once', async () => {
+    // Prepare
+    const { orgId, serviceId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    await drainQueue(aws().queues.analysis.url);
+
+    // Act
+    const help = await say(orgId, conversationId, 'I said I need help with my printer');
+    const stateAfterHelp = (await getConversation(orgId, conversationId))?.current_state;
+    const bye = await say(orgId, conversationId, 'My request is resolved, goodbye');
+
+    // Assess
+    expect(help.at(-1)).toMatchObject({ type: 'interaction-complete', conversation_completed: false });
+    expect(stateAfterHelp).toBe('help');
+    expect(bye.at(-1)).toEqual(expect.objectContaining({ type: 'interaction-complete', conversation_completed: true }));
+    const finished = await getConversation(orgId, conversationId);
+    expect(finished).toMatchObject({ is_finished: true, current_state: 'goodbye', num_messages: 5 });
+    await expect(finishConversationFor(orgId, conversationId, allow)).rejects.toThrow(/already finished/);
+
+    const queued = (await drainQueue(aws().queues.analysis.url)).map((body) => analysisQueueMessage.parse(body));
+    expect(queued).toEqual([expect.objectContaining({ conversation_id: conversationId, trigger: 'end-session' })]);
+    const message = queued[0] as (typeof queued)[number];
+    await analyzeConversation(message);
+    await analyzeConversation(message);
+
+    const analysed = await getConversation(orgId, conversationId);
+    expect(analysed).toMatchObject({ is_analyzed: true });
+    expect([...(analysed?.completed_post_processings ?? [])].sort()).toEqual(['extract-memories', 'generate-user-models']);
+    const memories = await listMemories(orgId, 'u1', { sortBy: 'created_at', descending: false, visible: () => true, limit: 50, continuationToken: 0 });
+    expect(memories.items).toHaveLength(2);
+    const messageIds = new Set((await recentMessages(orgId, conversationId, 50)).map((stored) => stored.id));
+    expect(memories.items.every((memory) => memory.references.every((id) => messageIds.has(id)))).toBe(true);
+    const models = await getUserModels(orgId, 'u1');
+    expect(models?.user_models).toEqual([
+      { content: expect.stringContaining('printer'), insight_ids: memories.items.map((memory) => memory.id), dimensions: [] },
+    ]);
+    const webhooks = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
+    expect(webhooks.map((event) => event.post_processing_type).sort()).toEqual(['extract-memories', 'generate-user-models']);
+    expect(webhooks.every((event) => event.conversation_id === conversationId && event.service_id === serviceId)).toBe(true);
+  });
+
+  it('writes the system prompt and history of every model call as prompt logs', async () => {
+    // Prepare
+    const { orgId, serviceId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+
+    // Act
+    const events = await say(orgId, conversationId, 'I said I need help with my printer');
+
+    // Assess
+    const interactionId = (events.at(-1) as { interaction_id: string }).interaction_id;
+    const read = async (key: string) =>
+      (await s3().send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
+    const scope = { orgId, serviceId, conversationId, interactionId };
+    expect(await read(`${promptLogKey(scope, 1)}-system`)).toContain('## Choice');
+    const history = await read(`${promptLogKey(scope, 3)}-history`);
+    expect(history?.split('\n---\n')).toEqual([expect.stringMatching(/^assistant: /), 'user: I said I need help with my printer']);
+    expect(await read(`${promptLogKey(scope, 3)}-system`)).toContain('Current state: help');
+  });
+
+  it('deletes a finished conversation that has no message instead of finishing it', async () => {
+    // Prepare
+    const { orgId, start } = await prepare();
+    const failing: StreamOptions = { ...stream, signal: AbortSignal.abort() };
+    const events = await drain((await start({ stream: failing })).events);
+    const conversationId = (events[0] as { conversation_id: string }).conversation_id;
+    expect(events.at(-1)).toMatchObject({ type: 'error' });
+
+    // Act
+    await finishConversationFor(orgId, conversationId, allow);
+
+    // Assess
+    expect(await getConversation(orgId, conversationId)).toBeUndefined();
+    await drain((await start()).events);
+  });
+});

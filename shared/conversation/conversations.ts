@@ -1,0 +1,429 @@
+import type { CreateConversationEvent, ErrorEvent, InteractEvent, StreamEvent } from '../../events/stream-events';
+import { acquireLease, commitInteraction, createConversation, deleteEmptyConversation, finishConversationRecord, getConversation, getUserServiceState, isLeaseHeld, releaseLease } from './conversation-repository';
+import { interactionItem } from './interaction-repository';
+import { messageItem } from './message-repository';
+import { getUser } from '../user/user-repository';
+import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
+import { recordUserActivity } from '../user/users';
+import { newId, nowIso } from '../kernel/ids';
+import { LlmError } from '../llm/provider';
+import { logger } from '../aws/observability';
+import { resolveVersionSet } from '../service/version-sets';
+import { type EngineSession, runTurn, type TurnOutcome } from './engine';
+import { createPromptLogger } from './prompt-log';
+import { queueAnalysis } from './queueing';
+import { engineDependencies, loadSession } from './session';
+import { type MessageRecord } from './schemas';
+import { type ConversationRecord } from './schemas';
+
+/** How the caller wants the stream: which agent actions they see, and when to stop. */
+export interface StreamOptions {
+  /** Whether the caller holds Conversation:GetInteractionInsights on the conversation. */
+  showAgentActions: (conversation: ConversationRecord) => boolean;
+  /** `current_agent_action_type`: agent actions whose type matches are sent. */
+  agentActionType: RegExp;
+  signal?: AbortSignal;
+}
+
+export type Format = 'text' | 'voice';
+
+/** Checks the caller's permissions on a conversation once it is loaded; throws ForbiddenError. */
+export type AuthorizeConversation = (conversation: ConversationRecord) => void;
+
+/** What permission grant conditions can name on a conversation (`user_id` is its owner). */
+export const conversationAttributes = (conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>) => ({
+  id: conversation.id,
+  conversation_id: conversation.id,
+  user_id: conversation.user_id,
+  service_id: conversation.service_id,
+  tags: conversation.tags,
+});
+
+/** What permission grant conditions can name on a message of a conversation. */
+export const messageAttributes = (
+  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
+  message: { id: string; message_type?: string },
+) => ({ ...conversationAttributes(conversation), id: message.id, message_id: message.id, message_type: message.message_type });
+
+/**
+ * This deployment has no speech provider (speech-to-text, text-to-speech), so voice requests
+ * are refused up front with the reason.
+ */
+export const requireTextFormats = (formats: { request?: Format; response: Format; audioFormat?: string | null }): void => {
+  if (formats.request === 'voice') {
+    throw new BadRequestError(
+      'Voice input needs a speech-to-text provider and none is configured on this deployment; send request_format=text.',
+    );
+  }
+  if (formats.response === 'voice') {
+    if (!formats.audioFormat) throw new BadRequestError('audio_format is required when response_format is voice.');
+    throw new BadRequestError(
+      'Voice responses need a text-to-speech provider and none is configured on this deployment; use response_format=text.',
+    );
+  }
+};
+
+export const requireConversation = async (orgId: string, id: string, consistent = false): Promise<ConversationRecord> => {
+  const conversation = await getConversation(orgId, id, consistent);
+  if (!conversation) throw new NotFoundError(`Conversation ${id} does not exist.`);
+  return conversation;
+};
+
+const alreadyFinished = (id: string) => new ConflictError(`Conversation ${id} is already finished.`);
+
+/** A failed model call as the status clients see: 503 when retrying may help, else 502. */
+export const modelFailure = (error: LlmError): DomainError => {
+  logger.warn('model call failed', { error });
+  return error.retryable
+    ? new DomainError(503, 'The language model is unavailable right now; retry.', { cause: error })
+    : new DomainError(502, 'The language model gave an unusable answer; retry.', { cause: error });
+};
+
+/** The stream's last word on a failure; the connection closes right after it. */
+export const errorEventOf = (error: unknown): ErrorEvent => {
+  const failure = error instanceof LlmError ? modelFailure(error) : error;
+  if (failure instanceof DomainError) {
+    return { type: 'error', http_error_code: failure.statusCode, error_description: failure.message };
+  }
+  if (failure instanceof Error && failure.name === 'AbortError') {
+    // The client went away; nobody reads this event.
+    logger.info('conversation stream aborted by the client');
+    return { type: 'error', http_error_code: 408, error_description: 'The request was cancelled before the interaction completed.' };
+  }
+  logger.error('conversation stream failed', { error: failure as Error });
+  return { type: 'error', http_error_code: 500, error_description: 'Internal server error.' };
+};
+
+/**
+ * Finishes a conversation: queues its analysis and marks it finished (a conversation without
+ * messages is deleted instead). `leaseId` is given when an interaction ends its own session.
+ */
+export const finishConversation = async (
+  conversation: ConversationRecord,
+  options: { leaseId?: string; trigger: 'finish-conversation' | 'end-session' },
+): Promise<void> => {
+  const { org_id: orgId, id } = conversation;
+  if (conversation.is_finished) throw alreadyFinished(id);
+  if (conversation.num_messages === 0) {
+    await deleteEmptyConversation(conversation);
+    return;
+  }
+  if (!options.leaseId && (await isLeaseHeld(orgId, id))) {
+    throw new ConflictError('An interaction is in progress on this conversation; finish it once the interaction has ended.');
+  }
+  const finishedAt = nowIso();
+  // Queued before the conversation is marked finished: if queueing fails the conversation
+  // stays unfinished and finishing again retries it; the worker waits for the mark.
+  await queueAnalysis({
+    type: 'conversation-finished',
+    org_id: orgId,
+    conversation_id: id,
+    user_id: conversation.user_id,
+    service_id: conversation.service_id,
+    finished_at: finishedAt,
+    trigger: options.trigger,
+  });
+  await finishConversationRecord(conversation, finishedAt, options.leaseId);
+};
+
+export const finishConversationFor = async (orgId: string, id: string, authorize: AuthorizeConversation): Promise<void> => {
+  const conversation = await requireConversation(orgId, id, true);
+  authorize(conversation);
+  await finishConversation(conversation, { trigger: 'finish-conversation' });
+};
+
+/** One streamed turn: its messages from the user side, and where the stream goes. */
+interface Turn {
+  conversation: ConversationRecord;
+  leaseId: string;
+  session: EngineSession;
+  interactionId: string;
+  /** This turn's messages from the user's side (external events, the user message), stored with the turn. */
+  newMessages: MessageRecord[];
+  /** Whether the turn starts the conversation (user statistics count it). */
+  opening: boolean;
+  stream: StreamOptions;
+}
+
+const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): Promise<number> => {
+  const { conversation, interactionId } = turn;
+  const orgId = conversation.org_id;
+  const message = (id: string, text: string, type: MessageRecord['message_type']): MessageRecord => ({
+    id,
+    conversation_id: conversation.id,
+    interaction_id: interactionId,
+    created_at: nowIso(),
+    sender: agentName,
+    message: text,
+    format: 'text',
+    message_type: type,
+    message_metadata: [],
+  });
+  const thoughts = outcome.innerThoughts.map((thought) => message(thought.id, thought.content, 'agent-inner-thought'));
+  const agentMessage = message(outcome.agentMessageId, outcome.agentMessage, 'agent-message');
+  const added = turn.newMessages.length + 1;
+  await commitInteraction(conversation, turn.leaseId, {
+    puts: [
+      ...[...turn.newMessages, ...thoughts, agentMessage].map((stored) => messageItem(orgId, stored)),
+      interactionItem(orgId, {
+        id: interactionId,
+        conversation_id: conversation.id,
+        created_at: nowIso(),
+        user_message_id: turn.newMessages.findLast((stored) => stored.message_type === 'user-message')?.id ?? null,
+        agent_message_id: agentMessage.id,
+        state_machine_version_info: [turn.session.stateMachine.id, turn.session.stateMachine.version],
+        current_state_name: outcome.state.name,
+        current_state_action: outcome.action,
+        current_state_objective: outcome.state.objective,
+        state_transition_logs: outcome.transitions,
+        working_memory: outcome.workingMemory,
+        reflections: outcome.reflections,
+        triggered_dynamic_behavior_set_version_info: outcome.triggeredDynamicBehavior,
+        conversation_completed: outcome.completed,
+      }),
+    ],
+    addedMessages: added,
+    finalMessage: { id: agentMessage.id, text: agentMessage.message },
+    currentState: outcome.state.name,
+    interactionId,
+  });
+  // Statistics must not fail a committed turn.
+  await recordUserActivity(orgId, conversation.user_id, {
+    conversations: turn.opening ? 1 : 0,
+    messages: added,
+    at: agentMessage.created_at,
+  }).catch((error: unknown) => logger.warn('user activity not recorded', { error: error as Error }));
+  return added;
+};
+
+/**
+ * Runs a turn as stream events: the agent's actions (as the caller may see them), the message
+ * pieces as the model writes them, then `interaction-complete` once the turn is stored. When
+ * the terminal state was reached the conversation is finished. A failure ends the stream with
+ * an `error` event. The lease is given back however the stream ends.
+ */
+async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
+  const { conversation, stream } = turn;
+  const showAgentActions = stream.showAgentActions(conversation);
+  const promptLogger = createPromptLogger({
+    orgId: conversation.org_id,
+    serviceId: conversation.service_id,
+    conversationId: conversation.id,
+    interactionId: turn.interactionId,
+  });
+  try {
+    const engine = runTurn(turn.session, engineDependencies(conversation, promptLogger, stream.signal));
+    let step = await engine.next();
+    while (!step.done) {
+      const event = step.value;
+      if (event.type !== 'current-agent-action' || (showAgentActions && stream.agentActionType.test(event.action.type))) {
+        yield event;
+      }
+      step = await engine.next();
+    }
+    const outcome = step.value;
+    const added = await storeTurn(turn, outcome, turn.session.agent.identity.name);
+    yield {
+      type: 'interaction-complete',
+      message_id: outcome.agentMessageId,
+      interaction_id: turn.interactionId,
+      full_message: outcome.agentMessage,
+      conversation_completed: outcome.completed,
+    };
+    if (outcome.completed) {
+      const stored = { ...conversation, num_messages: conversation.num_messages + added };
+      // The session ends here: `conversation_completed` above told the client, and the
+      // stream closes. No further event: the reference's stream has none for it.
+      await finishConversation(stored, { leaseId: turn.leaseId, trigger: 'end-session' });
+    }
+  } catch (error) {
+    yield errorEventOf(error);
+  } finally {
+    await promptLogger.flush();
+    await releaseLease(conversation.org_id, conversation.id, turn.leaseId).catch((error: unknown) =>
+      logger.warn('conversation lease not released', { error: error as Error }),
+    );
+  }
+}
+
+const displayName = (user: { first_name: string; last_name: string } | undefined): string =>
+  user ? `${user.first_name} ${user.last_name}`.trim() : 'User';
+
+export interface InitialMessage {
+  text: string;
+  type: 'user-message' | 'external-event';
+}
+
+export interface StartConversationInput {
+  orgId: string;
+  userId: string;
+  serviceId: string;
+  versionSetName: string;
+  initialMessage?: InitialMessage;
+  tags: Record<string, string | null>;
+  stream: StreamOptions;
+}
+
+/**
+ * Starts a conversation: resolves the version set (pinning its versions), stores the
+ * conversation and streams `conversation-created` then the agent's opening turn. Fails
+ * before streaming with 404 for an unknown service or version set and 400 while the user has
+ * an unfinished conversation of the service.
+ */
+export const startConversation = async (
+  input: StartConversationInput,
+): Promise<{ events: AsyncIterable<CreateConversationEvent> }> => {
+  const { orgId, userId, serviceId } = input;
+  const [resolved, userState, user] = await Promise.all([
+    resolveVersionSet(orgId, serviceId, input.versionSetName),
+    getUserServiceState(orgId, userId, serviceId),
+    getUser(orgId, userId),
+  ]);
+  const unfinished = () =>
+    new BadRequestError(`The user has an unfinished conversation of service ${serviceId}; finish it before starting another.`);
+  if (userState.activeConversationId) throw unfinished();
+
+  const conversation: ConversationRecord = {
+    id: newId(),
+    org_id: orgId,
+    user_id: userId,
+    service_id: serviceId,
+    created_at: nowIso(),
+    is_finished: false,
+    finished_at: null,
+    is_analyzed: false,
+    completed_post_processings: [],
+    notified_post_processings: [],
+    final_message: '',
+    final_message_id: null,
+    num_messages: 0,
+    tags: input.tags,
+    version_set_info: {
+      name: resolved.name,
+      agent_version_info: [resolved.agentId, resolved.agentVersion],
+      service_hierarchical_state_machine_version_info: [resolved.stateMachineId, resolved.stateMachineVersion],
+      llm_model_preferences: resolved.llmModelPreferences,
+    },
+    current_state: null,
+    last_interaction_id: null,
+    user_display_name: displayName(user),
+  };
+  const interactionId = newId();
+  const newMessages = input.initialMessage
+    ? [userSideMessage(conversation, interactionId, input.initialMessage.text, input.initialMessage.type, nowIso())]
+    : [];
+  // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
+  const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
+  const leaseId = await createConversation(conversation);
+  const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: true, stream: input.stream };
+  return {
+    events: (async function* () {
+      yield { type: 'conversation-created' as const, conversation_id: conversation.id };
+      yield* streamTurn(turn) as AsyncGenerator<CreateConversationEvent>;
+    })(),
+  };
+};
+
+const userSideMessage = (
+  conversation: ConversationRecord,
+  interactionId: string,
+  text: string,
+  type: 'user-message' | 'external-event',
+  createdAt: string,
+): MessageRecord => ({
+  id: newId(),
+  conversation_id: conversation.id,
+  interaction_id: interactionId,
+  created_at: createdAt,
+  sender: type === 'user-message' ? conversation.user_display_name : 'External event',
+  message: text,
+  format: 'text',
+  message_type: type,
+  message_metadata: [],
+});
+
+export interface ExternalEvent {
+  content: string;
+  /** ISO 8601; must be in the past and after the conversation started. */
+  timestamp: string;
+}
+
+export interface InteractInput {
+  orgId: string;
+  conversationId: string;
+  /** `skip` lets the agent speak again without a new message. */
+  messageType: 'user-message' | 'external-event' | 'skip';
+  text: string;
+  /** External events that happened before the message, oldest first. */
+  externalEvents: ExternalEvent[];
+  stream: StreamOptions;
+  authorize: AuthorizeConversation;
+}
+
+const validateTurnInput = (conversation: ConversationRecord, input: InteractInput): void => {
+  if (input.messageType === 'skip') {
+    if (input.text !== '' || input.externalEvents.length > 0) {
+      throw new BadRequestError('A skip carries no message: recorded_message and the external events must be empty.');
+    }
+    return;
+  }
+  if (input.text.trim() === '') throw new BadRequestError('The user message is empty.');
+  const now = Date.now();
+  let previous = Date.parse(conversation.created_at);
+  for (const event of input.externalEvents) {
+    const at = Date.parse(event.timestamp);
+    if (Number.isNaN(at) || at > now) throw new BadRequestError('The timestamps of external event messages must be in the past.');
+    if (at < previous) {
+      throw new BadRequestError(
+        'The timestamps of external event messages must be in chronological order and after the conversation started.',
+      );
+    }
+    previous = at;
+  }
+};
+
+/**
+ * Sends the user's message to a conversation and streams `user-message-available`, the
+ * agent's turn and `interaction-complete` (`conversation_completed` when the session ended). Fails
+ * before streaming with 404 (unknown conversation), 409 (finished, or another interaction in
+ * flight) and 400 (empty message).
+ */
+export const interactWithConversation = async (input: InteractInput): Promise<{ events: AsyncIterable<InteractEvent> }> => {
+  const { orgId, conversationId } = input;
+  const found = await requireConversation(orgId, conversationId);
+  input.authorize(found);
+  if (found.is_finished) throw alreadyFinished(conversationId);
+  validateTurnInput(found, input);
+
+  const leaseId = await acquireLease(orgId, conversationId);
+  try {
+    // Read again under the lease: the previous turn may have moved the conversation on.
+    const conversation = await requireConversation(orgId, conversationId, true);
+    if (conversation.is_finished) throw alreadyFinished(conversationId);
+    const interactionId = newId();
+    const newMessages = [
+      ...input.externalEvents.map((event) =>
+        userSideMessage(conversation, interactionId, event.content, 'external-event', new Date(event.timestamp).toISOString()),
+      ),
+      ...(input.messageType === 'skip' ? [] : [userSideMessage(conversation, interactionId, input.text, input.messageType, nowIso())]),
+    ];
+    // Only a conversation whose opening never completed starts from an initial state again.
+    const isReturningUser =
+      conversation.current_state === null &&
+      (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
+    const session = await loadSession(conversation, { isReturningUser, newMessages });
+    const spoken = newMessages.at(-1);
+    const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: false, stream: input.stream };
+    return {
+      events: (async function* () {
+        if (spoken && input.messageType !== 'skip') {
+          yield { type: 'user-message-available' as const, message_id: spoken.id, user_message: spoken.message };
+        }
+        yield* streamTurn(turn) as AsyncGenerator<InteractEvent>;
+      })(),
+    };
+  } catch (error) {
+    await releaseLease(orgId, conversationId, leaseId);
+    throw error;
+  }
+};

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { conversationPartition } from './conversation-repository';
+import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
+import { getItem, type Item, type PrimaryKey, queryPage } from '../data/table';
+import { messageTypes, type MessageType, messageRecord, type MessageRecord } from './schemas';
+
+/**
+ * Messages live in their conversation's partition under `MESSAGE#{id}`. Interaction ids are
+ * made before the ids of their messages and both sort by time, so the sort key order is both
+ * creation order and (interaction, creation) order.
+ */
+const prefix = 'MESSAGE#';
+const messageKey = (orgId: string, conversationId: string, id: string): PrimaryKey => ({
+  pk: conversationPartition(orgId, conversationId),
+  sk: `${prefix}${id}`,
+});
+
+const toMessage = (item: Item): MessageRecord => messageRecord.parse(item);
+
+/** The item to put for a new message (written by the interaction's transaction). */
+export const messageItem = (orgId: string, message: MessageRecord): Item & PrimaryKey => ({
+  ...messageKey(orgId, message.conversation_id, message.id),
+  entity: 'message',
+  ...message,
+});
+
+export const getMessage = async (orgId: string, conversationId: string, id: string) => {
+  const item = await getItem(messageKey(orgId, conversationId, id));
+  return item ? toMessage(item) : undefined;
+};
+
+/**
+ * The latest `limit` messages in chronological order (the model's history and the analysis'
+ * input). Older messages beyond the bound are left out.
+ */
+export const recentMessages = async (orgId: string, conversationId: string, limit: number): Promise<MessageRecord[]> => {
+  const page = await queryPage(
+    { partition: conversationPartition(orgId, conversationId), sortPrefix: prefix, forward: false },
+    { limit },
+  );
+  return page.items.map(toMessage).reverse();
+};
+
+export interface MessageListQuery {
+  ids?: string[];
+  interactionIds?: string[];
+  messageTypes: readonly MessageType[];
+  /** Records the caller may not see are left out (permission filtering). */
+  visible: (message: MessageRecord) => boolean;
+  descending: boolean;
+  limit: number;
+  continuationToken: number;
+}
+
+export const listMessages = async (
+  orgId: string,
+  conversationId: string,
+  query: MessageListQuery,
+): Promise<Paged<MessageRecord>> => {
+  const keep = (item: Item): boolean => {
+    const message = toMessage(item);
+    if (!query.messageTypes.includes(message.message_type)) return false;
+    if (query.interactionIds?.length && !query.interactionIds.includes(message.interaction_id)) return false;
+    return query.visible(message);
+  };
+  return pageOfQuery(
+    orgId,
+    `messages:${conversationId}`,
+    query,
+    (startKey) =>
+      query.ids?.length
+        ? keysPage(
+            query.ids.map((id) => messageKey(orgId, conversationId, id)),
+            startKey,
+            { limit: query.limit, keep, compare: compareText((item) => String(item.sk), query.descending) },
+          )
+        : queryPage(
+            { partition: conversationPartition(orgId, conversationId), sortPrefix: prefix, forward: !query.descending },
+            { limit: query.limit, startKey, keep },
+          ),
+    toMessage,
+  );
+};

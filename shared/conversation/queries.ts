@@ -1,0 +1,175 @@
+import { postProcessingType } from '../../events/queue-messages';
+import { listConversations, replaceConversationTags } from './conversation-repository';
+import { getInteraction } from './interaction-repository';
+import { getMessage, listMessages } from './message-repository';
+import { pageBody } from '../data/paging';
+import { stateMachines } from '../state-machine/state-machine-repository';
+import type { VersionedHead } from '../data/versioned-entity';
+import { BadRequestError, NotFoundError } from '../kernel/errors';
+import type { SortEntry, TagFilter } from '../kernel/list-params';
+import { type AuthorizeConversation, requireConversation } from './conversations';
+import type { ConversationInstance, InteractionInsights, MessageInstance } from './schemas';
+import { type MessageRecord, type MessageType } from './schemas';
+import { type ConversationRecord } from './schemas';
+
+/** Which parts of a conversation the caller may see (permission filtering of fields). */
+export interface ConversationVisibility {
+  /** Conversation:GetConversation: the conversation is listed at all. */
+  listed(conversation: ConversationRecord): boolean;
+  /** Conversation:GetMessage on the final message. */
+  finalMessage(conversation: ConversationRecord): boolean;
+  /** Service:GetVersionSet on the version set. */
+  versionSet(conversation: ConversationRecord): boolean;
+}
+
+const knownPostProcessings = (names: string[]) =>
+  names.flatMap((name) => {
+    const parsed = postProcessingType.safeParse(name);
+    return parsed.success ? [parsed.data] : [];
+  });
+
+export const conversationView = (conversation: ConversationRecord, visibility: ConversationVisibility): ConversationInstance => ({
+  id: conversation.id,
+  user_id: conversation.user_id,
+  created_at: conversation.created_at,
+  is_finished: conversation.is_finished,
+  is_analyzed: conversation.is_analyzed,
+  completed_post_processings: knownPostProcessings(conversation.completed_post_processings),
+  final_message: conversation.final_message_id && visibility.finalMessage(conversation) ? conversation.final_message : '',
+  service_id: conversation.service_id,
+  version_set_info: visibility.versionSet(conversation) ? conversation.version_set_info : null,
+  num_messages: conversation.num_messages,
+  tags: conversation.tags,
+});
+
+/** Creation order; newest first unless the first sort entry asks for ascending. */
+const isDescending = (sortBy: SortEntry[]): boolean => sortBy[0]?.direction !== 'asc';
+
+export interface ConversationsQuery {
+  ids?: string[];
+  userIds?: string[];
+  serviceIds?: string[];
+  isFinished?: boolean;
+  tags: TagFilter[];
+  sortBy: SortEntry[];
+  limit: number;
+  continuationToken: number;
+  visibility: ConversationVisibility;
+}
+
+export const listConversationsFor = async (orgId: string, query: ConversationsQuery) => {
+  const page = await listConversations(orgId, {
+    ids: query.ids,
+    userIds: query.userIds,
+    serviceIds: query.serviceIds,
+    isFinished: query.isFinished,
+    tags: query.tags,
+    visible: query.visibility.listed,
+    descending: isDescending(query.sortBy),
+    limit: query.limit,
+    continuationToken: query.continuationToken,
+  });
+  return pageBody('conversations', page, (conversation) => conversationView(conversation, query.visibility));
+};
+
+export const messageView = (message: MessageRecord): MessageInstance => ({
+  id: message.id,
+  interaction_id: message.interaction_id,
+  created_at: message.created_at,
+  sender: message.sender,
+  message: message.message,
+  format: message.format,
+  message_type: message.message_type,
+  message_metadata: message.message_metadata,
+});
+
+export interface MessagesQuery {
+  ids?: string[];
+  interactionIds?: string[];
+  messageTypes: readonly MessageType[];
+  sortBy: SortEntry[];
+  limit: number;
+  continuationToken: number;
+  /** Conversation:GetMessage on each message. */
+  visible(conversation: ConversationRecord, message: MessageRecord): boolean;
+}
+
+export const listMessagesFor = async (orgId: string, conversationId: string, query: MessagesQuery) => {
+  const conversation = await requireConversation(orgId, conversationId);
+  const page = await listMessages(orgId, conversationId, {
+    ids: query.ids,
+    interactionIds: query.interactionIds,
+    messageTypes: query.messageTypes,
+    visible: (message) => query.visible(conversation, message),
+    // Interaction ids and message ids both sort by time, so either field orders the same way.
+    descending: isDescending(query.sortBy),
+    limit: query.limit,
+    continuationToken: query.continuationToken,
+  });
+  return pageBody('messages', page, messageView);
+};
+
+export interface InsightsAccess {
+  /** Conversation:GetInteractionInsights and Organization:GetServiceHierarchicalStateMachine. */
+  authorize(conversation: ConversationRecord, stateMachine: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>): void;
+  /** Conversation:GetMessage on a reflection's inner thought message. */
+  reflectionVisible(conversation: ConversationRecord, messageId: string): boolean;
+}
+
+export const interactionInsightsFor = async (
+  orgId: string,
+  conversationId: string,
+  interactionId: string,
+  access: InsightsAccess,
+): Promise<InteractionInsights> => {
+  const conversation = await requireConversation(orgId, conversationId);
+  const interaction = await getInteraction(orgId, conversationId, interactionId);
+  if (!interaction) throw new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
+  const [machineId] = interaction.state_machine_version_info;
+  // A deleted machine still has its id checked: grants naming the id keep applying.
+  const machine = (await stateMachines.get(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
+  access.authorize(conversation, machine);
+  return {
+    current_state_name: interaction.current_state_name,
+    current_state_action: interaction.current_state_action,
+    current_state_objective: interaction.current_state_objective,
+    state_transition_logs: interaction.state_transition_logs,
+    working_memory: interaction.working_memory,
+    reflections: interaction.reflections
+      .filter((reflection) => access.reflectionVisible(conversation, reflection.message_id))
+      .map((reflection) => reflection.content),
+    triggered_dynamic_behavior_set_version_info: interaction.triggered_dynamic_behavior_set_version_info,
+    select_next_action_tool_call_logs: [],
+    engage_user_tool_call_logs: [],
+  };
+};
+
+/** Text messages have no recorded source; voice messages (not stored by this deployment) would. */
+export const messageSourceFor = async (
+  orgId: string,
+  conversationId: string,
+  messageId: string,
+  authorize: (conversation: ConversationRecord, message: MessageRecord) => void,
+): Promise<never> => {
+  const conversation = await requireConversation(orgId, conversationId);
+  const message = await getMessage(orgId, conversationId, messageId);
+  if (!message) throw new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
+  authorize(conversation, message);
+  throw new BadRequestError(`Message ${messageId} is a ${message.format} message; only voice messages have an audio source.`);
+};
+
+const maxTags = 20;
+
+export const modifyConversationTags = async (
+  orgId: string,
+  conversationId: string,
+  change: { updates: Record<string, string | null>; deletes: string[] },
+  authorize: AuthorizeConversation,
+): Promise<void> => {
+  const conversation = await requireConversation(orgId, conversationId, true);
+  authorize(conversation);
+  const tags = { ...conversation.tags, ...change.updates };
+  for (const key of change.deletes) delete tags[key];
+  if (Object.keys(tags).length > maxTags) throw new BadRequestError(`A conversation cannot have more than ${maxTags} tags.`);
+  await replaceConversationTags(conversation, tags);
+};

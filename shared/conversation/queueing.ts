@@ -1,0 +1,18 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { AnalysisQueueMessage, WebhookQueueMessage } from '../../events/queue-messages';
+import type { WorkerName } from '../kernel/operation';
+import { sqs } from '../aws/clients';
+import { config } from '../kernel/config';
+import { queueDefinition } from '../kernel/queues';
+
+const send = async (worker: WorkerName, message: unknown): Promise<void> => {
+  await sqs().send(
+    new SendMessageCommand({ QueueUrl: config.queueUrl(queueDefinition(worker).urlEnv), MessageBody: JSON.stringify(message) }),
+  );
+};
+
+/** Puts a finished conversation on the analysis queue. */
+export const queueAnalysis = (message: AnalysisQueueMessage): Promise<void> => send('analysis', message);
+
+/** Puts an event for the organization's webhook destinations on the webhook queue. */
+export const queueWebhookEvent = (message: WebhookQueueMessage): Promise<void> => send('webhook', message);

@@ -1,0 +1,298 @@
+import { z } from 'zod';
+import { postProcessingType } from '../../events/queue-messages';
+import { versionInfo } from '../../events/stream-events';
+import { objectId, pagedResponse, timestamp } from '../kernel/schemas';
+import { userModel } from '../user/schemas';
+
+const llmPreference = z.looseObject({ llm_name: z.string() });
+
+export const versionSetInfo = z.object({
+  name: z.string(),
+  agent_version_info: versionInfo,
+  service_hierarchical_state_machine_version_info: versionInfo,
+  llm_model_preferences: z.record(z.string(), llmPreference),
+});
+
+export const conversationRecord = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  user_id: z.string(),
+  service_id: z.string(),
+  created_at: z.string(),
+  is_finished: z.boolean(),
+  finished_at: z.string().nullable(),
+  is_analyzed: z.boolean(),
+  completed_post_processings: z.array(z.string()),
+  /** Post-processings whose webhook event was queued (so a redelivery queues only what is missing). */
+  notified_post_processings: z.array(z.string()),
+  final_message: z.string(),
+  final_message_id: z.string().nullable(),
+  num_messages: z.number().int(),
+  tags: z.record(z.string(), z.string().nullable()),
+  version_set_info: versionSetInfo,
+  /** The action state the agent engaged the user in last; null until the opening interaction committed. */
+  current_state: z.string().nullable(),
+  last_interaction_id: z.string().nullable(),
+  /** How the agent names the user in messages. */
+  user_display_name: z.string(),
+});
+
+export type VersionSetInfo = z.infer<typeof versionSetInfo>;
+
+export type ConversationRecord = z.infer<typeof conversationRecord>;
+
+export const toolCallLog = z.object({
+  tool_name: z.string(),
+  tool_id: z.string(),
+  tool_version: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  output: z.string().nullable(),
+  duration: z.number(),
+});
+
+/** One move between states; `type` is the type of the state left. */
+export const stateTransitionLog = z.object({
+  type: z.enum(['action', 'decision', 'recall', 'annotation', 'reflection', 'tool-call', 'jumpback']),
+  previous_state: z.string(),
+  previous_service_hierarchical_state_machine_version_info: versionInfo,
+  next_state: z.string(),
+  next_service_hierarchical_state_machine_version_info: versionInfo,
+  /** Action and decision states: the exit condition taken. */
+  previous_state_exit_condition_description: z.string().optional(),
+  /** Reflection states: the inner thought message written. */
+  inner_thought_message_id: z.string().optional(),
+  tool_call_logs: z.array(z.array(toolCallLog)),
+});
+
+export const workingMemoryEntry = z.object({ content: z.string(), context: z.string() });
+
+export const reflectionEntry = z.object({ message_id: z.string(), content: z.string() });
+
+export const interactionRecord = z.object({
+  id: z.string(),
+  conversation_id: z.string(),
+  created_at: z.string(),
+  user_message_id: z.string().nullable(),
+  agent_message_id: z.string(),
+  state_machine_version_info: versionInfo,
+  current_state_name: z.string(),
+  current_state_action: z.string(),
+  current_state_objective: z.string(),
+  state_transition_logs: z.array(stateTransitionLog),
+  working_memory: z.array(workingMemoryEntry),
+  reflections: z.array(reflectionEntry),
+  triggered_dynamic_behavior_set_version_info: versionInfo.nullable(),
+  conversation_completed: z.boolean(),
+});
+
+export type StateTransitionLog = z.infer<typeof stateTransitionLog>;
+
+export type WorkingMemoryEntry = z.infer<typeof workingMemoryEntry>;
+
+export type ReflectionEntry = z.infer<typeof reflectionEntry>;
+
+export type InteractionRecord = z.infer<typeof interactionRecord>;
+
+export const messageTypes = ['user-message', 'agent-message', 'agent-inner-thought', 'external-event'] as const;
+
+export const messageType = z.enum(messageTypes);
+
+export type MessageType = z.infer<typeof messageType>;
+
+export const messageRecord = z.object({
+  id: z.string(),
+  conversation_id: z.string(),
+  interaction_id: z.string(),
+  created_at: z.string(),
+  sender: z.string(),
+  message: z.string(),
+  format: z.enum(['text', 'voice']),
+  message_type: messageType,
+  message_metadata: z.array(z.string()),
+});
+
+export type MessageRecord = z.infer<typeof messageRecord>;
+
+/** Request and response shapes of the conversation operations, named as the reference names them. */
+
+const tagKey = z.string().trim().min(1).regex(/^[\w\s]+$/, 'may contain only letters, digits, underscores and spaces');
+
+export const createConversationQuery = z.object({
+  response_format: z.enum(['text', 'voice']).describe('The format of the response that will be sent to the user.'),
+  current_agent_action_type: z
+    .string()
+    .default('^.*$')
+    .refine((pattern) => {
+      try {
+        new RegExp(pattern);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a valid regular expression')
+    .describe('A regex on the type of the agent actions to send; `^$` sends none.'),
+  audio_format: z.string().nullish().describe('The audio format of a voice response; required when response_format is voice.'),
+});
+
+export const createConversationRequest = z
+  .object({
+    service_id: objectId.describe('The identifier of the service to create a conversation in.'),
+    service_version_set_name: z.string().min(1).default('release').describe('The version set of the service to use.'),
+    initial_message: z
+      .string()
+      .trim()
+      .min(1)
+      .nullish()
+      .describe('The initial user message or external event; without it the agent opens the conversation.'),
+    initial_message_type: z
+      .enum(['user-message', 'external-event'])
+      .nullish()
+      .describe('The type of `initial_message`; only with `initial_message`.'),
+    tags: z
+      .record(tagKey, z.string().trim().min(1).max(100).nullable())
+      .default({})
+      .refine((tags) => Object.keys(tags).length <= 20, 'a conversation has at most 20 tags')
+      .describe('Tags of the conversation.'),
+  })
+  .refine((body) => !body.initial_message_type || body.initial_message, {
+    message: 'initial_message_type can only be given with initial_message',
+    path: ['initial_message_type'],
+  });
+
+export const interactQuery = createConversationQuery.extend({
+  request_format: z.enum(['text', 'voice']).describe('The format in which the user message is delivered.'),
+  request_audio_config: z.string().nullish().describe('Configuration of the user message audio (voice input only).'),
+});
+
+const onlyOnce = <T extends z.ZodType>(item: T, field: string) =>
+  z
+    .array(item)
+    .length(1, `send exactly one ${field} field`)
+    .transform((values) => values[0] as z.output<T>);
+
+/** Multipart form fields: each arrives as the list of the values sent under its name. */
+export const interactRequest = z
+  .object({
+    recorded_message: onlyOnce(z.string(), 'recorded_message').describe('The user message, UTF-8 text.'),
+    initial_message_type: onlyOnce(z.enum(['user-message', 'external-event', 'skip']), 'initial_message_type')
+      .optional()
+      .describe('The type of the message; user-message when omitted.'),
+    external_event_message_content: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('External event messages to insert before the message, oldest first.'),
+    external_event_message_timestamp: z
+      .array(z.iso.datetime({ offset: true }))
+      .default([])
+      .describe('The timestamps of the external event messages, in the same order.'),
+  })
+  .refine((body) => body.external_event_message_content.length === body.external_event_message_timestamp.length, {
+    message: 'give one timestamp per external event message',
+    path: ['external_event_message_timestamp'],
+  });
+
+export const conversationInstance = z.object({
+  id: z.string(),
+  user_id: z.string(),
+  created_at: timestamp,
+  is_finished: z.boolean(),
+  is_analyzed: z.boolean(),
+  completed_post_processings: z.array(postProcessingType),
+  final_message: z.string().describe('Empty without Conversation:GetMessage on the final message.'),
+  service_id: z.string(),
+  version_set_info: versionSetInfo.nullable().describe('Null without Service:GetVersionSet on the version set.'),
+  num_messages: z.number().int(),
+  tags: z.record(z.string(), z.string().nullable()),
+});
+
+export const messageInstance = z.object({
+  id: z.string(),
+  interaction_id: z.string(),
+  created_at: timestamp,
+  sender: z.string(),
+  message: z.string(),
+  format: z.enum(['text', 'voice']),
+  message_type: messageType,
+  message_metadata: z.array(z.string()).optional(),
+});
+
+export const listConversationsResponse = pagedResponse({ conversations: z.array(conversationInstance) });
+
+export const listMessagesResponse = pagedResponse({ messages: z.array(messageInstance) });
+
+export const defaultMessageTypes = ['external-event', 'agent-message', 'user-message'] as const;
+
+export const interactionInsightsResponse = z.object({
+  current_state_name: z.string(),
+  current_state_action: z.string(),
+  current_state_objective: z.string(),
+  state_transition_logs: z.array(stateTransitionLog),
+  working_memory: z.array(workingMemoryEntry),
+  reflections: z.array(z.string()),
+  triggered_dynamic_behavior_set_version_info: versionInfo.nullable(),
+  select_next_action_tool_call_logs: z.array(z.array(toolCallLog)),
+  engage_user_tool_call_logs: z.array(z.array(toolCallLog)),
+});
+
+const defaultRecommendationContext = `
+PERSONA:
+Name: User
+Background: A typical person seeking this service.
+---
+SCENARIO:
+Name: Complete Service
+Objective: Successfully complete the service interaction.
+Instructions: Engage naturally with the agent to achieve the service objective.
+`;
+
+export const recommendResponsesRequest = z
+  .object({
+    context: z.string().trim().min(1).default(defaultRecommendationContext).describe('Persona and scenario text.'),
+  })
+  .default({ context: defaultRecommendationContext });
+
+export const recommendResponsesResponse = z.object({ recommended_responses: z.array(z.string()) });
+
+export const conversationStarterRequest = z
+  .object({
+    service_id: objectId,
+    service_version_set_name: z.string().min(1).default('release'),
+    facets: z.array(z.string().trim().min(1)).min(1),
+    min_count: z.number().int().gt(0).lte(10),
+    max_count: z.number().int().gt(0).lte(10),
+    generation_instructions: z.string().trim().min(1),
+  })
+  .refine((body) => body.min_count <= body.max_count, { message: 'min_count must not exceed max_count', path: ['min_count'] });
+
+export const conversationStarterResponse = z.object({
+  prompts: z.array(z.object({ prompt: z.string(), facets: z.array(z.string()) })),
+});
+
+export const modifyTagsRequest = z.object({
+  updates: z.record(tagKey, tagKey.nullable()).default({}).describe('Tags to add or change.'),
+  deletes: z
+    .array(z.string().trim().min(1))
+    .default([])
+    .refine((keys) => new Set(keys).size === keys.length, 'tags to delete must be unique')
+    .describe('Tags to remove.'),
+});
+
+export type ConversationInstance = z.infer<typeof conversationInstance>;
+export type MessageInstance = z.infer<typeof messageInstance>;
+export type InteractionInsights = z.infer<typeof interactionInsightsResponse>;
+
+export const userModelResponse = z.object({
+  user_models: z.array(userModel).describe('The latest user models of the user.'),
+  additional_context: z.array(z.string()).describe('The additional context of the user.'),
+});
+
+export const memoryInstance = z.object({
+  id: z.string(),
+  created_at: timestamp,
+  conversation_id: z.string(),
+  references: z.array(z.string()).describe('The messages the memory refers to.'),
+  content: z.string(),
+  context: z.string(),
+});
+
+export type MemoryInstance = z.infer<typeof memoryInstance>;

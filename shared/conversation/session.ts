@@ -1,0 +1,122 @@
+import { getAgentVersion } from '../agent/agent-repository';
+import { getInteraction } from './interaction-repository';
+import { recentMemories } from '../user/memory-repository';
+import { recentMessages } from './message-repository';
+import { getStateMachineVersion } from '../state-machine/state-machine-repository';
+import { getUserModels } from '../user/user-model-repository';
+import { getUser } from '../user/user-repository';
+import { NotFoundError } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import { type LlmModelPreferences, resolveModel } from '../llm/registry';
+import type { EngineDependencies, EngineSession, HistoryEntry } from './engine';
+import type { PromptLogger } from './prompt-log';
+import { type MessageRecord } from './schemas';
+import { type ConversationRecord } from './schemas';
+
+/** Messages of the conversation the model sees on each turn (the latest ones). */
+const historyLength = 100;
+/** Memories a recall state searches. */
+const recallPool = 50;
+
+/** The agent and state machine versions a conversation pinned when it started. */
+export const loadPinnedVersions = async (conversation: ConversationRecord) => {
+  const [agentId, agentVersion] = conversation.version_set_info.agent_version_info;
+  const [machineId, machineVersion] = conversation.version_set_info.service_hierarchical_state_machine_version_info;
+  const [agent, machine] = await Promise.all([
+    getAgentVersion(conversation.org_id, agentId, agentVersion),
+    getStateMachineVersion(conversation.org_id, machineId, machineVersion),
+  ]);
+  if (!agent) throw new NotFoundError(`Version ${agentVersion} of agent ${agentId} does not exist.`);
+  if (!machine) {
+    throw new NotFoundError(`Version ${machineVersion} of service hierarchical state machine ${machineId} does not exist.`);
+  }
+  return { agent, machine };
+};
+
+export const historyEntryOf = (message: MessageRecord): HistoryEntry | undefined => {
+  switch (message.message_type) {
+    case 'user-message':
+      return { role: 'user', text: message.message };
+    case 'external-event':
+      return { role: 'external-event', text: message.message };
+    case 'agent-message':
+      return { role: 'agent', text: message.message };
+    default:
+      // Inner thoughts reach the model as reflections and working memory, not as turns.
+      return undefined;
+  }
+};
+
+/** What is known about the user: the context they gave and their latest user models. */
+const userContextOf = async (orgId: string, userId: string): Promise<string[]> => {
+  const [user, models] = await Promise.all([getUser(orgId, userId), getUserModels(orgId, userId)]);
+  return [...(user?.additional_context ?? []), ...(models?.user_models ?? []).map((model) => model.content)];
+};
+
+/**
+ * Everything the engine needs for the next turn of a conversation; `newMessages` are the
+ * messages of this turn that are not stored yet (the user's message).
+ */
+export const loadSession = async (
+  conversation: ConversationRecord,
+  options: { isReturningUser: boolean; newMessages: MessageRecord[] },
+): Promise<EngineSession> => {
+  const { org_id: orgId, id } = conversation;
+  const [{ agent, machine }, stored, lastInteraction, userContext] = await Promise.all([
+    loadPinnedVersions(conversation),
+    conversation.num_messages > 0 ? recentMessages(orgId, id, historyLength) : Promise.resolve([]),
+    conversation.last_interaction_id ? getInteraction(orgId, id, conversation.last_interaction_id) : Promise.resolve(undefined),
+    userContextOf(orgId, conversation.user_id),
+  ]);
+  return {
+    agent,
+    stateMachine: { id: machine.service_hierarchical_state_machine_id, version: machine.version, content: machine },
+    currentState: conversation.current_state ?? undefined,
+    isReturningUser: options.isReturningUser,
+    history: [...stored, ...options.newMessages].flatMap((message) => historyEntryOf(message) ?? []),
+    workingMemory: lastInteraction?.working_memory ?? [],
+    reflections: lastInteraction?.reflections ?? [],
+    userContext,
+  };
+};
+
+const wordsOf = (text: string): Set<string> =>
+  new Set(
+    text
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((word) => word.length > 3),
+  );
+
+/** Answers each query with the user's memory that shares the most words with it. */
+const recallFromMemories =
+  (orgId: string, userId: string) =>
+  async (queries: string[]): Promise<[string, string][]> => {
+    const memories = await recentMemories(orgId, userId, recallPool);
+    return queries.map((query) => {
+      const wanted = wordsOf(query);
+      const scored = memories
+        .map((memory) => ({ memory, score: [...wordsOf(memory.content)].filter((word) => wanted.has(word)).length }))
+        .filter((candidate) => candidate.score > 0)
+        .sort((a, b) => b.score - a.score);
+      return [query, scored[0]?.memory.content ?? 'Nothing is known about this yet.'];
+    });
+  };
+
+/** The engine's models (from the version set's preferences, prompt-logged), recall and ids. */
+export const engineDependencies = (
+  conversation: ConversationRecord,
+  promptLogger: PromptLogger,
+  signal: AbortSignal | undefined,
+): EngineDependencies => {
+  const preferences = conversation.version_set_info.llm_model_preferences as LlmModelPreferences;
+  return {
+    model: (purpose) => {
+      const resolved = resolveModel(preferences, purpose);
+      return { ...resolved, provider: promptLogger.wrap(resolved.provider) };
+    },
+    recall: recallFromMemories(conversation.org_id, conversation.user_id),
+    newId: () => newId(),
+    signal,
+  };
+};

@@ -1,0 +1,48 @@
+import { createConversationEvent, interactEvent } from '../../events/stream-events';
+import {
+  createConversationQuery,
+  createConversationRequest,
+  interactQuery,
+  interactRequest,
+} from './schemas';
+import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
+import { defineOperation } from '../kernel/operation';
+
+/** The streaming operations: each answers with newline-delimited JSON events (Lambda response streaming). */
+
+export const createConversationOperation = defineOperation({
+  operationId: 'create-conversation',
+  method: 'POST',
+  path: '/v1/{organization}/conversation/',
+  group: 'conversation-stream',
+  tag: 'Conversation',
+  summary: 'Create a conversation',
+  auth: 'required',
+  streaming: true,
+  rateLimitPerMinute: 5,
+  request: { path: organizationPath, query: createConversationQuery, headers: commonHeaders, body: createConversationRequest },
+  response: { status: 201, body: createConversationEvent, contentType: 'application/x-ndjson' },
+});
+
+export const interactWithConversationOperation = defineOperation({
+  operationId: 'interact-with-conversation',
+  method: 'POST',
+  path: '/v1/{organization}/conversation/{conversation_id}/interact',
+  group: 'conversation-stream',
+  tag: 'Conversation',
+  summary: 'Interact with a conversation',
+  auth: 'required',
+  streaming: true,
+  rateLimitPerMinute: 15,
+  request: {
+    path: organizationPath.extend({ conversation_id: objectId.describe('The identifier of the conversation.') }),
+    query: interactQuery,
+    headers: commonHeaders,
+    body: interactRequest,
+    bodyType: 'multipart',
+    bodyTypeFor: (query: { request_format: string }) => (query.request_format === 'voice' ? 'binary' : 'multipart'),
+  },
+  response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
+});
+
+export const conversationStreamOperations = [createConversationOperation, interactWithConversationOperation] as const;

@@ -1,0 +1,117 @@
+import { config } from '../kernel/config';
+import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
+import { defaultRole } from '../role/default-roles';
+import { loadPrincipal } from '../user/principal';
+import { isAtLeastAsPrivileged } from '../role/privilege';
+import type { Caller } from '../kernel/caller';
+import { verifyDpopProof } from '../auth/dpop';
+import { verifyAccessToken } from '../auth/tokens';
+
+export interface AuthenticationRequest {
+  /** Organization addressed by the request path. */
+  orgId: string;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  method: string;
+  /** Request URL without the query (DPoP `htu`). */
+  url: string;
+}
+
+interface Presented {
+  scheme: 'Bearer' | 'DPoP' | 'Basic';
+  token: string;
+  /** HTTP Basic names the organization and user: `{org_id}_{user_id}`. */
+  basic?: { orgId: string; userId: string };
+}
+
+const unauthorized = () => new UnauthorizedError();
+
+const presentedCredentials = (headers: Record<string, string>): Presented => {
+  const authorization = headers.authorization?.trim();
+  if (!authorization) throw unauthorized();
+  const space = authorization.indexOf(' ');
+  const scheme = authorization.slice(0, space).toLowerCase();
+  const value = authorization.slice(space + 1).trim();
+  if (space <= 0 || value === '') throw unauthorized();
+  if (scheme === 'bearer') return { scheme: 'Bearer', token: value };
+  if (scheme === 'dpop') return { scheme: 'DPoP', token: value };
+  if (scheme === 'basic') {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const username = decoded.slice(0, colon);
+    // User ids never contain "_", so the last one separates the organization from the user.
+    const separator = username.lastIndexOf('_');
+    if (colon <= 0 || separator <= 0) throw unauthorized();
+    return {
+      scheme: 'Basic',
+      token: decoded.slice(colon + 1),
+      basic: { orgId: username.slice(0, separator), userId: username.slice(separator + 1) },
+    };
+  }
+  throw unauthorized();
+};
+
+const superAdministratorGrants = defaultRole('DefaultSuperAdministratorRole').permission_grants;
+
+/**
+ * Authenticates a request and returns its caller.
+ *
+ * - `Authorization: Bearer <jwt>`: an access token not bound to a DPoP key.
+ * - `Authorization: DPoP <jwt>` with a `DPoP` proof header: a token bound to the proof's key.
+ * - `Authorization: Basic base64({org_id}_{user_id}:<jwt>)`: the token's organization and
+ *   user must be the ones named.
+ *
+ * The token's organization is the caller's home organization. A request on another
+ * organization must say so (header `X-ORG-ID: <home org>`, or HTTP Basic) and is honoured only
+ * for a platform operator: a user of the root organization whose role is at least as
+ * privileged as DefaultSuperAdministratorRole. Anyone else gets 401 without the header and
+ * 403 with it. Every credential failure is the same 401.
+ */
+export const authenticateRequest = async (request: AuthenticationRequest): Promise<Caller> => {
+  const presented = presentedCredentials(request.headers);
+  const token = await verifyAccessToken(presented.token);
+  if (presented.scheme === 'DPoP') {
+    const proof = request.headers.dpop;
+    if (!token.jkt || !proof) throw unauthorized();
+    const jkt = await verifyDpopProof({
+      proof,
+      method: request.method,
+      url: request.url,
+      orgId: token.orgId,
+      accessToken: presented.token,
+    });
+    if (jkt !== token.jkt) throw unauthorized();
+  } else if (token.jkt) {
+    // A sender-constrained token presented as a bearer token is refused (RFC 9449 §7.1).
+    throw unauthorized();
+  }
+  if (presented.basic && (presented.basic.orgId !== token.orgId || presented.basic.userId !== token.userId)) {
+    throw unauthorized();
+  }
+  const declaredOrg = request.headers['x-org-id']?.trim() || undefined;
+  if (declaredOrg !== undefined && declaredOrg !== token.orgId) throw unauthorized();
+
+  const principal = await loadPrincipal(token.orgId, token.userId);
+  if (!principal) throw unauthorized();
+  if (!principal.user.is_verified) throw new ForbiddenError('The user is not verified.');
+
+  const caller: Caller = {
+    userId: principal.user.user_id,
+    homeOrgId: token.orgId,
+    orgId: request.orgId,
+    roleId: principal.role.id,
+    roleName: principal.role.name,
+    grants: principal.grants,
+    email: principal.user.email,
+    isVerified: principal.user.is_verified,
+    tokenType: presented.scheme,
+  };
+  if (token.orgId === request.orgId) return caller;
+
+  const declaredCrossOrg = declaredOrg !== undefined || presented.scheme === 'Basic';
+  if (!declaredCrossOrg) throw unauthorized();
+  const isPlatformOperator =
+    token.orgId === config.rootOrganizationId && isAtLeastAsPrivileged(principal.grants, superAdministratorGrants);
+  if (!isPlatformOperator) throw new ForbiddenError('The user has no permissions in this organization.');
+  return { ...caller, isPlatformOperator: true };
+};

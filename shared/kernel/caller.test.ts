@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { ForbiddenError } from './errors';
+import { type Caller, filterPermitted, hasPermission, type PermissionGrant, requirePermission } from './caller';
+
+const callerWith = (grants: PermissionGrant[]): Caller => ({
+  userId: 'u1',
+  homeOrgId: 'acme',
+  orgId: 'acme',
+  roleId: 'r1',
+  roleName: 'Custom',
+  grants,
+  email: 'u1@example.com',
+  isVerified: true,
+  tokenType: 'Bearer',
+});
+
+const allow = (permission_name: string, conditions: PermissionGrant['conditions'] = {}): PermissionGrant => ({
+  action: 'Allow',
+  permission_name,
+  conditions,
+});
+
+describe('hasPermission', () => {
+  it('grants an exactly named permission and group wildcards', () => {
+    expect(hasPermission(callerWith([allow('Service:GetService')]), 'Service:GetService')).toBe(true);
+    expect(hasPermission(callerWith([allow('Service:*')]), 'Service:UpdateService')).toBe(true);
+    expect(hasPermission(callerWith([allow('*')]), 'Tool:CreateTool')).toBe(true);
+    expect(hasPermission(callerWith([allow('Service:*')]), 'Tool:CreateTool')).toBe(false);
+  });
+
+  it('denies when nothing grants the permission', () => {
+    expect(hasPermission(callerWith([]), 'Service:GetService')).toBe(false);
+  });
+
+  it('lets a Deny grant win over an Allow', () => {
+    const caller = callerWith([allow('Service:*'), { action: 'Deny', permission_name: 'Service:DeleteVersionSet', conditions: {} }]);
+    expect(hasPermission(caller, 'Service:DeleteVersionSet')).toBe(false);
+    expect(hasPermission(caller, 'Service:GetService')).toBe(true);
+  });
+
+  it('applies a grant only to records whose attributes meet its conditions', () => {
+    const caller = callerWith([allow('Conversation:GetConversation', { user_id: { type: 'Equals', value: '$caller.user_id' } })]);
+    expect(hasPermission(caller, 'Conversation:GetConversation', { user_id: 'u1' })).toBe(true);
+    expect(hasPermission(caller, 'Conversation:GetConversation', { user_id: 'u2' })).toBe(false);
+  });
+});
+
+describe('requirePermission and filterPermitted', () => {
+  it('throws a 403 error naming the missing permission', () => {
+    expect(() => requirePermission(callerWith([]), 'Tool:CreateTool')).toThrow(ForbiddenError);
+    expect(() => requirePermission(callerWith([]), 'Tool:CreateTool')).toThrow(/Tool:CreateTool/);
+  });
+
+  it('keeps only the records the caller may see', () => {
+    const caller = callerWith([allow('Organization:GetAgent', { id: { type: 'Equals', value: 'a1' } })]);
+    const records = [{ id: 'a1' }, { id: 'a2' }];
+    expect(filterPermitted(caller, 'Organization:GetAgent', records, (record) => record)).toEqual([{ id: 'a1' }]);
+  });
+});

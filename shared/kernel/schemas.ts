@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+/** Text that is trimmed before the non-empty check, so whitespace alone is rejected. */
+export const strippedText = z.string().trim().min(1);
+
+/** 24-character lowercase hexadecimal record id. */
+export const objectId = z.string().regex(/^[a-f0-9]{24}$/, 'must be a 24-character lowercase hexadecimal id');
+
+export const organizationPath = z.object({
+  organization: z.string().min(1).max(128).describe('The organization ID.'),
+});
+
+/**
+ * Headers accepted on every operation. The spec names the cluster header
+ * `x-database-cluster-name`; the vendor's description names it `x-mongo-cluster-name`.
+ * Both are accepted. Header names are lower-cased by the HTTP layer before validation.
+ */
+export const commonHeaders = z.object({
+  'x-database-cluster-name': z.string().nullish(),
+  'x-mongo-cluster-name': z.string().nullish(),
+  'sec-websocket-protocol': z.string().nullish(),
+});
+
+/** The cluster name from either spelling of the header. */
+export const clusterName = (headers: z.infer<typeof commonHeaders>): string | undefined =>
+  headers['x-database-cluster-name'] ?? headers['x-mongo-cluster-name'] ?? undefined;
+
+export const timestamp = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time');
+
+export const continuationToken = z.coerce.number().int().min(0).default(0);
+
+export const pagedResponse = <T extends z.ZodRawShape>(shape: T) =>
+  z.object({
+    ...shape,
+    has_more: z.boolean(),
+    continuation_token: z.number().int().nullable(),
+  });
+
+/** A query parameter that may repeat (`?id=a&id=b`); a single value is lifted to an array. */
+export const queryArray = <T extends z.ZodType>(item: T) =>
+  z.preprocess((value) => (value === undefined || Array.isArray(value) ? value : [value]), z.array(item)).optional();
+
+/** Booleans in a query string arrive as text. */
+export const queryBoolean = z
+  .enum(['true', 'false', 'True', 'False', '1', '0'])
+  .transform((value) => value === 'true' || value === 'True' || value === '1');
+
+export const tagList = z.array(z.object({ key: z.string(), value: z.string().nullable() }));
+export const tagMap = z.record(z.string(), z.string().nullable());
+
+export const creatorInfo = z.object({ org_id: z.string(), user_id: z.string() });
+
+/** The optimistic check of version-creating operations. */
+export const expectedVersion = z.coerce
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .describe('If given, the call fails with 409 unless the new version gets exactly this number.');
+
+export const headListQuery = (limit: z.ZodType<number>) =>
+  z.object({
+    deprecated: queryBoolean.optional().describe('Whether the record is deprecated.'),
+    id: queryArray(objectId).describe('The IDs of the records to filter for.'),
+    limit,
+    continuation_token: continuationToken,
+  });
+
+export const versionListQuery = z.object({
+  version: z
+    .string()
+    .optional()
+    .describe('A version number, `latest`, or an inclusive range `low-high`.'),
+  limit: z.coerce.number().int().min(1).max(10).default(10).describe('The maximum number of versions to return.'),
+  continuation_token: continuationToken,
+  sort_by: queryArray(z.string()).describe('`+version` or `-version`.'),
+});

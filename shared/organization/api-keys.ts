@@ -1,0 +1,152 @@
+import { type Caller, creatorOf, filterPermitted, type PermissionGrant, requirePermission } from '../kernel/caller';
+import { hashSecret, newSecret } from '../auth/secrets';
+import {
+  type ApiKeyRecord,
+  createApiKey,
+  deleteApiKey,
+  getApiKey,
+  listApiKeys,
+} from './api-key-repository';
+import { requireOrganization } from './organization-repository';
+import { listRoles, requireRoleByName } from '../role/role-repository';
+import { BadRequestError, ForbiddenError, NotFoundError, ValidationError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { effectiveGrants } from '../user/principal';
+import { callerOutranks } from '../role/privilege';
+
+export const maxApiKeysPerOrganization = 20;
+export const minApiKeyDays = 1;
+export const maxApiKeyDays = 90;
+
+const durationPattern =
+  /^P(?!$)(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
+
+/** Seconds in an ISO 8601 duration (a year counts 365 days, a month 30); undefined if malformed. */
+export const durationSeconds = (value: string): number | undefined => {
+  const match = durationPattern.exec(value.trim().toUpperCase());
+  if (!match) return undefined;
+  const [years, months, weeks, days, hours, minutes, seconds] = match.slice(1).map((part) => Number(part ?? 0)) as number[];
+  return (
+    (((years ?? 0) * 365 + (months ?? 0) * 30 + (weeks ?? 0) * 7 + (days ?? 0)) * 24 + (hours ?? 0)) * 3600 +
+    (minutes ?? 0) * 60 +
+    (seconds ?? 0)
+  );
+};
+
+const keyDurationSeconds = (duration: string): number => {
+  const seconds = durationSeconds(duration);
+  const day = 24 * 3600;
+  if (seconds === undefined || seconds < minApiKeyDays * day || seconds > maxApiKeyDays * day) {
+    throw new ValidationError([
+      {
+        loc: ['body', 'duration'],
+        msg: `Expected an ISO 8601 duration from ${minApiKeyDays} to ${maxApiKeyDays} days, e.g. P30D.`,
+        type: 'value_error',
+      },
+    ]);
+  }
+  return seconds;
+};
+
+export interface IssueApiKey {
+  orgId: string;
+  roleName: string;
+  lifetimeSeconds: number;
+  name: string | null;
+  creator: { org_id: string; user_id: string };
+  creatorGrants: PermissionGrant[];
+  creatorIsPlatformOperator: boolean;
+}
+
+export interface IssuedApiKey {
+  api_key_id: string;
+  api_key: string;
+  expires_at: string;
+}
+
+/** Removes keys that have expired, so they stop counting against the limit. */
+const purgeExpiredKeys = async (orgId: string): Promise<number> => {
+  const now = nowIso();
+  const expired = (await listApiKeys(orgId)).filter((key) => key.expires_at <= now);
+  for (const key of expired) await deleteApiKey(orgId, key.id).catch(() => undefined);
+  return expired.length;
+};
+
+/** Stores a new key (its hash only) and returns the secret, which is never shown again. */
+export const issueApiKey = async (issue: IssueApiKey): Promise<IssuedApiKey> => {
+  const secret = newSecret();
+  const at = nowIso();
+  const record: ApiKeyRecord = {
+    id: newId(),
+    org_id: issue.orgId,
+    name: issue.name,
+    secret_hash: hashSecret(secret),
+    role_name: issue.roleName,
+    creator: issue.creator,
+    creator_grants: issue.creatorGrants,
+    creator_is_platform_operator: issue.creatorIsPlatformOperator,
+    created_at: at,
+    updated_at: at,
+    expires_at: new Date(Date.now() + issue.lifetimeSeconds * 1000).toISOString(),
+  };
+  try {
+    await createApiKey(record, maxApiKeysPerOrganization);
+  } catch (error) {
+    if (!(error instanceof BadRequestError) || (await purgeExpiredKeys(issue.orgId)) === 0) throw error;
+    await createApiKey(record, maxApiKeysPerOrganization);
+  }
+  return { api_key_id: record.id, api_key: secret, expires_at: record.expires_at };
+};
+
+export interface CreateApiKeyInput {
+  name?: string | null;
+  duration: string;
+  role_name: string;
+}
+
+export const createApiKeyFor = async (caller: Caller, orgId: string, input: CreateApiKeyInput): Promise<IssuedApiKey> => {
+  requirePermission(caller, 'Organization:CreateAPIKey', { role_name: input.role_name });
+  const lifetimeSeconds = keyDurationSeconds(input.duration);
+  const role = await requireRoleByName(orgId, input.role_name);
+  if (!callerOutranks(caller, await effectiveGrants(orgId, role))) {
+    throw new ForbiddenError('The caller must have more privileges than the role of the API key.');
+  }
+  return issueApiKey({
+    orgId,
+    roleName: role.name,
+    lifetimeSeconds,
+    name: input.name ?? null,
+    creator: creatorOf(caller),
+    creatorGrants: caller.grants,
+    creatorIsPlatformOperator: caller.isPlatformOperator === true,
+  });
+};
+
+export const listApiKeysFor = async (caller: Caller, orgId: string) => {
+  await requireOrganization(orgId);
+  const [keys, roles] = await Promise.all([listApiKeys(orgId), listRoles(orgId)]);
+  const roleIds = new Map(roles.map((role) => [role.name, role.id]));
+  return filterPermitted(caller, 'Organization:GetAPIKey', keys, (key) => ({
+    api_key_id: key.id,
+    role_name: key.role_name,
+  })).map((key) => ({
+    _id: key.id,
+    key_id: key.id,
+    name: key.name,
+    org_id: key.org_id,
+    created_at: key.created_at,
+    updated_at: key.updated_at,
+    expires_at: key.expires_at,
+    creator: key.creator,
+    role_id: roleIds.get(key.role_name) ?? '',
+    role_name: key.role_name,
+  }));
+};
+
+export const deleteApiKeyFor = async (caller: Caller, orgId: string, keyId: string): Promise<{ deleted_key_id: string }> => {
+  const key = await getApiKey(orgId, keyId);
+  if (!key) throw new NotFoundError(`API key ${keyId} does not exist.`);
+  requirePermission(caller, 'Organization:DeleteAPIKey', { api_key_id: key.id, role_name: key.role_name });
+  await deleteApiKey(orgId, keyId);
+  return { deleted_key_id: keyId };
+};

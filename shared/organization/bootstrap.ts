@@ -1,0 +1,121 @@
+import { secretMatches } from '../auth/secrets';
+import { getApiKey, listApiKeys, deleteApiKey } from './api-key-repository';
+import { getOrganization } from './organization-repository';
+import { createUser, getUser, getUserIdByEmail, type UserRecord } from '../user/user-repository';
+import { BadRequestError, ConflictError } from '../kernel/errors';
+import { nowIso } from '../kernel/ids';
+import { issueApiKey, maxApiKeyDays } from './api-keys';
+import { defaultRole } from '../role/default-roles';
+import { insertOrganization } from './organizations';
+import { defaultUserPreferences } from '../user/preferences';
+import { newUserRecord } from '../user/users';
+
+export interface RootCredentials {
+  org_id: string;
+  user_id: string;
+  api_key_id: string;
+  api_key: string;
+}
+
+const superRole = defaultRole('DefaultSuperAdministratorRole');
+const bootstrapKeyName = 'bootstrap';
+
+const ensureOrganization = async (orgId: string, email: string): Promise<void> => {
+  if (await getOrganization(orgId, { consistent: true })) return;
+  try {
+    await insertOrganization({
+      orgId,
+      fields: {
+        org_name: 'Platform',
+        title: 'Platform operators',
+        main_description: 'The root organization, from which other organizations are created.',
+      },
+      images: {},
+      clusterName: null,
+      superAdminEmail: email,
+    });
+  } catch (error) {
+    // Another process bootstrapped it at the same moment.
+    if (!(error instanceof ConflictError)) throw error;
+  }
+};
+
+const ensureSuperUser = async (orgId: string, email: string): Promise<UserRecord> => {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    const userId = await getUserIdByEmail(orgId, email);
+    const user = userId ? await getUser(orgId, userId, true) : undefined;
+    if (user) return user;
+    const created = newUserRecord({
+      orgId,
+      firstName: 'Super',
+      lastName: 'Administrator',
+      email,
+      roleName: superRole.name,
+      verified: true,
+      preferences: defaultUserPreferences(),
+    });
+    try {
+      await createUser(created);
+      return created;
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+    }
+  }
+  throw new ConflictError(`The super administrator ${email} could not be created.`);
+};
+
+const stillValid = async (orgId: string, existing: RootCredentials | undefined): Promise<boolean> => {
+  if (!existing || existing.org_id !== orgId) return false;
+  const [key, user] = await Promise.all([getApiKey(orgId, existing.api_key_id), getUser(orgId, existing.user_id)]);
+  return (
+    key !== undefined &&
+    user !== undefined &&
+    key.expires_at > nowIso() &&
+    secretMatches(existing.api_key, key.secret_hash)
+  );
+};
+
+/** Frees a slot when the organization is full of keys: the oldest earlier bootstrap key goes. */
+const dropOldestBootstrapKey = async (orgId: string): Promise<boolean> => {
+  const [oldest] = (await listApiKeys(orgId))
+    .filter((key) => key.name === bootstrapKeyName)
+    .sort((a, b) => a.created_at.localeCompare(b.created_at));
+  if (!oldest) return false;
+  await deleteApiKey(orgId, oldest.id);
+  return true;
+};
+
+/**
+ * Makes sure the platform's root organization exists with a verified super administrator
+ * (DefaultSuperAdministratorRole) and returns credentials for it. Idempotent: `existing`
+ * credentials that still work (key present, unexpired, secret matching, user present) are
+ * returned unchanged with `created: false`; otherwise a fresh 90-day key is made for the
+ * super administrator and `created` is true.
+ */
+export const bootstrapRootOrganization = async (args: {
+  orgId: string;
+  email: string;
+  existing?: RootCredentials;
+}): Promise<RootCredentials & { created: boolean }> => {
+  await ensureOrganization(args.orgId, args.email);
+  if (args.existing && (await stillValid(args.orgId, args.existing))) return { ...args.existing, created: false };
+  const user = await ensureSuperUser(args.orgId, args.email);
+  const issue = () =>
+    issueApiKey({
+      orgId: args.orgId,
+      roleName: superRole.name,
+      lifetimeSeconds: maxApiKeyDays * 24 * 3600,
+      name: bootstrapKeyName,
+      creator: { org_id: args.orgId, user_id: user.user_id },
+      creatorGrants: superRole.permission_grants,
+      creatorIsPlatformOperator: true,
+    });
+  let key: Awaited<ReturnType<typeof issue>>;
+  try {
+    key = await issue();
+  } catch (error) {
+    if (!(error instanceof BadRequestError) || !(await dropOldestBootstrapKey(args.orgId))) throw error;
+    key = await issue();
+  }
+  return { org_id: args.orgId, user_id: user.user_id, api_key_id: key.api_key_id, api_key: key.api_key, created: true };
+};

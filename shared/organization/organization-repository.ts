@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { ConflictError, NotFoundError } from '../kernel/errors';
+import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { deleteItem, getItem, type Item, type PrimaryKey, transactWrite, updateItem, withoutKeys } from '../data/table';
+import { organizationRecord, type OrganizationRecord } from './schemas';
+
+/**
+ * Organizations. One record per organization plus its branding images, each image its own
+ * item (raw bytes, up to a few hundred KB) so the record stays small and images are written
+ * in the same transaction as the record.
+ */
+export const organizationKey = (orgId: string): PrimaryKey => ({ pk: `ORG#${orgId}#ORGANIZATION`, sk: 'ORGANIZATION' });
+export const brandingPartition = (orgId: string): string => `ORG#${orgId}#BRANDING`;
+export const brandingKey = (orgId: string, image: BrandingImage): PrimaryKey => ({
+  pk: brandingPartition(orgId),
+  sk: image,
+});
+
+export const brandingImages = ['logo', 'square_logo', 'favicon', 'signup_page_headshot'] as const;
+export type BrandingImage = (typeof brandingImages)[number];
+
+const parseOrganization = (item: Item): OrganizationRecord => organizationRecord.parse(withoutKeys(item));
+
+/** The organization record, or undefined when it does not exist or is being deleted. */
+export const getOrganization = async (
+  orgId: string,
+  options: { includeDeleted?: boolean; consistent?: boolean } = {},
+): Promise<OrganizationRecord | undefined> => {
+  const item = await getItem(organizationKey(orgId), options.consistent);
+  if (!item) return undefined;
+  const record = parseOrganization(item);
+  return record.deleted_at && !options.includeDeleted ? undefined : record;
+};
+
+export const requireOrganization = async (orgId: string): Promise<OrganizationRecord> => {
+  const record = await getOrganization(orgId);
+  if (!record) throw new NotFoundError(`Organization ${orgId} does not exist.`);
+  return record;
+};
+
+export type TransactItem = Parameters<typeof transactWrite>[0][number];
+
+/** Transaction items creating an organization and its images; fails if the id exists (even deleted). */
+export const organizationCreateItems = (
+  record: OrganizationRecord,
+  images: Partial<Record<BrandingImage, Buffer>>,
+): TransactItem[] => [
+  {
+    Put: {
+      Item: { ...organizationKey(record.org_id), entity: 'organization', ...record },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  },
+  ...brandingItems(record.org_id, images),
+];
+
+const brandingItems = (orgId: string, images: Partial<Record<BrandingImage, Buffer>>): TransactItem[] =>
+  Object.entries(images)
+    .filter((entry): entry is [BrandingImage, Buffer] => entry[1] !== undefined)
+    .map(([image, bytes]) => ({
+      Put: { Item: { ...brandingKey(orgId, image), entity: 'organization-branding', image, bytes } },
+    }));
+
+export type OrganizationChanges = Partial<
+  Pick<
+    OrganizationRecord,
+    | 'org_name'
+    | 'title'
+    | 'main_description'
+    | 'sub_description'
+    | 'onboarding_instructions'
+    | 'default_user_preferences'
+    | 'user_dimensions'
+  >
+>;
+
+/** Applies the given fields and images at once; the organization must exist and not be deleted. */
+export const updateOrganization = async (
+  orgId: string,
+  changes: OrganizationChanges,
+  images: Partial<Record<BrandingImage, Buffer>>,
+  updatedAt: string,
+): Promise<void> => {
+  const fields = Object.entries({ ...changes, updated_at: updatedAt }).filter(([, value]) => value !== undefined);
+  const names = Object.fromEntries(fields.map(([name], index) => [`#f${index}`, name]));
+  const values = Object.fromEntries(fields.map(([, value], index) => [`:v${index}`, value]));
+  await transactWrite(
+    [
+      {
+        Update: {
+          Key: organizationKey(orgId),
+          UpdateExpression: `SET ${fields.map((_, index) => `#f${index} = :v${index}`).join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted_at)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
+      ...brandingItems(orgId, images),
+    ],
+    () => new NotFoundError(`Organization ${orgId} does not exist.`),
+  );
+};
+
+/** Marks the organization deleted (idempotent): from now on it is treated as absent. */
+export const markOrganizationDeleted = async (orgId: string, at: string): Promise<void> => {
+  await updateItem(
+    {
+      Key: organizationKey(orgId),
+      UpdateExpression: 'SET deleted_at = if_not_exists(deleted_at, :at)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':at': at },
+    },
+    () => new NotFoundError(`Organization ${orgId} does not exist.`),
+  );
+};
+
+export const deleteOrganizationRecord = async (orgId: string): Promise<void> => {
+  await deleteItem(
+    organizationKey(orgId),
+    { expression: 'attribute_not_exists(pk) OR attribute_exists(deleted_at)' },
+    () => new ConflictError(`Organization ${orgId} was not marked deleted.`),
+  );
+};
+
+registerOrganizationEraser('organization-branding', (orgId) => erasePartition(brandingPartition(orgId)));

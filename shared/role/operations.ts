@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import { commonHeaders, objectId, organizationPath, queryArray, queryBoolean } from '../kernel/schemas';
+import { defineOperation } from '../kernel/operation';
+
+/* Roles and their permission grants (group `role`). */
+
+const condition = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('Equals'), value: z.unknown() }),
+  z.object({ type: z.literal('NotEquals'), value: z.unknown() }),
+  z.object({ type: z.literal('In'), values: z.array(z.unknown()) }),
+]);
+
+const permissionGrantInput = z.object({
+  action: z.enum(['Allow', 'Deny']).default('Allow'),
+  permission_name: z
+    .string()
+    .regex(/^(\*|[A-Za-z]+:(\*|[A-Za-z]+))$/, "must be 'Group:Operation', 'Group:*' or '*'"),
+  conditions: z
+    .record(z.string().min(1).max(128), condition)
+    .refine((value) => JSON.stringify(value).length <= 4096, 'conditions are limited to 4 KiB')
+    .default({}),
+  description: z.string().max(1000).optional(),
+});
+/** Bounded so a role stays well inside DynamoDB's item size (oversized input is a 422). */
+const permissionGrants = z.array(permissionGrantInput).max(200);
+
+const permissionGrantOutput = z.object({
+  action: z.string(),
+  permission_name: z.string(),
+  conditions: z.record(
+    z.string(),
+    z.object({ type: z.string(), value: z.unknown().optional(), values: z.array(z.unknown()).optional() }),
+  ),
+  description: z.string().optional(),
+});
+
+const frontendView = z.enum(['client', 'admin']);
+const roleNamePath = organizationPath.extend({ role_name: z.string().min(1).max(256).describe('The name of the role.') });
+
+export const getRolesOperation = defineOperation({
+  operationId: 'get-roles',
+  method: 'GET',
+  path: '/v1/{organization}/role/',
+  group: 'role',
+  tag: 'Role',
+  summary: 'Get roles',
+  auth: 'required',
+  rateLimitPerMinute: 20,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders,
+    query: z.object({
+      return_permission_grants: queryBoolean.default(false),
+      id: queryArray(objectId),
+      name: queryArray(z.string().min(1).max(256)),
+    }),
+  },
+  response: {
+    status: 200,
+    body: z.object({
+      roles: z.array(
+        z.object({
+          id: z.string(),
+          name: z.string(),
+          description: z.string(),
+          frontend_view: z.string(),
+          permission_grants: z.array(permissionGrantOutput),
+          inherited_from: z.string().nullable(),
+          is_base_role: z.boolean(),
+        }),
+      ),
+    }),
+  },
+});
+
+export const createRoleOperation = defineOperation({
+  operationId: 'create-role',
+  method: 'POST',
+  path: '/v1/{organization}/role/',
+  group: 'role',
+  tag: 'Role',
+  summary: 'Create a role',
+  auth: 'required',
+  rateLimitPerMinute: 20,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders,
+    body: z.object({
+      role_name: z.string().trim().min(1).max(256),
+      description: z.string().trim().min(1).max(2000),
+      permission_grants: permissionGrants,
+      frontend_view: frontendView,
+      is_base_role: z.boolean().default(false),
+      inherited_from: objectId.nullish(),
+    }),
+  },
+  response: { status: 201, body: z.object({ role_id: z.string() }) },
+});
+
+export const modifyRoleOperation = defineOperation({
+  operationId: 'modify-role',
+  method: 'POST',
+  path: '/v1/{organization}/role/{role_name}',
+  group: 'role',
+  tag: 'Role',
+  summary: 'Modify a role (a change to grants, frontend view or inherited role makes a new role of the same name)',
+  auth: 'required',
+  rateLimitPerMinute: 10,
+  request: {
+    path: roleNamePath,
+    headers: commonHeaders,
+    body: z
+      .object({
+        description: z.string().trim().min(1).max(2000).nullish(),
+        permission_grants: permissionGrants.nullish(),
+        frontend_view: frontendView.nullish(),
+        inherited_from: objectId.nullish().describe('Omitted: unchanged; null: inherit from nothing.'),
+      })
+      .prefault({}),
+  },
+  response: { status: 200, body: z.object({ role_id: z.string() }) },
+});
+
+export const assignRoleOperation = defineOperation({
+  operationId: 'assign-role',
+  method: 'POST',
+  path: '/v1/{organization}/role/{role_name}/assign',
+  group: 'role',
+  tag: 'Role',
+  summary: 'Assign a role to a user',
+  auth: 'required',
+  rateLimitPerMinute: 1000,
+  request: { path: roleNamePath, headers: commonHeaders, body: z.object({ user_id: z.string().min(1).max(64) }) },
+  response: { status: 200, body: z.object({ role_id: z.string() }) },
+});
+
+export const roleOperations = [getRolesOperation, createRoleOperation, modifyRoleOperation, assignRoleOperation] as const;

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import type { PermissionGrant } from '../kernel/caller';
+import { ConflictError, NotFoundError } from '../kernel/errors';
+import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { getItem, type Item, type PrimaryKey, queryAll, transactWrite, withoutKeys } from '../data/table';
+
+/**
+ * Roles. The current role of each name is one item keyed by the name, which is also the
+ * name's uniqueness guard; users and API keys refer to roles by name, so replacing a role
+ * (a change to an immutable field) moves every user and key to the new role in the same
+ * write. A replaced role is kept under its id for one day (TTL), then expires.
+ */
+const rolePartition = (orgId: string): string => `ORG#${orgId}#ROLE`;
+export const roleKey = (orgId: string, name: string): PrimaryKey => ({ pk: rolePartition(orgId), sk: `ROLE#${name}` });
+const replacedRoleKey = (orgId: string, id: string): PrimaryKey => ({ pk: rolePartition(orgId), sk: `REPLACED#${id}` });
+
+/** How long a replaced role stays readable. */
+export const replacedRoleLifetimeSeconds = 24 * 3600;
+
+const conditionRecord = z.object({ type: z.string(), value: z.unknown().optional(), values: z.array(z.unknown()).optional() });
+
+export const permissionGrantRecord: z.ZodType<PermissionGrant> = z.object({
+  action: z.string(),
+  permission_name: z.string(),
+  conditions: z.record(z.string(), conditionRecord),
+  description: z.string().optional(),
+});
+
+const roleRecord = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  frontend_view: z.string(),
+  permission_grants: z.array(permissionGrantRecord),
+  inherited_from: z.string().nullable(),
+  /** Name of the base role `inherited_from` names, so the grants resolve with one read. */
+  inherited_from_name: z.string().nullable(),
+  is_base_role: z.boolean(),
+  is_default: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type RoleRecord = z.infer<typeof roleRecord>;
+
+const parseRole = (item: Item): RoleRecord => roleRecord.parse(withoutKeys(item));
+
+export const getRoleByName = async (orgId: string, name: string, consistent = false): Promise<RoleRecord | undefined> => {
+  const item = await getItem(roleKey(orgId, name), consistent);
+  return item ? parseRole(item) : undefined;
+};
+
+/** The current roles of an organization (a small partition: read whole). */
+export const listRoles = async (orgId: string): Promise<RoleRecord[]> =>
+  (await queryAll({ partition: rolePartition(orgId), sortPrefix: 'ROLE#' })).map(parseRole);
+
+export type TransactItem = Parameters<typeof transactWrite>[0][number];
+
+export const roleCreateItem = (record: RoleRecord): TransactItem => ({
+  Put: {
+    Item: { ...roleKey(record.org_id, record.name), entity: 'role', ...record },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+export const createRole = async (record: RoleRecord): Promise<void> => {
+  await transactWrite([roleCreateItem(record)], () => new ConflictError(`Role ${record.name} already exists.`));
+};
+
+export const updateRoleDescription = async (orgId: string, role: RoleRecord, description: string, at: string) => {
+  await transactWrite(
+    [
+      {
+        Update: {
+          Key: roleKey(orgId, role.name),
+          UpdateExpression: 'SET description = :description, updated_at = :at',
+          ConditionExpression: 'id = :id',
+          ExpressionAttributeValues: { ':description': description, ':at': at, ':id': role.id },
+        },
+      },
+    ],
+    () => new ConflictError(`Role ${role.name} changed at the same time; retry.`),
+  );
+};
+
+/**
+ * Replaces roles in one transaction: each new record takes the name of the old one (which
+ * must still be current), and the old one is kept under its id until it expires.
+ */
+export const replaceRoles = async (
+  orgId: string,
+  replacements: { previous: RoleRecord; next: RoleRecord }[],
+  nowEpochSeconds: number,
+): Promise<void> => {
+  if (replacements.length * 2 > 100) {
+    throw new ConflictError('Too many dependent roles to replace in one change (at most 50 roles).');
+  }
+  await transactWrite(
+    replacements.flatMap(({ previous, next }) => [
+      {
+        Put: {
+          Item: { ...roleKey(orgId, next.name), entity: 'role', ...next },
+          ConditionExpression: 'id = :previous',
+          ExpressionAttributeValues: { ':previous': previous.id },
+        },
+      },
+      {
+        Put: {
+          Item: {
+            ...replacedRoleKey(orgId, previous.id),
+            entity: 'replaced-role',
+            ...previous,
+            replaced_by: next.id,
+            expires_at_epoch: nowEpochSeconds + replacedRoleLifetimeSeconds,
+          },
+        },
+      },
+    ]),
+    () => new ConflictError('A role changed at the same time; retry.'),
+  );
+};
+
+export const requireRoleByName = async (orgId: string, name: string): Promise<RoleRecord> => {
+  const role = await getRoleByName(orgId, name);
+  if (!role) throw new NotFoundError(`Role ${name} does not exist.`);
+  return role;
+};
+
+registerOrganizationEraser('role', (orgId) => erasePartition(rolePartition(orgId)));

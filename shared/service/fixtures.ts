@@ -1,0 +1,50 @@
+import { createAgent, createAgentVersion } from '../agent/agents';
+import { sampleAgentVersionBody } from '../agent/fixtures';
+import { newId } from '../kernel/ids';
+import { sampleStateMachineVersion } from '../state-machine/fixtures';
+import { createServiceRequest } from './schemas';
+import { createService } from './services';
+import { createStateMachine, createStateMachineVersion } from '../state-machine/state-machines';
+
+/**
+ * Records for the domain tests that run against DynamoDB Local, written through the domain
+ * functions by a made-up user whose every permission check passes.
+ */
+export const creator = { org_id: 'org', user_id: 'user' };
+export const allow = () => undefined;
+
+export interface AgentAndMachine {
+  orgId: string;
+  agentId: string;
+  machineId: string;
+}
+
+/** A fresh organization with an agent and a state machine, one sample version each. */
+export const prepareAgentAndMachine = async (): Promise<AgentAndMachine> => {
+  const orgId = `org-${newId()}`;
+  const agent = await createAgent(orgId, 'Ada', creator);
+  await createAgentVersion(orgId, agent.id, sampleAgentVersionBody(), { creator, authorize: allow });
+  const machine = await createStateMachine(orgId, 'Support flow', creator);
+  await createStateMachineVersion(orgId, machine.id, sampleStateMachineVersion(), { dryRun: false, creator, authorize: allow });
+  return { orgId, agentId: agent.id, machineId: machine.id };
+};
+
+/** A service over that agent and state machine; `extra` adds or replaces request fields. */
+export const createSampleService = (
+  { orgId, agentId, machineId }: AgentAndMachine,
+  name: string,
+  isActive: boolean,
+  extra: Record<string, unknown> = {},
+) =>
+  createService(
+    orgId,
+    createServiceRequest.parse({
+      agent_id: agentId,
+      service_hierarchical_state_machine_id: machineId,
+      name,
+      description: 'A service.',
+      is_active: isActive,
+      ...extra,
+    }),
+    creator,
+  );

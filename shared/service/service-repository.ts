@@ -1,0 +1,273 @@
+import { z } from 'zod';
+import { creatorInfo } from '../kernel/schemas';
+import { BadRequestError, ConflictError } from '../kernel/errors';
+import { matchesTags, type SortEntry, sortableValue, type TagFilter } from '../kernel/list-params';
+import { versionSetRecord } from './schemas';
+import { agents } from '../agent/agent-repository';
+import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { keysPage, type Paged, pageOfQuery } from '../data/paging';
+import { stateMachines } from '../state-machine/state-machine-repository';
+import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
+import { failedConditions, getItem, type Item, type PrimaryKey, queryAll, queryPage, transactWrite } from '../data/table';
+
+/*
+ * Items:
+ *   service            pk ORG#{org}#SERVICE              sk {serviceId}      (creation order: ids sort by time)
+ *     gsi1 (sort by name)       ORG#{org}#SERVICE / {name}#{id}
+ *     gsi2 (sort by is_active)  ORG#{org}#SERVICE / {0|1}#{id}
+ *   active-name guard  pk ORG#{org}#SERVICE_ACTIVE_NAME  sk {name}           (one active service per name)
+ *   tag counter        pk ORG#{org}#SERVICE_TAG          sk {key}:{value}    (services carrying the tag; filter_values)
+ * Version sets live inside the service item; every change rewrites the item conditioned on its revision.
+ * Agents and state machines count the active services using them (`active_services`), in the same transactions.
+ */
+const servicePartition = (orgId: string) => `ORG#${orgId}#SERVICE`;
+export const serviceKey = (orgId: string, serviceId: string): PrimaryKey => ({ pk: servicePartition(orgId), sk: serviceId });
+const activeNameKey = (orgId: string, name: string): PrimaryKey => ({
+  pk: `ORG#${orgId}#SERVICE_ACTIVE_NAME`,
+  sk: nameKeyPart(name),
+});
+const tagPartition = (orgId: string) => `ORG#${orgId}#SERVICE_TAG`;
+
+const storedService = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  is_active: z.boolean(),
+  agent_id: z.string(),
+  service_hierarchical_state_machine_id: z.string(),
+  tags: z.record(z.string(), z.string().nullable()),
+  keyterms: z.array(z.string()),
+  version_sets: z.record(z.string(), versionSetRecord),
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+  created_at: z.string(),
+  updated_at: z.string(),
+  /** Every write is conditioned on the revision it read, so concurrent changes cannot interleave. */
+  revision: z.number().int(),
+});
+export type StoredService = z.infer<typeof storedService>;
+
+/** The service changed between the caller's read and its write; reading again and redoing the change resolves it. */
+export class StaleServiceError extends ConflictError {
+  constructor(serviceId: string) {
+    super(`Service ${serviceId} was changed by another request at the same time; retry.`);
+    this.name = 'StaleServiceError';
+  }
+}
+
+const toService = (item: Item): StoredService => storedService.parse(item);
+
+const serviceItem = (orgId: string, service: StoredService): Item => ({
+  ...serviceKey(orgId, service.id),
+  entity: 'service',
+  ...service,
+  gsi1pk: servicePartition(orgId),
+  // Long names sort by their first 256 characters; the id keeps the key unique.
+  gsi1sk: `${sortableValue(service.name).slice(0, 256)}#${service.id}`,
+  gsi2pk: servicePartition(orgId),
+  gsi2sk: `${sortableValue(service.is_active)}#${service.id}`,
+});
+
+const tagLabel = (key: string, value: string | null) => `${key}:${value ?? ''}`;
+
+/** How many services gain (+1) or lose (-1) each tag between two versions of a service. */
+const tagDeltas = (before: StoredService | undefined, after: StoredService): Map<string, number> => {
+  const deltas = new Map<string, number>();
+  const shift = (tags: Record<string, string | null>, by: number) => {
+    for (const [key, value] of Object.entries(tags)) {
+      const label = tagLabel(key, value);
+      deltas.set(label, (deltas.get(label) ?? 0) + by);
+    }
+  };
+  if (before) shift(before.tags, -1);
+  shift(after.tags, 1);
+  return new Map([...deltas].filter(([, delta]) => delta !== 0));
+};
+
+export const getService = async (orgId: string, serviceId: string, consistent = false): Promise<StoredService | undefined> => {
+  const item = await getItem(serviceKey(orgId, serviceId), consistent);
+  return item ? toService(item) : undefined;
+};
+
+type TransactItem = Parameters<typeof transactWrite>[0][number];
+type Failure = () => Error;
+
+/**
+ * Writes a new or changed service and everything that must change with it, in one transaction:
+ * the active-name guard, the active-service counts of its agent and state machine, and the tag
+ * counters. `previous` is the version read before the change (undefined when creating); if the
+ * service changed since, the write fails with `StaleServiceError`.
+ */
+export const saveService = async (orgId: string, service: StoredService, previous?: StoredService): Promise<void> => {
+  ensureRecordFits(service, 'service');
+  const items: TransactItem[] = [];
+  const failures: Failure[] = [];
+  const add = (item: TransactItem, failure: Failure) => {
+    items.push(item);
+    failures.push(failure);
+  };
+
+  add(
+    {
+      Put: {
+        Item: serviceItem(orgId, { ...service, revision: (previous?.revision ?? -1) + 1 }),
+        ...(previous
+          ? {
+              ConditionExpression: '#revision = :revision',
+              ExpressionAttributeNames: { '#revision': 'revision' },
+              ExpressionAttributeValues: { ':revision': previous.revision },
+            }
+          : { ConditionExpression: 'attribute_not_exists(pk)' }),
+      },
+    },
+    () => new StaleServiceError(service.id),
+  );
+
+  const wasActiveAs = previous?.is_active ? previous.name : undefined;
+  const isActiveAs = service.is_active ? service.name : undefined;
+  if (wasActiveAs !== undefined && wasActiveAs !== isActiveAs) {
+    add(
+      {
+        Delete: {
+          Key: activeNameKey(orgId, wasActiveAs),
+          ConditionExpression: 'attribute_not_exists(pk) OR service_id = :id',
+          ExpressionAttributeValues: { ':id': service.id },
+        },
+      },
+      () => new StaleServiceError(service.id),
+    );
+  }
+  if (isActiveAs !== undefined && wasActiveAs !== isActiveAs) {
+    add(
+      {
+        Put: {
+          Item: { ...activeNameKey(orgId, isActiveAs), entity: 'service-active-name', service_id: service.id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      () => new ConflictError(`An active service named '${isActiveAs}' already exists.`),
+    );
+  }
+
+  // Keep the active-service counts of the agent and state machine in step, so neither can be
+  // deprecated while an active service uses it, and a service cannot start using a deprecated one.
+  const uses = [
+    { store: agents, label: 'Agent', id: (of: StoredService) => of.agent_id },
+    {
+      store: stateMachines,
+      label: 'Service hierarchical state machine',
+      id: (of: StoredService) => of.service_hierarchical_state_machine_id,
+    },
+  ];
+  for (const { store, id, label } of uses) {
+    const before = previous?.is_active ? id(previous) : undefined;
+    const after = service.is_active ? id(service) : undefined;
+    if (before === after) continue;
+    if (before !== undefined) {
+      add(store.activeServiceDelta(orgId, before, -1), () => new StaleServiceError(service.id));
+    }
+    if (after !== undefined) {
+      add(
+        store.activeServiceDelta(orgId, after, 1),
+        () => new BadRequestError(`${label} ${after} is deprecated or has no version; an active service cannot use it.`),
+      );
+    }
+  }
+
+  for (const [label, delta] of tagDeltas(previous, service)) {
+    add(
+      {
+        Update: {
+          Key: { pk: tagPartition(orgId), sk: nameKeyPart(label) },
+          UpdateExpression: 'SET #entity = :entity, tag = :tag ADD service_count :delta',
+          ExpressionAttributeNames: { '#entity': 'entity' },
+          ExpressionAttributeValues: { ':entity': 'service-tag', ':tag': label, ':delta': delta },
+        },
+      },
+      () => new ConflictError('A related operation is in progress; retry.'),
+    );
+  }
+
+  // The first item whose condition failed names the error; a conflict with another transaction is a stale read.
+  await transactWrite(items, (error) => (failures[failedConditions(error)[0] ?? 0] as Failure)());
+};
+
+export interface ServiceListQuery {
+  ids?: string[];
+  isActive?: boolean;
+  tags: TagFilter[];
+  /** The first entry chooses the order; ties break by creation order. */
+  sortBy: SortEntry[];
+  visible: (service: StoredService) => boolean;
+  limit: number;
+  continuationToken: number;
+}
+
+/** Where a service stands in a list ordered by `field` (creation order without one), as the indexes order it. */
+const orderKey = (service: StoredService, field: string | undefined) =>
+  field === undefined ? service.id : `${sortableValue(service[field as 'name' | 'is_active'])}#${service.id}`;
+
+export const listServices = async (orgId: string, query: ServiceListQuery): Promise<Paged<StoredService>> => {
+  const keep = (item: Item) => {
+    const service = toService(item);
+    return (
+      (query.isActive === undefined || service.is_active === query.isActive) &&
+      matchesTags(service.tags, query.tags) &&
+      query.visible(service)
+    );
+  };
+  const [order] = query.sortBy;
+  const descending = order?.direction === 'desc';
+  const byActivity = order?.field === 'is_active' || (order === undefined && query.isActive !== undefined);
+
+  return pageOfQuery(
+    orgId,
+    'services',
+    query,
+    (startKey) => {
+      if (query.ids && query.ids.length > 0) {
+        const compare = (a: Item, b: Item) => {
+          const [left, right] = [orderKey(toService(a), order?.field), orderKey(toService(b), order?.field)];
+          const ascending = left < right ? -1 : left > right ? 1 : 0;
+          return descending ? -ascending : ascending;
+        };
+        return keysPage(
+          query.ids.map((id) => serviceKey(orgId, id)),
+          startKey,
+          { limit: query.limit, keep, compare },
+        );
+      }
+      if (order?.field === 'name') {
+        return queryPage(
+          { index: 'gsi1', partition: servicePartition(orgId), forward: !descending },
+          { limit: query.limit, startKey, keep },
+        );
+      }
+      if (byActivity) {
+        // With an is_active filter only one block of the index can match, so read just that block.
+        const sortPrefix = query.isActive === undefined ? undefined : `${sortableValue(query.isActive)}#`;
+        return queryPage(
+          { index: 'gsi2', partition: servicePartition(orgId), sortPrefix, forward: !descending },
+          { limit: query.limit, startKey, keep },
+        );
+      }
+      return queryPage(
+        { partition: servicePartition(orgId), forward: !descending },
+        { limit: query.limit, startKey, keep },
+      );
+    },
+    toService,
+  );
+};
+
+/** Every tag (`key:value`) carried by at least one service of the organization. */
+export const listServiceTags = async (orgId: string): Promise<string[]> => {
+  const counters = await queryAll({ partition: tagPartition(orgId) });
+  return counters.filter((counter) => Number(counter.service_count) > 0).map((counter) => String(counter.tag));
+};
+
+registerOrganizationEraser('service', async (orgId) => {
+  await erasePartition(tagPartition(orgId));
+  await erasePartition(`ORG#${orgId}#SERVICE_ACTIVE_NAME`);
+  await erasePartition(servicePartition(orgId));
+});

@@ -1,0 +1,194 @@
+import { describe, expect, it } from 'vitest';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { createAgent, createAgentVersion, deprecateAgent } from '../agent/agents';
+import { sampleAgentVersionBody } from '../agent/fixtures';
+import { getAgentVersion } from '../agent/agent-repository';
+import { eraseOrganizationData } from '../data/organization-erasure';
+import { getService } from './service-repository';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import { allow, createSampleService, creator, prepareAgentAndMachine } from './fixtures';
+import { versionSetInput } from './schemas';
+import { deleteVersionSet, listServices, updateService, upsertVersionSet } from './services';
+import { isAgentUsedByActiveService } from './usage';
+import { resolveVersionSet } from './version-sets';
+
+/** An agent and a state machine with one version each, in a fresh organization. */
+const prepare = async () => {
+  const records = await prepareAgentAndMachine();
+  const service = (name: string, isActive: boolean, extra: Record<string, unknown> = {}) =>
+    createSampleService(records, name, isActive, extra);
+  return { ...records, service };
+};
+
+describe('services domain (DynamoDB Local)', () => {
+  useLocalAws();
+
+  it('gives concurrent agent versions distinct consecutive numbers', async () => {
+    // Prepare
+    const orgId = `org-${newId()}`;
+    const { id } = await createAgent(orgId, 'Ada', creator);
+    await createAgentVersion(orgId, id, sampleAgentVersionBody(), { creator, authorize: allow });
+
+    // Act
+    const created = await Promise.all(
+      [1, 2, 3, 4].map((index) => createAgentVersion(orgId, id, { background: `Take ${index}.` }, { creator, authorize: allow })),
+    );
+
+    // Assess
+    expect(created.map((version) => version.version).sort()).toEqual([2, 3, 4, 5]);
+    expect((await getAgentVersion(orgId, id, 5))?.initials).toBe('AB');
+  });
+
+  it('rejects a version parameter that is not the next number with 409', async () => {
+    // Prepare
+    const orgId = `org-${newId()}`;
+    const { id } = await createAgent(orgId, 'Ada', creator);
+
+    // Act
+    const attempt = createAgentVersion(orgId, id, sampleAgentVersionBody(), { expectedVersion: 2, creator, authorize: allow });
+
+    // Assess
+    await expect(attempt).rejects.toThrow(/The next version of agent .* is 1, not 2/);
+  });
+
+  it('allows one active service per name and any number of inactive ones', async () => {
+    // Prepare
+    const { orgId, service } = await prepare();
+    await service('Support', true);
+
+    // Act
+    const inactive = await service('Support', false);
+
+    // Assess
+    await expect(service('Support', true)).rejects.toThrow(/An active service named 'Support' already exists/);
+    await expect(
+      updateService(orgId, inactive.id, { is_active: true }, { updatedBy: creator, authorize: allow }),
+    ).rejects.toThrow(ConflictError);
+  });
+
+  it('frees the active name when a service is renamed or deactivated', async () => {
+    // Prepare
+    const { orgId, service } = await prepare();
+    const first = await service('Support', true);
+    await updateService(orgId, first.id, { name: 'Support (old)' }, { updatedBy: creator, authorize: allow });
+
+    // Act
+    const second = await service('Support', true);
+    await updateService(orgId, second.id, { is_active: false }, { updatedBy: creator, authorize: allow });
+    const third = await service('Support', true);
+
+    // Assess
+    expect((await getService(orgId, third.id))?.is_active).toBe(true);
+  });
+
+  it('refuses to deprecate an agent an active service uses, and deprecates it once unused', async () => {
+    // Prepare
+    const { orgId, agentId, service } = await prepare();
+    const { id } = await service('Support', true);
+
+    // Act
+    await expect(deprecateAgent(orgId, agentId, allow)).rejects.toThrow(BadRequestError);
+    await updateService(orgId, id, { is_active: false }, { updatedBy: creator, authorize: allow });
+    await deprecateAgent(orgId, agentId, allow);
+
+    // Assess
+    await expect(deprecateAgent(orgId, agentId, allow)).rejects.toThrow(ConflictError);
+    await expect(
+      updateService(orgId, id, { is_active: true }, { updatedBy: creator, authorize: allow }),
+    ).rejects.toThrow(/deprecated/);
+  });
+
+  it('moves the active use to the new agent when an active service switches agents', async () => {
+    // Prepare
+    const { orgId, agentId, service } = await prepare();
+    const { id } = await service('Support', true);
+    const other = await createAgent(orgId, 'Bea', creator);
+    await createAgentVersion(orgId, other.id, sampleAgentVersionBody(), { creator, authorize: allow });
+
+    // Act
+    await updateService(orgId, id, { agent_id: other.id }, { updatedBy: creator, authorize: allow });
+
+    // Assess
+    expect(await isAgentUsedByActiveService(orgId, agentId)).toBe(false);
+    expect(await isAgentUsedByActiveService(orgId, other.id)).toBe(true);
+    await deprecateAgent(orgId, agentId, allow);
+    await expect(deprecateAgent(orgId, other.id, allow)).rejects.toThrow(BadRequestError);
+  });
+
+  it('resolves edge to the latest versions and release to its pinned ones', async () => {
+    // Prepare
+    const { orgId, agentId, machineId, service } = await prepare();
+    const { id } = await service('Support', true);
+    await createAgentVersion(orgId, agentId, { background: 'Newer.' }, { creator, authorize: allow });
+
+    // Act
+    const edge = await resolveVersionSet(orgId, id, 'edge');
+    const release = await resolveVersionSet(orgId, id, 'release');
+
+    // Assess
+    expect(edge).toMatchObject({ agentId, agentVersion: 2, stateMachineId: machineId, stateMachineVersion: 1 });
+    expect(release).toMatchObject({ agentVersion: 1, stateMachineVersion: 1, llmModelPreferences: {} });
+    await expect(resolveVersionSet(orgId, id, 'nope')).rejects.toThrow(NotFoundError);
+  });
+
+  it('upserts and deletes version sets, protecting edge and release', async () => {
+    // Prepare
+    const { orgId, service } = await prepare();
+    const { id } = await service('Support', false);
+    const set = versionSetInput.parse({ agent_version_number: 1, service_hierarchical_state_machine_version_number: 1 });
+    const seen: boolean[] = [];
+    const authorize = (_service: unknown, exists: boolean) => {
+      seen.push(exists);
+    };
+
+    // Act
+    await upsertVersionSet(orgId, id, 'canary', set, { updatedBy: creator, authorize });
+    await upsertVersionSet(orgId, id, 'canary', set, { updatedBy: creator, authorize });
+    await deleteVersionSet(orgId, id, 'canary', { updatedBy: creator, authorize: allow });
+
+    // Assess
+    expect(seen).toEqual([false, true]);
+    await expect(upsertVersionSet(orgId, id, 'edge', set, { updatedBy: creator, authorize })).rejects.toThrow(
+      BadRequestError,
+    );
+    await expect(deleteVersionSet(orgId, id, 'release', { updatedBy: creator, authorize: allow })).rejects.toThrow(
+      BadRequestError,
+    );
+    expect(Object.keys((await getService(orgId, id))?.version_sets ?? {}).sort()).toEqual(['edge', 'release']);
+  });
+
+  it('lists services sorted by name with tag filter values counted over every service', async () => {
+    // Prepare
+    const { orgId, service } = await prepare();
+    await service('b', false, { tags: { team: 'blue' } });
+    await service('a', true, { tags: { team: 'red' } });
+    await service('c', false, { tags: { team: 'blue', beta: null } });
+
+    // Act
+    const page = await listServices(orgId, {
+      tags: [{ key: 'team', value: 'blue' }],
+      sortBy: [{ field: 'name', direction: 'desc' }],
+      visible: () => true,
+      limit: 1,
+      continuationToken: 0,
+    });
+
+    // Assess
+    expect(page.services.map((listed) => listed.name)).toEqual(['c']);
+    expect(page.has_more).toBe(true);
+    expect(page.filter_values?.tags.sort()).toEqual(['beta:', 'team:blue', 'team:red']);
+  });
+
+  it('erases every record of an organization', async () => {
+    // Prepare
+    const { orgId, service } = await prepare();
+    const { id } = await service('Support', true);
+
+    // Act
+    await eraseOrganizationData(orgId);
+
+    // Assess
+    expect(await getService(orgId, id)).toBeUndefined();
+  });
+});

@@ -1,0 +1,256 @@
+import type { Authorize, Creator } from '../agent/agents';
+import { agents } from '../agent/agent-repository';
+import {
+  getService,
+  listServices as listStoredServices,
+  listServiceTags,
+  type ServiceListQuery,
+  StaleServiceError,
+  type StoredService,
+  saveService,
+} from './service-repository';
+import { stateMachines } from '../state-machine/state-machine-repository';
+import type { VersionedHead } from '../data/versioned-entity';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
+import { isServiceUsedBySimulation, isVersionSetUsedBySimulation } from './usage';
+import { EDGE, edgeAsOf, edgeVersionSet, presentedVersionSets, RELEASE, versionSetFrom } from './version-sets';
+
+/** What permission grant conditions can name on a service. */
+export const serviceAttributes = (
+  service: Pick<StoredService, 'id' | 'name' | 'is_active' | 'agent_id' | 'service_hierarchical_state_machine_id' | 'tags'>,
+) => ({
+  id: service.id,
+  service_id: service.id,
+  name: service.name,
+  is_active: service.is_active,
+  agent_id: service.agent_id,
+  service_hierarchical_state_machine_id: service.service_hierarchical_state_machine_id,
+  tags: service.tags,
+});
+
+const labels = { agent: 'Agent', stateMachine: 'Service hierarchical state machine' } as const;
+
+/** A service may only start using an agent or state machine that has a version and is not deprecated. */
+const requireUsable = (head: VersionedHead, label: string): void => {
+  if (head.deprecated) throw new BadRequestError(`${label} ${head.id} is deprecated; a service cannot start using it.`);
+  if (head.latest_version === null) throw new BadRequestError(`${label} ${head.id} has no version yet; create one first.`);
+};
+
+const requireService = async (orgId: string, serviceId: string): Promise<StoredService> => {
+  const service = await getService(orgId, serviceId, true);
+  if (!service) throw new NotFoundError(`Service ${serviceId} does not exist.`);
+  return service;
+};
+
+/** Reads the service, applies `change` and writes it, again from a fresh read if another request got in between. */
+const changeService = async (
+  orgId: string,
+  serviceId: string,
+  change: (service: StoredService) => Promise<StoredService>,
+): Promise<void> => {
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const current = await requireService(orgId, serviceId);
+    try {
+      await saveService(orgId, await change(current), current);
+      return;
+    } catch (error) {
+      if (!(error instanceof StaleServiceError)) throw error;
+    }
+  }
+  throw new ConflictError(`Service ${serviceId} is being changed by other requests at the same time; retry.`);
+};
+
+export const createService = async (
+  orgId: string,
+  request: CreateServiceRequest,
+  creator: Creator,
+): Promise<{ id: string }> => {
+  const [agent, machine] = await Promise.all([
+    agents.get(orgId, request.agent_id),
+    stateMachines.get(orgId, request.service_hierarchical_state_machine_id),
+  ]);
+  if (!agent) throw new NotFoundError(`Agent ${request.agent_id} does not exist.`);
+  if (!machine) {
+    throw new NotFoundError(`Service hierarchical state machine ${request.service_hierarchical_state_machine_id} does not exist.`);
+  }
+  requireUsable(agent, labels.agent);
+  requireUsable(machine, labels.stateMachine);
+  const latest = { agent: agent.latest_version, stateMachine: machine.latest_version };
+  // Without a requested release, release is edge as it resolves now: pinned to today's latest versions.
+  const release = request.release_version_set
+    ? versionSetFrom(request.release_version_set, latest)
+    : edgeAsOf(latest);
+  const id = newId();
+  const now = nowIso();
+  await saveService(orgId, {
+    id,
+    name: request.name,
+    description: request.description,
+    is_active: request.is_active,
+    agent_id: agent.id,
+    service_hierarchical_state_machine_id: machine.id,
+    tags: request.tags,
+    keyterms: request.keyterms,
+    version_sets: { [EDGE]: edgeVersionSet(), [RELEASE]: release },
+    creator,
+    updated_by: creator,
+    created_at: now,
+    updated_at: now,
+    revision: 0,
+  });
+  return { id };
+};
+
+/** Services as clients see them: tags as a list, edge showing the versions it currently resolves to. */
+const serviceViews = async (orgId: string, services: StoredService[]): Promise<ServiceRecord[]> => {
+  const [agentHeads, machineHeads] = await Promise.all([
+    agents.getMany(orgId, services.map((service) => service.agent_id)),
+    stateMachines.getMany(orgId, services.map((service) => service.service_hierarchical_state_machine_id)),
+  ]);
+  return services.map((service) => ({
+    id: service.id,
+    name: service.name,
+    version_sets: presentedVersionSets(service.version_sets, {
+      agent: agentHeads.get(service.agent_id)?.latest_version ?? null,
+      stateMachine: machineHeads.get(service.service_hierarchical_state_machine_id)?.latest_version ?? null,
+    }),
+    description: service.description,
+    is_active: service.is_active,
+    service_hierarchical_state_machine_id: service.service_hierarchical_state_machine_id,
+    agent_id: service.agent_id,
+    // Stored as a map, which keeps no order; sorted so the list is stable.
+    tags: Object.entries(service.tags)
+      .sort(([left], [right]) => left.localeCompare(right))
+      .map(([key, value]) => ({ key, value })),
+    keyterms: service.keyterms,
+    creator: service.creator,
+    updated_by: service.updated_by,
+  }));
+};
+
+export const listServices = async (orgId: string, query: ServiceListQuery) => {
+  const page = await listStoredServices(orgId, query);
+  const [services, tags] = await Promise.all([
+    serviceViews(orgId, page.items),
+    // Counted over every service, whatever the caller may see, and only on the first page (as the reference does).
+    query.continuationToken === 0 ? listServiceTags(orgId) : undefined,
+  ]);
+  return {
+    services,
+    has_more: page.has_more,
+    continuation_token: page.continuation_token,
+    filter_values: tags === undefined ? null : { tags },
+  };
+};
+
+/**
+ * Checks what a service about to use `head` needs: for an update the reference answers an
+ * unknown agent or state machine with 400. Pinned version numbers must exist in a new one.
+ */
+const checkReplacement = (
+  service: StoredService,
+  head: VersionedHead | undefined,
+  id: string,
+  label: string,
+  pinnedOf: (set: StoredService['version_sets'][string]) => number | null,
+): void => {
+  if (!head) throw new BadRequestError(`${label} ${id} does not exist.`);
+  requireUsable(head, label);
+  const latest = head.latest_version ?? 0;
+  const stale = Object.entries(service.version_sets).filter(([, set]) => (pinnedOf(set) ?? 0) > latest);
+  if (stale.length > 0) {
+    throw new BadRequestError(
+      `${label} ${id} has no version pinned by version set(s) ${stale.map(([name]) => `'${name}'`).join(', ')}; ` +
+        'change those version sets first (a null version number follows the latest version).',
+    );
+  }
+};
+
+export const updateService = (
+  orgId: string,
+  serviceId: string,
+  patch: UpdateServiceRequest,
+  options: { updatedBy: Creator; authorize: Authorize<StoredService> },
+): Promise<void> =>
+  changeService(orgId, serviceId, async (current) => {
+    options.authorize(current);
+    const next: StoredService = {
+      ...current,
+      name: patch.name ?? current.name,
+      description: patch.description ?? current.description,
+      is_active: patch.is_active ?? current.is_active,
+      agent_id: patch.agent_id ?? current.agent_id,
+      service_hierarchical_state_machine_id:
+        patch.service_hierarchical_state_machine_id ?? current.service_hierarchical_state_machine_id,
+      tags: patch.tags ?? current.tags,
+      keyterms: patch.keyterms ?? current.keyterms,
+      updated_by: options.updatedBy,
+      updated_at: nowIso(),
+    };
+    const activating = next.is_active && !current.is_active;
+    if (next.agent_id !== current.agent_id || activating) {
+      checkReplacement(next, await agents.get(orgId, next.agent_id), next.agent_id, labels.agent, (set) => set.agent_version_number);
+    }
+    const machineId = next.service_hierarchical_state_machine_id;
+    if (machineId !== current.service_hierarchical_state_machine_id || activating) {
+      checkReplacement(
+        next,
+        await stateMachines.get(orgId, machineId),
+        machineId,
+        labels.stateMachine,
+        (set) => set.service_hierarchical_state_machine_version_number,
+      );
+    }
+    if (current.is_active && !next.is_active && (await isServiceUsedBySimulation(orgId, serviceId))) {
+      throw new BadRequestError(`Service ${serviceId} is used by a simulation unit test and cannot be deactivated.`);
+    }
+    return next;
+  });
+
+/**
+ * Creates or replaces a version set. `authorize` learns whether the set exists, since creating
+ * and replacing need different permissions. Edge cannot be changed.
+ */
+export const upsertVersionSet = (
+  orgId: string,
+  serviceId: string,
+  name: string,
+  input: VersionSetInput,
+  options: { updatedBy: Creator; authorize: (service: StoredService, exists: boolean) => void },
+): Promise<void> =>
+  changeService(orgId, serviceId, async (current) => {
+    options.authorize(current, Object.hasOwn(current.version_sets, name));
+    if (name === EDGE) throw new BadRequestError('The edge version set cannot be updated; it always uses the latest versions.');
+    const [agent, machine] = await Promise.all([
+      agents.get(orgId, current.agent_id),
+      stateMachines.get(orgId, current.service_hierarchical_state_machine_id),
+    ]);
+    const latest = { agent: agent?.latest_version ?? null, stateMachine: machine?.latest_version ?? null };
+    return {
+      ...current,
+      version_sets: { ...current.version_sets, [name]: versionSetFrom(input, latest) },
+      updated_by: options.updatedBy,
+      updated_at: nowIso(),
+    };
+  });
+
+export const deleteVersionSet = (
+  orgId: string,
+  serviceId: string,
+  name: string,
+  options: { updatedBy: Creator; authorize: Authorize<StoredService> },
+): Promise<void> =>
+  changeService(orgId, serviceId, async (current) => {
+    if (!Object.hasOwn(current.version_sets, name)) {
+      throw new NotFoundError(`Version set '${name}' does not exist in service ${serviceId}.`);
+    }
+    options.authorize(current);
+    if (name === EDGE || name === RELEASE) throw new BadRequestError(`The ${name} version set cannot be deleted.`);
+    if (await isVersionSetUsedBySimulation(orgId, serviceId, name)) {
+      throw new BadRequestError(`Version set '${name}' is used by a simulation unit test and cannot be deleted.`);
+    }
+    const { [name]: _removed, ...remaining } = current.version_sets;
+    return { ...current, version_sets: remaining, updated_by: options.updatedBy, updated_at: nowIso() };
+  });

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { stateMachineVersionRecord } from './schemas';
+import { defineVersionedEntity } from '../data/versioned-entity';
+
+/** A stored state machine version: the listed record plus its internal id. */
+const storedStateMachineVersion = stateMachineVersionRecord.extend({ id: z.string() });
+export type StoredStateMachineVersion = z.infer<typeof storedStateMachineVersion>;
+
+/**
+ * Service hierarchical state machines: heads `ORG#{org}#STATE_MACHINE`, name guards
+ * `ORG#{org}#STATE_MACHINE_NAME`, versions `ORG#{org}#STATE_MACHINE_VERSION`.
+ */
+export const stateMachines = defineVersionedEntity({
+  entity: 'state-machine',
+  token: 'STATE_MACHINE',
+  label: 'service hierarchical state machine',
+  version: storedStateMachineVersion,
+});
+stateMachines.registerEraser();
+
+/**
+ * Version `version` of a state machine, or undefined when the machine or that version does not
+ * exist. Versions are immutable, so a conversation may keep what it read for its whole life.
+ */
+export const getStateMachineVersion = (
+  orgId: string,
+  machineId: string,
+  version: number,
+): Promise<StoredStateMachineVersion | undefined> => stateMachines.getVersion(orgId, machineId, version);

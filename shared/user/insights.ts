@@ -1,0 +1,56 @@
+import { listMemories } from './memory-repository';
+import { pageBody } from '../data/paging';
+import { getUserModels } from './user-model-repository';
+import { requireUser, type UserRecord } from './user-repository';
+import type { SortEntry } from '../kernel/list-params';
+import type { MemoryInstance } from '../conversation/schemas';
+import { type UserModel } from './schemas';
+import { type MemoryRecord } from './schemas';
+
+/** What post-conversation analysis learned about a user, as the user operations show it. */
+
+export const getUserModelFor = async (
+  orgId: string,
+  userId: string,
+  authorize: (user: UserRecord) => void,
+): Promise<{ user_models: UserModel[]; additional_context: string[] }> => {
+  const user = await requireUser(orgId, userId);
+  authorize(user);
+  const models = await getUserModels(orgId, userId);
+  return { user_models: models?.user_models ?? [], additional_context: user.additional_context };
+};
+
+export const memoryView = (memory: MemoryRecord): MemoryInstance => ({
+  id: memory.id,
+  created_at: memory.created_at,
+  conversation_id: memory.conversation_id,
+  references: memory.references,
+  content: memory.content,
+  context: memory.context,
+});
+
+export interface MemoriesQuery {
+  ids?: string[];
+  conversationIds?: string[];
+  sortBy: SortEntry[];
+  limit: number;
+  continuationToken: number;
+  /** Conversation:GetMessage on every message the memory refers to. */
+  visible(memory: MemoryRecord): boolean;
+}
+
+export const listMemoriesFor = async (orgId: string, userId: string, query: MemoriesQuery) => {
+  await requireUser(orgId, userId);
+  if (query.limit === 0) return { memories: [], has_more: false, continuation_token: null };
+  const first = query.sortBy[0];
+  const page = await listMemories(orgId, userId, {
+    ids: query.ids,
+    conversationIds: query.conversationIds,
+    sortBy: first?.field === 'conversation_id' ? 'conversation_id' : 'created_at',
+    descending: first?.direction !== 'asc',
+    visible: query.visible,
+    limit: query.limit,
+    continuationToken: query.continuationToken,
+  });
+  return pageBody('memories', page, memoryView);
+};

@@ -1,0 +1,322 @@
+import { z } from 'zod';
+import { audioKeyterms, languageCode, timeZone, userPreferencesInput } from './preferences';
+import { commonHeaders, continuationToken, objectId, organizationPath, pagedResponse, queryArray, queryBoolean, timestamp } from '../kernel/schemas';
+import { memoryInstance, userModelResponse } from '../conversation/schemas';
+import { defineOperation, deprecatedAlias } from '../kernel/operation';
+import { userPreferencesRecord } from '../organization/schemas';
+
+/*
+ * Users and sign-in (group `user`). Operations on fixed paths come before those on
+ * `/user/{requested_user_id}` so that a gateway matching in table order picks them first.
+ */
+
+/** Bounds keep every record well inside DynamoDB's item size, so oversized input is a 422, never a 500. */
+const nonEmpty = z.string().trim().min(1).max(256);
+const email = z.email().max(254);
+const recordId = z.string().min(1).max(64);
+const userPath = organizationPath.extend({
+  requested_user_id: recordId.describe('The identifier of the user.'),
+});
+
+/** `{}` leaves the setting unchanged, `null` erases it, a value sets it (the reference's "not-set-able"). */
+const notSetAble = <T extends z.ZodType>(value: T) =>
+  z
+    .union([z.strictObject({}), value, z.null()])
+    .optional()
+    .transform((input) => (input !== null && typeof input === 'object' ? undefined : input) as z.output<T> | null | undefined);
+
+const userInstance = z.object({
+  org_id: z.string(),
+  user_id: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  email: z.string(),
+  is_verified: z.boolean(),
+  user_stats: z.object({
+    num_conversations: z.number().int(),
+    num_messages: z.number().int(),
+    last_message_time: timestamp.nullable(),
+  }),
+  role: z.string(),
+  preferences: userPreferencesRecord,
+  additional_context: z.array(z.string()),
+  nonsensitive_variables: z.record(z.string(), z.string()),
+  sensitive_variables: z.array(z.string()),
+  enable_actions_access: z.boolean(),
+});
+
+const variableName = z.string().max(64).regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
+const variables = (max: number) =>
+  z
+    .record(variableName, z.string().max(4096))
+    .refine((value) => Object.keys(value).length <= max, `at most ${max} variables`)
+    .default({});
+
+export const signInWithApiKeyOperation = defineOperation({
+  operationId: 'sign-in-with-api-key',
+  method: 'POST',
+  path: '/v1/{organization}/user/signin_with_api_key',
+  group: 'user',
+  tag: 'User',
+  summary: 'Sign in with API key',
+  auth: 'none',
+  // Counted per key and user by the operation itself: there is no caller yet.
+  rateLimitPerMinute: 5,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders.extend({
+      'x-api-key': z.string().min(1).max(256).describe('The value of the API key.'),
+      'x-api-key-id': recordId.describe('The ID of the API key.'),
+      'x-user-id': recordId.describe('The ID of the user to sign in as.'),
+    }),
+  },
+  response: { status: 200, body: z.object({ id_token: z.string(), expires_at: timestamp }) },
+});
+
+export const signInWithEmailOperation = defineOperation({
+  operationId: 'sign-in-with-email',
+  method: 'POST',
+  path: '/v1/{organization}/user/signin',
+  group: 'user',
+  tag: 'User',
+  summary: 'Sign in with email: sends a one-time sign-in link',
+  auth: 'none',
+  // Counted per address by the operation itself, so nobody floods a mailbox with links.
+  rateLimitPerMinute: 5,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders,
+    body: z.object({ redirect_link: z.url().min(1).max(2083), email }),
+  },
+  response: { status: 200, body: z.object({ user_id: z.string() }) },
+});
+
+export const emailSignInCallbackOperation = defineOperation({
+  operationId: 'complete-sign-in-with-email',
+  method: 'GET',
+  path: '/v1/{organization}/user/signin/callback',
+  group: 'user',
+  tag: 'User',
+  summary: 'The e-mailed sign-in link: redirects (303) to redirect_link with #id_token=...&expires_at=...',
+  auth: 'none',
+  request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
+  response: { status: 303 },
+});
+
+export const tokenOperation = defineOperation({
+  operationId: 'request-token',
+  method: 'POST',
+  path: '/v1/{organization}/user/token',
+  group: 'user',
+  tag: 'User',
+  summary:
+    'OAuth-style token endpoint: grant_type urn:classic-api:params:oauth:grant-type:api-key or refresh_token; DPoP-bound with a DPoP proof header',
+  auth: 'none',
+  rateLimitPerMinute: 5,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders.extend({ dpop: z.string().min(1).optional() }),
+    // Parameters as application/x-www-form-urlencoded (OAuth) or a JSON object, read from the raw body.
+    bodyType: 'binary',
+  },
+  response: {
+    status: 200,
+    body: z.object({
+      access_token: z.string(),
+      token_type: z.enum(['Bearer', 'DPoP']),
+      expires_in: z.number().int(),
+      scope: z.string(),
+      refresh_token: z.string(),
+      session_id: z.string(),
+    }),
+  },
+});
+
+export const verifyUserOperation = defineOperation({
+  operationId: 'verify-user',
+  method: 'GET',
+  path: '/v1/{organization}/user/verify',
+  group: 'user',
+  tag: 'User',
+  summary: 'The verify_link of an invitation: marks the user verified',
+  auth: 'none',
+  request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
+  response: { status: 200, body: z.object({ user_id: z.string(), is_verified: z.literal(true) }) },
+});
+
+const inviteBody = z.object({
+  first_name: nonEmpty,
+  last_name: nonEmpty,
+  email,
+  role_name: z.string().min(1).max(256),
+  login_link: z.url().min(1).max(2083).nullish(),
+  user_preferences: userPreferencesInput.nullish(),
+  nonsensitive_user_variables: variables(19),
+  sensitive_user_variables: variables(20),
+});
+const inviteResponse = { status: 201, body: z.object({ user_id: z.string(), verify_link: z.string().nullable() }) };
+
+export const createInvitedUserOperation = defineOperation({
+  operationId: 'create-invited-user',
+  method: 'POST',
+  path: '/v1/{organization}/user/',
+  group: 'user',
+  tag: 'User',
+  summary: 'Create a new user',
+  auth: 'required',
+  rateLimitPerMinute: 1000,
+  request: { path: organizationPath, headers: commonHeaders, body: inviteBody },
+  response: inviteResponse,
+});
+
+export const inviteUserOperation = deprecatedAlias(createInvitedUserOperation, {
+  operationId: 'invite-user',
+  path: '/v1/{organization}/user/invite',
+  summary: 'Invite a user (deprecated: use POST /user/)',
+});
+
+export const getUsersOperation = defineOperation({
+  operationId: 'get-users',
+  method: 'GET',
+  path: '/v1/{organization}/user/',
+  group: 'user',
+  tag: 'User',
+  summary: 'Get users',
+  auth: 'required',
+  rateLimitPerMinute: 60,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders,
+    query: z.object({
+      user_id: queryArray(recordId),
+      email: queryArray(email),
+      is_verified: queryBoolean.optional(),
+      limit: z.coerce.number().int().min(0).max(100).default(100),
+      continuation_token: continuationToken,
+      sort_by: queryArray(z.string()).describe(
+        '+/- first_name, last_name, email, user_stats.num_conversations, user_stats.num_messages, user_stats.last_message_time',
+      ),
+    }),
+  },
+  response: { status: 200, body: pagedResponse({ users: z.array(userInstance) }) },
+});
+
+export const searchUsersOperation = defineOperation({
+  operationId: 'search-users',
+  method: 'GET',
+  path: '/v1/{organization}/user/search/',
+  group: 'user',
+  tag: 'User',
+  summary: 'Search users whose name or email contains the query (top 50)',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders,
+    query: z.object({ query: z.string().trim().min(1).max(256), user_id: queryArray(recordId) }),
+  },
+  response: { status: 200, body: z.object({ users: z.array(userInstance) }) },
+});
+
+const updateUserBody = z
+  .object({
+    first_name: nonEmpty.nullish(),
+    last_name: nonEmpty.nullish(),
+    enable_response_recommendation: z.boolean().nullish(),
+    preferred_language: notSetAble(languageCode),
+    timezone: notSetAble(timeZone),
+    conversations_visible_to_admins: z.boolean().nullish(),
+    user_model_visible_to_admins: z.boolean().nullish(),
+    additional_context: z.array(z.string().trim().min(1).max(2000)).max(50).nullish(),
+    audio_keyterms: audioKeyterms.nullish(),
+    enable_devops_access: z.boolean().nullish(),
+  })
+  .prefault({});
+
+export const updateUserInfoOperation = defineOperation({
+  operationId: 'update-user-info',
+  method: 'POST',
+  path: '/v1/{organization}/user/{requested_user_id}',
+  group: 'user',
+  tag: 'User',
+  summary: 'Update user info',
+  auth: 'required',
+  rateLimitPerMinute: 100,
+  request: { path: userPath, headers: commonHeaders, body: updateUserBody },
+  response: { status: 204 },
+});
+
+export const updateUserInfoDeprecatedOperation = deprecatedAlias(updateUserInfoOperation, {
+  operationId: 'update-user-info-deprecated',
+  path: '/v1/{organization}/user/{requested_user_id}/user',
+  summary: 'Update user info (deprecated: use POST /user/{requested_user_id})',
+});
+
+export const deleteUserOperation = defineOperation({
+  operationId: 'delete-user',
+  method: 'DELETE',
+  path: '/v1/{organization}/user/{requested_user_id}',
+  group: 'user',
+  tag: 'User',
+  summary: 'Delete a user',
+  auth: 'required',
+  rateLimitPerMinute: 1000,
+  request: { path: userPath, headers: commonHeaders },
+  response: { status: 204 },
+});
+
+/** What post-conversation analysis learned about a user (carried by the user group's Lambda). */
+const insightUserPath = organizationPath.extend({ user_id: z.string().min(1).describe('The ID of the user.') });
+
+export const getUserModelOperation = defineOperation({
+  operationId: 'get-user-model',
+  method: 'GET',
+  path: '/v1/{organization}/user/{user_id}/user_model',
+  group: 'user',
+  tag: 'User',
+  summary: 'Get user model',
+  auth: 'required',
+  rateLimitPerMinute: 60,
+  request: { path: insightUserPath, headers: commonHeaders },
+  response: { status: 200, body: userModelResponse },
+});
+
+export const getMemoriesOperation = defineOperation({
+  operationId: 'get-memories',
+  method: 'GET',
+  path: '/v1/{organization}/user/{user_id}/memory',
+  group: 'user',
+  tag: 'User',
+  summary: 'Get memories',
+  auth: 'required',
+  rateLimitPerMinute: 40,
+  request: {
+    path: insightUserPath,
+    headers: commonHeaders,
+    query: z.object({
+      id: queryArray(objectId).describe('The IDs of the memories to retrieve.'),
+      conversation_id: queryArray(objectId).describe('The conversations whose memories to retrieve.'),
+      limit: z.coerce.number().int().min(0).max(50).default(50).describe('The maximum number of memories to return.'),
+      continuation_token: continuationToken,
+      sort_by: queryArray(z.string()).describe('`conversation_id` and/or `created_at` prefixed with + or -; newest first by default.'),
+    }),
+  },
+  response: { status: 200, body: pagedResponse({ memories: z.array(memoryInstance) }) },
+});
+
+export const userOperations = [
+  signInWithApiKeyOperation,
+  signInWithEmailOperation,
+  emailSignInCallbackOperation,
+  tokenOperation,
+  verifyUserOperation,
+  createInvitedUserOperation,
+  inviteUserOperation,
+  getUsersOperation,
+  searchUsersOperation,
+  updateUserInfoOperation,
+  updateUserInfoDeprecatedOperation,
+  deleteUserOperation,
+  getUserModelOperation,
+  getMemoriesOperation,
+] as const;

@@ -1,0 +1,321 @@
+import { type Caller, hasPermission, requirePermission } from '../kernel/caller';
+import { signToken, verifyToken } from '../auth/tokens';
+import { getOrganization, requireOrganization } from '../organization/organization-repository';
+import type { Paged } from '../data/paging';
+import { getRoleByName } from '../role/role-repository';
+import {
+  createUser,
+  deleteUser,
+  getUserIdsByEmail,
+  getUsers,
+  listUsers,
+  mutateUser,
+  requireUser,
+  searchUsers,
+  type UserRecord,
+  type UserSortField,
+} from './user-repository';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
+import type { SortEntry } from '../kernel/list-params';
+import { newId, nowIso } from '../kernel/ids';
+import { sendEmail } from '../aws/email';
+import { effectiveGrants, forgetPrincipals } from './principal';
+import { callerOutranks } from '../role/privilege';
+import { defaultUserPreferences } from './preferences';
+import { type UserPreferences } from '../organization/schemas';
+
+/** How long an invitation's verify link works. */
+export const verifyLinkLifetimeSeconds = 14 * 24 * 3600;
+
+export interface NewUser {
+  orgId: string;
+  firstName: string;
+  lastName: string;
+  email: string;
+  roleName: string;
+  verified: boolean;
+  preferences: UserPreferences;
+  nonsensitiveVariables?: Record<string, string>;
+  sensitiveVariables?: Record<string, string>;
+}
+
+export const newUserRecord = (user: NewUser, at = nowIso()): UserRecord => ({
+  org_id: user.orgId,
+  user_id: newId(),
+  first_name: user.firstName,
+  last_name: user.lastName,
+  email: user.email.trim(),
+  role_name: user.roleName,
+  is_verified: user.verified,
+  verified_at: user.verified ? at : null,
+  preferences: user.preferences,
+  user_stats: { num_conversations: 0, num_messages: 0, last_message_time: null },
+  additional_context: [],
+  nonsensitive_variables: user.nonsensitiveVariables ?? {},
+  sensitive_variables: user.sensitiveVariables ?? {},
+  enable_devops_access: false,
+  created_at: at,
+  updated_at: at,
+  version: 1,
+});
+
+/** What clients see of a user. Sensitive variables show their names only. */
+export const userView = (user: UserRecord) => ({
+  org_id: user.org_id,
+  user_id: user.user_id,
+  first_name: user.first_name,
+  last_name: user.last_name,
+  email: user.email,
+  is_verified: user.is_verified,
+  user_stats: user.user_stats,
+  role: user.role_name,
+  preferences: user.preferences,
+  additional_context: user.additional_context,
+  nonsensitive_variables: user.nonsensitive_variables,
+  sensitive_variables: Object.keys(user.sensitive_variables),
+  enable_actions_access: user.enable_devops_access,
+});
+export type UserView = ReturnType<typeof userView>;
+
+/** The base address of the API (everything before `/v1/`) from a request URL, stage prefix included. */
+export const apiBaseUrl = (requestUrl: string): string => {
+  const index = requestUrl.indexOf('/v1/');
+  return index >= 0 ? requestUrl.slice(0, index) : requestUrl.replace(/\/+$/, '');
+};
+
+const userAttributes = (user: UserRecord) => ({ user_id: user.user_id, email: user.email, role_name: user.role_name });
+
+const requireOutranksUser = async (caller: Caller, orgId: string, user: UserRecord, action: string) => {
+  const role = await getRoleByName(orgId, user.role_name);
+  if (role && !callerOutranks(caller, await effectiveGrants(orgId, role))) {
+    throw new ForbiddenError(`The caller must have more privileges than the user to ${action}.`);
+  }
+};
+
+export interface InviteInput {
+  first_name: string;
+  last_name: string;
+  email: string;
+  role_name: string;
+  login_link?: string | null;
+  user_preferences?: UserPreferences | null;
+  nonsensitive_user_variables?: Record<string, string>;
+  sensitive_user_variables?: Record<string, string>;
+}
+
+export const inviteUser = async (
+  caller: Caller,
+  orgId: string,
+  input: InviteInput,
+  baseUrl: string,
+): Promise<{ user_id: string; verify_link: string }> => {
+  requirePermission(caller, 'User:InviteUser', { email: input.email, role_name: input.role_name });
+  const organization = await getOrganization(orgId);
+  if (!organization) throw new NotFoundError(`Organization ${orgId} does not exist.`);
+  const role = await getRoleByName(orgId, input.role_name);
+  if (!role) throw new NotFoundError(`Role ${input.role_name} does not exist.`);
+  if (!callerOutranks(caller, await effectiveGrants(orgId, role))) {
+    throw new ForbiddenError('The caller must have more privileges than the role assigned to the new user.');
+  }
+  const user = newUserRecord({
+    orgId,
+    firstName: input.first_name,
+    lastName: input.last_name,
+    email: input.email,
+    roleName: role.name,
+    verified: false,
+    preferences: input.user_preferences ?? organization.default_user_preferences,
+    nonsensitiveVariables: input.nonsensitive_user_variables,
+    sensitiveVariables: input.sensitive_user_variables,
+  });
+  await createUser(user);
+  const { token } = await signToken({
+    purpose: 'verify-email',
+    orgId,
+    subject: user.user_id,
+    lifetimeSeconds: verifyLinkLifetimeSeconds,
+    claims: { email: user.email.toLowerCase() },
+  });
+  const verifyLink = `${baseUrl}/v1/${encodeURIComponent(orgId)}/user/verify?token=${token}`;
+  if (input.login_link) {
+    await sendEmail({
+      to: user.email,
+      subject: `You are invited to ${organization.org_name}`,
+      text: [
+        `Hello ${user.first_name},`,
+        '',
+        `You have been invited to ${organization.org_name}. Confirm your e-mail address:`,
+        verifyLink,
+        '',
+        'Then start here:',
+        input.login_link,
+      ].join('\n'),
+    });
+  }
+  return { user_id: user.user_id, verify_link: verifyLink };
+};
+
+/** Marks the user of a verify link verified (idempotent). Any bad link is a 401. */
+export const verifyUserEmail = async (orgId: string, token: string): Promise<{ user_id: string; is_verified: true }> => {
+  const verified = await verifyToken(token, 'verify-email');
+  if (verified.orgId !== orgId) throw new UnauthorizedError();
+  try {
+    await mutateUser(orgId, verified.subject, (user) => {
+      if (user.email.toLowerCase() !== verified.payload.email) throw new UnauthorizedError();
+      return user.is_verified ? user : { ...user, is_verified: true, verified_at: nowIso(), updated_at: nowIso() };
+    });
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new UnauthorizedError();
+    throw error;
+  }
+  forgetPrincipals(orgId, verified.subject);
+  return { user_id: verified.subject, is_verified: true };
+};
+
+export interface ListUsersQuery {
+  user_id?: string[];
+  email?: string[];
+  is_verified?: boolean;
+  limit: number;
+  continuation_token: number;
+  sort: SortEntry[];
+}
+
+const compareBy = (field: UserSortField, direction: 'asc' | 'desc') => (a: UserRecord, b: UserRecord) => {
+  const value = (user: UserRecord): string | number => {
+    switch (field) {
+      case 'user_stats.num_conversations':
+        return user.user_stats.num_conversations;
+      case 'user_stats.num_messages':
+        return user.user_stats.num_messages;
+      case 'user_stats.last_message_time':
+        return user.user_stats.last_message_time ?? '';
+      default:
+        return user[field].toLowerCase();
+    }
+  };
+  const [left, right] = [value(a), value(b)];
+  const order = left < right ? -1 : left > right ? 1 : a.user_id.localeCompare(b.user_id);
+  return direction === 'asc' ? order : -order;
+};
+
+/**
+ * Users the caller may see (User:GetUserInfo). Without id or e-mail filters this pages
+ * through the organization's users (a GSI when sorted); with them it reads just those.
+ */
+export const listUsersFor = async (caller: Caller, orgId: string, query: ListUsersQuery): Promise<Paged<UserView>> => {
+  await requireOrganization(orgId);
+  const visible = (user: UserRecord) =>
+    (query.is_verified === undefined || user.is_verified === query.is_verified) &&
+    hasPermission(caller, 'User:GetUserInfo', userAttributes(user));
+  const [first] = query.sort;
+  if (query.user_id?.length || query.email?.length) {
+    let ids = query.user_id ?? [];
+    if (query.email?.length) {
+      const byEmail = await getUserIdsByEmail(orgId, query.email);
+      ids = query.user_id?.length ? ids.filter((id) => byEmail.includes(id)) : byEmail;
+    }
+    let users = (await getUsers(orgId, ids)).filter(visible);
+    if (first) users = users.sort(compareBy(first.field as UserSortField, first.direction));
+    return { items: users.slice(0, query.limit).map(userView), has_more: false, continuation_token: null };
+  }
+  const page = await listUsers(orgId, {
+    sort: first ? { field: first.field as UserSortField, direction: first.direction } : undefined,
+    limit: query.limit,
+    continuationToken: query.continuation_token,
+    keep: visible,
+    filters: { is_verified: query.is_verified, caller: caller.userId },
+  });
+  return { ...page, items: page.items.map(userView) };
+};
+
+/** Search results are capped like the reference's (top 50). */
+export const searchResultLimit = 50;
+
+export const searchUsersFor = async (
+  caller: Caller,
+  orgId: string,
+  text: string,
+  userIds: string[] | undefined,
+): Promise<UserView[]> => {
+  await requireOrganization(orgId);
+  const needle = text.trim().toLowerCase();
+  const matches = (user: UserRecord) =>
+    (!userIds?.length || userIds.includes(user.user_id)) &&
+    [user.first_name, user.last_name, `${user.first_name} ${user.last_name}`, user.email].some((field) =>
+      field.toLowerCase().includes(needle),
+    ) &&
+    hasPermission(caller, 'User:GetUserInfo', userAttributes(user));
+  return (await searchUsers(orgId, matches, searchResultLimit)).map(userView);
+};
+
+/** `undefined` leaves a field unchanged; for language and time zone `null` erases it. */
+export interface UserUpdate {
+  first_name?: string;
+  last_name?: string;
+  enable_response_recommendation?: boolean;
+  preferred_language?: string | null;
+  timezone?: string | null;
+  conversations_visible_to_admins?: boolean;
+  user_model_visible_to_admins?: boolean;
+  additional_context?: string[];
+  audio_keyterms?: string[];
+  enable_devops_access?: boolean;
+}
+
+const defined = <T extends object>(value: T): Partial<T> =>
+  Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+
+export const updateUserFor = async (caller: Caller, orgId: string, userId: string, update: UserUpdate): Promise<void> => {
+  const target = await requireUser(orgId, userId);
+  requirePermission(caller, 'User:UpdateUserInfo', userAttributes(target));
+  const preferenceChanges = defined({
+    enable_response_recommendation: update.enable_response_recommendation,
+    preferred_language: update.preferred_language,
+    timezone: update.timezone,
+    conversations_visible_to_admins: update.conversations_visible_to_admins,
+    user_model_visible_to_admins: update.user_model_visible_to_admins,
+    audio_keyterms: update.audio_keyterms,
+  });
+  await mutateUser(orgId, userId, (user) => ({
+    ...user,
+    ...defined({
+      first_name: update.first_name,
+      last_name: update.last_name,
+      additional_context: update.additional_context,
+      enable_devops_access: update.enable_devops_access,
+    }),
+    preferences: { ...defaultUserPreferences(), ...user.preferences, ...preferenceChanges },
+    updated_at: nowIso(),
+  }));
+};
+
+export const deleteUserFor = async (caller: Caller, orgId: string, userId: string): Promise<void> => {
+  const target = await requireUser(orgId, userId);
+  requirePermission(caller, 'User:DeleteUser', userAttributes(target));
+  await requireOutranksUser(caller, orgId, target, 'delete');
+  await deleteUser(orgId, target);
+  forgetPrincipals(orgId, userId);
+};
+
+/**
+ * Adds conversation and message counts to a user's statistics and moves
+ * `last_message_time` forward (never back). Called by the conversation engine.
+ */
+export const recordUserActivity = async (
+  orgId: string,
+  userId: string,
+  activity: { conversations?: number; messages?: number; at: string },
+): Promise<void> => {
+  await mutateUser(orgId, userId, (user) => {
+    const last = user.user_stats.last_message_time;
+    return {
+      ...user,
+      user_stats: {
+        num_conversations: user.user_stats.num_conversations + (activity.conversations ?? 0),
+        num_messages: user.user_stats.num_messages + (activity.messages ?? 0),
+        last_message_time: (activity.messages ?? 0) > 0 && (!last || activity.at > last) ? activity.at : last,
+      },
+    };
+  });
+};
