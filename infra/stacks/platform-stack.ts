@@ -175,6 +175,7 @@ export class PlatformStack extends Stack {
       apiFunctions,
       queues: queues.byWorker,
       workerFunctions,
+      metricsNamespace: defaults.metricsNamespace,
       alarmEmail: settings.alarmEmail,
     });
 

@@ -7,6 +7,7 @@ import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../k
 import { recordUserActivity } from '../user/users';
 import { newId, nowIso } from '../kernel/ids';
 import { LlmError } from '../llm/provider';
+import { countConversationStarted, countInteraction } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { resolveVersionSet } from '../service/version-sets';
 import { type EngineSession, runTurn, type TurnOutcome } from './engine';
@@ -187,6 +188,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
     currentState: outcome.state.name,
     interactionId,
   });
+  countInteraction();
   // Statistics must not fail a committed turn.
   await recordUserActivity(orgId, conversation.user_id, {
     conversations: turn.opening ? 1 : 0,
@@ -315,6 +317,7 @@ export const startConversation = async (
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
   const leaseId = await createConversation(conversation);
+  countConversationStarted();
   const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: true, stream: input.stream };
   return {
     events: (async function* () {

@@ -20,6 +20,7 @@ import {
   ValidationError,
   type ValidationIssue,
 } from '../kernel/errors';
+import { countErrorResponse } from '../aws/business-metrics';
 import { logger, metrics, tracer } from '../aws/observability';
 import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
 import { parseRequestPart } from './validation';
@@ -91,9 +92,11 @@ export const errorResponse = (error: unknown, headers: Record<string, string> = 
     if (error instanceof RateLimitedError) Object.assign(extra, error.headers, { 'retry-after': String(error.retryAfterSeconds) });
     if (error instanceof MethodNotAllowedError) extra.allow = error.allowed.join(', ');
     const detail = error instanceof ValidationError ? error.issues : error.message;
+    countErrorResponse(error.name, error.statusCode);
     return jsonResponse(error.statusCode, { detail }, { ...headers, ...extra });
   }
   logger.error('unhandled error', { error: error as Error });
+  countErrorResponse(error instanceof Error ? error.name : 'UnknownError', 500);
   return jsonResponse(500, { detail: 'Internal server error.' }, headers);
 };
 
