@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineOperation } from '../kernel/operation';
 import { ConflictError } from '../kernel/errors';
-import { httpHandler, implement } from './http-handler';
+import { httpHandler, implement, implementGroup } from './http-handler';
 
 const createThing = defineOperation({
   operationId: 'create-thing',
@@ -129,5 +129,31 @@ describe('httpHandler', () => {
     expect(blocked.status).toBe(503);
     expect(blocked.body).toEqual({ detail: 'The service is going through temporary maintenance.' });
     expect(exempt.status).toBe(200);
+  });
+});
+
+describe('implementGroup', () => {
+  const ping = async () => ({ in_maintenance_mode: false });
+  const openApi = async () => ({});
+
+  it('binds every operation of the group to its function, in route table order', () => {
+    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi });
+    expect(implementations.map(({ operation, run }) => [operation.operationId, run])).toEqual([
+      ['ping', ping],
+      ['get-openapi-document', openApi],
+    ]);
+  });
+
+  it('fails the build for a missing, an extra or a mistyped implementation', () => {
+    // `tsc --noEmit` checks these calls; they are not run.
+    const compileTimeChecks = () => [
+      // @ts-expect-error an operation of the group is not implemented
+      implementGroup('admin', { ping }),
+      // @ts-expect-error an operation of another group is not part of this one
+      implementGroup('admin', { ping, 'get-openapi-document': openApi, 'create-agent': ping }),
+      // @ts-expect-error a function answers with the wrong body
+      implementGroup('admin', { ping: async () => ({ in_maintenance_mode: 'no' }), 'get-openapi-document': openApi }),
+    ];
+    expect(compileTimeChecks).toBeTypeOf('function');
   });
 });

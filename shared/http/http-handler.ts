@@ -5,7 +5,8 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { BodyType, Operation } from '../kernel/operation';
+import type { BodyType, EndpointGroup, Operation } from '../kernel/operation';
+import { type RouteOperation, routeOperations } from '../api/route-table';
 import { operationPathParameters, routeShape } from '../api/paths';
 import { authenticateRequest } from './authenticate';
 import type { Caller } from '../kernel/caller';
@@ -66,11 +67,26 @@ export interface Implementation<O extends Operation = Operation> {
   run(input: OperationInput<O>): Promise<OperationResult<O>>;
 }
 
-/** Binds an operation of the route table to the function that carries it out. */
-export const implement = <O extends Operation>(
-  operation: O,
-  run: (input: OperationInput<O>) => Promise<OperationResult<O>>,
-): Implementation<O> => ({ operation, run });
+export type Run<O extends Operation> = (input: OperationInput<O>) => Promise<OperationResult<O>>;
+
+/** Binds an operation to the function that carries it out. */
+export const implement = <O extends Operation>(operation: O, run: Run<O>): Implementation<O> => ({ operation, run });
+
+type GroupOperation<G extends EndpointGroup> = Extract<RouteOperation, { group: G }>;
+
+/** One function per operation of the group, keyed by operation id: none missing, none extra. */
+export type GroupImplementation<G extends EndpointGroup> = {
+  [O in GroupOperation<G> as O['operationId']]: Run<O>;
+};
+
+/**
+ * Binds every operation of an endpoint group to its function. The compiler checks the
+ * object against the route table, so a route the group carries cannot go unimplemented.
+ */
+export const implementGroup = <G extends EndpointGroup>(group: G, runs: NoInfer<GroupImplementation<G>>): readonly Implementation[] =>
+  routeOperations
+    .filter((operation) => operation.group === group)
+    .map((operation) => implement(operation, runs[operation.operationId as keyof GroupImplementation<G>] as Run<Operation>));
 
 interface HttpResponse {
   statusCode: number;
@@ -128,6 +144,7 @@ const dispatch = async (
 ): Promise<{ implementation: Implementation; result: unknown }> => {
   const shape = routeShape(event.resource);
   const onPath = implementations.filter((candidate) => routeShape(candidate.operation.path) === shape);
+  // Every operation of the group is implemented (the compiler checks it): this is an unknown route.
   if (onPath.length === 0) throw new NotFoundError('Not found.');
   const implementation = onPath.find((candidate) => candidate.operation.method === event.httpMethod);
   if (!implementation) throw new MethodNotAllowedError(onPath.map((candidate) => candidate.operation.method));
