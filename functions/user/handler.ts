@@ -25,8 +25,6 @@ import {
   verifyUserEmail,
 } from '#shared/user/users';
 import { getUserModelFor, listMemoriesFor } from '#shared/user/insights';
-import { hasPermission, requirePermission } from '#shared/kernel/caller';
-import { messageAttributes } from '#shared/conversation/conversations';
 
 /** Sign-in has no caller yet: its limit counts per key and requested user (or per e-mail address). */
 const limitSignIn = async (
@@ -148,25 +146,14 @@ export const handler = httpHandler(
       await deleteUserFor(caller, path.organization, path.requested_user_id);
       return undefined;
     },
-    'get-user-model': async ({ path, caller }) =>
-      getUserModelFor(path.organization, path.user_id, (user) =>
-        requirePermission(caller, 'User:GetUserModel', { user_id: user.user_id, email: user.email, role_name: user.role_name }),
-      ),
-    'get-memories': async ({ path, query, caller }) =>
-      listMemoriesFor(path.organization, path.user_id, {
+    'get-user-model': ({ path, caller }) => getUserModelFor(path.organization, path.user_id, caller),
+    'get-memories': ({ path, query, caller }) =>
+      listMemoriesFor(path.organization, path.user_id, caller, {
         ids: query.id,
         conversationIds: query.conversation_id,
         sortBy: parseSortBy(query.sort_by, ['conversation_id', 'created_at']),
         limit: query.limit,
         continuationToken: query.continuation_token,
-        visible: (memory) =>
-          memory.references.every((messageId) =>
-            hasPermission(
-              caller,
-              'Conversation:GetMessage',
-              messageAttributes({ id: memory.conversation_id, user_id: memory.user_id, service_id: memory.service_id, tags: {} }, { id: messageId }),
-            ),
-          ),
       }),
   }),
 );

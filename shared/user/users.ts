@@ -1,4 +1,5 @@
-import { type Caller, hasPermission, requirePermission } from '../kernel/caller';
+import type { Caller } from '../kernel/caller';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { signToken, verifyToken } from '../auth/tokens';
 import { getOrganization, requireOrganization } from '../organization/organization-repository';
 import type { Paged } from '../data/paging';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ForbiddenError } from './errors';
-import { type Caller, filterPermitted, hasPermission, type PermissionGrant, requirePermission } from './caller';
+import type { Caller, PermissionGrant } from './caller';
+import { filterPermitted, hasPermission, requirePermission } from './permissions';
 
 const callerWith = (grants: PermissionGrant[]): Caller => ({
   userId: 'u1',
