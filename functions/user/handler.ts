@@ -11,7 +11,6 @@ import { consumeRateLimit } from '#shared/auth/rate-limit';
 import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
 import { userSortFields } from '#shared/user/user-repository';
-import { ValidationError } from '#shared/kernel/errors';
 import { httpHandler, implementGroup, type OperationInput } from '#shared/http/http-handler';
 import { parseSortBy } from '#shared/kernel/list-params';
 import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
@@ -42,25 +41,6 @@ const limitSignIn = async (
   for (const [name, value] of Object.entries(headers)) setHeader(name, value);
 };
 
-/** OAuth clients send form parameters; JSON is accepted too. */
-const tokenParameters = (body: Buffer, contentType: string | undefined): Record<string, string> => {
-  const text = body.toString('utf8');
-  if (contentType?.toLowerCase().includes('application/json')) {
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-        return Object.fromEntries(
-          Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-        );
-      }
-    } catch {
-      // reported below
-    }
-    throw new ValidationError([{ loc: ['body'], msg: 'Expected a JSON object of string parameters.', type: 'json_invalid' }]);
-  }
-  return Object.fromEntries(new URLSearchParams(text));
-};
-
 const invite = ({ path, body, caller, context }: OperationInput<typeof createInvitedUserOperation> | OperationInput<typeof inviteUserOperation>) =>
   inviteUser(caller, path.organization, body, apiBaseUrl(context.url));
 
@@ -69,18 +49,7 @@ const update = async ({
   body,
   caller,
 }: OperationInput<typeof updateUserInfoOperation> | OperationInput<typeof updateUserInfoDeprecatedOperation>) => {
-  await updateUserFor(caller, path.organization, path.requested_user_id, {
-    first_name: body.first_name ?? undefined,
-    last_name: body.last_name ?? undefined,
-    enable_response_recommendation: body.enable_response_recommendation ?? undefined,
-    preferred_language: body.preferred_language,
-    timezone: body.timezone,
-    conversations_visible_to_admins: body.conversations_visible_to_admins ?? undefined,
-    user_model_visible_to_admins: body.user_model_visible_to_admins ?? undefined,
-    additional_context: body.additional_context ?? undefined,
-    audio_keyterms: body.audio_keyterms ?? undefined,
-    enable_devops_access: body.enable_devops_access ?? undefined,
-  });
+  await updateUserFor(caller, path.organization, path.requested_user_id, body);
   return undefined;
 };
 
@@ -108,16 +77,15 @@ export const handler = httpHandler(
       context.setHeader('cache-control', 'no-store');
       return undefined;
     },
-    'request-token': async ({ path, headers, context }) => {
-      const params = tokenParameters(context.rawBody, context.rawHeaders['content-type']);
-      const subject = params.refresh_token
-        ? `refresh:${hashSecret(params.refresh_token)}`
-        : `${params.api_key_id ?? ''}:${params.user_id ?? ''}`;
+    'request-token': async ({ path, headers, body, context }) => {
+      const subject = body.refresh_token
+        ? `refresh:${hashSecret(body.refresh_token)}`
+        : `${body.api_key_id ?? ''}:${body.user_id ?? ''}`;
       await limitSignIn(tokenOperation, path.organization, subject, context.setHeader);
       context.setHeader('cache-control', 'no-store');
       return requestToken({
         orgId: path.organization,
-        params,
+        params: body,
         dpopProof: headers.dpop,
         method: context.method,
         url: context.url,
@@ -128,11 +96,11 @@ export const handler = httpHandler(
     'invite-user': invite,
     'get-users': async ({ path, query, caller }) => {
       const page = await listUsersFor(caller, path.organization, {
-        user_id: query.user_id,
-        email: query.email,
-        is_verified: query.is_verified,
+        userIds: query.user_id,
+        emails: query.email,
+        isVerified: query.is_verified,
         limit: query.limit,
-        continuation_token: query.continuation_token,
+        continuationToken: query.continuation_token,
         sort: parseSortBy(query.sort_by, userSortFields),
       });
       return pageBody('users', page);

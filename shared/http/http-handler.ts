@@ -22,7 +22,7 @@ import {
   type ValidationIssue,
 } from '../kernel/errors';
 import { logger, metrics, tracer } from '../aws/observability';
-import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
+import { normalizeHeaders, normalizeQuery, parseFormBody, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
 import { parseRequestPart } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
@@ -123,6 +123,8 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
   switch (bodyType) {
     case 'multipart':
       return parseMultipartBody(body, headers['content-type']);
+    case 'form':
+      return parseFormBody(body, headers['content-type']);
     case 'binary':
       return body;
     default:
