@@ -1,9 +1,13 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defineOperation } from '../kernel/operation';
 import { ConflictError } from '../kernel/errors';
 import { httpHandler, implement, implementGroup } from './http-handler';
+
+// Built at import like a function module's handler, which reads the table setting.
+const tableName = vi.hoisted(() => 'things');
+vi.hoisted(() => vi.stubEnv('TABLE_NAME', tableName));
 
 const createThing = defineOperation({
   operationId: 'create-thing',
@@ -117,6 +121,12 @@ describe('httpHandler', () => {
     const response = await invoke({ httpMethod: 'DELETE' });
     expect(response.status).toBe(405);
     expect(response.headers?.allow).toBe('POST, GET');
+  });
+
+  it('fails to build without the table setting, so a misconfigured function fails its cold start', () => {
+    vi.stubEnv('TABLE_NAME', '');
+    expect(() => httpHandler([])).toThrow('environment variable TABLE_NAME is not set');
+    vi.stubEnv('TABLE_NAME', tableName);
   });
 
   it('answers 503 to every operation in maintenance mode except the exempt ones', async () => {

@@ -11,7 +11,7 @@ import { operationPathParameters, routeShape } from '../api/paths';
 import { authenticateRequest } from './authenticate';
 import type { Caller } from '../kernel/caller';
 import { enforceRateLimit } from '../auth/rate-limit';
-import { config } from '../kernel/config';
+import { config, requireFunctionSettings } from '../kernel/config';
 import {
   DomainError,
   MaintenanceError,
@@ -225,8 +225,9 @@ const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
     .use(logMetrics(metrics)) as H;
 
 /** The Lambda handler of a buffered endpoint group. */
-export const httpHandler = (implementations: readonly Implementation[]) =>
-  withObservability(
+export const httpHandler = (implementations: readonly Implementation[]) => {
+  requireFunctionSettings();
+  return withObservability(
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context, { signal }) => {
       const headers: Record<string, string> = {};
       try {
@@ -246,6 +247,7 @@ export const httpHandler = (implementations: readonly Implementation[]) =>
       }
     }),
   );
+};
 
 /** NDJSON lines, each written as soon as the operation yields it. */
 const ndjson = (events: AsyncIterable<unknown>): Readable =>
@@ -266,8 +268,9 @@ const ndjson = (events: AsyncIterable<unknown>): Readable =>
  * found before the stream starts get their status and a JSON body; errors after that
  * are the operation's to turn into an `error` event.
  */
-export const streamHandler = (implementations: readonly Implementation[]) =>
-  withObservability(
+export const streamHandler = (implementations: readonly Implementation[]) => {
+  requireFunctionSettings();
+  return withObservability(
     middy<APIGatewayProxyEvent, HttpResponse>({ streamifyResponse: true }).handler(
       async (event, context, { signal }) => {
         const headers: Record<string, string> = {};
@@ -286,3 +289,4 @@ export const streamHandler = (implementations: readonly Implementation[]) =>
       },
     ),
   );
+};
