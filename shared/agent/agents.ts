@@ -1,7 +1,5 @@
-import type { z } from 'zod';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
-import type { creatorInfo } from '../kernel/schemas';
 import { agents } from './agent-repository';
 import type { Paged } from '../data/paging';
 import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
@@ -9,20 +7,22 @@ import { newId, nowIso } from '../kernel/ids';
 import type { AgentVersionBody, AgentVersionRecord } from './schemas';
 import { agentVersionContent } from './version-content';
 
-/** The user behind a change, as records store it. */
-export type Creator = z.infer<typeof creatorInfo>;
-
 /** A list query whose visible records the domain decides from the caller's permissions. */
 export type HeadListRequest = Omit<HeadListQuery, 'visible'>;
 
 type HeadAttributes = (head: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) => Record<string, unknown>;
 
 /** Checks `permission` on an agent or a state machine once the repository has loaded it. */
-export const requireOnHead = (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) => (head: VersionedHead) =>
-  requirePermission(caller, permission, attributesOf(head));
+export const requireOnHead =
+  (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) =>
+  (head: VersionedHead): void =>
+    requirePermission(caller, permission, attributesOf(head));
 
-export const visibleHeads = (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) => (head: VersionedHead) =>
-  hasPermission(caller, permission, attributesOf(head));
+/** Whether the caller may see an agent or a state machine (list filtering). */
+export const visibleHeads =
+  (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) =>
+  (head: VersionedHead): boolean =>
+    hasPermission(caller, permission, attributesOf(head));
 
 /** What permission grant conditions can name on an agent or a state machine. */
 export const versionedAttributes = (head: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>, idName: string) => ({

@@ -31,8 +31,6 @@ type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
 /** What the HTTP layer learned about a request, handed to the operation's implementation. */
 export interface RequestContext {
   requestId: string;
-  /** Lower-cased request headers, for the few operations that read raw headers (auth, DPoP). */
-  rawHeaders: Record<string, string>;
   /** The request URL as the client sent it, without the query (DPoP `htu`). */
   url: string;
   method: string;
@@ -83,10 +81,14 @@ export type GroupImplementation<G extends EndpointGroup> = {
  * Binds every operation of an endpoint group to its function. The compiler checks the
  * object against the route table, so a route the group carries cannot go unimplemented.
  */
-export const implementGroup = <G extends EndpointGroup>(group: G, runs: NoInfer<GroupImplementation<G>>): readonly Implementation[] =>
+export const implementGroup = <G extends EndpointGroup>(
+  group: G,
+  // Not inferred from: the group name alone chooses the operations, so each function is typed from its operation.
+  runs: NoInfer<GroupImplementation<G>>,
+): readonly Implementation[] =>
   routeOperations
     .filter((operation) => operation.group === group)
-    .map((operation) => implement(operation, runs[operation.operationId as keyof GroupImplementation<G>] as Run<Operation>));
+    .map((operation) => implement(operation, runs[operation.operationId as keyof typeof runs] as Run<Operation>));
 
 interface HttpResponse {
   statusCode: number;
@@ -204,7 +206,6 @@ const dispatch = async (
     caller,
     context: {
       requestId: context.awsRequestId,
-      rawHeaders: headers,
       url,
       method: event.httpMethod,
       rawBody: body,

@@ -3,7 +3,7 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { requirePermission } from '../kernel/permissions';
 import type { Paged } from '../data/paging';
 import { stateMachines } from './state-machine-repository';
-import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
+import type { HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
 import { BadRequestError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import type { StateMachineVersionBody, StateMachineVersionRecord } from './schemas';
