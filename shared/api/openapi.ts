@@ -72,7 +72,8 @@ const parametersOf = (location: 'path' | 'query' | 'header', schema: z.ZodObject
 
 const requestBodyOf = (operation: Operation) => {
   const { body, bodyType } = operation.request;
-  if (!body) return undefined;
+  // The token endpoint's OAuth form has never been part of the document; describing it is a separate change.
+  if (!body || bodyType === 'form') return undefined;
   const mediaType =
     bodyType === 'multipart' ? 'multipart/form-data' : bodyType === 'binary' ? 'application/octet-stream' : 'application/json';
   return {

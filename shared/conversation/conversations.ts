@@ -3,7 +3,9 @@ import { acquireLease, commitInteraction, createConversation, deleteEmptyConvers
 import { interactionItem } from './interaction-repository';
 import { messageItem } from './message-repository';
 import { getUser } from '../user/user-repository';
+import type { Caller } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { recordUserActivity } from '../user/users';
 import { newId, nowIso } from '../kernel/ids';
 import { LlmError } from '../llm/provider';
@@ -20,17 +22,12 @@ import { type ConversationRecord } from './schemas';
 
 /** How the caller wants the stream: which agent actions they see, and when to stop. */
 export interface StreamOptions {
-  /** Whether the caller holds Conversation:GetInteractionInsights on the conversation. */
-  showAgentActions: (conversation: ConversationRecord) => boolean;
-  /** `current_agent_action_type`: agent actions whose type matches are sent. */
+  /** `current_agent_action_type`: agent actions whose type matches are sent (to callers with insight). */
   agentActionType: RegExp;
   signal?: AbortSignal;
 }
 
 export type Format = 'text' | 'voice';
-
-/** Checks the caller's permissions on a conversation once it is loaded; throws ForbiddenError. */
-export type AuthorizeConversation = (conversation: ConversationRecord) => void;
 
 /** What permission grant conditions can name on a conversation (`user_id` is its owner). */
 export const conversationAttributes = (conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>) => ({
@@ -46,6 +43,18 @@ export const messageAttributes = (
   conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
   message: { id: string; message_type?: string },
 ) => ({ ...conversationAttributes(conversation), id: message.id, message_id: message.id, message_type: message.message_type });
+
+export const canReadMessage = (
+  caller: Caller,
+  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
+  message: { id: string; message_type?: string },
+): boolean => hasPermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message));
+
+/** Interacting with a conversation and finishing it need both permissions, as in the reference. */
+const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {
+  requirePermission(caller, 'User:UpdateUserInfo', { user_id: conversation.user_id });
+  requirePermission(caller, 'Conversation:InteractWithConversation', conversationAttributes(conversation));
+};
 
 /**
  * This deployment has no speech provider (speech-to-text, text-to-speech), so voice requests
@@ -128,9 +137,9 @@ export const finishConversation = async (
   await finishConversationRecord(conversation, finishedAt, options.leaseId);
 };
 
-export const finishConversationFor = async (orgId: string, id: string, authorize: AuthorizeConversation): Promise<void> => {
+export const finishConversationFor = async (orgId: string, id: string, caller: Caller): Promise<void> => {
   const conversation = await requireConversation(orgId, id, true);
-  authorize(conversation);
+  requireInteraction(caller, conversation);
   await finishConversation(conversation, { trigger: 'finish-conversation' });
 };
 
@@ -144,6 +153,7 @@ interface Turn {
   newMessages: MessageRecord[];
   /** Whether the turn starts the conversation (user statistics count it). */
   opening: boolean;
+  caller: Caller;
   stream: StreamOptions;
 }
 
@@ -207,7 +217,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
  */
 async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
   const { conversation, stream } = turn;
-  const showAgentActions = stream.showAgentActions(conversation);
+  const showAgentActions = hasPermission(turn.caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation));
   const promptLogger = createPromptLogger({
     orgId: conversation.org_id,
     serviceId: conversation.service_id,
@@ -259,7 +269,8 @@ export interface InitialMessage {
 
 export interface StartConversationInput {
   orgId: string;
-  userId: string;
+  /** Starts the conversation as its user. */
+  caller: Caller;
   serviceId: string;
   versionSetName: string;
   initialMessage?: InitialMessage;
@@ -276,7 +287,9 @@ export interface StartConversationInput {
 export const startConversation = async (
   input: StartConversationInput,
 ): Promise<{ events: AsyncIterable<CreateConversationEvent> }> => {
-  const { orgId, userId, serviceId } = input;
+  const { orgId, caller, serviceId } = input;
+  const userId = caller.userId;
+  requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
   const [resolved, userState, user] = await Promise.all([
     resolveVersionSet(orgId, serviceId, input.versionSetName),
     getUserServiceState(orgId, userId, serviceId),
@@ -319,7 +332,7 @@ export const startConversation = async (
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
   const leaseId = await createConversation(conversation);
   countConversationStarted();
-  const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: true, stream: input.stream };
+  const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: true, caller, stream: input.stream };
   return {
     events: (async function* () {
       yield { type: 'conversation-created' as const, conversation_id: conversation.id };
@@ -360,8 +373,8 @@ export interface InteractInput {
   text: string;
   /** External events that happened before the message, oldest first. */
   externalEvents: ExternalEvent[];
+  caller: Caller;
   stream: StreamOptions;
-  authorize: AuthorizeConversation;
 }
 
 const validateTurnInput = (conversation: ConversationRecord, input: InteractInput): void => {
@@ -395,7 +408,7 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
 export const interactWithConversation = async (input: InteractInput): Promise<{ events: AsyncIterable<InteractEvent> }> => {
   const { orgId, conversationId } = input;
   const found = await requireConversation(orgId, conversationId);
-  input.authorize(found);
+  requireInteraction(input.caller, found);
   if (found.is_finished) throw alreadyFinished(conversationId);
   validateTurnInput(found, input);
 
@@ -417,7 +430,7 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
       (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
     const session = await loadSession(conversation, { isReturningUser, newMessages });
     const spoken = newMessages.at(-1);
-    const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: false, stream: input.stream };
+    const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: false, caller: input.caller, stream: input.stream };
     return {
       events: (async function* () {
         if (spoken && input.messageType !== 'skip') {

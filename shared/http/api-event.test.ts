@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../kernel/errors';
-import { normalizeQuery, parseMultipartBody } from './api-event';
+import { normalizeQuery, parseFormBody, parseMultipartBody } from './api-event';
 
 const multipart = async (form: FormData) => {
   const request = new Request('http://localhost/', { method: 'POST', body: form });
@@ -50,5 +50,21 @@ describe('normalizeQuery', () => {
       multiValueQueryStringParameters: { id: ['a', 'b'], 'tag[]': ['x'], limit: ['5'] },
     } as never);
     expect(query).toEqual({ id: ['a', 'b'], tag: ['x'], limit: '5' });
+  });
+});
+
+describe('parseFormBody', () => {
+  it('reads URL-encoded parameters, the last of a repeated name winning', () => {
+    const form = parseFormBody(Buffer.from('grant_type=refresh_token&refresh_token=a%2Bb&refresh_token=c'), 'application/x-www-form-urlencoded');
+    expect(form).toEqual({ grant_type: 'refresh_token', refresh_token: 'c' });
+  });
+
+  it('reads the string members of a JSON object and rejects anything else with a 422', () => {
+    expect(parseFormBody(Buffer.from('{"grant_type":"refresh_token","expires_in":5}'), 'application/json')).toEqual({
+      grant_type: 'refresh_token',
+    });
+    for (const body of ['[]', 'null', '{not json', '']) {
+      expect(() => parseFormBody(Buffer.from(body), 'application/json; charset=utf-8')).toThrow(ValidationError);
+    }
   });
 });

@@ -87,3 +87,22 @@ export const parseMultipartBody = async (body: Buffer, contentType: string | und
   }
   return fields;
 };
+
+/**
+ * OAuth-style parameters: application/x-www-form-urlencoded (the last of a repeated name wins),
+ * or, with a JSON content type, a JSON object whose string members are kept.
+ */
+export const parseFormBody = (body: Buffer, contentType: string | undefined): Record<string, string> => {
+  const text = body.toString('utf8');
+  if (!contentType?.toLowerCase().includes('application/json')) return Object.fromEntries(new URLSearchParams(text));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ValidationError([{ loc: ['body'], msg: 'Expected a JSON object of string parameters.', type: 'json_invalid' }]);
+  }
+  return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+};

@@ -5,12 +5,13 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { BodyType, Operation } from '../kernel/operation';
+import type { BodyType, EndpointGroup, Operation } from '../kernel/operation';
+import { type RouteOperation, routeOperations } from '../api/route-table';
 import { operationPathParameters, routeShape } from '../api/paths';
 import { authenticateRequest } from './authenticate';
 import type { Caller } from '../kernel/caller';
 import { enforceRateLimit } from '../auth/rate-limit';
-import { config } from '../kernel/config';
+import { config, requireFunctionSettings } from '../kernel/config';
 import {
   DomainError,
   MaintenanceError,
@@ -22,7 +23,7 @@ import {
 } from '../kernel/errors';
 import { countErrorResponse } from '../aws/business-metrics';
 import { logger, metrics, tracer } from '../aws/observability';
-import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
+import { normalizeHeaders, normalizeQuery, parseFormBody, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
 import { parseRequestPart } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
@@ -31,8 +32,6 @@ type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
 /** What the HTTP layer learned about a request, handed to the operation's implementation. */
 export interface RequestContext {
   requestId: string;
-  /** Lower-cased request headers, for the few operations that read raw headers (auth, DPoP). */
-  rawHeaders: Record<string, string>;
   /** The request URL as the client sent it, without the query (DPoP `htu`). */
   url: string;
   method: string;
@@ -67,11 +66,30 @@ export interface Implementation<O extends Operation = Operation> {
   run(input: OperationInput<O>): Promise<OperationResult<O>>;
 }
 
-/** Binds an operation of the route table to the function that carries it out. */
-export const implement = <O extends Operation>(
-  operation: O,
-  run: (input: OperationInput<O>) => Promise<OperationResult<O>>,
-): Implementation<O> => ({ operation, run });
+export type Run<O extends Operation> = (input: OperationInput<O>) => Promise<OperationResult<O>>;
+
+/** Binds an operation to the function that carries it out. */
+export const implement = <O extends Operation>(operation: O, run: Run<O>): Implementation<O> => ({ operation, run });
+
+type GroupOperation<G extends EndpointGroup> = Extract<RouteOperation, { group: G }>;
+
+/** One function per operation of the group, keyed by operation id: none missing, none extra. */
+export type GroupImplementation<G extends EndpointGroup> = {
+  [O in GroupOperation<G> as O['operationId']]: Run<O>;
+};
+
+/**
+ * Binds every operation of an endpoint group to its function. The compiler checks the
+ * object against the route table, so a route the group carries cannot go unimplemented.
+ */
+export const implementGroup = <G extends EndpointGroup>(
+  group: G,
+  // Not inferred from: the group name alone chooses the operations, so each function is typed from its operation.
+  runs: NoInfer<GroupImplementation<G>>,
+): readonly Implementation[] =>
+  routeOperations
+    .filter((operation) => operation.group === group)
+    .map((operation) => implement(operation, runs[operation.operationId as keyof typeof runs] as Run<Operation>));
 
 interface HttpResponse {
   statusCode: number;
@@ -110,6 +128,8 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
   switch (bodyType) {
     case 'multipart':
       return parseMultipartBody(body, headers['content-type']);
+    case 'form':
+      return parseFormBody(body, headers['content-type']);
     case 'binary':
       return body;
     default:
@@ -131,6 +151,7 @@ const dispatch = async (
 ): Promise<{ implementation: Implementation; result: unknown }> => {
   const shape = routeShape(event.resource);
   const onPath = implementations.filter((candidate) => routeShape(candidate.operation.path) === shape);
+  // Every operation of the group is implemented (the compiler checks it): this is an unknown route.
   if (onPath.length === 0) throw new NotFoundError('Not found.');
   const implementation = onPath.find((candidate) => candidate.operation.method === event.httpMethod);
   if (!implementation) throw new MethodNotAllowedError(onPath.map((candidate) => candidate.operation.method));
@@ -188,7 +209,6 @@ const dispatch = async (
     caller,
     context: {
       requestId: context.awsRequestId,
-      rawHeaders: headers,
       url,
       method: event.httpMethod,
       rawBody: body,
@@ -209,8 +229,9 @@ const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
     .use(logMetrics(metrics)) as H;
 
 /** The Lambda handler of a buffered endpoint group. */
-export const httpHandler = (implementations: readonly Implementation[]) =>
-  withObservability(
+export const httpHandler = (implementations: readonly Implementation[]) => {
+  requireFunctionSettings();
+  return withObservability(
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context, { signal }) => {
       const headers: Record<string, string> = {};
       try {
@@ -230,6 +251,7 @@ export const httpHandler = (implementations: readonly Implementation[]) =>
       }
     }),
   );
+};
 
 /** NDJSON lines, each written as soon as the operation yields it. */
 const ndjson = (events: AsyncIterable<unknown>): Readable =>
@@ -250,8 +272,9 @@ const ndjson = (events: AsyncIterable<unknown>): Readable =>
  * found before the stream starts get their status and a JSON body; errors after that
  * are the operation's to turn into an `error` event.
  */
-export const streamHandler = (implementations: readonly Implementation[]) =>
-  withObservability(
+export const streamHandler = (implementations: readonly Implementation[]) => {
+  requireFunctionSettings();
+  return withObservability(
     middy<APIGatewayProxyEvent, HttpResponse>({ streamifyResponse: true }).handler(
       async (event, context, { signal }) => {
         const headers: Record<string, string> = {};
@@ -270,3 +293,4 @@ export const streamHandler = (implementations: readonly Implementation[]) =>
       },
     ),
   );
+};

@@ -1,6 +1,8 @@
 /**
- * Deployment settings read from the environment. Required values throw when missing so a
- * misconfigured function fails at start-up rather than on some later request.
+ * Deployment settings read from the environment. Required values throw when read while
+ * missing. What every function needs is read when its module loads (`requireFunctionSettings`),
+ * so a misconfigured function fails its cold start rather than some later request; settings
+ * only some operations use (the bucket, queue URLs) fail on first use.
  */
 const required = (name: string): string => {
   const value = process.env[name];
@@ -39,3 +41,11 @@ export const config = {
     return process.env.AWS_REGION ?? 'us-east-1';
   },
 } as const;
+
+/**
+ * Reads the settings every function needs. The HTTP handlers call it when they are built, at
+ * module load; importing the route table or the schemas reads no setting.
+ */
+export const requireFunctionSettings = (): void => {
+  required('TABLE_NAME');
+};

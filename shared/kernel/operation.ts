@@ -31,7 +31,7 @@ export interface OperationRequest {
   query?: z.ZodObject;
   headers?: z.ZodObject;
   body?: z.ZodType;
-  /** json (default), multipart form data, or raw bytes. */
+  /** json (default), multipart form data, an OAuth-style form (URL-encoded or JSON), or raw bytes. */
   bodyType?: BodyType;
   /**
    * Chooses the body type from the validated query, for operations whose body format is a
@@ -41,7 +41,7 @@ export interface OperationRequest {
   bodyTypeFor?: (query: never) => BodyType;
 }
 
-export type BodyType = 'json' | 'multipart' | 'binary';
+export type BodyType = 'json' | 'multipart' | 'form' | 'binary';
 
 export interface OperationResponse {
   status: number;

@@ -1,4 +1,5 @@
-import { type Caller, creatorOf, filterPermitted, type PermissionGrant, requirePermission } from '../kernel/caller';
+import { type Caller, creatorOf, type PermissionGrant } from '../kernel/caller';
+import { filterPermitted, requirePermission } from '../kernel/permissions';
 import { hashSecret, newSecret } from '../auth/secrets';
 import {
   type ApiKeyRecord,

@@ -1,4 +1,5 @@
-import { type Caller, hasPermission, requirePermission } from '../kernel/caller';
+import type { Caller } from '../kernel/caller';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { config } from '../kernel/config';
 import { eraseOrganizationData } from '../data/organization-erasure';
 import { type BrandingImage, deleteOrganizationRecord, getOrganization, markOrganizationDeleted, organizationCreateItems, requireOrganization, updateOrganization } from './organization-repository';
@@ -139,7 +140,7 @@ export const createOrganizationFor = async (
   input: CreateOrganizationInput,
   clusterName: string,
 ): Promise<string> => {
-  for (const permission of ['Organization:CreateOrganization', 'Role:CreateRole', 'User:InviteUser']) {
+  for (const permission of ['Organization:CreateOrganization', 'Role:CreateRole', 'User:InviteUser'] as const) {
     requirePermission(caller, permission);
   }
   if (!callerAtLeast(caller, defaultRole('DefaultSuperAdministratorRole').permission_grants)) {

@@ -1,4 +1,5 @@
-import { type Caller, filterPermitted, type PermissionGrant, requirePermission } from '../kernel/caller';
+import type { Caller, PermissionGrant } from '../kernel/caller';
+import { filterPermitted, requirePermission } from '../kernel/permissions';
 import {
   createRole as insertRole,
   getRoleByName,

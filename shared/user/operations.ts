@@ -25,6 +25,9 @@ const notSetAble = <T extends z.ZodType>(value: T) =>
     .optional()
     .transform((input) => (input !== null && typeof input === 'object' ? undefined : input) as z.output<T> | null | undefined);
 
+/** `null` or omitted leaves the field unchanged. */
+const unchangedWhenNull = <T extends z.ZodType>(value: T) => value.nullish().transform((input) => input ?? undefined);
+
 const userInstance = z.object({
   org_id: z.string(),
   user_id: z.string(),
@@ -116,8 +119,9 @@ export const tokenOperation = defineOperation({
   request: {
     path: organizationPath,
     headers: commonHeaders.extend({ dpop: z.string().min(1).optional() }),
-    // Parameters as application/x-www-form-urlencoded (OAuth) or a JSON object, read from the raw body.
-    bodyType: 'binary',
+    // Parameters as application/x-www-form-urlencoded (OAuth) or a JSON object; the grant type decides which are required.
+    bodyType: 'form',
+    body: z.record(z.string(), z.string()),
   },
   response: {
     status: 200,
@@ -220,16 +224,16 @@ export const searchUsersOperation = defineOperation({
 
 const updateUserBody = z
   .object({
-    first_name: nonEmpty.nullish(),
-    last_name: nonEmpty.nullish(),
-    enable_response_recommendation: z.boolean().nullish(),
+    first_name: unchangedWhenNull(nonEmpty),
+    last_name: unchangedWhenNull(nonEmpty),
+    enable_response_recommendation: unchangedWhenNull(z.boolean()),
     preferred_language: notSetAble(languageCode),
     timezone: notSetAble(timeZone),
-    conversations_visible_to_admins: z.boolean().nullish(),
-    user_model_visible_to_admins: z.boolean().nullish(),
-    additional_context: z.array(z.string().trim().min(1).max(2000)).max(50).nullish(),
-    audio_keyterms: audioKeyterms.nullish(),
-    enable_devops_access: z.boolean().nullish(),
+    conversations_visible_to_admins: unchangedWhenNull(z.boolean()),
+    user_model_visible_to_admins: unchangedWhenNull(z.boolean()),
+    additional_context: unchangedWhenNull(z.array(z.string().trim().min(1).max(2000)).max(50)),
+    audio_keyterms: unchangedWhenNull(audioKeyterms),
+    enable_devops_access: unchangedWhenNull(z.boolean()),
   })
   .prefault({});
 

@@ -1,4 +1,5 @@
-import { type Caller, hasPermission, requirePermission } from '../kernel/caller';
+import type { Caller } from '../kernel/caller';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { signToken, verifyToken } from '../auth/tokens';
 import { getOrganization, requireOrganization } from '../organization/organization-repository';
 import type { Paged } from '../data/paging';
@@ -173,11 +174,11 @@ export const verifyUserEmail = async (orgId: string, token: string): Promise<{ u
 };
 
 export interface ListUsersQuery {
-  user_id?: string[];
-  email?: string[];
-  is_verified?: boolean;
+  userIds?: string[];
+  emails?: string[];
+  isVerified?: boolean;
   limit: number;
-  continuation_token: number;
+  continuationToken: number;
   sort: SortEntry[];
 }
 
@@ -206,14 +207,14 @@ const compareBy = (field: UserSortField, direction: 'asc' | 'desc') => (a: UserR
 export const listUsersFor = async (caller: Caller, orgId: string, query: ListUsersQuery): Promise<Paged<UserView>> => {
   await requireOrganization(orgId);
   const visible = (user: UserRecord) =>
-    (query.is_verified === undefined || user.is_verified === query.is_verified) &&
+    (query.isVerified === undefined || user.is_verified === query.isVerified) &&
     hasPermission(caller, 'User:GetUserInfo', userAttributes(user));
   const [first] = query.sort;
-  if (query.user_id?.length || query.email?.length) {
-    let ids = query.user_id ?? [];
-    if (query.email?.length) {
-      const byEmail = await getUserIdsByEmail(orgId, query.email);
-      ids = query.user_id?.length ? ids.filter((id) => byEmail.includes(id)) : byEmail;
+  if (query.userIds?.length || query.emails?.length) {
+    let ids = query.userIds ?? [];
+    if (query.emails?.length) {
+      const byEmail = await getUserIdsByEmail(orgId, query.emails);
+      ids = query.userIds?.length ? ids.filter((id) => byEmail.includes(id)) : byEmail;
     }
     let users = (await getUsers(orgId, ids)).filter(visible);
     if (first) users = users.sort(compareBy(first.field as UserSortField, first.direction));
@@ -222,9 +223,9 @@ export const listUsersFor = async (caller: Caller, orgId: string, query: ListUse
   const page = await listUsers(orgId, {
     sort: first ? { field: first.field as UserSortField, direction: first.direction } : undefined,
     limit: query.limit,
-    continuationToken: query.continuation_token,
+    continuationToken: query.continuationToken,
     keep: visible,
-    filters: { is_verified: query.is_verified, caller: caller.userId },
+    filters: { is_verified: query.isVerified, caller: caller.userId },
   });
   return { ...page, items: page.items.map(userView) };
 };
