@@ -4,6 +4,9 @@ import { analysisQueueMessage, type AnalysisQueueMessage } from '../../events/qu
 import { sampleAnalysisMessage } from '../../events/samples';
 import { sqsWorker } from './sqs-worker';
 
+// Workers check their settings when they are created.
+vi.stubEnv('TABLE_NAME', 'sqs-worker-test');
+
 const context = { awsRequestId: 'r1', functionName: 'analysis-worker', getRemainingTimeInMillis: () => 10_000 } as Context;
 
 const record = (messageId: string, body: unknown): SQSRecord => ({

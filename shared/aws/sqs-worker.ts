@@ -5,6 +5,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod';
+import { requireFunctionSettings } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
 import { logger, metrics, tracer } from './observability';
 
@@ -29,6 +30,8 @@ export type ConsumeMessage<S extends QueueMessageSchema> = (message: z.output<S>
  * Concurrency comes from concurrent invocations (the queue's `maxConcurrency`).
  */
 export const sqsWorker = <S extends QueueMessageSchema>(worker: WorkerName, schema: S, consume: ConsumeMessage<S>) => {
+  // A misconfigured worker fails its cold start rather than its first message.
+  requireFunctionSettings();
   const processor = new BatchProcessor(EventType.SQS);
 
   const processRecord = async (record: SQSRecord): Promise<void> => {
