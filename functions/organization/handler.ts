@@ -11,8 +11,6 @@ import {
   modifyOrganizationOperation,
 } from '#shared/organization/operations';
 import { publicJwks } from '#shared/auth/signing-keys';
-// Every repository registers its organization eraser on import: delete erases them all.
-import '#shared/data/all-repositories';
 import { ValidationError } from '#shared/kernel/errors';
 import { httpHandler, implement } from '#shared/http/http-handler';
 import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/organization/api-keys';
