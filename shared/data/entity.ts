@@ -129,8 +129,10 @@ export const defineEntity = <
     forward: range.forward,
   });
 
+  if (!('within' in declaration) && declaration.partition && !declaration.erase) {
+    throw new Error(`entity ${name} has a partition per record: declare how to erase them`);
+  }
   const defaultErase = async (orgId: string): Promise<void> => {
-    if (declaration.partition) throw new Error(`entity ${name} has a partition per record: declare its eraser`);
     for (const guard of Object.values(guards)) await erasePartition(partitionKeyOf(orgId, guard.token));
     await erasePartition(partitionKeyOf(orgId, token));
   };
@@ -170,8 +172,8 @@ export const defineEntity = <
     }),
 
     get: async (orgId: string, of: P & K, consistent = false): Promise<Parsed | undefined> => {
-      const item = await getItem(key(orgId, of), consistent);
-      return item ? parse(item) : undefined;
+      const stored = await getItem(key(orgId, of), consistent);
+      return stored ? parse(stored) : undefined;
     },
 
     /** The records of `keys` that exist, in the order asked. */
