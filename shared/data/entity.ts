@@ -214,4 +214,5 @@ export const defineEntity = <
   };
 };
 
-export type Entity = Pick<ReturnType<typeof defineEntity>, 'name' | 'token' | 'erase'>;
+/** What the catalog needs of an entity. */
+export type Entity = Pick<ReturnType<typeof defineEntity>, 'name' | 'erase'>;

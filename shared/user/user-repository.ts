@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { sortableValue } from '../kernel/list-params';
-import { defineEntity, type IndexDeclaration } from '../data/entity';
+import { defineEntity } from '../data/entity';
 import { listFingerprint, type Paged, pageOf } from '../data/paging';
 import { batchGetItems, getItem, type Item, putItem, queryPage, transactWrite } from '../data/table';
+import type { GlobalIndexName } from '../data/table-definition';
 import { userPreferencesRecord } from '../organization/schemas';
 
 export const userRecord = z.object({
@@ -43,7 +44,7 @@ export const userSortFields = [
 export type UserSortField = (typeof userSortFields)[number];
 
 /** The index of a sortable field: its sort key is `sortableValue(field)#user_id`. */
-const sortIndex = (index: IndexDeclaration<UserRecord, unknown>['index'], value: (user: UserRecord) => unknown) => ({
+const sortIndex = (index: GlobalIndexName, value: (user: UserRecord) => unknown) => ({
   index,
   sort: (user: UserRecord) => `${sortableValue(value(user))}#${user.user_id}`,
 });
