@@ -1,7 +1,5 @@
 import { clusterName } from '#shared/kernel/schemas';
 import { publicJwks } from '#shared/auth/signing-keys';
-// Every repository registers its organization eraser on import: delete erases them all.
-import '#shared/data/all-repositories';
 import { ValidationError } from '#shared/kernel/errors';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/organization/api-keys';

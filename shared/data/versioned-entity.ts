@@ -4,28 +4,19 @@ import { creatorInfo } from '../kernel/schemas';
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from '../kernel/errors';
 import { sortableValue, type VersionFilter } from '../kernel/list-params';
 import { newId, nowIso } from '../kernel/ids';
-import { erasePartition, registerOrganizationEraser } from './organization-erasure';
+import { defineEntity } from './entity';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
-import {
-  batchGetItems,
-  getItem,
-  type Item,
-  isConditionFailure,
-  type PrimaryKey,
-  queryPage,
-  transactWrite,
-  updateItem,
-} from './table';
+import { type Item, isConditionFailure, queryPage, transactWrite, updateItem } from './table';
 
 /**
  * Agents and service hierarchical state machines are the same kind of record: a named,
  * deprecatable head with numbered, immutable versions that services pin. One declaration
  * per entity gives its keys and operations (see `agent-repository.ts`, `state-machine-repository.ts`).
  *
- * Items, for entity token T:
- *   head        pk ORG#{org}#T           sk {id}                      (creation order: ids sort by time)
- *   name guard  pk ORG#{org}#T_NAME      sk {name}                    (names are unique in an organization)
- *   version     pk ORG#{org}#T_VERSION   sk {id}#{version, zero-padded}
+ * Entities, for token T (partition, then sort key):
+ *   head        T            {id}                          (creation order: ids sort by time)
+ *   name guard  T_NAME       {name}                        (names are unique in an organization)
+ *   version     T_VERSION    {id}#{version, zero-padded}
  */
 export const versionedHead = z.object({
   id: z.string(),
@@ -131,23 +122,29 @@ const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(
 
 export const defineVersionedEntity = <V extends StoredVersion>(definition: VersionedEntityDefinition<V>) => {
   const { entity, token, label } = definition;
-  const headPartition = (orgId: string) => `ORG#${orgId}#${token}`;
-  const namePartition = (orgId: string) => `ORG#${orgId}#${token}_NAME`;
-  const versionPartition = (orgId: string) => `ORG#${orgId}#${token}_VERSION`;
-  const versionSortKey = (id: string, version: number) => `${id}#${sortableValue(version)}`;
-  const headKey = (orgId: string, id: string): PrimaryKey => ({ pk: headPartition(orgId), sk: id });
-  const versionKey = (orgId: string, id: string, version: number): PrimaryKey => ({
-    pk: versionPartition(orgId),
-    sk: versionSortKey(id, version),
+  const heads = defineEntity({
+    name: entity,
+    token,
+    schema: versionedHead,
+    sort: (head: { id: string }) => head.id,
+    guards: {
+      name: { token: `${token}_NAME`, value: (head) => head.name, sort: nameKeyPart, holds: (head) => ({ id: head.id }) },
+    },
   });
-  const toHead = (item: Item): VersionedHead => versionedHead.parse(item);
-  const toVersion = (item: Item): V => definition.version.parse(item);
+  const versions = defineEntity({
+    name: `${entity}-version`,
+    token: `${token}_VERSION`,
+    schema: definition.version,
+    // `id` is the version record's own; the key names the head (stored as `head_id`).
+    sort: (version: { head_id: string; version: number }) => `${version.head_id}#${sortableValue(version.version)}`,
+  });
+  const headKey = (orgId: string, id: string) => heads.key(orgId, { id });
+  const toHead = (item: Item): VersionedHead => heads.parse(item);
+  const toVersion = (item: Item): V => versions.parse(item);
   const notFound = (id: string) => new NotFoundError(`${capitalized(label)} ${id} does not exist.`);
 
-  const get = async (orgId: string, id: string, consistent = false): Promise<VersionedHead | undefined> => {
-    const item = await getItem(headKey(orgId, id), consistent);
-    return item ? toHead(item) : undefined;
-  };
+  const get = (orgId: string, id: string, consistent = false): Promise<VersionedHead | undefined> =>
+    heads.get(orgId, { id }, consistent);
 
   const getExisting = async (orgId: string, id: string, consistent = false): Promise<VersionedHead> => {
     const head = await get(orgId, id, consistent);
@@ -157,14 +154,12 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
 
   /** The heads of `ids` that exist, by id. */
   const getMany = async (orgId: string, ids: string[]): Promise<Map<string, VersionedHead>> => {
-    const items = await batchGetItems([...new Set(ids)].map((id) => headKey(orgId, id)));
-    return new Map(items.map((item) => [String(item.id), toHead(item)]));
+    const found = await heads.getMany(orgId, [...new Set(ids)].map((id) => ({ id })));
+    return new Map(found.map((head) => [head.id, head]));
   };
 
-  const getVersion = async (orgId: string, id: string, version: number): Promise<V | undefined> => {
-    const item = await getItem(versionKey(orgId, id, version));
-    return item ? toVersion(item) : undefined;
-  };
+  const getVersion = (orgId: string, id: string, version: number): Promise<V | undefined> =>
+    versions.get(orgId, { head_id: id, version });
 
   /** Stores `record` as the next version, conditioned on the latest version it was built from; false when it lost the race. */
   const putVersion = async (orgId: string, id: string, record: V, basedOn: number | null): Promise<boolean> => {
@@ -184,12 +179,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
               ExpressionAttributeValues: { ':version': record.version, ...(basedOn === null ? {} : { ':basedOn': basedOn }) },
             },
           },
-          {
-            Put: {
-              Item: { ...versionKey(orgId, id, record.version), entity: `${entity}-version`, ...record },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
+          versions.create(orgId, { ...record, head_id: id }),
         ],
         () => lostRace,
       );
@@ -201,8 +191,8 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
   };
 
   return {
-    headKey,
-    versionKey,
+    /** The declarations, for the entity catalog. */
+    entities: [heads, versions],
     get,
     getExisting,
     getMany,
@@ -211,29 +201,9 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     /** Creates a head without versions; the name must be free in the organization (409). */
     create: async (orgId: string, name: string, creator: { org_id: string; user_id: string }): Promise<{ id: string }> => {
       const id = newId();
+      const head = { id, name, deprecated: false, created_at: nowIso(), creator };
       await transactWrite(
-        [
-          {
-            Put: {
-              Item: {
-                ...headKey(orgId, id),
-                entity,
-                id,
-                name,
-                deprecated: false,
-                created_at: nowIso(),
-                creator,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          {
-            Put: {
-              Item: { pk: namePartition(orgId), sk: nameKeyPart(name), entity: `${entity}-name`, id },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
+        [heads.create(orgId, head), heads.guardPut(orgId, 'name', head)],
         () => new ConflictError(`A ${label} named '${name}' already exists.`),
       );
       return { id };
@@ -255,7 +225,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
                 startKey,
                 { limit: query.limit, keep },
               )
-            : queryPage({ partition: headPartition(orgId) }, { limit: query.limit, startKey, keep }),
+            : queryPage(heads.query(orgId, {}), { limit: query.limit, startKey, keep }),
         (item) => headView(toHead(item)),
       );
     },
@@ -302,13 +272,17 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
         query.continuationToken,
         (startKey) =>
           queryPage(
-            {
-              partition: versionPartition(orgId),
+            versions.query(orgId, {}, {
               ...(range
-                ? { sortBetween: [versionSortKey(id, range.low), versionSortKey(id, range.high)] as [string, string] }
-                : { sortPrefix: `${id}#` }),
+                ? {
+                    between: [
+                      versions.sortOf({ head_id: id, version: range.low }),
+                      versions.sortOf({ head_id: id, version: range.high }),
+                    ],
+                  }
+                : { prefix: `${id}#` }),
               forward: !query.descending,
-            },
+            }),
             { limit: query.limit, startKey },
           ),
         (item) => {
@@ -361,14 +335,6 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
           : { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':delta': delta } }),
       },
     }),
-
-    /** Registers the organization eraser of this entity's items. */
-    registerEraser: () =>
-      registerOrganizationEraser(entity, async (orgId) => {
-        await erasePartition(versionPartition(orgId));
-        await erasePartition(namePartition(orgId));
-        await erasePartition(headPartition(orgId));
-      }),
   };
 };
 
