@@ -1,7 +1,7 @@
 import type { Caller } from '../kernel/caller';
 import { hasPermission, requirePermission } from '../kernel/permissions';
 import { config } from '../kernel/config';
-import { eraseOrganizationData } from '../data/entity-catalog';
+import { eraseOrganizationData } from './entity-catalog';
 import { type BrandingImage, getOrganization, markOrganizationDeleted, organizationCreateItems, requireOrganization, updateOrganization } from './organization-repository';
 import { roleCreateItem } from '../role/role-repository';
 import { transactWrite } from '../data/table';

@@ -3,7 +3,7 @@ import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { createAgent, createAgentVersion, deprecateAgent } from '../agent/agents';
 import { sampleAgentVersionBody } from '../agent/fixtures';
 import { getAgentVersion } from '../agent/agent-repository';
-import { eraseOrganizationData } from '../data/entity-catalog';
+import { eraseOrganizationData } from '../organization/entity-catalog';
 import { getService } from './service-repository';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';

@@ -3,16 +3,16 @@ import { authNonces, refreshTokens } from '../auth/auth-session-repository';
 import { conversationLeases, conversations, conversationUserStates } from '../conversation/conversation-repository';
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
-import { apiKeyCounts, apiKeys } from '../organization/api-key-repository';
-import { organizationBranding, organizations } from '../organization/organization-repository';
+import { apiKeyCounts, apiKeys } from './api-key-repository';
+import { organizationBranding, organizations } from './organization-repository';
 import { replacedRoles, roles } from '../role/role-repository';
 import { serviceTags, services } from '../service/service-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { memories } from '../user/memory-repository';
 import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
-import type { Entity } from './entity';
-import { pagingCursors } from './paging';
+import type { Entity } from '../data/entity';
+import { pagingCursors } from '../data/paging';
 
 /**
  * Every entity of the table. Deleting an organization erases each in this order, so nothing

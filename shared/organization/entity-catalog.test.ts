@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { entityCatalog } from './entity-catalog';
-import { organizations } from '../organization/organization-repository';
+import { organizations } from './organization-repository';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
