@@ -12,12 +12,12 @@ import {
   updateUserInfoOperation,
   verifyUserOperation,
 } from '#shared/user/operations';
-import { consumeRateLimit } from '#shared/auth/rate-limit';
+import { limitSignIn, type SignInAttempt, takeToken } from '#shared/auth/rate-limit';
 import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
 import { userSortFields } from '#shared/user/user-repository';
 import { ValidationError } from '#shared/kernel/errors';
-import { httpHandler, implement, type OperationInput } from '#shared/http/http-handler';
+import { httpHandler, implement, type OperationInput, type RequestContext } from '#shared/http/http-handler';
 import { parseSortBy } from '#shared/kernel/list-params';
 import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
 import {
@@ -31,20 +31,19 @@ import {
 } from '#shared/user/users';
 import { userInsightImplementations } from './insights';
 
-/** Sign-in has no caller yet: its limit counts per key and requested user (or per e-mail address). */
-const limitSignIn = async (
+/** Sign-in has no caller yet: its limits count per source, key and requested user. */
+const limitedSignIn = async <T>(
+  attempt: Omit<SignInAttempt, 'perMinute' | 'operationId' | 'source'>,
   operation: { operationId: string; rateLimitPerMinute: number },
-  orgId: string,
-  subject: string,
-  setHeader: (name: string, value: string) => void,
-) => {
-  const headers = await consumeRateLimit({
-    orgId,
-    subject: `signin:${subject}`,
-    operationId: operation.operationId,
-    limit: operation.rateLimitPerMinute,
-  });
-  for (const [name, value] of Object.entries(headers)) setHeader(name, value);
+  context: RequestContext,
+  signIn: () => Promise<T>,
+): Promise<T> => {
+  const { result, headers } = await limitSignIn(
+    { ...attempt, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute, source: context.sourceIp },
+    signIn,
+  );
+  for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
+  return result;
 };
 
 /** OAuth clients send form parameters; JSON is accepted too. */
@@ -91,20 +90,21 @@ const update = async ({
 
 export const handler = httpHandler([
   implement(signInWithApiKeyOperation, async ({ path, headers, context }) => {
-    await limitSignIn(
-      signInWithApiKeyOperation,
-      path.organization,
-      `${headers['x-api-key-id']}:${headers['x-user-id']}`,
-      context.setHeader,
+    const attempt = { orgId: path.organization, credentialId: headers['x-api-key-id'], userId: headers['x-user-id'] };
+    return limitedSignIn(attempt, signInWithApiKeyOperation, context, () =>
+      signInWithApiKey(path.organization, {
+        apiKey: headers['x-api-key'],
+        apiKeyId: headers['x-api-key-id'],
+        userId: headers['x-user-id'],
+      }),
     );
-    return signInWithApiKey(path.organization, {
-      apiKey: headers['x-api-key'],
-      apiKeyId: headers['x-api-key-id'],
-      userId: headers['x-user-id'],
-    });
   }),
   implement(signInWithEmailOperation, async ({ path, body, context }) => {
-    await limitSignIn(signInWithEmailOperation, path.organization, `email:${body.email.toLowerCase()}`, context.setHeader);
+    const headers = await takeToken(
+      { orgId: path.organization, subject: `signin:email:${body.email.toLowerCase()}`, name: signInWithEmailOperation.operationId },
+      { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
+    );
+    for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
     return signInWithEmail(path.organization, body.email, body.redirect_link, apiBaseUrl(context.url));
   }),
   implement(emailSignInCallbackOperation, async ({ path, query, context }) => {
@@ -114,18 +114,21 @@ export const handler = httpHandler([
   }),
   implement(tokenOperation, async ({ path, headers, context }) => {
     const params = tokenParameters(context.rawBody, context.rawHeaders['content-type']);
-    const subject = params.refresh_token
-      ? `refresh:${hashSecret(params.refresh_token)}`
-      : `${params.api_key_id ?? ''}:${params.user_id ?? ''}`;
-    await limitSignIn(tokenOperation, path.organization, subject, context.setHeader);
-    context.setHeader('cache-control', 'no-store');
-    return requestToken({
+    const attempt = {
       orgId: path.organization,
-      params,
-      dpopProof: headers.dpop,
-      method: context.method,
-      url: context.url,
-    });
+      credentialId: params.refresh_token ? `refresh:${hashSecret(params.refresh_token)}` : (params.api_key_id ?? ''),
+      userId: params.user_id ?? '',
+    };
+    context.setHeader('cache-control', 'no-store');
+    return limitedSignIn(attempt, tokenOperation, context, () =>
+      requestToken({
+        orgId: path.organization,
+        params,
+        dpopProof: headers.dpop,
+        method: context.method,
+        url: context.url,
+      }),
+    );
   }),
   implement(verifyUserOperation, ({ path, query }) => verifyUserEmail(path.organization, query.token)),
   implement(createInvitedUserOperation, invite),

@@ -35,6 +35,8 @@ export interface RequestContext {
   /** The request URL as the client sent it, without the query (DPoP `htu`). */
   url: string;
   method: string;
+  /** The client's address as API Gateway saw it. */
+  sourceIp: string;
   /** Raw body bytes, for binary (audio) operations. */
   rawBody: Buffer;
   /** Adds a response header. */
@@ -150,7 +152,7 @@ const dispatch = async (
     if (operation.rateLimitPerMinute !== undefined) {
       Object.assign(
         responseHeaders,
-        await enforceRateLimit({ caller, operationId: operation.operationId, limit: operation.rateLimitPerMinute }),
+        await enforceRateLimit({ caller, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute }),
       );
     }
   }
@@ -188,6 +190,7 @@ const dispatch = async (
       rawHeaders: headers,
       url,
       method: event.httpMethod,
+      sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
       rawBody: body,
       setHeader: (name: string, value: string) => {
         responseHeaders[name.toLowerCase()] = value;

@@ -82,8 +82,8 @@ export class RateLimitedError extends DomainError {
   readonly retryAfterSeconds: number;
   /** X-RateLimit-* headers, sent with the 429 too so clients can back off. */
   readonly headers: Record<string, string>;
-  constructor(limit: number, retryAfterSeconds: number, headers: Record<string, string> = {}) {
-    super(429, `Rate limit of ${limit} requests per minute exceeded for this operation.`);
+  constructor(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super(429, message);
     this.name = 'RateLimitedError';
     this.retryAfterSeconds = retryAfterSeconds;
     this.headers = headers;
