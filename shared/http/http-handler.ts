@@ -22,6 +22,7 @@ import {
 } from '../kernel/errors';
 import { logger, metrics, tracer } from '../aws/observability';
 import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
+import { requireStorable } from './storable-json';
 import { parseRequestPart } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
@@ -112,7 +113,7 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
     case 'binary':
       return body;
     default:
-      return parseJsonBody(body);
+      return requireStorable(parseJsonBody(body));
   }
 };
 

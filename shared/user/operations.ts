@@ -191,7 +191,7 @@ export const getUsersOperation = defineOperation({
       user_id: queryArray(recordId),
       email: queryArray(email),
       is_verified: queryBoolean.optional(),
-      limit: z.coerce.number().int().min(0).max(100).default(100),
+      limit: z.coerce.number().int().min(1).max(100).default(100),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe(
         '+/- first_name, last_name, email, user_stats.num_conversations, user_stats.num_messages, user_stats.last_message_time',
@@ -296,7 +296,7 @@ export const getMemoriesOperation = defineOperation({
     query: z.object({
       id: queryArray(objectId).describe('The IDs of the memories to retrieve.'),
       conversation_id: queryArray(objectId).describe('The conversations whose memories to retrieve.'),
-      limit: z.coerce.number().int().min(0).max(50).default(50).describe('The maximum number of memories to return.'),
+      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of memories to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe('`conversation_id` and/or `created_at` prefixed with + or -; newest first by default.'),
     }),
