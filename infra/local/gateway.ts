@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { EndpointGroup, Operation } from '#shared/kernel/operation';
+import { type EndpointGroup, maxBodyBytesOf, type Operation } from '#shared/kernel/operation';
+import { bodyTooLarge } from '#shared/http/api-event';
 import { canonicalResourcePaths, matchResource } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
@@ -21,10 +22,28 @@ const textTypes = /^(application\/(json|x-www-form-urlencoded|x-ndjson|xml)|text
 const importGroupHandler = async (group: EndpointGroup): Promise<unknown> =>
   (await import(`../../functions/${group}/handler.ts`)).handler;
 
-const readBody = (request: IncomingMessage): Promise<Buffer> =>
+/** API Gateway's REST payload limit. */
+const apiGatewayMaxPayloadBytes = 10 * 1024 * 1024;
+
+/** The body, or undefined once it passes `maxBytes`: reading stops there and nothing more is kept. */
+const readBody = (request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> =>
   new Promise((resolve, reject) => {
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > maxBytes) return resolve(undefined);
     const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) {
+        request.off('data', onData);
+        request.pause();
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    request.on('data', onData);
     request.on('end', () => resolve(Buffer.concat(chunks)));
     request.on('error', reject);
   });
@@ -32,6 +51,12 @@ const readBody = (request: IncomingMessage): Promise<Buffer> =>
 const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(JSON.stringify(body));
+};
+
+/** Answers before the body was read, then drops the connection rather than take in the rest. */
+const refuseUnread = (request: IncomingMessage, response: ServerResponse, status: number, detail: string) => {
+  response.on('finish', () => request.destroy());
+  sendJson(response, status, { detail }, { connection: 'close' });
 };
 
 const buildEvent = (
@@ -158,7 +183,13 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
       return sendJson(response, 405, { detail: 'Method Not Allowed' }, { allow: allowed.join(', ') });
     }
     const operation: Operation = chosen.route.operation;
-    const body = await readBody(request);
+    // As the function would answer, but before a byte of the body is taken in.
+    if (operation.auth === 'required' && !request.headers.authorization) {
+      return refuseUnread(request, response, 401, 'Invalid authorization credentials.');
+    }
+    const maxBytes = Math.min(maxBodyBytesOf(operation), apiGatewayMaxPayloadBytes);
+    const body = await readBody(request, maxBytes);
+    if (body === undefined) return refuseUnread(request, response, 413, bodyTooLarge(maxBytes).message);
     const event = buildEvent(request, url, body, chosen.match.resource, chosen.match.pathParameters, host);
     const context = lambdaContext(`classic-api-${operation.group}`, functionTimeoutMs);
     const handler = await handlerOf(operation.group);

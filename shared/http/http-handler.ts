@@ -5,7 +5,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { BodyType, Operation } from '../kernel/operation';
+import { type BodyType, maxBodyBytesOf, type Operation } from '../kernel/operation';
 import { operationPathParameters, routeShape } from '../api/paths';
 import { authenticateRequest } from './authenticate';
 import type { Caller } from '../kernel/caller';
@@ -113,7 +113,7 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
     case 'binary':
       return body;
     default:
-      return requireStorable(parseJsonBody(body));
+      return requireStorable(parseJsonBody(body, headers['content-type']));
   }
 };
 
@@ -139,7 +139,6 @@ const dispatch = async (
 
   const headers = normalizeHeaders(event);
   const pathParameters = operationPathParameters(operation, event.resource, event.pathParameters ?? {});
-  const body = rawBody(event);
   const url = requestUrl(event, headers);
   const organization = pathParameters.organization;
   if (organization) logger.appendKeys({ org_id: organization });
@@ -157,6 +156,9 @@ const dispatch = async (
       );
     }
   }
+
+  // Only now, authenticated, is the body looked at.
+  const body = rawBody(event, maxBodyBytesOf(operation));
 
   // Every invalid part is reported at once, as FastAPI-style clients expect.
   const issues: ValidationIssue[] = [];

@@ -1,6 +1,6 @@
 /**
  * Domain errors. Domain modules throw these; the HTTP layer maps each to its status
- * (the spec's table: 400, 401, 403, 404, 409, 413, 422, 429, 503) with `{"detail": ...}`.
+ * (the spec's table: 400, 401, 403, 404, 409, 413, 415, 422, 429, 503) with `{"detail": ...}`.
  */
 export class DomainError extends Error {
   readonly statusCode: number;
@@ -59,6 +59,13 @@ export class PayloadTooLargeError extends DomainError {
   constructor(message: string) {
     super(413, message);
     this.name = 'PayloadTooLargeError';
+  }
+}
+
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(message: string) {
+    super(415, message);
+    this.name = 'UnsupportedMediaTypeError';
   }
 }
 
