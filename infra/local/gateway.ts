@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { type EndpointGroup, maxBodyBytesOf, type Operation } from '#shared/kernel/operation';
 import { bodyTooLarge } from '#shared/http/api-event';
-import { canonicalResourcePaths, matchResource } from '#shared/api/paths';
+import { canonicalResourcePaths, matchResource, mostSpecific } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
 
@@ -53,10 +53,25 @@ const sendJson = (response: ServerResponse, status: number, body: unknown, heade
   response.end(JSON.stringify(body));
 };
 
-/** Answers before the body was read, then drops the connection rather than take in the rest. */
+/** How long a client that keeps sending after an early answer has to read it before the connection is dropped. */
+const earlyAnswerGraceMs = 500;
+
+/**
+ * Answers before the body was (wholly) read, then drops the connection rather than take in
+ * the rest. Until then the request stays paused, so the client is held back by TCP instead
+ * of being read and discarded (`read(0)` tells Node the body is handled, which keeps it
+ * from draining the body itself once the answer is sent).
+ */
 const refuseUnread = (request: IncomingMessage, response: ServerResponse, status: number, detail: string) => {
-  response.on('finish', () => request.destroy());
-  sendJson(response, status, { detail }, { connection: 'close' });
+  request.pause();
+  request.read(0);
+  // A client still sending this body cannot have reused the connection for another request.
+  response.on('finish', () =>
+    setTimeout(() => {
+      if (!request.complete) request.socket.destroy();
+    }, earlyAnswerGraceMs).unref(),
+  );
+  sendJson(response, status, { detail });
 };
 
 const buildEvent = (
@@ -173,9 +188,11 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const host = request.headers.host ?? `${options.host}:${options.port}`;
     const url = new URL(request.url ?? '/', `http://${host}`);
-    const onPath = routes
-      .map((route) => ({ route, match: matchResource(route.resource, url.pathname) }))
-      .filter((candidate) => candidate.match !== undefined);
+    const onPath = mostSpecific(
+      routes
+        .map((route) => ({ route, resource: route.resource, match: matchResource(route.resource, url.pathname) }))
+        .filter((candidate) => candidate.match !== undefined),
+    );
     if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
     const chosen = onPath.find((candidate) => candidate.route.operation.method === request.method);
     if (!chosen?.match) {

@@ -83,6 +83,8 @@ const formTypes = ['multipart/form-data', 'application/x-www-form-urlencoded'];
  * that way, and the reference's form fields accept both encodings.
  */
 export const parseMultipartBody = async (body: Buffer, contentType: string | undefined): Promise<Record<string, string[]>> => {
+  // No body at all is a form without fields: its schema names what is missing.
+  if (body.length === 0) return {};
   if (!formTypes.some((type) => contentType?.toLowerCase().startsWith(type))) {
     throw new UnsupportedMediaTypeError(`Expected multipart/form-data or application/x-www-form-urlencoded, not ${contentType}.`);
   }

@@ -80,6 +80,11 @@ export interface Operation {
   deprecated?: boolean;
   /** Requests per minute per user, from the spec's limits table. */
   rateLimitPerMinute?: number;
+  /**
+   * Checks credentials of its own though it has no caller (sign-in, e-mailed links): it
+   * answers 401 to wrong ones and 403 to an unverified user.
+   */
+  checksCredentials?: boolean;
   /** Answers even in maintenance mode. */
   maintenanceExempt?: boolean;
   request: OperationRequest;

@@ -60,6 +60,7 @@ export const signInWithApiKeyOperation = defineOperation({
   tag: 'User',
   summary: 'Sign in with API key',
   auth: 'none',
+  checksCredentials: true,
   // Counted per key and user by the operation itself: there is no caller yet.
   rateLimitPerMinute: 5,
   request: {
@@ -99,6 +100,7 @@ export const emailSignInCallbackOperation = defineOperation({
   tag: 'User',
   summary: 'The e-mailed sign-in link: redirects (303) to redirect_link with #id_token=...&expires_at=...',
   auth: 'none',
+  checksCredentials: true,
   request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 303 },
 });
@@ -112,6 +114,7 @@ export const tokenOperation = defineOperation({
   summary:
     'OAuth-style token endpoint: grant_type urn:classic-api:params:oauth:grant-type:api-key or refresh_token; DPoP-bound with a DPoP proof header',
   auth: 'none',
+  checksCredentials: true,
   rateLimitPerMinute: 5,
   request: {
     path: organizationPath,
@@ -140,6 +143,7 @@ export const verifyUserOperation = defineOperation({
   tag: 'User',
   summary: 'The verify_link of an invitation: marks the user verified',
   auth: 'none',
+  checksCredentials: true,
   request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 200, body: z.object({ user_id: z.string(), is_verified: z.literal(true) }) },
 });
