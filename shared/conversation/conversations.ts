@@ -360,26 +360,36 @@ export interface InteractInput {
   authorize: AuthorizeConversation;
 }
 
-const validateTurnInput = (conversation: ConversationRecord, input: InteractInput): void => {
+/** How far ahead of this server's clock a client's clock may run. */
+export const allowedClockSkewMs = 5_000;
+
+/**
+ * Checks the turn and returns its external events with their timestamps as stored: a
+ * timestamp up to `allowedClockSkewMs` in the future is a client clock running ahead, taken as now.
+ */
+const validateTurnInput = (conversation: ConversationRecord, input: InteractInput): ExternalEvent[] => {
   if (input.messageType === 'skip') {
     if (input.text !== '' || input.externalEvents.length > 0) {
       throw new BadRequestError('A skip carries no message: recorded_message and the external events must be empty.');
     }
-    return;
+    return [];
   }
   if (input.text.trim() === '') throw new BadRequestError('The user message is empty.');
   const now = Date.now();
   let previous = Date.parse(conversation.created_at);
-  for (const event of input.externalEvents) {
+  return input.externalEvents.map((event) => {
     const at = Date.parse(event.timestamp);
-    if (Number.isNaN(at) || at > now) throw new BadRequestError('The timestamps of external event messages must be in the past.');
+    if (Number.isNaN(at) || at > now + allowedClockSkewMs) {
+      throw new BadRequestError('The timestamps of external event messages must be in the past.');
+    }
     if (at < previous) {
       throw new BadRequestError(
         'The timestamps of external event messages must be in chronological order and after the conversation started.',
       );
     }
     previous = at;
-  }
+    return { ...event, timestamp: new Date(Math.min(at, now)).toISOString() };
+  });
 };
 
 /**
@@ -393,7 +403,7 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
   const found = await requireConversation(orgId, conversationId);
   input.authorize(found);
   if (found.is_finished) throw alreadyFinished(conversationId);
-  validateTurnInput(found, input);
+  const externalEvents = validateTurnInput(found, input);
 
   const leaseId = await acquireLease(orgId, conversationId);
   try {
@@ -402,8 +412,8 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
     if (conversation.is_finished) throw alreadyFinished(conversationId);
     const interactionId = newId();
     const newMessages = [
-      ...input.externalEvents.map((event) =>
-        userSideMessage(conversation, interactionId, event.content, 'external-event', new Date(event.timestamp).toISOString()),
+      ...externalEvents.map((event) =>
+        userSideMessage(conversation, interactionId, event.content, 'external-event', event.timestamp),
       ),
       ...(input.messageType === 'skip' ? [] : [userSideMessage(conversation, interactionId, input.text, input.messageType, nowIso())]),
     ];
