@@ -6,6 +6,7 @@ import { getUser } from '../user/user-repository';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
 import { recordUserActivity } from '../user/users';
 import { newId, nowIso } from '../kernel/ids';
+import { asIfMissing } from '../kernel/caller';
 import { LlmError } from '../llm/provider';
 import { logger } from '../aws/observability';
 import { resolveVersionSet } from '../service/version-sets';
@@ -63,9 +64,23 @@ export const requireTextFormats = (formats: { request?: Format; response: Format
   }
 };
 
+export const conversationNotFound = (id: string): NotFoundError => new NotFoundError(`Conversation ${id} does not exist.`);
+
 export const requireConversation = async (orgId: string, id: string, consistent = false): Promise<ConversationRecord> => {
   const conversation = await getConversation(orgId, id, consistent);
-  if (!conversation) throw new NotFoundError(`Conversation ${id} does not exist.`);
+  if (!conversation) throw conversationNotFound(id);
+  return conversation;
+};
+
+/** The conversation, if `authorize` lets the caller act on it; otherwise the answer for a missing one. */
+export const requireAuthorizedConversation = async (
+  orgId: string,
+  id: string,
+  authorize: AuthorizeConversation,
+  consistent = false,
+): Promise<ConversationRecord> => {
+  const conversation = await requireConversation(orgId, id, consistent);
+  asIfMissing(() => authorize(conversation), () => conversationNotFound(id));
   return conversation;
 };
 
@@ -127,8 +142,7 @@ export const finishConversation = async (
 };
 
 export const finishConversationFor = async (orgId: string, id: string, authorize: AuthorizeConversation): Promise<void> => {
-  const conversation = await requireConversation(orgId, id, true);
-  authorize(conversation);
+  const conversation = await requireAuthorizedConversation(orgId, id, authorize, true);
   await finishConversation(conversation, { trigger: 'finish-conversation' });
 };
 
@@ -400,8 +414,7 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  */
 export const interactWithConversation = async (input: InteractInput): Promise<{ events: AsyncIterable<InteractEvent> }> => {
   const { orgId, conversationId } = input;
-  const found = await requireConversation(orgId, conversationId);
-  input.authorize(found);
+  const found = await requireAuthorizedConversation(orgId, conversationId, input.authorize);
   if (found.is_finished) throw alreadyFinished(conversationId);
   const externalEvents = validateTurnInput(found, input);
 

@@ -1,5 +1,6 @@
 import { postProcessingType } from '../../events/queue-messages';
-import { listConversations, replaceConversationTags } from './conversation-repository';
+import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
+import { asIfMissing } from '../kernel/caller';
 import { getInteraction } from './interaction-repository';
 import { getMessage, listMessages } from './message-repository';
 import { pageBody } from '../data/paging';
@@ -7,7 +8,7 @@ import { stateMachines } from '../state-machine/state-machine-repository';
 import type { VersionedHead } from '../data/versioned-entity';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import type { SortEntry, TagFilter } from '../kernel/list-params';
-import { type AuthorizeConversation, requireConversation } from './conversations';
+import { type AuthorizeConversation, requireAuthorizedConversation, requireConversation } from './conversations';
 import type { ConversationInstance, InteractionInsights, MessageInstance } from './schemas';
 import { type MessageRecord, type MessageType } from './schemas';
 import { type ConversationRecord } from './schemas';
@@ -122,13 +123,15 @@ export const interactionInsightsFor = async (
   interactionId: string,
   access: InsightsAccess,
 ): Promise<InteractionInsights> => {
-  const conversation = await requireConversation(orgId, conversationId);
-  const interaction = await getInteraction(orgId, conversationId, interactionId);
-  if (!interaction) throw new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
+  // A missing conversation, a missing interaction and one the caller may not see all get the same answer.
+  const missing = () => new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
+  const conversation = await getConversation(orgId, conversationId);
+  const interaction = conversation && (await getInteraction(orgId, conversationId, interactionId));
+  if (!conversation || !interaction) throw missing();
   const [machineId] = interaction.state_machine_version_info;
   // A deleted machine still has its id checked: grants naming the id keep applying.
   const machine = (await stateMachines.get(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
-  access.authorize(conversation, machine);
+  asIfMissing(() => access.authorize(conversation, machine), missing);
   return {
     current_state_name: interaction.current_state_name,
     current_state_action: interaction.current_state_action,
@@ -151,10 +154,12 @@ export const messageSourceFor = async (
   messageId: string,
   authorize: (conversation: ConversationRecord, message: MessageRecord) => void,
 ): Promise<never> => {
-  const conversation = await requireConversation(orgId, conversationId);
-  const message = await getMessage(orgId, conversationId, messageId);
-  if (!message) throw new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
-  authorize(conversation, message);
+  // A missing conversation, a missing message and one the caller may not see all get the same answer.
+  const missing = () => new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
+  const conversation = await getConversation(orgId, conversationId);
+  const message = conversation && (await getMessage(orgId, conversationId, messageId));
+  if (!conversation || !message) throw missing();
+  asIfMissing(() => authorize(conversation, message), missing);
   throw new BadRequestError(`Message ${messageId} is a ${message.format} message; only voice messages have an audio source.`);
 };
 
@@ -166,8 +171,7 @@ export const modifyConversationTags = async (
   change: { updates: Record<string, string | null>; deletes: string[] },
   authorize: AuthorizeConversation,
 ): Promise<void> => {
-  const conversation = await requireConversation(orgId, conversationId, true);
-  authorize(conversation);
+  const conversation = await requireAuthorizedConversation(orgId, conversationId, authorize, true);
   const tags = { ...conversation.tags, ...change.updates };
   for (const key of change.deletes) delete tags[key];
   if (Object.keys(tags).length > maxTags) throw new BadRequestError(`A conversation cannot have more than ${maxTags} tags.`);

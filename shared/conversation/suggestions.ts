@@ -5,7 +5,7 @@ import { buildSystemPrompt, type PromptAgent } from '../llm/prompt';
 import { LlmError, type LlmMessage } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { resolveVersionSet } from '../service/version-sets';
-import { type AuthorizeConversation, modelFailure, requireConversation } from './conversations';
+import { type AuthorizeConversation, modelFailure, requireAuthorizedConversation } from './conversations';
 import { createPromptLogger } from './prompt-log';
 import { historyEntryOf, loadPinnedVersions } from './session';
 import { type ConversationRecord } from './schemas';
@@ -54,8 +54,7 @@ export const recommendResponsesFor = async (
   context: string,
   authorize: AuthorizeConversation,
 ): Promise<{ recommended_responses: string[] }> => {
-  const conversation = await requireConversation(orgId, conversationId, true);
-  authorize(conversation);
+  const conversation = await requireAuthorizedConversation(orgId, conversationId, authorize, true);
   if (conversation.is_finished) throw new BadRequestError(`Conversation ${conversationId} is finished.`);
   if (conversation.last_interaction_id !== interactionId) {
     throw new BadRequestError(`Interaction ${interactionId} is not the latest completed interaction of conversation ${conversationId}.`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ForbiddenError } from './errors';
-import { type Caller, filterPermitted, hasPermission, type PermissionGrant, requirePermission } from './caller';
+import { ConflictError, ForbiddenError, NotFoundError } from './errors';
+import { asIfMissing, type Caller, filterPermitted, hasPermission, type PermissionGrant, requirePermission } from './caller';
 
 const callerWith = (grants: PermissionGrant[]): Caller => ({
   userId: 'u1',
@@ -55,5 +55,26 @@ describe('requirePermission and filterPermitted', () => {
     const caller = callerWith([allow('Organization:GetAgent', { id: { type: 'Equals', value: 'a1' } })]);
     const records = [{ id: 'a1' }, { id: 'a2' }];
     expect(filterPermitted(caller, 'Organization:GetAgent', records, (record) => record)).toEqual([{ id: 'a1' }]);
+  });
+});
+
+describe('asIfMissing', () => {
+  const missing = () => new NotFoundError('Conversation c1 does not exist.');
+
+  it('answers a refused caller exactly as for a missing record', () => {
+    // Act
+    const refused = () => asIfMissing(() => requirePermission(callerWith([]), 'Conversation:GetConversation'), missing);
+
+    // Assess
+    expect(refused).toThrow(new NotFoundError('Conversation c1 does not exist.'));
+  });
+
+  it('lets a permitted caller through and passes other errors on', () => {
+    expect(() => asIfMissing(() => undefined, missing)).not.toThrow();
+    expect(() =>
+      asIfMissing(() => {
+        throw new ConflictError('busy');
+      }, missing),
+    ).toThrow(ConflictError);
   });
 });

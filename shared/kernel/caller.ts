@@ -1,4 +1,4 @@
-import { ForbiddenError } from './errors';
+import { ForbiddenError, type NotFoundError } from './errors';
 
 export interface PermissionCondition {
   type: string;
@@ -94,6 +94,18 @@ export const hasPermission = (caller: Caller, permission: string, attributes: Re
 export const requirePermission = (caller: Caller, permission: string, attributes: ResourceAttributes = {}): void => {
   if (!hasPermission(caller, permission, attributes)) {
     throw new ForbiddenError(`Missing required permission ${permission}.`);
+  }
+};
+
+/**
+ * Runs a permission check on an addressed record so that a caller it refuses gets exactly the
+ * answer for a record that does not exist: refusing with 403 would tell them it exists.
+ */
+export const asIfMissing = (check: () => void, missing: () => NotFoundError): void => {
+  try {
+    check();
+  } catch (error) {
+    throw error instanceof ForbiddenError ? missing() : error;
   }
 };
 
