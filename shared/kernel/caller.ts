@@ -99,13 +99,14 @@ export const requirePermission = (caller: Caller, permission: string, attributes
 
 /**
  * Runs a permission check on an addressed record so that a caller it refuses gets exactly the
- * answer for a record that does not exist: refusing with 403 would tell them it exists.
+ * answer for a record that does not exist: refusing with 403 would tell them it exists. A
+ * caller for whom the record is `visible` (who may read it) knows it exists and gets the 403.
  */
-export const asIfMissing = (check: () => void, missing: () => NotFoundError): void => {
+export const asIfMissing = (check: () => void, missing: () => NotFoundError, visible: () => boolean = () => false): void => {
   try {
     check();
   } catch (error) {
-    throw error instanceof ForbiddenError ? missing() : error;
+    throw error instanceof ForbiddenError && !visible() ? missing() : error;
   }
 };
 
