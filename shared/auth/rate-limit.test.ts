@@ -69,6 +69,21 @@ describe('takeToken', () => {
   });
 });
 
+describe('takeToken with a subject a client chose', () => {
+  it('keeps a bucket for a subject longer than a table key may be', async () => {
+    // Prepare
+    const address = { ...bucket(), subject: `signin-failures:10.0.0.9:${'k'.repeat(5000)}` };
+    const policy = { burst: 1, perMinute: 1 };
+
+    // Act
+    await takeToken(address, policy);
+    const second = takeToken(address, policy);
+
+    // Assess
+    await expect(second).rejects.toBeInstanceOf(RateLimitedError);
+  });
+});
+
 describe('requireToken', () => {
   it('refuses an empty bucket without taking anything from a full one', async () => {
     // Prepare

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { getItem, updateItem } from '../data/table';
 import { config } from '../kernel/config';
 import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
@@ -27,8 +28,12 @@ export interface BucketAddress {
   name: string;
 }
 
+/** Subjects can carry what a client sent (a key id from a token request body): long ones are hashed to fit a key. */
+const keyedSubject = (subject: string): string =>
+  subject.length <= 256 ? subject : `sha256:${createHash('sha256').update(subject).digest('base64url')}`;
+
 const bucketKey = ({ orgId, subject, name }: BucketAddress) => ({
-  pk: `ORG#${orgId}#RATELIMIT#${subject}`,
+  pk: `ORG#${orgId}#RATELIMIT#${keyedSubject(subject)}`,
   sk: name,
 });
 
@@ -63,7 +68,8 @@ const storedFullAt = async (address: BucketAddress): Promise<number | undefined>
 const hasToken = (policy: BucketPolicy, fullAtMs: number | undefined, nowMs: number): boolean =>
   fullAtMs === undefined || fullAtMs - nowMs <= (policy.burst - 1) * intervalMs(policy);
 
-class LostRace extends Error {}
+/** The bucket was not in the state a write assumed. */
+class ConditionNotMet extends Error {}
 
 /** Takes one token; returns the X-RateLimit-* headers, or throws a 429 carrying them. */
 export const takeToken = async (address: BucketAddress, policy: BucketPolicy, now = Date.now): Promise<Record<string, string>> => {
@@ -83,7 +89,7 @@ export const takeToken = async (address: BucketAddress, policy: BucketPolicy, no
             ':expires': Math.ceil((nowMs + policy.burst * interval) / 1000) + 60,
           },
         },
-        () => new LostRace(),
+        () => new ConditionNotMet(),
       ).then((item) => Number(item?.full_at_ms));
     try {
       const inUse = await write('full_at_ms BETWEEN :now AND :latest', 'full_at_ms + :interval', {
@@ -91,17 +97,19 @@ export const takeToken = async (address: BucketAddress, policy: BucketPolicy, no
         ':latest': nowMs + (policy.burst - 1) * interval,
         ':interval': interval,
       }).catch(async (error: unknown) => {
-        if (!(error instanceof LostRace)) throw error;
+        if (!(error instanceof ConditionNotMet)) throw error;
         return write('attribute_not_exists(full_at_ms) OR full_at_ms < :now', ':next', { ':now': nowMs, ':next': nowMs + interval });
       });
       return bucketHeaders(policy, inUse, nowMs);
     } catch (error) {
-      if (!(error instanceof LostRace)) throw error;
+      if (!(error instanceof ConditionNotMet)) throw error;
       const fullAtMs = await storedFullAt(address);
       if (!hasToken(policy, fullAtMs, now())) throw refused(policy, fullAtMs ?? nowMs, nowMs);
     }
   }
-  throw refused(policy, now() + policy.burst * interval, now());
+  // Lost the race three times in a row: the bucket is as contended as an empty one.
+  const nowMs = now();
+  throw refused(policy, nowMs + policy.burst * interval, nowMs);
 };
 
 /** Throws the 429 `takeToken` would, without taking a token: for limits only failures count against. */
