@@ -14,7 +14,7 @@ import { arbitraryOf, type JsonSchema } from '../support/schema-arbitrary';
  * by an organization's super administrator. Whatever arrives, the answer is never a 5xx, is
  * one of the statuses the document declares for the operation, and has the declared shape.
  */
-const runsPerOperation = 50;
+const runsPerOperation = 120;
 
 interface DocumentedParameter {
   name: string;
