@@ -7,11 +7,11 @@ import {
   type updateUserInfoDeprecatedOperation,
   type updateUserInfoOperation,
 } from '#shared/user/operations';
-import { consumeRateLimit } from '#shared/auth/rate-limit';
+import { limitSignIn, type SignInAttempt, takeToken } from '#shared/auth/rate-limit';
 import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
 import { userSortFields } from '#shared/user/user-repository';
-import { httpHandler, implementGroup, type OperationInput } from '#shared/http/http-handler';
+import { httpHandler, implementGroup, type OperationInput, type RequestContext } from '#shared/http/http-handler';
 import { parseSortBy } from '#shared/kernel/list-params';
 import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
 import {
@@ -25,20 +25,19 @@ import {
 } from '#shared/user/users';
 import { getUserModelFor, listMemoriesFor } from '#shared/user/insights';
 
-/** Sign-in has no caller yet: its limit counts per key and requested user (or per e-mail address). */
-const limitSignIn = async (
+/** Sign-in has no caller yet: its limits count per source, key and requested user. */
+const limitedSignIn = async <T>(
+  attempt: Omit<SignInAttempt, 'perMinute' | 'operationId' | 'source'>,
   operation: { operationId: string; rateLimitPerMinute: number },
-  orgId: string,
-  subject: string,
-  setHeader: (name: string, value: string) => void,
-) => {
-  const headers = await consumeRateLimit({
-    orgId,
-    subject: `signin:${subject}`,
-    operationId: operation.operationId,
-    limit: operation.rateLimitPerMinute,
-  });
-  for (const [name, value] of Object.entries(headers)) setHeader(name, value);
+  context: RequestContext,
+  signIn: () => Promise<T>,
+): Promise<T> => {
+  const { result, headers } = await limitSignIn(
+    { ...attempt, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute, source: context.sourceIp },
+    signIn,
+  );
+  for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
+  return result;
 };
 
 const invite = ({ path, body, caller, context }: OperationInput<typeof createInvitedUserOperation> | OperationInput<typeof inviteUserOperation>) =>
@@ -55,21 +54,22 @@ const update = async ({
 
 export const handler = httpHandler(
   implementGroup('user', {
-    'sign-in-with-api-key': async ({ path, headers, context }) => {
-      await limitSignIn(
-        signInWithApiKeyOperation,
-        path.organization,
-        `${headers['x-api-key-id']}:${headers['x-user-id']}`,
-        context.setHeader,
+    'sign-in-with-api-key': ({ path, headers, context }) => {
+      const attempt = { orgId: path.organization, credentialId: headers['x-api-key-id'], userId: headers['x-user-id'] };
+      return limitedSignIn(attempt, signInWithApiKeyOperation, context, () =>
+        signInWithApiKey(path.organization, {
+          apiKey: headers['x-api-key'],
+          apiKeyId: headers['x-api-key-id'],
+          userId: headers['x-user-id'],
+        }),
       );
-      return signInWithApiKey(path.organization, {
-        apiKey: headers['x-api-key'],
-        apiKeyId: headers['x-api-key-id'],
-        userId: headers['x-user-id'],
-      });
     },
     'sign-in-with-email': async ({ path, body, context }) => {
-      await limitSignIn(signInWithEmailOperation, path.organization, `email:${body.email.toLowerCase()}`, context.setHeader);
+      const headers = await takeToken(
+        { orgId: path.organization, subject: `signin:email:${body.email.toLowerCase()}`, name: signInWithEmailOperation.operationId },
+        { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
+      );
+      for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
       return signInWithEmail(path.organization, body.email, body.redirect_link, apiBaseUrl(context.url));
     },
     'complete-sign-in-with-email': async ({ path, query, context }) => {
@@ -77,19 +77,22 @@ export const handler = httpHandler(
       context.setHeader('cache-control', 'no-store');
       return undefined;
     },
-    'request-token': async ({ path, headers, body, context }) => {
-      const subject = body.refresh_token
-        ? `refresh:${hashSecret(body.refresh_token)}`
-        : `${body.api_key_id ?? ''}:${body.user_id ?? ''}`;
-      await limitSignIn(tokenOperation, path.organization, subject, context.setHeader);
-      context.setHeader('cache-control', 'no-store');
-      return requestToken({
+    'request-token': ({ path, headers, body, context }) => {
+      const attempt = {
         orgId: path.organization,
-        params: body,
-        dpopProof: headers.dpop,
-        method: context.method,
-        url: context.url,
-      });
+        credentialId: body.refresh_token ? `refresh:${hashSecret(body.refresh_token)}` : (body.api_key_id ?? ''),
+        userId: body.user_id ?? '',
+      };
+      context.setHeader('cache-control', 'no-store');
+      return limitedSignIn(attempt, tokenOperation, context, () =>
+        requestToken({
+          orgId: path.organization,
+          params: body,
+          dpopProof: headers.dpop,
+          method: context.method,
+          url: context.url,
+        }),
+      );
     },
     'verify-user': ({ path, query }) => verifyUserEmail(path.organization, query.token),
     'create-invited-user': invite,

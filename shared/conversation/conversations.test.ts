@@ -146,6 +146,33 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     expect(third.at(-1)).toMatchObject({ type: 'interaction-complete' });
   });
 
+  it('takes an external event up to 5 s ahead of the server clock as now, and refuses one further ahead with 400', async () => {
+    // Prepare
+    const { orgId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    const turnWithEventAt = (aheadMs: number) =>
+      interactWithConversation({
+        orgId,
+        conversationId,
+        messageType: 'user-message',
+        text: 'Hello there',
+        externalEvents: [{ content: 'The door opened.', timestamp: new Date(Date.now() + aheadMs).toISOString() }],
+        stream,
+        caller: user,
+      });
+
+    // Act
+    const tooFar = await turnWithEventAt(30_000).catch((error: unknown) => error);
+    const skewed = await drain((await turnWithEventAt(2_000)).events);
+
+    // Assess
+    expect(tooFar).toBeInstanceOf(BadRequestError);
+    expect(skewed.at(-1)).toMatchObject({ type: 'interaction-complete' });
+    const stored = (await recentMessages(orgId, conversationId, 50)).find((message) => message.message_type === 'external-event');
+    expect(Date.parse(String(stored?.created_at))).toBeLessThanOrEqual(Date.now());
+  });
+
   it('walks through the decision into the terminal state, ends the session and analyses it once', async () => {
     // Prepare
     const { orgId, serviceId, start } = await prepare();

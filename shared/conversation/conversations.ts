@@ -5,7 +5,7 @@ import { messageItem } from './message-repository';
 import { getUser } from '../user/user-repository';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
-import { hasPermission, requirePermission } from '../kernel/permissions';
+import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { recordUserActivity } from '../user/users';
 import { newId, nowIso } from '../kernel/ids';
 import { LlmError } from '../llm/provider';
@@ -74,9 +74,23 @@ export const requireTextFormats = (formats: { request?: Format; response: Format
   }
 };
 
+export const conversationNotFound = (id: string): NotFoundError => new NotFoundError(`Conversation ${id} does not exist.`);
+
 export const requireConversation = async (orgId: string, id: string, consistent = false): Promise<ConversationRecord> => {
   const conversation = await getConversation(orgId, id, consistent);
-  if (!conversation) throw new NotFoundError(`Conversation ${id} does not exist.`);
+  if (!conversation) throw conversationNotFound(id);
+  return conversation;
+};
+
+/** The conversation, if `authorize` lets the caller act on it; otherwise the answer for a missing one. */
+export const requireAuthorizedConversation = async (
+  orgId: string,
+  id: string,
+  authorize: (conversation: ConversationRecord) => void,
+  consistent = false,
+): Promise<ConversationRecord> => {
+  const conversation = await requireConversation(orgId, id, consistent);
+  asIfMissing(() => authorize(conversation), () => conversationNotFound(id));
   return conversation;
 };
 
@@ -138,8 +152,7 @@ export const finishConversation = async (
 };
 
 export const finishConversationFor = async (orgId: string, id: string, caller: Caller): Promise<void> => {
-  const conversation = await requireConversation(orgId, id, true);
-  requireInteraction(caller, conversation);
+  const conversation = await requireAuthorizedConversation(orgId, id, (found) => requireInteraction(caller, found), true);
   await finishConversation(conversation, { trigger: 'finish-conversation' });
 };
 
@@ -377,26 +390,36 @@ export interface InteractInput {
   stream: StreamOptions;
 }
 
-const validateTurnInput = (conversation: ConversationRecord, input: InteractInput): void => {
+/** How far ahead of this server's clock a client's clock may run. */
+export const allowedClockSkewMs = 5_000;
+
+/**
+ * Checks the turn and returns its external events with their timestamps as stored: a
+ * timestamp up to `allowedClockSkewMs` in the future is a client clock running ahead, taken as now.
+ */
+const validateTurnInput = (conversation: ConversationRecord, input: InteractInput): ExternalEvent[] => {
   if (input.messageType === 'skip') {
     if (input.text !== '' || input.externalEvents.length > 0) {
       throw new BadRequestError('A skip carries no message: recorded_message and the external events must be empty.');
     }
-    return;
+    return [];
   }
   if (input.text.trim() === '') throw new BadRequestError('The user message is empty.');
   const now = Date.now();
   let previous = Date.parse(conversation.created_at);
-  for (const event of input.externalEvents) {
+  return input.externalEvents.map((event) => {
     const at = Date.parse(event.timestamp);
-    if (Number.isNaN(at) || at > now) throw new BadRequestError('The timestamps of external event messages must be in the past.');
+    if (Number.isNaN(at) || at > now + allowedClockSkewMs) {
+      throw new BadRequestError('The timestamps of external event messages must be in the past.');
+    }
     if (at < previous) {
       throw new BadRequestError(
         'The timestamps of external event messages must be in chronological order and after the conversation started.',
       );
     }
     previous = at;
-  }
+    return { ...event, timestamp: new Date(Math.min(at, now)).toISOString() };
+  });
 };
 
 /**
@@ -407,10 +430,11 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  */
 export const interactWithConversation = async (input: InteractInput): Promise<{ events: AsyncIterable<InteractEvent> }> => {
   const { orgId, conversationId } = input;
-  const found = await requireConversation(orgId, conversationId);
-  requireInteraction(input.caller, found);
+  const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
+    requireInteraction(input.caller, conversation),
+  );
   if (found.is_finished) throw alreadyFinished(conversationId);
-  validateTurnInput(found, input);
+  const externalEvents = validateTurnInput(found, input);
 
   const leaseId = await acquireLease(orgId, conversationId);
   try {
@@ -419,8 +443,8 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
     if (conversation.is_finished) throw alreadyFinished(conversationId);
     const interactionId = newId();
     const newMessages = [
-      ...input.externalEvents.map((event) =>
-        userSideMessage(conversation, interactionId, event.content, 'external-event', new Date(event.timestamp).toISOString()),
+      ...externalEvents.map((event) =>
+        userSideMessage(conversation, interactionId, event.content, 'external-event', event.timestamp),
       ),
       ...(input.messageType === 'skip' ? [] : [userSideMessage(conversation, interactionId, input.text, input.messageType, nowIso())]),
     ];

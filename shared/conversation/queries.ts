@@ -1,5 +1,5 @@
 import { postProcessingType } from '../../events/queue-messages';
-import { listConversations, replaceConversationTags } from './conversation-repository';
+import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
 import { getInteraction } from './interaction-repository';
 import { getMessage, listMessages } from './message-repository';
 import { pageBody } from '../data/paging';
@@ -7,9 +7,9 @@ import { stateMachines } from '../state-machine/state-machine-repository';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import type { SortEntry, TagFilter } from '../kernel/list-params';
-import { hasPermission, requirePermission } from '../kernel/permissions';
+import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { stateMachineAttributes } from '../state-machine/state-machines';
-import { canReadMessage, conversationAttributes, messageAttributes, requireConversation } from './conversations';
+import { canReadMessage, conversationAttributes, messageAttributes, requireAuthorizedConversation, requireConversation } from './conversations';
 import type { ConversationInstance, InteractionInsights, MessageInstance } from './schemas';
 import { type MessageRecord, type MessageType } from './schemas';
 import { type ConversationRecord } from './schemas';
@@ -129,14 +129,18 @@ export const interactionInsightsFor = async (
   interactionId: string,
   caller: Caller,
 ): Promise<InteractionInsights> => {
-  const conversation = await requireConversation(orgId, conversationId);
-  const interaction = await getInteraction(orgId, conversationId, interactionId);
-  if (!interaction) throw new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
+  // A missing conversation, a missing interaction and one the caller may not see all get the same answer.
+  const missing = () => new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
+  const conversation = await getConversation(orgId, conversationId);
+  const interaction = conversation && (await getInteraction(orgId, conversationId, interactionId));
+  if (!conversation || !interaction) throw missing();
   const [machineId] = interaction.state_machine_version_info;
   // A deleted machine still has its id checked: grants naming the id keep applying.
   const machine = (await stateMachines.get(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
-  requirePermission(caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation));
-  requirePermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
+  asIfMissing(() => {
+    requirePermission(caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation));
+    requirePermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
+  }, missing);
   return {
     current_state_name: interaction.current_state_name,
     current_state_action: interaction.current_state_action,
@@ -159,10 +163,12 @@ export const messageSourceFor = async (
   messageId: string,
   caller: Caller,
 ): Promise<never> => {
-  const conversation = await requireConversation(orgId, conversationId);
-  const message = await getMessage(orgId, conversationId, messageId);
-  if (!message) throw new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
-  requirePermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message));
+  // A missing conversation, a missing message and one the caller may not see all get the same answer.
+  const missing = () => new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
+  const conversation = await getConversation(orgId, conversationId);
+  const message = conversation && (await getMessage(orgId, conversationId, messageId));
+  if (!conversation || !message) throw missing();
+  asIfMissing(() => requirePermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message)), missing);
   throw new BadRequestError(`Message ${messageId} is a ${message.format} message; only voice messages have an audio source.`);
 };
 
@@ -174,8 +180,12 @@ export const modifyConversationTags = async (
   change: { updates: Record<string, string | null>; deletes: string[] },
   caller: Caller,
 ): Promise<void> => {
-  const conversation = await requireConversation(orgId, conversationId, true);
-  requirePermission(caller, 'Conversation:ModifyConversation', conversationAttributes(conversation));
+  const conversation = await requireAuthorizedConversation(
+    orgId,
+    conversationId,
+    (found) => requirePermission(caller, 'Conversation:ModifyConversation', conversationAttributes(found)),
+    true,
+  );
   const tags = { ...conversation.tags, ...change.updates };
   for (const key of change.deletes) delete tags[key];
   if (Object.keys(tags).length > maxTags) throw new BadRequestError(`A conversation cannot have more than ${maxTags} tags.`);

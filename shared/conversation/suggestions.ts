@@ -7,7 +7,7 @@ import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { resolveVersionSet } from '../service/version-sets';
 import type { Caller } from '../kernel/caller';
 import { requirePermission } from '../kernel/permissions';
-import { conversationAttributes, modelFailure, requireConversation } from './conversations';
+import { conversationAttributes, modelFailure, requireAuthorizedConversation } from './conversations';
 import { createPromptLogger } from './prompt-log';
 import { historyEntryOf, loadPinnedVersions } from './session';
 import { type ConversationRecord } from './schemas';
@@ -56,8 +56,12 @@ export const recommendResponsesFor = async (
   context: string,
   caller: Caller,
 ): Promise<{ recommended_responses: string[] }> => {
-  const conversation = await requireConversation(orgId, conversationId, true);
-  requirePermission(caller, 'Conversation:GetRecommendedResponses', conversationAttributes(conversation));
+  const conversation = await requireAuthorizedConversation(
+    orgId,
+    conversationId,
+    (found) => requirePermission(caller, 'Conversation:GetRecommendedResponses', conversationAttributes(found)),
+    true,
+  );
   if (conversation.is_finished) throw new BadRequestError(`Conversation ${conversationId} is finished.`);
   if (conversation.last_interaction_id !== interactionId) {
     throw new BadRequestError(`Interaction ${interactionId} is not the latest completed interaction of conversation ${conversationId}.`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../kernel/errors';
-import { normalizeQuery, parseFormBody, parseMultipartBody } from './api-event';
+import { UnsupportedMediaTypeError, ValidationError } from '../kernel/errors';
+import { normalizeQuery, parseFormBody, parseJsonBody, parseMultipartBody } from './api-event';
 
 const multipart = async (form: FormData) => {
   const request = new Request('http://localhost/', { method: 'POST', body: form });
@@ -33,14 +33,27 @@ describe('parseMultipartBody', () => {
     expect(fields).toEqual({ initial_message_type: ['skip'], recorded_message: [''] });
   });
 
-  it('rejects a body that is not multipart with a 422 on the content type', async () => {
-    await expect(parseMultipartBody(Buffer.from('{}'), 'application/json')).rejects.toBeInstanceOf(ValidationError);
+  it('rejects a body that is not a form with a 415', async () => {
+    await expect(parseMultipartBody(Buffer.from('{}'), 'application/json')).rejects.toBeInstanceOf(UnsupportedMediaTypeError);
   });
 
   it('rejects a malformed multipart body with a 422', async () => {
     await expect(parseMultipartBody(Buffer.from('garbage'), 'multipart/form-data; boundary=x')).rejects.toBeInstanceOf(
       ValidationError,
     );
+  });
+});
+
+describe('parseJsonBody', () => {
+  it.each(['application/json', 'application/json; charset=utf-8', 'application/merge-patch+json', undefined])(
+    'reads a body sent as %s',
+    (contentType) => {
+      expect(parseJsonBody(Buffer.from('{"a":1}'), contentType)).toEqual({ a: 1 });
+    },
+  );
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx'])('answers 415 to %s', (contentType) => {
+    expect(() => parseJsonBody(Buffer.from('{"a":1}'), contentType)).toThrow(UnsupportedMediaTypeError);
   });
 });
 

@@ -5,7 +5,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { BodyType, EndpointGroup, Operation } from '../kernel/operation';
+import { type BodyType, type EndpointGroup, maxBodyBytesOf, type Operation } from '../kernel/operation';
 import { type RouteOperation, routeOperations } from '../api/route-table';
 import { operationPathParameters, routeShape } from '../api/paths';
 import { authenticateRequest } from './authenticate';
@@ -24,6 +24,7 @@ import {
 import { countErrorResponse } from '../aws/business-metrics';
 import { logger, metrics, tracer } from '../aws/observability';
 import { normalizeHeaders, normalizeQuery, parseFormBody, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
+import { requireStorable } from './storable-json';
 import { parseRequestPart } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
@@ -35,6 +36,8 @@ export interface RequestContext {
   /** The request URL as the client sent it, without the query (DPoP `htu`). */
   url: string;
   method: string;
+  /** The client's address as API Gateway saw it. */
+  sourceIp: string;
   /** Raw body bytes, for binary (audio) operations. */
   rawBody: Buffer;
   /** Adds a response header. */
@@ -133,7 +136,7 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
     case 'binary':
       return body;
     default:
-      return parseJsonBody(body);
+      return requireStorable(parseJsonBody(body, headers['content-type']));
   }
 };
 
@@ -160,7 +163,6 @@ const dispatch = async (
 
   const headers = normalizeHeaders(event);
   const pathParameters = operationPathParameters(operation, event.resource, event.pathParameters ?? {});
-  const body = rawBody(event);
   const url = requestUrl(event, headers);
   const organization = pathParameters.organization;
   if (organization) logger.appendKeys({ org_id: organization });
@@ -174,10 +176,13 @@ const dispatch = async (
     if (operation.rateLimitPerMinute !== undefined) {
       Object.assign(
         responseHeaders,
-        await enforceRateLimit({ caller, operationId: operation.operationId, limit: operation.rateLimitPerMinute }),
+        await enforceRateLimit({ caller, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute }),
       );
     }
   }
+
+  // Only now, authenticated, is the body looked at.
+  const body = rawBody(event, maxBodyBytesOf(operation));
 
   // Every invalid part is reported at once, as FastAPI-style clients expect.
   const issues: ValidationIssue[] = [];
@@ -211,6 +216,7 @@ const dispatch = async (
       requestId: context.awsRequestId,
       url,
       method: event.httpMethod,
+      sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
       rawBody: body,
       setHeader: (name: string, value: string) => {
         responseHeaders[name.toLowerCase()] = value;

@@ -37,6 +37,15 @@ export const config = {
   get s3ForcePathStyle(): boolean {
     return flag('S3_FORCE_PATH_STYLE');
   },
+  /**
+   * How many successful sign-ins one key and user may make at once. SDK clients sign in each
+   * time they are created, so a test suite or a fleet of workers starts many in a minute.
+   */
+  get signInBurst(): number {
+    const value = Number(process.env.SIGN_IN_BURST ?? 30);
+    if (!Number.isInteger(value) || value < 1) throw new Error('environment variable SIGN_IN_BURST must be a positive integer');
+    return value;
+  },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';
   },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ForbiddenError } from './errors';
+import { ConflictError, ForbiddenError, NotFoundError } from './errors';
 import type { Caller, PermissionGrant } from './caller';
-import { allPermissionNames, filterPermitted, hasPermission, requirePermission } from './permissions';
+import { allPermissionNames, asIfMissing, filterPermitted, hasPermission, requirePermission } from './permissions';
 
 const callerWith = (grants: PermissionGrant[]): Caller => ({
   userId: 'u1',
@@ -75,5 +75,26 @@ describe('permission names', () => {
       requirePermission(caller, 'Service:*'),
     ];
     expect(compileTimeChecks).toBeTypeOf('function');
+  });
+});
+
+describe('asIfMissing', () => {
+  const missing = () => new NotFoundError('Conversation c1 does not exist.');
+
+  it('answers a refused caller exactly as for a missing record', () => {
+    // Act
+    const refused = () => asIfMissing(() => requirePermission(callerWith([]), 'Conversation:GetConversation'), missing);
+
+    // Assess
+    expect(refused).toThrow(new NotFoundError('Conversation c1 does not exist.'));
+  });
+
+  it('lets a permitted caller through and passes other errors on', () => {
+    expect(() => asIfMissing(() => undefined, missing)).not.toThrow();
+    expect(() =>
+      asIfMissing(() => {
+        throw new ConflictError('busy');
+      }, missing),
+    ).toThrow(ConflictError);
   });
 });

@@ -1,5 +1,5 @@
 import type { Caller, PermissionCondition, PermissionGrant } from './caller';
-import { ForbiddenError } from './errors';
+import { ForbiddenError, type NotFoundError } from './errors';
 
 /**
  * Every permission name the reference checks, by group. Domain functions check these names with
@@ -139,6 +139,19 @@ export const hasPermission = (caller: Caller, permission: PermissionName, attrib
 export const requirePermission = (caller: Caller, permission: PermissionName, attributes: ResourceAttributes = {}): void => {
   if (!hasPermission(caller, permission, attributes)) {
     throw new ForbiddenError(`Missing required permission ${permission}.`);
+  }
+};
+
+/**
+ * Runs a permission check on an addressed record so that a caller it refuses gets exactly the
+ * answer for a record that does not exist: refusing with 403 would tell them it exists. A
+ * caller for whom the record is `visible` (who may read it) knows it exists and gets the 403.
+ */
+export const asIfMissing = (check: () => void, missing: () => NotFoundError, visible: () => boolean = () => false): void => {
+  try {
+    check();
+  } catch (error) {
+    throw error instanceof ForbiddenError && !visible() ? missing() : error;
   }
 };
 

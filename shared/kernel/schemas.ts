@@ -27,13 +27,25 @@ export const clusterName = (headers: z.infer<typeof commonHeaders>): string | un
 
 export const timestamp = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time');
 
-export const continuationToken = z.coerce.number().int().min(0).default(0);
+/** Continuation tokens are integers for the reference's clients, but each is an opaque handle to a stored cursor. */
+const cursorHandle = z.number().int().min(0).max(2 ** 31 - 1);
+
+export const continuationToken = z.coerce
+  .number()
+  .pipe(cursorHandle)
+  .default(0)
+  .describe(
+    'Opaque: 0 or absent for the first page, otherwise the continuation_token of the previous page of the same list (same filters), for an hour. Any other value answers 400.',
+  );
 
 export const pagedResponse = <T extends z.ZodRawShape>(shape: T) =>
   z.object({
     ...shape,
     has_more: z.boolean(),
-    continuation_token: z.number().int().nullable(),
+    continuation_token: cursorHandle
+      .min(1)
+      .nullable()
+      .describe('An opaque handle to pass as continuation_token for the next page, valid for an hour; null on the last page.'),
   });
 
 /** A query parameter that may repeat (`?id=a&id=b`); a single value is lifted to an array. */

@@ -1,5 +1,6 @@
 import { agents } from '../agent/agent-repository';
 import { authNonces, refreshTokens } from '../auth/auth-session-repository';
+import { rateLimitBuckets } from '../auth/rate-limit';
 import { conversationLeases, conversations, conversationUserStates } from '../conversation/conversation-repository';
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
@@ -38,6 +39,7 @@ export const entityCatalog: readonly Entity[] = [
   apiKeys,
   apiKeyCounts,
   refreshTokens,
+  rateLimitBuckets,
   authNonces,
   pagingCursors,
   organizationBranding,

@@ -63,6 +63,7 @@ export const signInWithApiKeyOperation = defineOperation({
   tag: 'User',
   summary: 'Sign in with API key',
   auth: 'none',
+  checksCredentials: true,
   // Counted per key and user by the operation itself: there is no caller yet.
   rateLimitPerMinute: 5,
   request: {
@@ -102,6 +103,7 @@ export const emailSignInCallbackOperation = defineOperation({
   tag: 'User',
   summary: 'The e-mailed sign-in link: redirects (303) to redirect_link with #id_token=...&expires_at=...',
   auth: 'none',
+  checksCredentials: true,
   request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 303 },
 });
@@ -115,6 +117,7 @@ export const tokenOperation = defineOperation({
   summary:
     'OAuth-style token endpoint: grant_type urn:classic-api:params:oauth:grant-type:api-key or refresh_token; DPoP-bound with a DPoP proof header',
   auth: 'none',
+  checksCredentials: true,
   rateLimitPerMinute: 5,
   request: {
     path: organizationPath,
@@ -144,6 +147,7 @@ export const verifyUserOperation = defineOperation({
   tag: 'User',
   summary: 'The verify_link of an invitation: marks the user verified',
   auth: 'none',
+  checksCredentials: true,
   request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 200, body: z.object({ user_id: z.string(), is_verified: z.literal(true) }) },
 });
@@ -195,7 +199,7 @@ export const getUsersOperation = defineOperation({
       user_id: queryArray(recordId),
       email: queryArray(email),
       is_verified: queryBoolean.optional(),
-      limit: z.coerce.number().int().min(0).max(100).default(100),
+      limit: z.coerce.number().int().min(1).max(100).default(100),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe(
         '+/- first_name, last_name, email, user_stats.num_conversations, user_stats.num_messages, user_stats.last_message_time',
@@ -300,7 +304,7 @@ export const getMemoriesOperation = defineOperation({
     query: z.object({
       id: queryArray(objectId).describe('The IDs of the memories to retrieve.'),
       conversation_id: queryArray(objectId).describe('The conversations whose memories to retrieve.'),
-      limit: z.coerce.number().int().min(0).max(50).default(50).describe('The maximum number of memories to return.'),
+      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of memories to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe('`conversation_id` and/or `created_at` prefixed with + or -; newest first by default.'),
     }),

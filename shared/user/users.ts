@@ -1,5 +1,5 @@
 import type { Caller } from '../kernel/caller';
-import { hasPermission, requirePermission } from '../kernel/permissions';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { signToken, verifyToken } from '../auth/tokens';
 import { getOrganization, requireOrganization } from '../organization/organization-repository';
 import type { Paged } from '../data/paging';
@@ -267,9 +267,29 @@ export interface UserUpdate {
 const defined = <T extends object>(value: T): Partial<T> =>
   Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 
+/** The same answer for a missing user and one the caller may not read; it names no id, the caller's or anyone's. */
+const userNotFound = () => new NotFoundError('The user does not exist.');
+
+/** The user, if the caller holds `permission` on them; a user the caller may not even read is answered as missing. */
+const requireVisibleUser = async (
+  caller: Caller,
+  orgId: string,
+  userId: string,
+  permission: PermissionName,
+): Promise<UserRecord> => {
+  const target = await requireUser(orgId, userId).catch((error: unknown) => {
+    throw error instanceof NotFoundError ? userNotFound() : error;
+  });
+  asIfMissing(
+    () => requirePermission(caller, permission, userAttributes(target)),
+    userNotFound,
+    () => hasPermission(caller, 'User:GetUserInfo', userAttributes(target)),
+  );
+  return target;
+};
+
 export const updateUserFor = async (caller: Caller, orgId: string, userId: string, update: UserUpdate): Promise<void> => {
-  const target = await requireUser(orgId, userId);
-  requirePermission(caller, 'User:UpdateUserInfo', userAttributes(target));
+  const target = await requireVisibleUser(caller, orgId, userId, 'User:UpdateUserInfo');
   const preferenceChanges = defined({
     enable_response_recommendation: update.enable_response_recommendation,
     preferred_language: update.preferred_language,
@@ -292,8 +312,7 @@ export const updateUserFor = async (caller: Caller, orgId: string, userId: strin
 };
 
 export const deleteUserFor = async (caller: Caller, orgId: string, userId: string): Promise<void> => {
-  const target = await requireUser(orgId, userId);
-  requirePermission(caller, 'User:DeleteUser', userAttributes(target));
+  const target = await requireVisibleUser(caller, orgId, userId, 'User:DeleteUser');
   await requireOutranksUser(caller, orgId, target, 'delete');
   await deleteUser(orgId, target);
   forgetPrincipals(orgId, userId);

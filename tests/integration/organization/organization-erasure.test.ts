@@ -104,8 +104,8 @@ describe('delete-organization', () => {
       ]),
     );
     expect(deleted.status).toBe(204);
-    // Rate-limit counters are still keyed by hand in shared/auth/rate-limit.ts (being rewritten
-    // elsewhere); they expire with their one-minute window instead.
+    // Rate-limit buckets (one partition per subject, see shared/auth/rate-limit.ts) expire by TTL
+    // minutes after their last use instead.
     const left = (await storedKeysStartingWith(prefix)).filter((item) => !item.pk.startsWith(`${prefix}RATELIMIT#`));
     expect(left).toEqual([]);
   });
