@@ -1,4 +1,5 @@
 import { ValidationError, type ValidationIssue } from '../kernel/errors';
+import { reservedMapKeys } from '../kernel/schemas';
 
 /**
  * What DynamoDB (through the AWS SDK's marshaller) stores faithfully, checked on every JSON
@@ -13,7 +14,6 @@ import { ValidationError, type ValidationIssue } from '../kernel/errors';
  */
 export const maxBodyDepth = 16;
 const smallestStorableMagnitude = 1e-130;
-const reservedKeys = new Set(['__proto__', 'constructor', 'prototype']);
 
 const numberProblem = (value: number): string | undefined => {
   if (Math.abs(value) > Number.MAX_SAFE_INTEGER) return 'Numbers must lie between -(2^53-1) and 2^53-1.';
@@ -23,7 +23,7 @@ const numberProblem = (value: number): string | undefined => {
 
 const keyProblem = (key: string): string | undefined => {
   if (key === '') return 'Keys must not be empty.';
-  if (reservedKeys.has(key)) return `'${key}' is a reserved key.`;
+  if (reservedMapKeys.has(key)) return `'${key}' is a reserved key.`;
   return undefined;
 };
 

@@ -87,3 +87,19 @@ export const versionListQuery = z.object({
   continuation_token: continuationToken,
   sort_by: queryArray(z.string()).describe('`+version` or `-version`.'),
 });
+
+/**
+ * Map keys a plain object cannot hold faithfully: `__proto__` vanishes (it sets the prototype),
+ * and `constructor` or `prototype` break the AWS SDK's marshaller. Anything that becomes a key
+ * of a stored map refuses them.
+ */
+export const reservedMapKeys: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A client-chosen name that becomes a key of a stored map. */
+export const mapKeyName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(40)
+  .regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, underscores and hyphens')
+  .refine((name) => !reservedMapKeys.has(name), 'is a reserved name');

@@ -76,6 +76,21 @@ describe('upsert-service-version-set', () => {
       ...(typeof value === 'object' ? ['a'] : []),
     ]);
   });
+  it.each(['constructor', 'prototype', '__proto__'])('answers 422 to the version set name %j, a key no stored map can hold', async (name) => {
+    // Prepare
+    const { serviceId } = await createService(admin);
+
+    // Act
+    const response = await api(`/v1/${admin.orgId}/service/${serviceId}/version_sets/${name}/`, {
+      method: 'PUT',
+      token: admin.token,
+      body: { version_set: {} },
+    });
+
+    // Assess
+    expect(response.status).toBe(422);
+    expect(response.body.detail[0].loc).toEqual(['path', 'version_set_name']);
+  });
 });
 
 describe('get-users', () => {
