@@ -4,6 +4,7 @@ import { agentOperations } from '../agent/operations';
 import { stateMachineOperations } from '../state-machine/operations';
 import { conversationOperations } from '../conversation/operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
+import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
@@ -14,4 +15,4 @@ import { userOperations } from '../user/operations';
  * OpenAPI document are all generated from this list: adding an operation is one
  * entry here plus its implementation in the group's handler.
  */
-export const routeTable: readonly Operation[] = [...adminOperations, ...agentOperations, ...stateMachineOperations, ...serviceOperations, ...organizationOperations, ...userOperations, ...roleOperations, ...conversationOperations, ...conversationStreamOperations];
+export const routeTable: readonly Operation[] = [...adminOperations, ...agentOperations, ...stateMachineOperations, ...serviceOperations, ...organizationOperations, ...userOperations, ...roleOperations, ...conversationOperations, ...conversationStreamOperations, ...metricOperations];

@@ -31,11 +31,20 @@ export const getMessage = async (orgId: string, conversationId: string, id: stri
 
 /**
  * The latest `limit` messages in chronological order (the model's history and the analysis'
- * input). Older messages beyond the bound are left out.
+ * input), or the latest up to and including message `throughId`. Older messages beyond the
+ * bound are left out.
  */
-export const recentMessages = async (orgId: string, conversationId: string, limit: number): Promise<MessageRecord[]> => {
+export const recentMessages = async (
+  orgId: string,
+  conversationId: string,
+  limit: number,
+  throughId?: string,
+): Promise<MessageRecord[]> => {
+  const partition = conversationPartition(orgId, conversationId);
   const page = await queryPage(
-    { partition: conversationPartition(orgId, conversationId), sortPrefix: prefix, forward: false },
+    throughId === undefined
+      ? { partition, sortPrefix: prefix, forward: false }
+      : { partition, sortBetween: [prefix, `${prefix}${throughId}`], forward: false },
     { limit },
   );
   return page.items.map(toMessage).reverse();

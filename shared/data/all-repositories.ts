@@ -11,6 +11,8 @@ import '../conversation/conversation-repository';
 import '../conversation/interaction-repository';
 import '../user/memory-repository';
 import '../conversation/message-repository';
+import '../metric/metric-repository';
+import '../metric/result-repository';
 import '../organization/organization-repository';
 import '../role/role-repository';
 import '../service/service-repository';

@@ -232,6 +232,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
   };
 
   return {
+    headPartition,
     headKey,
     versionKey,
     get,
