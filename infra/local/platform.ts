@@ -34,6 +34,8 @@ export interface Platform {
   baseUrl: string;
   credentials: PlatformCredentials;
   outboxDir: string;
+  /** How the functions reach the local AWS services (endpoints, credentials, table, bucket and queue URLs). */
+  awsEnv: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -113,7 +115,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     };
     await writeFile(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     await chmod(credentialsPath, 0o600);
-    return { baseUrl: gateway.baseUrl, credentials, outboxDir, stop };
+    return { baseUrl: gateway.baseUrl, credentials, outboxDir, awsEnv: aws.env, stop };
   } catch (error) {
     await stop();
     throw error;

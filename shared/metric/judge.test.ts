@@ -3,6 +3,7 @@ import { createDeterministicModel } from '../llm/deterministic-model';
 import type { JudgePromptInput } from '../llm/judge-prompt';
 import { type GenerateObjectRequest, LlmError, type LlmProvider } from '../llm/provider';
 import { judgeMetric } from './judge';
+import type { MetricValue } from './schemas';
 
 const transcript = [
   { id: 'm1', speaker: 'Agent (agent-message)', text: 'Hello, how can I help with your order?' },
@@ -32,8 +33,8 @@ const scripted = (...answers: (Record<string, unknown> | Error)[]) => {
   return { model: { provider, model: 'scripted-1' }, requests };
 };
 
-const numerical = { type: 'numerical', lower_bound: 1, upper_bound: 5 } as const;
-const categorical = { type: 'categorical', categories: ['polite', 'rude'] } as const;
+const numerical: MetricValue = { type: 'numerical', lower_bound: 1, upper_bound: 5 };
+const categorical: MetricValue = { type: 'categorical', categories: ['polite', 'rude'] };
 
 describe('judgeMetric', () => {
   it('returns a valid first answer with its references, latency and token use', async () => {
@@ -60,7 +61,7 @@ describe('judgeMetric', () => {
     ['an out-of-range number', numerical, { value: 9, references: ['m3'], justification: 'Very good.' }, /value 9 is outside 1 to 5/],
     ['an unknown category', categorical, { value: 'friendly', references: ['m1'], justification: 'Nice.' }, /not one of the categories/],
     ['a made-up reference', numerical, { value: 3, references: ['m3', 'm99'], justification: 'Fine.' }, /references m99 are not messages/],
-    ['a value of the wrong type', { type: 'boolean' } as const, { value: 'yes', references: [], justification: 'Yes.' }, /not true or false/],
+    ['a value of the wrong type', { type: 'boolean' } as MetricValue, { value: 'yes', references: [], justification: 'Yes.' }, /not true or false/],
   ])('asks once more after %s, saying what was wrong, and keeps the valid second answer', async (_, value, invalid, problem) => {
     // Prepare
     const valid = { value: value.type === 'categorical' ? 'polite' : value.type === 'boolean' ? true : 2, references: ['m1'], justification: 'Checked.' };

@@ -5,6 +5,8 @@ export interface Harness {
   baseUrl: string;
   credentials: PlatformCredentials;
   outboxDir: string;
+  /** The platform's local AWS settings, for tests that look at its queues and bucket. */
+  awsEnv: Record<string, string>;
 }
 
 declare module 'vitest' {

@@ -20,7 +20,12 @@ export default async function setup(project: TestProject) {
       if (process.env.PLATFORM_LOG) console.error(line);
     },
   });
-  const harness: Harness = { baseUrl: platform.baseUrl, credentials: platform.credentials, outboxDir: platform.outboxDir };
+  const harness: Harness = {
+    baseUrl: platform.baseUrl,
+    credentials: platform.credentials,
+    outboxDir: platform.outboxDir,
+    awsEnv: platform.awsEnv,
+  };
   project.provide('harness', harness);
   return async () => {
     await platform.stop();
