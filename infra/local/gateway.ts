@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { EndpointGroup, Operation } from '#shared/kernel/operation';
-import { canonicalResourcePaths, matchResource } from '#shared/api/paths';
+import { canonicalResourcePaths, matchResource, resourceSpecificity } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
 
@@ -148,10 +148,13 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const host = request.headers.host ?? `${options.host}:${options.port}`;
     const url = new URL(request.url ?? '/', `http://${host}`);
-    const onPath = routes
+    const matching = routes
       .map((route) => ({ route, match: matchResource(route.resource, url.pathname) }))
       .filter((candidate) => candidate.match !== undefined);
-    if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
+    if (matching.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
+    // The most specific resource answers, whatever its methods, as in API Gateway.
+    const [mostSpecific] = matching.map((candidate) => resourceSpecificity(candidate.route.resource)).sort();
+    const onPath = matching.filter((candidate) => resourceSpecificity(candidate.route.resource) === mostSpecific);
     const chosen = onPath.find((candidate) => candidate.route.operation.method === request.method);
     if (!chosen?.match) {
       const allowed = [...new Set(onPath.map((candidate) => candidate.route.operation.method))];

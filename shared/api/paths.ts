@@ -56,6 +56,15 @@ export const operationPathParameters = (
   return parameters;
 };
 
+/**
+ * Orders resources as API Gateway chooses among those matching a path: segment by segment, a
+ * literal beats a parameter (`/metric/evaluate` before `/metric/{metric_id}`). Lower sorts first.
+ */
+export const resourceSpecificity = (resource: string): string =>
+  segmentsOf(resource)
+    .map((segment) => (isParameter(segment) ? '1' : '0'))
+    .join('');
+
 export interface PathMatch {
   resource: string;
   pathParameters: Record<string, string>;
