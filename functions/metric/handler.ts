@@ -147,9 +147,15 @@ export const handler = httpHandler([
         limit: query.limit,
         continuationToken: query.continuation_token,
       }),
-      // Over every result, whatever the caller may see, and only on the first page (as the reference does).
+      // Only on the first page (as the reference does), and only metrics whose results the caller may see.
       query.continuation_token === 0 ? metricsWithResults(path.organization) : undefined,
     ]);
-    return { ...pageBody('metric_evaluation_results', page), filter_values: metricIds ? { metric_ids: metricIds } : null };
+    const visibleMetricIds = metricIds?.filter((metricId) =>
+      hasPermission(caller, 'Metric:GetMetricEvaluationResult', { metric_id: metricId }),
+    );
+    return {
+      ...pageBody('metric_evaluation_results', page),
+      filter_values: visibleMetricIds ? { metric_ids: visibleMetricIds } : null,
+    };
   }),
 ]);

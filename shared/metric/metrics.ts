@@ -183,12 +183,12 @@ export interface MetricListQuery extends MetricFilters {
 
 const uniqueSorted = (values: string[]): string[] => [...new Set(values)].sort();
 
-/** Values the list's filters can take, over every metric of the organization. */
-const filterValues = (all: StoredMetric[]) => ({
-  applied_to_services_ids: uniqueSorted(all.flatMap((metric) => metric.applied_to_services)),
-  creators: [...new Map(all.map((metric) => [`${metric.creator.org_id},${metric.creator.user_id}`, metric.creator])).values()],
-  tags: uniqueSorted(all.flatMap((metric) => Object.entries(metric.tags).map(([key, value]) => `${key}:${value ?? ''}`))),
-  types: uniqueSorted(all.map((metric) => metric.metric_value.type)),
+/** Values the list's filters can take over `shown`. */
+const filterValues = (shown: StoredMetric[]) => ({
+  applied_to_services_ids: uniqueSorted(shown.flatMap((metric) => metric.applied_to_services)),
+  creators: [...new Map(shown.map((metric) => [`${metric.creator.org_id},${metric.creator.user_id}`, metric.creator])).values()],
+  tags: uniqueSorted(shown.flatMap((metric) => Object.entries(metric.tags).map(([key, value]) => `${key}:${value ?? ''}`))),
+  types: uniqueSorted(shown.map((metric) => metric.metric_value.type)),
 });
 
 /**
@@ -220,8 +220,9 @@ export const listMetrics = async (orgId: string, query: MetricListQuery) => {
     metrics: page.items,
     has_more: page.has_more,
     continuation_token: page.continuation_token,
-    // Counted over every metric, whatever the caller may see, and only on the first page (as the reference does).
-    filter_values: query.continuationToken === 0 ? filterValues(all) : null,
+    // Only on the first page (as the reference does), over every metric the caller may see
+    // whatever the other filters (the reference counts hidden ones too, which would show creators to anyone).
+    filter_values: query.continuationToken === 0 ? filterValues(all.filter(query.visible)) : null,
   };
 };
 
