@@ -96,7 +96,8 @@ const toolSpec = (tool: LlmTool): Tool => ({
 /**
  * A provider for Amazon Bedrock through the Converse API: `streamText` uses ConverseStream and
  * yields each text delta; `chooseOption` forces a `choose_option` tool call whose input is the
- * choice; `callTools` offers the tools with automatic tool choice. Throttling and service faults
+ * choice; `callTools` offers the tools with automatic tool choice; `generateObject` forces a tool
+ * named after the schema and returns its input with the call's token use. Throttling and service faults
  * are retryable {@link LlmError}s (the SDK has already retried network failures by then).
  */
 export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmProvider => {

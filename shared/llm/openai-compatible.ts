@@ -85,7 +85,8 @@ async function* sseData(reader: ReadableStreamDefaultReader<Uint8Array>, signal:
  * A provider for any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, Ollama,
  * llama.cpp server). `streamText` streams over server-sent events and yields each content
  * fragment as it arrives; `chooseOption` asks for a JSON-schema answer and validates it;
- * `callTools` uses the `tools` parameter. `topK` is sent as `top_k` only when set (OpenAI itself
+ * `callTools` uses the `tools` parameter; `generateObject` asks for a strict JSON-schema answer and
+ * reports the `usage` the server gives. `topK` is sent as `top_k` only when set (OpenAI itself
  * rejects it; the local servers accept it). HTTP 429 and 5xx and dropped connections are
  * retryable {@link LlmError}s, other failures are not.
  */
