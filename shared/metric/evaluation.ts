@@ -1,4 +1,4 @@
-import type { Creator } from '../agent/agents';
+import { type Caller, creatorOf } from '../kernel/caller';
 import { type ConversationRecord, type MessageRecord } from '../conversation/schemas';
 import { recordPostProcessing } from '../conversation/conversation-repository';
 import { modelFailure, requireConversation } from '../conversation/conversations';
@@ -14,6 +14,7 @@ import { LlmError } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { judgeMetric } from './judge';
 import { getMetrics, metrics, organizationMetrics, type StoredMetric } from './metric-repository';
+import { requireOnMetric } from './metrics';
 import { noteMetricsWithResults, resultPut } from './result-repository';
 import type { EvaluationSource, MetricEvaluationResultInstance } from './schemas';
 
@@ -122,9 +123,6 @@ export interface ManualEvaluation {
   metricIds: string[];
   conversationId: string;
   evaluateToInteractionId?: string | null;
-  invokedBy: Creator;
-  /** Checks the caller's permissions on each metric once loaded; throws ForbiddenError. */
-  authorize: (metric: StoredMetric) => void;
 }
 
 /** The model did not answer in time, or could not be reached. */
@@ -142,8 +140,10 @@ const judgeFailure = (error: unknown, signal: AbortSignal): unknown => {
  * whole conversation), concurrently within a request's time limit. Each result is stored as a
  * `manual` result, replacing an earlier one of the same metric, conversation and range.
  * 404: a metric, the conversation or the interaction does not exist; 400: no interaction yet.
+ * The caller needs Metric:GetMetric, Metric:EvaluateMetric and Metric:GetMetricEvaluationResult on each metric.
  */
-export const evaluateMetrics = async (orgId: string, request: ManualEvaluation) => {
+export const evaluateMetrics = async (orgId: string, caller: Caller, request: ManualEvaluation) => {
+  const authorize = requireOnMetric(caller, 'Metric:GetMetric', 'Metric:EvaluateMetric', 'Metric:GetMetricEvaluationResult');
   const [found, conversation] = await Promise.all([
     getMetrics(orgId, request.metricIds),
     requireConversation(orgId, request.conversationId),
@@ -151,7 +151,7 @@ export const evaluateMetrics = async (orgId: string, request: ManualEvaluation) 
   const chosen = request.metricIds.map((id) => {
     const metric = found.get(id);
     if (!metric) throw new NotFoundError(`Metric ${id} does not exist.`);
-    request.authorize(metric);
+    authorize(metric);
     return metric;
   });
   const rangeEnd = request.evaluateToInteractionId ?? undefined;
@@ -172,7 +172,7 @@ export const evaluateMetrics = async (orgId: string, request: ManualEvaluation) 
         type: 'manual',
         conversation_id: conversation.id,
         evaluate_to_interaction_id: rangeEnd ?? null,
-        invoked_by: request.invokedBy,
+        invoked_by: creatorOf(caller),
         references,
       }),
       signal,

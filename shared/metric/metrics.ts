@@ -1,8 +1,9 @@
-import type { Authorize, Creator } from '../agent/agents';
+import type { Creator } from '../agent/agents';
+import { type Caller, creatorOf, hasPermission, requirePermission } from '../kernel/caller';
 import { BadRequestError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter, type VersionFilter } from '../kernel/list-params';
-import { offsetPage, type Paged, pageOfQuery } from '../data/paging';
+import { listFingerprint, offsetPage, type Paged, pageOf } from '../data/paging';
 import type { VersionedHead } from '../data/versioned-entity';
 import {
   insertMetric,
@@ -31,6 +32,15 @@ export const metricAttributes = (metric: Pick<VersionedHead, 'id' | 'name' | 'de
   name: metric.name,
   is_deleted: metric.deprecated,
 });
+
+/** Checks the caller's `permissions` on a metric once it is loaded; throws ForbiddenError. */
+export const requireOnMetric =
+  (caller: Caller, ...permissions: string[]) =>
+  (metric: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>): void => {
+    for (const permission of permissions) requirePermission(caller, permission, metricAttributes(metric));
+  };
+
+const visibleMetric = (caller: Caller) => (metric: StoredMetric) => hasPermission(caller, 'Metric:GetMetric', metricAttributes(metric));
 
 /** A metric as clients see it: tags as a list, the latest version's description and value along. */
 export const metricView = (metric: StoredMetric): MetricInstance => ({
@@ -65,7 +75,9 @@ const versionRecord = (metricId: string, version: number, body: MetricVersionBod
 });
 
 /** Creates a metric and its first version; 409 when the name is taken in the organization. */
-export const createMetric = (orgId: string, body: CreateMetricRequest, creator: Creator): Promise<{ id: string }> => {
+export const createMetric = (orgId: string, body: CreateMetricRequest, caller: Caller): Promise<{ id: string }> => {
+  requirePermission(caller, 'Metric:CreateMetric', { name: body.name });
+  const creator = creatorOf(caller);
   const id = newId();
   return insertMetric(
     orgId,
@@ -86,16 +98,16 @@ export const updateMetric = async (
   orgId: string,
   id: string,
   body: UpdateMetricRequest,
-  options: { updatedBy: Creator; authorize: Authorize<StoredMetric> },
+  caller: Caller,
 ): Promise<void> => {
-  options.authorize(await requireMetric(orgId, id));
+  requireOnMetric(caller, 'Metric:ModifyMetric')(await requireMetric(orgId, id));
   const notes = body.additional_notes;
   await updateMetricHead(orgId, id, {
     ...(body.applied_to_services ? { applied_to_services: [...new Set(body.applied_to_services)] } : {}),
     ...(notes === null || typeof notes === 'string' ? { additional_notes: notes } : {}),
     ...(body.tags ? { tags: body.tags } : {}),
     updated_at: nowIso(),
-    updated_by: options.updatedBy,
+    updated_by: creatorOf(caller),
   });
 };
 
@@ -103,16 +115,12 @@ export const updateMetric = async (
  * Deletes a metric softly: it stays retrievable by id and evaluable on request, but is no
  * longer evaluated after conversations. Refused (400) while a simulation unit test uses it.
  */
-export const deleteMetric = async (
-  orgId: string,
-  id: string,
-  options: { updatedBy: Creator; authorize: Authorize<StoredMetric> },
-): Promise<void> => {
-  options.authorize(await requireMetric(orgId, id));
+export const deleteMetric = async (orgId: string, id: string, caller: Caller): Promise<void> => {
+  requireOnMetric(caller, 'Metric:DeleteMetric')(await requireMetric(orgId, id));
   if (await isMetricUsedBySimulation(orgId, id)) {
     throw new BadRequestError(`Metric ${id} is used by a simulation unit test; remove it from the test first.`);
   }
-  await updateMetricHead(orgId, id, { deprecated: true, updated_at: nowIso(), updated_by: options.updatedBy });
+  await updateMetricHead(orgId, id, { deprecated: true, updated_at: nowIso(), updated_by: creatorOf(caller) });
 };
 
 /**
@@ -123,17 +131,17 @@ export const createMetricVersion = async (
   orgId: string,
   id: string,
   body: MetricVersionBody,
-  options: { expectedVersion?: number; creator: Creator; authorize: Authorize<VersionedHead> },
+  options: { expectedVersion?: number; caller: Caller },
 ): Promise<{ version: number }> => {
   const created = await metrics.appendVersion(orgId, id, {
     expectedVersion: options.expectedVersion,
-    authorize: options.authorize,
+    authorize: requireOnMetric(options.caller, 'Metric:ModifyMetric'),
     build: (latest, next) => {
       const type = latest?.metric_value.type;
       if (type !== undefined && type !== body.metric_value.type) {
         throw new BadRequestError(`The value type of metric ${id} is ${type}; a version cannot change it to ${body.metric_value.type}.`);
       }
-      return versionRecord(id, next, body, options.creator);
+      return versionRecord(id, next, body, creatorOf(options.caller));
     },
     headAttributes: latestVersionAttributes,
   });
@@ -151,17 +159,15 @@ export const listMetricVersions = (
   orgId: string,
   id: string,
   query: MetricVersionsQuery,
-  authorize: Authorize<VersionedHead>,
-): Promise<Paged<MetricVersionInstance>> => metrics.listVersions(orgId, id, query, authorize);
+  caller: Caller,
+): Promise<Paged<MetricVersionInstance>> => metrics.listVersions(orgId, id, query, requireOnMetric(caller, 'Metric:GetMetric'));
 
-/** Filters shared by the list and the search. */
+/** Filters shared by the list and the search; both show only the metrics the caller may see (Metric:GetMetric). */
 export interface MetricFilters {
   serviceIds?: string[];
   types?: MetricValueType[];
   creators: CreatorFilter[];
   tags: TagFilter[];
-  /** Records the caller may not see are left out (permission filtering). */
-  visible: (metric: StoredMetric) => boolean;
 }
 
 const matchesFilters = (metric: StoredMetric, filters: MetricFilters): boolean =>
@@ -169,8 +175,7 @@ const matchesFilters = (metric: StoredMetric, filters: MetricFilters): boolean =
   (!filters.types?.length || filters.types.includes(metric.metric_value.type)) &&
   (filters.creators.length === 0 ||
     filters.creators.some(({ orgId, userId }) => metric.creator.org_id === orgId && metric.creator.user_id === userId)) &&
-  matchesTags(metric.tags, filters.tags) &&
-  filters.visible(metric);
+  matchesTags(metric.tags, filters.tags);
 
 export interface MetricListQuery extends MetricFilters {
   ids?: string[];
@@ -195,25 +200,25 @@ const filterValues = (shown: StoredMetric[]) => ({
  * A page of the organization's metrics. The organization's heads are read whole (bounded by
  * `maxMetricsPerOrganization`), filtered and ordered in memory, and paged by offset.
  */
-export const listMetrics = async (orgId: string, query: MetricListQuery) => {
-  const all = await organizationMetrics(orgId);
+export const listMetrics = async (orgId: string, caller: Caller, query: MetricListQuery) => {
+  const visible = (await organizationMetrics(orgId)).filter(visibleMetric(caller));
   const isDeleted = query.isDeleted ?? (query.ids?.length ? undefined : false);
-  const selected = all.filter(
+  const selected = visible.filter(
     (metric) =>
       (!query.ids?.length || query.ids.includes(metric.id)) &&
       (isDeleted === undefined || metric.deprecated === isDeleted) &&
       matchesFilters(metric, query),
   );
-  const { sort } = query;
-  if (sort) {
-    const direction = sort.direction === 'desc' ? -1 : 1;
+  const { limit, continuationToken, ...filters } = query;
+  if (filters.sort) {
+    const direction = filters.sort.direction === 'desc' ? -1 : 1;
     selected.sort((a, b) => (a.updated_at.localeCompare(b.updated_at) || a.id.localeCompare(b.id)) * direction);
   }
-  const page = await pageOfQuery(
+  const page = await pageOf(
     orgId,
-    'metrics',
-    query,
-    async (startKey) => offsetPage(selected, startKey, query.limit),
+    listFingerprint('metrics', filters),
+    continuationToken,
+    async (startKey) => offsetPage(selected, startKey, limit),
     (item) => metricView(item as StoredMetric),
   );
   return {
@@ -222,7 +227,7 @@ export const listMetrics = async (orgId: string, query: MetricListQuery) => {
     continuation_token: page.continuation_token,
     // Only on the first page (as the reference does), over every metric the caller may see
     // whatever the other filters (the reference counts hidden ones too, which would show creators to anyone).
-    filter_values: query.continuationToken === 0 ? filterValues(all.filter(query.visible)) : null,
+    filter_values: continuationToken === 0 ? filterValues(visible) : null,
   };
 };
 
@@ -252,9 +257,9 @@ export const relevance = (query: string, metric: Pick<StoredMetric, 'name' | 'de
  * ties go to the older metric. Reads the organization's heads once (bounded by
  * `maxMetricsPerOrganization`); never scans the table.
  */
-export const searchMetrics = async (orgId: string, text: string, filters: MetricFilters) => {
+export const searchMetrics = async (orgId: string, caller: Caller, text: string, filters: MetricFilters) => {
   const scored = (await organizationMetrics(orgId))
-    .filter((metric) => !metric.deprecated && matchesFilters(metric, filters))
+    .filter((metric) => !metric.deprecated && matchesFilters(metric, filters) && visibleMetric(caller)(metric))
     .map((metric) => ({ metric, score: relevance(text, metric) }))
     .filter(({ score }) => score > 0)
     .sort((a, b) => b.score - a.score || a.metric.id.localeCompare(b.metric.id));
