@@ -2,7 +2,14 @@ import type { Creator } from '../agent/agents';
 import { type Caller, creatorOf, hasPermission, requirePermission } from '../kernel/caller';
 import { BadRequestError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter, type VersionFilter } from '../kernel/list-params';
+import {
+  type CreatorFilter,
+  matchesTags,
+  type SortEntry,
+  type TagFilter,
+  tagsAsList,
+  type VersionFilter,
+} from '../kernel/list-params';
 import { listFingerprint, offsetPage, type Paged, pageOf } from '../data/paging';
 import type { VersionedHead } from '../data/versioned-entity';
 import {
@@ -49,10 +56,7 @@ export const metricView = (metric: StoredMetric): MetricInstance => ({
   name: metric.name,
   applied_to_services: metric.applied_to_services,
   additional_notes: metric.additional_notes,
-  // Stored as a map, which keeps no order; sorted so the list is stable.
-  tags: Object.entries(metric.tags)
-    .sort(([left], [right]) => left.localeCompare(right))
-    .map(([key, value]) => ({ key, value })),
+  tags: tagsAsList(metric.tags),
   creator: metric.creator,
   updated_by: metric.updated_by,
   metric_value_type: metric.metric_value.type,
