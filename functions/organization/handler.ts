@@ -1,20 +1,7 @@
 import { clusterName } from '#shared/kernel/schemas';
-import {
-  createApiKeyOperation,
-  createOrganizationOperation,
-  deleteApiKeyOperation,
-  deleteOrganizationOperation,
-  getApiKeysOperation,
-  getJwksOperation,
-  getOrganizationOperation,
-  getUserDimensionsOperation,
-  modifyOrganizationOperation,
-} from '#shared/organization/operations';
 import { publicJwks } from '#shared/auth/signing-keys';
-// Every repository registers its organization eraser on import: delete erases them all.
-import '#shared/data/all-repositories';
 import { ValidationError } from '#shared/kernel/errors';
-import { httpHandler, implement } from '#shared/http/http-handler';
+import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/organization/api-keys';
 import {
   createOrganizationFor,
@@ -24,31 +11,33 @@ import {
   modifyOrganizationFor,
 } from '#shared/organization/organizations';
 
-export const handler = httpHandler([
-  implement(getOrganizationOperation, ({ path, caller }) => getOrganizationView(path.organization, caller)),
-  implement(createOrganizationOperation, async ({ path, headers, body, caller }) => {
-    const cluster = clusterName(headers);
-    if (!cluster) {
-      throw new ValidationError([
-        { loc: ['header', 'x-database-cluster-name'], msg: 'Field required (or x-mongo-cluster-name).', type: 'missing' },
-      ]);
-    }
-    const devopsTeamName = body.devops_team_name ?? body.azure_devops_team_name;
-    return { org_id: await createOrganizationFor(caller, path.organization, { ...body, devops_team_name: devopsTeamName }, cluster) };
+export const handler = httpHandler(
+  implementGroup('organization', {
+    'get-organization': ({ path, caller }) => getOrganizationView(path.organization, caller),
+    'create-organization': async ({ path, headers, body, caller }) => {
+      const cluster = clusterName(headers);
+      if (!cluster) {
+        throw new ValidationError([
+          { loc: ['header', 'x-database-cluster-name'], msg: 'Field required (or x-mongo-cluster-name).', type: 'missing' },
+        ]);
+      }
+      const devopsTeamName = body.devops_team_name ?? body.azure_devops_team_name;
+      return { org_id: await createOrganizationFor(caller, path.organization, { ...body, devops_team_name: devopsTeamName }, cluster) };
+    },
+    'modify-organization': async ({ path, body, caller }) => {
+      await modifyOrganizationFor(caller, path.organization, body);
+      return undefined;
+    },
+    'delete-organization': async ({ path, caller }) => {
+      await deleteOrganizationFor(caller, path.organization);
+      return undefined;
+    },
+    'create-api-key': ({ path, body, caller }) => createApiKeyFor(caller, path.organization, body),
+    'get-api-keys': async ({ path, caller }) => ({ api_keys: await listApiKeysFor(caller, path.organization) }),
+    'delete-api-key': ({ path, caller }) => deleteApiKeyFor(caller, path.organization, path.api_key_id),
+    'get-user-dimensions': async ({ path, caller }) => ({
+      user_dimensions: await getUserDimensions(caller, path.organization),
+    }),
+    'get-jwks': async () => (await publicJwks()) as never,
   }),
-  implement(modifyOrganizationOperation, async ({ path, body, caller }) => {
-    await modifyOrganizationFor(caller, path.organization, body);
-    return undefined;
-  }),
-  implement(deleteOrganizationOperation, async ({ path, caller }) => {
-    await deleteOrganizationFor(caller, path.organization);
-    return undefined;
-  }),
-  implement(createApiKeyOperation, ({ path, body, caller }) => createApiKeyFor(caller, path.organization, body)),
-  implement(getApiKeysOperation, async ({ path, caller }) => ({ api_keys: await listApiKeysFor(caller, path.organization) })),
-  implement(deleteApiKeyOperation, ({ path, caller }) => deleteApiKeyFor(caller, path.organization, path.api_key_id)),
-  implement(getUserDimensionsOperation, async ({ path, caller }) => ({
-    user_dimensions: await getUserDimensions(caller, path.organization),
-  })),
-  implement(getJwksOperation, async () => (await publicJwks()) as never),
-]);
+);

@@ -8,6 +8,7 @@ import {
   type IMetric,
   MathExpression,
   type Metric,
+  SearchExpression,
   TextWidget,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
@@ -17,6 +18,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { businessMetric, errorDimensions } from '#shared/aws/business-metrics';
 import type { EndpointGroup, WorkerName } from '#shared/kernel/operation';
 import type { WorkerQueue } from './message-queues';
 import { pascalCase } from './naming';
@@ -27,6 +29,8 @@ export interface ObservabilityProps {
   apiFunctions: ReadonlyMap<EndpointGroup, LambdaFunction>;
   queues: ReadonlyMap<WorkerName, WorkerQueue>;
   workerFunctions: ReadonlyMap<WorkerName, LambdaFunction>;
+  /** Where the functions publish their EMF metrics (POWERTOOLS_METRICS_NAMESPACE). */
+  metricsNamespace: string;
   /** Subscribed to the alarm topic when given; operators can add other subscriptions. */
   alarmEmail?: string;
 }
@@ -76,6 +80,29 @@ export class Observability extends Construct {
         stage.metricIntegrationLatency({ statistic: 'p50', period, label: 'p50' }),
         stage.metricIntegrationLatency({ statistic: 'p99', period, label: 'p99' }),
       ]),
+    );
+
+    // Business metrics carry the emitting function's `service` dimension; a search sums
+    // them over every function, so the graphs follow whichever function emits them.
+    const total = (metricName: string, label: string): MathExpression =>
+      new MathExpression({
+        expression: `SUM(SEARCH('{${props.metricsNamespace},service} MetricName="${metricName}"', 'Sum', ${period.toSeconds()}))`,
+        period,
+        label,
+      });
+    dashboard.addWidgets(
+      new TextWidget({ markdown: '# Business', width: 24, height: 1 }),
+      graph('Conversations started', [total(businessMetric.conversationsStarted, 'conversations')]),
+      graph('Interactions', [total(businessMetric.interactions, 'interactions')]),
+      graph('Analyses completed', [total(businessMetric.analysesCompleted, 'analyses')]),
+      graph('Tool calls', [total(businessMetric.toolCalls, 'tool calls')]),
+      graph('Error responses by kind', [
+        new SearchExpression({
+          expression: `SEARCH('{${props.metricsNamespace},${errorDimensions.join(',')},service} MetricName="${businessMetric.errorResponses}"', 'Sum', ${period.toSeconds()})`,
+          period,
+        }),
+      ]),
+      graph('5xx responses', [total(businessMetric.serverErrorResponses, '5xx')]),
     );
 
     for (const [group, fn] of props.apiFunctions) {

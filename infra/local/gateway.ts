@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { EndpointGroup, Operation } from '#shared/kernel/operation';
-import { canonicalResourcePaths, matchResource, resourceSpecificity } from '#shared/api/paths';
+import { type EndpointGroup, maxBodyBytesOf, type Operation } from '#shared/kernel/operation';
+import { bodyTooLarge } from '#shared/http/api-event';
+import { canonicalResourcePaths, matchResource, mostSpecific } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
 
@@ -21,10 +22,28 @@ const textTypes = /^(application\/(json|x-www-form-urlencoded|x-ndjson|xml)|text
 const importGroupHandler = async (group: EndpointGroup): Promise<unknown> =>
   (await import(`../../functions/${group}/handler.ts`)).handler;
 
-const readBody = (request: IncomingMessage): Promise<Buffer> =>
+/** API Gateway's REST payload limit. */
+const apiGatewayMaxPayloadBytes = 10 * 1024 * 1024;
+
+/** The body, or undefined once it passes `maxBytes`: reading stops there and nothing more is kept. */
+const readBody = (request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> =>
   new Promise((resolve, reject) => {
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > maxBytes) return resolve(undefined);
     const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) {
+        request.off('data', onData);
+        request.pause();
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    request.on('data', onData);
     request.on('end', () => resolve(Buffer.concat(chunks)));
     request.on('error', reject);
   });
@@ -32,6 +51,27 @@ const readBody = (request: IncomingMessage): Promise<Buffer> =>
 const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(JSON.stringify(body));
+};
+
+/** How long a client that keeps sending after an early answer has to read it before the connection is dropped. */
+const earlyAnswerGraceMs = 500;
+
+/**
+ * Answers before the body was (wholly) read, then drops the connection rather than take in
+ * the rest. Until then the request stays paused, so the client is held back by TCP instead
+ * of being read and discarded (`read(0)` tells Node the body is handled, which keeps it
+ * from draining the body itself once the answer is sent).
+ */
+const refuseUnread = (request: IncomingMessage, response: ServerResponse, status: number, detail: string) => {
+  request.pause();
+  request.read(0);
+  // A client still sending this body cannot have reused the connection for another request.
+  response.on('finish', () =>
+    setTimeout(() => {
+      if (!request.complete) request.socket.destroy();
+    }, earlyAnswerGraceMs).unref(),
+  );
+  sendJson(response, status, { detail });
 };
 
 const buildEvent = (
@@ -148,20 +188,25 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const host = request.headers.host ?? `${options.host}:${options.port}`;
     const url = new URL(request.url ?? '/', `http://${host}`);
-    const matching = routes
-      .map((route) => ({ route, match: matchResource(route.resource, url.pathname) }))
-      .filter((candidate) => candidate.match !== undefined);
-    if (matching.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
-    // The most specific resource answers, whatever its methods, as in API Gateway.
-    const [mostSpecific] = matching.map((candidate) => resourceSpecificity(candidate.route.resource)).sort();
-    const onPath = matching.filter((candidate) => resourceSpecificity(candidate.route.resource) === mostSpecific);
+    const onPath = mostSpecific(
+      routes
+        .map((route) => ({ route, resource: route.resource, match: matchResource(route.resource, url.pathname) }))
+        .filter((candidate) => candidate.match !== undefined),
+    );
+    if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
     const chosen = onPath.find((candidate) => candidate.route.operation.method === request.method);
     if (!chosen?.match) {
       const allowed = [...new Set(onPath.map((candidate) => candidate.route.operation.method))];
       return sendJson(response, 405, { detail: 'Method Not Allowed' }, { allow: allowed.join(', ') });
     }
     const operation: Operation = chosen.route.operation;
-    const body = await readBody(request);
+    // As the function would answer, but before a byte of the body is taken in.
+    if (operation.auth === 'required' && !request.headers.authorization) {
+      return refuseUnread(request, response, 401, 'Invalid authorization credentials.');
+    }
+    const maxBytes = Math.min(maxBodyBytesOf(operation), apiGatewayMaxPayloadBytes);
+    const body = await readBody(request, maxBytes);
+    if (body === undefined) return refuseUnread(request, response, 413, bodyTooLarge(maxBytes).message);
     const event = buildEvent(request, url, body, chosen.match.resource, chosen.match.pathParameters, host);
     const context = lambdaContext(`classic-api-${operation.group}`, functionTimeoutMs);
     const handler = await handlerOf(operation.group);

@@ -17,6 +17,8 @@ export interface DeploymentSettings {
   signInRedirectOrigins: string | undefined;
   /** Address subscribed to the alarm topic. */
   alarmEmail: string | undefined;
+  /** Successful sign-ins a key and user may make at once (`SIGN_IN_BURST`). */
+  signInBurst: string | undefined;
 }
 
 export interface PlatformSettings extends DeploymentSettings {
@@ -41,6 +43,14 @@ const optionalText = (node: Node, key: string): string | undefined => {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value === '') throw invalid(key, 'a non-empty string', value);
   return value;
+};
+
+/** A number from cdk.json or text from `-c key=30`, kept as the text an environment variable holds. */
+const optionalPositiveInteger = (node: Node, key: string): string | undefined => {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d{0,5}$/.test(String(value))) throw invalid(key, 'a positive integer', value);
+  return String(value);
 };
 
 /** `-c key=true` arrives as a string, cdk.json values as JSON. */
@@ -81,5 +91,6 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     jwtIssuer: optionalText(node, 'jwtIssuer'),
     signInRedirectOrigins: optionalText(node, 'signInRedirectOrigins'),
     alarmEmail: optionalText(node, 'alarmEmail'),
+    signInBurst: optionalPositiveInteger(node, 'signInBurst'),
   };
 };

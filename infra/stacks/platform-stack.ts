@@ -131,6 +131,7 @@ export class PlatformStack extends Stack {
       if (rights.email) {
         bindEmailSender(fn, settings.emailFrom);
         if (settings.signInRedirectOrigins) fn.addEnvironment('SIGN_IN_REDIRECT_ORIGINS', settings.signInRedirectOrigins);
+        if (settings.signInBurst) fn.addEnvironment('SIGN_IN_BURST', settings.signInBurst);
       }
       if (rights.models) bindModelInvocation(fn);
     };
@@ -178,6 +179,7 @@ export class PlatformStack extends Stack {
       apiFunctions,
       queues: queues.byWorker,
       workerFunctions,
+      metricsNamespace: defaults.metricsNamespace,
       alarmEmail: settings.alarmEmail,
     });
 

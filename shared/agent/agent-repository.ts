@@ -6,14 +6,13 @@ import { defineVersionedEntity } from '../data/versioned-entity';
 const storedAgentVersion = agentVersionRecord.extend({ id: z.string() });
 export type StoredAgentVersion = z.infer<typeof storedAgentVersion>;
 
-/** Agents: heads `ORG#{org}#AGENT`, name guards `ORG#{org}#AGENT_NAME`, versions `ORG#{org}#AGENT_VERSION`. */
+/** Agents: heads `AGENT`, name guards `AGENT_NAME`, versions `AGENT_VERSION`. */
 export const agents = defineVersionedEntity({
   entity: 'agent',
   token: 'AGENT',
   label: 'agent',
   version: storedAgentVersion,
 });
-agents.registerEraser();
 
 /**
  * Version `version` of an agent, or undefined when the agent or that version does not exist.

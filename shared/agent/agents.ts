@@ -1,5 +1,5 @@
-import type { z } from 'zod';
-import type { creatorInfo } from '../kernel/schemas';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { agents } from './agent-repository';
 import type { Paged } from '../data/paging';
 import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
@@ -7,11 +7,22 @@ import { newId, nowIso } from '../kernel/ids';
 import type { AgentVersionBody, AgentVersionRecord } from './schemas';
 import { agentVersionContent } from './version-content';
 
-/** The user behind a change, as records store it. */
-export type Creator = z.infer<typeof creatorInfo>;
+/** A list query whose visible records the domain decides from the caller's permissions. */
+export type HeadListRequest = Omit<HeadListQuery, 'visible'>;
 
-/** Checks the caller's permission on a record once it is loaded; throws ForbiddenError. */
-export type Authorize<T> = (record: T) => void;
+type HeadAttributes = (head: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) => Record<string, unknown>;
+
+/** Checks `permission` on an agent or a state machine once the repository has loaded it. */
+export const requireOnHead =
+  (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) =>
+  (head: VersionedHead): void =>
+    requirePermission(caller, permission, attributesOf(head));
+
+/** Whether the caller may see an agent or a state machine (list filtering). */
+export const visibleHeads =
+  (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) =>
+  (head: VersionedHead): boolean =>
+    hasPermission(caller, permission, attributesOf(head));
 
 /** What permission grant conditions can name on an agent or a state machine. */
 export const versionedAttributes = (head: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>, idName: string) => ({
@@ -25,20 +36,24 @@ export const agentAttributes = (agent: Pick<VersionedHead, 'id' | 'name' | 'depr
   versionedAttributes(agent, 'agent_id');
 
 /** Creates an agent without versions; 409 when the name is taken in the organization. */
-export const createAgent = (orgId: string, name: string, creator: Creator): Promise<{ id: string }> =>
-  agents.create(orgId, name, creator);
+export const createAgent = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
+  requirePermission(caller, 'Organization:CreateAgent', { name });
+  return agents.create(orgId, name, creatorOf(caller));
+};
 
-export const listAgents = (orgId: string, query: HeadListQuery): Promise<Paged<HeadView>> => agents.list(orgId, query);
+/** The agents the caller may see. */
+export const listAgents = (orgId: string, caller: Caller, query: HeadListRequest): Promise<Paged<HeadView>> =>
+  agents.list(orgId, { ...query, visible: visibleHeads(caller, 'Organization:GetAgent', agentAttributes) });
 
 export const createAgentVersion = async (
   orgId: string,
   agentId: string,
   body: AgentVersionBody,
-  options: { expectedVersion?: number; creator: Creator; authorize: Authorize<VersionedHead> },
+  options: { expectedVersion?: number; caller: Caller },
 ): Promise<{ id: string; version: number; created_at: string }> => {
   const created = await agents.appendVersion(orgId, agentId, {
     expectedVersion: options.expectedVersion,
-    authorize: options.authorize,
+    authorize: requireOnHead(options.caller, 'Organization:CreateAgentVersion', agentAttributes),
     build: (latest, next) => ({
       id: newId(),
       org_id: orgId,
@@ -46,7 +61,7 @@ export const createAgentVersion = async (
       version: next,
       ...agentVersionContent(body, latest),
       created_at: nowIso(),
-      creator: options.creator,
+      creator: creatorOf(options.caller),
     }),
   });
   return { id: created.id, version: created.version, created_at: created.created_at };
@@ -56,13 +71,14 @@ export const listAgentVersions = (
   orgId: string,
   agentId: string,
   query: VersionListQuery,
-  authorize: Authorize<VersionedHead>,
-): Promise<Paged<AgentVersionRecord>> => agents.listVersions(orgId, agentId, query, authorize);
+  caller: Caller,
+): Promise<Paged<AgentVersionRecord>> =>
+  agents.listVersions(orgId, agentId, query, requireOnHead(caller, 'Organization:GetAgent', agentAttributes));
 
 /**
  * Deprecates an agent (the reference's "delete"): versions are kept and running conversations
  * continue, but no service can start using it. Fails with 400 while an active service uses it
  * (the rule of `isAgentUsedByActiveService`, enforced by the conditional write).
  */
-export const deprecateAgent = (orgId: string, agentId: string, authorize: Authorize<VersionedHead>): Promise<void> =>
-  agents.deprecate(orgId, agentId, authorize);
+export const deprecateAgent = (orgId: string, agentId: string, caller: Caller): Promise<void> =>
+  agents.deprecate(orgId, agentId, requireOnHead(caller, 'Organization:DeleteAgent', agentAttributes));

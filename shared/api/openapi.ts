@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Operation } from '../kernel/operation';
+import { maxBodyBytesOf, type Operation } from '../kernel/operation';
+import { canonicalParameterNames, canonicalResourcePaths } from './paths';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -33,6 +34,21 @@ const validationErrorSchema = {
   required: ['detail'],
 };
 
+const rateLimitHeaders = {
+  'Retry-After': { description: 'Seconds until the bucket holds a token again.', schema: { type: 'integer' } },
+  'X-RateLimit-Limit': { description: 'The bucket size: the largest burst.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Tokens left in the bucket.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Epoch seconds at which the bucket is full again.', schema: { type: 'integer' } },
+};
+
+const rateLimitDescription = (operation: Operation): string =>
+  operation.checksCredentials
+    ? `Too many sign-ins: successful ones refill at ${operation.rateLimitPerMinute} a minute in bursts of SIGN_IN_BURST (30 unless configured) per credential and user; after 5 failures a minute from one client address for one credential, that address is refused for it.`
+    : `Rate limited: a token bucket per user of ${operation.rateLimitPerMinute}, refilled at ${operation.rateLimitPerMinute} a minute.`;
+
+const hasBody = (operation: Operation): boolean =>
+  operation.request.body !== undefined || operation.request.bodyType !== undefined;
+
 const errorResponses = (operation: Operation): Record<string, unknown> => {
   const json = (description: string, schema: JsonSchema = { $ref: '#/components/schemas/ErrorResponse' }) => ({
     description,
@@ -40,29 +56,35 @@ const errorResponses = (operation: Operation): Record<string, unknown> => {
   });
   const responses: Record<string, unknown> = {
     '400': json('The request is invalid in this context.'),
-    '404': json('The organization or the addressed record does not exist.'),
+    '404': json('The organization or the addressed record does not exist, or the caller may not see it.'),
     '409': json('The request conflicts with the current state.'),
-    '422': json('Path, query, header or body failed validation.', {
+    '422': json('Path, query, header or body failed validation, or holds a value that cannot be stored as given.', {
       $ref: '#/components/schemas/HTTPValidationError',
     }),
     '503': json('The service is going through temporary maintenance.'),
   };
-  if (operation.auth !== 'none') {
+  if (operation.auth !== 'none' || operation.checksCredentials) {
     responses['401'] = json('Invalid authorization credentials.');
-    responses['403'] = json('Missing required permissions.');
+    responses['403'] = json(operation.auth === 'none' ? 'The user is not verified.' : 'Missing required permissions.');
+  }
+  if (hasBody(operation)) {
+    responses['413'] = json(`The body is larger than the ${maxBodyBytesOf(operation)} bytes this operation accepts.`);
+  }
+  if (operation.request.body !== undefined) {
+    responses['415'] = json(`The body is not ${requestMediaType(operation)}.`);
   }
   if (operation.rateLimitPerMinute !== undefined) {
-    responses['429'] = json(`More than ${operation.rateLimitPerMinute} requests per minute for this operation.`);
+    responses['429'] = { ...json(rateLimitDescription(operation)), headers: rateLimitHeaders };
   }
   return responses;
 };
 
-const parametersOf = (location: 'path' | 'query' | 'header', schema: z.ZodObject | undefined) =>
+const parametersOf = (location: 'path' | 'query' | 'header', schema: z.ZodObject | undefined, names = new Map<string, string>()) =>
   Object.entries(schema?.shape ?? {}).map(([name, field]) => {
     const fieldSchema = field as z.ZodType;
     const json = toSchema(fieldSchema, 'input');
     return {
-      name,
+      name: names.get(name) ?? name,
       in: location,
       required: location === 'path' || !fieldSchema.safeParse(undefined).success,
       ...(typeof json.description === 'string' ? { description: json.description } : {}),
@@ -70,14 +92,26 @@ const parametersOf = (location: 'path' | 'query' | 'header', schema: z.ZodObject
     };
   });
 
+const requestMediaType = (operation: Operation): string => {
+  const { bodyType } = operation.request;
+  switch (bodyType) {
+    case 'multipart':
+      return 'multipart/form-data';
+    case 'form':
+      return 'application/x-www-form-urlencoded';
+    case 'binary':
+      return 'application/octet-stream';
+    default:
+      return 'application/json';
+  }
+};
+
 const requestBodyOf = (operation: Operation) => {
-  const { body, bodyType } = operation.request;
+  const { body } = operation.request;
   if (!body) return undefined;
-  const mediaType =
-    bodyType === 'multipart' ? 'multipart/form-data' : bodyType === 'binary' ? 'application/octet-stream' : 'application/json';
   return {
     required: !body.safeParse(undefined).success,
-    content: { [mediaType]: { schema: toSchema(body, 'input') } },
+    content: { [requestMediaType(operation)]: { schema: toSchema(body, 'input') } },
   };
 };
 
@@ -91,19 +125,41 @@ const successResponseOf = (operation: Operation) => {
   };
 };
 
+/**
+ * Where each operation is listed: its canonical resource (one template per URL, parameters
+ * named as the first operation on it names them), with the trailing slash that operation has.
+ */
+const documentedPaths = (operations: readonly Operation[]) => {
+  const resources = canonicalResourcePaths(operations);
+  const trailingSlashes = new Map<string, boolean>();
+  for (const operation of operations) {
+    const resource = resources.get(operation) as string;
+    if (!trailingSlashes.has(resource)) trailingSlashes.set(resource, operation.path.endsWith('/') && resource !== '/');
+  }
+  return (operation: Operation) => {
+    const resource = resources.get(operation) as string;
+    return { path: `${resource}${trailingSlashes.get(resource) ? '/' : ''}`, names: canonicalParameterNames(operation, resource) };
+  };
+};
+
+const routingNote =
+  'Paths match with or without their trailing slash. Where a fixed segment and a parameter could both match (`/user/signin`, `/user/{requested_user_id}`), the fixed segment wins.';
+
 /** The OpenAPI 3.1 document of the platform, generated from the route table's zod schemas. */
 export const openApiDocument = (operations: readonly Operation[], info: { title: string; version: string }) => {
   const paths: Record<string, Record<string, unknown>> = {};
+  const documentedPathOf = documentedPaths(operations);
   for (const operation of operations) {
-    const item = paths[operation.path] ?? {};
-    paths[operation.path] = item;
+    const { path, names } = documentedPathOf(operation);
+    const item = paths[path] ?? {};
+    paths[path] = item;
     item[operation.method.toLowerCase()] = {
       operationId: operation.operationId,
       summary: operation.summary,
       tags: [operation.tag],
       ...(operation.deprecated ? { deprecated: true } : {}),
       parameters: [
-        ...parametersOf('path', operation.request.path),
+        ...parametersOf('path', operation.request.path, names),
         ...parametersOf('query', operation.request.query),
         ...parametersOf('header', operation.request.headers),
       ],
@@ -114,7 +170,7 @@ export const openApiDocument = (operations: readonly Operation[], info: { title:
   }
   return {
     openapi: '3.1.0',
-    info,
+    info: { ...info, description: routingNote },
     paths,
     components: {
       schemas: { ErrorResponse: errorSchema, HTTPValidationError: validationErrorSchema },

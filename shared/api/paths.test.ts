@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineOperation, type Operation } from '../kernel/operation';
-import { canonicalResourcePaths, matchResource, operationPathParameters, routeShape } from './paths';
+import { canonicalResourcePaths, matchResource, mostSpecific, operationPathParameters, routeShape } from './paths';
 
 const operation = (method: 'GET' | 'DELETE' | 'POST', path: string): Operation =>
   defineOperation({
@@ -52,5 +52,18 @@ describe('matchResource', () => {
 describe('routeShape', () => {
   it('treats paths that differ only in parameter names and trailing slash as one resource', () => {
     expect(routeShape('/v1/{organization}/x/{a}/')).toBe(routeShape('/v1/{org}/x/{b}'));
+  });
+});
+
+describe('mostSpecific', () => {
+  it('lets a fixed segment win over a parameter at the same position', () => {
+    // Prepare
+    const matches = ['/v1/{organization}/user/{requested_user_id}', '/v1/{organization}/user/signin'].map((resource) => ({ resource }));
+
+    // Act
+    const chosen = mostSpecific(matches);
+
+    // Assess
+    expect(chosen).toEqual([{ resource: '/v1/{organization}/user/signin' }]);
   });
 });

@@ -37,33 +37,42 @@ export const canonicalResourcePaths = (operations: readonly Operation[]): Map<Op
   return result;
 };
 
+/** Each of the operation's own parameter names with the name its canonical resource gives that position. */
+export const canonicalParameterNames = (operation: Operation, resource: string): Map<string, string> => {
+  const canonical = segmentsOf(resource);
+  const names = new Map<string, string>();
+  segmentsOf(operation.path).forEach((segment, index) => {
+    const canonicalSegment = canonical[index];
+    if (isParameter(segment) && canonicalSegment && isParameter(canonicalSegment)) {
+      names.set(parameterName(segment), parameterName(canonicalSegment));
+    }
+  });
+  return names;
+};
+
 /** The operation's own parameter names, read from a request on its canonical resource. */
 export const operationPathParameters = (
   operation: Operation,
   resource: string,
   pathParameters: Record<string, string | undefined>,
 ): Record<string, string> => {
-  const own = segmentsOf(operation.path);
-  const canonical = segmentsOf(resource);
   const parameters: Record<string, string> = {};
-  own.forEach((segment, index) => {
-    const canonicalSegment = canonical[index];
-    if (isParameter(segment) && canonicalSegment && isParameter(canonicalSegment)) {
-      const value = pathParameters[parameterName(canonicalSegment)];
-      if (value !== undefined) parameters[parameterName(segment)] = value;
-    }
-  });
+  for (const [own, canonical] of canonicalParameterNames(operation, resource)) {
+    const value = pathParameters[canonical];
+    if (value !== undefined) parameters[own] = value;
+  }
   return parameters;
 };
 
 /**
- * Orders resources as API Gateway chooses among those matching a path: segment by segment, a
- * literal beats a parameter (`/metric/evaluate` before `/metric/{metric_id}`). Lower sorts first.
+ * Of the resources matching one request path, those API Gateway would route to: a fixed
+ * segment wins over a parameter at the same position (`/user/signin` over `/user/{id}`).
  */
-export const resourceSpecificity = (resource: string): string =>
-  segmentsOf(resource)
-    .map((segment) => (isParameter(segment) ? '1' : '0'))
-    .join('');
+export const mostSpecific = <T extends { resource: string }>(matches: readonly T[]): T[] => {
+  const rank = (resource: string) => segmentsOf(resource).map((segment) => (isParameter(segment) ? '0' : '1')).join('');
+  const best = matches.map((match) => rank(match.resource)).sort().at(-1);
+  return matches.filter((match) => rank(match.resource) === best);
+};
 
 export interface PathMatch {
   resource: string;

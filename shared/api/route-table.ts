@@ -11,8 +11,27 @@ import { serviceOperations } from '../service/operations';
 import { userOperations } from '../user/operations';
 
 /**
+ * Every operation with its precise type, so a group's implementation can be checked by the
+ * compiler against the operations of its group (`implementGroup`).
+ */
+export const routeOperations = [
+  ...adminOperations,
+  ...agentOperations,
+  ...stateMachineOperations,
+  ...serviceOperations,
+  ...organizationOperations,
+  ...userOperations,
+  ...roleOperations,
+  ...conversationOperations,
+  ...conversationStreamOperations,
+  ...metricOperations,
+] as const;
+
+export type RouteOperation = (typeof routeOperations)[number];
+
+/**
  * Every HTTP operation of the platform. The CDK stack, the local gateway and the
  * OpenAPI document are all generated from this list: adding an operation is one
  * entry here plus its implementation in the group's handler.
  */
-export const routeTable: readonly Operation[] = [...adminOperations, ...agentOperations, ...stateMachineOperations, ...serviceOperations, ...organizationOperations, ...userOperations, ...roleOperations, ...conversationOperations, ...conversationStreamOperations, ...metricOperations];
+export const routeTable: readonly Operation[] = routeOperations;

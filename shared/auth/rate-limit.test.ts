@@ -1,80 +1,168 @@
-import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { RateLimitedError } from '../kernel/errors';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
 import type { Caller } from '../kernel/caller';
-import { enforceRateLimit } from './rate-limit';
+import { enforceRateLimit, limitSignIn, requireToken, takeToken } from './rate-limit';
 
-const counts = new Map<string, number>();
-const calls: { Key: { pk: string; sk: string } }[] = [];
-vi.mock('../data/table', () => ({
-  updateItem: async (
-    input: { Key: { pk: string; sk: string }; ExpressionAttributeValues: Record<string, number> },
-    onFailure: () => Error,
-  ) => {
-    calls.push(input);
-    const key = `${input.Key.pk}|${input.Key.sk}`;
-    const count = counts.get(key) ?? 0;
-    if (count >= input.ExpressionAttributeValues[':limit']!) throw onFailure();
-    counts.set(key, count + 1);
-    return { request_count: count + 1 };
-  },
-}));
+useLocalAws();
 
-const caller = { userId: 'u1', homeOrgId: 'acme', orgId: 'acme' } as Caller;
+const bucket = () => ({ orgId: 'acme', subject: randomUUID(), name: 'get-users' });
+const clockAt = (start: number) => {
+  const clock = { ms: start, now: () => clock.ms };
+  return clock;
+};
 
-describe('enforceRateLimit', () => {
-  beforeEach(() => {
-    counts.clear();
-    calls.length = 0;
-  });
+describe('takeToken', () => {
+  it('allows a burst, then refuses with Retry-After until a token is refilled', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 3, perMinute: 6 };
+    const clock = clockAt(1_000_000);
+    const taken = [];
+    for (let index = 0; index < 3; index += 1) taken.push(await takeToken(address, policy, clock.now));
 
-  it('counts per user and operation and reports what remains', async () => {
     // Act
-    const first = await enforceRateLimit({ caller, operationId: 'get-users', limit: 2 });
-    const second = await enforceRateLimit({ caller, operationId: 'get-users', limit: 2 });
+    const refused = await takeToken(address, policy, clock.now).catch((error: unknown) => error);
+    clock.ms += 10_000;
+    const refilled = await takeToken(address, policy, clock.now);
 
     // Assess
-    expect(first['x-ratelimit-limit']).toBe('2');
+    expect(taken.map((headers) => headers['x-ratelimit-remaining'])).toEqual(['2', '1', '0']);
+    expect(taken[0]?.['x-ratelimit-limit']).toBe('3');
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect((refused as RateLimitedError).retryAfterSeconds).toBe(10);
+    expect((refused as RateLimitedError).headers['x-ratelimit-remaining']).toBe('0');
+    expect(refilled['x-ratelimit-remaining']).toBe('0');
+  });
+
+  it('refills to the burst and no further after a long pause', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 2, perMinute: 60 };
+    const clock = clockAt(5_000_000);
+    await takeToken(address, policy, clock.now);
+    await takeToken(address, policy, clock.now);
+    clock.ms += 3_600_000;
+
+    // Act
+    const first = await takeToken(address, policy, clock.now);
+    const second = await takeToken(address, policy, clock.now);
+    const third = takeToken(address, policy, clock.now);
+
+    // Assess
     expect(first['x-ratelimit-remaining']).toBe('1');
     expect(second['x-ratelimit-remaining']).toBe('0');
-    expect(Number(second['x-ratelimit-reset']) % 60).toBe(0);
-    expect(calls[0]?.Key.pk).toBe('ORG#acme#RATELIMIT#u1');
-    expect(calls[0]?.Key.sk).toMatch(/^get-users#\d+$/);
+    await expect(third).rejects.toBeInstanceOf(RateLimitedError);
   });
 
-  it('throws 429 with Retry-After and the headers once over the limit', async () => {
+  it('is shared by concurrent callers: no more tokens are taken than the burst', async () => {
     // Prepare
-    await enforceRateLimit({ caller, operationId: 'create-organization', limit: 1 });
+    const address = bucket();
+    const policy = { burst: 5, perMinute: 1 };
 
     // Act
-    const attempt = enforceRateLimit({ caller, operationId: 'create-organization', limit: 1 });
+    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => takeToken(address, policy)));
 
     // Assess
-    const error = await attempt.catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(RateLimitedError);
-    expect((error as RateLimitedError).retryAfterSeconds).toBeGreaterThan(0);
-    expect((error as RateLimitedError).retryAfterSeconds).toBeLessThanOrEqual(60);
-    expect((error as RateLimitedError).headers['x-ratelimit-remaining']).toBe('0');
-  });
-
-  it('keeps separate counts for other operations and users', async () => {
-    await enforceRateLimit({ caller, operationId: 'a', limit: 1 });
-    await expect(enforceRateLimit({ caller, operationId: 'b', limit: 1 })).resolves.toBeDefined();
-    await expect(enforceRateLimit({ caller: { ...caller, userId: 'u2' }, operationId: 'a', limit: 1 })).resolves.toBeDefined();
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(5);
   });
 });
 
-describe('enforceRateLimit for a platform operator', () => {
-  it('counts requests per organization acted on', async () => {
+describe('takeToken with a subject a client chose', () => {
+  it('keeps a bucket for a subject longer than a table key may be', async () => {
     // Prepare
-    const operator = { ...caller, homeOrgId: 'root', isPlatformOperator: true };
-    await enforceRateLimit({ caller: { ...operator, orgId: 'one' }, operationId: 'create-organization', limit: 1 });
+    const address = { ...bucket(), subject: `signin-failures:10.0.0.9:${'k'.repeat(5000)}` };
+    const policy = { burst: 1, perMinute: 1 };
 
     // Act
-    const other = enforceRateLimit({ caller: { ...operator, orgId: 'two' }, operationId: 'create-organization', limit: 1 });
-    const same = enforceRateLimit({ caller: { ...operator, orgId: 'one' }, operationId: 'create-organization', limit: 1 });
+    await takeToken(address, policy);
+    const second = takeToken(address, policy);
 
     // Assess
-    await expect(other).resolves.toBeDefined();
-    await expect(same).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(second).rejects.toBeInstanceOf(RateLimitedError);
+  });
+});
+
+describe('requireToken', () => {
+  it('refuses an empty bucket without taking anything from a full one', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 1, perMinute: 1 };
+    await requireToken(address, policy);
+    await takeToken(address, policy);
+
+    // Act / Assess
+    await expect(requireToken(address, policy)).rejects.toBeInstanceOf(RateLimitedError);
+  });
+});
+
+describe('enforceRateLimit', () => {
+  const caller = { userId: randomUUID(), homeOrgId: 'acme', orgId: 'acme' } as Caller;
+
+  it('keeps separate buckets for other operations and users', async () => {
+    await enforceRateLimit({ caller, operationId: 'a', perMinute: 1 });
+    await expect(enforceRateLimit({ caller, operationId: 'a', perMinute: 1 })).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(enforceRateLimit({ caller, operationId: 'b', perMinute: 1 })).resolves.toBeDefined();
+    await expect(enforceRateLimit({ caller: { ...caller, userId: randomUUID() }, operationId: 'a', perMinute: 1 })).resolves.toBeDefined();
+  });
+
+  it('counts a platform operator per organization acted on', async () => {
+    // Prepare
+    const operator = { ...caller, userId: randomUUID(), homeOrgId: 'root', isPlatformOperator: true };
+    await enforceRateLimit({ caller: { ...operator, orgId: 'one' }, operationId: 'create-organization', perMinute: 1 });
+
+    // Act
+    const other = await enforceRateLimit({ caller: { ...operator, orgId: 'two' }, operationId: 'create-organization', perMinute: 1 });
+    const same = await enforceRateLimit({ caller: { ...operator, orgId: 'one' }, operationId: 'create-organization', perMinute: 1 }).catch(
+      (error: unknown) => error,
+    );
+
+    // Assess
+    expect(other['x-ratelimit-remaining']).toBe('0');
+    expect(same).toBeInstanceOf(RateLimitedError);
+  });
+});
+
+describe('limitSignIn', () => {
+  const attempt = (source: string, credentialId: string) => ({
+    orgId: 'acme',
+    operationId: 'sign-in-with-api-key',
+    perMinute: 5,
+    source,
+    credentialId,
+    userId: 'u1',
+  });
+  const wrongKey = () => Promise.reject(new UnauthorizedError());
+  const rightKey = () => Promise.resolve('token');
+
+  it('answers 401 to five wrong keys from a source, then 429 to that source only', async () => {
+    // Prepare
+    const key = randomUUID();
+    for (let index = 0; index < 5; index += 1) {
+      await expect(limitSignIn(attempt('10.0.0.1', key), wrongKey)).rejects.toBeInstanceOf(UnauthorizedError);
+    }
+
+    // Act
+    const sameSource = await limitSignIn(attempt('10.0.0.1', key), rightKey).catch((error: unknown) => error);
+    const otherSource = await limitSignIn(attempt('10.0.0.2', key), rightKey);
+
+    // Assess
+    expect(sameSource).toBeInstanceOf(RateLimitedError);
+    expect(otherSource.result).toBe('token');
+  });
+
+  it('allows a burst of 30 successful sign-ins and still answers 401 to a wrong key after them', async () => {
+    // Prepare
+    const key = randomUUID();
+    for (let index = 0; index < 30; index += 1) await limitSignIn(attempt('10.0.0.3', key), rightKey);
+
+    // Act
+    const wrong = await limitSignIn(attempt('10.0.0.3', key), wrongKey).catch((error: unknown) => error);
+    const thirtyFirst = await limitSignIn(attempt('10.0.0.3', key), rightKey).catch((error: unknown) => error);
+
+    // Assess
+    expect(wrong).toBeInstanceOf(UnauthorizedError);
+    expect(thirtyFirst).toBeInstanceOf(RateLimitedError);
   });
 });

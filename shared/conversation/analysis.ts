@@ -12,6 +12,7 @@ import { getUserModels, userModelsPut } from '../user/user-model-repository';
 import { newId, nowIso } from '../kernel/ids';
 import type { LlmTool } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
+import { countAnalysisCompleted } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueWebhookEvent } from './queueing';
 import { computeMetrics } from '../metric/evaluation';
@@ -244,5 +245,7 @@ export const analyzeConversation = async (message: ConversationFinishedMessage):
   const analysed = await read();
   if (!analysed) return;
   await notifyCompletedSteps(analysed);
-  if (!analysed.is_analyzed) await markConversationAnalyzed(analysed.org_id, analysed.id);
+  if (analysed.is_analyzed) return;
+  await markConversationAnalyzed(analysed.org_id, analysed.id);
+  countAnalysisCompleted();
 };

@@ -3,63 +3,95 @@ import { z } from 'zod';
 import { versionInfo } from '../../events/stream-events';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import { matchesTags, type TagFilter } from '../kernel/list-params';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
 import {
   deleteItem,
+  erasePartition,
   failedConditions,
-  getItem,
   type Item,
   isConditionFailure,
   type PrimaryKey,
   putItem,
+  type QuerySpec,
   queryPage,
   transactWrite,
   updateItem,
 } from '../data/table';
-import type { GlobalIndexName } from '../data/table-definition';
 import { conversationRecord, type ConversationRecord } from './schemas';
 
 /**
  * Conversations. Each conversation is one partition holding the conversation record, its
  * messages and interactions (see `message-repository.ts`, `interaction-repository.ts`) and
- * the lease of the interaction in flight:
+ * the lease of the interaction in flight (partition, then sort key):
  *
- *   conversation  pk ORG#{org}#CONVERSATION#{id}  sk CONVERSATION
- *                 gsi1 ORG#{org}#CONVERSATION / {id}                    (all, creation order)
- *                 gsi2 ORG#{org}#CONVERSATION#USER#{user} / {id}        (a user's)
- *                 gsi3 ORG#{org}#CONVERSATION#SERVICE#{service} / {id}  (a service's)
- *   lease         pk ORG#{org}#CONVERSATION#{id}  sk LEASE               (TTL; one operation at a time)
- *   user state    pk ORG#{org}#CONVERSATION_USER  sk {user}#{service}    (unfinished-conversation guard, finished count)
+ *   conversation  CONVERSATION#{id}  CONVERSATION
+ *                 gsi1 CONVERSATION / {id}                    (all, creation order)
+ *                 gsi2 CONVERSATION#USER#{user} / {id}        (a user's)
+ *                 gsi3 CONVERSATION#SERVICE#{service} / {id}  (a service's)
+ *   lease         CONVERSATION#{id}  LEASE                    (TTL; one operation at a time)
+ *   user state    CONVERSATION_USER  {user}#{service}         (unfinished-conversation guard, finished count)
  */
-const token = 'CONVERSATION';
-export const conversationPartition = (orgId: string, id: string): string => `ORG#${orgId}#${token}#${id}`;
-const conversationKey = (orgId: string, id: string): PrimaryKey => ({ pk: conversationPartition(orgId, id), sk: token });
-const leaseKey = (orgId: string, id: string): PrimaryKey => ({ pk: conversationPartition(orgId, id), sk: 'LEASE' });
-const userStatePartition = (orgId: string) => `ORG#${orgId}#${token}_USER`;
-const userStateKey = (orgId: string, userId: string, serviceId: string): PrimaryKey => ({
-  pk: userStatePartition(orgId),
-  sk: `${userId}#${serviceId}`,
+export const conversations = defineEntity({
+  name: 'conversation',
+  token: 'CONVERSATION',
+  schema: conversationRecord,
+  partition: (conversation: { id: string }) => [conversation.id],
+  sort: () => 'CONVERSATION',
+  indexes: {
+    all: { index: 'gsi1', sort: (conversation) => conversation.id },
+    byUser: {
+      index: 'gsi2',
+      partition: (of: { user_id: string }) => ['USER', of.user_id],
+      sort: (conversation) => conversation.id,
+    },
+    byService: {
+      index: 'gsi3',
+      partition: (of: { service_id: string }) => ['SERVICE', of.service_id],
+      sort: (conversation) => conversation.id,
+    },
+  },
+  // Each conversation's partition goes whole, with its messages, interactions and lease.
+  erase: async (orgId: string): Promise<void> => {
+    for (;;) {
+      const page = await queryPage(conversations.queryIndex(orgId, 'all', {}), { limit: 100 });
+      for (const item of page.items) await erasePartition(item.pk as string);
+      if (page.items.length === 0) break;
+    }
+  },
 });
-const allIndex = (orgId: string) => `ORG#${orgId}#${token}`;
-const userIndex = (orgId: string, userId: string) => `ORG#${orgId}#${token}#USER#${userId}`;
-const serviceIndex = (orgId: string, serviceId: string) => `ORG#${orgId}#${token}#SERVICE#${serviceId}`;
+
+/** Who holds the conversation right now: one operation at a time. */
+export const conversationLeases = defineEntity({
+  name: 'conversation-lease',
+  within: conversations,
+  schema: z.object({ lease_id: z.string(), expires_at_epoch: z.number().int() }),
+  partition: (lease: { conversation_id: string }) => [lease.conversation_id],
+  sort: () => 'LEASE',
+});
+
+/** Per user and service: the unfinished conversation (at most one) and how many were finished. */
+export const conversationUserStates = defineEntity({
+  name: 'conversation-user-state',
+  token: 'CONVERSATION_USER',
+  schema: z.object({ active_conversation_id: z.string().optional(), finished_count: z.number().int().optional() }),
+  sort: (state: { user_id: string; service_id: string }) => `${state.user_id}#${state.service_id}`,
+});
+
+const conversationKey = (orgId: string, id: string): PrimaryKey => conversations.key(orgId, { id });
+const leaseKey = (orgId: string, id: string): PrimaryKey => conversationLeases.key(orgId, { conversation_id: id });
+const userStateKey = (orgId: string, userId: string, serviceId: string): PrimaryKey =>
+  conversationUserStates.key(orgId, { user_id: userId, service_id: serviceId });
 
 /** A lease outlives the longest streamed call (5 minutes) so that a killed function's lease expires on its own. */
 const leaseSeconds = 6 * 60;
 
-const toConversation = (item: Item): ConversationRecord => conversationRecord.parse(item);
-
-const indexKeys = (record: ConversationRecord) => ({
-  gsi1pk: allIndex(record.org_id),
-  gsi1sk: record.id,
-  gsi2pk: userIndex(record.org_id, record.user_id),
-  gsi2sk: record.id,
-  gsi3pk: serviceIndex(record.org_id, record.service_id),
-  gsi3sk: record.id,
-});
+const toConversation = (item: Item): ConversationRecord => conversations.parse(item);
 
 const nowEpoch = () => Math.floor(Date.now() / 1000);
+
+const leaseItem = (orgId: string, conversationId: string, leaseId: string) =>
+  conversationLeases.item(orgId, { conversation_id: conversationId, lease_id: leaseId, expires_at_epoch: nowEpoch() + leaseSeconds });
 
 /** The lease is free, expired, or held by `leaseId`. */
 const leaseAvailable = (leaseId?: string) => ({
@@ -70,10 +102,8 @@ const leaseAvailable = (leaseId?: string) => ({
 const inProgress = () =>
   new ConflictError('A related operation is in progress on this conversation; retry once it has finished.');
 
-export const getConversation = async (orgId: string, id: string, consistent = false) => {
-  const item = await getItem(conversationKey(orgId, id), consistent);
-  return item ? toConversation(item) : undefined;
-};
+export const getConversation = (orgId: string, id: string, consistent = false): Promise<ConversationRecord | undefined> =>
+  conversations.get(orgId, { id }, consistent);
 
 /** Whether the user has an unfinished conversation of the service, and how many they finished. */
 export const getUserServiceState = async (
@@ -81,11 +111,8 @@ export const getUserServiceState = async (
   userId: string,
   serviceId: string,
 ): Promise<{ activeConversationId: string | undefined; finishedCount: number }> => {
-  const item = await getItem(userStateKey(orgId, userId, serviceId), true);
-  return {
-    activeConversationId: typeof item?.active_conversation_id === 'string' ? item.active_conversation_id : undefined,
-    finishedCount: Number(item?.finished_count ?? 0),
-  };
+  const state = await conversationUserStates.get(orgId, { user_id: userId, service_id: serviceId }, true);
+  return { activeConversationId: state?.active_conversation_id, finishedCount: state?.finished_count ?? 0 };
 };
 
 /**
@@ -103,20 +130,11 @@ export const createConversation = async (record: ConversationRecord): Promise<st
           Key: userStateKey(record.org_id, record.user_id, record.service_id),
           UpdateExpression: 'SET active_conversation_id = :id, entity = :entity',
           ConditionExpression: 'attribute_not_exists(active_conversation_id)',
-          ExpressionAttributeValues: { ':id': record.id, ':entity': 'conversation-user-state' },
+          ExpressionAttributeValues: { ':id': record.id, ':entity': conversationUserStates.name },
         },
       },
-      {
-        Put: {
-          Item: { ...conversationKey(record.org_id, record.id), entity: 'conversation', ...indexKeys(record), ...record },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-      {
-        Put: {
-          Item: { ...leaseKey(record.org_id, record.id), entity: 'conversation-lease', lease_id: leaseId, expires_at_epoch: nowEpoch() + leaseSeconds },
-        },
-      },
+      conversations.create(record.org_id, record),
+      { Put: { Item: leaseItem(record.org_id, record.id, leaseId) } },
     ],
     () =>
       new BadRequestError(
@@ -128,18 +146,18 @@ export const createConversation = async (record: ConversationRecord): Promise<st
 
 /** Whether an operation (an interaction) holds the conversation's lease right now. */
 export const isLeaseHeld = async (orgId: string, conversationId: string): Promise<boolean> => {
-  const lease = await getItem(leaseKey(orgId, conversationId), true);
-  return lease !== undefined && Number(lease.expires_at_epoch) >= nowEpoch();
+  const lease = await conversationLeases.get(orgId, { conversation_id: conversationId }, true);
+  return lease !== undefined && lease.expires_at_epoch >= nowEpoch();
 };
 
 /** Takes the conversation's lease, or fails with 409 while another operation holds it. */
 export const acquireLease = async (orgId: string, conversationId: string): Promise<string> => {
   const leaseId = randomUUID();
   const available = leaseAvailable();
-  await putItem(
-    { ...leaseKey(orgId, conversationId), entity: 'conversation-lease', lease_id: leaseId, expires_at_epoch: nowEpoch() + leaseSeconds },
-    { condition: { expression: available.expression, values: available.values }, onConditionFailure: inProgress },
-  );
+  await putItem(leaseItem(orgId, conversationId, leaseId), {
+    condition: { expression: available.expression, values: available.values },
+    onConditionFailure: inProgress,
+  });
   return leaseId;
 };
 
@@ -265,7 +283,7 @@ export const deleteEmptyConversation = async (conversation: ConversationRecord):
     inProgress,
   );
   // Interactions of a failed opening may remain; nothing refers to them any more.
-  await erasePartition(conversationPartition(orgId, id));
+  await erasePartition(conversations.partition(orgId, { id }));
 };
 
 /** Replaces the tags, failing with 409 if they changed since `conversation` was read. */
@@ -378,19 +396,20 @@ export const listConversations = async (
   query: ConversationListQuery,
 ): Promise<Paged<ConversationRecord>> => {
   const matches = (item: Item): boolean => {
-    if (item.entity !== 'conversation') return false;
+    if (item.entity !== conversations.name) return false;
     const record = toConversation(item);
     if (query.userIds?.length && !query.userIds.includes(record.user_id)) return false;
     if (query.serviceIds?.length && !query.serviceIds.includes(record.service_id)) return false;
     if (query.isFinished !== undefined && record.is_finished !== query.isFinished) return false;
     return matchesTags(record.tags, query.tags) && query.visible(record);
   };
-  const [index, partition]: [GlobalIndexName, string] =
+  const forward = !query.descending;
+  const spec: QuerySpec =
     query.userIds?.length === 1
-      ? ['gsi2', userIndex(orgId, query.userIds[0] as string)]
+      ? conversations.queryIndex(orgId, 'byUser', { user_id: query.userIds[0] as string }, { forward })
       : query.serviceIds?.length === 1
-        ? ['gsi3', serviceIndex(orgId, query.serviceIds[0] as string)]
-        : ['gsi1', allIndex(orgId)];
+        ? conversations.queryIndex(orgId, 'byService', { service_id: query.serviceIds[0] as string }, { forward })
+        : conversations.queryIndex(orgId, 'all', {}, { forward });
   return pageOfQuery(
     orgId,
     'conversations',
@@ -402,16 +421,7 @@ export const listConversations = async (
             startKey,
             { limit: query.limit, keep: matches, compare: compareText((item) => String(item.id), query.descending) },
           )
-        : queryPage({ index, partition, forward: !query.descending }, { limit: query.limit, startKey, keep: matches }),
+        : queryPage(spec, { limit: query.limit, startKey, keep: matches }),
     toConversation,
   );
 };
-
-registerOrganizationEraser('conversation', async (orgId) => {
-  for (;;) {
-    const page = await queryPage({ index: 'gsi1', partition: allIndex(orgId) }, { limit: 100 });
-    for (const item of page.items) await erasePartition(item.pk as string);
-    if (page.items.length === 0) break;
-  }
-  await erasePartition(userStatePartition(orgId));
-});

@@ -12,7 +12,7 @@ import { recentMessages } from './message-repository';
 import { getUserModels } from '../user/user-model-repository';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import { allow, createSampleService, prepareAgentAndMachine } from '../service/fixtures';
+import { caller, createSampleService, prepareAgentAndMachine } from '../service/fixtures';
 import { analyzeConversation } from './analysis';
 import {
   finishConversationFor,
@@ -23,7 +23,9 @@ import {
 } from './conversations';
 import { promptLogKey } from './prompt-log';
 
-const stream: StreamOptions = { showAgentActions: () => true, agentActionType: /^.*$/ };
+const stream: StreamOptions = { agentActionType: /^.*$/ };
+/** The conversations' user, allowed everything (agent actions included). */
+const user = { ...caller, userId: 'u1' };
 
 /** An organization with a service on the sample state machine. */
 const prepare = async () => {
@@ -31,7 +33,7 @@ const prepare = async () => {
   const { orgId, machineId } = records;
   const service = await createSampleService(records, 'Support', true);
   const start = (overrides: Partial<StartConversationInput> = {}) =>
-    startConversation({ orgId, userId: 'u1', serviceId: service.id, versionSetName: 'release', tags: {}, stream, ...overrides });
+    startConversation({ orgId, caller: user, serviceId: service.id, versionSetName: 'release', tags: {}, stream, ...overrides });
   return { orgId, serviceId: service.id, machineId, start };
 };
 
@@ -50,8 +52,8 @@ const say = async (orgId: string, conversationId: string, text: string) =>
         messageType: 'user-message',
         text,
         externalEvents: [],
+        caller: user,
         stream,
-        authorize: allow,
       })
     ).events,
   );
@@ -130,8 +132,8 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
       messageType: 'user-message',
       text: 'Hello there',
       externalEvents: [],
+      caller: user,
       stream,
-      authorize: allow,
     });
 
     // Act
@@ -142,6 +144,33 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     await drain(first.events);
     const third = await say(orgId, conversationId, 'Still here');
     expect(third.at(-1)).toMatchObject({ type: 'interaction-complete' });
+  });
+
+  it('takes an external event up to 5 s ahead of the server clock as now, and refuses one further ahead with 400', async () => {
+    // Prepare
+    const { orgId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    const turnWithEventAt = (aheadMs: number) =>
+      interactWithConversation({
+        orgId,
+        conversationId,
+        messageType: 'user-message',
+        text: 'Hello there',
+        externalEvents: [{ content: 'The door opened.', timestamp: new Date(Date.now() + aheadMs).toISOString() }],
+        stream,
+        caller: user,
+      });
+
+    // Act
+    const tooFar = await turnWithEventAt(30_000).catch((error: unknown) => error);
+    const skewed = await drain((await turnWithEventAt(2_000)).events);
+
+    // Assess
+    expect(tooFar).toBeInstanceOf(BadRequestError);
+    expect(skewed.at(-1)).toMatchObject({ type: 'interaction-complete' });
+    const stored = (await recentMessages(orgId, conversationId, 50)).find((message) => message.message_type === 'external-event');
+    expect(Date.parse(String(stored?.created_at))).toBeLessThanOrEqual(Date.now());
   });
 
   it('walks through the decision into the terminal state, ends the session and analyses it once', async () => {
@@ -162,7 +191,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     expect(bye.at(-1)).toEqual(expect.objectContaining({ type: 'interaction-complete', conversation_completed: true }));
     const finished = await getConversation(orgId, conversationId);
     expect(finished).toMatchObject({ is_finished: true, current_state: 'goodbye', num_messages: 5 });
-    await expect(finishConversationFor(orgId, conversationId, allow)).rejects.toThrow(/already finished/);
+    await expect(finishConversationFor(orgId, conversationId, user)).rejects.toThrow(/already finished/);
 
     const queued = (await drainQueue(aws().queues.analysis.url)).map((body) => analysisQueueMessage.parse(body));
     expect(queued).toEqual([expect.objectContaining({ conversation_id: conversationId, trigger: 'end-session' })]);
@@ -215,7 +244,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     expect(events.at(-1)).toMatchObject({ type: 'error' });
 
     // Act
-    await finishConversationFor(orgId, conversationId, allow);
+    await finishConversationFor(orgId, conversationId, user);
 
     // Assess
     expect(await getConversation(orgId, conversationId)).toBeUndefined();

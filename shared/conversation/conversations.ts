@@ -3,13 +3,17 @@ import { acquireLease, commitInteraction, createConversation, deleteEmptyConvers
 import { interactionItem } from './interaction-repository';
 import { messageItem } from './message-repository';
 import { getUser } from '../user/user-repository';
+import type { Caller } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
+import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { recordUserActivity } from '../user/users';
 import { newId, nowIso } from '../kernel/ids';
 import { LlmError } from '../llm/provider';
+import { countConversationStarted, countInteraction } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { resolveVersionSet } from '../service/version-sets';
-import { type EngineSession, runTurn, type TurnOutcome } from './engine';
+import type { EngineSession, TurnOutcome } from './engine/contracts';
+import { runTurn } from './engine/turn';
 import { createPromptLogger } from './prompt-log';
 import { queueAnalysis } from './queueing';
 import { engineDependencies, loadSession } from './session';
@@ -18,17 +22,12 @@ import { type ConversationRecord } from './schemas';
 
 /** How the caller wants the stream: which agent actions they see, and when to stop. */
 export interface StreamOptions {
-  /** Whether the caller holds Conversation:GetInteractionInsights on the conversation. */
-  showAgentActions: (conversation: ConversationRecord) => boolean;
-  /** `current_agent_action_type`: agent actions whose type matches are sent. */
+  /** `current_agent_action_type`: agent actions whose type matches are sent (to callers with insight). */
   agentActionType: RegExp;
   signal?: AbortSignal;
 }
 
 export type Format = 'text' | 'voice';
-
-/** Checks the caller's permissions on a conversation once it is loaded; throws ForbiddenError. */
-export type AuthorizeConversation = (conversation: ConversationRecord) => void;
 
 /** What permission grant conditions can name on a conversation (`user_id` is its owner). */
 export const conversationAttributes = (conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>) => ({
@@ -44,6 +43,18 @@ export const messageAttributes = (
   conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
   message: { id: string; message_type?: string },
 ) => ({ ...conversationAttributes(conversation), id: message.id, message_id: message.id, message_type: message.message_type });
+
+export const canReadMessage = (
+  caller: Caller,
+  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
+  message: { id: string; message_type?: string },
+): boolean => hasPermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message));
+
+/** Interacting with a conversation and finishing it need both permissions, as in the reference. */
+const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {
+  requirePermission(caller, 'User:UpdateUserInfo', { user_id: conversation.user_id });
+  requirePermission(caller, 'Conversation:InteractWithConversation', conversationAttributes(conversation));
+};
 
 /**
  * This deployment has no speech provider (speech-to-text, text-to-speech), so voice requests
@@ -63,9 +74,23 @@ export const requireTextFormats = (formats: { request?: Format; response: Format
   }
 };
 
+export const conversationNotFound = (id: string): NotFoundError => new NotFoundError(`Conversation ${id} does not exist.`);
+
 export const requireConversation = async (orgId: string, id: string, consistent = false): Promise<ConversationRecord> => {
   const conversation = await getConversation(orgId, id, consistent);
-  if (!conversation) throw new NotFoundError(`Conversation ${id} does not exist.`);
+  if (!conversation) throw conversationNotFound(id);
+  return conversation;
+};
+
+/** The conversation, if `authorize` lets the caller act on it; otherwise the answer for a missing one. */
+export const requireAuthorizedConversation = async (
+  orgId: string,
+  id: string,
+  authorize: (conversation: ConversationRecord) => void,
+  consistent = false,
+): Promise<ConversationRecord> => {
+  const conversation = await requireConversation(orgId, id, consistent);
+  asIfMissing(() => authorize(conversation), () => conversationNotFound(id));
   return conversation;
 };
 
@@ -126,9 +151,8 @@ export const finishConversation = async (
   await finishConversationRecord(conversation, finishedAt, options.leaseId);
 };
 
-export const finishConversationFor = async (orgId: string, id: string, authorize: AuthorizeConversation): Promise<void> => {
-  const conversation = await requireConversation(orgId, id, true);
-  authorize(conversation);
+export const finishConversationFor = async (orgId: string, id: string, caller: Caller): Promise<void> => {
+  const conversation = await requireAuthorizedConversation(orgId, id, (found) => requireInteraction(caller, found), true);
   await finishConversation(conversation, { trigger: 'finish-conversation' });
 };
 
@@ -142,6 +166,7 @@ interface Turn {
   newMessages: MessageRecord[];
   /** Whether the turn starts the conversation (user statistics count it). */
   opening: boolean;
+  caller: Caller;
   stream: StreamOptions;
 }
 
@@ -187,6 +212,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
     currentState: outcome.state.name,
     interactionId,
   });
+  countInteraction();
   // Statistics must not fail a committed turn.
   await recordUserActivity(orgId, conversation.user_id, {
     conversations: turn.opening ? 1 : 0,
@@ -204,7 +230,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
  */
 async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
   const { conversation, stream } = turn;
-  const showAgentActions = stream.showAgentActions(conversation);
+  const showAgentActions = hasPermission(turn.caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation));
   const promptLogger = createPromptLogger({
     orgId: conversation.org_id,
     serviceId: conversation.service_id,
@@ -256,7 +282,8 @@ export interface InitialMessage {
 
 export interface StartConversationInput {
   orgId: string;
-  userId: string;
+  /** Starts the conversation as its user. */
+  caller: Caller;
   serviceId: string;
   versionSetName: string;
   initialMessage?: InitialMessage;
@@ -273,7 +300,9 @@ export interface StartConversationInput {
 export const startConversation = async (
   input: StartConversationInput,
 ): Promise<{ events: AsyncIterable<CreateConversationEvent> }> => {
-  const { orgId, userId, serviceId } = input;
+  const { orgId, caller, serviceId } = input;
+  const userId = caller.userId;
+  requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
   const [resolved, userState, user] = await Promise.all([
     resolveVersionSet(orgId, serviceId, input.versionSetName),
     getUserServiceState(orgId, userId, serviceId),
@@ -315,7 +344,8 @@ export const startConversation = async (
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
   const leaseId = await createConversation(conversation);
-  const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: true, stream: input.stream };
+  countConversationStarted();
+  const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: true, caller, stream: input.stream };
   return {
     events: (async function* () {
       yield { type: 'conversation-created' as const, conversation_id: conversation.id };
@@ -356,30 +386,40 @@ export interface InteractInput {
   text: string;
   /** External events that happened before the message, oldest first. */
   externalEvents: ExternalEvent[];
+  caller: Caller;
   stream: StreamOptions;
-  authorize: AuthorizeConversation;
 }
 
-const validateTurnInput = (conversation: ConversationRecord, input: InteractInput): void => {
+/** How far ahead of this server's clock a client's clock may run. */
+export const allowedClockSkewMs = 5_000;
+
+/**
+ * Checks the turn and returns its external events with their timestamps as stored: a
+ * timestamp up to `allowedClockSkewMs` in the future is a client clock running ahead, taken as now.
+ */
+const validateTurnInput = (conversation: ConversationRecord, input: InteractInput): ExternalEvent[] => {
   if (input.messageType === 'skip') {
     if (input.text !== '' || input.externalEvents.length > 0) {
       throw new BadRequestError('A skip carries no message: recorded_message and the external events must be empty.');
     }
-    return;
+    return [];
   }
   if (input.text.trim() === '') throw new BadRequestError('The user message is empty.');
   const now = Date.now();
   let previous = Date.parse(conversation.created_at);
-  for (const event of input.externalEvents) {
+  return input.externalEvents.map((event) => {
     const at = Date.parse(event.timestamp);
-    if (Number.isNaN(at) || at > now) throw new BadRequestError('The timestamps of external event messages must be in the past.');
+    if (Number.isNaN(at) || at > now + allowedClockSkewMs) {
+      throw new BadRequestError('The timestamps of external event messages must be in the past.');
+    }
     if (at < previous) {
       throw new BadRequestError(
         'The timestamps of external event messages must be in chronological order and after the conversation started.',
       );
     }
     previous = at;
-  }
+    return { ...event, timestamp: new Date(Math.min(at, now)).toISOString() };
+  });
 };
 
 /**
@@ -390,10 +430,11 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  */
 export const interactWithConversation = async (input: InteractInput): Promise<{ events: AsyncIterable<InteractEvent> }> => {
   const { orgId, conversationId } = input;
-  const found = await requireConversation(orgId, conversationId);
-  input.authorize(found);
+  const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
+    requireInteraction(input.caller, conversation),
+  );
   if (found.is_finished) throw alreadyFinished(conversationId);
-  validateTurnInput(found, input);
+  const externalEvents = validateTurnInput(found, input);
 
   const leaseId = await acquireLease(orgId, conversationId);
   try {
@@ -402,8 +443,8 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
     if (conversation.is_finished) throw alreadyFinished(conversationId);
     const interactionId = newId();
     const newMessages = [
-      ...input.externalEvents.map((event) =>
-        userSideMessage(conversation, interactionId, event.content, 'external-event', new Date(event.timestamp).toISOString()),
+      ...externalEvents.map((event) =>
+        userSideMessage(conversation, interactionId, event.content, 'external-event', event.timestamp),
       ),
       ...(input.messageType === 'skip' ? [] : [userSideMessage(conversation, interactionId, input.text, input.messageType, nowIso())]),
     ];
@@ -413,7 +454,7 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
       (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
     const session = await loadSession(conversation, { isReturningUser, newMessages });
     const spoken = newMessages.at(-1);
-    const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: false, stream: input.stream };
+    const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: false, caller: input.caller, stream: input.stream };
     return {
       events: (async function* () {
         if (spoken && input.messageType !== 'skip') {

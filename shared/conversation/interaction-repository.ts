@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { versionInfo } from '../../events/stream-events';
-import { conversationPartition } from './conversation-repository';
-import { getItem, type Item, type PrimaryKey } from '../data/table';
+import { conversations } from './conversation-repository';
+import { defineEntity } from '../data/entity';
+import type { Item, PrimaryKey } from '../data/table';
 import { interactionRecord, type InteractionRecord } from './schemas';
 
 /**
@@ -9,19 +10,18 @@ import { interactionRecord, type InteractionRecord } from './schemas';
  * conversation's partition under `INTERACTION#{id}`. They hold what the insights operation
  * shows: where the agent went in the state machine and what it had in mind.
  */
-const interactionKey = (orgId: string, conversationId: string, id: string): PrimaryKey => ({
-  pk: conversationPartition(orgId, conversationId),
-  sk: `INTERACTION#${id}`,
+export const interactions = defineEntity({
+  name: 'interaction',
+  within: conversations,
+  schema: interactionRecord,
+  partition: (interaction: { conversation_id: string }) => [interaction.conversation_id],
+  sortPrefix: 'INTERACTION#',
+  sort: (interaction: { id: string }) => interaction.id,
 });
 
 /** The item to put for a finished interaction (written by the interaction's transaction). */
-export const interactionItem = (orgId: string, interaction: InteractionRecord): Item & PrimaryKey => ({
-  ...interactionKey(orgId, interaction.conversation_id, interaction.id),
-  entity: 'interaction',
-  ...interaction,
-});
+export const interactionItem = (orgId: string, interaction: InteractionRecord): Item & PrimaryKey =>
+  interactions.item(orgId, interaction);
 
-export const getInteraction = async (orgId: string, conversationId: string, id: string) => {
-  const item = await getItem(interactionKey(orgId, conversationId, id));
-  return item ? interactionRecord.parse(item) : undefined;
-};
+export const getInteraction = (orgId: string, conversationId: string, id: string): Promise<InteractionRecord | undefined> =>
+  interactions.get(orgId, { conversation_id: conversationId, id });

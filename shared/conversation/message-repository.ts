@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { conversationPartition } from './conversation-repository';
+import { conversations } from './conversation-repository';
+import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
-import { getItem, type Item, type PrimaryKey, queryPage } from '../data/table';
+import { type Item, type PrimaryKey, queryPage } from '../data/table';
 import { messageTypes, type MessageType, messageRecord, type MessageRecord } from './schemas';
 
 /**
@@ -9,25 +10,22 @@ import { messageTypes, type MessageType, messageRecord, type MessageRecord } fro
  * made before the ids of their messages and both sort by time, so the sort key order is both
  * creation order and (interaction, creation) order.
  */
-const prefix = 'MESSAGE#';
-const messageKey = (orgId: string, conversationId: string, id: string): PrimaryKey => ({
-  pk: conversationPartition(orgId, conversationId),
-  sk: `${prefix}${id}`,
+export const messages = defineEntity({
+  name: 'message',
+  within: conversations,
+  schema: messageRecord,
+  partition: (message: { conversation_id: string }) => [message.conversation_id],
+  sortPrefix: 'MESSAGE#',
+  sort: (message: { id: string }) => message.id,
 });
 
-const toMessage = (item: Item): MessageRecord => messageRecord.parse(item);
+const toMessage = (item: Item): MessageRecord => messages.parse(item);
 
 /** The item to put for a new message (written by the interaction's transaction). */
-export const messageItem = (orgId: string, message: MessageRecord): Item & PrimaryKey => ({
-  ...messageKey(orgId, message.conversation_id, message.id),
-  entity: 'message',
-  ...message,
-});
+export const messageItem = (orgId: string, message: MessageRecord): Item & PrimaryKey => messages.item(orgId, message);
 
-export const getMessage = async (orgId: string, conversationId: string, id: string) => {
-  const item = await getItem(messageKey(orgId, conversationId, id));
-  return item ? toMessage(item) : undefined;
-};
+export const getMessage = (orgId: string, conversationId: string, id: string): Promise<MessageRecord | undefined> =>
+  messages.get(orgId, { conversation_id: conversationId, id });
 
 /**
  * The latest `limit` messages in chronological order (the model's history and the analysis'
@@ -40,13 +38,8 @@ export const recentMessages = async (
   limit: number,
   throughId?: string,
 ): Promise<MessageRecord[]> => {
-  const partition = conversationPartition(orgId, conversationId);
-  const page = await queryPage(
-    throughId === undefined
-      ? { partition, sortPrefix: prefix, forward: false }
-      : { partition, sortBetween: [prefix, `${prefix}${throughId}`], forward: false },
-    { limit },
-  );
+  const range = throughId === undefined ? {} : { between: ['', throughId] as [string, string] };
+  const page = await queryPage(messages.query(orgId, { conversation_id: conversationId }, { ...range, forward: false }), { limit });
   return page.items.map(toMessage).reverse();
 };
 
@@ -79,14 +72,15 @@ export const listMessages = async (
     (startKey) =>
       query.ids?.length
         ? keysPage(
-            query.ids.map((id) => messageKey(orgId, conversationId, id)),
+            query.ids.map((id) => messages.key(orgId, { conversation_id: conversationId, id })),
             startKey,
             { limit: query.limit, keep, compare: compareText((item) => String(item.sk), query.descending) },
           )
-        : queryPage(
-            { partition: conversationPartition(orgId, conversationId), sortPrefix: prefix, forward: !query.descending },
-            { limit: query.limit, startKey, keep },
-          ),
+        : queryPage(messages.query(orgId, { conversation_id: conversationId }, { forward: !query.descending }), {
+            limit: query.limit,
+            startKey,
+            keep,
+          }),
     toMessage,
   );
 };

@@ -1,19 +1,21 @@
 import { postProcessingType } from '../../events/queue-messages';
-import { listConversations, replaceConversationTags } from './conversation-repository';
+import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
 import { getInteraction } from './interaction-repository';
 import { getMessage, listMessages } from './message-repository';
 import { pageBody } from '../data/paging';
 import { stateMachines } from '../state-machine/state-machine-repository';
-import type { VersionedHead } from '../data/versioned-entity';
+import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import type { SortEntry, TagFilter } from '../kernel/list-params';
-import { type AuthorizeConversation, requireConversation } from './conversations';
+import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
+import { stateMachineAttributes } from '../state-machine/state-machines';
+import { canReadMessage, conversationAttributes, messageAttributes, requireAuthorizedConversation, requireConversation } from './conversations';
 import type { ConversationInstance, InteractionInsights, MessageInstance } from './schemas';
 import { type MessageRecord, type MessageType } from './schemas';
 import { type ConversationRecord } from './schemas';
 
 /** Which parts of a conversation the caller may see (permission filtering of fields). */
-export interface ConversationVisibility {
+interface ConversationVisibility {
   /** Conversation:GetConversation: the conversation is listed at all. */
   listed(conversation: ConversationRecord): boolean;
   /** Conversation:GetMessage on the final message. */
@@ -21,6 +23,17 @@ export interface ConversationVisibility {
   /** Service:GetVersionSet on the version set. */
   versionSet(conversation: ConversationRecord): boolean;
 }
+
+const visibilityFor = (caller: Caller): ConversationVisibility => ({
+  listed: (conversation) => hasPermission(caller, 'Conversation:GetConversation', conversationAttributes(conversation)),
+  finalMessage: (conversation) =>
+    canReadMessage(caller, conversation, { id: conversation.final_message_id ?? '', message_type: 'agent-message' }),
+  versionSet: (conversation) =>
+    hasPermission(caller, 'Service:GetVersionSet', {
+      service_id: conversation.service_id,
+      version_set_name: conversation.version_set_info.name,
+    }),
+});
 
 const knownPostProcessings = (names: string[]) =>
   names.flatMap((name) => {
@@ -54,22 +67,23 @@ export interface ConversationsQuery {
   sortBy: SortEntry[];
   limit: number;
   continuationToken: number;
-  visibility: ConversationVisibility;
 }
 
-export const listConversationsFor = async (orgId: string, query: ConversationsQuery) => {
+/** The conversations the caller may see, with the fields they may see. */
+export const listConversationsFor = async (orgId: string, caller: Caller, query: ConversationsQuery) => {
+  const visibility = visibilityFor(caller);
   const page = await listConversations(orgId, {
     ids: query.ids,
     userIds: query.userIds,
     serviceIds: query.serviceIds,
     isFinished: query.isFinished,
     tags: query.tags,
-    visible: query.visibility.listed,
+    visible: visibility.listed,
     descending: isDescending(query.sortBy),
     limit: query.limit,
     continuationToken: query.continuationToken,
   });
-  return pageBody('conversations', page, (conversation) => conversationView(conversation, query.visibility));
+  return pageBody('conversations', page, (conversation) => conversationView(conversation, visibility));
 };
 
 export const messageView = (message: MessageRecord): MessageInstance => ({
@@ -90,17 +104,16 @@ export interface MessagesQuery {
   sortBy: SortEntry[];
   limit: number;
   continuationToken: number;
-  /** Conversation:GetMessage on each message. */
-  visible(conversation: ConversationRecord, message: MessageRecord): boolean;
 }
 
-export const listMessagesFor = async (orgId: string, conversationId: string, query: MessagesQuery) => {
+/** The messages of a conversation the caller may see. */
+export const listMessagesFor = async (orgId: string, conversationId: string, caller: Caller, query: MessagesQuery) => {
   const conversation = await requireConversation(orgId, conversationId);
   const page = await listMessages(orgId, conversationId, {
     ids: query.ids,
     interactionIds: query.interactionIds,
     messageTypes: query.messageTypes,
-    visible: (message) => query.visible(conversation, message),
+    visible: (message) => canReadMessage(caller, conversation, message),
     // Interaction ids and message ids both sort by time, so either field orders the same way.
     descending: isDescending(query.sortBy),
     limit: query.limit,
@@ -109,26 +122,25 @@ export const listMessagesFor = async (orgId: string, conversationId: string, que
   return pageBody('messages', page, messageView);
 };
 
-export interface InsightsAccess {
-  /** Conversation:GetInteractionInsights and Organization:GetServiceHierarchicalStateMachine. */
-  authorize(conversation: ConversationRecord, stateMachine: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>): void;
-  /** Conversation:GetMessage on a reflection's inner thought message. */
-  reflectionVisible(conversation: ConversationRecord, messageId: string): boolean;
-}
-
+/** Needs insight into the conversation and read access to its state machine; reflections are filtered by message. */
 export const interactionInsightsFor = async (
   orgId: string,
   conversationId: string,
   interactionId: string,
-  access: InsightsAccess,
+  caller: Caller,
 ): Promise<InteractionInsights> => {
-  const conversation = await requireConversation(orgId, conversationId);
-  const interaction = await getInteraction(orgId, conversationId, interactionId);
-  if (!interaction) throw new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
+  // A missing conversation, a missing interaction and one the caller may not see all get the same answer.
+  const missing = () => new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
+  const conversation = await getConversation(orgId, conversationId);
+  const interaction = conversation && (await getInteraction(orgId, conversationId, interactionId));
+  if (!conversation || !interaction) throw missing();
   const [machineId] = interaction.state_machine_version_info;
   // A deleted machine still has its id checked: grants naming the id keep applying.
   const machine = (await stateMachines.get(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
-  access.authorize(conversation, machine);
+  asIfMissing(() => {
+    requirePermission(caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation));
+    requirePermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
+  }, missing);
   return {
     current_state_name: interaction.current_state_name,
     current_state_action: interaction.current_state_action,
@@ -136,7 +148,7 @@ export const interactionInsightsFor = async (
     state_transition_logs: interaction.state_transition_logs,
     working_memory: interaction.working_memory,
     reflections: interaction.reflections
-      .filter((reflection) => access.reflectionVisible(conversation, reflection.message_id))
+      .filter((reflection) => canReadMessage(caller, conversation, { id: reflection.message_id, message_type: 'agent-inner-thought' }))
       .map((reflection) => reflection.content),
     triggered_dynamic_behavior_set_version_info: interaction.triggered_dynamic_behavior_set_version_info,
     select_next_action_tool_call_logs: [],
@@ -149,12 +161,14 @@ export const messageSourceFor = async (
   orgId: string,
   conversationId: string,
   messageId: string,
-  authorize: (conversation: ConversationRecord, message: MessageRecord) => void,
+  caller: Caller,
 ): Promise<never> => {
-  const conversation = await requireConversation(orgId, conversationId);
-  const message = await getMessage(orgId, conversationId, messageId);
-  if (!message) throw new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
-  authorize(conversation, message);
+  // A missing conversation, a missing message and one the caller may not see all get the same answer.
+  const missing = () => new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
+  const conversation = await getConversation(orgId, conversationId);
+  const message = conversation && (await getMessage(orgId, conversationId, messageId));
+  if (!conversation || !message) throw missing();
+  asIfMissing(() => requirePermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message)), missing);
   throw new BadRequestError(`Message ${messageId} is a ${message.format} message; only voice messages have an audio source.`);
 };
 
@@ -164,10 +178,14 @@ export const modifyConversationTags = async (
   orgId: string,
   conversationId: string,
   change: { updates: Record<string, string | null>; deletes: string[] },
-  authorize: AuthorizeConversation,
+  caller: Caller,
 ): Promise<void> => {
-  const conversation = await requireConversation(orgId, conversationId, true);
-  authorize(conversation);
+  const conversation = await requireAuthorizedConversation(
+    orgId,
+    conversationId,
+    (found) => requirePermission(caller, 'Conversation:ModifyConversation', conversationAttributes(found)),
+    true,
+  );
   const tags = { ...conversation.tags, ...change.updates };
   for (const key of change.deletes) delete tags[key];
   if (Object.keys(tags).length > maxTags) throw new BadRequestError(`A conversation cannot have more than ${maxTags} tags.`);

@@ -8,7 +8,7 @@ import { getUser } from '../user/user-repository';
 import { NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
-import type { EngineDependencies, EngineSession, HistoryEntry } from './engine';
+import type { EngineDependencies, EngineSession, HistoryEntry } from './engine/contracts';
 import type { PromptLogger } from './prompt-log';
 import { type MessageRecord } from './schemas';
 import { type ConversationRecord } from './schemas';

@@ -6,7 +6,7 @@ import {
   interactRequest,
 } from './schemas';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
+import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
 
 /** The streaming operations: each answers with newline-delimited JSON events (Lambda response streaming). */
 
@@ -40,6 +40,8 @@ export const interactWithConversationOperation = defineOperation({
     headers: commonHeaders,
     body: interactRequest,
     bodyType: 'multipart',
+    // Recorded audio.
+    maxBodyBytes: mediaMaxBodyBytes,
     bodyTypeFor: (query: { request_format: string }) => (query.request_format === 'voice' ? 'binary' : 'multipart'),
   },
   response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },

@@ -5,7 +5,9 @@ import { buildSystemPrompt, type PromptAgent } from '../llm/prompt';
 import { LlmError, type LlmMessage } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { resolveVersionSet } from '../service/version-sets';
-import { type AuthorizeConversation, modelFailure, requireConversation } from './conversations';
+import type { Caller } from '../kernel/caller';
+import { requirePermission } from '../kernel/permissions';
+import { conversationAttributes, modelFailure, requireAuthorizedConversation } from './conversations';
 import { createPromptLogger } from './prompt-log';
 import { historyEntryOf, loadPinnedVersions } from './session';
 import { type ConversationRecord } from './schemas';
@@ -52,10 +54,14 @@ export const recommendResponsesFor = async (
   conversationId: string,
   interactionId: string,
   context: string,
-  authorize: AuthorizeConversation,
+  caller: Caller,
 ): Promise<{ recommended_responses: string[] }> => {
-  const conversation = await requireConversation(orgId, conversationId, true);
-  authorize(conversation);
+  const conversation = await requireAuthorizedConversation(
+    orgId,
+    conversationId,
+    (found) => requirePermission(caller, 'Conversation:GetRecommendedResponses', conversationAttributes(found)),
+    true,
+  );
   if (conversation.is_finished) throw new BadRequestError(`Conversation ${conversationId} is finished.`);
   if (conversation.last_interaction_id !== interactionId) {
     throw new BadRequestError(`Interaction ${interactionId} is not the latest completed interaction of conversation ${conversationId}.`);
@@ -112,8 +118,11 @@ export interface StarterRequest {
 /** `minCount` opening messages, each about one of the facets in turn (404 for an unknown service or version set). */
 export const conversationStartersFor = async (
   orgId: string,
+  caller: Caller,
   request: StarterRequest,
 ): Promise<{ prompts: { prompt: string; facets: string[] }[] }> => {
+  // The permission a conversation started with these settings would need.
+  requirePermission(caller, 'Conversation:CreateConversation', { user_id: caller.userId, service_id: request.serviceId });
   const resolved = await resolveVersionSet(orgId, request.serviceId, request.versionSetName);
   const agent = await getAgentVersion(orgId, resolved.agentId, resolved.agentVersion);
   if (!agent) throw new NotFoundError(`Version ${resolved.agentVersion} of agent ${resolved.agentId} does not exist.`);

@@ -1,7 +1,8 @@
 import { createHash, randomInt } from 'node:crypto';
+import { z } from 'zod';
 import { BadRequestError } from '../kernel/errors';
-import { erasePartition, registerOrganizationEraser } from './organization-erasure';
-import { batchGetItems, getItem, type Item, type PrimaryKey, putItem, type QueryPage } from './table';
+import { defineEntity } from './entity';
+import { batchGetItems, type Item, type PrimaryKey, putItem, type QueryPage } from './table';
 
 /**
  * Continuation tokens are integers (the reference's type). Each names a stored cursor:
@@ -9,7 +10,18 @@ import { batchGetItems, getItem, type Item, type PrimaryKey, putItem, type Query
  * Resuming is one GetItem, so a deep page costs the same as the first.
  */
 const cursorTtlSeconds = 3600;
-const cursorKey = (orgId: string, token: number) => ({ pk: `ORG#${orgId}#CURSOR`, sk: String(token) });
+
+// Cursors hold sort keys (names, e-mails): they go with the organization rather than wait for their TTL.
+export const pagingCursors = defineEntity({
+  name: 'paging-cursor',
+  token: 'CURSOR',
+  schema: z.object({
+    start_key: z.record(z.string(), z.unknown()),
+    fingerprint: z.string(),
+    expires_at_epoch: z.number(),
+  }),
+  sort: (cursor: { token: number }) => String(cursor.token),
+});
 
 /** A stable digest of what defines a list (operation and filters), so a token is only reused for the same list. */
 export const listFingerprint = (list: string, filters: unknown): string =>
@@ -17,12 +29,12 @@ export const listFingerprint = (list: string, filters: unknown): string =>
 
 export const resumeKey = async (orgId: string, token: number, fingerprint: string): Promise<Item | undefined> => {
   if (token === 0) return undefined;
-  const cursor = await getItem(cursorKey(orgId, token));
-  const expired = !cursor || Number(cursor.expires_at_epoch) < Date.now() / 1000;
+  const cursor = await pagingCursors.get(orgId, { token });
+  const expired = !cursor || cursor.expires_at_epoch < Date.now() / 1000;
   if (expired || cursor.fingerprint !== fingerprint) {
     throw new BadRequestError('The continuation_token is unknown, expired, or belongs to a different list.');
   }
-  return cursor.start_key as Item;
+  return cursor.start_key;
 };
 
 export const saveCursor = async (orgId: string, startKey: Item, fingerprint: string): Promise<number> => {
@@ -30,12 +42,12 @@ export const saveCursor = async (orgId: string, startKey: Item, fingerprint: str
     const token = randomInt(1, 2 ** 31 - 1);
     try {
       await putItem(
-        {
-          ...cursorKey(orgId, token),
+        pagingCursors.item(orgId, {
+          token,
           start_key: startKey,
           fingerprint,
           expires_at_epoch: Math.floor(Date.now() / 1000) + cursorTtlSeconds,
-        },
+        }),
         { ifNotExists: () => new Error('token taken') },
       );
       return token;
@@ -122,6 +134,3 @@ export const compareText =
   (value: (item: Item) => string, descending: boolean) =>
   (a: Item, b: Item): number =>
     value(a).localeCompare(value(b)) * (descending ? -1 : 1);
-
-// Cursors hold sort keys (names, e-mails): they go with the organization rather than wait for their TTL.
-registerOrganizationEraser('paging-cursor', (orgId) => erasePartition(`ORG#${orgId}#CURSOR`));

@@ -23,18 +23,6 @@ export interface PrimaryKey {
   sk: string;
 }
 
-/** Attributes that exist for the table's sake and never leave the data layer. */
-const keyAttributes = new Set<string>([
-  tableKeys.partitionKey,
-  tableKeys.sortKey,
-  tableKeys.timeToLiveAttribute,
-  'entity',
-  ...globalIndexes.flatMap((index) => [index.partitionKey, index.sortKey]),
-]);
-
-export const withoutKeys = <T = Item>(item: Item): T =>
-  Object.fromEntries(Object.entries(item).filter(([name]) => !keyAttributes.has(name))) as T;
-
 /** Turns a failed condition into the domain's conflict (or whatever the caller maps it to). */
 export const isConditionFailure = (error: unknown): boolean =>
   error instanceof ConditionalCheckFailedException ||
@@ -278,4 +266,17 @@ export const queryAll = async (spec: QuerySpec, bound = 1000): Promise<Item[]> =
     startKey = result.LastEvaluatedKey;
   } while (startKey && items.length < bound);
   return items;
+};
+
+/** Deletes every item of one partition, a bounded batch at a time until none is left. */
+export const erasePartition = async (partition: string): Promise<void> => {
+  for (;;) {
+    const items = await queryAll({ partition }, 500);
+    if (items.length === 0) return;
+    for (let start = 0; start < items.length; start += 25) {
+      await Promise.all(
+        items.slice(start, start + 25).map((item) => deleteItem({ pk: item.pk, sk: item.sk } as PrimaryKey)),
+      );
+    }
+  }
 };

@@ -4,30 +4,19 @@ import { creatorInfo } from '../kernel/schemas';
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from '../kernel/errors';
 import { sortableValue, type VersionFilter } from '../kernel/list-params';
 import { newId, nowIso } from '../kernel/ids';
-import { erasePartition, registerOrganizationEraser } from './organization-erasure';
+import { defineEntity } from './entity';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
-import {
-  batchGetItems,
-  failedConditions,
-  getItem,
-  type Item,
-  isConditionFailure,
-  type PrimaryKey,
-  queryPage,
-  type TransactItem,
-  transactWrite,
-  updateItem,
-} from './table';
+import { failedConditions, type Item, isConditionFailure, queryPage, type TransactItem, transactWrite, updateItem } from './table';
 
 /**
  * Agents and service hierarchical state machines are the same kind of record: a named,
  * deprecatable head with numbered, immutable versions that services pin. One declaration
  * per entity gives its keys and operations (see `agent-repository.ts`, `state-machine-repository.ts`).
  *
- * Items, for entity token T:
- *   head        pk ORG#{org}#T           sk {id}                      (creation order: ids sort by time)
- *   name guard  pk ORG#{org}#T_NAME      sk {name}                    (names are unique in an organization)
- *   version     pk ORG#{org}#T_VERSION   sk {id}#{version, zero-padded}
+ * Entities, for token T (partition, then sort key):
+ *   head        T            {id}                          (creation order: ids sort by time)
+ *   name guard  T_NAME       {name}                        (names are unique in an organization)
+ *   version     T_VERSION    {id}#{version, zero-padded}
  */
 export const versionedHead = z.object({
   id: z.string(),
@@ -114,7 +103,7 @@ export interface AppendVersionOptions<V> {
 export interface CreateHeadOptions<V> {
   /** The head's id, when the caller needs it beforehand (a first version refers to it). */
   id?: string;
-  /** Further attributes of the head, beyond the ones every versioned record has. */
+  /** Further attributes of the head, beyond those every versioned record has. */
   attributes?: Item;
   /** Version 1, written with the head; `headAttributes` as in {@link AppendVersionOptions}. */
   firstVersion?: { record: V; headAttributes?: Item };
@@ -146,23 +135,30 @@ const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(
 
 export const defineVersionedEntity = <V extends StoredVersion>(definition: VersionedEntityDefinition<V>) => {
   const { entity, token, label } = definition;
-  const headPartition = (orgId: string) => `ORG#${orgId}#${token}`;
-  const namePartition = (orgId: string) => `ORG#${orgId}#${token}_NAME`;
-  const versionPartition = (orgId: string) => `ORG#${orgId}#${token}_VERSION`;
-  const versionSortKey = (id: string, version: number) => `${id}#${sortableValue(version)}`;
-  const headKey = (orgId: string, id: string): PrimaryKey => ({ pk: headPartition(orgId), sk: id });
-  const versionKey = (orgId: string, id: string, version: number): PrimaryKey => ({
-    pk: versionPartition(orgId),
-    sk: versionSortKey(id, version),
+  const heads = defineEntity({
+    name: entity,
+    token,
+    // Loose: a head may carry attributes of its own kind (a metric's services, tags, latest description).
+    schema: versionedHead.loose(),
+    sort: (head: { id: string }) => head.id,
+    guards: {
+      name: { token: `${token}_NAME`, value: (head) => head.name, sort: nameKeyPart, holds: (head) => ({ id: head.id }) },
+    },
   });
-  const toHead = (item: Item): VersionedHead => versionedHead.parse(item);
-  const toVersion = (item: Item): V => definition.version.parse(item);
+  const versions = defineEntity({
+    name: `${entity}-version`,
+    token: `${token}_VERSION`,
+    schema: definition.version,
+    // `id` is the version record's own; the key names the head (stored as `head_id`).
+    sort: (version: { head_id: string; version: number }) => `${version.head_id}#${sortableValue(version.version)}`,
+  });
+  const headKey = (orgId: string, id: string) => heads.key(orgId, { id });
+  const toHead = (item: Item): VersionedHead => heads.parse(item);
+  const toVersion = (item: Item): V => versions.parse(item);
   const notFound = (id: string) => new NotFoundError(`${capitalized(label)} ${id} does not exist.`);
 
-  const get = async (orgId: string, id: string, consistent = false): Promise<VersionedHead | undefined> => {
-    const item = await getItem(headKey(orgId, id), consistent);
-    return item ? toHead(item) : undefined;
-  };
+  const get = (orgId: string, id: string, consistent = false): Promise<VersionedHead | undefined> =>
+    heads.get(orgId, { id }, consistent);
 
   const getExisting = async (orgId: string, id: string, consistent = false): Promise<VersionedHead> => {
     const head = await get(orgId, id, consistent);
@@ -172,21 +168,12 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
 
   /** The heads of `ids` that exist, by id. */
   const getMany = async (orgId: string, ids: string[]): Promise<Map<string, VersionedHead>> => {
-    const items = await batchGetItems([...new Set(ids)].map((id) => headKey(orgId, id)));
-    return new Map(items.map((item) => [String(item.id), toHead(item)]));
+    const found = await heads.getMany(orgId, [...new Set(ids)].map((id) => ({ id })));
+    return new Map(found.map((head) => [head.id, head]));
   };
 
-  const getVersion = async (orgId: string, id: string, version: number): Promise<V | undefined> => {
-    const item = await getItem(versionKey(orgId, id, version));
-    return item ? toVersion(item) : undefined;
-  };
-
-  const versionPut = (orgId: string, id: string, record: V): TransactItem => ({
-    Put: {
-      Item: { ...versionKey(orgId, id, record.version), entity: `${entity}-version`, ...record },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  });
+  const getVersion = (orgId: string, id: string, version: number): Promise<V | undefined> =>
+    versions.get(orgId, { head_id: id, version });
 
   /** Stores `record` as the next version, conditioned on the latest version it was built from; false when it lost the race. */
   const putVersion = async (
@@ -220,7 +207,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
               },
             },
           },
-          versionPut(orgId, id, record),
+          versions.create(orgId, { ...record, head_id: id }),
         ],
         () => lostRace,
       );
@@ -232,9 +219,10 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
   };
 
   return {
-    headPartition,
-    headKey,
-    versionKey,
+    /** The declarations, for the entity catalog. */
+    entities: [heads, versions],
+    /** The heads' declaration, for kinds whose heads carry attributes of their own (read with their own schema). */
+    heads,
     get,
     getExisting,
     getMany,
@@ -253,31 +241,20 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
       const id = options.id ?? newId();
       const { firstVersion, guard } = options;
       if (firstVersion) ensureRecordFits(firstVersion.record, `${label} version`);
-      const items: TransactItem[] = [
-        {
-          Put: {
-            Item: {
-              ...options.attributes,
-              ...firstVersion?.headAttributes,
-              ...headKey(orgId, id),
-              entity,
-              id,
-              name,
-              deprecated: false,
-              created_at: nowIso(),
-              creator,
-              ...(firstVersion ? { latest_version: firstVersion.record.version } : {}),
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        {
-          Put: {
-            Item: { pk: namePartition(orgId), sk: nameKeyPart(name), entity: `${entity}-name`, id },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        ...(firstVersion ? [versionPut(orgId, id, firstVersion.record)] : []),
+      const head = {
+        ...options.attributes,
+        ...firstVersion?.headAttributes,
+        id,
+        name,
+        deprecated: false,
+        created_at: nowIso(),
+        creator,
+        ...(firstVersion ? { latest_version: firstVersion.record.version } : {}),
+      };
+      const items = [
+        heads.create(orgId, head),
+        heads.guardPut(orgId, 'name', head),
+        ...(firstVersion ? [versions.create(orgId, { ...firstVersion.record, head_id: id })] : []),
         ...(guard ? [guard.item] : []),
       ];
       await transactWrite(items, (error) =>
@@ -304,7 +281,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
                 startKey,
                 { limit: query.limit, keep },
               )
-            : queryPage({ partition: headPartition(orgId) }, { limit: query.limit, startKey, keep }),
+            : queryPage(heads.query(orgId, {}), { limit: query.limit, startKey, keep }),
         (item) => headView(toHead(item)),
       );
     },
@@ -351,13 +328,17 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
         query.continuationToken,
         (startKey) =>
           queryPage(
-            {
-              partition: versionPartition(orgId),
+            versions.query(orgId, {}, {
               ...(range
-                ? { sortBetween: [versionSortKey(id, range.low), versionSortKey(id, range.high)] as [string, string] }
-                : { sortPrefix: `${id}#` }),
+                ? {
+                    between: [
+                      versions.sortOf({ head_id: id, version: range.low }),
+                      versions.sortOf({ head_id: id, version: range.high }),
+                    ],
+                  }
+                : { prefix: `${id}#` }),
               forward: !query.descending,
-            },
+            }),
             { limit: query.limit, startKey },
           ),
         (item) => {
@@ -410,14 +391,6 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
           : { ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':delta': delta } }),
       },
     }),
-
-    /** Registers the organization eraser of this entity's items. */
-    registerEraser: () =>
-      registerOrganizationEraser(entity, async (orgId) => {
-        await erasePartition(versionPartition(orgId));
-        await erasePartition(namePartition(orgId));
-        await erasePartition(headPartition(orgId));
-      }),
   };
 };
 

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { PayloadTooLargeError, ValidationError } from '../kernel/errors';
+import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../kernel/errors';
 
 export type QueryValues = Record<string, string | string[]>;
 
@@ -39,13 +39,32 @@ export const normalizeQuery = (event: APIGatewayProxyEvent): QueryValues => {
   return query;
 };
 
-export const rawBody = (event: APIGatewayProxyEvent): Buffer =>
-  event.body === null || event.body === undefined
-    ? Buffer.alloc(0)
-    : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
+/**
+ * The body's bytes. API Gateway has already buffered up to 10 MB; the operation's own limit
+ * is checked on the encoded length first, so an oversized body is never decoded.
+ */
+export const rawBody = (event: APIGatewayProxyEvent, maxBytes: number): Buffer => {
+  if (event.body === null || event.body === undefined) return Buffer.alloc(0);
+  const encoding = event.isBase64Encoded ? 'base64' : 'utf8';
+  if (Buffer.byteLength(event.body, encoding) > maxBytes) throw bodyTooLarge(maxBytes);
+  return Buffer.from(event.body, encoding);
+};
 
-export const parseJsonBody = (body: Buffer): unknown => {
+export const bodyTooLarge = (maxBytes: number): PayloadTooLargeError =>
+  new PayloadTooLargeError(`The request body is larger than the ${maxBytes} bytes this operation accepts.`);
+
+/**
+ * JSON media types, and none at all (a body sent without a type is read as JSON). The
+ * official SDKs send `application/json` (openapi-fetch, httpx), at times with a charset.
+ */
+const isJsonMediaType = (contentType: string | undefined): boolean => {
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  return mediaType === undefined || mediaType === '' || mediaType === 'application/json' || /^application\/[\w.+-]+\+json$/.test(mediaType);
+};
+
+export const parseJsonBody = (body: Buffer, contentType: string | undefined): unknown => {
   if (body.length === 0) return undefined;
+  if (!isJsonMediaType(contentType)) throw new UnsupportedMediaTypeError(`Expected an application/json body, not ${contentType}.`);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (error) {
@@ -54,8 +73,6 @@ export const parseJsonBody = (body: Buffer): unknown => {
     ]);
   }
 };
-
-const maxMultipartBytes = 10 * 1024 * 1024;
 
 const formTypes = ['multipart/form-data', 'application/x-www-form-urlencoded'];
 
@@ -66,12 +83,11 @@ const formTypes = ['multipart/form-data', 'application/x-www-form-urlencoded'];
  * that way, and the reference's form fields accept both encodings.
  */
 export const parseMultipartBody = async (body: Buffer, contentType: string | undefined): Promise<Record<string, string[]>> => {
+  // No body at all is a form without fields: its schema names what is missing.
+  if (body.length === 0) return {};
   if (!formTypes.some((type) => contentType?.toLowerCase().startsWith(type))) {
-    throw new ValidationError([
-      { loc: ['header', 'content-type'], msg: 'Expected multipart/form-data or application/x-www-form-urlencoded.', type: 'value_error' },
-    ]);
+    throw new UnsupportedMediaTypeError(`Expected multipart/form-data or application/x-www-form-urlencoded, not ${contentType}.`);
   }
-  if (body.length > maxMultipartBytes) throw new PayloadTooLargeError('The request body is larger than 10 MiB.');
   let form: FormData;
   try {
     form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
@@ -86,4 +102,30 @@ export const parseMultipartBody = async (body: Buffer, contentType: string | und
     fields[name] = [...(fields[name] ?? []), text];
   }
   return fields;
+};
+
+/**
+ * OAuth-style parameters: application/x-www-form-urlencoded (the last of a repeated name wins;
+ * also a body sent without a type), or, with a JSON content type, a JSON object whose string
+ * members are kept. Any other type is 415.
+ */
+export const parseFormBody = (body: Buffer, contentType: string | undefined): Record<string, string> => {
+  const text = body.toString('utf8');
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType === undefined || mediaType === '' || mediaType === 'application/x-www-form-urlencoded') {
+    return Object.fromEntries(new URLSearchParams(text));
+  }
+  if (!isJsonMediaType(contentType)) {
+    throw new UnsupportedMediaTypeError(`Expected application/x-www-form-urlencoded or application/json, not ${contentType}.`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ValidationError([{ loc: ['body'], msg: 'Expected a JSON object of string parameters.', type: 'json_invalid' }]);
+  }
+  return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
 };

@@ -1,9 +1,13 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defineOperation } from '../kernel/operation';
 import { ConflictError } from '../kernel/errors';
-import { httpHandler, implement } from './http-handler';
+import { httpHandler, implement, implementGroup } from './http-handler';
+
+// Built at import like a function module's handler, which reads the table setting.
+const tableName = vi.hoisted(() => 'things');
+vi.hoisted(() => vi.stubEnv('TABLE_NAME', tableName));
 
 const createThing = defineOperation({
   operationId: 'create-thing',
@@ -119,6 +123,12 @@ describe('httpHandler', () => {
     expect(response.headers?.allow).toBe('POST, GET');
   });
 
+  it('fails to build without the table setting, so a misconfigured function fails its cold start', () => {
+    vi.stubEnv('TABLE_NAME', '');
+    expect(() => httpHandler([])).toThrow('environment variable TABLE_NAME is not set');
+    vi.stubEnv('TABLE_NAME', tableName);
+  });
+
   it('answers 503 to every operation in maintenance mode except the exempt ones', async () => {
     // Prepare
     process.env.MAINTENANCE_MODE = 'true';
@@ -129,5 +139,31 @@ describe('httpHandler', () => {
     expect(blocked.status).toBe(503);
     expect(blocked.body).toEqual({ detail: 'The service is going through temporary maintenance.' });
     expect(exempt.status).toBe(200);
+  });
+});
+
+describe('implementGroup', () => {
+  const ping = async () => ({ in_maintenance_mode: false });
+  const openApi = async () => ({});
+
+  it('binds every operation of the group to its function, in route table order', () => {
+    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi });
+    expect(implementations.map(({ operation, run }) => [operation.operationId, run])).toEqual([
+      ['ping', ping],
+      ['get-openapi-document', openApi],
+    ]);
+  });
+
+  it('fails the build for a missing, an extra or a mistyped implementation', () => {
+    // `tsc --noEmit` checks these calls; they are not run.
+    const compileTimeChecks = () => [
+      // @ts-expect-error an operation of the group is not implemented
+      implementGroup('admin', { ping }),
+      // @ts-expect-error an operation of another group is not part of this one
+      implementGroup('admin', { ping, 'get-openapi-document': openApi, 'create-agent': ping }),
+      // @ts-expect-error a function answers with the wrong body
+      implementGroup('admin', { ping: async () => ({ in_maintenance_mode: 'no' }), 'get-openapi-document': openApi }),
+    ];
+    expect(compileTimeChecks).toBeTypeOf('function');
   });
 });

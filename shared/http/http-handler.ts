@@ -5,12 +5,13 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import type { BodyType, Operation } from '../kernel/operation';
+import { type BodyType, type EndpointGroup, maxBodyBytesOf, type Operation } from '../kernel/operation';
+import { type RouteOperation, routeOperations } from '../api/route-table';
 import { operationPathParameters, routeShape } from '../api/paths';
 import { authenticateRequest } from './authenticate';
 import type { Caller } from '../kernel/caller';
 import { enforceRateLimit } from '../auth/rate-limit';
-import { config } from '../kernel/config';
+import { config, requireFunctionSettings } from '../kernel/config';
 import {
   DomainError,
   MaintenanceError,
@@ -20,8 +21,10 @@ import {
   ValidationError,
   type ValidationIssue,
 } from '../kernel/errors';
+import { countErrorResponse } from '../aws/business-metrics';
 import { logger, metrics, tracer } from '../aws/observability';
-import { normalizeHeaders, normalizeQuery, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
+import { normalizeHeaders, normalizeQuery, parseFormBody, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
+import { requireStorable } from './storable-json';
 import { parseRequestPart } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
@@ -30,11 +33,11 @@ type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
 /** What the HTTP layer learned about a request, handed to the operation's implementation. */
 export interface RequestContext {
   requestId: string;
-  /** Lower-cased request headers, for the few operations that read raw headers (auth, DPoP). */
-  rawHeaders: Record<string, string>;
   /** The request URL as the client sent it, without the query (DPoP `htu`). */
   url: string;
   method: string;
+  /** The client's address as API Gateway saw it. */
+  sourceIp: string;
   /** Raw body bytes, for binary (audio) operations. */
   rawBody: Buffer;
   /** Adds a response header. */
@@ -66,11 +69,30 @@ export interface Implementation<O extends Operation = Operation> {
   run(input: OperationInput<O>): Promise<OperationResult<O>>;
 }
 
-/** Binds an operation of the route table to the function that carries it out. */
-export const implement = <O extends Operation>(
-  operation: O,
-  run: (input: OperationInput<O>) => Promise<OperationResult<O>>,
-): Implementation<O> => ({ operation, run });
+export type Run<O extends Operation> = (input: OperationInput<O>) => Promise<OperationResult<O>>;
+
+/** Binds an operation to the function that carries it out. */
+export const implement = <O extends Operation>(operation: O, run: Run<O>): Implementation<O> => ({ operation, run });
+
+type GroupOperation<G extends EndpointGroup> = Extract<RouteOperation, { group: G }>;
+
+/** One function per operation of the group, keyed by operation id: none missing, none extra. */
+export type GroupImplementation<G extends EndpointGroup> = {
+  [O in GroupOperation<G> as O['operationId']]: Run<O>;
+};
+
+/**
+ * Binds every operation of an endpoint group to its function. The compiler checks the
+ * object against the route table, so a route the group carries cannot go unimplemented.
+ */
+export const implementGroup = <G extends EndpointGroup>(
+  group: G,
+  // Not inferred from: the group name alone chooses the operations, so each function is typed from its operation.
+  runs: NoInfer<GroupImplementation<G>>,
+): readonly Implementation[] =>
+  routeOperations
+    .filter((operation) => operation.group === group)
+    .map((operation) => implement(operation, runs[operation.operationId as keyof typeof runs] as Run<Operation>));
 
 interface HttpResponse {
   statusCode: number;
@@ -91,9 +113,11 @@ export const errorResponse = (error: unknown, headers: Record<string, string> = 
     if (error instanceof RateLimitedError) Object.assign(extra, error.headers, { 'retry-after': String(error.retryAfterSeconds) });
     if (error instanceof MethodNotAllowedError) extra.allow = error.allowed.join(', ');
     const detail = error instanceof ValidationError ? error.issues : error.message;
+    countErrorResponse(error.name, error.statusCode);
     return jsonResponse(error.statusCode, { detail }, { ...headers, ...extra });
   }
   logger.error('unhandled error', { error: error as Error });
+  countErrorResponse(error instanceof Error ? error.name : 'UnknownError', 500);
   return jsonResponse(500, { detail: 'Internal server error.' }, headers);
 };
 
@@ -107,10 +131,12 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
   switch (bodyType) {
     case 'multipart':
       return parseMultipartBody(body, headers['content-type']);
+    case 'form':
+      return parseFormBody(body, headers['content-type']);
     case 'binary':
       return body;
     default:
-      return parseJsonBody(body);
+      return requireStorable(parseJsonBody(body, headers['content-type']));
   }
 };
 
@@ -128,6 +154,7 @@ const dispatch = async (
 ): Promise<{ implementation: Implementation; result: unknown }> => {
   const shape = routeShape(event.resource);
   const onPath = implementations.filter((candidate) => routeShape(candidate.operation.path) === shape);
+  // Every operation of the group is implemented (the compiler checks it): this is an unknown route.
   if (onPath.length === 0) throw new NotFoundError('Not found.');
   const implementation = onPath.find((candidate) => candidate.operation.method === event.httpMethod);
   if (!implementation) throw new MethodNotAllowedError(onPath.map((candidate) => candidate.operation.method));
@@ -136,7 +163,6 @@ const dispatch = async (
 
   const headers = normalizeHeaders(event);
   const pathParameters = operationPathParameters(operation, event.resource, event.pathParameters ?? {});
-  const body = rawBody(event);
   const url = requestUrl(event, headers);
   const organization = pathParameters.organization;
   if (organization) logger.appendKeys({ org_id: organization });
@@ -150,10 +176,13 @@ const dispatch = async (
     if (operation.rateLimitPerMinute !== undefined) {
       Object.assign(
         responseHeaders,
-        await enforceRateLimit({ caller, operationId: operation.operationId, limit: operation.rateLimitPerMinute }),
+        await enforceRateLimit({ caller, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute }),
       );
     }
   }
+
+  // Only now, authenticated, is the body looked at.
+  const body = rawBody(event, maxBodyBytesOf(operation));
 
   // Every invalid part is reported at once, as FastAPI-style clients expect.
   const issues: ValidationIssue[] = [];
@@ -185,9 +214,9 @@ const dispatch = async (
     caller,
     context: {
       requestId: context.awsRequestId,
-      rawHeaders: headers,
       url,
       method: event.httpMethod,
+      sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
       rawBody: body,
       setHeader: (name: string, value: string) => {
         responseHeaders[name.toLowerCase()] = value;
@@ -206,8 +235,9 @@ const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
     .use(logMetrics(metrics)) as H;
 
 /** The Lambda handler of a buffered endpoint group. */
-export const httpHandler = (implementations: readonly Implementation[]) =>
-  withObservability(
+export const httpHandler = (implementations: readonly Implementation[]) => {
+  requireFunctionSettings();
+  return withObservability(
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context, { signal }) => {
       const headers: Record<string, string> = {};
       try {
@@ -227,6 +257,7 @@ export const httpHandler = (implementations: readonly Implementation[]) =>
       }
     }),
   );
+};
 
 /** NDJSON lines, each written as soon as the operation yields it. */
 const ndjson = (events: AsyncIterable<unknown>): Readable =>
@@ -247,8 +278,9 @@ const ndjson = (events: AsyncIterable<unknown>): Readable =>
  * found before the stream starts get their status and a JSON body; errors after that
  * are the operation's to turn into an `error` event.
  */
-export const streamHandler = (implementations: readonly Implementation[]) =>
-  withObservability(
+export const streamHandler = (implementations: readonly Implementation[]) => {
+  requireFunctionSettings();
+  return withObservability(
     middy<APIGatewayProxyEvent, HttpResponse>({ streamifyResponse: true }).handler(
       async (event, context, { signal }) => {
         const headers: Record<string, string> = {};
@@ -267,3 +299,4 @@ export const streamHandler = (implementations: readonly Implementation[]) =>
       },
     ),
   );
+};

@@ -1,6 +1,8 @@
 /**
- * Deployment settings read from the environment. Required values throw when missing so a
- * misconfigured function fails at start-up rather than on some later request.
+ * Deployment settings read from the environment. Required values throw when read while
+ * missing. What every function needs is read when its module loads (`requireFunctionSettings`),
+ * so a misconfigured function fails its cold start rather than some later request; settings
+ * only some operations use (the bucket, queue URLs) fail on first use.
  */
 const required = (name: string): string => {
   const value = process.env[name];
@@ -35,7 +37,24 @@ export const config = {
   get s3ForcePathStyle(): boolean {
     return flag('S3_FORCE_PATH_STYLE');
   },
+  /**
+   * How many successful sign-ins one key and user may make at once. SDK clients sign in each
+   * time they are created, so a test suite or a fleet of workers starts many in a minute.
+   */
+  get signInBurst(): number {
+    const value = Number(process.env.SIGN_IN_BURST ?? 30);
+    if (!Number.isInteger(value) || value < 1) throw new Error('environment variable SIGN_IN_BURST must be a positive integer');
+    return value;
+  },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';
   },
 } as const;
+
+/**
+ * Reads the settings every function needs. The HTTP handlers call it when they are built, at
+ * module load; importing the route table or the schemas reads no setting.
+ */
+export const requireFunctionSettings = (): void => {
+  required('TABLE_NAME');
+};

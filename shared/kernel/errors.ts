@@ -1,6 +1,6 @@
 /**
  * Domain errors. Domain modules throw these; the HTTP layer maps each to its status
- * (the spec's table: 400, 401, 403, 404, 409, 413, 422, 429, 503) with `{"detail": ...}`.
+ * (the spec's table: 400, 401, 403, 404, 409, 413, 415, 422, 429, 503) with `{"detail": ...}`.
  */
 export class DomainError extends Error {
   readonly statusCode: number;
@@ -62,6 +62,13 @@ export class PayloadTooLargeError extends DomainError {
   }
 }
 
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(message: string) {
+    super(415, message);
+    this.name = 'UnsupportedMediaTypeError';
+  }
+}
+
 export interface ValidationIssue {
   loc: (string | number)[];
   msg: string;
@@ -82,8 +89,8 @@ export class RateLimitedError extends DomainError {
   readonly retryAfterSeconds: number;
   /** X-RateLimit-* headers, sent with the 429 too so clients can back off. */
   readonly headers: Record<string, string>;
-  constructor(limit: number, retryAfterSeconds: number, headers: Record<string, string> = {}) {
-    super(429, `Rate limit of ${limit} requests per minute exceeded for this operation.`);
+  constructor(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super(429, message);
     this.name = 'RateLimitedError';
     this.retryAfterSeconds = retryAfterSeconds;
     this.headers = headers;

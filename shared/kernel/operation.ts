@@ -32,7 +32,7 @@ export interface OperationRequest {
   query?: z.ZodObject;
   headers?: z.ZodObject;
   body?: z.ZodType;
-  /** json (default), multipart form data, or raw bytes. */
+  /** json (default), multipart form data, an OAuth-style form (URL-encoded or JSON), or raw bytes. */
   bodyType?: BodyType;
   /**
    * Chooses the body type from the validated query, for operations whose body format is a
@@ -40,9 +40,22 @@ export interface OperationRequest {
    * not validated against `body`: the implementation reads the raw bytes.
    */
   bodyTypeFor?: (query: never) => BodyType;
+  /** The largest body accepted, in bytes; `defaultMaxBodyBytes` unless the operation needs more. */
+  maxBodyBytes?: number;
 }
 
-export type BodyType = 'json' | 'multipart' | 'binary';
+/** A JSON body of any operation fits in 1 MiB. */
+export const defaultMaxBodyBytes = 1024 * 1024;
+
+/**
+ * For bodies that carry media (images, audio). Lambda takes at most 6 MB per invocation, and
+ * a binary body reaches it base64-encoded (4/3 of its size) inside the event.
+ */
+export const mediaMaxBodyBytes = 4 * 1024 * 1024;
+
+export const maxBodyBytesOf = (operation: Pick<Operation, 'request'>): number => operation.request.maxBodyBytes ?? defaultMaxBodyBytes;
+
+export type BodyType = 'json' | 'multipart' | 'form' | 'binary';
 
 export interface OperationResponse {
   status: number;
@@ -68,6 +81,11 @@ export interface Operation {
   deprecated?: boolean;
   /** Requests per minute per user, from the spec's limits table. */
   rateLimitPerMinute?: number;
+  /**
+   * Checks credentials of its own though it has no caller (sign-in, e-mailed links): it
+   * answers 401 to wrong ones and 403 to an unverified user.
+   */
+  checksCredentials?: boolean;
   /** Answers even in maintenance mode. */
   maintenanceExempt?: boolean;
   request: OperationRequest;

@@ -27,13 +27,25 @@ export const clusterName = (headers: z.infer<typeof commonHeaders>): string | un
 
 export const timestamp = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time');
 
-export const continuationToken = z.coerce.number().int().min(0).default(0);
+/** Continuation tokens are integers for the reference's clients, but each is an opaque handle to a stored cursor. */
+const cursorHandle = z.number().int().min(0).max(2 ** 31 - 1);
+
+export const continuationToken = z.coerce
+  .number()
+  .pipe(cursorHandle)
+  .default(0)
+  .describe(
+    'Opaque: 0 or absent for the first page, otherwise the continuation_token of the previous page of the same list (same filters), for an hour. Any other value answers 400.',
+  );
 
 export const pagedResponse = <T extends z.ZodRawShape>(shape: T) =>
   z.object({
     ...shape,
     has_more: z.boolean(),
-    continuation_token: z.number().int().nullable(),
+    continuation_token: cursorHandle
+      .min(1)
+      .nullable()
+      .describe('An opaque handle to pass as continuation_token for the next page, valid for an hour; null on the last page.'),
   });
 
 /** A query parameter that may repeat (`?id=a&id=b`); a single value is lifted to an array. */
@@ -86,3 +98,19 @@ export const versionListQuery = z.object({
   continuation_token: continuationToken,
   sort_by: queryArray(z.string()).describe('`+version` or `-version`.'),
 });
+
+/**
+ * Map keys a plain object cannot hold faithfully: `__proto__` vanishes (it sets the prototype),
+ * and `constructor` or `prototype` break the AWS SDK's marshaller. Anything that becomes a key
+ * of a stored map refuses them.
+ */
+export const reservedMapKeys: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A client-chosen name that becomes a key of a stored map. */
+export const mapKeyName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(40)
+  .regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, underscores and hyphens')
+  .refine((name) => !reservedMapKeys.has(name), 'is a reserved name');

@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { creatorInfo, tagMap } from '../kernel/schemas';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { defineEntity } from '../data/entity';
 import { defineVersionedEntity, versionedHead } from '../data/versioned-entity';
-import { batchGetItems, getItem, type Item, isConditionFailure, queryAll, updateItem } from '../data/table';
+import { type Item, isConditionFailure, queryAll, updateItem } from '../data/table';
 import { metricValue, metricVersionInstance } from './schemas';
 
 /**
- * Metrics, on the versioned-entity layout:
- *   head        pk ORG#{org}#METRIC          sk {id}              (creation order)
- *   name guard  pk ORG#{org}#METRIC_NAME     sk {name}            (names are unique in an organization)
- *   version     pk ORG#{org}#METRIC_VERSION  sk {id}#{version}
- *   counter     pk ORG#{org}#METRIC_COUNT    sk COUNT             (metrics ever created; the limit below)
+ * Metrics, on the versioned-entity layout (partition, then sort key):
+ *   head        METRIC          {id}              (creation order)
+ *   name guard  METRIC_NAME     {name}            (names are unique in an organization)
+ *   version     METRIC_VERSION  {id}#{version}
+ *   counter     METRIC_COUNT    COUNT             (metrics ever created; the limit below)
  * The head carries the latest version's description and metric value, so that lists and
  * search read heads only. `deprecated` is the metric's `is_deleted`.
  */
@@ -19,7 +19,6 @@ export const storedMetricVersion = metricVersionInstance.extend({ id: z.string()
 export type StoredMetricVersion = z.infer<typeof storedMetricVersion>;
 
 export const metrics = defineVersionedEntity({ entity: 'metric', token: 'METRIC', label: 'metric', version: storedMetricVersion });
-metrics.registerEraser();
 
 /**
  * An organization holds at most this many metrics, deleted ones included (they stay
@@ -29,8 +28,12 @@ metrics.registerEraser();
  */
 export const maxMetricsPerOrganization = 1000;
 
-const countKey = (orgId: string) => ({ pk: `ORG#${orgId}#METRIC_COUNT`, sk: 'COUNT' });
-registerOrganizationEraser('metric-count', (orgId) => erasePartition(countKey(orgId).pk));
+export const metricCounts = defineEntity({
+  name: 'metric-count',
+  token: 'METRIC_COUNT',
+  schema: z.object({ created: z.number().int() }),
+  sort: () => 'COUNT',
+});
 
 export const storedMetric = versionedHead.extend({
   org_id: z.string(),
@@ -44,7 +47,8 @@ export const storedMetric = versionedHead.extend({
 });
 export type StoredMetric = z.infer<typeof storedMetric>;
 
-const toMetric = (item: Item): StoredMetric => storedMetric.parse(item);
+/** A head as the versioned entity reads it (keeping its own attributes), as a metric. */
+const toMetric = (head: object): StoredMetric => storedMetric.parse(head);
 
 const notFound = (id: string) => new NotFoundError(`Metric ${id} does not exist.`);
 
@@ -79,10 +83,10 @@ export const insertMetric = (orgId: string, metric: NewMetric, firstVersion: Sto
     guard: {
       item: {
         Update: {
-          Key: countKey(orgId),
+          Key: metricCounts.key(orgId, {}),
           UpdateExpression: 'SET entity = :entity ADD created :one',
           ConditionExpression: 'attribute_not_exists(created) OR created < :limit',
-          ExpressionAttributeValues: { ':entity': 'metric-count', ':one': 1, ':limit': maxMetricsPerOrganization },
+          ExpressionAttributeValues: { ':entity': metricCounts.name, ':one': 1, ':limit': maxMetricsPerOrganization },
         },
       },
       failure: () =>
@@ -91,8 +95,8 @@ export const insertMetric = (orgId: string, metric: NewMetric, firstVersion: Sto
   });
 
 export const getMetric = async (orgId: string, id: string, consistent = false): Promise<StoredMetric | undefined> => {
-  const item = await getItem(metrics.headKey(orgId, id), consistent);
-  return item ? toMetric(item) : undefined;
+  const head = await metrics.get(orgId, id, consistent);
+  return head ? toMetric(head) : undefined;
 };
 
 export const requireMetric = async (orgId: string, id: string, consistent = false): Promise<StoredMetric> => {
@@ -103,20 +107,20 @@ export const requireMetric = async (orgId: string, id: string, consistent = fals
 
 /** The metrics of `ids` that exist, by id. */
 export const getMetrics = async (orgId: string, ids: string[]): Promise<Map<string, StoredMetric>> => {
-  const items = await batchGetItems([...new Set(ids)].map((id) => metrics.headKey(orgId, id)));
-  return new Map(items.map((item) => [String(item.id), toMetric(item)]));
+  const heads = await metrics.getMany(orgId, ids);
+  return new Map([...heads].map(([id, head]) => [id, toMetric(head)]));
 };
 
 /** Every metric of the organization, in creation order (bounded by {@link maxMetricsPerOrganization}). */
 export const organizationMetrics = async (orgId: string): Promise<StoredMetric[]> =>
-  (await queryAll({ partition: metrics.headPartition(orgId) }, maxMetricsPerOrganization)).map(toMetric);
+  (await queryAll(metrics.heads.query(orgId, {}), maxMetricsPerOrganization)).map((item) => toMetric(metrics.heads.parse(item)));
 
 /** Sets head attributes of an existing metric; 404 when it does not exist. */
 export const updateMetricHead = async (orgId: string, id: string, attributes: Item): Promise<void> => {
   const entries = Object.entries(attributes);
   try {
     await updateItem({
-      Key: metrics.headKey(orgId, id),
+      Key: metrics.heads.key(orgId, { id }),
       UpdateExpression: `SET ${entries.map((_, index) => `#field${index} = :field${index}`).join(', ')}`,
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: Object.fromEntries(entries.map(([name], index) => [`#field${index}`, name])),

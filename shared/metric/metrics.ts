@@ -1,5 +1,5 @@
-import type { Creator } from '../agent/agents';
-import { type Caller, creatorOf, hasPermission, requirePermission } from '../kernel/caller';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { BadRequestError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import {
@@ -42,7 +42,7 @@ export const metricAttributes = (metric: Pick<VersionedHead, 'id' | 'name' | 'de
 
 /** Checks the caller's `permissions` on a metric once it is loaded; throws ForbiddenError. */
 export const requireOnMetric =
-  (caller: Caller, ...permissions: string[]) =>
+  (caller: Caller, ...permissions: PermissionName[]) =>
   (metric: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>): void => {
     for (const permission of permissions) requirePermission(caller, permission, metricAttributes(metric));
   };
@@ -68,7 +68,12 @@ export const metricView = (metric: StoredMetric): MetricInstance => ({
   metric_value: metric.metric_value,
 });
 
-const versionRecord = (metricId: string, version: number, body: MetricVersionBody, creator: Creator): StoredMetricVersion => ({
+const versionRecord = (
+  metricId: string,
+  version: number,
+  body: MetricVersionBody,
+  creator: StoredMetricVersion['creator'],
+): StoredMetricVersion => ({
   id: newId(),
   metric_id: metricId,
   version,

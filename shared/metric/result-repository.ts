@@ -1,7 +1,7 @@
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { z } from 'zod';
+import { defineEntity } from '../data/entity';
 import { type Paged, pageOfQuery } from '../data/paging';
 import { type Item, putItem, queryAll, queryPage } from '../data/table';
-import type { GlobalIndexName } from '../data/table-definition';
 import type { ResultPut } from '../conversation/conversation-repository';
 import { maxMetricsPerOrganization } from './metric-repository';
 import { type MetricEvaluationResultInstance, metricEvaluationResultInstance } from './schemas';
@@ -9,25 +9,47 @@ import { type MetricEvaluationResultInstance, metricEvaluationResultInstance } f
 /**
  * Metric evaluation results. The sort key says what a result is the result of, so the rules
  * "a manual evaluation replaces the earlier one of the same metric, conversation and range" and
- * "a conversation is evaluated once after it finished" are a matter of writing the same key:
+ * "a conversation is evaluated once after it finished" are a matter of writing the same key
+ * (partition, then sort key):
  *
- *   result        pk ORG#{org}#METRIC_RESULT  sk MANUAL#{metric}#{conversation}#{last interaction | END}
- *                                             sk POST_SESSION#{metric}#{conversation}
- *     gsi1 ORG#{org}#METRIC_RESULT / {id}                              (all, creation order)
- *     gsi2 ORG#{org}#METRIC_RESULT#METRIC#{metric} / {id}              (a metric's)
- *     gsi3 ORG#{org}#METRIC_RESULT#CONVERSATION#{conversation} / {id}  (a conversation's)
- *   result metric pk ORG#{org}#METRIC_RESULT_METRIC  sk {metric}       (metrics that have results: filter_values)
+ *   result         METRIC_RESULT         MANUAL#{metric}#{conversation}#{last interaction | END}
+ *                                        POST_SESSION#{metric}#{conversation}
+ *     gsi1 METRIC_RESULT / {id}                              (all, creation order)
+ *     gsi2 METRIC_RESULT#METRIC#{metric} / {id}              (a metric's)
+ *     gsi3 METRIC_RESULT#CONVERSATION#{conversation} / {id}  (a conversation's)
+ *   result metric  METRIC_RESULT_METRIC  {metric}            (metrics that have results: filter_values)
  *
  * Result ids sort by creation time, so a time range is a range of index sort keys.
  */
-const partition = (orgId: string) => `ORG#${orgId}#METRIC_RESULT`;
-const metricIndex = (orgId: string, metricId: string) => `${partition(orgId)}#METRIC#${metricId}`;
-const conversationIndex = (orgId: string, conversationId: string) => `${partition(orgId)}#CONVERSATION#${conversationId}`;
-const resultMetricPartition = (orgId: string) => `ORG#${orgId}#METRIC_RESULT_METRIC`;
+const storedResult = metricEvaluationResultInstance.extend({
+  /** What the result is the result of: its sort key. */
+  source_key: z.string(),
+  /** The evaluated conversation (none for simulations), for the conversation index. */
+  conversation_id: z.string().nullable(),
+});
+type StoredResult = z.infer<typeof storedResult>;
 
-registerOrganizationEraser('metric-result', async (orgId) => {
-  await erasePartition(partition(orgId));
-  await erasePartition(resultMetricPartition(orgId));
+export const metricResults = defineEntity({
+  name: 'metric-result',
+  token: 'METRIC_RESULT',
+  schema: storedResult,
+  sort: (result: { source_key: string }) => result.source_key,
+  indexes: {
+    created: { index: 'gsi1', sort: (result) => result.id },
+    metric: { index: 'gsi2', partition: (of: { metric_id: string }) => ['METRIC', of.metric_id], sort: (result) => result.id },
+    conversation: {
+      index: 'gsi3',
+      partition: (of: { conversation_id: string | null }) => ['CONVERSATION', of.conversation_id ?? ''],
+      sort: (result) => result.id,
+    },
+  },
+});
+
+export const metricsWithResultsMarks = defineEntity({
+  name: 'metric-result-metric',
+  token: 'METRIC_RESULT_METRIC',
+  schema: z.object({ metric_id: z.string() }),
+  sort: (mark: { metric_id: string }) => mark.metric_id,
 });
 
 const sourceKey = (result: MetricEvaluationResultInstance): string => {
@@ -42,39 +64,26 @@ const sourceKey = (result: MetricEvaluationResultInstance): string => {
   }
 };
 
-const conversationOf = (result: MetricEvaluationResultInstance): string | undefined =>
-  result.source.type === 'simulation' ? undefined : result.source.conversation_id;
+const conversationOf = (result: MetricEvaluationResultInstance): string | null =>
+  result.source.type === 'simulation' ? null : result.source.conversation_id;
 
 /** The write of a result; it replaces a stored result of the same source key. */
-export const resultPut = (orgId: string, result: MetricEvaluationResultInstance): ResultPut => {
-  const conversationId = conversationOf(result);
-  return {
-    Item: {
-      pk: partition(orgId),
-      sk: sourceKey(result),
-      entity: 'metric-result',
-      gsi1pk: partition(orgId),
-      gsi1sk: result.id,
-      gsi2pk: metricIndex(orgId, result.metric_id),
-      gsi2sk: result.id,
-      ...(conversationId ? { gsi3pk: conversationIndex(orgId, conversationId), gsi3sk: result.id } : {}),
-      ...result,
-    },
-  };
-};
+export const resultPut = (orgId: string, result: MetricEvaluationResultInstance): ResultPut => ({
+  Item: metricResults.item(orgId, { ...result, source_key: sourceKey(result), conversation_id: conversationOf(result) }),
+});
 
 /** Notes that the metrics have results (idempotent), before the results themselves are written. */
 export const noteMetricsWithResults = async (orgId: string, metricIds: string[]): Promise<void> => {
   await Promise.all(
-    [...new Set(metricIds)].map((metricId) =>
-      putItem({ pk: resultMetricPartition(orgId), sk: metricId, entity: 'metric-result-metric', metric_id: metricId }),
-    ),
+    [...new Set(metricIds)].map((metricId) => putItem(metricsWithResultsMarks.item(orgId, { metric_id: metricId }))),
   );
 };
 
 /** The metrics that have results (bounded: one item per metric). */
 export const metricsWithResults = async (orgId: string): Promise<string[]> =>
-  (await queryAll({ partition: resultMetricPartition(orgId) }, maxMetricsPerOrganization)).map((item) => String(item.sk));
+  (await queryAll(metricsWithResultsMarks.query(orgId, {}), maxMetricsPerOrganization)).map(
+    (item) => metricsWithResultsMarks.parse(item).metric_id,
+  );
 
 export interface ResultListQuery {
   /** A result must match one of these metric ids (empty: any); `version` undefined matches any version. */
@@ -111,7 +120,10 @@ const matches = (query: ResultListQuery, result: MetricEvaluationResultInstance)
   return query.visible(result);
 };
 
-const toResult = (item: Item): MetricEvaluationResultInstance => metricEvaluationResultInstance.parse(item);
+const toResult = (item: Item): MetricEvaluationResultInstance => {
+  const { source_key: _key, conversation_id: _conversation, ...result }: StoredResult = metricResults.parse(item);
+  return result;
+};
 
 /**
  * A page of results in creation order. The narrowest index that answers the filters is read
@@ -120,21 +132,18 @@ const toResult = (item: Item): MetricEvaluationResultInstance => metricEvaluatio
  */
 export const listResults = (orgId: string, query: ResultListQuery): Promise<Paged<MetricEvaluationResultInstance>> => {
   const metricIds = [...new Set(query.metrics.map(({ metricId }) => metricId))];
-  const [index, indexPartition]: [GlobalIndexName, string] =
+  const range = { between: query.idRange, forward: !query.descending };
+  const spec =
     metricIds.length === 1
-      ? ['gsi2', metricIndex(orgId, metricIds[0] as string)]
+      ? metricResults.queryIndex(orgId, 'metric', { metric_id: metricIds[0] as string }, range)
       : query.conversationIds?.length === 1
-        ? ['gsi3', conversationIndex(orgId, query.conversationIds[0] as string)]
-        : ['gsi1', partition(orgId)];
+        ? metricResults.queryIndex(orgId, 'conversation', { conversation_id: query.conversationIds[0] as string }, range)
+        : metricResults.queryIndex(orgId, 'created', {}, range);
   return pageOfQuery(
     orgId,
     'metric-evaluation-results',
     query,
-    (startKey) =>
-      queryPage(
-        { index, partition: indexPartition, sortBetween: query.idRange, forward: !query.descending },
-        { limit: query.limit, startKey, keep: (item) => matches(query, toResult(item)) },
-      ),
+    (startKey) => queryPage(spec, { limit: query.limit, startKey, keep: (item) => matches(query, toResult(item)) }),
     toResult,
   );
 };

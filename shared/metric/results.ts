@@ -1,4 +1,5 @@
-import { type Caller, hasPermission } from '../kernel/caller';
+import type { Caller } from '../kernel/caller';
+import { hasPermission } from '../kernel/permissions';
 import { idBoundAt } from '../kernel/ids';
 import { pageBody } from '../data/paging';
 import { listResults, metricsWithResults } from './result-repository';

@@ -2,18 +2,14 @@ import { z } from 'zod';
 import { creatorInfo } from '../kernel/schemas';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { permissionGrantRecord } from '../role/role-repository';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
-import { getItem, type Item, type PrimaryKey, queryAll, transactWrite, withoutKeys } from '../data/table';
+import { defineEntity } from '../data/entity';
+import { queryAll, transactWrite } from '../data/table';
 
 /**
  * API keys. Only a hash of the secret is stored. A counter item beside the keys holds how
  * many exist; creating a key increments it under a `< max` condition in the same
  * transaction, so concurrent creations cannot exceed the limit.
  */
-const apiKeyPartition = (orgId: string): string => `ORG#${orgId}#APIKEY`;
-export const apiKeyKey = (orgId: string, keyId: string): PrimaryKey => ({ pk: apiKeyPartition(orgId), sk: `KEY#${keyId}` });
-const counterKey = (orgId: string): PrimaryKey => ({ pk: apiKeyPartition(orgId), sk: 'COUNT' });
-
 const apiKeyRecord = z.object({
   id: z.string(),
   org_id: z.string(),
@@ -30,15 +26,27 @@ const apiKeyRecord = z.object({
 });
 export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
 
-const parseApiKey = (item: Item): ApiKeyRecord => apiKeyRecord.parse(withoutKeys(item));
+export const apiKeys = defineEntity({
+  name: 'api-key',
+  token: 'APIKEY',
+  schema: apiKeyRecord,
+  sortPrefix: 'KEY#',
+  sort: (key: { id: string }) => key.id,
+});
 
-export const getApiKey = async (orgId: string, keyId: string): Promise<ApiKeyRecord | undefined> => {
-  const item = await getItem(apiKeyKey(orgId, keyId));
-  return item ? parseApiKey(item) : undefined;
-};
+/** How many keys the organization has, beside them. */
+export const apiKeyCounts = defineEntity({
+  name: 'api-key-counter',
+  within: apiKeys,
+  schema: z.object({ key_count: z.number().int() }),
+  sort: () => 'COUNT',
+});
+
+export const getApiKey = (orgId: string, keyId: string): Promise<ApiKeyRecord | undefined> =>
+  apiKeys.get(orgId, { id: keyId });
 
 export const listApiKeys = async (orgId: string): Promise<ApiKeyRecord[]> =>
-  (await queryAll({ partition: apiKeyPartition(orgId), sortPrefix: 'KEY#' })).map(parseApiKey);
+  (await queryAll(apiKeys.query(orgId, {}))).map(apiKeys.parse);
 
 const limitReached = (max: number) =>
   new BadRequestError(`The organization has reached the maximum of ${max} API keys; delete one first.`);
@@ -48,18 +56,13 @@ export const createApiKey = async (record: ApiKeyRecord, max: number): Promise<v
     [
       {
         Update: {
-          Key: counterKey(record.org_id),
+          Key: apiKeyCounts.key(record.org_id, {}),
           UpdateExpression: 'SET entity = :entity ADD key_count :one',
           ConditionExpression: 'attribute_not_exists(key_count) OR key_count < :max',
-          ExpressionAttributeValues: { ':one': 1, ':max': max, ':entity': 'api-key-counter' },
+          ExpressionAttributeValues: { ':one': 1, ':max': max, ':entity': apiKeyCounts.name },
         },
       },
-      {
-        Put: {
-          Item: { ...apiKeyKey(record.org_id, record.id), entity: 'api-key', ...record },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      apiKeys.create(record.org_id, record),
     ],
     () => limitReached(max),
   );
@@ -68,10 +71,10 @@ export const createApiKey = async (record: ApiKeyRecord, max: number): Promise<v
 export const deleteApiKey = async (orgId: string, keyId: string): Promise<void> => {
   await transactWrite(
     [
-      { Delete: { Key: apiKeyKey(orgId, keyId), ConditionExpression: 'attribute_exists(pk)' } },
+      { Delete: { Key: apiKeys.key(orgId, { id: keyId }), ConditionExpression: 'attribute_exists(pk)' } },
       {
         Update: {
-          Key: counterKey(orgId),
+          Key: apiKeyCounts.key(orgId, {}),
           UpdateExpression: 'ADD key_count :minusOne',
           ConditionExpression: 'key_count > :zero',
           ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
@@ -81,5 +84,3 @@ export const deleteApiKey = async (orgId: string, keyId: string): Promise<void> 
     () => new NotFoundError(`API key ${keyId} does not exist.`),
   );
 };
-
-registerOrganizationEraser('api-key', (orgId) => erasePartition(apiKeyPartition(orgId)));

@@ -1,4 +1,5 @@
-import { type Caller, creatorOf, filterPermitted, type PermissionGrant, requirePermission } from '../kernel/caller';
+import { type Caller, creatorOf, type PermissionGrant } from '../kernel/caller';
+import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
 import { hashSecret, newSecret } from '../auth/secrets';
 import {
   type ApiKeyRecord,
@@ -144,9 +145,15 @@ export const listApiKeysFor = async (caller: Caller, orgId: string) => {
 };
 
 export const deleteApiKeyFor = async (caller: Caller, orgId: string, keyId: string): Promise<{ deleted_key_id: string }> => {
+  const missing = () => new NotFoundError(`API key ${keyId} does not exist.`);
   const key = await getApiKey(orgId, keyId);
-  if (!key) throw new NotFoundError(`API key ${keyId} does not exist.`);
-  requirePermission(caller, 'Organization:DeleteAPIKey', { api_key_id: key.id, role_name: key.role_name });
+  if (!key) throw missing();
+  const attributes = { api_key_id: key.id, role_name: key.role_name };
+  asIfMissing(
+    () => requirePermission(caller, 'Organization:DeleteAPIKey', attributes),
+    missing,
+    () => hasPermission(caller, 'Organization:GetAPIKey', attributes),
+  );
   await deleteApiKey(orgId, keyId);
   return { deleted_key_id: keyId };
 };

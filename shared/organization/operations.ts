@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { organizationIdPattern } from './organization-ids';
 import { userPreferencesInput } from '../user/preferences';
 import { commonHeaders, organizationPath, timestamp } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
+import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
 import { organizationRecord, userDimensionRecord, userPreferencesRecord } from './schemas';
 
 /*
@@ -63,6 +63,8 @@ export const createOrganizationOperation = defineOperation({
   auth: 'required',
   rateLimitPerMinute: 5,
   request: {
+    // Base64 images.
+    maxBodyBytes: mediaMaxBodyBytes,
     path: z.object({
       organization: z
         .string()
@@ -104,6 +106,8 @@ export const modifyOrganizationOperation = defineOperation({
   auth: 'required',
   rateLimitPerMinute: 10,
   request: {
+    // Base64 images.
+    maxBodyBytes: mediaMaxBodyBytes,
     path: organizationPath,
     headers: commonHeaders,
     body: z

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../kernel/errors';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
-import { deleteItem, getItem, type Item, type PrimaryKey, transactWrite, updateItem, withoutKeys } from '../data/table';
+import { defineEntity } from '../data/entity';
+import { deleteItem, type TransactItem, transactWrite, updateItem } from '../data/table';
 import { organizationRecord, type OrganizationRecord } from './schemas';
 
 /**
@@ -9,26 +9,40 @@ import { organizationRecord, type OrganizationRecord } from './schemas';
  * item (raw bytes, up to a few hundred KB) so the record stays small and images are written
  * in the same transaction as the record.
  */
-export const organizationKey = (orgId: string): PrimaryKey => ({ pk: `ORG#${orgId}#ORGANIZATION`, sk: 'ORGANIZATION' });
-export const brandingPartition = (orgId: string): string => `ORG#${orgId}#BRANDING`;
-export const brandingKey = (orgId: string, image: BrandingImage): PrimaryKey => ({
-  pk: brandingPartition(orgId),
-  sk: image,
+export const organizations = defineEntity({
+  name: 'organization',
+  token: 'ORGANIZATION',
+  schema: organizationRecord,
+  sort: () => 'ORGANIZATION',
+  /**
+   * The record goes last (the catalog lists it last), and only once marked deleted: until then a
+   * failed delete can be repeated, and the id stays taken.
+   */
+  erase: (orgId: string): Promise<void> =>
+    deleteItem(
+      organizations.key(orgId, {}),
+      { expression: 'attribute_not_exists(pk) OR attribute_exists(deleted_at)' },
+      () => new ConflictError(`Organization ${orgId} was not marked deleted.`),
+    ),
 });
 
 export const brandingImages = ['logo', 'square_logo', 'favicon', 'signup_page_headshot'] as const;
 export type BrandingImage = (typeof brandingImages)[number];
 
-const parseOrganization = (item: Item): OrganizationRecord => organizationRecord.parse(withoutKeys(item));
+export const organizationBranding = defineEntity({
+  name: 'organization-branding',
+  token: 'BRANDING',
+  schema: z.object({ image: z.enum(brandingImages), bytes: z.custom<Uint8Array>((bytes) => bytes instanceof Uint8Array) }),
+  sort: (branding: { image: BrandingImage }) => branding.image,
+});
 
 /** The organization record, or undefined when it does not exist or is being deleted. */
 export const getOrganization = async (
   orgId: string,
   options: { includeDeleted?: boolean; consistent?: boolean } = {},
 ): Promise<OrganizationRecord | undefined> => {
-  const item = await getItem(organizationKey(orgId), options.consistent);
-  if (!item) return undefined;
-  const record = parseOrganization(item);
+  const record = await organizations.get(orgId, {}, options.consistent);
+  if (!record) return undefined;
   return record.deleted_at && !options.includeDeleted ? undefined : record;
 };
 
@@ -38,27 +52,17 @@ export const requireOrganization = async (orgId: string): Promise<OrganizationRe
   return record;
 };
 
-export type TransactItem = Parameters<typeof transactWrite>[0][number];
-
 /** Transaction items creating an organization and its images; fails if the id exists (even deleted). */
 export const organizationCreateItems = (
   record: OrganizationRecord,
   images: Partial<Record<BrandingImage, Buffer>>,
-): TransactItem[] => [
-  {
-    Put: {
-      Item: { ...organizationKey(record.org_id), entity: 'organization', ...record },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  },
-  ...brandingItems(record.org_id, images),
-];
+): TransactItem[] => [organizations.create(record.org_id, record), ...brandingItems(record.org_id, images)];
 
 const brandingItems = (orgId: string, images: Partial<Record<BrandingImage, Buffer>>): TransactItem[] =>
   Object.entries(images)
     .filter((entry): entry is [BrandingImage, Buffer] => entry[1] !== undefined)
     .map(([image, bytes]) => ({
-      Put: { Item: { ...brandingKey(orgId, image), entity: 'organization-branding', image, bytes } },
+      Put: { Item: organizationBranding.item(orgId, { image, bytes }) },
     }));
 
 export type OrganizationChanges = Partial<
@@ -88,7 +92,7 @@ export const updateOrganization = async (
     [
       {
         Update: {
-          Key: organizationKey(orgId),
+          Key: organizations.key(orgId, {}),
           UpdateExpression: `SET ${fields.map((_, index) => `#f${index} = :v${index}`).join(', ')}`,
           ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted_at)',
           ExpressionAttributeNames: names,
@@ -105,7 +109,7 @@ export const updateOrganization = async (
 export const markOrganizationDeleted = async (orgId: string, at: string): Promise<void> => {
   await updateItem(
     {
-      Key: organizationKey(orgId),
+      Key: organizations.key(orgId, {}),
       UpdateExpression: 'SET deleted_at = if_not_exists(deleted_at, :at)',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':at': at },
@@ -113,13 +117,3 @@ export const markOrganizationDeleted = async (orgId: string, at: string): Promis
     () => new NotFoundError(`Organization ${orgId} does not exist.`),
   );
 };
-
-export const deleteOrganizationRecord = async (orgId: string): Promise<void> => {
-  await deleteItem(
-    organizationKey(orgId),
-    { expression: 'attribute_not_exists(pk) OR attribute_exists(deleted_at)' },
-    () => new ConflictError(`Organization ${orgId} was not marked deleted.`),
-  );
-};
-
-registerOrganizationEraser('organization-branding', (orgId) => erasePartition(brandingPartition(orgId)));

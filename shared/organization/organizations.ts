@@ -1,7 +1,8 @@
-import { type Caller, hasPermission, requirePermission } from '../kernel/caller';
+import type { Caller } from '../kernel/caller';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { config } from '../kernel/config';
-import { eraseOrganizationData } from '../data/organization-erasure';
-import { type BrandingImage, deleteOrganizationRecord, getOrganization, markOrganizationDeleted, organizationCreateItems, requireOrganization, updateOrganization } from './organization-repository';
+import { eraseOrganizationData } from './entity-catalog';
+import { type BrandingImage, getOrganization, markOrganizationDeleted, organizationCreateItems, requireOrganization, updateOrganization } from './organization-repository';
 import { roleCreateItem } from '../role/role-repository';
 import { transactWrite } from '../data/table';
 import { userCreateItems, type UserRecord } from '../user/user-repository';
@@ -139,7 +140,7 @@ export const createOrganizationFor = async (
   input: CreateOrganizationInput,
   clusterName: string,
 ): Promise<string> => {
-  for (const permission of ['Organization:CreateOrganization', 'Role:CreateRole', 'User:InviteUser']) {
+  for (const permission of ['Organization:CreateOrganization', 'Role:CreateRole', 'User:InviteUser'] as const) {
     requirePermission(caller, permission);
   }
   if (!callerAtLeast(caller, defaultRole('DefaultSuperAdministratorRole').permission_grants)) {
@@ -178,9 +179,9 @@ export const modifyOrganizationFor = async (caller: Caller, orgId: string, input
 };
 
 /**
- * Marks the organization deleted (from then on it is treated as absent), erases every
- * record through the registered erasers, then removes the record itself. Each step is
- * idempotent, so a failed delete is completed by repeating it.
+ * Marks the organization deleted (from then on it is treated as absent), then erases every
+ * entity of the catalog, the organization record last. Each step is idempotent, so a failed
+ * delete is completed by repeating it.
  */
 export const deleteOrganizationFor = async (caller: Caller, orgId: string): Promise<void> => {
   requirePermission(caller, 'Organization:DeleteOrganization');
@@ -192,5 +193,4 @@ export const deleteOrganizationFor = async (caller: Caller, orgId: string): Prom
   await markOrganizationDeleted(orgId, nowIso());
   forgetPrincipals(orgId);
   await eraseOrganizationData(orgId);
-  await deleteOrganizationRecord(orgId);
 };

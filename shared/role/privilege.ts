@@ -1,5 +1,5 @@
-import { type Caller, nameMatches, type PermissionGrant } from '../kernel/caller';
-import { allPermissionNames } from './default-roles';
+import type { Caller, PermissionGrant } from '../kernel/caller';
+import { allPermissionNames, nameMatches } from '../kernel/permissions';
 
 /**
  * The privilege order of roles. A grant set is *at least as privileged as* another when, for
@@ -46,7 +46,7 @@ const covers = (higher: Level, lower: Level): boolean => {
 };
 
 const universe = (a: readonly PermissionGrant[], b: readonly PermissionGrant[]): Set<string> => {
-  const names = new Set(allPermissionNames);
+  const names = new Set<string>(allPermissionNames);
   for (const grant of [...a, ...b]) names.add(wildcardProbe(grant.permission_name) ?? grant.permission_name);
   return names;
 };

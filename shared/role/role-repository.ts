@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { PermissionGrant } from '../kernel/caller';
 import { ConflictError, NotFoundError } from '../kernel/errors';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
-import { getItem, type Item, type PrimaryKey, queryAll, transactWrite, withoutKeys } from '../data/table';
+import { defineEntity } from '../data/entity';
+import { queryAll, type TransactItem, transactWrite } from '../data/table';
 
 /**
  * Roles. The current role of each name is one item keyed by the name, which is also the
@@ -10,10 +10,6 @@ import { getItem, type Item, type PrimaryKey, queryAll, transactWrite, withoutKe
  * (a change to an immutable field) moves every user and key to the new role in the same
  * write. A replaced role is kept under its id for one day (TTL), then expires.
  */
-const rolePartition = (orgId: string): string => `ORG#${orgId}#ROLE`;
-export const roleKey = (orgId: string, name: string): PrimaryKey => ({ pk: rolePartition(orgId), sk: `ROLE#${name}` });
-const replacedRoleKey = (orgId: string, id: string): PrimaryKey => ({ pk: rolePartition(orgId), sk: `REPLACED#${id}` });
-
 /** How long a replaced role stays readable. */
 export const replacedRoleLifetimeSeconds = 24 * 3600;
 
@@ -43,25 +39,31 @@ const roleRecord = z.object({
 });
 export type RoleRecord = z.infer<typeof roleRecord>;
 
-const parseRole = (item: Item): RoleRecord => roleRecord.parse(withoutKeys(item));
+export const roles = defineEntity({
+  name: 'role',
+  token: 'ROLE',
+  schema: roleRecord,
+  sortPrefix: 'ROLE#',
+  sort: (role: { name: string }) => role.name,
+});
 
-export const getRoleByName = async (orgId: string, name: string, consistent = false): Promise<RoleRecord | undefined> => {
-  const item = await getItem(roleKey(orgId, name), consistent);
-  return item ? parseRole(item) : undefined;
-};
+/** A replaced role, kept beside the current ones until it expires. */
+export const replacedRoles = defineEntity({
+  name: 'replaced-role',
+  within: roles,
+  schema: roleRecord.extend({ replaced_by: z.string(), expires_at_epoch: z.number().int() }),
+  sortPrefix: 'REPLACED#',
+  sort: (role: { id: string }) => role.id,
+});
+
+export const getRoleByName = (orgId: string, name: string, consistent = false): Promise<RoleRecord | undefined> =>
+  roles.get(orgId, { name }, consistent);
 
 /** The current roles of an organization (a small partition: read whole). */
 export const listRoles = async (orgId: string): Promise<RoleRecord[]> =>
-  (await queryAll({ partition: rolePartition(orgId), sortPrefix: 'ROLE#' })).map(parseRole);
+  (await queryAll(roles.query(orgId, {}))).map(roles.parse);
 
-export type TransactItem = Parameters<typeof transactWrite>[0][number];
-
-export const roleCreateItem = (record: RoleRecord): TransactItem => ({
-  Put: {
-    Item: { ...roleKey(record.org_id, record.name), entity: 'role', ...record },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  },
-});
+export const roleCreateItem = (record: RoleRecord): TransactItem => roles.create(record.org_id, record);
 
 export const createRole = async (record: RoleRecord): Promise<void> => {
   await transactWrite([roleCreateItem(record)], () => new ConflictError(`Role ${record.name} already exists.`));
@@ -72,7 +74,7 @@ export const updateRoleDescription = async (orgId: string, role: RoleRecord, des
     [
       {
         Update: {
-          Key: roleKey(orgId, role.name),
+          Key: roles.key(orgId, role),
           UpdateExpression: 'SET description = :description, updated_at = :at',
           ConditionExpression: 'id = :id',
           ExpressionAttributeValues: { ':description': description, ':at': at, ':id': role.id },
@@ -99,20 +101,18 @@ export const replaceRoles = async (
     replacements.flatMap(({ previous, next }) => [
       {
         Put: {
-          Item: { ...roleKey(orgId, next.name), entity: 'role', ...next },
+          Item: roles.item(orgId, next),
           ConditionExpression: 'id = :previous',
           ExpressionAttributeValues: { ':previous': previous.id },
         },
       },
       {
         Put: {
-          Item: {
-            ...replacedRoleKey(orgId, previous.id),
-            entity: 'replaced-role',
+          Item: replacedRoles.item(orgId, {
             ...previous,
             replaced_by: next.id,
             expires_at_epoch: nowEpochSeconds + replacedRoleLifetimeSeconds,
-          },
+          }),
         },
       },
     ]),
@@ -125,5 +125,3 @@ export const requireRoleByName = async (orgId: string, name: string): Promise<Ro
   if (!role) throw new NotFoundError(`Role ${name} does not exist.`);
   return role;
 };
-
-registerOrganizationEraser('role', (orgId) => erasePartition(rolePartition(orgId)));

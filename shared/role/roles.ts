@@ -1,4 +1,5 @@
-import { type Caller, filterPermitted, type PermissionGrant, requirePermission } from '../kernel/caller';
+import type { Caller, PermissionGrant } from '../kernel/caller';
+import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
 import {
   createRole as insertRole,
   getRoleByName,
@@ -140,7 +141,13 @@ export interface ModifyRoleInput {
  */
 export const modifyRoleFor = async (caller: Caller, orgId: string, name: string, input: ModifyRoleInput): Promise<string> => {
   const role = await requireRoleByName(orgId, name);
-  requirePermission(caller, 'Role:ModifyRole', { role_id: role.id, role_name: role.name });
+  const attributes = { role_id: role.id, role_name: role.name };
+  // Answered as `requireRoleByName` answers for a missing role, unless the caller may read this one.
+  asIfMissing(
+    () => requirePermission(caller, 'Role:ModifyRole', attributes),
+    () => new NotFoundError(`Role ${name} does not exist.`),
+    () => hasPermission(caller, 'Role:GetRole', attributes),
+  );
   const currentGrants = await effectiveGrants(orgId, role);
   requireOutranks(caller, currentGrants, `the role ${name}`);
   const at = nowIso();

@@ -1,5 +1,6 @@
 import { createAgent, createAgentVersion } from '../agent/agents';
 import { sampleAgentVersionBody } from '../agent/fixtures';
+import type { Caller } from '../kernel/caller';
 import { newId } from '../kernel/ids';
 import { sampleStateMachineVersion } from '../state-machine/fixtures';
 import { createServiceRequest } from './schemas';
@@ -10,8 +11,17 @@ import { createStateMachine, createStateMachineVersion } from '../state-machine/
  * Records for the domain tests that run against DynamoDB Local, written through the domain
  * functions by a made-up user whose every permission check passes.
  */
-export const creator = { org_id: 'org', user_id: 'user' };
-export const allow = () => undefined;
+export const caller: Caller = {
+  userId: 'user',
+  homeOrgId: 'org',
+  orgId: 'org',
+  roleId: 'role',
+  roleName: 'DefaultSuperAdministratorRole',
+  grants: [{ action: 'Allow', permission_name: '*', conditions: {} }],
+  email: 'user@example.com',
+  isVerified: true,
+  tokenType: 'Bearer',
+};
 
 export interface AgentAndMachine {
   orgId: string;
@@ -22,10 +32,10 @@ export interface AgentAndMachine {
 /** A fresh organization with an agent and a state machine, one sample version each. */
 export const prepareAgentAndMachine = async (): Promise<AgentAndMachine> => {
   const orgId = `org-${newId()}`;
-  const agent = await createAgent(orgId, 'Ada', creator);
-  await createAgentVersion(orgId, agent.id, sampleAgentVersionBody(), { creator, authorize: allow });
-  const machine = await createStateMachine(orgId, 'Support flow', creator);
-  await createStateMachineVersion(orgId, machine.id, sampleStateMachineVersion(), { dryRun: false, creator, authorize: allow });
+  const agent = await createAgent(orgId, 'Ada', caller);
+  await createAgentVersion(orgId, agent.id, sampleAgentVersionBody(), { caller });
+  const machine = await createStateMachine(orgId, 'Support flow', caller);
+  await createStateMachineVersion(orgId, machine.id, sampleStateMachineVersion(), { dryRun: false, caller });
   return { orgId, agentId: agent.id, machineId: machine.id };
 };
 
@@ -46,5 +56,5 @@ export const createSampleService = (
       is_active: isActive,
       ...extra,
     }),
-    creator,
+    caller,
   );

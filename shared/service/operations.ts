@@ -6,7 +6,7 @@ import {
   updateServiceRequest,
   upsertVersionSetRequest,
 } from './schemas';
-import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, queryBoolean } from '../kernel/schemas';
+import { commonHeaders, continuationToken, mapKeyName, objectId, organizationPath, queryArray, queryBoolean } from '../kernel/schemas';
 import { defineOperation } from '../kernel/operation';
 
 const headers = commonHeaders;
@@ -59,13 +59,7 @@ export const upsertVersionSetOperation = defineOperation({
   auth: 'required',
   request: {
     path: servicePath.extend({
-      version_set_name: z
-        .string()
-        .trim()
-        .min(1)
-        .max(40)
-        .regex(/^[A-Za-z0-9_-]+$/, 'may contain only letters, digits, underscores and hyphens')
-        .describe('Name of the version set to upsert.'),
+      version_set_name: mapKeyName.describe('Name of the version set to upsert.'),
     }),
     headers,
     body: upsertVersionSetRequest,

@@ -4,29 +4,22 @@ import { BadRequestError, ConflictError } from '../kernel/errors';
 import { matchesTags, type SortEntry, sortableValue, type TagFilter } from '../kernel/list-params';
 import { versionSetRecord } from './schemas';
 import { agents } from '../agent/agent-repository';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { defineEntity } from '../data/entity';
 import { keysPage, type Paged, pageOfQuery } from '../data/paging';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
-import { failedConditions, getItem, type Item, type PrimaryKey, queryAll, queryPage, transactWrite } from '../data/table';
+import { failedConditions, type Item, queryAll, queryPage, type TransactItem, transactWrite } from '../data/table';
 
 /*
- * Items:
- *   service            pk ORG#{org}#SERVICE              sk {serviceId}      (creation order: ids sort by time)
- *     gsi1 (sort by name)       ORG#{org}#SERVICE / {name}#{id}
- *     gsi2 (sort by is_active)  ORG#{org}#SERVICE / {0|1}#{id}
- *   active-name guard  pk ORG#{org}#SERVICE_ACTIVE_NAME  sk {name}           (one active service per name)
- *   tag counter        pk ORG#{org}#SERVICE_TAG          sk {key}:{value}    (services carrying the tag; filter_values)
+ * Entities (partition, then sort key):
+ *   service            SERVICE              {serviceId}      (creation order: ids sort by time)
+ *     gsi1 (sort by name)       {name}#{id}
+ *     gsi2 (sort by is_active)  {0|1}#{id}
+ *   active-name guard  SERVICE_ACTIVE_NAME  {name}           (one active service per name)
+ *   tag counter        SERVICE_TAG          {key}:{value}    (services carrying the tag; filter_values)
  * Version sets live inside the service item; every change rewrites the item conditioned on its revision.
  * Agents and state machines count the active services using them (`active_services`), in the same transactions.
  */
-const servicePartition = (orgId: string) => `ORG#${orgId}#SERVICE`;
-export const serviceKey = (orgId: string, serviceId: string): PrimaryKey => ({ pk: servicePartition(orgId), sk: serviceId });
-const activeNameKey = (orgId: string, name: string): PrimaryKey => ({
-  pk: `ORG#${orgId}#SERVICE_ACTIVE_NAME`,
-  sk: nameKeyPart(name),
-});
-const tagPartition = (orgId: string) => `ORG#${orgId}#SERVICE_TAG`;
 
 const storedService = z.object({
   id: z.string(),
@@ -47,6 +40,34 @@ const storedService = z.object({
 });
 export type StoredService = z.infer<typeof storedService>;
 
+export const services = defineEntity({
+  name: 'service',
+  token: 'SERVICE',
+  schema: storedService,
+  sort: (service: { id: string }) => service.id,
+  indexes: {
+    // Long names sort by their first 256 characters; the id keeps the key unique.
+    name: { index: 'gsi1', sort: (service) => `${sortableValue(service.name).slice(0, 256)}#${service.id}` },
+    is_active: { index: 'gsi2', sort: (service) => `${sortableValue(service.is_active)}#${service.id}` },
+  },
+  guards: {
+    'active-name': {
+      token: 'SERVICE_ACTIVE_NAME',
+      value: (service) => service.name,
+      sort: nameKeyPart,
+      holds: (service) => ({ service_id: service.id }),
+    },
+  },
+});
+
+/** How many services carry each tag. */
+export const serviceTags = defineEntity({
+  name: 'service-tag',
+  token: 'SERVICE_TAG',
+  schema: z.object({ tag: z.string(), service_count: z.number().int() }),
+  sort: (counter: { tag: string }) => nameKeyPart(counter.tag),
+});
+
 /** The service changed between the caller's read and its write; reading again and redoing the change resolves it. */
 export class StaleServiceError extends ConflictError {
   constructor(serviceId: string) {
@@ -55,18 +76,7 @@ export class StaleServiceError extends ConflictError {
   }
 }
 
-const toService = (item: Item): StoredService => storedService.parse(item);
-
-const serviceItem = (orgId: string, service: StoredService): Item => ({
-  ...serviceKey(orgId, service.id),
-  entity: 'service',
-  ...service,
-  gsi1pk: servicePartition(orgId),
-  // Long names sort by their first 256 characters; the id keeps the key unique.
-  gsi1sk: `${sortableValue(service.name).slice(0, 256)}#${service.id}`,
-  gsi2pk: servicePartition(orgId),
-  gsi2sk: `${sortableValue(service.is_active)}#${service.id}`,
-});
+const toService = (item: Item): StoredService => services.parse(item);
 
 const tagLabel = (key: string, value: string | null) => `${key}:${value ?? ''}`;
 
@@ -84,12 +94,8 @@ const tagDeltas = (before: StoredService | undefined, after: StoredService): Map
   return new Map([...deltas].filter(([, delta]) => delta !== 0));
 };
 
-export const getService = async (orgId: string, serviceId: string, consistent = false): Promise<StoredService | undefined> => {
-  const item = await getItem(serviceKey(orgId, serviceId), consistent);
-  return item ? toService(item) : undefined;
-};
-
-type TransactItem = Parameters<typeof transactWrite>[0][number];
+export const getService = (orgId: string, serviceId: string, consistent = false): Promise<StoredService | undefined> =>
+  services.get(orgId, { id: serviceId }, consistent);
 type Failure = () => Error;
 
 /**
@@ -110,7 +116,7 @@ export const saveService = async (orgId: string, service: StoredService, previou
   add(
     {
       Put: {
-        Item: serviceItem(orgId, { ...service, revision: (previous?.revision ?? -1) + 1 }),
+        Item: services.item(orgId, { ...service, revision: (previous?.revision ?? -1) + 1 }),
         ...(previous
           ? {
               ConditionExpression: '#revision = :revision',
@@ -129,7 +135,7 @@ export const saveService = async (orgId: string, service: StoredService, previou
     add(
       {
         Delete: {
-          Key: activeNameKey(orgId, wasActiveAs),
+          Key: services.guardKey(orgId, 'active-name', wasActiveAs),
           ConditionExpression: 'attribute_not_exists(pk) OR service_id = :id',
           ExpressionAttributeValues: { ':id': service.id },
         },
@@ -139,12 +145,7 @@ export const saveService = async (orgId: string, service: StoredService, previou
   }
   if (isActiveAs !== undefined && wasActiveAs !== isActiveAs) {
     add(
-      {
-        Put: {
-          Item: { ...activeNameKey(orgId, isActiveAs), entity: 'service-active-name', service_id: service.id },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      services.guardPut(orgId, 'active-name', service),
       () => new ConflictError(`An active service named '${isActiveAs}' already exists.`),
     );
   }
@@ -178,10 +179,10 @@ export const saveService = async (orgId: string, service: StoredService, previou
     add(
       {
         Update: {
-          Key: { pk: tagPartition(orgId), sk: nameKeyPart(label) },
+          Key: serviceTags.key(orgId, { tag: label }),
           UpdateExpression: 'SET #entity = :entity, tag = :tag ADD service_count :delta',
           ExpressionAttributeNames: { '#entity': 'entity' },
-          ExpressionAttributeValues: { ':entity': 'service-tag', ':tag': label, ':delta': delta },
+          ExpressionAttributeValues: { ':entity': serviceTags.name, ':tag': label, ':delta': delta },
         },
       },
       () => new ConflictError('A related operation is in progress; retry.'),
@@ -232,29 +233,28 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
           return descending ? -ascending : ascending;
         };
         return keysPage(
-          query.ids.map((id) => serviceKey(orgId, id)),
+          query.ids.map((id) => services.key(orgId, { id })),
           startKey,
           { limit: query.limit, keep, compare },
         );
       }
       if (order?.field === 'name') {
-        return queryPage(
-          { index: 'gsi1', partition: servicePartition(orgId), forward: !descending },
-          { limit: query.limit, startKey, keep },
-        );
+        return queryPage(services.queryIndex(orgId, 'name', {}, { forward: !descending }), {
+          limit: query.limit,
+          startKey,
+          keep,
+        });
       }
       if (byActivity) {
         // With an is_active filter only one block of the index can match, so read just that block.
-        const sortPrefix = query.isActive === undefined ? undefined : `${sortableValue(query.isActive)}#`;
-        return queryPage(
-          { index: 'gsi2', partition: servicePartition(orgId), sortPrefix, forward: !descending },
-          { limit: query.limit, startKey, keep },
-        );
+        const prefix = query.isActive === undefined ? undefined : `${sortableValue(query.isActive)}#`;
+        return queryPage(services.queryIndex(orgId, 'is_active', {}, { prefix, forward: !descending }), {
+          limit: query.limit,
+          startKey,
+          keep,
+        });
       }
-      return queryPage(
-        { partition: servicePartition(orgId), forward: !descending },
-        { limit: query.limit, startKey, keep },
-      );
+      return queryPage(services.query(orgId, {}, { forward: !descending }), { limit: query.limit, startKey, keep });
     },
     toService,
   );
@@ -262,12 +262,6 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
 
 /** Every tag (`key:value`) carried by at least one service of the organization. */
 export const listServiceTags = async (orgId: string): Promise<string[]> => {
-  const counters = await queryAll({ partition: tagPartition(orgId) });
-  return counters.filter((counter) => Number(counter.service_count) > 0).map((counter) => String(counter.tag));
+  const counters = (await queryAll(serviceTags.query(orgId, {}))).map(serviceTags.parse);
+  return counters.filter((counter) => counter.service_count > 0).map((counter) => counter.tag);
 };
-
-registerOrganizationEraser('service', async (orgId) => {
-  await erasePartition(tagPartition(orgId));
-  await erasePartition(`ORG#${orgId}#SERVICE_ACTIVE_NAME`);
-  await erasePartition(servicePartition(orgId));
-});

@@ -3,11 +3,12 @@ import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { createAgent, createAgentVersion, deprecateAgent } from '../agent/agents';
 import { sampleAgentVersionBody } from '../agent/fixtures';
 import { getAgentVersion } from '../agent/agent-repository';
-import { eraseOrganizationData } from '../data/organization-erasure';
+import { eraseOrganizationData } from '../organization/entity-catalog';
 import { getService } from './service-repository';
-import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import { allow, createSampleService, creator, prepareAgentAndMachine } from './fixtures';
+import type { Caller } from '../kernel/caller';
+import { caller, createSampleService, prepareAgentAndMachine } from './fixtures';
 import { versionSetInput } from './schemas';
 import { deleteVersionSet, listServices, updateService, upsertVersionSet } from './services';
 import { isAgentUsedByActiveService } from './usage';
@@ -27,12 +28,12 @@ describe('services domain (DynamoDB Local)', () => {
   it('gives concurrent agent versions distinct consecutive numbers', async () => {
     // Prepare
     const orgId = `org-${newId()}`;
-    const { id } = await createAgent(orgId, 'Ada', creator);
-    await createAgentVersion(orgId, id, sampleAgentVersionBody(), { creator, authorize: allow });
+    const { id } = await createAgent(orgId, 'Ada', caller);
+    await createAgentVersion(orgId, id, sampleAgentVersionBody(), { caller });
 
     // Act
     const created = await Promise.all(
-      [1, 2, 3, 4].map((index) => createAgentVersion(orgId, id, { background: `Take ${index}.` }, { creator, authorize: allow })),
+      [1, 2, 3, 4].map((index) => createAgentVersion(orgId, id, { background: `Take ${index}.` }, { caller })),
     );
 
     // Assess
@@ -43,10 +44,10 @@ describe('services domain (DynamoDB Local)', () => {
   it('rejects a version parameter that is not the next number with 409', async () => {
     // Prepare
     const orgId = `org-${newId()}`;
-    const { id } = await createAgent(orgId, 'Ada', creator);
+    const { id } = await createAgent(orgId, 'Ada', caller);
 
     // Act
-    const attempt = createAgentVersion(orgId, id, sampleAgentVersionBody(), { expectedVersion: 2, creator, authorize: allow });
+    const attempt = createAgentVersion(orgId, id, sampleAgentVersionBody(), { expectedVersion: 2, caller });
 
     // Assess
     await expect(attempt).rejects.toThrow(/The next version of agent .* is 1, not 2/);
@@ -63,7 +64,7 @@ describe('services domain (DynamoDB Local)', () => {
     // Assess
     await expect(service('Support', true)).rejects.toThrow(/An active service named 'Support' already exists/);
     await expect(
-      updateService(orgId, inactive.id, { is_active: true }, { updatedBy: creator, authorize: allow }),
+      updateService(orgId, inactive.id, { is_active: true }, caller),
     ).rejects.toThrow(ConflictError);
   });
 
@@ -71,11 +72,11 @@ describe('services domain (DynamoDB Local)', () => {
     // Prepare
     const { orgId, service } = await prepare();
     const first = await service('Support', true);
-    await updateService(orgId, first.id, { name: 'Support (old)' }, { updatedBy: creator, authorize: allow });
+    await updateService(orgId, first.id, { name: 'Support (old)' }, caller);
 
     // Act
     const second = await service('Support', true);
-    await updateService(orgId, second.id, { is_active: false }, { updatedBy: creator, authorize: allow });
+    await updateService(orgId, second.id, { is_active: false }, caller);
     const third = await service('Support', true);
 
     // Assess
@@ -88,14 +89,14 @@ describe('services domain (DynamoDB Local)', () => {
     const { id } = await service('Support', true);
 
     // Act
-    await expect(deprecateAgent(orgId, agentId, allow)).rejects.toThrow(BadRequestError);
-    await updateService(orgId, id, { is_active: false }, { updatedBy: creator, authorize: allow });
-    await deprecateAgent(orgId, agentId, allow);
+    await expect(deprecateAgent(orgId, agentId, caller)).rejects.toThrow(BadRequestError);
+    await updateService(orgId, id, { is_active: false }, caller);
+    await deprecateAgent(orgId, agentId, caller);
 
     // Assess
-    await expect(deprecateAgent(orgId, agentId, allow)).rejects.toThrow(ConflictError);
+    await expect(deprecateAgent(orgId, agentId, caller)).rejects.toThrow(ConflictError);
     await expect(
-      updateService(orgId, id, { is_active: true }, { updatedBy: creator, authorize: allow }),
+      updateService(orgId, id, { is_active: true }, caller),
     ).rejects.toThrow(/deprecated/);
   });
 
@@ -103,24 +104,24 @@ describe('services domain (DynamoDB Local)', () => {
     // Prepare
     const { orgId, agentId, service } = await prepare();
     const { id } = await service('Support', true);
-    const other = await createAgent(orgId, 'Bea', creator);
-    await createAgentVersion(orgId, other.id, sampleAgentVersionBody(), { creator, authorize: allow });
+    const other = await createAgent(orgId, 'Bea', caller);
+    await createAgentVersion(orgId, other.id, sampleAgentVersionBody(), { caller });
 
     // Act
-    await updateService(orgId, id, { agent_id: other.id }, { updatedBy: creator, authorize: allow });
+    await updateService(orgId, id, { agent_id: other.id }, caller);
 
     // Assess
     expect(await isAgentUsedByActiveService(orgId, agentId)).toBe(false);
     expect(await isAgentUsedByActiveService(orgId, other.id)).toBe(true);
-    await deprecateAgent(orgId, agentId, allow);
-    await expect(deprecateAgent(orgId, other.id, allow)).rejects.toThrow(BadRequestError);
+    await deprecateAgent(orgId, agentId, caller);
+    await expect(deprecateAgent(orgId, other.id, caller)).rejects.toThrow(BadRequestError);
   });
 
   it('resolves edge to the latest versions and release to its pinned ones', async () => {
     // Prepare
     const { orgId, agentId, machineId, service } = await prepare();
     const { id } = await service('Support', true);
-    await createAgentVersion(orgId, agentId, { background: 'Newer.' }, { creator, authorize: allow });
+    await createAgentVersion(orgId, agentId, { background: 'Newer.' }, { caller });
 
     // Act
     const edge = await resolveVersionSet(orgId, id, 'edge');
@@ -137,22 +138,25 @@ describe('services domain (DynamoDB Local)', () => {
     const { orgId, service } = await prepare();
     const { id } = await service('Support', false);
     const set = versionSetInput.parse({ agent_version_number: 1, service_hierarchical_state_machine_version_number: 1 });
-    const seen: boolean[] = [];
-    const authorize = (_service: unknown, exists: boolean) => {
-      seen.push(exists);
+    // Creating a version set and replacing one need different permissions.
+    const mayOnlyCreate: Caller = {
+      ...caller,
+      grants: [{ action: 'Allow', permission_name: 'Service:CreateVersionSet', conditions: {} }],
     };
 
     // Act
-    await upsertVersionSet(orgId, id, 'canary', set, { updatedBy: creator, authorize });
-    await upsertVersionSet(orgId, id, 'canary', set, { updatedBy: creator, authorize });
-    await deleteVersionSet(orgId, id, 'canary', { updatedBy: creator, authorize: allow });
+    await upsertVersionSet(orgId, id, 'canary', set, mayOnlyCreate);
+    const replaceRefused = await upsertVersionSet(orgId, id, 'canary', set, mayOnlyCreate).catch((error: unknown) => error);
+    await upsertVersionSet(orgId, id, 'canary', set, caller);
+    await deleteVersionSet(orgId, id, 'canary', caller);
 
     // Assess
-    expect(seen).toEqual([false, true]);
-    await expect(upsertVersionSet(orgId, id, 'edge', set, { updatedBy: creator, authorize })).rejects.toThrow(
+    expect(replaceRefused).toBeInstanceOf(ForbiddenError);
+    expect((replaceRefused as Error).message).toContain('Service:UpdateVersionSet');
+    await expect(upsertVersionSet(orgId, id, 'edge', set, caller)).rejects.toThrow(
       BadRequestError,
     );
-    await expect(deleteVersionSet(orgId, id, 'release', { updatedBy: creator, authorize: allow })).rejects.toThrow(
+    await expect(deleteVersionSet(orgId, id, 'release', caller)).rejects.toThrow(
       BadRequestError,
     );
     expect(Object.keys((await getService(orgId, id))?.version_sets ?? {}).sort()).toEqual(['edge', 'release']);
@@ -166,10 +170,9 @@ describe('services domain (DynamoDB Local)', () => {
     await service('c', false, { tags: { team: 'blue', beta: null } });
 
     // Act
-    const page = await listServices(orgId, {
+    const page = await listServices(orgId, caller, {
       tags: [{ key: 'team', value: 'blue' }],
       sortBy: [{ field: 'name', direction: 'desc' }],
-      visible: () => true,
       limit: 1,
       continuationToken: 0,
     });

@@ -1,4 +1,3 @@
-import type { Authorize, Creator } from '../agent/agents';
 import { agents } from '../agent/agent-repository';
 import {
   getService,
@@ -11,6 +10,8 @@ import {
 } from './service-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import type { VersionedHead } from '../data/versioned-entity';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { tagsAsList } from '../kernel/list-params';
@@ -63,11 +64,16 @@ const changeService = async (
   throw new ConflictError(`Service ${serviceId} is being changed by other requests at the same time; retry.`);
 };
 
-export const createService = async (
-  orgId: string,
-  request: CreateServiceRequest,
-  creator: Creator,
-): Promise<{ id: string }> => {
+export const createService = async (orgId: string, request: CreateServiceRequest, caller: Caller): Promise<{ id: string }> => {
+  const attributes = {
+    name: request.name,
+    is_active: request.is_active,
+    agent_id: request.agent_id,
+    service_hierarchical_state_machine_id: request.service_hierarchical_state_machine_id,
+    tags: request.tags,
+  };
+  requirePermission(caller, 'Service:CreateService', attributes);
+  requirePermission(caller, 'Service:CreateVersionSet', attributes);
   const [agent, machine] = await Promise.all([
     agents.get(orgId, request.agent_id),
     stateMachines.get(orgId, request.service_hierarchical_state_machine_id),
@@ -85,6 +91,7 @@ export const createService = async (
     : edgeAsOf(latest);
   const id = newId();
   const now = nowIso();
+  const creator = creatorOf(caller);
   await saveService(orgId, {
     id,
     name: request.name,
@@ -128,8 +135,12 @@ const serviceViews = async (orgId: string, services: StoredService[]): Promise<S
   }));
 };
 
-export const listServices = async (orgId: string, query: ServiceListQuery) => {
-  const page = await listStoredServices(orgId, query);
+/** The services the caller may see. */
+export const listServices = async (orgId: string, caller: Caller, query: Omit<ServiceListQuery, 'visible'>) => {
+  const page = await listStoredServices(orgId, {
+    ...query,
+    visible: (service) => hasPermission(caller, 'Service:GetService', serviceAttributes(service)),
+  });
   const [services, tags] = await Promise.all([
     serviceViews(orgId, page.items),
     // Counted over every service, whatever the caller may see, and only on the first page (as the reference does).
@@ -170,10 +181,10 @@ export const updateService = (
   orgId: string,
   serviceId: string,
   patch: UpdateServiceRequest,
-  options: { updatedBy: Creator; authorize: Authorize<StoredService> },
+  caller: Caller,
 ): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
-    options.authorize(current);
+    requirePermission(caller, 'Service:UpdateService', serviceAttributes(current));
     const next: StoredService = {
       ...current,
       name: patch.name ?? current.name,
@@ -184,7 +195,7 @@ export const updateService = (
         patch.service_hierarchical_state_machine_id ?? current.service_hierarchical_state_machine_id,
       tags: patch.tags ?? current.tags,
       keyterms: patch.keyterms ?? current.keyterms,
-      updated_by: options.updatedBy,
+      updated_by: creatorOf(caller),
       updated_at: nowIso(),
     };
     const activating = next.is_active && !current.is_active;
@@ -207,19 +218,20 @@ export const updateService = (
     return next;
   });
 
-/**
- * Creates or replaces a version set. `authorize` learns whether the set exists, since creating
- * and replacing need different permissions. Edge cannot be changed.
- */
+/** What permission grant conditions can name on a version set. */
+const versionSetAttributes = (service: StoredService, name: string) => ({ ...serviceAttributes(service), version_set_name: name });
+
+/** Creates or replaces a version set (each needs its own permission). Edge cannot be changed. */
 export const upsertVersionSet = (
   orgId: string,
   serviceId: string,
   name: string,
   input: VersionSetInput,
-  options: { updatedBy: Creator; authorize: (service: StoredService, exists: boolean) => void },
+  caller: Caller,
 ): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
-    options.authorize(current, Object.hasOwn(current.version_sets, name));
+    const exists = Object.hasOwn(current.version_sets, name);
+    requirePermission(caller, exists ? 'Service:UpdateVersionSet' : 'Service:CreateVersionSet', versionSetAttributes(current, name));
     if (name === EDGE) throw new BadRequestError('The edge version set cannot be updated; it always uses the latest versions.');
     const [agent, machine] = await Promise.all([
       agents.get(orgId, current.agent_id),
@@ -229,7 +241,7 @@ export const upsertVersionSet = (
     return {
       ...current,
       version_sets: { ...current.version_sets, [name]: versionSetFrom(input, latest) },
-      updated_by: options.updatedBy,
+      updated_by: creatorOf(caller),
       updated_at: nowIso(),
     };
   });
@@ -238,17 +250,17 @@ export const deleteVersionSet = (
   orgId: string,
   serviceId: string,
   name: string,
-  options: { updatedBy: Creator; authorize: Authorize<StoredService> },
+  caller: Caller,
 ): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
     if (!Object.hasOwn(current.version_sets, name)) {
       throw new NotFoundError(`Version set '${name}' does not exist in service ${serviceId}.`);
     }
-    options.authorize(current);
+    requirePermission(caller, 'Service:DeleteVersionSet', versionSetAttributes(current, name));
     if (name === EDGE || name === RELEASE) throw new BadRequestError(`The ${name} version set cannot be deleted.`);
     if (await isVersionSetUsedBySimulation(orgId, serviceId, name)) {
       throw new BadRequestError(`Version set '${name}' is used by a simulation unit test and cannot be deleted.`);
     }
     const { [name]: _removed, ...remaining } = current.version_sets;
-    return { ...current, version_sets: remaining, updated_by: options.updatedBy, updated_at: nowIso() };
+    return { ...current, version_sets: remaining, updated_by: creatorOf(caller), updated_at: nowIso() };
   });

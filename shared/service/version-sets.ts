@@ -98,7 +98,8 @@ export const resolveVersionSet = async (
 ): Promise<ResolvedVersionSet> => {
   const service = await getService(orgId, serviceId);
   if (!service) throw new NotFoundError(`Service ${serviceId} does not exist.`);
-  const stored = service.version_sets[versionSetName];
+  // Own keys only: a name like `constructor` must not find Object's prototype.
+  const stored = Object.hasOwn(service.version_sets, versionSetName) ? service.version_sets[versionSetName] : undefined;
   if (!stored) throw new NotFoundError(`Version set '${versionSetName}' does not exist in service ${serviceId}.`);
   const set = versionSetName === EDGE ? edgeVersionSet() : stored;
 

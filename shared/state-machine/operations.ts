@@ -43,16 +43,7 @@ export const getStateMachinesOperation = defineOperation({
   request: {
     path: organizationPath,
     headers,
-    // The reference allows 0, which its database reads as "no limit"; here that is the maximum page.
-    query: headListQuery(
-      z.coerce
-        .number()
-        .int()
-        .min(0)
-        .max(50)
-        .default(50)
-        .transform((limit) => (limit === 0 ? 50 : limit)),
-    ),
+    query: headListQuery(z.coerce.number().int().min(1).max(50).default(50)),
   },
   response: { status: 200, body: listStateMachinesResponse },
 });

@@ -7,8 +7,8 @@ const storedStateMachineVersion = stateMachineVersionRecord.extend({ id: z.strin
 export type StoredStateMachineVersion = z.infer<typeof storedStateMachineVersion>;
 
 /**
- * Service hierarchical state machines: heads `ORG#{org}#STATE_MACHINE`, name guards
- * `ORG#{org}#STATE_MACHINE_NAME`, versions `ORG#{org}#STATE_MACHINE_VERSION`.
+ * Service hierarchical state machines: heads `STATE_MACHINE`, name guards `STATE_MACHINE_NAME`,
+ * versions `STATE_MACHINE_VERSION`.
  */
 export const stateMachines = defineVersionedEntity({
   entity: 'state-machine',
@@ -16,7 +16,6 @@ export const stateMachines = defineVersionedEntity({
   label: 'service hierarchical state machine',
   version: storedStateMachineVersion,
 });
-stateMachines.registerEraser();
 
 /**
  * Version `version` of a state machine, or undefined when the machine or that version does not

@@ -1,7 +1,9 @@
-import { type Authorize, type Creator, versionedAttributes } from '../agent/agents';
+import { type HeadListRequest, requireOnHead, versionedAttributes, visibleHeads } from '../agent/agents';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { requirePermission } from '../kernel/permissions';
 import type { Paged } from '../data/paging';
 import { stateMachines } from './state-machine-repository';
-import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
+import type { HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
 import { BadRequestError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import type { StateMachineVersionBody, StateMachineVersionRecord } from './schemas';
@@ -11,11 +13,17 @@ export const stateMachineAttributes = (machine: Pick<VersionedHead, 'id' | 'name
   versionedAttributes(machine, 'service_hierarchical_state_machine_id');
 
 /** Creates a state machine without versions; 409 when the name is taken in the organization. */
-export const createStateMachine = (orgId: string, name: string, creator: Creator): Promise<{ id: string }> =>
-  stateMachines.create(orgId, name, creator);
+export const createStateMachine = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
+  requirePermission(caller, 'Organization:CreateServiceHierarchicalStateMachine', { name });
+  return stateMachines.create(orgId, name, creatorOf(caller));
+};
 
-export const listStateMachines = (orgId: string, query: HeadListQuery): Promise<Paged<HeadView>> =>
-  stateMachines.list(orgId, query);
+/** The state machines the caller may see. */
+export const listStateMachines = (orgId: string, caller: Caller, query: HeadListRequest): Promise<Paged<HeadView>> =>
+  stateMachines.list(orgId, {
+    ...query,
+    visible: visibleHeads(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes),
+  });
 
 /**
  * Loads the state names of every machine version `references` names, so the synchronous graph
@@ -45,9 +53,11 @@ export const createStateMachineVersion = async (
   orgId: string,
   machineId: string,
   body: StateMachineVersionBody,
-  options: { expectedVersion?: number; dryRun: boolean; creator: Creator; authorize: Authorize<VersionedHead> },
+  options: { expectedVersion?: number; dryRun: boolean; caller: Caller },
 ): Promise<{ version: number; created_at: string } | null> => {
-  options.authorize(await stateMachines.getExisting(orgId, machineId));
+  requireOnHead(options.caller, 'Organization:CreateServiceHierarchicalStateMachineVersion', stateMachineAttributes)(
+    await stateMachines.getExisting(orgId, machineId),
+  );
   const problems = validateStateMachineGraph(body, await referencedMachines(orgId, body));
   const graphProblems = problems.filter((problem) => problem.type !== 'referenced_machine_not_found');
   if (graphProblems.length > 0) throw new ValidationError(problems);
@@ -62,7 +72,7 @@ export const createStateMachineVersion = async (
       service_hierarchical_state_machine_id: machineId,
       version: next,
       created_at: nowIso(),
-      creator: options.creator,
+      creator: creatorOf(options.caller),
       ...body,
     }),
   });
@@ -73,12 +83,22 @@ export const listStateMachineVersions = (
   orgId: string,
   machineId: string,
   query: VersionListQuery,
-  authorize: Authorize<VersionedHead>,
-): Promise<Paged<StateMachineVersionRecord>> => stateMachines.listVersions(orgId, machineId, query, authorize);
+  caller: Caller,
+): Promise<Paged<StateMachineVersionRecord>> =>
+  stateMachines.listVersions(
+    orgId,
+    machineId,
+    query,
+    requireOnHead(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes),
+  );
 
 /**
  * Deprecates a state machine (the reference's "delete"): versions are kept, but no service can
  * start using it. Fails with 400 while an active service uses it (see `isStateMachineUsedByActiveService`).
  */
-export const deleteStateMachine = (orgId: string, machineId: string, authorize: Authorize<VersionedHead>): Promise<void> =>
-  stateMachines.deprecate(orgId, machineId, authorize);
+export const deleteStateMachine = (orgId: string, machineId: string, caller: Caller): Promise<void> =>
+  stateMachines.deprecate(
+    orgId,
+    machineId,
+    requireOnHead(caller, 'Organization:DeleteServiceHierarchicalStateMachine', stateMachineAttributes),
+  );

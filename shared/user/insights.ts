@@ -1,21 +1,24 @@
 import { listMemories } from './memory-repository';
 import { pageBody } from '../data/paging';
 import { getUserModels } from './user-model-repository';
-import { requireUser, type UserRecord } from './user-repository';
+import { requireUser } from './user-repository';
 import type { SortEntry } from '../kernel/list-params';
 import type { MemoryInstance } from '../conversation/schemas';
 import { type UserModel } from './schemas';
 import { type MemoryRecord } from './schemas';
+import type { Caller } from '../kernel/caller';
+import { requirePermission } from '../kernel/permissions';
+import { canReadMessage } from '../conversation/conversations';
 
 /** What post-conversation analysis learned about a user, as the user operations show it. */
 
 export const getUserModelFor = async (
   orgId: string,
   userId: string,
-  authorize: (user: UserRecord) => void,
+  caller: Caller,
 ): Promise<{ user_models: UserModel[]; additional_context: string[] }> => {
   const user = await requireUser(orgId, userId);
-  authorize(user);
+  requirePermission(caller, 'User:GetUserModel', { user_id: user.user_id, email: user.email, role_name: user.role_name });
   const models = await getUserModels(orgId, userId);
   return { user_models: models?.user_models ?? [], additional_context: user.additional_context };
 };
@@ -35,11 +38,15 @@ export interface MemoriesQuery {
   sortBy: SortEntry[];
   limit: number;
   continuationToken: number;
-  /** Conversation:GetMessage on every message the memory refers to. */
-  visible(memory: MemoryRecord): boolean;
 }
 
-export const listMemoriesFor = async (orgId: string, userId: string, query: MemoriesQuery) => {
+/** A memory is shown only to callers who may read every message it refers to. */
+const memoryVisible = (caller: Caller) => (memory: MemoryRecord) =>
+  memory.references.every((messageId) =>
+    canReadMessage(caller, { id: memory.conversation_id, user_id: memory.user_id, service_id: memory.service_id, tags: {} }, { id: messageId }),
+  );
+
+export const listMemoriesFor = async (orgId: string, userId: string, caller: Caller, query: MemoriesQuery) => {
   await requireUser(orgId, userId);
   if (query.limit === 0) return { memories: [], has_more: false, continuation_token: null };
   const first = query.sortBy[0];
@@ -48,7 +55,7 @@ export const listMemoriesFor = async (orgId: string, userId: string, query: Memo
     conversationIds: query.conversationIds,
     sortBy: first?.field === 'conversation_id' ? 'conversation_id' : 'created_at',
     descending: first?.direction !== 'asc',
-    visible: query.visible,
+    visible: memoryVisible(caller),
     limit: query.limit,
     continuationToken: query.continuationToken,
   });

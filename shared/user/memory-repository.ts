@@ -1,40 +1,53 @@
 import { z } from 'zod';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
-import { type Item, type PrimaryKey, queryPage } from '../data/table';
+import { erasePartition, type Item, queryPage } from '../data/table';
 import type { ResultPut } from '../conversation/conversation-repository';
 import { memoryRecord, type MemoryRecord } from './schemas';
 
 /**
- * Memories that post-conversation analysis extracted about a user:
+ * Memories that post-conversation analysis extracted about a user (partition, then sort key):
  *
- *   memory  pk ORG#{org}#MEMORY#{user}  sk {id}                    (creation order)
- *           gsi1 ORG#{org}#MEMORY#{user} / {conversation}#{id}     (by conversation)
- *           gsi2 ORG#{org}#MEMORY / {user}#{id}                    (the organization's, for erasure)
+ *   memory  MEMORY#{user}  {id}                    (creation order)
+ *           gsi1 MEMORY#{user} / {conversation}#{id}     (by conversation)
+ *           gsi2 MEMORY / {user}#{id}                    (the organization's, for erasure)
  */
-const token = 'MEMORY';
-const userPartition = (orgId: string, userId: string) => `ORG#${orgId}#${token}#${userId}`;
-const memoryKey = (orgId: string, userId: string, id: string): PrimaryKey => ({ pk: userPartition(orgId, userId), sk: id });
+export const memories = defineEntity({
+  name: 'memory',
+  token: 'MEMORY',
+  schema: memoryRecord,
+  partition: (memory: { user_id: string }) => [memory.user_id],
+  sort: (memory: { id: string }) => memory.id,
+  indexes: {
+    byConversation: {
+      index: 'gsi1',
+      partition: (of: { user_id: string }) => [of.user_id],
+      sort: (memory) => `${memory.conversation_id}#${memory.id}`,
+    },
+    all: { index: 'gsi2', sort: (memory) => `${memory.user_id}#${memory.id}` },
+  },
+  // Each user's partition goes whole.
+  erase: async (orgId: string): Promise<void> => {
+    for (;;) {
+      const page = await queryPage(memories.queryIndex(orgId, 'all', {}), { limit: 100 });
+      if (page.items.length === 0) return;
+      const users = new Set(page.items.map((item) => String(item.user_id)));
+      for (const userId of users) await erasePartition(memories.partition(orgId, { user_id: userId }));
+    }
+  },
+});
 
-const toMemory = (item: Item): MemoryRecord => memoryRecord.parse(item);
+const toMemory = (item: Item): MemoryRecord => memories.parse(item);
 
 /** The write of a new memory, for the analysis' transaction. */
 export const memoryPut = (orgId: string, memory: MemoryRecord): ResultPut => ({
-  Item: {
-    ...memoryKey(orgId, memory.user_id, memory.id),
-    entity: 'memory',
-    gsi1pk: userPartition(orgId, memory.user_id),
-    gsi1sk: `${memory.conversation_id}#${memory.id}`,
-    gsi2pk: `ORG#${orgId}#${token}`,
-    gsi2sk: `${memory.user_id}#${memory.id}`,
-    ...memory,
-  },
+  Item: memories.item(orgId, memory),
   ConditionExpression: 'attribute_not_exists(pk)',
 });
 
 /** The user's latest memories, newest first. */
 export const recentMemories = async (orgId: string, userId: string, limit: number): Promise<MemoryRecord[]> => {
-  const page = await queryPage({ partition: userPartition(orgId, userId), forward: false }, { limit });
+  const page = await queryPage(memories.query(orgId, { user_id: userId }, { forward: false }), { limit });
   return page.items.map(toMemory);
 };
 
@@ -46,7 +59,7 @@ export const conversationMemories = async (
   limit: number,
 ): Promise<MemoryRecord[]> => {
   const page = await queryPage(
-    { index: 'gsi1', partition: userPartition(orgId, userId), sortPrefix: `${conversationId}#` },
+    memories.queryIndex(orgId, 'byConversation', { user_id: userId }, { prefix: `${conversationId}#` }),
     { limit },
   );
   return page.items.map(toMemory);
@@ -78,28 +91,19 @@ export const listMemories = async (orgId: string, userId: string, query: MemoryL
     (startKey) =>
       query.ids?.length
         ? keysPage(
-            query.ids.map((id) => memoryKey(orgId, userId, id)),
+            query.ids.map((id) => memories.key(orgId, { user_id: userId, id })),
             startKey,
             { limit: query.limit, keep, compare: compareText(sortValue, query.descending) },
           )
         : queryPage(
-            {
-              ...(byConversation ? { index: 'gsi1' as const } : {}),
-              partition: userPartition(orgId, userId),
-              ...(query.conversationIds?.length === 1 ? { sortPrefix: `${query.conversationIds[0]}#` } : {}),
-              forward: !query.descending,
-            },
+            byConversation
+              ? memories.queryIndex(orgId, 'byConversation', { user_id: userId }, {
+                  prefix: query.conversationIds?.length === 1 ? `${query.conversationIds[0]}#` : undefined,
+                  forward: !query.descending,
+                })
+              : memories.query(orgId, { user_id: userId }, { forward: !query.descending }),
             { limit: query.limit, startKey, keep },
           ),
     toMemory,
   );
 };
-
-registerOrganizationEraser('memory', async (orgId) => {
-  for (;;) {
-    const page = await queryPage({ index: 'gsi2', partition: `ORG#${orgId}#${token}` }, { limit: 100 });
-    if (page.items.length === 0) return;
-    const users = new Set(page.items.map((item) => String(item.user_id)));
-    for (const userId of users) await erasePartition(userPartition(orgId, userId));
-  }
-});

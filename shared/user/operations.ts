@@ -25,6 +25,9 @@ const notSetAble = <T extends z.ZodType>(value: T) =>
     .optional()
     .transform((input) => (input !== null && typeof input === 'object' ? undefined : input) as z.output<T> | null | undefined);
 
+/** `null` or omitted leaves the field unchanged. */
+const unchangedWhenNull = <T extends z.ZodType>(value: T) => value.nullish().transform((input) => input ?? undefined);
+
 const userInstance = z.object({
   org_id: z.string(),
   user_id: z.string(),
@@ -60,6 +63,7 @@ export const signInWithApiKeyOperation = defineOperation({
   tag: 'User',
   summary: 'Sign in with API key',
   auth: 'none',
+  checksCredentials: true,
   // Counted per key and user by the operation itself: there is no caller yet.
   rateLimitPerMinute: 5,
   request: {
@@ -99,6 +103,7 @@ export const emailSignInCallbackOperation = defineOperation({
   tag: 'User',
   summary: 'The e-mailed sign-in link: redirects (303) to redirect_link with #id_token=...&expires_at=...',
   auth: 'none',
+  checksCredentials: true,
   request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 303 },
 });
@@ -112,12 +117,14 @@ export const tokenOperation = defineOperation({
   summary:
     'OAuth-style token endpoint: grant_type urn:classic-api:params:oauth:grant-type:api-key or refresh_token; DPoP-bound with a DPoP proof header',
   auth: 'none',
+  checksCredentials: true,
   rateLimitPerMinute: 5,
   request: {
     path: organizationPath,
     headers: commonHeaders.extend({ dpop: z.string().min(1).optional() }),
-    // Parameters as application/x-www-form-urlencoded (OAuth) or a JSON object, read from the raw body.
-    bodyType: 'binary',
+    // Parameters as application/x-www-form-urlencoded (OAuth) or a JSON object; the grant type decides which are required.
+    bodyType: 'form',
+    body: z.record(z.string(), z.string()),
   },
   response: {
     status: 200,
@@ -140,6 +147,7 @@ export const verifyUserOperation = defineOperation({
   tag: 'User',
   summary: 'The verify_link of an invitation: marks the user verified',
   auth: 'none',
+  checksCredentials: true,
   request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 200, body: z.object({ user_id: z.string(), is_verified: z.literal(true) }) },
 });
@@ -191,7 +199,7 @@ export const getUsersOperation = defineOperation({
       user_id: queryArray(recordId),
       email: queryArray(email),
       is_verified: queryBoolean.optional(),
-      limit: z.coerce.number().int().min(0).max(100).default(100),
+      limit: z.coerce.number().int().min(1).max(100).default(100),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe(
         '+/- first_name, last_name, email, user_stats.num_conversations, user_stats.num_messages, user_stats.last_message_time',
@@ -220,16 +228,16 @@ export const searchUsersOperation = defineOperation({
 
 const updateUserBody = z
   .object({
-    first_name: nonEmpty.nullish(),
-    last_name: nonEmpty.nullish(),
-    enable_response_recommendation: z.boolean().nullish(),
+    first_name: unchangedWhenNull(nonEmpty),
+    last_name: unchangedWhenNull(nonEmpty),
+    enable_response_recommendation: unchangedWhenNull(z.boolean()),
     preferred_language: notSetAble(languageCode),
     timezone: notSetAble(timeZone),
-    conversations_visible_to_admins: z.boolean().nullish(),
-    user_model_visible_to_admins: z.boolean().nullish(),
-    additional_context: z.array(z.string().trim().min(1).max(2000)).max(50).nullish(),
-    audio_keyterms: audioKeyterms.nullish(),
-    enable_devops_access: z.boolean().nullish(),
+    conversations_visible_to_admins: unchangedWhenNull(z.boolean()),
+    user_model_visible_to_admins: unchangedWhenNull(z.boolean()),
+    additional_context: unchangedWhenNull(z.array(z.string().trim().min(1).max(2000)).max(50)),
+    audio_keyterms: unchangedWhenNull(audioKeyterms),
+    enable_devops_access: unchangedWhenNull(z.boolean()),
   })
   .prefault({});
 
@@ -296,7 +304,7 @@ export const getMemoriesOperation = defineOperation({
     query: z.object({
       id: queryArray(objectId).describe('The IDs of the memories to retrieve.'),
       conversation_id: queryArray(objectId).describe('The conversations whose memories to retrieve.'),
-      limit: z.coerce.number().int().min(0).max(50).default(50).describe('The maximum number of memories to return.'),
+      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of memories to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe('`conversation_id` and/or `created_at` prefixed with + or -; newest first by default.'),
     }),

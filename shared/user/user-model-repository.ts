@@ -1,22 +1,23 @@
 import { z } from 'zod';
 import type { ResultPut } from '../conversation/conversation-repository';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
-import { getItem, type PrimaryKey } from '../data/table';
+import { defineEntity } from '../data/entity';
 import { userDimensionRecord } from '../organization/schemas';
 import { userModelsRecord, type UserModelsRecord } from './schemas';
 
 /**
- * The latest user models of each user, one item per user: `pk ORG#{org}#USER_MODEL sk {user}`.
+ * The latest user models of each user, one item per user (sort key: the user id).
  * `revision` moves on with every write, so two analyses of the same user cannot overwrite
  * each other's result unseen.
  */
-const partition = (orgId: string) => `ORG#${orgId}#USER_MODEL`;
-const userModelKey = (orgId: string, userId: string): PrimaryKey => ({ pk: partition(orgId), sk: userId });
+export const userModels = defineEntity({
+  name: 'user-model',
+  token: 'USER_MODEL',
+  schema: userModelsRecord,
+  sort: (models: { user_id: string }) => models.user_id,
+});
 
-export const getUserModels = async (orgId: string, userId: string, consistent = false) => {
-  const item = await getItem(userModelKey(orgId, userId), consistent);
-  return item ? userModelsRecord.parse(item) : undefined;
-};
+export const getUserModels = (orgId: string, userId: string, consistent = false): Promise<UserModelsRecord | undefined> =>
+  userModels.get(orgId, { user_id: userId }, consistent);
 
 /** The write replacing `previous` (undefined: the user has none yet) with `next`. */
 export const userModelsPut = (
@@ -24,10 +25,8 @@ export const userModelsPut = (
   previous: UserModelsRecord | undefined,
   next: Omit<UserModelsRecord, 'revision'>,
 ): ResultPut => ({
-  Item: { ...userModelKey(orgId, next.user_id), entity: 'user-model', ...next, revision: (previous?.revision ?? 0) + 1 },
+  Item: userModels.item(orgId, { ...next, revision: (previous?.revision ?? 0) + 1 }),
   ...(previous
     ? { ConditionExpression: 'revision = :revision', ExpressionAttributeValues: { ':revision': previous.revision } }
     : { ConditionExpression: 'attribute_not_exists(pk)' }),
 });
-
-registerOrganizationEraser('user-model', (orgId) => erasePartition(partition(orgId)));

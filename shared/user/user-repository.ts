@@ -1,33 +1,11 @@
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { sortableValue } from '../kernel/list-params';
-import { erasePartition, registerOrganizationEraser } from '../data/organization-erasure';
+import { defineEntity } from '../data/entity';
 import { listFingerprint, type Paged, pageOf } from '../data/paging';
-import {
-  batchGetItems,
-  getItem,
-  type Item,
-  type PrimaryKey,
-  putItem,
-  queryPage,
-  transactWrite,
-  withoutKeys,
-} from '../data/table';
+import { batchGetItems, getItem, type Item, putItem, queryPage, transactWrite } from '../data/table';
 import type { GlobalIndexName } from '../data/table-definition';
 import { userPreferencesRecord } from '../organization/schemas';
-
-/**
- * Users: one partition per organization (sort key = user id, so creation order), an e-mail
- * guard item per address (uniqueness and lookup by e-mail), and one sparse GSI per sortable
- * field whose sort key is `sortableValue(field)#user_id`.
- */
-const userPartition = (orgId: string): string => `ORG#${orgId}#USER`;
-const emailPartition = (orgId: string): string => `ORG#${orgId}#USEREMAIL`;
-export const userKey = (orgId: string, userId: string): PrimaryKey => ({ pk: userPartition(orgId), sk: userId });
-export const userEmailKey = (orgId: string, email: string): PrimaryKey => ({
-  pk: emailPartition(orgId),
-  sk: email.trim().toLowerCase(),
-});
 
 export const userRecord = z.object({
   org_id: z.string(),
@@ -65,53 +43,53 @@ export const userSortFields = [
 ] as const;
 export type UserSortField = (typeof userSortFields)[number];
 
-const sortIndexes: Record<UserSortField, { index: GlobalIndexName; value: (user: UserRecord) => unknown }> = {
-  first_name: { index: 'gsi1', value: (user) => user.first_name },
-  last_name: { index: 'gsi2', value: (user) => user.last_name },
-  email: { index: 'gsi3', value: (user) => user.email },
-  'user_stats.num_conversations': { index: 'gsi4', value: (user) => user.user_stats.num_conversations },
-  'user_stats.num_messages': { index: 'gsi5', value: (user) => user.user_stats.num_messages },
-  'user_stats.last_message_time': { index: 'gsi6', value: (user) => user.user_stats.last_message_time },
-};
-
-const indexAttributes = (user: UserRecord): Item =>
-  Object.fromEntries(
-    Object.values(sortIndexes).flatMap(({ index, value }) => [
-      [`${index}pk`, userPartition(user.org_id)],
-      [`${index}sk`, `${sortableValue(value(user))}#${user.user_id}`],
-    ]),
-  );
-
-const userItem = (user: UserRecord): Item & PrimaryKey => ({
-  ...userKey(user.org_id, user.user_id),
-  entity: 'user',
-  ...user,
-  ...indexAttributes(user),
+/** The index of a sortable field: its sort key is `sortableValue(field)#user_id`. */
+const sortIndex = (index: GlobalIndexName, value: (user: UserRecord) => unknown) => ({
+  index,
+  sort: (user: UserRecord) => `${sortableValue(value(user))}#${user.user_id}`,
 });
 
-const parseUser = (item: Item): UserRecord => userRecord.parse(withoutKeys(item));
+/**
+ * Users: one partition per organization (sort key = user id, so creation order), an e-mail
+ * guard item per address (uniqueness and lookup by e-mail), and one sparse GSI per sortable field.
+ */
+export const users = defineEntity({
+  name: 'user',
+  token: 'USER',
+  schema: userRecord,
+  sort: (user: { user_id: string }) => user.user_id,
+  indexes: {
+    first_name: sortIndex('gsi1', (user) => user.first_name),
+    last_name: sortIndex('gsi2', (user) => user.last_name),
+    email: sortIndex('gsi3', (user) => user.email),
+    'user_stats.num_conversations': sortIndex('gsi4', (user) => user.user_stats.num_conversations),
+    'user_stats.num_messages': sortIndex('gsi5', (user) => user.user_stats.num_messages),
+    'user_stats.last_message_time': sortIndex('gsi6', (user) => user.user_stats.last_message_time),
+  } satisfies Record<UserSortField, unknown>,
+  guards: {
+    email: {
+      token: 'USEREMAIL',
+      value: (user) => user.email,
+      sort: (email) => email.trim().toLowerCase(),
+      holds: (user) => ({ user_id: user.user_id }),
+    },
+  },
+});
 
 export const emailTaken = () => new ConflictError('A user with the same email already exists in this organization.');
 
 /** Transaction items creating a user and its e-mail guard. */
 export const userCreateItems = (user: UserRecord) => [
-  { Put: { Item: userItem(user), ConditionExpression: 'attribute_not_exists(pk)' } },
-  {
-    Put: {
-      Item: { ...userEmailKey(user.org_id, user.email), entity: 'user-email', user_id: user.user_id },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  },
+  users.create(user.org_id, user),
+  users.guardPut(user.org_id, 'email', user),
 ];
 
 export const createUser = async (user: UserRecord): Promise<void> => {
   await transactWrite(userCreateItems(user), emailTaken);
 };
 
-export const getUser = async (orgId: string, userId: string, consistent = false): Promise<UserRecord | undefined> => {
-  const item = await getItem(userKey(orgId, userId), consistent);
-  return item ? parseUser(item) : undefined;
-};
+export const getUser = (orgId: string, userId: string, consistent = false): Promise<UserRecord | undefined> =>
+  users.get(orgId, { user_id: userId }, consistent);
 
 export const requireUser = async (orgId: string, userId: string): Promise<UserRecord> => {
   const user = await getUser(orgId, userId);
@@ -119,18 +97,18 @@ export const requireUser = async (orgId: string, userId: string): Promise<UserRe
   return user;
 };
 
-export const getUsers = async (orgId: string, userIds: readonly string[]): Promise<UserRecord[]> =>
-  (await batchGetItems([...new Set(userIds)].map((userId) => userKey(orgId, userId)))).map(parseUser);
+export const getUsers = (orgId: string, userIds: readonly string[]): Promise<UserRecord[]> =>
+  users.getMany(orgId, [...new Set(userIds)].map((userId) => ({ user_id: userId })));
 
 export const getUserIdByEmail = async (orgId: string, email: string): Promise<string | undefined> => {
-  const guard = await getItem(userEmailKey(orgId, email));
+  const guard = await getItem(users.guardKey(orgId, 'email', email));
   return guard ? String(guard.user_id) : undefined;
 };
 
-export const getUserIdsByEmail = async (orgId: string, emails: readonly string[]): Promise<string[]> =>
-  (await batchGetItems([...new Set(emails.map((email) => email.trim().toLowerCase()))].map((email) => userEmailKey(orgId, email)))).map(
-    (guard) => String(guard.user_id),
-  );
+export const getUserIdsByEmail = async (orgId: string, emails: readonly string[]): Promise<string[]> => {
+  const guardKeys = new Map(emails.map((email) => users.guardKey(orgId, 'email', email)).map((key) => [key.sk, key]));
+  return (await batchGetItems([...guardKeys.values()])).map((guard) => String(guard.user_id));
+};
 
 /**
  * Reads, changes and writes a user with an optimistic check, retrying a few times when
@@ -146,7 +124,7 @@ export const mutateUser = async (
     if (!current) throw new NotFoundError(`User ${userId} does not exist.`);
     const next = { ...change(current), version: current.version + 1 };
     try {
-      await putItem(userItem(next), {
+      await putItem(users.item(orgId, next), {
         condition: { expression: 'version = :version', values: { ':version': current.version } },
         onConditionFailure: () => new Error('version moved'),
       });
@@ -161,10 +139,10 @@ export const mutateUser = async (
 export const deleteUser = async (orgId: string, user: UserRecord): Promise<void> => {
   await transactWrite(
     [
-      { Delete: { Key: userKey(orgId, user.user_id), ConditionExpression: 'attribute_exists(pk)' } },
+      { Delete: { Key: users.key(orgId, user), ConditionExpression: 'attribute_exists(pk)' } },
       {
         Delete: {
-          Key: userEmailKey(orgId, user.email),
+          Key: users.guardKey(orgId, 'email', user.email),
           ConditionExpression: 'attribute_not_exists(pk) OR user_id = :user',
           ExpressionAttributeValues: { ':user': user.user_id },
         },
@@ -184,7 +162,7 @@ export interface UserListOptions {
 }
 
 export const listUsers = async (orgId: string, options: UserListOptions): Promise<Paged<UserRecord>> => {
-  const index = options.sort ? sortIndexes[options.sort.field].index : undefined;
+  const forward = options.sort?.direction !== 'desc';
   const fingerprint = listFingerprint('users', { sort: options.sort, filters: options.filters });
   return pageOf(
     orgId,
@@ -192,10 +170,10 @@ export const listUsers = async (orgId: string, options: UserListOptions): Promis
     options.continuationToken,
     (startKey) =>
       queryPage(
-        { index, partition: userPartition(orgId), forward: options.sort?.direction !== 'desc' },
-        { limit: options.limit, startKey, keep: (item) => options.keep(parseUser(item)) },
+        options.sort ? users.queryIndex(orgId, options.sort.field, {}, { forward }) : users.query(orgId, {}, { forward }),
+        { limit: options.limit, startKey, keep: (item) => options.keep(users.parse(item)) },
       ),
-    parseUser,
+    users.parse,
   );
 };
 
@@ -214,15 +192,10 @@ export const searchUsers = async (
   let startKey: Item | undefined;
   let read = 0;
   do {
-    const page = await queryPage({ partition: userPartition(orgId) }, { limit: 500, startKey, maxReads: 1 });
+    const page = await queryPage(users.query(orgId, {}), { limit: 500, startKey, maxReads: 1 });
     read += page.items.length;
-    found.push(...page.items.map(parseUser).filter(matches));
+    found.push(...page.items.map(users.parse).filter(matches));
     startKey = page.nextKey;
   } while (startKey && found.length < limit && read < maxRead);
   return found.slice(0, limit);
 };
-
-registerOrganizationEraser('user', async (orgId) => {
-  await erasePartition(emailPartition(orgId));
-  await erasePartition(userPartition(orgId));
-});

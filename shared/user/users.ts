@@ -1,4 +1,5 @@
-import { type Caller, hasPermission, requirePermission } from '../kernel/caller';
+import type { Caller } from '../kernel/caller';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { signToken, verifyToken } from '../auth/tokens';
 import { getOrganization, requireOrganization } from '../organization/organization-repository';
 import type { Paged } from '../data/paging';
@@ -173,11 +174,11 @@ export const verifyUserEmail = async (orgId: string, token: string): Promise<{ u
 };
 
 export interface ListUsersQuery {
-  user_id?: string[];
-  email?: string[];
-  is_verified?: boolean;
+  userIds?: string[];
+  emails?: string[];
+  isVerified?: boolean;
   limit: number;
-  continuation_token: number;
+  continuationToken: number;
   sort: SortEntry[];
 }
 
@@ -206,14 +207,14 @@ const compareBy = (field: UserSortField, direction: 'asc' | 'desc') => (a: UserR
 export const listUsersFor = async (caller: Caller, orgId: string, query: ListUsersQuery): Promise<Paged<UserView>> => {
   await requireOrganization(orgId);
   const visible = (user: UserRecord) =>
-    (query.is_verified === undefined || user.is_verified === query.is_verified) &&
+    (query.isVerified === undefined || user.is_verified === query.isVerified) &&
     hasPermission(caller, 'User:GetUserInfo', userAttributes(user));
   const [first] = query.sort;
-  if (query.user_id?.length || query.email?.length) {
-    let ids = query.user_id ?? [];
-    if (query.email?.length) {
-      const byEmail = await getUserIdsByEmail(orgId, query.email);
-      ids = query.user_id?.length ? ids.filter((id) => byEmail.includes(id)) : byEmail;
+  if (query.userIds?.length || query.emails?.length) {
+    let ids = query.userIds ?? [];
+    if (query.emails?.length) {
+      const byEmail = await getUserIdsByEmail(orgId, query.emails);
+      ids = query.userIds?.length ? ids.filter((id) => byEmail.includes(id)) : byEmail;
     }
     let users = (await getUsers(orgId, ids)).filter(visible);
     if (first) users = users.sort(compareBy(first.field as UserSortField, first.direction));
@@ -222,9 +223,9 @@ export const listUsersFor = async (caller: Caller, orgId: string, query: ListUse
   const page = await listUsers(orgId, {
     sort: first ? { field: first.field as UserSortField, direction: first.direction } : undefined,
     limit: query.limit,
-    continuationToken: query.continuation_token,
+    continuationToken: query.continuationToken,
     keep: visible,
-    filters: { is_verified: query.is_verified, caller: caller.userId },
+    filters: { is_verified: query.isVerified, caller: caller.userId },
   });
   return { ...page, items: page.items.map(userView) };
 };
@@ -266,9 +267,29 @@ export interface UserUpdate {
 const defined = <T extends object>(value: T): Partial<T> =>
   Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 
+/** The same answer for a missing user and one the caller may not read; it names no id, the caller's or anyone's. */
+const userNotFound = () => new NotFoundError('The user does not exist.');
+
+/** The user, if the caller holds `permission` on them; a user the caller may not even read is answered as missing. */
+const requireVisibleUser = async (
+  caller: Caller,
+  orgId: string,
+  userId: string,
+  permission: PermissionName,
+): Promise<UserRecord> => {
+  const target = await requireUser(orgId, userId).catch((error: unknown) => {
+    throw error instanceof NotFoundError ? userNotFound() : error;
+  });
+  asIfMissing(
+    () => requirePermission(caller, permission, userAttributes(target)),
+    userNotFound,
+    () => hasPermission(caller, 'User:GetUserInfo', userAttributes(target)),
+  );
+  return target;
+};
+
 export const updateUserFor = async (caller: Caller, orgId: string, userId: string, update: UserUpdate): Promise<void> => {
-  const target = await requireUser(orgId, userId);
-  requirePermission(caller, 'User:UpdateUserInfo', userAttributes(target));
+  const target = await requireVisibleUser(caller, orgId, userId, 'User:UpdateUserInfo');
   const preferenceChanges = defined({
     enable_response_recommendation: update.enable_response_recommendation,
     preferred_language: update.preferred_language,
@@ -291,8 +312,7 @@ export const updateUserFor = async (caller: Caller, orgId: string, userId: strin
 };
 
 export const deleteUserFor = async (caller: Caller, orgId: string, userId: string): Promise<void> => {
-  const target = await requireUser(orgId, userId);
-  requirePermission(caller, 'User:DeleteUser', userAttributes(target));
+  const target = await requireVisibleUser(caller, orgId, userId, 'User:DeleteUser');
   await requireOutranksUser(caller, orgId, target, 'delete');
   await deleteUser(orgId, target);
   forgetPrincipals(orgId, userId);

@@ -21,6 +21,7 @@ import { addRegionalStacks } from '../../infra/stacks/regional-stacks';
 import { endpointGroups, type Operation } from '#shared/kernel/operation';
 import { canonicalResourcePaths } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
+import { businessMetric } from '#shared/aws/business-metrics';
 import { globalIndexes, tableKeys } from '#shared/data/table-definition';
 import { queueDefinitions } from '#shared/kernel/queues';
 
@@ -305,7 +306,7 @@ describe('platform stack', () => {
     });
   });
 
-  it('has a dashboard per endpoint group and queue, DLQ alarms and a 5xx-rate alarm', () => {
+  it('has a dashboard with a business row and a row per endpoint group and queue, DLQ alarms and a 5xx-rate alarm', () => {
     const [, dashboard] = onlyOne(template.findResources('AWS::CloudWatch::Dashboard'));
     const body = JSON.stringify(dashboard.Properties.DashboardBody);
     for (const group of groupsInUse) {
@@ -314,6 +315,13 @@ describe('platform stack', () => {
       expect(body).toContain(`${group}: latency`);
     }
     for (const { worker } of queueDefinitions) expect(body).toContain(`${worker}: dead-letter queue`);
+    for (const title of ['Conversations started', 'Interactions', 'Analyses completed', 'Tool calls', 'Error responses by kind', '5xx responses']) {
+      expect(body).toContain(title);
+    }
+    // A search over the functions' namespace per business metric, whichever function emits it.
+    for (const metricName of Object.values(businessMetric)) {
+      expect(body).toMatch(new RegExp(`SEARCH\\('\\{ClassicApi,[a-z,]*service\\} MetricName=\\W+${metricName}\\W`));
+    }
 
     template.resourceCountIs('AWS::CloudWatch::Alarm', queueDefinitions.length + 1);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {

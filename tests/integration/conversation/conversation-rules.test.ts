@@ -202,7 +202,9 @@ describe('interact-with-conversation', () => {
     expect(JSON.parse(empty.text).detail).toBe('The user message is empty.');
     expect(voice.status).toBe(400);
     expect(JSON.parse(voice.text).detail).toMatch(/speech-to-text provider/);
-    expect(foreign.status).toBe(403);
+    // Someone else's conversation is answered as a missing one (no existence oracle).
+    expect(foreign.status).toBe(404);
+    expect(foreign.text).toBe(unknown.text.replace('d'.repeat(24), conversationId));
     expect(unknown.status).toBe(404);
   });
 
@@ -241,7 +243,8 @@ describe('finish-conversation', () => {
     const second = await finish(user);
 
     // Assess
-    expect(refused.status).toBe(403);
+    // Someone else's conversation is answered as a missing one (no existence oracle).
+    expect(refused.status).toBe(404);
     expect(first.status).toBe(204);
     expect(second.status).toBe(409);
     const next = await startConversation(user, { service_id: serviceId });

@@ -186,7 +186,7 @@ describe('get-service-hierarchical-state-machine-versions', () => {
 });
 
 describe('get-service-hierarchical-state-machines', () => {
-  it('accepts limit 0 as the largest page and filters by deprecated', async () => {
+  it('filters by deprecated', async () => {
     // Prepare
     const [kept, deleted] = [await createStateMachine(session), await createStateMachine(session)];
     await api(machinePath(deleted), { method: 'DELETE', token: session.token });
@@ -194,12 +194,21 @@ describe('get-service-hierarchical-state-machines', () => {
     // Act
     const response = await api(machinesPath(), {
       token: session.token,
-      query: { id: [kept, deleted], deprecated: false, limit: 0 },
+      query: { id: [kept, deleted], deprecated: false },
     });
 
     // Assess
     expect(response.status).toBe(200);
     expect(response.body.service_hierarchical_state_machines.map((machine: { id: string }) => machine.id)).toEqual([kept]);
+  });
+
+  it('rejects a limit of 0 with 422', async () => {
+    // Act
+    const response = await api(machinesPath(), { token: session.token, query: { limit: 0 } });
+
+    // Assess
+    expect(response.status).toBe(422);
+    expect(response.body.detail[0].loc).toEqual(['query', 'limit']);
   });
 
   it('omits the machines the caller has no Organization:GetServiceHierarchicalStateMachine grant on', async () => {

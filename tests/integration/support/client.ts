@@ -1,10 +1,11 @@
 import { inject } from 'vitest';
-import type { PlatformCredentials } from '../../../infra/local/platform';
+import type { Platform, PlatformCredentials } from '../../../infra/local/platform';
 
 export interface Harness {
   baseUrl: string;
   credentials: PlatformCredentials;
   outboxDir: string;
+  table: Platform['table'];
   /** The platform's local AWS settings, for tests that look at its queues and bucket. */
   awsEnv: Record<string, string>;
 }

@@ -24,6 +24,7 @@ export default async function setup(project: TestProject) {
     baseUrl: platform.baseUrl,
     credentials: platform.credentials,
     outboxDir: platform.outboxDir,
+    table: platform.table,
     awsEnv: platform.awsEnv,
   };
   project.provide('harness', harness);

@@ -16,7 +16,7 @@ export interface Session {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Signs in with an API key, waiting out the sign-in rate limit (5 per minute per key and user). */
+/** Signs in with an API key, waiting out the sign-in rate limit should a test exhaust its burst. */
 export const signIn = async (orgId: string, apiKeyId: string, apiKey: string, userId: string): Promise<Session> => {
   for (let attempt = 0; ; attempt += 1) {
     const response = await api(`/v1/${orgId}/user/signin_with_api_key`, {

@@ -65,15 +65,55 @@ describe('sign-in-with-api-key', () => {
     expect(response.status).toBe(403);
   });
 
-  it('allows 5 sign-ins per minute per key and user (429 after)', async () => {
+  it('signs in 30 times in a row, as SDK clients created one after another do', async () => {
+    // Prepare
     const user = await createUserSession(superAdmin, 'DefaultUserRole');
+    const rightKey = { 'x-api-key': key.api_key, 'x-api-key-id': key.api_key_id, 'x-user-id': user.userId };
+
+    // Act: createUserSession signed in once already.
     const statuses: number[] = [];
-    for (let index = 0; index < 5; index += 1) {
-      statuses.push((await signInWith({ 'x-api-key': key.api_key, 'x-api-key-id': key.api_key_id, 'x-user-id': user.userId })).status);
-    }
-    // createUserSession signed in once already.
-    expect(statuses.slice(0, 4)).toEqual([200, 200, 200, 200]);
-    expect(statuses[4]).toBe(429);
+    for (let index = 0; index < 29; index += 1) statuses.push((await signInWith(rightKey)).status);
+    const thirtyFirst = await signInWith(rightKey);
+
+    // Assess
+    expect(statuses).toEqual(Array.from({ length: 29 }, () => 200));
+    expect(thirtyFirst.status).toBe(429);
+    expect(thirtyFirst.headers.get('x-ratelimit-limit')).toBe('30');
+    expect(Number(thirtyFirst.headers.get('retry-after'))).toBe(12);
+  });
+
+  it('answers 401 to a wrong key right after 30 sign-ins', async () => {
+    // Prepare
+    const user = await createUserSession(superAdmin, 'DefaultUserRole');
+    const rightKey = { 'x-api-key': key.api_key, 'x-api-key-id': key.api_key_id, 'x-user-id': user.userId };
+    for (let index = 0; index < 29; index += 1) await signInWith(rightKey);
+
+    // Act
+    const response = await signInWith({ ...rightKey, 'x-api-key': 'wrong' });
+
+    // Assess
+    expect(response.status).toBe(401);
+  });
+
+  it('answers 429 to the sixth wrong secret for a key from one source, even with the right secret', async () => {
+    // Prepare: a key of its own, so no other test shares its failure budget.
+    const user = await createUserSession(superAdmin, 'DefaultUserRole');
+    const ownKey = await api(`/v1/${orgId}/organization/api_key/`, {
+      method: 'POST',
+      token: superAdmin.token,
+      body: { duration: 'P1D', role_name: 'DefaultUserRole' },
+    });
+    const attempt = { 'x-api-key-id': ownKey.body.api_key_id, 'x-user-id': user.userId };
+    const failures: number[] = [];
+    for (let index = 0; index < 5; index += 1) failures.push((await signInWith({ ...attempt, 'x-api-key': 'wrong' })).status);
+
+    // Act
+    const locked = await signInWith({ ...attempt, 'x-api-key': ownKey.body.api_key });
+
+    // Assess
+    expect(failures).toEqual([401, 401, 401, 401, 401]);
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
   it('requires the three headers (422)', async () => {

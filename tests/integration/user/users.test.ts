@@ -166,12 +166,14 @@ describe('update-user-info', () => {
     expect((await update({ timezone: 'Nowhere/City' })).status).toBe(422);
   });
 
-  it('lets a default user update only themselves (403) and answers 404 for an unknown user', async () => {
+  it('lets a default user update only themselves, answering for a user they cannot see as for an unknown one (404)', async () => {
     const user = await createUserSession(superAdmin, 'DefaultUserRole');
     const other = await api(`/v1/${orgId}/user/${superAdmin.userId}`, { method: 'POST', token: user.token, body: { first_name: 'x' } });
-    expect(other.status).toBe(403);
-    const unknown = await api(`/v1/${orgId}/user/${'a'.repeat(24)}`, { method: 'POST', token: superAdmin.token, body: {} });
-    expect(unknown.status).toBe(404);
+    const unknown = await api(`/v1/${orgId}/user/${'a'.repeat(24)}`, { method: 'POST', token: user.token, body: { first_name: 'x' } });
+    expect(other.status).toBe(404);
+    expect(other.text).toBe(unknown.text);
+    const unknownToAdmin = await api(`/v1/${orgId}/user/${'a'.repeat(24)}`, { method: 'POST', token: superAdmin.token, body: {} });
+    expect(unknownToAdmin.status).toBe(404);
   });
 });
 

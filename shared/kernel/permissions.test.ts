@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ForbiddenError } from './errors';
-import { type Caller, filterPermitted, hasPermission, type PermissionGrant, requirePermission } from './caller';
+import { ConflictError, ForbiddenError, NotFoundError } from './errors';
+import type { Caller, PermissionGrant } from './caller';
+import { allPermissionNames, asIfMissing, filterPermitted, hasPermission, requirePermission } from './permissions';
 
 const callerWith = (grants: PermissionGrant[]): Caller => ({
   userId: 'u1',
@@ -55,5 +56,45 @@ describe('requirePermission and filterPermitted', () => {
     const caller = callerWith([allow('Organization:GetAgent', { id: { type: 'Equals', value: 'a1' } })]);
     const records = [{ id: 'a1' }, { id: 'a2' }];
     expect(filterPermitted(caller, 'Organization:GetAgent', records, (record) => record)).toEqual([{ id: 'a1' }]);
+  });
+});
+
+describe('permission names', () => {
+  it('lists every catalogued name as Group:Operation', () => {
+    expect(allPermissionNames).toContain('Organization:GetAgent');
+    expect(allPermissionNames).toContain('Admin:SqlQuery');
+    expect(allPermissionNames.every((name) => /^[A-Za-z]+:[A-Za-z]+$/.test(name))).toBe(true);
+  });
+
+  it('fails the build for a name outside the catalog or a wildcard', () => {
+    // `tsc --noEmit` checks these calls; they are not run.
+    const compileTimeChecks = (caller: Caller) => [
+      // @ts-expect-error not a catalogued permission
+      hasPermission(caller, 'Organization:GetAgents'),
+      // @ts-expect-error checks name one permission; wildcards belong in grants
+      requirePermission(caller, 'Service:*'),
+    ];
+    expect(compileTimeChecks).toBeTypeOf('function');
+  });
+});
+
+describe('asIfMissing', () => {
+  const missing = () => new NotFoundError('Conversation c1 does not exist.');
+
+  it('answers a refused caller exactly as for a missing record', () => {
+    // Act
+    const refused = () => asIfMissing(() => requirePermission(callerWith([]), 'Conversation:GetConversation'), missing);
+
+    // Assess
+    expect(refused).toThrow(new NotFoundError('Conversation c1 does not exist.'));
+  });
+
+  it('lets a permitted caller through and passes other errors on', () => {
+    expect(() => asIfMissing(() => undefined, missing)).not.toThrow();
+    expect(() =>
+      asIfMissing(() => {
+        throw new ConflictError('busy');
+      }, missing),
+    ).toThrow(ConflictError);
   });
 });

@@ -1,20 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { interactEvent } from '../../events/stream-events';
-import type { AgentVersionContent } from '../agent/schemas';
-import { createDeterministicModel } from '../llm/deterministic-model';
-import type { LlmProvider } from '../llm/provider';
-import { sampleStateMachineVersion } from '../state-machine/fixtures';
-import type { StateMachineVersionBody } from '../state-machine/schemas';
-import {
-  type EngineDependencies,
-  type EngineEvent,
-  type EngineSession,
-  EngineCapabilityError,
-  type HistoryEntry,
-  runTurn,
-  type TurnOutcome,
-} from './engine';
-import { toolCallStateMachineVersion } from './fixtures';
+import { interactEvent } from '../../../events/stream-events';
+import type { AgentVersionContent } from '../../agent/schemas';
+import { createDeterministicModel } from '../../llm/deterministic-model';
+import type { LlmProvider } from '../../llm/provider';
+import { sampleStateMachineVersion } from '../../state-machine/fixtures';
+import type { StateMachineVersionBody } from '../../state-machine/schemas';
+import { type EngineDependencies, type EngineEvent, type EngineSession, type HistoryEntry, type TurnOutcome } from './contracts';
+import { EngineCapabilityError } from './errors';
+import { runTurn } from './turn';
+import { toolCallStateMachineVersion } from '../fixtures';
 
 const agent: Pick<AgentVersionContent, 'identity' | 'background' | 'behaviors' | 'communication_patterns'> = {
   identity: {

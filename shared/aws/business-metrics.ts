@@ -1,0 +1,50 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { metrics } from './observability';
+
+/**
+ * The platform's business metrics, published as CloudWatch EMF in the functions' metrics
+ * namespace with the emitting function's `service` dimension. The dashboard
+ * (`infra/constructs/observability.ts`) graphs them by these names.
+ */
+export const businessMetric = {
+  conversationsStarted: 'ConversationsStarted',
+  interactions: 'Interactions',
+  analysesCompleted: 'AnalysesCompleted',
+  toolCalls: 'ToolCalls',
+  /** Every error response, with dimensions `error` (the error class) and `status`. */
+  errorResponses: 'ErrorResponses',
+  /** 5xx responses alone, without the per-kind dimensions, to graph and alarm on directly. */
+  serverErrorResponses: 'ServerErrorResponses',
+} as const;
+
+/** Dimension names of `ErrorResponses`. */
+export const errorDimensions = ['error', 'status'] as const;
+
+/**
+ * Each count is published at once as its own EMF record rather than buffered until the
+ * middleware flushes: a streaming response goes on after its handler returned (and the
+ * flush ran), and per-metric dimensions would otherwise apply to everything in the buffer.
+ */
+const count = (name: string, dimensions: Record<string, string> = {}): void => {
+  const single = metrics.singleMetric();
+  for (const [dimension, value] of Object.entries(dimensions)) single.addDimension(dimension, value);
+  single.addMetric(name, MetricUnit.Count, 1);
+};
+
+/** A conversation was stored (its opening turn follows). */
+export const countConversationStarted = (): void => count(businessMetric.conversationsStarted);
+
+/** A turn of a conversation was committed, the opening one included. */
+export const countInteraction = (): void => count(businessMetric.interactions);
+
+/** The post-conversation analysis of a conversation completed (counted once per conversation). */
+export const countAnalysisCompleted = (): void => count(businessMetric.analysesCompleted);
+
+/** A tool was called; the `callTool` extension of the engine (`EngineExtensions`) counts each call it makes. */
+export const countToolCall = (): void => count(businessMetric.toolCalls);
+
+/** An error response of the HTTP API, by error class and status; 5xx are also counted on their own. */
+export const countErrorResponse = (error: string, status: number): void => {
+  count(businessMetric.errorResponses, { error, status: String(status) });
+  if (status >= 500) count(businessMetric.serverErrorResponses);
+};

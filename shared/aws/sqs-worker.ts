@@ -1,0 +1,60 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { z } from 'zod';
+import { requireFunctionSettings } from '../kernel/config';
+import type { WorkerName } from '../kernel/operation';
+import { logger, metrics, tracer } from './observability';
+
+/** Every queue message names the organization it belongs to (see `events/queue-messages.ts`). */
+type QueueMessageSchema = z.ZodType<{ org_id: string }>;
+
+/** Does the work of one message; throwing returns the message to the queue. */
+export type ConsumeMessage<S extends QueueMessageSchema> = (message: z.output<S>, record: SQSRecord) => Promise<void>;
+
+/**
+ * The Lambda handler of a queue worker (`functions/workers/<worker>.ts`): each record's body
+ * is parsed with the queue's message schema and handed to `consume`.
+ *
+ * A record that fails, including one whose message does not parse, is logged and re-thrown,
+ * so only it is reported in the partial batch response: it returns to the queue, is retried,
+ * and after the queue's maxReceiveCount lands in its dead-letter queue, whose alarm fires.
+ * Consumers must therefore be idempotent. A batch whose every record fails fails the
+ * invocation (Powertools' default), which counts in the function's error metric.
+ *
+ * Records are processed one after the other: the organization id is appended to the one
+ * process-wide logger, so records in flight together would mislabel each other's log lines.
+ * Concurrency comes from concurrent invocations (the queue's `maxConcurrency`).
+ */
+export const sqsWorker = <S extends QueueMessageSchema>(worker: WorkerName, schema: S, consume: ConsumeMessage<S>) => {
+  // A misconfigured worker fails its cold start rather than its first message.
+  requireFunctionSettings();
+  const processor = new BatchProcessor(EventType.SQS);
+
+  const processRecord = async (record: SQSRecord): Promise<void> => {
+    logger.removeKeys(['org_id']);
+    logger.appendKeys({ message_id: record.messageId });
+    try {
+      const message = schema.parse(JSON.parse(record.body));
+      logger.appendKeys({ org_id: message.org_id });
+      await consume(message, record);
+    } catch (error) {
+      logger.error('queue message failed; it returns to the queue', {
+        error: error as Error,
+        receive_count: record.attributes.ApproximateReceiveCount,
+      });
+      throw error;
+    }
+  };
+
+  return middy(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    logger.appendKeys({ worker });
+    return processPartialResponse(event, processRecord, processor, { context, processInParallel: false });
+  })
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics));
+};

@@ -1,0 +1,218 @@
+import type { z } from 'zod';
+import { type GlobalIndexName, globalIndexes, tableKeys } from './table-definition';
+import { batchGetItems, erasePartition, getItem, type Item, type PrimaryKey, type QuerySpec, type TransactItem } from './table';
+
+/**
+ * Every entity of the table is declared once with `defineEntity`, in the manner of ElectroDB:
+ * its key token and schema, its key builders (the organization always first), its indexes,
+ * its uniqueness guards and its eraser. This is the only place a key string is built: every
+ * partition key is `ORG#{orgId}#{TOKEN}` followed by the entity's partition parts, so an
+ * organization's data is exactly what starts with `ORG#{orgId}#`.
+ */
+
+/** Parts of a partition key after `ORG#{orgId}#{TOKEN}`, each joined with `#`. */
+export type KeyParts = readonly string[];
+
+/** A sort key range of a query, relative to the entity's sort key prefix. */
+export interface SortRange {
+  /** `begins_with` on the sort key. */
+  prefix?: string;
+  /** Inclusive range on the sort key. */
+  between?: [string, string];
+  forward?: boolean;
+}
+
+/** An index of records `R`; its partition is chosen by `P`, which every record must give. */
+export interface IndexDeclaration<R, P> {
+  index: GlobalIndexName;
+  /** Parts of the index's partition key; none: the entity's whole partition `ORG#{orgId}#{TOKEN}`. */
+  partition?: (of: P) => KeyParts;
+  sort: (record: R) => string;
+}
+
+/** A uniqueness guard: one item per value, written with its record under `attribute_not_exists(pk)`. */
+export interface GuardDeclaration<R> {
+  token: string;
+  /** The guarded value of a record. */
+  value: (record: R) => string;
+  /** The guard's sort key for a value (normalized, bounded); the value itself by default. */
+  sort?: (value: string) => string;
+  /** What the guard item records, e.g. which record holds the value. */
+  holds: (record: R) => Item;
+}
+
+interface CommonDeclaration<S extends z.ZodType, P, K, I, G extends string> {
+  /** The `entity` attribute of its items and its name in the catalog. */
+  name: string;
+  /** Parses a stored item (table attributes removed). */
+  schema: S;
+  /** Parts of the partition key after the token; none: one partition per organization. */
+  partition?: (of: P) => KeyParts;
+  /** Starts every sort key, so entities sharing a partition can be queried apart. */
+  sortPrefix?: string;
+  sort: (of: K) => string;
+  /** Secondary indexes by access-pattern name. */
+  indexes?: { [N in keyof I]: IndexDeclaration<z.input<S>, I[N]> };
+  guards?: Record<G, GuardDeclaration<z.input<S>>>;
+}
+
+export type EntityDeclaration<S extends z.ZodType, P, K, I, G extends string> = CommonDeclaration<S, P, K, I, G> &
+  (
+    | {
+        /** Uppercase token after `ORG#{orgId}#`, distinct per entity. */
+        token: string;
+        /**
+         * Erases the organization's items (idempotent: organization deletion repeats until it
+         * succeeds). By default the partition `ORG#{orgId}#{TOKEN}` and the guards' partitions;
+         * entities with partition parts must say how to find their partitions.
+         */
+        erase?: (orgId: string) => Promise<void>;
+      }
+    | {
+        /** Lives in the partitions of another entity (a collection): same token, erased with it. */
+        within: { token: string };
+      }
+  );
+
+/** Attributes that exist for the table's sake and never leave the data layer. */
+const keyAttributes = new Set<string>([
+  tableKeys.partitionKey,
+  tableKeys.sortKey,
+  'entity',
+  ...globalIndexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+]);
+
+const withoutKeys = (item: Item): Item =>
+  Object.fromEntries(Object.entries(item).filter(([name]) => !keyAttributes.has(name)));
+
+const partitionKeyOf = (orgId: string, token: string, parts: KeyParts = []): string =>
+  [`ORG#${orgId}#${token}`, ...parts].join('#');
+
+export const defineEntity = <
+  S extends z.ZodType,
+  P = unknown,
+  K = unknown,
+  I = Record<never, never>,
+  G extends string = never,
+>(
+  declaration: EntityDeclaration<S, P, K, I, G>,
+) => {
+  type Stored = z.input<S>;
+  type Parsed = z.output<S>;
+  const { name, schema } = declaration;
+  const token = 'within' in declaration ? declaration.within.token : declaration.token;
+  const sortPrefix = declaration.sortPrefix ?? '';
+  // Every record gives each index's partition input (`P` of its declaration), so a record may stand for it.
+  const indexes = (declaration.indexes ?? {}) as Record<string, IndexDeclaration<Stored, Stored>>;
+  const guards: Record<string, GuardDeclaration<Stored>> = declaration.guards ?? {};
+  const partitionParts = (of: P): KeyParts => declaration.partition?.(of) ?? [];
+
+  const partition = (orgId: string, of: P): string => partitionKeyOf(orgId, token, partitionParts(of));
+  const key = (orgId: string, of: P & K): PrimaryKey => ({
+    pk: partition(orgId, of),
+    sk: `${sortPrefix}${declaration.sort(of)}`,
+  });
+  const parse = (item: Item): Parsed => schema.parse(withoutKeys(item));
+
+  const guardOf = (guard: G): GuardDeclaration<Stored> => guards[guard] as GuardDeclaration<Stored>;
+  const guardKey = (orgId: string, guard: G, value: string): PrimaryKey => {
+    const declared = guardOf(guard);
+    return { pk: partitionKeyOf(orgId, declared.token), sk: declared.sort?.(value) ?? value };
+  };
+
+  const rangeOf = (range: SortRange, prefix: string): Omit<QuerySpec, 'partition'> => ({
+    ...(range.between
+      ? { sortBetween: [`${prefix}${range.between[0]}`, `${prefix}${range.between[1]}`] as [string, string] }
+      : prefix !== '' || range.prefix !== undefined
+        ? { sortPrefix: `${prefix}${range.prefix ?? ''}` }
+        : {}),
+    forward: range.forward,
+  });
+
+  if (!('within' in declaration) && declaration.partition && !declaration.erase) {
+    throw new Error(`entity ${name} has a partition per record: declare how to erase them`);
+  }
+  const defaultErase = async (orgId: string): Promise<void> => {
+    for (const guard of Object.values(guards)) await erasePartition(partitionKeyOf(orgId, guard.token));
+    await erasePartition(partitionKeyOf(orgId, token));
+  };
+  const erase =
+    'within' in declaration ? async (): Promise<void> => undefined : (declaration.erase ?? defaultErase);
+
+  /** The item to write for a record: its keys, `entity`, the record and its index attributes. */
+  const item = (orgId: string, record: Stored & P & K): Item & PrimaryKey => ({
+    ...key(orgId, record),
+    entity: name,
+    ...(record as Item),
+    ...Object.fromEntries(
+      Object.values(indexes).flatMap(({ index, partition: parts, sort }) => {
+        const definition = globalIndexes.find((candidate) => candidate.indexName === index);
+        if (!definition) throw new Error(`unknown index ${index}`);
+        return [
+          [definition.partitionKey, partitionKeyOf(orgId, token, parts?.(record) ?? [])],
+          [definition.sortKey, sort(record)],
+        ];
+      }),
+    ),
+  });
+
+  return {
+    name,
+    token,
+    key,
+    partition,
+    /** A record's sort key without the entity's prefix, for query ranges. */
+    sortOf: declaration.sort,
+    parse,
+    item,
+
+    /** The transaction item writing a new record; fails when the key is taken. */
+    create: (orgId: string, record: Stored & P & K): TransactItem => ({
+      Put: { Item: item(orgId, record), ConditionExpression: 'attribute_not_exists(pk)' },
+    }),
+
+    get: async (orgId: string, of: P & K, consistent = false): Promise<Parsed | undefined> => {
+      const stored = await getItem(key(orgId, of), consistent);
+      return stored ? parse(stored) : undefined;
+    },
+
+    /** The records of `keys` that exist, in the order asked. */
+    getMany: async (orgId: string, keys: readonly (P & K)[]): Promise<Parsed[]> =>
+      (await batchGetItems(keys.map((of) => key(orgId, of)))).map(parse),
+
+    /** A query of one partition of the entity, limited to its sort key prefix. */
+    query: (orgId: string, of: P, range: SortRange = {}): QuerySpec => ({
+      partition: partition(orgId, of),
+      ...rangeOf(range, sortPrefix),
+    }),
+
+    /** A query of one of the entity's indexes. */
+    queryIndex: <N extends keyof I & string>(orgId: string, name: N, of: I[N], range: SortRange = {}): QuerySpec => {
+      const declared = indexes[name] as unknown as IndexDeclaration<Stored, I[N]>;
+      return {
+        index: declared.index,
+        partition: partitionKeyOf(orgId, token, declared.partition?.(of) ?? []),
+        ...rangeOf(range, ''),
+      };
+    },
+
+    guardKey,
+
+    /** The transaction item claiming a record's guarded value; fails when another record holds it. */
+    guardPut: (orgId: string, guard: G, record: Stored): TransactItem => {
+      const declared = guardOf(guard);
+      return {
+        Put: {
+          Item: { ...guardKey(orgId, guard, declared.value(record)), entity: `${name}-${guard}`, ...declared.holds(record) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      };
+    },
+
+    /** Erases the organization's items of this entity. */
+    erase,
+  };
+};
+
+/** What the catalog needs of an entity. */
+export type Entity = Pick<ReturnType<typeof defineEntity>, 'name' | 'erase'>;

@@ -1,0 +1,62 @@
+import { ValidationError, type ValidationIssue } from '../kernel/errors';
+import { reservedMapKeys } from '../kernel/schemas';
+
+/**
+ * What DynamoDB (through the AWS SDK's marshaller) stores faithfully, checked on every JSON
+ * body before its schema sees it, so free-form maps (grant conditions, LLM parameters, tags)
+ * are refused with a 422 naming the field instead of failing the write with a 500 or being
+ * altered on the way:
+ * - numbers: the marshaller refuses integers beyond ±(2^53−1); DynamoDB refuses magnitudes
+ *   below 1e-130;
+ * - nesting: DynamoDB allows 32 levels per item, and a body is stored a few levels down;
+ * - keys: DynamoDB refuses empty map keys, and `__proto__`, `constructor` and `prototype`
+ *   change or break plain objects (a `__proto__` condition would vanish, widening a grant).
+ */
+export const maxBodyDepth = 16;
+const smallestStorableMagnitude = 1e-130;
+
+const numberProblem = (value: number): string | undefined => {
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER) return 'Numbers must lie between -(2^53-1) and 2^53-1.';
+  if (value !== 0 && Math.abs(value) < smallestStorableMagnitude) return 'Non-zero numbers must be at least 1e-130 in magnitude.';
+  return undefined;
+};
+
+const keyProblem = (key: string): string | undefined => {
+  if (key === '') return 'Keys must not be empty.';
+  if (reservedMapKeys.has(key)) return `'${key}' is a reserved key.`;
+  return undefined;
+};
+
+export const unstorableIssues = (root: unknown): ValidationIssue[] => {
+  const issues: ValidationIssue[] = [];
+  const visit = (value: unknown, loc: (string | number)[]) => {
+    if (typeof value === 'number') {
+      const problem = numberProblem(value);
+      if (problem) issues.push({ loc, msg: problem, type: 'value_error' });
+      return;
+    }
+    if (value === null || typeof value !== 'object') return;
+    if (loc.length > maxBodyDepth) {
+      issues.push({ loc, msg: `Values may be nested at most ${maxBodyDepth} levels deep.`, type: 'value_error' });
+      return;
+    }
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => visit(item, [...loc, index]));
+      return;
+    }
+    for (const [key, item] of Object.entries(value)) {
+      const problem = keyProblem(key);
+      if (problem) issues.push({ loc: [...loc, key], msg: problem, type: 'value_error' });
+      else visit(item, [...loc, key]);
+    }
+  };
+  visit(root, ['body']);
+  return issues;
+};
+
+/** The body as parsed, or a 422 listing every value that could not be stored as given. */
+export const requireStorable = <T>(body: T): T => {
+  const issues = unstorableIssues(body);
+  if (issues.length > 0) throw new ValidationError(issues);
+  return body;
+};

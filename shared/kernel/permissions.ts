@@ -1,0 +1,164 @@
+import type { Caller, PermissionCondition, PermissionGrant } from './caller';
+import { ForbiddenError, type NotFoundError } from './errors';
+
+/**
+ * Every permission name the reference checks, by group. Domain functions check these names with
+ * `requirePermission` / `hasPermission` / `filterPermitted`; the default roles grant them. Names an
+ * operation invents later are still covered by the group wildcards (`Tool:*`) of the roles
+ * that hold the whole group.
+ */
+export const permissionCatalog = {
+  Organization: [
+    'GetOrganizationDetails',
+    'CreateOrganization',
+    'ModifyOrganization',
+    'DeleteOrganization',
+    'GetAPIKey',
+    'CreateAPIKey',
+    'DeleteAPIKey',
+    'GetAgent',
+    'CreateAgent',
+    'CreateAgentVersion',
+    'DeleteAgent',
+    'GetServiceHierarchicalStateMachine',
+    'CreateServiceHierarchicalStateMachine',
+    'CreateServiceHierarchicalStateMachineVersion',
+    'DeleteServiceHierarchicalStateMachine',
+  ],
+  Service: ['GetService', 'CreateService', 'UpdateService', 'GetVersionSet', 'CreateVersionSet', 'UpdateVersionSet', 'DeleteVersionSet'],
+  Conversation: [
+    'GetConversation',
+    'CreateConversation',
+    'InteractWithConversation',
+    'FinishConversation',
+    'ModifyConversation',
+    'GetMessage',
+    'GetInteractionInsights',
+    'GetRecommendedResponses',
+  ],
+  User: ['GetUserInfo', 'InviteUser', 'UpdateUserInfo', 'DeleteUser', 'GetUserModel'],
+  Role: ['GetRole', 'CreateRole', 'ModifyRole', 'GetTemporaryPermissionGrant', 'CreateTemporaryPermissionGrant'],
+  Tool: ['CreateTool', 'ModifyTool', 'DeleteTool', 'InvokeTool'],
+  Metric: ['GetMetric', 'CreateMetric', 'ModifyMetric', 'DeleteMetric', 'EvaluateMetric', 'GetMetricEvaluationResult'],
+  Simulation: [
+    'GetSimulationPersona',
+    'CreateSimulationPersona',
+    'ModifySimulationPersona',
+    'DeleteSimulationPersona',
+    'GetSimulationScenario',
+    'CreateSimulationScenario',
+    'ModifySimulationScenario',
+    'DeleteSimulationScenario',
+    'GetSimulationUnitTest',
+    'CreateSimulationUnitTest',
+    'ModifySimulationUnitTest',
+    'DeleteSimulationUnitTest',
+    'GetSimulationUnitTestSet',
+    'CreateSimulationUnitTestSet',
+    'ModifySimulationUnitTestSet',
+    'DeleteSimulationUnitTestSet',
+    'GetSimulationUnitTestSetRun',
+    'CreateSimulationUnitTestSetRun',
+    'CancelSimulationUnitTestSetRun',
+  ],
+  Webhook: [
+    'GetWebhookDestination',
+    'CreateWebhookDestination',
+    'UpdateWebhookDestination',
+    'DeleteWebhookDestination',
+    'GetWebhookDeliveries',
+  ],
+  DynamicBehaviorInstruction: [
+    'GetDynamicBehaviorInstruction',
+    'CreateDynamicBehaviorInstruction',
+    'UpdateDynamicBehaviorInstruction',
+    'DeleteDynamicBehaviorInstruction',
+  ],
+  Admin: ['GetModels', 'GetPromptLogs', 'SqlQuery'],
+} as const;
+
+export type PermissionGroup = keyof typeof permissionCatalog;
+
+/** A catalogued permission as checks name it. Grants stored in roles are strings that may hold wildcards. */
+export type PermissionName = { [G in PermissionGroup]: `${G}:${(typeof permissionCatalog)[G][number]}` }[PermissionGroup];
+
+/** Every catalogued name as `Group:Operation`. */
+export const allPermissionNames = Object.entries(permissionCatalog).flatMap(([group, names]) =>
+  names.map((name) => `${group}:${name}`),
+) as readonly PermissionName[];
+
+/** Attributes of the record a permission is checked against (for grant conditions). */
+export type ResourceAttributes = Record<string, unknown>;
+
+export const nameMatches = (pattern: string, permission: string): boolean => {
+  if (pattern === '*' || pattern === permission) return true;
+  if (pattern.endsWith(':*')) return permission.startsWith(pattern.slice(0, -1));
+  return false;
+};
+
+const conditionHolds = (condition: PermissionCondition, actual: unknown): boolean => {
+  switch (condition.type) {
+    case 'Equals':
+      return Array.isArray(actual) ? actual.includes(condition.value) : actual === condition.value;
+    case 'NotEquals':
+      return Array.isArray(actual) ? !actual.includes(condition.value) : actual !== condition.value;
+    case 'In': {
+      const values = condition.values ?? condition.value;
+      return Array.isArray(values) && values.includes(actual);
+    }
+    default:
+      // An unknown condition type never grants (and never denies) anything.
+      return false;
+  }
+};
+
+/**
+ * A grant applies when its permission name matches and every condition holds for the
+ * record. Conditions name record attributes; the special value `$caller.user_id` refers
+ * to the caller, so `{ user_id: { type: 'Equals', value: '$caller.user_id' } }` limits a
+ * grant to the caller's own records.
+ */
+const grantApplies = (grant: PermissionGrant, permission: PermissionName, attributes: ResourceAttributes, caller: Caller) =>
+  nameMatches(grant.permission_name, permission) &&
+  Object.entries(grant.conditions ?? {}).every(([name, condition]) => {
+    const expected =
+      condition.value === '$caller.user_id'
+        ? { ...condition, value: caller.userId }
+        : condition.value === '$caller.org_id'
+          ? { ...condition, value: caller.homeOrgId }
+          : condition;
+    return conditionHolds(expected, attributes[name]);
+  });
+
+/** Deny wins over Allow; nothing granted means denied. */
+export const hasPermission = (caller: Caller, permission: PermissionName, attributes: ResourceAttributes = {}): boolean => {
+  const applicable = caller.grants.filter((grant) => grantApplies(grant, permission, attributes, caller));
+  return applicable.some((grant) => grant.action === 'Allow') && !applicable.some((grant) => grant.action === 'Deny');
+};
+
+export const requirePermission = (caller: Caller, permission: PermissionName, attributes: ResourceAttributes = {}): void => {
+  if (!hasPermission(caller, permission, attributes)) {
+    throw new ForbiddenError(`Missing required permission ${permission}.`);
+  }
+};
+
+/**
+ * Runs a permission check on an addressed record so that a caller it refuses gets exactly the
+ * answer for a record that does not exist: refusing with 403 would tell them it exists. A
+ * caller for whom the record is `visible` (who may read it) knows it exists and gets the 403.
+ */
+export const asIfMissing = (check: () => void, missing: () => NotFoundError, visible: () => boolean = () => false): void => {
+  try {
+    check();
+  } catch (error) {
+    throw error instanceof ForbiddenError && !visible() ? missing() : error;
+  }
+};
+
+/** Keeps the records the caller may see ("filtered" list operations). */
+export const filterPermitted = <T>(
+  caller: Caller,
+  permission: PermissionName,
+  records: T[],
+  attributesOf: (record: T) => ResourceAttributes,
+): T[] => records.filter((record) => hasPermission(caller, permission, attributesOf(record)));

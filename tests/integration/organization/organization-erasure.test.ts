@@ -1,0 +1,124 @@
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { api, apiUrl, eventually, expectStatus } from '../support/client';
+import { interact, startConversation } from '../support/conversations';
+import { createService, uniqueName } from '../support/fixtures';
+import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
+import { storedKeysStartingWith } from '../support/table';
+
+/** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
+const createReplacedRole = async (admin: Session): Promise<void> => {
+  const name = uniqueName('Role').replace(' ', '-');
+  const created = await api(`/v1/${admin.orgId}/role/`, {
+    token: admin.token,
+    body: { role_name: name, description: 'Erased.', permission_grants: [], frontend_view: 'client', is_base_role: false, inherited_from: null },
+  });
+  expectStatus('create role', created, 201);
+  const replaced = await api(`/v1/${admin.orgId}/role/${name}`, { method: 'POST', token: admin.token, body: { frontend_view: 'admin' } });
+  expectStatus('replace role', replaced, 200);
+};
+
+/** A conversation through to its end, waited on until analysed (memories and user models). */
+const finishAnalysedConversation = async (user: Session, serviceId: string): Promise<void> => {
+  const { conversationId } = await startConversation(user, { service_id: serviceId });
+  await interact(user, conversationId, 'I said I need help with my printer');
+  await interact(user, conversationId, 'My request is resolved, goodbye');
+  await eventually(async () => {
+    const response = await api(`/v1/${user.orgId}/conversation/`, { token: user.token, query: { id: conversationId } });
+    return response.body.conversations?.[0]?.is_analyzed ? true : undefined;
+  }, 30_000);
+};
+
+/** A DPoP-bound session: a refresh token and the proof's one-time value. */
+const createDpopSession = async (orgId: string, userId: string): Promise<void> => {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = await exportJWK(publicKey);
+  const url = apiUrl(`/v1/${orgId}/user/token`);
+  const proof = await new SignJWT({ htm: 'POST', htu: url, jti: crypto.randomUUID() })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+    .setIssuedAt()
+    .sign(privateKey);
+  const key = organizationKey(orgId);
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: proof },
+    body: new URLSearchParams({
+      grant_type: 'urn:classic-api:params:oauth:grant-type:api-key',
+      api_key_id: key.api_key_id,
+      api_key: key.api_key,
+      user_id: userId,
+    }),
+  });
+  expectStatus('request a DPoP token', { status: response.status, text: await response.text() }, 200);
+};
+
+describe('delete-organization', () => {
+  it('erases every entity of the organization, leaving no key under its prefix', async () => {
+    // Prepare
+    const root = await rootSession();
+    const { orgId, session: admin } = await createOrganization(root);
+    await createReplacedRole(admin);
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const { serviceId } = await createService(admin, { body: { tags: { team: 'blue' } } });
+    // Evaluated after the conversation, so its results are stored too.
+    const metric = await api(`/v1/${orgId}/metric/`, {
+      token: admin.token,
+      body: { name: 'Printer help', applied_to_services: [serviceId], description: 'Whether the user asked about a printer.', metric_value: { type: 'boolean' } },
+    });
+    expectStatus('create metric', metric, 201);
+    await finishAnalysedConversation(user, serviceId);
+    await startConversation(user, { service_id: serviceId });
+    const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
+    expect(paged.body.continuation_token).not.toBeNull();
+    await createDpopSession(orgId, user.userId);
+    const prefix = `ORG#${orgId}#`;
+    const stored = new Set((await storedKeysStartingWith(prefix)).map((item) => item.entity));
+
+    // Act
+    const deleted = await api(`/v1/${orgId}/organization/`, { method: 'DELETE', token: admin.token });
+
+    // Assess
+    // Leases exist only while an interaction runs; they live in the conversation's partition.
+    expect([...stored].sort()).toEqual(
+      expect.arrayContaining([
+        'agent',
+        'agent-name',
+        'agent-version',
+        'api-key',
+        'api-key-counter',
+        'auth-nonce',
+        'conversation',
+        'conversation-user-state',
+        'interaction',
+        'memory',
+        'message',
+        'metric',
+        'metric-count',
+        'metric-name',
+        'metric-result',
+        'metric-result-metric',
+        'metric-version',
+        'organization',
+        'organization-branding',
+        'paging-cursor',
+        'refresh-token',
+        'replaced-role',
+        'role',
+        'service',
+        'service-active-name',
+        'service-tag',
+        'state-machine',
+        'state-machine-name',
+        'state-machine-version',
+        'user',
+        'user-email',
+        'user-model',
+      ]),
+    );
+    expect(deleted.status).toBe(204);
+    // Rate-limit buckets (one partition per subject, see shared/auth/rate-limit.ts) expire by TTL
+    // minutes after their last use instead.
+    const left = (await storedKeysStartingWith(prefix)).filter((item) => !item.pk.startsWith(`${prefix}RATELIMIT#`));
+    expect(left).toEqual([]);
+  });
+});

@@ -1,0 +1,28 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
+import { harness } from './client';
+
+/**
+ * What the platform stored, read straight from its table. Tests only: a Scan reads the whole
+ * table, which the product never does.
+ */
+export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: string; sk: string; entity?: string }[]> => {
+  const { table } = harness();
+  // DynamoDB Local runs with -sharedDb, so any credentials reach the platform's table.
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: table.endpoint, region: table.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }),
+  );
+  const found: { pk: string; sk: string; entity?: string }[] = [];
+  const pages = paginateScan(
+    { client },
+    {
+      TableName: table.name,
+      FilterExpression: 'begins_with(pk, :prefix)',
+      ExpressionAttributeValues: { ':prefix': prefix },
+      ProjectionExpression: 'pk, sk, entity',
+    },
+  );
+  for await (const page of pages) found.push(...((page.Items ?? []) as { pk: string; sk: string; entity?: string }[]));
+  client.destroy();
+  return found;
+};

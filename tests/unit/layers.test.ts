@@ -1,0 +1,71 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { dirname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Dependencies point one way: kernel ← adapters ← capabilities ← api, http ← functions, infra.
+ * Each folder of `shared/` is placed in one layer; an import may only reach the same or a lower one.
+ */
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+const kernel = 0;
+const adapter = 1;
+const capability = 2;
+const composition = 3;
+const layerOf = (folder: string): number => {
+  if (folder === 'kernel') return kernel;
+  if (['data', 'aws', 'llm', 'auth'].includes(folder)) return adapter;
+  if (['api', 'http'].includes(folder)) return composition;
+  return capability;
+};
+const layerNames = ['kernel', 'adapter', 'capability', 'api/http'];
+
+/** Every relative import of the non-test sources under `shared/`, as `from` → `to` folders. */
+const sharedImports = async (): Promise<{ file: string; from: string; to: string }[]> => {
+  const files = (await readdir(join(root, 'shared'), { recursive: true })).filter(
+    (name) => name.endsWith('.ts') && !name.endsWith('.test.ts'),
+  );
+  const imports = await Promise.all(
+    files.map(async (file) => {
+      const text = await readFile(join(root, 'shared', file), 'utf8');
+      const from = file.split('/')[0] as string;
+      return [...text.matchAll(/from '(\.[^']+)'/g)].flatMap((match) => {
+        const target = normalize(join(dirname(file), match[1] as string));
+        if (target.startsWith('..')) return []; // outside shared/ (events/): contracts every layer may read
+        return [{ file: `shared/${file}`, from, to: target.split('/')[0] as string }];
+      });
+    }),
+  );
+  return imports.flat();
+};
+
+describe('layers', () => {
+  it('imports only from the same or a lower layer of shared/', async () => {
+    // Act
+    const upward = (await sharedImports())
+      .filter(({ from, to }) => layerOf(to) > layerOf(from))
+      .map(({ file, from, to }) => `${file}: ${layerNames[layerOf(from)]} ${from} imports ${layerNames[layerOf(to)]} ${to}`);
+
+    // Assess
+    expect(upward).toEqual([]);
+  });
+
+  it('keeps shared/ and events/ free of functions/ and infra/', async () => {
+    // Prepare
+    const files = [
+      ...(await readdir(join(root, 'shared'), { recursive: true })).map((name) => join('shared', name)),
+      ...(await readdir(join(root, 'events'), { recursive: true })).map((name) => join('events', name)),
+    ].filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
+
+    // Act
+    const offending = [];
+    for (const file of files) {
+      const text = await readFile(join(root, file), 'utf8');
+      if (/from '[^']*\/(functions|infra)\//.test(text)) offending.push(file);
+    }
+
+    // Assess
+    expect(offending).toEqual([]);
+  });
+});
