@@ -1,7 +1,8 @@
 import { type Caller, creatorOf } from '../kernel/caller';
 import { type ConversationRecord, type MessageRecord } from '../conversation/schemas';
 import { recordPostProcessing } from '../conversation/conversation-repository';
-import { modelFailure, requireConversation } from '../conversation/conversations';
+import { conversationAttributes, modelFailure, requireAuthorizedConversation } from '../conversation/conversations';
+import { requirePermission } from '../kernel/permissions';
 import { getInteraction } from '../conversation/interaction-repository';
 import { recentMessages } from '../conversation/message-repository';
 import { createPromptLogger } from '../conversation/prompt-log';
@@ -13,7 +14,7 @@ import type { TranscriptLine } from '../llm/judge-prompt';
 import { LlmError } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { judgeMetric } from './judge';
-import { getMetrics, metrics, organizationMetrics, type StoredMetric } from './metric-repository';
+import { getMetrics, metricNotFound, metrics, organizationMetrics, type StoredMetric } from './metric-repository';
 import { requireOnMetric } from './metrics';
 import { noteMetricsWithResults, resultPut } from './result-repository';
 import type { EvaluationSource, MetricEvaluationResultInstance } from './schemas';
@@ -140,20 +141,22 @@ const judgeFailure = (error: unknown, signal: AbortSignal): unknown => {
  * whole conversation), concurrently within a request's time limit. Each result is stored as a
  * `manual` result, replacing an earlier one of the same metric, conversation and range.
  * 404: a metric, the conversation or the interaction does not exist; 400: no interaction yet.
- * The caller needs Metric:GetMetric, Metric:EvaluateMetric and Metric:GetMetricEvaluationResult on each metric.
+ * The caller needs Metric:GetMetric, Metric:EvaluateMetric and Metric:GetMetricEvaluationResult on
+ * each metric, and Conversation:GetConversation on the conversation (404 for what it may not see).
  */
 export const evaluateMetrics = async (orgId: string, caller: Caller, request: ManualEvaluation) => {
   const authorize = requireOnMetric(caller, 'Metric:GetMetric', 'Metric:EvaluateMetric', 'Metric:GetMetricEvaluationResult');
-  const [found, conversation] = await Promise.all([
-    getMetrics(orgId, request.metricIds),
-    requireConversation(orgId, request.conversationId),
-  ]);
+  const found = await getMetrics(orgId, request.metricIds);
   const chosen = request.metricIds.map((id) => {
     const metric = found.get(id);
-    if (!metric) throw new NotFoundError(`Metric ${id} does not exist.`);
+    if (!metric) throw metricNotFound(id);
     authorize(metric);
     return metric;
   });
+  // The judgement shows what the messages say, so the caller must be able to see the conversation.
+  const conversation = await requireAuthorizedConversation(orgId, request.conversationId, (record) =>
+    requirePermission(caller, 'Conversation:GetConversation', conversationAttributes(record)),
+  );
   const rangeEnd = request.evaluateToInteractionId ?? undefined;
   const interaction = rangeEnd === undefined ? undefined : await getInteraction(orgId, conversation.id, rangeEnd);
   if (rangeEnd !== undefined && !interaction) {

@@ -50,7 +50,7 @@ export type StoredMetric = z.infer<typeof storedMetric>;
 /** A head as the versioned entity reads it (keeping its own attributes), as a metric. */
 const toMetric = (head: object): StoredMetric => storedMetric.parse(head);
 
-const notFound = (id: string) => new NotFoundError(`Metric ${id} does not exist.`);
+export const metricNotFound = (id: string) => new NotFoundError(`Metric ${id} does not exist.`);
 
 /** What the head repeats of the latest version, and who changed the metric last. */
 export const latestVersionAttributes = (version: StoredMetricVersion) => ({
@@ -101,7 +101,7 @@ export const getMetric = async (orgId: string, id: string, consistent = false): 
 
 export const requireMetric = async (orgId: string, id: string, consistent = false): Promise<StoredMetric> => {
   const metric = await getMetric(orgId, id, consistent);
-  if (!metric) throw notFound(id);
+  if (!metric) throw metricNotFound(id);
   return metric;
 };
 
@@ -127,7 +127,7 @@ export const updateMetricHead = async (orgId: string, id: string, attributes: It
       ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], index) => [`:field${index}`, value])),
     });
   } catch (error) {
-    if (isConditionFailure(error)) throw notFound(id);
+    if (isConditionFailure(error)) throw metricNotFound(id);
     throw error;
   }
 };

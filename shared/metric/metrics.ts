@@ -1,5 +1,5 @@
 import { type Caller, creatorOf } from '../kernel/caller';
-import { hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { BadRequestError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import {
@@ -15,6 +15,7 @@ import type { VersionedHead } from '../data/versioned-entity';
 import {
   insertMetric,
   latestVersionAttributes,
+  metricNotFound,
   metrics,
   organizationMetrics,
   requireMetric,
@@ -40,11 +41,21 @@ export const metricAttributes = (metric: Pick<VersionedHead, 'id' | 'name' | 'de
   is_deleted: metric.deprecated,
 });
 
-/** Checks the caller's `permissions` on a metric once it is loaded; throws ForbiddenError. */
+/**
+ * Checks the caller's `permissions` on a metric once it is loaded. A caller who may not read the
+ * metric (Metric:GetMetric) gets the answer for a missing one, so that its existence does not leak.
+ */
 export const requireOnMetric =
   (caller: Caller, ...permissions: PermissionName[]) =>
   (metric: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>): void => {
-    for (const permission of permissions) requirePermission(caller, permission, metricAttributes(metric));
+    const attributes = metricAttributes(metric);
+    asIfMissing(
+      () => {
+        for (const permission of permissions) requirePermission(caller, permission, attributes);
+      },
+      () => metricNotFound(metric.id),
+      () => hasPermission(caller, 'Metric:GetMetric', attributes),
+    );
   };
 
 const visibleMetric = (caller: Caller) => (metric: StoredMetric) => hasPermission(caller, 'Metric:GetMetric', metricAttributes(metric));

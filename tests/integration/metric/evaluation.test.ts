@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { toolInInitialStateMachineVersion } from '#shared/conversation/fixtures';
 import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
-import { uniqueName } from '../support/fixtures';
+import { createGrantedSession, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, crossOrgHeaders, organizationBody, rootSession, type Session } from '../support/identity';
 import { isQueueDrained, objectExists, sendToQueue, takeWebhookMessages } from '../support/local-aws';
 
@@ -235,19 +235,28 @@ describe('evaluate-metrics', () => {
     expect(response.body.detail[0].loc).toEqual(['body', 'metric_ids']);
   });
 
-  it('answers 403 to a caller without Metric:EvaluateMetric', async () => {
+  it('answers 403 without Metric:EvaluateMetric, and 404 for a metric or conversation the caller may not see', async () => {
     // Prepare
     const session = await admin();
     const [metricId] = await createMetrics(session, metricBodies().slice(0, 1));
+    const body = { metric_ids: [metricId], conversation_id: conversation.conversationId };
+    const metricReader = await createGrantedSession(owner, [
+      { permission_name: 'Metric:GetMetric', conditions: {} },
+      { permission_name: 'Metric:GetMetricEvaluationResult', conditions: {} },
+    ]);
+    const metricsOnly = await createGrantedSession(owner, [{ permission_name: 'Metric:*', conditions: {} }]);
 
     // Act
-    const response = await api(evaluatePath(), {
-      token: conversation.user.token,
-      body: { metric_ids: [metricId], conversation_id: conversation.conversationId },
-    });
+    const forbidden = await api(evaluatePath(), { token: metricReader.token, body });
+    const hiddenMetric = await api(evaluatePath(), { token: conversation.user.token, body });
+    const hiddenConversation = await api(evaluatePath(), { token: metricsOnly.token, body });
 
     // Assess
-    expect(response.status).toBe(403);
+    expect(forbidden.status).toBe(403);
+    expect(hiddenMetric.status).toBe(404);
+    expect(hiddenMetric.body.detail).toContain(metricId);
+    expect(hiddenConversation.status).toBe(404);
+    expect(hiddenConversation.body.detail).toContain(conversation.conversationId);
   });
 });
 

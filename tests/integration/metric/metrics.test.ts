@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import { createService, uniqueName } from '../support/fixtures';
+import { createGrantedSession, createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, crossOrgHeaders, rootSession, type Session } from '../support/identity';
 
 let owner: Session;
@@ -8,6 +8,9 @@ let orgId: string;
 
 /** A fresh administrator per test: metric operations are rate limited per user. */
 const admin = () => createUserSession(owner, 'DefaultAdministratorRole');
+
+/** A user who may read metrics and nothing more: refused with 403 where a user who may not read them gets 404. */
+const reader = () => createGrantedSession(owner, [{ permission_name: 'Metric:GetMetric', conditions: {} }]);
 
 const metricsPath = () => `/v1/${orgId}/metric/`;
 const metricPath = (metricId: string) => `/v1/${orgId}/metric/${metricId}/`;
@@ -283,19 +286,23 @@ describe('update-metric', () => {
     expect(afterErase).toMatchObject({ additional_notes: null, applied_to_services: [serviceId] });
   });
 
-  it('answers 404 for an unknown metric, 403 without Metric:ModifyMetric, 422 for a bad service id', async () => {
+  it('answers 404 for an unknown or unreadable metric, 403 without Metric:ModifyMetric, 422 for a bad service id', async () => {
     // Prepare
     const session = await admin();
     const metricId = await createMetric(session);
     const user = await createUserSession(owner, 'DefaultUserRole');
+    const readOnly = await reader();
 
     // Act
     const unknown = await api(metricPath('0'.repeat(24)), { token: session.token, body: { tags: {} } });
-    const forbidden = await api(metricPath(metricId), { token: user.token, body: { tags: {} } });
+    const hidden = await api(metricPath(metricId), { token: user.token, body: { tags: {} } });
+    const forbidden = await api(metricPath(metricId), { token: readOnly.token, body: { tags: {} } });
     const invalid = await api(metricPath(metricId), { token: session.token, body: { applied_to_services: ['nope'] } });
 
     // Assess
     expect(unknown.status).toBe(404);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).toEqual({ detail: `Metric ${metricId} does not exist.` });
     expect(forbidden.status).toBe(403);
     expect(invalid.status).toBe(422);
   });
@@ -319,18 +326,21 @@ describe('delete-metric', () => {
     expect(versions.body.metric_versions).toHaveLength(1);
   });
 
-  it('answers 404 for an unknown metric and 403 without Metric:DeleteMetric', async () => {
+  it('answers 404 for an unknown or unreadable metric and 403 without Metric:DeleteMetric', async () => {
     // Prepare
     const session = await admin();
     const metricId = await createMetric(session);
     const user = await createUserSession(owner, 'DefaultUserRole');
+    const readOnly = await reader();
 
     // Act
     const unknown = await api(metricPath('0'.repeat(24)), { method: 'DELETE', token: session.token });
-    const forbidden = await api(metricPath(metricId), { method: 'DELETE', token: user.token });
+    const hidden = await api(metricPath(metricId), { method: 'DELETE', token: user.token });
+    const forbidden = await api(metricPath(metricId), { method: 'DELETE', token: readOnly.token });
 
     // Assess
     expect(unknown.status).toBe(404);
+    expect(hidden.status).toBe(404);
     expect(forbidden.status).toBe(403);
   });
 });
@@ -409,16 +419,18 @@ describe('create-metric-version', () => {
     expect(stale.status).toBe(409);
   });
 
-  it('answers 404 for an unknown metric, 403 without Metric:ModifyMetric, 422 for bad bounds', async () => {
+  it('answers 404 for an unknown or unreadable metric, 403 without Metric:ModifyMetric, 422 for bad bounds', async () => {
     // Prepare
     const session = await admin();
     const metricId = await createMetric(session);
     const user = await createUserSession(owner, 'DefaultUserRole');
+    const readOnly = await reader();
     const body = { description: 'Anything.', metric_value: numerical };
 
     // Act
     const unknown = await api(`${versionsPath('0'.repeat(24))}/`, { token: session.token, body });
-    const forbidden = await api(`${versionsPath(metricId)}/`, { token: user.token, body });
+    const hidden = await api(`${versionsPath(metricId)}/`, { token: user.token, body });
+    const forbidden = await api(`${versionsPath(metricId)}/`, { token: readOnly.token, body });
     const invalid = await api(`${versionsPath(metricId)}/`, {
       token: session.token,
       body: { ...body, metric_value: { type: 'numerical', lower_bound: 3, upper_bound: 1 } },
@@ -426,6 +438,7 @@ describe('create-metric-version', () => {
 
     // Assess
     expect(unknown.status).toBe(404);
+    expect(hidden.status).toBe(404);
     expect(forbidden.status).toBe(403);
     expect(invalid.status).toBe(422);
   });
@@ -449,7 +462,7 @@ describe('get-metric-versions', () => {
     expect(newestFirst.body.metric_versions.map((version: { version: number }) => version.version)).toEqual([2, 1]);
   });
 
-  it('answers 404 for an unknown metric and 403 without Metric:GetMetric', async () => {
+  it('answers 404 for an unknown metric, and the same for one the caller may not read', async () => {
     // Prepare
     const session = await admin();
     const metricId = await createMetric(session);
@@ -457,10 +470,11 @@ describe('get-metric-versions', () => {
 
     // Act
     const unknown = await api(versionsPath('0'.repeat(24)), { token: session.token });
-    const forbidden = await api(versionsPath(metricId), { token: user.token });
+    const hidden = await api(versionsPath(metricId), { token: user.token });
 
     // Assess
     expect(unknown.status).toBe(404);
-    expect(forbidden.status).toBe(403);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).toEqual({ detail: `Metric ${metricId} does not exist.` });
   });
 });
