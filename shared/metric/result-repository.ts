@@ -130,7 +130,9 @@ const toResult = (item: Item): MetricEvaluationResultInstance => {
  * (one metric's or one conversation's results, else the organization's), within the time range;
  * the other filters apply to what is read, so a page costs at most a few rounds of reads.
  */
-export const listResults = (orgId: string, query: ResultListQuery): Promise<Paged<MetricEvaluationResultInstance>> => {
+export const listResults = async (orgId: string, query: ResultListQuery): Promise<Paged<MetricEvaluationResultInstance>> => {
+  // A range that ends before it starts holds nothing (and DynamoDB refuses to query it).
+  if (query.idRange[0] > query.idRange[1]) return { items: [], has_more: false, continuation_token: null };
   const metricIds = [...new Set(query.metrics.map(({ metricId }) => metricId))];
   const range = { between: query.idRange, forward: !query.descending };
   const spec =

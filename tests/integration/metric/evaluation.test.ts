@@ -300,6 +300,10 @@ describe('get-metric-evaluation-results', () => {
     // Act
     const future = await api(resultsPath(), { token: session.token, query: { metric_id: metricIds, timestamp_after: new Date(Date.now() + 60_000).toISOString() } });
     const past = await api(resultsPath(), { token: session.token, query: { metric_id: metricIds, timestamp_before: new Date(Date.now() - 3_600_000).toISOString() } });
+    const reversed = await api(resultsPath(), {
+      token: session.token,
+      query: { metric_id: metricIds, timestamp_after: new Date().toISOString(), timestamp_before: new Date(Date.now() - 3_600_000).toISOString() },
+    });
     const first = await api(resultsPath(), { token: session.token, query: { metric_id: metricIds, sort_by: '-created_at', limit: 2 } });
     const rest = await api(resultsPath(), {
       token: session.token,
@@ -309,6 +313,8 @@ describe('get-metric-evaluation-results', () => {
     // Assess
     expect(future.body.metric_evaluation_results).toEqual([]);
     expect(past.body.metric_evaluation_results).toEqual([]);
+    expect(reversed.status).toBe(200);
+    expect(reversed.body.metric_evaluation_results).toEqual([]);
     expect(first.body).toMatchObject({ has_more: true });
     expect(first.body.filter_values.metric_ids).toEqual(expect.arrayContaining(metricIds));
     expect(rest.body).toMatchObject({ has_more: false, filter_values: null });
@@ -320,9 +326,10 @@ describe('get-metric-evaluation-results', () => {
   it('rejects a malformed metric_id_and_version with 422 and shows a caller without the permission nothing', async () => {
     // Prepare
     const user = await createUserSession(owner, 'DefaultUserRole');
+    const other = await admin();
 
     // Act
-    const malformed = await api(resultsPath(), { token: session.token, query: { metric_id_and_version: 'abc' } });
+    const malformed = await api(resultsPath(), { token: other.token, query: { metric_id_and_version: 'abc' } });
     const hidden = await api(resultsPath(), { token: user.token, query: { metric_id: metricIds } });
 
     // Assess
