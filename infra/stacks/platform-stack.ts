@@ -52,9 +52,12 @@ const access = {
     },
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
+    // Writes the prompt logs of the judge calls it makes.
+    metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
   },
   workers: {
-    analysis: { table: 'readWrite', bucket: 'read', sendTo: ['webhook'], models: true },
+    // Writes the prompt logs of its judge calls (compute-metrics).
+    analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
     webhook: { table: 'read' },
     simulation: { table: 'readWrite', models: true },
   },

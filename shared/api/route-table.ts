@@ -4,6 +4,7 @@ import { agentOperations } from '../agent/operations';
 import { stateMachineOperations } from '../state-machine/operations';
 import { conversationOperations } from '../conversation/operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
+import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
@@ -23,6 +24,7 @@ export const routeOperations = [
   ...roleOperations,
   ...conversationOperations,
   ...conversationStreamOperations,
+  ...metricOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

@@ -16,6 +16,7 @@ export const endpointGroups = [
   'conversation-stream',
   'user',
   'role',
+  'metric',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 
