@@ -7,6 +7,7 @@ import { messages } from '../conversation/message-repository';
 import { apiKeyCounts, apiKeys } from './api-key-repository';
 import { organizationBranding, organizations } from './organization-repository';
 import { replacedRoles, roles } from '../role/role-repository';
+import { temporaryGrants } from '../role/temporary-grant-repository';
 import { serviceTags, services } from '../service/service-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { memories } from '../user/memory-repository';
@@ -36,6 +37,7 @@ export const entityCatalog: readonly Entity[] = [
   users,
   roles,
   replacedRoles,
+  temporaryGrants,
   apiKeys,
   apiKeyCounts,
   refreshTokens,

@@ -65,6 +65,17 @@ describe('delete-organization', () => {
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
     expect(paged.body.continuation_token).not.toBeNull();
     await createDpopSession(orgId, user.userId);
+    const granted = await api(`/v1/${orgId}/role/temporary_permission_grant/`, {
+      token: admin.token,
+      body: {
+        user_id: user.userId,
+        duration: 'PT1H',
+        permission_grant: { permission_name: 'Organization:GetAPIKey', conditions: {} },
+        tags: {},
+        justification: 'Erased.',
+      },
+    });
+    expectStatus('grant a temporary permission', granted, 201);
     const prefix = `ORG#${orgId}#`;
     const stored = new Set((await storedKeysStartingWith(prefix)).map((item) => item.entity));
 
@@ -98,6 +109,7 @@ describe('delete-organization', () => {
         'state-machine',
         'state-machine-name',
         'state-machine-version',
+        'temporary-permission-grant',
         'user',
         'user-email',
         'user-model',
