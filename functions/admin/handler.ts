@@ -1,3 +1,4 @@
+import { listModelsFor } from '#shared/admin/models';
 import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
 import { config } from '#shared/kernel/config';
@@ -12,5 +13,6 @@ export const handler = httpHandler(
       document ??= openApiDocument(routeTable, { title: 'Classic conversational agent API', version: '0.1.0' });
       return document;
     },
+    'get-models': ({ path, caller }) => listModelsFor(caller, path.organization),
   }),
 );

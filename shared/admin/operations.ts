@@ -28,4 +28,30 @@ export const openApiOperation = defineOperation({
   response: { status: 200, body: z.record(z.string(), z.unknown()) },
 });
 
-export const adminOperations = [pingOperation, openApiOperation] as const;
+export const getModelsOperation = defineOperation({
+  operationId: 'get-models',
+  method: 'GET',
+  path: '/v1/{organization}/admin/get_models/',
+  group: 'admin',
+  tag: 'Admin',
+  summary: 'The models this deployment can use: the built-in stand-in, the default model and LLM_MODEL_MAP entries',
+  auth: 'required',
+  rateLimitPerMinute: 20,
+  request: { path: organizationPath, headers: commonHeaders },
+  response: {
+    status: 200,
+    body: z.object({
+      models: z.array(
+        z.object({
+            name: z.string().describe('The llm_name to use in llm_model_preferences.'),
+            params_model_schema: z.record(z.string(), z.unknown()).describe('JSON Schema of the sampling parameters.'),
+            provider: z.string(),
+            model: z.string().describe("The provider's own model id."),
+            source: z.enum(['built-in', 'default', 'model-map']),
+          }),
+      ),
+    }),
+  },
+});
+
+export const adminOperations = [pingOperation, openApiOperation, getModelsOperation] as const;

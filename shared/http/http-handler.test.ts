@@ -145,12 +145,14 @@ describe('httpHandler', () => {
 describe('implementGroup', () => {
   const ping = async () => ({ in_maintenance_mode: false });
   const openApi = async () => ({});
+  const models = async () => ({ models: [] });
 
   it('binds every operation of the group to its function, in route table order', () => {
-    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi });
+    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi, 'get-models': models });
     expect(implementations.map(({ operation, run }) => [operation.operationId, run])).toEqual([
       ['ping', ping],
       ['get-openapi-document', openApi],
+      ['get-models', models],
     ]);
   });
 
