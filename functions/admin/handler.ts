@@ -1,4 +1,5 @@
 import { listModelsFor } from '#shared/admin/models';
+import { submitSqlQueryFor } from '#shared/admin/sql-query';
 import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
 import { config } from '#shared/kernel/config';
@@ -14,5 +15,6 @@ export const handler = httpHandler(
       return document;
     },
     'get-models': ({ path, caller }) => listModelsFor(caller, path.organization),
+    'submit-sql-query': ({ path, body, caller }) => submitSqlQueryFor(caller, path.organization, body),
   }),
 );

@@ -193,6 +193,8 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
   return {
     /** The declarations, for the entity catalog. */
     entities: [heads, versions],
+    /** The heads' declaration, for reads of them all (the SQL query's tables). */
+    heads,
     get,
     getExisting,
     getMany,

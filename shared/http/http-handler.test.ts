@@ -146,13 +146,15 @@ describe('implementGroup', () => {
   const ping = async () => ({ in_maintenance_mode: false });
   const openApi = async () => ({});
   const models = async () => ({ models: [] });
+  const sql = async () => ({ execution_time_ms: 0, result: [], truncated: false, columns: [] });
 
   it('binds every operation of the group to its function, in route table order', () => {
-    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi, 'get-models': models });
+    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi, 'get-models': models, 'submit-sql-query': sql });
     expect(implementations.map(({ operation, run }) => [operation.operationId, run])).toEqual([
       ['ping', ping],
       ['get-openapi-document', openApi],
       ['get-models', models],
+      ['submit-sql-query', sql],
     ]);
   });
 

@@ -9,6 +9,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
  */
 export const endpointGroups = [
   'admin',
+  'admin-stream',
   'organization',
   'agent',
   'service',

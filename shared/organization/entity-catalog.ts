@@ -14,6 +14,9 @@ import { memories } from '../user/memory-repository';
 import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
 import type { Entity } from '../data/entity';
+import { deleteObjects } from '../aws/bucket';
+import { promptLogRoot } from '../conversation/prompt-log';
+import { sqlResultRoot } from '../admin/sql-results';
 import { pagingCursors } from '../data/paging';
 
 /**
@@ -50,5 +53,7 @@ export const entityCatalog: readonly Entity[] = [
 
 /** Erases every record of the organization; idempotent, so a failed delete is completed by repeating it. */
 export const eraseOrganizationData = async (orgId: string): Promise<void> => {
+  await deleteObjects(promptLogRoot(orgId));
+  await deleteObjects(sqlResultRoot(orgId));
   for (const entity of entityCatalog) await entity.erase(orgId);
 };

@@ -4,7 +4,7 @@ import { api, apiUrl, eventually, expectStatus } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
-import { storedKeysStartingWith } from '../support/table';
+import { storedKeysStartingWith, storedObjectsStartingWith } from '../support/table';
 
 /** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
 const createReplacedRole = async (admin: Session): Promise<void> => {
@@ -78,6 +78,8 @@ describe('delete-organization', () => {
     expectStatus('grant a temporary permission', granted, 201);
     const prefix = `ORG#${orgId}#`;
     const stored = new Set((await storedKeysStartingWith(prefix)).map((item) => item.entity));
+    const promptLogs = `prompt-logs/${orgId}/`;
+    expect(await storedObjectsStartingWith(promptLogs)).not.toEqual([]);
 
     // Act
     const deleted = await api(`/v1/${orgId}/organization/`, { method: 'DELETE', token: admin.token });
@@ -120,5 +122,6 @@ describe('delete-organization', () => {
     // minutes after their last use instead.
     const left = (await storedKeysStartingWith(prefix)).filter((item) => !item.pk.startsWith(`${prefix}RATELIMIT#`));
     expect(left).toEqual([]);
+    expect(await storedObjectsStartingWith(promptLogs)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ export interface Harness {
   credentials: PlatformCredentials;
   outboxDir: string;
   table: Platform['table'];
+  bucket: Platform['bucket'];
 }
 
 declare module 'vitest' {
