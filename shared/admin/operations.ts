@@ -64,6 +64,7 @@ export const submitSqlQueryOperation = defineOperation({
     'Run one read-only SELECT over the organization\'s own data (DuckDB); needs more privilege than DefaultAdministratorRole',
   auth: 'required',
   rateLimitPerMinute: 6,
+  extraErrors: { 408: 'The query cannot be executed within the time limit.' },
   request: {
     path: organizationPath,
     headers: commonHeaders,

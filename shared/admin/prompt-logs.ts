@@ -75,7 +75,7 @@ const writeLogs = async (zip: yazl.ZipFile, root: string, logKeys: string[], ref
       zip.addBuffer(Buffer.from(refused ?? 'This log could not be read.', 'utf8'), `${name}-error`);
       continue;
     }
-    bodies.forEach((body, index) => zip.addReadStream(body, `${name}-${parts[index]}`));
+    for (const [index, body] of bodies.entries()) zip.addReadStream(body, `${name}-${parts[index]}`);
     await Promise.all(bodies.map((body) => finished(body)));
   }
   zip.end();

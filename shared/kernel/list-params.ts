@@ -27,10 +27,10 @@ export const parseSortBy = (entries: string[] | undefined, allowed: readonly str
  * them, `sortableValue`), then by creation order (`createdOrder`, ids that sort by creation).
  */
 export const compareBySortEntries =
-  <T>(entries: readonly SortEntry[], valueOf: (record: T, field: string) => unknown, createdOrder: (record: T) => string) =>
+  <T>(entries: readonly SortEntry[], valueAt: (record: T, field: string) => unknown, createdOrder: (record: T) => string) =>
   (a: T, b: T): number => {
     for (const { field, direction } of entries) {
-      const [left, right] = [sortableValue(valueOf(a, field)), sortableValue(valueOf(b, field))];
+      const [left, right] = [sortableValue(valueAt(a, field)), sortableValue(valueAt(b, field))];
       if (left !== right) return (left < right ? -1 : 1) * (direction === 'desc' ? -1 : 1);
     }
     const [left, right] = [createdOrder(a), createdOrder(b)];

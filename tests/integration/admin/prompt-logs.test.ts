@@ -3,12 +3,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, apiUrl, eventually, harness } from '../support/client';
+import { api, apiUrl, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createGrantedSession } from '../support/fixtures';
 import { createOrganization, rootSession, type Session } from '../support/identity';
+import { storedObjectText } from '../support/table';
 
 const run = promisify(execFile);
 
@@ -46,21 +46,6 @@ const downloadZip = async (session: Session, prefix: string): Promise<{ status: 
   return { status: response.status, entries };
 };
 
-/** A stored object's text, read straight from the local S3 server. */
-const storedText = async (key: string): Promise<string> => {
-  const { bucket } = harness();
-  const client = new S3Client({
-    endpoint: bucket.endpoint,
-    region: bucket.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
-  const object = await client.send(new GetObjectCommand({ Bucket: bucket.name, Key: key }));
-  const text = (await object.Body?.transformToString()) ?? '';
-  client.destroy();
-  return text;
-};
-
 describe('get-prompt-logs', () => {
   it("streams a zip holding each log's system prompt and history, as stored", async () => {
     // Act
@@ -75,7 +60,7 @@ describe('get-prompt-logs', () => {
     for (const name of names) {
       const sibling = name.endsWith('-system') ? name.replace(/-system$/, '-history') : name.replace(/-history$/, '-system');
       expect(names).toContain(sibling);
-      expect(entries.get(name)).toBe(await storedText(`prompt-logs/${orgId}/${name}`));
+      expect(entries.get(name)).toBe(await storedObjectText(`prompt-logs/${orgId}/${name}`));
     }
     const histories = names.filter((name) => name.endsWith('-history')).map((name) => entries.get(name) ?? '');
     expect(histories.some((history) => history.split('\n---\n').includes('user: I said I need help with my printer'))).toBe(true);
