@@ -37,6 +37,14 @@ export const compareBySortEntries =
     return left < right ? -1 : left > right ? 1 : 0;
   };
 
+/**
+ * Whether the entries ask for different directions. Lists whose sort fields all follow
+ * creation order (ids, interaction ids, creation times) read one index in one direction for
+ * any entries that agree; only mixed directions need `sortedPage`.
+ */
+export const mixesDirections = (entries: readonly SortEntry[]): boolean =>
+  entries.some((entry) => entry.direction !== entries[0]?.direction);
+
 /** The value at a dotted path (`user_stats.num_messages`), as sort fields name them. */
 export const fieldValue = (record: unknown, field: string): unknown =>
   field.split('.').reduce<unknown>((value, part) => (value as Record<string, unknown> | undefined)?.[part], record);

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
+import { createService as createConversationService, interact, startConversation } from '../support/conversations';
 import { createService } from '../support/fixtures';
 import { createOrganization, inviteUser, rootSession, type Session } from '../support/identity';
 
@@ -72,6 +73,32 @@ describe('get-services', () => {
 
     // Act
     const ids = await readAll(`/v1/${orgId}/service/`, 'services', 'id', { sort_by: ['-is_active', '+name'], limit: '3' });
+
+    // Assess
+    expect(ids).toEqual(expected);
+  });
+});
+
+describe('get-conversation-messages', () => {
+  it('orders interactions newest first and their messages oldest first when the directions differ', async () => {
+    // Prepare: two exchanges, so two interactions of several messages.
+    const { serviceId } = await createConversationService(superAdmin);
+    const { conversationId } = await startConversation(superAdmin, { service_id: serviceId });
+    await interact(superAdmin, conversationId, 'I said I need help with my printer');
+    await interact(superAdmin, conversationId, 'It still does not print');
+    const path = `/v1/${orgId}/conversation/${conversationId}/messages/`;
+    const oldestFirst = (await api(path, { token: superAdmin.token, query: { sort_by: '+created_at' } })).body.messages as {
+      id: string;
+      interaction_id: string;
+    }[];
+    const interactions = [...new Set(oldestFirst.map((message) => message.interaction_id))].reverse();
+    const expected = interactions.flatMap((interaction) =>
+      oldestFirst.filter((message) => message.interaction_id === interaction).map((message) => message.id),
+    );
+    expect(interactions.length).toBeGreaterThan(1);
+
+    // Act
+    const ids = await readAll(path, 'messages', 'id', { sort_by: ['-interaction_id', '+created_at'], limit: '3' });
 
     // Assess
     expect(ids).toEqual(expected);
