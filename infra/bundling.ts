@@ -1,3 +1,4 @@
+import { cp } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
@@ -29,6 +30,15 @@ const englishOnlyZodLocales: Plugin = {
   },
 };
 
+/**
+ * Packages with native bindings cannot be bundled: a function importing one gets them copied
+ * beside its bundle (`node_modules/`), as installed here (linux-x64 glibc, Lambda's x86_64).
+ */
+const nativePackages = ['@duckdb/node-api'];
+const nativeFolders: Record<string, string[]> = {
+  '@duckdb/node-api': ['@duckdb/node-api', '@duckdb/node-bindings', '@duckdb/node-bindings-linux-x64'],
+};
+
 export const lambdaBuildOptions = (entry: string, outfile: string): BuildOptions => ({
   entryPoints: [join(repositoryRoot, entry)],
   outfile,
@@ -46,6 +56,7 @@ export const lambdaBuildOptions = (entry: string, outfile: string): BuildOptions
     js: "import { createRequire as topLevelCreateRequire } from 'node:module'; const require = topLevelCreateRequire(import.meta.url);",
   },
   plugins: [englishOnlyZodLocales],
+  external: nativePackages,
   alias: { semver: join(repositoryRoot, 'infra/bundling-shims/semver.ts') },
   logLevel: 'error',
 });
@@ -53,6 +64,12 @@ export const lambdaBuildOptions = (entry: string, outfile: string): BuildOptions
 /** Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs`. */
 export const bundleLambda = async (entry: string, outDir: string): Promise<string> => {
   const outfile = join(outDir, 'index.mjs');
-  await build(lambdaBuildOptions(entry, outfile));
+  const { metafile } = await build({ ...lambdaBuildOptions(entry, outfile), metafile: true });
+  const imported = new Set(Object.values(metafile.outputs).flatMap((output) => output.imports.map((used) => used.path)));
+  for (const name of nativePackages.filter((external) => imported.has(external))) {
+    for (const folder of nativeFolders[name] ?? []) {
+      await cp(join(repositoryRoot, 'node_modules', folder), join(outDir, 'node_modules', folder), { recursive: true, dereference: true });
+    }
+  }
   return outfile;
 };

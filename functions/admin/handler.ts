@@ -1,3 +1,5 @@
+import { listModelsFor } from '#shared/admin/models';
+import { submitSqlQueryFor } from '#shared/admin/sql-query';
 import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
 import { config } from '#shared/kernel/config';
@@ -12,5 +14,7 @@ export const handler = httpHandler(
       document ??= openApiDocument(routeTable, { title: 'Classic conversational agent API', version: '0.1.0' });
       return document;
     },
+    'get-models': ({ path, caller }) => listModelsFor(caller, path.organization),
+    'submit-sql-query': ({ path, body, caller }) => submitSqlQueryFor(caller, path.organization, body),
   }),
 );

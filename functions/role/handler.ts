@@ -1,5 +1,9 @@
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { parseCreatorFilters, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
+import { pageBody } from '#shared/data/paging';
+import { temporaryGrantSortFields } from '#shared/role/operations';
 import { assignRoleFor, createRoleFor, listRolesFor, modifyRoleFor } from '#shared/role/roles';
+import { createTemporaryGrantFor, listTemporaryGrantsFor, temporaryGrantView } from '#shared/role/temporary-grants';
 
 export const handler = httpHandler(
   implementGroup('role', {
@@ -19,5 +23,22 @@ export const handler = httpHandler(
     'assign-role': async ({ path, body, caller }) => ({
       role_id: await assignRoleFor(caller, path.organization, path.role_name, body.user_id),
     }),
+    'create-temporary-permission-grant': ({ path, body, caller }) => createTemporaryGrantFor(caller, path.organization, body),
+    'get-temporary-permission-grants': async ({ path, query, caller }) =>
+      pageBody(
+        'temporary_permission_grants',
+        await listTemporaryGrantsFor(caller, path.organization, {
+          ids: query.id,
+          userIds: query.user_id,
+          permissionName: query.permission_grant_name,
+          isExpired: query.is_expired,
+          creators: parseCreatorFilters(query.creator),
+          tags: parseTagFilters(query.tag),
+          sortBy: parseSortBy(query.sort_by, temporaryGrantSortFields),
+          limit: query.limit,
+          continuationToken: query.continuation_token,
+        }),
+        temporaryGrantView,
+      ),
   }),
 );

@@ -38,6 +38,8 @@ export interface Platform {
   awsEnv: Record<string, string>;
   /** Where the platform's table is, for tests that look at what is stored. */
   table: { endpoint: string; region: string; name: string };
+  /** Where the artifact bucket is (s3rver's built-in key `S3RVER`), for tests that look at stored objects. */
+  bucket: { endpoint: string; region: string; name: string };
   stop(): Promise<void>;
 }
 
@@ -118,7 +120,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     await writeFile(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     await chmod(credentialsPath, 0o600);
     const table = { endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB as string, region: aws.env.AWS_REGION as string, name: aws.tableName };
-    return { baseUrl: gateway.baseUrl, credentials, outboxDir, table, awsEnv: aws.env, stop };
+    const bucket = { endpoint: aws.env.AWS_ENDPOINT_URL_S3 as string, region: aws.env.AWS_REGION as string, name: aws.bucket };
+    return { baseUrl: gateway.baseUrl, credentials, outboxDir, table, bucket, awsEnv: aws.env, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -38,7 +38,10 @@ interface Access {
 const access = {
   api: {
     admin: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
-    organization: { table: 'readWrite', signingKey: true },
+    // Streams the prompt-log zip.
+    'admin-stream': { table: 'readWrite', signingKey: true, bucket: 'read' },
+    // Deleting an organization erases its prompt logs.
+    organization: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
     agent: { table: 'readWrite', signingKey: true },
     service: { table: 'readWrite', signingKey: true },
     // Writes prompt logs for the model calls it makes (suggestions).

@@ -76,6 +76,7 @@ const errorResponses = (operation: Operation): Record<string, unknown> => {
   if (operation.rateLimitPerMinute !== undefined) {
     responses['429'] = { ...json(rateLimitDescription(operation)), headers: rateLimitHeaders };
   }
+  for (const [status, description] of Object.entries(operation.extraErrors ?? {})) responses[status] = json(description);
   return responses;
 };
 

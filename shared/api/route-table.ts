@@ -1,5 +1,5 @@
 import type { Operation } from '../kernel/operation';
-import { adminOperations } from '../admin/operations';
+import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
 import { stateMachineOperations } from '../state-machine/operations';
 import { conversationOperations } from '../conversation/operations';
@@ -16,6 +16,7 @@ import { userOperations } from '../user/operations';
  */
 export const routeOperations = [
   ...adminOperations,
+  ...adminStreamOperations,
   ...agentOperations,
   ...stateMachineOperations,
   ...serviceOperations,

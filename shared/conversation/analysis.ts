@@ -12,6 +12,7 @@ import { getUserModels, userModelsPut } from '../user/user-model-repository';
 import { newId, nowIso } from '../kernel/ids';
 import type { LlmTool } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
+import { analysisLogScope, createPromptLogger } from './prompt-log';
 import { countAnalysisCompleted } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueWebhookEvent } from './queueing';
@@ -95,16 +96,20 @@ const memoryOf = (
 });
 
 const modelMemories = async (conversation: ConversationRecord, messages: MessageRecord[]): Promise<MemoryRecord[]> => {
-  const { provider, ...settings } = resolveModel(preferencesOf(conversation), 'extract_memories');
+  const { provider: model, ...settings } = resolveModel(preferencesOf(conversation), 'extract_memories');
+  const promptLogger = createPromptLogger({ ...analysisLogScope(conversation), callPrefix: 'memories-' });
+  const provider = promptLogger.wrap(model);
   const known = new Set(messages.map((message) => message.id));
-  const result = await provider.callTools({
-    ...settings,
-    system:
-      'You read a finished conversation between a user and an agent and record what is worth remembering about the user ' +
-      'for future conversations. Call record_memory once per fact. Refer to messages by the ids in brackets.',
-    messages: [{ role: 'user', content: transcriptOf(messages) }],
-    tools: [recordMemoryTool],
-  });
+  const result = await provider
+    .callTools({
+      ...settings,
+      system:
+        'You read a finished conversation between a user and an agent and record what is worth remembering about the user ' +
+        'for future conversations. Call record_memory once per fact. Refer to messages by the ids in brackets.',
+      messages: [{ role: 'user', content: transcriptOf(messages) }],
+      tools: [recordMemoryTool],
+    })
+    .finally(() => promptLogger.flush());
   return result.toolCalls.flatMap((call) => {
     const parsed = proposedMemory.safeParse(call.input);
     if (call.name !== recordMemoryTool.name || !parsed.success) return [];
@@ -151,12 +156,14 @@ const tagDimensions = async (
   dimensions: UserDimension[],
 ): Promise<(UserDimension | null)[]> => {
   if (dimensions.length === 0) return memories.map(() => null);
-  const { provider, ...settings } = resolveModel(preferencesOf(conversation), 'generate_user_models');
+  const { provider: model, ...settings } = resolveModel(preferencesOf(conversation), 'generate_user_models');
+  const promptLogger = createPromptLogger({ ...analysisLogScope(conversation), callPrefix: 'user-model-' });
+  const provider = promptLogger.wrap(model);
   const options = dimensions.map((dimension, index) => ({
     id: `dimension-${index}`,
     description: [dimension.description, ...dimension.tags].join(' '),
   }));
-  return Promise.all(
+  const tagged = Promise.all(
     memories.map(async (memory) => {
       const choice = await provider.chooseOption({
         ...settings,
@@ -167,6 +174,7 @@ const tagDimensions = async (
       return dimensions[options.findIndex((option) => option.id === choice.id)] ?? (dimensions[0] as UserDimension);
     }),
   );
+  return tagged.finally(() => promptLogger.flush());
 };
 
 const sameDimension = (model: UserModel, dimension: UserDimension | null): boolean =>

@@ -21,7 +21,7 @@ import {
   startConversation,
   type StreamOptions,
 } from './conversations';
-import { promptLogKey } from './prompt-log';
+import { interactionLogScope, promptLogKey } from './prompt-log';
 
 const stream: StreamOptions = { agentActionType: /^.*$/ };
 /** The conversations' user, allowed everything (agent actions included). */
@@ -228,7 +228,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     const interactionId = (events.at(-1) as { interaction_id: string }).interaction_id;
     const read = async (key: string) =>
       (await s3().send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
-    const scope = { orgId, serviceId, conversationId, interactionId };
+    const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
     expect(await read(`${promptLogKey(scope, 1)}-system`)).toContain('## Choice');
     const history = await read(`${promptLogKey(scope, 3)}-history`);
     expect(history?.split('\n---\n')).toEqual([expect.stringMatching(/^assistant: /), 'user: I said I need help with my printer']);

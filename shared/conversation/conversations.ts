@@ -14,7 +14,7 @@ import { logger } from '../aws/observability';
 import { resolveVersionSet } from '../service/version-sets';
 import type { EngineSession, TurnOutcome } from './engine/contracts';
 import { runTurn } from './engine/turn';
-import { createPromptLogger } from './prompt-log';
+import { createPromptLogger, interactionLogScope } from './prompt-log';
 import { queueAnalysis } from './queueing';
 import { engineDependencies, loadSession } from './session';
 import { type MessageRecord } from './schemas';
@@ -231,12 +231,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
 async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
   const { conversation, stream } = turn;
   const showAgentActions = hasPermission(turn.caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation));
-  const promptLogger = createPromptLogger({
-    orgId: conversation.org_id,
-    serviceId: conversation.service_id,
-    conversationId: conversation.id,
-    interactionId: turn.interactionId,
-  });
+  const promptLogger = createPromptLogger(interactionLogScope(conversation, turn.interactionId));
   try {
     const engine = runTurn(turn.session, engineDependencies(conversation, promptLogger, stream.signal));
     let step = await engine.next();

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { conversations } from './conversation-repository';
 import { defineEntity } from '../data/entity';
-import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
+import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
+import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
 import { type Item, type PrimaryKey, queryPage } from '../data/table';
 import { messageTypes, type MessageType, messageRecord, type MessageRecord } from './schemas';
 
@@ -50,6 +51,8 @@ export interface MessageListQuery {
   /** Records the caller may not see are left out (permission filtering). */
   visible: (message: MessageRecord) => boolean;
   descending: boolean;
+  /** The `sort_by` entries: mixed directions are ordered in memory (bounded, `sortedPage`). */
+  sortBy: SortEntry[];
   limit: number;
   continuationToken: number;
 }
@@ -76,11 +79,17 @@ export const listMessages = async (
             startKey,
             { limit: query.limit, keep, compare: compareText((item) => String(item.sk), query.descending) },
           )
-        : queryPage(messages.query(orgId, { conversation_id: conversationId }, { forward: !query.descending }), {
-            limit: query.limit,
-            startKey,
-            keep,
-          }),
+        : mixesDirections(query.sortBy)
+          ? sortedPage(messages.query(orgId, { conversation_id: conversationId }), startKey, {
+              limit: query.limit,
+              keep,
+              compare: compareBySortEntries(query.sortBy, fieldValue, (item: Item) => String(item.id)),
+            })
+          : queryPage(messages.query(orgId, { conversation_id: conversationId }, { forward: !query.descending }), {
+              limit: query.limit,
+              startKey,
+              keep,
+            }),
     toMessage,
   );
 };

@@ -5,22 +5,66 @@ import type { LlmProvider, LlmRequest } from '../llm/provider';
 import { choiceSystemPrompt } from '../llm/structured-output';
 import { logger } from '../aws/observability';
 
-/** Where the model calls of one interaction are logged. */
+/**
+ * Every model call leaves a prompt log in the artifact bucket: `{key}-system` (the system
+ * prompt as sent) and `{key}-history` (the turns, separated by a line of three hyphens). Keys
+ * are hierarchical from the organization down, so a prefix selects a subtree
+ * (`get-prompt-logs`):
+ *
+ *     prompt-logs/{org_id}/{service_id}/{conversation_id}/{interaction_id}/{call}   a turn (`1`, `2`, ...; `recommend-1` for recommended responses)
+ *     prompt-logs/{org_id}/{service_id}/{conversation_id}/analysis/{call}           post-conversation analysis
+ *     prompt-logs/{org_id}/{service_id}/starters/{request_id}/{call}                conversation starters
+ *
+ * Other capabilities (metrics, simulations, dynamic behaviors) log under their own scope with
+ * `createPromptLogger`, naming the record whose permission guards the log (`PromptLogScope.guard`).
+ */
 export interface PromptLogScope {
   orgId: string;
-  serviceId: string;
-  conversationId: string;
-  interactionId: string;
-  /** Tells apart calls made for other purposes about the same interaction (e.g. `recommend-`). */
+  /** Path segments below the organization, most general first (e.g. service, conversation, interaction). */
+  segments: readonly string[];
+  /** Tells apart calls made for other purposes in the same scope (e.g. `recommend-`). */
   callPrefix?: string;
 }
 
-/** `prompt-logs/{org}/{service}/{conversation}/{interaction}/{call prefix}`: what every call of the scope is logged under. */
-export const promptLogPrefix = (scope: PromptLogScope): string =>
-  `prompt-logs/${scope.orgId}/${scope.serviceId}/${scope.conversationId}/${scope.interactionId}/${scope.callPrefix ?? ''}`;
+export const promptLogRoot = (orgId: string): string => `prompt-logs/${orgId}/`;
 
-/** `{prefix}{n}`; `-system` and `-history` are appended. */
+/** `prompt-logs/{org}/{segments…}/{call prefix}`: what every call of the scope is logged under. */
+export const promptLogPrefix = (scope: PromptLogScope): string =>
+  `${promptLogRoot(scope.orgId)}${scope.segments.join('/')}/${scope.callPrefix ?? ''}`;
+
+/** The log of the `callNumber`th call in the scope; `-system` and `-history` are appended. */
 export const promptLogKey = (scope: PromptLogScope, callNumber: number): string => `${promptLogPrefix(scope)}${callNumber}`;
+
+export const interactionLogScope = (
+  conversation: { org_id: string; service_id: string; id: string },
+  interactionId: string,
+  callPrefix?: string,
+): PromptLogScope => ({
+  orgId: conversation.org_id,
+  segments: [conversation.service_id, conversation.id, interactionId],
+  callPrefix,
+});
+
+export const analysisLogScope = (conversation: { org_id: string; service_id: string; id: string }): PromptLogScope => ({
+  orgId: conversation.org_id,
+  segments: [conversation.service_id, conversation.id, 'analysis'],
+});
+
+export const starterLogScope = (orgId: string, serviceId: string, requestId: string): PromptLogScope => ({
+  orgId,
+  segments: [serviceId, 'starters', requestId],
+});
+
+/** What guards a log, read back from its key: the conversation it is about, or the service. */
+export type PromptLogGuard = { kind: 'conversation'; serviceId: string; conversationId: string } | { kind: 'service'; serviceId: string };
+
+export const promptLogGuard = (orgId: string, key: string): PromptLogGuard | undefined => {
+  if (!key.startsWith(promptLogRoot(orgId))) return undefined;
+  const [serviceId, second] = key.slice(promptLogRoot(orgId).length).split('/');
+  if (!serviceId || !second) return undefined;
+  if (second === 'starters') return { kind: 'service', serviceId };
+  return /^[a-f0-9]{24}$/.test(second) ? { kind: 'conversation', serviceId, conversationId: second } : undefined;
+};
 
 /** The history prompts of a call, one per message, separated by a line of three hyphens. */
 export const historyLog = (request: Pick<LlmRequest, 'messages'>): string =>

@@ -127,6 +127,7 @@ export const listMessagesFor = async (orgId: string, conversationId: string, cal
     visible: (message) => canReadMessage(caller, conversation, message),
     // Interaction ids and message ids both sort by time, so either field orders the same way.
     descending: isDescending(query.sortBy),
+    sortBy: query.sortBy,
     limit: query.limit,
     continuationToken: query.continuationToken,
   });

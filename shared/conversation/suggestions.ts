@@ -1,6 +1,7 @@
 import { getAgentVersion } from '../agent/agent-repository';
 import { recentMessages } from './message-repository';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
+import { newId } from '../kernel/ids';
 import { buildSystemPrompt, type PromptAgent } from '../llm/prompt';
 import { LlmError, type LlmMessage } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
@@ -8,7 +9,7 @@ import { resolveVersionSet } from '../service/version-sets';
 import type { Caller } from '../kernel/caller';
 import { requirePermission } from '../kernel/permissions';
 import { conversationAttributes, modelFailure, requireAuthorizedConversation } from './conversations';
-import { createPromptLogger } from './prompt-log';
+import { createPromptLogger, interactionLogScope, starterLogScope } from './prompt-log';
 import { historyEntryOf, loadPinnedVersions } from './session';
 import { type ConversationRecord } from './schemas';
 
@@ -88,13 +89,7 @@ export const recommendResponsesFor = async (
     userContext: [context],
   });
   const { provider, ...settings } = resolveModel(preferencesOf(conversation), 'recommend_responses');
-  const promptLogger = createPromptLogger({
-    orgId,
-    serviceId: conversation.service_id,
-    conversationId,
-    interactionId,
-    callPrefix: 'recommend-',
-  });
+  const promptLogger = createPromptLogger(interactionLogScope(conversation, interactionId, 'recommend-'));
   try {
     const text = await collect(promptLogger.wrap(provider).streamText({ ...settings, system, messages: history }));
     return { recommended_responses: suggestionLines(text).slice(0, maxRecommendations) };
@@ -126,7 +121,9 @@ export const conversationStartersFor = async (
   const resolved = await resolveVersionSet(orgId, request.serviceId, request.versionSetName);
   const agent = await getAgentVersion(orgId, resolved.agentId, resolved.agentVersion);
   if (!agent) throw new NotFoundError(`Version ${resolved.agentVersion} of agent ${resolved.agentId} does not exist.`);
-  const { provider, ...settings } = resolveModel(resolved.llmModelPreferences as LlmModelPreferences, 'conversation_starter');
+  const { provider: model, ...settings } = resolveModel(resolved.llmModelPreferences as LlmModelPreferences, 'conversation_starter');
+  const promptLogger = createPromptLogger(starterLogScope(orgId, request.serviceId, newId()));
+  const provider = promptLogger.wrap(model);
   const facets = Array.from({ length: request.minCount }, (_, index) => request.facets[index % request.facets.length] as string);
   const prompts = await Promise.all(
     facets.map(async (facet) => {
@@ -144,6 +141,6 @@ export const conversationStartersFor = async (
       const text = await collect(provider.streamText({ ...settings, system, messages: [] }));
       return { prompt: suggestionLines(text).join(' '), facets: [facet] };
     }),
-  );
+  ).finally(() => promptLogger.flush());
   return { prompts: prompts.filter((prompt) => prompt.prompt !== '').slice(0, request.maxCount) };
 };

@@ -2,7 +2,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { BadRequestError } from '../kernel/errors';
 import { defineEntity } from './entity';
-import { batchGetItems, type Item, type PrimaryKey, putItem, type QueryPage } from './table';
+import { batchGetItems, type Item, type PrimaryKey, putItem, queryAll, type QueryPage, type QuerySpec } from './table';
 
 /**
  * Continuation tokens are integers (the reference's type). Each names a stored cursor:
@@ -117,7 +117,16 @@ export const keysPage = async (
   options: { limit: number; keep?: (item: Item) => boolean; compare?: (a: Item, b: Item) => number },
 ): Promise<QueryPage> => {
   const unique = [...new Map(keys.map((key) => [`${key.pk}\u0000${key.sk}`, key])).values()];
-  const found = (await batchGetItems(unique)).filter(options.keep ?? (() => true));
+  return filteredOffsetPage(await batchGetItems(unique), startKey, options);
+};
+
+/** Filters and orders records read whole, and pages them by offset (the resume key). */
+const filteredOffsetPage = (
+  records: Item[],
+  startKey: Item | undefined,
+  options: { limit: number; keep?: (item: Item) => boolean; compare?: (a: Item, b: Item) => number },
+): QueryPage => {
+  const found = records.filter(options.keep ?? (() => true));
   if (options.compare) found.sort(options.compare);
   return offsetPage(found, startKey, options.limit);
 };
@@ -127,6 +136,28 @@ export const offsetPage = (items: Item[], startKey: Item | undefined, limit: num
   const offset = Number(startKey?.offset ?? 0);
   const end = offset + limit;
   return { items: items.slice(offset, end), nextKey: end < items.length ? { offset: end } : undefined };
+};
+
+/**
+ * Lists ordered by several `sort_by` entries: no index holds every combination of keys, so the
+ * list's records are read (at most `maxSortedRecords`, the documented bound of multi-key
+ * sorting), ordered in memory, and paged by offset. A list with more records answers 400
+ * rather than an order that silently misses some.
+ */
+export const maxSortedRecords = 1000;
+
+export const sortedPage = async (
+  spec: QuerySpec,
+  startKey: Item | undefined,
+  options: { limit: number; keep?: (item: Item) => boolean; compare: (a: Item, b: Item) => number },
+): Promise<QueryPage> => {
+  const records = await queryAll(spec, maxSortedRecords + 1);
+  if (records.length > maxSortedRecords) {
+    throw new BadRequestError(
+      `Sorting by several fields is limited to lists of ${maxSortedRecords} records; filter the list or sort by one field.`,
+    );
+  }
+  return filteredOffsetPage(records, startKey, options);
 };
 
 /** A `keysPage` order: by a text value of each item, descending when asked. */

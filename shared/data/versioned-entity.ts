@@ -223,7 +223,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     entities: [heads, versions],
     /** The answer for a head that does not exist (or that the caller may not see). */
     notFound,
-    /** The heads' declaration, for kinds whose heads carry attributes of their own (read with their own schema). */
+    /** The heads' declaration: for kinds whose heads carry attributes of their own, and for reads of them all (the SQL query's tables). */
     heads,
     get,
     getExisting,

@@ -3,6 +3,7 @@ import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
 import { defaultRole } from '../role/default-roles';
 import { loadPrincipal } from '../user/principal';
 import { isAtLeastAsPrivileged } from '../role/privilege';
+import { activeGrantsOf } from '../role/temporary-grant-repository';
 import type { Caller } from '../kernel/caller';
 import { verifyDpopProof } from '../auth/dpop';
 import { verifyAccessToken } from '../auth/tokens';
@@ -91,7 +92,10 @@ export const authenticateRequest = async (request: AuthenticationRequest): Promi
   const declaredOrg = request.headers['x-org-id']?.trim() || undefined;
   if (declaredOrg !== undefined && declaredOrg !== token.orgId) throw unauthorized();
 
-  const principal = await loadPrincipal(token.orgId, token.userId);
+  const [principal, temporaryGrants] = await Promise.all([
+    loadPrincipal(token.orgId, token.userId),
+    activeGrantsOf(token.orgId, token.userId, new Date().toISOString()),
+  ]);
   if (!principal) throw unauthorized();
   if (!principal.user.is_verified) throw new ForbiddenError('The user is not verified.');
 
@@ -101,7 +105,8 @@ export const authenticateRequest = async (request: AuthenticationRequest): Promi
     orgId: request.orgId,
     roleId: principal.role.id,
     roleName: principal.role.name,
-    grants: principal.grants,
+    grants: [...principal.grants, ...temporaryGrants],
+    temporaryGrants,
     email: principal.user.email,
     isVerified: principal.user.is_verified,
     tokenType: presented.scheme,

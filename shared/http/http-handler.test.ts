@@ -145,12 +145,16 @@ describe('httpHandler', () => {
 describe('implementGroup', () => {
   const ping = async () => ({ in_maintenance_mode: false });
   const openApi = async () => ({});
+  const models = async () => ({ models: [] });
+  const sql = async () => ({ execution_time_ms: 0, result: [], truncated: false, columns: [] });
 
   it('binds every operation of the group to its function, in route table order', () => {
-    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi });
+    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi, 'get-models': models, 'submit-sql-query': sql });
     expect(implementations.map(({ operation, run }) => [operation.operationId, run])).toEqual([
       ['ping', ping],
       ['get-openapi-document', openApi],
+      ['get-models', models],
+      ['submit-sql-query', sql],
     ]);
   });
 

@@ -54,10 +54,11 @@ export interface OperationInput<O extends Operation> {
   context: RequestContext;
 }
 
-/** A streaming operation yields NDJSON events; the status is the operation's, sent first. */
-export interface StreamingReply {
-  events: AsyncIterable<unknown>;
-}
+/**
+ * A streaming operation yields NDJSON events, or bytes of its content type (a zip); the status
+ * is the operation's, sent first.
+ */
+export type StreamingReply = { events: AsyncIterable<unknown> } | { bytes: Readable };
 
 export type OperationResult<O extends Operation> = O['streaming'] extends true
   ? StreamingReply
@@ -289,7 +290,7 @@ export const streamHandler = (implementations: readonly Implementation[]) => {
           return {
             statusCode: status,
             headers: { 'content-type': contentType ?? 'application/x-ndjson', ...headers },
-            body: ndjson((result as StreamingReply).events),
+            body: 'bytes' in (result as StreamingReply) ? (result as { bytes: Readable }).bytes : ndjson((result as { events: AsyncIterable<unknown> }).events),
           };
         } catch (error) {
           return errorResponse(error, headers);

@@ -25,7 +25,10 @@ export interface Caller {
   orgId: string;
   roleId: string;
   roleName: string;
+  /** The role's grants followed by the user's temporary grants in force. */
   grants: PermissionGrant[];
+  /** The temporary grants among `grants` (they are never passed on: see `shared/role/temporary-grants.ts`). */
+  temporaryGrants?: PermissionGrant[];
   email: string;
   isVerified: boolean;
   tokenType: 'Bearer' | 'DPoP' | 'Basic';

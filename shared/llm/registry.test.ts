@@ -45,6 +45,30 @@ describe('provider registry', () => {
     expect(conversation.provider.name).toBe('openai-compatible');
   });
 
+  it('lists the built-in model, the default model and every LLM_MODEL_MAP entry with its parameter schema', () => {
+    // Prepare
+    const registry = createProviderRegistry({
+      LLM_DEFAULT_PROVIDER: 'bedrock',
+      LLM_DEFAULT_MODEL: 'amazon.nova-lite-v1:0',
+      LLM_MODEL_MAP: modelMap,
+      OPENAI_BASE_URL: 'http://localhost:11434/v1',
+    });
+
+    // Act
+    const models = registry.models();
+
+    // Assess
+    expect(models.map((model) => [model.name, model.provider, model.source])).toEqual([
+      ['deterministic', 'deterministic', 'built-in'],
+      ['amazon.nova-lite-v1:0', 'bedrock', 'default'],
+      ['claude-haiku', 'bedrock', 'model-map'],
+      ['local-llama', 'openai', 'model-map'],
+      ['offline', 'deterministic', 'model-map'],
+    ]);
+    const bedrock = models.find((model) => model.name === 'claude-haiku');
+    expect(Object.keys((bedrock?.params_model_schema.properties ?? {}) as object)).toEqual(['temperature', 'top_p', 'top_k']);
+  });
+
   it('falls back to the default entry for a key without a preference', () => {
     // Prepare
     const registry = createProviderRegistry({ LLM_MODEL_MAP: modelMap, OPENAI_BASE_URL: 'http://localhost:11434/v1' });

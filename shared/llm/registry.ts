@@ -31,7 +31,37 @@ export interface ResolvedModel {
   source: 'model-map' | 'default';
 }
 
+/** A model this deployment can use, as `get-models` lists it. */
+export interface AvailableModel {
+  /** What `llm_model_preferences[...].llm_name` names. */
+  name: string;
+  provider: ProviderName;
+  /** The provider's own model id. */
+  model: string;
+  /** `built-in`: the rule-based stand-in; `default`: LLM_DEFAULT_*; `model-map`: an LLM_MODEL_MAP entry. */
+  source: 'built-in' | 'default' | 'model-map';
+  /** JSON Schema of the sampling parameters the provider passes on. */
+  params_model_schema: Record<string, unknown>;
+}
+
+/** The sampling parameters each provider honours (the built-in stand-in ignores sampling). */
+const providerParams: Record<ProviderName, z.ZodType> = {
+  deterministic: z.object({}).strict().describe('The rule-based stand-in is deterministic and takes no sampling parameters.'),
+  openai: z
+    .object({ temperature: z.number().min(0).max(2).optional(), top_p: z.number().min(0).max(1).optional() })
+    .strict(),
+  bedrock: z
+    .object({
+      temperature: z.number().min(0).max(1).optional(),
+      top_p: z.number().min(0).max(1).optional(),
+      top_k: z.number().int().min(0).optional().describe('Passed to models that accept it (Anthropic).'),
+    })
+    .strict(),
+};
+
 export interface ProviderRegistry {
+  /** The built-in model, the default model and every LLM_MODEL_MAP entry, once each by name. */
+  models(): AvailableModel[];
   /** The named provider, constructed on first use and reused afterwards. */
   provider(name: ProviderName): LlmProvider;
   /**
@@ -116,8 +146,22 @@ export const createProviderRegistry = (env: Record<string, string | undefined> =
     return created;
   };
 
+  const available = (name: string, target: { provider: ProviderName; model: string }, source: AvailableModel['source']) => ({
+    name,
+    ...target,
+    source,
+    params_model_schema: z.toJSONSchema(providerParams[target.provider]) as Record<string, unknown>,
+  });
+  const models = [
+    available(DETERMINISTIC_MODEL, { provider: 'deterministic', model: DETERMINISTIC_MODEL }, 'built-in'),
+    ...(defaultTarget.provider === 'deterministic' ? [] : [available(defaultTarget.model, defaultTarget, 'default')]),
+    ...Object.entries(settings.LLM_MODEL_MAP).map(([name, target]) => available(name, target, 'model-map')),
+  ];
+  const modelsByName = [...new Map(models.map((model) => [model.name, model])).values()];
+
   return {
     provider,
+    models: () => modelsByName,
     resolveModel: (preferences, key = DEFAULT_KEY) => {
       const preference = preferences?.[key] ?? preferences?.[DEFAULT_KEY];
       const mapped = preference === undefined ? undefined : settings.LLM_MODEL_MAP[preference.llm_name];
@@ -140,4 +184,10 @@ let processRegistry: ProviderRegistry | undefined;
 export const resolveModel = (preferences?: LlmModelPreferences, key?: string): ResolvedModel => {
   processRegistry ??= createProviderRegistry();
   return processRegistry.resolveModel(preferences, key);
+};
+
+/** {@link ProviderRegistry.models} of the process's registry. */
+export const availableModels = (): AvailableModel[] => {
+  processRegistry ??= createProviderRegistry();
+  return processRegistry.models();
 };

@@ -5,7 +5,7 @@ import { conversationAttributes, modelFailure, requireAuthorizedConversation } f
 import { requirePermission } from '../kernel/permissions';
 import { getInteraction } from '../conversation/interaction-repository';
 import { recentMessages } from '../conversation/message-repository';
-import { createPromptLogger } from '../conversation/prompt-log';
+import { createPromptLogger, interactionLogScope } from '../conversation/prompt-log';
 import { logger } from '../aws/observability';
 import { BadRequestError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
@@ -71,13 +71,7 @@ const judgeAll = async (evaluation: Evaluation, metricsToJudge: StoredMetric[]):
     const version = await metrics.getVersion(conversation.org_id, metric.id, metric.latest_version ?? 1);
     if (!version) throw new Error(`metric ${metric.id} has no version ${metric.latest_version}`);
     const id = newId();
-    const prompts = createPromptLogger({
-      orgId: conversation.org_id,
-      serviceId: conversation.service_id,
-      conversationId: conversation.id,
-      interactionId: evaluation.interactionId,
-      callPrefix: `metric-${id}-`,
-    });
+    const prompts = createPromptLogger(interactionLogScope(conversation, evaluation.interactionId, `metric-${id}-`));
     try {
       const judgement = await judgeMetric(
         { provider: prompts.wrap(provider), ...settings },

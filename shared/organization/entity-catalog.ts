@@ -7,6 +7,7 @@ import { messages } from '../conversation/message-repository';
 import { apiKeyCounts, apiKeys } from './api-key-repository';
 import { organizationBranding, organizations } from './organization-repository';
 import { replacedRoles, roles } from '../role/role-repository';
+import { temporaryGrants } from '../role/temporary-grant-repository';
 import { serviceTags, services } from '../service/service-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { memories } from '../user/memory-repository';
@@ -15,6 +16,9 @@ import { metricResults, metricsWithResultsMarks } from '../metric/result-reposit
 import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
 import type { Entity } from '../data/entity';
+import { deleteObjects } from '../aws/bucket';
+import { promptLogRoot } from '../conversation/prompt-log';
+import { sqlResultRoot } from '../admin/sql-results';
 import { pagingCursors } from '../data/paging';
 
 /**
@@ -42,6 +46,7 @@ export const entityCatalog: readonly Entity[] = [
   users,
   roles,
   replacedRoles,
+  temporaryGrants,
   apiKeys,
   apiKeyCounts,
   refreshTokens,
@@ -54,5 +59,7 @@ export const entityCatalog: readonly Entity[] = [
 
 /** Erases every record of the organization; idempotent, so a failed delete is completed by repeating it. */
 export const eraseOrganizationData = async (orgId: string): Promise<void> => {
+  await deleteObjects(promptLogRoot(orgId));
+  await deleteObjects(sqlResultRoot(orgId));
   for (const entity of entityCatalog) await entity.erase(orgId);
 };

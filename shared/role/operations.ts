@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { commonHeaders, objectId, organizationPath, queryArray, queryBoolean } from '../kernel/schemas';
+import {
+  commonHeaders,
+  continuationToken,
+  creatorInfo,
+  objectId,
+  organizationPath,
+  pagedResponse,
+  queryArray,
+  queryBoolean,
+  tagMap,
+} from '../kernel/schemas';
 import { defineOperation } from '../kernel/operation';
 
 /* Roles and their permission grants (group `role`). */
@@ -134,4 +144,90 @@ export const assignRoleOperation = defineOperation({
   response: { status: 200, body: z.object({ role_id: z.string() }) },
 });
 
-export const roleOperations = [getRolesOperation, createRoleOperation, modifyRoleOperation, assignRoleOperation] as const;
+/** The reference's `PermissionGrantInstance`: a grant without `action` allows. */
+const temporaryGrantInput = permissionGrantInput.omit({ description: true });
+const grantTags = z.record(
+  z.string().regex(/^[\w\s]+$/, 'letters, digits, underscores or spaces').max(128),
+  z.string().regex(/^[\w\s]+$/, 'letters, digits, underscores or spaces').max(256).nullable(),
+);
+
+export const createTemporaryPermissionGrantOperation = defineOperation({
+  operationId: 'create-temporary-permission-grant',
+  method: 'POST',
+  path: '/v1/{organization}/role/temporary_permission_grant/',
+  group: 'role',
+  tag: 'Role',
+  summary: 'Grant a user one permission for a limited time (never more than the granter holds)',
+  auth: 'required',
+  rateLimitPerMinute: 100,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders,
+    body: z.object({
+      user_id: z.string().min(1).max(64),
+      duration: z.string().min(2).max(64).describe('ISO 8601, from 1 minute to 90 days.'),
+      permission_grant: temporaryGrantInput,
+      tags: grantTags.refine((tags) => Object.keys(tags).length <= 50, 'at most 50 tags'),
+      justification: z.string().trim().min(1).max(2000),
+    }),
+  },
+  response: { status: 201, body: z.object({ temporary_permission_grant_id: z.string(), expires_at: z.string() }) },
+});
+
+export const temporaryGrantSortFields = ['user_id', 'expires_at', 'permission_grant.permission_name'] as const;
+
+export const getTemporaryPermissionGrantsOperation = defineOperation({
+  operationId: 'get-temporary-permission-grants',
+  method: 'GET',
+  path: '/v1/{organization}/role/temporary_permission_grants/',
+  group: 'role',
+  tag: 'Role',
+  summary: 'Get temporary permission grants',
+  auth: 'required',
+  rateLimitPerMinute: 100,
+  request: {
+    path: organizationPath,
+    headers: commonHeaders,
+    query: z.object({
+      id: queryArray(objectId),
+      user_id: queryArray(z.string().min(1).max(64)),
+      permission_grant_name: z.string().min(1).max(256).optional(),
+      is_expired: queryBoolean.optional(),
+      limit: z.coerce.number().int().min(1).max(10).default(10),
+      continuation_token: continuationToken,
+      creator: queryArray(z.string().max(200)),
+      tag: queryArray(z.string().max(400)),
+      sort_by: queryArray(z.string()).describe(
+        `${temporaryGrantSortFields.join(', ')}, each prefixed with + or -; several break ties, then creation order.`,
+      ),
+    }),
+  },
+  response: {
+    status: 200,
+    body: pagedResponse({
+      temporary_permission_grants: z.array(
+        z.object({
+          _id: z.string(),
+          org_id: z.string(),
+          created_at: z.string(),
+          updated_at: z.string(),
+          user_id: z.string(),
+          expires_at: z.string(),
+          permission_grant: permissionGrantOutput,
+          justification: z.string(),
+          creator: creatorInfo,
+          tags: tagMap,
+        }),
+      ),
+    }),
+  },
+});
+
+export const roleOperations = [
+  getRolesOperation,
+  createRoleOperation,
+  modifyRoleOperation,
+  assignRoleOperation,
+  createTemporaryPermissionGrantOperation,
+  getTemporaryPermissionGrantsOperation,
+] as const;

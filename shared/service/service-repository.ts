@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { creatorInfo } from '../kernel/schemas';
 import { BadRequestError, ConflictError } from '../kernel/errors';
-import { matchesTags, type SortEntry, sortableValue, type TagFilter } from '../kernel/list-params';
+import { compareBySortEntries, fieldValue, matchesTags, type SortEntry, sortableValue, type TagFilter } from '../kernel/list-params';
 import { versionSetRecord } from './schemas';
 import { agents } from '../agent/agent-repository';
 import { defineEntity } from '../data/entity';
-import { keysPage, type Paged, pageOfQuery } from '../data/paging';
+import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
 import { failedConditions, type Item, queryAll, queryPage, type TransactItem, transactWrite } from '../data/table';
@@ -197,16 +197,12 @@ export interface ServiceListQuery {
   ids?: string[];
   isActive?: boolean;
   tags: TagFilter[];
-  /** The first entry chooses the order; ties break by creation order. */
+  /** Every entry in turn, then creation order: one entry reads its index, several the list whole (bounded, `sortedPage`). */
   sortBy: SortEntry[];
   visible: (service: StoredService) => boolean;
   limit: number;
   continuationToken: number;
 }
-
-/** Where a service stands in a list ordered by `field` (creation order without one), as the indexes order it. */
-const orderKey = (service: StoredService, field: string | undefined) =>
-  field === undefined ? service.id : `${sortableValue(service[field as 'name' | 'is_active'])}#${service.id}`;
 
 export const listServices = async (orgId: string, query: ServiceListQuery): Promise<Paged<StoredService>> => {
   const keep = (item: Item) => {
@@ -217,7 +213,8 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
       query.visible(service)
     );
   };
-  const [order] = query.sortBy;
+  const [order, ...more] = query.sortBy;
+  const compare = compareBySortEntries(query.sortBy, (item: Item, field) => fieldValue(toService(item), field), (item) => String(item.id));
   const descending = order?.direction === 'desc';
   const byActivity = order?.field === 'is_active' || (order === undefined && query.isActive !== undefined);
 
@@ -227,16 +224,14 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
     query,
     (startKey) => {
       if (query.ids && query.ids.length > 0) {
-        const compare = (a: Item, b: Item) => {
-          const [left, right] = [orderKey(toService(a), order?.field), orderKey(toService(b), order?.field)];
-          const ascending = left < right ? -1 : left > right ? 1 : 0;
-          return descending ? -ascending : ascending;
-        };
         return keysPage(
           query.ids.map((id) => services.key(orgId, { id })),
           startKey,
           { limit: query.limit, keep, compare },
         );
+      }
+      if (more.length > 0) {
+        return sortedPage(services.query(orgId, {}), startKey, { limit: query.limit, keep, compare });
       }
       if (order?.field === 'name') {
         return queryPage(services.queryIndex(orgId, 'name', {}, { forward: !descending }), {

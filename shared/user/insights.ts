@@ -53,6 +53,7 @@ export const listMemoriesFor = async (orgId: string, userId: string, caller: Cal
     conversationIds: query.conversationIds,
     sortBy: first?.field === 'conversation_id' ? 'conversation_id' : 'created_at',
     descending: first?.direction !== 'asc',
+    entries: query.sortBy,
     visible: memoryVisible(caller),
     limit: query.limit,
     continuationToken: query.continuationToken,

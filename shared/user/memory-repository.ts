@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
+import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
+import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
 import { erasePartition, type Item, queryPage } from '../data/table';
 import type { ResultPut } from '../conversation/conversation-repository';
 import { memoryRecord, type MemoryRecord } from './schemas';
@@ -70,6 +71,8 @@ export interface MemoryListQuery {
   conversationIds?: string[];
   sortBy: 'created_at' | 'conversation_id';
   descending: boolean;
+  /** The `sort_by` entries: mixed directions are ordered in memory (bounded, `sortedPage`). */
+  entries?: SortEntry[];
   /** Records the caller may not see are left out (permission filtering). */
   visible: (memory: MemoryRecord) => boolean;
   limit: number;
@@ -95,7 +98,13 @@ export const listMemories = async (orgId: string, userId: string, query: MemoryL
             startKey,
             { limit: query.limit, keep, compare: compareText(sortValue, query.descending) },
           )
-        : queryPage(
+        : mixesDirections(query.entries ?? [])
+          ? sortedPage(memories.query(orgId, { user_id: userId }), startKey, {
+              limit: query.limit,
+              keep,
+              compare: compareBySortEntries(query.entries ?? [], fieldValue, (item: Item) => String(item.id)),
+            })
+          : queryPage(
             byConversation
               ? memories.queryIndex(orgId, 'byConversation', { user_id: userId }, {
                   prefix: query.conversationIds?.length === 1 ? `${query.conversationIds[0]}#` : undefined,

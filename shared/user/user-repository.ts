@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ConflictError, NotFoundError } from '../kernel/errors';
-import { sortableValue } from '../kernel/list-params';
+import { compareBySortEntries, fieldValue, sortableValue } from '../kernel/list-params';
 import { defineEntity } from '../data/entity';
-import { listFingerprint, type Paged, pageOf } from '../data/paging';
+import { listFingerprint, type Paged, pageOf, sortedPage } from '../data/paging';
 import { batchGetItems, getItem, type Item, putItem, queryPage, transactWrite } from '../data/table';
 import type { GlobalIndexName } from '../data/table-definition';
 import { userPreferencesRecord } from '../organization/schemas';
@@ -153,7 +153,8 @@ export const deleteUser = async (orgId: string, user: UserRecord): Promise<void>
 };
 
 export interface UserListOptions {
-  sort?: { field: UserSortField; direction: 'asc' | 'desc' };
+  /** One entry reads that field's index (a page costs the page); several read the list whole, bounded (`sortedPage`). */
+  sort: { field: UserSortField; direction: 'asc' | 'desc' }[];
   limit: number;
   continuationToken: number;
   keep: (user: UserRecord) => boolean;
@@ -162,17 +163,25 @@ export interface UserListOptions {
 }
 
 export const listUsers = async (orgId: string, options: UserListOptions): Promise<Paged<UserRecord>> => {
-  const forward = options.sort?.direction !== 'desc';
+  const [first, ...more] = options.sort;
+  const forward = first?.direction !== 'desc';
   const fingerprint = listFingerprint('users', { sort: options.sort, filters: options.filters });
+  const keep = (item: Item) => options.keep(users.parse(item));
   return pageOf(
     orgId,
     fingerprint,
     options.continuationToken,
-    (startKey) =>
-      queryPage(
-        options.sort ? users.queryIndex(orgId, options.sort.field, {}, { forward }) : users.query(orgId, {}, { forward }),
-        { limit: options.limit, startKey, keep: (item) => options.keep(users.parse(item)) },
-      ),
+    (startKey) => {
+      if (more.length > 0) {
+        const compare = compareBySortEntries(options.sort, fieldValue, (item: Item) => String(item.user_id));
+        return sortedPage(users.query(orgId, {}), startKey, { limit: options.limit, keep, compare });
+      }
+      return queryPage(first ? users.queryIndex(orgId, first.field, {}, { forward }) : users.query(orgId, {}, { forward }), {
+        limit: options.limit,
+        startKey,
+        keep,
+      });
+    },
     users.parse,
   );
 };

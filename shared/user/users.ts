@@ -17,7 +17,7 @@ import {
   type UserSortField,
 } from './user-repository';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
-import type { SortEntry } from '../kernel/list-params';
+import { compareBySortEntries, fieldValue, type SortEntry } from '../kernel/list-params';
 import { newId, nowIso } from '../kernel/ids';
 import { sendEmail } from '../aws/email';
 import { effectiveGrants, forgetPrincipals } from './principal';
@@ -182,23 +182,8 @@ export interface ListUsersQuery {
   sort: SortEntry[];
 }
 
-const compareBy = (field: UserSortField, direction: 'asc' | 'desc') => (a: UserRecord, b: UserRecord) => {
-  const value = (user: UserRecord): string | number => {
-    switch (field) {
-      case 'user_stats.num_conversations':
-        return user.user_stats.num_conversations;
-      case 'user_stats.num_messages':
-        return user.user_stats.num_messages;
-      case 'user_stats.last_message_time':
-        return user.user_stats.last_message_time ?? '';
-      default:
-        return user[field].toLowerCase();
-    }
-  };
-  const [left, right] = [value(a), value(b)];
-  const order = left < right ? -1 : left > right ? 1 : a.user_id.localeCompare(b.user_id);
-  return direction === 'asc' ? order : -order;
-};
+/** Users by every sort entry in turn, then creation order (user ids sort by creation). */
+const compareUsers = (sort: SortEntry[]) => compareBySortEntries(sort, fieldValue, (user: UserRecord) => user.user_id);
 
 /**
  * Users the caller may see (User:GetUserInfo). Without id or e-mail filters this pages
@@ -209,19 +194,18 @@ export const listUsersFor = async (caller: Caller, orgId: string, query: ListUse
   const visible = (user: UserRecord) =>
     (query.isVerified === undefined || user.is_verified === query.isVerified) &&
     hasPermission(caller, 'User:GetUserInfo', userAttributes(user));
-  const [first] = query.sort;
   if (query.userIds?.length || query.emails?.length) {
     let ids = query.userIds ?? [];
     if (query.emails?.length) {
       const byEmail = await getUserIdsByEmail(orgId, query.emails);
       ids = query.userIds?.length ? ids.filter((id) => byEmail.includes(id)) : byEmail;
     }
-    let users = (await getUsers(orgId, ids)).filter(visible);
-    if (first) users = users.sort(compareBy(first.field as UserSortField, first.direction));
+    const users = (await getUsers(orgId, ids)).filter(visible);
+    users.sort(compareUsers(query.sort));
     return { items: users.slice(0, query.limit).map(userView), has_more: false, continuation_token: null };
   }
   const page = await listUsers(orgId, {
-    sort: first ? { field: first.field as UserSortField, direction: first.direction } : undefined,
+    sort: query.sort as { field: UserSortField; direction: 'asc' | 'desc' }[],
     limit: query.limit,
     continuationToken: query.continuationToken,
     keep: visible,

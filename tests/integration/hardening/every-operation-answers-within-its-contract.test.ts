@@ -138,6 +138,9 @@ const breach = (operation: Operation, described: DocumentedOperation, answer: Aw
   if (answer.status >= 500) return `answered ${answer.status}: ${answer.text.slice(0, 300)}`;
   if (!(String(answer.status) in described.responses)) return `answered the undeclared status ${answer.status}: ${answer.text.slice(0, 300)}`;
   if (answer.status >= 400) return errorShape(answer.status, JSON.parse(answer.text)) ? undefined : `error body ${answer.text.slice(0, 300)}`;
+  if (operation.response.contentType === 'application/zip') {
+    return answer.contentType === 'application/zip' ? undefined : `answered ${answer.contentType} for a zip`;
+  }
   if (operation.streaming) {
     const lines = answer.text.split('\n').filter((line) => line.trim() !== '');
     return lines.every((line) => JSON.parse(line) !== undefined) ? undefined : 'a stream line is not JSON';

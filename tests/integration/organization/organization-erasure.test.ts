@@ -4,7 +4,7 @@ import { api, apiUrl, eventually, expectStatus } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
-import { storedKeysStartingWith } from '../support/table';
+import { storedKeysStartingWith, storedObjectsStartingWith } from '../support/table';
 
 /** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
 const createReplacedRole = async (admin: Session): Promise<void> => {
@@ -71,8 +71,21 @@ describe('delete-organization', () => {
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
     expect(paged.body.continuation_token).not.toBeNull();
     await createDpopSession(orgId, user.userId);
+    const granted = await api(`/v1/${orgId}/role/temporary_permission_grant/`, {
+      token: admin.token,
+      body: {
+        user_id: user.userId,
+        duration: 'PT1H',
+        permission_grant: { permission_name: 'Organization:GetAPIKey', conditions: {} },
+        tags: {},
+        justification: 'Erased.',
+      },
+    });
+    expectStatus('grant a temporary permission', granted, 201);
     const prefix = `ORG#${orgId}#`;
     const stored = new Set((await storedKeysStartingWith(prefix)).map((item) => item.entity));
+    const promptLogs = `prompt-logs/${orgId}/`;
+    expect(await storedObjectsStartingWith(promptLogs)).not.toEqual([]);
 
     // Act
     const deleted = await api(`/v1/${orgId}/organization/`, { method: 'DELETE', token: admin.token });
@@ -110,6 +123,7 @@ describe('delete-organization', () => {
         'state-machine',
         'state-machine-name',
         'state-machine-version',
+        'temporary-permission-grant',
         'user',
         'user-email',
         'user-model',
@@ -120,5 +134,6 @@ describe('delete-organization', () => {
     // minutes after their last use instead.
     const left = (await storedKeysStartingWith(prefix)).filter((item) => !item.pk.startsWith(`${prefix}RATELIMIT#`));
     expect(left).toEqual([]);
+    expect(await storedObjectsStartingWith(promptLogs)).toEqual([]);
   });
 });

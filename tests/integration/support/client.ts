@@ -8,6 +8,7 @@ export interface Harness {
   table: Platform['table'];
   /** The platform's local AWS settings, for tests that look at its queues and bucket. */
   awsEnv: Record<string, string>;
+  bucket: Platform['bucket'];
 }
 
 declare module 'vitest' {

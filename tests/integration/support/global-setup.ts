@@ -15,7 +15,8 @@ export default async function setup(project: TestProject) {
     rootOrgId: 'root',
     queueVisibilityTimeoutSeconds: 2,
     // The offline model writes at a pace, so tests can see pieces reach the client one by one.
-    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15' },
+    // The SQL query's 30 s limit is shortened so the timeout test does not wait half a minute.
+    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15', SQL_QUERY_TIMEOUT_MS: '4000' },
     log: (line) => {
       if (process.env.PLATFORM_LOG) console.error(line);
     },
@@ -26,6 +27,7 @@ export default async function setup(project: TestProject) {
     outboxDir: platform.outboxDir,
     table: platform.table,
     awsEnv: platform.awsEnv,
+    bucket: platform.bucket,
   };
   project.provide('harness', harness);
   return async () => {

@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { harness } from './client';
 
@@ -25,4 +26,32 @@ export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: stri
   for await (const page of pages) found.push(...((page.Items ?? []) as { pk: string; sk: string; entity?: string }[]));
   client.destroy();
   return found;
+};
+
+/** A client of the local S3 server (s3rver accepts only its built-in key). */
+const bucketClient = (): S3Client => {
+  const { bucket } = harness();
+  return new S3Client({
+    endpoint: bucket.endpoint,
+    region: bucket.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
+};
+
+/** Keys of the artifact bucket's objects under a prefix, read straight from the local S3 server. */
+export const storedObjectsStartingWith = async (prefix: string): Promise<string[]> => {
+  const client = bucketClient();
+  const listed = await client.send(new ListObjectsV2Command({ Bucket: harness().bucket.name, Prefix: prefix }));
+  client.destroy();
+  return (listed.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : []));
+};
+
+/** A stored object's text, read straight from the local S3 server. */
+export const storedObjectText = async (key: string): Promise<string> => {
+  const client = bucketClient();
+  const object = await client.send(new GetObjectCommand({ Bucket: harness().bucket.name, Key: key }));
+  const text = (await object.Body?.transformToString()) ?? '';
+  client.destroy();
+  return text;
 };

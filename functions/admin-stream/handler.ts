@@ -1,0 +1,12 @@
+import { promptLogZipFor } from '#shared/admin/prompt-logs';
+import { implementGroup, streamHandler } from '#shared/http/http-handler';
+
+export const handler = streamHandler(
+  implementGroup('admin-stream', {
+    'get-prompt-logs': async ({ path, query, caller, context }) => {
+      const bytes = await promptLogZipFor(caller, path.organization, query.prompt_log_prefix);
+      context.setHeader('content-disposition', 'attachment; filename="prompt-logs.zip"');
+      return { bytes };
+    },
+  }),
+);

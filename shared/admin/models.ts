@@ -1,0 +1,11 @@
+import type { Caller } from '../kernel/caller';
+import { requirePermission } from '../kernel/permissions';
+import { availableModels } from '../llm/registry';
+import { requireOrganization } from '../organization/organization-repository';
+
+/** The models the deployment's configuration makes available (Admin:GetModels). */
+export const listModelsFor = async (caller: Caller, orgId: string) => {
+  await requireOrganization(orgId);
+  requirePermission(caller, 'Admin:GetModels');
+  return { models: availableModels() };
+};

@@ -1,0 +1,100 @@
+import { PassThrough, type Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import yazl from 'yazl';
+import type { Caller } from '../kernel/caller';
+import { NotFoundError } from '../kernel/errors';
+import { hasPermission, requirePermission } from '../kernel/permissions';
+import { listObjects, readObject, type StoredObject } from '../aws/bucket';
+import { logger } from '../aws/observability';
+import { getConversation } from '../conversation/conversation-repository';
+import { conversationAttributes } from '../conversation/conversations';
+import { promptLogGuard, promptLogRoot } from '../conversation/prompt-log';
+import type { ConversationRecord } from '../conversation/schemas';
+import { requireOrganization } from '../organization/organization-repository';
+
+/**
+ * The prompt-log download: a zip of the logs under a prefix (relative to the organization's
+ * root, `shared/conversation/prompt-log.ts`), written from the past 30 days, at most 1,000,
+ * streamed entry by entry and never built in memory. Each log gives `{log_key}-system` and
+ * `{log_key}-history`, or `{log_key}-error` when it cannot be read or the caller may not read
+ * it: Conversation:GetInteractionInsights on the conversation it is about, Service:GetService
+ * on the service for starters.
+ */
+export const maxPromptLogs = 1000;
+const windowMilliseconds = 30 * 24 * 3600 * 1000;
+const parts = ['system', 'history'] as const;
+
+/** Log keys (without `-system` / `-history`) under the prefix, newer than the window, in key order. */
+const logKeysUnder = async (prefix: string, since: Date): Promise<string[]> => {
+  const keys = new Set<string>();
+  const collect = (objects: StoredObject[]) => {
+    keys.clear();
+    for (const object of objects) {
+      const match = /^(.*)-(system|history)$/.exec(object.key);
+      if (match?.[1] && object.lastModified >= since) keys.add(match[1]);
+    }
+    return keys.size > maxPromptLogs;
+  };
+  collect(await listObjects(prefix, collect));
+  return [...keys].slice(0, maxPromptLogs);
+};
+
+/** Why the caller may not read a log, or undefined when they may. */
+const refusalFor = (caller: Caller, orgId: string) => {
+  const conversations = new Map<string, Promise<ConversationRecord | undefined>>();
+  return async (logKey: string): Promise<string | undefined> => {
+    const guard = promptLogGuard(orgId, logKey);
+    if (!guard) return 'This log names no record whose permissions could guard it.';
+    if (guard.kind === 'service') {
+      return hasPermission(caller, 'Service:GetService', { id: guard.serviceId, service_id: guard.serviceId })
+        ? undefined
+        : 'Missing required permission Service:GetService.';
+    }
+    if (!conversations.has(guard.conversationId)) conversations.set(guard.conversationId, getConversation(orgId, guard.conversationId));
+    const conversation = await conversations.get(guard.conversationId);
+    if (!conversation) return 'The conversation of this log no longer exists.';
+    return hasPermission(caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation))
+      ? undefined
+      : 'Missing required permission Conversation:GetInteractionInsights.';
+  };
+};
+
+/** Adds each log to the zip in turn, holding at most one log's objects open, then ends it. */
+const writeLogs = async (zip: yazl.ZipFile, root: string, logKeys: string[], refusal: (key: string) => Promise<string | undefined>) => {
+  for (const logKey of logKeys) {
+    const name = logKey.slice(root.length);
+    const refused = await refusal(logKey);
+    let bodies: Readable[] | undefined;
+    if (refused === undefined) {
+      bodies = await Promise.all(parts.map((part) => readObject(`${logKey}-${part}`))).catch((error: unknown) => {
+        logger.warn('prompt log not readable', { key: logKey, error: error as Error });
+        return undefined;
+      });
+    }
+    if (!bodies) {
+      zip.addBuffer(Buffer.from(refused ?? 'This log could not be read.', 'utf8'), `${name}-error`);
+      continue;
+    }
+    for (const [index, body] of bodies.entries()) zip.addReadStream(body, `${name}-${parts[index]}`);
+    await Promise.all(bodies.map((body) => finished(body)));
+  }
+  zip.end();
+};
+
+export const promptLogZipFor = async (caller: Caller, orgId: string, prefix: string): Promise<Readable> => {
+  await requireOrganization(orgId);
+  requirePermission(caller, 'Admin:GetPromptLogs');
+  const root = promptLogRoot(orgId);
+  const logKeys = await logKeysUnder(`${root}${prefix}`, new Date(Date.now() - windowMilliseconds));
+  if (logKeys.length === 0) throw new NotFoundError('No prompt logs found matching the supplied prefix.');
+  const zip = new yazl.ZipFile();
+  const output = new PassThrough();
+  zip.outputStream.pipe(output);
+  zip.on('error', (error: Error) => output.destroy(error));
+  writeLogs(zip, root, logKeys, refusalFor(caller, orgId)).catch((error: unknown) => {
+    // The status is sent already: a broken stream is how the client learns (the zip is left invalid).
+    logger.error('prompt log zip failed', { error: error as Error });
+    output.destroy(error as Error);
+  });
+  return output;
+};

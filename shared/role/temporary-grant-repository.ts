@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { creatorInfo, tagMap } from '../kernel/schemas';
+import type { PermissionGrant } from '../kernel/caller';
+import { defineEntity } from '../data/entity';
+import { type Item, queryAll, queryPage, type QueryPage, transactWrite } from '../data/table';
+import { permissionGrantRecord } from './role-repository';
+
+/**
+ * Temporary permission grants: one partition per organization in creation order (sort key =
+ * id), and an index per user ordered by expiry, so the grants in force for a caller are one
+ * Query of the unexpired range on every request. Items expire by TTL a while after the grant
+ * (`keptExpiredSeconds`) so `is_expired=true` can still list them; checks never rely on the
+ * TTL, which DynamoDB applies late: they compare `expires_at` with now.
+ */
+export const keptExpiredSeconds = 7 * 24 * 3600;
+
+const temporaryGrantRecord = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  user_id: z.string(),
+  permission_grant: permissionGrantRecord,
+  justification: z.string(),
+  tags: tagMap,
+  creator: creatorInfo,
+  created_at: z.string(),
+  updated_at: z.string(),
+  expires_at: z.string(),
+  expires_at_epoch: z.number().int(),
+});
+export type TemporaryGrantRecord = z.infer<typeof temporaryGrantRecord>;
+
+export const temporaryGrants = defineEntity({
+  name: 'temporary-permission-grant',
+  token: 'TEMPGRANT',
+  schema: temporaryGrantRecord,
+  sort: (grant: { id: string }) => grant.id,
+  indexes: {
+    byUser: {
+      index: 'gsi1',
+      partition: (of: { user_id: string }) => ['USER', of.user_id],
+      sort: (grant) => `${grant.expires_at}#${grant.id}`,
+    },
+  },
+});
+
+export const createTemporaryGrant = async (record: TemporaryGrantRecord): Promise<void> => {
+  await transactWrite([temporaryGrants.create(record.org_id, record)], () => new Error(`grant ${record.id} exists`));
+};
+
+/** A user's grants still in force at `nowIso` (a user holds few: the index range is read whole, bounded). */
+export const activeGrantsOf = async (orgId: string, userId: string, nowIso: string): Promise<PermissionGrant[]> =>
+  (await queryAll(temporaryGrants.queryIndex(orgId, 'byUser', { user_id: userId }, { between: [nowIso, '\uffff'] }), 200))
+    .map(temporaryGrants.parse)
+    .map((grant) => grant.permission_grant);
+
+/** One page of the organization's grants in creation order. */
+export const readTemporaryGrants = (
+  orgId: string,
+  startKey: Item | undefined,
+  options: { limit: number; keep: (grant: TemporaryGrantRecord) => boolean },
+): Promise<QueryPage> =>
+  queryPage(temporaryGrants.query(orgId, {}), {
+    limit: options.limit,
+    startKey,
+    keep: (item) => options.keep(temporaryGrants.parse(item)),
+  });
+
+export const getTemporaryGrants = (orgId: string, ids: readonly string[]): Promise<TemporaryGrantRecord[]> =>
+  temporaryGrants.getMany(orgId, [...new Set(ids)].map((id) => ({ id })));

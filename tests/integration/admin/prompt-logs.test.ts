@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, apiUrl, eventually } from '../support/client';
+import { createService, interact, startConversation } from '../support/conversations';
+import { createGrantedSession } from '../support/fixtures';
+import { createOrganization, rootSession, type Session } from '../support/identity';
+import { storedObjectText } from '../support/table';
+
+const run = promisify(execFile);
+
+let orgId: string;
+let admin: Session;
+let serviceId: string;
+let conversationId: string;
+
+beforeAll(async () => {
+  ({ orgId, session: admin } = await createOrganization(await rootSession()));
+  ({ serviceId } = await createService(admin));
+  ({ conversationId } = await startConversation(admin, { service_id: serviceId }));
+  await interact(admin, conversationId, 'I said I need help with my printer');
+});
+
+/** The zip's entries (unpacked by the standard `unzip`), by name. */
+const downloadZip = async (session: Session, prefix: string): Promise<{ status: number; entries: Map<string, string> }> => {
+  const response = await fetch(apiUrl(`/v1/${orgId}/admin/get_prompt_logs/`, { prompt_log_prefix: prefix }), {
+    headers: { authorization: `Bearer ${session.token}` },
+  });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const entries = new Map<string, string>();
+  if (response.status !== 200) return { status: response.status, entries };
+  expect(response.headers.get('content-type')).toBe('application/zip');
+  const dir = await mkdtemp(join(tmpdir(), 'prompt-logs-'));
+  try {
+    await writeFile(join(dir, 'logs.zip'), bytes);
+    await run('unzip', ['-tq', join(dir, 'logs.zip')]);
+    const names = (await run('unzip', ['-Z1', join(dir, 'logs.zip')])).stdout.split('\n').filter(Boolean);
+    await run('unzip', ['-q', join(dir, 'logs.zip'), '-d', join(dir, 'out')]);
+    for (const name of names) entries.set(name, await readFile(join(dir, 'out', name), 'utf8'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return { status: response.status, entries };
+};
+
+describe('get-prompt-logs', () => {
+  it("streams a zip holding each log's system prompt and history, as stored", async () => {
+    // Act
+    const { status, entries } = await downloadZip(admin, `${serviceId}/${conversationId}/`);
+
+    // Assess
+    expect(status).toBe(200);
+    const names = [...entries.keys()];
+    expect(names.length).toBeGreaterThanOrEqual(4);
+    const pattern = new RegExp(`^${serviceId}/${conversationId}/[a-f0-9]{24}/\\d+-(system|history)$`);
+    expect(names.every((name) => pattern.test(name))).toBe(true);
+    for (const name of names) {
+      const sibling = name.endsWith('-system') ? name.replace(/-system$/, '-history') : name.replace(/-history$/, '-system');
+      expect(names).toContain(sibling);
+      expect(entries.get(name)).toBe(await storedObjectText(`prompt-logs/${orgId}/${name}`));
+    }
+    const histories = names.filter((name) => name.endsWith('-history')).map((name) => entries.get(name) ?? '');
+    expect(histories.some((history) => history.split('\n---\n').includes('user: I said I need help with my printer'))).toBe(true);
+  });
+
+  it('puts an -error file in place of each log the caller may not read', async () => {
+    // Prepare: may download logs, but not see into conversations.
+    const auditor = await createGrantedSession(admin, [{ permission_name: 'Admin:GetPromptLogs', conditions: {} }]);
+
+    // Act
+    const { status, entries } = await downloadZip(auditor, `${serviceId}/${conversationId}/`);
+
+    // Assess
+    expect(status).toBe(200);
+    expect(entries.size).toBeGreaterThanOrEqual(2);
+    for (const [name, content] of entries) {
+      expect(name).toMatch(/-error$/);
+      expect(content).toBe('Missing required permission Conversation:GetInteractionInsights.');
+    }
+  });
+
+  it('logs conversation starters and post-conversation analysis too', async () => {
+    // Prepare
+    const starters = await api(`/v1/${orgId}/conversation/conversation_starter`, {
+      token: admin.token,
+      body: { service_id: serviceId, facets: ['printers'], min_count: 1, max_count: 1, generation_instructions: 'Be brief.' },
+    });
+    expect(starters.status).toBe(200);
+    const finished = await api(`/v1/${orgId}/conversation/${conversationId}/finish/`, { method: 'POST', token: admin.token });
+    expect(finished.status).toBeLessThan(300);
+
+    // Act
+    const starterLogs = await downloadZip(admin, `${serviceId}/starters/`);
+    const analysisLogs = await eventually(async () => {
+      const zip = await downloadZip(admin, `${serviceId}/${conversationId}/analysis/`);
+      return zip.status === 200 ? zip : undefined;
+    }, 30_000, 1000);
+
+    // Assess
+    expect([...starterLogs.entries.keys()]).toEqual([
+      expect.stringMatching(new RegExp(`^${serviceId}/starters/[a-f0-9]{24}/1-system$`)),
+      expect.stringMatching(new RegExp(`^${serviceId}/starters/[a-f0-9]{24}/1-history$`)),
+    ]);
+    expect([...starterLogs.entries.values()][0]).toContain('Be brief.');
+    expect([...analysisLogs.entries.keys()]).toContain(`${serviceId}/${conversationId}/analysis/memories-1-system`);
+  });
+
+  it('answers 404 when no log matches the prefix, and 403 without Admin:GetPromptLogs', async () => {
+    const user = await createGrantedSession(admin, [{ permission_name: 'Conversation:*', conditions: {} }]);
+
+    expect((await downloadZip(admin, `${serviceId}/ffffffffffffffffffffffff/`)).status).toBe(404);
+    expect((await downloadZip(user, `${serviceId}/`)).status).toBe(403);
+  });
+});
