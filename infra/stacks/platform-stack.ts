@@ -52,6 +52,8 @@ const access = {
     },
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
+    // Embeds the triggers of each new version (Bedrock when EMBEDDING_PROVIDER is bedrock).
+    'dynamic-behavior-set': { table: 'readWrite', signingKey: true, models: true },
   },
   workers: {
     analysis: { table: 'readWrite', bucket: 'read', sendTo: ['webhook'], models: true },

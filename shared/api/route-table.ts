@@ -2,6 +2,7 @@ import type { Operation } from '../kernel/operation';
 import { adminOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
 import { stateMachineOperations } from '../state-machine/operations';
+import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
 import { conversationOperations } from '../conversation/operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
 import { organizationOperations } from '../organization/operations';
@@ -23,6 +24,7 @@ export const routeOperations = [
   ...roleOperations,
   ...conversationOperations,
   ...conversationStreamOperations,
+  ...dynamicBehaviorSetOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];
