@@ -1,4 +1,5 @@
 import { measureConversations, printConversationFigures } from './conversations';
+import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
 
 /** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
@@ -9,3 +10,7 @@ console.log(bundlesOk ? '\nAll bundle targets met.' : '\nSome bundle targets mis
 console.log('\nConversations (targets: each fragment within 10 ms of being produced; zero errors under load)\n');
 const conversationsOk = printConversationFigures(await measureConversations());
 console.log(conversationsOk ? '\nAll conversation targets met.' : '\nSome conversation targets missed (see above).');
+
+console.log('\nDynamic behavior matching (target: 500 triggers per service add at most 10 ms to a turn)\n');
+const matchingOk = printMatchingFigures(await measureMatching());
+console.log(matchingOk ? '\nThe matching target is met.' : '\nThe matching target is missed (see above).');
