@@ -346,6 +346,32 @@ describe('dynamic behaviors in a turn', () => {
     expect(outcome.triggeredDynamicBehavior).toEqual(behaviorInfo);
   });
 
+  it('matches external events as it matches user messages', async () => {
+    // Prepare
+    const history: HistoryEntry[] = [
+      { role: 'agent', text: 'Hello!' },
+      { role: 'external-event', text: 'The customer filed a refund request' },
+    ];
+    const ranked: string[] = [];
+    const deps: EngineDependencies = {
+      ...dependencies(),
+      dynamicBehaviors: {
+        embed: async (text) => {
+          ranked.push(text);
+          return new Float32Array([1]);
+        },
+        rank: async () => [refundBehavior(false)],
+      },
+    };
+
+    // Act
+    const { outcome } = await run(sessionOf({ machine, currentState: 'greet', history }), deps);
+
+    // Assess
+    expect(ranked).toEqual(['The customer filed a refund request']);
+    expect(outcome.triggeredDynamicBehavior).toEqual(behaviorInfo);
+  });
+
   it('does not match on the opening turn, which has no new message', async () => {
     // Act
     const { events, outcome } = await run(sessionOf(), withSource([refundBehavior(false)]));
