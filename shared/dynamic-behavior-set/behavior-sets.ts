@@ -2,7 +2,7 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter, type VersionFilter } from '../kernel/list-params';
-import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from '../data/paging';
 import { type Item, queryPage } from '../data/table';
 import { LlmError } from '../llm/provider';
@@ -136,14 +136,27 @@ export const createBehaviorSet = async (
   return { dynamic_behavior_set_id: id };
 };
 
-/** The set if the caller may see it; a set they may not see is answered as missing. */
-const readableSet = async (orgId: string, setId: string, caller: Caller): Promise<StoredBehaviorSet> => {
+const existingSet = async (orgId: string, setId: string): Promise<StoredBehaviorSet> => {
   const set = await getBehaviorSet(orgId, setId, true);
   if (!set) throw notFoundSet(setId);
+  return set;
+};
+
+/**
+ * Checks `permission` on a loaded set. A caller who may not even see the set gets the answer for
+ * a missing one, so its existence does not leak.
+ */
+const requireOnSet = (caller: Caller, permission: PermissionName, set: StoredBehaviorSet): void =>
   asIfMissing(
-    () => requirePermission(caller, 'DynamicBehaviorInstruction:GetDynamicBehaviorInstruction', behaviorSetAttributes(set)),
-    () => notFoundSet(setId),
+    () => requirePermission(caller, permission, behaviorSetAttributes(set)),
+    () => notFoundSet(set.id),
+    () => hasPermission(caller, 'DynamicBehaviorInstruction:GetDynamicBehaviorInstruction', behaviorSetAttributes(set)),
   );
+
+/** The set if the caller may see it; a set they may not see is answered as missing. */
+const readableSet = async (orgId: string, setId: string, caller: Caller): Promise<StoredBehaviorSet> => {
+  const set = await existingSet(orgId, setId);
+  requireOnSet(caller, 'DynamicBehaviorInstruction:GetDynamicBehaviorInstruction', set);
   return set;
 };
 
@@ -151,11 +164,10 @@ const readableSet = async (orgId: string, setId: string, caller: Caller): Promis
 const changeBehaviorSet = async (
   orgId: string,
   setId: string,
-  caller: Caller,
   change: (set: StoredBehaviorSet) => Promise<{ set: StoredBehaviorSet; version?: StoredBehaviorVersion }>,
 ): Promise<StoredBehaviorSet> => {
   for (let attempt = 0; attempt < 5; attempt += 1) {
-    const current = await readableSet(orgId, setId, caller);
+    const current = await existingSet(orgId, setId);
     const changed = await change(current);
     try {
       await saveBehaviorSet(orgId, changed.set, current, changed.version);
@@ -173,9 +185,9 @@ export const updateBehaviorSet = async (
   request: UpdateBehaviorSetRequest,
   caller: Caller,
 ): Promise<void> => {
-  if (request.applied_to_services) await requireServicesExist(orgId, request.applied_to_services);
-  await changeBehaviorSet(orgId, setId, caller, async (current) => {
-    requirePermission(caller, 'DynamicBehaviorInstruction:UpdateDynamicBehaviorInstruction', behaviorSetAttributes(current));
+  await changeBehaviorSet(orgId, setId, async (current) => {
+    requireOnSet(caller, 'DynamicBehaviorInstruction:UpdateDynamicBehaviorInstruction', current);
+    if (request.applied_to_services) await requireServicesExist(orgId, request.applied_to_services);
     return {
       set: {
         ...current,
@@ -191,8 +203,8 @@ export const updateBehaviorSet = async (
 };
 
 export const deleteBehaviorSet = async (orgId: string, setId: string, caller: Caller): Promise<void> => {
-  const set = await readableSet(orgId, setId, caller);
-  requirePermission(caller, 'DynamicBehaviorInstruction:DeleteDynamicBehaviorInstruction', behaviorSetAttributes(set));
+  const set = await existingSet(orgId, setId);
+  requireOnSet(caller, 'DynamicBehaviorInstruction:DeleteDynamicBehaviorInstruction', set);
   await deleteStoredSet(orgId, set);
 };
 
@@ -206,8 +218,8 @@ export const createBehaviorVersion = async (
   body: BehaviorVersionBody,
   options: { expectedVersion?: number; caller: Caller },
 ): Promise<{ new_version_number: number }> => {
-  const saved = await changeBehaviorSet(orgId, setId, options.caller, async (current) => {
-    requirePermission(options.caller, 'DynamicBehaviorInstruction:UpdateDynamicBehaviorInstruction', behaviorSetAttributes(current));
+  const saved = await changeBehaviorSet(orgId, setId, async (current) => {
+    requireOnSet(options.caller, 'DynamicBehaviorInstruction:UpdateDynamicBehaviorInstruction', current);
     const next = current.latest_version + 1;
     if (options.expectedVersion !== undefined && options.expectedVersion !== next) {
       throw new BadRequestError(`The next version of dynamic behavior set ${setId} is ${next}, not ${options.expectedVersion}.`);

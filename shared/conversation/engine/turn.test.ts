@@ -6,10 +6,14 @@ import { parseSystemPrompt } from '../../llm/prompt';
 import type { LlmProvider } from '../../llm/provider';
 import { sampleStateMachineVersion } from '../../state-machine/fixtures';
 import type { StateMachineVersionBody } from '../../state-machine/schemas';
-import {
-  type DynamicBehaviorCandidate,
-  type EngineDependencies,
-  type EngineEvent, type EngineSession, type HistoryEntry, type TurnOutcome } from './contracts';
+import type {
+  DynamicBehaviorCandidate,
+  EngineDependencies,
+  EngineEvent,
+  EngineSession,
+  HistoryEntry,
+  TurnOutcome,
+} from './contracts';
 import { EngineCapabilityError } from './errors';
 import { runTurn } from './turn';
 import { toolCallStateMachineVersion } from '../fixtures';

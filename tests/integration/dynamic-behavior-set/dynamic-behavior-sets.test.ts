@@ -288,6 +288,24 @@ describe('update-dynamic-behavior-set', () => {
     expect(response.status).toBe(409);
   });
 
+  it('answers 403 to a caller who may see the set but not update it, and 404 to one who may not see it', async () => {
+    // Prepare
+    const session = await admin();
+    const setId = await createSet(session, { isActive: false });
+    const reader = await createGrantedSession(owner, [
+      { permission_name: 'DynamicBehaviorInstruction:GetDynamicBehaviorInstruction', conditions: {} },
+    ]);
+    const stranger = await createGrantedSession(owner, []);
+
+    // Act
+    const forReader = await api(setPath(setId), { token: reader.token, body: { is_active: true } });
+    const forStranger = await api(setPath(setId), { token: stranger.token, body: { is_active: true } });
+
+    // Assess
+    expect(forReader.status).toBe(403);
+    expect(forStranger.status).toBe(404);
+  });
+
   it('answers 404 for a set that does not exist', async () => {
     // Prepare
     const session = await admin();
