@@ -1,5 +1,6 @@
 import { type Caller, creatorOf } from '../kernel/caller';
-import { hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import type { NotFoundError } from '../kernel/errors';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { agents } from './agent-repository';
 import type { Paged } from '../data/paging';
 import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
@@ -12,11 +13,26 @@ export type HeadListRequest = Omit<HeadListQuery, 'visible'>;
 
 type HeadAttributes = (head: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) => Record<string, unknown>;
 
-/** Checks `permission` on an agent or a state machine once the repository has loaded it. */
+/** How permissions apply to one kind of head (agents, state machines). */
+export interface HeadAccess {
+  /** The permission to see a head at all. */
+  read: PermissionName;
+  attributesOf: HeadAttributes;
+  notFound: (id: string) => NotFoundError;
+}
+
+/**
+ * Checks `permission` on an agent or a state machine once the repository has loaded it. A caller
+ * who may not even see the head gets the answer for a missing one, so its existence does not leak.
+ */
 export const requireOnHead =
-  (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) =>
+  (caller: Caller, permission: PermissionName, access: HeadAccess) =>
   (head: VersionedHead): void =>
-    requirePermission(caller, permission, attributesOf(head));
+    asIfMissing(
+      () => requirePermission(caller, permission, access.attributesOf(head)),
+      () => access.notFound(head.id),
+      () => hasPermission(caller, access.read, access.attributesOf(head)),
+    );
 
 /** Whether the caller may see an agent or a state machine (list filtering). */
 export const visibleHeads =
@@ -34,6 +50,8 @@ export const versionedAttributes = (head: Pick<VersionedHead, 'id' | 'name' | 'd
 
 export const agentAttributes = (agent: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) =>
   versionedAttributes(agent, 'agent_id');
+
+const agentAccess: HeadAccess = { read: 'Organization:GetAgent', attributesOf: agentAttributes, notFound: agents.notFound };
 
 /** Creates an agent without versions; 409 when the name is taken in the organization. */
 export const createAgent = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
@@ -53,7 +71,7 @@ export const createAgentVersion = async (
 ): Promise<{ id: string; version: number; created_at: string }> => {
   const created = await agents.appendVersion(orgId, agentId, {
     expectedVersion: options.expectedVersion,
-    authorize: requireOnHead(options.caller, 'Organization:CreateAgentVersion', agentAttributes),
+    authorize: requireOnHead(options.caller, 'Organization:CreateAgentVersion', agentAccess),
     build: (latest, next) => ({
       id: newId(),
       org_id: orgId,
@@ -73,7 +91,7 @@ export const listAgentVersions = (
   query: VersionListQuery,
   caller: Caller,
 ): Promise<Paged<AgentVersionRecord>> =>
-  agents.listVersions(orgId, agentId, query, requireOnHead(caller, 'Organization:GetAgent', agentAttributes));
+  agents.listVersions(orgId, agentId, query, requireOnHead(caller, 'Organization:GetAgent', agentAccess));
 
 /**
  * Deprecates an agent (the reference's "delete"): versions are kept and running conversations
@@ -81,4 +99,4 @@ export const listAgentVersions = (
  * (the rule of `isAgentUsedByActiveService`, enforced by the conditional write).
  */
 export const deprecateAgent = (orgId: string, agentId: string, caller: Caller): Promise<void> =>
-  agents.deprecate(orgId, agentId, requireOnHead(caller, 'Organization:DeleteAgent', agentAttributes));
+  agents.deprecate(orgId, agentId, requireOnHead(caller, 'Organization:DeleteAgent', agentAccess));

@@ -70,6 +70,7 @@ export const deleteAgentOperation = defineOperation({
   tag: 'Organization',
   summary: 'Delete (deprecate) an agent',
   auth: 'required',
+  rateLimitPerMinute: 10,
   request: { path: agentPath, headers },
   response: { status: 200, body: z.null() },
 });
@@ -82,6 +83,7 @@ export const getAgentVersionsOperation = defineOperation({
   tag: 'Organization',
   summary: 'Get agent versions',
   auth: 'required',
+  rateLimitPerMinute: 20,
   request: { path: agentPath, headers, query: versionListQuery },
   response: { status: 200, body: listAgentVersionsResponse },
 });

@@ -21,9 +21,10 @@ export const businessMetric = {
 export const errorDimensions = ['error', 'status'] as const;
 
 /**
- * Each count is published at once as its own EMF record rather than buffered until the
- * middleware flushes: a streaming response goes on after its handler returned (and the
- * flush ran), and per-metric dimensions would otherwise apply to everything in the buffer.
+ * Each count is published at once as its own EMF record rather than buffered until a
+ * middleware flushes: a streaming response goes on after its handler returned, and per-metric
+ * dimensions would otherwise apply to everything in the buffer. With nothing ever buffered,
+ * the handlers carry no flushing middleware (it would only warn that the buffer is empty).
  */
 const count = (name: string, dimensions: Record<string, string> = {}): void => {
   const single = metrics.singleMetric();

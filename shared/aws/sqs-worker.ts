@@ -1,13 +1,12 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod';
 import { requireFunctionSettings } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
-import { logger, metrics, tracer } from './observability';
+import { logger, tracer } from './observability';
 
 /** Every queue message names the organization it belongs to (see `events/queue-messages.ts`). */
 type QueueMessageSchema = z.ZodType<{ org_id: string }>;
@@ -55,6 +54,5 @@ export const sqsWorker = <S extends QueueMessageSchema>(worker: WorkerName, sche
     return processPartialResponse(event, processRecord, processor, { context, processInParallel: false });
   })
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(logMetrics(metrics));
+    .use(injectLambdaContext(logger, { resetKeys: true }));
 };

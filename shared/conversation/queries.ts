@@ -9,7 +9,14 @@ import { BadRequestError, NotFoundError } from '../kernel/errors';
 import type { SortEntry, TagFilter } from '../kernel/list-params';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { stateMachineAttributes } from '../state-machine/state-machines';
-import { canReadMessage, conversationAttributes, messageAttributes, requireAuthorizedConversation, requireConversation } from './conversations';
+import {
+  canReadMessage,
+  conversationAttributes,
+  conversationNotFound,
+  messageAttributes,
+  requireAuthorizedConversation,
+  requireConversation,
+} from './conversations';
 import type { ConversationInstance, InteractionInsights, MessageInstance } from './schemas';
 import { type MessageRecord, type MessageType } from './schemas';
 import { type ConversationRecord } from './schemas';
@@ -109,6 +116,10 @@ export interface MessagesQuery {
 /** The messages of a conversation the caller may see. */
 export const listMessagesFor = async (orgId: string, conversationId: string, caller: Caller, query: MessagesQuery) => {
   const conversation = await requireConversation(orgId, conversationId);
+  // A conversation the caller may not see is answered as a missing one, not as an empty page.
+  if (!hasPermission(caller, 'Conversation:GetConversation', conversationAttributes(conversation))) {
+    throw conversationNotFound(conversationId);
+  }
   const page = await listMessages(orgId, conversationId, {
     ids: query.ids,
     interactionIds: query.interactionIds,

@@ -193,6 +193,8 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
   return {
     /** The declarations, for the entity catalog. */
     entities: [heads, versions],
+    /** The answer for a head that does not exist (or that the caller may not see). */
+    notFound,
     get,
     getExisting,
     getMany,

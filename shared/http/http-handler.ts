@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -22,7 +21,7 @@ import {
   type ValidationIssue,
 } from '../kernel/errors';
 import { countErrorResponse } from '../aws/business-metrics';
-import { logger, metrics, tracer } from '../aws/observability';
+import { logger, tracer } from '../aws/observability';
 import { normalizeHeaders, normalizeQuery, parseFormBody, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
 import { requireStorable } from './storable-json';
 import { parseRequestPart } from './validation';
@@ -231,8 +230,7 @@ const dispatch = async (
 const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
   handler
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(logMetrics(metrics)) as H;
+    .use(injectLambdaContext(logger, { resetKeys: true })) as H;
 
 /** The Lambda handler of a buffered endpoint group. */
 export const httpHandler = (implementations: readonly Implementation[]) => {

@@ -20,6 +20,7 @@ export const getServicesOperation = defineOperation({
   tag: 'Service',
   summary: 'Get services',
   auth: 'required',
+  rateLimitPerMinute: 50,
   request: {
     path: organizationPath,
     headers,
@@ -45,6 +46,7 @@ export const createServiceOperation = defineOperation({
   tag: 'Service',
   summary: 'Create a service',
   auth: 'required',
+  rateLimitPerMinute: 20,
   request: { path: organizationPath, headers, body: createServiceRequest },
   response: { status: 201, body: createServiceResponse },
 });
@@ -57,6 +59,7 @@ export const upsertVersionSetOperation = defineOperation({
   tag: 'Service',
   summary: 'Upsert a service version set',
   auth: 'required',
+  rateLimitPerMinute: 30,
   request: {
     path: servicePath.extend({
       version_set_name: mapKeyName.describe('Name of the version set to upsert.'),
@@ -75,6 +78,7 @@ export const deleteVersionSetOperation = defineOperation({
   tag: 'Service',
   summary: 'Delete a service version set',
   auth: 'required',
+  rateLimitPerMinute: 30,
   request: {
     path: servicePath.extend({ version_set_name: z.string().describe('Name of the version set.') }),
     headers,
@@ -90,6 +94,7 @@ export const updateServiceOperation = defineOperation({
   tag: 'Service',
   summary: 'Update a service',
   auth: 'required',
+  rateLimitPerMinute: 20,
   request: { path: servicePath, headers, body: updateServiceRequest },
   response: { status: 200, body: z.null() },
 });

@@ -138,10 +138,13 @@ describe('services domain (DynamoDB Local)', () => {
     const { orgId, service } = await prepare();
     const { id } = await service('Support', false);
     const set = versionSetInput.parse({ agent_version_number: 1, service_hierarchical_state_machine_version_number: 1 });
-    // Creating a version set and replacing one need different permissions.
+    // Creating a version set and replacing one need different permissions (of a caller who may see the service).
     const mayOnlyCreate: Caller = {
       ...caller,
-      grants: [{ action: 'Allow', permission_name: 'Service:CreateVersionSet', conditions: {} }],
+      grants: [
+        { action: 'Allow', permission_name: 'Service:GetService', conditions: {} },
+        { action: 'Allow', permission_name: 'Service:CreateVersionSet', conditions: {} },
+      ],
     };
 
     // Act

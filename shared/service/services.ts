@@ -11,7 +11,7 @@ import {
 import { stateMachines } from '../state-machine/state-machine-repository';
 import type { VersionedHead } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
-import { hasPermission, requirePermission } from '../kernel/permissions';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
@@ -41,7 +41,7 @@ const requireUsable = (head: VersionedHead, label: string): void => {
 
 const requireService = async (orgId: string, serviceId: string): Promise<StoredService> => {
   const service = await getService(orgId, serviceId, true);
-  if (!service) throw new NotFoundError(`Service ${serviceId} does not exist.`);
+  if (!service) throw serviceNotFound(serviceId);
   return service;
 };
 
@@ -179,6 +179,24 @@ const checkReplacement = (
   }
 };
 
+const serviceNotFound = (serviceId: string) => new NotFoundError(`Service ${serviceId} does not exist.`);
+
+/**
+ * Checks `permission` on a loaded service. A caller who may not even see the service gets the
+ * answer for a missing one, so its existence does not leak.
+ */
+const requireOnService = (
+  caller: Caller,
+  permission: PermissionName,
+  service: StoredService,
+  attributes: Record<string, unknown> = serviceAttributes(service),
+): void =>
+  asIfMissing(
+    () => requirePermission(caller, permission, attributes),
+    () => serviceNotFound(service.id),
+    () => hasPermission(caller, 'Service:GetService', serviceAttributes(service)),
+  );
+
 export const updateService = (
   orgId: string,
   serviceId: string,
@@ -186,7 +204,7 @@ export const updateService = (
   caller: Caller,
 ): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
-    requirePermission(caller, 'Service:UpdateService', serviceAttributes(current));
+    requireOnService(caller, 'Service:UpdateService', current);
     const next: StoredService = {
       ...current,
       name: patch.name ?? current.name,
@@ -233,7 +251,12 @@ export const upsertVersionSet = (
 ): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
     const exists = Object.hasOwn(current.version_sets, name);
-    requirePermission(caller, exists ? 'Service:UpdateVersionSet' : 'Service:CreateVersionSet', versionSetAttributes(current, name));
+    requireOnService(
+      caller,
+      exists ? 'Service:UpdateVersionSet' : 'Service:CreateVersionSet',
+      current,
+      versionSetAttributes(current, name),
+    );
     if (name === EDGE) throw new BadRequestError('The edge version set cannot be updated; it always uses the latest versions.');
     const [agent, machine] = await Promise.all([
       agents.get(orgId, current.agent_id),
@@ -255,6 +278,7 @@ export const deleteVersionSet = (
   caller: Caller,
 ): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
+    if (!hasPermission(caller, 'Service:GetService', serviceAttributes(current))) throw serviceNotFound(serviceId);
     if (!Object.hasOwn(current.version_sets, name)) {
       throw new NotFoundError(`Version set '${name}' does not exist in service ${serviceId}.`);
     }

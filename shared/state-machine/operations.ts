@@ -28,6 +28,7 @@ export const createStateMachineOperation = defineOperation({
   tag: 'Organization',
   summary: 'Create a service hierarchical state machine',
   auth: 'required',
+  rateLimitPerMinute: 10,
   request: { path: organizationPath, headers, body: createStateMachineRequest },
   response: { status: 201, body: createStateMachineResponse },
 });
@@ -40,6 +41,7 @@ export const getStateMachinesOperation = defineOperation({
   tag: 'Organization',
   summary: 'Get service hierarchical state machines for an organization',
   auth: 'required',
+  rateLimitPerMinute: 20,
   request: {
     path: organizationPath,
     headers,
@@ -56,6 +58,7 @@ export const createStateMachineVersionOperation = defineOperation({
   tag: 'Organization',
   summary: 'Create a service hierarchical state machine version',
   auth: 'required',
+  rateLimitPerMinute: 10,
   request: {
     path: machinePath,
     headers,
@@ -76,6 +79,7 @@ export const deleteStateMachineOperation = defineOperation({
   tag: 'Organization',
   summary: 'Delete (deprecate) a service hierarchical state machine',
   auth: 'required',
+  rateLimitPerMinute: 10,
   request: {
     path: organizationPath.extend({ state_machine_id: objectId.describe('The ID of the state machine to delete.') }),
     headers,
@@ -91,6 +95,7 @@ export const getStateMachineVersionsOperation = defineOperation({
   tag: 'Organization',
   summary: 'Get service hierarchical state machine versions',
   auth: 'required',
+  rateLimitPerMinute: 20,
   request: { path: machinePath, headers, query: versionListQuery },
   response: { status: 200, body: listStateMachineVersionsResponse },
 });

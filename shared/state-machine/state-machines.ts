@@ -1,4 +1,4 @@
-import { type HeadListRequest, requireOnHead, versionedAttributes, visibleHeads } from '../agent/agents';
+import { type HeadAccess, type HeadListRequest, requireOnHead, versionedAttributes, visibleHeads } from '../agent/agents';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { requirePermission } from '../kernel/permissions';
 import type { Paged } from '../data/paging';
@@ -11,6 +11,12 @@ import { type ReferencedMachineResolver, validateStateMachineGraph } from './val
 
 export const stateMachineAttributes = (machine: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) =>
   versionedAttributes(machine, 'service_hierarchical_state_machine_id');
+
+const machineAccess: HeadAccess = {
+  read: 'Organization:GetServiceHierarchicalStateMachine',
+  attributesOf: stateMachineAttributes,
+  notFound: stateMachines.notFound,
+};
 
 /** Creates a state machine without versions; 409 when the name is taken in the organization. */
 export const createStateMachine = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
@@ -55,7 +61,7 @@ export const createStateMachineVersion = async (
   body: StateMachineVersionBody,
   options: { expectedVersion?: number; dryRun: boolean; caller: Caller },
 ): Promise<{ version: number; created_at: string } | null> => {
-  requireOnHead(options.caller, 'Organization:CreateServiceHierarchicalStateMachineVersion', stateMachineAttributes)(
+  requireOnHead(options.caller, 'Organization:CreateServiceHierarchicalStateMachineVersion', machineAccess)(
     await stateMachines.getExisting(orgId, machineId),
   );
   const problems = validateStateMachineGraph(body, await referencedMachines(orgId, body));
@@ -89,7 +95,7 @@ export const listStateMachineVersions = (
     orgId,
     machineId,
     query,
-    requireOnHead(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes),
+    requireOnHead(caller, 'Organization:GetServiceHierarchicalStateMachine', machineAccess),
   );
 
 /**
@@ -100,5 +106,5 @@ export const deleteStateMachine = (orgId: string, machineId: string, caller: Cal
   stateMachines.deprecate(
     orgId,
     machineId,
-    requireOnHead(caller, 'Organization:DeleteServiceHierarchicalStateMachine', stateMachineAttributes),
+    requireOnHead(caller, 'Organization:DeleteServiceHierarchicalStateMachine', machineAccess),
   );

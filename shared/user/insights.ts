@@ -1,14 +1,13 @@
 import { listMemories } from './memory-repository';
 import { pageBody } from '../data/paging';
 import { getUserModels } from './user-model-repository';
-import { requireUser } from './user-repository';
 import type { SortEntry } from '../kernel/list-params';
 import type { MemoryInstance } from '../conversation/schemas';
 import { type UserModel } from './schemas';
 import { type MemoryRecord } from './schemas';
 import type { Caller } from '../kernel/caller';
-import { requirePermission } from '../kernel/permissions';
 import { canReadMessage } from '../conversation/conversations';
+import { requireVisibleUser } from './users';
 
 /** What post-conversation analysis learned about a user, as the user operations show it. */
 
@@ -17,8 +16,7 @@ export const getUserModelFor = async (
   userId: string,
   caller: Caller,
 ): Promise<{ user_models: UserModel[]; additional_context: string[] }> => {
-  const user = await requireUser(orgId, userId);
-  requirePermission(caller, 'User:GetUserModel', { user_id: user.user_id, email: user.email, role_name: user.role_name });
+  const user = await requireVisibleUser(caller, orgId, userId, 'User:GetUserModel');
   const models = await getUserModels(orgId, userId);
   return { user_models: models?.user_models ?? [], additional_context: user.additional_context };
 };
@@ -47,7 +45,7 @@ const memoryVisible = (caller: Caller) => (memory: MemoryRecord) =>
   );
 
 export const listMemoriesFor = async (orgId: string, userId: string, caller: Caller, query: MemoriesQuery) => {
-  await requireUser(orgId, userId);
+  await requireVisibleUser(caller, orgId, userId, 'User:GetUserInfo');
   if (query.limit === 0) return { memories: [], has_more: false, continuation_token: null };
   const first = query.sortBy[0];
   const page = await listMemories(orgId, userId, {

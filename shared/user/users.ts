@@ -271,7 +271,7 @@ const defined = <T extends object>(value: T): Partial<T> =>
 const userNotFound = () => new NotFoundError('The user does not exist.');
 
 /** The user, if the caller holds `permission` on them; a user the caller may not even read is answered as missing. */
-const requireVisibleUser = async (
+export const requireVisibleUser = async (
   caller: Caller,
   orgId: string,
   userId: string,

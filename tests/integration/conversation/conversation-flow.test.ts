@@ -223,7 +223,7 @@ describe('a conversation through the sample state machine', () => {
     ]);
   });
 
-  it('filters memories by conversation and hides another user’s user model', async () => {
+  it('filters memories by conversation and answers another user’s memories and user model as missing', async () => {
     // Prepare
     const other = await createUserSession(admin, 'DefaultUserRole');
 
@@ -233,14 +233,15 @@ describe('a conversation through the sample state machine', () => {
       query: { conversation_id: '0'.repeat(24) },
     });
     const hidden = await api(`/v1/${user.orgId}/user/${user.userId}/memory`, { token: other.token });
-    const forbidden = await api(`/v1/${user.orgId}/user/${user.userId}/user_model`, { token: other.token });
+    const hiddenModel = await api(`/v1/${user.orgId}/user/${user.userId}/user_model`, { token: other.token });
     const missing = await api(`/v1/${user.orgId}/user/${'0'.repeat(24)}/user_model`, { token: admin.token });
 
     // Assess
     expect(none.body.memories).toEqual([]);
-    expect(hidden.status).toBe(200);
-    expect(hidden.body.memories).toEqual([]);
-    expect(forbidden.status).toBe(403);
+    // A user who may not see another user cannot tell them from a missing one.
+    expect(hidden.status).toBe(404);
+    expect(hiddenModel.status).toBe(404);
+    expect(hiddenModel.body).toEqual(missing.body);
     expect(missing.status).toBe(404);
   });
 });

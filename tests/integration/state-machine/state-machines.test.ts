@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
 import { createGrantedSession, createService, createStateMachine, sampleStateMachineVersion, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
@@ -15,6 +15,10 @@ const unknownId = '0123456789abcdef01234567';
 
 beforeAll(async () => {
   ({ orgId, session: owner } = await createOrganization());
+});
+
+// State machine operations are limited to 10 to 20 a minute per user: each test acts as a user of its own.
+beforeEach(async () => {
   session = await createUserSession(owner, 'DefaultAdministratorRole');
 });
 

@@ -79,7 +79,10 @@ describe('sign-in-with-api-key', () => {
     expect(statuses).toEqual(Array.from({ length: 29 }, () => 200));
     expect(thirtyFirst.status).toBe(429);
     expect(thirtyFirst.headers.get('x-ratelimit-limit')).toBe('30');
-    expect(Number(thirtyFirst.headers.get('retry-after'))).toBe(12);
+    // One token comes back every 12 s (5 a minute); the sign-ins themselves took some of that wait.
+    const retryAfter = Number(thirtyFirst.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(12);
   });
 
   it('answers 401 to a wrong key right after 30 sign-ins', async () => {
