@@ -34,6 +34,8 @@ export interface Platform {
   baseUrl: string;
   credentials: PlatformCredentials;
   outboxDir: string;
+  /** How the functions reach the local AWS services (endpoints, credentials, table, bucket and queue URLs). */
+  awsEnv: Record<string, string>;
   /** Where the platform's table is, for tests that look at what is stored. */
   table: { endpoint: string; region: string; name: string };
   stop(): Promise<void>;
@@ -116,7 +118,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     await writeFile(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     await chmod(credentialsPath, 0o600);
     const table = { endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB as string, region: aws.env.AWS_REGION as string, name: aws.tableName };
-    return { baseUrl: gateway.baseUrl, credentials, outboxDir, table, stop };
+    return { baseUrl: gateway.baseUrl, credentials, outboxDir, table, awsEnv: aws.env, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -54,9 +54,12 @@ const access = {
     role: { table: 'readWrite', signingKey: true },
     // Embeds the triggers of each new version (Bedrock when EMBEDDING_PROVIDER is bedrock).
     'dynamic-behavior-set': { table: 'readWrite', signingKey: true, models: true },
+    // Writes the prompt logs of the judge calls it makes.
+    metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
   },
   workers: {
-    analysis: { table: 'readWrite', bucket: 'read', sendTo: ['webhook'], models: true },
+    // Writes the prompt logs of its judge calls (compute-metrics).
+    analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
     webhook: { table: 'read' },
     simulation: { table: 'readWrite', models: true },
   },

@@ -5,6 +5,7 @@ import { stateMachineOperations } from '../state-machine/operations';
 import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
 import { conversationOperations } from '../conversation/operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
+import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
@@ -25,6 +26,7 @@ export const routeOperations = [
   ...conversationOperations,
   ...conversationStreamOperations,
   ...dynamicBehaviorSetOperations,
+  ...metricOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

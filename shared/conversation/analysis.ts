@@ -15,6 +15,7 @@ import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { countAnalysisCompleted } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueWebhookEvent } from './queueing';
+import { computeMetrics } from '../metric/evaluation';
 import { type UserDimension } from '../organization/schemas';
 import { type MessageRecord } from './schemas';
 import { type ConversationRecord } from './schemas';
@@ -30,6 +31,8 @@ import { type MemoryRecord } from '../user/schemas';
  * 2. `generate-user-models`: the user's models, one per user dimension of the organization
  *    (the model tags each new memory with the dimension it is about), each listing what is
  *    known with the ids of the memories behind it.
+ * 3. `compute-metrics`: every metric applied to the conversation's service, judged by the model
+ *    (`shared/metric/evaluation.ts`), stored as `post-session` results.
  *
  * Each step is recorded in `completed_post_processings` in the same transaction as its
  * results, so a redelivered message repeats nothing. Each completed step then gets one
@@ -44,7 +47,7 @@ export class ConversationNotFinishedError extends Error {
   }
 }
 
-const steps: PostProcessingType[] = ['extract-memories', 'generate-user-models'];
+const steps: PostProcessingType[] = ['extract-memories', 'generate-user-models', 'compute-metrics'];
 /** Messages analysed per conversation (the latest ones). */
 const transcriptLength = 500;
 /** Memories per conversation; one transaction carries them with the step's record. */
@@ -238,6 +241,7 @@ export const analyzeConversation = async (message: ConversationFinishedMessage):
   const pending = (type: PostProcessingType) => !conversation.completed_post_processings.includes(type);
   const extracted = pending('extract-memories') ? await extractMemories(conversation) : undefined;
   if (pending('generate-user-models')) await generateUserModels(conversation, extracted);
+  if (pending('compute-metrics')) await computeMetrics(conversation);
   const analysed = await read();
   if (!analysed) return;
   await notifyCompletedSteps(analysed);

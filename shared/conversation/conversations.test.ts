@@ -202,7 +202,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
 
     const analysed = await getConversation(orgId, conversationId);
     expect(analysed).toMatchObject({ is_analyzed: true });
-    expect([...(analysed?.completed_post_processings ?? [])].sort()).toEqual(['extract-memories', 'generate-user-models']);
+    expect([...(analysed?.completed_post_processings ?? [])].sort()).toEqual(['compute-metrics', 'extract-memories', 'generate-user-models']);
     const memories = await listMemories(orgId, 'u1', { sortBy: 'created_at', descending: false, visible: () => true, limit: 50, continuationToken: 0 });
     expect(memories.items).toHaveLength(2);
     const messageIds = new Set((await recentMessages(orgId, conversationId, 50)).map((stored) => stored.id));
@@ -212,7 +212,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
       { content: expect.stringContaining('printer'), insight_ids: memories.items.map((memory) => memory.id), dimensions: [] },
     ]);
     const webhooks = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
-    expect(webhooks.map((event) => event.post_processing_type).sort()).toEqual(['extract-memories', 'generate-user-models']);
+    expect(webhooks.map((event) => event.post_processing_type).sort()).toEqual(['compute-metrics', 'extract-memories', 'generate-user-models']);
     expect(webhooks.every((event) => event.conversation_id === conversationId && event.service_id === serviceId)).toBe(true);
   });
 

@@ -29,10 +29,17 @@ export const getMessage = (orgId: string, conversationId: string, id: string): P
 
 /**
  * The latest `limit` messages in chronological order (the model's history and the analysis'
- * input). Older messages beyond the bound are left out.
+ * input), or the latest up to and including message `throughId`. Older messages beyond the
+ * bound are left out.
  */
-export const recentMessages = async (orgId: string, conversationId: string, limit: number): Promise<MessageRecord[]> => {
-  const page = await queryPage(messages.query(orgId, { conversation_id: conversationId }, { forward: false }), { limit });
+export const recentMessages = async (
+  orgId: string,
+  conversationId: string,
+  limit: number,
+  throughId?: string,
+): Promise<MessageRecord[]> => {
+  const range = throughId === undefined ? {} : { between: ['', throughId] as [string, string] };
+  const page = await queryPage(messages.query(orgId, { conversation_id: conversationId }, { ...range, forward: false }), { limit });
   return page.items.map(toMessage).reverse();
 };
 

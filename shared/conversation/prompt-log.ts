@@ -15,9 +15,12 @@ export interface PromptLogScope {
   callPrefix?: string;
 }
 
-/** `prompt-logs/{org}/{service}/{conversation}/{interaction}/{n}`; `-system` and `-history` are appended. */
-export const promptLogKey = (scope: PromptLogScope, callNumber: number): string =>
-  `prompt-logs/${scope.orgId}/${scope.serviceId}/${scope.conversationId}/${scope.interactionId}/${scope.callPrefix ?? ''}${callNumber}`;
+/** `prompt-logs/{org}/{service}/{conversation}/{interaction}/{call prefix}`: what every call of the scope is logged under. */
+export const promptLogPrefix = (scope: PromptLogScope): string =>
+  `prompt-logs/${scope.orgId}/${scope.serviceId}/${scope.conversationId}/${scope.interactionId}/${scope.callPrefix ?? ''}`;
+
+/** `{prefix}{n}`; `-system` and `-history` are appended. */
+export const promptLogKey = (scope: PromptLogScope, callNumber: number): string => `${promptLogPrefix(scope)}${callNumber}`;
 
 /** The history prompts of a call, one per message, separated by a line of three hyphens. */
 export const historyLog = (request: Pick<LlmRequest, 'messages'>): string =>
@@ -26,6 +29,8 @@ export const historyLog = (request: Pick<LlmRequest, 'messages'>): string =>
 export interface PromptLogger {
   /** The provider with every call's system prompt and history logged (calls numbered from 1). */
   wrap(provider: LlmProvider): LlmProvider;
+  /** The key prefix of this logger's calls (the admin prompt-log download's `prompt_log_prefix`). */
+  readonly prefix: string;
   /** Waits for the logs written so far; a failed write is logged, never thrown. */
   flush(): Promise<void>;
 }
@@ -58,6 +63,7 @@ export const createPromptLogger = (scope: PromptLogScope): PromptLogger => {
     );
   };
   return {
+    prefix: promptLogPrefix(scope),
     wrap: (provider) => ({
       name: provider.name,
       streamText: (request) => {
@@ -72,6 +78,10 @@ export const createPromptLogger = (scope: PromptLogScope): PromptLogger => {
       callTools: (request) => {
         log(request);
         return provider.callTools(request);
+      },
+      generateObject: (request) => {
+        log(request);
+        return provider.generateObject(request);
       },
     }),
     flush: async () => {

@@ -119,9 +119,14 @@ export const keysPage = async (
   const unique = [...new Map(keys.map((key) => [`${key.pk}\u0000${key.sk}`, key])).values()];
   const found = (await batchGetItems(unique)).filter(options.keep ?? (() => true));
   if (options.compare) found.sort(options.compare);
+  return offsetPage(found, startKey, options.limit);
+};
+
+/** One page of records already read and ordered (a bounded set): a slice, resumed by its offset. */
+export const offsetPage = (items: Item[], startKey: Item | undefined, limit: number): QueryPage => {
   const offset = Number(startKey?.offset ?? 0);
-  const end = offset + options.limit;
-  return { items: found.slice(offset, end), nextKey: end < found.length ? { offset: end } : undefined };
+  const end = offset + limit;
+  return { items: items.slice(offset, end), nextKey: end < items.length ? { offset: end } : undefined };
 };
 
 /** A `keysPage` order: by a text value of each item, descending when asked. */

@@ -6,7 +6,7 @@ import { sortableValue, type VersionFilter } from '../kernel/list-params';
 import { newId, nowIso } from '../kernel/ids';
 import { defineEntity } from './entity';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
-import { type Item, isConditionFailure, queryPage, transactWrite, updateItem } from './table';
+import { failedConditions, type Item, isConditionFailure, queryPage, type TransactItem, transactWrite, updateItem } from './table';
 
 /**
  * Agents and service hierarchical state machines are the same kind of record: a named,
@@ -96,6 +96,19 @@ export interface AppendVersionOptions<V> {
   expectedVersion?: number;
   /** Builds the record of version `next` from the latest one (undefined for the first). */
   build: (latest: V | undefined, next: number) => V | Promise<V>;
+  /** Head attributes that follow the latest version, set in the same write (e.g. what a search reads). */
+  headAttributes?: (record: V) => Item;
+}
+
+export interface CreateHeadOptions<V> {
+  /** The head's id, when the caller needs it beforehand (a first version refers to it). */
+  id?: string;
+  /** Further attributes of the head, beyond those every versioned record has. */
+  attributes?: Item;
+  /** Version 1, written with the head; `headAttributes` as in {@link AppendVersionOptions}. */
+  firstVersion?: { record: V; headAttributes?: Item };
+  /** A further item of the same transaction (e.g. a counter's limit) and the error when its condition fails. */
+  guard?: { item: TransactItem; failure: () => Error };
 }
 
 /** DynamoDB stores at most 400 KB per item; what is left is for keys and attribute names. */
@@ -125,7 +138,8 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
   const heads = defineEntity({
     name: entity,
     token,
-    schema: versionedHead,
+    // Loose: a head may carry attributes of its own kind (a metric's services, tags, latest description).
+    schema: versionedHead.loose(),
     sort: (head: { id: string }) => head.id,
     guards: {
       name: { token: `${token}_NAME`, value: (head) => head.name, sort: nameKeyPart, holds: (head) => ({ id: head.id }) },
@@ -162,21 +176,35 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     versions.get(orgId, { head_id: id, version });
 
   /** Stores `record` as the next version, conditioned on the latest version it was built from; false when it lost the race. */
-  const putVersion = async (orgId: string, id: string, record: V, basedOn: number | null): Promise<boolean> => {
+  const putVersion = async (
+    orgId: string,
+    id: string,
+    record: V,
+    basedOn: number | null,
+    headAttributes: Item = {},
+  ): Promise<boolean> => {
     ensureRecordFits(record, `${label} version`);
     const lostRace = new ConflictError('lost the race for this version number');
+    const followers = Object.entries(headAttributes);
     try {
       await transactWrite(
         [
           {
             Update: {
               Key: headKey(orgId, id),
-              UpdateExpression: 'SET latest_version = :version',
+              UpdateExpression: ['SET latest_version = :version', ...followers.map((_, index) => `#follow${index} = :follow${index}`)].join(', '),
               ConditionExpression:
                 basedOn === null
                   ? 'attribute_exists(pk) AND attribute_not_exists(latest_version)'
                   : 'latest_version = :basedOn',
-              ExpressionAttributeValues: { ':version': record.version, ...(basedOn === null ? {} : { ':basedOn': basedOn }) },
+              ...(followers.length > 0
+                ? { ExpressionAttributeNames: Object.fromEntries(followers.map(([name], index) => [`#follow${index}`, name])) }
+                : {}),
+              ExpressionAttributeValues: {
+                ':version': record.version,
+                ...(basedOn === null ? {} : { ':basedOn': basedOn }),
+                ...Object.fromEntries(followers.map(([, value], index) => [`:follow${index}`, value])),
+              },
             },
           },
           versions.create(orgId, { ...record, head_id: id }),
@@ -195,18 +223,46 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     entities: [heads, versions],
     /** The answer for a head that does not exist (or that the caller may not see). */
     notFound,
+    /** The heads' declaration, for kinds whose heads carry attributes of their own (read with their own schema). */
+    heads,
     get,
     getExisting,
     getMany,
     getVersion,
 
-    /** Creates a head without versions; the name must be free in the organization (409). */
-    create: async (orgId: string, name: string, creator: { org_id: string; user_id: string }): Promise<{ id: string }> => {
-      const id = newId();
-      const head = { id, name, deprecated: false, created_at: nowIso(), creator };
-      await transactWrite(
-        [heads.create(orgId, head), heads.guardPut(orgId, 'name', head)],
-        () => new ConflictError(`A ${label} named '${name}' already exists.`),
+    /**
+     * Creates a head, without versions unless `firstVersion` is given; the name must be free in
+     * the organization (409), and the `guard` item's condition must hold (its own failure).
+     */
+    create: async (
+      orgId: string,
+      name: string,
+      creator: { org_id: string; user_id: string },
+      options: CreateHeadOptions<V> = {},
+    ): Promise<{ id: string }> => {
+      const id = options.id ?? newId();
+      const { firstVersion, guard } = options;
+      if (firstVersion) ensureRecordFits(firstVersion.record, `${label} version`);
+      const head = {
+        ...options.attributes,
+        ...firstVersion?.headAttributes,
+        id,
+        name,
+        deprecated: false,
+        created_at: nowIso(),
+        creator,
+        ...(firstVersion ? { latest_version: firstVersion.record.version } : {}),
+      };
+      const items = [
+        heads.create(orgId, head),
+        heads.guardPut(orgId, 'name', head),
+        ...(firstVersion ? [versions.create(orgId, { ...firstVersion.record, head_id: id })] : []),
+        ...(guard ? [guard.item] : []),
+      ];
+      await transactWrite(items, (error) =>
+        guard && failedConditions(error).includes(items.length - 1)
+          ? guard.failure()
+          : new ConflictError(`A ${label} named '${name}' already exists.`),
       );
       return { id };
     },
@@ -249,7 +305,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
         }
         const latest = head.latest_version === null ? undefined : await getVersion(orgId, id, head.latest_version);
         const record = await options.build(latest, next);
-        if (await putVersion(orgId, id, record, head.latest_version)) return record;
+        if (await putVersion(orgId, id, record, head.latest_version, options.headAttributes?.(record))) return record;
       }
       throw new ConflictError(`Other versions of ${label} ${id} are being created at the same time; retry.`);
     },

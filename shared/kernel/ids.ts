@@ -25,4 +25,8 @@ export const newId = (now: number = Date.now()): string => {
 /** The creation time encoded in an id made by `newId`. */
 export const idTime = (id: string): Date => new Date(Number.parseInt(id.slice(0, 12), 16));
 
+/** The first or last id `newId` can make in the millisecond of `time`: bounds of a creation-time range of ids. */
+export const idBoundAt = (time: Date, bound: 'first' | 'last'): string =>
+  Math.max(0, time.getTime()).toString(16).padStart(12, '0').slice(-12) + (bound === 'first' ? '0' : 'f').repeat(12);
+
 export const nowIso = (): string => new Date().toISOString();

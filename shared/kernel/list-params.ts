@@ -46,6 +46,12 @@ export const matchesTags = (tags: Record<string, string | null> | undefined, fil
     return has && tags[key] === value;
   });
 
+/** Tags as responses list them; stored as a map, which keeps no order, so sorted by key to keep lists stable. */
+export const tagsAsList = (tags: Record<string, string | null>): { key: string; value: string | null }[] =>
+  Object.entries(tags)
+    .sort(([left], [right]) => left.localeCompare(right))
+    .map(([key, value]) => ({ key, value }));
+
 export interface CreatorFilter {
   orgId: string;
   userId: string;

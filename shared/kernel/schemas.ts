@@ -57,6 +57,17 @@ export const queryBoolean = z
   .enum(['true', 'false', 'True', 'False', '1', '0'])
   .transform((value) => value === 'true' || value === 'True' || value === '1');
 
+/** Keys and values may hold only letters, digits, underscores and spaces. */
+const tagText = z
+  .string()
+  .trim()
+  .min(1)
+  .regex(/^[\w\s]+$/, 'may contain only letters, digits, underscores and spaces');
+/** Tags as requests give them: a map of at most 20 entries. */
+export const tagsInput = z
+  .record(tagText, tagText.nullable())
+  .refine((tags) => Object.keys(tags).length <= 20, 'at most 20 tags');
+
 export const tagList = z.array(z.object({ key: z.string(), value: z.string().nullable() }));
 export const tagMap = z.record(z.string(), z.string().nullable());
 

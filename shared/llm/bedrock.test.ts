@@ -182,4 +182,42 @@ describe('Bedrock provider', () => {
     await expect(streamed).rejects.toThrow('user left');
     expect(send.mock.calls[0]?.[1]).toEqual({ abortSignal: controller.signal });
   });
+
+  it('answers a structured request through a forced tool call, with the token use', async () => {
+    // Prepare
+    const { client, send } = mockClient(() => ({
+      output: {
+        message: {
+          role: 'assistant',
+          content: [{ toolUse: { toolUseId: 't1', name: 'judge_metric', input: { value: 4, references: ['m1'], justification: 'ok' } } }],
+        },
+      },
+      usage: { inputTokens: 200, outputTokens: 30, totalTokens: 230 },
+    }));
+    const provider = createBedrockProvider({ client });
+    const schema = { type: 'object', properties: { value: { type: 'number' } }, required: ['value'] };
+
+    // Act
+    const result = await provider.generateObject({ ...request(), schemaName: 'judge_metric', schemaDescription: 'A judgement.', schema });
+
+    // Assess
+    expect(result).toEqual({ value: { value: 4, references: ['m1'], justification: 'ok' }, usage: { inputTokens: 200, outputTokens: 30 } });
+    const command = send.mock.calls[0]?.[0] as ConverseCommand;
+    expect(command).toBeInstanceOf(ConverseCommand);
+    expect(command.input.toolConfig).toEqual({
+      tools: [{ toolSpec: { name: 'judge_metric', description: 'A judgement.', inputSchema: { json: schema } } }],
+      toolChoice: { tool: { name: 'judge_metric' } },
+    });
+  });
+
+  it('refuses an answer without the structured tool call, for the caller to ask again', async () => {
+    // Prepare
+    const { client } = mockClient(() => ({ output: { message: { role: 'assistant', content: [{ text: 'I think yes.' }] } } }));
+    const provider = createBedrockProvider({ client });
+
+    // Act / Assess
+    await expect(
+      provider.generateObject({ ...request(), schemaName: 'judge_metric', schemaDescription: '', schema: {} }),
+    ).rejects.toMatchObject({ name: 'LlmError', retryable: false });
+  });
 });

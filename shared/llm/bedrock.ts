@@ -9,7 +9,15 @@ import {
   type Tool,
   type ToolInputSchema,
 } from '@aws-sdk/client-bedrock-runtime';
-import { LlmError, type CallToolsResult, type LlmMessage, type LlmProvider, type LlmRequest, type LlmTool } from './provider';
+import {
+  LlmError,
+  type CallToolsResult,
+  type GenerateObjectResult,
+  type LlmMessage,
+  type LlmProvider,
+  type LlmRequest,
+  type LlmTool,
+} from './provider';
 import { CHOICE_NAME, choiceSchema, choiceSystemPrompt, parseChoice, parseToolInput, requireOptions } from './structured-output';
 
 export interface BedrockProviderOptions {
@@ -88,16 +96,23 @@ const toolSpec = (tool: LlmTool): Tool => ({
 /**
  * A provider for Amazon Bedrock through the Converse API: `streamText` uses ConverseStream and
  * yields each text delta; `chooseOption` forces a `choose_option` tool call whose input is the
- * choice; `callTools` offers the tools with automatic tool choice. Throttling and service faults
+ * choice; `callTools` offers the tools with automatic tool choice; `generateObject` forces a tool
+ * named after the schema and returns its input with the call's token use. Throttling and service faults
  * are retryable {@link LlmError}s (the SDK has already retried network failures by then).
  */
 export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmProvider => {
-  const converse = async (input: ConverseCommandInput, signal: AbortSignal | undefined): Promise<ContentBlock[]> => {
+  const converseWithUsage = async (input: ConverseCommandInput, signal: AbortSignal | undefined) => {
     const response = await client.send(new ConverseCommand(input), { abortSignal: signal }).catch((error: unknown) => {
       throw toFailure(error, signal);
     });
-    return response.output?.message?.content ?? [];
+    const { inputTokens, outputTokens } = response.usage ?? {};
+    return {
+      content: response.output?.message?.content ?? [],
+      usage: inputTokens === undefined || outputTokens === undefined ? undefined : { inputTokens, outputTokens },
+    };
   };
+  const converse = async (input: ConverseCommandInput, signal: AbortSignal | undefined): Promise<ContentBlock[]> =>
+    (await converseWithUsage(input, signal)).content;
 
   return {
     name: NAME,
@@ -155,6 +170,22 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
           toolUse === undefined ? [] : [{ name: toolUse.name ?? '', input: parseToolInput(toolUse.input, toolUse.name ?? '') }],
         ),
       };
+    },
+
+    generateObject: async (request): Promise<GenerateObjectResult> => {
+      const { content, usage } = await converseWithUsage(
+        {
+          ...baseInput(request),
+          toolConfig: {
+            tools: [toolSpec({ name: request.schemaName, description: request.schemaDescription, inputSchema: request.schema })],
+            toolChoice: { tool: { name: request.schemaName } },
+          },
+        },
+        request.signal,
+      );
+      const answer = content.find((block) => block.toolUse?.name === request.schemaName)?.toolUse;
+      if (answer === undefined) throw new LlmError(`${NAME}: the model did not answer with ${request.schemaName}`, { retryable: false });
+      return { value: parseToolInput(answer.input, request.schemaName), ...(usage ? { usage } : {}) };
     },
   };
 };

@@ -1,6 +1,17 @@
+import { contentWords } from './content-words';
+import { judgeByRules } from './deterministic-judge';
+import { JUDGE_SCHEMA_NAME, parseJudgePrompt } from './judge-prompt';
 import { requireOptions } from './structured-output';
 import { parseSystemPrompt, type PromptAgent } from './prompt';
-import type { CallToolsResult, ChooseOptionRequest, LlmChoice, LlmProvider, LlmRequest } from './provider';
+import {
+  LlmError,
+  type CallToolsResult,
+  type ChooseOptionRequest,
+  type GenerateObjectResult,
+  type LlmChoice,
+  type LlmProvider,
+  type LlmRequest,
+} from './provider';
 
 export interface DeterministicModelOptions {
   /** Wait this long before each fragment, to imitate a model that streams at a given pace. */
@@ -113,59 +124,7 @@ const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-const STOP_WORDS = new Set(
-  (
-    'a about am an and any are as at be been but by can could did do does for from had has have he her him his how i ' +
-    'if im in into is it its ive just me my of on or our please so some than that the their them then there these ' +
-    'they this to us was we were what when where which who will with would you your youre user want wants'
-  ).split(' '),
-);
-const NEGATIONS = new Set('not no never dont doesnt didnt isnt arent wont cant havent hasnt without'.split(' '));
-const NEGATION_SCOPE = 2;
-const ENDING = 'end';
 const CONTINUING = /\b(continue|continuing|not yet|otherwise|still|stay|remain)\b/;
-
-const stem = (word: string): string => {
-  const base =
-    word.length > 5 && word.endsWith('ing')
-      ? word.slice(0, -3)
-      : word.length > 4 && word.endsWith('ed')
-        ? word.slice(0, -2)
-        : word.length > 3 && word.endsWith('s') && !word.endsWith('ss')
-          ? word.slice(0, -1)
-          : word;
-  // "leave"/"leaving" and "close"/"closed" should meet on one stem.
-  return base.length > 3 && base.endsWith('e') ? base.slice(0, -1) : base;
-};
-
-const ENDING_STEMS = new Set(
-  'bye goodbye farewell done finish end stop quit exit leave close conclude'.split(' ').map(stem),
-);
-
-// Content words of a text as stems, each with the word it came from. Words of leaving ("bye",
-// "done", "that's all", "finishing"...) all become one stem, so a farewell meets an option about
-// ending; words just after a negation ("not done yet") are dropped.
-const contentWords = (text: string): Map<string, string> => {
-  const words = new Map<string, string>();
-  const normalized = text.toLowerCase().replace(/['’]/g, '');
-  const farewell = /\b(thats all|see you)\b/.exec(normalized);
-  if (farewell) words.set(ENDING, farewell[0]);
-  for (const clause of normalized.split(/[.,;:!?]+/)) {
-    let negatedUntil = -1;
-    clause
-      .split(/[^a-z0-9]+/)
-      .filter((word) => word !== '')
-      .forEach((word, index) => {
-        if (NEGATIONS.has(word)) negatedUntil = index + NEGATION_SCOPE;
-        else if (index > negatedUntil && !STOP_WORDS.has(word)) {
-          const stemmed = stem(word);
-          const key = ENDING_STEMS.has(stemmed) ? ENDING : stemmed;
-          if (!words.has(key)) words.set(key, word);
-        }
-      });
-  }
-  return words;
-};
 
 const choose = (request: ChooseOptionRequest): LlmChoice => {
   requireOptions(request.options);
@@ -202,6 +161,8 @@ const choose = (request: ChooseOptionRequest): LlmChoice => {
  *   user message; farewells match options about ending, and without any match an option about
  *   continuing (else the first) is taken.
  * - `callTools` never calls a tool: it answers with the same text `streamText` would.
+ * - `generateObject` answers only a metric judge prompt (`judge-prompt.ts`), by the rules of
+ *   `judgeByRules` (`deterministic-judge.ts`); it reports no token use.
  */
 export const createDeterministicModel = (options: DeterministicModelOptions = {}): LlmProvider => {
   const delayMs = options.fragmentDelayMs ?? 0;
@@ -228,6 +189,14 @@ export const createDeterministicModel = (options: DeterministicModelOptions = {}
     callTools: async (request): Promise<CallToolsResult> => {
       request.signal?.throwIfAborted();
       return { text: reply(request).text, toolCalls: [] };
+    },
+    generateObject: async (request): Promise<GenerateObjectResult> => {
+      request.signal?.throwIfAborted();
+      const judged = request.schemaName === JUDGE_SCHEMA_NAME ? parseJudgePrompt(request) : undefined;
+      if (judged === undefined) {
+        throw new LlmError(`deterministic: no rules for structured answers of kind ${request.schemaName}`, { retryable: false });
+      }
+      return { value: { ...judgeByRules(judged) } };
     },
   };
 };

@@ -297,4 +297,44 @@ describe('OpenAI-compatible provider', () => {
       { type: 'function', function: { name: 'lookup_order', description: 'Look up an order', parameters: tools[0]?.inputSchema } },
     ]);
   });
+
+  it('asks for a JSON-schema answer and returns the object with the token use', async () => {
+    // Prepare
+    const { baseUrl, requests } = await startServer((response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          choices: [{ index: 0, message: { role: 'assistant', content: '{"value":true,"references":[],"justification":"ok"}' } }],
+          usage: { prompt_tokens: 120, completion_tokens: 15, total_tokens: 135 },
+        }),
+      );
+    });
+    const provider = createOpenAiCompatibleProvider({ baseUrl });
+    const schema = { type: 'object', properties: { value: { type: 'boolean' } }, required: ['value'], additionalProperties: false };
+
+    // Act
+    const result = await provider.generateObject({ ...request(), schemaName: 'judge_metric', schemaDescription: 'A judgement.', schema });
+
+    // Assess
+    expect(result).toEqual({
+      value: { value: true, references: [], justification: 'ok' },
+      usage: { inputTokens: 120, outputTokens: 15 },
+    });
+    expect(requests[0]?.body.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'judge_metric', description: 'A judgement.', strict: true, schema },
+    });
+  });
+
+  it('leaves the token use out when the server reports none', async () => {
+    // Prepare
+    const { baseUrl } = await startServer(completion({ content: '```json\n{"value": 3}\n```' }));
+    const provider = createOpenAiCompatibleProvider({ baseUrl });
+
+    // Act
+    const result = await provider.generateObject({ ...request(), schemaName: 'judge_metric', schemaDescription: '', schema: {} });
+
+    // Assess
+    expect(result).toEqual({ value: { value: 3 } });
+  });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CHOICE_NAME, choiceSchema, choiceSystemPrompt, parseChoice, parseToolInput, requireOptions } from './structured-output';
-import { LlmError, type CallToolsResult, type LlmProvider, type LlmRequest } from './provider';
+import { LlmError, type CallToolsResult, type GenerateObjectResult, type LlmProvider, type LlmRequest } from './provider';
 
 export interface OpenAiCompatibleOptions {
   /** The API root including its version segment, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
@@ -29,6 +29,7 @@ const completionSchema = z.object({
       }),
     )
     .min(1),
+  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
 });
 
 // An abort is the caller's own doing, so it surfaces as the signal's reason rather than as a provider failure.
@@ -44,13 +45,13 @@ const parseJson = (text: string, what: string): unknown => {
 };
 
 // Servers that ignore `response_format` tend to wrap the JSON in prose or a code fence.
-const jsonFromText = (text: string): unknown => {
+const jsonFromText = (text: string, what: string): unknown => {
   try {
     return JSON.parse(text);
   } catch {
     const start = text.indexOf('{');
     const end = text.lastIndexOf('}');
-    return parseJson(start >= 0 && end > start ? text.slice(start, end + 1) : text, 'choice (no JSON object in the answer)');
+    return parseJson(start >= 0 && end > start ? text.slice(start, end + 1) : text, `${what} (no JSON object in the answer)`);
   }
 };
 
@@ -84,7 +85,8 @@ async function* sseData(reader: ReadableStreamDefaultReader<Uint8Array>, signal:
  * A provider for any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, Ollama,
  * llama.cpp server). `streamText` streams over server-sent events and yields each content
  * fragment as it arrives; `chooseOption` asks for a JSON-schema answer and validates it;
- * `callTools` uses the `tools` parameter. `topK` is sent as `top_k` only when set (OpenAI itself
+ * `callTools` uses the `tools` parameter; `generateObject` asks for a strict JSON-schema answer and
+ * reports the `usage` the server gives. `topK` is sent as `top_k` only when set (OpenAI itself
  * rejects it; the local servers accept it). HTTP 429 and 5xx and dropped connections are
  * retryable {@link LlmError}s, other failures are not.
  */
@@ -120,15 +122,20 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
     return response;
   };
 
-  const complete = async (request: LlmRequest, extra: Record<string, unknown>) => {
+  const completeWithUsage = async (request: LlmRequest, extra: Record<string, unknown>) => {
     const response = await post(request, extra);
     const text = await response.text().catch((error: unknown) => {
       throw transportFailure(error, request.signal, 'response interrupted');
     });
     const parsed = completionSchema.safeParse(parseJson(text, 'response'));
     if (!parsed.success) throw new LlmError(`${NAME}: unexpected response shape`, { retryable: false, cause: parsed.error });
-    return parsed.data.choices[0]?.message ?? {};
+    const usage = parsed.data.usage;
+    return {
+      message: parsed.data.choices[0]?.message ?? {},
+      usage: usage ? { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } : undefined,
+    };
   };
+  const complete = async (request: LlmRequest, extra: Record<string, unknown>) => (await completeWithUsage(request, extra)).message;
 
   return {
     name: NAME,
@@ -165,7 +172,7 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
           },
         },
       );
-      return parseChoice(jsonFromText(message.content ?? ''), request.options);
+      return parseChoice(jsonFromText(message.content ?? '', 'choice'), request.options);
     },
 
     callTools: async (request): Promise<CallToolsResult> => {
@@ -181,6 +188,19 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
         input: parseToolInput(call.arguments.trim() === '' ? {} : parseJson(call.arguments, 'tool arguments'), call.name),
       }));
       return { text: message.content ?? '', toolCalls };
+    },
+
+    generateObject: async (request): Promise<GenerateObjectResult> => {
+      const { message, usage } = await completeWithUsage(request, {
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: request.schemaName, description: request.schemaDescription, strict: true, schema: request.schema },
+        },
+      });
+      return {
+        value: parseToolInput(jsonFromText(message.content ?? '', request.schemaName), request.schemaName),
+        ...(usage ? { usage } : {}),
+      };
     },
   };
 };

@@ -59,6 +59,27 @@ export interface CallToolsResult {
   toolCalls: LlmToolCall[];
 }
 
+/** A request for one JSON object of a given shape. */
+export interface GenerateObjectRequest extends LlmRequest {
+  /** Names the shape (a tool or response-format name: letters, digits, `_`, `-`). */
+  schemaName: string;
+  schemaDescription: string;
+  /** JSON Schema of the object. */
+  schema: Record<string, unknown>;
+}
+
+/** Tokens a call consumed, as the provider reports them. */
+export interface LlmUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The object the model answered with (not yet validated beyond being an object) and, when reported, the call's token use. */
+export interface GenerateObjectResult {
+  value: Record<string, unknown>;
+  usage?: LlmUsage;
+}
+
 /**
  * The single interface through which the product calls a model. Implementations: the
  * deterministic offline model (default), OpenAI-compatible endpoints and Amazon Bedrock.
@@ -72,6 +93,8 @@ export interface LlmProvider {
   chooseOption(request: ChooseOptionRequest): Promise<LlmChoice>;
   /** One non-streamed turn in which the model may answer with text, tool calls or both. */
   callTools(request: CallToolsRequest): Promise<CallToolsResult>;
+  /** One JSON object shaped by `schema`, through the model's native structured-output or forced tool-call mode. */
+  generateObject(request: GenerateObjectRequest): Promise<GenerateObjectResult>;
 }
 
 /**

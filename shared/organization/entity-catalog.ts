@@ -11,6 +11,8 @@ import { replacedRoles, roles } from '../role/role-repository';
 import { serviceTags, services } from '../service/service-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { memories } from '../user/memory-repository';
+import { metricCounts, metrics } from '../metric/metric-repository';
+import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
 import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
 import type { Entity } from '../data/entity';
@@ -37,6 +39,10 @@ export const entityCatalog: readonly Entity[] = [
   serviceTags,
   ...agents.entities,
   ...stateMachines.entities,
+  metricResults,
+  metricsWithResultsMarks,
+  ...metrics.entities,
+  metricCounts,
   users,
   roles,
   replacedRoles,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { creatorInfo, objectId, pagedResponse, strippedText, tagList } from '../kernel/schemas';
+import { creatorInfo, objectId, pagedResponse, strippedText, tagList, tagsInput } from '../kernel/schemas';
 
 /**
  * The reference describes an LLM preference as `{llm_name, params}`, the spec as
@@ -44,15 +44,6 @@ export const versionSetRecord = z.object({
   llm_model_preferences: z.record(z.string(), llmConfigRecord),
 });
 
-/** Keys and values may hold only letters, digits, underscores and spaces. */
-const tagText = z
-  .string()
-  .trim()
-  .min(1)
-  .regex(/^[\w\s]+$/, 'may contain only letters, digits, underscores and spaces');
-export const tagsInput = z
-  .record(tagText, tagText.nullable())
-  .refine((tags) => Object.keys(tags).length <= 20, 'at most 20 tags');
 
 const keytermsInput = z
   .array(z.string().trim().regex(/^[a-z-]+( [a-z-]+){0,2}$/, 'must be one to three lowercase words'))

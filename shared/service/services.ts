@@ -14,6 +14,7 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
+import { tagsAsList } from '../kernel/list-params';
 import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
 import { isServiceUsedBySimulation, isVersionSetUsedBySimulation } from './usage';
 import { EDGE, edgeAsOf, edgeVersionSet, presentedVersionSets, RELEASE, versionSetFrom } from './version-sets';
@@ -127,10 +128,7 @@ const serviceViews = async (orgId: string, services: StoredService[]): Promise<S
     is_active: service.is_active,
     service_hierarchical_state_machine_id: service.service_hierarchical_state_machine_id,
     agent_id: service.agent_id,
-    // Stored as a map, which keeps no order; sorted so the list is stable.
-    tags: Object.entries(service.tags)
-      .sort(([left], [right]) => left.localeCompare(right))
-      .map(([key, value]) => ({ key, value })),
+    tags: tagsAsList(service.tags),
     keyterms: service.keyterms,
     creator: service.creator,
     updated_by: service.updated_by,

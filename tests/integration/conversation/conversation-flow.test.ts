@@ -204,7 +204,7 @@ describe('a conversation through the sample state machine', () => {
     const models = await api(`/v1/${user.orgId}/user/${user.userId}/user_model`, { token: user.token });
 
     // Assess
-    expect([...analysed.completed_post_processings].sort()).toEqual(['extract-memories', 'generate-user-models']);
+    expect([...analysed.completed_post_processings].sort()).toEqual(['compute-metrics', 'extract-memories', 'generate-user-models']);
     expect(memories.status).toBe(200);
     expect(memories.body.memories).toHaveLength(2);
     const userMessageIds = [helpTurn, goodbyeTurn].map((turn) => turn[0]?.message_id);

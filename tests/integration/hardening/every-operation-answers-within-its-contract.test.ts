@@ -95,7 +95,9 @@ const asText = (value: unknown): string => (typeof value === 'string' ? value : 
 const asHeader = (value: unknown): string => asText(value).replace(/[^\x21-\x7e]/g, '');
 
 const urlOf = (described: DocumentedOperation, request: FuzzedRequest): string => {
-  const path = described.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(asText(request.path[name] ?? 'x')) || 'x');
+  // `.` and `..` are dot-segments every client removes (RFC 3986), so they never reach a server as values.
+  const segment = (value: string) => (value === '' || value === '.' || value === '..' ? 'x' : encodeURIComponent(value));
+  const path = described.path.replace(/\{(\w+)\}/g, (_, name: string) => segment(asText(request.path[name] ?? 'x')));
   const url = new URL(apiUrl(path));
   for (const [name, value] of Object.entries(request.query)) {
     if (value === undefined) continue;

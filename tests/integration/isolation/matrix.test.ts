@@ -6,7 +6,7 @@ import type { Operation } from '#shared/kernel/operation';
 import { routeTable } from '#shared/api/route-table';
 import { apiUrl, harness } from '../support/client';
 import { createOrganization, createUserSession, rootSession, type Session } from '../support/identity';
-import { pathValueFor, sampleFor } from './samples';
+import { bodySamples, pathValueFor, sampleFor } from './samples';
 
 /**
  * Tenant isolation, generated from the route table so every operation added later is
@@ -40,7 +40,10 @@ const expire = async (token: string): Promise<string> => {
 };
 
 /** Records that exist in the tenant, so permission checks run rather than "not found". */
+let tenantMetricId: string;
+
 const knownPathValues = (): Record<string, string> => ({
+  metric_id: tenantMetricId,
   requested_user_id: tenant.session.userId,
   user_id: tenant.session.userId,
   role_name: 'DefaultUserRole',
@@ -62,7 +65,7 @@ const call = async (operation: Operation, orgId: string, headers: Record<string,
   const extraHeaders = Object.fromEntries(
     Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [name, String(value)]),
   );
-  const body = sampleFor(operation.request.body);
+  const body = bodySamples[operation.operationId] ?? sampleFor(operation.request.body);
   const isJson = sendsJsonSample(operation) && body !== undefined;
   const response = await fetch(apiUrl(path, query), {
     method: operation.method,
@@ -89,6 +92,13 @@ beforeAll(async () => {
   expect(nothing.status).toBe(201);
   powerless = await createUserSession(tenant.session, 'NoGrants');
   expiredToken = await expire(tenant.session.token);
+  const metric = await fetch(apiUrl(`/v1/${tenant.orgId}/metric/`), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tenant.session.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Tenant metric', description: 'Whether the tenant is isolated.', metric_value: { type: 'boolean' } }),
+  });
+  expect(metric.status).toBe(201);
+  tenantMetricId = ((await metric.json()) as { id: string }).id;
   tenantMarkers = [tenant.session.userId, `${tenant.orgId}"`];
 });
 
@@ -124,7 +134,8 @@ describe.each(protectedOperations.map((operation) => [operation.operationId, ope
     it('gives a user without grants nothing (403, 404, or an empty filtered answer)', async () => {
       const response = await call(operation, tenant.orgId, { authorization: `Bearer ${powerless.token}` });
       const body = operation.request.body;
-      const bodyIsValid = !body || (sendsJsonSample(operation) && body.safeParse(sampleFor(body)).success);
+      const bodyIsValid =
+        !body || (sendsJsonSample(operation) && body.safeParse(bodySamples[operation.operationId] ?? sampleFor(body)).success);
       const allowed = bodyIsValid ? [200, 201, 403, 404] : [200, 201, 403, 404, 422];
       expect(allowed).toContain(response.status);
       expectNoTenantData(response.text);

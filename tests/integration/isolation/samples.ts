@@ -81,3 +81,11 @@ export const pathValueFor = (schema: z.ZodType): string => {
   const candidates = [hexId(), 'SampleName', 'sample', '1', '>=1.0.0', 'latest'];
   return candidates.find((candidate) => schema.safeParse(candidate).success) ?? 'sample';
 };
+
+/**
+ * Bodies the generator cannot make valid on its own (a choice between alternative fields), so
+ * that the permission check, not validation, answers.
+ */
+export const bodySamples: Record<string, unknown> = {
+  'create-metric': { name: 'Isolation sample', description: 'Whether the sample holds.', metric_value: { type: 'boolean' } },
+};

@@ -79,6 +79,12 @@ describe('delete-organization', () => {
     const user = await createUserSession(admin, 'DefaultUserRole');
     const { serviceId } = await createService(admin, { body: { tags: { team: 'blue' } } });
     await createBehaviorSet(admin, serviceId);
+    // Evaluated after the conversation, so its results are stored too.
+    const metric = await api(`/v1/${orgId}/metric/`, {
+      token: admin.token,
+      body: { name: 'Printer help', applied_to_services: [serviceId], description: 'Whether the user asked about a printer.', metric_value: { type: 'boolean' } },
+    });
+    expectStatus('create metric', metric, 201);
     await finishAnalysedConversation(user, serviceId);
     await startConversation(user, { service_id: serviceId });
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
@@ -109,6 +115,12 @@ describe('delete-organization', () => {
         'interaction',
         'memory',
         'message',
+        'metric',
+        'metric-count',
+        'metric-name',
+        'metric-result',
+        'metric-result-metric',
+        'metric-version',
         'organization',
         'organization-branding',
         'paging-cursor',

@@ -6,6 +6,8 @@ export interface Harness {
   credentials: PlatformCredentials;
   outboxDir: string;
   table: Platform['table'];
+  /** The platform's local AWS settings, for tests that look at its queues and bucket. */
+  awsEnv: Record<string, string>;
 }
 
 declare module 'vitest' {

@@ -25,6 +25,7 @@ export default async function setup(project: TestProject) {
     credentials: platform.credentials,
     outboxDir: platform.outboxDir,
     table: platform.table,
+    awsEnv: platform.awsEnv,
   };
   project.provide('harness', harness);
   return async () => {

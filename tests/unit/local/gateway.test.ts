@@ -28,6 +28,18 @@ const bufferedOperation = defineOperation({
   response: { status: 200, body: z.object({}) },
 });
 
+const literalOperation = defineOperation({
+  operationId: 'literal-test',
+  method: 'GET',
+  path: '/v1/{organization}/things/count',
+  group: 'admin',
+  tag: 'Test',
+  summary: 'a literal beside a parameter',
+  auth: 'none',
+  request: {},
+  response: { status: 200, body: z.object({}) },
+});
+
 describe('local gateway', () => {
   let gateway: Gateway;
   let releaseHandler: () => void = () => undefined;
@@ -63,7 +75,7 @@ describe('local gateway', () => {
     gateway = await startGateway({
       port: 0,
       host: '127.0.0.1',
-      operations: [streamOperation, bufferedOperation],
+      operations: [streamOperation, bufferedOperation, literalOperation],
       loadHandler: async (group) => (group === 'conversation-stream' ? streaming : buffered),
     });
   });
@@ -118,5 +130,17 @@ describe('local gateway', () => {
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST, GET');
     expect(await response.json()).toEqual({ detail: 'Method Not Allowed' });
+  });
+
+  it('prefers a literal segment to a parameter, whatever the method, as API Gateway does', async () => {
+    // Act
+    const literal = await fetch(`${gateway.baseUrl}/v1/acme/things/count`);
+    const otherMethod = await fetch(`${gateway.baseUrl}/v1/acme/things/count`, { method: 'POST' });
+
+    // Assess
+    expect(literal.status).toBe(200);
+    expect((seenEvents.at(-1) as Record<string, unknown>).resource).toBe('/v1/{organization}/things/count');
+    expect(otherMethod.status).toBe(405);
+    expect(otherMethod.headers.get('allow')).toBe('GET');
   });
 });

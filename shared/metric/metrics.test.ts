@@ -1,0 +1,65 @@
+import { describe, expect, it, vi } from 'vitest';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import type { Caller } from '../kernel/caller';
+import { BadRequestError } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import { createMetric, deleteMetric, relevance } from './metrics';
+import { isMetricUsedBySimulation } from './usage';
+
+// Simulations do not exist yet; the rule is proven with the usage check answering "in use".
+vi.mock('./usage', () => ({ isMetricUsedBySimulation: vi.fn(async () => false) }));
+
+const administrator = (orgId: string): Caller => ({
+  userId: 'u1',
+  homeOrgId: orgId,
+  orgId,
+  roleId: 'r1',
+  roleName: 'DefaultSuperAdministratorRole',
+  grants: [{ action: 'Allow', permission_name: '*', conditions: {} }],
+  email: 'admin@example.com',
+  isVerified: true,
+  tokenType: 'Bearer',
+});
+
+describe('relevance', () => {
+  it('ranks the whole query in the name over name words over description words, and 0 for no match', () => {
+    // Prepare
+    const metric = (name: string, description: string) => ({ name, description });
+
+    // Act
+    const scores = [
+      relevance('refund rate', metric('Refund rate', 'Share of refunds.')),
+      relevance('refund rate', metric('Refund speed', 'How fast the rate of refunds is.')),
+      relevance('refund rate', metric('Refunds given', 'Whether a refund was given.')),
+      relevance('refund rate', metric('Politeness', 'Whether the refund was polite.')),
+      relevance('refund rate', metric('Politeness', 'Whether the agent was polite.')),
+    ];
+
+    // Assess
+    expect(scores).toEqual([11, 4, 2, 1, 0]);
+  });
+});
+
+describe('deleteMetric (DynamoDB Local)', () => {
+  useLocalAws();
+
+  it('refuses with 400 while a simulation unit test uses the metric', async () => {
+    // Prepare
+    const orgId = `o-${newId()}`;
+    const caller = administrator(orgId);
+    const { id } = await createMetric(
+      orgId,
+      { name: 'Used', applied_to_services: [], additional_notes: null, tags: {}, initial_version: { description: 'Used.', metric_value: { type: 'boolean' } } },
+      caller,
+    );
+    vi.mocked(isMetricUsedBySimulation).mockResolvedValueOnce(true);
+
+    // Act
+    const refused = deleteMetric(orgId, id, caller);
+
+    // Assess
+    await expect(refused).rejects.toBeInstanceOf(BadRequestError);
+    await expect(refused).rejects.toThrow(/used by a simulation unit test/);
+    expect(isMetricUsedBySimulation).toHaveBeenCalledWith(orgId, id);
+  });
+});

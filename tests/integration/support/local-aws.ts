@@ -1,0 +1,73 @@
+import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { harness } from './client';
+
+/**
+ * The platform's local queues and bucket, for tests of what flows behind the HTTP surface:
+ * messages the workers send, redeliveries, prompt logs.
+ */
+const settings = () => {
+  const env = harness().awsEnv;
+  return {
+    env,
+    region: env.AWS_REGION as string,
+    credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID as string, secretAccessKey: env.AWS_SECRET_ACCESS_KEY as string },
+  };
+};
+
+const sqs = () => {
+  const { env, region, credentials } = settings();
+  return new SQSClient({ region, credentials, endpoint: env.AWS_ENDPOINT_URL_SQS });
+};
+
+const queueUrl = (queue: 'analysis' | 'webhook') => settings().env[`${queue.toUpperCase()}_QUEUE_URL`] as string;
+
+/** Puts a message on a queue, as a producer (or an at-least-once redelivery) would. */
+export const sendToQueue = async (queue: 'analysis' | 'webhook', message: unknown): Promise<void> => {
+  await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl(queue), MessageBody: JSON.stringify(message) }));
+};
+
+/** Whether a queue has no message waiting or in flight. */
+export const isQueueDrained = async (queue: 'analysis' | 'webhook'): Promise<boolean> => {
+  const { Attributes } = await sqs().send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl(queue),
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) === 0;
+};
+
+/**
+ * Takes the webhook queue's messages that `matches` selects (deleting them; nothing consumes
+ * that queue yet) from one round of receives; the others return to the queue.
+ */
+export const takeWebhookMessages = async (matches: (message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>[]> => {
+  const client = sqs();
+  const taken: Record<string, unknown>[] = [];
+  for (let round = 0; round < 20; round += 1) {
+    const { Messages = [] } = await client.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl('webhook'), MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 5 }),
+    );
+    if (Messages.length === 0) break;
+    for (const message of Messages) {
+      const body = JSON.parse(message.Body ?? '{}') as Record<string, unknown>;
+      if (!matches(body)) continue;
+      taken.push(body);
+      await client.send(new DeleteMessageCommand({ QueueUrl: queueUrl('webhook'), ReceiptHandle: message.ReceiptHandle }));
+    }
+  }
+  return taken;
+};
+
+/** Whether the artifact bucket holds `key`. */
+export const objectExists = async (key: string): Promise<boolean> => {
+  const { env, region, credentials } = settings();
+  const s3 = new S3Client({ region, credentials, endpoint: env.AWS_ENDPOINT_URL_S3, forcePathStyle: true });
+  try {
+    await s3.send(new HeadObjectCommand({ Bucket: env.ARTIFACT_BUCKET, Key: key }));
+    return true;
+  } catch {
+    return false;
+  }
+};
