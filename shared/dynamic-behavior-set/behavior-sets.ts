@@ -2,6 +2,7 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter, type VersionFilter } from '../kernel/list-params';
+import { searchRelevance } from '../kernel/search';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from '../data/paging';
 import { type Item, queryPage } from '../data/table';
@@ -327,41 +328,24 @@ export const listBehaviorSets = async (
   };
 };
 
-const searchTerms = (text: string): string[] =>
-  text
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((term) => term.length > 0);
-
 /** How many sets a search returns. */
 const searchResults = 50;
 
 /**
- * The 50 sets that best match the query's terms in their name and their latest version's
- * triggers (a term in the name weighs double). Reads the organization's sets with one bounded
- * Query (`maxSetsPerOrganization`): the latest triggers live on the set, so no version is read.
+ * The 50 sets that best match the query over their name and their latest version's triggers
+ * (`searchRelevance`), best first; ties go to the most recently updated. Reads the organization's
+ * sets with one bounded Query (`maxSetsPerOrganization`): the latest triggers live on the set,
+ * so no version is read.
  */
 export const searchBehaviorSets = async (
   orgId: string,
   caller: Caller,
   query: BehaviorSetFilters & { text: string },
 ): Promise<{ dynamic_behavior_sets: BehaviorSetRecord[] }> => {
-  const terms = [...new Set(searchTerms(query.text))];
   const visible = visibleTo(caller);
   const scored = (await allBehaviorSets(orgId, { activeOnly: false }))
     .filter((set) => matchesFilters(set, query) && visible(set))
-    .map((set) => {
-      const name = searchTerms(set.name);
-      const triggers = set.latest_triggers.flatMap(searchTerms);
-      const score = terms.reduce(
-        (total, term) =>
-          total +
-          2 * name.filter((word) => word.startsWith(term)).length +
-          triggers.filter((word) => word.startsWith(term)).length,
-        0,
-      );
-      return { set, score };
-    })
+    .map((set) => ({ set, score: searchRelevance(query.text, set.name, set.latest_triggers.join('\n')) }))
     .filter((entry) => entry.score > 0)
     .sort((a, b) => b.score - a.score || b.set.updated_at.localeCompare(a.set.updated_at));
   return { dynamic_behavior_sets: scored.slice(0, searchResults).map((entry) => behaviorSetView(entry.set)) };

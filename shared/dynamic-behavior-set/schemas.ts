@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { versionInfo } from '../../events/stream-events';
-import { creatorInfo, objectId, pagedResponse, strippedText, tagMap } from '../kernel/schemas';
-import { tagsInput } from '../service/schemas';
+import { creatorInfo, objectId, pagedResponse, strippedText, tagMap, tagsInput } from '../kernel/schemas';
 import { toolCallSpecInput, toolCallSpecRecord } from '../state-machine/schemas';
 
 /**
