@@ -74,6 +74,33 @@ const recallActiveMemoryRetrieved = z.object({
   queries_and_responses: z.array(z.tuple([z.string(), z.string()])),
 });
 
+const dynamicBehaviorVectorGenerated = z.object({ type: z.literal('select-dynamic-behavior-vector-generated') });
+
+const dynamicBehaviorRelevanceRetrieved = z.object({
+  type: z.literal('select-dynamic-behavior-relevance-retrieval-completed'),
+});
+
+const dynamicBehaviorSelected = z.object({
+  type: z.literal('select-dynamic-behavior-completed'),
+  selected_dynamic_behavior_set_version_info: versionInfo.nullable(),
+  previous_selected_dynamic_behavior_set_version_info: versionInfo.nullable(),
+});
+
+const dynamicBehaviorOverride = {
+  overriding_instructions: z.boolean().describe("Whether the behavior replaced the state's guidelines and constraints."),
+  overriding_tool_candidates: z.boolean().describe("Whether the behavior replaced the state's tool call specs."),
+};
+
+const engageUserDynamicBehaviorOverride = z.object({
+  type: z.literal('engage-user-dynamic-behavior-override'),
+  ...dynamicBehaviorOverride,
+});
+
+const navigateDynamicBehaviorOverride = z.object({
+  type: z.literal('navigate-state-machine-dynamic-behavior-override'),
+  ...dynamicBehaviorOverride,
+});
+
 /** The steps of the agent's thinking that this platform reports (a subset of the reference's `Action`). */
 export const agentAction = z.discriminatedUnion('type', [
   actionSelected,
@@ -86,6 +113,11 @@ export const agentAction = z.discriminatedUnion('type', [
   recallStaticQueriesRetrieved,
   recallDynamicQueriesGenerated,
   recallActiveMemoryRetrieved,
+  dynamicBehaviorVectorGenerated,
+  dynamicBehaviorRelevanceRetrieved,
+  dynamicBehaviorSelected,
+  engageUserDynamicBehaviorOverride,
+  navigateDynamicBehaviorOverride,
 ]);
 
 export const currentAgentActionEvent = z.object({

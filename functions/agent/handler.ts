@@ -6,7 +6,7 @@ import {
   listAgentVersions,
 } from '#shared/agent/agents';
 import { pageBody } from '#shared/data/paging';
-import { parseSortBy, parseVersionFilter } from '#shared/kernel/list-params';
+import { versionListParams as versionQuery } from '#shared/kernel/list-params';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import {
   createStateMachine,
@@ -15,13 +15,6 @@ import {
   listStateMachines,
   listStateMachineVersions,
 } from '#shared/state-machine/state-machines';
-
-const versionQuery = (query: { version?: string; sort_by?: string[]; limit: number; continuation_token: number }) => ({
-  versions: parseVersionFilter(query.version),
-  descending: parseSortBy(query.sort_by, ['version'])[0]?.direction === 'desc',
-  limit: query.limit,
-  continuationToken: query.continuation_token,
-});
 
 export const handler = httpHandler(
   implementGroup('agent', {

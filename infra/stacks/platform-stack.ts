@@ -55,6 +55,8 @@ const access = {
     },
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
+    // Embeds the triggers of each new version (Bedrock when EMBEDDING_PROVIDER is bedrock).
+    'dynamic-behavior-set': { table: 'readWrite', signingKey: true, models: true },
     // Writes the prompt logs of the judge calls it makes.
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
   },

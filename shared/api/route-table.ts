@@ -2,6 +2,7 @@ import type { Operation } from '../kernel/operation';
 import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
 import { stateMachineOperations } from '../state-machine/operations';
+import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
 import { conversationOperations } from '../conversation/operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
 import { metricOperations } from '../metric/operations';
@@ -25,6 +26,7 @@ export const routeOperations = [
   ...roleOperations,
   ...conversationOperations,
   ...conversationStreamOperations,
+  ...dynamicBehaviorSetOperations,
   ...metricOperations,
 ] as const;
 

@@ -22,6 +22,7 @@ import {
   type StreamOptions,
 } from './conversations';
 import { interactionLogScope, promptLogKey } from './prompt-log';
+import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 
 const stream: StreamOptions = { agentActionType: /^.*$/ };
 /** The conversations' user, allowed everything (agent actions included). */
@@ -233,6 +234,40 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     const history = await read(`${promptLogKey(scope, 3)}-history`);
     expect(history?.split('\n---\n')).toEqual([expect.stringMatching(/^assistant: /), 'user: I said I need help with my printer']);
     expect(await read(`${promptLogKey(scope, 3)}-system`)).toContain('Current state: help');
+  });
+
+  it('logs the dynamic behavior selection as a prompt of its own, before the turn', async () => {
+    // Prepare
+    const { orgId, serviceId, start } = await prepare();
+    await createBehaviorSet(
+      orgId,
+      {
+        name: 'Printers',
+        tags: {},
+        applied_to_services: [serviceId],
+        initial_version: {
+          is_active: true,
+          conversation_triggers: ['The customer needs help with a printer'],
+          actions: [{ type: 'inject-instruction', instruction: 'Ask for the printer model', overrides_instructions: false }],
+        },
+      },
+      caller,
+    );
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+
+    // Act
+    const events = await say(orgId, conversationId, 'I said I need help with my printer');
+
+    // Assess
+    const interactionId = (events.at(-1) as { interaction_id: string }).interaction_id;
+    const read = async (key: string) =>
+      (await s3().send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
+    const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
+    const selection = await read(`${promptLogKey(scope, 1)}-system`);
+    expect(selection).toContain('You select the dynamic behavior');
+    expect(selection).toContain('The customer needs help with a printer');
+    expect(events.at(-1)).toMatchObject({ full_message: expect.stringContaining('As instructed: Ask for the printer model.') });
   });
 
   it('deletes a finished conversation that has no message instead of finishing it', async () => {

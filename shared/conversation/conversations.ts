@@ -1,6 +1,7 @@
 import type { CreateConversationEvent, ErrorEvent, InteractEvent, StreamEvent } from '../../events/stream-events';
 import { acquireLease, commitInteraction, createConversation, deleteEmptyConversation, finishConversationRecord, getConversation, getUserServiceState, isLeaseHeld, releaseLease } from './conversation-repository';
 import { interactionItem } from './interaction-repository';
+import { behaviorInvocationItem } from '../dynamic-behavior-set/behavior-set-repository';
 import { messageItem } from './message-repository';
 import { getUser } from '../user/user-repository';
 import type { Caller } from '../kernel/caller';
@@ -187,6 +188,13 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
   const thoughts = outcome.innerThoughts.map((thought) => message(thought.id, thought.content, 'agent-inner-thought'));
   const agentMessage = message(outcome.agentMessageId, outcome.agentMessage, 'agent-message');
   const added = turn.newMessages.length + 1;
+  const invocation = outcome.triggeredDynamicBehavior
+    ? behaviorInvocationItem(conversation, outcome.triggeredDynamicBehavior, {
+        newMessages: turn.newMessages,
+        agentMessageId: agentMessage.id,
+        innerThoughtIds: thoughts.map((thought) => thought.id),
+      })
+    : undefined;
   await commitInteraction(conversation, turn.leaseId, {
     puts: [
       ...[...turn.newMessages, ...thoughts, agentMessage].map((stored) => messageItem(orgId, stored)),
@@ -206,6 +214,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
         triggered_dynamic_behavior_set_version_info: outcome.triggeredDynamicBehavior,
         conversation_completed: outcome.completed,
       }),
+      ...(invocation ? [invocation] : []),
     ],
     addedMessages: added,
     finalMessage: { id: agentMessage.id, text: agentMessage.message },

@@ -1,4 +1,5 @@
 import { getAgentVersion } from '../agent/agent-repository';
+import { behaviorSourceFor } from '../dynamic-behavior-set/behavior-matching';
 import { getInteraction } from './interaction-repository';
 import { recentMemories } from '../user/memory-repository';
 import { recentMessages } from './message-repository';
@@ -77,6 +78,7 @@ export const loadSession = async (
     workingMemory: lastInteraction?.working_memory ?? [],
     reflections: lastInteraction?.reflections ?? [],
     userContext,
+    previousDynamicBehavior: lastInteraction?.triggered_dynamic_behavior_set_version_info ?? null,
   };
 };
 
@@ -103,7 +105,7 @@ const recallFromMemories =
     });
   };
 
-/** The engine's models (from the version set's preferences, prompt-logged), recall and ids. */
+/** The engine's models (from the version set's preferences, prompt-logged), recall, dynamic behaviours and ids. */
 export const engineDependencies = (
   conversation: ConversationRecord,
   promptLogger: PromptLogger,
@@ -116,6 +118,7 @@ export const engineDependencies = (
       return { ...resolved, provider: promptLogger.wrap(resolved.provider) };
     },
     recall: recallFromMemories(conversation.org_id, conversation.user_id),
+    dynamicBehaviors: behaviorSourceFor(conversation.org_id, conversation.service_id, signal),
     newId: () => newId(),
     signal,
   };

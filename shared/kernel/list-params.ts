@@ -125,3 +125,11 @@ export const sortableValue = (value: unknown): string => {
   if (typeof value === 'boolean') return value ? '1' : '0';
   return String(value).toLowerCase();
 };
+
+/** The parameters of a version list (`versionListQuery`) as the versioned lists take them. */
+export const versionListParams = (query: { version?: string; sort_by?: string[]; limit: number; continuation_token: number }) => ({
+  versions: parseVersionFilter(query.version),
+  descending: parseSortBy(query.sort_by, ['version'])[0]?.direction === 'desc',
+  limit: query.limit,
+  continuationToken: query.continuation_token,
+});

@@ -17,6 +17,7 @@ export const endpointGroups = [
   'conversation-stream',
   'user',
   'role',
+  'dynamic-behavior-set',
   'metric',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];

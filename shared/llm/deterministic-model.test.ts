@@ -4,7 +4,9 @@ import { buildSystemPrompt } from './prompt';
 import type { LlmMessage, LlmOption, LlmRequest } from './provider';
 import { collect, supportAgentPrompt } from './test-fixtures';
 
-const system = buildSystemPrompt(supportAgentPrompt);
+// Without the one-off instruction, which the last test covers.
+const { dynamicInstruction, ...promptWithoutInstruction } = supportAgentPrompt;
+const system = buildSystemPrompt(promptWithoutInstruction);
 const request = (messages: LlmMessage[], extra: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'deterministic', system, messages, ...extra });
 const user = (content: string): LlmMessage => ({ role: 'user', content });
 
@@ -58,6 +60,18 @@ describe('deterministic model', () => {
     // Assess
     expect(reply).toContain('"Where is my parcel? It was supposed to…"');
     expect(supportAgentPrompt.state.actions.some((action) => reply.includes(action))).toBe(true);
+  });
+
+  it('follows a one-off instruction visibly, in its last sentence', async () => {
+    // Prepare
+    const instructed = request([user('Where is my order?')], { system: buildSystemPrompt(supportAgentPrompt) });
+
+    // Act
+    const reply = (await collect(createDeterministicModel().streamText(instructed))).join('');
+
+    // Assess
+    expect(reply).toMatch(new RegExp(`As instructed: ${dynamicInstruction}$`));
+    expect(reply.match(/[.!?](\s|$)/g)?.length).toBeLessThanOrEqual(3);
   });
 
   it('answers in one to three sentences', async () => {

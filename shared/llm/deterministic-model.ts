@@ -73,7 +73,7 @@ const OBJECTIVES = [
 
 // The reply, built from the identity, objective and actions the system prompt states.
 const composeReply = (request: LlmRequest, pick: Pick): string => {
-  const { agent, state } = parseSystemPrompt(request.system);
+  const { agent, state, dynamicInstruction } = parseSystemPrompt(request.system);
   const spoken = request.messages.filter((message) => message.content.trim() !== '');
   const lastUser = spoken.findLast((message) => message.role === 'user');
   const action = pick(state.actions);
@@ -89,7 +89,13 @@ const composeReply = (request: LlmRequest, pick: Pick): string => {
           // Past the greeting, the objective is restated only now and then, or when there is no action to take.
           step === undefined || pick([true, false] as const) ? objective : undefined,
         ];
-  const reply = sentences.filter((sentence) => sentence !== undefined).join(' ');
+  const spokenSentences = sentences.filter((sentence) => sentence !== undefined);
+  // A one-off instruction (a dynamic behavior) is followed visibly: it takes the last sentence.
+  const reply = (
+    dynamicInstruction === undefined
+      ? spokenSentences
+      : [...spokenSentences.slice(0, 2), `As instructed: ${asSentence(dynamicInstruction)}`]
+  ).join(' ');
   return reply === '' ? 'How can I help you?' : reply;
 };
 
@@ -149,7 +155,8 @@ const choose = (request: ChooseOptionRequest): LlmChoice => {
  * The same input always gives the same output; nothing depends on randomness or the clock.
  *
  * - `streamText` greets by name on the first turn, otherwise quotes the latest user message,
- *   then takes one of the state's actions (1–3 sentences, streamed in groups of 3–6 words).
+ *   then takes one of the state's actions (1–3 sentences, streamed in groups of 3–6 words); an
+ *   `Instruction` section of the prompt (a dynamic behavior) is restated as the last sentence.
  * - `chooseOption` picks the option whose description shares the most words with the latest
  *   user message; farewells match options about ending, and without any match an option about
  *   continuing (else the first) is taken.

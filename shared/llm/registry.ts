@@ -2,10 +2,12 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { z } from 'zod';
 import { createBedrockProvider } from './bedrock';
 import { createDeterministicModel } from './deterministic-model';
+import { createBedrockEmbedding, createLexicalEmbedding, createOpenAiCompatibleEmbedding, type EmbeddingProvider } from './embedding';
 import { createOpenAiCompatibleProvider } from './openai-compatible';
 import type { LlmProvider } from './provider';
 
 const providerName = z.enum(['deterministic', 'openai', 'bedrock']);
+const embeddingProviderName = z.enum(['lexical', 'openai', 'bedrock']);
 
 export type ProviderName = z.infer<typeof providerName>;
 
@@ -64,6 +66,8 @@ export interface ProviderRegistry {
   models(): AvailableModel[];
   /** The named provider, constructed on first use and reused afterwards. */
   provider(name: ProviderName): LlmProvider;
+  /** The deployment's embedding provider (EMBEDDING_PROVIDER), constructed on first use. */
+  embedding(): EmbeddingProvider;
   /**
    * Resolves `preferences[key]` (else `preferences.default`) through LLM_MODEL_MAP. Without a
    * preference, or with an llm_name the map does not know, the default provider and model are used.
@@ -97,6 +101,8 @@ const envSchema = z
         .pipe(z.record(z.string(), z.object({ provider: providerName, model: z.string().min(1) }))),
     ).transform((value) => value ?? {}),
     DETERMINISTIC_FRAGMENT_DELAY_MS: optional(z.coerce.number().int().nonnegative()),
+    EMBEDDING_PROVIDER: optional(embeddingProviderName).transform((value) => value ?? 'lexical'),
+    EMBEDDING_MODEL: optional(z.string()),
     AWS_REGION: optional(z.string()),
   })
   .superRefine((env, context) => {
@@ -105,7 +111,14 @@ const envSchema = z
       const message = `is required when LLM_DEFAULT_PROVIDER is ${defaultProvider}`;
       context.addIssue({ code: 'custom', path: ['LLM_DEFAULT_MODEL'], message });
     }
-    const usesOpenAi = defaultProvider === 'openai' || Object.values(modelMap).some((entry) => entry.provider === 'openai');
+    if (env.EMBEDDING_PROVIDER !== 'lexical' && env.EMBEDDING_MODEL === undefined) {
+      const message = `is required when EMBEDDING_PROVIDER is ${env.EMBEDDING_PROVIDER}`;
+      context.addIssue({ code: 'custom', path: ['EMBEDDING_MODEL'], message });
+    }
+    const usesOpenAi =
+      defaultProvider === 'openai' ||
+      env.EMBEDDING_PROVIDER === 'openai' ||
+      Object.values(modelMap).some((entry) => entry.provider === 'openai');
     if (usesOpenAi && env.OPENAI_BASE_URL === undefined) {
       const message = 'is required when a model uses the openai provider';
       context.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message });
@@ -115,7 +128,8 @@ const envSchema = z
 /**
  * Builds the providers named by the environment: LLM_DEFAULT_PROVIDER (`deterministic` by
  * default, `openai` or `bedrock`), LLM_DEFAULT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY,
- * LLM_MODEL_MAP (JSON: llm_name → `{ provider, model }`), DETERMINISTIC_FRAGMENT_DELAY_MS and
+ * LLM_MODEL_MAP (JSON: llm_name → `{ provider, model }`), DETERMINISTIC_FRAGMENT_DELAY_MS,
+ * EMBEDDING_PROVIDER (`lexical` by default, `openai` or `bedrock`) with EMBEDDING_MODEL, and
  * AWS_REGION for Bedrock. The settings are checked at once (throwing on a bad one, so a
  * misconfigured function fails at start-up); each provider is constructed on first use only.
  */
@@ -128,14 +142,15 @@ export const createProviderRegistry = (env: Record<string, string | undefined> =
     model: settings.LLM_DEFAULT_MODEL ?? DETERMINISTIC_MODEL,
   };
 
+  const bedrockClient = () => new BedrockRuntimeClient(settings.AWS_REGION ? { region: settings.AWS_REGION } : {});
+
   const factories: Record<ProviderName, () => LlmProvider> = {
     deterministic: () => createDeterministicModel({ fragmentDelayMs: settings.DETERMINISTIC_FRAGMENT_DELAY_MS }),
     // The refinement above guarantees a base URL whenever openai is configured at all.
     openai: () =>
       createOpenAiCompatibleProvider({ baseUrl: settings.OPENAI_BASE_URL ?? '', apiKey: settings.OPENAI_API_KEY }),
     // Without AWS_REGION the SDK finds the region itself (profile, instance metadata).
-    bedrock: () =>
-      createBedrockProvider({ client: new BedrockRuntimeClient(settings.AWS_REGION ? { region: settings.AWS_REGION } : {}) }),
+    bedrock: () => createBedrockProvider({ client: bedrockClient() }),
   };
   const providers = new Map<ProviderName, LlmProvider>();
   const provider = (name: ProviderName): LlmProvider => {
@@ -159,9 +174,25 @@ export const createProviderRegistry = (env: Record<string, string | undefined> =
   ];
   const modelsByName = [...new Map(models.map((model) => [model.name, model])).values()];
 
+  let embedding: EmbeddingProvider | undefined;
+  const embeddingFactories: Record<z.infer<typeof embeddingProviderName>, () => EmbeddingProvider> = {
+    lexical: createLexicalEmbedding,
+    openai: () =>
+      createOpenAiCompatibleEmbedding({
+        baseUrl: settings.OPENAI_BASE_URL ?? '',
+        apiKey: settings.OPENAI_API_KEY,
+        model: settings.EMBEDDING_MODEL ?? '',
+      }),
+    bedrock: () => createBedrockEmbedding({ client: bedrockClient(), model: settings.EMBEDDING_MODEL ?? '' }),
+  };
+
   return {
     provider,
     models: () => modelsByName,
+    embedding: () => {
+      embedding ??= embeddingFactories[settings.EMBEDDING_PROVIDER]();
+      return embedding;
+    },
     resolveModel: (preferences, key = DEFAULT_KEY) => {
       const preference = preferences?.[key] ?? preferences?.[DEFAULT_KEY];
       const mapped = preference === undefined ? undefined : settings.LLM_MODEL_MAP[preference.llm_name];
@@ -190,4 +221,10 @@ export const resolveModel = (preferences?: LlmModelPreferences, key?: string): R
 export const availableModels = (): AvailableModel[] => {
   processRegistry ??= createProviderRegistry();
   return processRegistry.models();
+};
+
+/** {@link ProviderRegistry.embedding} of the process-wide registry. */
+export const embeddingProvider = (): EmbeddingProvider => {
+  processRegistry ??= createProviderRegistry();
+  return processRegistry.embedding();
 };

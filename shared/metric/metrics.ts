@@ -1,4 +1,5 @@
 import { type Caller, creatorOf } from '../kernel/caller';
+import { searchRelevance } from '../kernel/search';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { BadRequestError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
@@ -254,23 +255,9 @@ export const listMetrics = async (orgId: string, caller: Caller, query: MetricLi
 /** Search results: the best 50. */
 const searchResultSize = 50;
 
-const words = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-
-/**
- * How well a metric matches the query: for each query word, 3 when the name has it as a word,
- * 2 when the name contains it, 1 when the description contains it; plus 5 when the name
- * contains the whole query. 0 means no match.
- */
-export const relevance = (query: string, metric: Pick<StoredMetric, 'name' | 'description'>): number => {
-  const name = metric.name.toLowerCase();
-  const nameWords = new Set(words(name));
-  const description = metric.description.toLowerCase();
-  const phrase = query.trim().toLowerCase();
-  return words(phrase).reduce(
-    (score, word) => score + (nameWords.has(word) ? 3 : name.includes(word) ? 2 : description.includes(word) ? 1 : 0),
-    name.includes(phrase) ? 5 : 0,
-  );
-};
+/** How well a metric matches the query, over its name and description (`searchRelevance`). */
+export const relevance = (query: string, metric: Pick<StoredMetric, 'name' | 'description'>): number =>
+  searchRelevance(query, metric.name, metric.description);
 
 /**
  * The 50 metrics (not deleted) that match the query best over name and description, best first;

@@ -3,6 +3,7 @@ import { authNonces, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit';
 import { conversationLeases, conversations, conversationUserStates } from '../conversation/conversation-repository';
 import { interactions } from '../conversation/interaction-repository';
+import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-behavior-set/behavior-set-repository';
 import { messages } from '../conversation/message-repository';
 import { apiKeyCounts, apiKeys } from './api-key-repository';
 import { organizationBranding, organizations } from './organization-repository';
@@ -35,6 +36,9 @@ export const entityCatalog: readonly Entity[] = [
   conversationUserStates,
   memories,
   userModels,
+  behaviorSets,
+  behaviorVersions,
+  behaviorInvocations,
   services,
   serviceTags,
   ...agents.entities,

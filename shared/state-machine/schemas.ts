@@ -257,6 +257,10 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
 const requestSchemas = buildStateMachineSchemas(requestRules);
 const recordSchemas = buildStateMachineSchemas(recordRules);
 
+/** A tool call spec as requests give it and as records show it (dynamic behavior sets reuse both). */
+export const toolCallSpecInput = requestSchemas.toolCallSpec;
+export const toolCallSpecRecord = recordSchemas.toolCallSpec;
+
 /** Body of `POST .../service_hierarchical_state_machine/{service_hierarchical_state_machine_id}/`. */
 export const stateMachineVersionBody = requestSchemas.versionContent;
 

@@ -2,6 +2,7 @@ import type { LlmOption } from '../../llm/provider';
 import { applyGlobalGuidance } from '../../state-machine/navigation';
 import type { ActionState, State } from '../../state-machine/schemas';
 import type { EngineEvent } from './contracts';
+import { behaviorOverrideAction, withDynamicBehavior } from './dynamic-behavior';
 import { agentAction, type TurnContext } from './turn-context';
 
 /** Action states: where the agent engages the user, and which the user's words may make it leave. */
@@ -11,8 +12,10 @@ const stayOption: LlmOption = {
   description: 'Remain in the current state: none of the other options applies yet.',
 };
 
-const actionPrompt = (turn: Pick<TurnContext, 'machine' | 'prompt'>, state: ActionState, actions: string[]): string => {
-  const guidance = applyGlobalGuidance(state, turn.machine);
+type PromptingTurn = Pick<TurnContext, 'machine' | 'prompt' | 'dynamicBehavior'>;
+
+const actionPrompt = (turn: PromptingTurn, state: ActionState, actions: string[]): string => {
+  const guidance = applyGlobalGuidance(withDynamicBehavior(state, turn.dynamicBehavior), turn.machine);
   return turn.prompt({
     name: state.name,
     objective: state.objective,
@@ -29,10 +32,11 @@ const actionPrompt = (turn: Pick<TurnContext, 'machine' | 'prompt'>, state: Acti
  */
 export async function* leaveActionState(
   state: ActionState,
-  turn: Pick<TurnContext, 'machine' | 'prompt' | 'choose' | 'move' | 'exitSelected'>,
+  turn: Pick<TurnContext, 'machine' | 'prompt' | 'dynamicBehavior' | 'choose' | 'move' | 'exitSelected'>,
 ): AsyncGenerator<EngineEvent, State> {
   const exits = state.exit_conditions;
   if (exits.length === 0) return state;
+  if (turn.dynamicBehavior) yield behaviorOverrideAction('navigate-state-machine-dynamic-behavior-override', turn.dynamicBehavior);
   const options = exits.map((exit, index) => ({ id: `exit-${index}`, description: exit.description }));
   const chosen = await turn.choose(actionPrompt(turn, state, state.actions), [...options, stayOption]);
   const exit = exits[options.findIndex((option) => option.id === chosen)];
@@ -41,7 +45,7 @@ export async function* leaveActionState(
   return yield* turn.move(state, exit.next_state, { previous_state_exit_condition_description: exit.description });
 }
 
-const selectAction = async (state: ActionState, turn: Pick<TurnContext, 'machine' | 'prompt' | 'choose'>): Promise<string> => {
+const selectAction = async (state: ActionState, turn: PromptingTurn & Pick<TurnContext, 'choose'>): Promise<string> => {
   if (state.actions.length <= 1) return state.actions[0] ?? '';
   const options = state.actions.map((text, index) => ({ id: `action-${index}`, description: text }));
   const chosen = await turn.choose(actionPrompt(turn, state, state.actions), options);
@@ -57,10 +61,11 @@ export interface Engagement {
 /** Engages the user: picks one of the state's actions and streams the agent's message as the model writes it. */
 export async function* engageUser(
   state: ActionState,
-  turn: Pick<TurnContext, 'machine' | 'prompt' | 'choose' | 'write' | 'newId'>,
+  turn: PromptingTurn & Pick<TurnContext, 'choose' | 'write' | 'newId'>,
 ): AsyncGenerator<EngineEvent, Engagement> {
   const action = await selectAction(state, turn);
   yield agentAction({ type: 'navigate-state-machine-action-state-action-selected', action });
+  if (turn.dynamicBehavior) yield behaviorOverrideAction('engage-user-dynamic-behavior-override', turn.dynamicBehavior);
 
   const system = actionPrompt(turn, state, action === '' ? [] : [action]);
   // Made now, after any inner thought of this turn, so the agent message sorts after them.

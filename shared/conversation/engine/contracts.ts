@@ -1,12 +1,13 @@
 import type { z } from 'zod';
 import type { CurrentAgentActionEvent, NewMessageEvent, VersionInfo } from '../../../events/stream-events';
 import type { AgentVersionContent } from '../../agent/schemas';
+import type { BehaviorAction } from '../../dynamic-behavior-set/schemas';
 import type { ResolvedModel } from '../../llm/registry';
 import type { ActionState, State, StateMachineVersionBody, ToolCallSpec } from '../../state-machine/schemas';
 import type { ReflectionEntry, StateTransitionLog, toolCallLog, WorkingMemoryEntry } from '../schemas';
 
 /** What a model is asked for; each purpose can have its own `llm_model_preferences` entry. */
-export type ModelPurpose = 'engage_user' | 'select_next_action' | 'generate_reflection';
+export type ModelPurpose = 'engage_user' | 'select_next_action' | 'generate_reflection' | 'select_dynamic_behavior';
 
 export type EngineModel = Pick<ResolvedModel, 'provider' | 'model' | 'temperature' | 'topP' | 'topK'>;
 
@@ -25,16 +26,37 @@ export interface ToolCallRequest {
   input: Record<string, unknown>;
 }
 
+/** A dynamic behavior set version the selector may choose this turn. */
+export interface DynamicBehaviorCandidate {
+  versionInfo: TriggeredDynamicBehavior;
+  triggers: string[];
+  actions: BehaviorAction[];
+  /** The best similarity of its triggers to the recent messages. */
+  relevance: number;
+}
+
+/** Where the dynamic behavior sets of the conversation's service come from (`dynamic-behavior-set/behavior-matching.ts`). */
+export interface DynamicBehaviorSource {
+  /** Embeds the recent messages: one embedding call per turn. */
+  embed(text: string): Promise<Float32Array>;
+  /**
+   * The candidates above the similarity threshold, best first, from the active sets applied to
+   * the service (their latest versions, with the trigger vectors stored when each was created);
+   * the set of `previous`, if still active there, is always among them so the selection can stick.
+   */
+  rank(vector: Float32Array, previous: TriggeredDynamicBehavior | null): Promise<DynamicBehaviorCandidate[]>;
+}
+
 /**
  * Where capabilities the engine does not have yet plug in. Each is optional; the engine
  * refuses what needs a missing one with `EngineCapabilityError` (501).
  */
 export interface EngineExtensions {
   /**
-   * Dynamic behavior sets: which set version, if any, the latest message triggers. Applying a
-   * triggered set is not implemented yet, so the turn then fails clearly (`dynamic-behavior.ts`).
+   * Dynamic behavior sets, ranked for each user message and external event; the engine's model
+   * selects at most one and applies it (`dynamic-behavior.ts`). Without it none is applied.
    */
-  selectDynamicBehavior?(history: HistoryEntry[]): Promise<TriggeredDynamicBehavior | undefined>;
+  dynamicBehaviors?: DynamicBehaviorSource;
   /**
    * Tools: makes one tool call and returns its log entry (counting it with `countToolCall`).
    * The tool-call state and the states that offer tools (`offeredToolCalls`) call it once
@@ -63,6 +85,8 @@ export interface EngineSession {
   reflections: ReflectionEntry[];
   /** What is known about the user (user models, additional context). */
   userContext: string[];
+  /** The dynamic behavior selected on the previous turn, which sticks unless another fits better. */
+  previousDynamicBehavior: TriggeredDynamicBehavior | null;
 }
 
 export interface InnerThought {

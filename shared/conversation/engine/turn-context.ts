@@ -6,6 +6,7 @@ import type { NextState, State, StateMachineVersionBody } from '../../state-mach
 import type { ReflectionEntry, StateTransitionLog, WorkingMemoryEntry } from '../schemas';
 import type { EngineDependencies, EngineSession, HistoryEntry, InnerThought, ModelPurpose } from './contracts';
 import { EngineCapabilityError, StateMachineInconsistentError } from './errors';
+import type { AppliedBehavior } from './dynamic-behavior';
 import { refuseToolCalls } from './tool-call-state';
 
 /** What the turn has written so far; the state units add to it. */
@@ -22,9 +23,14 @@ export interface TurnContext {
   notes: TurnNotes;
   newId(): string;
   recall: EngineDependencies['recall'];
+  /** The dynamic behaviour selected for this turn, if any (`dynamic-behavior.ts`). */
+  dynamicBehavior: AppliedBehavior | null;
   /** The state of the machine by that name; refuses states the engine cannot run yet. */
   stateNamed(name: string): State;
-  /** The system prompt for a state, with the agent, what is known about the user and the notes so far. */
+  /**
+   * The system prompt for a state, with the agent, what is known about the user, the notes so
+   * far and the dynamic behaviour's instructions.
+   */
   prompt(state: PromptState): string;
   /** Which of the options the model picks, given the conversation; returns the option's id. */
   choose(system: string, options: LlmOption[]): Promise<string>;
@@ -53,13 +59,17 @@ const promptAgentOf = (agent: EngineSession['agent']): PromptAgent => ({
   communicationPatterns: agent.communication_patterns,
 });
 
-const llmMessagesOf = (history: HistoryEntry[]): LlmMessage[] =>
+export const llmMessagesOf = (history: HistoryEntry[]): LlmMessage[] =>
   history.map((entry) => ({
     role: entry.role === 'agent' ? 'assistant' : 'user',
     content: entry.role === 'external-event' ? `[External event] ${entry.text}` : entry.text,
   }));
 
-export const createTurnContext = (session: EngineSession, deps: EngineDependencies): TurnContext => {
+export const createTurnContext = (
+  session: EngineSession,
+  deps: EngineDependencies,
+  dynamicBehavior: AppliedBehavior | null,
+): TurnContext => {
   const machine = session.stateMachine.content;
   const machineInfo: VersionInfo = [session.stateMachine.id, session.stateMachine.version];
   const agent = promptAgentOf(session.agent);
@@ -83,6 +93,7 @@ export const createTurnContext = (session: EngineSession, deps: EngineDependenci
     notes,
     newId: () => deps.newId(),
     recall: (queries) => deps.recall(queries),
+    dynamicBehavior,
     stateNamed,
     prompt: (state) =>
       buildSystemPrompt({
@@ -93,6 +104,7 @@ export const createTurnContext = (session: EngineSession, deps: EngineDependenci
           ...notes.workingMemory.map((entry) => `${entry.content} (${entry.context})`),
           ...notes.reflections.map((entry) => `Reflection: ${entry.content}`),
         ],
+        dynamicInstruction: dynamicBehavior?.instruction,
       }),
     choose: async (system, options) => {
       const { provider, ...settings } = deps.model('select_next_action');

@@ -2,10 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { interactEvent } from '../../../events/stream-events';
 import type { AgentVersionContent } from '../../agent/schemas';
 import { createDeterministicModel } from '../../llm/deterministic-model';
+import { parseSystemPrompt } from '../../llm/prompt';
 import type { LlmProvider } from '../../llm/provider';
 import { sampleStateMachineVersion } from '../../state-machine/fixtures';
 import type { StateMachineVersionBody } from '../../state-machine/schemas';
-import { type EngineDependencies, type EngineEvent, type EngineSession, type HistoryEntry, type TurnOutcome } from './contracts';
+import type {
+  DynamicBehaviorCandidate,
+  EngineDependencies,
+  EngineEvent,
+  EngineSession,
+  HistoryEntry,
+  TurnOutcome,
+} from './contracts';
 import { EngineCapabilityError } from './errors';
 import { runTurn } from './turn';
 import { toolCallStateMachineVersion } from '../fixtures';
@@ -33,6 +41,7 @@ const sessionOf = (overrides: Partial<EngineSession> & { machine?: StateMachineV
     workingMemory: [],
     reflections: [],
     userContext: [],
+    previousDynamicBehavior: null,
     ...rest,
   };
 };
@@ -203,14 +212,6 @@ describe('runTurn', () => {
     await expect(failure).rejects.toMatchObject({ statusCode: 501, message: expect.stringContaining("'triage' is a tool-call state") });
   });
 
-  it('fails clearly when a dynamic behavior set is triggered, which is not supported yet', async () => {
-    // Prepare
-    const deps = { ...dependencies(), selectDynamicBehavior: async () => ['c'.repeat(24), 2] as [string, number] };
-
-    // Act / Assess
-    await expect(run(sessionOf(), deps)).rejects.toThrow(/dynamic behaviors are not supported yet/);
-  });
-
   it('hands each piece on as soon as the model writes it', async () => {
     // Prepare
     let finished = false;
@@ -233,5 +234,154 @@ describe('runTurn', () => {
     expect(step.value).toMatchObject({ type: 'new-message', message: 'Hello ', sequence_number: 0 });
     expect(finished).toBe(false);
     await turn.return(undefined as never);
+  });
+});
+
+describe('dynamic behaviors in a turn', () => {
+  const behaviorInfo: [string, number] = ['c'.repeat(24), 2];
+  const refundBehavior = (overrides: boolean): DynamicBehaviorCandidate => ({
+    versionInfo: behaviorInfo,
+    triggers: ['The user asks for a refund'],
+    actions: [{ type: 'inject-instruction', instruction: 'Offer the refund form', overrides_instructions: overrides }],
+    relevance: 0.8,
+  });
+  // The greeting state, kept (no exits) and with a guideline of its own, under a global guideline.
+  const machine = (() => {
+    const base = sampleStateMachineVersion({ global_action_guidelines: ['Always be polite.'] });
+    return {
+      ...base,
+      states: base.states.map((state) =>
+        state.name === 'greet' && state.type === 'action'
+          ? { ...state, action_guidelines: ['Ask one question at a time.'], exit_conditions: [] }
+          : state,
+      ),
+    };
+  })();
+  const withSource = (candidates: DynamicBehaviorCandidate[], provider?: LlmProvider): EngineDependencies => ({
+    ...dependencies(provider),
+    dynamicBehaviors: { embed: async () => new Float32Array([1]), rank: async () => candidates },
+  });
+  const recordingProvider = () => {
+    const systems: string[] = [];
+    const model = createDeterministicModel();
+    const provider: LlmProvider = {
+      ...model,
+      streamText: (request) => {
+        systems.push(request.system);
+        return model.streamText(request);
+      },
+    };
+    return { provider, systems };
+  };
+
+  it('applies the selected behavior: the agent follows its instruction and the turn names it', async () => {
+    // Prepare
+    const session = sessionOf({ machine, currentState: 'greet', history: said('Hello!', 'I want a refund please') });
+
+    // Act
+    const { events, outcome } = await run(session, withSource([refundBehavior(false)]));
+
+    // Assess
+    for (const event of events) expect(interactEvent.parse(event)).toEqual(event);
+    expect(outcome.agentMessage).toContain('As instructed: Offer the refund form.');
+    expect(outcome.triggeredDynamicBehavior).toEqual(behaviorInfo);
+    expect(actionTypes(events)).toEqual([
+      'select-dynamic-behavior-vector-generated',
+      'select-dynamic-behavior-relevance-retrieval-completed',
+      'select-dynamic-behavior-completed',
+      'navigate-state-machine-action-state-action-selected',
+      'engage-user-dynamic-behavior-override',
+    ]);
+  });
+
+  it('merges the instruction with the state guidelines, or replaces them when it overrides', async () => {
+    // Prepare
+    const session = sessionOf({ machine, currentState: 'greet', history: said('Hello!', 'I want a refund please') });
+    const merging = recordingProvider();
+    const overriding = recordingProvider();
+
+    // Act
+    await run(session, withSource([refundBehavior(false)], merging.provider));
+    await run(session, withSource([refundBehavior(true)], overriding.provider));
+
+    // Assess
+    const merged = parseSystemPrompt(merging.systems[0] ?? '');
+    const overridden = parseSystemPrompt(overriding.systems[0] ?? '');
+    expect(merged.state.actionGuidelines).toEqual(['Always be polite.', 'Ask one question at a time.']);
+    expect(merged.dynamicInstruction).toBe('Offer the refund form');
+    expect(overridden.state.actionGuidelines).toEqual(['Always be polite.']);
+    expect(overridden.dynamicInstruction).toBe('Offer the refund form');
+    expect(overridden.agent.background).toBe(agent.background);
+  });
+
+  it('applies nothing when no trigger is met', async () => {
+    // Prepare
+    const session = sessionOf({ machine, currentState: 'greet', history: said('Hello!', 'What is the weather like?') });
+
+    // Act
+    const { events, outcome } = await run(session, withSource([]));
+
+    // Assess
+    expect(outcome.triggeredDynamicBehavior).toBeNull();
+    expect(outcome.agentMessage).not.toContain('As instructed');
+    expect(events).toContainEqual({
+      type: 'current-agent-action',
+      action: {
+        type: 'select-dynamic-behavior-completed',
+        selected_dynamic_behavior_set_version_info: null,
+        previous_selected_dynamic_behavior_set_version_info: null,
+      },
+    });
+  });
+
+  it('keeps the previous behavior when nothing else fits', async () => {
+    // Prepare
+    const session = sessionOf({
+      machine,
+      currentState: 'greet',
+      history: said('Hello!', 'I want a refund please', 'Here is the form.', 'Okay, thanks'),
+      previousDynamicBehavior: behaviorInfo,
+    });
+
+    // Act
+    const { outcome } = await run(session, withSource([refundBehavior(false)]));
+
+    // Assess
+    expect(outcome.triggeredDynamicBehavior).toEqual(behaviorInfo);
+  });
+
+  it('matches external events as it matches user messages', async () => {
+    // Prepare
+    const history: HistoryEntry[] = [
+      { role: 'agent', text: 'Hello!' },
+      { role: 'external-event', text: 'The customer filed a refund request' },
+    ];
+    const ranked: string[] = [];
+    const deps: EngineDependencies = {
+      ...dependencies(),
+      dynamicBehaviors: {
+        embed: async (text) => {
+          ranked.push(text);
+          return new Float32Array([1]);
+        },
+        rank: async () => [refundBehavior(false)],
+      },
+    };
+
+    // Act
+    const { outcome } = await run(sessionOf({ machine, currentState: 'greet', history }), deps);
+
+    // Assess
+    expect(ranked).toEqual(['The customer filed a refund request']);
+    expect(outcome.triggeredDynamicBehavior).toEqual(behaviorInfo);
+  });
+
+  it('does not match on the opening turn, which has no new message', async () => {
+    // Act
+    const { events, outcome } = await run(sessionOf(), withSource([refundBehavior(false)]));
+
+    // Assess
+    expect(outcome.triggeredDynamicBehavior).toBeNull();
+    expect(actionTypes(events)).toEqual(['navigate-state-machine-action-state-action-selected']);
   });
 });

@@ -4,7 +4,7 @@ import { engageUser, leaveActionState } from './action-state';
 import { annotate } from './annotation-state';
 import type { EngineDependencies, EngineEvent, EngineSession, TurnOutcome } from './contracts';
 import { decide } from './decision-state';
-import { triggeredDynamicBehavior } from './dynamic-behavior';
+import { selectDynamicBehavior } from './dynamic-behavior';
 import { StateMachineInconsistentError } from './errors';
 import { recall } from './recall-state';
 import { reflect } from './reflection-state';
@@ -24,6 +24,7 @@ import { createTurnContext, type TurnContext } from './turn-context';
  * Each state type is a unit of its own (`<type>-state.ts`) that yields the stream's
  * `current-agent-action` and `new-message` events; this orchestrator strings them together
  * and returns what the turn produced, which the caller stores before reporting completion.
+ * Before anything else, a dynamic behaviour may be selected for the turn (`dynamic-behavior.ts`).
  * Tools and dynamic behavior sets plug in through `EngineExtensions` (`contracts.ts`).
  */
 
@@ -52,8 +53,8 @@ export async function* runTurn(
   session: EngineSession,
   deps: EngineDependencies,
 ): AsyncGenerator<EngineEvent, TurnOutcome> {
-  const triggered = await triggeredDynamicBehavior(session.history, deps);
-  const turn = createTurnContext(session, deps);
+  const behavior = yield* selectDynamicBehavior(session, deps);
+  const turn = createTurnContext(session, deps, behavior);
   const { machine, notes } = turn;
 
   let state = turn.stateNamed(session.currentState || initialStateFor(machine, session.isReturningUser).name);
@@ -82,7 +83,7 @@ export async function* runTurn(
     innerThoughts: notes.innerThoughts,
     workingMemory: notes.workingMemory.slice(-carriedEntries),
     reflections: notes.reflections.slice(-carriedEntries),
-    triggeredDynamicBehavior: triggered,
+    triggeredDynamicBehavior: behavior?.versionInfo ?? null,
     completed: isTerminal(machine, engaged.name),
   };
 }

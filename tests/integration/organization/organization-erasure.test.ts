@@ -29,6 +29,24 @@ const finishAnalysedConversation = async (user: Session, serviceId: string): Pro
   }, 30_000);
 };
 
+/** An active dynamic behavior set applied to the service, which the conversation below triggers (an invocation). */
+const createBehaviorSet = async (admin: Session, serviceId: string): Promise<void> => {
+  const created = await api(`/v1/${admin.orgId}/dynamic_behavior_set/`, {
+    token: admin.token,
+    body: {
+      name: uniqueName('Printers'),
+      tags: {},
+      applied_to_services: [serviceId],
+      initial_version: {
+        is_active: true,
+        conversation_triggers: ['The customer needs help with a printer'],
+        action: { type: 'inject-instruction', instruction: 'Ask for the printer model', overrides_instructions: false },
+      },
+    },
+  });
+  expectStatus('create dynamic behavior set', created, 201);
+};
+
 /** A DPoP-bound session: a refresh token and the proof's one-time value. */
 const createDpopSession = async (orgId: string, userId: string): Promise<void> => {
   const { privateKey, publicKey } = await generateKeyPair('ES256');
@@ -60,6 +78,7 @@ describe('delete-organization', () => {
     await createReplacedRole(admin);
     const user = await createUserSession(admin, 'DefaultUserRole');
     const { serviceId } = await createService(admin, { body: { tags: { team: 'blue' } } });
+    await createBehaviorSet(admin, serviceId);
     // Evaluated after the conversation, so its results are stored too.
     const metric = await api(`/v1/${orgId}/metric/`, {
       token: admin.token,
@@ -102,6 +121,10 @@ describe('delete-organization', () => {
         'auth-nonce',
         'conversation',
         'conversation-user-state',
+        'dynamic-behavior-invocation',
+        'dynamic-behavior-set',
+        'dynamic-behavior-set-active-name',
+        'dynamic-behavior-set-version',
         'interaction',
         'memory',
         'message',

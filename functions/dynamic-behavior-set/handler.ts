@@ -1,0 +1,70 @@
+import { pageBody } from '#shared/data/paging';
+import {
+  createBehaviorSet,
+  createBehaviorVersion,
+  deleteBehaviorSet,
+  listBehaviorInvocations,
+  listBehaviorSets,
+  listBehaviorVersions,
+  searchBehaviorSets,
+  updateBehaviorSet,
+} from '#shared/dynamic-behavior-set/behavior-sets';
+import { parseCreatorFilters, parseSortBy, parseTagFilters, versionListParams } from '#shared/kernel/list-params';
+import { httpHandler, implementGroup } from '#shared/http/http-handler';
+
+const setFilters = (query: { is_active?: boolean; applied_to_service?: string[]; creator?: string[]; tag?: string[] }) => ({
+  isActive: query.is_active,
+  appliedToServices: query.applied_to_service ?? [],
+  creators: parseCreatorFilters(query.creator),
+  tags: parseTagFilters(query.tag),
+});
+
+export const handler = httpHandler(
+  implementGroup('dynamic-behavior-set', {
+    'create-dynamic-behavior-set': ({ path, body, caller }) => createBehaviorSet(path.organization, body, caller),
+
+    'get-dynamic-behavior-sets': ({ path, query, caller }) =>
+      listBehaviorSets(path.organization, caller, {
+        ids: query.id,
+        ...setFilters(query),
+        sortBy: parseSortBy(query.sort_by, ['updated_at']),
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      }),
+
+    'search-dynamic-behavior-sets': ({ path, query, caller }) =>
+      searchBehaviorSets(path.organization, caller, { text: query.query, ...setFilters(query) }),
+
+    'delete-dynamic-behavior-instruction': async ({ path, caller }) => {
+      await deleteBehaviorSet(path.organization, path.dynamic_behavior_set_id, caller);
+      return null;
+    },
+
+    'update-dynamic-behavior-set': async ({ path, body, caller }) => {
+      await updateBehaviorSet(path.organization, path.dynamic_behavior_set_id, body, caller);
+      return undefined;
+    },
+
+    'create-dynamic-behavior-set-version': ({ path, query, body, caller }) =>
+      createBehaviorVersion(path.organization, path.dynamic_behavior_set_id, body, { expectedVersion: query.version, caller }),
+
+    'get-dynamic-behavior-set-versions': async ({ path, query, caller }) => {
+      const page = await listBehaviorVersions(path.organization, path.dynamic_behavior_set_id, versionListParams(query), caller);
+      return pageBody('dynamic_behavior_set_versions', page);
+    },
+
+    'get-dynamic-behavior-invocations': async ({ path, query, caller }) => {
+      const page = await listBehaviorInvocations(
+        path.organization,
+        path.dynamic_behavior_set_id,
+        {
+          descending: parseSortBy(query.sort_by, ['invoked_at'])[0]?.direction === 'desc',
+          limit: query.limit,
+          continuationToken: query.continuation_token,
+        },
+        caller,
+      );
+      return pageBody('dynamic_behavior_invocations', page);
+    },
+  }),
+);

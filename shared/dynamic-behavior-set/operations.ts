@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import {
+  behaviorVersionBody,
+  createBehaviorSetRequest,
+  createBehaviorSetResponse,
+  createBehaviorVersionResponse,
+  listBehaviorInvocationsResponse,
+  listBehaviorSetsResponse,
+  listBehaviorVersionsResponse,
+  searchBehaviorSetsResponse,
+  updateBehaviorSetRequest,
+} from './schemas';
+import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, queryBoolean, versionListQuery } from '../kernel/schemas';
+import { defineOperation } from '../kernel/operation';
+
+/*
+ * Dynamic behavior sets (group `dynamic-behavior-set`). Paths, statuses and shapes follow the
+ * reference. Rate limits: the reference's per operation (the spec's table gives 50 for lists,
+ * search and invocations and 500 for writes; where the two differ the lower is kept).
+ */
+
+const headers = commonHeaders;
+const tag = 'Dynamic Behavior Set';
+const setPath = organizationPath.extend({ dynamic_behavior_set_id: objectId.describe('The ID of the dynamic behavior set.') });
+
+const setFilters = {
+  is_active: queryBoolean.optional().describe('Whether the dynamic behavior set is active.'),
+  applied_to_service: queryArray(objectId).describe('Sets applied to any of these services.'),
+  creator: queryArray(z.string()).describe('Creators, each `org_id,user_id`.'),
+  tag: queryArray(z.string()).describe('`key:value`, `key:*` (any value) or `key:` (no value).'),
+};
+
+export const createBehaviorSetOperation = defineOperation({
+  operationId: 'create-dynamic-behavior-set',
+  method: 'POST',
+  path: '/v1/{organization}/dynamic_behavior_set/',
+  group: 'dynamic-behavior-set',
+  tag,
+  summary: 'Create a dynamic behavior set',
+  auth: 'required',
+  rateLimitPerMinute: 200,
+  request: { path: organizationPath, headers, body: createBehaviorSetRequest },
+  response: { status: 201, body: createBehaviorSetResponse },
+});
+
+export const getBehaviorSetsOperation = defineOperation({
+  operationId: 'get-dynamic-behavior-sets',
+  method: 'GET',
+  path: '/v1/{organization}/dynamic_behavior_set/',
+  group: 'dynamic-behavior-set',
+  tag,
+  summary: 'Get dynamic behavior sets',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: organizationPath,
+    headers,
+    query: z.object({
+      id: queryArray(objectId).describe('The IDs of the dynamic behavior sets to retrieve.'),
+      ...setFilters,
+      sort_by: queryArray(z.string()).describe('`+updated_at` or `-updated_at`.'),
+      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of sets to return.'),
+      continuation_token: continuationToken,
+    }),
+  },
+  response: { status: 200, body: listBehaviorSetsResponse },
+});
+
+export const searchBehaviorSetsOperation = defineOperation({
+  operationId: 'search-dynamic-behavior-sets',
+  method: 'GET',
+  path: '/v1/{organization}/dynamic_behavior_set/search',
+  group: 'dynamic-behavior-set',
+  tag,
+  summary: 'Search dynamic behavior sets',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: organizationPath,
+    headers,
+    query: z.object({
+      query: z.string().max(1000).describe('Terms to look for in the names and the latest triggers of the sets.'),
+      ...setFilters,
+    }),
+  },
+  response: { status: 200, body: searchBehaviorSetsResponse },
+});
+
+export const deleteBehaviorSetOperation = defineOperation({
+  operationId: 'delete-dynamic-behavior-instruction',
+  method: 'DELETE',
+  path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/',
+  group: 'dynamic-behavior-set',
+  tag,
+  summary: 'Delete a dynamic behavior set',
+  auth: 'required',
+  rateLimitPerMinute: 500,
+  request: { path: setPath, headers },
+  response: { status: 200, body: z.null() },
+});
+
+export const updateBehaviorSetOperation = defineOperation({
+  operationId: 'update-dynamic-behavior-set',
+  method: 'POST',
+  path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/',
+  group: 'dynamic-behavior-set',
+  tag,
+  summary: 'Update a dynamic behavior set',
+  auth: 'required',
+  rateLimitPerMinute: 500,
+  request: { path: setPath, headers, body: updateBehaviorSetRequest },
+  response: { status: 204 },
+});
+
+export const createBehaviorVersionOperation = defineOperation({
+  operationId: 'create-dynamic-behavior-set-version',
+  method: 'POST',
+  path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/version/',
+  group: 'dynamic-behavior-set',
+  tag,
+  summary: 'Create a new version of a dynamic behavior set',
+  auth: 'required',
+  rateLimitPerMinute: 200,
+  request: {
+    path: setPath,
+    headers,
+    query: z.object({
+      version: z.coerce
+        .number()
+        .int()
+        .min(2)
+        .optional()
+        .describe('If given, the call fails with 400 unless the new version gets exactly this number.'),
+    }),
+    body: behaviorVersionBody,
+  },
+  response: { status: 201, body: createBehaviorVersionResponse },
+});
+
+export const getBehaviorVersionsOperation = defineOperation({
+  operationId: 'get-dynamic-behavior-set-versions',
+  method: 'GET',
+  path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/version/',
+  group: 'dynamic-behavior-set',
+  tag,
+  summary: 'Get dynamic behavior set versions',
+  auth: 'required',
+  rateLimitPerMinute: 500,
+  request: { path: setPath, headers, query: versionListQuery },
+  response: { status: 200, body: listBehaviorVersionsResponse },
+});
+
+export const getBehaviorInvocationsOperation = defineOperation({
+  operationId: 'get-dynamic-behavior-invocations',
+  method: 'GET',
+  path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/invocation/',
+  group: 'dynamic-behavior-set',
+  tag,
+  summary: 'Get dynamic behavior invocations',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: setPath,
+    headers,
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(30).default(30).describe('The maximum number of invocations to return.'),
+      continuation_token: continuationToken,
+      sort_by: queryArray(z.string()).describe('`+invoked_at` or `-invoked_at`.'),
+    }),
+  },
+  response: { status: 200, body: listBehaviorInvocationsResponse },
+});
+
+export const dynamicBehaviorSetOperations = [
+  createBehaviorSetOperation,
+  getBehaviorSetsOperation,
+  searchBehaviorSetsOperation,
+  deleteBehaviorSetOperation,
+  updateBehaviorSetOperation,
+  createBehaviorVersionOperation,
+  getBehaviorVersionsOperation,
+  getBehaviorInvocationsOperation,
+] as const;
