@@ -18,6 +18,8 @@ export class DataStore extends Construct {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly signingKey: Secret;
+  /** The seed of the key that seals stored secrets (webhook signing secrets), see `shared/auth/sealed-secrets.ts`. */
+  readonly sealingKey: Secret;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -89,6 +91,21 @@ export class DataStore extends Construct {
       id: 'AwsSolutions-SMG4',
       reason:
         'Signing keys rotate in the application, which publishes old and new keys in the JWKS during the overlap; a Secrets Manager rotation would invalidate live tokens.',
+    });
+
+    this.sealingKey = new Secret(this, 'SealingKey', {
+      description: 'Seed of the key sealing stored secrets (webhook signing secrets)',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({}),
+        generateStringKey: 'seed',
+        passwordLength: 64,
+        excludePunctuation: true,
+      },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.sealingKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Rotating the sealing seed would make every sealed webhook secret unreadable; it is replaced only with a re-sealing migration.',
     });
   }
 }

@@ -32,6 +32,8 @@ interface Access {
   email?: boolean;
   /** Invokes Bedrock models. */
   models?: boolean;
+  /** Reads the key that seals stored secrets (webhook signing secrets). */
+  sealingKey?: boolean;
 }
 
 /** Every function's permissions, in one place. Anything not listed is denied. */
@@ -39,8 +41,9 @@ const access = {
   api: {
     admin: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
     organization: { table: 'readWrite', signingKey: true },
-    agent: { table: 'readWrite', signingKey: true },
-    service: { table: 'readWrite', signingKey: true },
+    // Announce agent-framework changes to webhooks.
+    agent: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
+    service: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
     // Writes prompt logs for the model calls it makes (suggestions).
     conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], bucket: 'readWrite', models: true },
     'conversation-stream': {
@@ -52,10 +55,11 @@ const access = {
     },
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
+    webhook: { table: 'readWrite', signingKey: true, sealingKey: true },
   },
   workers: {
     analysis: { table: 'readWrite', bucket: 'read', sendTo: ['webhook'], models: true },
-    webhook: { table: 'read' },
+    webhook: { table: 'readWrite', sendTo: ['webhook'], sealingKey: true },
     simulation: { table: 'readWrite', models: true },
   },
 } as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access> };
@@ -131,6 +135,7 @@ export class PlatformStack extends Stack {
         if (settings.signInBurst) fn.addEnvironment('SIGN_IN_BURST', settings.signInBurst);
       }
       if (rights.models) bindModelInvocation(fn);
+      if (rights.sealingKey) bindSecret(fn, data.sealingKey, 'SEALING_KEY_SECRET_ARN');
     };
 
     const apiFunctions = new Map<EndpointGroup, LambdaFunction>();

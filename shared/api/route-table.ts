@@ -8,6 +8,7 @@ import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
 import { userOperations } from '../user/operations';
+import { webhookOperations } from '../webhook/operations';
 
 /**
  * Every operation with its precise type, so a group's implementation can be checked by the
@@ -23,6 +24,7 @@ export const routeOperations = [
   ...roleOperations,
   ...conversationOperations,
   ...conversationStreamOperations,
+  ...webhookOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

@@ -1,7 +1,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { analysisQueueMessage, webhookQueueMessage } from '../../events/queue-messages';
+import { analysisQueueMessage, conversationPostProcessingCompleteMessage } from '../../events/queue-messages';
 import type { StreamEvent } from '../../events/stream-events';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { s3, sqs } from '../aws/clients';
@@ -210,7 +210,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     expect(models?.user_models).toEqual([
       { content: expect.stringContaining('printer'), insight_ids: memories.items.map((memory) => memory.id), dimensions: [] },
     ]);
-    const webhooks = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
+    const webhooks = (await drainQueue(aws().queues.webhook.url)).map((body) => conversationPostProcessingCompleteMessage.parse(body));
     expect(webhooks.map((event) => event.post_processing_type).sort()).toEqual(['extract-memories', 'generate-user-models']);
     expect(webhooks.every((event) => event.conversation_id === conversationId && event.service_id === serviceId)).toBe(true);
   });

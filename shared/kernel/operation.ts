@@ -16,6 +16,7 @@ export const endpointGroups = [
   'conversation-stream',
   'user',
   'role',
+  'webhook',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 

@@ -15,7 +15,8 @@ export default async function setup(project: TestProject) {
     rootOrgId: 'root',
     queueVisibilityTimeoutSeconds: 2,
     // The offline model writes at a pace, so tests can see pieces reach the client one by one.
-    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15' },
+    // Webhook retries wait about a second, then two, so retry tests finish in seconds.
+    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15', WEBHOOK_RETRY_BASE_SECONDS: '1' },
     log: (line) => {
       if (process.env.PLATFORM_LOG) console.error(line);
     },
