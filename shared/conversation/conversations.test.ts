@@ -1,10 +1,10 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { analysisQueueMessage, conversationPostProcessingCompleteMessage } from '../../events/queue-messages';
 import type { StreamEvent } from '../../events/stream-events';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { s3, sqs } from '../aws/clients';
+import { drainQueue } from '../../tests/unit/local/drain-queue';
+import { s3 } from '../aws/clients';
 import { getConversation } from './conversation-repository';
 import { getInteraction } from './interaction-repository';
 import { listMemories } from '../user/memory-repository';
@@ -57,18 +57,6 @@ const say = async (orgId: string, conversationId: string, text: string) =>
       })
     ).events,
   );
-
-const drainQueue = async (url: string): Promise<unknown[]> => {
-  const bodies: unknown[] = [];
-  for (;;) {
-    const { Messages } = await sqs().send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    if (!Messages?.length) return bodies;
-    for (const message of Messages) {
-      bodies.push(JSON.parse(message.Body ?? 'null'));
-      await sqs().send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
-    }
-  }
-};
 
 describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
   const aws = useLocalAws();
