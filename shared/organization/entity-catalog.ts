@@ -14,6 +14,8 @@ import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
 import type { Entity } from '../data/entity';
 import { pagingCursors } from '../data/paging';
+import { webhookDeliveries } from '../webhook/delivery-repository';
+import { webhookDestinationCounts, webhookDestinations } from '../webhook/destination-repository';
 
 /**
  * Every entity of the table. Deleting an organization erases each in this order, so nothing
@@ -22,6 +24,10 @@ import { pagingCursors } from '../data/paging';
  * gone, a failed delete can be repeated.
  */
 export const entityCatalog: readonly Entity[] = [
+  // Destinations before deliveries: once they are gone, no event fans out into new deliveries.
+  webhookDestinations,
+  webhookDestinationCounts,
+  webhookDeliveries,
   conversations,
   conversationLeases,
   interactions,
