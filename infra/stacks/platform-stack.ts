@@ -1,6 +1,8 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import { ApplicationLogLevel, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction as LambdaFunctionTarget } from 'aws-cdk-lib/aws-events-targets';
 import type { Construct } from 'constructs';
 import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '#shared/kernel/operation';
 import { routeTable } from '#shared/api/route-table';
@@ -62,7 +64,13 @@ const access = {
     webhook: { table: 'readWrite', sendTo: ['webhook'], sealingKey: true },
     simulation: { table: 'readWrite', models: true },
   },
-} as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access> };
+  schedules: {
+    'api-key-expiration': { table: 'readWrite', sendTo: ['webhook'] },
+  },
+} as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access>; schedules: Record<string, Access> };
+
+/** Functions run on a schedule (`functions/schedules/<name>.ts`) and how often. */
+const schedules = { 'api-key-expiration': Duration.days(1) } as const satisfies Record<keyof typeof access.schedules, Duration>;
 
 const stageProfiles = {
   production: {
@@ -164,6 +172,18 @@ export class PlatformStack extends Stack {
       bindQueue(fn, queue, 'consume');
       grant(fn, access.workers[worker]);
       workerFunctions.set(worker, fn);
+    }
+
+    for (const [name, every] of Object.entries(schedules) as [keyof typeof schedules, Duration][]) {
+      const { function: fn } = new PlatformFunction(this, `${pascalCase(name)}Schedule`, {
+        entry: `functions/schedules/${name}.ts`,
+        serviceName: `${name}-schedule`,
+        description: `Scheduled ${name} run`,
+        timeout: Duration.minutes(5),
+        defaults,
+      });
+      grant(fn, access.schedules[name]);
+      new Rule(this, `${pascalCase(name)}Rule`, { schedule: Schedule.rate(every), targets: [new LambdaFunctionTarget(fn)] });
     }
 
     this.api = new PlatformApi(this, 'Api', {

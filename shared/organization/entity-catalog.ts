@@ -15,6 +15,7 @@ import { users } from '../user/user-repository';
 import type { Entity } from '../data/entity';
 import { pagingCursors } from '../data/paging';
 import { webhookDeliveries } from '../webhook/delivery-repository';
+import { apiKeyExpirationNotices, webhookSubscriberDirectory } from '../webhook/expiration-notices';
 import { webhookDestinationCounts, webhookDestinations } from '../webhook/destination-repository';
 
 /**
@@ -28,6 +29,8 @@ export const entityCatalog: readonly Entity[] = [
   webhookDestinations,
   webhookDestinationCounts,
   webhookDeliveries,
+  webhookSubscriberDirectory,
+  apiKeyExpirationNotices,
   conversations,
   conversationLeases,
   interactions,

@@ -20,6 +20,7 @@ import {
 } from './destination-repository';
 import { maxDestinationsPerOrganization, type WebhookType } from './schemas';
 import { newWebhookSecret } from './signing';
+import { registerWebhookSubscriber } from './expiration-notices';
 
 /** After a rotation both secrets sign for this long. */
 export const dualSigningMs = 30 * 60 * 1000;
@@ -88,6 +89,7 @@ export const createWebhookDestination = async (
     },
     maxDestinationsPerOrganization,
   );
+  await registerWebhookSubscriber(orgId);
   return { webhook_destination_id: id, secret };
 };
 

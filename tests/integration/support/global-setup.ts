@@ -14,6 +14,8 @@ export default async function setup(project: TestProject) {
     inMemory: true,
     rootOrgId: 'root',
     queueVisibilityTimeoutSeconds: 2,
+    // The daily schedules run every few seconds, so a test sees an expiring API key announced.
+    dailyScheduleSeconds: 3,
     // The offline model writes at a pace, so tests can see pieces reach the client one by one.
     // Webhook retries wait about a second, then two, so retry tests finish in seconds.
     env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15', WEBHOOK_RETRY_BASE_SECONDS: '1' },

@@ -385,4 +385,27 @@ describe('webhook deliveries', () => {
     expect(delivered).toHaveLength(1);
     expect(log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([0, 0]);
   });
+
+  it('announces an API key expiring within 7 days once, from the daily schedule', async () => {
+    // Prepare
+    const target = await receiver();
+    const { org, session } = await organizationWithDestination(target.url, { accepted_types: ['api-key-expiration-soon'] });
+
+    // Act
+    const soon = await api(`/v1/${org}/organization/api_key/`, {
+      token: session.token,
+      body: { name: 'short-lived', duration: 'P3D', role_name: 'DefaultUserRole' },
+    });
+    const received = await receivedAtLeast(target, 1);
+    // The schedule runs every 3 s in tests: two more runs must announce nothing new.
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+
+    // Assess
+    expect(soon.status).toBe(201);
+    const announced = target.received.map(bodyOf).filter((body) => body.api_key_id === soon.body.api_key_id);
+    expect(announced).toEqual([
+      { type: 'api-key-expiration-soon', id: expect.any(String), org_id: org, api_key_id: soon.body.api_key_id, api_key_name: 'short-lived', expires_at: soon.body.expires_at },
+    ]);
+    expect(received.map(bodyOf).every((body) => body.type === 'api-key-expiration-soon')).toBe(true);
+  });
 });
