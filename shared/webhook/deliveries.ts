@@ -96,7 +96,7 @@ const post = async (destination: DestinationRecord, headers: Record<string, stri
 const attemptDelivery = async (message: WebhookDeliveryAttemptMessage): Promise<void> => {
   const { org_id: orgId, destination_id: destinationId, attempt } = message;
   const delivery = await getDelivery(orgId, destinationId, message.delivery_id);
-  if (!delivery || delivery.status !== 'pending') return;
+  if (delivery?.status !== 'pending') return;
   const recorded = delivery.delivery_attempts.length;
   if (recorded >= attempt) {
     // A redelivered message whose attempt was recorded: make sure its successor was queued
