@@ -1,6 +1,6 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { analysisQueueMessage, conversationPostProcessingCompleteMessage } from '../../events/queue-messages';
+import { analysisQueueMessage, webhookQueueMessage } from '../../events/queue-messages';
 import type { StreamEvent } from '../../events/stream-events';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { drainQueue } from '../../tests/unit/local/drain-queue';
@@ -198,7 +198,10 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     expect(models?.user_models).toEqual([
       { content: expect.stringContaining('printer'), insight_ids: memories.items.map((memory) => memory.id), dimensions: [] },
     ]);
-    const webhooks = (await drainQueue(aws().queues.webhook.url)).map((body) => conversationPostProcessingCompleteMessage.parse(body));
+    // The webhook queue also carries the announcements of the agent, state machine and service made above.
+    const webhooks = (await drainQueue(aws().queues.webhook.url))
+      .map((body) => webhookQueueMessage.parse(body))
+      .filter((message) => message.type === 'conversation-post-processing-complete');
     expect(webhooks.map((event) => event.post_processing_type).sort()).toEqual(['extract-memories', 'generate-user-models']);
     expect(webhooks.every((event) => event.conversation_id === conversationId && event.service_id === serviceId)).toBe(true);
   });
