@@ -317,7 +317,8 @@ describe('webhook deliveries', () => {
     const accepting = await receiver();
     const ignoring = await receiver();
     const { org, session } = await organizationWithDestination(accepting.url);
-    await api(destinationsPath(org), { token: session.token, body: { url: ignoring.url, accepted_types: ['api-key-expiration-soon'] } });
+    // This organization has no conversation, so nothing of that type is sent.
+    await api(destinationsPath(org), { token: session.token, body: { url: ignoring.url, accepted_types: ['conversation-post-processing-complete'] } });
 
     // Act
     const agentId = await createAgent(session, { versions: 1 });
