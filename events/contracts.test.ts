@@ -7,6 +7,7 @@ import {
   sampleIds,
   sampleInteractStream,
   sampleWebhookMessage,
+  sampleWebhookMessages,
 } from './samples';
 import { createConversationEvent, interactEvent, newMessageEvent } from './stream-events';
 
@@ -39,6 +40,7 @@ describe('queue messages', () => {
     // Act / Assess
     expect(analysisQueueMessage.parse(sampleAnalysisMessage)).toEqual(sampleAnalysisMessage);
     expect(webhookQueueMessage.parse(sampleWebhookMessage)).toEqual(sampleWebhookMessage);
+    for (const message of sampleWebhookMessages) expect(webhookQueueMessage.parse(message)).toEqual(message);
   });
 
   it('derives the same 24-hex event id for the same completion and another for another type', () => {

@@ -44,7 +44,58 @@ export const conversationPostProcessingCompleteMessage = z.object({
   completed_at: z.string().describe('ISO 8601 time the post-processing completed.'),
 });
 
-export const webhookQueueMessage = z.discriminatedUnion('type', [conversationPostProcessingCompleteMessage]);
+/**
+ * `api-key-expiration-soon`: an API key of the organization expires within 7 days. Sent once
+ * per key by the daily schedule; `id` derives from the key, so a repeated run sends the same id.
+ */
+export const apiKeyExpirationSoonMessage = z.object({
+  type: z.literal('api-key-expiration-soon'),
+  id: z.string().regex(/^[a-f0-9]{24}$/),
+  org_id: z.string(),
+  api_key_id: z.string(),
+  api_key_name: z.string().nullable(),
+  expires_at: z.string().describe('ISO 8601 time the key stops working.'),
+});
+
+/** The agent-framework resources whose changes are announced. */
+export const frameworkResourceType = z.enum(['agent', 'state-machine', 'service', 'tool', 'dynamic-behavior-set']);
+
+/** `agent-framework-resource-updated`: an agent, state machine, service, tool or dynamic behavior set changed. */
+export const agentFrameworkResourceUpdatedMessage = z.object({
+  type: z.literal('agent-framework-resource-updated'),
+  id: z.string().regex(/^[a-f0-9]{24}$/),
+  org_id: z.string(),
+  resource_type: frameworkResourceType,
+  resource_id: z.string(),
+  change: z.enum(['created', 'updated', 'deleted']).describe('`updated` covers new versions and changed settings.'),
+  version: z.number().int().nullable().describe('The version the change created, for versioned resources.'),
+  updated_at: z.string().describe('ISO 8601 time of the change.'),
+});
+
+/** Every webhook payload: the body a destination receives. */
+export const webhookEvent = z.discriminatedUnion('type', [
+  conversationPostProcessingCompleteMessage,
+  apiKeyExpirationSoonMessage,
+  agentFrameworkResourceUpdatedMessage,
+]);
+
+/**
+ * The webhook worker's own message: make attempt `attempt` (from 1) of a delivery. Sent by the
+ * fan-out of an event (attempt 1) and after a failed attempt, with the backoff as the message's
+ * `DelaySeconds`. The delivery record, not the message, says what was done.
+ */
+export const webhookDeliveryAttemptMessage = z.object({
+  type: z.literal('webhook-delivery-attempt'),
+  org_id: z.string(),
+  destination_id: z.string(),
+  delivery_id: z.string(),
+  attempt: z.number().int().min(1),
+});
+
+export const webhookQueueMessage = z.discriminatedUnion('type', [
+  ...webhookEvent.options,
+  webhookDeliveryAttemptMessage,
+]);
 
 /** The id of a post-processing-complete event: the same for every send of the same completion. */
 export const postProcessingEventId = (orgId: string, conversationId: string, type: PostProcessingType): string =>
@@ -55,3 +106,6 @@ export type ConversationFinishedMessage = z.infer<typeof conversationFinishedMes
 export type AnalysisQueueMessage = z.infer<typeof analysisQueueMessage>;
 export type ConversationPostProcessingCompleteMessage = z.infer<typeof conversationPostProcessingCompleteMessage>;
 export type WebhookQueueMessage = z.infer<typeof webhookQueueMessage>;
+export type WebhookEvent = z.infer<typeof webhookEvent>;
+export type WebhookDeliveryAttemptMessage = z.infer<typeof webhookDeliveryAttemptMessage>;
+export type FrameworkResourceType = z.infer<typeof frameworkResourceType>;

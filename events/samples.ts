@@ -130,3 +130,33 @@ export const sampleWebhookMessage: WebhookQueueMessage = {
   post_processing_type: 'generate-user-models',
   completed_at: '2025-01-01T12:00:05.000Z',
 };
+
+/** The other webhook payloads and the webhook worker's own attempt message. */
+export const sampleWebhookMessages: WebhookQueueMessage[] = [
+  sampleWebhookMessage,
+  {
+    type: 'api-key-expiration-soon',
+    id: '4c1d6e8f0a2b3c4d5e6f7081',
+    org_id: sampleIds.org,
+    api_key_id: '000000000000000000000008',
+    api_key_name: 'ci',
+    expires_at: '2025-01-08T12:00:00.000Z',
+  },
+  {
+    type: 'agent-framework-resource-updated',
+    id: '000000000000000000000009',
+    org_id: sampleIds.org,
+    resource_type: 'agent',
+    resource_id: '00000000000000000000000a',
+    change: 'updated',
+    version: 2,
+    updated_at: '2025-01-01T12:00:00.000Z',
+  },
+  {
+    type: 'webhook-delivery-attempt',
+    org_id: sampleIds.org,
+    destination_id: '00000000000000000000000b',
+    delivery_id: '00000000000000000000000c',
+    attempt: 2,
+  },
+];

@@ -18,6 +18,8 @@ export class DataStore extends Construct {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly signingKey: Secret;
+  /** The seed of the key that seals stored secrets (webhook signing secrets), see `shared/auth/sealed-secrets.ts`. */
+  readonly sealingKey: Secret;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -74,9 +76,25 @@ export class DataStore extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    // Secrets Manager only generates random text; the key format beyond the seed is the functions' business.
-    this.signingKey = new Secret(this, 'SigningKey', {
-      description: 'JWT signing key material (JSON), managed by the platform functions',
+    this.signingKey = this.seedSecret(
+      'SigningKey',
+      'JWT signing key material (JSON), managed by the platform functions',
+      'Signing keys rotate in the application, which publishes old and new keys in the JWKS during the overlap; a Secrets Manager rotation would invalidate live tokens.',
+    );
+    this.sealingKey = this.seedSecret(
+      'SealingKey',
+      'Seed of the key sealing stored secrets (webhook signing secrets)',
+      'Rotating the sealing seed would make every sealed webhook secret unreadable; it is replaced only with a re-sealing migration.',
+    );
+  }
+
+  /**
+   * A retained secret holding a random `seed`, with why Secrets Manager rotation stays off.
+   * Secrets Manager only generates random text; the key format beyond the seed is the functions' business.
+   */
+  private seedSecret(id: string, description: string, noRotationReason: string): Secret {
+    const secret = new Secret(this, id, {
+      description,
       generateSecretString: {
         secretStringTemplate: JSON.stringify({}),
         generateStringKey: 'seed',
@@ -85,10 +103,7 @@ export class DataStore extends Construct {
       },
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    Validations.of(this.signingKey).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'Signing keys rotate in the application, which publishes old and new keys in the JWKS during the overlap; a Secrets Manager rotation would invalidate live tokens.',
-    });
+    Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: noRotationReason });
+    return secret;
   }
 }

@@ -18,7 +18,7 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { businessMetric, errorDimensions } from '#shared/aws/business-metrics';
+import { businessMetric, errorDimensions, webhookAttemptOutcomes } from '#shared/aws/business-metrics';
 import type { EndpointGroup, WorkerName } from '#shared/kernel/operation';
 import type { WorkerQueue } from './message-queues';
 import { pascalCase } from './naming';
@@ -103,6 +103,29 @@ export class Observability extends Construct {
         }),
       ]),
       graph('5xx responses', [total(businessMetric.serverErrorResponses, '5xx')]),
+      // Webhooks: deliveries, failures (retrying and given up) and latency to the destination's 2xx.
+      graph(
+        'Webhook attempts',
+        webhookAttemptOutcomes.map(
+          (outcome) =>
+            new MathExpression({
+              expression: `SUM(SEARCH('{${props.metricsNamespace},outcome,service} MetricName="${businessMetric.webhookAttempts}" outcome="${outcome}"', 'Sum', ${period.toSeconds()}))`,
+              period,
+              label: outcome,
+            }),
+        ),
+      ),
+      graph(
+        'Webhook delivery latency',
+        (['p50', 'p99'] as const).map(
+          (statistic) =>
+            new MathExpression({
+              expression: `MAX(SEARCH('{${props.metricsNamespace},service} MetricName="${businessMetric.webhookDeliveryLatency}"', '${statistic}', ${period.toSeconds()}))`,
+              period,
+              label: statistic,
+            }),
+        ),
+      ),
     );
 
     for (const [group, fn] of props.apiFunctions) {

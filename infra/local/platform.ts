@@ -4,7 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { queueDefinitions } from '#shared/kernel/queues';
 import { startLocalAws } from './aws-stack';
 import { startGateway } from './gateway';
-import { installLambdaRuntime } from './lambda-runtime';
+import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
 import { type SqsBatchHandler, startQueuePoller } from './queue-poller';
 
 export interface PlatformCredentials {
@@ -25,6 +25,8 @@ export interface PlatformOptions {
   superAdminEmail?: string;
   /** Shorter queue visibility for tests of retries; default: the queue definitions'. */
   queueVisibilityTimeoutSeconds?: number;
+  /** How often the daily schedules run (the API key expiration notices); default a day, and once at start. */
+  dailyScheduleSeconds?: number;
   /** Extra environment for the functions (e.g. LLM settings). */
   env?: Record<string, string>;
   log?: (line: string) => void;
@@ -70,6 +72,9 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     ROOT_ORG_ID: rootOrgId,
     SUPER_ADMIN_EMAIL: options.superAdminEmail ?? 'admin@localhost',
     SIGNING_KEY_FILE: join(options.stateDir, 'signing-key.json'),
+    SEALING_KEY_FILE: join(options.stateDir, 'sealing-key'),
+    // Developers receive webhooks on their own machine: http:// and loopback destinations are allowed.
+    WEBHOOK_ALLOW_LOCAL_DESTINATIONS: 'true',
     EMAIL_OUTBOX_DIR: outboxDir,
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
@@ -100,6 +105,20 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       });
       stoppers.push(() => poller.stop());
     }
+
+    // The daily schedule, which EventBridge runs in AWS: now, then every period.
+    const schedule = (await import('../../functions/schedules/api-key-expiration.ts')) as {
+      handler: (event: unknown, context: ReturnType<typeof lambdaContext>) => Promise<void>;
+    };
+    const runSchedule = (): void => {
+      schedule.handler({}, lambdaContext('classic-api-api-key-expiration-schedule', 60_000)).catch((error: unknown) => {
+        log(`[api-key-expiration-schedule] failed: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    };
+    const scheduleTimer = setInterval(runSchedule, (options.dailyScheduleSeconds ?? 86_400) * 1000);
+    scheduleTimer.unref();
+    stoppers.push(async () => clearInterval(scheduleTimer));
+    runSchedule();
 
     // Loaded after the environment is set: product modules read it when first imported.
     const { bootstrapRootOrganization } = await import('#shared/organization/bootstrap');

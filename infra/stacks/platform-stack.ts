@@ -1,6 +1,8 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import { ApplicationLogLevel, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction as LambdaFunctionTarget } from 'aws-cdk-lib/aws-events-targets';
 import type { Construct } from 'constructs';
 import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '#shared/kernel/operation';
 import { routeTable } from '#shared/api/route-table';
@@ -32,6 +34,8 @@ interface Access {
   email?: boolean;
   /** Invokes Bedrock models. */
   models?: boolean;
+  /** Reads the key that seals stored secrets (webhook signing secrets). */
+  sealingKey?: boolean;
 }
 
 /** Every function's permissions, in one place. Anything not listed is denied. */
@@ -42,8 +46,9 @@ const access = {
     'admin-stream': { table: 'readWrite', signingKey: true, bucket: 'read' },
     // Deleting an organization erases its prompt logs.
     organization: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
-    agent: { table: 'readWrite', signingKey: true },
-    service: { table: 'readWrite', signingKey: true },
+    // Announce agent-framework changes to webhooks.
+    agent: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
+    service: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
     // Writes prompt logs for the model calls it makes (suggestions).
     conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], bucket: 'readWrite', models: true },
     'conversation-stream': {
@@ -56,17 +61,24 @@ const access = {
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
     // Embeds the triggers of each new version (Bedrock when EMBEDDING_PROVIDER is bedrock).
-    'dynamic-behavior-set': { table: 'readWrite', signingKey: true, models: true },
+    'dynamic-behavior-set': { table: 'readWrite', signingKey: true, models: true, sendTo: ['webhook'] },
     // Writes the prompt logs of the judge calls it makes.
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
+    webhook: { table: 'readWrite', signingKey: true, sealingKey: true },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
     analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
-    webhook: { table: 'read' },
+    webhook: { table: 'readWrite', sendTo: ['webhook'], sealingKey: true },
     simulation: { table: 'readWrite', models: true },
   },
-} as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access> };
+  schedules: {
+    'api-key-expiration': { table: 'readWrite', sendTo: ['webhook'] },
+  },
+} as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access>; schedules: Record<string, Access> };
+
+/** Functions run on a schedule (`functions/schedules/<name>.ts`) and how often. */
+const schedules = { 'api-key-expiration': Duration.days(1) } as const satisfies Record<keyof typeof access.schedules, Duration>;
 
 const stageProfiles = {
   production: {
@@ -139,6 +151,7 @@ export class PlatformStack extends Stack {
         if (settings.signInBurst) fn.addEnvironment('SIGN_IN_BURST', settings.signInBurst);
       }
       if (rights.models) bindModelInvocation(fn);
+      if (rights.sealingKey) bindSecret(fn, data.sealingKey, 'SEALING_KEY_SECRET_ARN');
     };
 
     const apiFunctions = new Map<EndpointGroup, LambdaFunction>();
@@ -167,6 +180,18 @@ export class PlatformStack extends Stack {
       bindQueue(fn, queue, 'consume');
       grant(fn, access.workers[worker]);
       workerFunctions.set(worker, fn);
+    }
+
+    for (const [name, every] of Object.entries(schedules) as [keyof typeof schedules, Duration][]) {
+      const { function: fn } = new PlatformFunction(this, `${pascalCase(name)}Schedule`, {
+        entry: `functions/schedules/${name}.ts`,
+        serviceName: `${name}-schedule`,
+        description: `Scheduled ${name} run`,
+        timeout: Duration.minutes(5),
+        defaults,
+      });
+      grant(fn, access.schedules[name]);
+      new Rule(this, `${pascalCase(name)}Rule`, { schedule: Schedule.rate(every), targets: [new LambdaFunctionTarget(fn)] });
     }
 
     this.api = new PlatformApi(this, 'Api', {

@@ -7,6 +7,7 @@ import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '.
 import { newId, nowIso } from '../kernel/ids';
 import type { AgentVersionBody, AgentVersionRecord } from './schemas';
 import { agentVersionContent } from './version-content';
+import { announceFrameworkResourceChange } from '../webhook/events';
 
 /** A list query whose visible records the domain decides from the caller's permissions. */
 export type HeadListRequest = Omit<HeadListQuery, 'visible'>;
@@ -56,7 +57,9 @@ const agentAccess: HeadAccess = { read: 'Organization:GetAgent', attributesOf: a
 /** Creates an agent without versions; 409 when the name is taken in the organization. */
 export const createAgent = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
   requirePermission(caller, 'Organization:CreateAgent', { name });
-  return agents.create(orgId, name, creatorOf(caller));
+  const created = await agents.create(orgId, name, creatorOf(caller));
+  await announceFrameworkResourceChange(orgId, { resourceType: 'agent', resourceId: created.id, change: 'created' });
+  return created;
 };
 
 /** The agents the caller may see. */
@@ -82,6 +85,7 @@ export const createAgentVersion = async (
       creator: creatorOf(options.caller),
     }),
   });
+  await announceFrameworkResourceChange(orgId, { resourceType: 'agent', resourceId: agentId, change: 'updated', version: created.version });
   return { id: created.id, version: created.version, created_at: created.created_at };
 };
 
@@ -98,5 +102,7 @@ export const listAgentVersions = (
  * continue, but no service can start using it. Fails with 400 while an active service uses it
  * (the rule of `isAgentUsedByActiveService`, enforced by the conditional write).
  */
-export const deprecateAgent = (orgId: string, agentId: string, caller: Caller): Promise<void> =>
-  agents.deprecate(orgId, agentId, requireOnHead(caller, 'Organization:DeleteAgent', agentAccess));
+export const deprecateAgent = async (orgId: string, agentId: string, caller: Caller): Promise<void> => {
+  await agents.deprecate(orgId, agentId, requireOnHead(caller, 'Organization:DeleteAgent', agentAccess));
+  await announceFrameworkResourceChange(orgId, { resourceType: 'agent', resourceId: agentId, change: 'deleted' });
+};

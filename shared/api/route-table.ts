@@ -10,6 +10,7 @@ import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
 import { userOperations } from '../user/operations';
+import { webhookOperations } from '../webhook/operations';
 
 /**
  * Every operation with its precise type, so a group's implementation can be checked by the
@@ -28,6 +29,7 @@ export const routeOperations = [
   ...conversationStreamOperations,
   ...dynamicBehaviorSetOperations,
   ...metricOperations,
+  ...webhookOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

@@ -1,9 +1,8 @@
 import { createECDH, createHmac, randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { base64url, calculateJwkThumbprint, type CryptoKey, importJWK, type JWK } from 'jose';
 import { config } from '../kernel/config';
+import { readOrCreateSecretFile } from './secret-file';
 
 /**
  * The ES256 key pair that signs every token the platform issues.
@@ -60,25 +59,8 @@ export const deriveP256Jwk = (seed: string): JWK => {
 
 const freshMaterial = (): KeyMaterial => ({ private_jwk: deriveP256Jwk(randomBytes(32).toString('base64url')) });
 
-const readFileMaterial = async (path: string): Promise<KeyMaterial> => {
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as KeyMaterial;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  await mkdir(dirname(path), { recursive: true });
-  const staging = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(staging, JSON.stringify(freshMaterial()), { mode: 0o600 });
-  try {
-    await link(staging, path);
-  } catch (error) {
-    // Another process created it first: theirs is the key.
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    await unlink(staging).catch(() => undefined);
-  }
-  return JSON.parse(await readFile(path, 'utf8')) as KeyMaterial;
-};
+const readFileMaterial = async (path: string): Promise<KeyMaterial> =>
+  JSON.parse(await readOrCreateSecretFile(path, () => JSON.stringify(freshMaterial()))) as KeyMaterial;
 
 const readSecretMaterial = async (secretId: string): Promise<KeyMaterial> => {
   const client = new SecretsManagerClient({ region: config.region });

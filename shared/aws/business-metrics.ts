@@ -11,6 +11,10 @@ export const businessMetric = {
   interactions: 'Interactions',
   analysesCompleted: 'AnalysesCompleted',
   toolCalls: 'ToolCalls',
+  /** Webhook attempts, by `outcome` (`delivered`, `retrying`, `failed`). */
+  webhookAttempts: 'WebhookAttempts',
+  /** Milliseconds from a webhook event's delivery record to the destination's 2xx, over every attempt. */
+  webhookDeliveryLatency: 'WebhookDeliveryLatency',
   /** Every error response, with dimensions `error` (the error class) and `status`. */
   errorResponses: 'ErrorResponses',
   /** 5xx responses alone, without the per-kind dimensions, to graph and alarm on directly. */
@@ -48,4 +52,17 @@ export const countToolCall = (): void => count(businessMetric.toolCalls);
 export const countErrorResponse = (error: string, status: number): void => {
   count(businessMetric.errorResponses, { error, status: String(status) });
   if (status >= 500) count(businessMetric.serverErrorResponses);
+};
+
+/** Dimension values of `WebhookAttempts`. */
+export const webhookAttemptOutcomes = ['delivered', 'retrying', 'failed'] as const;
+
+/** A webhook attempt ended: delivered (2xx), retrying (another attempt is queued) or failed (the last one). */
+export const countWebhookAttempt = (outcome: (typeof webhookAttemptOutcomes)[number]): void =>
+  count(businessMetric.webhookAttempts, { outcome });
+
+/** How long a delivered webhook took from its event's fan-out to the destination's 2xx. */
+export const recordWebhookDeliveryLatency = (milliseconds: number): void => {
+  const single = metrics.singleMetric();
+  single.addMetric(businessMetric.webhookDeliveryLatency, MetricUnit.Milliseconds, milliseconds);
 };

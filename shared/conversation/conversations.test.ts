@@ -1,10 +1,10 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { analysisQueueMessage, webhookQueueMessage } from '../../events/queue-messages';
 import type { StreamEvent } from '../../events/stream-events';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { s3, sqs } from '../aws/clients';
+import { drainQueue } from '../../tests/unit/local/drain-queue';
+import { s3 } from '../aws/clients';
 import { getConversation } from './conversation-repository';
 import { getInteraction } from './interaction-repository';
 import { listMemories } from '../user/memory-repository';
@@ -58,18 +58,6 @@ const say = async (orgId: string, conversationId: string, text: string) =>
       })
     ).events,
   );
-
-const drainQueue = async (url: string): Promise<unknown[]> => {
-  const bodies: unknown[] = [];
-  for (;;) {
-    const { Messages } = await sqs().send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    if (!Messages?.length) return bodies;
-    for (const message of Messages) {
-      bodies.push(JSON.parse(message.Body ?? 'null'));
-      await sqs().send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
-    }
-  }
-};
 
 describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
   const aws = useLocalAws();
@@ -211,7 +199,10 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     expect(models?.user_models).toEqual([
       { content: expect.stringContaining('printer'), insight_ids: memories.items.map((memory) => memory.id), dimensions: [] },
     ]);
-    const webhooks = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
+    // The webhook queue also carries the announcements of the agent, state machine and service made above.
+    const webhooks = (await drainQueue(aws().queues.webhook.url))
+      .map((body) => webhookQueueMessage.parse(body))
+      .filter((message) => message.type === 'conversation-post-processing-complete');
     expect(webhooks.map((event) => event.post_processing_type).sort()).toEqual(['compute-metrics', 'extract-memories', 'generate-user-models']);
     expect(webhooks.every((event) => event.conversation_id === conversationId && event.service_id === serviceId)).toBe(true);
   });

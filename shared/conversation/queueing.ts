@@ -5,14 +5,22 @@ import { sqs } from '../aws/clients';
 import { config } from '../kernel/config';
 import { queueDefinition } from '../kernel/queues';
 
-const send = async (worker: WorkerName, message: unknown): Promise<void> => {
+const send = async (worker: WorkerName, message: unknown, delaySeconds = 0): Promise<void> => {
   await sqs().send(
-    new SendMessageCommand({ QueueUrl: config.queueUrl(queueDefinition(worker).urlEnv), MessageBody: JSON.stringify(message) }),
+    new SendMessageCommand({
+      QueueUrl: config.queueUrl(queueDefinition(worker).urlEnv),
+      MessageBody: JSON.stringify(message),
+      ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
+    }),
   );
 };
 
 /** Puts a finished conversation on the analysis queue. */
 export const queueAnalysis = (message: AnalysisQueueMessage): Promise<void> => send('analysis', message);
 
-/** Puts an event for the organization's webhook destinations on the webhook queue. */
-export const queueWebhookEvent = (message: WebhookQueueMessage): Promise<void> => send('webhook', message);
+/**
+ * Puts an event for the organization's webhook destinations, or one of the webhook worker's
+ * own delivery attempts, on the webhook queue; `delaySeconds` (at most 900) is a retry's backoff.
+ */
+export const queueWebhookEvent = (message: WebhookQueueMessage, delaySeconds = 0): Promise<void> =>
+  send('webhook', message, delaySeconds);

@@ -23,6 +23,7 @@ import {
   type StoredBehaviorSet,
   type StoredBehaviorVersion,
 } from './behavior-set-repository';
+import { announceFrameworkResourceChange } from '../webhook/events';
 import type {
   BehaviorInvocationRecord,
   BehaviorSetRecord,
@@ -134,6 +135,7 @@ export const createBehaviorSet = async (
     undefined,
     version,
   );
+  await announceFrameworkResourceChange(orgId, { resourceType: 'dynamic-behavior-set', resourceId: id, change: 'created', version: 1 });
   return { dynamic_behavior_set_id: id };
 };
 
@@ -201,12 +203,14 @@ export const updateBehaviorSet = async (
       },
     };
   });
+  await announceFrameworkResourceChange(orgId, { resourceType: 'dynamic-behavior-set', resourceId: setId, change: 'updated' });
 };
 
 export const deleteBehaviorSet = async (orgId: string, setId: string, caller: Caller): Promise<void> => {
   const set = await existingSet(orgId, setId);
   requireOnSet(caller, 'DynamicBehaviorInstruction:DeleteDynamicBehaviorInstruction', set);
   await deleteStoredSet(orgId, set);
+  await announceFrameworkResourceChange(orgId, { resourceType: 'dynamic-behavior-set', resourceId: setId, change: 'deleted' });
 };
 
 /**
@@ -230,6 +234,12 @@ export const createBehaviorVersion = async (
       set: { ...current, latest_version: next, latest_triggers: version.conversation_triggers, updated_at: nowIso() },
       version,
     };
+  });
+  await announceFrameworkResourceChange(orgId, {
+    resourceType: 'dynamic-behavior-set',
+    resourceId: setId,
+    change: 'updated',
+    version: saved.latest_version,
   });
   return { new_version_number: saved.latest_version };
 };

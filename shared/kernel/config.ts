@@ -55,6 +55,19 @@ export const config = {
     if (!Number.isInteger(value) || value < 1) throw new Error('environment variable SQL_QUERY_TIMEOUT_MS must be a positive integer');
     return value;
   },
+  /**
+   * Local development only: webhook destinations may use http:// and loopback addresses, so a
+   * developer can receive on their laptop. Never set in AWS (the stack does not set it).
+   */
+  get webhookAllowLocalDestinations(): boolean {
+    return flag('WEBHOOK_ALLOW_LOCAL_DESTINATIONS');
+  },
+  /** The first webhook retry waits about this long; each next one twice as long (with jitter). */
+  get webhookRetryBaseSeconds(): number {
+    const value = Number(process.env.WEBHOOK_RETRY_BASE_SECONDS ?? 30);
+    if (!Number.isFinite(value) || value < 0 || value > 900) throw new Error('environment variable WEBHOOK_RETRY_BASE_SECONDS must be from 0 to 900');
+    return value;
+  },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';
   },

@@ -19,6 +19,7 @@ export const endpointGroups = [
   'role',
   'dynamic-behavior-set',
   'metric',
+  'webhook',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 

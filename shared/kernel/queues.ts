@@ -36,7 +36,7 @@ const queue = (
 
 export const queueDefinitions: readonly QueueDefinition[] = [
   queue('analysis', 120, 5, 10, true),
-  queue('webhook', 30, 10, 10, false),
+  queue('webhook', 30, 10, 10, true),
   queue('simulation', 300, 1, 5, false),
 ];
 

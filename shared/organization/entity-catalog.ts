@@ -21,6 +21,9 @@ import { deleteObjects } from '../aws/bucket';
 import { promptLogRoot } from '../conversation/prompt-log';
 import { sqlResultRoot } from '../admin/sql-results';
 import { pagingCursors } from '../data/paging';
+import { webhookDeliveries } from '../webhook/delivery-repository';
+import { apiKeyExpirationNotices, webhookSubscriberDirectory } from '../webhook/expiration-notices';
+import { webhookDestinationCounts, webhookDestinations } from '../webhook/destination-repository';
 
 /**
  * Every entity of the table. Deleting an organization erases each in this order, so nothing
@@ -29,6 +32,12 @@ import { pagingCursors } from '../data/paging';
  * gone, a failed delete can be repeated.
  */
 export const entityCatalog: readonly Entity[] = [
+  // Destinations before deliveries: once they are gone, no event fans out into new deliveries.
+  webhookDestinations,
+  webhookDestinationCounts,
+  webhookDeliveries,
+  webhookSubscriberDirectory,
+  apiKeyExpirationNotices,
   conversations,
   conversationLeases,
   interactions,

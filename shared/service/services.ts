@@ -17,6 +17,7 @@ import { newId, nowIso } from '../kernel/ids';
 import { tagsAsList } from '../kernel/list-params';
 import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
 import { isServiceUsedBySimulation, isVersionSetUsedBySimulation } from './usage';
+import { announceFrameworkResourceChange } from '../webhook/events';
 import { EDGE, edgeAsOf, edgeVersionSet, presentedVersionSets, RELEASE, versionSetFrom } from './version-sets';
 
 /** What permission grant conditions can name on a service. */
@@ -56,6 +57,7 @@ const changeService = async (
     const current = await requireService(orgId, serviceId);
     try {
       await saveService(orgId, await change(current), current);
+      await announceFrameworkResourceChange(orgId, { resourceType: 'service', resourceId: serviceId, change: 'updated' });
       return;
     } catch (error) {
       if (!(error instanceof StaleServiceError)) throw error;
@@ -108,6 +110,7 @@ export const createService = async (orgId: string, request: CreateServiceRequest
     updated_at: now,
     revision: 0,
   });
+  await announceFrameworkResourceChange(orgId, { resourceType: 'service', resourceId: id, change: 'created' });
   return { id };
 };
 

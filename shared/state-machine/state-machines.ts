@@ -8,6 +8,7 @@ import { BadRequestError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import type { StateMachineVersionBody, StateMachineVersionRecord } from './schemas';
 import { type ReferencedMachineResolver, validateStateMachineGraph } from './validate-graph';
+import { announceFrameworkResourceChange } from '../webhook/events';
 
 export const stateMachineAttributes = (machine: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) =>
   versionedAttributes(machine, 'service_hierarchical_state_machine_id');
@@ -21,7 +22,9 @@ const machineAccess: HeadAccess = {
 /** Creates a state machine without versions; 409 when the name is taken in the organization. */
 export const createStateMachine = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
   requirePermission(caller, 'Organization:CreateServiceHierarchicalStateMachine', { name });
-  return stateMachines.create(orgId, name, creatorOf(caller));
+  const created = await stateMachines.create(orgId, name, creatorOf(caller));
+  await announceFrameworkResourceChange(orgId, { resourceType: 'state-machine', resourceId: created.id, change: 'created' });
+  return created;
 };
 
 /** The state machines the caller may see. */
@@ -82,6 +85,12 @@ export const createStateMachineVersion = async (
       ...body,
     }),
   });
+  await announceFrameworkResourceChange(orgId, {
+    resourceType: 'state-machine',
+    resourceId: machineId,
+    change: 'updated',
+    version: created.version,
+  });
   return { version: created.version, created_at: created.created_at };
 };
 
@@ -102,9 +111,11 @@ export const listStateMachineVersions = (
  * Deprecates a state machine (the reference's "delete"): versions are kept, but no service can
  * start using it. Fails with 400 while an active service uses it (see `isStateMachineUsedByActiveService`).
  */
-export const deleteStateMachine = (orgId: string, machineId: string, caller: Caller): Promise<void> =>
-  stateMachines.deprecate(
+export const deleteStateMachine = async (orgId: string, machineId: string, caller: Caller): Promise<void> => {
+  await stateMachines.deprecate(
     orgId,
     machineId,
     requireOnHead(caller, 'Organization:DeleteServiceHierarchicalStateMachine', machineAccess),
   );
+  await announceFrameworkResourceChange(orgId, { resourceType: 'state-machine', resourceId: machineId, change: 'deleted' });
+};

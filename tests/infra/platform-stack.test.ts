@@ -188,8 +188,10 @@ describe('platform stack', () => {
     });
   });
 
-  it('creates one Node.js 22 arm64 function per endpoint group in the route table and per consumed queue', () => {
-    template.resourceCountIs('AWS::Lambda::Function', groupsInUse.length + consumedQueues.length);
+  it('creates one Node.js 22 arm64 function per endpoint group in the route table, per consumed queue and per schedule', () => {
+    template.resourceCountIs('AWS::Lambda::Function', groupsInUse.length + consumedQueues.length + 1);
+    template.resourceCountIs('AWS::Events::Rule', 1);
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 day)' });
     const expected = {
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],

@@ -5,6 +5,7 @@ import { interact, startConversation } from '../support/conversations';
 import { createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
 import { storedKeysStartingWith, storedObjectsStartingWith } from '../support/table';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
 const createReplacedRole = async (admin: Session): Promise<void> => {
@@ -75,6 +76,12 @@ describe('delete-organization', () => {
     // Prepare
     const root = await rootSession();
     const { orgId, session: admin } = await createOrganization(root);
+    const receiver = await startWebhookReceiver();
+    const destination = await api(`/v1/${orgId}/webhook_destination/`, {
+      token: admin.token,
+      body: { url: receiver.url, accepted_types: ['agent-framework-resource-updated'] },
+    });
+    expectStatus('create webhook destination', destination, 201);
     await createReplacedRole(admin);
     const user = await createUserSession(admin, 'DefaultUserRole');
     const { serviceId } = await createService(admin, { body: { tags: { team: 'blue' } } });
@@ -102,7 +109,15 @@ describe('delete-organization', () => {
     });
     expectStatus('grant a temporary permission', granted, 201);
     const prefix = `ORG#${orgId}#`;
-    const stored = new Set((await storedKeysStartingWith(prefix)).map((item) => item.entity));
+    // The service's agent and state machine were announced to the destination.
+    await eventually(async () => (receiver.received.length > 0 ? true : undefined));
+    await receiver.close();
+    const stored = new Set(
+      (await eventually(async () => {
+        const items = await storedKeysStartingWith(prefix);
+        return items.some((item) => item.entity === 'webhook-delivery') ? items : undefined;
+      })).map((item) => item.entity),
+    );
     const promptLogs = `prompt-logs/${orgId}/`;
     expect(await storedObjectsStartingWith(promptLogs)).not.toEqual([]);
 
@@ -150,6 +165,9 @@ describe('delete-organization', () => {
         'user',
         'user-email',
         'user-model',
+        'webhook-delivery',
+        'webhook-destination',
+        'webhook-destination-counter',
       ]),
     );
     expect(deleted.status).toBe(204);

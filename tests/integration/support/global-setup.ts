@@ -14,9 +14,12 @@ export default async function setup(project: TestProject) {
     inMemory: true,
     rootOrgId: 'root',
     queueVisibilityTimeoutSeconds: 2,
+    // The daily schedules run every few seconds, so a test sees an expiring API key announced.
+    dailyScheduleSeconds: 3,
     // The offline model writes at a pace, so tests can see pieces reach the client one by one.
-    // The SQL query's 30 s limit is shortened so the timeout test does not wait half a minute.
-    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15', SQL_QUERY_TIMEOUT_MS: '4000' },
+    // The SQL query's 30 s limit is shortened so the timeout test does not wait half a minute; webhook
+    // retries wait about a second, then two, so retry tests finish in seconds.
+    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15', SQL_QUERY_TIMEOUT_MS: '4000', WEBHOOK_RETRY_BASE_SECONDS: '1' },
     log: (line) => {
       if (process.env.PLATFORM_LOG) console.error(line);
     },

@@ -1,0 +1,29 @@
+import { pageBody } from '#shared/data/paging';
+import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import {
+  createWebhookDestination,
+  deleteWebhookDestination,
+  getWebhookDeliveries,
+  getWebhookDestinations,
+  rotateWebhookDestinationSecret,
+  updateWebhookDestination,
+} from '#shared/webhook/destinations';
+
+export const handler = httpHandler(
+  implementGroup('webhook', {
+    'create-webhook-destination': ({ path, body, caller }) => createWebhookDestination(path.organization, body, caller),
+    get_webhook_destinations: ({ path, query, caller }) => getWebhookDestinations(path.organization, query.id, caller),
+    'update-webhook-destination': async ({ path, body, caller }) => {
+      await updateWebhookDestination(path.organization, path.webhook_destination_id, body, caller);
+      return undefined;
+    },
+    'delete-webhook-destination': async ({ path, caller }) => {
+      await deleteWebhookDestination(path.organization, path.webhook_destination_id, caller);
+      return undefined;
+    },
+    'rotate-webhook-destination-secret': ({ path, caller }) =>
+      rotateWebhookDestinationSecret(path.organization, path.webhook_destination_id, caller),
+    'get-webhook-deliveries': async ({ path, query, caller }) =>
+      pageBody('webhook_deliveries', await getWebhookDeliveries(path.organization, path.webhook_destination_id, query, caller)),
+  }),
+);

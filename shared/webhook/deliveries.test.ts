@@ -1,0 +1,137 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type WebhookEvent, webhookQueueMessage } from '../../events/queue-messages';
+import { drainQueue } from '../../tests/unit/local/drain-queue';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { startWebhookReceiver, vendorSignatureVerifies, type WebhookReceiver } from '../../tests/integration/support/webhook-receiver';
+import { sealSecret } from '../auth/sealed-secrets';
+import { newId, nowIso } from '../kernel/ids';
+import { backoffSeconds, deliveryIdOf, processWebhookMessage } from './deliveries';
+import { getDelivery, leaseAttempt } from './delivery-repository';
+import { createDestination } from './destination-repository';
+import { secretContext } from './destinations';
+import { newWebhookSecret } from './signing';
+
+describe('webhook worker (DynamoDB Local, SQS)', () => {
+  const aws = useLocalAws();
+  let target: WebhookReceiver;
+
+  beforeAll(async () => {
+    vi.stubEnv('SEALING_KEY_FILE', join(await mkdtemp(join(tmpdir(), 'sealing-')), 'key'));
+    vi.stubEnv('WEBHOOK_ALLOW_LOCAL_DESTINATIONS', 'true');
+    target = await startWebhookReceiver();
+  });
+  afterAll(() => target.close());
+
+  /** A new organization with one destination for agent-framework changes at the test receiver. */
+  const prepare = async () => {
+    const orgId = `org-${newId()}`;
+    const id = newId();
+    const secret = newWebhookSecret();
+    const now = nowIso();
+    await createDestination(
+      {
+        id,
+        org_id: orgId,
+        url: target.url,
+        accepted_types: ['agent-framework-resource-updated'],
+        retry_attempts: 3,
+        sealed_secret: await sealSecret(secret, secretContext(orgId, id)),
+        sealed_previous_secret: null,
+        dual_signing_stops_at: null,
+        secret_generated_at: now,
+        last_rotated_at: null,
+        creator: { org_id: orgId, user_id: 'user' },
+        created_at: now,
+        updated_at: now,
+      },
+      10,
+    );
+    const event: WebhookEvent = {
+      type: 'agent-framework-resource-updated',
+      id: newId(),
+      org_id: orgId,
+      resource_type: 'agent',
+      resource_id: newId(),
+      change: 'created',
+      version: null,
+      updated_at: now,
+    };
+    return { orgId, destinationId: id, secret, event };
+  };
+
+  /** Runs every queued message through the worker, each twice, as an at-least-once queue may deliver it. */
+  const runQueueTwice = async (): Promise<void> => {
+    const messages = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
+    for (const message of messages) {
+      await processWebhookMessage(message);
+      await processWebhookMessage(message);
+    }
+  };
+
+  it('makes one delivery record and one POST of an event received twice', async () => {
+    // Prepare
+    const { orgId, destinationId, secret, event } = await prepare();
+    const before = target.received.length;
+
+    // Act
+    await processWebhookMessage(event);
+    await processWebhookMessage(event);
+    await runQueueTwice();
+
+    // Assess
+    const posted = target.received.slice(before);
+    expect(posted).toHaveLength(1);
+    expect(vendorSignatureVerifies(posted[0] as (typeof posted)[number], secret)).toBe(true);
+    const delivery = await getDelivery(orgId, destinationId, deliveryIdOf(event.id, destinationId));
+    expect(delivery).toMatchObject({ status: 'success', delivery_attempts: [{ status_code: 200 }] });
+    expect(posted[0]?.headers['x-amigo-idempotent-key']).toBe(delivery?.id);
+  });
+
+  it('retries with the same idempotent key after a worker stopped mid-delivery', async () => {
+    // Prepare: the first attempt took its lease, then its worker died before recording anything.
+    const { orgId, destinationId, event } = await prepare();
+    await processWebhookMessage(event);
+    const [attempt] = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
+    const deliveryId = deliveryIdOf(event.id, destinationId);
+    const pending = await getDelivery(orgId, destinationId, deliveryId);
+    expect(await leaseAttempt(pending as NonNullable<typeof pending>, 1, Date.now() - 60_000, Date.now() - 1)).toBe(true);
+    const before = target.received.length;
+
+    // Act: the attempt's message returns to the queue once its visibility timeout passes.
+    await processWebhookMessage(attempt as NonNullable<typeof attempt>);
+
+    // Assess
+    const posted = target.received.slice(before);
+    expect(posted.map((delivery) => delivery.headers['x-amigo-idempotent-key'])).toEqual([deliveryId]);
+    expect(await getDelivery(orgId, destinationId, deliveryId)).toMatchObject({ status: 'success', lease_until: null });
+  });
+
+  it('does not POST while another worker holds the attempt’s lease', async () => {
+    // Prepare
+    const { orgId, destinationId, event } = await prepare();
+    await processWebhookMessage(event);
+    const [attempt] = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
+    const pending = await getDelivery(orgId, destinationId, deliveryIdOf(event.id, destinationId));
+    await leaseAttempt(pending as NonNullable<typeof pending>, 1, Date.now(), Date.now() + 60_000);
+    const before = target.received.length;
+
+    // Act
+    await processWebhookMessage(attempt as NonNullable<typeof attempt>);
+
+    // Assess
+    expect(target.received.length).toBe(before);
+  });
+});
+
+describe('backoffSeconds', () => {
+  it('doubles from the base with jitter between half and one and a half, within 900 s', () => {
+    expect(backoffSeconds(2, 30, () => 0.5)).toBe(30);
+    expect(backoffSeconds(3, 30, () => 0.5)).toBe(60);
+    expect(backoffSeconds(4, 30, () => 0)).toBe(60);
+    expect(backoffSeconds(4, 30, () => 0.999)).toBe(180);
+    expect(backoffSeconds(6, 300, () => 0.5)).toBe(900);
+  });
+});

@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import type { WebhookDeliveryAttemptMessage, WebhookEvent, WebhookQueueMessage } from '../../events/queue-messages';
+import { openSecret } from '../auth/sealed-secrets';
+import { logger } from '../aws/observability';
+import { countWebhookAttempt, recordWebhookDeliveryLatency } from '../aws/business-metrics';
+import { queueWebhookEvent } from '../conversation/queueing';
+import { config } from '../kernel/config';
+import { nowIso } from '../kernel/ids';
+import { checkDestination, RefusedDestinationError } from './destination-address';
+import { createDeliveryOnce, type DeliveryRecord, deliveryRetentionDays, getDelivery, leaseAttempt, recordAttempt } from './delivery-repository';
+import { type DestinationRecord, getDestination, listDestinations } from './destination-repository';
+import { secretContext } from './destinations';
+import { deliveryTimeoutMs, postDelivery } from './http-delivery';
+import { signatureHeaders } from './signing';
+
+/**
+ * The webhook worker. An event is fanned out into one delivery record and one attempt message
+ * per destination accepting its type, so a slow or failing destination delays only its own
+ * deliveries. An attempt POSTs once; a failure queues the next attempt with the backoff as
+ * the message's delay (never a sleep in the Lambda). `retry_attempts` counts the retries after
+ * the first attempt.
+ */
+
+/** The delivery id, which is also the idempotent key: the same for every send of the event to the destination. */
+export const deliveryIdOf = (eventId: string, destinationId: string): string =>
+  createHash('sha256').update(`${eventId}\u0000${destinationId}`).digest('hex').slice(0, 24);
+
+/** An attempt holds its delivery this long: the POST's timeout with room to record it. */
+const leaseMs = deliveryTimeoutMs + 20_000;
+
+/** The delay before attempt `next` (2 or more): exponential from the base, with ±50 % jitter, within SQS's 900 s. */
+export const backoffSeconds = (next: number, baseSeconds: number, random: () => number = Math.random): number =>
+  Math.min(900, Math.round(baseSeconds * 2 ** (next - 2) * (0.5 + random())));
+
+const attemptMessage = (delivery: DeliveryRecord, attempt: number): WebhookDeliveryAttemptMessage => ({
+  type: 'webhook-delivery-attempt',
+  org_id: delivery.org_id,
+  destination_id: delivery.destination_id,
+  delivery_id: delivery.id,
+  attempt,
+});
+
+const fanOut = async (event: WebhookEvent): Promise<void> => {
+  const destinations = (await listDestinations(event.org_id)).filter((destination) =>
+    destination.accepted_types.includes(event.type),
+  );
+  for (const destination of destinations) {
+    const now = nowIso();
+    const delivery: DeliveryRecord = {
+      id: deliveryIdOf(event.id, destination.id),
+      org_id: event.org_id,
+      destination_id: destination.id,
+      event_id: event.id,
+      type: event.type,
+      webhook_content: event,
+      status: 'pending',
+      delivery_attempts: [],
+      dual_signed: false,
+      lease_until: null,
+      created_at: now,
+      updated_at: now,
+      expires_at_epoch: Math.floor(Date.now() / 1000) + deliveryRetentionDays * 24 * 3600,
+    };
+    const created = await createDeliveryOnce(delivery);
+    // A repeated event whose delivery has started needs nothing more: its attempts carry on.
+    const existing = created ? delivery : await getDelivery(event.org_id, destination.id, delivery.id);
+    if (existing && existing.status === 'pending' && existing.delivery_attempts.length === 0) {
+      await queueWebhookEvent(attemptMessage(existing, 1));
+    }
+  }
+};
+
+/** The secrets that sign now: the current one, and the previous one until dual signing stops. */
+const signingSecrets = async (destination: DestinationRecord, now: number): Promise<[string, ...string[]]> => {
+  const context = secretContext(destination.org_id, destination.id);
+  const current = await openSecret(destination.sealed_secret, context);
+  const dual =
+    destination.sealed_previous_secret !== null &&
+    destination.dual_signing_stops_at !== null &&
+    Date.parse(destination.dual_signing_stops_at) > now;
+  return dual ? [current, await openSecret(destination.sealed_previous_secret as string, context)] : [current];
+};
+
+/** POSTs the delivery once; the status code, or 0 when no answer came or the address was refused. */
+const post = async (destination: DestinationRecord, headers: Record<string, string>, body: string): Promise<number> => {
+  try {
+    const checked = await checkDestination(destination.url, config.webhookAllowLocalDestinations);
+    return await postDelivery(checked, headers, body);
+  } catch (error) {
+    if (!(error instanceof RefusedDestinationError)) throw error;
+    logger.warn('webhook destination refused at delivery', { webhook_destination_id: destination.id, reason: error.message });
+    return 0;
+  }
+};
+
+const attemptDelivery = async (message: WebhookDeliveryAttemptMessage): Promise<void> => {
+  const { org_id: orgId, destination_id: destinationId, attempt } = message;
+  const delivery = await getDelivery(orgId, destinationId, message.delivery_id);
+  if (delivery?.status !== 'pending') return;
+  const recorded = delivery.delivery_attempts.length;
+  if (recorded >= attempt) {
+    // A redelivered message whose attempt was recorded: make sure its successor was queued
+    // (the worker may have stopped between recording and queueing).
+    if (recorded === attempt) await queueNext(delivery, attempt);
+    return;
+  }
+  if (recorded !== attempt - 1) return;
+  // A deleted destination receives nothing more; its pending delivery expires with the others.
+  const destination = await getDestination(orgId, destinationId, true);
+  if (!destination) return;
+  const startedAt = Date.now();
+  if (!(await leaseAttempt(delivery, attempt, startedAt, startedAt + leaseMs))) return;
+
+  const secrets = await signingSecrets(destination, startedAt);
+  const body = JSON.stringify(delivery.webhook_content);
+  const statusCode = await post(destination, signatureHeaders(secrets, delivery.id, startedAt, body), body);
+  const delivered = statusCode >= 200 && statusCode < 300;
+  const last = delivered || attempt > destination.retry_attempts;
+  const updated: DeliveryRecord = {
+    ...delivery,
+    delivery_attempts: [...delivery.delivery_attempts, { delivery_time: new Date(startedAt).toISOString(), status_code: statusCode }],
+    status: delivered ? 'success' : last ? 'failed' : 'pending',
+    dual_signed: delivery.dual_signed || secrets.length > 1,
+    lease_until: null,
+    updated_at: nowIso(),
+  };
+  if (!(await recordAttempt(updated))) return;
+  countWebhookAttempt(delivered ? 'delivered' : last ? 'failed' : 'retrying');
+  if (delivered) recordWebhookDeliveryLatency(Date.now() - Date.parse(delivery.created_at));
+  if (!last) await queueNext(updated, attempt);
+};
+
+const queueNext = (delivery: DeliveryRecord, attempt: number): Promise<void> =>
+  queueWebhookEvent(attemptMessage(delivery, attempt + 1), backoffSeconds(attempt + 1, config.webhookRetryBaseSeconds));
+
+/** Consumes one webhook queue message: fans an event out, or makes one attempt of a delivery. */
+export const processWebhookMessage = (message: WebhookQueueMessage): Promise<void> =>
+  message.type === 'webhook-delivery-attempt' ? attemptDelivery(message) : fanOut(message);
