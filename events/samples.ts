@@ -1,4 +1,4 @@
-import type { AnalysisQueueMessage, WebhookQueueMessage } from './queue-messages';
+import type { AnalysisQueueMessage, ToolBuildQueueMessage, WebhookQueueMessage } from './queue-messages';
 import type { CreateConversationEvent, InteractEvent } from './stream-events';
 
 /**
@@ -129,4 +129,11 @@ export const sampleWebhookMessage: WebhookQueueMessage = {
   service_id: sampleIds.service,
   post_processing_type: 'generate-user-models',
   completed_at: '2025-01-01T12:00:05.000Z',
+};
+
+export const sampleToolBuildMessage: ToolBuildQueueMessage = {
+  type: 'tool-version-published',
+  org_id: sampleIds.org,
+  tool_id: '000000000000000000000008',
+  version: '1.0.0',
 };

@@ -36,6 +36,8 @@ export interface Platform {
   outboxDir: string;
   /** Where the platform's table is, for tests that look at what is stored. */
   table: { endpoint: string; region: string; name: string };
+  /** Where the local tool repositories are (one git repository per team), for tests that commit to them. */
+  toolRepositoryRoot: string;
   stop(): Promise<void>;
 }
 
@@ -67,6 +69,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     SUPER_ADMIN_EMAIL: options.superAdminEmail ?? 'admin@localhost',
     SIGNING_KEY_FILE: join(options.stateDir, 'signing-key.json'),
     EMAIL_OUTBOX_DIR: outboxDir,
+    TOOL_REPOSITORY_ROOT: join(options.stateDir, 'tool-repositories'),
+    TOOL_RUNTIME_DIR: join(options.stateDir, 'tool-runtime'),
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     ...options.env,
@@ -106,6 +110,11 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       email: process.env.SUPER_ADMIN_EMAIL as string,
       existing: existing?.org_id === rootOrgId ? existing : undefined,
     });
+    // The root organization's tool repository exists from the first start, seeded with the samples.
+    const { ensureLocalRepository, repositoryName } = await import('#shared/tool/source-repository');
+    const { getOrganization } = await import('#shared/organization/organization-repository');
+    const rootTeam = (await getOrganization(root.org_id))?.devops_team_name ?? null;
+    await ensureLocalRepository(process.env.TOOL_REPOSITORY_ROOT as string, repositoryName(root.org_id, rootTeam, 'team'));
     const credentials: PlatformCredentials = {
       base_url: gateway.baseUrl,
       org_id: root.org_id,
@@ -116,7 +125,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     await writeFile(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     await chmod(credentialsPath, 0o600);
     const table = { endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB as string, region: aws.env.AWS_REGION as string, name: aws.tableName };
-    return { baseUrl: gateway.baseUrl, credentials, outboxDir, table, stop };
+    return { baseUrl: gateway.baseUrl, credentials, outboxDir, table, toolRepositoryRoot: process.env.TOOL_REPOSITORY_ROOT as string, stop };
   } catch (error) {
     await stop();
     throw error;

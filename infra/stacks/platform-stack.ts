@@ -38,7 +38,8 @@ interface Access {
 const access = {
   api: {
     admin: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
-    organization: { table: 'readWrite', signingKey: true },
+    // Deleting an organization erases its tool artifacts from the bucket.
+    organization: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
     agent: { table: 'readWrite', signingKey: true },
     service: { table: 'readWrite', signingKey: true },
     // Writes prompt logs for the model calls it makes (suggestions).
@@ -52,11 +53,14 @@ const access = {
     },
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
+    // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; queues builds.
+    tool: { table: 'readWrite', signingKey: true, sendTo: ['tool-build'], bucket: 'readWrite' },
   },
   workers: {
     analysis: { table: 'readWrite', bucket: 'read', sendTo: ['webhook'], models: true },
     webhook: { table: 'read' },
     simulation: { table: 'readWrite', models: true },
+    'tool-build': { table: 'readWrite', bucket: 'read' },
   },
 } as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access> };
 

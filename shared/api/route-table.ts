@@ -7,6 +7,7 @@ import { conversationStreamOperations } from '../conversation/stream-operations'
 import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
+import { toolOperations } from '../tool/operations';
 import { userOperations } from '../user/operations';
 
 /**
@@ -23,6 +24,7 @@ export const routeOperations = [
   ...roleOperations,
   ...conversationOperations,
   ...conversationStreamOperations,
+  ...toolOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

@@ -10,6 +10,7 @@ import { replacedRoles, roles } from '../role/role-repository';
 import { serviceTags, services } from '../service/service-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { memories } from '../user/memory-repository';
+import { toolInvocations, tools, toolVersions } from '../tool/tool-repository';
 import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
 import type { Entity } from '../data/entity';
@@ -33,6 +34,9 @@ export const entityCatalog: readonly Entity[] = [
   serviceTags,
   ...agents.entities,
   ...stateMachines.entities,
+  toolInvocations,
+  toolVersions,
+  tools,
   users,
   roles,
   replacedRoles,

@@ -6,6 +6,7 @@ export interface Harness {
   credentials: PlatformCredentials;
   outboxDir: string;
   table: Platform['table'];
+  toolRepositoryRoot: string;
 }
 
 declare module 'vitest' {

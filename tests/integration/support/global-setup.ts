@@ -15,7 +15,8 @@ export default async function setup(project: TestProject) {
     rootOrgId: 'root',
     queueVisibilityTimeoutSeconds: 2,
     // The offline model writes at a pace, so tests can see pieces reach the client one by one.
-    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15' },
+    // Tools: short limits, so the sandbox tests reach them quickly.
+    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15', TOOL_TIMEOUT_SECONDS: '3', TOOL_MEMORY_MB: '96' },
     log: (line) => {
       if (process.env.PLATFORM_LOG) console.error(line);
     },
@@ -25,6 +26,7 @@ export default async function setup(project: TestProject) {
     credentials: platform.credentials,
     outboxDir: platform.outboxDir,
     table: platform.table,
+    toolRepositoryRoot: platform.toolRepositoryRoot,
   };
   project.provide('harness', harness);
   return async () => {
