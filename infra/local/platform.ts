@@ -38,6 +38,10 @@ export interface Platform {
   table: { endpoint: string; region: string; name: string };
   /** Where the local tool repositories are (one git repository per team), for tests that commit to them. */
   toolRepositoryRoot: string;
+  /** Where the local tool runtime unpacks deployed tool versions (one directory per organization). */
+  toolRuntimeDir: string;
+  /** The artifact bucket, for tests that look at what is stored outside the table. */
+  artifacts: { endpoint: string; region: string; bucket: string };
   stop(): Promise<void>;
 }
 
@@ -125,7 +129,16 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     await writeFile(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     await chmod(credentialsPath, 0o600);
     const table = { endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB as string, region: aws.env.AWS_REGION as string, name: aws.tableName };
-    return { baseUrl: gateway.baseUrl, credentials, outboxDir, table, toolRepositoryRoot: process.env.TOOL_REPOSITORY_ROOT as string, stop };
+    return {
+      baseUrl: gateway.baseUrl,
+      credentials,
+      outboxDir,
+      table,
+      toolRepositoryRoot: process.env.TOOL_REPOSITORY_ROOT as string,
+      toolRuntimeDir: process.env.TOOL_RUNTIME_DIR as string,
+      artifacts: { endpoint: aws.env.AWS_ENDPOINT_URL_S3 as string, region: aws.env.AWS_REGION as string, bucket: aws.env.ARTIFACT_BUCKET as string },
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

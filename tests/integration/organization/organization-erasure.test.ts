@@ -4,7 +4,11 @@ import { api, apiUrl, eventually, expectStatus } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
-import { storedKeysStartingWith } from '../support/table';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { harness } from '../support/client';
+import { storedKeysStartingWith, storedObjectsStartingWith } from '../support/table';
+import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
 
 /** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
 const createReplacedRole = async (admin: Session): Promise<void> => {
@@ -65,6 +69,12 @@ describe('delete-organization', () => {
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
     expect(paged.body.continuation_token).not.toBeNull();
     await createDpopSession(orgId, user.userId);
+    const toolId = await createTool(admin);
+    await setEnvvars(admin, toolId, [{ name: 'GREETING', value: 'sealed greeting', is_secret: true }]);
+    await invoke(admin, toolId, await publishAndDeploy(admin, toolId, 'samples/greeting'), [{ name: 'Eve' }]);
+    const artifactPrefix = `tools/${orgId}/`;
+    const storedArtifacts = await storedObjectsStartingWith(artifactPrefix);
+    const runtimeDir = join(harness().toolRuntimeDir, orgId);
     const prefix = `ORG#${orgId}#`;
     const stored = new Set((await storedKeysStartingWith(prefix)).map((item) => item.entity));
 
@@ -98,6 +108,10 @@ describe('delete-organization', () => {
         'state-machine',
         'state-machine-name',
         'state-machine-version',
+        'tool',
+        'tool-invocation',
+        'tool-name',
+        'tool-version',
         'user',
         'user-email',
         'user-model',
@@ -108,5 +122,9 @@ describe('delete-organization', () => {
     // minutes after their last use instead.
     const left = (await storedKeysStartingWith(prefix)).filter((item) => !item.pk.startsWith(`${prefix}RATELIMIT#`));
     expect(left).toEqual([]);
+    // Outside the table: the tool's build artifacts and its deployed code (sealed secrets live in the tool record).
+    expect(storedArtifacts).not.toEqual([]);
+    expect(await storedObjectsStartingWith(artifactPrefix)).toEqual([]);
+    expect(existsSync(runtimeDir)).toBe(false);
   });
 });

@@ -7,6 +7,8 @@ export interface Harness {
   outboxDir: string;
   table: Platform['table'];
   toolRepositoryRoot: string;
+  toolRuntimeDir: string;
+  artifacts: Platform['artifacts'];
 }
 
 declare module 'vitest' {

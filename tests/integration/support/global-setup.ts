@@ -27,6 +27,8 @@ export default async function setup(project: TestProject) {
     outboxDir: platform.outboxDir,
     table: platform.table,
     toolRepositoryRoot: platform.toolRepositoryRoot,
+    toolRuntimeDir: platform.toolRuntimeDir,
+    artifacts: platform.artifacts,
   };
   project.provide('harness', harness);
   return async () => {

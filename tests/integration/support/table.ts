@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { harness } from './client';
 
@@ -25,4 +26,18 @@ export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: stri
   for await (const page of pages) found.push(...((page.Items ?? []) as { pk: string; sk: string; entity?: string }[]));
   client.destroy();
   return found;
+};
+
+/** The keys of the artifact bucket's objects under a prefix (tests only). */
+export const storedObjectsStartingWith = async (prefix: string): Promise<string[]> => {
+  const { artifacts } = harness();
+  const client = new S3Client({
+    endpoint: artifacts.endpoint,
+    region: artifacts.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
+  const listed = await client.send(new ListObjectsV2Command({ Bucket: artifacts.bucket, Prefix: prefix }));
+  client.destroy();
+  return (listed.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : []));
 };
