@@ -74,6 +74,24 @@ const recallActiveMemoryRetrieved = z.object({
   queries_and_responses: z.array(z.tuple([z.string(), z.string()])),
 });
 
+const toolCallStarted = z.object({
+  type: z.literal('tool-call-started'),
+  tool_round_index: z.number().int(),
+  tool_id: z.string(),
+  tool_version: z.string(),
+  input_params: z.record(z.string(), z.unknown()),
+});
+
+const toolCallEnded = z.object({
+  type: z.literal('tool-call-ended'),
+  tool_round_index: z.number().int(),
+  tool_id: z.string(),
+  tool_version: z.string(),
+  input_parameters: z.record(z.string(), z.unknown()),
+  result: z.string(),
+  duration: z.number().describe('Seconds.'),
+});
+
 /** The steps of the agent's thinking that this platform reports (a subset of the reference's `Action`). */
 export const agentAction = z.discriminatedUnion('type', [
   actionSelected,
@@ -86,6 +104,8 @@ export const agentAction = z.discriminatedUnion('type', [
   recallStaticQueriesRetrieved,
   recallDynamicQueriesGenerated,
   recallActiveMemoryRetrieved,
+  toolCallStarted,
+  toolCallEnded,
 ]);
 
 export const currentAgentActionEvent = z.object({

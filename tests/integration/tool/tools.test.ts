@@ -1,6 +1,8 @@
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
 import { api } from '../support/client';
+import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import {
   commitProject,
@@ -501,5 +503,65 @@ describe('modify-user-variables', () => {
     expect(users.body.users[0]).toMatchObject({ nonsensitive_variables: { nickname: 'Ace' }, sensitive_variables: ['pin'] });
     expect(users.text).not.toContain('pin-1234');
     expect(missing.status).toBe(400);
+  });
+});
+
+describe('tools in conversations', () => {
+  it('calls the designated tool of a tool-call state before the transition, and records it in the stream, insights and invocations', async () => {
+    // Prepare
+    const session = await admin();
+    const toolId = await createTool(session);
+    await publishAndDeploy(session, toolId, 'samples/greeting');
+    const { serviceId } = await createService(session, toolCallStateMachineVersion(toolId));
+    const { conversationId } = await startConversation(session, { service_id: serviceId });
+
+    // Act
+    const turn = await interact(session, conversationId, 'I said goodbye');
+
+    // Assess
+    const actions = turn.events.filter((event) => event.type === 'current-agent-action').map((event) => event.action as Record<string, unknown>);
+    const started = actions.findIndex((action) => action.type === 'tool-call-started');
+    const transitioned = actions.findIndex((action) => action.type === 'navigate-state-machine-state-transitioned' && action.prev_state === 'triage');
+    expect(started).toBeGreaterThanOrEqual(0);
+    expect(started).toBeLessThan(transitioned);
+    expect(actions.find((action) => action.type === 'tool-call-ended')).toMatchObject({
+      tool_id: toolId,
+      tool_version: '1.0.0',
+      input_parameters: { name: 'I said goodbye' },
+      result: 'Hello, I said goodbye!',
+    });
+    const interactionId = turn.events.at(-1)?.interaction_id as string;
+    const insights = await api(`/v1/${orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, { token: session.token });
+    const fromTriage = (insights.body.state_transition_logs as { previous_state: string; tool_call_logs: unknown[][] }[]).find(
+      (log) => log.previous_state === 'triage',
+    );
+    expect(fromTriage?.tool_call_logs).toEqual([[expect.objectContaining({ tool_id: toolId, tool_version: '1.0.0', output: 'Hello, I said goodbye!' })]]);
+    const invocations = await api(`/v1/${orgId}/tool/invocation`, { token: session.token, query: { conversation_id: conversationId } });
+    expect(invocations.body.tool_invocations[0].invocation_source).toMatchObject({
+      type: 'regular-conversation',
+      conversation_id: conversationId,
+      invocation_metadata: { type: 'tool-call-state', state_name: 'triage' },
+    });
+  });
+
+  it('refuses a state machine version that references a missing tool with 422 naming the state', async () => {
+    // Prepare
+    const session = await admin();
+    const machine = await api(`/v1/${orgId}/organization/service_hierarchical_state_machine`, {
+      token: session.token,
+      body: { state_machine_name: `tools ${Date.now()}` },
+    });
+
+    // Act
+    const version = await api(`/v1/${orgId}/organization/service_hierarchical_state_machine/${machine.body.id}/`, {
+      token: session.token,
+      body: toolCallStateMachineVersion('c'.repeat(24)),
+    });
+
+    // Assess
+    expect(version.status).toBe(422);
+    expect(version.body.detail).toEqual(
+      expect.arrayContaining([expect.objectContaining({ msg: expect.stringContaining("State 'triage' references tool") })]),
+    );
   });
 });
