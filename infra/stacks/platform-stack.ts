@@ -8,6 +8,7 @@ import { DataStore } from '../constructs/data-store';
 import { MessageQueues } from '../constructs/message-queues';
 import { pascalCase } from '../constructs/naming';
 import { Observability } from '../constructs/observability';
+import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
 import { isStreamingGroup, PlatformApi } from '../constructs/platform-api';
 import {
   type BucketAccess,
@@ -32,14 +33,16 @@ interface Access {
   email?: boolean;
   /** Invokes Bedrock models. */
   models?: boolean;
+  /** Deploys and runs tool functions, or deletes them. */
+  tools?: ToolRuntimeAccess;
 }
 
 /** Every function's permissions, in one place. Anything not listed is denied. */
 const access = {
   api: {
     admin: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
-    // Deleting an organization erases its tool artifacts from the bucket.
-    organization: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
+    // Deleting an organization erases its tool artifacts and tool functions.
+    organization: { table: 'readWrite', signingKey: true, bucket: 'readWrite', tools: 'erase' },
     agent: { table: 'readWrite', signingKey: true },
     service: { table: 'readWrite', signingKey: true },
     // Writes prompt logs for the model calls it makes (suggestions).
@@ -54,13 +57,13 @@ const access = {
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
     // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; queues builds.
-    tool: { table: 'readWrite', signingKey: true, sendTo: ['tool-build'], bucket: 'readWrite' },
+    tool: { table: 'readWrite', signingKey: true, sendTo: ['tool-build'], bucket: 'readWrite', tools: 'deploy' },
   },
   workers: {
     analysis: { table: 'readWrite', bucket: 'read', sendTo: ['webhook'], models: true },
     webhook: { table: 'read' },
     simulation: { table: 'readWrite', models: true },
-    'tool-build': { table: 'readWrite', bucket: 'read' },
+    'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy' },
   },
 } as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access> };
 
@@ -121,6 +124,7 @@ export class PlatformStack extends Stack {
     };
     const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;
 
+    const toolRuntime = new ToolRuntime(this, 'ToolRuntime', { stage: settings.stage, repositoryUrl: settings.toolRepositoryUrl });
     const grant = (fn: LambdaFunction, rights: Access): void => {
       if (rights.table) bindTable(fn, data.table, rights.table);
       if (rights.bucket) bindBucket(fn, data.bucket, rights.bucket);
@@ -135,6 +139,7 @@ export class PlatformStack extends Stack {
         if (settings.signInBurst) fn.addEnvironment('SIGN_IN_BURST', settings.signInBurst);
       }
       if (rights.models) bindModelInvocation(fn);
+      if (rights.tools) toolRuntime.bind(fn, rights.tools);
     };
 
     const apiFunctions = new Map<EndpointGroup, LambdaFunction>();
