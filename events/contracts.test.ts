@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { analysisQueueMessage, postProcessingEventId, webhookQueueMessage } from './queue-messages';
+import { analysisQueueMessage, postProcessingEventId, toolBuildQueueMessage, webhookQueueMessage } from './queue-messages';
 import {
   sampleAnalysisMessage,
   sampleCreateConversationStream,
   sampleErrorEvent,
   sampleIds,
   sampleInteractStream,
+  sampleToolBuildMessage,
   sampleWebhookMessage,
   sampleWebhookMessages,
 } from './samples';
@@ -36,11 +37,12 @@ describe('stream events', () => {
 });
 
 describe('queue messages', () => {
-  it('accepts the sample analysis and webhook messages', () => {
+  it('accepts the sample analysis, webhook and tool-build messages', () => {
     // Act / Assess
     expect(analysisQueueMessage.parse(sampleAnalysisMessage)).toEqual(sampleAnalysisMessage);
     expect(webhookQueueMessage.parse(sampleWebhookMessage)).toEqual(sampleWebhookMessage);
     for (const message of sampleWebhookMessages) expect(webhookQueueMessage.parse(message)).toEqual(message);
+    expect(toolBuildQueueMessage.parse(sampleToolBuildMessage)).toEqual(sampleToolBuildMessage);
   });
 
   it('derives the same 24-hex event id for the same completion and another for another type', () => {

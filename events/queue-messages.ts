@@ -97,6 +97,19 @@ export const webhookQueueMessage = z.discriminatedUnion('type', [
   webhookDeliveryAttemptMessage,
 ]);
 
+/**
+ * Tool-build queue (`TOOL_BUILD_QUEUE_URL`): a tool version was published and built; the builder
+ * deploys it to the tool runtime. Idempotent per version: a deployed version is not redeployed.
+ */
+export const toolVersionPublishedMessage = z.object({
+  type: z.literal('tool-version-published'),
+  org_id: z.string(),
+  tool_id: z.string(),
+  version: z.string().regex(/^\d+\.\d+\.\d+$/),
+});
+
+export const toolBuildQueueMessage = z.discriminatedUnion('type', [toolVersionPublishedMessage]);
+
 /** The id of a post-processing-complete event: the same for every send of the same completion. */
 export const postProcessingEventId = (orgId: string, conversationId: string, type: PostProcessingType): string =>
   createHash('sha256').update(`${orgId}\u0000${conversationId}\u0000${type}`).digest('hex').slice(0, 24);
@@ -109,3 +122,4 @@ export type WebhookQueueMessage = z.infer<typeof webhookQueueMessage>;
 export type WebhookEvent = z.infer<typeof webhookEvent>;
 export type WebhookDeliveryAttemptMessage = z.infer<typeof webhookDeliveryAttemptMessage>;
 export type FrameworkResourceType = z.infer<typeof frameworkResourceType>;
+export type ToolBuildQueueMessage = z.infer<typeof toolBuildQueueMessage>;

@@ -1,4 +1,4 @@
-import type { AnalysisQueueMessage, WebhookQueueMessage } from './queue-messages';
+import type { AnalysisQueueMessage, ToolBuildQueueMessage, WebhookQueueMessage } from './queue-messages';
 import type { CreateConversationEvent, InteractEvent } from './stream-events';
 
 /**
@@ -160,3 +160,10 @@ export const sampleWebhookMessages: WebhookQueueMessage[] = [
     attempt: 2,
   },
 ];
+
+export const sampleToolBuildMessage: ToolBuildQueueMessage = {
+  type: 'tool-version-published',
+  org_id: sampleIds.org,
+  tool_id: '000000000000000000000008',
+  version: '1.0.0',
+};

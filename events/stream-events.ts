@@ -101,6 +101,24 @@ const navigateDynamicBehaviorOverride = z.object({
   ...dynamicBehaviorOverride,
 });
 
+const toolCallStarted = z.object({
+  type: z.literal('tool-call-started'),
+  tool_round_index: z.number().int(),
+  tool_id: z.string(),
+  tool_version: z.string(),
+  input_params: z.record(z.string(), z.unknown()),
+});
+
+const toolCallEnded = z.object({
+  type: z.literal('tool-call-ended'),
+  tool_round_index: z.number().int(),
+  tool_id: z.string(),
+  tool_version: z.string(),
+  input_parameters: z.record(z.string(), z.unknown()),
+  result: z.string(),
+  duration: z.number().describe('Seconds.'),
+});
+
 /** The steps of the agent's thinking that this platform reports (a subset of the reference's `Action`). */
 export const agentAction = z.discriminatedUnion('type', [
   actionSelected,
@@ -118,6 +136,8 @@ export const agentAction = z.discriminatedUnion('type', [
   dynamicBehaviorSelected,
   engageUserDynamicBehaviorOverride,
   navigateDynamicBehaviorOverride,
+  toolCallStarted,
+  toolCallEnded,
 ]);
 
 export const currentAgentActionEvent = z.object({

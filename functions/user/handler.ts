@@ -19,6 +19,7 @@ import {
   deleteUserFor,
   inviteUser,
   listUsersFor,
+  modifyUserVariablesFor,
   searchUsersFor,
   updateUserFor,
   verifyUserEmail,
@@ -113,6 +114,10 @@ export const handler = httpHandler(
     }),
     'update-user-info': update,
     'update-user-info-deprecated': update,
+    'modify-user-variables': async ({ path, body, caller }) => {
+      await modifyUserVariablesFor(caller, path.organization, path.requested_user_id, body);
+      return undefined;
+    },
     'delete-user': async ({ path, caller }) => {
       await deleteUserFor(caller, path.organization, path.requested_user_id);
       return undefined;

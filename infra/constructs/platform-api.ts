@@ -72,10 +72,19 @@ export class PlatformApi extends Construct {
       removalPolicy: props.logRemovalPolicy,
     });
     const bodyTypes = new Set(props.operations.map((operation) => operation.request.bodyType));
-    const binaryTypes = [...bodyTypes].flatMap((type) => {
-      const mediaType = type && binaryMediaTypes[type];
-      return mediaType ? [mediaType] : [];
-    });
+    // Binary answers (the tool scaffold's tar.gz) are decoded from base64 for clients accepting their type.
+    const binaryResponseTypes = props.operations.flatMap(({ response }) =>
+      response.contentType && !response.contentType.includes('json') ? [response.contentType] : [],
+    );
+    const binaryTypes = [
+      ...new Set([
+        ...[...bodyTypes].flatMap((type) => {
+          const mediaType = type && binaryMediaTypes[type];
+          return mediaType ? [mediaType] : [];
+        }),
+        ...binaryResponseTypes,
+      ]),
+    ];
 
     this.restApi = new RestApi(this, 'Api', {
       restApiName: Stack.of(this).stackName,

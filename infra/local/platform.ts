@@ -42,6 +42,10 @@ export interface Platform {
   table: { endpoint: string; region: string; name: string };
   /** Where the artifact bucket is (s3rver's built-in key `S3RVER`), for tests that look at stored objects. */
   bucket: { endpoint: string; region: string; name: string };
+  /** Where the local tool repositories are (one git repository per team), for tests that commit to them. */
+  toolRepositoryRoot: string;
+  /** Where the local tool runtime unpacks deployed tool versions (one directory per organization). */
+  toolRuntimeDir: string;
   stop(): Promise<void>;
 }
 
@@ -76,6 +80,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     // Developers receive webhooks on their own machine: http:// and loopback destinations are allowed.
     WEBHOOK_ALLOW_LOCAL_DESTINATIONS: 'true',
     EMAIL_OUTBOX_DIR: outboxDir,
+    TOOL_REPOSITORY_ROOT: join(options.stateDir, 'tool-repositories'),
+    TOOL_RUNTIME_DIR: join(options.stateDir, 'tool-runtime'),
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     ...options.env,
@@ -129,6 +135,11 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       email: process.env.SUPER_ADMIN_EMAIL as string,
       existing: existing?.org_id === rootOrgId ? existing : undefined,
     });
+    // The root organization's tool repository exists from the first start, seeded with the samples.
+    const { ensureLocalRepository, repositoryName } = await import('#shared/tool/source-repository');
+    const { getOrganization } = await import('#shared/organization/organization-repository');
+    const rootTeam = (await getOrganization(root.org_id))?.devops_team_name ?? null;
+    await ensureLocalRepository(process.env.TOOL_REPOSITORY_ROOT as string, repositoryName(root.org_id, rootTeam, 'team'));
     const credentials: PlatformCredentials = {
       base_url: gateway.baseUrl,
       org_id: root.org_id,
@@ -140,7 +151,17 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     await chmod(credentialsPath, 0o600);
     const table = { endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB as string, region: aws.env.AWS_REGION as string, name: aws.tableName };
     const bucket = { endpoint: aws.env.AWS_ENDPOINT_URL_S3 as string, region: aws.env.AWS_REGION as string, name: aws.bucket };
-    return { baseUrl: gateway.baseUrl, credentials, outboxDir, table, bucket, awsEnv: aws.env, stop };
+    return {
+      baseUrl: gateway.baseUrl,
+      credentials,
+      outboxDir,
+      table,
+      bucket,
+      awsEnv: aws.env,
+      toolRepositoryRoot: process.env.TOOL_REPOSITORY_ROOT as string,
+      toolRuntimeDir: process.env.TOOL_RUNTIME_DIR as string,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

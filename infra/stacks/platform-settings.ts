@@ -19,6 +19,8 @@ export interface DeploymentSettings {
   alarmEmail: string | undefined;
   /** Successful sign-ins a key and user may make at once (`SIGN_IN_BURST`). */
   signInBurst: string | undefined;
+  /** The tool repository over HTTPS, `{repository}` standing for the team's name (`TOOL_REPOSITORY_URL`). */
+  toolRepositoryUrl: string | undefined;
 }
 
 export interface PlatformSettings extends DeploymentSettings {
@@ -92,5 +94,6 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     signInRedirectOrigins: optionalText(node, 'signInRedirectOrigins'),
     alarmEmail: optionalText(node, 'alarmEmail'),
     signInBurst: optionalPositiveInteger(node, 'signInBurst'),
+    toolRepositoryUrl: optionalText(node, 'toolRepositoryUrl'),
   };
 };

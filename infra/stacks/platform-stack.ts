@@ -10,6 +10,7 @@ import { DataStore } from '../constructs/data-store';
 import { MessageQueues } from '../constructs/message-queues';
 import { pascalCase } from '../constructs/naming';
 import { Observability } from '../constructs/observability';
+import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
 import { isStreamingGroup, PlatformApi } from '../constructs/platform-api';
 import {
   type BucketAccess,
@@ -36,6 +37,8 @@ interface Access {
   models?: boolean;
   /** Reads the key that seals stored secrets (webhook signing secrets). */
   sealingKey?: boolean;
+  /** Deploys and runs tool functions, or deletes them. */
+  tools?: ToolRuntimeAccess;
 }
 
 /** Every function's permissions, in one place. Anything not listed is denied. */
@@ -44,8 +47,8 @@ const access = {
     admin: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
     // Streams the prompt-log zip.
     'admin-stream': { table: 'readWrite', signingKey: true, bucket: 'read' },
-    // Deleting an organization erases its prompt logs.
-    organization: { table: 'readWrite', signingKey: true, bucket: 'readWrite' },
+    // Deleting an organization erases its prompt logs, tool artifacts and tool functions.
+    organization: { table: 'readWrite', signingKey: true, bucket: 'readWrite', tools: 'erase' },
     // Announce agent-framework changes to webhooks.
     agent: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
     service: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
@@ -65,12 +68,15 @@ const access = {
     // Writes the prompt logs of the judge calls it makes.
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
     webhook: { table: 'readWrite', signingKey: true, sealingKey: true },
+    // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; queues builds.
+    tool: { table: 'readWrite', signingKey: true, sendTo: ['tool-build'], bucket: 'readWrite', tools: 'deploy' },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
     analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
     webhook: { table: 'readWrite', sendTo: ['webhook'], sealingKey: true },
     simulation: { table: 'readWrite', models: true },
+    'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy' },
   },
   schedules: {
     'api-key-expiration': { table: 'readWrite', sendTo: ['webhook'] },
@@ -137,6 +143,7 @@ export class PlatformStack extends Stack {
     };
     const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;
 
+    const toolRuntime = new ToolRuntime(this, 'ToolRuntime', { stage: settings.stage, repositoryUrl: settings.toolRepositoryUrl });
     const grant = (fn: LambdaFunction, rights: Access): void => {
       if (rights.table) bindTable(fn, data.table, rights.table);
       if (rights.bucket) bindBucket(fn, data.bucket, rights.bucket);
@@ -152,6 +159,7 @@ export class PlatformStack extends Stack {
       }
       if (rights.models) bindModelInvocation(fn);
       if (rights.sealingKey) bindSecret(fn, data.sealingKey, 'SEALING_KEY_SECRET_ARN');
+      if (rights.tools) toolRuntime.bind(fn, rights.tools);
     };
 
     const apiFunctions = new Map<EndpointGroup, LambdaFunction>();

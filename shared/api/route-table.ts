@@ -9,6 +9,7 @@ import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
+import { toolOperations } from '../tool/operations';
 import { userOperations } from '../user/operations';
 import { webhookOperations } from '../webhook/operations';
 
@@ -30,6 +31,7 @@ export const routeOperations = [
   ...dynamicBehaviorSetOperations,
   ...metricOperations,
   ...webhookOperations,
+  ...toolOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

@@ -96,6 +96,17 @@ const buildRing = async (material: KeyMaterial): Promise<KeyRing> => {
   return { current, verification: [{ kid, jwk: current.publicJwk }, ...previous] };
 };
 
+/**
+ * The secret behind the signing key (its seed, or the private scalar), from which other keys
+ * of the deployment are derived (`secret-box.ts`), so they need no secret of their own.
+ */
+export const rootKeySecret = async (): Promise<string> => {
+  const material = await loadMaterial();
+  const secret = material.seed ?? material.private_jwk?.d;
+  if (!secret) throw new Error('The signing key material has neither private_jwk nor seed.');
+  return secret;
+};
+
 let ring: Promise<KeyRing> | undefined;
 
 /** The process's key ring, loaded once. A failed load is retried by the next caller. */

@@ -3,8 +3,8 @@ import type { StateMachineVersionBody, ToolCallSpec } from '../state-machine/sch
 
 /** State machines that use what the engine does not support yet, for tests of its refusals. */
 
-export const sampleToolCallSpec = (): ToolCallSpec => ({
-  tool_id: 'b'.repeat(24),
+export const sampleToolCallSpec = (toolId = 'b'.repeat(24)): ToolCallSpec => ({
+  tool_id: toolId,
   version_constraint: '>=1',
   additional_instruction: 'Look the order up.',
   audio_fillers: [],
@@ -13,7 +13,7 @@ export const sampleToolCallSpec = (): ToolCallSpec => ({
 });
 
 /** The sample machine with its decision state `triage` replaced by a tool-call state. */
-export const toolCallStateMachineVersion = (): StateMachineVersionBody => {
+export const toolCallStateMachineVersion = (toolId?: string): StateMachineVersionBody => {
   const base = sampleStateMachineVersion();
   return {
     ...base,
@@ -23,7 +23,8 @@ export const toolCallStateMachineVersion = (): StateMachineVersionBody => {
             type: 'tool-call',
             name: 'triage',
             next_state: 'help',
-            designated_tool: sampleToolCallSpec(),
+            // A tool-call state's result must be kept.
+            designated_tool: { ...sampleToolCallSpec(toolId), result_persistence: 'persisted' },
             designated_tool_call_params_generation_audio_fillers: [],
             designated_tool_call_params_generation_audio_filler_triggered_after: 3,
             designated_tool_call_objective: 'Find the order.',
@@ -38,12 +39,12 @@ export const toolCallStateMachineVersion = (): StateMachineVersionBody => {
 };
 
 /** The sample machine whose initial state `greet` offers a tool, so even the opening fails. */
-export const toolInInitialStateMachineVersion = (): StateMachineVersionBody => {
+export const toolInInitialStateMachineVersion = (toolId?: string): StateMachineVersionBody => {
   const base = sampleStateMachineVersion();
   return {
     ...base,
     states: base.states.map((state) =>
-      state.name === 'greet' && state.type === 'action' ? { ...state, action_tool_call_specs: [sampleToolCallSpec()] } : state,
+      state.name === 'greet' && state.type === 'action' ? { ...state, action_tool_call_specs: [sampleToolCallSpec(toolId)] } : state,
     ),
   };
 };

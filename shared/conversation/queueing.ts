@@ -1,5 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { AnalysisQueueMessage, WebhookQueueMessage } from '../../events/queue-messages';
+import type { AnalysisQueueMessage, ToolBuildQueueMessage, WebhookQueueMessage } from '../../events/queue-messages';
 import type { WorkerName } from '../kernel/operation';
 import { sqs } from '../aws/clients';
 import { config } from '../kernel/config';
@@ -24,3 +24,6 @@ export const queueAnalysis = (message: AnalysisQueueMessage): Promise<void> => s
  */
 export const queueWebhookEvent = (message: WebhookQueueMessage, delaySeconds = 0): Promise<void> =>
   send('webhook', message, delaySeconds);
+
+/** Puts a published tool version on the tool-build queue, for the builder to deploy. */
+export const queueToolBuild = (message: ToolBuildQueueMessage): Promise<void> => send('tool-build', message);

@@ -6,6 +6,8 @@ import { recentMessages } from './message-repository';
 import { getStateMachineVersion } from '../state-machine/state-machine-repository';
 import { getUserModels } from '../user/user-model-repository';
 import { getUser } from '../user/user-repository';
+import { userVariablesOf } from '../user/users';
+import { callConversationTool, type ConversationToolContext, resolveToolCalls } from '../tool/conversation-tools';
 import { NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
@@ -112,6 +114,16 @@ export const engineDependencies = (
   signal: AbortSignal | undefined,
 ): EngineDependencies => {
   const preferences = conversation.version_set_info.llm_model_preferences as LlmModelPreferences;
+  const toolContext: ConversationToolContext = {
+    orgId: conversation.org_id,
+    userId: conversation.user_id,
+    conversationId: conversation.id,
+    stateMachine: conversation.version_set_info.service_hierarchical_state_machine_version_info,
+    userVariables: async () => {
+      const user = await getUser(conversation.org_id, conversation.user_id);
+      return user ? userVariablesOf(user) : { nonsensitive_user_variables: {}, sensitive_user_variables: {} };
+    },
+  };
   return {
     model: (purpose) => {
       const resolved = resolveModel(preferences, purpose);
@@ -121,5 +133,7 @@ export const engineDependencies = (
     dynamicBehaviors: behaviorSourceFor(conversation.org_id, conversation.service_id, signal),
     newId: () => newId(),
     signal,
+    resolveToolCalls: (specs) => resolveToolCalls(conversation.org_id, specs),
+    callTool: (request) => callConversationTool(toolContext, request),
   };
 };

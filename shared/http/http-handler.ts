@@ -243,6 +243,9 @@ export const httpHandler = (implementations: readonly Implementation[]) => {
         const { implementation, result } = await dispatch(implementations, event, context, headers, signal);
         const { status, contentType } = implementation.operation.response;
         if (status === 204 || result === undefined) return { statusCode: status, headers, body: '' };
+        if (Buffer.isBuffer(result)) {
+          return { statusCode: status, headers: { 'content-type': contentType ?? 'application/octet-stream', ...headers }, body: result.toString('base64'), isBase64Encoded: true };
+        }
         if (contentType && contentType !== 'application/json') {
           return {
             statusCode: status,

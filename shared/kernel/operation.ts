@@ -20,11 +20,12 @@ export const endpointGroups = [
   'dynamic-behavior-set',
   'metric',
   'webhook',
+  'tool',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 
 /** Queue workers. Each is one Lambda function (`functions/workers/<name>.ts`). */
-export const workerNames = ['analysis', 'webhook', 'simulation'] as const;
+export const workerNames = ['analysis', 'webhook', 'simulation', 'tool-build'] as const;
 export type WorkerName = (typeof workerNames)[number];
 
 /** How the caller must authenticate. */

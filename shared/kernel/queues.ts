@@ -25,7 +25,7 @@ const queue = (
   hasConsumer: boolean,
 ): QueueDefinition => ({
   worker,
-  urlEnv: `${worker.toUpperCase()}_QUEUE_URL`,
+  urlEnv: `${worker.toUpperCase().replaceAll('-', '_')}_QUEUE_URL`,
   consumerTimeoutSeconds,
   visibilityTimeoutSeconds: consumerTimeoutSeconds * 6,
   maxReceiveCount: 3,
@@ -38,6 +38,8 @@ export const queueDefinitions: readonly QueueDefinition[] = [
   queue('analysis', 120, 5, 10, true),
   queue('webhook', 30, 10, 10, true),
   queue('simulation', 300, 1, 5, false),
+  // Deploys one published tool version per message (Lambda function updates take up to minutes).
+  queue('tool-build', 600, 1, 5, true),
 ];
 
 export const queueDefinition = (worker: WorkerName): QueueDefinition => {

@@ -222,16 +222,23 @@ describe('deterministic model', () => {
     await expect(choice).rejects.toMatchObject({ name: 'LlmError', retryable: false });
   });
 
-  it('never calls a tool and answers with its reply instead', async () => {
+  it('calls the tools whose required parameters the latest message fills, and answers with its reply too', async () => {
     // Prepare
     const model = createDeterministicModel();
-    const tools = [{ name: 'lookup_order', description: 'Look up an order', inputSchema: { type: 'object' } }];
+    const tools = [
+      { name: 'lookup_order', description: 'Look up an order', inputSchema: { type: 'object', properties: { number: { type: 'integer' } }, required: ['number'] } },
+      { name: 'find_store', description: 'Find a store', inputSchema: { type: 'object', properties: { open: { type: 'boolean' }, city: { type: 'string', enum: ['Paris', 'Oslo'] } } } },
+      { name: 'needs_flag', description: 'Needs a date', inputSchema: { type: 'object', properties: { date: { type: 'object' } }, required: ['date'] } },
+    ];
 
     // Act
-    const result = await model.callTools({ ...request([user('Look up order 12')]), tools });
+    const result = await model.callTools({ ...request([user('Look up order 12 from Oslo')]), tools });
 
     // Assess
-    expect(result.toolCalls).toEqual([]);
-    expect(result.text).toContain('"Look up order 12"');
+    expect(result.toolCalls).toEqual([
+      { name: 'lookup_order', input: { number: 12 } },
+      { name: 'find_store', input: { open: true, city: 'Oslo' } },
+    ]);
+    expect(result.text).toContain('"Look up order 12 from Oslo"');
   });
 });

@@ -148,6 +148,34 @@ const choose = (request: ChooseOptionRequest): LlmChoice => {
   };
 };
 
+interface ParameterSchema {
+  type?: string;
+  enum?: unknown[];
+}
+
+/**
+ * Rule-based parameter filling from what the user said, for a tool's JSON Schema: a string gets
+ * the message itself (an enum, the first value the message names, else the first value), a number
+ * the first number in the message, a boolean `true`. Undefined when a required parameter cannot
+ * be filled, so the tool is not called.
+ */
+export const fillParameters = (inputSchema: Record<string, unknown>, said: string): Record<string, unknown> | undefined => {
+  const properties = (inputSchema.properties ?? {}) as Record<string, ParameterSchema>;
+  const required = new Set((inputSchema.required ?? []) as string[]);
+  const number = /-?\d+(\.\d+)?/.exec(said)?.[0];
+  const input: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    let value: unknown;
+    if (property.enum) value = property.enum.find((option) => said.toLowerCase().includes(String(option).toLowerCase())) ?? property.enum[0];
+    else if (property.type === 'string') value = said.trim() === '' ? undefined : said.trim();
+    else if (property.type === 'number' || property.type === 'integer') value = number === undefined ? undefined : property.type === 'integer' ? Math.trunc(Number(number)) : Number(number);
+    else if (property.type === 'boolean') value = true;
+    if (value !== undefined) input[name] = value;
+    else if (required.has(name)) return undefined;
+  }
+  return input;
+};
+
 /**
  * A deterministic, rule-based offline model for development and tests. It is NOT a language
  * model: it reads the same system prompt a real model would (see {@link parseSystemPrompt}) and
@@ -160,7 +188,8 @@ const choose = (request: ChooseOptionRequest): LlmChoice => {
  * - `chooseOption` picks the option whose description shares the most words with the latest
  *   user message; farewells match options about ending, and without any match an option about
  *   continuing (else the first) is taken.
- * - `callTools` never calls a tool: it answers with the same text `streamText` would.
+ * - `callTools` calls every offered tool whose required parameters it can fill from the latest
+ *   user message (see {@link fillParameters}), and answers with the same text `streamText` would.
  * - `generateObject` answers only a metric judge prompt (`judge-prompt.ts`), by the rules of
  *   `judgeByRules` (`deterministic-judge.ts`); it reports no token use.
  */
@@ -188,7 +217,12 @@ export const createDeterministicModel = (options: DeterministicModelOptions = {}
     },
     callTools: async (request): Promise<CallToolsResult> => {
       request.signal?.throwIfAborted();
-      return { text: reply(request).text, toolCalls: [] };
+      const said = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
+      const toolCalls = request.tools.flatMap((tool) => {
+        const input = fillParameters(tool.inputSchema, said);
+        return input ? [{ name: tool.name, input }] : [];
+      });
+      return { text: reply(request).text, toolCalls };
     },
     generateObject: async (request): Promise<GenerateObjectResult> => {
       request.signal?.throwIfAborted();

@@ -14,6 +14,7 @@ import { stateMachines } from '../state-machine/state-machine-repository';
 import { memories } from '../user/memory-repository';
 import { metricCounts, metrics } from '../metric/metric-repository';
 import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
+import { toolInvocations, tools, toolVersions } from '../tool/tool-repository';
 import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
 import type { Entity } from '../data/entity';
@@ -56,6 +57,9 @@ export const entityCatalog: readonly Entity[] = [
   metricsWithResultsMarks,
   ...metrics.entities,
   metricCounts,
+  toolInvocations,
+  toolVersions,
+  tools,
   users,
   roles,
   replacedRoles,

@@ -2,6 +2,7 @@ import type { Caller } from '../kernel/caller';
 import { hasPermission, requirePermission } from '../kernel/permissions';
 import { config } from '../kernel/config';
 import { eraseOrganizationData } from './entity-catalog';
+import { eraseOrganizationTools } from '../tool/erasure';
 import { type BrandingImage, getOrganization, markOrganizationDeleted, organizationCreateItems, requireOrganization, updateOrganization } from './organization-repository';
 import { roleCreateItem } from '../role/role-repository';
 import { transactWrite } from '../data/table';
@@ -192,5 +193,6 @@ export const deleteOrganizationFor = async (caller: Caller, orgId: string): Prom
   if (!organization) throw new NotFoundError(`Organization ${orgId} does not exist.`);
   await markOrganizationDeleted(orgId, nowIso());
   forgetPrincipals(orgId);
+  await eraseOrganizationTools(orgId);
   await eraseOrganizationData(orgId);
 };

@@ -9,6 +9,7 @@ import { newId, nowIso } from '../kernel/ids';
 import type { StateMachineVersionBody, StateMachineVersionRecord } from './schemas';
 import { type ReferencedMachineResolver, validateStateMachineGraph } from './validate-graph';
 import { announceFrameworkResourceChange } from '../webhook/events';
+import { toolReferenceProblems } from '../tool/tool-references';
 
 export const stateMachineAttributes = (machine: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) =>
   versionedAttributes(machine, 'service_hierarchical_state_machine_id');
@@ -67,7 +68,7 @@ export const createStateMachineVersion = async (
   requireOnHead(options.caller, 'Organization:CreateServiceHierarchicalStateMachineVersion', machineAccess)(
     await stateMachines.getExisting(orgId, machineId),
   );
-  const problems = validateStateMachineGraph(body, await referencedMachines(orgId, body));
+  const problems = [...validateStateMachineGraph(body, await referencedMachines(orgId, body)), ...(await toolReferenceProblems(orgId, body))];
   const graphProblems = problems.filter((problem) => problem.type !== 'referenced_machine_not_found');
   if (graphProblems.length > 0) throw new ValidationError(problems);
   if (problems.length > 0) throw new BadRequestError(problems.map((problem) => problem.msg).join(' '));

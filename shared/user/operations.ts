@@ -254,6 +254,34 @@ export const updateUserInfoOperation = defineOperation({
   response: { status: 204 },
 });
 
+const userVariableName = z.string().trim().min(1).max(64).regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
+
+export const modifyUserVariablesOperation = defineOperation({
+  operationId: 'modify-user-variables',
+  method: 'POST',
+  path: '/v1/{organization}/user/{requested_user_id}/variable',
+  group: 'user',
+  tag: 'User',
+  summary: 'Modify the variables of a user (given to tools during invocation)',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: userPath,
+    headers: commonHeaders,
+    body: z.object({
+      upserts: z
+        .array(z.object({ name: userVariableName, value: z.string().min(1).max(255), is_secret: z.boolean() }))
+        .max(40)
+        .default([]),
+      deletes: z
+        .array(z.object({ name: userVariableName }))
+        .max(40)
+        .default([]),
+    }),
+  },
+  response: { status: 204 },
+});
+
 export const updateUserInfoDeprecatedOperation = deprecatedAlias(updateUserInfoOperation, {
   operationId: 'update-user-info-deprecated',
   path: '/v1/{organization}/user/{requested_user_id}/user',
@@ -324,6 +352,7 @@ export const userOperations = [
   searchUsersOperation,
   updateUserInfoOperation,
   updateUserInfoDeprecatedOperation,
+  modifyUserVariablesOperation,
   deleteUserOperation,
   getUserModelOperation,
   getMemoriesOperation,

@@ -1,6 +1,7 @@
 import type { Caller } from '../kernel/caller';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { signToken, verifyToken } from '../auth/tokens';
+import { openSecrets, sealSecret, sealSecrets } from '../auth/secret-box';
 import { getOrganization, requireOrganization } from '../organization/organization-repository';
 import type { Paged } from '../data/paging';
 import { getRoleByName } from '../role/role-repository';
@@ -16,7 +17,7 @@ import {
   type UserRecord,
   type UserSortField,
 } from './user-repository';
-import { ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
 import { compareBySortEntries, fieldValue, type SortEntry } from '../kernel/list-params';
 import { newId, nowIso } from '../kernel/ids';
 import { sendEmail } from '../aws/email';
@@ -127,7 +128,7 @@ export const inviteUser = async (
     verified: false,
     preferences: input.user_preferences ?? organization.default_user_preferences,
     nonsensitiveVariables: input.nonsensitive_user_variables,
-    sensitiveVariables: input.sensitive_user_variables,
+    sensitiveVariables: await sealSecrets(orgId, input.sensitive_user_variables ?? {}),
   });
   await createUser(user);
   const { token } = await signToken({
@@ -294,6 +295,51 @@ export const updateUserFor = async (caller: Caller, orgId: string, userId: strin
     updated_at: nowIso(),
   }));
 };
+
+/** The reference's limits on a user's variables. */
+export const maxUserVariables = 20;
+
+/**
+ * Upserts and deletes a user's variables. Sensitive values are sealed (`secret-box.ts`) and never
+ * answered; a name is either sensitive or not, so upserting it under the other kind moves it.
+ */
+export const modifyUserVariablesFor = async (
+  caller: Caller,
+  orgId: string,
+  userId: string,
+  changes: { upserts: { name: string; value: string; is_secret: boolean }[]; deletes: { name: string }[] },
+): Promise<void> => {
+  await requireVisibleUser(caller, orgId, userId, 'User:UpdateUserInfo');
+  const sealed = await Promise.all(
+    changes.upserts.map(async (upsert) => ({ ...upsert, value: upsert.is_secret ? await sealSecret(orgId, upsert.value) : upsert.value })),
+  );
+  await mutateUser(orgId, userId, (user) => {
+    const nonsensitive = { ...user.nonsensitive_variables };
+    const sensitive = { ...user.sensitive_variables };
+    for (const { name } of changes.deletes) {
+      if (!Object.hasOwn(nonsensitive, name) && !Object.hasOwn(sensitive, name)) {
+        throw new BadRequestError(`The variable ${name} does not exist.`);
+      }
+      delete nonsensitive[name];
+      delete sensitive[name];
+    }
+    for (const upsert of sealed) {
+      delete nonsensitive[upsert.name];
+      delete sensitive[upsert.name];
+      (upsert.is_secret ? sensitive : nonsensitive)[upsert.name] = upsert.value;
+    }
+    if (Object.keys(nonsensitive).length > maxUserVariables || Object.keys(sensitive).length > maxUserVariables) {
+      throw new BadRequestError(`A user has at most ${maxUserVariables} nonsensitive and ${maxUserVariables} sensitive variables.`);
+    }
+    return { ...user, nonsensitive_variables: nonsensitive, sensitive_variables: sensitive, updated_at: nowIso() };
+  });
+};
+
+/** A user's variables as tools receive them, sensitive ones opened. */
+export const userVariablesOf = async (user: UserRecord) => ({
+  nonsensitive_user_variables: user.nonsensitive_variables,
+  sensitive_user_variables: await openSecrets(user.org_id, user.sensitive_variables),
+});
 
 export const deleteUserFor = async (caller: Caller, orgId: string, userId: string): Promise<void> => {
   const target = await requireVisibleUser(caller, orgId, userId, 'User:DeleteUser');

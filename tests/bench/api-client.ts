@@ -130,8 +130,8 @@ export const createUser = async (admin: Session, credentials: PlatformCredential
   return signIn(admin.baseUrl, admin.orgId, credentials, invited.user_id as string);
 };
 
-/** An active service over a new agent and the sample state machine (greet → triage → help or goodbye). */
-export const createService = async (admin: Session): Promise<string> => {
+/** An active service over a new agent and the sample state machine (greet → triage → help or goodbye) unless another is given. */
+export const createService = async (admin: Session, machineVersion: unknown = sampleStateMachineVersion()): Promise<string> => {
   const { baseUrl, orgId, token } = admin;
   const suffix = randomBytes(4).toString('hex');
   const base = `/v1/${orgId}/organization`;
@@ -148,7 +148,7 @@ export const createService = async (admin: Session): Promise<string> => {
     baseUrl,
     'create state machine version',
     `${base}/service_hierarchical_state_machine/${machine.id}/`,
-    { token, body: sampleStateMachineVersion() },
+    { token, body: machineVersion },
     201,
   );
   const service = await call(

@@ -114,7 +114,7 @@ const helpRequests = [
   'Please help me update the invoice details',
 ];
 
-const percentiles = (values: number[]): Percentiles => {
+export const percentiles = (values: number[]): Percentiles => {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
   return { count: sorted.length, p50: rank(50), p99: rank(99), max: sorted.at(-1) ?? Number.NaN };

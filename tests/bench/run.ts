@@ -1,6 +1,7 @@
 import { measureConversations, printConversationFigures } from './conversations';
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
+import { measureTools, printToolFigures } from './tools';
 
 /** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
 console.log('Lambda bundles (target: < 1 MB minified, cold init < 250 ms)\n');
@@ -14,3 +15,6 @@ console.log(matchingOk ? '\nThe matching target is met.' : '\nThe matching targe
 console.log('\nConversations (targets: each fragment within 10 ms of being produced; zero errors under load)\n');
 const conversationsOk = printConversationFigures(await measureConversations());
 console.log(conversationsOk ? '\nAll conversation targets met.' : '\nSome conversation targets missed (see above).');
+
+console.log('\nTools (local runtime: a child process per run)\n');
+printToolFigures(await measureTools());

@@ -3,6 +3,7 @@ import type { CurrentAgentActionEvent, NewMessageEvent, VersionInfo } from '../.
 import type { AgentVersionContent } from '../../agent/schemas';
 import type { BehaviorAction } from '../../dynamic-behavior-set/schemas';
 import type { ResolvedModel } from '../../llm/registry';
+import type { LlmTool } from '../../llm/provider';
 import type { ActionState, State, StateMachineVersionBody, ToolCallSpec } from '../../state-machine/schemas';
 import type { ReflectionEntry, StateTransitionLog, toolCallLog, WorkingMemoryEntry } from '../schemas';
 
@@ -23,7 +24,22 @@ export interface HistoryEntry {
 export interface ToolCallRequest {
   state: State;
   spec: ToolCallSpec;
+  /** The resolved tool, as `resolveToolCalls` gave it. */
+  tool: ResolvedToolCall;
   input: Record<string, unknown>;
+  /** Which phase called it: a state transition, engaging the user, or a tool-call state. */
+  phase: 'state-transition' | 'engage-user' | 'tool-call-state';
+  toolRoundIndex: number;
+}
+
+/** A `ToolCallSpec` resolved to a deployed tool version, described for the model. */
+export interface ResolvedToolCall {
+  spec: ToolCallSpec;
+  toolId: string;
+  /** `major.minor.patch` of the version the constraint resolved to. */
+  version: string;
+  /** The tool's name, description and input schema, as the model is offered it. */
+  llmTool: LlmTool;
 }
 
 /** A dynamic behavior set version the selector may choose this turn. */
@@ -63,6 +79,12 @@ export interface EngineExtensions {
    * tools exist; until then they are refused when the turn reaches them (`tool-call-state.ts`).
    */
   callTool?(request: ToolCallRequest): Promise<z.infer<typeof toolCallLog>>;
+  /**
+   * Tools: resolves specs to their highest non-deprecated version matching the constraint;
+   * specs without such a version are left out. Extra specs for the turn (a dynamic behavior
+   * set's `change-tool-candidates`) go through the same function.
+   */
+  resolveToolCalls?(specs: ToolCallSpec[]): Promise<ResolvedToolCall[]>;
 }
 
 export interface EngineDependencies extends EngineExtensions {

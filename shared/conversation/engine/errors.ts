@@ -15,3 +15,11 @@ export class StateMachineInconsistentError extends DomainError {
     this.name = 'StateMachineInconsistentError';
   }
 }
+
+/** A tool a state offers or designates has no deployed, non-deprecated version matching its constraint. */
+export class ToolUnavailableError extends DomainError {
+  constructor(message: string) {
+    super(409, message);
+    this.name = 'ToolUnavailableError';
+  }
+}

@@ -1,10 +1,10 @@
 import type { CurrentAgentActionEvent, VersionInfo } from '../../../events/stream-events';
 import { buildSystemPrompt, type PromptAgent, type PromptState } from '../../llm/prompt';
-import type { LlmMessage, LlmOption } from '../../llm/provider';
+import type { CallToolsResult, LlmMessage, LlmOption, LlmTool } from '../../llm/provider';
 import { getState } from '../../state-machine/navigation';
 import type { NextState, State, StateMachineVersionBody } from '../../state-machine/schemas';
 import type { ReflectionEntry, StateTransitionLog, WorkingMemoryEntry } from '../schemas';
-import type { EngineDependencies, EngineSession, HistoryEntry, InnerThought, ModelPurpose } from './contracts';
+import type { EngineDependencies, EngineSession, HistoryEntry, InnerThought, ModelPurpose, ResolvedToolCall, ToolCallRequest } from './contracts';
 import { EngineCapabilityError, StateMachineInconsistentError } from './errors';
 import type { AppliedBehavior } from './dynamic-behavior';
 import { refuseToolCalls } from './tool-call-state';
@@ -36,11 +36,18 @@ export interface TurnContext {
   choose(system: string, options: LlmOption[]): Promise<string>;
   /** What the model writes for the purpose, given the conversation, piece by piece. */
   write(purpose: ModelPurpose, system: string): AsyncIterable<string>;
+  /** Tools: the specs resolved to deployed versions (none when the platform has no tools). */
+  resolveTools: NonNullable<EngineDependencies['resolveToolCalls']>;
+  /** One model turn in which it may call any of `tools`. */
+  callTools(purpose: ModelPurpose, system: string, tools: LlmTool[]): Promise<CallToolsResult>;
+  /** Makes one tool call and returns its log entry. */
+  callTool(request: ToolCallRequest): ReturnType<NonNullable<EngineDependencies['callTool']>>;
   /** Logs the move from `from` to `target`, yields its event and returns the state reached. */
   move(
     from: State,
     target: NextState,
-    details?: Pick<StateTransitionLog, 'previous_state_exit_condition_description' | 'inner_thought_message_id'>,
+    details?: Pick<StateTransitionLog, 'previous_state_exit_condition_description' | 'inner_thought_message_id'> &
+      Partial<Pick<StateTransitionLog, 'tool_call_logs'>>,
   ): Generator<CurrentAgentActionEvent, State>;
   exitSelected(description: string, target: NextState): CurrentAgentActionEvent;
 }
@@ -84,7 +91,7 @@ export const createTurnContext = (
   const stateNamed = (name: string): State => {
     const found = getState(machine, name);
     if (!found) throw new StateMachineInconsistentError(`state '${name}' does not exist.`);
-    refuseToolCalls(found);
+    if (!deps.callTool || !deps.resolveToolCalls) refuseToolCalls(found);
     return found;
   };
 
@@ -115,6 +122,15 @@ export const createTurnContext = (
       const { provider, ...settings } = deps.model(purpose);
       return provider.streamText({ ...settings, system, messages, signal: deps.signal });
     },
+    resolveTools: async (specs): Promise<ResolvedToolCall[]> => (specs.length > 0 && deps.resolveToolCalls ? deps.resolveToolCalls(specs) : []),
+    callTools: (purpose, system, tools) => {
+      const { provider, ...settings } = deps.model(purpose);
+      return provider.callTools({ ...settings, system, messages, tools, signal: deps.signal });
+    },
+    callTool: (request) => {
+      if (!deps.callTool) throw new EngineCapabilityError('tool calls are not supported by this deployment.');
+      return deps.callTool(request);
+    },
     *move(from, target, details = {}) {
       if (typeof target !== 'string') {
         throw new EngineCapabilityError(
@@ -128,8 +144,8 @@ export const createTurnContext = (
         previous_service_hierarchical_state_machine_version_info: machineInfo,
         next_state: state.name,
         next_service_hierarchical_state_machine_version_info: machineInfo,
-        ...details,
         tool_call_logs: [],
+        ...details,
       });
       yield agentAction({
         type: 'navigate-state-machine-state-transitioned',

@@ -44,7 +44,7 @@ const passThrough = (state: Exclude<State, ActionState>, turn: TurnContext): Asy
     case 'recall':
       return recall(state, turn);
     case 'tool-call':
-      return callDesignatedTool(state);
+      return callDesignatedTool(state, turn);
   }
 };
 

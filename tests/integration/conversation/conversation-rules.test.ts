@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toolCallStateMachineVersion, toolInInitialStateMachineVersion } from '#shared/conversation/fixtures';
+import { createTool } from '../support/tools';
 import { api, apiUrl, requestInit } from '../support/client';
 import { createService, interact, startConversation, textForm, typesOf } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
@@ -158,9 +159,9 @@ describe('interact-with-conversation', () => {
     expect(typesOf(third.events).at(-1)).toBe('interaction-complete');
   });
 
-  it('ends the stream with an error event when the state machine needs a tool call', async () => {
+  it('ends the stream with an error event when the designated tool has no deployed version', async () => {
     // Prepare
-    const { serviceId: toolService } = await createService(admin, toolCallStateMachineVersion());
+    const { serviceId: toolService } = await createService(admin, toolCallStateMachineVersion(await createTool(admin)));
     const user = await createUserSession(admin, 'DefaultUserRole');
     const conversationId = await opened(user, toolService);
 
@@ -172,8 +173,8 @@ describe('interact-with-conversation', () => {
     expect(typesOf(response.events)).toEqual(['user-message-available', 'error']);
     expect(response.events.at(-1)).toEqual({
       type: 'error',
-      http_error_code: 501,
-      error_description: "State 'triage' is a tool-call state; tool calls are not supported yet.",
+      http_error_code: 409,
+      error_description: expect.stringContaining("State 'triage' uses tool"),
     });
     // The void interaction stored nothing, and the lease was given back.
     const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, { token: user.token });
@@ -253,7 +254,7 @@ describe('finish-conversation', () => {
 
   it('deletes a conversation without messages instead of finishing it', async () => {
     // Prepare
-    const { serviceId: failing } = await createService(admin, toolInInitialStateMachineVersion());
+    const { serviceId: failing } = await createService(admin, toolInInitialStateMachineVersion(await createTool(admin)));
     const user = await createUserSession(admin, 'DefaultUserRole');
     const response = await startConversation(user, { service_id: failing });
     expect(typesOf(response.events)).toEqual(['conversation-created', 'error']);

@@ -145,7 +145,11 @@ const breach = (operation: Operation, described: DocumentedOperation, answer: Aw
     const lines = answer.text.split('\n').filter((line) => line.trim() !== '');
     return lines.every((line) => JSON.parse(line) !== undefined) ? undefined : 'a stream line is not JSON';
   }
-  const schema = operation.response.body;
+  const { body: schema, contentType } = operation.response;
+  // A binary answer (the tool scaffold) is held to its declared media type.
+  if (contentType && !contentType.includes('json')) {
+    return answer.contentType.startsWith(contentType) ? undefined : `answered ${answer.contentType}, not ${contentType}`;
+  }
   if (!schema || answer.text === '') return undefined;
   const parsed = schema.safeParse(JSON.parse(answer.text));
   return parsed.success ? undefined : `response does not match its schema: ${parsed.error.message.slice(0, 500)}`;

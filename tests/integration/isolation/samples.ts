@@ -78,7 +78,7 @@ export const sampleFor = (schema: z.ZodType | undefined): unknown => {
 
 /** A value for one path parameter that its schema accepts. */
 export const pathValueFor = (schema: z.ZodType): string => {
-  const candidates = [hexId(), 'SampleName', 'sample', '1', '>=1.0.0', 'latest'];
+  const candidates = [hexId(), 'SampleName', 'sample', '1', '1.0.0', '>=1.0.0', 'latest'];
   return candidates.find((candidate) => schema.safeParse(candidate).success) ?? 'sample';
 };
 

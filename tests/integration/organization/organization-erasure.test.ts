@@ -4,7 +4,11 @@ import { api, apiUrl, eventually, expectStatus } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { harness } from '../support/client';
 import { storedKeysStartingWith, storedObjectsStartingWith } from '../support/table';
+import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
@@ -108,6 +112,12 @@ describe('delete-organization', () => {
       },
     });
     expectStatus('grant a temporary permission', granted, 201);
+    const toolId = await createTool(admin);
+    await setEnvvars(admin, toolId, [{ name: 'GREETING', value: 'sealed greeting', is_secret: true }]);
+    await invoke(admin, toolId, await publishAndDeploy(admin, toolId, 'samples/greeting'), [{ name: 'Eve' }]);
+    const artifactPrefix = `tools/${orgId}/`;
+    const storedArtifacts = await storedObjectsStartingWith(artifactPrefix);
+    const runtimeDir = join(harness().toolRuntimeDir, orgId);
     const prefix = `ORG#${orgId}#`;
     // The service's agent and state machine were announced to the destination.
     await eventually(async () => (receiver.received.length > 0 ? true : undefined));
@@ -162,6 +172,10 @@ describe('delete-organization', () => {
         'state-machine-name',
         'state-machine-version',
         'temporary-permission-grant',
+        'tool',
+        'tool-invocation',
+        'tool-name',
+        'tool-version',
         'user',
         'user-email',
         'user-model',
@@ -176,5 +190,9 @@ describe('delete-organization', () => {
     const left = (await storedKeysStartingWith(prefix)).filter((item) => !item.pk.startsWith(`${prefix}RATELIMIT#`));
     expect(left).toEqual([]);
     expect(await storedObjectsStartingWith(promptLogs)).toEqual([]);
+    // Outside the table: the tool's build artifacts and its deployed code (sealed secrets live in the tool record).
+    expect(storedArtifacts).not.toEqual([]);
+    expect(await storedObjectsStartingWith(artifactPrefix)).toEqual([]);
+    expect(existsSync(runtimeDir)).toBe(false);
   });
 });

@@ -9,6 +9,8 @@ export interface Harness {
   /** The platform's local AWS settings, for tests that look at its queues and bucket. */
   awsEnv: Record<string, string>;
   bucket: Platform['bucket'];
+  toolRepositoryRoot: string;
+  toolRuntimeDir: string;
 }
 
 declare module 'vitest' {

@@ -17,9 +17,15 @@ export default async function setup(project: TestProject) {
     // The daily schedules run every few seconds, so a test sees an expiring API key announced.
     dailyScheduleSeconds: 3,
     // The offline model writes at a pace, so tests can see pieces reach the client one by one.
-    // The SQL query's 30 s limit is shortened so the timeout test does not wait half a minute; webhook
-    // retries wait about a second, then two, so retry tests finish in seconds.
-    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '15', SQL_QUERY_TIMEOUT_MS: '4000', WEBHOOK_RETRY_BASE_SECONDS: '1' },
+    // Short limits, so tests reach them quickly: the SQL query's 30 s (shortened so the timeout test
+    // does not wait half a minute), webhook retries (about a second, then two) and the tool sandbox.
+    env: {
+      DETERMINISTIC_FRAGMENT_DELAY_MS: '15',
+      SQL_QUERY_TIMEOUT_MS: '4000',
+      WEBHOOK_RETRY_BASE_SECONDS: '1',
+      TOOL_TIMEOUT_SECONDS: '3',
+      TOOL_MEMORY_MB: '96',
+    },
     log: (line) => {
       if (process.env.PLATFORM_LOG) console.error(line);
     },
@@ -31,6 +37,8 @@ export default async function setup(project: TestProject) {
     table: platform.table,
     awsEnv: platform.awsEnv,
     bucket: platform.bucket,
+    toolRepositoryRoot: platform.toolRepositoryRoot,
+    toolRuntimeDir: platform.toolRuntimeDir,
   };
   project.provide('harness', harness);
   return async () => {

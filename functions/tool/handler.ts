@@ -1,0 +1,108 @@
+import { pageBody } from '#shared/data/paging';
+import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { testTool } from '#shared/tool/builder';
+import { invokeToolVersion, listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
+import { scaffoldRelease } from '#shared/tool/scaffold';
+import {
+  createTool,
+  deprecateTool,
+  deprecateToolVersions,
+  listTools,
+  listToolVersions,
+  modifyTool,
+  modifyToolEnvvars,
+  publishToolVersion,
+  toolVersionView,
+} from '#shared/tool/tools';
+
+const invocationFilters = (query: {
+  tool_id?: string[];
+  invocation_source_type?: string[];
+  conversation_id?: string[];
+  simulation_unit_test_set_run_id?: string[];
+  succeeded?: boolean;
+}) => ({
+  toolIds: query.tool_id,
+  sourceTypes: query.invocation_source_type,
+  conversationIds: query.conversation_id,
+  runIds: query.simulation_unit_test_set_run_id,
+  succeeded: query.succeeded,
+});
+
+export const handler = httpHandler(
+  implementGroup('tool', {
+    'get-tool-scaffold-release': async () => scaffoldRelease(),
+
+    'create-tool': ({ path, body, caller }) => createTool(path.organization, caller, body),
+
+    'get-tools': async ({ path, query }) => {
+      const { page, filterValues } = await listTools(path.organization, {
+        ids: query.id,
+        deprecated: query.deprecated,
+        sortBy: query.sort_by,
+        tags: query.tag,
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      });
+      return { ...pageBody('tools', page), filter_values: filterValues };
+    },
+
+    'test-tool': ({ path, body, caller }) => testTool(path.organization, caller, body),
+
+    'get-tool-invocations': async ({ path, query, caller }) => {
+      const page = await listToolInvocations(path.organization, caller, {
+        ...invocationFilters(query),
+        versions: query.version,
+        sortBy: query.sort_by,
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      });
+      return pageBody('tool_invocations', page);
+    },
+
+    'search-tool-invocations': async ({ path, query, caller }) => ({
+      tool_invocations: await searchToolInvocations(path.organization, caller, {
+        ...invocationFilters(query),
+        text: query.query,
+        fields: query.query_against,
+      }),
+    }),
+
+    'deprecate-tool-version': async ({ path, caller }) => {
+      await deprecateToolVersions(path.organization, path.tool_id, path.version, caller);
+      return undefined;
+    },
+
+    'deprecate-tool': async ({ path, caller }) => {
+      await deprecateTool(path.organization, path.tool_id, caller);
+      return undefined;
+    },
+
+    'modify-tool': async ({ path, body, caller }) => {
+      await modifyTool(path.organization, path.tool_id, caller, body);
+      return undefined;
+    },
+
+    'modify-tool-envvars': async ({ path, body, caller }) => {
+      await modifyToolEnvvars(path.organization, path.tool_id, caller, body);
+      return undefined;
+    },
+
+    'publish-tool-version': ({ path, body, caller }) => publishToolVersion(path.organization, path.tool_id, caller, body),
+
+    'get-tool-versions': async ({ path, query }) => {
+      const { page, filterValues } = await listToolVersions(path.organization, path.tool_id, {
+        deprecated: query.deprecated,
+        versions: query.versions,
+        sortBy: query.sort_by,
+        creators: query.creator,
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      });
+      return { ...pageBody('tool_versions', page, toolVersionView), filter_values: filterValues };
+    },
+
+    'invoke-tool-version': ({ path, body, caller }) =>
+      invokeToolVersion(path.organization, path.tool_id, path.version, body.inputs, caller),
+  }),
+);

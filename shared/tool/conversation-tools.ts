@@ -1,0 +1,102 @@
+import type { z } from 'zod';
+import { countToolCall } from '../aws/business-metrics';
+import type { ResolvedToolCall, ToolCallRequest } from '../conversation/engine/contracts';
+import type { toolCallLog } from '../conversation/schemas';
+import type { ToolCallSpec } from '../state-machine/schemas';
+import { describeInputErrors, inputValidator } from './project';
+import { runToolVersion } from './invocations';
+import type { InvocationMetadata, InvocationSource } from './schemas';
+import { resolveToolVersion } from './tools';
+import { formatVersion } from './version-constraint';
+
+/**
+ * Tools inside conversations: the engine's `resolveToolCalls` and `callTool` extensions
+ * (`EngineExtensions`), for one conversation.
+ */
+
+/**
+ * Resolves each spec to the highest deployed, non-deprecated version matching its constraint,
+ * leaving out specs with none. Every spec a turn offers goes through here, the state's and any
+ * a dynamic behavior set adds for the turn.
+ */
+export const resolveToolCalls = async (orgId: string, specs: ToolCallSpec[]): Promise<ResolvedToolCall[]> => {
+  const resolved = await Promise.all(
+    specs.map(async (spec) => {
+      const found = await resolveToolVersion(orgId, spec.tool_id, spec.version_constraint);
+      return found
+        ? [
+            {
+              spec,
+              toolId: found.tool.id,
+              version: formatVersion(found.version.version),
+              llmTool: { name: found.tool.name, description: found.tool.description, inputSchema: found.version.input_schema },
+            },
+          ]
+        : [];
+    }),
+  );
+  // One offer per tool: the model addresses tools by name.
+  return [...new Map(resolved.flat().map((tool) => [tool.llmTool.name, tool])).values()];
+};
+
+export interface ConversationToolContext {
+  orgId: string;
+  userId: string;
+  conversationId: string;
+  stateMachine: [string, number];
+  /** The user's variables (sensitive ones opened), given to every tool the conversation calls. */
+  userVariables: () => Promise<{ nonsensitive_user_variables: Record<string, string>; sensitive_user_variables: Record<string, string> }>;
+}
+
+const metadataOf = (request: ToolCallRequest, stateMachine: [string, number]): InvocationMetadata => {
+  if (request.phase === 'tool-call-state') {
+    return { type: 'tool-call-state', current_state_machine_and_version: stateMachine, state_name: request.state.name };
+  }
+  if (request.phase === 'engage-user') {
+    return { type: 'engage-user', current_state_machine_and_version: stateMachine, tool_call_round_index: request.toolRoundIndex };
+  }
+  return {
+    type: 'state-transition',
+    current_state_machine_and_version: stateMachine,
+    state_name: request.state.name,
+    state_transition_index: 0,
+    tool_call_round_index: request.toolRoundIndex,
+  };
+};
+
+/**
+ * Calls a resolved tool for the engine and records the invocation (source `regular-conversation`).
+ * An input the tool's schema refuses is a failed call the model sees, not a failed turn.
+ */
+export const callConversationTool = async (
+  context: ConversationToolContext,
+  request: ToolCallRequest,
+): Promise<z.infer<typeof toolCallLog>> => {
+  countToolCall();
+  const found = await resolveToolVersion(context.orgId, request.tool.toolId, `==${request.tool.version}`);
+  const validate = found ? inputValidator(found.version.input_schema) : undefined;
+  const log = (output: string, durationMs: number) => ({
+    tool_name: request.tool.llmTool.name,
+    tool_id: request.tool.toolId,
+    tool_version: request.tool.version,
+    input: request.input,
+    output,
+    duration: durationMs / 1000,
+  });
+  if (!found || !validate) return log(`The tool ${request.tool.llmTool.name} is no longer available.`, 0);
+  if (!validate(request.input)) return log(`The input does not conform to the tool's input schema: ${describeInputErrors(validate)}.`, 0);
+  const source: InvocationSource = {
+    type: 'regular-conversation',
+    user_id: context.userId,
+    conversation_id: context.conversationId,
+    interaction_id: null,
+    invocation_metadata: metadataOf(request, context.stateMachine),
+  };
+  const { result } = await runToolVersion({
+    tool: found.tool,
+    version: found.version,
+    input: { input_parameters: request.input, invocation_mode: 'regular', ...(await context.userVariables()) },
+    source,
+  });
+  return log(result.succeeded ? result.output : `${result.exception_type}: ${result.exception_message}`, result.duration_ms);
+};

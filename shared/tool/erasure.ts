@@ -1,0 +1,27 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { s3 } from '../aws/clients';
+import { config } from '../kernel/config';
+import { toolRuntime } from './runtimes';
+import { repositoryName } from './source-repository';
+
+/** The artifact bucket prefix of an organization's tool builds. */
+export const toolArtifactPrefix = (orgId: string) => `tools/${orgId}/`;
+
+/**
+ * Erases what an organization's tools keep outside the table: build artifacts, what the runtime
+ * deployed (functions, unpacked code) and, locally, its own tool repository (a team's repository
+ * is shared with the team's other organizations and stays). Idempotent.
+ */
+export const eraseOrganizationTools = async (orgId: string): Promise<void> => {
+  for (;;) {
+    const listed = await s3().send(new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: toolArtifactPrefix(orgId), MaxKeys: 1000 }));
+    const keys = (listed.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
+    if (keys.length === 0) break;
+    await s3().send(new DeleteObjectsCommand({ Bucket: config.artifactBucket, Delete: { Objects: keys, Quiet: true } }));
+  }
+  await (await toolRuntime()).eraseOrganization(orgId);
+  const localRoot = process.env.TOOL_REPOSITORY_ROOT;
+  if (localRoot) await rm(join(localRoot, repositoryName(orgId, null, 'team')), { recursive: true, force: true });
+};

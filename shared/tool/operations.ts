@@ -1,0 +1,287 @@
+import { z } from 'zod';
+import {
+  envVarChanges,
+  getToolInvocationsResponse,
+  getToolsResponse,
+  getToolVersionsResponse,
+  invocationInputs,
+  invocationResultsResponse,
+  invocationSourceTypes,
+  publishRequest,
+  testToolRequest,
+  toolIdPath,
+  toolInvocationInstance,
+  toolName,
+  toolTags,
+} from './schemas';
+import { versionConstraint } from './version-constraint';
+import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, queryBoolean } from '../kernel/schemas';
+import { defineOperation } from '../kernel/operation';
+
+/*
+ * Tools (group `tool`). Fixed paths (`test`, `invocation`, the scaffold) come before
+ * `/tool/{tool_id}` so a gateway matching in table order picks them first. The reference names
+ * the version segment `{versions}` on deprecation and `{version}` on invocation; API Gateway
+ * refuses two names at one level, so both are `{version}` here (the URLs are the same).
+ */
+
+const headers = commonHeaders;
+const toolPath = organizationPath.extend(toolIdPath.shape);
+
+const sortBy = (fields: readonly string[]) =>
+  queryArray(z.string().regex(new RegExp(`^[+-]?(${fields.map((field) => field.replace('.', '\\.')).join('|')})$`), `one of ${fields.join(', ')}, with + or -`));
+
+const invocationFilters = {
+  tool_id: queryArray(objectId).describe('The IDs of the tools to get invocations for.'),
+  invocation_source_type: queryArray(z.enum(invocationSourceTypes)).describe('The source types of the invocations.'),
+  conversation_id: queryArray(objectId).describe('Conversations of `regular-conversation` invocations.'),
+  simulation_unit_test_set_run_id: queryArray(objectId).describe('Runs of `simulation-conversation` invocations.'),
+  succeeded: queryBoolean.optional().describe('Whether the invocation succeeded.'),
+};
+
+export const getToolScaffoldReleaseOperation = defineOperation({
+  operationId: 'get-tool-scaffold-release',
+  method: 'GET',
+  path: '/v1/{organization}/tool/amigo_tool_scaffold.tar.gz',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Get the latest tool scaffold release',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: { path: organizationPath, headers },
+  response: { status: 200, contentType: 'application/gzip', body: z.instanceof(Buffer).describe('A gzipped tar archive of the scaffold projects.') },
+});
+
+export const createToolOperation = defineOperation({
+  operationId: 'create-tool',
+  method: 'POST',
+  path: '/v1/{organization}/tool/',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Create a new tool',
+  auth: 'required',
+  rateLimitPerMinute: 20,
+  request: {
+    path: organizationPath,
+    headers,
+    body: z.object({ name: toolName, description: z.string().max(4096), tags: toolTags }),
+  },
+  response: { status: 201, body: z.object({ id: z.string() }) },
+});
+
+export const getToolsOperation = defineOperation({
+  operationId: 'get-tools',
+  method: 'GET',
+  path: '/v1/{organization}/tool/',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Get tools',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: organizationPath,
+    headers,
+    query: z.object({
+      id: queryArray(objectId).describe('The IDs of the tools to retrieve.'),
+      deprecated: queryBoolean.optional().describe('Whether the tools are deprecated.'),
+      sort_by: sortBy(['name', 'deprecated']).describe('`name` or `deprecated`, with `+` (ascending) or `-`.'),
+      tag: queryArray(z.string().regex(/^[^:]+:.*$/, 'key:value')).describe('`key:value` (`*` matches any value).'),
+      limit: z.coerce.number().int().min(1).max(20).default(10).describe('The maximum number of tools to return.'),
+      continuation_token: continuationToken,
+    }),
+  },
+  response: { status: 200, body: getToolsResponse },
+});
+
+export const testToolOperation = defineOperation({
+  operationId: 'test-tool',
+  method: 'POST',
+  path: '/v1/{organization}/tool/test',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Test a tool',
+  auth: 'required',
+  rateLimitPerMinute: 1,
+  request: { path: organizationPath, headers, body: testToolRequest },
+  response: { status: 200, body: invocationResultsResponse },
+});
+
+export const getToolInvocationsOperation = defineOperation({
+  operationId: 'get-tool-invocations',
+  method: 'GET',
+  path: '/v1/{organization}/tool/invocation',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Get tool invocations',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: organizationPath,
+    headers,
+    query: z.object({
+      ...invocationFilters,
+      version: queryArray(versionConstraint).describe('Version constraints, one per `tool_id` (same length).'),
+      limit: z.coerce.number().int().min(1).max(100).default(100).describe('The maximum number of invocations to return.'),
+      continuation_token: continuationToken,
+      sort_by: sortBy(['created_at']).describe('`created_at`, with `+` or `-` (default newest first).'),
+    }),
+  },
+  response: { status: 200, body: getToolInvocationsResponse },
+});
+
+export const searchToolInvocationsOperation = defineOperation({
+  operationId: 'search-tool-invocations',
+  method: 'GET',
+  path: '/v1/{organization}/tool/invocation/search',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Search tool invocations',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: organizationPath,
+    headers,
+    query: z.object({
+      query: z.string().min(1).max(256).describe('The text to find.'),
+      query_against: queryArray(
+        z.enum([
+          'invocation_status.exception_message',
+          'invocation_status.exception_type',
+          'invocation_status.exception_stack_trace',
+          'invocation_status.output',
+        ]),
+      ).describe('The fields to search; all of them by default.'),
+      ...invocationFilters,
+    }),
+  },
+  response: { status: 200, body: z.object({ tool_invocations: z.array(toolInvocationInstance) }) },
+});
+
+export const deprecateToolVersionOperation = defineOperation({
+  operationId: 'deprecate-tool-version',
+  method: 'DELETE',
+  path: '/v1/{organization}/tool/{tool_id}/version/{version}',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Deprecate tool versions',
+  auth: 'required',
+  rateLimitPerMinute: 20,
+  request: {
+    path: toolPath.extend({ version: versionConstraint.describe('A version specifier (PEP 440); every matching version is deprecated.') }),
+    headers,
+  },
+  response: { status: 204 },
+});
+
+export const deprecateToolOperation = defineOperation({
+  operationId: 'deprecate-tool',
+  method: 'DELETE',
+  path: '/v1/{organization}/tool/{tool_id}',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Deprecate a tool',
+  auth: 'required',
+  rateLimitPerMinute: 20,
+  request: { path: toolPath, headers },
+  response: { status: 204 },
+});
+
+export const modifyToolOperation = defineOperation({
+  operationId: 'modify-tool',
+  method: 'POST',
+  path: '/v1/{organization}/tool/{tool_id}',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Modify a tool',
+  auth: 'required',
+  rateLimitPerMinute: 20,
+  request: {
+    path: toolPath,
+    headers,
+    body: z.object({ description: z.string().max(4096).nullish(), tags: toolTags.nullish() }),
+  },
+  response: { status: 204 },
+});
+
+export const modifyToolEnvvarsOperation = defineOperation({
+  operationId: 'modify-tool-envvars',
+  method: 'POST',
+  path: '/v1/{organization}/tool/{tool_id}/envvar',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Modify the environment variables of a tool',
+  auth: 'required',
+  rateLimitPerMinute: 20,
+  request: { path: toolPath, headers, body: envVarChanges },
+  response: { status: 204 },
+});
+
+export const publishToolVersionOperation = defineOperation({
+  operationId: 'publish-tool-version',
+  method: 'POST',
+  path: '/v1/{organization}/tool/{tool_id}/version',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Publish a new version of a tool',
+  auth: 'required',
+  rateLimitPerMinute: 10,
+  request: { path: toolPath, headers, body: publishRequest },
+  response: { status: 201, body: z.object({ new_version: z.string() }) },
+});
+
+export const getToolVersionsOperation = defineOperation({
+  operationId: 'get-tool-versions',
+  method: 'GET',
+  path: '/v1/{organization}/tool/{tool_id}/version',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Get tool versions',
+  auth: 'required',
+  rateLimitPerMinute: 50,
+  request: {
+    path: toolPath,
+    headers,
+    query: z.object({
+      deprecated: queryBoolean.optional().describe('Whether the versions are deprecated.'),
+      versions: versionConstraint.optional().describe('A version specifier (PEP 440).'),
+      sort_by: sortBy(['created_at', 'version.major']).describe('`created_at` or `version.major`, with `+` or `-`.'),
+      creator: queryArray(z.string().regex(/^[^,]+,[^,]+$/, 'org_id,user_id')).describe('`org_id,user_id` of the creators.'),
+      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of versions to return.'),
+      continuation_token: continuationToken,
+    }),
+  },
+  response: { status: 200, body: getToolVersionsResponse },
+});
+
+export const invokeToolVersionOperation = defineOperation({
+  operationId: 'invoke-tool-version',
+  method: 'POST',
+  path: '/v1/{organization}/tool/{tool_id}/version/{version}/invoke',
+  group: 'tool',
+  tag: 'Tool',
+  summary: 'Invoke a tool version',
+  auth: 'required',
+  rateLimitPerMinute: 10,
+  request: {
+    path: toolPath.extend({ version: z.string().regex(/^\d+\.\d+\.\d+$/, 'a version such as 1.0.0') }),
+    headers,
+    body: z.object({ inputs: invocationInputs }),
+  },
+  response: { status: 200, body: invocationResultsResponse },
+});
+
+export const toolOperations = [
+  getToolScaffoldReleaseOperation,
+  createToolOperation,
+  getToolsOperation,
+  testToolOperation,
+  getToolInvocationsOperation,
+  searchToolInvocationsOperation,
+  deprecateToolVersionOperation,
+  deprecateToolOperation,
+  modifyToolOperation,
+  modifyToolEnvvarsOperation,
+  publishToolVersionOperation,
+  getToolVersionsOperation,
+  invokeToolVersionOperation,
+] as const;

@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import { creatorInfo, objectId, pagedResponse, tagList, timestamp } from '../kernel/schemas';
+import { toolVersion } from './version-constraint';
+
+/** Tool names: lowercase letters, digits and underscores; unique among non-deprecated tools. */
+export const toolName = z.string().regex(/^[a-z0-9_]+$/, 'lowercase letters, digits and underscores');
+/** The reference answers 400 (not 422) to a name that is too long. */
+export const maxToolNameLength = 64;
+
+/** Tag values follow the reference's `^[\w\s]+$`. */
+export const toolTags = z.record(z.string().min(1).max(128), z.string().regex(/^[\w\s]+$/).max(256).nullable());
+
+/** Environment variable names: uppercase letters and underscores (the reference's `[A-Z_]+`). */
+export const envVarName = z.string().trim().min(1).max(128).regex(/^[A-Z_]+$/, 'uppercase letters and underscores');
+const envVarValue = z.string().max(4096);
+
+/** A project directory in the tool repository (the reference's pattern), without `..` segments. */
+export const projectPath = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[-\w\d_/]+$/, 'letters, digits, underscores, hyphens and slashes')
+  .refine((path) => !path.split('/').includes('..'), 'must stay inside the repository');
+
+export const toolInstance = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  name: z.string(),
+  description: z.string(),
+  deprecated: z.boolean(),
+  envvars: z.array(z.string()),
+  secret_envvars: z.array(z.string()),
+  tags: tagList,
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+});
+
+/** How far a version is: built and waiting for deployment, usable, or refused by the builder. */
+export const toolVersionStatus = z.enum(['deploying', 'deployed', 'failed']);
+
+export const toolVersionInstance = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  tool_id: z.string(),
+  version: toolVersion,
+  required_envvars: z.array(z.string()),
+  required_secret_envvars: z.array(z.string()),
+  input_schema: z.record(z.string(), z.unknown()),
+  tool_repo: z.enum(['team', 'main']),
+  tool_commit_hash: z.string(),
+  amigo_scaffold_commit_hash: z.string(),
+  project_directory: z.string(),
+  lambda_version: z.number().int(),
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+  deprecated: z.boolean(),
+  status: toolVersionStatus.describe('Platform extension: the version is usable once `deployed`.'),
+  build_error: z.string().nullable().describe('Platform extension: why the builder refused the version.'),
+});
+
+export const getToolsResponse = pagedResponse({
+  tools: z.array(toolInstance),
+  filter_values: z.object({ tags: z.array(z.string()) }).nullable(),
+});
+
+export const getToolVersionsResponse = pagedResponse({
+  tool_versions: z.array(toolVersionInstance),
+  filter_values: z.object({ creators: z.array(z.object({ user_id: z.string(), user_org_id: z.string() })) }).nullable(),
+});
+
+const userVariables = z
+  .record(z.string().min(1).max(64), z.string().max(255))
+  .refine((value) => Object.keys(value).length <= 20, 'at most 20 variables')
+  .default({});
+
+/** One invocation's input: the tool's parameters and the user's variables. */
+export const invocationInput = z.object({
+  input_parameters: z.record(z.string(), z.unknown()),
+  invocation_mode: z.enum(['regular', 'conversation-simulation']).default('regular'),
+  nonsensitive_user_variables: userVariables,
+  sensitive_user_variables: userVariables,
+});
+export type InvocationInput = z.infer<typeof invocationInput>;
+
+export const invocationInputs = z.array(invocationInput).min(1).max(10);
+
+export const succeededInvocation = z.object({ succeeded: z.literal(true), output: z.string() });
+export const failedInvocation = z.object({
+  succeeded: z.literal(false),
+  exception_message: z.string(),
+  exception_type: z.string(),
+  exception_stack_trace: z.array(z.string()),
+});
+export const invocationStatus = z.discriminatedUnion('succeeded', [succeededInvocation, failedInvocation]);
+export type InvocationStatus = z.infer<typeof invocationStatus>;
+
+export const invocationResult = z.discriminatedUnion('succeeded', [
+  succeededInvocation.extend({ duration_ms: z.number().int() }),
+  failedInvocation.extend({ duration_ms: z.number().int() }),
+]);
+export type InvocationResult = z.infer<typeof invocationResult>;
+
+export const invocationResultsResponse = z.object({ invocation_results: z.array(invocationResult) });
+
+const stateMachineAndVersion = z.array(z.union([z.string(), z.number().int()]));
+
+export const invocationMetadata = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('state-transition'),
+    current_state_machine_and_version: stateMachineAndVersion,
+    state_name: z.string(),
+    state_transition_index: z.number().int(),
+    tool_call_round_index: z.number().int(),
+  }),
+  z.object({
+    type: z.literal('engage-user'),
+    current_state_machine_and_version: stateMachineAndVersion,
+    tool_call_round_index: z.number().int(),
+  }),
+  z.object({
+    type: z.literal('tool-call-state'),
+    current_state_machine_and_version: stateMachineAndVersion,
+    state_name: z.string(),
+  }),
+]);
+export type InvocationMetadata = z.infer<typeof invocationMetadata>;
+
+export const invocationSourceTypes = ['regular-conversation', 'simulation-conversation'] as const;
+
+export const invocationSource = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('regular-conversation'),
+    user_id: z.string(),
+    conversation_id: z.string().nullable(),
+    interaction_id: z.string().nullable(),
+    invocation_metadata: invocationMetadata.nullable(),
+  }),
+  z.object({
+    type: z.literal('simulation-conversation'),
+    simulation_unit_test_set_run_id: z.string().nullable(),
+    unit_test_id: z.string().nullable(),
+    run_index: z.number().int().nullable(),
+    invocation_metadata: invocationMetadata.nullable(),
+  }),
+]);
+export type InvocationSource = z.infer<typeof invocationSource>;
+
+export const toolInvocationInstance = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  invocation_status: invocationStatus,
+  invocation_source: invocationSource,
+  duration_ms: z.number().int(),
+  tool_id: z.string(),
+  tool_version: toolVersion,
+  inputs: z.record(z.string(), z.unknown()),
+  stdout: z.string().describe('Platform extension: what the tool printed (bounded, secrets masked), for debugging.'),
+  stderr: z.string().describe('Platform extension: what the tool wrote to stderr (bounded, secrets masked).'),
+});
+export type ToolInvocationInstance = z.infer<typeof toolInvocationInstance>;
+
+export const getToolInvocationsResponse = pagedResponse({ tool_invocations: z.array(toolInvocationInstance) });
+
+export const envVarChanges = z.object({
+  inserts: z
+    .array(z.object({ name: envVarName, value: envVarValue, is_secret: z.boolean() }))
+    .max(50)
+    .default([]),
+  updates: z
+    .array(z.object({ name: envVarName, value: envVarValue }))
+    .max(50)
+    .default([]),
+  deletes: z
+    .array(z.object({ name: envVarName }))
+    .max(50)
+    .default([]),
+});
+export type EnvVarChanges = z.infer<typeof envVarChanges>;
+
+export const publishRequest = z.object({
+  project_path: projectPath,
+  bump_type: z.enum(['major', 'minor', 'patch']),
+  repo: z.enum(['team', 'main']).default('team').describe('The older shape: `team` (the organization’s repository) or `main`.'),
+});
+
+export const testToolRequest = z.object({
+  inputs: invocationInputs,
+  commit_branch: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[\w][\w./-]*$/, 'a branch name')
+    .refine((branch) => !branch.includes('..'), 'a branch name'),
+  project_path: projectPath,
+  required_envvars: z.record(envVarName, envVarValue).default({}),
+  required_secret_envvars: z.record(envVarName, envVarValue).default({}),
+});
+
+export const toolIdPath = z.object({ tool_id: objectId.describe('The ID of the tool.') });

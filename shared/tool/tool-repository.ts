@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import { creatorInfo } from '../kernel/schemas';
+import { ConflictError, NotFoundError } from '../kernel/errors';
+import { sortableValue } from '../kernel/list-params';
+import { defineEntity } from '../data/entity';
+import { type Item, putItem, queryAll, transactWrite } from '../data/table';
+import { nameKeyPart } from '../data/versioned-entity';
+import { toolInvocationInstance, toolVersionInstance } from './schemas';
+import { type ToolVersion, toolVersion } from './version-constraint';
+
+/**
+ * Tools: the head (`TOOL`, with its environment variables, secret values sealed), a name guard
+ * (`TOOL_NAME`, held only while the tool is not deprecated), versions (`TOOL_VERSION`, keyed by
+ * tool and zero-padded version) and invocations (`TOOL_INVOCATION`, in creation order).
+ */
+const envVarRecord = z.object({
+  is_secret: z.boolean(),
+  /** The value, sealed (`secret-box.ts`) when secret. */
+  value: z.string(),
+});
+
+export const toolRecord = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  tags: z.record(z.string(), z.string().nullable()),
+  deprecated: z.boolean(),
+  envvars: z.record(z.string(), envVarRecord),
+  /** Names deleted lately, with when: inserting one again answers 409 for a while (the reference's rule). */
+  deleted_envvars: z.record(z.string(), z.string()),
+  latest_version: toolVersion.nullable(),
+  /** The commit of the last version that built, which a new version may not predate. */
+  last_valid_commit: z.string().nullable(),
+  /** The publish or deprecation running on the tool: others get 409 until it ends. */
+  operation_in_progress: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+  /** Optimistic concurrency: every write is conditioned on the revision it read. */
+  revision: z.number().int(),
+});
+export type ToolRecord = z.infer<typeof toolRecord>;
+
+export const tools = defineEntity({
+  name: 'tool',
+  token: 'TOOL',
+  schema: toolRecord,
+  sort: (tool: { id: string }) => tool.id,
+  indexes: {
+    name: { index: 'gsi1', sort: (tool: ToolRecord) => `${sortableValue(tool.name)}#${tool.id}` },
+    deprecated: { index: 'gsi2', sort: (tool: ToolRecord) => `${sortableValue(tool.deprecated)}#${sortableValue(tool.name)}#${tool.id}` },
+  },
+  guards: {
+    name: { token: 'TOOL_NAME', value: (tool) => tool.name, sort: nameKeyPart, holds: (tool) => ({ id: tool.id }) },
+  },
+});
+
+export const storedToolVersion = toolVersionInstance.extend({
+  /** `node` (bundled to one ES module) or `python` (the project's files). */
+  language: z.enum(['node', 'python']),
+  /** The module the runtime loads: the bundle's file, or Python's `module:function`. */
+  entry: z.string(),
+  /** Where the builder put the artifact in the artifact bucket. */
+  artifact_key: z.string(),
+  /** How the runtime addresses the deployed version (a Lambda version ARN in AWS); null until deployed. */
+  runtime_ref: z.string().nullable(),
+});
+export type StoredToolVersion = z.infer<typeof storedToolVersion>;
+
+const versionSort = (version: ToolVersion) =>
+  `${sortableValue(version.major)}.${sortableValue(version.minor)}.${sortableValue(version.patch)}`;
+
+export const toolVersions = defineEntity({
+  name: 'tool-version',
+  token: 'TOOL_VERSION',
+  schema: storedToolVersion,
+  sort: (of: { tool_id: string; version: ToolVersion }) => `${of.tool_id}#${versionSort(of.version)}`,
+});
+
+export const toolInvocations = defineEntity({
+  name: 'tool-invocation',
+  token: 'TOOL_INVOCATION',
+  schema: toolInvocationInstance,
+  sort: (invocation: { id: string }) => invocation.id,
+});
+
+export const toolNotFound = (id: string) => new NotFoundError(`Tool ${id} does not exist.`);
+
+export const getTool = (orgId: string, id: string, consistent = false): Promise<ToolRecord | undefined> =>
+  tools.get(orgId, { id }, consistent);
+
+export const requireTool = async (orgId: string, id: string, consistent = false): Promise<ToolRecord> => {
+  const tool = await getTool(orgId, id, consistent);
+  if (!tool) throw toolNotFound(id);
+  return tool;
+};
+
+export const createToolRecord = async (tool: ToolRecord): Promise<void> => {
+  await transactWrite(
+    [tools.create(tool.org_id, tool), tools.guardPut(tool.org_id, 'name', tool)],
+    () => new ConflictError(`A tool named '${tool.name}' already exists.`),
+  );
+};
+
+const moved = new Error('tool revision moved');
+
+/** Stores `next` if the tool is still at `current.revision`; extra transaction items go with it. */
+export const replaceTool = async (current: ToolRecord, next: ToolRecord, extra: Parameters<typeof transactWrite>[0] = []): Promise<boolean> => {
+  const write = {
+    Put: {
+      Item: tools.item(current.org_id, { ...next, revision: current.revision + 1 }),
+      ConditionExpression: 'revision = :revision',
+      ExpressionAttributeValues: { ':revision': current.revision },
+    },
+  };
+  try {
+    if (extra.length === 0) {
+      await putItem(write.Put.Item, {
+        condition: { expression: write.Put.ConditionExpression, values: write.Put.ExpressionAttributeValues },
+        onConditionFailure: () => moved,
+      });
+    } else {
+      await transactWrite([write, ...extra], () => moved);
+    }
+    return true;
+  } catch (error) {
+    if (error === moved) return false;
+    throw error;
+  }
+};
+
+/**
+ * Changes a tool with `change` (which may throw a domain error), retrying when another write
+ * got there first. `extra` items (a version record, a guard's removal) commit with it.
+ */
+export const mutateTool = async (
+  orgId: string,
+  id: string,
+  change: (tool: ToolRecord) => Promise<{ next: ToolRecord; extra?: Parameters<typeof transactWrite>[0] }> | { next: ToolRecord; extra?: Parameters<typeof transactWrite>[0] },
+): Promise<ToolRecord> => {
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const current = await requireTool(orgId, id, true);
+    const { next, extra } = await change(current);
+    if (await replaceTool(current, next, extra)) return next;
+  }
+  throw new ConflictError(`Tool ${id} is being changed at the same time; retry.`);
+};
+
+/** The transaction item that frees a deprecated tool's name. */
+export const releaseToolName = (tool: ToolRecord) => ({ Delete: { Key: tools.guardKey(tool.org_id, 'name', tool.name) } });
+
+export const getToolVersion = (orgId: string, toolId: string, version: ToolVersion): Promise<StoredToolVersion | undefined> =>
+  toolVersions.get(orgId, { tool_id: toolId, version });
+
+/** Every version of a tool, oldest first (a tool keeps at most a few hundred). */
+export const listAllToolVersions = async (orgId: string, toolId: string): Promise<StoredToolVersion[]> =>
+  (await queryAll(toolVersions.query(orgId, {}, { prefix: `${toolId}#` }))).map(toolVersions.parse);
+
+export const toolVersionItem = (version: StoredToolVersion): Item & { pk: string; sk: string } =>
+  toolVersions.item(version.org_id, version);
