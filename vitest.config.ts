@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { assertJava17 } from './infra/local/java.ts';
+import { assertToolPrerequisites } from './infra/local/tool-prerequisites.ts';
 
 /**
  * Two projects: unit tests (beside the code, plus infra assertions) and integration
@@ -7,8 +8,8 @@ import { assertJava17 } from './infra/local/java.ts';
  * free ports by the global setup.
  */
 export default defineConfig(async () => {
-  // Both projects start DynamoDB Local: without Java, stop with one clear line.
-  await assertJava17().catch((error: Error) => {
+  // Both projects start DynamoDB Local, and tool tests need git and python3: without them, stop with one clear line.
+  await Promise.all([assertJava17(), assertToolPrerequisites()]).catch((error: Error) => {
     console.error(error.message);
     process.exit(1);
   });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { analysisQueueMessage, postProcessingEventId, toolBuildQueueMessage, webhookQueueMessage } from './queue-messages';
+import {
+  analysisQueueMessage,
+  postProcessingEventId,
+  toolBuildQueueMessage,
+  webhookQueueMessage,
+} from './queue-messages';
 import {
   sampleAnalysisMessage,
   sampleCreateConversationStream,

@@ -87,7 +87,9 @@ const dynamicBehaviorSelected = z.object({
 });
 
 const dynamicBehaviorOverride = {
-  overriding_instructions: z.boolean().describe("Whether the behavior replaced the state's guidelines and constraints."),
+  overriding_instructions: z
+    .boolean()
+    .describe("Whether the behavior replaced the state's guidelines and constraints."),
   overriding_tool_candidates: z.boolean().describe("Whether the behavior replaced the state's tool call specs."),
 };
 

@@ -65,10 +65,15 @@ export const lambdaBuildOptions = (entry: string, outfile: string): BuildOptions
 export const bundleLambda = async (entry: string, outDir: string): Promise<string> => {
   const outfile = join(outDir, 'index.mjs');
   const { metafile } = await build({ ...lambdaBuildOptions(entry, outfile), metafile: true });
-  const imported = new Set(Object.values(metafile.outputs).flatMap((output) => output.imports.map((used) => used.path)));
+  const imported = new Set(
+    Object.values(metafile.outputs).flatMap((output) => output.imports.map((used) => used.path)),
+  );
   for (const name of nativePackages.filter((external) => imported.has(external))) {
     for (const folder of nativeFolders[name] ?? []) {
-      await cp(join(repositoryRoot, 'node_modules', folder), join(outDir, 'node_modules', folder), { recursive: true, dereference: true });
+      await cp(join(repositoryRoot, 'node_modules', folder), join(outDir, 'node_modules', folder), {
+        recursive: true,
+        dereference: true,
+      });
     }
   }
   return outfile;

@@ -2,8 +2,8 @@ import { listModelsFor } from '#shared/admin/models';
 import { submitSqlQueryFor } from '#shared/admin/sql-query';
 import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
-import { config } from '#shared/kernel/config';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { config } from '#shared/kernel/config';
 
 let document: ReturnType<typeof openApiDocument> | undefined;
 

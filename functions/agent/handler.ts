@@ -1,13 +1,7 @@
-import {
-  createAgent,
-  createAgentVersion,
-  deprecateAgent,
-  listAgents,
-  listAgentVersions,
-} from '#shared/agent/agents';
+import { createAgent, createAgentVersion, deprecateAgent, listAgents, listAgentVersions } from '#shared/agent/agents';
 import { pageBody } from '#shared/data/paging';
-import { versionListParams as versionQuery } from '#shared/kernel/list-params';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { versionListParams as versionQuery } from '#shared/kernel/list-params';
 import {
   createStateMachine,
   createStateMachineVersion,

@@ -4,8 +4,8 @@ import {
   type StreamOptions,
   startConversation,
 } from '#shared/conversation/conversations';
-import { BadRequestError } from '#shared/kernel/errors';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
+import { BadRequestError } from '#shared/kernel/errors';
 
 const streamOptions = (actionType: string, signal: AbortSignal): StreamOptions => ({
   agentActionType: new RegExp(actionType),
@@ -30,8 +30,15 @@ export const handler = streamHandler(
     },
 
     'interact-with-conversation': async ({ path, query, body, caller, context }) => {
-      requireTextFormats({ request: query.request_format, response: query.response_format, audioFormat: query.audio_format });
-      if (!body) throw new BadRequestError('A text interaction needs a multipart/form-data body with one recorded_message field.');
+      requireTextFormats({
+        request: query.request_format,
+        response: query.response_format,
+        audioFormat: query.audio_format,
+      });
+      if (!body)
+        throw new BadRequestError(
+          'A text interaction needs a multipart/form-data body with one recorded_message field.',
+        );
       return interactWithConversation({
         orgId: path.organization,
         conversationId: path.conversation_id,

@@ -1,5 +1,8 @@
-import type { recommendResponsesDeprecatedOperation, recommendResponsesOperation } from '#shared/conversation/operations';
 import { finishConversationFor } from '#shared/conversation/conversations';
+import type {
+  recommendResponsesDeprecatedOperation,
+  recommendResponsesOperation,
+} from '#shared/conversation/operations';
 import {
   interactionInsightsFor,
   listConversationsFor,

@@ -9,10 +9,15 @@ import {
   searchBehaviorSets,
   updateBehaviorSet,
 } from '#shared/dynamic-behavior-set/behavior-sets';
-import { parseCreatorFilters, parseSortBy, parseTagFilters, versionListParams } from '#shared/kernel/list-params';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { parseCreatorFilters, parseSortBy, parseTagFilters, versionListParams } from '#shared/kernel/list-params';
 
-const setFilters = (query: { is_active?: boolean; applied_to_service?: string[]; creator?: string[]; tag?: string[] }) => ({
+const setFilters = (query: {
+  is_active?: boolean;
+  applied_to_service?: string[];
+  creator?: string[];
+  tag?: string[];
+}) => ({
   isActive: query.is_active,
   appliedToServices: query.applied_to_service ?? [],
   creators: parseCreatorFilters(query.creator),
@@ -46,10 +51,18 @@ export const handler = httpHandler(
     },
 
     'create-dynamic-behavior-set-version': ({ path, query, body, caller }) =>
-      createBehaviorVersion(path.organization, path.dynamic_behavior_set_id, body, { expectedVersion: query.version, caller }),
+      createBehaviorVersion(path.organization, path.dynamic_behavior_set_id, body, {
+        expectedVersion: query.version,
+        caller,
+      }),
 
     'get-dynamic-behavior-set-versions': async ({ path, query, caller }) => {
-      const page = await listBehaviorVersions(path.organization, path.dynamic_behavior_set_id, versionListParams(query), caller);
+      const page = await listBehaviorVersions(
+        path.organization,
+        path.dynamic_behavior_set_id,
+        versionListParams(query),
+        caller,
+      );
       return pageBody('dynamic_behavior_set_versions', page);
     },
 

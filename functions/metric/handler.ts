@@ -1,6 +1,6 @@
-import { parseCreatorFilters, parseSortBy, parseTagFilters, parseVersionFilter } from '#shared/kernel/list-params';
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { parseCreatorFilters, parseSortBy, parseTagFilters, parseVersionFilter } from '#shared/kernel/list-params';
 import { evaluateMetrics } from '#shared/metric/evaluation';
 import {
   createMetric,
@@ -50,7 +50,8 @@ export const handler = httpHandler(
       return null;
     },
 
-    'search-metrics': ({ path, query, caller }) => searchMetrics(path.organization, caller, query.query, filtersOf(query)),
+    'search-metrics': ({ path, query, caller }) =>
+      searchMetrics(path.organization, caller, query.query, filtersOf(query)),
 
     'get-metric-versions': async ({ path, query, caller }) => {
       const page = await listMetricVersions(

@@ -1,7 +1,7 @@
-import { clusterName } from '#shared/kernel/schemas';
 import { publicJwks } from '#shared/auth/signing-keys';
-import { ValidationError } from '#shared/kernel/errors';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { ValidationError } from '#shared/kernel/errors';
+import { clusterName } from '#shared/kernel/schemas';
 import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/organization/api-keys';
 import {
   createOrganizationFor,
@@ -18,11 +18,22 @@ export const handler = httpHandler(
       const cluster = clusterName(headers);
       if (!cluster) {
         throw new ValidationError([
-          { loc: ['header', 'x-database-cluster-name'], msg: 'Field required (or x-mongo-cluster-name).', type: 'missing' },
+          {
+            loc: ['header', 'x-database-cluster-name'],
+            msg: 'Field required (or x-mongo-cluster-name).',
+            type: 'missing',
+          },
         ]);
       }
       const devopsTeamName = body.devops_team_name ?? body.azure_devops_team_name;
-      return { org_id: await createOrganizationFor(caller, path.organization, { ...body, devops_team_name: devopsTeamName }, cluster) };
+      return {
+        org_id: await createOrganizationFor(
+          caller,
+          path.organization,
+          { ...body, devops_team_name: devopsTeamName },
+          cluster,
+        ),
+      };
     },
     'modify-organization': async ({ path, body, caller }) => {
       await modifyOrganizationFor(caller, path.organization, body);

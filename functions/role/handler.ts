@@ -1,6 +1,6 @@
+import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { parseCreatorFilters, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
-import { pageBody } from '#shared/data/paging';
 import { temporaryGrantSortFields } from '#shared/role/operations';
 import { assignRoleFor, createRoleFor, listRolesFor, modifyRoleFor } from '#shared/role/roles';
 import { createTemporaryGrantFor, listTemporaryGrantsFor, temporaryGrantView } from '#shared/role/temporary-grants';
@@ -23,7 +23,8 @@ export const handler = httpHandler(
     'assign-role': async ({ path, body, caller }) => ({
       role_id: await assignRoleFor(caller, path.organization, path.role_name, body.user_id),
     }),
-    'create-temporary-permission-grant': ({ path, body, caller }) => createTemporaryGrantFor(caller, path.organization, body),
+    'create-temporary-permission-grant': ({ path, body, caller }) =>
+      createTemporaryGrantFor(caller, path.organization, body),
     'get-temporary-permission-grants': async ({ path, query, caller }) =>
       pageBody(
         'temporary_permission_grants',

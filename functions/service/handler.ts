@@ -1,5 +1,5 @@
-import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 import {
   createService,
   deleteVersionSet,

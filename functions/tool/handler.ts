@@ -88,7 +88,8 @@ export const handler = httpHandler(
       return undefined;
     },
 
-    'publish-tool-version': ({ path, body, caller }) => publishToolVersion(path.organization, path.tool_id, caller, body),
+    'publish-tool-version': ({ path, body, caller }) =>
+      publishToolVersion(path.organization, path.tool_id, caller, body),
 
     'get-tool-versions': async ({ path, query }) => {
       const { page, filterValues } = await listToolVersions(path.organization, path.tool_id, {

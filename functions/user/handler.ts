@@ -1,19 +1,20 @@
-import {
-  signInWithApiKeyOperation,
-  signInWithEmailOperation,
-  tokenOperation,
-  type createInvitedUserOperation,
-  type inviteUserOperation,
-  type updateUserInfoDeprecatedOperation,
-  type updateUserInfoOperation,
-} from '#shared/user/operations';
 import { limitSignIn, type SignInAttempt, takeToken } from '#shared/auth/rate-limit';
 import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
-import { userSortFields } from '#shared/user/user-repository';
 import { httpHandler, implementGroup, type OperationInput, type RequestContext } from '#shared/http/http-handler';
 import { parseSortBy } from '#shared/kernel/list-params';
+import { getUserModelFor, listMemoriesFor } from '#shared/user/insights';
+import {
+  type createInvitedUserOperation,
+  type inviteUserOperation,
+  signInWithApiKeyOperation,
+  signInWithEmailOperation,
+  tokenOperation,
+  type updateUserInfoDeprecatedOperation,
+  type updateUserInfoOperation,
+} from '#shared/user/operations';
 import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
+import { userSortFields } from '#shared/user/user-repository';
 import {
   apiBaseUrl,
   deleteUserFor,
@@ -24,7 +25,6 @@ import {
   updateUserFor,
   verifyUserEmail,
 } from '#shared/user/users';
-import { getUserModelFor, listMemoriesFor } from '#shared/user/insights';
 
 /** Sign-in has no caller yet: its limits count per source, key and requested user. */
 const limitedSignIn = async <T>(
@@ -34,14 +34,24 @@ const limitedSignIn = async <T>(
   signIn: () => Promise<T>,
 ): Promise<T> => {
   const { result, headers } = await limitSignIn(
-    { ...attempt, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute, source: context.sourceIp },
+    {
+      ...attempt,
+      operationId: operation.operationId,
+      perMinute: operation.rateLimitPerMinute,
+      source: context.sourceIp,
+    },
     signIn,
   );
   for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
   return result;
 };
 
-const invite = ({ path, body, caller, context }: OperationInput<typeof createInvitedUserOperation> | OperationInput<typeof inviteUserOperation>) =>
+const invite = ({
+  path,
+  body,
+  caller,
+  context,
+}: OperationInput<typeof createInvitedUserOperation> | OperationInput<typeof inviteUserOperation>) =>
   inviteUser(caller, path.organization, body, apiBaseUrl(context.url));
 
 const update = async ({
@@ -67,7 +77,11 @@ export const handler = httpHandler(
     },
     'sign-in-with-email': async ({ path, body, context }) => {
       const headers = await takeToken(
-        { orgId: path.organization, subject: `signin:email:${body.email.toLowerCase()}`, name: signInWithEmailOperation.operationId },
+        {
+          orgId: path.organization,
+          subject: `signin:email:${body.email.toLowerCase()}`,
+          name: signInWithEmailOperation.operationId,
+        },
         { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
       );
       for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);

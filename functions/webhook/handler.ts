@@ -24,6 +24,9 @@ export const handler = httpHandler(
     'rotate-webhook-destination-secret': ({ path, caller }) =>
       rotateWebhookDestinationSecret(path.organization, path.webhook_destination_id, caller),
     'get-webhook-deliveries': async ({ path, query, caller }) =>
-      pageBody('webhook_deliveries', await getWebhookDeliveries(path.organization, path.webhook_destination_id, query, caller)),
+      pageBody(
+        'webhook_deliveries',
+        await getWebhookDeliveries(path.organization, path.webhook_destination_id, query, caller),
+      ),
   }),
 );

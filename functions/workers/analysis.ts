@@ -1,6 +1,6 @@
-import { analysisQueueMessage } from '../../events/queue-messages';
-import { analyzeConversation } from '#shared/conversation/analysis';
 import { sqsWorker } from '#shared/aws/sqs-worker';
+import { analyzeConversation } from '#shared/conversation/analysis';
+import { analysisQueueMessage } from '../../events/queue-messages';
 
 /**
  * Post-conversation analysis. The analysis is idempotent, so a retried or duplicated message

@@ -1,6 +1,6 @@
-import { webhookQueueMessage } from '../../events/queue-messages';
-import { processWebhookMessage } from '#shared/webhook/deliveries';
 import { sqsWorker } from '#shared/aws/sqs-worker';
+import { processWebhookMessage } from '#shared/webhook/deliveries';
+import { webhookQueueMessage } from '../../events/queue-messages';
 
 /**
  * Webhook deliveries: fans events out to the organization's destinations and makes each

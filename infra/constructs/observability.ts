@@ -163,28 +163,32 @@ export class Observability extends Construct {
         graph(`${worker}: dead-letter queue`, [deadLetters]),
         ...(fn ? functionWidgets(`${worker} worker`, fn) : []),
       );
-      notify(deadLetters.createAlarm(this, `${pascalCase(worker)}DeadLetters`, {
-        alarmDescription: `Messages of the ${worker} queue exhausted their retries and wait in its dead-letter queue.`,
-        threshold: 0,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }));
+      notify(
+        deadLetters.createAlarm(this, `${pascalCase(worker)}DeadLetters`, {
+          alarmDescription: `Messages of the ${worker} queue exhausted their retries and wait in its dead-letter queue.`,
+          threshold: 0,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
     }
 
-    notify(new MathExpression({
-      expression: 'errors / requests',
-      usingMetrics: { errors: serverErrors, requests },
-      period,
-      label: '5xx rate',
-    }).createAlarm(this, 'ServerErrorRate', {
-      alarmDescription: 'More than 1% of API requests answered 5xx over 5 minutes.',
-      threshold: 0.01,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      // No requests means no rate, not an outage.
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    }));
+    notify(
+      new MathExpression({
+        expression: 'errors / requests',
+        usingMetrics: { errors: serverErrors, requests },
+        period,
+        label: '5xx rate',
+      }).createAlarm(this, 'ServerErrorRate', {
+        alarmDescription: 'More than 1% of API requests answered 5xx over 5 minutes.',
+        threshold: 0.01,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        // No requests means no rate, not an outage.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
   }
 }
 

@@ -17,8 +17,8 @@ import {
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { EndpointGroup, Operation, OperationRequest } from '#shared/kernel/operation';
 import { canonicalResourcePaths } from '#shared/api/paths';
+import type { EndpointGroup, Operation, OperationRequest } from '#shared/kernel/operation';
 
 export interface PlatformApiProps {
   stageName: string;
@@ -216,7 +216,8 @@ const acknowledgeAppLevelControls = (api: RestApi): void => {
     { id: 'AwsSolutions-COG4', reason: appAuth },
     {
       id: 'AwsSolutions-APIG2',
-      reason: 'Requests are validated in the functions against the route table’s zod schemas, which are richer than API Gateway models.',
+      reason:
+        'Requests are validated in the functions against the route table’s zod schemas, which are richer than API Gateway models.',
     },
     {
       id: 'AwsSolutions-APIG3',

@@ -1,6 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { AssetHashType, type CfnElement, DockerImage, type Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AssetHashType,
+  type CfnElement,
+  DockerImage,
+  type Duration,
+  type RemovalPolicy,
+  Stack,
+  Validations,
+} from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
@@ -33,10 +41,14 @@ const bundledCode = (entry: string): Code =>
       image: DockerImage.fromRegistry('unused-local-bundling-only'),
       local: {
         tryBundle(outputDir: string) {
-          execFileSync(process.execPath, ['--import', 'tsx', join(repositoryRoot, 'infra/bundle-lambda.ts'), entry, outputDir], {
-            cwd: repositoryRoot,
-            stdio: 'inherit',
-          });
+          execFileSync(
+            process.execPath,
+            ['--import', 'tsx', join(repositoryRoot, 'infra/bundle-lambda.ts'), entry, outputDir],
+            {
+              cwd: repositoryRoot,
+              stdio: 'inherit',
+            },
+          );
           return true;
         },
       },

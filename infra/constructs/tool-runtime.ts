@@ -53,7 +53,8 @@ export class ToolRuntime extends Construct {
     for (const resource of [logGroups, `${logGroups}:*`]) {
       Validations.of(this.executionRole).acknowledge({
         id: `AwsSolutions-IAM5[Resource::${findingResource(stack, resource)}]`,
-        reason: 'Tool functions are created at run time, one per tool; the role writes only their log groups and streams.',
+        reason:
+          'Tool functions are created at run time, one per tool; the role writes only their log groups and streams.',
       });
     }
     this.repositoryCredentials = new Secret(this, 'RepositoryCredentials', {
@@ -73,9 +74,19 @@ export class ToolRuntime extends Construct {
     fn.addEnvironment('TOOL_FUNCTION_PREFIX', this.functionPrefix);
     const actions =
       access === 'deploy'
-        ? ['lambda:CreateFunction', 'lambda:UpdateFunctionCode', 'lambda:GetFunction', 'lambda:GetFunctionConfiguration', 'lambda:PublishVersion', 'lambda:TagResource', 'lambda:InvokeFunction']
+        ? [
+            'lambda:CreateFunction',
+            'lambda:UpdateFunctionCode',
+            'lambda:GetFunction',
+            'lambda:GetFunctionConfiguration',
+            'lambda:PublishVersion',
+            'lambda:TagResource',
+            'lambda:InvokeFunction',
+          ]
         : ['lambda:DeleteFunction'];
-    fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [functions, `${functions}:*`] }));
+    fn.addToRolePolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [functions, `${functions}:*`] }),
+    );
     if (access === 'deploy') {
       fn.addEnvironment('TOOL_EXECUTION_ROLE_ARN', this.executionRole.roleArn);
       fn.addToRolePolicy(

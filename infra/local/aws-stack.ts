@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -22,9 +22,9 @@ import {
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
-import type { WorkerName } from '#shared/kernel/operation';
 import { globalIndexes, tableKeys } from '#shared/data/table-definition';
-import { queueDefinitions, type QueueDefinition } from '#shared/kernel/queues';
+import type { WorkerName } from '#shared/kernel/operation';
+import { type QueueDefinition, queueDefinitions } from '#shared/kernel/queues';
 import { assertJava17 } from './java';
 import { assertPortFree, freePort } from './ports';
 
@@ -89,7 +89,11 @@ const boundPort = (address: string | AddressInfo | null): number => {
  * Runs the set-up of a server that just started with a client of it: a failed set-up stops the
  * server before the error goes on, and the client is destroyed either way.
  */
-const prepare = async <C extends { destroy(): void }, T>(client: C, stop: () => Promise<void>, work: (client: C) => Promise<T>): Promise<T> => {
+const prepare = async <C extends { destroy(): void }, T>(
+  client: C,
+  stop: () => Promise<void>,
+  work: (client: C) => Promise<T>,
+): Promise<T> => {
   try {
     return await work(client);
   } catch (error) {
@@ -169,13 +173,21 @@ const startDynamoDb = async (
   const endpoint = `http://127.0.0.1:${listenPort}`;
   // Single attempts: the SDK's retry back-off would only slow the readiness poll down.
   await prepare(new DynamoDBClient({ endpoint, region, credentials, maxAttempts: 1 }), stop, async (client) => {
-    await waitForDynamoDb(client, () => exitDescription, () => recentOutput.join('\n'));
+    await waitForDynamoDb(
+      client,
+      () => exitDescription,
+      () => recentOutput.join('\n'),
+    );
     await ensureTable(client, log);
   });
   return { endpoint, stop };
 };
 
-const waitForDynamoDb = async (client: DynamoDBClient, exitDescription: () => string | undefined, output: () => string): Promise<void> => {
+const waitForDynamoDb = async (
+  client: DynamoDBClient,
+  exitDescription: () => string | undefined,
+  output: () => string,
+): Promise<void> => {
   const deadline = Date.now() + dynamoReadyTimeoutMs;
   for (;;) {
     try {
@@ -185,7 +197,9 @@ const waitForDynamoDb = async (client: DynamoDBClient, exitDescription: () => st
       const exit = exitDescription();
       if (exit !== undefined) throw new Error(`DynamoDB Local stopped during start-up (${exit}):\n${output()}`);
       if (Date.now() > deadline) {
-        throw new Error(`DynamoDB Local did not answer within ${dynamoReadyTimeoutMs / 1000} s (${errorText(error)}):\n${output()}`);
+        throw new Error(
+          `DynamoDB Local did not answer within ${dynamoReadyTimeoutMs / 1000} s (${errorText(error)}):\n${output()}`,
+        );
       }
       await sleep(100);
     }
@@ -207,12 +221,16 @@ const waitForIndex = async (client: DynamoDBClient, indexName: string): Promise<
       if (!isTransientFailure(error) || Date.now() > deadline) throw error;
     }
     if (status === 'ACTIVE') return;
-    if (Date.now() > deadline) throw new Error(`index ${indexName} on ${tableName} is still ${status ?? 'missing'} after ${dynamoReadyTimeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `index ${indexName} on ${tableName} is still ${status ?? 'missing'} after ${dynamoReadyTimeoutMs / 1000} s`,
+      );
     await sleep(100);
   }
 };
 
-const stringKeys = (names: string[]): AttributeDefinition[] => names.map((name) => ({ AttributeName: name, AttributeType: 'S' }));
+const stringKeys = (names: string[]): AttributeDefinition[] =>
+  names.map((name) => ({ AttributeName: name, AttributeType: 'S' }));
 
 const indexSpec = (index: (typeof globalIndexes)[number]): GlobalSecondaryIndex => ({
   IndexName: index.indexName,
@@ -240,7 +258,11 @@ const ensureTable = async (client: DynamoDBClient, log: (line: string) => void):
       new CreateTableCommand({
         TableName: tableName,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: stringKeys([tableKeys.partitionKey, tableKeys.sortKey, ...globalIndexes.flatMap((index) => [index.partitionKey, index.sortKey])]),
+        AttributeDefinitions: stringKeys([
+          tableKeys.partitionKey,
+          tableKeys.sortKey,
+          ...globalIndexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+        ]),
         KeySchema: [
           { AttributeName: tableKeys.partitionKey, KeyType: 'HASH' },
           { AttributeName: tableKeys.sortKey, KeyType: 'RANGE' },
@@ -307,22 +329,35 @@ const startSqs = async (
   const endpoint = `http://127.0.0.1:${boundPort(server.address())}`;
   const created = await prepare(new SQSClient({ endpoint, region, credentials }), stop, (client) =>
     Promise.all(
-      queueDefinitions.map(async (definition) => [definition.worker, await createQueuePair(client, definition, visibilityTimeoutSeconds)] as const),
+      queueDefinitions.map(
+        async (definition) =>
+          [definition.worker, await createQueuePair(client, definition, visibilityTimeoutSeconds)] as const,
+      ),
     ),
   );
   // queueDefinitions holds exactly one definition per worker.
   return { endpoint, stop, queues: Object.fromEntries(created) as Record<WorkerName, LocalQueue> };
 };
 
-const createQueue = async (client: SQSClient, name: string, attributes: Record<string, string>): Promise<{ url: string; arn: string }> => {
+const createQueue = async (
+  client: SQSClient,
+  name: string,
+  attributes: Record<string, string>,
+): Promise<{ url: string; arn: string }> => {
   const { QueueUrl: url } = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
   if (!url) throw new Error(`local SQS returned no URL for queue ${name}`);
-  const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  const { Attributes } = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+  );
   if (!Attributes?.QueueArn) throw new Error(`local SQS returned no ARN for queue ${name}`);
   return { url, arn: Attributes.QueueArn };
 };
 
-const createQueuePair = async (client: SQSClient, definition: QueueDefinition, visibilityTimeoutSeconds: number | undefined): Promise<LocalQueue> => {
+const createQueuePair = async (
+  client: SQSClient,
+  definition: QueueDefinition,
+  visibilityTimeoutSeconds: number | undefined,
+): Promise<LocalQueue> => {
   const dlq = await createQueue(client, `${definition.worker}-dlq`, {});
   const queue = await createQueue(client, definition.worker, {
     VisibilityTimeout: String(visibilityTimeoutSeconds ?? definition.visibilityTimeoutSeconds),
@@ -345,7 +380,8 @@ const startS3 = async (port: number | undefined, directory: string, region: stri
   await prepare(new S3Client({ endpoint, region, credentials, forcePathStyle: true }), stop, (client) =>
     client.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: unknown) => {
       // s3rver answers BucketAlreadyExists for a bucket it kept in the data dir.
-      const alreadyThere = error instanceof S3ServiceException && ['BucketAlreadyExists', 'BucketAlreadyOwnedByYou'].includes(error.name);
+      const alreadyThere =
+        error instanceof S3ServiceException && ['BucketAlreadyExists', 'BucketAlreadyOwnedByYou'].includes(error.name);
       if (!alreadyThere) throw error;
     }),
   );
@@ -381,10 +417,14 @@ export const startLocalAws = async (options: LocalAwsOptions = {}): Promise<Loca
     const started = [dynamodb, sqs, s3].flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     await Promise.allSettled(started.map((service) => service.stop()));
     await removeScratch();
-    const failures = [dynamodb, sqs, s3].flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+    const failures = [dynamodb, sqs, s3].flatMap((result) =>
+      result.status === 'rejected' ? [result.reason as unknown] : [],
+    );
     throw failures[0];
   }
-  log(`local AWS ready in ${Date.now() - startedAt} ms: dynamodb ${dynamodb.value.endpoint}, sqs ${sqs.value.endpoint}, s3 ${s3.value.endpoint}`);
+  log(
+    `local AWS ready in ${Date.now() - startedAt} ms: dynamodb ${dynamodb.value.endpoint}, sqs ${sqs.value.endpoint}, s3 ${s3.value.endpoint}`,
+  );
 
   const queues = sqs.value.queues;
   const env: Record<string, string> = {

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { type EndpointGroup, maxBodyBytesOf, type Operation } from '#shared/kernel/operation';
-import { bodyTooLarge } from '#shared/http/api-event';
 import { canonicalResourcePaths, matchResource, mostSpecific } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
+import { bodyTooLarge } from '#shared/http/api-event';
+import { type EndpointGroup, maxBodyBytesOf, type Operation } from '#shared/kernel/operation';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
 
 /**

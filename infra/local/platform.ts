@@ -6,6 +6,7 @@ import { startLocalAws } from './aws-stack';
 import { startGateway } from './gateway';
 import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
 import { type SqsBatchHandler, startQueuePoller } from './queue-poller';
+import { assertToolPrerequisites } from './tool-prerequisites';
 
 export interface PlatformCredentials {
   base_url: string;
@@ -66,6 +67,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
   const log = options.log ?? (() => undefined);
   const outboxDir = join(options.stateDir, 'outbox');
   await mkdir(outboxDir, { recursive: true });
+  await assertToolPrerequisites();
   const aws = await startLocalAws({
     dataDir: options.inMemory ? undefined : join(options.stateDir, 'aws'),
     queueVisibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds,
@@ -139,7 +141,10 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     const { ensureLocalRepository, repositoryName } = await import('#shared/tool/source-repository');
     const { getOrganization } = await import('#shared/organization/organization-repository');
     const rootTeam = (await getOrganization(root.org_id))?.devops_team_name ?? null;
-    await ensureLocalRepository(process.env.TOOL_REPOSITORY_ROOT as string, repositoryName(root.org_id, rootTeam, 'team'));
+    await ensureLocalRepository(
+      process.env.TOOL_REPOSITORY_ROOT as string,
+      repositoryName(root.org_id, rootTeam, 'team'),
+    );
     const credentials: PlatformCredentials = {
       base_url: gateway.baseUrl,
       org_id: root.org_id,
@@ -149,8 +154,16 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     };
     await writeFile(credentialsPath, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
     await chmod(credentialsPath, 0o600);
-    const table = { endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB as string, region: aws.env.AWS_REGION as string, name: aws.tableName };
-    const bucket = { endpoint: aws.env.AWS_ENDPOINT_URL_S3 as string, region: aws.env.AWS_REGION as string, name: aws.bucket };
+    const table = {
+      endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB as string,
+      region: aws.env.AWS_REGION as string,
+      name: aws.tableName,
+    };
+    const bucket = {
+      endpoint: aws.env.AWS_ENDPOINT_URL_S3 as string,
+      region: aws.env.AWS_REGION as string,
+      name: aws.bucket,
+    };
     return {
       baseUrl: gateway.baseUrl,
       credentials,

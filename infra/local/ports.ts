@@ -27,6 +27,8 @@ export const assertPortFree = async (port: number, service: string): Promise<voi
     await bindAndRelease(port);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new Error(`Port ${port} for local ${service} is not available (${code}). Choose another port or stop the process using it.`);
+    throw new Error(
+      `Port ${port} for local ${service} is not available (${code}). Choose another port or stop the process using it.`,
+    );
   }
 };

@@ -1,17 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
-  ReceiveMessageCommand,
   type Message,
   type MessageAttributeValue,
+  ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import type {
+  Context,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSMessageAttributes,
+  SQSRecord,
+  SQSRecordAttributes,
+} from 'aws-lambda';
 import { lambdaContext } from './lambda-runtime';
 
-export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
 export interface QueuePollerOptions {
   queueUrl: string;
@@ -54,7 +60,8 @@ const toMessageAttributes = (attributes: Record<string, MessageAttributeValue> |
 
 /** Shapes a received message the way the Lambda SQS event source does. */
 const toRecord = (message: Message, eventSourceARN: string, awsRegion: string): SQSRecord => {
-  const { ApproximateReceiveCount, SentTimestamp, SenderId, ApproximateFirstReceiveTimestamp, ...optional } = message.Attributes ?? {};
+  const { ApproximateReceiveCount, SentTimestamp, SenderId, ApproximateFirstReceiveTimestamp, ...optional } =
+    message.Attributes ?? {};
   const attributes: SQSRecordAttributes = {
     ...optional,
     ApproximateReceiveCount: ApproximateReceiveCount ?? '1',
@@ -80,7 +87,7 @@ const toRecord = (message: Message, eventSourceARN: string, awsRegion: string): 
  * Which records to delete, following Lambda's ReportBatchItemFailures rules: no failures means
  * all succeeded; a failure naming no record of the batch fails the whole batch.
  */
-const succeededRecords = (records: SQSRecord[], response: SQSBatchResponse | void): SQSRecord[] => {
+const succeededRecords = (records: SQSRecord[], response: SQSBatchResponse | undefined): SQSRecord[] => {
   const failures = response?.batchItemFailures ?? [];
   const ids = new Set(records.map((record) => record.messageId));
   if (failures.some((failure) => !failure.itemIdentifier || !ids.has(failure.itemIdentifier))) return [];
@@ -114,7 +121,10 @@ export const startQueuePoller = (options: QueuePollerOptions): QueuePoller => {
     const arn = options.queueArn ?? Attributes?.QueueArn;
     if (!arn) throw new Error(`queue ${queueUrl} reported no QueueArn`);
     const visibilityTimeoutSeconds = Number(Attributes?.VisibilityTimeout ?? 30);
-    const waitTimeSeconds = Math.max(0, Math.min(options.waitTimeSeconds ?? 1, Math.floor(visibilityTimeoutSeconds / 2)));
+    const waitTimeSeconds = Math.max(
+      0,
+      Math.min(options.waitTimeSeconds ?? 1, Math.floor(visibilityTimeoutSeconds / 2)),
+    );
     return { arn, waitTimeSeconds, region: await sqsClient.config.region() };
   };
 
@@ -135,15 +145,18 @@ export const startQueuePoller = (options: QueuePollerOptions): QueuePoller => {
   };
 
   const handle = async (records: SQSRecord[]): Promise<void> => {
-    let response: SQSBatchResponse | void;
+    let response: SQSBatchResponse | undefined;
     try {
       response = await handler({ Records: records }, lambdaContext(functionName, timeoutMs));
     } catch (error) {
-      log(`[${functionName}] handler failed; ${records.length} message(s) will be retried: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      log(
+        `[${functionName}] handler failed; ${records.length} message(s) will be retried: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      );
       return;
     }
     const succeeded = succeededRecords(records, response);
-    if (succeeded.length < records.length) log(`[${functionName}] ${records.length - succeeded.length} of ${records.length} message(s) will be retried`);
+    if (succeeded.length < records.length)
+      log(`[${functionName}] ${records.length - succeeded.length} of ${records.length} message(s) will be retried`);
     if (succeeded.length === 0) return;
     const { Failed } = await sqsClient.send(
       new DeleteMessageBatchCommand({
@@ -151,7 +164,8 @@ export const startQueuePoller = (options: QueuePollerOptions): QueuePoller => {
         Entries: succeeded.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
       }),
     );
-    for (const failure of Failed ?? []) log(`[${functionName}] could not delete message ${failure.Id}: ${failure.Message ?? failure.Code}`);
+    for (const failure of Failed ?? [])
+      log(`[${functionName}] could not delete message ${failure.Id}: ${failure.Message ?? failure.Code}`);
   };
 
   const loop = async (): Promise<void> => {
@@ -164,7 +178,9 @@ export const startQueuePoller = (options: QueuePollerOptions): QueuePoller => {
         if (messages.length > 0) await handle(messages.map((message) => toRecord(message, arn, region)));
       } catch (error) {
         if (aborter.signal.aborted) return;
-        log(`[${functionName}] polling ${queueUrl} failed, retrying: ${error instanceof Error ? error.message : String(error)}`);
+        log(
+          `[${functionName}] polling ${queueUrl} failed, retrying: ${error instanceof Error ? error.message : String(error)}`,
+        );
         await sleep(retryDelayMs, undefined, { signal: aborter.signal }).catch(() => undefined);
       }
     }

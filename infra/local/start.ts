@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import { startPlatform } from './platform';
 
 /**
@@ -34,7 +34,9 @@ try {
     log: (line) => console.error(line),
   });
   const { credentials } = platform;
-  console.log(`Platform ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s${values['in-memory'] ? ' (in memory)' : ''}`);
+  console.log(
+    `Platform ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s${values['in-memory'] ? ' (in memory)' : ''}`,
+  );
   console.log(`  base URL     ${credentials.base_url}`);
   console.log(`  org id       ${credentials.org_id}`);
   console.log(`  user id      ${credentials.user_id}`);

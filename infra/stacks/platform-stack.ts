@@ -1,16 +1,15 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import { ApplicationLogLevel, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaFunctionTarget } from 'aws-cdk-lib/aws-events-targets';
+import { ApplicationLogLevel, type Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '#shared/kernel/operation';
 import { routeTable } from '#shared/api/route-table';
+import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '#shared/kernel/operation';
 import { DataStore } from '../constructs/data-store';
 import { MessageQueues } from '../constructs/message-queues';
 import { pascalCase } from '../constructs/naming';
 import { Observability } from '../constructs/observability';
-import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
 import { isStreamingGroup, PlatformApi } from '../constructs/platform-api';
 import {
   type BucketAccess,
@@ -24,6 +23,7 @@ import {
   PlatformFunction,
   type TableAccess,
 } from '../constructs/platform-function';
+import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
 import type { DeploymentSettings } from './platform-settings';
 
 interface Access {
@@ -69,22 +69,35 @@ const access = {
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
     webhook: { table: 'readWrite', signingKey: true, sealingKey: true },
     // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; queues builds.
-    tool: { table: 'readWrite', signingKey: true, sendTo: ['tool-build'], bucket: 'readWrite', tools: 'deploy' },
+    tool: {
+      table: 'readWrite',
+      signingKey: true,
+      sendTo: ['tool-build', 'webhook'],
+      bucket: 'readWrite',
+      tools: 'deploy',
+    },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
     analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
     webhook: { table: 'readWrite', sendTo: ['webhook'], sealingKey: true },
     simulation: { table: 'readWrite', models: true },
-    'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy' },
+    'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy', sendTo: ['webhook'] },
   },
   schedules: {
     'api-key-expiration': { table: 'readWrite', sendTo: ['webhook'] },
   },
-} as const satisfies { api: Record<EndpointGroup, Access>; workers: Record<WorkerName, Access>; schedules: Record<string, Access> };
+} as const satisfies {
+  api: Record<EndpointGroup, Access>;
+  workers: Record<WorkerName, Access>;
+  schedules: Record<string, Access>;
+};
 
 /** Functions run on a schedule (`functions/schedules/<name>.ts`) and how often. */
-const schedules = { 'api-key-expiration': Duration.days(1) } as const satisfies Record<keyof typeof access.schedules, Duration>;
+const schedules = { 'api-key-expiration': Duration.days(1) } as const satisfies Record<
+  keyof typeof access.schedules,
+  Duration
+>;
 
 const stageProfiles = {
   production: {
@@ -143,7 +156,10 @@ export class PlatformStack extends Stack {
     };
     const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;
 
-    const toolRuntime = new ToolRuntime(this, 'ToolRuntime', { stage: settings.stage, repositoryUrl: settings.toolRepositoryUrl });
+    const toolRuntime = new ToolRuntime(this, 'ToolRuntime', {
+      stage: settings.stage,
+      repositoryUrl: settings.toolRepositoryUrl,
+    });
     const grant = (fn: LambdaFunction, rights: Access): void => {
       if (rights.table) bindTable(fn, data.table, rights.table);
       if (rights.bucket) bindBucket(fn, data.bucket, rights.bucket);
@@ -154,7 +170,8 @@ export class PlatformStack extends Stack {
       }
       if (rights.email) {
         bindEmailSender(fn, settings.emailFrom);
-        if (settings.signInRedirectOrigins) fn.addEnvironment('SIGN_IN_REDIRECT_ORIGINS', settings.signInRedirectOrigins);
+        if (settings.signInRedirectOrigins)
+          fn.addEnvironment('SIGN_IN_REDIRECT_ORIGINS', settings.signInRedirectOrigins);
         if (settings.signInBurst) fn.addEnvironment('SIGN_IN_BURST', settings.signInBurst);
       }
       if (rights.models) bindModelInvocation(fn);
@@ -199,7 +216,10 @@ export class PlatformStack extends Stack {
         defaults,
       });
       grant(fn, access.schedules[name]);
-      new Rule(this, `${pascalCase(name)}Rule`, { schedule: Schedule.rate(every), targets: [new LambdaFunctionTarget(fn)] });
+      new Rule(this, `${pascalCase(name)}Rule`, {
+        schedule: Schedule.rate(every),
+        targets: [new LambdaFunctionTarget(fn)],
+      });
     }
 
     this.api = new PlatformApi(this, 'Api', {

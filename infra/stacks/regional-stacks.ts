@@ -1,6 +1,6 @@
 import type { App } from 'aws-cdk-lib';
-import { PlatformStack } from './platform-stack';
 import { readPlatformSettings } from './platform-settings';
+import { PlatformStack } from './platform-stack';
 
 /** One independent `ClassicApi-<region>` stack per region in the app's context. */
 export const addRegionalStacks = (app: App): PlatformStack[] => {

@@ -1,8 +1,8 @@
 import { agents } from '../agent/agent-repository';
-import { BadRequestError } from '../kernel/errors';
 import { conversations } from '../conversation/conversation-repository';
 import { messages } from '../conversation/message-repository';
 import { type Item, queryAll } from '../data/table';
+import { BadRequestError } from '../kernel/errors';
 import { services } from '../service/service-repository';
 import { memories } from '../user/memory-repository';
 import { users } from '../user/user-repository';
@@ -68,7 +68,9 @@ const readConversations = (orgId: string, budget: RowBudget) =>
 
 /** Messages live in their conversation's partition: read one conversation at a time, a few at once. */
 const readMessages = async (orgId: string, budget: RowBudget): Promise<Item[]> => {
-  const ids = (await queryAll(conversations.queryIndex(orgId, 'all', {}), budget.remaining)).map((item) => String(item.id));
+  const ids = (await queryAll(conversations.queryIndex(orgId, 'all', {}), budget.remaining)).map((item) =>
+    String(item.id),
+  );
   const found: Item[] = [];
   for (let start = 0; start < ids.length; start += 8) {
     const batch = await Promise.all(
@@ -87,7 +89,8 @@ export const analyticsTables: readonly AnalyticsTable[] = [
   {
     name: 'conversations',
     columns: conversationColumns,
-    rows: async (orgId, budget) => (await readConversations(orgId, budget)).map((item) => pick(item, conversationColumns)),
+    rows: async (orgId, budget) =>
+      (await readConversations(orgId, budget)).map((item) => pick(item, conversationColumns)),
   },
   {
     name: 'messages',
@@ -140,7 +143,13 @@ export const analyticsTables: readonly AnalyticsTable[] = [
   },
   {
     name: 'agents',
-    columns: { id: 'VARCHAR', name: 'VARCHAR', deprecated: 'BOOLEAN', latest_version: 'BIGINT', created_at: 'TIMESTAMPTZ' },
+    columns: {
+      id: 'VARCHAR',
+      name: 'VARCHAR',
+      deprecated: 'BOOLEAN',
+      latest_version: 'BIGINT',
+      created_at: 'TIMESTAMPTZ',
+    },
     rows: (orgId, budget) => readBounded(budget, (bound) => queryAll(agents.heads.query(orgId, {}), bound)),
   },
   {
@@ -164,7 +173,13 @@ export const analyticsTables: readonly AnalyticsTable[] = [
   },
   {
     name: 'metric_evaluation_results',
-    columns: { id: 'VARCHAR', metric_id: 'VARCHAR', conversation_id: 'VARCHAR', value: 'JSON', created_at: 'TIMESTAMPTZ' },
+    columns: {
+      id: 'VARCHAR',
+      metric_id: 'VARCHAR',
+      conversation_id: 'VARCHAR',
+      value: 'JSON',
+      created_at: 'TIMESTAMPTZ',
+    },
     rows: noRows,
   },
   {
@@ -174,7 +189,12 @@ export const analyticsTables: readonly AnalyticsTable[] = [
   },
   {
     name: 'dynamic_behavior_invocations',
-    columns: { id: 'VARCHAR', dynamic_behavior_set_id: 'VARCHAR', conversation_id: 'VARCHAR', created_at: 'TIMESTAMPTZ' },
+    columns: {
+      id: 'VARCHAR',
+      dynamic_behavior_set_id: 'VARCHAR',
+      conversation_id: 'VARCHAR',
+      created_at: 'TIMESTAMPTZ',
+    },
     rows: noRows,
   },
   {

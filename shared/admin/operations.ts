@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { commonHeaders, organizationPath } from '../kernel/schemas';
 import { defineOperation } from '../kernel/operation';
+import { commonHeaders, organizationPath } from '../kernel/schemas';
 
 export const pingOperation = defineOperation({
   operationId: 'ping',
@@ -43,12 +43,12 @@ export const getModelsOperation = defineOperation({
     body: z.object({
       models: z.array(
         z.object({
-            name: z.string().describe('The llm_name to use in llm_model_preferences.'),
-            params_model_schema: z.record(z.string(), z.unknown()).describe('JSON Schema of the sampling parameters.'),
-            provider: z.string(),
-            model: z.string().describe("The provider's own model id."),
-            source: z.enum(['built-in', 'default', 'model-map']),
-          }),
+          name: z.string().describe('The llm_name to use in llm_model_preferences.'),
+          params_model_schema: z.record(z.string(), z.unknown()).describe('JSON Schema of the sampling parameters.'),
+          provider: z.string(),
+          model: z.string().describe("The provider's own model id."),
+          source: z.enum(['built-in', 'default', 'model-map']),
+        }),
       ),
     }),
   },
@@ -61,7 +61,7 @@ export const submitSqlQueryOperation = defineOperation({
   group: 'admin',
   tag: 'Admin',
   summary:
-    'Run one read-only SELECT over the organization\'s own data (DuckDB); needs more privilege than DefaultAdministratorRole',
+    "Run one read-only SELECT over the organization's own data (DuckDB); needs more privilege than DefaultAdministratorRole",
   auth: 'required',
   rateLimitPerMinute: 6,
   extraErrors: { 408: 'The query cannot be executed within the time limit.' },
@@ -83,7 +83,10 @@ export const submitSqlQueryOperation = defineOperation({
       result: z.array(z.array(z.unknown())),
       truncated: z.boolean(),
       columns: z.array(z.object({ name: z.string(), type: z.string() })),
-      download_url: z.string().optional().describe('With async_query: a presigned link to the NDJSON result, for an hour.'),
+      download_url: z
+        .string()
+        .optional()
+        .describe('With async_query: a presigned link to the NDJSON result, for an hour.'),
     }),
   },
 });

@@ -1,15 +1,15 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import yazl from 'yazl';
-import type { Caller } from '../kernel/caller';
-import { NotFoundError } from '../kernel/errors';
-import { hasPermission, requirePermission } from '../kernel/permissions';
 import { listObjects, readObject, type StoredObject } from '../aws/bucket';
 import { logger } from '../aws/observability';
 import { getConversation } from '../conversation/conversation-repository';
 import { conversationAttributes } from '../conversation/conversations';
 import { promptLogGuard, promptLogRoot } from '../conversation/prompt-log';
 import type { ConversationRecord } from '../conversation/schemas';
+import type { Caller } from '../kernel/caller';
+import { NotFoundError } from '../kernel/errors';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { requireOrganization } from '../organization/organization-repository';
 
 /**
@@ -50,7 +50,8 @@ const refusalFor = (caller: Caller, orgId: string) => {
         ? undefined
         : 'Missing required permission Service:GetService.';
     }
-    if (!conversations.has(guard.conversationId)) conversations.set(guard.conversationId, getConversation(orgId, guard.conversationId));
+    if (!conversations.has(guard.conversationId))
+      conversations.set(guard.conversationId, getConversation(orgId, guard.conversationId));
     const conversation = await conversations.get(guard.conversationId);
     if (!conversation) return 'The conversation of this log no longer exists.';
     return hasPermission(caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation))
@@ -60,7 +61,12 @@ const refusalFor = (caller: Caller, orgId: string) => {
 };
 
 /** Adds each log to the zip in turn, holding at most one log's objects open, then ends it. */
-const writeLogs = async (zip: yazl.ZipFile, root: string, logKeys: string[], refusal: (key: string) => Promise<string | undefined>) => {
+const writeLogs = async (
+  zip: yazl.ZipFile,
+  root: string,
+  logKeys: string[],
+  refusal: (key: string) => Promise<string | undefined>,
+) => {
   for (const logKey of logKeys) {
     const name = logKey.slice(root.length);
     const refused = await refusal(logKey);

@@ -44,12 +44,16 @@ const requireOneSelect = async (connection: DuckDBConnection, sql: string): Prom
     statements?: unknown[];
   };
   if (parsed.error) {
-    const reason = parsed.error_message?.startsWith('Only SELECT') ? 'Only a SELECT statement is accepted.' : parsed.error_message;
+    const reason = parsed.error_message?.startsWith('Only SELECT')
+      ? 'Only a SELECT statement is accepted.'
+      : parsed.error_message;
     throw new BadRequestError(`The SQL query is invalid: ${reason}`);
   }
-  if (parsed.statements?.length !== 1) throw new BadRequestError('The SQL query is invalid: send exactly one SELECT statement.');
+  if (parsed.statements?.length !== 1)
+    throw new BadRequestError('The SQL query is invalid: send exactly one SELECT statement.');
   const refused = tableFunctionsOf(parsed.statements).filter((name) => !allowedTableFunctions.has(name.toLowerCase()));
-  if (refused.length > 0) throw new BadRequestError(`The SQL query is invalid: the table function ${refused[0]} is not allowed.`);
+  if (refused.length > 0)
+    throw new BadRequestError(`The SQL query is invalid: the table function ${refused[0]} is not allowed.`);
 };
 
 const columnList = (columns: Record<string, string>): string =>
@@ -59,7 +63,9 @@ const columnList = (columns: Record<string, string>): string =>
 
 /** A database of the organization's tables only, with external access off and the configuration locked. */
 // Half the function's 512 MB: the records read and the Node heap need the rest.
-const openOrganizationDatabase = async (orgId: string): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> => {
+const openOrganizationDatabase = async (
+  orgId: string,
+): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> => {
   const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '256MB' });
   const connection = await instance.connect();
   const dir = await mkdtemp(join(tmpdir(), 'sql-'));

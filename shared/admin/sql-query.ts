@@ -1,4 +1,4 @@
-import { PutObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { s3 } from '../aws/clients';
 import type { Caller } from '../kernel/caller';
@@ -7,8 +7,8 @@ import { ForbiddenError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { requirePermission } from '../kernel/permissions';
 import { requireOrganization } from '../organization/organization-repository';
-import { callerOutranks } from '../role/privilege';
 import { defaultRole } from '../role/default-roles';
+import { callerOutranks } from '../role/privilege';
 import { runOrganizationQuery } from './sql-engine';
 import { sqlResultRoot } from './sql-results';
 
@@ -25,7 +25,11 @@ const linkSeconds = 3600;
 
 const administratorGrants = defaultRole('DefaultAdministratorRole').permission_grants;
 
-export const submitSqlQueryFor = async (caller: Caller, orgId: string, input: { sql_query: string; async_query: boolean }) => {
+export const submitSqlQueryFor = async (
+  caller: Caller,
+  orgId: string,
+  input: { sql_query: string; async_query: boolean },
+) => {
   await requireOrganization(orgId);
   requirePermission(caller, 'Admin:SqlQuery');
   if (!callerOutranks(caller, administratorGrants)) {
@@ -41,7 +45,12 @@ export const submitSqlQueryFor = async (caller: Caller, orgId: string, input: { 
   const key = `${sqlResultRoot(orgId)}${newId()}.ndjson`;
   const lines = [JSON.stringify(result.columns), ...result.rows.map((row) => JSON.stringify(row))];
   await s3().send(
-    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: lines.join('\n'), ContentType: 'application/x-ndjson' }),
+    new PutObjectCommand({
+      Bucket: config.artifactBucket,
+      Key: key,
+      Body: lines.join('\n'),
+      ContentType: 'application/x-ndjson',
+    }),
   );
   const download_url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }), {
     expiresIn: linkSeconds,

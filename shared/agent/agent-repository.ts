@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { agentVersionRecord } from './schemas';
 import { defineVersionedEntity } from '../data/versioned-entity';
+import { agentVersionRecord } from './schemas';
 
 /** A stored agent version: the listed record plus its internal id. */
 const storedAgentVersion = agentVersionRecord.extend({ id: z.string() });
@@ -18,5 +18,8 @@ export const agents = defineVersionedEntity({
  * Version `version` of an agent, or undefined when the agent or that version does not exist.
  * Versions are immutable, so a conversation may keep what it read for its whole life.
  */
-export const getAgentVersion = (orgId: string, agentId: string, version: number): Promise<StoredAgentVersion | undefined> =>
-  agents.getVersion(orgId, agentId, version);
+export const getAgentVersion = (
+  orgId: string,
+  agentId: string,
+  version: number,
+): Promise<StoredAgentVersion | undefined> => agents.getVersion(orgId, agentId, version);

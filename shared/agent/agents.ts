@@ -1,13 +1,13 @@
-import { type Caller, creatorOf } from '../kernel/caller';
-import type { NotFoundError } from '../kernel/errors';
-import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
-import { agents } from './agent-repository';
 import type { Paged } from '../data/paging';
 import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
+import { type Caller, creatorOf } from '../kernel/caller';
+import type { NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import { announceFrameworkResourceChange } from '../webhook/events';
+import { agents } from './agent-repository';
 import type { AgentVersionBody, AgentVersionRecord } from './schemas';
 import { agentVersionContent } from './version-content';
-import { announceFrameworkResourceChange } from '../webhook/events';
 
 /** A list query whose visible records the domain decides from the caller's permissions. */
 export type HeadListRequest = Omit<HeadListQuery, 'visible'>;
@@ -52,7 +52,11 @@ export const versionedAttributes = (head: Pick<VersionedHead, 'id' | 'name' | 'd
 export const agentAttributes = (agent: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) =>
   versionedAttributes(agent, 'agent_id');
 
-const agentAccess: HeadAccess = { read: 'Organization:GetAgent', attributesOf: agentAttributes, notFound: agents.notFound };
+const agentAccess: HeadAccess = {
+  read: 'Organization:GetAgent',
+  attributesOf: agentAttributes,
+  notFound: agents.notFound,
+};
 
 /** Creates an agent without versions; 409 when the name is taken in the organization. */
 export const createAgent = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
@@ -85,7 +89,12 @@ export const createAgentVersion = async (
       creator: creatorOf(options.caller),
     }),
   });
-  await announceFrameworkResourceChange(orgId, { resourceType: 'agent', resourceId: agentId, change: 'updated', version: created.version });
+  await announceFrameworkResourceChange(orgId, {
+    resourceType: 'agent',
+    resourceId: agentId,
+    change: 'updated',
+    version: created.version,
+  });
   return { id: created.id, version: created.version, created_at: created.created_at };
 };
 

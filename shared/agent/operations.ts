@@ -1,4 +1,13 @@
 import { z } from 'zod';
+import { defineOperation } from '../kernel/operation';
+import {
+  commonHeaders,
+  expectedVersion,
+  headListQuery,
+  objectId,
+  organizationPath,
+  versionListQuery,
+} from '../kernel/schemas';
 import {
   agentVersionBody,
   createAgentRequest,
@@ -7,8 +16,6 @@ import {
   listAgentsResponse,
   listAgentVersionsResponse,
 } from './schemas';
-import { commonHeaders, expectedVersion, headListQuery, objectId, organizationPath, versionListQuery } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
 
 /*
  * Agents (group `agent`). Paths, statuses and shapes

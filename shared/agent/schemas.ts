@@ -63,7 +63,11 @@ export const agentRecord = z.object({
   id: z.string().describe('The ID of the agent.'),
   name: z.string().describe('The name of the agent.'),
   deprecated: z.boolean().describe('Whether the agent has been deprecated.'),
-  latest_version: z.number().int().nullable().describe('The latest version of the agent; null while no version exists.'),
+  latest_version: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The latest version of the agent; null while no version exists.'),
 });
 
 /** What a version holds besides its bookkeeping: the fields a new version inherits. */

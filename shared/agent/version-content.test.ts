@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../kernel/errors';
-import type { AgentVersionBody, AgentVersionContent } from './schemas';
 import { sampleAgentVersionBody } from './fixtures';
+import type { AgentVersionBody, AgentVersionContent } from './schemas';
 import { agentVersionContent } from './version-content';
 import { knownVoices } from './voices';
 
 const voiceId = knownVoices[0]?.id ?? '';
 
-const fullBody = (): AgentVersionBody => sampleAgentVersionBody({ voice_config: { voice_id: voiceId, stability: 0.5 } });
+const fullBody = (): AgentVersionBody =>
+  sampleAgentVersionBody({ voice_config: { voice_id: voiceId, stability: 0.5 } });
 
 const latestVersion = (): AgentVersionContent => ({
   ...(fullBody() as Omit<AgentVersionContent, 'voice_config'>),

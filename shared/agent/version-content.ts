@@ -49,9 +49,7 @@ export const agentVersionContent = (
   if (latest === undefined) {
     const missing = unspecifiedFields(body);
     if (missing.length > 0) {
-      throw new BadRequestError(
-        `The first version of an agent needs every field; missing: ${missing.join(', ')}.`,
-      );
+      throw new BadRequestError(`The first version of an agent needs every field; missing: ${missing.join(', ')}.`);
     }
   }
   const pick = <K extends Exclude<(typeof contentFields)[number], 'voice_config'>>(field: K): AgentVersionContent[K] =>

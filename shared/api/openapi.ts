@@ -5,7 +5,11 @@ import { canonicalParameterNames, canonicalResourcePaths } from './paths';
 type JsonSchema = Record<string, unknown>;
 
 const toSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' });
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+  });
   return rest as JsonSchema;
 };
 
@@ -76,11 +80,16 @@ const errorResponses = (operation: Operation): Record<string, unknown> => {
   if (operation.rateLimitPerMinute !== undefined) {
     responses['429'] = { ...json(rateLimitDescription(operation)), headers: rateLimitHeaders };
   }
-  for (const [status, description] of Object.entries(operation.extraErrors ?? {})) responses[status] = json(description);
+  for (const [status, description] of Object.entries(operation.extraErrors ?? {}))
+    responses[status] = json(description);
   return responses;
 };
 
-const parametersOf = (location: 'path' | 'query' | 'header', schema: z.ZodObject | undefined, names = new Map<string, string>()) =>
+const parametersOf = (
+  location: 'path' | 'query' | 'header',
+  schema: z.ZodObject | undefined,
+  names = new Map<string, string>(),
+) =>
   Object.entries(schema?.shape ?? {}).map(([name, field]) => {
     const fieldSchema = field as z.ZodType;
     const json = toSchema(fieldSchema, 'input');
@@ -122,7 +131,11 @@ const successResponseOf = (operation: Operation) => {
   if (!body || status === 204) return { description };
   return {
     description,
-    content: { [contentType ?? (operation.streaming ? 'application/x-ndjson' : 'application/json')]: { schema: toSchema(body, 'output') } },
+    content: {
+      [contentType ?? (operation.streaming ? 'application/x-ndjson' : 'application/json')]: {
+        schema: toSchema(body, 'output'),
+      },
+    },
   };
 };
 
@@ -139,7 +152,10 @@ const documentedPaths = (operations: readonly Operation[]) => {
   }
   return (operation: Operation) => {
     const resource = resources.get(operation) as string;
-    return { path: `${resource}${trailingSlashes.get(resource) ? '/' : ''}`, names: canonicalParameterNames(operation, resource) };
+    return {
+      path: `${resource}${trailingSlashes.get(resource) ? '/' : ''}`,
+      names: canonicalParameterNames(operation, resource),
+    };
   };
 };
 
@@ -178,7 +194,11 @@ export const openApiDocument = (operations: readonly Operation[], info: { title:
       securitySchemes: {
         Bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         Basic: { type: 'http', scheme: 'basic', description: 'Username {org_id}_{user_id}, password the JWT.' },
-        DPoP: { type: 'http', scheme: 'dpop', description: 'RFC 9449 sender-constrained token with a DPoP proof header.' },
+        DPoP: {
+          type: 'http',
+          scheme: 'dpop',
+          description: 'RFC 9449 sender-constrained token with a DPoP proof header.',
+        },
       },
     },
   };

@@ -39,7 +39,9 @@ describe('canonicalResourcePaths', () => {
 
 describe('matchResource', () => {
   it('matches with or without a trailing slash and decodes parameters', () => {
-    expect(matchResource('/v1/{organization}/user', '/v1/a%20b/user/')?.pathParameters).toEqual({ organization: 'a b' });
+    expect(matchResource('/v1/{organization}/user', '/v1/a%20b/user/')?.pathParameters).toEqual({
+      organization: 'a b',
+    });
     expect(matchResource('/v1/{organization}/user', '/v1/acme/user')).toBeDefined();
   });
 
@@ -58,7 +60,9 @@ describe('routeShape', () => {
 describe('mostSpecific', () => {
   it('lets a fixed segment win over a parameter at the same position', () => {
     // Prepare
-    const matches = ['/v1/{organization}/user/{requested_user_id}', '/v1/{organization}/user/signin'].map((resource) => ({ resource }));
+    const matches = ['/v1/{organization}/user/{requested_user_id}', '/v1/{organization}/user/signin'].map(
+      (resource) => ({ resource }),
+    );
 
     // Act
     const chosen = mostSpecific(matches);

@@ -69,8 +69,14 @@ export const operationPathParameters = (
  * segment wins over a parameter at the same position (`/user/signin` over `/user/{id}`).
  */
 export const mostSpecific = <T extends { resource: string }>(matches: readonly T[]): T[] => {
-  const rank = (resource: string) => segmentsOf(resource).map((segment) => (isParameter(segment) ? '0' : '1')).join('');
-  const best = matches.map((match) => rank(match.resource)).sort().at(-1);
+  const rank = (resource: string) =>
+    segmentsOf(resource)
+      .map((segment) => (isParameter(segment) ? '0' : '1'))
+      .join('');
+  const best = matches
+    .map((match) => rank(match.resource))
+    .sort()
+    .at(-1);
   return matches.filter((match) => rank(match.resource) === best);
 };
 

@@ -1,14 +1,14 @@
-import type { Operation } from '../kernel/operation';
 import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
-import { stateMachineOperations } from '../state-machine/operations';
-import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
 import { conversationOperations } from '../conversation/operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
+import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
+import type { Operation } from '../kernel/operation';
 import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
+import { stateMachineOperations } from '../state-machine/operations';
 import { toolOperations } from '../tool/operations';
 import { userOperations } from '../user/operations';
 import { webhookOperations } from '../webhook/operations';

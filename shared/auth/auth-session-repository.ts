@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { UnauthorizedError } from '../kernel/errors';
 import { defineEntity } from '../data/entity';
 import { deleteItem, putItem } from '../data/table';
+import { UnauthorizedError } from '../kernel/errors';
 
 /**
  * Short-lived authentication state of an organization: refresh tokens (stored by hash) and
@@ -12,17 +12,19 @@ import { deleteItem, putItem } from '../data/table';
  * Records a one-time value; a second use within its lifetime fails with 401. One
  * conditional put, so concurrent replays on different instances cannot both pass.
  */
-export const consumeNonce = async (orgId: string, scope: string, value: string, expiresAtEpoch: number): Promise<void> => {
-  await putItem(
-    authNonces.item(orgId, { scope, value, expires_at_epoch: expiresAtEpoch }),
-    {
-      condition: {
-        expression: 'attribute_not_exists(pk) OR expires_at_epoch < :now',
-        values: { ':now': Math.floor(Date.now() / 1000) },
-      },
-      onConditionFailure: () => new UnauthorizedError(),
+export const consumeNonce = async (
+  orgId: string,
+  scope: string,
+  value: string,
+  expiresAtEpoch: number,
+): Promise<void> => {
+  await putItem(authNonces.item(orgId, { scope, value, expires_at_epoch: expiresAtEpoch }), {
+    condition: {
+      expression: 'attribute_not_exists(pk) OR expires_at_epoch < :now',
+      values: { ':now': Math.floor(Date.now() / 1000) },
     },
-  );
+    onConditionFailure: () => new UnauthorizedError(),
+  });
 };
 
 const refreshTokenRecord = z.object({
@@ -68,5 +70,9 @@ export const getRefreshToken = async (orgId: string, tokenHash: string): Promise
 
 /** Consumes a refresh token; a second consumer (a concurrent replay) gets 401. */
 export const deleteRefreshToken = async (orgId: string, tokenHash: string): Promise<void> => {
-  await deleteItem(refreshTokens.key(orgId, { token_hash: tokenHash }), { expression: 'attribute_exists(pk)' }, () => new UnauthorizedError());
+  await deleteItem(
+    refreshTokens.key(orgId, { token_hash: tokenHash }),
+    { expression: 'attribute_exists(pk)' },
+    () => new UnauthorizedError(),
+  );
 };

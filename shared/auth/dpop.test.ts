@@ -47,7 +47,9 @@ describe('verifyDpopProof', () => {
   it('refuses a replayed proof', async () => {
     const { proof } = await proofOf();
     await verifyDpopProof({ proof, method: 'GET', url, orgId: 'acme' });
-    await expect(verifyDpopProof({ proof, method: 'GET', url, orgId: 'acme' })).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(verifyDpopProof({ proof, method: 'GET', url, orgId: 'acme' })).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
   });
 
   it.each([
@@ -59,7 +61,9 @@ describe('verifyDpopProof', () => {
     ['no jti', { claims: { jti: undefined } }],
   ])('refuses a proof with %s', async (_, options) => {
     const { proof } = await proofOf(options);
-    await expect(verifyDpopProof({ proof, method: 'GET', url, orgId: 'acme' })).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(verifyDpopProof({ proof, method: 'GET', url, orgId: 'acme' })).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
   });
 
   it('checks ath against the presented token when the proof carries it', async () => {
@@ -68,9 +72,9 @@ describe('verifyDpopProof', () => {
       verifyDpopProof({ proof, method: 'GET', url, orgId: 'acme', accessToken: 'token-b' }),
     ).rejects.toBeInstanceOf(UnauthorizedError);
     const { proof: good } = await proofOf({ claims: { ath: accessTokenHash('token-a') } });
-    await expect(verifyDpopProof({ proof: good, method: 'GET', url, orgId: 'acme', accessToken: 'token-a' })).resolves.toBeTypeOf(
-      'string',
-    );
+    await expect(
+      verifyDpopProof({ proof: good, method: 'GET', url, orgId: 'acme', accessToken: 'token-a' }),
+    ).resolves.toBeTypeOf('string');
   });
 
   it('refuses a proof whose jwk carries the private key', async () => {
@@ -80,6 +84,8 @@ describe('verifyDpopProof', () => {
       .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: privateJwk })
       .setIssuedAt()
       .sign(privateKey);
-    await expect(verifyDpopProof({ proof, method: 'GET', url, orgId: 'acme' })).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(verifyDpopProof({ proof, method: 'GET', url, orgId: 'acme' })).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
-import { consumeNonce } from './auth-session-repository';
 import { UnauthorizedError } from '../kernel/errors';
+import { consumeNonce } from './auth-session-repository';
 
 /**
  * DPoP proofs (RFC 9449). A proof is a JWT signed by the client's EC key with header
@@ -52,10 +52,15 @@ export const verifyDpopProof = async (check: DpopCheck): Promise<string> => {
     const now = Math.floor((check.now ?? Date.now()) / 1000);
     if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 256) throw new Error('jti');
     if (typeof payload.iat !== 'number' || Math.abs(now - payload.iat) > proofWindowSeconds) throw new Error('iat');
-    if (typeof payload.htm !== 'string' || payload.htm.toUpperCase() !== check.method.toUpperCase()) throw new Error('htm');
+    if (typeof payload.htm !== 'string' || payload.htm.toUpperCase() !== check.method.toUpperCase())
+      throw new Error('htm');
     const htu = typeof payload.htu === 'string' ? normalizedUrl(payload.htu) : undefined;
     if (!htu || htu !== normalizedUrl(check.url)) throw new Error('htu');
-    if (check.accessToken !== undefined && payload.ath !== undefined && payload.ath !== accessTokenHash(check.accessToken)) {
+    if (
+      check.accessToken !== undefined &&
+      payload.ath !== undefined &&
+      payload.ath !== accessTokenHash(check.accessToken)
+    ) {
       throw new Error('ath');
     }
     jkt = await calculateJwkThumbprint({ kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y });

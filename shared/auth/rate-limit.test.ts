@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
 import type { Caller } from '../kernel/caller';
+import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
 import { enforceRateLimit, limitSignIn, requireToken, takeToken } from './rate-limit';
 
 useLocalAws();
@@ -104,7 +104,9 @@ describe('enforceRateLimit', () => {
     await enforceRateLimit({ caller, operationId: 'a', perMinute: 1 });
     await expect(enforceRateLimit({ caller, operationId: 'a', perMinute: 1 })).rejects.toBeInstanceOf(RateLimitedError);
     await expect(enforceRateLimit({ caller, operationId: 'b', perMinute: 1 })).resolves.toBeDefined();
-    await expect(enforceRateLimit({ caller: { ...caller, userId: randomUUID() }, operationId: 'a', perMinute: 1 })).resolves.toBeDefined();
+    await expect(
+      enforceRateLimit({ caller: { ...caller, userId: randomUUID() }, operationId: 'a', perMinute: 1 }),
+    ).resolves.toBeDefined();
   });
 
   it('counts a platform operator per organization acted on', async () => {
@@ -113,10 +115,16 @@ describe('enforceRateLimit', () => {
     await enforceRateLimit({ caller: { ...operator, orgId: 'one' }, operationId: 'create-organization', perMinute: 1 });
 
     // Act
-    const other = await enforceRateLimit({ caller: { ...operator, orgId: 'two' }, operationId: 'create-organization', perMinute: 1 });
-    const same = await enforceRateLimit({ caller: { ...operator, orgId: 'one' }, operationId: 'create-organization', perMinute: 1 }).catch(
-      (error: unknown) => error,
-    );
+    const other = await enforceRateLimit({
+      caller: { ...operator, orgId: 'two' },
+      operationId: 'create-organization',
+      perMinute: 1,
+    });
+    const same = await enforceRateLimit({
+      caller: { ...operator, orgId: 'one' },
+      operationId: 'create-organization',
+      perMinute: 1,
+    }).catch((error: unknown) => error);
 
     // Assess
     expect(other['x-ratelimit-remaining']).toBe('0');

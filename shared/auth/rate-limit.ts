@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
 import { getItem, updateItem } from '../data/table';
+import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
-import type { Caller } from '../kernel/caller';
 
 /**
  * Token buckets kept in the table, so every instance of every function shares them.
@@ -85,7 +85,11 @@ const hasToken = (policy: BucketPolicy, fullAtMs: number | undefined, nowMs: num
 class ConditionNotMet extends Error {}
 
 /** Takes one token; returns the X-RateLimit-* headers, or throws a 429 carrying them. */
-export const takeToken = async (address: BucketAddress, policy: BucketPolicy, now = Date.now): Promise<Record<string, string>> => {
+export const takeToken = async (
+  address: BucketAddress,
+  policy: BucketPolicy,
+  now = Date.now,
+): Promise<Record<string, string>> => {
   const interval = intervalMs(policy);
   // Another instance can move the bucket between the two writes; each retry reads anew.
   for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -111,7 +115,10 @@ export const takeToken = async (address: BucketAddress, policy: BucketPolicy, no
         ':interval': interval,
       }).catch(async (error: unknown) => {
         if (!(error instanceof ConditionNotMet)) throw error;
-        return write('attribute_not_exists(full_at_ms) OR full_at_ms < :now', ':next', { ':now': nowMs, ':next': nowMs + interval });
+        return write('attribute_not_exists(full_at_ms) OR full_at_ms < :now', ':next', {
+          ':now': nowMs,
+          ':next': nowMs + interval,
+        });
       });
       return bucketHeaders(policy, inUse, nowMs);
     } catch (error) {
@@ -138,7 +145,11 @@ export const requireToken = async (address: BucketAddress, policy: BucketPolicy,
  * requests are counted per organization acted on: work on one tenant does not throttle work
  * on another (creating organizations for many tenants in a row).
  */
-export const enforceRateLimit = (args: { caller: Caller; operationId: string; perMinute: number }): Promise<Record<string, string>> =>
+export const enforceRateLimit = (args: {
+  caller: Caller;
+  operationId: string;
+  perMinute: number;
+}): Promise<Record<string, string>> =>
   takeToken(
     {
       orgId: args.caller.homeOrgId,
@@ -171,7 +182,10 @@ export interface SignInAttempt {
  * credential and user only after the credentials were found right (a wrong key answers 401
  * however many sign-ins succeeded), in bursts of `SIGN_IN_BURST`.
  */
-export const limitSignIn = async <T>(attempt: SignInAttempt, signIn: () => Promise<T>): Promise<{ result: T; headers: Record<string, string> }> => {
+export const limitSignIn = async <T>(
+  attempt: SignInAttempt,
+  signIn: () => Promise<T>,
+): Promise<{ result: T; headers: Record<string, string> }> => {
   const failures: BucketAddress = {
     orgId: attempt.orgId,
     subject: `signin-failures:${attempt.source}:${attempt.credentialId}`,

@@ -47,7 +47,9 @@ export const sealSecret = async (plaintext: string, context: string): Promise<st
   const cipher = createCipheriv('aes-256-gcm', await sealingKey(), iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const sealed = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return [format, iv, cipher.getAuthTag(), sealed].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+  return [format, iv, cipher.getAuthTag(), sealed]
+    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+    .join('.');
 };
 
 /** Decrypts a value sealed for the same `context`; throws when it was altered or sealed for another. */

@@ -41,8 +41,12 @@ export const openSecret = async (orgId: string, sealed: string): Promise<string>
 
 /** Seals every value of a map of names to secrets. */
 export const sealSecrets = async (orgId: string, values: Record<string, string>): Promise<Record<string, string>> =>
-  Object.fromEntries(await Promise.all(Object.entries(values).map(async ([name, value]) => [name, await sealSecret(orgId, value)])));
+  Object.fromEntries(
+    await Promise.all(Object.entries(values).map(async ([name, value]) => [name, await sealSecret(orgId, value)])),
+  );
 
 /** Opens every value of a map sealed by {@link sealSecrets}. */
 export const openSecrets = async (orgId: string, values: Record<string, string>): Promise<Record<string, string>> =>
-  Object.fromEntries(await Promise.all(Object.entries(values).map(async ([name, value]) => [name, await openSecret(orgId, value)])));
+  Object.fromEntries(
+    await Promise.all(Object.entries(values).map(async ([name, value]) => [name, await openSecret(orgId, value)])),
+  );

@@ -1,6 +1,6 @@
 import { createECDH, createHmac, randomBytes } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { base64url, calculateJwkThumbprint, type CryptoKey, importJWK, type JWK } from 'jose';
+import { base64url, type CryptoKey, calculateJwkThumbprint, importJWK, type JWK } from 'jose';
 import { config } from '../kernel/config';
 import { readOrCreateSecretFile } from './secret-file';
 

@@ -80,7 +80,12 @@ describe('tokens', () => {
   });
 
   it('refuses a token made for another purpose', async () => {
-    const { token } = await signToken({ purpose: 'verify-email', orgId: 'acme', subject: 'e'.repeat(24), lifetimeSeconds: 60 });
+    const { token } = await signToken({
+      purpose: 'verify-email',
+      orgId: 'acme',
+      subject: 'e'.repeat(24),
+      lifetimeSeconds: 60,
+    });
     await expect(verifyAccessToken(token)).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(verifyToken(token, 'verify-email')).resolves.toMatchObject({ orgId: 'acme' });
   });

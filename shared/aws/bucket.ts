@@ -1,5 +1,5 @@
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { config } from '../kernel/config';
 import { s3 } from './clients';
 
@@ -13,7 +13,10 @@ export interface StoredObject {
  * Lists the objects under `prefix` a page at a time, in key order, stopping once `enough`
  * says so: a listing never reads more pages than its caller needs.
  */
-export const listObjects = async (prefix: string, enough: (listed: StoredObject[]) => boolean): Promise<StoredObject[]> => {
+export const listObjects = async (
+  prefix: string,
+  enough: (listed: StoredObject[]) => boolean,
+): Promise<StoredObject[]> => {
   const listed: StoredObject[] = [];
   let token: string | undefined;
   do {
@@ -41,6 +44,8 @@ export const deleteObjects = async (prefix: string): Promise<void> => {
     const page = await s3().send(new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: prefix }));
     const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
     if (keys.length === 0) return;
-    await s3().send(new DeleteObjectsCommand({ Bucket: config.artifactBucket, Delete: { Objects: keys, Quiet: true } }));
+    await s3().send(
+      new DeleteObjectsCommand({ Bucket: config.artifactBucket, Delete: { Objects: keys, Quiet: true } }),
+    );
   }
 };

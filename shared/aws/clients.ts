@@ -15,9 +15,12 @@ let sqsClient: SQSClient | undefined;
 let s3Client: S3Client | undefined;
 
 export const dynamo = (): DynamoDBDocumentClient => {
-  documentClient ??= DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({ region: config.region })), {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-  });
+  documentClient ??= DynamoDBDocumentClient.from(
+    tracer.captureAWSv3Client(new DynamoDBClient({ region: config.region })),
+    {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    },
+  );
   return documentClient;
 };
 
@@ -27,6 +30,8 @@ export const sqs = (): SQSClient => {
 };
 
 export const s3 = (): S3Client => {
-  s3Client ??= tracer.captureAWSv3Client(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
+  s3Client ??= tracer.captureAWSv3Client(
+    new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }),
+  );
   return s3Client;
 };

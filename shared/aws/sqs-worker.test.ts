@@ -1,13 +1,17 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { analysisQueueMessage, type AnalysisQueueMessage } from '../../events/queue-messages';
+import { type AnalysisQueueMessage, analysisQueueMessage } from '../../events/queue-messages';
 import { sampleAnalysisMessage } from '../../events/samples';
 import { sqsWorker } from './sqs-worker';
 
 // Workers check their settings when they are created.
 vi.stubEnv('TABLE_NAME', 'sqs-worker-test');
 
-const context = { awsRequestId: 'r1', functionName: 'analysis-worker', getRemainingTimeInMillis: () => 10_000 } as Context;
+const context = {
+  awsRequestId: 'r1',
+  functionName: 'analysis-worker',
+  getRemainingTimeInMillis: () => 10_000,
+} as Context;
 
 const record = (messageId: string, body: unknown): SQSRecord => ({
   messageId,
@@ -26,7 +30,10 @@ const record = (messageId: string, body: unknown): SQSRecord => ({
   awsRegion: 'eu-central-1',
 });
 
-const message = (conversationId: string): AnalysisQueueMessage => ({ ...sampleAnalysisMessage, conversation_id: conversationId });
+const message = (conversationId: string): AnalysisQueueMessage => ({
+  ...sampleAnalysisMessage,
+  conversation_id: conversationId,
+});
 
 /** A worker whose consumer fails for the conversation named `broken`. */
 const workerWith = () => {
@@ -53,7 +60,9 @@ describe('sqsWorker', () => {
   it('returns only the failing record to the queue', async () => {
     // Prepare
     const { handler } = workerWith();
-    const event: SQSEvent = { Records: [record('m1', message('c1')), record('m2', message('broken')), record('m3', message('c3'))] };
+    const event: SQSEvent = {
+      Records: [record('m1', message('c1')), record('m2', message('broken')), record('m3', message('c3'))],
+    };
 
     // Act
     const response = await handler(event, context);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { MemoryRecord } from '../user/schemas';
 import { mergeUserModels } from './analysis';
-import { type MemoryRecord } from '../user/schemas';
 
 const memory = (id: string, content: string): MemoryRecord => ({
   id,

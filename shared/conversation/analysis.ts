@@ -4,24 +4,27 @@ import {
   type PostProcessingType,
   postProcessingEventId,
 } from '../../events/queue-messages';
-import { getConversation, markConversationAnalyzed, recordPostProcessing, recordPostProcessingNotified } from './conversation-repository';
-import { conversationMemories, memoryPut } from '../user/memory-repository';
-import { recentMessages } from './message-repository';
-import { getOrganization } from '../organization/organization-repository';
-import { getUserModels, userModelsPut } from '../user/user-model-repository';
+import { countAnalysisCompleted } from '../aws/business-metrics';
+import { logger } from '../aws/observability';
 import { newId, nowIso } from '../kernel/ids';
 import type { LlmTool } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
-import { analysisLogScope, createPromptLogger } from './prompt-log';
-import { countAnalysisCompleted } from '../aws/business-metrics';
-import { logger } from '../aws/observability';
-import { queueWebhookEvent } from './queueing';
 import { computeMetrics } from '../metric/evaluation';
-import { type UserDimension } from '../organization/schemas';
-import { type MessageRecord } from './schemas';
-import { type ConversationRecord } from './schemas';
-import { type UserModel } from '../user/schemas';
-import { type MemoryRecord } from '../user/schemas';
+import { getOrganization } from '../organization/organization-repository';
+import type { UserDimension } from '../organization/schemas';
+import { conversationMemories, memoryPut } from '../user/memory-repository';
+import type { MemoryRecord, UserModel } from '../user/schemas';
+import { getUserModels, userModelsPut } from '../user/user-model-repository';
+import {
+  getConversation,
+  markConversationAnalyzed,
+  recordPostProcessing,
+  recordPostProcessingNotified,
+} from './conversation-repository';
+import { recentMessages } from './message-repository';
+import { analysisLogScope, createPromptLogger } from './prompt-log';
+import { queueWebhookEvent } from './queueing';
+import type { ConversationRecord, MessageRecord } from './schemas';
 
 /**
  * Post-conversation analysis, run by the analysis worker for each finished conversation:
@@ -59,7 +62,8 @@ const minMemoryWords = 3;
 
 const recordMemoryTool: LlmTool = {
   name: 'record_memory',
-  description: 'Records one lasting fact about the user (a preference, circumstance, goal or trait) learned in this conversation.',
+  description:
+    'Records one lasting fact about the user (a preference, circumstance, goal or trait) learned in this conversation.',
   inputSchema: {
     type: 'object',
     properties: {
@@ -81,7 +85,9 @@ const preferencesOf = (conversation: ConversationRecord) =>
   conversation.version_set_info.llm_model_preferences as LlmModelPreferences;
 
 const transcriptOf = (messages: MessageRecord[]): string =>
-  messages.map((message) => `[${message.id}] ${message.sender} (${message.message_type}): ${message.message}`).join('\n');
+  messages
+    .map((message) => `[${message.id}] ${message.sender} (${message.message_type}): ${message.message}`)
+    .join('\n');
 
 const memoryOf = (
   conversation: ConversationRecord,
@@ -202,7 +208,10 @@ export const mergeUserModels = (
 };
 
 /** `extracted`: the memories this run just stored (an index read right after the write could miss them). */
-const generateUserModels = async (conversation: ConversationRecord, extracted: MemoryRecord[] | undefined): Promise<void> => {
+const generateUserModels = async (
+  conversation: ConversationRecord,
+  extracted: MemoryRecord[] | undefined,
+): Promise<void> => {
   const { org_id: orgId, user_id: userId } = conversation;
   const [memories, previous, organization] = await Promise.all([
     extracted ?? conversationMemories(orgId, userId, conversation.id, maxMemories),
@@ -222,7 +231,11 @@ const generateUserModels = async (conversation: ConversationRecord, extracted: M
 /** Queues the webhook event of every completed step whose event was not queued yet. */
 const notifyCompletedSteps = async (conversation: ConversationRecord): Promise<void> => {
   for (const type of steps) {
-    if (!conversation.completed_post_processings.includes(type) || conversation.notified_post_processings.includes(type)) continue;
+    if (
+      !conversation.completed_post_processings.includes(type) ||
+      conversation.notified_post_processings.includes(type)
+    )
+      continue;
     await queueWebhookEvent({
       type: 'conversation-post-processing-complete',
       id: postProcessingEventId(conversation.org_id, conversation.id, type),

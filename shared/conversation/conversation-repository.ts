@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { versionInfo } from '../../events/stream-events';
-import { BadRequestError, ConflictError } from '../kernel/errors';
-import { matchesTags, type TagFilter } from '../kernel/list-params';
 import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
 import {
@@ -18,7 +15,9 @@ import {
   transactWrite,
   updateItem,
 } from '../data/table';
-import { conversationRecord, type ConversationRecord } from './schemas';
+import { BadRequestError, ConflictError } from '../kernel/errors';
+import { matchesTags, type TagFilter } from '../kernel/list-params';
+import { type ConversationRecord, conversationRecord } from './schemas';
 
 /**
  * Conversations. Each conversation is one partition holding the conversation record, its
@@ -91,7 +90,11 @@ const toConversation = (item: Item): ConversationRecord => conversations.parse(i
 const nowEpoch = () => Math.floor(Date.now() / 1000);
 
 const leaseItem = (orgId: string, conversationId: string, leaseId: string) =>
-  conversationLeases.item(orgId, { conversation_id: conversationId, lease_id: leaseId, expires_at_epoch: nowEpoch() + leaseSeconds });
+  conversationLeases.item(orgId, {
+    conversation_id: conversationId,
+    lease_id: leaseId,
+    expires_at_epoch: nowEpoch() + leaseSeconds,
+  });
 
 /** The lease is free, expired, or held by `leaseId`. */
 const leaseAvailable = (leaseId?: string) => ({
@@ -102,8 +105,11 @@ const leaseAvailable = (leaseId?: string) => ({
 const inProgress = () =>
   new ConflictError('A related operation is in progress on this conversation; retry once it has finished.');
 
-export const getConversation = (orgId: string, id: string, consistent = false): Promise<ConversationRecord | undefined> =>
-  conversations.get(orgId, { id }, consistent);
+export const getConversation = (
+  orgId: string,
+  id: string,
+  consistent = false,
+): Promise<ConversationRecord | undefined> => conversations.get(orgId, { id }, consistent);
 
 /** Whether the user has an unfinished conversation of the service, and how many they finished. */
 export const getUserServiceState = async (
@@ -164,7 +170,10 @@ export const acquireLease = async (orgId: string, conversationId: string): Promi
 /** Gives the lease back; a lease that expired and was taken by someone else is left alone. */
 export const releaseLease = async (orgId: string, conversationId: string, leaseId: string): Promise<void> => {
   try {
-    await deleteItem(leaseKey(orgId, conversationId), { expression: 'lease_id = :lease', values: { ':lease': leaseId } });
+    await deleteItem(leaseKey(orgId, conversationId), {
+      expression: 'lease_id = :lease',
+      values: { ':lease': leaseId },
+    });
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
   }
@@ -250,7 +259,13 @@ export const finishConversationRecord = async (
           ExpressionAttributeValues: { ':one': 1, ':id': id },
         },
       },
-      { ConditionCheck: { Key: leaseKey(orgId, id), ConditionExpression: lease.expression, ExpressionAttributeValues: lease.values } },
+      {
+        ConditionCheck: {
+          Key: leaseKey(orgId, id),
+          ConditionExpression: lease.expression,
+          ExpressionAttributeValues: lease.values,
+        },
+      },
     ],
     (error) =>
       failedConditions(error).includes(0) ? new ConflictError(`Conversation ${id} is already finished.`) : inProgress(),
@@ -278,7 +293,13 @@ export const deleteEmptyConversation = async (conversation: ConversationRecord):
           ExpressionAttributeValues: { ':id': id },
         },
       },
-      { ConditionCheck: { Key: leaseKey(orgId, id), ConditionExpression: lease.expression, ExpressionAttributeValues: lease.values } },
+      {
+        ConditionCheck: {
+          Key: leaseKey(orgId, id),
+          ConditionExpression: lease.expression,
+          ExpressionAttributeValues: lease.values,
+        },
+      },
     ],
     inProgress,
   );
@@ -348,7 +369,11 @@ export const recordPostProcessing = async (
 };
 
 /** Notes that the webhook event of a post-processing was queued. */
-export const recordPostProcessingNotified = async (orgId: string, conversationId: string, type: string): Promise<void> => {
+export const recordPostProcessingNotified = async (
+  orgId: string,
+  conversationId: string,
+  type: string,
+): Promise<void> => {
   try {
     await updateItem({
       Key: conversationKey(orgId, conversationId),

@@ -2,27 +2,27 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { analysisQueueMessage, webhookQueueMessage } from '../../events/queue-messages';
 import type { StreamEvent } from '../../events/stream-events';
-import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { drainQueue } from '../../tests/unit/local/drain-queue';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { s3 } from '../aws/clients';
-import { getConversation } from './conversation-repository';
-import { getInteraction } from './interaction-repository';
-import { listMemories } from '../user/memory-repository';
-import { recentMessages } from './message-repository';
-import { getUserModels } from '../user/user-model-repository';
+import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { caller, createSampleService, prepareAgentAndMachine } from '../service/fixtures';
+import { listMemories } from '../user/memory-repository';
+import { getUserModels } from '../user/user-model-repository';
 import { analyzeConversation } from './analysis';
+import { getConversation } from './conversation-repository';
 import {
   finishConversationFor,
   interactWithConversation,
   type StartConversationInput,
-  startConversation,
   type StreamOptions,
+  startConversation,
 } from './conversations';
+import { getInteraction } from './interaction-repository';
+import { recentMessages } from './message-repository';
 import { interactionLogScope, promptLogKey } from './prompt-log';
-import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 
 const stream: StreamOptions = { agentActionType: /^.*$/ };
 /** The conversations' user, allowed everything (agent actions included). */
@@ -34,7 +34,15 @@ const prepare = async () => {
   const { orgId, machineId } = records;
   const service = await createSampleService(records, 'Support', true);
   const start = (overrides: Partial<StartConversationInput> = {}) =>
-    startConversation({ orgId, caller: user, serviceId: service.id, versionSetName: 'release', tags: {}, stream, ...overrides });
+    startConversation({
+      orgId,
+      caller: user,
+      serviceId: service.id,
+      versionSetName: 'release',
+      tags: {},
+      stream,
+      ...overrides,
+    });
   return { orgId, serviceId: service.id, machineId, start };
 };
 
@@ -81,7 +89,11 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
       version_set_info: { name: 'release', service_hierarchical_state_machine_version_info: [machineId, 1] },
     });
     expect(conversation?.final_message).toBe((complete as { full_message: string }).full_message);
-    const interaction = await getInteraction(orgId, conversationId, (complete as { interaction_id: string }).interaction_id);
+    const interaction = await getInteraction(
+      orgId,
+      conversationId,
+      (complete as { interaction_id: string }).interaction_id,
+    );
     expect(interaction).toMatchObject({ current_state_name: 'greet', state_transition_logs: [] });
   });
 
@@ -158,7 +170,9 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     // Assess
     expect(tooFar).toBeInstanceOf(BadRequestError);
     expect(skewed.at(-1)).toMatchObject({ type: 'interaction-complete' });
-    const stored = (await recentMessages(orgId, conversationId, 50)).find((message) => message.message_type === 'external-event');
+    const stored = (await recentMessages(orgId, conversationId, 50)).find(
+      (message) => message.message_type === 'external-event',
+    );
     expect(Date.parse(String(stored?.created_at))).toBeLessThanOrEqual(Date.now());
   });
 
@@ -190,21 +204,41 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
 
     const analysed = await getConversation(orgId, conversationId);
     expect(analysed).toMatchObject({ is_analyzed: true });
-    expect([...(analysed?.completed_post_processings ?? [])].sort()).toEqual(['compute-metrics', 'extract-memories', 'generate-user-models']);
-    const memories = await listMemories(orgId, 'u1', { sortBy: 'created_at', descending: false, visible: () => true, limit: 50, continuationToken: 0 });
+    expect([...(analysed?.completed_post_processings ?? [])].sort()).toEqual([
+      'compute-metrics',
+      'extract-memories',
+      'generate-user-models',
+    ]);
+    const memories = await listMemories(orgId, 'u1', {
+      sortBy: 'created_at',
+      descending: false,
+      visible: () => true,
+      limit: 50,
+      continuationToken: 0,
+    });
     expect(memories.items).toHaveLength(2);
     const messageIds = new Set((await recentMessages(orgId, conversationId, 50)).map((stored) => stored.id));
     expect(memories.items.every((memory) => memory.references.every((id) => messageIds.has(id)))).toBe(true);
     const models = await getUserModels(orgId, 'u1');
     expect(models?.user_models).toEqual([
-      { content: expect.stringContaining('printer'), insight_ids: memories.items.map((memory) => memory.id), dimensions: [] },
+      {
+        content: expect.stringContaining('printer'),
+        insight_ids: memories.items.map((memory) => memory.id),
+        dimensions: [],
+      },
     ]);
     // The webhook queue also carries the announcements of the agent, state machine and service made above.
     const webhooks = (await drainQueue(aws().queues.webhook.url))
       .map((body) => webhookQueueMessage.parse(body))
       .filter((message) => message.type === 'conversation-post-processing-complete');
-    expect(webhooks.map((event) => event.post_processing_type).sort()).toEqual(['compute-metrics', 'extract-memories', 'generate-user-models']);
-    expect(webhooks.every((event) => event.conversation_id === conversationId && event.service_id === serviceId)).toBe(true);
+    expect(webhooks.map((event) => event.post_processing_type).sort()).toEqual([
+      'compute-metrics',
+      'extract-memories',
+      'generate-user-models',
+    ]);
+    expect(webhooks.every((event) => event.conversation_id === conversationId && event.service_id === serviceId)).toBe(
+      true,
+    );
   });
 
   it('writes the system prompt and history of every model call as prompt logs', async () => {
@@ -223,7 +257,10 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
     expect(await read(`${promptLogKey(scope, 1)}-system`)).toContain('## Choice');
     const history = await read(`${promptLogKey(scope, 3)}-history`);
-    expect(history?.split('\n---\n')).toEqual([expect.stringMatching(/^assistant: /), 'user: I said I need help with my printer']);
+    expect(history?.split('\n---\n')).toEqual([
+      expect.stringMatching(/^assistant: /),
+      'user: I said I need help with my printer',
+    ]);
     expect(await read(`${promptLogKey(scope, 3)}-system`)).toContain('Current state: help');
   });
 
@@ -239,7 +276,9 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
         initial_version: {
           is_active: true,
           conversation_triggers: ['The customer needs help with a printer'],
-          actions: [{ type: 'inject-instruction', instruction: 'Ask for the printer model', overrides_instructions: false }],
+          actions: [
+            { type: 'inject-instruction', instruction: 'Ask for the printer model', overrides_instructions: false },
+          ],
         },
       },
       caller,
@@ -258,7 +297,9 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     const selection = await read(`${promptLogKey(scope, 1)}-system`);
     expect(selection).toContain('You select the dynamic behavior');
     expect(selection).toContain('The customer needs help with a printer');
-    expect(events.at(-1)).toMatchObject({ full_message: expect.stringContaining('As instructed: Ask for the printer model.') });
+    expect(events.at(-1)).toMatchObject({
+      full_message: expect.stringContaining('As instructed: Ask for the printer model.'),
+    });
   });
 
   it('deletes a finished conversation that has no message instead of finishing it', async () => {

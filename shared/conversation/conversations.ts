@@ -1,25 +1,34 @@
 import type { CreateConversationEvent, ErrorEvent, InteractEvent, StreamEvent } from '../../events/stream-events';
-import { acquireLease, commitInteraction, createConversation, deleteEmptyConversation, finishConversationRecord, getConversation, getUserServiceState, isLeaseHeld, releaseLease } from './conversation-repository';
-import { interactionItem } from './interaction-repository';
-import { behaviorInvocationItem } from '../dynamic-behavior-set/behavior-set-repository';
-import { messageItem } from './message-repository';
-import { getUser } from '../user/user-repository';
-import type { Caller } from '../kernel/caller';
-import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
-import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
-import { recordUserActivity } from '../user/users';
-import { newId, nowIso } from '../kernel/ids';
-import { LlmError } from '../llm/provider';
 import { countConversationStarted, countInteraction } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
+import { behaviorInvocationItem } from '../dynamic-behavior-set/behavior-set-repository';
+import type { Caller } from '../kernel/caller';
+import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
+import { LlmError } from '../llm/provider';
 import { resolveVersionSet } from '../service/version-sets';
+import { getUser } from '../user/user-repository';
+import { recordUserActivity } from '../user/users';
+import {
+  acquireLease,
+  commitInteraction,
+  createConversation,
+  deleteEmptyConversation,
+  finishConversationRecord,
+  getConversation,
+  getUserServiceState,
+  isLeaseHeld,
+  releaseLease,
+} from './conversation-repository';
 import type { EngineSession, TurnOutcome } from './engine/contracts';
 import { runTurn } from './engine/turn';
+import { interactionItem } from './interaction-repository';
+import { messageItem } from './message-repository';
 import { createPromptLogger, interactionLogScope } from './prompt-log';
 import { queueAnalysis } from './queueing';
+import type { ConversationRecord, MessageRecord } from './schemas';
 import { engineDependencies, loadSession } from './session';
-import { type MessageRecord } from './schemas';
-import { type ConversationRecord } from './schemas';
 
 /** How the caller wants the stream: which agent actions they see, and when to stop. */
 export interface StreamOptions {
@@ -31,7 +40,9 @@ export interface StreamOptions {
 export type Format = 'text' | 'voice';
 
 /** What permission grant conditions can name on a conversation (`user_id` is its owner). */
-export const conversationAttributes = (conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>) => ({
+export const conversationAttributes = (
+  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
+) => ({
   id: conversation.id,
   conversation_id: conversation.id,
   user_id: conversation.user_id,
@@ -43,7 +54,12 @@ export const conversationAttributes = (conversation: Pick<ConversationRecord, 'i
 export const messageAttributes = (
   conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
   message: { id: string; message_type?: string },
-) => ({ ...conversationAttributes(conversation), id: message.id, message_id: message.id, message_type: message.message_type });
+) => ({
+  ...conversationAttributes(conversation),
+  id: message.id,
+  message_id: message.id,
+  message_type: message.message_type,
+});
 
 export const canReadMessage = (
   caller: Caller,
@@ -61,7 +77,11 @@ const requireInteraction = (caller: Caller, conversation: ConversationRecord): v
  * This deployment has no speech provider (speech-to-text, text-to-speech), so voice requests
  * are refused up front with the reason.
  */
-export const requireTextFormats = (formats: { request?: Format; response: Format; audioFormat?: string | null }): void => {
+export const requireTextFormats = (formats: {
+  request?: Format;
+  response: Format;
+  audioFormat?: string | null;
+}): void => {
   if (formats.request === 'voice') {
     throw new BadRequestError(
       'Voice input needs a speech-to-text provider and none is configured on this deployment; send request_format=text.',
@@ -75,9 +95,14 @@ export const requireTextFormats = (formats: { request?: Format; response: Format
   }
 };
 
-export const conversationNotFound = (id: string): NotFoundError => new NotFoundError(`Conversation ${id} does not exist.`);
+export const conversationNotFound = (id: string): NotFoundError =>
+  new NotFoundError(`Conversation ${id} does not exist.`);
 
-export const requireConversation = async (orgId: string, id: string, consistent = false): Promise<ConversationRecord> => {
+export const requireConversation = async (
+  orgId: string,
+  id: string,
+  consistent = false,
+): Promise<ConversationRecord> => {
   const conversation = await getConversation(orgId, id, consistent);
   if (!conversation) throw conversationNotFound(id);
   return conversation;
@@ -91,7 +116,10 @@ export const requireAuthorizedConversation = async (
   consistent = false,
 ): Promise<ConversationRecord> => {
   const conversation = await requireConversation(orgId, id, consistent);
-  asIfMissing(() => authorize(conversation), () => conversationNotFound(id));
+  asIfMissing(
+    () => authorize(conversation),
+    () => conversationNotFound(id),
+  );
   return conversation;
 };
 
@@ -114,7 +142,11 @@ export const errorEventOf = (error: unknown): ErrorEvent => {
   if (failure instanceof Error && failure.name === 'AbortError') {
     // The client went away; nobody reads this event.
     logger.info('conversation stream aborted by the client');
-    return { type: 'error', http_error_code: 408, error_description: 'The request was cancelled before the interaction completed.' };
+    return {
+      type: 'error',
+      http_error_code: 408,
+      error_description: 'The request was cancelled before the interaction completed.',
+    };
   }
   logger.error('conversation stream failed', { error: failure as Error });
   return { type: 'error', http_error_code: 500, error_description: 'Internal server error.' };
@@ -135,7 +167,9 @@ export const finishConversation = async (
     return;
   }
   if (!options.leaseId && (await isLeaseHeld(orgId, id))) {
-    throw new ConflictError('An interaction is in progress on this conversation; finish it once the interaction has ended.');
+    throw new ConflictError(
+      'An interaction is in progress on this conversation; finish it once the interaction has ended.',
+    );
   }
   const finishedAt = nowIso();
   // Queued before the conversation is marked finished: if queueing fails the conversation
@@ -153,7 +187,12 @@ export const finishConversation = async (
 };
 
 export const finishConversationFor = async (orgId: string, id: string, caller: Caller): Promise<void> => {
-  const conversation = await requireAuthorizedConversation(orgId, id, (found) => requireInteraction(caller, found), true);
+  const conversation = await requireAuthorizedConversation(
+    orgId,
+    id,
+    (found) => requireInteraction(caller, found),
+    true,
+  );
   await finishConversation(conversation, { trigger: 'finish-conversation' });
 };
 
@@ -239,14 +278,21 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
  */
 async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
   const { conversation, stream } = turn;
-  const showAgentActions = hasPermission(turn.caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation));
+  const showAgentActions = hasPermission(
+    turn.caller,
+    'Conversation:GetInteractionInsights',
+    conversationAttributes(conversation),
+  );
   const promptLogger = createPromptLogger(interactionLogScope(conversation, turn.interactionId));
   try {
     const engine = runTurn(turn.session, engineDependencies(conversation, promptLogger, stream.signal));
     let step = await engine.next();
     while (!step.done) {
       const event = step.value;
-      if (event.type !== 'current-agent-action' || (showAgentActions && stream.agentActionType.test(event.action.type))) {
+      if (
+        event.type !== 'current-agent-action' ||
+        (showAgentActions && stream.agentActionType.test(event.action.type))
+      ) {
         yield event;
       }
       step = await engine.next();
@@ -313,7 +359,9 @@ export const startConversation = async (
     getUser(orgId, userId),
   ]);
   const unfinished = () =>
-    new BadRequestError(`The user has an unfinished conversation of service ${serviceId}; finish it before starting another.`);
+    new BadRequestError(
+      `The user has an unfinished conversation of service ${serviceId}; finish it before starting another.`,
+    );
   if (userState.activeConversationId) throw unfinished();
 
   const conversation: ConversationRecord = {
@@ -349,7 +397,16 @@ export const startConversation = async (
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
   const leaseId = await createConversation(conversation);
   countConversationStarted();
-  const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: true, caller, stream: input.stream };
+  const turn: Turn = {
+    conversation,
+    leaseId,
+    session,
+    interactionId,
+    newMessages,
+    opening: true,
+    caller,
+    stream: input.stream,
+  };
   return {
     events: (async function* () {
       yield { type: 'conversation-created' as const, conversation_id: conversation.id };
@@ -432,7 +489,9 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  * before streaming with 404 (unknown conversation), 409 (finished, or another interaction in
  * flight) and 400 (empty message).
  */
-export const interactWithConversation = async (input: InteractInput): Promise<{ events: AsyncIterable<InteractEvent> }> => {
+export const interactWithConversation = async (
+  input: InteractInput,
+): Promise<{ events: AsyncIterable<InteractEvent> }> => {
   const { orgId, conversationId } = input;
   const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
     requireInteraction(input.caller, conversation),
@@ -450,7 +509,9 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
       ...externalEvents.map((event) =>
         userSideMessage(conversation, interactionId, event.content, 'external-event', event.timestamp),
       ),
-      ...(input.messageType === 'skip' ? [] : [userSideMessage(conversation, interactionId, input.text, input.messageType, nowIso())]),
+      ...(input.messageType === 'skip'
+        ? []
+        : [userSideMessage(conversation, interactionId, input.text, input.messageType, nowIso())]),
     ];
     // Only a conversation whose opening never completed starts from an initial state again.
     const isReturningUser =
@@ -458,7 +519,16 @@ export const interactWithConversation = async (input: InteractInput): Promise<{ 
       (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
     const session = await loadSession(conversation, { isReturningUser, newMessages });
     const spoken = newMessages.at(-1);
-    const turn: Turn = { conversation, leaseId, session, interactionId, newMessages, opening: false, caller: input.caller, stream: input.stream };
+    const turn: Turn = {
+      conversation,
+      leaseId,
+      session,
+      interactionId,
+      newMessages,
+      opening: false,
+      caller: input.caller,
+      stream: input.stream,
+    };
     return {
       events: (async function* () {
         if (spoken && input.messageType !== 'skip') {

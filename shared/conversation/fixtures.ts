@@ -44,7 +44,9 @@ export const toolInInitialStateMachineVersion = (toolId?: string): StateMachineV
   return {
     ...base,
     states: base.states.map((state) =>
-      state.name === 'greet' && state.type === 'action' ? { ...state, action_tool_call_specs: [sampleToolCallSpec(toolId)] } : state,
+      state.name === 'greet' && state.type === 'action'
+        ? { ...state, action_tool_call_specs: [sampleToolCallSpec(toolId)] }
+        : state,
     ),
   };
 };

@@ -1,9 +1,7 @@
-import { z } from 'zod';
-import { versionInfo } from '../../events/stream-events';
-import { conversations } from './conversation-repository';
 import { defineEntity } from '../data/entity';
 import type { Item, PrimaryKey } from '../data/table';
-import { interactionRecord, type InteractionRecord } from './schemas';
+import { conversations } from './conversation-repository';
+import { type InteractionRecord, interactionRecord } from './schemas';
 
 /**
  * Interactions (one agent turn each: the opening, then one per user message) live in their
@@ -23,5 +21,8 @@ export const interactions = defineEntity({
 export const interactionItem = (orgId: string, interaction: InteractionRecord): Item & PrimaryKey =>
   interactions.item(orgId, interaction);
 
-export const getInteraction = (orgId: string, conversationId: string, id: string): Promise<InteractionRecord | undefined> =>
-  interactions.get(orgId, { conversation_id: conversationId, id });
+export const getInteraction = (
+  orgId: string,
+  conversationId: string,
+  id: string,
+): Promise<InteractionRecord | undefined> => interactions.get(orgId, { conversation_id: conversationId, id });

@@ -1,10 +1,9 @@
-import { z } from 'zod';
-import { conversations } from './conversation-repository';
 import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
-import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
 import { type Item, type PrimaryKey, queryPage } from '../data/table';
-import { messageTypes, type MessageType, messageRecord, type MessageRecord } from './schemas';
+import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
+import { conversations } from './conversation-repository';
+import { type MessageRecord, type MessageType, messageRecord } from './schemas';
 
 /**
  * Messages live in their conversation's partition under `MESSAGE#{id}`. Interaction ids are
@@ -40,7 +39,10 @@ export const recentMessages = async (
   throughId?: string,
 ): Promise<MessageRecord[]> => {
   const range = throughId === undefined ? {} : { between: ['', throughId] as [string, string] };
-  const page = await queryPage(messages.query(orgId, { conversation_id: conversationId }, { ...range, forward: false }), { limit });
+  const page = await queryPage(
+    messages.query(orgId, { conversation_id: conversationId }, { ...range, forward: false }),
+    { limit },
+  );
   return page.items.map(toMessage).reverse();
 };
 

@@ -1,21 +1,32 @@
 import { z } from 'zod';
+import { defineOperation } from '../kernel/operation';
+import {
+  commonHeaders,
+  continuationToken,
+  objectId,
+  organizationPath,
+  queryArray,
+  queryBoolean,
+} from '../kernel/schemas';
 import {
   conversationStarterRequest,
   conversationStarterResponse,
   interactionInsightsResponse,
   listConversationsResponse,
   listMessagesResponse,
+  messageType,
   modifyTagsRequest,
   recommendResponsesRequest,
   recommendResponsesResponse,
 } from './schemas';
-import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, queryBoolean } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
-import { messageType } from './schemas';
 
 const headers = commonHeaders;
-const conversationPath = organizationPath.extend({ conversation_id: objectId.describe('The identifier of the conversation.') });
-const interactionPath = conversationPath.extend({ interaction_id: objectId.describe('The identifier of the interaction.') });
+const conversationPath = organizationPath.extend({
+  conversation_id: objectId.describe('The identifier of the conversation.'),
+});
+const interactionPath = conversationPath.extend({
+  interaction_id: objectId.describe('The identifier of the interaction.'),
+});
 
 export const getConversationsOperation = defineOperation({
   operationId: 'get-conversations',
@@ -35,7 +46,13 @@ export const getConversationsOperation = defineOperation({
       is_finished: queryBoolean.optional().describe('Whether the conversation is finished.'),
       id: queryArray(objectId).describe('The IDs of the conversations to retrieve.'),
       tag: queryArray(z.string()).describe('`key:value`, `key:*` (any value) or `key:` (no value).'),
-      limit: z.coerce.number().int().min(1).max(150).default(150).describe('The maximum number of conversations to return.'),
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(150)
+        .default(150)
+        .describe('The maximum number of conversations to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe('`created_at` prefixed with + or -; newest first by default.'),
     }),
@@ -57,11 +74,15 @@ export const getConversationMessagesOperation = defineOperation({
     headers,
     query: z.object({
       id: queryArray(objectId).describe('The IDs of the messages to retrieve.'),
-      message_type: queryArray(messageType).describe('The types of messages to retrieve; all but inner thoughts by default.'),
+      message_type: queryArray(messageType).describe(
+        'The types of messages to retrieve; all but inner thoughts by default.',
+      ),
       interaction_id: queryArray(objectId).describe('The interactions whose messages to retrieve.'),
       limit: z.coerce.number().int().min(1).max(500).default(500).describe('The maximum number of messages to return.'),
       continuation_token: continuationToken,
-      sort_by: queryArray(z.string()).describe('`interaction_id` and/or `created_at` prefixed with + or -; newest first by default.'),
+      sort_by: queryArray(z.string()).describe(
+        '`interaction_id` and/or `created_at` prefixed with + or -; newest first by default.',
+      ),
     }),
   },
   response: { status: 200, body: listMessagesResponse },

@@ -1,9 +1,9 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/clients';
+import { logger } from '../aws/observability';
 import { config } from '../kernel/config';
 import type { LlmProvider, LlmRequest } from '../llm/provider';
 import { choiceSystemPrompt } from '../llm/structured-output';
-import { logger } from '../aws/observability';
 
 /**
  * Every model call leaves a prompt log in the artifact bucket: `{key}-system` (the system
@@ -33,7 +33,8 @@ export const promptLogPrefix = (scope: PromptLogScope): string =>
   `${promptLogRoot(scope.orgId)}${scope.segments.join('/')}/${scope.callPrefix ?? ''}`;
 
 /** The log of the `callNumber`th call in the scope; `-system` and `-history` are appended. */
-export const promptLogKey = (scope: PromptLogScope, callNumber: number): string => `${promptLogPrefix(scope)}${callNumber}`;
+export const promptLogKey = (scope: PromptLogScope, callNumber: number): string =>
+  `${promptLogPrefix(scope)}${callNumber}`;
 
 export const interactionLogScope = (
   conversation: { org_id: string; service_id: string; id: string },
@@ -56,7 +57,9 @@ export const starterLogScope = (orgId: string, serviceId: string, requestId: str
 });
 
 /** What guards a log, read back from its key: the conversation it is about, or the service. */
-export type PromptLogGuard = { kind: 'conversation'; serviceId: string; conversationId: string } | { kind: 'service'; serviceId: string };
+export type PromptLogGuard =
+  | { kind: 'conversation'; serviceId: string; conversationId: string }
+  | { kind: 'service'; serviceId: string };
 
 export const promptLogGuard = (orgId: string, key: string): PromptLogGuard | undefined => {
   if (!key.startsWith(promptLogRoot(orgId))) return undefined;

@@ -1,14 +1,12 @@
 import { postProcessingType } from '../../events/queue-messages';
-import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
-import { getInteraction } from './interaction-repository';
-import { getMessage, listMessages } from './message-repository';
 import { pageBody } from '../data/paging';
-import { stateMachines } from '../state-machine/state-machine-repository';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import type { SortEntry, TagFilter } from '../kernel/list-params';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
+import { stateMachines } from '../state-machine/state-machine-repository';
 import { stateMachineAttributes } from '../state-machine/state-machines';
+import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
 import {
   canReadMessage,
   conversationAttributes,
@@ -17,9 +15,16 @@ import {
   requireAuthorizedConversation,
   requireConversation,
 } from './conversations';
-import type { ConversationInstance, InteractionInsights, MessageInstance } from './schemas';
-import { type MessageRecord, type MessageType } from './schemas';
-import { type ConversationRecord } from './schemas';
+import { getInteraction } from './interaction-repository';
+import { getMessage, listMessages } from './message-repository';
+import type {
+  ConversationInstance,
+  ConversationRecord,
+  InteractionInsights,
+  MessageInstance,
+  MessageRecord,
+  MessageType,
+} from './schemas';
 
 /** Which parts of a conversation the caller may see (permission filtering of fields). */
 interface ConversationVisibility {
@@ -48,14 +53,18 @@ const knownPostProcessings = (names: string[]) =>
     return parsed.success ? [parsed.data] : [];
   });
 
-export const conversationView = (conversation: ConversationRecord, visibility: ConversationVisibility): ConversationInstance => ({
+export const conversationView = (
+  conversation: ConversationRecord,
+  visibility: ConversationVisibility,
+): ConversationInstance => ({
   id: conversation.id,
   user_id: conversation.user_id,
   created_at: conversation.created_at,
   is_finished: conversation.is_finished,
   is_analyzed: conversation.is_analyzed,
   completed_post_processings: knownPostProcessings(conversation.completed_post_processings),
-  final_message: conversation.final_message_id && visibility.finalMessage(conversation) ? conversation.final_message : '',
+  final_message:
+    conversation.final_message_id && visibility.finalMessage(conversation) ? conversation.final_message : '',
   service_id: conversation.service_id,
   version_set_info: visibility.versionSet(conversation) ? conversation.version_set_info : null,
   num_messages: conversation.num_messages,
@@ -142,7 +151,8 @@ export const interactionInsightsFor = async (
   caller: Caller,
 ): Promise<InteractionInsights> => {
   // A missing conversation, a missing interaction and one the caller may not see all get the same answer.
-  const missing = () => new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
+  const missing = () =>
+    new NotFoundError(`Interaction ${interactionId} does not exist in conversation ${conversationId}.`);
   const conversation = await getConversation(orgId, conversationId);
   const interaction = conversation && (await getInteraction(orgId, conversationId, interactionId));
   if (!conversation || !interaction) throw missing();
@@ -160,7 +170,9 @@ export const interactionInsightsFor = async (
     state_transition_logs: interaction.state_transition_logs,
     working_memory: interaction.working_memory,
     reflections: interaction.reflections
-      .filter((reflection) => canReadMessage(caller, conversation, { id: reflection.message_id, message_type: 'agent-inner-thought' }))
+      .filter((reflection) =>
+        canReadMessage(caller, conversation, { id: reflection.message_id, message_type: 'agent-inner-thought' }),
+      )
       .map((reflection) => reflection.content),
     triggered_dynamic_behavior_set_version_info: interaction.triggered_dynamic_behavior_set_version_info,
     select_next_action_tool_call_logs: [],
@@ -180,8 +192,13 @@ export const messageSourceFor = async (
   const conversation = await getConversation(orgId, conversationId);
   const message = conversation && (await getMessage(orgId, conversationId, messageId));
   if (!conversation || !message) throw missing();
-  asIfMissing(() => requirePermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message)), missing);
-  throw new BadRequestError(`Message ${messageId} is a ${message.format} message; only voice messages have an audio source.`);
+  asIfMissing(
+    () => requirePermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message)),
+    missing,
+  );
+  throw new BadRequestError(
+    `Message ${messageId} is a ${message.format} message; only voice messages have an audio source.`,
+  );
 };
 
 const maxTags = 20;
@@ -200,6 +217,7 @@ export const modifyConversationTags = async (
   );
   const tags = { ...conversation.tags, ...change.updates };
   for (const key of change.deletes) delete tags[key];
-  if (Object.keys(tags).length > maxTags) throw new BadRequestError(`A conversation cannot have more than ${maxTags} tags.`);
+  if (Object.keys(tags).length > maxTags)
+    throw new BadRequestError(`A conversation cannot have more than ${maxTags} tags.`);
   await replaceConversationTags(conversation, tags);
 };

@@ -1,8 +1,8 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { AnalysisQueueMessage, ToolBuildQueueMessage, WebhookQueueMessage } from '../../events/queue-messages';
-import type { WorkerName } from '../kernel/operation';
 import { sqs } from '../aws/clients';
 import { config } from '../kernel/config';
+import type { WorkerName } from '../kernel/operation';
 import { queueDefinition } from '../kernel/queues';
 
 const send = async (worker: WorkerName, message: unknown, delaySeconds = 0): Promise<void> => {

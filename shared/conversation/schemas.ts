@@ -115,7 +115,11 @@ export type MessageRecord = z.infer<typeof messageRecord>;
 
 /** Request and response shapes of the conversation operations, named as the reference names them. */
 
-const tagKey = z.string().trim().min(1).regex(/^[\w\s]+$/, 'may contain only letters, digits, underscores and spaces');
+const tagKey = z
+  .string()
+  .trim()
+  .min(1)
+  .regex(/^[\w\s]+$/, 'may contain only letters, digits, underscores and spaces');
 
 export const createConversationQuery = z.object({
   response_format: z.enum(['text', 'voice']).describe('The format of the response that will be sent to the user.'),
@@ -131,7 +135,10 @@ export const createConversationQuery = z.object({
       }
     }, 'must be a valid regular expression')
     .describe('A regex on the type of the agent actions to send; `^$` sends none.'),
-  audio_format: z.string().nullish().describe('The audio format of a voice response; required when response_format is voice.'),
+  audio_format: z
+    .string()
+    .nullish()
+    .describe('The audio format of a voice response; required when response_format is voice.'),
 });
 
 export const createConversationRequest = z
@@ -262,7 +269,10 @@ export const conversationStarterRequest = z
     max_count: z.number().int().gt(0).lte(10),
     generation_instructions: z.string().trim().min(1),
   })
-  .refine((body) => body.min_count <= body.max_count, { message: 'min_count must not exceed max_count', path: ['min_count'] });
+  .refine((body) => body.min_count <= body.max_count, {
+    message: 'min_count must not exceed max_count',
+    path: ['min_count'],
+  });
 
 export const conversationStarterResponse = z.object({
   prompts: z.array(z.object({ prompt: z.string(), facets: z.array(z.string()) })),

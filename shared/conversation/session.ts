@@ -1,20 +1,19 @@
 import { getAgentVersion } from '../agent/agent-repository';
 import { behaviorSourceFor } from '../dynamic-behavior-set/behavior-matching';
-import { getInteraction } from './interaction-repository';
-import { recentMemories } from '../user/memory-repository';
-import { recentMessages } from './message-repository';
-import { getStateMachineVersion } from '../state-machine/state-machine-repository';
-import { getUserModels } from '../user/user-model-repository';
-import { getUser } from '../user/user-repository';
-import { userVariablesOf } from '../user/users';
-import { callConversationTool, type ConversationToolContext, resolveToolCalls } from '../tool/conversation-tools';
 import { NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
+import { getStateMachineVersion } from '../state-machine/state-machine-repository';
+import { type ConversationToolContext, callConversationTool, resolveToolCalls } from '../tool/conversation-tools';
+import { recentMemories } from '../user/memory-repository';
+import { getUserModels } from '../user/user-model-repository';
+import { getUser } from '../user/user-repository';
+import { userVariablesOf } from '../user/users';
 import type { EngineDependencies, EngineSession, HistoryEntry } from './engine/contracts';
+import { getInteraction } from './interaction-repository';
+import { recentMessages } from './message-repository';
 import type { PromptLogger } from './prompt-log';
-import { type MessageRecord } from './schemas';
-import { type ConversationRecord } from './schemas';
+import type { ConversationRecord, MessageRecord } from './schemas';
 
 /** Messages of the conversation the model sees on each turn (the latest ones). */
 const historyLength = 100;
@@ -31,7 +30,9 @@ export const loadPinnedVersions = async (conversation: ConversationRecord) => {
   ]);
   if (!agent) throw new NotFoundError(`Version ${agentVersion} of agent ${agentId} does not exist.`);
   if (!machine) {
-    throw new NotFoundError(`Version ${machineVersion} of service hierarchical state machine ${machineId} does not exist.`);
+    throw new NotFoundError(
+      `Version ${machineVersion} of service hierarchical state machine ${machineId} does not exist.`,
+    );
   }
   return { agent, machine };
 };
@@ -68,7 +69,9 @@ export const loadSession = async (
   const [{ agent, machine }, stored, lastInteraction, userContext] = await Promise.all([
     loadPinnedVersions(conversation),
     conversation.num_messages > 0 ? recentMessages(orgId, id, historyLength) : Promise.resolve([]),
-    conversation.last_interaction_id ? getInteraction(orgId, id, conversation.last_interaction_id) : Promise.resolve(undefined),
+    conversation.last_interaction_id
+      ? getInteraction(orgId, id, conversation.last_interaction_id)
+      : Promise.resolve(undefined),
     userContextOf(orgId, conversation.user_id),
   ]);
   return {

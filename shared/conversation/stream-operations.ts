@@ -1,12 +1,7 @@
 import { createConversationEvent, interactEvent } from '../../events/stream-events';
-import {
-  createConversationQuery,
-  createConversationRequest,
-  interactQuery,
-  interactRequest,
-} from './schemas';
-import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
 import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
+import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
+import { createConversationQuery, createConversationRequest, interactQuery, interactRequest } from './schemas';
 
 /** The streaming operations: each answers with newline-delimited JSON events (Lambda response streaming). */
 
@@ -20,7 +15,12 @@ export const createConversationOperation = defineOperation({
   auth: 'required',
   streaming: true,
   rateLimitPerMinute: 5,
-  request: { path: organizationPath, query: createConversationQuery, headers: commonHeaders, body: createConversationRequest },
+  request: {
+    path: organizationPath,
+    query: createConversationQuery,
+    headers: commonHeaders,
+    body: createConversationRequest,
+  },
   response: { status: 201, body: createConversationEvent, contentType: 'application/x-ndjson' },
 });
 

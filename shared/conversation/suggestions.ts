@@ -1,17 +1,17 @@
 import { getAgentVersion } from '../agent/agent-repository';
-import { recentMessages } from './message-repository';
+import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
+import { requirePermission } from '../kernel/permissions';
 import { buildSystemPrompt, type PromptAgent } from '../llm/prompt';
 import { LlmError, type LlmMessage } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { resolveVersionSet } from '../service/version-sets';
-import type { Caller } from '../kernel/caller';
-import { requirePermission } from '../kernel/permissions';
 import { conversationAttributes, modelFailure, requireAuthorizedConversation } from './conversations';
+import { recentMessages } from './message-repository';
 import { createPromptLogger, interactionLogScope, starterLogScope } from './prompt-log';
+import type { ConversationRecord } from './schemas';
 import { historyEntryOf, loadPinnedVersions } from './session';
-import { type ConversationRecord } from './schemas';
 
 /** Recommended replies and conversation starters: short texts the model writes for the user's side. */
 
@@ -33,10 +33,18 @@ const collect = async (stream: AsyncIterable<string>): Promise<string> => {
 const suggestionLines = (text: string): string[] =>
   text
     .split(/\r?\n/)
-    .map((line) => line.replace(/^\s*(?:[-*•]|\d+[.)])\s*/, '').replace(/^"(.*)"$/, '$1').trim())
+    .map((line) =>
+      line
+        .replace(/^\s*(?:[-*•]|\d+[.)])\s*/, '')
+        .replace(/^"(.*)"$/, '$1')
+        .trim(),
+    )
     .filter((line) => line !== '');
 
-const promptAgentOf = (agent: { identity: { name: string; role: string; developed_by: string }; background: string }): PromptAgent => ({
+const promptAgentOf = (agent: {
+  identity: { name: string; role: string; developed_by: string };
+  background: string;
+}): PromptAgent => ({
   name: agent.identity.name,
   role: agent.identity.role,
   developedBy: agent.identity.developed_by,
@@ -65,7 +73,9 @@ export const recommendResponsesFor = async (
   );
   if (conversation.is_finished) throw new BadRequestError(`Conversation ${conversationId} is finished.`);
   if (conversation.last_interaction_id !== interactionId) {
-    throw new BadRequestError(`Interaction ${interactionId} is not the latest completed interaction of conversation ${conversationId}.`);
+    throw new BadRequestError(
+      `Interaction ${interactionId} is not the latest completed interaction of conversation ${conversationId}.`,
+    );
   }
   const [{ agent }, messages] = await Promise.all([
     loadPinnedVersions(conversation),
@@ -77,11 +87,20 @@ export const recommendResponsesFor = async (
     return [{ role: entry.role === 'agent' ? 'user' : 'assistant', content: entry.text }];
   });
   const system = buildSystemPrompt({
-    agent: { name: conversation.user_display_name, role: 'the user talking to the agent', developedBy: '', background: '', behaviors: [], communicationPatterns: [] },
+    agent: {
+      name: conversation.user_display_name,
+      role: 'the user talking to the agent',
+      developedBy: '',
+      background: '',
+      behaviors: [],
+      communicationPatterns: [],
+    },
     state: {
       name: 'recommend responses',
       objective: `Suggest what the user could say next to ${agent.identity.name}, the ${agent.identity.role}.`,
-      actions: [`Write up to ${maxRecommendations} different replies the user could send next, one per line, without numbering.`],
+      actions: [
+        `Write up to ${maxRecommendations} different replies the user could send next, one per line, without numbering.`,
+      ],
       intraStateNavigationGuidelines: [],
       actionGuidelines: ['Each reply is written as the user, in the first person.'],
       boundaryConstraints: [],
@@ -117,14 +136,23 @@ export const conversationStartersFor = async (
   request: StarterRequest,
 ): Promise<{ prompts: { prompt: string; facets: string[] }[] }> => {
   // The permission a conversation started with these settings would need.
-  requirePermission(caller, 'Conversation:CreateConversation', { user_id: caller.userId, service_id: request.serviceId });
+  requirePermission(caller, 'Conversation:CreateConversation', {
+    user_id: caller.userId,
+    service_id: request.serviceId,
+  });
   const resolved = await resolveVersionSet(orgId, request.serviceId, request.versionSetName);
   const agent = await getAgentVersion(orgId, resolved.agentId, resolved.agentVersion);
   if (!agent) throw new NotFoundError(`Version ${resolved.agentVersion} of agent ${resolved.agentId} does not exist.`);
-  const { provider: model, ...settings } = resolveModel(resolved.llmModelPreferences as LlmModelPreferences, 'conversation_starter');
+  const { provider: model, ...settings } = resolveModel(
+    resolved.llmModelPreferences as LlmModelPreferences,
+    'conversation_starter',
+  );
   const promptLogger = createPromptLogger(starterLogScope(orgId, request.serviceId, newId()));
   const provider = promptLogger.wrap(model);
-  const facets = Array.from({ length: request.minCount }, (_, index) => request.facets[index % request.facets.length] as string);
+  const facets = Array.from(
+    { length: request.minCount },
+    (_, index) => request.facets[index % request.facets.length] as string,
+  );
   const prompts = await Promise.all(
     facets.map(async (facet) => {
       const system = buildSystemPrompt({

@@ -1,6 +1,14 @@
 import type { z } from 'zod';
+import {
+  batchGetItems,
+  erasePartition,
+  getItem,
+  type Item,
+  type PrimaryKey,
+  type QuerySpec,
+  type TransactItem,
+} from './table';
 import { type GlobalIndexName, globalIndexes, tableKeys } from './table-definition';
-import { batchGetItems, erasePartition, getItem, type Item, type PrimaryKey, type QuerySpec, type TransactItem } from './table';
 
 /**
  * Every entity of the table is declared once with `defineEntity`, in the manner of ElectroDB:
@@ -136,8 +144,7 @@ export const defineEntity = <
     for (const guard of Object.values(guards)) await erasePartition(partitionKeyOf(orgId, guard.token));
     await erasePartition(partitionKeyOf(orgId, token));
   };
-  const erase =
-    'within' in declaration ? async (): Promise<void> => undefined : (declaration.erase ?? defaultErase);
+  const erase = 'within' in declaration ? async (): Promise<void> => undefined : (declaration.erase ?? defaultErase);
 
   /** The item to write for a record: its keys, `entity`, the record and its index attributes. */
   const item = (orgId: string, record: Stored & P & K): Item & PrimaryKey => ({
@@ -203,7 +210,11 @@ export const defineEntity = <
       const declared = guardOf(guard);
       return {
         Put: {
-          Item: { ...guardKey(orgId, guard, declared.value(record)), entity: `${name}-${guard}`, ...declared.holds(record) },
+          Item: {
+            ...guardKey(orgId, guard, declared.value(record)),
+            entity: `${name}-${guard}`,
+            ...declared.holds(record),
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       };

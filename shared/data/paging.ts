@@ -2,7 +2,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { BadRequestError } from '../kernel/errors';
 import { defineEntity } from './entity';
-import { batchGetItems, type Item, type PrimaryKey, putItem, queryAll, type QueryPage, type QuerySpec } from './table';
+import { batchGetItems, type Item, type PrimaryKey, putItem, type QueryPage, type QuerySpec, queryAll } from './table';
 
 /**
  * Continuation tokens are integers (the reference's type). Each names a stored cursor:
@@ -25,7 +25,11 @@ export const pagingCursors = defineEntity({
 
 /** A stable digest of what defines a list (operation and filters), so a token is only reused for the same list. */
 export const listFingerprint = (list: string, filters: unknown): string =>
-  createHash('sha256').update(list).update(JSON.stringify(filters ?? null)).digest('base64url').slice(0, 22);
+  createHash('sha256')
+    .update(list)
+    .update(JSON.stringify(filters ?? null))
+    .digest('base64url')
+    .slice(0, 22);
 
 export const resumeKey = async (orgId: string, token: number, fingerprint: string): Promise<Item | undefined> => {
   if (token === 0) return undefined;

@@ -11,9 +11,9 @@ describe('table', () => {
     const item = { pk: 'ORG#t1#THING', sk: 'a', name: 'first' };
     await putItem(item, { ifNotExists: () => new ConflictError('exists') });
     // Act / Assess
-    await expect(putItem({ ...item, name: 'second' }, { ifNotExists: () => new ConflictError('exists') })).rejects.toThrow(
-      ConflictError,
-    );
+    await expect(
+      putItem({ ...item, name: 'second' }, { ifNotExists: () => new ConflictError('exists') }),
+    ).rejects.toThrow(ConflictError);
     expect((await getItem({ pk: item.pk, sk: item.sk }))?.name).toBe('first');
   });
 

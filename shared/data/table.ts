@@ -47,7 +47,8 @@ const onConditionFailure = async <T>(action: () => Promise<T>, failure?: (error:
     return await action();
   } catch (error) {
     if (failure && isConditionFailure(error)) throw failure(error);
-    if (isItemTooLarge(error)) throw new PayloadTooLargeError('The record is larger than the 400 KB a record may hold.');
+    if (isItemTooLarge(error))
+      throw new PayloadTooLargeError('The record is larger than the 400 KB a record may hold.');
     throw error;
   }
 };
@@ -73,9 +74,7 @@ export const batchGetItems = async (keys: PrimaryKey[]): Promise<Item[]> => {
     }
   }
   const order = new Map(keys.map((key, index) => [`${key.pk}\u0000${key.sk}`, index]));
-  return found.sort(
-    (a, b) => (order.get(`${a.pk}\u0000${a.sk}`) ?? 0) - (order.get(`${b.pk}\u0000${b.sk}`) ?? 0),
-  );
+  return found.sort((a, b) => (order.get(`${a.pk}\u0000${a.sk}`) ?? 0) - (order.get(`${b.pk}\u0000${b.sk}`) ?? 0));
 };
 
 export interface PutOptions {
@@ -159,7 +158,9 @@ const conflict = () => new ConflictError('A related operation is in progress or 
 /** Positions of the transaction items whose condition failed. */
 export const failedConditions = (error: unknown): number[] =>
   error instanceof TransactionCanceledException
-    ? (error.CancellationReasons ?? []).flatMap((reason, index) => (reason.Code === 'ConditionalCheckFailed' ? [index] : []))
+    ? (error.CancellationReasons ?? []).flatMap((reason, index) =>
+        reason.Code === 'ConditionalCheckFailed' ? [index] : [],
+      )
     : [];
 
 export interface QuerySpec {
@@ -260,7 +261,11 @@ export const queryAll = async (spec: QuerySpec, bound = 1000): Promise<Item[]> =
   let startKey: Item | undefined;
   do {
     const result = await dynamo().send(
-      new QueryCommand({ ...queryInput(spec), Limit: Math.min(bound - items.length, 500), ExclusiveStartKey: startKey }),
+      new QueryCommand({
+        ...queryInput(spec),
+        Limit: Math.min(bound - items.length, 500),
+        ExclusiveStartKey: startKey,
+      }),
     );
     items.push(...(result.Items ?? []));
     startKey = result.LastEvaluatedKey;

@@ -1,12 +1,20 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { creatorInfo } from '../kernel/schemas';
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from '../kernel/errors';
-import { sortableValue, type VersionFilter } from '../kernel/list-params';
 import { newId, nowIso } from '../kernel/ids';
+import { sortableValue, type VersionFilter } from '../kernel/list-params';
+import { creatorInfo } from '../kernel/schemas';
 import { defineEntity } from './entity';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
-import { failedConditions, type Item, isConditionFailure, queryPage, type TransactItem, transactWrite, updateItem } from './table';
+import {
+  failedConditions,
+  type Item,
+  isConditionFailure,
+  queryPage,
+  type TransactItem,
+  transactWrite,
+  updateItem,
+} from './table';
 
 /**
  * Agents and service hierarchical state machines are the same kind of record: a named,
@@ -142,7 +150,12 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     schema: versionedHead.loose(),
     sort: (head: { id: string }) => head.id,
     guards: {
-      name: { token: `${token}_NAME`, value: (head) => head.name, sort: nameKeyPart, holds: (head) => ({ id: head.id }) },
+      name: {
+        token: `${token}_NAME`,
+        value: (head) => head.name,
+        sort: nameKeyPart,
+        holds: (head) => ({ id: head.id }),
+      },
     },
   });
   const versions = defineEntity({
@@ -168,7 +181,10 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
 
   /** The heads of `ids` that exist, by id. */
   const getMany = async (orgId: string, ids: string[]): Promise<Map<string, VersionedHead>> => {
-    const found = await heads.getMany(orgId, [...new Set(ids)].map((id) => ({ id })));
+    const found = await heads.getMany(
+      orgId,
+      [...new Set(ids)].map((id) => ({ id })),
+    );
     return new Map(found.map((head) => [head.id, head]));
   };
 
@@ -192,13 +208,20 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
           {
             Update: {
               Key: headKey(orgId, id),
-              UpdateExpression: ['SET latest_version = :version', ...followers.map((_, index) => `#follow${index} = :follow${index}`)].join(', '),
+              UpdateExpression: [
+                'SET latest_version = :version',
+                ...followers.map((_, index) => `#follow${index} = :follow${index}`),
+              ].join(', '),
               ConditionExpression:
                 basedOn === null
                   ? 'attribute_exists(pk) AND attribute_not_exists(latest_version)'
                   : 'latest_version = :basedOn',
               ...(followers.length > 0
-                ? { ExpressionAttributeNames: Object.fromEntries(followers.map(([name], index) => [`#follow${index}`, name])) }
+                ? {
+                    ExpressionAttributeNames: Object.fromEntries(
+                      followers.map(([name], index) => [`#follow${index}`, name]),
+                    ),
+                  }
                 : {}),
               ExpressionAttributeValues: {
                 ':version': record.version,
@@ -330,17 +353,21 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
         query.continuationToken,
         (startKey) =>
           queryPage(
-            versions.query(orgId, {}, {
-              ...(range
-                ? {
-                    between: [
-                      versions.sortOf({ head_id: id, version: range.low }),
-                      versions.sortOf({ head_id: id, version: range.high }),
-                    ],
-                  }
-                : { prefix: `${id}#` }),
-              forward: !query.descending,
-            }),
+            versions.query(
+              orgId,
+              {},
+              {
+                ...(range
+                  ? {
+                      between: [
+                        versions.sortOf({ head_id: id, version: range.low }),
+                        versions.sortOf({ head_id: id, version: range.high }),
+                      ],
+                    }
+                  : { prefix: `${id}#` }),
+                forward: !query.descending,
+              },
+            ),
             { limit: query.limit, startKey },
           ),
         (item) => {
@@ -360,13 +387,16 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
         if (attempt === 0) authorize(head);
         if (head.deprecated) throw new ConflictError(`${capitalized(label)} ${id} is already deleted.`);
         if (head.active_services > 0) {
-          throw new BadRequestError(`${capitalized(label)} ${id} is used by an active service; deactivate the service first.`);
+          throw new BadRequestError(
+            `${capitalized(label)} ${id} is used by an active service; deactivate the service first.`,
+          );
         }
         try {
           await updateItem({
             Key: headKey(orgId, id),
             UpdateExpression: 'SET deprecated = :true',
-            ConditionExpression: 'deprecated = :false AND (attribute_not_exists(active_services) OR active_services <= :zero)',
+            ConditionExpression:
+              'deprecated = :false AND (attribute_not_exists(active_services) OR active_services <= :zero)',
             ExpressionAttributeValues: { ':true': true, ':false': false, ':zero': 0 },
           });
           return;

@@ -13,7 +13,10 @@ const behavior = (setId: string, vectors: number[][]): MatchableBehavior => ({
 describe('rankBehaviors', () => {
   const message = normalized([1, 0, 0]);
   const behaviors = [
-    behavior('a', [[0, 1, 0], [1, 1, 0]]),
+    behavior('a', [
+      [0, 1, 0],
+      [1, 1, 0],
+    ]),
     behavior('b', [[1, 0.1, 0]]),
     behavior('c', [[0, 0, 1]]),
   ];

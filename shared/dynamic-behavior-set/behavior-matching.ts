@@ -76,8 +76,14 @@ const matchableOf = (version: StoredBehaviorVersion, embedding: EmbeddingProvide
 };
 
 /** The latest versions of the organization's active sets applied to the service, decoded. */
-const behaviorsOfService = async (orgId: string, serviceId: string, embedding: EmbeddingProvider): Promise<MatchableBehavior[]> => {
-  const sets = (await allBehaviorSets(orgId, { activeOnly: true })).filter((set) => set.applied_to_services.includes(serviceId));
+const behaviorsOfService = async (
+  orgId: string,
+  serviceId: string,
+  embedding: EmbeddingProvider,
+): Promise<MatchableBehavior[]> => {
+  const sets = (await allBehaviorSets(orgId, { activeOnly: true })).filter((set) =>
+    set.applied_to_services.includes(serviceId),
+  );
   const cacheKey = (setId: string, version: number) => `${orgId}#${setId}#${version}`;
   const missing = sets.filter((set) => !decodedVersions.has(cacheKey(set.id, set.latest_version)));
   if (missing.length > 0) {

@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import { creatorInfo } from '../kernel/schemas';
-import { ConflictError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
-import { sortableValue } from '../kernel/list-params';
 import { defineEntity } from '../data/entity';
-import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
 import {
   deleteItem,
   failedConditions,
@@ -14,6 +9,11 @@ import {
   type TransactItem,
   transactWrite,
 } from '../data/table';
+import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
+import { ConflictError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { sortableValue } from '../kernel/list-params';
+import { creatorInfo } from '../kernel/schemas';
 import { behaviorActionRecord, behaviorInvocationRecord } from './schemas';
 
 /*
@@ -105,10 +105,14 @@ export class StaleBehaviorSetError extends ConflictError {
   }
 }
 
-const activeNameTaken = (name: string) => new ConflictError(`An active dynamic behavior set named '${name}' already exists.`);
+const activeNameTaken = (name: string) =>
+  new ConflictError(`An active dynamic behavior set named '${name}' already exists.`);
 
-export const getBehaviorSet = (orgId: string, setId: string, consistent = false): Promise<StoredBehaviorSet | undefined> =>
-  behaviorSets.get(orgId, { id: setId }, consistent);
+export const getBehaviorSet = (
+  orgId: string,
+  setId: string,
+  consistent = false,
+): Promise<StoredBehaviorSet | undefined> => behaviorSets.get(orgId, { id: setId }, consistent);
 
 export const getBehaviorVersion = (orgId: string, setId: string, version: number) =>
   behaviorVersions.get(orgId, { dynamic_behavior_set_id: setId, version });
@@ -207,7 +211,10 @@ export const deleteBehaviorSet = async (orgId: string, set: StoredBehaviorSet): 
 };
 
 /** The organization's sets (at most `maxSetsPerOrganization`), the active ones only when asked. */
-export const allBehaviorSets = async (orgId: string, options: { activeOnly: boolean }): Promise<StoredBehaviorSet[]> => {
+export const allBehaviorSets = async (
+  orgId: string,
+  options: { activeOnly: boolean },
+): Promise<StoredBehaviorSet[]> => {
   const spec = options.activeOnly
     ? behaviorSets.queryIndex(orgId, 'is_active', {}, { prefix: `${sortableValue(true)}#` })
     : behaviorSets.query(orgId, {});
@@ -227,7 +234,9 @@ export const behaviorInvocationItem = (
 ) => {
   const now = nowIso();
   const userMessage = turn.newMessages.findLast((message) => message.message_type === 'user-message');
-  const externalEvents = turn.newMessages.filter((message) => message.message_type === 'external-event').map((message) => message.id);
+  const externalEvents = turn.newMessages
+    .filter((message) => message.message_type === 'external-event')
+    .map((message) => message.id);
   return behaviorInvocations.item(conversation.org_id, {
     set_id: versionInfo[0],
     _id: newId(),

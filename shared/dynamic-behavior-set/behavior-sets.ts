@@ -1,15 +1,22 @@
+import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from '../data/paging';
+import { type Item, queryPage } from '../data/table';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter, type VersionFilter } from '../kernel/list-params';
-import { searchRelevance } from '../kernel/search';
+import {
+  type CreatorFilter,
+  matchesTags,
+  type SortEntry,
+  type TagFilter,
+  type VersionFilter,
+} from '../kernel/list-params';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
-import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from '../data/paging';
-import { type Item, queryPage } from '../data/table';
-import { LlmError } from '../llm/provider';
+import { searchRelevance } from '../kernel/search';
 import { encodeVector } from '../llm/embedding';
+import { LlmError } from '../llm/provider';
 import { embeddingProvider } from '../llm/registry';
 import { services } from '../service/service-repository';
+import { announceFrameworkResourceChange } from '../webhook/events';
 import {
   allBehaviorSets,
   behaviorInvocations,
@@ -18,12 +25,11 @@ import {
   deleteBehaviorSet as deleteStoredSet,
   getBehaviorSet,
   notFoundSet,
-  saveBehaviorSet,
   StaleBehaviorSetError,
   type StoredBehaviorSet,
   type StoredBehaviorVersion,
+  saveBehaviorSet,
 } from './behavior-set-repository';
-import { announceFrameworkResourceChange } from '../webhook/events';
 import type {
   BehaviorInvocationRecord,
   BehaviorSetRecord,
@@ -34,7 +40,9 @@ import type {
 } from './schemas';
 
 /** What permission grant conditions can name on a dynamic behavior set. */
-export const behaviorSetAttributes = (set: Pick<StoredBehaviorSet, 'id' | 'name' | 'is_active' | 'applied_to_services' | 'tags'>) => ({
+export const behaviorSetAttributes = (
+  set: Pick<StoredBehaviorSet, 'id' | 'name' | 'is_active' | 'applied_to_services' | 'tags'>,
+) => ({
   id: set.id,
   dynamic_behavior_set_id: set.id,
   name: set.name,
@@ -69,7 +77,14 @@ const versionView = (version: StoredBehaviorVersion): BehaviorVersionRecord => (
 });
 
 const requireServicesExist = async (orgId: string, serviceIds: string[]): Promise<void> => {
-  const found = new Set((await services.getMany(orgId, [...new Set(serviceIds)].map((id) => ({ id })))).map((s) => s.id));
+  const found = new Set(
+    (
+      await services.getMany(
+        orgId,
+        [...new Set(serviceIds)].map((id) => ({ id })),
+      )
+    ).map((s) => s.id),
+  );
   const missing = serviceIds.find((id) => !found.has(id));
   if (missing) throw new NotFoundError(`Service ${missing} does not exist.`);
 };
@@ -135,7 +150,12 @@ export const createBehaviorSet = async (
     undefined,
     version,
   );
-  await announceFrameworkResourceChange(orgId, { resourceType: 'dynamic-behavior-set', resourceId: id, change: 'created', version: 1 });
+  await announceFrameworkResourceChange(orgId, {
+    resourceType: 'dynamic-behavior-set',
+    resourceId: id,
+    change: 'created',
+    version: 1,
+  });
   return { dynamic_behavior_set_id: id };
 };
 
@@ -196,21 +216,31 @@ export const updateBehaviorSet = async (
         ...current,
         name: request.name ?? current.name,
         tags: request.tags ?? current.tags,
-        applied_to_services: request.applied_to_services ? [...new Set(request.applied_to_services)] : current.applied_to_services,
+        applied_to_services: request.applied_to_services
+          ? [...new Set(request.applied_to_services)]
+          : current.applied_to_services,
         is_active: request.is_active ?? current.is_active,
         updated_at: nowIso(),
         updated_by: creatorOf(caller),
       },
     };
   });
-  await announceFrameworkResourceChange(orgId, { resourceType: 'dynamic-behavior-set', resourceId: setId, change: 'updated' });
+  await announceFrameworkResourceChange(orgId, {
+    resourceType: 'dynamic-behavior-set',
+    resourceId: setId,
+    change: 'updated',
+  });
 };
 
 export const deleteBehaviorSet = async (orgId: string, setId: string, caller: Caller): Promise<void> => {
   const set = await existingSet(orgId, setId);
   requireOnSet(caller, 'DynamicBehaviorInstruction:DeleteDynamicBehaviorInstruction', set);
   await deleteStoredSet(orgId, set);
-  await announceFrameworkResourceChange(orgId, { resourceType: 'dynamic-behavior-set', resourceId: setId, change: 'deleted' });
+  await announceFrameworkResourceChange(orgId, {
+    resourceType: 'dynamic-behavior-set',
+    resourceId: setId,
+    change: 'deleted',
+  });
 };
 
 /**
@@ -227,7 +257,9 @@ export const createBehaviorVersion = async (
     requireOnSet(options.caller, 'DynamicBehaviorInstruction:UpdateDynamicBehaviorInstruction', current);
     const next = current.latest_version + 1;
     if (options.expectedVersion !== undefined && options.expectedVersion !== next) {
-      throw new BadRequestError(`The next version of dynamic behavior set ${setId} is ${next}, not ${options.expectedVersion}.`);
+      throw new BadRequestError(
+        `The next version of dynamic behavior set ${setId} is ${next}, not ${options.expectedVersion}.`,
+      );
     }
     const version = await buildVersion(orgId, setId, next, body, options.caller);
     return {
@@ -251,7 +283,8 @@ export const listBehaviorVersions = async (
   caller: Caller,
 ): Promise<Paged<BehaviorVersionRecord>> => {
   const set = await readableSet(orgId, setId, caller);
-  const range = query.versions?.kind === 'latest' ? { low: set.latest_version, high: set.latest_version } : query.versions;
+  const range =
+    query.versions?.kind === 'latest' ? { low: set.latest_version, high: set.latest_version } : query.versions;
   const sortOf = (version: number) => behaviorVersions.sortOf({ dynamic_behavior_set_id: setId, version });
   return pageOf(
     orgId,
@@ -259,10 +292,14 @@ export const listBehaviorVersions = async (
     query.continuationToken,
     (startKey) =>
       queryPage(
-        behaviorVersions.query(orgId, {}, {
-          ...(range ? { between: [sortOf(range.low), sortOf(range.high)] } : { prefix: `${setId}#` }),
-          forward: !query.descending,
-        }),
+        behaviorVersions.query(
+          orgId,
+          {},
+          {
+            ...(range ? { between: [sortOf(range.low), sortOf(range.high)] } : { prefix: `${setId}#` }),
+            forward: !query.descending,
+          },
+        ),
         { limit: query.limit, startKey },
       ),
     (item) => versionView(behaviorVersions.parse(item)),
@@ -278,9 +315,12 @@ export interface BehaviorSetFilters {
 
 const matchesFilters = (set: StoredBehaviorSet, filters: BehaviorSetFilters): boolean =>
   (filters.isActive === undefined || set.is_active === filters.isActive) &&
-  (filters.appliedToServices.length === 0 || filters.appliedToServices.some((id) => set.applied_to_services.includes(id))) &&
+  (filters.appliedToServices.length === 0 ||
+    filters.appliedToServices.some((id) => set.applied_to_services.includes(id))) &&
   (filters.creators.length === 0 ||
-    filters.creators.some((creator) => creator.orgId === set.creator.org_id && creator.userId === set.creator.user_id)) &&
+    filters.creators.some(
+      (creator) => creator.orgId === set.creator.org_id && creator.userId === set.creator.user_id,
+    )) &&
   matchesTags(set.tags, filters.tags);
 
 const visibleTo = (caller: Caller) => (set: StoredBehaviorSet) =>
@@ -292,7 +332,9 @@ const filterValuesOf = (sets: StoredBehaviorSet[]) => {
   return {
     applied_to_services_ids: [...new Set(sets.flatMap((set) => set.applied_to_services))].sort(),
     creators: [...creators.values()],
-    tags: [...new Set(sets.flatMap((set) => Object.entries(set.tags).map(([key, value]) => `${key}:${value ?? ''}`)))].sort(),
+    tags: [
+      ...new Set(sets.flatMap((set) => Object.entries(set.tags).map(([key, value]) => `${key}:${value ?? ''}`))),
+    ].sort(),
   };
 };
 
@@ -329,7 +371,9 @@ export const listBehaviorSets = async (
     (item) => behaviorSetView(behaviorSets.parse(item)),
   );
   const filterValues =
-    query.continuationToken === 0 ? filterValuesOf((await allBehaviorSets(orgId, { activeOnly: false })).filter(visible)) : null;
+    query.continuationToken === 0
+      ? filterValuesOf((await allBehaviorSets(orgId, { activeOnly: false })).filter(visible))
+      : null;
   return {
     dynamic_behavior_sets: page.items,
     has_more: page.has_more,

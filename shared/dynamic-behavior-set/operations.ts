@@ -1,4 +1,14 @@
 import { z } from 'zod';
+import { defineOperation } from '../kernel/operation';
+import {
+  commonHeaders,
+  continuationToken,
+  objectId,
+  organizationPath,
+  queryArray,
+  queryBoolean,
+  versionListQuery,
+} from '../kernel/schemas';
 import {
   behaviorVersionBody,
   createBehaviorSetRequest,
@@ -10,8 +20,6 @@ import {
   searchBehaviorSetsResponse,
   updateBehaviorSetRequest,
 } from './schemas';
-import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, queryBoolean, versionListQuery } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
 
 /*
  * Dynamic behavior sets (group `dynamic-behavior-set`). Paths, statuses and shapes follow the
@@ -21,7 +29,9 @@ import { defineOperation } from '../kernel/operation';
 
 const headers = commonHeaders;
 const tag = 'Dynamic Behavior Set';
-const setPath = organizationPath.extend({ dynamic_behavior_set_id: objectId.describe('The ID of the dynamic behavior set.') });
+const setPath = organizationPath.extend({
+  dynamic_behavior_set_id: objectId.describe('The ID of the dynamic behavior set.'),
+});
 
 const setFilters = {
   is_active: queryBoolean.optional().describe('Whether the dynamic behavior set is active.'),
@@ -163,7 +173,13 @@ export const getBehaviorInvocationsOperation = defineOperation({
     path: setPath,
     headers,
     query: z.object({
-      limit: z.coerce.number().int().min(1).max(30).default(30).describe('The maximum number of invocations to return.'),
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(30)
+        .default(30)
+        .describe('The maximum number of invocations to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe('`+invoked_at` or `-invoked_at`.'),
     }),

@@ -81,7 +81,11 @@ export const createBehaviorSetResponse = z.object({
 export const updateBehaviorSetRequest = z.object({
   name: strippedText.max(256).nullish().describe('The name of the set. Only updated if not-null.'),
   tags: tagsInput.nullish().describe('The tags of the set. Only updated if not-null.'),
-  applied_to_services: z.array(objectId).max(100).nullish().describe('The services the set applies to. Only updated if not-null.'),
+  applied_to_services: z
+    .array(objectId)
+    .max(100)
+    .nullish()
+    .describe('The services the set applies to. Only updated if not-null.'),
   is_active: z.boolean().nullish().describe('Whether the set is active. Only updated if not-null.'),
 });
 
@@ -125,7 +129,9 @@ export const behaviorVersionRecord = z.object({
   version: z.number().int(),
   conversation_triggers: z.array(z.string()),
   actions: z.array(behaviorActionRecord),
-  action: injectInstructionRecord.nullable().describe('The first inject-instruction action (the spec revision), if any.'),
+  action: injectInstructionRecord
+    .nullable()
+    .describe('The first inject-instruction action (the spec revision), if any.'),
   creator: creatorInfo,
 });
 
@@ -155,7 +161,7 @@ export const listBehaviorSetsResponse = pagedResponse({
       tags: z.array(z.string()).describe('As key:value.'),
     })
     .nullable()
-    .describe('Values the filters can take, over the organization\'s sets; only on the first page.'),
+    .describe("Values the filters can take, over the organization's sets; only on the first page."),
 });
 
 export const searchBehaviorSetsResponse = z.object({

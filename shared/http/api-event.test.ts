@@ -34,7 +34,9 @@ describe('parseMultipartBody', () => {
   });
 
   it('rejects a body that is not a form with a 415', async () => {
-    await expect(parseMultipartBody(Buffer.from('{}'), 'application/json')).rejects.toBeInstanceOf(UnsupportedMediaTypeError);
+    await expect(parseMultipartBody(Buffer.from('{}'), 'application/json')).rejects.toBeInstanceOf(
+      UnsupportedMediaTypeError,
+    );
   });
 
   it('rejects a malformed multipart body with a 422', async () => {
@@ -52,9 +54,12 @@ describe('parseJsonBody', () => {
     },
   );
 
-  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx'])('answers 415 to %s', (contentType) => {
-    expect(() => parseJsonBody(Buffer.from('{"a":1}'), contentType)).toThrow(UnsupportedMediaTypeError);
-  });
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx'])(
+    'answers 415 to %s',
+    (contentType) => {
+      expect(() => parseJsonBody(Buffer.from('{"a":1}'), contentType)).toThrow(UnsupportedMediaTypeError);
+    },
+  );
 });
 
 describe('normalizeQuery', () => {
@@ -68,7 +73,10 @@ describe('normalizeQuery', () => {
 
 describe('parseFormBody', () => {
   it('reads URL-encoded parameters, the last of a repeated name winning', () => {
-    const form = parseFormBody(Buffer.from('grant_type=refresh_token&refresh_token=a%2Bb&refresh_token=c'), 'application/x-www-form-urlencoded');
+    const form = parseFormBody(
+      Buffer.from('grant_type=refresh_token&refresh_token=a%2Bb&refresh_token=c'),
+      'application/x-www-form-urlencoded',
+    );
     expect(form).toEqual({ grant_type: 'refresh_token', refresh_token: 'c' });
   });
 

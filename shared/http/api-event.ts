@@ -59,12 +59,18 @@ export const bodyTooLarge = (maxBytes: number): PayloadTooLargeError =>
  */
 const isJsonMediaType = (contentType: string | undefined): boolean => {
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
-  return mediaType === undefined || mediaType === '' || mediaType === 'application/json' || /^application\/[\w.+-]+\+json$/.test(mediaType);
+  return (
+    mediaType === undefined ||
+    mediaType === '' ||
+    mediaType === 'application/json' ||
+    /^application\/[\w.+-]+\+json$/.test(mediaType)
+  );
 };
 
 export const parseJsonBody = (body: Buffer, contentType: string | undefined): unknown => {
   if (body.length === 0) return undefined;
-  if (!isJsonMediaType(contentType)) throw new UnsupportedMediaTypeError(`Expected an application/json body, not ${contentType}.`);
+  if (!isJsonMediaType(contentType))
+    throw new UnsupportedMediaTypeError(`Expected an application/json body, not ${contentType}.`);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (error) {
@@ -82,11 +88,16 @@ const formTypes = ['multipart/form-data', 'application/x-www-form-urlencoded'];
  * read too: the vendor's Python SDK sends a form without files (`initial_message_type=skip`)
  * that way, and the reference's form fields accept both encodings.
  */
-export const parseMultipartBody = async (body: Buffer, contentType: string | undefined): Promise<Record<string, string[]>> => {
+export const parseMultipartBody = async (
+  body: Buffer,
+  contentType: string | undefined,
+): Promise<Record<string, string[]>> => {
   // No body at all is a form without fields: its schema names what is missing.
   if (body.length === 0) return {};
   if (!formTypes.some((type) => contentType?.toLowerCase().startsWith(type))) {
-    throw new UnsupportedMediaTypeError(`Expected multipart/form-data or application/x-www-form-urlencoded, not ${contentType}.`);
+    throw new UnsupportedMediaTypeError(
+      `Expected multipart/form-data or application/x-www-form-urlencoded, not ${contentType}.`,
+    );
   }
   let form: FormData;
   try {
@@ -116,7 +127,9 @@ export const parseFormBody = (body: Buffer, contentType: string | undefined): Re
     return Object.fromEntries(new URLSearchParams(text));
   }
   if (!isJsonMediaType(contentType)) {
-    throw new UnsupportedMediaTypeError(`Expected application/x-www-form-urlencoded or application/json, not ${contentType}.`);
+    throw new UnsupportedMediaTypeError(
+      `Expected application/x-www-form-urlencoded or application/json, not ${contentType}.`,
+    );
   }
   let parsed: unknown;
   try {
@@ -125,7 +138,11 @@ export const parseFormBody = (body: Buffer, contentType: string | undefined): Re
     parsed = undefined;
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new ValidationError([{ loc: ['body'], msg: 'Expected a JSON object of string parameters.', type: 'json_invalid' }]);
+    throw new ValidationError([
+      { loc: ['body'], msg: 'Expected a JSON object of string parameters.', type: 'json_invalid' },
+    ]);
   }
-  return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 };

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { accessTokenHash } from '../auth/dpop';
+import { issueAccessToken } from '../auth/tokens';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
 import { defaultRole } from '../role/default-roles';
 import type { Principal } from '../user/principal';
 import { authenticateRequest } from './authenticate';
-import { accessTokenHash } from '../auth/dpop';
-import { issueAccessToken } from '../auth/tokens';
 
 const principals = new Map<string, Principal>();
 vi.mock('../user/principal', () => ({
@@ -43,7 +43,13 @@ const bearer = async (orgId: string) => `Bearer ${(await issueAccessToken({ orgI
 describe('authenticateRequest', () => {
   it('returns the caller of a bearer token of the path organization', async () => {
     const caller = await authenticateRequest(request('acme', { authorization: await bearer('acme') }));
-    expect(caller).toMatchObject({ userId, orgId: 'acme', homeOrgId: 'acme', roleName: 'DefaultUserRole', tokenType: 'Bearer' });
+    expect(caller).toMatchObject({
+      userId,
+      orgId: 'acme',
+      homeOrgId: 'acme',
+      roleName: 'DefaultUserRole',
+      tokenType: 'Bearer',
+    });
     expect(caller.isPlatformOperator).toBeUndefined();
   });
 
@@ -55,9 +61,9 @@ describe('authenticateRequest', () => {
   });
 
   it('refuses an unverified user with 403', async () => {
-    await expect(authenticateRequest(request('unverified', { authorization: await bearer('unverified') }))).rejects.toBeInstanceOf(
-      ForbiddenError,
-    );
+    await expect(
+      authenticateRequest(request('unverified', { authorization: await bearer('unverified') })),
+    ).rejects.toBeInstanceOf(ForbiddenError);
   });
 
   it('refuses a token of another organization: 401 undeclared, 403 declared without grants', async () => {
@@ -73,7 +79,9 @@ describe('authenticateRequest', () => {
 
   it('lets a root super administrator act on another organization through X-ORG-ID or Basic', async () => {
     const token = (await issueAccessToken({ orgId: 'root', userId })).token;
-    const viaHeader = await authenticateRequest(request('acme', { authorization: `Bearer ${token}`, 'x-org-id': 'root' }));
+    const viaHeader = await authenticateRequest(
+      request('acme', { authorization: `Bearer ${token}`, 'x-org-id': 'root' }),
+    );
     const basic = Buffer.from(`root_${userId}:${token}`).toString('base64');
     const viaBasic = await authenticateRequest(request('acme', { authorization: `Basic ${basic}` }));
     for (const caller of [viaHeader, viaBasic]) {

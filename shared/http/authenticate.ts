@@ -1,12 +1,12 @@
+import { verifyDpopProof } from '../auth/dpop';
+import { verifyAccessToken } from '../auth/tokens';
+import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
 import { defaultRole } from '../role/default-roles';
-import { loadPrincipal } from '../user/principal';
 import { isAtLeastAsPrivileged } from '../role/privilege';
 import { activeGrantsOf } from '../role/temporary-grant-repository';
-import type { Caller } from '../kernel/caller';
-import { verifyDpopProof } from '../auth/dpop';
-import { verifyAccessToken } from '../auth/tokens';
+import { loadPrincipal } from '../user/principal';
 
 export interface AuthenticationRequest {
   /** Organization addressed by the request path. */

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
 import { ConflictError } from '../kernel/errors';
+import { defineOperation } from '../kernel/operation';
 import { httpHandler, implement, implementGroup } from './http-handler';
 
 // Built at import like a function module's handler, which reads the table setting.
@@ -66,7 +66,11 @@ const event = (overrides: Partial<APIGatewayProxyEvent>): APIGatewayProxyEvent =
 const context = { awsRequestId: 'r1', functionName: 'test', getRemainingTimeInMillis: () => 10_000 } as Context;
 const invoke = async (overrides: Partial<APIGatewayProxyEvent> = {}) => {
   const result = await handler(event(overrides), context);
-  return { status: result.statusCode, body: result.body ? JSON.parse(result.body) : undefined, headers: result.headers };
+  return {
+    status: result.statusCode,
+    body: result.body ? JSON.parse(result.body) : undefined,
+    headers: result.headers,
+  };
 };
 
 afterEach(() => {
@@ -149,7 +153,12 @@ describe('implementGroup', () => {
   const sql = async () => ({ execution_time_ms: 0, result: [], truncated: false, columns: [] });
 
   it('binds every operation of the group to its function, in route table order', () => {
-    const implementations = implementGroup('admin', { ping, 'get-openapi-document': openApi, 'get-models': models, 'submit-sql-query': sql });
+    const implementations = implementGroup('admin', {
+      ping,
+      'get-openapi-document': openApi,
+      'get-models': models,
+      'submit-sql-query': sql,
+    });
     expect(implementations.map(({ operation, run }) => [operation.operationId, run])).toEqual([
       ['ping', ping],
       ['get-openapi-document', openApi],

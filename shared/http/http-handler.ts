@@ -4,12 +4,12 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { type BodyType, type EndpointGroup, maxBodyBytesOf, type Operation } from '../kernel/operation';
-import { type RouteOperation, routeOperations } from '../api/route-table';
 import { operationPathParameters, routeShape } from '../api/paths';
-import { authenticateRequest } from './authenticate';
-import type { Caller } from '../kernel/caller';
+import { type RouteOperation, routeOperations } from '../api/route-table';
 import { enforceRateLimit } from '../auth/rate-limit';
+import { countErrorResponse } from '../aws/business-metrics';
+import { logger, tracer } from '../aws/observability';
+import type { Caller } from '../kernel/caller';
 import { config, requireFunctionSettings } from '../kernel/config';
 import {
   DomainError,
@@ -20,9 +20,16 @@ import {
   ValidationError,
   type ValidationIssue,
 } from '../kernel/errors';
-import { countErrorResponse } from '../aws/business-metrics';
-import { logger, tracer } from '../aws/observability';
-import { normalizeHeaders, normalizeQuery, parseFormBody, parseJsonBody, parseMultipartBody, rawBody } from './api-event';
+import { type BodyType, type EndpointGroup, maxBodyBytesOf, type Operation } from '../kernel/operation';
+import {
+  normalizeHeaders,
+  normalizeQuery,
+  parseFormBody,
+  parseJsonBody,
+  parseMultipartBody,
+  rawBody,
+} from './api-event';
+import { authenticateRequest } from './authenticate';
 import { requireStorable } from './storable-json';
 import { parseRequestPart } from './validation';
 
@@ -49,7 +56,9 @@ export interface OperationInput<O extends Operation> {
   query: Infer<O['request']['query']>;
   headers: Infer<O['request']['headers']>;
   /** Undefined when `bodyTypeFor` chose a raw body (read `context.rawBody`). */
-  body: O['request'] extends { bodyTypeFor: object } ? Infer<O['request']['body']> | undefined : Infer<O['request']['body']>;
+  body: O['request'] extends { bodyTypeFor: object }
+    ? Infer<O['request']['body']> | undefined
+    : Infer<O['request']['body']>;
   caller: O['auth'] extends 'required' ? Caller : Caller | undefined;
   context: RequestContext;
 }
@@ -110,7 +119,8 @@ const jsonResponse = (statusCode: number, body: unknown, headers: Record<string,
 export const errorResponse = (error: unknown, headers: Record<string, string> = {}): HttpResponse => {
   if (error instanceof DomainError) {
     const extra: Record<string, string> = {};
-    if (error instanceof RateLimitedError) Object.assign(extra, error.headers, { 'retry-after': String(error.retryAfterSeconds) });
+    if (error instanceof RateLimitedError)
+      Object.assign(extra, error.headers, { 'retry-after': String(error.retryAfterSeconds) });
     if (error instanceof MethodNotAllowedError) extra.allow = error.allowed.join(', ');
     const detail = error instanceof ValidationError ? error.issues : error.message;
     countErrorResponse(error.name, error.statusCode);
@@ -196,14 +206,24 @@ const dispatch = async (
     }
   };
   const request = operation.request;
-  const path = request.path && (await validPart(() => parseRequestPart(request.path as z.ZodType, pathParameters, 'path')));
-  const query = request.query && (await validPart(() => parseRequestPart(request.query as z.ZodType, normalizeQuery(event), 'query')));
-  const parsedHeaders = request.headers && (await validPart(() => parseRequestPart(request.headers as z.ZodType, headers, 'header')));
+  const path =
+    request.path && (await validPart(() => parseRequestPart(request.path as z.ZodType, pathParameters, 'path')));
+  const query =
+    request.query &&
+    (await validPart(() => parseRequestPart(request.query as z.ZodType, normalizeQuery(event), 'query')));
+  const parsedHeaders =
+    request.headers && (await validPart(() => parseRequestPart(request.headers as z.ZodType, headers, 'header')));
   // A body whose type depends on the query is only read once the query is valid.
-  const bodyType = request.bodyTypeFor ? (query === undefined ? undefined : request.bodyTypeFor(query as never)) : (request.bodyType ?? 'json');
+  const bodyType = request.bodyTypeFor
+    ? query === undefined
+      ? undefined
+      : request.bodyTypeFor(query as never)
+    : (request.bodyType ?? 'json');
   const parsedBody =
     request.body && bodyType !== undefined && bodyType !== 'binary'
-      ? await validPart(async () => parseRequestPart(request.body as z.ZodType, await parseBody(bodyType, body, headers), 'body'))
+      ? await validPart(async () =>
+          parseRequestPart(request.body as z.ZodType, await parseBody(bodyType, body, headers), 'body'),
+        )
       : undefined;
   if (issues.length > 0) throw new ValidationError(issues);
   const input = {
@@ -244,7 +264,12 @@ export const httpHandler = (implementations: readonly Implementation[]) => {
         const { status, contentType } = implementation.operation.response;
         if (status === 204 || result === undefined) return { statusCode: status, headers, body: '' };
         if (Buffer.isBuffer(result)) {
-          return { statusCode: status, headers: { 'content-type': contentType ?? 'application/octet-stream', ...headers }, body: result.toString('base64'), isBase64Encoded: true };
+          return {
+            statusCode: status,
+            headers: { 'content-type': contentType ?? 'application/octet-stream', ...headers },
+            body: result.toString('base64'),
+            isBase64Encoded: true,
+          };
         }
         if (contentType && contentType !== 'application/json') {
           return {
@@ -293,7 +318,10 @@ export const streamHandler = (implementations: readonly Implementation[]) => {
           return {
             statusCode: status,
             headers: { 'content-type': contentType ?? 'application/x-ndjson', ...headers },
-            body: 'bytes' in (result as StreamingReply) ? (result as { bytes: Readable }).bytes : ndjson((result as { events: AsyncIterable<unknown> }).events),
+            body:
+              'bytes' in (result as StreamingReply)
+                ? (result as { bytes: Readable }).bytes
+                : ndjson((result as { events: AsyncIterable<unknown> }).events),
           };
         } catch (error) {
           return errorResponse(error, headers);

@@ -5,12 +5,16 @@ const nested = (levels: number): unknown => (levels === 0 ? 'leaf' : { a: nested
 
 describe('unstorableIssues', () => {
   it('accepts ordinary JSON, zero and the extreme storable numbers', () => {
-    expect(unstorableIssues({ a: [1, -2.5, 0, Number.MAX_SAFE_INTEGER, 1e-130, 'x', null, true], b: nested(15) })).toEqual([]);
+    expect(
+      unstorableIssues({ a: [1, -2.5, 0, Number.MAX_SAFE_INTEGER, 1e-130, 'x', null, true], b: nested(15) }),
+    ).toEqual([]);
   });
 
   it('names every number DynamoDB cannot store faithfully', () => {
     // Act
-    const issues = unstorableIssues({ grants: [{ conditions: { big: { value: 2 ** 53 }, tiny: { value: -1e-131 } } }] });
+    const issues = unstorableIssues({
+      grants: [{ conditions: { big: { value: 2 ** 53 }, tiny: { value: -1e-131 } } }],
+    });
 
     // Assess
     expect(issues.map((issue) => issue.loc)).toEqual([

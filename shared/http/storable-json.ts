@@ -17,7 +17,8 @@ const smallestStorableMagnitude = 1e-130;
 
 const numberProblem = (value: number): string | undefined => {
   if (Math.abs(value) > Number.MAX_SAFE_INTEGER) return 'Numbers must lie between -(2^53-1) and 2^53-1.';
-  if (value !== 0 && Math.abs(value) < smallestStorableMagnitude) return 'Non-zero numbers must be at least 1e-130 in magnitude.';
+  if (value !== 0 && Math.abs(value) < smallestStorableMagnitude)
+    return 'Non-zero numbers must be at least 1e-130 in magnitude.';
   return undefined;
 };
 
@@ -41,7 +42,7 @@ export const unstorableIssues = (root: unknown): ValidationIssue[] => {
       return;
     }
     if (Array.isArray(value)) {
-      value.forEach((item, index) => visit(item, [...loc, index]));
+      for (const [index, item] of value.entries()) visit(item, [...loc, index]);
       return;
     }
     for (const [key, item] of Object.entries(value)) {

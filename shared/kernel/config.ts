@@ -43,7 +43,8 @@ export const config = {
    */
   get signInBurst(): number {
     const value = Number(process.env.SIGN_IN_BURST ?? 30);
-    if (!Number.isInteger(value) || value < 1) throw new Error('environment variable SIGN_IN_BURST must be a positive integer');
+    if (!Number.isInteger(value) || value < 1)
+      throw new Error('environment variable SIGN_IN_BURST must be a positive integer');
     return value;
   },
   /**
@@ -52,7 +53,8 @@ export const config = {
    */
   get sqlQueryTimeoutMs(): number {
     const value = Number(process.env.SQL_QUERY_TIMEOUT_MS ?? 25_000);
-    if (!Number.isInteger(value) || value < 1) throw new Error('environment variable SQL_QUERY_TIMEOUT_MS must be a positive integer');
+    if (!Number.isInteger(value) || value < 1)
+      throw new Error('environment variable SQL_QUERY_TIMEOUT_MS must be a positive integer');
     return value;
   },
   /**
@@ -65,7 +67,8 @@ export const config = {
   /** The first webhook retry waits about this long; each next one twice as long (with jitter). */
   get webhookRetryBaseSeconds(): number {
     const value = Number(process.env.WEBHOOK_RETRY_BASE_SECONDS ?? 30);
-    if (!Number.isFinite(value) || value < 0 || value > 900) throw new Error('environment variable WEBHOOK_RETRY_BASE_SECONDS must be from 0 to 900');
+    if (!Number.isFinite(value) || value < 0 || value > 900)
+      throw new Error('environment variable WEBHOOK_RETRY_BASE_SECONDS must be from 0 to 900');
     return value;
   },
   get region(): string {

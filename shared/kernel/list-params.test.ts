@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from './errors';
-import { matchesTags, parseCreatorFilters, parseSortBy, parseTagFilters, parseVersionFilter, sortableValue } from './list-params';
+import {
+  matchesTags,
+  parseCreatorFilters,
+  parseSortBy,
+  parseTagFilters,
+  parseVersionFilter,
+  sortableValue,
+} from './list-params';
 
 describe('parseSortBy', () => {
   it('reads +field, -field and bare field entries in order', () => {

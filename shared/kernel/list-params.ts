@@ -27,7 +27,11 @@ export const parseSortBy = (entries: string[] | undefined, allowed: readonly str
  * them, `sortableValue`), then by creation order (`createdOrder`, ids that sort by creation).
  */
 export const compareBySortEntries =
-  <T>(entries: readonly SortEntry[], valueAt: (record: T, field: string) => unknown, createdOrder: (record: T) => string) =>
+  <T>(
+    entries: readonly SortEntry[],
+    valueAt: (record: T, field: string) => unknown,
+    createdOrder: (record: T) => string,
+  ) =>
   (a: T, b: T): number => {
     for (const { field, direction } of entries) {
       const [left, right] = [sortableValue(valueAt(a, field)), sortableValue(valueAt(b, field))];
@@ -127,7 +131,12 @@ export const sortableValue = (value: unknown): string => {
 };
 
 /** The parameters of a version list (`versionListQuery`) as the versioned lists take them. */
-export const versionListParams = (query: { version?: string; sort_by?: string[]; limit: number; continuation_token: number }) => ({
+export const versionListParams = (query: {
+  version?: string;
+  sort_by?: string[];
+  limit: number;
+  continuation_token: number;
+}) => ({
   versions: parseVersionFilter(query.version),
   descending: parseSortBy(query.sort_by, ['version'])[0]?.direction === 'desc',
   limit: query.limit,

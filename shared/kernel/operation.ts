@@ -57,7 +57,8 @@ export const defaultMaxBodyBytes = 1024 * 1024;
  */
 export const mediaMaxBodyBytes = 4 * 1024 * 1024;
 
-export const maxBodyBytesOf = (operation: Pick<Operation, 'request'>): number => operation.request.maxBodyBytes ?? defaultMaxBodyBytes;
+export const maxBodyBytesOf = (operation: Pick<Operation, 'request'>): number =>
+  operation.request.maxBodyBytes ?? defaultMaxBodyBytes;
 
 export type BodyType = 'json' | 'multipart' | 'form' | 'binary';
 
@@ -101,7 +102,10 @@ export interface Operation {
 export const defineOperation = <const T extends Operation>(operation: T): T => operation;
 
 /** The same operation under an older path or method, kept (and marked deprecated) for existing clients. */
-export const deprecatedAlias = <const T extends Operation, const A extends Pick<Operation, 'operationId' | 'summary'> & Partial<Pick<Operation, 'path' | 'method'>>>(
+export const deprecatedAlias = <
+  const T extends Operation,
+  const A extends Pick<Operation, 'operationId' | 'summary'> & Partial<Pick<Operation, 'path' | 'method'>>,
+>(
   operation: T,
   alias: A,
 ): Omit<T, keyof A | 'deprecated'> & A & { deprecated: true } => ({ ...operation, ...alias, deprecated: true });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError, ForbiddenError, NotFoundError } from './errors';
 import type { Caller, PermissionGrant } from './caller';
+import { ConflictError, ForbiddenError, NotFoundError } from './errors';
 import { allPermissionNames, asIfMissing, filterPermitted, hasPermission, requirePermission } from './permissions';
 
 const callerWith = (grants: PermissionGrant[]): Caller => ({
@@ -34,13 +34,18 @@ describe('hasPermission', () => {
   });
 
   it('lets a Deny grant win over an Allow', () => {
-    const caller = callerWith([allow('Service:*'), { action: 'Deny', permission_name: 'Service:DeleteVersionSet', conditions: {} }]);
+    const caller = callerWith([
+      allow('Service:*'),
+      { action: 'Deny', permission_name: 'Service:DeleteVersionSet', conditions: {} },
+    ]);
     expect(hasPermission(caller, 'Service:DeleteVersionSet')).toBe(false);
     expect(hasPermission(caller, 'Service:GetService')).toBe(true);
   });
 
   it('applies a grant only to records whose attributes meet its conditions', () => {
-    const caller = callerWith([allow('Conversation:GetConversation', { user_id: { type: 'Equals', value: '$caller.user_id' } })]);
+    const caller = callerWith([
+      allow('Conversation:GetConversation', { user_id: { type: 'Equals', value: '$caller.user_id' } }),
+    ]);
     expect(hasPermission(caller, 'Conversation:GetConversation', { user_id: 'u1' })).toBe(true);
     expect(hasPermission(caller, 'Conversation:GetConversation', { user_id: 'u2' })).toBe(false);
   });

@@ -25,7 +25,15 @@ export const permissionCatalog = {
     'CreateServiceHierarchicalStateMachineVersion',
     'DeleteServiceHierarchicalStateMachine',
   ],
-  Service: ['GetService', 'CreateService', 'UpdateService', 'GetVersionSet', 'CreateVersionSet', 'UpdateVersionSet', 'DeleteVersionSet'],
+  Service: [
+    'GetService',
+    'CreateService',
+    'UpdateService',
+    'GetVersionSet',
+    'CreateVersionSet',
+    'UpdateVersionSet',
+    'DeleteVersionSet',
+  ],
   Conversation: [
     'GetConversation',
     'CreateConversation',
@@ -80,7 +88,9 @@ export const permissionCatalog = {
 export type PermissionGroup = keyof typeof permissionCatalog;
 
 /** A catalogued permission as checks name it. Grants stored in roles are strings that may hold wildcards. */
-export type PermissionName = { [G in PermissionGroup]: `${G}:${(typeof permissionCatalog)[G][number]}` }[PermissionGroup];
+export type PermissionName = {
+  [G in PermissionGroup]: `${G}:${(typeof permissionCatalog)[G][number]}`;
+}[PermissionGroup];
 
 /** Every catalogued name as `Group:Operation`. */
 export const allPermissionNames = Object.entries(permissionCatalog).flatMap(([group, names]) =>
@@ -118,7 +128,12 @@ const conditionHolds = (condition: PermissionCondition, actual: unknown): boolea
  * to the caller, so `{ user_id: { type: 'Equals', value: '$caller.user_id' } }` limits a
  * grant to the caller's own records.
  */
-const grantApplies = (grant: PermissionGrant, permission: PermissionName, attributes: ResourceAttributes, caller: Caller) =>
+const grantApplies = (
+  grant: PermissionGrant,
+  permission: PermissionName,
+  attributes: ResourceAttributes,
+  caller: Caller,
+) =>
   nameMatches(grant.permission_name, permission) &&
   Object.entries(grant.conditions ?? {}).every(([name, condition]) => {
     const expected =
@@ -131,12 +146,20 @@ const grantApplies = (grant: PermissionGrant, permission: PermissionName, attrib
   });
 
 /** Deny wins over Allow; nothing granted means denied. */
-export const hasPermission = (caller: Caller, permission: PermissionName, attributes: ResourceAttributes = {}): boolean => {
+export const hasPermission = (
+  caller: Caller,
+  permission: PermissionName,
+  attributes: ResourceAttributes = {},
+): boolean => {
   const applicable = caller.grants.filter((grant) => grantApplies(grant, permission, attributes, caller));
   return applicable.some((grant) => grant.action === 'Allow') && !applicable.some((grant) => grant.action === 'Deny');
 };
 
-export const requirePermission = (caller: Caller, permission: PermissionName, attributes: ResourceAttributes = {}): void => {
+export const requirePermission = (
+  caller: Caller,
+  permission: PermissionName,
+  attributes: ResourceAttributes = {},
+): void => {
   if (!hasPermission(caller, permission, attributes)) {
     throw new ForbiddenError(`Missing required permission ${permission}.`);
   }
@@ -147,7 +170,11 @@ export const requirePermission = (caller: Caller, permission: PermissionName, at
  * answer for a record that does not exist: refusing with 403 would tell them it exists. A
  * caller for whom the record is `visible` (who may read it) knows it exists and gets the 403.
  */
-export const asIfMissing = (check: () => void, missing: () => NotFoundError, visible: () => boolean = () => false): void => {
+export const asIfMissing = (
+  check: () => void,
+  missing: () => NotFoundError,
+  visible: () => boolean = () => false,
+): void => {
   try {
     check();
   } catch (error) {

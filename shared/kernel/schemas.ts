@@ -28,7 +28,11 @@ export const clusterName = (headers: z.infer<typeof commonHeaders>): string | un
 export const timestamp = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time');
 
 /** Continuation tokens are integers for the reference's clients, but each is an opaque handle to a stored cursor. */
-const cursorHandle = z.number().int().min(0).max(2 ** 31 - 1);
+const cursorHandle = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
 
 export const continuationToken = z.coerce
   .number()
@@ -45,7 +49,9 @@ export const pagedResponse = <T extends z.ZodRawShape>(shape: T) =>
     continuation_token: cursorHandle
       .min(1)
       .nullable()
-      .describe('An opaque handle to pass as continuation_token for the next page, valid for an hour; null on the last page.'),
+      .describe(
+        'An opaque handle to pass as continuation_token for the next page, valid for an hour; null on the last page.',
+      ),
   });
 
 /** A query parameter that may repeat (`?id=a&id=b`); a single value is lifted to an array. */
@@ -90,10 +96,7 @@ export const headListQuery = (limit: z.ZodType<number>) =>
   });
 
 export const versionListQuery = z.object({
-  version: z
-    .string()
-    .optional()
-    .describe('A version number, `latest`, or an inclusive range `low-high`.'),
+  version: z.string().optional().describe('A version number, `latest`, or an inclusive range `low-high`.'),
   limit: z.coerce.number().int().min(1).max(10).default(10).describe('The maximum number of versions to return.'),
   continuation_token: continuationToken,
   sort_by: queryArray(z.string()).describe('`+version` or `-version`.'),

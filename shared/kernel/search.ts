@@ -11,7 +11,8 @@ export const searchRelevance = (query: string, name: string, text: string): numb
   const lowerText = text.toLowerCase();
   const phrase = query.trim().toLowerCase();
   return words(phrase).reduce(
-    (score, word) => score + (nameWords.has(word) ? 3 : lowerName.includes(word) ? 2 : lowerText.includes(word) ? 1 : 0),
+    (score, word) =>
+      score + (nameWords.has(word) ? 3 : lowerName.includes(word) ? 2 : lowerText.includes(word) ? 1 : 0),
     lowerName.includes(phrase) ? 5 : 0,
   );
 };

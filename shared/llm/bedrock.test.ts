@@ -1,10 +1,10 @@
 import {
+  type BedrockRuntimeClient,
   ConverseCommand,
   ConverseStreamCommand,
+  type ConverseStreamOutput,
   ThrottlingException,
   ValidationException,
-  type BedrockRuntimeClient,
-  type ConverseStreamOutput,
 } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it, vi } from 'vitest';
 import { createBedrockProvider } from './bedrock';
@@ -21,20 +21,27 @@ async function* events(...items: ConverseStreamOutput[]): AsyncGenerator<Convers
   yield* items;
 }
 
-const textDelta = (text: string): ConverseStreamOutput => ({ contentBlockDelta: { contentBlockIndex: 0, delta: { text } } });
+const textDelta = (text: string): ConverseStreamOutput => ({
+  contentBlockDelta: { contentBlockIndex: 0, delta: { text } },
+});
 
-const request = (extra: Partial<LlmRequest> = {}): LlmRequest => greetingRequest('anthropic.claude-3-5-haiku-20241022-v1:0', extra);
+const request = (extra: Partial<LlmRequest> = {}): LlmRequest =>
+  greetingRequest('anthropic.claude-3-5-haiku-20241022-v1:0', extra);
 
 describe('Bedrock provider', () => {
   it('streams the text deltas of ConverseStream', async () => {
     // Prepare
     const { client, send } = mockClient(() => ({
-      stream: events({ messageStart: { role: 'assistant' } }, textDelta('Hello'), textDelta(', Bob.'), { messageStop: { stopReason: 'end_turn' } }),
+      stream: events({ messageStart: { role: 'assistant' } }, textDelta('Hello'), textDelta(', Bob.'), {
+        messageStop: { stopReason: 'end_turn' },
+      }),
     }));
     const provider = createBedrockProvider({ client });
 
     // Act
-    const fragments = await collect(provider.streamText(request({ temperature: 0.3, topP: 0.8, topK: 50, maxTokens: 200 })));
+    const fragments = await collect(
+      provider.streamText(request({ temperature: 0.3, topP: 0.8, topK: 50, maxTokens: 200 })),
+    );
 
     // Assess
     expect(fragments).toEqual(['Hello', ', Bob.']);
@@ -64,7 +71,7 @@ describe('Bedrock provider', () => {
     await collect(provider.streamText(request({ messages })));
 
     // Assess
-    expect((send.mock.calls[0]?.[0] as ConverseStreamCommand).input.messages).toEqual([
+    expect((send.mock.calls.at(0)?.[0] as ConverseStreamCommand | undefined)?.input.messages).toEqual([
       { role: 'user', content: [{ text: '(The conversation begins.)' }] },
       { role: 'assistant', content: [{ text: 'Hello!' }] },
       { role: 'user', content: [{ text: 'My order' }, { text: 'is late' }] },
@@ -77,14 +84,25 @@ describe('Bedrock provider', () => {
       output: {
         message: {
           role: 'assistant',
-          content: [{ toolUse: { toolUseId: 't1', name: 'choose_option', input: { id: 'leave', reasoning: 'The user said bye.' } } }],
+          content: [
+            {
+              toolUse: {
+                toolUseId: 't1',
+                name: 'choose_option',
+                input: { id: 'leave', reasoning: 'The user said bye.' },
+              },
+            },
+          ],
         },
       },
     }));
     const provider = createBedrockProvider({ client });
 
     // Act
-    const choice = await provider.chooseOption({ ...request({ messages: [{ role: 'user', content: 'bye' }] }), options: stayOrLeaveOptions });
+    const choice = await provider.chooseOption({
+      ...request({ messages: [{ role: 'user', content: 'bye' }] }),
+      options: stayOrLeaveOptions,
+    });
 
     // Assess
     expect(choice).toEqual({ id: 'leave', reasoning: 'The user said bye.' });
@@ -100,7 +118,12 @@ describe('Bedrock provider', () => {
   it('rejects a choice outside the options as a non-retryable LlmError', async () => {
     // Prepare
     const { client } = mockClient(() => ({
-      output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't1', name: 'choose_option', input: { id: 'elsewhere', reasoning: '' } } }] } },
+      output: {
+        message: {
+          role: 'assistant',
+          content: [{ toolUse: { toolUseId: 't1', name: 'choose_option', input: { id: 'elsewhere', reasoning: '' } } }],
+        },
+      },
     }));
     const provider = createBedrockProvider({ client });
 
@@ -117,7 +140,10 @@ describe('Bedrock provider', () => {
       output: {
         message: {
           role: 'assistant',
-          content: [{ text: 'Let me check.' }, { toolUse: { toolUseId: 't1', name: 'lookup_order', input: { orderId: 'A-12' } } }],
+          content: [
+            { text: 'Let me check.' },
+            { toolUse: { toolUseId: 't1', name: 'lookup_order', input: { orderId: 'A-12' } } },
+          ],
         },
       },
     }));
@@ -128,16 +154,35 @@ describe('Bedrock provider', () => {
     const result = await provider.callTools({ ...request(), tools });
 
     // Assess
-    expect(result).toEqual({ text: 'Let me check.', toolCalls: [{ name: 'lookup_order', input: { orderId: 'A-12' } }] });
-    expect((send.mock.calls[0]?.[0] as ConverseCommand).input.toolConfig).toEqual({
-      tools: [{ toolSpec: { name: 'lookup_order', description: 'Look up an order', inputSchema: { json: { type: 'object' } } } }],
+    expect(result).toEqual({
+      text: 'Let me check.',
+      toolCalls: [{ name: 'lookup_order', input: { orderId: 'A-12' } }],
+    });
+    expect((send.mock.calls.at(0)?.[0] as ConverseCommand | undefined)?.input.toolConfig).toEqual({
+      tools: [
+        {
+          toolSpec: {
+            name: 'lookup_order',
+            description: 'Look up an order',
+            inputSchema: { json: { type: 'object' } },
+          },
+        },
+      ],
       toolChoice: { auto: {} },
     });
   });
 
   it.each([
-    ['ThrottlingException', new ThrottlingException({ message: 'slow down', $metadata: { httpStatusCode: 429 } }), true],
-    ['ValidationException', new ValidationException({ message: 'bad model id', $metadata: { httpStatusCode: 400 } }), false],
+    [
+      'ThrottlingException',
+      new ThrottlingException({ message: 'slow down', $metadata: { httpStatusCode: 429 } }),
+      true,
+    ],
+    [
+      'ValidationException',
+      new ValidationException({ message: 'bad model id', $metadata: { httpStatusCode: 400 } }),
+      false,
+    ],
   ])('maps a thrown %s to an LlmError with retryable %s', async (name, error, retryable) => {
     // Prepare
     const { client } = mockClient(() => Promise.reject(error));
@@ -149,7 +194,12 @@ describe('Bedrock provider', () => {
 
     // Assess
     for (const call of [streamed, chosen]) {
-      await expect(call).rejects.toMatchObject({ name: 'LlmError', retryable, message: expect.stringContaining(name), cause: error });
+      await expect(call).rejects.toMatchObject({
+        name: 'LlmError',
+        retryable,
+        message: expect.stringContaining(name),
+        cause: error,
+      });
     }
   });
 
@@ -163,7 +213,11 @@ describe('Bedrock provider', () => {
     const streamed = collect(provider.streamText(request()));
 
     // Assess
-    await expect(streamed).rejects.toMatchObject({ name: 'LlmError', retryable: true, message: expect.stringContaining('too many tokens') });
+    await expect(streamed).rejects.toMatchObject({
+      name: 'LlmError',
+      retryable: true,
+      message: expect.stringContaining('too many tokens'),
+    });
   });
 
   it('passes the abort signal to the SDK and rejects with its reason', async () => {
@@ -189,7 +243,15 @@ describe('Bedrock provider', () => {
       output: {
         message: {
           role: 'assistant',
-          content: [{ toolUse: { toolUseId: 't1', name: 'judge_metric', input: { value: 4, references: ['m1'], justification: 'ok' } } }],
+          content: [
+            {
+              toolUse: {
+                toolUseId: 't1',
+                name: 'judge_metric',
+                input: { value: 4, references: ['m1'], justification: 'ok' },
+              },
+            },
+          ],
         },
       },
       usage: { inputTokens: 200, outputTokens: 30, totalTokens: 230 },
@@ -198,10 +260,18 @@ describe('Bedrock provider', () => {
     const schema = { type: 'object', properties: { value: { type: 'number' } }, required: ['value'] };
 
     // Act
-    const result = await provider.generateObject({ ...request(), schemaName: 'judge_metric', schemaDescription: 'A judgement.', schema });
+    const result = await provider.generateObject({
+      ...request(),
+      schemaName: 'judge_metric',
+      schemaDescription: 'A judgement.',
+      schema,
+    });
 
     // Assess
-    expect(result).toEqual({ value: { value: 4, references: ['m1'], justification: 'ok' }, usage: { inputTokens: 200, outputTokens: 30 } });
+    expect(result).toEqual({
+      value: { value: 4, references: ['m1'], justification: 'ok' },
+      usage: { inputTokens: 200, outputTokens: 30 },
+    });
     const command = send.mock.calls[0]?.[0] as ConverseCommand;
     expect(command).toBeInstanceOf(ConverseCommand);
     expect(command.input.toolConfig).toEqual({
@@ -212,7 +282,9 @@ describe('Bedrock provider', () => {
 
   it('refuses an answer without the structured tool call, for the caller to ask again', async () => {
     // Prepare
-    const { client } = mockClient(() => ({ output: { message: { role: 'assistant', content: [{ text: 'I think yes.' }] } } }));
+    const { client } = mockClient(() => ({
+      output: { message: { role: 'assistant', content: [{ text: 'I think yes.' }] } },
+    }));
     const provider = createBedrockProvider({ client });
 
     // Act / Assess

@@ -1,24 +1,31 @@
 import {
-  BedrockRuntimeServiceException,
-  ConverseCommand,
-  ConverseStreamCommand,
   type BedrockRuntimeClient,
+  BedrockRuntimeServiceException,
   type ContentBlock,
+  ConverseCommand,
   type ConverseCommandInput,
+  ConverseStreamCommand,
   type Message,
   type Tool,
   type ToolInputSchema,
 } from '@aws-sdk/client-bedrock-runtime';
 import {
-  LlmError,
   type CallToolsResult,
   type GenerateObjectResult,
+  LlmError,
   type LlmMessage,
   type LlmProvider,
   type LlmRequest,
   type LlmTool,
 } from './provider';
-import { CHOICE_NAME, choiceSchema, choiceSystemPrompt, parseChoice, parseToolInput, requireOptions } from './structured-output';
+import {
+  CHOICE_NAME,
+  choiceSchema,
+  choiceSystemPrompt,
+  parseChoice,
+  parseToolInput,
+  requireOptions,
+} from './structured-output';
 
 export interface BedrockProviderOptions {
   /** Created once per process by the caller and shared by every call. */
@@ -118,7 +125,9 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
     name: NAME,
     async *streamText(request: LlmRequest): AsyncIterable<string> {
       try {
-        const response = await client.send(new ConverseStreamCommand(baseInput(request)), { abortSignal: request.signal });
+        const response = await client.send(new ConverseStreamCommand(baseInput(request)), {
+          abortSignal: request.signal,
+        });
         for await (const event of response.stream ?? []) {
           for (const key of STREAM_EXCEPTIONS) {
             const exception = event[key];
@@ -160,14 +169,17 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
         {
           ...baseInput(request),
           // Converse rejects an empty tool list, so it is left out instead.
-          toolConfig: request.tools.length === 0 ? undefined : { tools: request.tools.map(toolSpec), toolChoice: { auto: {} } },
+          toolConfig:
+            request.tools.length === 0 ? undefined : { tools: request.tools.map(toolSpec), toolChoice: { auto: {} } },
         },
         request.signal,
       );
       return {
         text: content.map((block) => block.text ?? '').join(''),
         toolCalls: content.flatMap(({ toolUse }) =>
-          toolUse === undefined ? [] : [{ name: toolUse.name ?? '', input: parseToolInput(toolUse.input, toolUse.name ?? '') }],
+          toolUse === undefined
+            ? []
+            : [{ name: toolUse.name ?? '', input: parseToolInput(toolUse.input, toolUse.name ?? '') }],
         ),
       };
     },
@@ -177,14 +189,21 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
         {
           ...baseInput(request),
           toolConfig: {
-            tools: [toolSpec({ name: request.schemaName, description: request.schemaDescription, inputSchema: request.schema })],
+            tools: [
+              toolSpec({
+                name: request.schemaName,
+                description: request.schemaDescription,
+                inputSchema: request.schema,
+              }),
+            ],
             toolChoice: { tool: { name: request.schemaName } },
           },
         },
         request.signal,
       );
       const answer = content.find((block) => block.toolUse?.name === request.schemaName)?.toolUse;
-      if (answer === undefined) throw new LlmError(`${NAME}: the model did not answer with ${request.schemaName}`, { retryable: false });
+      if (answer === undefined)
+        throw new LlmError(`${NAME}: the model did not answer with ${request.schemaName}`, { retryable: false });
       return { value: parseToolInput(answer.input, request.schemaName), ...(usage ? { usage } : {}) };
     },
   };

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createDeterministicModel } from './deterministic-model';
 import { judgeByRules } from './deterministic-judge';
-import { buildJudgePrompt, JUDGE_SCHEMA_NAME, type JudgePromptInput, judgeSchema, parseJudgePrompt } from './judge-prompt';
+import { createDeterministicModel } from './deterministic-model';
+import {
+  buildJudgePrompt,
+  JUDGE_SCHEMA_NAME,
+  type JudgePromptInput,
+  judgeSchema,
+  parseJudgePrompt,
+} from './judge-prompt';
 
 const transcript = [
   { id: 'a1', speaker: 'Agent (agent-message)', text: 'Hello! How can I help?' },
@@ -10,7 +16,10 @@ const transcript = [
   { id: 'u2', speaker: 'Bob (user-message)', text: 'Thanks, that was polite of you.' },
 ];
 
-const judged = (value: JudgePromptInput['metric']['value'], description = 'Whether a refund was given.'): JudgePromptInput => ({
+const judged = (
+  value: JudgePromptInput['metric']['value'],
+  description = 'Whether a refund was given.',
+): JudgePromptInput => ({
   metric: { name: 'Refund', description, additional_notes: 'Count partial refunds.', value },
   transcript,
 });
@@ -31,7 +40,9 @@ describe('judge prompt', () => {
 
   it('constrains the value in the schema by type and categories', () => {
     // Act
-    const schema = judgeSchema({ type: 'categorical', categories: ['polite', 'rude'] }) as { properties: { value: { enum: unknown[] } } };
+    const schema = judgeSchema({ type: 'categorical', categories: ['polite', 'rude'] }) as {
+      properties: { value: { enum: unknown[] } };
+    };
 
     // Assess
     expect(schema.properties.value.enum).toEqual(['polite', 'rude', null]);
@@ -46,7 +57,9 @@ describe('deterministic judge', () => {
     // Assess
     expect(judgement.value).toBe(true);
     expect(judgement.references).toEqual(['u1', 'a2']);
-    expect(judgement.justification).toMatch(/^Rule-based judgement of the built-in deterministic model \(not a language model\)/);
+    expect(judgement.justification).toMatch(
+      /^Rule-based judgement of the built-in deterministic model \(not a language model\)/,
+    );
     expect(judgement.justification).toContain('"refund"');
   });
 
@@ -84,7 +97,13 @@ describe('deterministic judge', () => {
     // Prepare
     const model = createDeterministicModel();
     const prompt = buildJudgePrompt(judged({ type: 'numerical', lower_bound: 1, upper_bound: 3 }));
-    const request = { model: 'deterministic', ...prompt, schemaName: JUDGE_SCHEMA_NAME, schemaDescription: '', schema: {} };
+    const request = {
+      model: 'deterministic',
+      ...prompt,
+      schemaName: JUDGE_SCHEMA_NAME,
+      schemaDescription: '',
+      schema: {},
+    };
 
     // Act
     const first = await model.generateObject(request);
@@ -93,6 +112,9 @@ describe('deterministic judge', () => {
     // Assess
     expect(first).toEqual(second);
     expect(first).toEqual({ value: expect.objectContaining({ value: 2 }) });
-    await expect(model.generateObject({ ...request, schemaName: 'other' })).rejects.toMatchObject({ name: 'LlmError', retryable: false });
+    await expect(model.generateObject({ ...request, schemaName: 'other' })).rejects.toMatchObject({
+      name: 'LlmError',
+      retryable: false,
+    });
   });
 });

@@ -62,7 +62,9 @@ export const judgeByRules = ({ metric, transcript }: JudgePromptInput): RuleJudg
     }
     case 'categorical': {
       const ranked = value.categories.map((category) => ({ category, mentions: mentioning(transcript, category) }));
-      const best = ranked.reduce((top, candidate) => (candidate.mentions.length > top.mentions.length ? candidate : top));
+      const best = ranked.reduce((top, candidate) =>
+        candidate.mentions.length > top.mentions.length ? candidate : top,
+      );
       if (best.mentions.length === 0) {
         return {
           value: best.category,

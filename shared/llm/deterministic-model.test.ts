@@ -7,7 +7,12 @@ import { collect, supportAgentPrompt } from './test-fixtures';
 // Without the one-off instruction, which the last test covers.
 const { dynamicInstruction, ...promptWithoutInstruction } = supportAgentPrompt;
 const system = buildSystemPrompt(promptWithoutInstruction);
-const request = (messages: LlmMessage[], extra: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'deterministic', system, messages, ...extra });
+const request = (messages: LlmMessage[], extra: Partial<LlmRequest> = {}): LlmRequest => ({
+  model: 'deterministic',
+  system,
+  messages,
+  ...extra,
+});
 const user = (content: string): LlmMessage => ({ role: 'user', content });
 
 const exitConditions: LlmOption[] = [
@@ -55,7 +60,11 @@ describe('deterministic model', () => {
     const model = createDeterministicModel();
 
     // Act
-    const reply = (await collect(model.streamText(request([user('Where is my parcel? It was supposed to arrive yesterday morning.')])))).join('');
+    const reply = (
+      await collect(
+        model.streamText(request([user('Where is my parcel? It was supposed to arrive yesterday morning.')])),
+      )
+    ).join('');
 
     // Assess
     expect(reply).toContain('"Where is my parcel? It was supposed to…"');
@@ -77,10 +86,18 @@ describe('deterministic model', () => {
   it('answers in one to three sentences', async () => {
     // Prepare
     const model = createDeterministicModel();
-    const turns = [[], [user('hi')], [user('it is order 1234')], [user('the address is 5 Main Street')], [user('ok thanks')]];
+    const turns = [
+      [],
+      [user('hi')],
+      [user('it is order 1234')],
+      [user('the address is 5 Main Street')],
+      [user('ok thanks')],
+    ];
 
     // Act
-    const replies = await Promise.all(turns.map(async (messages) => (await collect(model.streamText(request(messages)))).join('')));
+    const replies = await Promise.all(
+      turns.map(async (messages) => (await collect(model.streamText(request(messages)))).join('')),
+    );
 
     // Assess
     for (const reply of replies) {
@@ -96,7 +113,9 @@ describe('deterministic model', () => {
     const messages = ['I need help', 'It is order 1234', 'The address is 5 Main Street', 'Thanks', 'Can you check it?'];
 
     // Act
-    const replies = await Promise.all(messages.map(async (message) => (await collect(model.streamText(request([user(message)])))).join('')));
+    const replies = await Promise.all(
+      messages.map(async (message) => (await collect(model.streamText(request([user(message)])))).join('')),
+    );
 
     // Assess
     const steps = new Set(replies.map((reply) => reply.replace(/^[^"]*"[^"]*"\.\s*/, '')));
@@ -165,7 +184,10 @@ describe('deterministic model', () => {
     const model = createDeterministicModel();
 
     // Act
-    const choice = await model.chooseOption({ ...request([user('Sure, my order number is 4411')]), options: exitConditions });
+    const choice = await model.chooseOption({
+      ...request([user('Sure, my order number is 4411')]),
+      options: exitConditions,
+    });
 
     // Assess
     expect(choice.id).toBe('order-found');
@@ -173,31 +195,43 @@ describe('deterministic model', () => {
     expect(choice.reasoning).toContain('"number"');
   });
 
-  it.each(['Bye!', 'goodbye', "That's all, thanks", 'I am done', 'We are finished here', 'quit', 'stop', 'ok, the end'])(
-    'picks the ending option when the user says "%s"',
+  it.each([
+    'Bye!',
+    'goodbye',
+    "That's all, thanks",
+    'I am done',
+    'We are finished here',
+    'quit',
+    'stop',
+    'ok, the end',
+  ])('picks the ending option when the user says "%s"', async (message) => {
+    // Prepare
+    const model = createDeterministicModel();
+
+    // Act
+    const choice = await model.chooseOption({
+      ...request([user('Hi'), { role: 'assistant', content: 'Hello' }, user(message)]),
+      options: exitConditions,
+    });
+
+    // Assess
+    expect(choice.id).toBe('leave');
+  });
+
+  it.each(["I'm not done yet", 'Hmm, let me think'])(
+    'stays in the state when nothing in "%s" matches',
     async (message) => {
       // Prepare
       const model = createDeterministicModel();
 
       // Act
-      const choice = await model.chooseOption({ ...request([user('Hi'), { role: 'assistant', content: 'Hello' }, user(message)]), options: exitConditions });
+      const choice = await model.chooseOption({ ...request([user(message)]), options: exitConditions });
 
       // Assess
-      expect(choice.id).toBe('leave');
+      expect(choice.id).toBe('stay');
+      expect(choice.reasoning).toContain('No option matches');
     },
   );
-
-  it.each(["I'm not done yet", 'Hmm, let me think'])('stays in the state when nothing in "%s" matches', async (message) => {
-    // Prepare
-    const model = createDeterministicModel();
-
-    // Act
-    const choice = await model.chooseOption({ ...request([user(message)]), options: exitConditions });
-
-    // Assess
-    expect(choice.id).toBe('stay');
-    expect(choice.reasoning).toContain('No option matches');
-  });
 
   it('takes the first option when nothing matches and no option is about continuing', async () => {
     // Prepare
@@ -226,9 +260,24 @@ describe('deterministic model', () => {
     // Prepare
     const model = createDeterministicModel();
     const tools = [
-      { name: 'lookup_order', description: 'Look up an order', inputSchema: { type: 'object', properties: { number: { type: 'integer' } }, required: ['number'] } },
-      { name: 'find_store', description: 'Find a store', inputSchema: { type: 'object', properties: { open: { type: 'boolean' }, city: { type: 'string', enum: ['Paris', 'Oslo'] } } } },
-      { name: 'needs_flag', description: 'Needs a date', inputSchema: { type: 'object', properties: { date: { type: 'object' } }, required: ['date'] } },
+      {
+        name: 'lookup_order',
+        description: 'Look up an order',
+        inputSchema: { type: 'object', properties: { number: { type: 'integer' } }, required: ['number'] },
+      },
+      {
+        name: 'find_store',
+        description: 'Find a store',
+        inputSchema: {
+          type: 'object',
+          properties: { open: { type: 'boolean' }, city: { type: 'string', enum: ['Paris', 'Oslo'] } },
+        },
+      },
+      {
+        name: 'needs_flag',
+        description: 'Needs a date',
+        inputSchema: { type: 'object', properties: { date: { type: 'object' } }, required: ['date'] },
+      },
     ];
 
     // Act

@@ -1,17 +1,17 @@
 import { contentWords } from './content-words';
 import { judgeByRules } from './deterministic-judge';
 import { JUDGE_SCHEMA_NAME, parseJudgePrompt } from './judge-prompt';
-import { requireOptions } from './structured-output';
-import { parseSystemPrompt, type PromptAgent } from './prompt';
+import { type PromptAgent, parseSystemPrompt } from './prompt';
 import {
-  LlmError,
   type CallToolsResult,
   type ChooseOptionRequest,
   type GenerateObjectResult,
   type LlmChoice,
+  LlmError,
   type LlmProvider,
   type LlmRequest,
 } from './provider';
+import { requireOptions } from './structured-output';
 
 export interface DeterministicModelOptions {
   /** Wait this long before each fragment, to imitate a model that streams at a given pace. */
@@ -47,7 +47,10 @@ const asSentence = (text: string): string => {
 
 const quote = (text: string): string => {
   const words = text.replace(/"/g, "'").trim().split(/\s+/);
-  const head = words.slice(0, QUOTE_WORDS).join(' ').replace(/[.!?,;:]+$/, '');
+  const head = words
+    .slice(0, QUOTE_WORDS)
+    .join(' ')
+    .replace(/[.!?,;:]+$/, '');
   return words.length > QUOTE_WORDS ? `${head}…` : head;
 };
 
@@ -136,7 +139,10 @@ const choose = (request: ChooseOptionRequest): LlmChoice => {
   const best = scored.reduce((top, candidate) => (candidate.matched.length > top.matched.length ? candidate : top));
   if (best.matched.length > 0) {
     const words = best.matched.map((word) => `"${word}"`).join(', ');
-    return { id: best.option.id, reasoning: `The latest user message says ${words}, which matches "${best.option.description}".` };
+    return {
+      id: best.option.id,
+      reasoning: `The latest user message says ${words}, which matches "${best.option.description}".`,
+    };
   }
   const staying = request.options.find((option) => CONTINUING.test(option.description.toLowerCase()));
   const fallback = staying ?? best.option;
@@ -159,16 +165,23 @@ interface ParameterSchema {
  * the first number in the message, a boolean `true`. Undefined when a required parameter cannot
  * be filled, so the tool is not called.
  */
-export const fillParameters = (inputSchema: Record<string, unknown>, said: string): Record<string, unknown> | undefined => {
+export const fillParameters = (
+  inputSchema: Record<string, unknown>,
+  said: string,
+): Record<string, unknown> | undefined => {
   const properties = (inputSchema.properties ?? {}) as Record<string, ParameterSchema>;
   const required = new Set((inputSchema.required ?? []) as string[]);
   const number = /-?\d+(\.\d+)?/.exec(said)?.[0];
   const input: Record<string, unknown> = {};
   for (const [name, property] of Object.entries(properties)) {
     let value: unknown;
-    if (property.enum) value = property.enum.find((option) => said.toLowerCase().includes(String(option).toLowerCase())) ?? property.enum[0];
+    if (property.enum)
+      value =
+        property.enum.find((option) => said.toLowerCase().includes(String(option).toLowerCase())) ?? property.enum[0];
     else if (property.type === 'string') value = said.trim() === '' ? undefined : said.trim();
-    else if (property.type === 'number' || property.type === 'integer') value = number === undefined ? undefined : property.type === 'integer' ? Math.trunc(Number(number)) : Number(number);
+    else if (property.type === 'number' || property.type === 'integer')
+      value =
+        number === undefined ? undefined : property.type === 'integer' ? Math.trunc(Number(number)) : Number(number);
     else if (property.type === 'boolean') value = true;
     if (value !== undefined) input[name] = value;
     else if (required.has(name)) return undefined;
@@ -228,7 +241,9 @@ export const createDeterministicModel = (options: DeterministicModelOptions = {}
       request.signal?.throwIfAborted();
       const judged = request.schemaName === JUDGE_SCHEMA_NAME ? parseJudgePrompt(request) : undefined;
       if (judged === undefined) {
-        throw new LlmError(`deterministic: no rules for structured answers of kind ${request.schemaName}`, { retryable: false });
+        throw new LlmError(`deterministic: no rules for structured answers of kind ${request.schemaName}`, {
+          retryable: false,
+        });
       }
       return { value: { ...judgeByRules(judged) } };
     },

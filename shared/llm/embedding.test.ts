@@ -61,9 +61,19 @@ describe('OpenAI-compatible embedding', () => {
   it('posts the texts to /embeddings and returns normalized vectors in input order', async () => {
     // Prepare
     const fetch = vi.fn(async () =>
-      Response.json({ data: [{ index: 1, embedding: [0, 2] }, { index: 0, embedding: [3, 4] }] }),
+      Response.json({
+        data: [
+          { index: 1, embedding: [0, 2] },
+          { index: 0, embedding: [3, 4] },
+        ],
+      }),
     );
-    const embedding = createOpenAiCompatibleEmbedding({ baseUrl: 'http://models/v1/', model: 'nomic', apiKey: 'k', fetch });
+    const embedding = createOpenAiCompatibleEmbedding({
+      baseUrl: 'http://models/v1/',
+      model: 'nomic',
+      apiKey: 'k',
+      fetch,
+    });
 
     // Act
     const vectors = await embedding.embed(['a', 'b']);
@@ -113,7 +123,12 @@ describe('Bedrock embedding', () => {
 
   it('embeds a batch per Cohere call', async () => {
     // Prepare
-    const { send, client } = clientAnswering({ embeddings: [[1, 0], [0, 1]] });
+    const { send, client } = clientAnswering({
+      embeddings: [
+        [1, 0],
+        [0, 1],
+      ],
+    });
     const embedding = createBedrockEmbedding({ client, model: 'cohere.embed-english-v3' });
 
     // Act
@@ -145,12 +160,18 @@ describe('embedding configuration', () => {
 
   it('requires a model for the other providers', () => {
     expect(() => createProviderRegistry({ EMBEDDING_PROVIDER: 'bedrock' })).toThrow(/EMBEDDING_MODEL/);
-    expect(() => createProviderRegistry({ EMBEDDING_PROVIDER: 'openai', EMBEDDING_MODEL: 'nomic' })).toThrow(/OPENAI_BASE_URL/);
+    expect(() => createProviderRegistry({ EMBEDDING_PROVIDER: 'openai', EMBEDDING_MODEL: 'nomic' })).toThrow(
+      /OPENAI_BASE_URL/,
+    );
   });
 
   it('builds the configured provider', () => {
     // Act
-    const registry = createProviderRegistry({ EMBEDDING_PROVIDER: 'bedrock', EMBEDDING_MODEL: 'cohere.embed-english-v3', AWS_REGION: 'eu-west-1' });
+    const registry = createProviderRegistry({
+      EMBEDDING_PROVIDER: 'bedrock',
+      EMBEDDING_MODEL: 'cohere.embed-english-v3',
+      AWS_REGION: 'eu-west-1',
+    });
 
     // Assess
     expect(registry.embedding().model).toBe('bedrock:cohere.embed-english-v3');

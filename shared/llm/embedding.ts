@@ -1,5 +1,5 @@
-import { type BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import { createHash } from 'node:crypto';
+import { type BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
 import { z } from 'zod';
 import { LlmError } from './provider';
 
@@ -81,7 +81,9 @@ export const createLexicalEmbedding = (): EmbeddingProvider => ({
     }),
 });
 
-const openAiEmbeddings = z.object({ data: z.array(z.object({ index: z.number().int(), embedding: z.array(z.number()) })) });
+const openAiEmbeddings = z.object({
+  data: z.array(z.object({ index: z.number().int(), embedding: z.array(z.number()) })),
+});
 
 /** `POST {baseUrl}/embeddings` of an OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp). */
 export const createOpenAiCompatibleEmbedding = (options: {
@@ -101,10 +103,14 @@ export const createOpenAiCompatibleEmbedding = (options: {
       body: JSON.stringify({ model: options.model, input: texts }),
       signal,
     }).catch((error: unknown) => {
-      throw signal?.aborted ? signal.reason : new LlmError('embeddings: request failed', { retryable: true, cause: error });
+      throw signal?.aborted
+        ? signal.reason
+        : new LlmError('embeddings: request failed', { retryable: true, cause: error });
     });
     if (!response.ok) {
-      throw new LlmError(`embeddings: status ${response.status}`, { retryable: response.status === 429 || response.status >= 500 });
+      throw new LlmError(`embeddings: status ${response.status}`, {
+        retryable: response.status === 429 || response.status >= 500,
+      });
     }
     const parsed = openAiEmbeddings.safeParse(await response.json().catch(() => undefined));
     if (!parsed.success || parsed.data.data.length !== texts.length) {
@@ -136,7 +142,10 @@ export const createBedrockEmbedding = (options: { client: BedrockRuntimeClient; 
       .catch((error: unknown) => {
         if (signal?.aborted) throw signal.reason;
         const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 500;
-        throw new LlmError(`bedrock embeddings: ${(error as Error).name}`, { retryable: status === 429 || status >= 500, cause: error });
+        throw new LlmError(`bedrock embeddings: ${(error as Error).name}`, {
+          retryable: status === 429 || status >= 500,
+          cause: error,
+        });
       });
     return JSON.parse(new TextDecoder().decode(response.body)) as unknown;
   };

@@ -52,7 +52,10 @@ const valueRule = (value: JudgedValue): string => {
  * {@link parseJudgePrompt}); the one user turn is the transcript, a line per message:
  * `[message id] speaker: text`.
  */
-export const buildJudgePrompt = ({ metric, transcript }: JudgePromptInput): { system: string; messages: LlmMessage[] } => ({
+export const buildJudgePrompt = ({
+  metric,
+  transcript,
+}: JudgePromptInput): { system: string; messages: LlmMessage[] } => ({
   system: [
     'You are an impartial judge. You read a conversation between a user and an agent and evaluate one metric of it.',
     'Judge only from the transcript. Report the metric value, the ids of the messages your judgement rests on ' +
@@ -67,7 +70,9 @@ export const buildJudgePrompt = ({ metric, transcript }: JudgePromptInput): { sy
   messages: [
     {
       role: 'user',
-      content: transcript.map((line) => `[${line.id}] ${line.speaker}: ${line.text.replace(/\s*\r?\n\s*/g, ' ')}`).join('\n'),
+      content: transcript
+        .map((line) => `[${line.id}] ${line.speaker}: ${line.text.replace(/\s*\r?\n\s*/g, ' ')}`)
+        .join('\n'),
     },
   ],
 });
@@ -116,8 +121,15 @@ export const judgeSchema = (value: JudgedValue): Record<string, unknown> => {
   return {
     type: 'object',
     properties: {
-      value: { ...valueSchema, description: `The metric value; null when the metric does not apply. ${valueRule(value)}` },
-      references: { type: 'array', items: { type: 'string' }, description: 'Ids of the messages the judgement rests on.' },
+      value: {
+        ...valueSchema,
+        description: `The metric value; null when the metric does not apply. ${valueRule(value)}`,
+      },
+      references: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Ids of the messages the judgement rests on.',
+      },
       justification: { type: 'string', description: 'Why this value, in one to three sentences.' },
     },
     required: ['value', 'references', 'justification'],

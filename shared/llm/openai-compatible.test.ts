@@ -153,7 +153,11 @@ describe('OpenAI-compatible provider', () => {
 
     // Assess
     for (const call of [streamed, chosen]) {
-      await expect(call).rejects.toMatchObject({ name: 'LlmError', retryable, message: expect.stringContaining(`HTTP ${status}`) });
+      await expect(call).rejects.toMatchObject({
+        name: 'LlmError',
+        retryable,
+        message: expect.stringContaining(`HTTP ${status}`),
+      });
     }
   });
 
@@ -183,7 +187,11 @@ describe('OpenAI-compatible provider', () => {
     const streamed = collect(provider.streamText(request()));
 
     // Assess
-    await expect(streamed).rejects.toMatchObject({ name: 'LlmError', retryable: true, message: expect.stringContaining('model overloaded') });
+    await expect(streamed).rejects.toMatchObject({
+      name: 'LlmError',
+      retryable: true,
+      message: expect.stringContaining('model overloaded'),
+    });
   });
 
   it('reports a malformed stream event as a non-retryable LlmError', async () => {
@@ -208,7 +216,9 @@ describe('OpenAI-compatible provider', () => {
       response.write(delta('Hel'));
     });
     const controller = new AbortController();
-    const fragments = createOpenAiCompatibleProvider({ baseUrl }).streamText(request({ signal: controller.signal }))[Symbol.asyncIterator]();
+    const fragments = createOpenAiCompatibleProvider({ baseUrl })
+      .streamText(request({ signal: controller.signal }))
+      [Symbol.asyncIterator]();
     await fragments.next();
 
     // Act
@@ -221,11 +231,16 @@ describe('OpenAI-compatible provider', () => {
 
   it('asks for a JSON-schema choice restricted to the option ids', async () => {
     // Prepare
-    const { baseUrl, requests } = await startServer(completion({ content: '{"id":"leave","reasoning":"The user said bye."}' }));
+    const { baseUrl, requests } = await startServer(
+      completion({ content: '{"id":"leave","reasoning":"The user said bye."}' }),
+    );
     const provider = createOpenAiCompatibleProvider({ baseUrl });
 
     // Act
-    const choice = await provider.chooseOption({ ...request({ messages: [{ role: 'user', content: 'bye' }] }), options: stayOrLeaveOptions });
+    const choice = await provider.chooseOption({
+      ...request({ messages: [{ role: 'user', content: 'bye' }] }),
+      options: stayOrLeaveOptions,
+    });
 
     // Assess
     expect(choice).toEqual({ id: 'leave', reasoning: 'The user said bye.' });
@@ -236,14 +251,21 @@ describe('OpenAI-compatible provider', () => {
       json_schema: { name: 'choose_option', strict: true, schema: { properties: { id: { enum: ['stay', 'leave'] } } } },
     });
     expect(body?.messages).toEqual([
-      { role: 'system', content: expect.stringMatching(/^You are Ava\.\n\n## Choice\n.*\n- stay: Continue in this state\n- leave: The user says goodbye$/s) },
+      {
+        role: 'system',
+        content: expect.stringMatching(
+          /^You are Ava\.\n\n## Choice\n.*\n- stay: Continue in this state\n- leave: The user says goodbye$/s,
+        ),
+      },
       { role: 'user', content: 'bye' },
     ]);
   });
 
   it('falls back to the JSON inside a prose answer when the server ignores the schema', async () => {
     // Prepare
-    const { baseUrl } = await startServer(completion({ content: 'Here you go:\n```json\n{"id": "stay", "reasoning": "More to do."}\n```' }));
+    const { baseUrl } = await startServer(
+      completion({ content: 'Here you go:\n```json\n{"id": "stay", "reasoning": "More to do."}\n```' }),
+    );
     const provider = createOpenAiCompatibleProvider({ baseUrl });
 
     // Act
@@ -280,7 +302,13 @@ describe('OpenAI-compatible provider', () => {
       }),
     );
     const provider = createOpenAiCompatibleProvider({ baseUrl });
-    const tools = [{ name: 'lookup_order', description: 'Look up an order', inputSchema: { type: 'object', properties: { orderId: { type: 'string' } } } }];
+    const tools = [
+      {
+        name: 'lookup_order',
+        description: 'Look up an order',
+        inputSchema: { type: 'object', properties: { orderId: { type: 'string' } } },
+      },
+    ];
 
     // Act
     const result = await provider.callTools({ ...request(), tools });
@@ -294,7 +322,10 @@ describe('OpenAI-compatible provider', () => {
       ],
     });
     expect(requests[0]?.body.tools).toEqual([
-      { type: 'function', function: { name: 'lookup_order', description: 'Look up an order', parameters: tools[0]?.inputSchema } },
+      {
+        type: 'function',
+        function: { name: 'lookup_order', description: 'Look up an order', parameters: tools[0]?.inputSchema },
+      },
     ]);
   });
 
@@ -304,16 +335,31 @@ describe('OpenAI-compatible provider', () => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(
         JSON.stringify({
-          choices: [{ index: 0, message: { role: 'assistant', content: '{"value":true,"references":[],"justification":"ok"}' } }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: '{"value":true,"references":[],"justification":"ok"}' },
+            },
+          ],
           usage: { prompt_tokens: 120, completion_tokens: 15, total_tokens: 135 },
         }),
       );
     });
     const provider = createOpenAiCompatibleProvider({ baseUrl });
-    const schema = { type: 'object', properties: { value: { type: 'boolean' } }, required: ['value'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { value: { type: 'boolean' } },
+      required: ['value'],
+      additionalProperties: false,
+    };
 
     // Act
-    const result = await provider.generateObject({ ...request(), schemaName: 'judge_metric', schemaDescription: 'A judgement.', schema });
+    const result = await provider.generateObject({
+      ...request(),
+      schemaName: 'judge_metric',
+      schemaDescription: 'A judgement.',
+      schema,
+    });
 
     // Assess
     expect(result).toEqual({
@@ -332,7 +378,12 @@ describe('OpenAI-compatible provider', () => {
     const provider = createOpenAiCompatibleProvider({ baseUrl });
 
     // Act
-    const result = await provider.generateObject({ ...request(), schemaName: 'judge_metric', schemaDescription: '', schema: {} });
+    const result = await provider.generateObject({
+      ...request(),
+      schemaName: 'judge_metric',
+      schemaDescription: '',
+      schema: {},
+    });
 
     // Assess
     expect(result).toEqual({ value: { value: 3 } });

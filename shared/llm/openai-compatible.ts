@@ -1,6 +1,19 @@
 import { z } from 'zod';
-import { CHOICE_NAME, choiceSchema, choiceSystemPrompt, parseChoice, parseToolInput, requireOptions } from './structured-output';
-import { LlmError, type CallToolsResult, type GenerateObjectResult, type LlmProvider, type LlmRequest } from './provider';
+import {
+  type CallToolsResult,
+  type GenerateObjectResult,
+  LlmError,
+  type LlmProvider,
+  type LlmRequest,
+} from './provider';
+import {
+  CHOICE_NAME,
+  choiceSchema,
+  choiceSystemPrompt,
+  parseChoice,
+  parseToolInput,
+  requireOptions,
+} from './structured-output';
 
 export interface OpenAiCompatibleOptions {
   /** The API root including its version segment, e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`. */
@@ -51,12 +64,18 @@ const jsonFromText = (text: string, what: string): unknown => {
   } catch {
     const start = text.indexOf('{');
     const end = text.lastIndexOf('}');
-    return parseJson(start >= 0 && end > start ? text.slice(start, end + 1) : text, `${what} (no JSON object in the answer)`);
+    return parseJson(
+      start >= 0 && end > start ? text.slice(start, end + 1) : text,
+      `${what} (no JSON object in the answer)`,
+    );
   }
 };
 
 // The `data` payload of each server-sent event, as soon as the event is complete.
-async function* sseData(reader: ReadableStreamDefaultReader<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<string> {
+async function* sseData(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
@@ -108,11 +127,14 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
       max_tokens: request.maxTokens,
       ...extra,
     };
-    const response = await fetchImpl(url, { method: 'POST', headers, body: JSON.stringify(body), signal: request.signal }).catch(
-      (error: unknown) => {
-        throw transportFailure(error, request.signal, 'request failed');
-      },
-    );
+    const response = await fetchImpl(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: request.signal,
+    }).catch((error: unknown) => {
+      throw transportFailure(error, request.signal, 'request failed');
+    });
     if (!response.ok) {
       const detail = await response.text().catch(() => '');
       throw new LlmError(`${NAME}: HTTP ${response.status}${detail === '' ? '' : ` ${detail.slice(0, 500)}`}`, {
@@ -128,14 +150,16 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
       throw transportFailure(error, request.signal, 'response interrupted');
     });
     const parsed = completionSchema.safeParse(parseJson(text, 'response'));
-    if (!parsed.success) throw new LlmError(`${NAME}: unexpected response shape`, { retryable: false, cause: parsed.error });
+    if (!parsed.success)
+      throw new LlmError(`${NAME}: unexpected response shape`, { retryable: false, cause: parsed.error });
     const usage = parsed.data.usage;
     return {
       message: parsed.data.choices[0]?.message ?? {},
       usage: usage ? { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } : undefined,
     };
   };
-  const complete = async (request: LlmRequest, extra: Record<string, unknown>) => (await completeWithUsage(request, extra)).message;
+  const complete = async (request: LlmRequest, extra: Record<string, unknown>) =>
+    (await completeWithUsage(request, extra)).message;
 
   return {
     name: NAME,
@@ -147,7 +171,8 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
         for await (const data of sseData(reader, request.signal)) {
           if (data === '[DONE]') return;
           const chunk = streamChunkSchema.safeParse(parseJson(data, 'stream event'));
-          if (!chunk.success) throw new LlmError(`${NAME}: unexpected stream event`, { retryable: false, cause: chunk.error });
+          if (!chunk.success)
+            throw new LlmError(`${NAME}: unexpected stream event`, { retryable: false, cause: chunk.error });
           // The server accepted the request, so an error reported mid-stream is on its side.
           if (chunk.data.error !== undefined) {
             throw new LlmError(`${NAME}: error in stream: ${JSON.stringify(chunk.data.error)}`, { retryable: true });
@@ -185,7 +210,10 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
       const toolCalls = (message.tool_calls ?? []).map(({ function: call }) => ({
         name: call.name,
         // Some servers send empty arguments for tools without parameters.
-        input: parseToolInput(call.arguments.trim() === '' ? {} : parseJson(call.arguments, 'tool arguments'), call.name),
+        input: parseToolInput(
+          call.arguments.trim() === '' ? {} : parseJson(call.arguments, 'tool arguments'),
+          call.name,
+        ),
       }));
       return { text: message.content ?? '', toolCalls };
     },
@@ -194,7 +222,12 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
       const { message, usage } = await completeWithUsage(request, {
         response_format: {
           type: 'json_schema',
-          json_schema: { name: request.schemaName, description: request.schemaDescription, strict: true, schema: request.schema },
+          json_schema: {
+            name: request.schemaName,
+            description: request.schemaDescription,
+            strict: true,
+            schema: request.schema,
+          },
         },
       });
       return {

@@ -54,7 +54,13 @@ describe('system prompt', () => {
 
     // Assess
     expect(prompt).not.toMatch(/## (Behaviors|User context|Working memory|Instruction|Global)/);
-    expect(parsed).toEqual({ ...input, globalGuidelines: [], globalConstraints: [], userContext: [], workingMemory: [] });
+    expect(parsed).toEqual({
+      ...input,
+      globalGuidelines: [],
+      globalConstraints: [],
+      userContext: [],
+      workingMemory: [],
+    });
   });
 
   it('keeps markdown headings written inside a text section from opening a section', () => {
@@ -77,7 +83,14 @@ describe('system prompt', () => {
     const parsed = parseSystemPrompt(prompt);
 
     // Assess
-    expect(parsed.agent).toEqual({ name: 'Max', role: '', developedBy: '', background: '', behaviors: [], communicationPatterns: [] });
+    expect(parsed.agent).toEqual({
+      name: 'Max',
+      role: '',
+      developedBy: '',
+      background: '',
+      behaviors: [],
+      communicationPatterns: [],
+    });
     expect(parsed.state.actions).toEqual([]);
     expect(parsed.dynamicInstruction).toBeUndefined();
   });

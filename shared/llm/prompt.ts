@@ -78,7 +78,12 @@ const textSection = (heading: string, text: string): string[][] =>
 const listSection = (heading: string, items: string[] = []): string[][] =>
   items.length === 0
     ? []
-    : [[HEADING + heading, ...items.flatMap((item) => item.split(/\r?\n/).map((line, i) => (i === 0 ? ITEM : CONTINUATION) + line))]];
+    : [
+        [
+          HEADING + heading,
+          ...items.flatMap((item) => item.split(/\r?\n/).map((line, i) => (i === 0 ? ITEM : CONTINUATION) + line)),
+        ],
+      ];
 
 /**
  * Builds the plain-text system prompt: a short preamble, then `## <Heading>` sections
@@ -88,7 +93,10 @@ export const buildSystemPrompt = (input: SystemPromptInput): string => {
   const { agent, state } = input;
   const blocks = [
     [PREAMBLE],
-    [HEADING + HEADINGS.identity, ...(['name', 'role', 'developedBy'] as const).map((key) => `${IDENTITY[key]}: ${singleLine(agent[key])}`)],
+    [
+      HEADING + HEADINGS.identity,
+      ...(['name', 'role', 'developedBy'] as const).map((key) => `${IDENTITY[key]}: ${singleLine(agent[key])}`),
+    ],
     ...textSection(HEADINGS.background, agent.background),
     ...listSection(HEADINGS.behaviors, agent.behaviors),
     ...listSection(HEADINGS.communicationPatterns, agent.communicationPatterns),
@@ -131,7 +139,8 @@ export const parseSystemPrompt = (prompt: string): SystemPromptSections => {
     const items: string[] = [];
     for (const line of bodies.get(heading) ?? []) {
       if (line.startsWith(ITEM)) items.push(line.slice(ITEM.length));
-      else if (line.startsWith(CONTINUATION) && items.length > 0) items[items.length - 1] += `\n${line.slice(CONTINUATION.length)}`;
+      else if (line.startsWith(CONTINUATION) && items.length > 0)
+        items[items.length - 1] += `\n${line.slice(CONTINUATION.length)}`;
     }
     return items;
   };

@@ -39,9 +39,19 @@ describe('provider registry', () => {
     const conversation = registry.resolveModel(preferences);
 
     // Assess
-    expect(exit).toMatchObject({ model: 'anthropic.claude-3-5-haiku-20241022-v1:0', temperature: 0, source: 'model-map' });
+    expect(exit).toMatchObject({
+      model: 'anthropic.claude-3-5-haiku-20241022-v1:0',
+      temperature: 0,
+      source: 'model-map',
+    });
     expect(exit.provider.name).toBe('bedrock');
-    expect(conversation).toMatchObject({ model: 'llama3.1:8b', temperature: 0.2, topP: 0.9, topK: 40, source: 'model-map' });
+    expect(conversation).toMatchObject({
+      model: 'llama3.1:8b',
+      temperature: 0.2,
+      topP: 0.9,
+      topK: 40,
+      source: 'model-map',
+    });
     expect(conversation.provider.name).toBe('openai-compatible');
   });
 
@@ -66,7 +76,11 @@ describe('provider registry', () => {
       ['offline', 'deterministic', 'model-map'],
     ]);
     const bedrock = models.find((model) => model.name === 'claude-haiku');
-    expect(Object.keys((bedrock?.params_model_schema.properties ?? {}) as object)).toEqual(['temperature', 'top_p', 'top_k']);
+    expect(Object.keys((bedrock?.params_model_schema.properties ?? {}) as object)).toEqual([
+      'temperature',
+      'top_p',
+      'top_k',
+    ]);
   });
 
   it('falls back to the default entry for a key without a preference', () => {

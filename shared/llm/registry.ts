@@ -2,7 +2,12 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { z } from 'zod';
 import { createBedrockProvider } from './bedrock';
 import { createDeterministicModel } from './deterministic-model';
-import { createBedrockEmbedding, createLexicalEmbedding, createOpenAiCompatibleEmbedding, type EmbeddingProvider } from './embedding';
+import {
+  createBedrockEmbedding,
+  createLexicalEmbedding,
+  createOpenAiCompatibleEmbedding,
+  type EmbeddingProvider,
+} from './embedding';
 import { createOpenAiCompatibleProvider } from './openai-compatible';
 import type { LlmProvider } from './provider';
 
@@ -48,7 +53,10 @@ export interface AvailableModel {
 
 /** The sampling parameters each provider honours (the built-in stand-in ignores sampling). */
 const providerParams: Record<ProviderName, z.ZodType> = {
-  deterministic: z.object({}).strict().describe('The rule-based stand-in is deterministic and takes no sampling parameters.'),
+  deterministic: z
+    .object({})
+    .strict()
+    .describe('The rule-based stand-in is deterministic and takes no sampling parameters.'),
   openai: z
     .object({ temperature: z.number().min(0).max(2).optional(), top_p: z.number().min(0).max(1).optional() })
     .strict(),
@@ -79,7 +87,8 @@ const DEFAULT_KEY = 'default';
 const DETERMINISTIC_MODEL = 'deterministic';
 
 // Unset and empty variables mean the same thing.
-const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
 const envSchema = z
   .object({
@@ -161,7 +170,11 @@ export const createProviderRegistry = (env: Record<string, string | undefined> =
     return created;
   };
 
-  const available = (name: string, target: { provider: ProviderName; model: string }, source: AvailableModel['source']) => ({
+  const available = (
+    name: string,
+    target: { provider: ProviderName; model: string },
+    source: AvailableModel['source'],
+  ) => ({
     name,
     ...target,
     source,

@@ -1,7 +1,7 @@
 // Shapes the adapters ask models for and validate on the way back: a choice among options and
 // the input of a tool call.
 import { z } from 'zod';
-import { LlmError, type LlmChoice, type LlmOption } from './provider';
+import { type LlmChoice, LlmError, type LlmOption } from './provider';
 
 /** Name of the tool (Bedrock) or response schema (OpenAI) through which a model reports its choice. */
 export const CHOICE_NAME = 'choose_option';

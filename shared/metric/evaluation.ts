@@ -1,15 +1,15 @@
-import { type Caller, creatorOf } from '../kernel/caller';
-import { type ConversationRecord, type MessageRecord } from '../conversation/schemas';
+import { logger } from '../aws/observability';
 import { recordPostProcessing } from '../conversation/conversation-repository';
 import { conversationAttributes, modelFailure, requireAuthorizedConversation } from '../conversation/conversations';
-import { requirePermission } from '../kernel/permissions';
 import { getInteraction } from '../conversation/interaction-repository';
 import { recentMessages } from '../conversation/message-repository';
 import { createPromptLogger, interactionLogScope } from '../conversation/prompt-log';
-import { logger } from '../aws/observability';
+import type { ConversationRecord, MessageRecord } from '../conversation/schemas';
+import { transactWrite } from '../data/table';
+import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { transactWrite } from '../data/table';
+import { requirePermission } from '../kernel/permissions';
 import type { TranscriptLine } from '../llm/judge-prompt';
 import { LlmError } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
@@ -43,7 +43,11 @@ const preferencesOf = (conversation: ConversationRecord) =>
 const transcriptOf = (messages: MessageRecord[]): TranscriptLine[] =>
   messages
     .filter((message) => message.message_type !== 'agent-inner-thought')
-    .map((message) => ({ id: message.id, speaker: `${message.sender} (${message.message_type})`, text: message.message }));
+    .map((message) => ({
+      id: message.id,
+      speaker: `${message.sender} (${message.message_type})`,
+      text: message.message,
+    }));
 
 interface Evaluation {
   conversation: ConversationRecord;
@@ -64,7 +68,10 @@ const inBatches = async <T, R>(items: T[], task: (item: T) => Promise<R>): Promi
 };
 
 /** Judges each metric at its latest version; the results to store, in the order of `metricsToJudge`. */
-const judgeAll = async (evaluation: Evaluation, metricsToJudge: StoredMetric[]): Promise<MetricEvaluationResultInstance[]> => {
+const judgeAll = async (
+  evaluation: Evaluation,
+  metricsToJudge: StoredMetric[],
+): Promise<MetricEvaluationResultInstance[]> => {
   const { conversation } = evaluation;
   const { provider, source: _source, ...settings } = resolveModel(preferencesOf(conversation), 'compute_metrics');
   return inBatches(metricsToJudge, async (metric) => {
@@ -123,9 +130,13 @@ export interface ManualEvaluation {
 /** The model did not answer in time, or could not be reached. */
 const judgeFailure = (error: unknown, signal: AbortSignal): unknown => {
   if (signal.aborted) {
-    return new DomainError(503, 'The metrics could not be evaluated within the time limit of a request; evaluate fewer at once or retry.', {
-      cause: error,
-    });
+    return new DomainError(
+      503,
+      'The metrics could not be evaluated within the time limit of a request; evaluate fewer at once or retry.',
+      {
+        cause: error,
+      },
+    );
   }
   return error instanceof LlmError ? modelFailure(error) : error;
 };
@@ -139,7 +150,12 @@ const judgeFailure = (error: unknown, signal: AbortSignal): unknown => {
  * each metric, and Conversation:GetConversation on the conversation (404 for what it may not see).
  */
 export const evaluateMetrics = async (orgId: string, caller: Caller, request: ManualEvaluation) => {
-  const authorize = requireOnMetric(caller, 'Metric:GetMetric', 'Metric:EvaluateMetric', 'Metric:GetMetricEvaluationResult');
+  const authorize = requireOnMetric(
+    caller,
+    'Metric:GetMetric',
+    'Metric:EvaluateMetric',
+    'Metric:GetMetricEvaluationResult',
+  );
   const found = await getMetrics(orgId, request.metricIds);
   const chosen = request.metricIds.map((id) => {
     const metric = found.get(id);
@@ -178,7 +194,10 @@ export const evaluateMetrics = async (orgId: string, caller: Caller, request: Ma
   ).catch((error: unknown) => {
     throw judgeFailure(error, signal);
   });
-  await noteMetricsWithResults(orgId, results.map((result) => result.metric_id));
+  await noteMetricsWithResults(
+    orgId,
+    results.map((result) => result.metric_id),
+  );
   await transactWrite(results.map((result) => ({ Put: resultPut(orgId, result) })));
   return {
     metrics: results.map((result, index) => ({
@@ -210,7 +229,8 @@ export const computeMetrics = async (conversation: ConversationRecord): Promise<
   }
   const interactionId = conversation.last_interaction_id;
   const chosen = interactionId ? applied.slice(0, maxPostSessionMetrics) : [];
-  const messages = chosen.length > 0 ? await recentMessages(conversation.org_id, conversation.id, transcriptLength) : [];
+  const messages =
+    chosen.length > 0 ? await recentMessages(conversation.org_id, conversation.id, transcriptLength) : [];
   const results = await judgeAll(
     {
       conversation,
@@ -221,7 +241,10 @@ export const computeMetrics = async (conversation: ConversationRecord): Promise<
     },
     chosen,
   );
-  await noteMetricsWithResults(conversation.org_id, results.map((result) => result.metric_id));
+  await noteMetricsWithResults(
+    conversation.org_id,
+    results.map((result) => result.metric_id),
+  );
   await recordPostProcessing(
     conversation.org_id,
     conversation.id,

@@ -58,24 +58,51 @@ describe('judgeMetric', () => {
   });
 
   it.each([
-    ['an out-of-range number', numerical, { value: 9, references: ['m3'], justification: 'Very good.' }, /value 9 is outside 1 to 5/],
-    ['an unknown category', categorical, { value: 'friendly', references: ['m1'], justification: 'Nice.' }, /not one of the categories/],
-    ['a made-up reference', numerical, { value: 3, references: ['m3', 'm99'], justification: 'Fine.' }, /references m99 are not messages/],
-    ['a value of the wrong type', { type: 'boolean' } as MetricValue, { value: 'yes', references: [], justification: 'Yes.' }, /not true or false/],
-  ])('asks once more after %s, saying what was wrong, and keeps the valid second answer', async (_, value, invalid, problem) => {
-    // Prepare
-    const valid = { value: value.type === 'categorical' ? 'polite' : value.type === 'boolean' ? true : 2, references: ['m1'], justification: 'Checked.' };
-    const { model, requests } = scripted(invalid, valid);
+    [
+      'an out-of-range number',
+      numerical,
+      { value: 9, references: ['m3'], justification: 'Very good.' },
+      /value 9 is outside 1 to 5/,
+    ],
+    [
+      'an unknown category',
+      categorical,
+      { value: 'friendly', references: ['m1'], justification: 'Nice.' },
+      /not one of the categories/,
+    ],
+    [
+      'a made-up reference',
+      numerical,
+      { value: 3, references: ['m3', 'm99'], justification: 'Fine.' },
+      /references m99 are not messages/,
+    ],
+    [
+      'a value of the wrong type',
+      { type: 'boolean' } as MetricValue,
+      { value: 'yes', references: [], justification: 'Yes.' },
+      /not true or false/,
+    ],
+  ])(
+    'asks once more after %s, saying what was wrong, and keeps the valid second answer',
+    async (_, value, invalid, problem) => {
+      // Prepare
+      const valid = {
+        value: value.type === 'categorical' ? 'polite' : value.type === 'boolean' ? true : 2,
+        references: ['m1'],
+        justification: 'Checked.',
+      };
+      const { model, requests } = scripted(invalid, valid);
 
-    // Act
-    const judgement = await judgeMetric(model, input(value));
+      // Act
+      const judgement = await judgeMetric(model, input(value));
 
-    // Assess
-    expect(judgement).toMatchObject({ ...valid, attempts: 2, usage: { inputTokens: 200, outputTokens: 20 } });
-    expect(requests).toHaveLength(2);
-    expect(requests[1]?.messages.at(-2)).toEqual({ role: 'assistant', content: JSON.stringify(invalid) });
-    expect(requests[1]?.messages.at(-1)?.content).toMatch(problem);
-  });
+      // Assess
+      expect(judgement).toMatchObject({ ...valid, attempts: 2, usage: { inputTokens: 200, outputTokens: 20 } });
+      expect(requests).toHaveLength(2);
+      expect(requests[1]?.messages.at(-2)).toEqual({ role: 'assistant', content: JSON.stringify(invalid) });
+      expect(requests[1]?.messages.at(-1)?.content).toMatch(problem);
+    },
+  );
 
   it('records null (not applicable) with the reason when the second answer is invalid too', async () => {
     // Prepare
@@ -89,7 +116,9 @@ describe('judgeMetric', () => {
 
     // Assess
     expect(judgement).toMatchObject({ value: null, references: [], attempts: 2 });
-    expect(judgement.justification).toMatch(/not applicable because the judge answered invalidly twice: references x1 are not messages/);
+    expect(judgement.justification).toMatch(
+      /not applicable because the judge answered invalidly twice: references x1 are not messages/,
+    );
   });
 
   it('treats an answer the provider could not read as invalid', async () => {
@@ -128,7 +157,10 @@ describe('judgeMetric', () => {
 
   it('leaves the token use out when the provider reports none (the deterministic model)', async () => {
     // Act
-    const judgement = await judgeMetric({ provider: createDeterministicModel(), model: 'deterministic' }, input({ type: 'boolean' }));
+    const judgement = await judgeMetric(
+      { provider: createDeterministicModel(), model: 'deterministic' },
+      input({ type: 'boolean' }),
+    );
 
     // Assess
     expect(judgement).toMatchObject({ value: true, attempts: 1 });

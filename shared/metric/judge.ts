@@ -56,12 +56,18 @@ export const answerProblems = (
 ): { answer?: Answer; problems: string[] } => {
   const parsed = answerShape.safeParse(answer);
   if (!parsed.success) {
-    return { problems: [`the answer is not {value, references, justification}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`] };
+    return {
+      problems: [
+        `the answer is not {value, references, justification}: ${z.prettifyError(parsed.error).replace(/\n/g, ' ')}`,
+      ],
+    };
   }
   const unknownReferences = parsed.data.references.filter((id) => !messageIds.has(id));
   const problems = [
     valueProblem(parsed.data.value, metricValue),
-    unknownReferences.length > 0 ? `references ${unknownReferences.join(', ')} are not messages of the transcript` : undefined,
+    unknownReferences.length > 0
+      ? `references ${unknownReferences.join(', ')} are not messages of the transcript`
+      : undefined,
   ].filter((problem) => problem !== undefined);
   return { answer: parsed.data, problems };
 };
@@ -69,7 +75,10 @@ export const answerProblems = (
 const addUsage = (total: LlmUsage | undefined, more: LlmUsage | undefined): LlmUsage | undefined =>
   more === undefined
     ? total
-    : { inputTokens: (total?.inputTokens ?? 0) + more.inputTokens, outputTokens: (total?.outputTokens ?? 0) + more.outputTokens };
+    : {
+        inputTokens: (total?.inputTokens ?? 0) + more.inputTokens,
+        outputTokens: (total?.outputTokens ?? 0) + more.outputTokens,
+      };
 
 /** Attempts per judgement: an invalid answer is asked for once more, with what was wrong. */
 const maxAttempts = 2;
@@ -82,7 +91,11 @@ const maxAttempts = 2;
  * second is invalid too, the judgement is null (not applicable) with a justification that says
  * why. Failures that retrying may cure (throttling, outages) and aborts are thrown.
  */
-export const judgeMetric = async (model: JudgeModel, input: JudgePromptInput, signal?: AbortSignal): Promise<Judgement> => {
+export const judgeMetric = async (
+  model: JudgeModel,
+  input: JudgePromptInput,
+  signal?: AbortSignal,
+): Promise<Judgement> => {
   const started = performance.now();
   const prompt = buildJudgePrompt(input);
   const messageIds = new Set(input.transcript.map((line) => line.id));
@@ -108,7 +121,11 @@ export const judgeMetric = async (model: JudgeModel, input: JudgePromptInput, si
       answer = result.value;
       const checked = answerProblems(answer, input.metric.value, messageIds);
       if (checked.answer && checked.problems.length === 0) {
-        const elapsed = { attempts: attempt, latencyMs: Math.round(performance.now() - started), ...(usage ? { usage } : {}) };
+        const elapsed = {
+          attempts: attempt,
+          latencyMs: Math.round(performance.now() - started),
+          ...(usage ? { usage } : {}),
+        };
         return { ...checked.answer, ...elapsed };
       }
       problems = checked.problems;
@@ -116,10 +133,10 @@ export const judgeMetric = async (model: JudgeModel, input: JudgePromptInput, si
       if (!(error instanceof LlmError) || error.retryable) throw error;
       problems = [`the answer could not be read: ${error.message}`];
     }
-    messages.push(
-      ...(answer === undefined ? [] : [{ role: 'assistant' as const, content: JSON.stringify(answer) }]),
-      { role: 'user', content: `Your answer is invalid: ${problems.join('; ')}. Answer again, following the rules.` },
-    );
+    messages.push(...(answer === undefined ? [] : [{ role: 'assistant' as const, content: JSON.stringify(answer) }]), {
+      role: 'user',
+      content: `Your answer is invalid: ${problems.join('; ')}. Answer again, following the rules.`,
+    });
   }
   return {
     value: null,

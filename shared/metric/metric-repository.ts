@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { creatorInfo, tagMap } from '../kernel/schemas';
-import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { defineEntity } from '../data/entity';
-import { defineVersionedEntity, versionedHead } from '../data/versioned-entity';
 import { type Item, isConditionFailure, queryAll, updateItem } from '../data/table';
+import { defineVersionedEntity, versionedHead } from '../data/versioned-entity';
+import { BadRequestError, NotFoundError } from '../kernel/errors';
+import { creatorInfo, tagMap } from '../kernel/schemas';
 import { metricValue, metricVersionInstance } from './schemas';
 
 /**
@@ -18,7 +18,12 @@ import { metricValue, metricVersionInstance } from './schemas';
 export const storedMetricVersion = metricVersionInstance.extend({ id: z.string() });
 export type StoredMetricVersion = z.infer<typeof storedMetricVersion>;
 
-export const metrics = defineVersionedEntity({ entity: 'metric', token: 'METRIC', label: 'metric', version: storedMetricVersion });
+export const metrics = defineVersionedEntity({
+  entity: 'metric',
+  token: 'METRIC',
+  label: 'metric',
+  version: storedMetricVersion,
+});
 
 /**
  * An organization holds at most this many metrics, deleted ones included (they stay
@@ -70,7 +75,11 @@ export interface NewMetric {
 }
 
 /** Stores a metric with its first version; 409 when the name is taken, 400 when the organization is full. */
-export const insertMetric = (orgId: string, metric: NewMetric, firstVersion: StoredMetricVersion): Promise<{ id: string }> =>
+export const insertMetric = (
+  orgId: string,
+  metric: NewMetric,
+  firstVersion: StoredMetricVersion,
+): Promise<{ id: string }> =>
   metrics.create(orgId, metric.name, metric.creator, {
     id: metric.id,
     attributes: {
@@ -90,7 +99,9 @@ export const insertMetric = (orgId: string, metric: NewMetric, firstVersion: Sto
         },
       },
       failure: () =>
-        new BadRequestError(`An organization holds at most ${maxMetricsPerOrganization} metrics, deleted ones included.`),
+        new BadRequestError(
+          `An organization holds at most ${maxMetricsPerOrganization} metrics, deleted ones included.`,
+        ),
     },
   });
 
@@ -113,7 +124,9 @@ export const getMetrics = async (orgId: string, ids: string[]): Promise<Map<stri
 
 /** Every metric of the organization, in creation order (bounded by {@link maxMetricsPerOrganization}). */
 export const organizationMetrics = async (orgId: string): Promise<StoredMetric[]> =>
-  (await queryAll(metrics.heads.query(orgId, {}), maxMetricsPerOrganization)).map((item) => toMetric(metrics.heads.parse(item)));
+  (await queryAll(metrics.heads.query(orgId, {}), maxMetricsPerOrganization)).map((item) =>
+    toMetric(metrics.heads.parse(item)),
+  );
 
 /** Sets head attributes of an existing metric; 404 when it does not exist. */
 export const updateMetricHead = async (orgId: string, id: string, attributes: Item): Promise<void> => {

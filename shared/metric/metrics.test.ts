@@ -49,7 +49,13 @@ describe('deleteMetric (DynamoDB Local)', () => {
     const caller = administrator(orgId);
     const { id } = await createMetric(
       orgId,
-      { name: 'Used', applied_to_services: [], additional_notes: null, tags: {}, initial_version: { description: 'Used.', metric_value: { type: 'boolean' } } },
+      {
+        name: 'Used',
+        applied_to_services: [],
+        additional_notes: null,
+        tags: {},
+        initial_version: { description: 'Used.', metric_value: { type: 'boolean' } },
+      },
       caller,
     );
     vi.mocked(isMetricUsedBySimulation).mockResolvedValueOnce(true);

@@ -1,6 +1,6 @@
+import { listFingerprint, offsetPage, type Paged, pageOf } from '../data/paging';
+import type { VersionedHead } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
-import { searchRelevance } from '../kernel/search';
-import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { BadRequestError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import {
@@ -11,8 +11,8 @@ import {
   tagsAsList,
   type VersionFilter,
 } from '../kernel/list-params';
-import { listFingerprint, offsetPage, type Paged, pageOf } from '../data/paging';
-import type { VersionedHead } from '../data/versioned-entity';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import { searchRelevance } from '../kernel/search';
 import {
   insertMetric,
   latestVersionAttributes,
@@ -59,7 +59,8 @@ export const requireOnMetric =
     );
   };
 
-const visibleMetric = (caller: Caller) => (metric: StoredMetric) => hasPermission(caller, 'Metric:GetMetric', metricAttributes(metric));
+const visibleMetric = (caller: Caller) => (metric: StoredMetric) =>
+  hasPermission(caller, 'Metric:GetMetric', metricAttributes(metric));
 
 /** A metric as clients see it: tags as a list, the latest version's description and value along. */
 export const metricView = (metric: StoredMetric): MetricInstance => ({
@@ -160,7 +161,9 @@ export const createMetricVersion = async (
     build: (latest, next) => {
       const type = latest?.metric_value.type;
       if (type !== undefined && type !== body.metric_value.type) {
-        throw new BadRequestError(`The value type of metric ${id} is ${type}; a version cannot change it to ${body.metric_value.type}.`);
+        throw new BadRequestError(
+          `The value type of metric ${id} is ${type}; a version cannot change it to ${body.metric_value.type}.`,
+        );
       }
       return versionRecord(id, next, body, creatorOf(options.caller));
     },
@@ -181,7 +184,8 @@ export const listMetricVersions = (
   id: string,
   query: MetricVersionsQuery,
   caller: Caller,
-): Promise<Paged<MetricVersionInstance>> => metrics.listVersions(orgId, id, query, requireOnMetric(caller, 'Metric:GetMetric'));
+): Promise<Paged<MetricVersionInstance>> =>
+  metrics.listVersions(orgId, id, query, requireOnMetric(caller, 'Metric:GetMetric'));
 
 /** Filters shared by the list and the search; both show only the metrics the caller may see (Metric:GetMetric). */
 export interface MetricFilters {
@@ -192,10 +196,13 @@ export interface MetricFilters {
 }
 
 const matchesFilters = (metric: StoredMetric, filters: MetricFilters): boolean =>
-  (!filters.serviceIds?.length || filters.serviceIds.some((serviceId) => metric.applied_to_services.includes(serviceId))) &&
+  (!filters.serviceIds?.length ||
+    filters.serviceIds.some((serviceId) => metric.applied_to_services.includes(serviceId))) &&
   (!filters.types?.length || filters.types.includes(metric.metric_value.type)) &&
   (filters.creators.length === 0 ||
-    filters.creators.some(({ orgId, userId }) => metric.creator.org_id === orgId && metric.creator.user_id === userId)) &&
+    filters.creators.some(
+      ({ orgId, userId }) => metric.creator.org_id === orgId && metric.creator.user_id === userId,
+    )) &&
   matchesTags(metric.tags, filters.tags);
 
 export interface MetricListQuery extends MetricFilters {
@@ -212,8 +219,12 @@ const uniqueSorted = (values: string[]): string[] => [...new Set(values)].sort()
 /** Values the list's filters can take over `shown`. */
 const filterValues = (shown: StoredMetric[]) => ({
   applied_to_services_ids: uniqueSorted(shown.flatMap((metric) => metric.applied_to_services)),
-  creators: [...new Map(shown.map((metric) => [`${metric.creator.org_id},${metric.creator.user_id}`, metric.creator])).values()],
-  tags: uniqueSorted(shown.flatMap((metric) => Object.entries(metric.tags).map(([key, value]) => `${key}:${value ?? ''}`))),
+  creators: [
+    ...new Map(shown.map((metric) => [`${metric.creator.org_id},${metric.creator.user_id}`, metric.creator])).values(),
+  ],
+  tags: uniqueSorted(
+    shown.flatMap((metric) => Object.entries(metric.tags).map(([key, value]) => `${key}:${value ?? ''}`)),
+  ),
   types: uniqueSorted(shown.map((metric) => metric.metric_value.type)),
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { commonHeaders, expectedVersion, objectId, organizationPath, versionListQuery } from '../kernel/schemas';
 import { defineOperation } from '../kernel/operation';
+import { commonHeaders, expectedVersion, objectId, organizationPath, versionListQuery } from '../kernel/schemas';
 import {
   createMetricRequest,
   evaluateMetricsRequest,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import type { ResultPut } from '../conversation/conversation-repository';
 import { defineEntity } from '../data/entity';
 import { type Paged, pageOfQuery } from '../data/paging';
 import { type Item, putItem, queryAll, queryPage } from '../data/table';
-import type { ResultPut } from '../conversation/conversation-repository';
 import { maxMetricsPerOrganization } from './metric-repository';
 import { type MetricEvaluationResultInstance, metricEvaluationResultInstance } from './schemas';
 
@@ -36,7 +36,11 @@ export const metricResults = defineEntity({
   sort: (result: { source_key: string }) => result.source_key,
   indexes: {
     created: { index: 'gsi1', sort: (result) => result.id },
-    metric: { index: 'gsi2', partition: (of: { metric_id: string }) => ['METRIC', of.metric_id], sort: (result) => result.id },
+    metric: {
+      index: 'gsi2',
+      partition: (of: { metric_id: string }) => ['METRIC', of.metric_id],
+      sort: (result) => result.id,
+    },
     conversation: {
       index: 'gsi3',
       partition: (of: { conversation_id: string | null }) => ['CONVERSATION', of.conversation_id ?? ''],
@@ -69,7 +73,11 @@ const conversationOf = (result: MetricEvaluationResultInstance): string | null =
 
 /** The write of a result; it replaces a stored result of the same source key. */
 export const resultPut = (orgId: string, result: MetricEvaluationResultInstance): ResultPut => ({
-  Item: metricResults.item(orgId, { ...result, source_key: sourceKey(result), conversation_id: conversationOf(result) }),
+  Item: metricResults.item(orgId, {
+    ...result,
+    source_key: sourceKey(result),
+    conversation_id: conversationOf(result),
+  }),
 });
 
 /** Notes that the metrics have results (idempotent), before the results themselves are written. */
@@ -104,13 +112,17 @@ const matches = (query: ResultListQuery, result: MetricEvaluationResultInstance)
   const { source } = result;
   if (
     query.metrics.length > 0 &&
-    !query.metrics.some(({ metricId, version }) => metricId === result.metric_id && (version === undefined || version === result.metric_version))
+    !query.metrics.some(
+      ({ metricId, version }) =>
+        metricId === result.metric_id && (version === undefined || version === result.metric_version),
+    )
   ) {
     return false;
   }
   if (query.sourceTypes?.length && !query.sourceTypes.includes(source.type)) return false;
   const conversationId = conversationOf(result);
-  if (query.conversationIds?.length && (!conversationId || !query.conversationIds.includes(conversationId))) return false;
+  if (query.conversationIds?.length && (!conversationId || !query.conversationIds.includes(conversationId)))
+    return false;
   if (
     query.simulationRunIds?.length &&
     (source.type !== 'simulation' || !query.simulationRunIds.includes(source.simulation_unit_test_set_run_id))
@@ -130,7 +142,10 @@ const toResult = (item: Item): MetricEvaluationResultInstance => {
  * (one metric's or one conversation's results, else the organization's), within the time range;
  * the other filters apply to what is read, so a page costs at most a few rounds of reads.
  */
-export const listResults = async (orgId: string, query: ResultListQuery): Promise<Paged<MetricEvaluationResultInstance>> => {
+export const listResults = async (
+  orgId: string,
+  query: ResultListQuery,
+): Promise<Paged<MetricEvaluationResultInstance>> => {
   // A range that ends before it starts holds nothing (and DynamoDB refuses to query it).
   if (query.idRange[0] > query.idRange[1]) return { items: [], has_more: false, continuation_token: null };
   const metricIds = [...new Set(query.metrics.map(({ metricId }) => metricId))];
@@ -139,7 +154,12 @@ export const listResults = async (orgId: string, query: ResultListQuery): Promis
     metricIds.length === 1
       ? metricResults.queryIndex(orgId, 'metric', { metric_id: metricIds[0] as string }, range)
       : query.conversationIds?.length === 1
-        ? metricResults.queryIndex(orgId, 'conversation', { conversation_id: query.conversationIds[0] as string }, range)
+        ? metricResults.queryIndex(
+            orgId,
+            'conversation',
+            { conversation_id: query.conversationIds[0] as string },
+            range,
+          )
         : metricResults.queryIndex(orgId, 'created', {}, range);
   return pageOfQuery(
     orgId,

@@ -1,7 +1,7 @@
-import type { Caller } from '../kernel/caller';
-import { hasPermission } from '../kernel/permissions';
-import { idBoundAt } from '../kernel/ids';
 import { pageBody } from '../data/paging';
+import type { Caller } from '../kernel/caller';
+import { idBoundAt } from '../kernel/ids';
+import { hasPermission } from '../kernel/permissions';
 import { listResults, metricsWithResults } from './result-repository';
 import type { MetricEvaluationResultInstance } from './schemas';
 

@@ -48,8 +48,13 @@ export const metricVersionBody = z.object({
  */
 export const createMetricRequest = z
   .object({
-    name: strippedText.max(256).describe('The name of the metric; unique within the organization, and it cannot change.'),
-    applied_to_services: z.array(objectId).default([]).describe('The services whose conversations are evaluated with the metric.'),
+    name: strippedText
+      .max(256)
+      .describe('The name of the metric; unique within the organization, and it cannot change.'),
+    applied_to_services: z
+      .array(objectId)
+      .default([])
+      .describe('The services whose conversations are evaluated with the metric.'),
     additional_notes: strippedText.nullish().describe('Additional notes about the metric.'),
     tags: tagsInput.default({}).describe('The tags of the metric.'),
     initial_version_metric_value: metricVersionBody.optional().describe('The initial version of the metric.'),
@@ -67,22 +72,31 @@ export const createMetricRequest = z
     } else if (body.initial_version_metric_value === undefined) {
       for (const field of ['description', 'metric_value'] as const) {
         if (body[field] === undefined) {
-          context.addIssue({ code: 'custom', path: [field], message: 'Field required (or give initial_version_metric_value).' });
+          context.addIssue({
+            code: 'custom',
+            path: [field],
+            message: 'Field required (or give initial_version_metric_value).',
+          });
         }
       }
     }
   })
-  .transform(({ initial_version_metric_value: initial, description: flatDescription, metric_value: flatValue, ...head }) => ({
-    ...head,
-    additional_notes: head.additional_notes ?? null,
-    initial_version: initial ?? { description: flatDescription as string, metric_value: flatValue as MetricValue },
-  }));
+  .transform(
+    ({ initial_version_metric_value: initial, description: flatDescription, metric_value: flatValue, ...head }) => ({
+      ...head,
+      additional_notes: head.additional_notes ?? null,
+      initial_version: initial ?? { description: flatDescription as string, metric_value: flatValue as MetricValue },
+    }),
+  );
 
 /** `{}` (or an omitted field) leaves the notes as they are; null erases them. */
 const notSet = z.strictObject({});
 
 export const updateMetricRequest = z.object({
-  applied_to_services: z.array(objectId).nullish().describe('The services the metric is applied to. Only updated if set.'),
+  applied_to_services: z
+    .array(objectId)
+    .nullish()
+    .describe('The services the metric is applied to. Only updated if set.'),
   additional_notes: z
     .union([strippedText, notSet])
     .nullish()
@@ -109,7 +123,9 @@ export const metricInstance = z.object({
 });
 
 /** A search hit, named `Metric` by the reference: the id is `_id`. */
-export const searchedMetric = metricInstance.omit({ id: true }).extend({ _id: z.string().describe('The ID of the metric.') });
+export const searchedMetric = metricInstance
+  .omit({ id: true })
+  .extend({ _id: z.string().describe('The ID of the metric.') });
 
 export const metricVersionInstance = z.object({
   metric_id: z.string().describe('The ID of the metric.'),
@@ -249,8 +265,9 @@ export const getMetricEvaluationResultsQuery = z.object({
   timestamp_after: timestamp.optional().describe('Only results evaluated on or after this moment.'),
   timestamp_before: timestamp.optional().describe('Only results evaluated on or before this moment.'),
   metric_id: queryArray(objectId).describe('The IDs of the metrics.'),
-  metric_id_and_version: queryArray(z.string().regex(/^[a-f0-9]{24}-(\d+)?$/, "must be '<metric_id>-<version>' or '<metric_id>-'"))
-    .describe('Metrics and versions, each `<metric_id>-<version>`; an empty version matches any version.'),
+  metric_id_and_version: queryArray(
+    z.string().regex(/^[a-f0-9]{24}-(\d+)?$/, "must be '<metric_id>-<version>' or '<metric_id>-'"),
+  ).describe('Metrics and versions, each `<metric_id>-<version>`; an empty version matches any version.'),
   source_type: queryArray(z.enum(evaluationSourceTypes)).describe('The types of the sources of the results.'),
   conversation_id: queryArray(objectId).describe('Conversations of post-session and manual results.'),
   simulation_unit_test_set_run_id: queryArray(objectId).describe('Runs of simulation results.'),

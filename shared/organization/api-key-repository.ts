@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { creatorInfo } from '../kernel/schemas';
-import { BadRequestError, NotFoundError } from '../kernel/errors';
-import { permissionGrantRecord } from '../role/role-repository';
 import { defineEntity } from '../data/entity';
 import { queryAll, transactWrite } from '../data/table';
+import { BadRequestError, NotFoundError } from '../kernel/errors';
+import { creatorInfo } from '../kernel/schemas';
+import { permissionGrantRecord } from '../role/role-repository';
 
 /**
  * API keys. Only a hash of the secret is stored. A counter item beside the keys holds how

@@ -1,19 +1,13 @@
-import { type Caller, creatorOf, type PermissionGrant } from '../kernel/caller';
-import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
 import { hashSecret, newSecret } from '../auth/secrets';
-import {
-  type ApiKeyRecord,
-  createApiKey,
-  deleteApiKey,
-  getApiKey,
-  listApiKeys,
-} from './api-key-repository';
-import { requireOrganization } from './organization-repository';
-import { listRoles, requireRoleByName } from '../role/role-repository';
+import { type Caller, creatorOf, type PermissionGrant } from '../kernel/caller';
 import { BadRequestError, ForbiddenError, NotFoundError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { effectiveGrants } from '../user/principal';
+import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
 import { callerOutranks } from '../role/privilege';
+import { listRoles, requireRoleByName } from '../role/role-repository';
+import { effectiveGrants } from '../user/principal';
+import { type ApiKeyRecord, createApiKey, deleteApiKey, getApiKey, listApiKeys } from './api-key-repository';
+import { requireOrganization } from './organization-repository';
 
 export const maxApiKeysPerOrganization = 20;
 export const minApiKeyDays = 1;
@@ -26,7 +20,9 @@ const durationPattern =
 export const durationSeconds = (value: string): number | undefined => {
   const match = durationPattern.exec(value.trim().toUpperCase());
   if (!match) return undefined;
-  const [years, months, weeks, days, hours, minutes, seconds] = match.slice(1).map((part) => Number(part ?? 0)) as number[];
+  const [years, months, weeks, days, hours, minutes, seconds] = match
+    .slice(1)
+    .map((part) => Number(part ?? 0)) as number[];
   return (
     (((years ?? 0) * 365 + (months ?? 0) * 30 + (weeks ?? 0) * 7 + (days ?? 0)) * 24 + (hours ?? 0)) * 3600 +
     (minutes ?? 0) * 60 +
@@ -105,7 +101,11 @@ export interface CreateApiKeyInput {
   role_name: string;
 }
 
-export const createApiKeyFor = async (caller: Caller, orgId: string, input: CreateApiKeyInput): Promise<IssuedApiKey> => {
+export const createApiKeyFor = async (
+  caller: Caller,
+  orgId: string,
+  input: CreateApiKeyInput,
+): Promise<IssuedApiKey> => {
   requirePermission(caller, 'Organization:CreateAPIKey', { role_name: input.role_name });
   const lifetimeSeconds = keyDurationSeconds(input.duration);
   const role = await requireRoleByName(orgId, input.role_name);
@@ -144,7 +144,11 @@ export const listApiKeysFor = async (caller: Caller, orgId: string) => {
   }));
 };
 
-export const deleteApiKeyFor = async (caller: Caller, orgId: string, keyId: string): Promise<{ deleted_key_id: string }> => {
+export const deleteApiKeyFor = async (
+  caller: Caller,
+  orgId: string,
+  keyId: string,
+): Promise<{ deleted_key_id: string }> => {
   const missing = () => new NotFoundError(`API key ${keyId} does not exist.`);
   const key = await getApiKey(orgId, keyId);
   if (!key) throw missing();

@@ -1,14 +1,14 @@
 import { secretMatches } from '../auth/secrets';
-import { getApiKey, listApiKeys, deleteApiKey } from './api-key-repository';
-import { getOrganization } from './organization-repository';
-import { createUser, getUser, getUserIdByEmail, type UserRecord } from '../user/user-repository';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
-import { issueApiKey, maxApiKeyDays } from './api-keys';
 import { defaultRole } from '../role/default-roles';
-import { insertOrganization } from './organizations';
 import { defaultUserPreferences } from '../user/preferences';
+import { createUser, getUser, getUserIdByEmail, type UserRecord } from '../user/user-repository';
 import { newUserRecord } from '../user/users';
+import { deleteApiKey, getApiKey, listApiKeys } from './api-key-repository';
+import { issueApiKey, maxApiKeyDays } from './api-keys';
+import { getOrganization } from './organization-repository';
+import { insertOrganization } from './organizations';
 
 export interface RootCredentials {
   org_id: string;

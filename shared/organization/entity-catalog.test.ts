@@ -29,7 +29,9 @@ describe('entity-catalog', () => {
     const catalog = await readFile(new URL('./entity-catalog.ts', import.meta.url), 'utf8');
 
     // Act
-    const missing = declared.filter((name) => !new RegExp(`^\\s+(?:\\.\\.\\.)?${name}(?:\\.entities)?,$`, 'm').test(catalog));
+    const missing = declared.filter(
+      (name) => !new RegExp(`^\\s+(?:\\.\\.\\.)?${name}(?:\\.entities)?,$`, 'm').test(catalog),
+    );
 
     // Assess
     expect(declared.length).toBeGreaterThan(15);

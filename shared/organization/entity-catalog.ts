@@ -1,30 +1,30 @@
+import { sqlResultRoot } from '../admin/sql-results';
 import { agents } from '../agent/agent-repository';
 import { authNonces, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit';
+import { deleteObjects } from '../aws/bucket';
 import { conversationLeases, conversations, conversationUserStates } from '../conversation/conversation-repository';
 import { interactions } from '../conversation/interaction-repository';
-import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-behavior-set/behavior-set-repository';
 import { messages } from '../conversation/message-repository';
-import { apiKeyCounts, apiKeys } from './api-key-repository';
-import { organizationBranding, organizations } from './organization-repository';
-import { replacedRoles, roles } from '../role/role-repository';
-import { temporaryGrants } from '../role/temporary-grant-repository';
-import { serviceTags, services } from '../service/service-repository';
-import { stateMachines } from '../state-machine/state-machine-repository';
-import { memories } from '../user/memory-repository';
+import { promptLogRoot } from '../conversation/prompt-log';
+import type { Entity } from '../data/entity';
+import { pagingCursors } from '../data/paging';
+import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-behavior-set/behavior-set-repository';
 import { metricCounts, metrics } from '../metric/metric-repository';
 import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
+import { replacedRoles, roles } from '../role/role-repository';
+import { temporaryGrants } from '../role/temporary-grant-repository';
+import { services, serviceTags } from '../service/service-repository';
+import { stateMachines } from '../state-machine/state-machine-repository';
 import { toolInvocations, tools, toolVersions } from '../tool/tool-repository';
+import { memories } from '../user/memory-repository';
 import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
-import type { Entity } from '../data/entity';
-import { deleteObjects } from '../aws/bucket';
-import { promptLogRoot } from '../conversation/prompt-log';
-import { sqlResultRoot } from '../admin/sql-results';
-import { pagingCursors } from '../data/paging';
 import { webhookDeliveries } from '../webhook/delivery-repository';
-import { apiKeyExpirationNotices, webhookSubscriberDirectory } from '../webhook/expiration-notices';
 import { webhookDestinationCounts, webhookDestinations } from '../webhook/destination-repository';
+import { apiKeyExpirationNotices, webhookSubscriberDirectory } from '../webhook/expiration-notices';
+import { apiKeyCounts, apiKeys } from './api-key-repository';
+import { organizationBranding, organizations } from './organization-repository';
 
 /**
  * Every entity of the table. Deleting an organization erases each in this order, so nothing

@@ -1,5 +1,5 @@
-import type { BrandingImage } from './organization-repository';
 import { ValidationError, type ValidationIssue } from '../kernel/errors';
+import type { BrandingImage } from './organization-repository';
 
 /**
  * Branding images arrive as base64. Each is checked from its own header bytes: PNG
@@ -20,7 +20,13 @@ interface ImageRule {
 }
 
 export const imageRules: Record<BrandingImage, ImageRule> = {
-  logo: { format: 'png', minWidth: 400, minHeight: 160, aspect: 5 / 2, describe: 'a PNG, aspect ratio 5:2, at least 400x160 px' },
+  logo: {
+    format: 'png',
+    minWidth: 400,
+    minHeight: 160,
+    aspect: 5 / 2,
+    describe: 'a PNG, aspect ratio 5:2, at least 400x160 px',
+  },
   square_logo: { format: 'png', minWidth: 40, minHeight: 40, aspect: 1, describe: 'a square PNG of at least 40x40 px' },
   favicon: { format: 'ico', minWidth: 40, minHeight: 40, aspect: 1, describe: 'a square ICO of at least 40x40 px' },
   signup_page_headshot: {
@@ -94,7 +100,12 @@ export const checkBrandingImages = (
     if (value === null || value === undefined) continue;
     const rule = imageRules[name];
     const { problem, bytes } = problemOf(rule, value);
-    if (problem) issues.push({ loc: ['body', name], msg: `The image ${problem}; expected ${rule.describe}.`, type: 'value_error' });
+    if (problem)
+      issues.push({
+        loc: ['body', name],
+        msg: `The image ${problem}; expected ${rule.describe}.`,
+        type: 'value_error',
+      });
     else if (bytes) decoded[name] = bytes;
   }
   if (issues.length > 0) throw new ValidationError(issues);

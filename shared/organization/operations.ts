@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { organizationIdPattern } from './organization-ids';
-import { userPreferencesInput } from '../user/preferences';
-import { commonHeaders, organizationPath, timestamp } from '../kernel/schemas';
 import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
+import { commonHeaders, organizationPath, timestamp } from '../kernel/schemas';
+import { userPreferencesInput } from '../user/preferences';
+import { organizationIdPattern } from './organization-ids';
 import { organizationRecord, userDimensionRecord, userPreferencesRecord } from './schemas';
 
 /*
@@ -48,7 +48,10 @@ export const getOrganizationOperation = defineOperation({
         default_user_preferences: userPreferencesRecord
           .nullable()
           .describe('Only for a signed-in caller holding Organization:GetOrganizationDetails.'),
-        tenant_id: z.string().nullable().describe('Only for a signed-in caller holding Organization:GetOrganizationDetails.'),
+        tenant_id: z
+          .string()
+          .nullable()
+          .describe('Only for a signed-in caller holding Organization:GetOrganizationDetails.'),
       }),
   },
 });
@@ -239,7 +242,15 @@ export const getJwksOperation = defineOperation({
     status: 200,
     body: z.object({
       keys: z.array(
-        z.object({ kty: z.string(), crv: z.string(), x: z.string(), y: z.string(), kid: z.string(), alg: z.string(), use: z.string() }),
+        z.object({
+          kty: z.string(),
+          crv: z.string(),
+          x: z.string(),
+          y: z.string(),
+          kid: z.string(),
+          alg: z.string(),
+          use: z.string(),
+        }),
       ),
     }),
   },

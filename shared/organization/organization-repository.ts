@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { ConflictError, NotFoundError } from '../kernel/errors';
 import { defineEntity } from '../data/entity';
 import { deleteItem, type TransactItem, transactWrite, updateItem } from '../data/table';
-import { organizationRecord, type OrganizationRecord } from './schemas';
+import { ConflictError, NotFoundError } from '../kernel/errors';
+import { type OrganizationRecord, organizationRecord } from './schemas';
 
 /**
  * Organizations. One record per organization plus its branding images, each image its own
@@ -32,7 +32,10 @@ export type BrandingImage = (typeof brandingImages)[number];
 export const organizationBranding = defineEntity({
   name: 'organization-branding',
   token: 'BRANDING',
-  schema: z.object({ image: z.enum(brandingImages), bytes: z.custom<Uint8Array>((bytes) => bytes instanceof Uint8Array) }),
+  schema: z.object({
+    image: z.enum(brandingImages),
+    bytes: z.custom<Uint8Array>((bytes) => bytes instanceof Uint8Array),
+  }),
   sort: (branding: { image: BrandingImage }) => branding.image,
 });
 

@@ -1,23 +1,30 @@
-import type { Caller } from '../kernel/caller';
-import { hasPermission, requirePermission } from '../kernel/permissions';
-import { config } from '../kernel/config';
-import { eraseOrganizationData } from './entity-catalog';
-import { eraseOrganizationTools } from '../tool/erasure';
-import { type BrandingImage, getOrganization, markOrganizationDeleted, organizationCreateItems, requireOrganization, updateOrganization } from './organization-repository';
-import { roleCreateItem } from '../role/role-repository';
 import { transactWrite } from '../data/table';
-import { userCreateItems, type UserRecord } from '../user/user-repository';
+import type { Caller } from '../kernel/caller';
+import { config } from '../kernel/config';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { defaultRole } from '../role/default-roles';
-import { checkBrandingImages } from './images';
-import { defaultUserPreferences } from '../user/preferences';
-import { isReservedOrganizationId } from './organization-ids';
-import { forgetPrincipals } from '../user/principal';
 import { callerAtLeast } from '../role/privilege';
+import { roleCreateItem } from '../role/role-repository';
 import { defaultRoleRecords } from '../role/roles';
+import { eraseOrganizationTools } from '../tool/erasure';
+import { defaultUserPreferences } from '../user/preferences';
+import { forgetPrincipals } from '../user/principal';
+import { type UserRecord, userCreateItems } from '../user/user-repository';
 import { newUserRecord } from '../user/users';
-import { type OrganizationRecord, type UserDimension, type UserPreferences } from './schemas';
+import { eraseOrganizationData } from './entity-catalog';
+import { checkBrandingImages } from './images';
+import { isReservedOrganizationId } from './organization-ids';
+import {
+  type BrandingImage,
+  getOrganization,
+  markOrganizationDeleted,
+  organizationCreateItems,
+  requireOrganization,
+  updateOrganization,
+} from './organization-repository';
+import type { OrganizationRecord, UserDimension, UserPreferences } from './schemas';
 
 export interface OrganizationView {
   org_id: string;
@@ -145,10 +152,13 @@ export const createOrganizationFor = async (
     requirePermission(caller, permission);
   }
   if (!callerAtLeast(caller, defaultRole('DefaultSuperAdministratorRole').permission_grants)) {
-    throw new ForbiddenError('Creating an organization needs privileges at least those of DefaultSuperAdministratorRole.');
+    throw new ForbiddenError(
+      'Creating an organization needs privileges at least those of DefaultSuperAdministratorRole.',
+    );
   }
   if (isReservedOrganizationId(orgId)) throw new BadRequestError(`The organization id ${orgId} is reserved.`);
-  if (await getOrganization(orgId, { includeDeleted: true })) throw new ConflictError(`Organization ${orgId} already exists.`);
+  if (await getOrganization(orgId, { includeDeleted: true }))
+    throw new ConflictError(`Organization ${orgId} already exists.`);
   const images = brandingImagesOf(input);
   await insertOrganization({ orgId, fields: input, images, clusterName, superAdminEmail: config.superAdminEmail });
   return orgId;
@@ -163,7 +173,11 @@ export interface ModifyOrganizationInput extends OrganizationDescription {
 }
 
 /** `null` or omitted leaves a field unchanged. */
-export const modifyOrganizationFor = async (caller: Caller, orgId: string, input: ModifyOrganizationInput): Promise<void> => {
+export const modifyOrganizationFor = async (
+  caller: Caller,
+  orgId: string,
+  input: ModifyOrganizationInput,
+): Promise<void> => {
   requirePermission(caller, 'Organization:ModifyOrganization');
   await requireOrganization(orgId);
   const images = brandingImagesOf(input);

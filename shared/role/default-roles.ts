@@ -35,7 +35,15 @@ const organizationOperations = (except: readonly string[]): PermissionGrant[] =>
   permissionCatalog.Organization.filter((name) => !except.includes(name)).map((name) => allow(`Organization:${name}`));
 
 /** Groups an administrator manages as a whole: every present and future operation of the group. */
-const contentGroups = ['Service', 'Conversation', 'Tool', 'Metric', 'Simulation', 'Webhook', 'DynamicBehaviorInstruction'];
+const contentGroups = [
+  'Service',
+  'Conversation',
+  'Tool',
+  'Metric',
+  'Simulation',
+  'Webhook',
+  'DynamicBehaviorInstruction',
+];
 
 const userGrants: PermissionGrant[] = [
   allow('Organization:GetOrganizationDetails'),
@@ -43,9 +51,14 @@ const userGrants: PermissionGrant[] = [
   allow('Service:GetService'),
   allow('Service:GetVersionSet'),
   allow('Conversation:CreateConversation'),
-  ...['GetConversation', 'InteractWithConversation', 'FinishConversation', 'ModifyConversation', 'GetMessage', 'GetRecommendedResponses'].map(
-    (name) => allowOwn(`Conversation:${name}`),
-  ),
+  ...[
+    'GetConversation',
+    'InteractWithConversation',
+    'FinishConversation',
+    'ModifyConversation',
+    'GetMessage',
+    'GetRecommendedResponses',
+  ].map((name) => allowOwn(`Conversation:${name}`)),
   ...['GetUserInfo', 'UpdateUserInfo', 'GetUserModel'].map((name) => allowOwn(`User:${name}`)),
 ];
 

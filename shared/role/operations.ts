@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { defineOperation } from '../kernel/operation';
 import {
   commonHeaders,
   continuationToken,
@@ -10,7 +11,6 @@ import {
   queryBoolean,
   tagMap,
 } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
 
 /* Roles and their permission grants (group `role`). */
 
@@ -22,9 +22,7 @@ const condition = z.discriminatedUnion('type', [
 
 const permissionGrantInput = z.object({
   action: z.enum(['Allow', 'Deny']).default('Allow'),
-  permission_name: z
-    .string()
-    .regex(/^(\*|[A-Za-z]+:(\*|[A-Za-z]+))$/, "must be 'Group:Operation', 'Group:*' or '*'"),
+  permission_name: z.string().regex(/^(\*|[A-Za-z]+:(\*|[A-Za-z]+))$/, "must be 'Group:Operation', 'Group:*' or '*'"),
   conditions: z
     .record(z.string().min(1).max(128), condition)
     .refine((value) => JSON.stringify(value).length <= 4096, 'conditions are limited to 4 KiB')
@@ -45,7 +43,9 @@ const permissionGrantOutput = z.object({
 });
 
 const frontendView = z.enum(['client', 'admin']);
-const roleNamePath = organizationPath.extend({ role_name: z.string().min(1).max(256).describe('The name of the role.') });
+const roleNamePath = organizationPath.extend({
+  role_name: z.string().min(1).max(256).describe('The name of the role.'),
+});
 
 export const getRolesOperation = defineOperation({
   operationId: 'get-roles',
@@ -147,8 +147,15 @@ export const assignRoleOperation = defineOperation({
 /** The reference's `PermissionGrantInstance`: a grant without `action` allows. */
 const temporaryGrantInput = permissionGrantInput.omit({ description: true });
 const grantTags = z.record(
-  z.string().regex(/^[\w\s]+$/, 'letters, digits, underscores or spaces').max(128),
-  z.string().regex(/^[\w\s]+$/, 'letters, digits, underscores or spaces').max(256).nullable(),
+  z
+    .string()
+    .regex(/^[\w\s]+$/, 'letters, digits, underscores or spaces')
+    .max(128),
+  z
+    .string()
+    .regex(/^[\w\s]+$/, 'letters, digits, underscores or spaces')
+    .max(256)
+    .nullable(),
 );
 
 export const createTemporaryPermissionGrantOperation = defineOperation({

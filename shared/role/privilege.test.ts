@@ -62,6 +62,8 @@ describe('privilege order', () => {
   it('lets a platform operator outrank any role, even its own', () => {
     const caller = { grants: grantsOf('DefaultSuperAdministratorRole'), isPlatformOperator: true } as Caller;
     expect(callerOutranks(caller, grantsOf('DefaultSuperAdministratorRole'))).toBe(true);
-    expect(callerOutranks({ ...caller, isPlatformOperator: false }, grantsOf('DefaultSuperAdministratorRole'))).toBe(false);
+    expect(callerOutranks({ ...caller, isPlatformOperator: false }, grantsOf('DefaultSuperAdministratorRole'))).toBe(
+      false,
+    );
   });
 });

@@ -35,7 +35,10 @@ const levelOf = (grants: readonly PermissionGrant[], permission: string): Level 
   if (allows.length === 0 || denies.some(isUnconditional)) return { kind: 'none' };
   if (denies.length === 0 && allows.some(isUnconditional)) return { kind: 'full' };
   const signature = JSON.stringify(
-    applicable.map((grant) => [grant.action, grant.conditions ?? {}]).map((entry) => JSON.stringify(entry)).sort(),
+    applicable
+      .map((grant) => [grant.action, grant.conditions ?? {}])
+      .map((entry) => JSON.stringify(entry))
+      .sort(),
   );
   return { kind: 'partial', signature };
 };

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { PermissionGrant } from '../kernel/caller';
-import { ConflictError, NotFoundError } from '../kernel/errors';
 import { defineEntity } from '../data/entity';
 import { queryAll, type TransactItem, transactWrite } from '../data/table';
+import type { PermissionGrant } from '../kernel/caller';
+import { ConflictError, NotFoundError } from '../kernel/errors';
 
 /**
  * Roles. The current role of each name is one item keyed by the name, which is also the
@@ -13,7 +13,11 @@ import { queryAll, type TransactItem, transactWrite } from '../data/table';
 /** How long a replaced role stays readable. */
 export const replacedRoleLifetimeSeconds = 24 * 3600;
 
-const conditionRecord = z.object({ type: z.string(), value: z.unknown().optional(), values: z.array(z.unknown()).optional() });
+const conditionRecord = z.object({
+  type: z.string(),
+  value: z.unknown().optional(),
+  values: z.array(z.unknown()).optional(),
+});
 
 export const permissionGrantRecord: z.ZodType<PermissionGrant> = z.object({
   action: z.string(),

@@ -1,21 +1,21 @@
 import type { Caller, PermissionGrant } from '../kernel/caller';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
 import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
+import { requireOrganization } from '../organization/organization-repository';
+import { effectiveGrants, forgetPrincipals } from '../user/principal';
+import { mutateUser, requireUser } from '../user/user-repository';
+import { defaultRoles } from './default-roles';
+import { callerOutranks } from './privilege';
 import {
-  createRole as insertRole,
   getRoleByName,
+  createRole as insertRole,
   listRoles,
-  replaceRoles,
   type RoleRecord,
+  replaceRoles,
   requireRoleByName,
   updateRoleDescription,
 } from './role-repository';
-import { requireOrganization } from '../organization/organization-repository';
-import { mutateUser, requireUser } from '../user/user-repository';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
-import { defaultRoles } from './default-roles';
-import { effectiveGrants, forgetPrincipals } from '../user/principal';
-import { callerOutranks } from './privilege';
 
 export type FrontendView = 'client' | 'admin';
 
@@ -139,7 +139,12 @@ export interface ModifyRoleInput {
  * role expires after a day. A replaced base role takes its dependent roles along: each gets
  * a new version inheriting from the new base role.
  */
-export const modifyRoleFor = async (caller: Caller, orgId: string, name: string, input: ModifyRoleInput): Promise<string> => {
+export const modifyRoleFor = async (
+  caller: Caller,
+  orgId: string,
+  name: string,
+  input: ModifyRoleInput,
+): Promise<string> => {
   const role = await requireRoleByName(orgId, name);
   const attributes = { role_id: role.id, role_name: role.name };
   // Answered as `requireRoleByName` answers for a missing role, unless the caller may read this one.
@@ -153,7 +158,8 @@ export const modifyRoleFor = async (caller: Caller, orgId: string, name: string,
   const at = nowIso();
 
   const immutableChange =
-    (input.permission_grants != null && JSON.stringify(input.permission_grants) !== JSON.stringify(role.permission_grants)) ||
+    (input.permission_grants != null &&
+      JSON.stringify(input.permission_grants) !== JSON.stringify(role.permission_grants)) ||
     (input.frontend_view != null && input.frontend_view !== role.frontend_view) ||
     (input.inherited_from !== undefined && input.inherited_from !== role.inherited_from);
   const description = input.description ?? role.description;
@@ -162,7 +168,8 @@ export const modifyRoleFor = async (caller: Caller, orgId: string, name: string,
     if (description !== role.description) await updateRoleDescription(orgId, role, description, at);
     return role.id;
   }
-  if (role.is_base_role && input.inherited_from) throw new BadRequestError('Base roles cannot inherit from other roles.');
+  if (role.is_base_role && input.inherited_from)
+    throw new BadRequestError('Base roles cannot inherit from other roles.');
   const base =
     input.inherited_from === undefined
       ? role.inherited_from_name
@@ -183,7 +190,9 @@ export const modifyRoleFor = async (caller: Caller, orgId: string, name: string,
     created_at: at,
     updated_at: at,
   };
-  const dependants = role.is_base_role ? (await listRoles(orgId)).filter((other) => other.inherited_from === role.id) : [];
+  const dependants = role.is_base_role
+    ? (await listRoles(orgId)).filter((other) => other.inherited_from === role.id)
+    : [];
   await replaceRoles(
     orgId,
     [

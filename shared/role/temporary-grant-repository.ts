@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { creatorInfo, tagMap } from '../kernel/schemas';
-import type { PermissionGrant } from '../kernel/caller';
 import { defineEntity } from '../data/entity';
-import { type Item, queryAll, queryPage, type QueryPage, transactWrite } from '../data/table';
+import { type Item, type QueryPage, queryAll, queryPage, transactWrite } from '../data/table';
+import type { PermissionGrant } from '../kernel/caller';
+import { creatorInfo, tagMap } from '../kernel/schemas';
 import { permissionGrantRecord } from './role-repository';
 
 /**
@@ -49,7 +49,12 @@ export const createTemporaryGrant = async (record: TemporaryGrantRecord): Promis
 
 /** A user's grants still in force at `nowIso` (a user holds few: the index range is read whole, bounded). */
 export const activeGrantsOf = async (orgId: string, userId: string, nowIso: string): Promise<PermissionGrant[]> =>
-  (await queryAll(temporaryGrants.queryIndex(orgId, 'byUser', { user_id: userId }, { between: [nowIso, '\uffff'] }), 200))
+  (
+    await queryAll(
+      temporaryGrants.queryIndex(orgId, 'byUser', { user_id: userId }, { between: [nowIso, '\uffff'] }),
+      200,
+    )
+  )
     .map(temporaryGrants.parse)
     .map((grant) => grant.permission_grant);
 
@@ -66,4 +71,7 @@ export const readTemporaryGrants = (
   });
 
 export const getTemporaryGrants = (orgId: string, ids: readonly string[]): Promise<TemporaryGrantRecord[]> =>
-  temporaryGrants.getMany(orgId, [...new Set(ids)].map((id) => ({ id })));
+  temporaryGrants.getMany(
+    orgId,
+    [...new Set(ids)].map((id) => ({ id })),
+  );

@@ -1,18 +1,18 @@
+import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
+import type { Item } from '../data/table';
 import type { Caller, PermissionGrant } from '../kernel/caller';
 import { creatorOf } from '../kernel/caller';
 import { ForbiddenError, NotFoundError, ValidationError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import {
-  compareBySortEntries,
   type CreatorFilter,
+  compareBySortEntries,
   fieldValue,
   matchesTags,
   type SortEntry,
   type TagFilter,
 } from '../kernel/list-params';
 import { hasPermission, requirePermission } from '../kernel/permissions';
-import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
-import type { Item } from '../data/table';
 import { durationSeconds } from '../organization/api-keys';
 import { requireOrganization } from '../organization/organization-repository';
 import { loadPrincipal } from '../user/principal';
@@ -36,7 +36,11 @@ const grantSeconds = (duration: string): number => {
   const seconds = durationSeconds(duration);
   if (seconds === undefined || seconds < 1 || seconds > maxGrantSeconds) {
     throw new ValidationError([
-      { loc: ['body', 'duration'], msg: 'Expected an ISO 8601 duration from 1 second to 90 days, e.g. PT1H.', type: 'value_error' },
+      {
+        loc: ['body', 'duration'],
+        msg: 'Expected an ISO 8601 duration from 1 second to 90 days, e.g. PT1H.',
+        type: 'value_error',
+      },
     ]);
   }
   return seconds;
@@ -133,7 +137,9 @@ export const listTemporaryGrantsFor = async (
     (query.permissionName === undefined || grant.permission_grant.permission_name === query.permissionName) &&
     (query.isExpired === undefined || grant.expires_at <= now === query.isExpired) &&
     (query.creators.length === 0 ||
-      query.creators.some((creator) => creator.orgId === grant.creator.org_id && creator.userId === grant.creator.user_id)) &&
+      query.creators.some(
+        (creator) => creator.orgId === grant.creator.org_id && creator.userId === grant.creator.user_id,
+      )) &&
     matchesTags(grant.tags, query.tags) &&
     full.visible(grant);
   const keep = (item: Item) => matches(temporaryGrants.parse(item));

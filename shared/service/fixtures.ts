@@ -3,9 +3,9 @@ import { sampleAgentVersionBody } from '../agent/fixtures';
 import type { Caller } from '../kernel/caller';
 import { newId } from '../kernel/ids';
 import { sampleStateMachineVersion } from '../state-machine/fixtures';
+import { createStateMachine, createStateMachineVersion } from '../state-machine/state-machines';
 import { createServiceRequest } from './schemas';
 import { createService } from './services';
-import { createStateMachine, createStateMachineVersion } from '../state-machine/state-machines';
 
 /**
  * Records for the domain tests that run against DynamoDB Local, written through the domain

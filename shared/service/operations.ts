@@ -1,4 +1,14 @@
 import { z } from 'zod';
+import { defineOperation } from '../kernel/operation';
+import {
+  commonHeaders,
+  continuationToken,
+  mapKeyName,
+  objectId,
+  organizationPath,
+  queryArray,
+  queryBoolean,
+} from '../kernel/schemas';
 import {
   createServiceRequest,
   createServiceResponse,
@@ -6,8 +16,6 @@ import {
   updateServiceRequest,
   upsertVersionSetRequest,
 } from './schemas';
-import { commonHeaders, continuationToken, mapKeyName, objectId, organizationPath, queryArray, queryBoolean } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
 
 const headers = commonHeaders;
 const servicePath = organizationPath.extend({ service_id: objectId.describe('The identifier of the service.') });

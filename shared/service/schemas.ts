@@ -44,9 +44,13 @@ export const versionSetRecord = z.object({
   llm_model_preferences: z.record(z.string(), llmConfigRecord),
 });
 
-
 const keytermsInput = z
-  .array(z.string().trim().regex(/^[a-z-]+( [a-z-]+){0,2}$/, 'must be one to three lowercase words'))
+  .array(
+    z
+      .string()
+      .trim()
+      .regex(/^[a-z-]+( [a-z-]+){0,2}$/, 'must be one to three lowercase words'),
+  )
   .max(20);
 
 export const createServiceRequest = z.object({

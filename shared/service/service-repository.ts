@@ -1,14 +1,21 @@
 import { z } from 'zod';
-import { creatorInfo } from '../kernel/schemas';
-import { BadRequestError, ConflictError } from '../kernel/errors';
-import { compareBySortEntries, fieldValue, matchesTags, type SortEntry, sortableValue, type TagFilter } from '../kernel/list-params';
-import { versionSetRecord } from './schemas';
 import { agents } from '../agent/agent-repository';
 import { defineEntity } from '../data/entity';
 import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
-import { stateMachines } from '../state-machine/state-machine-repository';
-import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
 import { failedConditions, type Item, queryAll, queryPage, type TransactItem, transactWrite } from '../data/table';
+import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
+import { BadRequestError, ConflictError } from '../kernel/errors';
+import {
+  compareBySortEntries,
+  fieldValue,
+  matchesTags,
+  type SortEntry,
+  sortableValue,
+  type TagFilter,
+} from '../kernel/list-params';
+import { creatorInfo } from '../kernel/schemas';
+import { stateMachines } from '../state-machine/state-machine-repository';
+import { versionSetRecord } from './schemas';
 
 /*
  * Entities (partition, then sort key):
@@ -170,7 +177,8 @@ export const saveService = async (orgId: string, service: StoredService, previou
     if (after !== undefined) {
       add(
         store.activeServiceDelta(orgId, after, 1),
-        () => new BadRequestError(`${label} ${after} is deprecated or has no version; an active service cannot use it.`),
+        () =>
+          new BadRequestError(`${label} ${after} is deprecated or has no version; an active service cannot use it.`),
       );
     }
   }
@@ -214,7 +222,11 @@ export const listServices = async (orgId: string, query: ServiceListQuery): Prom
     );
   };
   const [order, ...more] = query.sortBy;
-  const compare = compareBySortEntries(query.sortBy, (item: Item, field) => fieldValue(toService(item), field), (item) => String(item.id));
+  const compare = compareBySortEntries(
+    query.sortBy,
+    (item: Item, field) => fieldValue(toService(item), field),
+    (item) => String(item.id),
+  );
   const descending = order?.direction === 'desc';
   const byActivity = order?.field === 'is_active' || (order === undefined && query.isActive !== undefined);
 

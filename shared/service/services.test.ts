@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { getAgentVersion } from '../agent/agent-repository';
 import { createAgent, createAgentVersion, deprecateAgent } from '../agent/agents';
 import { sampleAgentVersionBody } from '../agent/fixtures';
-import { getAgentVersion } from '../agent/agent-repository';
-import { eraseOrganizationData } from '../organization/entity-catalog';
-import { getService } from './service-repository';
+import type { Caller } from '../kernel/caller';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import type { Caller } from '../kernel/caller';
+import { eraseOrganizationData } from '../organization/entity-catalog';
 import { caller, createSampleService, prepareAgentAndMachine } from './fixtures';
 import { versionSetInput } from './schemas';
+import { getService } from './service-repository';
 import { deleteVersionSet, listServices, updateService, upsertVersionSet } from './services';
 import { isAgentUsedByActiveService } from './usage';
 import { resolveVersionSet } from './version-sets';
@@ -63,9 +63,7 @@ describe('services domain (DynamoDB Local)', () => {
 
     // Assess
     await expect(service('Support', true)).rejects.toThrow(/An active service named 'Support' already exists/);
-    await expect(
-      updateService(orgId, inactive.id, { is_active: true }, caller),
-    ).rejects.toThrow(ConflictError);
+    await expect(updateService(orgId, inactive.id, { is_active: true }, caller)).rejects.toThrow(ConflictError);
   });
 
   it('frees the active name when a service is renamed or deactivated', async () => {
@@ -95,9 +93,7 @@ describe('services domain (DynamoDB Local)', () => {
 
     // Assess
     await expect(deprecateAgent(orgId, agentId, caller)).rejects.toThrow(ConflictError);
-    await expect(
-      updateService(orgId, id, { is_active: true }, caller),
-    ).rejects.toThrow(/deprecated/);
+    await expect(updateService(orgId, id, { is_active: true }, caller)).rejects.toThrow(/deprecated/);
   });
 
   it('moves the active use to the new agent when an active service switches agents', async () => {
@@ -137,7 +133,10 @@ describe('services domain (DynamoDB Local)', () => {
     // Prepare
     const { orgId, service } = await prepare();
     const { id } = await service('Support', false);
-    const set = versionSetInput.parse({ agent_version_number: 1, service_hierarchical_state_machine_version_number: 1 });
+    const set = versionSetInput.parse({
+      agent_version_number: 1,
+      service_hierarchical_state_machine_version_number: 1,
+    });
     // Creating a version set and replacing one need different permissions (of a caller who may see the service).
     const mayOnlyCreate: Caller = {
       ...caller,
@@ -149,19 +148,17 @@ describe('services domain (DynamoDB Local)', () => {
 
     // Act
     await upsertVersionSet(orgId, id, 'canary', set, mayOnlyCreate);
-    const replaceRefused = await upsertVersionSet(orgId, id, 'canary', set, mayOnlyCreate).catch((error: unknown) => error);
+    const replaceRefused = await upsertVersionSet(orgId, id, 'canary', set, mayOnlyCreate).catch(
+      (error: unknown) => error,
+    );
     await upsertVersionSet(orgId, id, 'canary', set, caller);
     await deleteVersionSet(orgId, id, 'canary', caller);
 
     // Assess
     expect(replaceRefused).toBeInstanceOf(ForbiddenError);
     expect((replaceRefused as Error).message).toContain('Service:UpdateVersionSet');
-    await expect(upsertVersionSet(orgId, id, 'edge', set, caller)).rejects.toThrow(
-      BadRequestError,
-    );
-    await expect(deleteVersionSet(orgId, id, 'release', caller)).rejects.toThrow(
-      BadRequestError,
-    );
+    await expect(upsertVersionSet(orgId, id, 'edge', set, caller)).rejects.toThrow(BadRequestError);
+    await expect(deleteVersionSet(orgId, id, 'release', caller)).rejects.toThrow(BadRequestError);
     expect(Object.keys((await getService(orgId, id))?.version_sets ?? {}).sort()).toEqual(['edge', 'release']);
   });
 

@@ -1,28 +1,31 @@
 import { agents } from '../agent/agent-repository';
+import type { VersionedHead } from '../data/versioned-entity';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { tagsAsList } from '../kernel/list-params';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import { stateMachines } from '../state-machine/state-machine-repository';
+import { announceFrameworkResourceChange } from '../webhook/events';
+import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
 import {
   getService,
-  listServices as listStoredServices,
   listServiceTags,
+  listServices as listStoredServices,
   type ServiceListQuery,
   StaleServiceError,
   type StoredService,
   saveService,
 } from './service-repository';
-import { stateMachines } from '../state-machine/state-machine-repository';
-import type { VersionedHead } from '../data/versioned-entity';
-import { type Caller, creatorOf } from '../kernel/caller';
-import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
-import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
-import { tagsAsList } from '../kernel/list-params';
-import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
 import { isServiceUsedBySimulation, isVersionSetUsedBySimulation } from './usage';
-import { announceFrameworkResourceChange } from '../webhook/events';
 import { EDGE, edgeAsOf, edgeVersionSet, presentedVersionSets, RELEASE, versionSetFrom } from './version-sets';
 
 /** What permission grant conditions can name on a service. */
 export const serviceAttributes = (
-  service: Pick<StoredService, 'id' | 'name' | 'is_active' | 'agent_id' | 'service_hierarchical_state_machine_id' | 'tags'>,
+  service: Pick<
+    StoredService,
+    'id' | 'name' | 'is_active' | 'agent_id' | 'service_hierarchical_state_machine_id' | 'tags'
+  >,
 ) => ({
   id: service.id,
   service_id: service.id,
@@ -38,7 +41,8 @@ const labels = { agent: 'Agent', stateMachine: 'Service hierarchical state machi
 /** A service may only start using an agent or state machine that has a version and is not deprecated. */
 const requireUsable = (head: VersionedHead, label: string): void => {
   if (head.deprecated) throw new BadRequestError(`${label} ${head.id} is deprecated; a service cannot start using it.`);
-  if (head.latest_version === null) throw new BadRequestError(`${label} ${head.id} has no version yet; create one first.`);
+  if (head.latest_version === null)
+    throw new BadRequestError(`${label} ${head.id} has no version yet; create one first.`);
 };
 
 const requireService = async (orgId: string, serviceId: string): Promise<StoredService> => {
@@ -57,7 +61,11 @@ const changeService = async (
     const current = await requireService(orgId, serviceId);
     try {
       await saveService(orgId, await change(current), current);
-      await announceFrameworkResourceChange(orgId, { resourceType: 'service', resourceId: serviceId, change: 'updated' });
+      await announceFrameworkResourceChange(orgId, {
+        resourceType: 'service',
+        resourceId: serviceId,
+        change: 'updated',
+      });
       return;
     } catch (error) {
       if (!(error instanceof StaleServiceError)) throw error;
@@ -66,7 +74,11 @@ const changeService = async (
   throw new ConflictError(`Service ${serviceId} is being changed by other requests at the same time; retry.`);
 };
 
-export const createService = async (orgId: string, request: CreateServiceRequest, caller: Caller): Promise<{ id: string }> => {
+export const createService = async (
+  orgId: string,
+  request: CreateServiceRequest,
+  caller: Caller,
+): Promise<{ id: string }> => {
   const attributes = {
     name: request.name,
     is_active: request.is_active,
@@ -82,15 +94,15 @@ export const createService = async (orgId: string, request: CreateServiceRequest
   ]);
   if (!agent) throw new NotFoundError(`Agent ${request.agent_id} does not exist.`);
   if (!machine) {
-    throw new NotFoundError(`Service hierarchical state machine ${request.service_hierarchical_state_machine_id} does not exist.`);
+    throw new NotFoundError(
+      `Service hierarchical state machine ${request.service_hierarchical_state_machine_id} does not exist.`,
+    );
   }
   requireUsable(agent, labels.agent);
   requireUsable(machine, labels.stateMachine);
   const latest = { agent: agent.latest_version, stateMachine: machine.latest_version };
   // Without a requested release, release is edge as it resolves now: pinned to today's latest versions.
-  const release = request.release_version_set
-    ? versionSetFrom(request.release_version_set, latest)
-    : edgeAsOf(latest);
+  const release = request.release_version_set ? versionSetFrom(request.release_version_set, latest) : edgeAsOf(latest);
   const id = newId();
   const now = nowIso();
   const creator = creatorOf(caller);
@@ -117,8 +129,14 @@ export const createService = async (orgId: string, request: CreateServiceRequest
 /** Services as clients see them: tags as a list, edge showing the versions it currently resolves to. */
 const serviceViews = async (orgId: string, services: StoredService[]): Promise<ServiceRecord[]> => {
   const [agentHeads, machineHeads] = await Promise.all([
-    agents.getMany(orgId, services.map((service) => service.agent_id)),
-    stateMachines.getMany(orgId, services.map((service) => service.service_hierarchical_state_machine_id)),
+    agents.getMany(
+      orgId,
+      services.map((service) => service.agent_id),
+    ),
+    stateMachines.getMany(
+      orgId,
+      services.map((service) => service.service_hierarchical_state_machine_id),
+    ),
   ]);
   return services.map((service) => ({
     id: service.id,
@@ -221,7 +239,13 @@ export const updateService = (
     };
     const activating = next.is_active && !current.is_active;
     if (next.agent_id !== current.agent_id || activating) {
-      checkReplacement(next, await agents.get(orgId, next.agent_id), next.agent_id, labels.agent, (set) => set.agent_version_number);
+      checkReplacement(
+        next,
+        await agents.get(orgId, next.agent_id),
+        next.agent_id,
+        labels.agent,
+        (set) => set.agent_version_number,
+      );
     }
     const machineId = next.service_hierarchical_state_machine_id;
     if (machineId !== current.service_hierarchical_state_machine_id || activating) {
@@ -240,7 +264,10 @@ export const updateService = (
   });
 
 /** What permission grant conditions can name on a version set. */
-const versionSetAttributes = (service: StoredService, name: string) => ({ ...serviceAttributes(service), version_set_name: name });
+const versionSetAttributes = (service: StoredService, name: string) => ({
+  ...serviceAttributes(service),
+  version_set_name: name,
+});
 
 /** Creates or replaces a version set (each needs its own permission). Edge cannot be changed. */
 export const upsertVersionSet = (
@@ -258,7 +285,8 @@ export const upsertVersionSet = (
       current,
       versionSetAttributes(current, name),
     );
-    if (name === EDGE) throw new BadRequestError('The edge version set cannot be updated; it always uses the latest versions.');
+    if (name === EDGE)
+      throw new BadRequestError('The edge version set cannot be updated; it always uses the latest versions.');
     const [agent, machine] = await Promise.all([
       agents.get(orgId, current.agent_id),
       stateMachines.get(orgId, current.service_hierarchical_state_machine_id),
@@ -272,12 +300,7 @@ export const upsertVersionSet = (
     };
   });
 
-export const deleteVersionSet = (
-  orgId: string,
-  serviceId: string,
-  name: string,
-  caller: Caller,
-): Promise<void> =>
+export const deleteVersionSet = (orgId: string, serviceId: string, name: string, caller: Caller): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
     if (!hasPermission(caller, 'Service:GetService', serviceAttributes(current))) throw serviceNotFound(serviceId);
     if (!Object.hasOwn(current.version_sets, name)) {

@@ -21,7 +21,9 @@ describe('versionSetFrom', () => {
     expect(set).toEqual({
       agent_version_number: 3,
       service_hierarchical_state_machine_version_number: 1,
-      llm_model_preferences: { engage_user: { llm_name: 'openai_gpt-5-mini-2025-08-07', temperature: 0.2, params: {} } },
+      llm_model_preferences: {
+        engage_user: { llm_name: 'openai_gpt-5-mini-2025-08-07', temperature: 0.2, params: {} },
+      },
     });
   });
 
@@ -68,14 +70,22 @@ describe('versionSetFrom', () => {
 describe('presentedVersionSets', () => {
   it('shows edge with the versions it resolves to now and leaves other sets as stored', () => {
     // Prepare
-    const release = { agent_version_number: 1, service_hierarchical_state_machine_version_number: 1, llm_model_preferences: {} };
+    const release = {
+      agent_version_number: 1,
+      service_hierarchical_state_machine_version_number: 1,
+      llm_model_preferences: {},
+    };
 
     // Act
     const shown = presentedVersionSets({ edge: edgeVersionSet(), release }, latest);
 
     // Assess
     expect(shown).toEqual({
-      edge: { agent_version_number: 3, service_hierarchical_state_machine_version_number: 2, llm_model_preferences: {} },
+      edge: {
+        agent_version_number: 3,
+        service_hierarchical_state_machine_version_number: 2,
+        llm_model_preferences: {},
+      },
       release,
     });
   });

@@ -1,8 +1,8 @@
 import { agents } from '../agent/agent-repository';
-import { getService } from './service-repository';
-import { stateMachines } from '../state-machine/state-machine-repository';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
+import { stateMachines } from '../state-machine/state-machine-repository';
 import type { LlmConfigInput, LlmConfigRecord, VersionSetInput, VersionSetRecord } from './schemas';
+import { getService } from './service-repository';
 
 export const EDGE = 'edge';
 export const RELEASE = 'release';

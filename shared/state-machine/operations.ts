@@ -1,4 +1,14 @@
 import { z } from 'zod';
+import { defineOperation } from '../kernel/operation';
+import {
+  commonHeaders,
+  expectedVersion,
+  headListQuery,
+  objectId,
+  organizationPath,
+  queryBoolean,
+  versionListQuery,
+} from '../kernel/schemas';
 import {
   createStateMachineRequest,
   createStateMachineResponse,
@@ -7,8 +17,6 @@ import {
   listStateMachineVersionsResponse,
   stateMachineVersionBody,
 } from './schemas';
-import { commonHeaders, expectedVersion, headListQuery, objectId, organizationPath, queryBoolean, versionListQuery } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
 
 /*
  * Service hierarchical state machines. They sit under /organization/ and are carried by the

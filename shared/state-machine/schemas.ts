@@ -50,7 +50,9 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
   const textList = z.array(rules.text);
   const stateName = rules.stateName.describe('The name of this state.');
   const objective = rules.text.describe('The objective that the agent works towards when in this state.');
-  const audioFillerDelay = rules.audioFillerDelay.describe('The number of seconds to wait before playing an audio filler.');
+  const audioFillerDelay = rules.audioFillerDelay.describe(
+    'The number of seconds to wait before playing an audio filler.',
+  );
 
   const nextState = z
     .union([rules.stateName, z.tuple([rules.externalStateName, rules.stateName])])
@@ -103,15 +105,21 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
         'Guidelines for how the agent navigates between subgoals and exit conditions within this state.',
       ),
       action_guidelines: textList.describe('Guidelines for how the agent behaves when engaging with the user.'),
-      boundary_constraints: textList.describe('Guidelines for how the agent must not behave when engaging with the user.'),
+      boundary_constraints: textList.describe(
+        'Guidelines for how the agent must not behave when engaging with the user.',
+      ),
       exit_conditions: exitConditions,
-      action_tool_call_specs: toolCallSpecs.describe('Tool calls the agent can make in this state when executing an action.'),
+      action_tool_call_specs: toolCallSpecs.describe(
+        'Tool calls the agent can make in this state when executing an action.',
+      ),
       exit_condition_tool_call_specs: toolCallSpecs.describe(
         'Tool calls the agent can make in this state when evaluating exit conditions.',
       ),
       skip_active_memory_retrieval: z
         .boolean()
-        .describe('If true, the agent does not perform active memory retrieval at the start of an interaction in this state.'),
+        .describe(
+          'If true, the agent does not perform active memory retrieval at the start of an interaction in this state.',
+        ),
     })
     .describe(
       'A state with an objective and actions the agent performs towards it. The session stays here until one of the exit conditions is met.',
@@ -285,7 +293,9 @@ export const stateMachineRecord = z.object({
 });
 
 export const listStateMachinesResponse = pagedResponse({
-  service_hierarchical_state_machines: z.array(stateMachineRecord).describe('The state machines for this organization.'),
+  service_hierarchical_state_machines: z
+    .array(stateMachineRecord)
+    .describe('The state machines for this organization.'),
 });
 
 const createdVersion = z.object({

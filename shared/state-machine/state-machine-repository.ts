@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { stateMachineVersionRecord } from './schemas';
 import { defineVersionedEntity } from '../data/versioned-entity';
+import { stateMachineVersionRecord } from './schemas';
 
 /** A stored state machine version: the listed record plus its internal id. */
 const storedStateMachineVersion = stateMachineVersionRecord.extend({ id: z.string() });

@@ -1,15 +1,21 @@
-import { type HeadAccess, type HeadListRequest, requireOnHead, versionedAttributes, visibleHeads } from '../agent/agents';
-import { type Caller, creatorOf } from '../kernel/caller';
-import { requirePermission } from '../kernel/permissions';
+import {
+  type HeadAccess,
+  type HeadListRequest,
+  requireOnHead,
+  versionedAttributes,
+  visibleHeads,
+} from '../agent/agents';
 import type { Paged } from '../data/paging';
-import { stateMachines } from './state-machine-repository';
 import type { HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
+import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import type { StateMachineVersionBody, StateMachineVersionRecord } from './schemas';
-import { type ReferencedMachineResolver, validateStateMachineGraph } from './validate-graph';
-import { announceFrameworkResourceChange } from '../webhook/events';
+import { requirePermission } from '../kernel/permissions';
 import { toolReferenceProblems } from '../tool/tool-references';
+import { announceFrameworkResourceChange } from '../webhook/events';
+import type { StateMachineVersionBody, StateMachineVersionRecord } from './schemas';
+import { stateMachines } from './state-machine-repository';
+import { type ReferencedMachineResolver, validateStateMachineGraph } from './validate-graph';
 
 export const stateMachineAttributes = (machine: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) =>
   versionedAttributes(machine, 'service_hierarchical_state_machine_id');
@@ -24,7 +30,11 @@ const machineAccess: HeadAccess = {
 export const createStateMachine = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
   requirePermission(caller, 'Organization:CreateServiceHierarchicalStateMachine', { name });
   const created = await stateMachines.create(orgId, name, creatorOf(caller));
-  await announceFrameworkResourceChange(orgId, { resourceType: 'state-machine', resourceId: created.id, change: 'created' });
+  await announceFrameworkResourceChange(orgId, {
+    resourceType: 'state-machine',
+    resourceId: created.id,
+    change: 'created',
+  });
   return created;
 };
 
@@ -39,7 +49,10 @@ export const listStateMachines = (orgId: string, caller: Caller, query: HeadList
  * Loads the state names of every machine version `references` names, so the synchronous graph
  * check can look into them. A deprecated machine counts as missing, as in the reference.
  */
-const referencedMachines = async (orgId: string, version: StateMachineVersionBody): Promise<ReferencedMachineResolver> => {
+const referencedMachines = async (
+  orgId: string,
+  version: StateMachineVersionBody,
+): Promise<ReferencedMachineResolver> => {
   const entries = await Promise.all(
     Object.values(version.references).map(async ([machineId, number]) => {
       const [head, referenced] = await Promise.all([
@@ -65,10 +78,15 @@ export const createStateMachineVersion = async (
   body: StateMachineVersionBody,
   options: { expectedVersion?: number; dryRun: boolean; caller: Caller },
 ): Promise<{ version: number; created_at: string } | null> => {
-  requireOnHead(options.caller, 'Organization:CreateServiceHierarchicalStateMachineVersion', machineAccess)(
-    await stateMachines.getExisting(orgId, machineId),
-  );
-  const problems = [...validateStateMachineGraph(body, await referencedMachines(orgId, body)), ...(await toolReferenceProblems(orgId, body))];
+  requireOnHead(
+    options.caller,
+    'Organization:CreateServiceHierarchicalStateMachineVersion',
+    machineAccess,
+  )(await stateMachines.getExisting(orgId, machineId));
+  const problems = [
+    ...validateStateMachineGraph(body, await referencedMachines(orgId, body)),
+    ...(await toolReferenceProblems(orgId, body)),
+  ];
   const graphProblems = problems.filter((problem) => problem.type !== 'referenced_machine_not_found');
   if (graphProblems.length > 0) throw new ValidationError(problems);
   if (problems.length > 0) throw new BadRequestError(problems.map((problem) => problem.msg).join(' '));
@@ -118,5 +136,9 @@ export const deleteStateMachine = async (orgId: string, machineId: string, calle
     machineId,
     requireOnHead(caller, 'Organization:DeleteServiceHierarchicalStateMachine', machineAccess),
   );
-  await announceFrameworkResourceChange(orgId, { resourceType: 'state-machine', resourceId: machineId, change: 'deleted' });
+  await announceFrameworkResourceChange(orgId, {
+    resourceType: 'state-machine',
+    resourceId: machineId,
+    change: 'deleted',
+  });
 };

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { sampleStateMachineVersion } from './fixtures';
 import { getState } from './navigation';
 import type { AnnotationState, RecallState, State, StateMachineVersionBody, ToolCallSpec } from './schemas';
-import { validateStateMachineGraph } from './validate-graph';
 import type { ReferencedMachineResolver } from './validate-graph';
+import { validateStateMachineGraph } from './validate-graph';
 
 const billingMachineId = '65f1c0a2b3d4e5f60718293b';
 
@@ -383,7 +383,10 @@ describe('validateStateMachineGraph', () => {
     // Prepare
     const version = sampleStateMachineVersion();
     version.states.push(recall(fields));
-    stateNamed(version, 'triage', 'decision').exit_conditions.push({ description: 'Returning.', next_state: 'remember' });
+    stateNamed(version, 'triage', 'decision').exit_conditions.push({
+      description: 'Returning.',
+      next_state: 'remember',
+    });
 
     // Act
     const problems = validateStateMachineGraph(version);
@@ -432,7 +435,10 @@ describe('validateStateMachineGraph', () => {
       designated_tool_call_validations: [],
       tool_call_specs: [],
     });
-    stateNamed(version, 'triage', 'decision').exit_conditions.push({ description: 'Order.', next_state: 'lookup_order' });
+    stateNamed(version, 'triage', 'decision').exit_conditions.push({
+      description: 'Order.',
+      next_state: 'lookup_order',
+    });
 
     // Act
     const problems = validateStateMachineGraph(version);

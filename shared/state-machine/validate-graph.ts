@@ -216,7 +216,8 @@ export const validateStateMachineGraph = (
 
     // A recall needs exactly one source of queries: the reference forbids setting both, and with neither there is nothing to recall.
     if (state.type === 'recall' && (state.queries === null) === (state.requested_information === null)) {
-      const which = state.queries === null ? 'neither queries nor requested_information' : 'both queries and requested_information';
+      const which =
+        state.queries === null ? 'neither queries nor requested_information' : 'both queries and requested_information';
       report(
         [...statePath, 'queries'],
         'recall_source',

@@ -3,12 +3,12 @@
  * patterns follow the grammar of the reference implementation (the `packaging` library),
  * so a constraint is accepted here exactly when the reference would accept it.
  */
-const epoch = String.raw`(?:[0-9]+!)?`;
+const epoch = '(?:[0-9]+!)?';
 const release = String.raw`[0-9]+(?:\.[0-9]+)*`;
 const releaseOfTwoOrMore = String.raw`[0-9]+(?:\.[0-9]+)+`;
-const preRelease = String.raw`(?:[-_.]?(?:alpha|beta|preview|pre|a|b|c|rc)[-_.]?[0-9]*)?`;
-const postRelease = String.raw`(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?`;
-const devRelease = String.raw`(?:[-_.]?dev[-_.]?[0-9]*)?`;
+const preRelease = '(?:[-_.]?(?:alpha|beta|preview|pre|a|b|c|rc)[-_.]?[0-9]*)?';
+const postRelease = '(?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?';
+const devRelease = '(?:[-_.]?dev[-_.]?[0-9]*)?';
 const local = String.raw`(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?`;
 const suffixes = preRelease + postRelease + devRelease;
 

@@ -3,8 +3,8 @@ import { countToolCall } from '../aws/business-metrics';
 import type { ResolvedToolCall, ToolCallRequest } from '../conversation/engine/contracts';
 import type { toolCallLog } from '../conversation/schemas';
 import type { ToolCallSpec } from '../state-machine/schemas';
-import { describeInputErrors, inputValidator } from './project';
 import { runToolVersion } from './invocations';
+import { describeInputErrors, inputValidator } from './project';
 import type { InvocationMetadata, InvocationSource } from './schemas';
 import { resolveToolVersion } from './tools';
 import { formatVersion } from './version-constraint';
@@ -29,7 +29,11 @@ export const resolveToolCalls = async (orgId: string, specs: ToolCallSpec[]): Pr
               spec,
               toolId: found.tool.id,
               version: formatVersion(found.version.version),
-              llmTool: { name: found.tool.name, description: found.tool.description, inputSchema: found.version.input_schema },
+              llmTool: {
+                name: found.tool.name,
+                description: found.tool.description,
+                inputSchema: found.version.input_schema,
+              },
             },
           ]
         : [];
@@ -45,7 +49,10 @@ export interface ConversationToolContext {
   conversationId: string;
   stateMachine: [string, number];
   /** The user's variables (sensitive ones opened), given to every tool the conversation calls. */
-  userVariables: () => Promise<{ nonsensitive_user_variables: Record<string, string>; sensitive_user_variables: Record<string, string> }>;
+  userVariables: () => Promise<{
+    nonsensitive_user_variables: Record<string, string>;
+    sensitive_user_variables: Record<string, string>;
+  }>;
 }
 
 const metadataOf = (request: ToolCallRequest, stateMachine: [string, number]): InvocationMetadata => {
@@ -53,7 +60,11 @@ const metadataOf = (request: ToolCallRequest, stateMachine: [string, number]): I
     return { type: 'tool-call-state', current_state_machine_and_version: stateMachine, state_name: request.state.name };
   }
   if (request.phase === 'engage-user') {
-    return { type: 'engage-user', current_state_machine_and_version: stateMachine, tool_call_round_index: request.toolRoundIndex };
+    return {
+      type: 'engage-user',
+      current_state_machine_and_version: stateMachine,
+      tool_call_round_index: request.toolRoundIndex,
+    };
   }
   return {
     type: 'state-transition',
@@ -84,7 +95,8 @@ export const callConversationTool = async (
     duration: durationMs / 1000,
   });
   if (!found || !validate) return log(`The tool ${request.tool.llmTool.name} is no longer available.`, 0);
-  if (!validate(request.input)) return log(`The input does not conform to the tool's input schema: ${describeInputErrors(validate)}.`, 0);
+  if (!validate(request.input))
+    return log(`The input does not conform to the tool's input schema: ${describeInputErrors(validate)}.`, 0);
   const source: InvocationSource = {
     type: 'regular-conversation',
     user_id: context.userId,
@@ -98,5 +110,8 @@ export const callConversationTool = async (
     input: { input_parameters: request.input, invocation_mode: 'regular', ...(await context.userVariables()) },
     source,
   });
-  return log(result.succeeded ? result.output : `${result.exception_type}: ${result.exception_message}`, result.duration_ms);
+  return log(
+    result.succeeded ? result.output : `${result.exception_type}: ${result.exception_message}`,
+    result.duration_ms,
+  );
 };

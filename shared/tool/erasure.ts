@@ -16,10 +16,14 @@ export const toolArtifactPrefix = (orgId: string) => `tools/${orgId}/`;
  */
 export const eraseOrganizationTools = async (orgId: string): Promise<void> => {
   for (;;) {
-    const listed = await s3().send(new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: toolArtifactPrefix(orgId), MaxKeys: 1000 }));
+    const listed = await s3().send(
+      new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: toolArtifactPrefix(orgId), MaxKeys: 1000 }),
+    );
     const keys = (listed.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
     if (keys.length === 0) break;
-    await s3().send(new DeleteObjectsCommand({ Bucket: config.artifactBucket, Delete: { Objects: keys, Quiet: true } }));
+    await s3().send(
+      new DeleteObjectsCommand({ Bucket: config.artifactBucket, Delete: { Objects: keys, Quiet: true } }),
+    );
   }
   await (await toolRuntime()).eraseOrganization(orgId);
   const localRoot = process.env.TOOL_REPOSITORY_ROOT;

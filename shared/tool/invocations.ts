@@ -1,11 +1,11 @@
-import { hasPermission, requirePermission } from '../kernel/permissions';
+import { logger } from '../aws/observability';
+import { listFingerprint, pageOf } from '../data/paging';
+import { type Item, putItem, queryPage } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { parseSortBy } from '../kernel/list-params';
-import { logger } from '../aws/observability';
-import { listFingerprint, pageOf } from '../data/paging';
-import { type Item, putItem, queryPage } from '../data/table';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { describeInputErrors, inputValidator } from './project';
 import type { SandboxOutcome } from './runtime';
 import { toolRuntime } from './runtimes';
@@ -30,14 +30,22 @@ export const maskOutcome = (outcome: SandboxOutcome, secrets: readonly string[])
   return { status, duration_ms: outcome.duration_ms, stdout: mask(outcome.stdout), stderr: mask(outcome.stderr) };
 };
 
-export const toInvocationResult = (outcome: SandboxOutcome): InvocationResult => ({ ...outcome.status, duration_ms: outcome.duration_ms });
+export const toInvocationResult = (outcome: SandboxOutcome): InvocationResult => ({
+  ...outcome.status,
+  duration_ms: outcome.duration_ms,
+});
 
 /** Refuses inputs that break the version's input schema with 400, before anything runs. */
-export const validateInputs = (inputSchema: Record<string, unknown>, inputs: readonly Pick<InvocationInput, 'input_parameters'>[]): void => {
+export const validateInputs = (
+  inputSchema: Record<string, unknown>,
+  inputs: readonly Pick<InvocationInput, 'input_parameters'>[],
+): void => {
   const validate = inputValidator(inputSchema);
   inputs.forEach((input, index) => {
     if (!validate(input.input_parameters)) {
-      throw new BadRequestError(`Input ${index} does not conform to the tool's input schema: ${describeInputErrors(validate)}.`);
+      throw new BadRequestError(
+        `Input ${index} does not conform to the tool's input schema: ${describeInputErrors(validate)}.`,
+      );
     }
   });
 };
@@ -53,7 +61,9 @@ export interface RunRequest {
  * Runs one input on a deployed version and records the invocation. Secrets (the tool's secret
  * variables, the sensitive user variables) reach the tool only; what is kept or answered has them masked.
  */
-export const runToolVersion = async (request: RunRequest): Promise<{ result: InvocationResult; invocation: ToolInvocationInstance }> => {
+export const runToolVersion = async (
+  request: RunRequest,
+): Promise<{ result: InvocationResult; invocation: ToolInvocationInstance }> => {
   const { tool, version, input } = request;
   if (version.status !== 'deployed' || !version.runtime_ref) {
     throw new NotFoundError(`Version of tool ${tool.id} is not deployed (${version.status}).`);
@@ -88,15 +98,31 @@ export const runToolVersion = async (request: RunRequest): Promise<{ result: Inv
     stderr: outcome.stderr,
   };
   await putItem(toolInvocations.item(tool.org_id, invocation));
-  logger.info('tool invoked', { tool_id: tool.id, succeeded: outcome.status.succeeded, duration_ms: outcome.duration_ms });
+  logger.info('tool invoked', {
+    tool_id: tool.id,
+    succeeded: outcome.status.succeeded,
+    duration_ms: outcome.duration_ms,
+  });
   return { result: toInvocationResult(outcome), invocation };
 };
 
 /** The source recorded for a direct invocation (invoke-tool-version): the calling user, no conversation. */
 const directSource = (caller: Caller, input: InvocationInput): InvocationSource =>
   input.invocation_mode === 'conversation-simulation'
-    ? { type: 'simulation-conversation', simulation_unit_test_set_run_id: null, unit_test_id: null, run_index: null, invocation_metadata: null }
-    : { type: 'regular-conversation', user_id: caller.userId, conversation_id: null, interaction_id: null, invocation_metadata: null };
+    ? {
+        type: 'simulation-conversation',
+        simulation_unit_test_set_run_id: null,
+        unit_test_id: null,
+        run_index: null,
+        invocation_metadata: null,
+      }
+    : {
+        type: 'regular-conversation',
+        user_id: caller.userId,
+        conversation_id: null,
+        interaction_id: null,
+        invocation_metadata: null,
+      };
 
 export const invokeToolVersion = async (
   orgId: string,
@@ -109,7 +135,8 @@ export const invokeToolVersion = async (
   requirePermission(caller, 'Tool:InvokeTool', toolAttributes(tool));
   validateInputs(version.input_schema, inputs);
   const results: InvocationResult[] = [];
-  for (const input of inputs) results.push((await runToolVersion({ tool, version, input, source: directSource(caller, input) })).result);
+  for (const input of inputs)
+    results.push((await runToolVersion({ tool, version, input, source: directSource(caller, input) })).result);
   return { invocation_results: results };
 };
 
@@ -126,7 +153,8 @@ export interface InvocationFilters {
 const readable = (caller: Caller) => {
   const regular = hasPermission(caller, 'Conversation:GetInteractionInsights');
   const simulation = hasPermission(caller, 'Simulation:GetSimulationUnitTestSetRun');
-  return (invocation: ToolInvocationInstance) => (invocation.invocation_source.type === 'regular-conversation' ? regular : simulation);
+  return (invocation: ToolInvocationInstance) =>
+    invocation.invocation_source.type === 'regular-conversation' ? regular : simulation;
 };
 
 const matcher = (caller: Caller, filters: InvocationFilters) => {
@@ -138,11 +166,14 @@ const matcher = (caller: Caller, filters: InvocationFilters) => {
     return (
       mayRead(invocation) &&
       (!filters.toolIds?.length || toolIndex >= 0) &&
-      (versionMatchers.length === 0 || (toolIndex >= 0 && versionMatchers[toolIndex]?.(invocation.tool_version) === true)) &&
+      (versionMatchers.length === 0 ||
+        (toolIndex >= 0 && versionMatchers[toolIndex]?.(invocation.tool_version) === true)) &&
       (!filters.sourceTypes?.length || filters.sourceTypes.includes(source.type)) &&
-      (!filters.conversationIds?.length || (source.type === 'regular-conversation' && filters.conversationIds.includes(source.conversation_id ?? ''))) &&
+      (!filters.conversationIds?.length ||
+        (source.type === 'regular-conversation' && filters.conversationIds.includes(source.conversation_id ?? ''))) &&
       (!filters.runIds?.length ||
-        (source.type === 'simulation-conversation' && filters.runIds.includes(source.simulation_unit_test_set_run_id ?? ''))) &&
+        (source.type === 'simulation-conversation' &&
+          filters.runIds.includes(source.simulation_unit_test_set_run_id ?? ''))) &&
       (filters.succeeded === undefined || invocation.invocation_status.succeeded === filters.succeeded)
     );
   };
@@ -180,7 +211,8 @@ const searchFields = {
     invocation.invocation_status.succeeded ? '' : invocation.invocation_status.exception_type,
   'invocation_status.exception_stack_trace': (invocation: ToolInvocationInstance) =>
     invocation.invocation_status.succeeded ? '' : invocation.invocation_status.exception_stack_trace.join('\n'),
-  'invocation_status.output': (invocation: ToolInvocationInstance) => (invocation.invocation_status.succeeded ? invocation.invocation_status.output : ''),
+  'invocation_status.output': (invocation: ToolInvocationInstance) =>
+    invocation.invocation_status.succeeded ? invocation.invocation_status.output : '',
 } as const;
 
 /** At most this many matches are answered, newest first, and a search reads a bounded number of records. */
@@ -199,10 +231,15 @@ export const searchToolInvocations = async (
   let startKey: Item | undefined;
   let read = 0;
   do {
-    const page = await queryPage(toolInvocations.query(orgId, {}, { forward: false }), { limit: 500, startKey, maxReads: 1 });
+    const page = await queryPage(toolInvocations.query(orgId, {}, { forward: false }), {
+      limit: 500,
+      startKey,
+      maxReads: 1,
+    });
     read += page.items.length;
     for (const invocation of page.items.map(toolInvocations.parse)) {
-      if (matches(invocation) && fields.some((field) => searchFields[field](invocation).toLowerCase().includes(needle))) found.push(invocation);
+      if (matches(invocation) && fields.some((field) => searchFields[field](invocation).toLowerCase().includes(needle)))
+        found.push(invocation);
     }
     startKey = page.nextKey;
   } while (startKey && found.length < searchResultLimit && read < searchMaxRead);

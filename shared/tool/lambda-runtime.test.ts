@@ -8,14 +8,19 @@ import { deploymentPackage, toolFunctionName } from './lambda-runtime';
 const readZip = (zip: Buffer): Record<string, string> => {
   const file = join(mkdtempSync(join(tmpdir(), 'zip-')), 'package.zip');
   writeFileSync(file, zip);
-  const script = 'import json, sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nassert z.testzip() is None\nprint(json.dumps({n: z.read(n).decode() for n in z.namelist()}))';
+  const script =
+    'import json, sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nassert z.testzip() is None\nprint(json.dumps({n: z.read(n).decode() for n in z.namelist()}))';
   return JSON.parse(execFileSync('python3', ['-c', script, file], { encoding: 'utf8' })) as Record<string, string>;
 };
 
 describe('deploymentPackage', () => {
   it('zips a bundled Node tool with its Lambda handler', () => {
     // Act
-    const { zip, runtime, handler } = deploymentPackage({ language: 'node', entry: 'tool.mjs', files: { 'tool.mjs': Buffer.from('export const handler = () => 1;').toString('base64') } });
+    const { zip, runtime, handler } = deploymentPackage({
+      language: 'node',
+      entry: 'tool.mjs',
+      files: { 'tool.mjs': Buffer.from('export const handler = () => 1;').toString('base64') },
+    });
 
     // Assess
     expect(runtime).toBe('nodejs20.x');
@@ -27,7 +32,11 @@ describe('deploymentPackage', () => {
 
   it('zips a Python tool with a handler that loads its entry', () => {
     // Act
-    const { zip, runtime } = deploymentPackage({ language: 'python', entry: 'pkg.main:handler', files: { 'pkg/main.py': Buffer.from('def handler(i, c):\n    return "x"\n').toString('base64') } });
+    const { zip, runtime } = deploymentPackage({
+      language: 'python',
+      entry: 'pkg.main:handler',
+      files: { 'pkg/main.py': Buffer.from('def handler(i, c):\n    return "x"\n').toString('base64') },
+    });
 
     // Assess
     expect(runtime).toBe('python3.11');

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import {
   CreateFunctionCommand,
   DeleteFunctionCommand,
@@ -11,11 +10,20 @@ import {
   waitUntilFunctionActiveV2,
   waitUntilFunctionUpdatedV2,
 } from '@aws-sdk/client-lambda';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/clients';
-import { config } from '../kernel/config';
 import { queryAll } from '../data/table';
+import { config } from '../kernel/config';
 import { type Artifact, unpackArtifact } from './project';
-import { type DeployedVersion, type DeployRequest, maxCapturedChars, type SandboxOutcome, type SandboxRequest, sandboxLimits, type ToolRuntime } from './runtime';
+import {
+  type DeployedVersion,
+  type DeployRequest,
+  maxCapturedChars,
+  type SandboxOutcome,
+  type SandboxRequest,
+  sandboxLimits,
+  type ToolRuntime,
+} from './runtime';
 import { tools } from './tool-repository';
 
 /**
@@ -108,17 +116,31 @@ export const zipFiles = (files: Record<string, Buffer>): Buffer => {
 };
 
 /** The deployment package of an artifact: its files and the handler that runs them. */
-export const deploymentPackage = (artifact: Artifact): { zip: Buffer; runtime: 'nodejs20.x' | 'python3.11'; handler: string } => {
-  const files = Object.fromEntries(Object.entries(artifact.files).map(([path, content]) => [path, Buffer.from(content, 'base64')]));
+export const deploymentPackage = (
+  artifact: Artifact,
+): { zip: Buffer; runtime: 'nodejs20.x' | 'python3.11'; handler: string } => {
+  const files = Object.fromEntries(
+    Object.entries(artifact.files).map(([path, content]) => [path, Buffer.from(content, 'base64')]),
+  );
   if (artifact.language === 'node') {
-    return { zip: zipFiles({ ...files, 'amigo_runner.mjs': Buffer.from(nodeHandler) }), runtime: 'nodejs20.x', handler: 'amigo_runner.handler' };
+    return {
+      zip: zipFiles({ ...files, 'amigo_runner.mjs': Buffer.from(nodeHandler) }),
+      runtime: 'nodejs20.x',
+      handler: 'amigo_runner.handler',
+    };
   }
-  return { zip: zipFiles({ ...files, 'amigo_runner.py': Buffer.from(pythonHandler(artifact.entry)) }), runtime: 'python3.11', handler: 'amigo_runner.handler' };
+  return {
+    zip: zipFiles({ ...files, 'amigo_runner.py': Buffer.from(pythonHandler(artifact.entry)) }),
+    runtime: 'python3.11',
+    handler: 'amigo_runner.handler',
+  };
 };
 
 const readArtifact = async (key: string): Promise<Artifact> => {
   const object = await s3().send(new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }));
-  return unpackArtifact(Buffer.from(await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray()));
+  return unpackArtifact(
+    Buffer.from(await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray()),
+  );
 };
 
 const exists = (name: string) =>
@@ -134,8 +156,13 @@ const exists = (name: string) =>
 
 /** What a failed Lambda invocation means for the tool: out of time, out of memory, or a crash. */
 const failureOf = (errorPayload: string, limits: { timeoutMs: number; memoryMb: number }) => {
-  if (/timed out/i.test(errorPayload)) return { type: 'TimeoutError', message: `The tool did not finish within ${limits.timeoutMs / 1000} s and was stopped.` };
-  if (/OutOfMemory|signal: killed|memory/i.test(errorPayload)) return { type: 'MemoryError', message: `The tool exceeded its memory limit of ${limits.memoryMb} MB.` };
+  if (/timed out/i.test(errorPayload))
+    return {
+      type: 'TimeoutError',
+      message: `The tool did not finish within ${limits.timeoutMs / 1000} s and was stopped.`,
+    };
+  if (/OutOfMemory|signal: killed|memory/i.test(errorPayload))
+    return { type: 'MemoryError', message: `The tool exceeded its memory limit of ${limits.memoryMb} MB.` };
   return { type: 'ToolCrashed', message: 'The tool’s runtime ended without a result.' };
 };
 
@@ -147,7 +174,9 @@ export const lambdaRuntime: ToolRuntime = {
     let published: { FunctionArn?: string; Version?: string };
     if (await exists(name)) {
       await waitUntilFunctionUpdatedV2({ client: lambda(), maxWaitTime: 300 }, { FunctionName: name });
-      published = await lambda().send(new UpdateFunctionCodeCommand({ FunctionName: name, ZipFile: zip, Publish: true }));
+      published = await lambda().send(
+        new UpdateFunctionCodeCommand({ FunctionName: name, ZipFile: zip, Publish: true }),
+      );
     } else {
       published = await lambda().send(
         new CreateFunctionCommand({
@@ -163,7 +192,10 @@ export const lambdaRuntime: ToolRuntime = {
         }),
       );
     }
-    await waitUntilFunctionActiveV2({ client: lambda(), maxWaitTime: 300 }, { FunctionName: published.FunctionArn ?? name });
+    await waitUntilFunctionActiveV2(
+      { client: lambda(), maxWaitTime: 300 },
+      { FunctionName: published.FunctionArn ?? name },
+    );
     return { runtime_ref: published.FunctionArn ?? name, lambda_version: Number(published.Version ?? 1) };
   },
 
@@ -176,19 +208,29 @@ export const lambdaRuntime: ToolRuntime = {
         Payload: Buffer.from(
           JSON.stringify({
             input_parameters: request.input_parameters,
-            context: { nonsensitive_user_variables: request.nonsensitive_user_variables, sensitive_user_variables: request.sensitive_user_variables },
+            context: {
+              nonsensitive_user_variables: request.nonsensitive_user_variables,
+              sensitive_user_variables: request.sensitive_user_variables,
+            },
             env: request.env,
           }),
         ),
       }),
     );
     const duration_ms = Math.round(performance.now() - started);
-    const logs = Buffer.from(answer.LogResult ?? '', 'base64').toString('utf8').slice(-maxCapturedChars);
+    const logs = Buffer.from(answer.LogResult ?? '', 'base64')
+      .toString('utf8')
+      .slice(-maxCapturedChars);
     const payload = Buffer.from(answer.Payload ?? new Uint8Array()).toString('utf8');
     if (answer.FunctionError) {
       const failure = failureOf(payload, sandboxLimits());
       return {
-        status: { succeeded: false, exception_message: failure.message, exception_type: failure.type, exception_stack_trace: [] },
+        status: {
+          succeeded: false,
+          exception_message: failure.message,
+          exception_type: failure.type,
+          exception_stack_trace: [],
+        },
         duration_ms,
         stdout: logs,
         stderr: '',

@@ -6,7 +6,15 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { s3 } from '../aws/clients';
 import { config } from '../kernel/config';
 import { type Artifact, unpackArtifact } from './project';
-import { type DeployedVersion, type DeployRequest, maxCapturedChars, type SandboxOutcome, type SandboxRequest, sandboxLimits, type ToolRuntime } from './runtime';
+import {
+  type DeployedVersion,
+  type DeployRequest,
+  maxCapturedChars,
+  type SandboxOutcome,
+  type SandboxRequest,
+  sandboxLimits,
+  type ToolRuntime,
+} from './runtime';
 
 /**
  * The local runtime: each tool version is unpacked under `TOOL_RUNTIME_DIR` (the "deployment"),
@@ -66,7 +74,9 @@ with open(result_file, "w") as out:
 
 const readArtifact = async (key: string): Promise<Artifact> => {
   const object = await s3().send(new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }));
-  return unpackArtifact(Buffer.from(await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray()));
+  return unpackArtifact(
+    Buffer.from(await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray()),
+  );
 };
 
 /** Unpacks the artifact to the version's directory (built beside it and renamed, so runs never see half of it). */
@@ -79,7 +89,10 @@ const install = async (directory: string, artifactKey: string): Promise<void> =>
     await mkdir(dirname(join(building, 'code', path)), { recursive: true });
     await writeFile(join(building, 'code', path), Buffer.from(content, 'base64'));
   }
-  await writeFile(join(building, 'artifact.json'), JSON.stringify({ language: artifact.language, entry: artifact.entry }));
+  await writeFile(
+    join(building, 'artifact.json'),
+    JSON.stringify({ language: artifact.language, entry: artifact.entry }),
+  );
   await rename(building, directory).catch(async (error: NodeJS.ErrnoException) => {
     await rm(building, { recursive: true, force: true });
     if (!(await exists(join(directory, 'artifact.json')))) throw error;
@@ -96,9 +109,18 @@ interface ChildOutcome {
   stderr: string;
 }
 
-const runChild = (command: string, args: string[], options: { cwd: string; env: Record<string, string>; stdin: string; timeoutMs: number }) =>
+const runChild = (
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; stdin: string; timeoutMs: number },
+) =>
   new Promise<ChildOutcome>((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -135,7 +157,10 @@ const runChild = (command: string, args: string[], options: { cwd: string; env: 
 
 const crashed = (outcome: ChildOutcome, limits: { timeoutMs: number; memoryMb: number }) => {
   if (outcome.timedOut) {
-    return { type: 'TimeoutError', message: `The tool did not finish within ${limits.timeoutMs / 1000} s and was stopped.` };
+    return {
+      type: 'TimeoutError',
+      message: `The tool did not finish within ${limits.timeoutMs / 1000} s and was stopped.`,
+    };
   }
   if (/heap out of memory|MemoryError|Cannot allocate memory|std::bad_alloc/i.test(outcome.stderr)) {
     return { type: 'MemoryError', message: `The tool exceeded its memory limit of ${limits.memoryMb} MB.` };
@@ -156,7 +181,10 @@ export const localSandbox: ToolRuntime = {
   invoke: async (deployed, request: SandboxRequest): Promise<SandboxOutcome> => {
     // A cold start (a restarted platform or another machine) unpacks the artifact again.
     await install(deployed.runtime_ref, deployed.artifactKey);
-    const { language, entry } = JSON.parse(await readFile(join(deployed.runtime_ref, 'artifact.json'), 'utf8')) as Pick<Artifact, 'language' | 'entry'>;
+    const { language, entry } = JSON.parse(await readFile(join(deployed.runtime_ref, 'artifact.json'), 'utf8')) as Pick<
+      Artifact,
+      'language' | 'entry'
+    >;
     const limits = sandboxLimits();
     const workDir = await mkdtemp(join(tmpdir(), 'tool-run-'));
     const started = performance.now();
@@ -176,22 +204,46 @@ export const localSandbox: ToolRuntime = {
         language === 'node'
           ? await runChild(
               process.execPath,
-              [`--max-old-space-size=${limits.memoryMb}`, '--input-type=module', '--eval', nodeRunner, codeDir, resultFile],
+              [
+                `--max-old-space-size=${limits.memoryMb}`,
+                '--input-type=module',
+                '--eval',
+                nodeRunner,
+                codeDir,
+                resultFile,
+              ],
               { cwd: workDir, env, stdin, timeoutMs: limits.timeoutMs },
             )
           : await runChild(
               '/bin/sh',
-              ['-c', `ulimit -v ${limits.memoryMb * 1024 * 4}; exec "$0" -I -c "$1" "$2" "$3"`, process.env.TOOL_PYTHON ?? '/usr/bin/python3', pythonRunner, codeDir, resultFile],
+              [
+                '-c',
+                `ulimit -v ${limits.memoryMb * 1024 * 4}; exec "$0" -I -c "$1" "$2" "$3"`,
+                process.env.TOOL_PYTHON ?? '/usr/bin/python3',
+                pythonRunner,
+                codeDir,
+                resultFile,
+              ],
               { cwd: workDir, env, stdin, timeoutMs: limits.timeoutMs },
             );
       const duration_ms = Math.round(performance.now() - started);
       const written = await readFile(resultFile, 'utf8').catch(() => undefined);
       if (written !== undefined && !outcome.timedOut) {
-        return { status: JSON.parse(written) as SandboxOutcome['status'], duration_ms, stdout: outcome.stdout, stderr: outcome.stderr };
+        return {
+          status: JSON.parse(written) as SandboxOutcome['status'],
+          duration_ms,
+          stdout: outcome.stdout,
+          stderr: outcome.stderr,
+        };
       }
       const failure = crashed(outcome, limits);
       return {
-        status: { succeeded: false, exception_message: failure.message, exception_type: failure.type, exception_stack_trace: [] },
+        status: {
+          succeeded: false,
+          exception_message: failure.message,
+          exception_type: failure.type,
+          exception_stack_trace: [],
+        },
         duration_ms,
         stdout: outcome.stdout,
         stderr: outcome.stderr,

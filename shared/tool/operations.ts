@@ -1,4 +1,13 @@
 import { z } from 'zod';
+import { defineOperation } from '../kernel/operation';
+import {
+  commonHeaders,
+  continuationToken,
+  objectId,
+  organizationPath,
+  queryArray,
+  queryBoolean,
+} from '../kernel/schemas';
 import {
   envVarChanges,
   getToolInvocationsResponse,
@@ -15,8 +24,6 @@ import {
   toolTags,
 } from './schemas';
 import { versionConstraint } from './version-constraint';
-import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, queryBoolean } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
 
 /*
  * Tools (group `tool`). Fixed paths (`test`, `invocation`, the scaffold) come before
@@ -29,7 +36,14 @@ const headers = commonHeaders;
 const toolPath = organizationPath.extend(toolIdPath.shape);
 
 const sortBy = (fields: readonly string[]) =>
-  queryArray(z.string().regex(new RegExp(`^[+-]?(${fields.map((field) => field.replace('.', '\\.')).join('|')})$`), `one of ${fields.join(', ')}, with + or -`));
+  queryArray(
+    z
+      .string()
+      .regex(
+        new RegExp(`^[+-]?(${fields.map((field) => field.replace('.', '\\.')).join('|')})$`),
+        `one of ${fields.join(', ')}, with + or -`,
+      ),
+  );
 
 const invocationFilters = {
   tool_id: queryArray(objectId).describe('The IDs of the tools to get invocations for.'),
@@ -49,7 +63,11 @@ export const getToolScaffoldReleaseOperation = defineOperation({
   auth: 'required',
   rateLimitPerMinute: 50,
   request: { path: organizationPath, headers },
-  response: { status: 200, contentType: 'application/gzip', body: z.instanceof(Buffer).describe('A gzipped tar archive of the scaffold projects.') },
+  response: {
+    status: 200,
+    contentType: 'application/gzip',
+    body: z.instanceof(Buffer).describe('A gzipped tar archive of the scaffold projects.'),
+  },
 });
 
 export const createToolOperation = defineOperation({
@@ -121,7 +139,13 @@ export const getToolInvocationsOperation = defineOperation({
     query: z.object({
       ...invocationFilters,
       version: queryArray(versionConstraint).describe('Version constraints, one per `tool_id` (same length).'),
-      limit: z.coerce.number().int().min(1).max(100).default(100).describe('The maximum number of invocations to return.'),
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(100)
+        .default(100)
+        .describe('The maximum number of invocations to return.'),
       continuation_token: continuationToken,
       sort_by: sortBy(['created_at']).describe('`created_at`, with `+` or `-` (default newest first).'),
     }),
@@ -167,7 +191,9 @@ export const deprecateToolVersionOperation = defineOperation({
   auth: 'required',
   rateLimitPerMinute: 20,
   request: {
-    path: toolPath.extend({ version: versionConstraint.describe('A version specifier (PEP 440); every matching version is deprecated.') }),
+    path: toolPath.extend({
+      version: versionConstraint.describe('A version specifier (PEP 440); every matching version is deprecated.'),
+    }),
     headers,
   },
   response: { status: 204 },
@@ -245,7 +271,9 @@ export const getToolVersionsOperation = defineOperation({
       deprecated: queryBoolean.optional().describe('Whether the versions are deprecated.'),
       versions: versionConstraint.optional().describe('A version specifier (PEP 440).'),
       sort_by: sortBy(['created_at', 'version.major']).describe('`created_at` or `version.major`, with `+` or `-`.'),
-      creator: queryArray(z.string().regex(/^[^,]+,[^,]+$/, 'org_id,user_id')).describe('`org_id,user_id` of the creators.'),
+      creator: queryArray(z.string().regex(/^[^,]+,[^,]+$/, 'org_id,user_id')).describe(
+        '`org_id,user_id` of the creators.',
+      ),
       limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of versions to return.'),
       continuation_token: continuationToken,
     }),

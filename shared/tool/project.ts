@@ -74,7 +74,9 @@ export const describeInputErrors = (validate: ReturnType<typeof inputValidator>)
 const readDeclaration = (value: unknown, where: string) => {
   const parsed = declaration.safeParse(value ?? {});
   if (!parsed.success) {
-    throw new BuildError(`${where} is invalid: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+    throw new BuildError(
+      `${where} is invalid: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+    );
   }
   inputValidator(parsed.data.input_schema);
   return parsed.data;
@@ -92,7 +94,9 @@ const layOut = async (files: ProjectContents): Promise<string> => {
 const listFiles = async (root: string, dir = root): Promise<string[]> => {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
-    entries.map((entry) => (entry.isDirectory() ? listFiles(root, join(dir, entry.name)) : [relative(root, join(dir, entry.name))])),
+    entries.map((entry) =>
+      entry.isDirectory() ? listFiles(root, join(dir, entry.name)) : [relative(root, join(dir, entry.name))],
+    ),
   );
   return nested.flat();
 };
@@ -111,7 +115,8 @@ const buildNode = async (files: ProjectContents): Promise<BuiltProject> => {
     throw new BuildError(`package.json is not JSON: ${(error as Error).message}`);
   }
   const declared = readDeclaration(manifest.amigo, 'package.json key "amigo"');
-  const entry = declared.entry ?? ['src/index.ts', 'index.ts', 'src/index.js', 'index.js'].find((candidate) => files[candidate]);
+  const entry =
+    declared.entry ?? ['src/index.ts', 'index.ts', 'src/index.js', 'index.js'].find((candidate) => files[candidate]);
   if (!entry || !files[entry]) throw new BuildError(`the entry module ${entry ?? 'src/index.ts'} does not exist.`);
   const dir = await layOut(files);
   try {
@@ -136,7 +141,11 @@ const buildNode = async (files: ProjectContents): Promise<BuiltProject> => {
       input_schema: declared.input_schema,
       required_envvars: declared.required_envvars,
       required_secret_envvars: declared.required_secret_envvars,
-      artifact: packArtifact({ language: 'node', entry: 'tool.mjs', files: { 'tool.mjs': Buffer.from(bundle.contents).toString('base64') } }),
+      artifact: packArtifact({
+        language: 'node',
+        entry: 'tool.mjs',
+        files: { 'tool.mjs': Buffer.from(bundle.contents).toString('base64') },
+      }),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -163,7 +172,8 @@ const buildPython = async (files: ProjectContents): Promise<BuiltProject> => {
   }
   const declared = readDeclaration({ ...amigo, input_schema: inputSchema }, 'pyproject.toml table [tool.amigo]');
   const entry = declared.entry ?? 'main:handler';
-  if (!/^[\w.]+:\w+$/.test(entry)) throw new BuildError(`[tool.amigo] entry must be "module:function", not "${entry}".`);
+  if (!/^[\w.]+:\w+$/.test(entry))
+    throw new BuildError(`[tool.amigo] entry must be "module:function", not "${entry}".`);
   const dependencies = z.array(z.string()).safeParse(pyproject.project?.dependencies ?? []);
   if (!dependencies.success) throw new BuildError('[project] dependencies must be a list of requirement strings.');
   const dir = await layOut(files);
@@ -178,7 +188,19 @@ const buildPython = async (files: ProjectContents): Promise<BuiltProject> => {
       try {
         await run(
           pythonBinary(),
-          ['-m', 'pip', 'install', '--quiet', '--no-input', '--disable-pip-version-check', '--timeout', '15', '--target', 'vendor', ...dependencies.data],
+          [
+            '-m',
+            'pip',
+            'install',
+            '--quiet',
+            '--no-input',
+            '--disable-pip-version-check',
+            '--timeout',
+            '15',
+            '--target',
+            'vendor',
+            ...dependencies.data,
+          ],
           { cwd: dir, timeout: 240_000 },
         );
       } catch (error) {

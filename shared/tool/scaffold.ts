@@ -23,7 +23,8 @@ declares its input schema and required environment variables.
 const tarHeader = (path: string, size: number, mtime: number): Buffer => {
   const header = Buffer.alloc(512);
   const field = (offset: number, length: number, value: string) => header.write(value, offset, length, 'utf8');
-  const octal = (offset: number, length: number, value: number) => field(offset, length, `${value.toString(8).padStart(length - 1, '0')}\0`);
+  const octal = (offset: number, length: number, value: number) =>
+    field(offset, length, `${value.toString(8).padStart(length - 1, '0')}\0`);
   field(0, 100, path);
   octal(100, 8, 0o644);
   octal(108, 8, 0);
@@ -52,7 +53,10 @@ const scaffoldFiles = (): ProjectFiles => ({
   'amigo_tool_scaffold/README.md': scaffoldReadme,
   ...Object.fromEntries(
     Object.entries(sampleProjects).flatMap(([projectPath, files]) =>
-      Object.entries(files).map(([path, content]) => [`amigo_tool_scaffold/${projectPath.split('/').at(-1)}/${path}`, content]),
+      Object.entries(files).map(([path, content]) => [
+        `amigo_tool_scaffold/${projectPath.split('/').at(-1)}/${path}`,
+        content,
+      ]),
     ),
   ),
 });

@@ -8,10 +8,22 @@ export const toolName = z.string().regex(/^[a-z0-9_]+$/, 'lowercase letters, dig
 export const maxToolNameLength = 64;
 
 /** Tag values follow the reference's `^[\w\s]+$`. */
-export const toolTags = z.record(z.string().min(1).max(128), z.string().regex(/^[\w\s]+$/).max(256).nullable());
+export const toolTags = z.record(
+  z.string().min(1).max(128),
+  z
+    .string()
+    .regex(/^[\w\s]+$/)
+    .max(256)
+    .nullable(),
+);
 
 /** Environment variable names: uppercase letters and underscores (the reference's `[A-Z_]+`). */
-export const envVarName = z.string().trim().min(1).max(128).regex(/^[A-Z_]+$/, 'uppercase letters and underscores');
+export const envVarName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Z_]+$/, 'uppercase letters and underscores');
 const envVarValue = z.string().max(4096);
 
 /** A project directory in the tool repository (the reference's pattern), without `..` segments. */
@@ -186,7 +198,10 @@ export type EnvVarChanges = z.infer<typeof envVarChanges>;
 export const publishRequest = z.object({
   project_path: projectPath,
   bump_type: z.enum(['major', 'minor', 'patch']),
-  repo: z.enum(['team', 'main']).default('team').describe('The older shape: `team` (the organization’s repository) or `main`.'),
+  repo: z
+    .enum(['team', 'main'])
+    .default('team')
+    .describe('The older shape: `team` (the organization’s repository) or `main`.'),
 });
 
 export const testToolRequest = z.object({

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { NotFoundError } from '../kernel/errors';
 import { config } from '../kernel/config';
+import { NotFoundError } from '../kernel/errors';
 import { type ProjectFiles, sampleProjects } from './sample-projects';
 
 /**
@@ -59,7 +59,8 @@ export const ensureLocalRepository = async (root: string, name: string): Promise
   const building = await mkdtemp(join(root, `.${name}-`));
   try {
     await git(building, ['init', '--quiet', '--initial-branch=main']);
-    for (const [projectPath, files] of Object.entries(sampleProjects)) await writeProject(join(building, projectPath), files);
+    for (const [projectPath, files] of Object.entries(sampleProjects))
+      await writeProject(join(building, projectPath), files);
     await git(building, ['add', '--all']);
     await git(building, [...seedAuthor, 'commit', '--quiet', '-m', 'Sample tool projects']);
     await rename(building, path).catch(async (error: NodeJS.ErrnoException) => {
@@ -78,7 +79,9 @@ export const repositoryName = (orgId: string, devopsTeamName: string | null, rep
 const remoteCredentials = async (): Promise<Record<string, string>> => {
   const secretArn = process.env.TOOL_REPOSITORY_SECRET_ARN;
   if (!secretArn) return {};
-  const secret = await new SecretsManagerClient({ region: config.region }).send(new GetSecretValueCommand({ SecretId: secretArn }));
+  const secret = await new SecretsManagerClient({ region: config.region }).send(
+    new GetSecretValueCommand({ SecretId: secretArn }),
+  );
   const { username, password } = JSON.parse(secret.SecretString ?? '{}') as { username?: string; password?: string };
   // git reads these through the credential helper below; they never appear in argv or logs.
   return { TOOL_GIT_USERNAME: username ?? '', TOOL_GIT_PASSWORD: password ?? '' };
@@ -139,7 +142,8 @@ export const readProject = async (repository: string, projectPath: string, ref?:
         () => undefined,
       )
     : undefined;
-  if (!commit) throw new NotFoundError(`The commit or branch '${ref ?? 'HEAD'}' does not exist in the tool repository.`);
+  if (!commit)
+    throw new NotFoundError(`The commit or branch '${ref ?? 'HEAD'}' does not exist in the tool repository.`);
   const listing = await git(path, ['ls-tree', '-r', '-z', '--long', commit, '--', `${projectPath}/`]);
   const entries = listing
     .split('\0')
@@ -150,9 +154,12 @@ export const readProject = async (repository: string, projectPath: string, ref?:
       return { type, object: object ?? '', size: Number(size), file };
     })
     .filter((entry) => entry.type === 'blob');
-  if (entries.length === 0) throw new NotFoundError(`The project directory '${projectPath}' does not exist at commit ${commit}.`);
+  if (entries.length === 0)
+    throw new NotFoundError(`The project directory '${projectPath}' does not exist at commit ${commit}.`);
   if (entries.reduce((total, entry) => total + entry.size, 0) > maxProjectBytes) {
-    throw new NotFoundError(`The project directory '${projectPath}' is larger than ${maxProjectBytes / 1024 / 1024} MB.`);
+    throw new NotFoundError(
+      `The project directory '${projectPath}' is larger than ${maxProjectBytes / 1024 / 1024} MB.`,
+    );
   }
   const files: ProjectContents = {};
   for (const entry of entries) {

@@ -1,5 +1,5 @@
-import type { State, StateMachineVersionBody, ToolCallSpec } from '../state-machine/schemas';
 import type { ValidationIssue } from '../kernel/errors';
+import type { State, StateMachineVersionBody, ToolCallSpec } from '../state-machine/schemas';
 import { getTool } from './tool-repository';
 
 /** The tool call specs of a state, each with the field that holds it. */
@@ -7,12 +7,18 @@ const specsOf = (state: State): { field: string; index?: number; spec: ToolCallS
   const listed = (field: string, specs: ToolCallSpec[]) => specs.map((spec, index) => ({ field, index, spec }));
   switch (state.type) {
     case 'action':
-      return [...listed('action_tool_call_specs', state.action_tool_call_specs), ...listed('exit_condition_tool_call_specs', state.exit_condition_tool_call_specs)];
+      return [
+        ...listed('action_tool_call_specs', state.action_tool_call_specs),
+        ...listed('exit_condition_tool_call_specs', state.exit_condition_tool_call_specs),
+      ];
     case 'decision':
     case 'reflection':
       return listed('tool_call_specs', state.tool_call_specs);
     case 'tool-call':
-      return [{ field: 'designated_tool', spec: state.designated_tool }, ...listed('tool_call_specs', state.tool_call_specs)];
+      return [
+        { field: 'designated_tool', spec: state.designated_tool },
+        ...listed('tool_call_specs', state.tool_call_specs),
+      ];
     default:
       return [];
   }
@@ -23,7 +29,10 @@ const specsOf = (state: State): { field: string; index?: number; spec: ToolCallS
  * the organization (or is deprecated), and a designated tool whose result is not `persisted`
  * (a tool-call state's result must outlive the call). Each problem names its state.
  */
-export const toolReferenceProblems = async (orgId: string, body: StateMachineVersionBody): Promise<ValidationIssue[]> => {
+export const toolReferenceProblems = async (
+  orgId: string,
+  body: StateMachineVersionBody,
+): Promise<ValidationIssue[]> => {
   const problems: ValidationIssue[] = [];
   const known = new Map<string, boolean>();
   for (const [stateIndex, state] of body.states.entries()) {
@@ -34,7 +43,11 @@ export const toolReferenceProblems = async (orgId: string, body: StateMachineVer
         known.set(spec.tool_id, tool !== undefined && !tool.deprecated);
       }
       if (!known.get(spec.tool_id)) {
-        problems.push({ loc, msg: `State '${state.name}' references tool ${spec.tool_id}, which does not exist or is deprecated.`, type: 'tool_not_found' });
+        problems.push({
+          loc,
+          msg: `State '${state.name}' references tool ${spec.tool_id}, which does not exist or is deprecated.`,
+          type: 'tool_not_found',
+        });
       }
       if (field === 'designated_tool' && spec.result_persistence !== 'persisted') {
         problems.push({

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { creatorInfo } from '../kernel/schemas';
-import { ConflictError, NotFoundError } from '../kernel/errors';
-import { sortableValue } from '../kernel/list-params';
 import { defineEntity } from '../data/entity';
 import { type Item, putItem, queryAll, transactWrite } from '../data/table';
 import { nameKeyPart } from '../data/versioned-entity';
+import { ConflictError, NotFoundError } from '../kernel/errors';
+import { sortableValue } from '../kernel/list-params';
+import { creatorInfo } from '../kernel/schemas';
 import { toolInvocationInstance, toolVersionInstance } from './schemas';
 import { type ToolVersion, toolVersion } from './version-constraint';
 
@@ -50,7 +50,10 @@ export const tools = defineEntity({
   sort: (tool: { id: string }) => tool.id,
   indexes: {
     name: { index: 'gsi1', sort: (tool: ToolRecord) => `${sortableValue(tool.name)}#${tool.id}` },
-    deprecated: { index: 'gsi2', sort: (tool: ToolRecord) => `${sortableValue(tool.deprecated)}#${sortableValue(tool.name)}#${tool.id}` },
+    deprecated: {
+      index: 'gsi2',
+      sort: (tool: ToolRecord) => `${sortableValue(tool.deprecated)}#${sortableValue(tool.name)}#${tool.id}`,
+    },
   },
   guards: {
     name: { token: 'TOOL_NAME', value: (tool) => tool.name, sort: nameKeyPart, holds: (tool) => ({ id: tool.id }) },
@@ -107,7 +110,11 @@ export const createToolRecord = async (tool: ToolRecord): Promise<void> => {
 const moved = new Error('tool revision moved');
 
 /** Stores `next` if the tool is still at `current.revision`; extra transaction items go with it. */
-export const replaceTool = async (current: ToolRecord, next: ToolRecord, extra: Parameters<typeof transactWrite>[0] = []): Promise<boolean> => {
+export const replaceTool = async (
+  current: ToolRecord,
+  next: ToolRecord,
+  extra: Parameters<typeof transactWrite>[0] = [],
+): Promise<boolean> => {
   const write = {
     Put: {
       Item: tools.item(current.org_id, { ...next, revision: current.revision + 1 }),
@@ -138,7 +145,11 @@ export const replaceTool = async (current: ToolRecord, next: ToolRecord, extra: 
 export const mutateTool = async (
   orgId: string,
   id: string,
-  change: (tool: ToolRecord) => Promise<{ next: ToolRecord; extra?: Parameters<typeof transactWrite>[0] }> | { next: ToolRecord; extra?: Parameters<typeof transactWrite>[0] },
+  change: (
+    tool: ToolRecord,
+  ) =>
+    | Promise<{ next: ToolRecord; extra?: Parameters<typeof transactWrite>[0] }>
+    | { next: ToolRecord; extra?: Parameters<typeof transactWrite>[0] },
 ): Promise<ToolRecord> => {
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const current = await requireTool(orgId, id, true);
@@ -149,10 +160,15 @@ export const mutateTool = async (
 };
 
 /** The transaction item that frees a deprecated tool's name. */
-export const releaseToolName = (tool: ToolRecord) => ({ Delete: { Key: tools.guardKey(tool.org_id, 'name', tool.name) } });
+export const releaseToolName = (tool: ToolRecord) => ({
+  Delete: { Key: tools.guardKey(tool.org_id, 'name', tool.name) },
+});
 
-export const getToolVersion = (orgId: string, toolId: string, version: ToolVersion): Promise<StoredToolVersion | undefined> =>
-  toolVersions.get(orgId, { tool_id: toolId, version });
+export const getToolVersion = (
+  orgId: string,
+  toolId: string,
+  version: ToolVersion,
+): Promise<StoredToolVersion | undefined> => toolVersions.get(orgId, { tool_id: toolId, version });
 
 /** Every version of a tool, oldest first (a tool keeps at most a few hundred). */
 export const listAllToolVersions = async (orgId: string, toolId: string): Promise<StoredToolVersion[]> =>

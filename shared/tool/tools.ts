@@ -1,20 +1,22 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import type { Caller } from '../kernel/caller';
-import { creatorOf } from '../kernel/caller';
-import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
-import { config } from '../kernel/config';
-import { requirePermission } from '../kernel/permissions';
-import { matchesTags, parseSortBy, parseTagFilters } from '../kernel/list-params';
+import { openSecret, sealSecret } from '../auth/secret-box';
 import { s3 } from '../aws/clients';
+import { queueToolBuild } from '../conversation/queueing';
 import { keysPage, listFingerprint, type Paged, pageOf } from '../data/paging';
 import { type Item, queryPage, updateItem } from '../data/table';
+import type { Caller } from '../kernel/caller';
+import { creatorOf } from '../kernel/caller';
+import { config } from '../kernel/config';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { matchesTags, parseSortBy, parseTagFilters } from '../kernel/list-params';
+import { requirePermission } from '../kernel/permissions';
 import { getOrganization } from '../organization/organization-repository';
-import { queueToolBuild } from '../conversation/queueing';
-import { openSecret, sealSecret } from '../auth/secret-box';
+import { announceFrameworkResourceChange } from '../webhook/events';
 import { type BuiltProject, buildProject } from './project';
-import { readProject, repositoryName } from './source-repository';
 import type { EnvVarChanges } from './schemas';
+import { maxToolNameLength } from './schemas';
+import { readProject, repositoryName } from './source-repository';
 import {
   createToolRecord,
   getToolVersion,
@@ -28,8 +30,13 @@ import {
   toolVersionItem,
   toolVersions,
 } from './tool-repository';
-import { bumpVersion, formatVersion, parseVersion, parseVersionConstraint, type ToolVersion } from './version-constraint';
-import { maxToolNameLength } from './schemas';
+import {
+  bumpVersion,
+  formatVersion,
+  parseVersion,
+  parseVersionConstraint,
+  type ToolVersion,
+} from './version-constraint';
 
 /** At most this many versions of a tool are active (not deprecated, not failed) at once. */
 export const maxActiveVersions = 3;
@@ -53,15 +60,25 @@ export const toolView = (tool: ToolRecord) => ({
   name: tool.name,
   description: tool.description,
   deprecated: tool.deprecated,
-  envvars: Object.keys(tool.envvars).filter((name) => !tool.envvars[name]?.is_secret).sort(),
-  secret_envvars: Object.keys(tool.envvars).filter((name) => tool.envvars[name]?.is_secret).sort(),
+  envvars: Object.keys(tool.envvars)
+    .filter((name) => !tool.envvars[name]?.is_secret)
+    .sort(),
+  secret_envvars: Object.keys(tool.envvars)
+    .filter((name) => tool.envvars[name]?.is_secret)
+    .sort(),
   tags: Object.entries(tool.tags).map(([key, value]) => ({ key, value })),
   creator: tool.creator,
   updated_by: tool.updated_by,
 });
 
 export const toolVersionView = (version: StoredToolVersion) => {
-  const { language: _language, entry: _entry, artifact_key: _artifactKey, runtime_ref: _runtimeRef, ...listed } = version;
+  const {
+    language: _language,
+    entry: _entry,
+    artifact_key: _artifactKey,
+    runtime_ref: _runtimeRef,
+    ...listed
+  } = version;
   return listed;
 };
 
@@ -71,7 +88,8 @@ export const createTool = async (
   body: { name: string; description: string; tags: Record<string, string | null> },
 ): Promise<{ id: string }> => {
   requirePermission(caller, 'Tool:CreateTool', { name: body.name });
-  if (body.name.length > maxToolNameLength) throw new BadRequestError(`The tool name is too long (at most ${maxToolNameLength} characters).`);
+  if (body.name.length > maxToolNameLength)
+    throw new BadRequestError(`The tool name is too long (at most ${maxToolNameLength} characters).`);
   const at = nowIso();
   const id = newId();
   await createToolRecord({
@@ -92,6 +110,7 @@ export const createTool = async (
     updated_by: creatorOf(caller),
     revision: 0,
   });
+  await announceFrameworkResourceChange(orgId, { resourceType: 'tool', resourceId: id, change: 'created' });
   return { id };
 };
 
@@ -110,7 +129,9 @@ export const listTools = async (orgId: string, query: ToolListQuery) => {
   const tagFilters = parseTagFilters(query.tags);
   const keep = (item: Item) => {
     const tool = tools.parse(item);
-    return (query.deprecated === undefined || tool.deprecated === query.deprecated) && matchesTags(tool.tags, tagFilters);
+    return (
+      (query.deprecated === undefined || tool.deprecated === query.deprecated) && matchesTags(tool.tags, tagFilters)
+    );
   };
   const forward = sort?.direction !== 'desc';
   const filters = { ids: query.ids, deprecated: query.deprecated, sort, tagFilters };
@@ -125,16 +146,25 @@ export const listTools = async (orgId: string, query: ToolListQuery) => {
             startKey,
             { limit: query.limit, keep },
           )
-        : queryPage(sort ? tools.queryIndex(orgId, sort.field as 'name' | 'deprecated', {}, { forward }) : tools.query(orgId, {}), {
-            limit: query.limit,
-            startKey,
-            keep,
-          }),
+        : queryPage(
+            sort
+              ? tools.queryIndex(orgId, sort.field as 'name' | 'deprecated', {}, { forward })
+              : tools.query(orgId, {}),
+            {
+              limit: query.limit,
+              startKey,
+              keep,
+            },
+          ),
     (item) => toolView(tools.parse(item)),
   );
   const filterValues =
     query.continuationToken === 0
-      ? { tags: [...new Set(page.items.flatMap((tool) => tool.tags.map((tag) => `${tag.key}:${tag.value ?? ''}`)))].sort() }
+      ? {
+          tags: [
+            ...new Set(page.items.flatMap((tool) => tool.tags.map((tag) => `${tag.key}:${tag.value ?? ''}`))),
+          ].sort(),
+        }
       : null;
   return { page, filterValues };
 };
@@ -157,13 +187,15 @@ export const modifyTool = async (
       },
     };
   });
+  await announceFrameworkResourceChange(orgId, { resourceType: 'tool', resourceId: toolId, change: 'updated' });
 };
 
 const inProgress = (tool: ToolRecord): boolean =>
   tool.operation_in_progress !== null && Date.parse(tool.operation_in_progress.split('|')[1] ?? '') > Date.now();
 
 const refuseWhileBusy = (tool: ToolRecord): void => {
-  if (inProgress(tool)) throw new ConflictError(`A related operation is in progress on tool ${tool.id}; retry when it has finished.`);
+  if (inProgress(tool))
+    throw new ConflictError(`A related operation is in progress on tool ${tool.id}; retry when it has finished.`);
 };
 
 /** `{id}|{until}`: who holds the tool, and until when at the latest. */
@@ -195,26 +227,43 @@ export const deprecateTool = async (orgId: string, toolId: string, caller: Calle
     };
   });
   await setVersionsDeprecated(await listAllToolVersions(orgId, deprecated.id));
+  await announceFrameworkResourceChange(orgId, { resourceType: 'tool', resourceId: toolId, change: 'deleted' });
 };
 
 /** Deprecates the versions matching a PEP 440 constraint. */
-export const deprecateToolVersions = async (orgId: string, toolId: string, constraint: string, caller: Caller): Promise<void> => {
+export const deprecateToolVersions = async (
+  orgId: string,
+  toolId: string,
+  constraint: string,
+  caller: Caller,
+): Promise<void> => {
   const tool = await requireTool(orgId, toolId, true);
   requirePermission(caller, 'Tool:ModifyTool', toolAttributes(tool));
   refuseWhileBusy(tool);
   const matches = parseVersionConstraint(constraint);
   if (!matches) throw new BadRequestError(`'${constraint}' is not a version specifier.`);
   await setVersionsDeprecated((await listAllToolVersions(orgId, toolId)).filter((version) => matches(version.version)));
+  await announceFrameworkResourceChange(orgId, { resourceType: 'tool', resourceId: toolId, change: 'updated' });
 };
 
-const activeVersions = (versions: StoredToolVersion[]) => versions.filter((version) => !version.deprecated && version.status !== 'failed');
+const activeVersions = (versions: StoredToolVersion[]) =>
+  versions.filter((version) => !version.deprecated && version.status !== 'failed');
 
-export const modifyToolEnvvars = async (orgId: string, toolId: string, caller: Caller, changes: EnvVarChanges): Promise<void> => {
+export const modifyToolEnvvars = async (
+  orgId: string,
+  toolId: string,
+  caller: Caller,
+  changes: EnvVarChanges,
+): Promise<void> => {
   const names = [...changes.inserts, ...changes.updates, ...changes.deletes].map((change) => change.name);
   const repeated = names.find((name, index) => names.indexOf(name) !== index);
-  if (repeated) throw new BadRequestError(`The environment variable ${repeated} appears more than once in the request.`);
+  if (repeated)
+    throw new BadRequestError(`The environment variable ${repeated} appears more than once in the request.`);
   const required = new Set(
-    activeVersions(await listAllToolVersions(orgId, toolId)).flatMap((version) => [...version.required_envvars, ...version.required_secret_envvars]),
+    activeVersions(await listAllToolVersions(orgId, toolId)).flatMap((version) => [
+      ...version.required_envvars,
+      ...version.required_secret_envvars,
+    ]),
   );
   await mutateTool(orgId, toolId, async (tool) => {
     requirePermission(caller, 'Tool:ModifyTool', toolAttributes(tool));
@@ -225,23 +274,36 @@ export const modifyToolEnvvars = async (orgId: string, toolId: string, caller: C
     for (const update of changes.updates) {
       const current = envvars[update.name];
       if (!current) throw new BadRequestError(`The environment variable ${update.name} does not exist.`);
-      envvars[update.name] = { is_secret: current.is_secret, value: current.is_secret ? await sealSecret(orgId, update.value) : update.value };
+      envvars[update.name] = {
+        is_secret: current.is_secret,
+        value: current.is_secret ? await sealSecret(orgId, update.value) : update.value,
+      };
     }
     for (const { name } of changes.deletes) {
       if (!envvars[name]) throw new BadRequestError(`The environment variable ${name} does not exist.`);
-      if (required.has(name)) throw new BadRequestError(`The environment variable ${name} is required by a non-deprecated version of the tool.`);
+      if (required.has(name))
+        throw new BadRequestError(
+          `The environment variable ${name} is required by a non-deprecated version of the tool.`,
+        );
       delete envvars[name];
       deleted[name] = nowIso();
     }
     for (const insert of changes.inserts) {
       if (envvars[insert.name]) throw new ConflictError(`The environment variable ${insert.name} already exists.`);
       if (deleted[insert.name]) {
-        throw new ConflictError(`The environment variable ${insert.name} was deleted recently; it can be inserted again later.`);
+        throw new ConflictError(
+          `The environment variable ${insert.name} was deleted recently; it can be inserted again later.`,
+        );
       }
-      envvars[insert.name] = { is_secret: insert.is_secret, value: insert.is_secret ? await sealSecret(orgId, insert.value) : insert.value };
+      envvars[insert.name] = {
+        is_secret: insert.is_secret,
+        value: insert.is_secret ? await sealSecret(orgId, insert.value) : insert.value,
+      };
     }
     if (Object.keys(envvars).length > 50) throw new BadRequestError('A tool has at most 50 environment variables.');
-    return { next: { ...tool, envvars, deleted_envvars: deleted, updated_at: nowIso(), updated_by: creatorOf(caller) } };
+    return {
+      next: { ...tool, envvars, deleted_envvars: deleted, updated_at: nowIso(), updated_by: creatorOf(caller) },
+    };
   });
 };
 
@@ -258,7 +320,11 @@ export const toolEnvironment = async (tool: ToolRecord): Promise<Record<string, 
 
 /** The secret values of a tool's environment, to mask wherever a run's output is kept or shown. */
 export const secretValuesOf = async (tool: ToolRecord): Promise<string[]> =>
-  Promise.all(Object.values(tool.envvars).filter((variable) => variable.is_secret).map((variable) => openSecret(tool.org_id, variable.value)));
+  Promise.all(
+    Object.values(tool.envvars)
+      .filter((variable) => variable.is_secret)
+      .map((variable) => openSecret(tool.org_id, variable.value)),
+  );
 
 /** Reads a project at the tip of a branch (the default one when absent) and builds it; 400 with the build's error. */
 export const buildFromRepository = async (
@@ -268,14 +334,21 @@ export const buildFromRepository = async (
 ): Promise<{ commit: string; built: BuiltProject; predates: (other: string) => Promise<boolean> }> => {
   const organization = await getOrganization(orgId);
   if (!organization) throw new NotFoundError(`Organization ${orgId} does not exist.`);
-  const snapshot = await readProject(repositoryName(orgId, organization.devops_team_name, options.repo), projectPath, options.branch);
+  const snapshot = await readProject(
+    repositoryName(orgId, organization.devops_team_name, options.repo),
+    projectPath,
+    options.branch,
+  );
   return { commit: snapshot.commit, built: await buildProject(snapshot.files), predates: snapshot.predates };
 };
 
-export const artifactKeyOf = (orgId: string, toolId: string, version: string, commit: string) => `tools/${orgId}/${toolId}/${version}/${commit}.json.gz`;
+export const artifactKeyOf = (orgId: string, toolId: string, version: string, commit: string) =>
+  `tools/${orgId}/${toolId}/${version}/${commit}.json.gz`;
 
 export const storeArtifact = async (key: string, artifact: Buffer): Promise<void> => {
-  await s3().send(new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: artifact, ContentType: 'application/gzip' }));
+  await s3().send(
+    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: artifact, ContentType: 'application/gzip' }),
+  );
 };
 
 const missingVariables = (tool: ToolRecord, built: BuiltProject): string[] => [
@@ -309,10 +382,14 @@ export const publishToolVersion = async (
     refuseWhileBusy(tool);
     const missing = missingVariables(tool, built);
     if (missing.length > 0) {
-      throw new BadRequestError(`The environment variables required by the tool version do not exist on the tool (or differ in secrecy): ${missing.join(', ')}.`);
+      throw new BadRequestError(
+        `The environment variables required by the tool version do not exist on the tool (or differ in secrecy): ${missing.join(', ')}.`,
+      );
     }
     if (activeVersions(await listAllToolVersions(orgId, toolId)).length >= maxActiveVersions) {
-      throw new BadRequestError(`Tool ${toolId} already has ${maxActiveVersions} active versions; deprecate one first.`);
+      throw new BadRequestError(
+        `Tool ${toolId} already has ${maxActiveVersions} active versions; deprecate one first.`,
+      );
     }
     const version: ToolVersion = bumpVersion(tool.latest_version, body.bump_type);
     const versionText = formatVersion(version);
@@ -370,7 +447,9 @@ export const publishToolVersion = async (
 /** Records how a deployment ended and releases the tool. Conditioned on `deploying`, so a repeat changes nothing. */
 export const finishDeployment = async (
   version: StoredToolVersion,
-  outcome: { status: 'deployed'; runtime_ref: string; lambda_version: number } | { status: 'failed'; build_error: string },
+  outcome:
+    | { status: 'deployed'; runtime_ref: string; lambda_version: number }
+    | { status: 'failed'; build_error: string },
 ): Promise<void> => {
   await updateItem({
     Key: toolVersions.key(version.org_id, version),
@@ -384,12 +463,21 @@ export const finishDeployment = async (
       ':status': outcome.status,
       ':deploying': 'deploying',
       ':at': nowIso(),
-      ...(outcome.status === 'deployed' ? { ':ref': outcome.runtime_ref, ':lambda': outcome.lambda_version } : { ':error': outcome.build_error }),
+      ...(outcome.status === 'deployed'
+        ? { ':ref': outcome.runtime_ref, ':lambda': outcome.lambda_version }
+        : { ':error': outcome.build_error }),
     },
   }).catch((error: unknown) => {
     if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
   });
   await mutateTool(version.org_id, version.tool_id, (tool) => ({ next: { ...tool, operation_in_progress: null } }));
+  if (outcome.status === 'deployed') {
+    await announceFrameworkResourceChange(version.org_id, {
+      resourceType: 'tool',
+      resourceId: version.tool_id,
+      change: 'updated',
+    });
+  }
 };
 
 export interface VersionListQuery {
@@ -414,7 +502,13 @@ export const listToolVersions = async (orgId: string, toolId: string, query: Ver
       (creators.size === 0 || creators.has(`${version.creator.org_id},${version.creator.user_id}`))
     );
   };
-  const filters = { toolId, deprecated: query.deprecated, versions: query.versions, sort, creators: [...creators].sort() };
+  const filters = {
+    toolId,
+    deprecated: query.deprecated,
+    versions: query.versions,
+    sort,
+    creators: [...creators].sort(),
+  };
   const page: Paged<StoredToolVersion> = await pageOf(
     orgId,
     listFingerprint('tool-versions', filters),
@@ -430,9 +524,11 @@ export const listToolVersions = async (orgId: string, toolId: string, query: Ver
   const filterValues =
     query.continuationToken === 0
       ? {
-          creators: [...new Map(page.items.map((version) => [`${version.creator.org_id},${version.creator.user_id}`, version.creator])).values()].map(
-            (creator) => ({ user_id: creator.user_id, user_org_id: creator.org_id }),
-          ),
+          creators: [
+            ...new Map(
+              page.items.map((version) => [`${version.creator.org_id},${version.creator.user_id}`, version.creator]),
+            ).values(),
+          ].map((creator) => ({ user_id: creator.user_id, user_org_id: creator.org_id })),
         }
       : null;
   return { page, filterValues };

@@ -26,7 +26,8 @@ describe('parseVersionConstraint', () => {
   });
 
   it('refuses what is not a specifier', () => {
-    for (const text of ['', 'latest', '>=', '~=1', '>1.*', '1.2.3.4', 'abc']) expect(parseVersionConstraint(text)).toBeUndefined();
+    for (const text of ['', 'latest', '>=', '~=1', '>1.*', '1.2.3.4', 'abc'])
+      expect(parseVersionConstraint(text)).toBeUndefined();
   });
 });
 

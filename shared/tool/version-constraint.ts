@@ -1,7 +1,11 @@
 import { z } from 'zod';
 
 /** A tool version, `{major, minor, patch}` as the reference gives it. */
-export const toolVersion = z.object({ major: z.number().int().min(0), minor: z.number().int().min(0), patch: z.number().int().min(0) });
+export const toolVersion = z.object({
+  major: z.number().int().min(0),
+  minor: z.number().int().min(0),
+  patch: z.number().int().min(0),
+});
 export type ToolVersion = z.infer<typeof toolVersion>;
 
 export const formatVersion = (version: ToolVersion): string => `${version.major}.${version.minor}.${version.patch}`;
@@ -76,7 +80,10 @@ export const versionConstraint = z
   .string()
   .min(1)
   .max(200)
-  .refine((text) => parseVersionConstraint(text) !== undefined, 'must be a version specifier such as `>=1.0.0,<2`, `==1.*` or `~=1.2`');
+  .refine(
+    (text) => parseVersionConstraint(text) !== undefined,
+    'must be a version specifier such as `>=1.0.0,<2`, `==1.*` or `~=1.2`',
+  );
 
 /** The version after `latest` for a bump (the first version is 1.0.0, whatever the bump). */
 export const bumpVersion = (latest: ToolVersion | null, bump: 'major' | 'minor' | 'patch'): ToolVersion => {

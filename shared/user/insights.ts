@@ -1,12 +1,11 @@
-import { listMemories } from './memory-repository';
-import { pageBody } from '../data/paging';
-import { getUserModels } from './user-model-repository';
-import type { SortEntry } from '../kernel/list-params';
-import type { MemoryInstance } from '../conversation/schemas';
-import { type UserModel } from './schemas';
-import { type MemoryRecord } from './schemas';
-import type { Caller } from '../kernel/caller';
 import { canReadMessage } from '../conversation/conversations';
+import type { MemoryInstance } from '../conversation/schemas';
+import { pageBody } from '../data/paging';
+import type { Caller } from '../kernel/caller';
+import type { SortEntry } from '../kernel/list-params';
+import { listMemories } from './memory-repository';
+import type { MemoryRecord, UserModel } from './schemas';
+import { getUserModels } from './user-model-repository';
 import { requireVisibleUser } from './users';
 
 /** What post-conversation analysis learned about a user, as the user operations show it. */
@@ -41,7 +40,11 @@ export interface MemoriesQuery {
 /** A memory is shown only to callers who may read every message it refers to. */
 const memoryVisible = (caller: Caller) => (memory: MemoryRecord) =>
   memory.references.every((messageId) =>
-    canReadMessage(caller, { id: memory.conversation_id, user_id: memory.user_id, service_id: memory.service_id, tags: {} }, { id: messageId }),
+    canReadMessage(
+      caller,
+      { id: memory.conversation_id, user_id: memory.user_id, service_id: memory.service_id, tags: {} },
+      { id: messageId },
+    ),
   );
 
 export const listMemoriesFor = async (orgId: string, userId: string, caller: Caller, query: MemoriesQuery) => {

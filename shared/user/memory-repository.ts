@@ -1,10 +1,9 @@
-import { z } from 'zod';
+import type { ResultPut } from '../conversation/conversation-repository';
 import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
-import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
 import { erasePartition, type Item, queryPage } from '../data/table';
-import type { ResultPut } from '../conversation/conversation-repository';
-import { memoryRecord, type MemoryRecord } from './schemas';
+import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
+import { type MemoryRecord, memoryRecord } from './schemas';
 
 /**
  * Memories that post-conversation analysis extracted about a user (partition, then sort key):
@@ -79,14 +78,19 @@ export interface MemoryListQuery {
   continuationToken: number;
 }
 
-export const listMemories = async (orgId: string, userId: string, query: MemoryListQuery): Promise<Paged<MemoryRecord>> => {
+export const listMemories = async (
+  orgId: string,
+  userId: string,
+  query: MemoryListQuery,
+): Promise<Paged<MemoryRecord>> => {
   const keep = (item: Item): boolean => {
     const memory = toMemory(item);
     if (query.conversationIds?.length && !query.conversationIds.includes(memory.conversation_id)) return false;
     return query.visible(memory);
   };
   const byConversation = query.sortBy === 'conversation_id' || query.conversationIds?.length === 1;
-  const sortValue = (item: Item) => (query.sortBy === 'conversation_id' ? `${item.conversation_id}#${item.id}` : String(item.id));
+  const sortValue = (item: Item) =>
+    query.sortBy === 'conversation_id' ? `${item.conversation_id}#${item.id}` : String(item.id);
   return pageOfQuery(
     orgId,
     `memories:${userId}`,
@@ -105,14 +109,19 @@ export const listMemories = async (orgId: string, userId: string, query: MemoryL
               compare: compareBySortEntries(query.entries ?? [], fieldValue, (item: Item) => String(item.id)),
             })
           : queryPage(
-            byConversation
-              ? memories.queryIndex(orgId, 'byConversation', { user_id: userId }, {
-                  prefix: query.conversationIds?.length === 1 ? `${query.conversationIds[0]}#` : undefined,
-                  forward: !query.descending,
-                })
-              : memories.query(orgId, { user_id: userId }, { forward: !query.descending }),
-            { limit: query.limit, startKey, keep },
-          ),
+              byConversation
+                ? memories.queryIndex(
+                    orgId,
+                    'byConversation',
+                    { user_id: userId },
+                    {
+                      prefix: query.conversationIds?.length === 1 ? `${query.conversationIds[0]}#` : undefined,
+                      forward: !query.descending,
+                    },
+                  )
+                : memories.query(orgId, { user_id: userId }, { forward: !query.descending }),
+              { limit: query.limit, startKey, keep },
+            ),
     toMemory,
   );
 };

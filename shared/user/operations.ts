@@ -1,9 +1,18 @@
 import { z } from 'zod';
-import { audioKeyterms, languageCode, timeZone, userPreferencesInput } from './preferences';
-import { commonHeaders, continuationToken, objectId, organizationPath, pagedResponse, queryArray, queryBoolean, timestamp } from '../kernel/schemas';
 import { memoryInstance, userModelResponse } from '../conversation/schemas';
 import { defineOperation, deprecatedAlias } from '../kernel/operation';
+import {
+  commonHeaders,
+  continuationToken,
+  objectId,
+  organizationPath,
+  pagedResponse,
+  queryArray,
+  queryBoolean,
+  timestamp,
+} from '../kernel/schemas';
 import { userPreferencesRecord } from '../organization/schemas';
+import { audioKeyterms, languageCode, timeZone, userPreferencesInput } from './preferences';
 
 /*
  * Users and sign-in (group `user`). Operations on fixed paths come before those on
@@ -23,7 +32,9 @@ const notSetAble = <T extends z.ZodType>(value: T) =>
   z
     .union([z.strictObject({}), value, z.null()])
     .optional()
-    .transform((input) => (input !== null && typeof input === 'object' ? undefined : input) as z.output<T> | null | undefined);
+    .transform(
+      (input) => (input !== null && typeof input === 'object' ? undefined : input) as z.output<T> | null | undefined,
+    );
 
 /** `null` or omitted leaves the field unchanged. */
 const unchangedWhenNull = <T extends z.ZodType>(value: T) => value.nullish().transform((input) => input ?? undefined);
@@ -48,7 +59,10 @@ const userInstance = z.object({
   enable_actions_access: z.boolean(),
 });
 
-const variableName = z.string().max(64).regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
+const variableName = z
+  .string()
+  .max(64)
+  .regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
 const variables = (max: number) =>
   z
     .record(variableName, z.string().max(4096))
@@ -254,7 +268,12 @@ export const updateUserInfoOperation = defineOperation({
   response: { status: 204 },
 });
 
-const userVariableName = z.string().trim().min(1).max(64).regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
+const userVariableName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
 
 export const modifyUserVariablesOperation = defineOperation({
   operationId: 'modify-user-variables',
@@ -334,7 +353,9 @@ export const getMemoriesOperation = defineOperation({
       conversation_id: queryArray(objectId).describe('The conversations whose memories to retrieve.'),
       limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of memories to return.'),
       continuation_token: continuationToken,
-      sort_by: queryArray(z.string()).describe('`conversation_id` and/or `created_at` prefixed with + or -; newest first by default.'),
+      sort_by: queryArray(z.string()).describe(
+        '`conversation_id` and/or `created_at` prefixed with + or -; newest first by default.',
+      ),
     }),
   },
   response: { status: 200, body: pagedResponse({ memories: z.array(memoryInstance) }) },

@@ -1,8 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { verifyDpopProof } from '../auth/dpop';
-import { hashSecret, newSecret, secretMatches } from '../auth/secrets';
-import { accessTokenLifetimeSeconds, issueAccessToken, signToken, verifyToken } from '../auth/tokens';
-import { getApiKey } from '../organization/api-key-repository';
 import {
   consumeNonce,
   deleteRefreshToken,
@@ -10,14 +6,18 @@ import {
   type RefreshTokenRecord,
   saveRefreshToken,
 } from '../auth/auth-session-repository';
-import { requireOrganization } from '../organization/organization-repository';
-import { getRoleByName } from '../role/role-repository';
-import { getUser, getUserIdByEmail } from './user-repository';
+import { verifyDpopProof } from '../auth/dpop';
+import { hashSecret, newSecret, secretMatches } from '../auth/secrets';
+import { accessTokenLifetimeSeconds, issueAccessToken, signToken, verifyToken } from '../auth/tokens';
+import { sendEmail } from '../aws/email';
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
-import { sendEmail } from '../aws/email';
-import { effectiveGrants, loadPrincipal, type Principal } from './principal';
+import { getApiKey } from '../organization/api-key-repository';
+import { requireOrganization } from '../organization/organization-repository';
 import { isAtLeastAsPrivileged } from '../role/privilege';
+import { getRoleByName } from '../role/role-repository';
+import { effectiveGrants, loadPrincipal, type Principal } from './principal';
+import { getUser, getUserIdByEmail } from './user-repository';
 
 /**
  * Sign-in. An API key signs in a user of its organization when the user's role is at most
@@ -192,7 +192,11 @@ const issueSession = async (
       Math.floor(Date.now() / 1000) + refreshTokenLifetimeSeconds,
       Math.floor(new Date(keyExpiresAt).getTime() / 1000),
     );
-    await saveRefreshToken(hashSecret(refreshToken), { ...session, created_at: nowIso(), expires_at_epoch: expiresAtEpoch });
+    await saveRefreshToken(hashSecret(refreshToken), {
+      ...session,
+      created_at: nowIso(),
+      expires_at_epoch: expiresAtEpoch,
+    });
   }
   return {
     access_token: access.token,

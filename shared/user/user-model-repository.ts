@@ -1,8 +1,6 @@
-import { z } from 'zod';
 import type { ResultPut } from '../conversation/conversation-repository';
 import { defineEntity } from '../data/entity';
-import { userDimensionRecord } from '../organization/schemas';
-import { userModelsRecord, type UserModelsRecord } from './schemas';
+import { type UserModelsRecord, userModelsRecord } from './schemas';
 
 /**
  * The latest user models of each user, one item per user (sort key: the user id).
@@ -16,8 +14,11 @@ export const userModels = defineEntity({
   sort: (models: { user_id: string }) => models.user_id,
 });
 
-export const getUserModels = (orgId: string, userId: string, consistent = false): Promise<UserModelsRecord | undefined> =>
-  userModels.get(orgId, { user_id: userId }, consistent);
+export const getUserModels = (
+  orgId: string,
+  userId: string,
+  consistent = false,
+): Promise<UserModelsRecord | undefined> => userModels.get(orgId, { user_id: userId }, consistent);
 
 /** The write replacing `previous` (undefined: the user has none yet) with `next`. */
 export const userModelsPut = (

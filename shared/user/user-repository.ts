@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { ConflictError, NotFoundError } from '../kernel/errors';
-import { compareBySortEntries, fieldValue, sortableValue } from '../kernel/list-params';
 import { defineEntity } from '../data/entity';
 import { listFingerprint, type Paged, pageOf, sortedPage } from '../data/paging';
 import { batchGetItems, getItem, type Item, putItem, queryPage, transactWrite } from '../data/table';
 import type { GlobalIndexName } from '../data/table-definition';
+import { ConflictError, NotFoundError } from '../kernel/errors';
+import { compareBySortEntries, fieldValue, sortableValue } from '../kernel/list-params';
 import { userPreferencesRecord } from '../organization/schemas';
 
 export const userRecord = z.object({
@@ -98,7 +98,10 @@ export const requireUser = async (orgId: string, userId: string): Promise<UserRe
 };
 
 export const getUsers = (orgId: string, userIds: readonly string[]): Promise<UserRecord[]> =>
-  users.getMany(orgId, [...new Set(userIds)].map((userId) => ({ user_id: userId })));
+  users.getMany(
+    orgId,
+    [...new Set(userIds)].map((userId) => ({ user_id: userId })),
+  );
 
 export const getUserIdByEmail = async (orgId: string, email: string): Promise<string | undefined> => {
   const guard = await getItem(users.guardKey(orgId, 'email', email));
@@ -176,11 +179,14 @@ export const listUsers = async (orgId: string, options: UserListOptions): Promis
         const compare = compareBySortEntries(options.sort, fieldValue, (item: Item) => String(item.user_id));
         return sortedPage(users.query(orgId, {}), startKey, { limit: options.limit, keep, compare });
       }
-      return queryPage(first ? users.queryIndex(orgId, first.field, {}, { forward }) : users.query(orgId, {}, { forward }), {
-        limit: options.limit,
-        startKey,
-        keep,
-      });
+      return queryPage(
+        first ? users.queryIndex(orgId, first.field, {}, { forward }) : users.query(orgId, {}, { forward }),
+        {
+          limit: options.limit,
+          startKey,
+          keep,
+        },
+      );
     },
     users.parse,
   );

@@ -1,10 +1,18 @@
-import type { Caller } from '../kernel/caller';
-import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
-import { signToken, verifyToken } from '../auth/tokens';
 import { openSecrets, sealSecret, sealSecrets } from '../auth/secret-box';
-import { getOrganization, requireOrganization } from '../organization/organization-repository';
+import { signToken, verifyToken } from '../auth/tokens';
+import { sendEmail } from '../aws/email';
 import type { Paged } from '../data/paging';
+import type { Caller } from '../kernel/caller';
+import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { compareBySortEntries, fieldValue, type SortEntry } from '../kernel/list-params';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import { getOrganization, requireOrganization } from '../organization/organization-repository';
+import type { UserPreferences } from '../organization/schemas';
+import { callerOutranks } from '../role/privilege';
 import { getRoleByName } from '../role/role-repository';
+import { defaultUserPreferences } from './preferences';
+import { effectiveGrants, forgetPrincipals } from './principal';
 import {
   createUser,
   deleteUser,
@@ -17,14 +25,6 @@ import {
   type UserRecord,
   type UserSortField,
 } from './user-repository';
-import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
-import { compareBySortEntries, fieldValue, type SortEntry } from '../kernel/list-params';
-import { newId, nowIso } from '../kernel/ids';
-import { sendEmail } from '../aws/email';
-import { effectiveGrants, forgetPrincipals } from './principal';
-import { callerOutranks } from '../role/privilege';
-import { defaultUserPreferences } from './preferences';
-import { type UserPreferences } from '../organization/schemas';
 
 /** How long an invitation's verify link works. */
 export const verifyLinkLifetimeSeconds = 14 * 24 * 3600;
@@ -158,7 +158,10 @@ export const inviteUser = async (
 };
 
 /** Marks the user of a verify link verified (idempotent). Any bad link is a 401. */
-export const verifyUserEmail = async (orgId: string, token: string): Promise<{ user_id: string; is_verified: true }> => {
+export const verifyUserEmail = async (
+  orgId: string,
+  token: string,
+): Promise<{ user_id: string; is_verified: true }> => {
   const verified = await verifyToken(token, 'verify-email');
   if (verified.orgId !== orgId) throw new UnauthorizedError();
   try {
@@ -273,8 +276,13 @@ export const requireVisibleUser = async (
   return target;
 };
 
-export const updateUserFor = async (caller: Caller, orgId: string, userId: string, update: UserUpdate): Promise<void> => {
-  const target = await requireVisibleUser(caller, orgId, userId, 'User:UpdateUserInfo');
+export const updateUserFor = async (
+  caller: Caller,
+  orgId: string,
+  userId: string,
+  update: UserUpdate,
+): Promise<void> => {
+  await requireVisibleUser(caller, orgId, userId, 'User:UpdateUserInfo');
   const preferenceChanges = defined({
     enable_response_recommendation: update.enable_response_recommendation,
     preferred_language: update.preferred_language,
@@ -311,7 +319,10 @@ export const modifyUserVariablesFor = async (
 ): Promise<void> => {
   await requireVisibleUser(caller, orgId, userId, 'User:UpdateUserInfo');
   const sealed = await Promise.all(
-    changes.upserts.map(async (upsert) => ({ ...upsert, value: upsert.is_secret ? await sealSecret(orgId, upsert.value) : upsert.value })),
+    changes.upserts.map(async (upsert) => ({
+      ...upsert,
+      value: upsert.is_secret ? await sealSecret(orgId, upsert.value) : upsert.value,
+    })),
   );
   await mutateUser(orgId, userId, (user) => {
     const nonsensitive = { ...user.nonsensitive_variables };
@@ -329,7 +340,9 @@ export const modifyUserVariablesFor = async (
       (upsert.is_secret ? sensitive : nonsensitive)[upsert.name] = upsert.value;
     }
     if (Object.keys(nonsensitive).length > maxUserVariables || Object.keys(sensitive).length > maxUserVariables) {
-      throw new BadRequestError(`A user has at most ${maxUserVariables} nonsensitive and ${maxUserVariables} sensitive variables.`);
+      throw new BadRequestError(
+        `A user has at most ${maxUserVariables} nonsensitive and ${maxUserVariables} sensitive variables.`,
+      );
     }
     return { ...user, nonsensitive_variables: nonsensitive, sensitive_variables: sensitive, updated_at: nowIso() };
   });

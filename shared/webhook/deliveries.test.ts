@@ -3,9 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type WebhookEvent, webhookQueueMessage } from '../../events/queue-messages';
+import {
+  startWebhookReceiver,
+  vendorSignatureVerifies,
+  type WebhookReceiver,
+} from '../../tests/integration/support/webhook-receiver';
 import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { startWebhookReceiver, vendorSignatureVerifies, type WebhookReceiver } from '../../tests/integration/support/webhook-receiver';
 import { sealSecret } from '../auth/sealed-secrets';
 import { newId, nowIso } from '../kernel/ids';
 import { backoffSeconds, deliveryIdOf, processWebhookMessage } from './deliveries';
@@ -97,7 +101,9 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
     const [attempt] = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
     const deliveryId = deliveryIdOf(event.id, destinationId);
     const pending = await getDelivery(orgId, destinationId, deliveryId);
-    expect(await leaseAttempt(pending as NonNullable<typeof pending>, 1, Date.now() - 60_000, Date.now() - 1)).toBe(true);
+    expect(await leaseAttempt(pending as NonNullable<typeof pending>, 1, Date.now() - 60_000, Date.now() - 1)).toBe(
+      true,
+    );
     const before = target.received.length;
 
     // Act: the attempt's message returns to the queue once its visibility timeout passes.

@@ -1,13 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { WebhookDeliveryAttemptMessage, WebhookEvent, WebhookQueueMessage } from '../../events/queue-messages';
 import { openSecret } from '../auth/sealed-secrets';
-import { logger } from '../aws/observability';
 import { countWebhookAttempt, recordWebhookDeliveryLatency } from '../aws/business-metrics';
+import { logger } from '../aws/observability';
 import { queueWebhookEvent } from '../conversation/queueing';
 import { config } from '../kernel/config';
 import { nowIso } from '../kernel/ids';
+import {
+  createDeliveryOnce,
+  type DeliveryRecord,
+  deliveryRetentionDays,
+  getDelivery,
+  leaseAttempt,
+  recordAttempt,
+} from './delivery-repository';
 import { checkDestination, RefusedDestinationError } from './destination-address';
-import { createDeliveryOnce, type DeliveryRecord, deliveryRetentionDays, getDelivery, leaseAttempt, recordAttempt } from './delivery-repository';
 import { type DestinationRecord, getDestination, listDestinations } from './destination-repository';
 import { secretContext } from './destinations';
 import { deliveryTimeoutMs, postDelivery } from './http-delivery';
@@ -88,7 +95,10 @@ const post = async (destination: DestinationRecord, headers: Record<string, stri
     return await postDelivery(checked, headers, body);
   } catch (error) {
     if (!(error instanceof RefusedDestinationError)) throw error;
-    logger.warn('webhook destination refused at delivery', { webhook_destination_id: destination.id, reason: error.message });
+    logger.warn('webhook destination refused at delivery', {
+      webhook_destination_id: destination.id,
+      reason: error.message,
+    });
     return 0;
   }
 };
@@ -118,7 +128,10 @@ const attemptDelivery = async (message: WebhookDeliveryAttemptMessage): Promise<
   const last = delivered || attempt > destination.retry_attempts;
   const updated: DeliveryRecord = {
     ...delivery,
-    delivery_attempts: [...delivery.delivery_attempts, { delivery_time: new Date(startedAt).toISOString(), status_code: statusCode }],
+    delivery_attempts: [
+      ...delivery.delivery_attempts,
+      { delivery_time: new Date(startedAt).toISOString(), status_code: statusCode },
+    ],
     status: delivered ? 'success' : last ? 'failed' : 'pending',
     dual_signed: delivery.dual_signed || secrets.length > 1,
     lease_until: null,

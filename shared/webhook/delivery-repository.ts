@@ -52,7 +52,10 @@ export const webhookDeliveries = defineEntity({
   sortPrefix: 'DLV#',
   sort: (delivery: { destination_id: string; id: string }) => `${delivery.destination_id}#${delivery.id}`,
   indexes: {
-    created_at: { ...orderedBy('gsi1', () => ''), sort: (delivery: DeliveryRecord) => `${delivery.created_at}#${delivery.id}` },
+    created_at: {
+      ...orderedBy('gsi1', () => ''),
+      sort: (delivery: DeliveryRecord) => `${delivery.created_at}#${delivery.id}`,
+    },
     type: orderedBy('gsi2', (delivery) => delivery.type),
     status: orderedBy('gsi3', (delivery) => delivery.status),
   } satisfies Record<DeliverySortField, unknown>,
@@ -79,7 +82,12 @@ export const createDeliveryOnce = async (record: DeliveryRecord): Promise<boolea
  * delivery is pending with `attempt - 1` attempts recorded and no live lease. False when
  * another worker holds it or the attempt was already recorded.
  */
-export const leaseAttempt = async (delivery: DeliveryRecord, attempt: number, now: number, leaseUntil: number): Promise<boolean> => {
+export const leaseAttempt = async (
+  delivery: DeliveryRecord,
+  attempt: number,
+  now: number,
+  leaseUntil: number,
+): Promise<boolean> => {
   try {
     await updateItem(
       {
@@ -88,7 +96,13 @@ export const leaseAttempt = async (delivery: DeliveryRecord, attempt: number, no
         ConditionExpression:
           '#status = :pending AND size(delivery_attempts) = :recorded AND (attribute_not_exists(lease_until) OR lease_until = :none OR lease_until < :now)',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':until': leaseUntil, ':pending': 'pending', ':recorded': attempt - 1, ':none': null, ':now': now },
+        ExpressionAttributeValues: {
+          ':until': leaseUntil,
+          ':pending': 'pending',
+          ':recorded': attempt - 1,
+          ':none': null,
+          ':now': now,
+        },
       },
       () => new Error('lease taken'),
     );
@@ -129,7 +143,11 @@ export interface DeliveryListQuery {
 }
 
 /** One page of a destination's finished deliveries, read from the index of the sort field. */
-export const listDeliveries = (orgId: string, destinationId: string, query: DeliveryListQuery): Promise<Paged<DeliveryRecord>> => {
+export const listDeliveries = (
+  orgId: string,
+  destinationId: string,
+  query: DeliveryListQuery,
+): Promise<Paged<DeliveryRecord>> => {
   const keep = (item: Item): boolean => {
     const createdAt = String(item.created_at);
     if (item.status === 'pending') return false;
@@ -141,14 +159,23 @@ export const listDeliveries = (orgId: string, destinationId: string, query: Deli
   };
   // A status or type filter narrows the index of that field to one prefix.
   const prefix =
-    query.sortBy === 'status' && query.status ? `${query.status}#` : query.sortBy === 'type' && query.type ? `${query.type}#` : undefined;
+    query.sortBy === 'status' && query.status
+      ? `${query.status}#`
+      : query.sortBy === 'type' && query.type
+        ? `${query.type}#`
+        : undefined;
   return pageOfQuery(
     orgId,
     `webhook-deliveries:${destinationId}`,
     query,
     (startKey) =>
       queryPage(
-        webhookDeliveries.queryIndex(orgId, query.sortBy, { destination_id: destinationId }, { prefix, forward: !query.descending }),
+        webhookDeliveries.queryIndex(
+          orgId,
+          query.sortBy,
+          { destination_id: destinationId },
+          { prefix, forward: !query.descending },
+        ),
         { limit: query.limit, startKey, keep, maxReads: 10 },
       ),
     webhookDeliveries.parse,

@@ -46,7 +46,9 @@ describe('checkDestination', () => {
   });
 
   it('accepts http:// loopback destinations when the local setting is on', async () => {
-    await expect(checkDestination('http://localhost:9000/hook', true)).resolves.toMatchObject({ address: expect.stringMatching(/^(127\.|::1)/) });
+    await expect(checkDestination('http://localhost:9000/hook', true)).resolves.toMatchObject({
+      address: expect.stringMatching(/^(127\.|::1)/),
+    });
   });
 
   it('refuses URLs carrying credentials and other schemes', async () => {

@@ -112,7 +112,8 @@ export const checkDestination = async (raw: string, allowLocal: boolean): Promis
   if (resolved.length === 0) throw new RefusedDestinationError(`host ${host} does not resolve`);
   for (const { address } of resolved) {
     const verdict = judgeAddress(address, allowLocal);
-    if (!verdict.allowed) throw new RefusedDestinationError(`host ${host} resolves to a refused address: ${verdict.reason}`);
+    if (!verdict.allowed)
+      throw new RefusedDestinationError(`host ${host} resolves to a refused address: ${verdict.reason}`);
   }
   const [first] = resolved as [{ address: string; family: number }];
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { creatorInfo } from '../kernel/schemas';
-import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { defineEntity } from '../data/entity';
 import { queryAll, transactWrite, updateItem } from '../data/table';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { creatorInfo } from '../kernel/schemas';
 import { webhookType } from './schemas';
 
 /**

@@ -1,14 +1,14 @@
 import { sealSecret } from '../auth/sealed-secrets';
+import type { Paged } from '../data/paging';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { BadRequestError, NotFoundError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { parseSortBy } from '../kernel/list-params';
 import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
-import type { Paged } from '../data/paging';
 import { requireOrganization } from '../organization/organization-repository';
-import { checkDestination, RefusedDestinationError } from './destination-address';
 import { type DeliveryRecord, deliverySortFields, listDeliveries } from './delivery-repository';
+import { checkDestination, RefusedDestinationError } from './destination-address';
 import {
   createDestination,
   type DestinationRecord,
@@ -18,9 +18,9 @@ import {
   rotateDestinationSecret,
   updateDestinationSettings,
 } from './destination-repository';
+import { registerWebhookSubscriber } from './expiration-notices';
 import { maxDestinationsPerOrganization, type WebhookType } from './schemas';
 import { newWebhookSecret } from './signing';
-import { registerWebhookSubscriber } from './expiration-notices';
 
 /** After a rotation both secrets sign for this long. */
 export const dualSigningMs = 30 * 60 * 1000;
@@ -28,9 +28,12 @@ export const dualSigningMs = 30 * 60 * 1000;
 export const rotationIntervalMs = 60 * 60 * 1000;
 
 /** The sealed secret's context: the record it belongs to, so it opens nowhere else. */
-export const secretContext = (orgId: string, destinationId: string): string => `webhook-destination/${orgId}/${destinationId}`;
+export const secretContext = (orgId: string, destinationId: string): string =>
+  `webhook-destination/${orgId}/${destinationId}`;
 
-const destinationAttributes = (destination: Pick<DestinationRecord, 'id'>) => ({ webhook_destination_id: destination.id });
+const destinationAttributes = (destination: Pick<DestinationRecord, 'id'>) => ({
+  webhook_destination_id: destination.id,
+});
 
 const missing = (id: string) => new NotFoundError(`Webhook destination ${id} not found.`);
 
@@ -107,7 +110,9 @@ export const getWebhookDestinations = async (orgId: string, ids: string[] | unde
   const all = await listDestinations(orgId);
   const wanted = ids?.length ? all.filter((destination) => ids.includes(destination.id)) : all;
   return {
-    webhook_destinations: filterPermitted(caller, 'Webhook:GetWebhookDestination', wanted, destinationAttributes).map(view),
+    webhook_destinations: filterPermitted(caller, 'Webhook:GetWebhookDestination', wanted, destinationAttributes).map(
+      view,
+    ),
   };
 };
 

@@ -18,7 +18,10 @@ export interface FrameworkResourceChange {
  * the announcement is logged (and alarmed through the error logs), never turned into an error
  * response for a write that succeeded.
  */
-export const announceFrameworkResourceChange = async (orgId: string, change: FrameworkResourceChange): Promise<void> => {
+export const announceFrameworkResourceChange = async (
+  orgId: string,
+  change: FrameworkResourceChange,
+): Promise<void> => {
   try {
     await queueWebhookEvent({
       type: 'agent-framework-resource-updated',

@@ -82,7 +82,9 @@ const announceExpiringKeys = async (orgId: string, now: number): Promise<number>
 };
 
 /** The daily run: every subscribing organization's keys expiring within 7 days, announced once each. */
-export const announceExpiringApiKeys = async (now = Date.now()): Promise<{ organizations: number; announced: number }> => {
+export const announceExpiringApiKeys = async (
+  now = Date.now(),
+): Promise<{ organizations: number; announced: number }> => {
   let organizations = 0;
   let announced = 0;
   let startKey: Record<string, unknown> | undefined;

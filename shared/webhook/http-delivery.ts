@@ -13,7 +13,11 @@ export const deliveryTimeoutMs = 10_000;
  * is an answer like any other non-2xx. Resolves to the status code, or 0 when no answer came
  * (timeout, refused or reset connection, TLS failure).
  */
-export const postDelivery = (destination: CheckedDestination, headers: Record<string, string>, body: string): Promise<number> =>
+export const postDelivery = (
+  destination: CheckedDestination,
+  headers: Record<string, string>,
+  body: string,
+): Promise<number> =>
   new Promise((resolve) => {
     const pinned: LookupFunction = (_hostname, options, callback) => {
       if (options.all) callback(null, [{ address: destination.address, family: destination.family }]);

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { defineOperation } from '../kernel/operation';
+import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, timestamp } from '../kernel/schemas';
 import {
   createDestinationRequest,
   createDestinationResponse,
@@ -8,8 +10,6 @@ import {
   updateDestinationRequest,
   webhookDestination,
 } from './schemas';
-import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, timestamp } from '../kernel/schemas';
-import { defineOperation } from '../kernel/operation';
 
 /* Webhook destinations and their delivery log (group `webhook`), as the reference's section "Webhook Destination". */
 
@@ -104,7 +104,13 @@ export const getWebhookDeliveriesOperation = defineOperation({
       type: z.string().max(100).optional().describe('The type of the webhook.'),
       created_after: timestamp.optional().describe('The earliest creation time of the deliveries to retrieve.'),
       created_before: timestamp.optional().describe('The latest creation time of the deliveries to retrieve.'),
-      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of deliveries to retrieve.'),
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(50)
+        .default(50)
+        .describe('The maximum number of deliveries to retrieve.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe(
         '`type`, `status` or `created_at`, prefixed with + or -; the first entry orders the page; newest first by default.',

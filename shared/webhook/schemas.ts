@@ -29,11 +29,7 @@ export const webhookDestination = z.object({
 });
 
 export const createDestinationRequest = z.object({
-  url: z
-    .string()
-    .min(1)
-    .max(2048)
-    .describe('The URL to which the webhook will be sent. The URL must be in HTTPS.'),
+  url: z.string().min(1).max(2048).describe('The URL to which the webhook will be sent. The URL must be in HTTPS.'),
   accepted_types: acceptedTypes,
   retry_attempts: retryAttempts.default(3),
 });

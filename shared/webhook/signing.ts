@@ -14,7 +14,12 @@ export const amigoSignature = (secret: string, timestampMs: number, body: string
   createHmac('sha256', secret).update(`v1:${timestampMs}:${body}`).digest('hex');
 
 /** The Standard Webhooks scheme (`webhook-signature` entry): `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp s}.{body}`. */
-export const standardSignature = (secret: string, messageId: string, timestampSeconds: number, body: string): string => {
+export const standardSignature = (
+  secret: string,
+  messageId: string,
+  timestampSeconds: number,
+  body: string,
+): string => {
   const key = Buffer.from(secret.startsWith(secretPrefix) ? secret.slice(secretPrefix.length) : secret, 'base64');
   return `v1,${createHmac('sha256', key).update(`${messageId}.${timestampSeconds}.${body}`).digest('base64')}`;
 };

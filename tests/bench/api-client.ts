@@ -92,7 +92,12 @@ export const streamTimed = async (baseUrl: string, path: string, init: ApiInit):
 };
 
 /** Signs in with an API key (the operation allows 5 per minute per key and user: once per user here). */
-export const signIn = async (baseUrl: string, orgId: string, key: { api_key_id: string; api_key: string }, userId: string): Promise<Session> => {
+export const signIn = async (
+  baseUrl: string,
+  orgId: string,
+  key: { api_key_id: string; api_key: string },
+  userId: string,
+): Promise<Session> => {
   const body = await call(
     baseUrl,
     'sign in with API key',
@@ -120,7 +125,12 @@ export const createUser = async (admin: Session, credentials: PlatformCredential
     {
       method: 'POST',
       token: admin.token,
-      body: { first_name: 'Bench', last_name: `User ${suffix}`, email: `bench-${suffix}@example.com`, role_name: 'DefaultUserRole' },
+      body: {
+        first_name: 'Bench',
+        last_name: `User ${suffix}`,
+        email: `bench-${suffix}@example.com`,
+        role_name: 'DefaultUserRole',
+      },
     },
     201,
   );
@@ -131,12 +141,27 @@ export const createUser = async (admin: Session, credentials: PlatformCredential
 };
 
 /** An active service over a new agent and the sample state machine (greet → triage → help or goodbye) unless another is given. */
-export const createService = async (admin: Session, machineVersion: unknown = sampleStateMachineVersion()): Promise<string> => {
+export const createService = async (
+  admin: Session,
+  machineVersion: unknown = sampleStateMachineVersion(),
+): Promise<string> => {
   const { baseUrl, orgId, token } = admin;
   const suffix = randomBytes(4).toString('hex');
   const base = `/v1/${orgId}/organization`;
-  const agent = await call(baseUrl, 'create agent', `${base}/agent`, { token, body: { agent_name: `Ada ${suffix}` } }, 201);
-  await call(baseUrl, 'create agent version', `${base}/agent/${agent.id}/`, { token, body: sampleAgentVersionBody() }, 201);
+  const agent = await call(
+    baseUrl,
+    'create agent',
+    `${base}/agent`,
+    { token, body: { agent_name: `Ada ${suffix}` } },
+    201,
+  );
+  await call(
+    baseUrl,
+    'create agent version',
+    `${base}/agent/${agent.id}/`,
+    { token, body: sampleAgentVersionBody() },
+    201,
+  );
   const machine = await call(
     baseUrl,
     'create state machine',
@@ -193,7 +218,11 @@ export const interact = (user: Session, conversationId: string, text: string): P
 };
 
 /** Runs `task` over `items` with at most `limit` in flight. */
-export const mapLimit = async <T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> => {
+export const mapLimit = async <T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> => {
   const results: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {

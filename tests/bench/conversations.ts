@@ -193,7 +193,11 @@ const residualsOf = (arrivals: number[]): number[] => {
 };
 
 /** Conversations one at a time on a platform whose model writes a fragment every `delayMs`. */
-const measurePassThrough = async (fixture: Fixture, delayMs: number, interactions: number): Promise<PassThroughFigures> => {
+const measurePassThrough = async (
+  fixture: Fixture,
+  delayMs: number,
+  interactions: number,
+): Promise<PassThroughFigures> => {
   const lateness: number[] = [];
   const gapExcess: number[] = [];
   const lastGapExcess: number[] = [];
@@ -236,7 +240,10 @@ const measurePassThrough = async (fixture: Fixture, delayMs: number, interaction
     gapExcess: withOver(gapExcess, 10),
     lastGapExcess: withOver(lastGapExcess, 10),
     meanGapMs: delayMs + gapExcess.reduce((sum, value) => sum + value, 0) / gapExcess.length,
-    residual: { ...percentiles(residuals.map(Math.abs)), over10: residuals.filter((value) => Math.abs(value) > 10).length },
+    residual: {
+      ...percentiles(residuals.map(Math.abs)),
+      over10: residuals.filter((value) => Math.abs(value) > 10).length,
+    },
   };
 };
 
@@ -315,7 +322,9 @@ const measureLoad = async (fixture: Fixture, interactions: number): Promise<Load
  * model writing as fast as it can (time to first message, load), the second with
  * DETERMINISTIC_FRAGMENT_DELAY_MS (read once per process, hence a process of its own).
  */
-export const measureConversations = async (options: Partial<ConversationBenchOptions> = {}): Promise<ConversationFigures> => {
+export const measureConversations = async (
+  options: Partial<ConversationBenchOptions> = {},
+): Promise<ConversationFigures> => {
   const settings = { ...defaults, ...options };
   let firstMessage: FirstMessageFigures;
   let load: LoadFigures;
@@ -356,20 +365,35 @@ export const printConversationFigures = (figures: ConversationFigures): boolean 
     [`Time to first new-message (${first.count} conversations, one at a time, each by its own user)`, ''],
     ['  median / p99 / max', `${ms(first.p50)} / ${ms(first.p99)} / ${ms(first.max)}`],
     ['  first conversation of the platform (not counted)', ms(first.coldMs)],
-    [`Pass-through, a fragment every ${pass.fragmentDelayMs} ms (${pass.streams} streams, ${pass.fragments} fragments after the first)`, ''],
-    [`  arrival − (t0 + k·${pass.fragmentDelayMs} ms): p50 / p99 / max`, `${spread(pass.lateness)}${passOk ? '' : ' (target: none)'}`],
+    [
+      `Pass-through, a fragment every ${pass.fragmentDelayMs} ms (${pass.streams} streams, ${pass.fragments} fragments after the first)`,
+      '',
+    ],
+    [
+      `  arrival − (t0 + k·${pass.fragmentDelayMs} ms): p50 / p99 / max`,
+      `${spread(pass.lateness)}${passOk ? '' : ' (target: none)'}`,
+    ],
     [`  gap − ${pass.fragmentDelayMs} ms: p50 / p99 / max`, spread(pass.gapExcess)],
     [`    last fragment of a message only`, spread(pass.lastGapExcess)],
     ['  |arrival − least-squares line|: p50 / p99 / max', spread({ ...pass.residual, min: undefined })],
     ['  mean gap between arrivals', ms(pass.meanGapMs)],
-    [`Load: ${load.conversations} concurrent conversations, an opening and ${load.interactionsPerConversation} interactions each`, ''],
+    [
+      `Load: ${load.conversations} concurrent conversations, an opening and ${load.interactionsPerConversation} interactions each`,
+      '',
+    ],
     ['  total duration', `${seconds.toFixed(1)} s`],
     [
       '  interactions completed, per second',
       `${load.interactions}, ${load.interactionsPerSecond.toFixed(1)}/s (with openings: ${((load.interactions + load.createLatency.count) / seconds).toFixed(1)} turns/s)`,
     ],
-    ['  interaction latency p50 / p99 / max', `${ms(load.interactionLatency.p50)} / ${ms(load.interactionLatency.p99)} / ${ms(load.interactionLatency.max)}`],
-    ['  opening latency p50 / p99 / max', `${ms(load.createLatency.p50)} / ${ms(load.createLatency.p99)} / ${ms(load.createLatency.max)}`],
+    [
+      '  interaction latency p50 / p99 / max',
+      `${ms(load.interactionLatency.p50)} / ${ms(load.interactionLatency.p99)} / ${ms(load.interactionLatency.max)}`,
+    ],
+    [
+      '  opening latency p50 / p99 / max',
+      `${ms(load.createLatency.p50)} / ${ms(load.createLatency.p99)} / ${ms(load.createLatency.max)}`,
+    ],
     [
       '  HTTP errors / error events / other failures',
       `${load.httpErrors} / ${load.errorEvents} / ${load.anomalies}${failures === 0 ? '' : ' (target: 0)'}`,

@@ -39,7 +39,8 @@ export const measureMatching = async (): Promise<MatchingFigure[]> => {
     const message = randomVector(dimensions);
     const times: number[] = [];
     // Warm-up rounds let the JIT compile the loop first, as it has in a warm Lambda.
-    for (let round = 0; round < warmUpRounds; round += 1) rankBehaviors(message, behaviors, { threshold: 0.25, limit: 5 });
+    for (let round = 0; round < warmUpRounds; round += 1)
+      rankBehaviors(message, behaviors, { threshold: 0.25, limit: 5 });
     for (let round = 0; round < rounds; round += 1) {
       const started = performance.now();
       rankBehaviors(message, behaviors, { threshold: 0.25, limit: 5 });

@@ -83,7 +83,11 @@ export const measureLambdaBundles = async (invocations = 500): Promise<BundleFig
         POWERTOOLS_LOG_LEVEL: 'ERROR',
       },
     });
-    figures.push({ name, bytes, ...(JSON.parse(stdout.trim().split('\n').at(-1) as string) as Omit<BundleFigures, 'name' | 'bytes'>) });
+    figures.push({
+      name,
+      bytes,
+      ...(JSON.parse(stdout.trim().split('\n').at(-1) as string) as Omit<BundleFigures, 'name' | 'bytes'>),
+    });
   }
   return figures;
 };
@@ -104,7 +108,9 @@ export const printBundleTable = (figures: BundleFigures[]): boolean => {
         figure.name.padEnd(22),
         `${(figure.bytes / 1024).toFixed(0).padStart(6)} KiB${sizeOk ? '' : ' (over 1 MB)'}`.padEnd(24),
         `${figure.coldMs.toFixed(0).padStart(5)} ms${coldOk ? '' : ' (over 250 ms)'}`.padEnd(22),
-        figure.name.startsWith('worker-') ? '     n/a' : `${figure.cpuMicrosPerInvocation.toFixed(0).padStart(6)} µs (status ${figure.status})`,
+        figure.name.startsWith('worker-')
+          ? '     n/a'
+          : `${figure.cpuMicrosPerInvocation.toFixed(0).padStart(6)} µs (status ${figure.status})`,
       ].join(''),
     };
   });

@@ -89,7 +89,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
  * directory and the given extra environment; resolves once it printed "Platform ready" and
  * wrote credentials.json. `stop()` ends the process group and removes the directory.
  */
-export const startPlatformProcess = async (options: { env?: Record<string, string>; label: string }): Promise<PlatformProcess> => {
+export const startPlatformProcess = async (options: {
+  env?: Record<string, string>;
+  label: string;
+}): Promise<PlatformProcess> => {
   const stateDir = await mkdtemp(join(tmpdir(), `classic-api-bench-${options.label}-`));
   const logPath = join(stateDir, 'platform.log');
   const log = createWriteStream(logPath);
@@ -113,7 +116,10 @@ export const startPlatformProcess = async (options: { env?: Record<string, strin
   try {
     await new Promise<void>((resolve, reject) => {
       let output = '';
-      const timer = setTimeout(() => reject(new Error(`platform ${options.label} not ready within ${readyTimeoutMs} ms`)), readyTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`platform ${options.label} not ready within ${readyTimeoutMs} ms`)),
+        readyTimeoutMs,
+      );
       child.stdout?.on('data', (chunk: Buffer) => {
         if (!log.writableEnded) log.write(chunk);
         output += chunk.toString('utf8');
@@ -136,6 +142,8 @@ export const startPlatformProcess = async (options: { env?: Record<string, strin
   } catch (error) {
     const tail = await readFile(logPath, 'utf8').catch(() => '');
     await stop();
-    throw new Error(`${(error as Error).message}\n--- platform log (last lines) ---\n${tail.split('\n').slice(-30).join('\n')}`);
+    throw new Error(
+      `${(error as Error).message}\n--- platform log (last lines) ---\n${tail.split('\n').slice(-30).join('\n')}`,
+    );
   }
 };

@@ -4,6 +4,12 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { canonicalResourcePaths } from '#shared/api/paths';
+import { routeTable } from '#shared/api/route-table';
+import { businessMetric } from '#shared/aws/business-metrics';
+import { globalIndexes, tableKeys } from '#shared/data/table-definition';
+import { endpointGroups, type Operation } from '#shared/kernel/operation';
+import { queueDefinitions } from '#shared/kernel/queues';
 import { DataStore } from '../../infra/constructs/data-store';
 import { MessageQueues } from '../../infra/constructs/message-queues';
 import { pascalCase } from '../../infra/constructs/naming';
@@ -15,15 +21,9 @@ import {
   bindSecret,
   bindTable,
 } from '../../infra/constructs/platform-function';
-import { PlatformStack } from '../../infra/stacks/platform-stack';
 import { readPlatformSettings } from '../../infra/stacks/platform-settings';
+import { PlatformStack } from '../../infra/stacks/platform-stack';
 import { addRegionalStacks } from '../../infra/stacks/regional-stacks';
-import { endpointGroups, type Operation } from '#shared/kernel/operation';
-import { canonicalResourcePaths } from '#shared/api/paths';
-import { routeTable } from '#shared/api/route-table';
-import { businessMetric } from '#shared/aws/business-metrics';
-import { globalIndexes, tableKeys } from '#shared/data/table-definition';
-import { queueDefinitions } from '#shared/kernel/queues';
 
 /** The context `cdk synth` uses, so the tests check what would deploy. */
 const cdkContext: Record<string, unknown> = JSON.parse(
@@ -150,8 +150,9 @@ describe('platform stack', () => {
         ScalingConfig: { MaximumConcurrency: definition.maxConcurrency },
       });
       const functionId = (consumer.Properties.FunctionName as { Ref: string }).Ref;
-      const timeout = (resources[functionId]?.Properties as { Timeout: number }).Timeout;
-      expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
+      const timeout = (resources[functionId]?.Properties as { Timeout?: number } | undefined)?.Timeout;
+      expect(timeout).toBeGreaterThan(0);
+      expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * (timeout as number));
     }
   });
 
@@ -236,9 +237,9 @@ describe('platform stack', () => {
     }
     for (const [operation, resourcePath] of canonicalResourcePaths(routeTable)) {
       const methods = stack.api.methodsByGroup.get(operation.group) ?? [];
-      expect(methods.some((method) => method.resource.path === resourcePath && method.httpMethod === operation.method)).toBe(
-        true,
-      );
+      expect(
+        methods.some((method) => method.resource.path === resourcePath && method.httpMethod === operation.method),
+      ).toBe(true);
     }
     template.hasResourceProperties('AWS::ApiGateway::Resource', { PathPart: '{organization}' });
   });
@@ -255,7 +256,9 @@ describe('platform stack', () => {
           {
             StatusCode: '405',
             ResponseTemplates: { 'application/json': '{"detail": "Method Not Allowed"}' },
-            ResponseParameters: { 'method.response.header.Allow': expect.stringMatching(/^'(GET|POST|PUT|DELETE)(, [A-Z]+)*'$/) },
+            ResponseParameters: {
+              'method.response.header.Allow': expect.stringMatching(/^'(GET|POST|PUT|DELETE)(, [A-Z]+)*'$/),
+            },
           },
         ],
       });
@@ -317,7 +320,14 @@ describe('platform stack', () => {
       expect(body).toContain(`${group}: latency`);
     }
     for (const { worker } of queueDefinitions) expect(body).toContain(`${worker}: dead-letter queue`);
-    for (const title of ['Conversations started', 'Interactions', 'Analyses completed', 'Tool calls', 'Error responses by kind', '5xx responses']) {
+    for (const title of [
+      'Conversations started',
+      'Interactions',
+      'Analyses completed',
+      'Tool calls',
+      'Error responses by kind',
+      '5xx responses',
+    ]) {
       expect(body).toContain(title);
     }
     // A search over the functions' namespace per business metric, whichever function emits it.

@@ -45,7 +45,10 @@ describe('layers', () => {
     // Act
     const upward = (await sharedImports())
       .filter(({ from, to }) => layerOf(to) > layerOf(from))
-      .map(({ file, from, to }) => `${file}: ${layerNames[layerOf(from)]} ${from} imports ${layerNames[layerOf(to)]} ${to}`);
+      .map(
+        ({ file, from, to }) =>
+          `${file}: ${layerNames[layerOf(from)]} ${from} imports ${layerNames[layerOf(to)]} ${to}`,
+      );
 
     // Assess
     expect(upward).toEqual([]);

@@ -37,10 +37,18 @@ export async function* leaveActionState(
 ): AsyncGenerator<EngineEvent, State> {
   const exits = state.exit_conditions;
   if (exits.length === 0) return state;
-  if (turn.dynamicBehavior) yield behaviorOverrideAction('navigate-state-machine-dynamic-behavior-override', turn.dynamicBehavior);
+  if (turn.dynamicBehavior)
+    yield behaviorOverrideAction('navigate-state-machine-dynamic-behavior-override', turn.dynamicBehavior);
   const options = exits.map((exit, index) => ({ id: `exit-${index}`, description: exit.description }));
   const system = actionPrompt(turn, state, state.actions);
-  const round = yield* offerTools(state, state.exit_condition_tool_call_specs, system, 'select_next_action', 'state-transition', turn);
+  const round = yield* offerTools(
+    state,
+    state.exit_condition_tool_call_specs,
+    system,
+    'select_next_action',
+    'state-transition',
+    turn,
+  );
   const chosen = await turn.choose(withToolResults(system, round), [...options, stayOption]);
   const exit = exits[options.findIndex((option) => option.id === chosen)];
   if (!exit) return state;
@@ -85,10 +93,24 @@ export async function* engageUser(
   for await (const fragment of turn.write('engage_user', system)) {
     if (fragment === '') continue;
     agentMessage += fragment;
-    yield { type: 'new-message', message: fragment, transcript_alignment: null, stop: false, sequence_number: sequence, message_id: agentMessageId };
+    yield {
+      type: 'new-message',
+      message: fragment,
+      transcript_alignment: null,
+      stop: false,
+      sequence_number: sequence,
+      message_id: agentMessageId,
+    };
     sequence += 1;
   }
   // The last piece is only known once the model has finished, so an empty piece closes the message.
-  yield { type: 'new-message', message: '', transcript_alignment: null, stop: true, sequence_number: sequence, message_id: agentMessageId };
+  yield {
+    type: 'new-message',
+    message: '',
+    transcript_alignment: null,
+    stop: true,
+    sequence_number: sequence,
+    message_id: agentMessageId,
+  };
   return { action, agentMessageId, agentMessage };
 }

@@ -7,7 +7,10 @@ export async function* annotate(
   state: AnnotationState,
   turn: Pick<TurnContext, 'notes' | 'newId' | 'move'>,
 ): AsyncGenerator<EngineEvent, State> {
-  yield agentAction({ type: 'navigate-state-machine-annotation-state-annotation-retrieved', annotation: state.inner_thought });
+  yield agentAction({
+    type: 'navigate-state-machine-annotation-state-annotation-retrieved',
+    annotation: state.inner_thought,
+  });
   turn.notes.innerThoughts.push({ id: turn.newId(), content: state.inner_thought });
   turn.notes.workingMemory.push({ content: state.inner_thought, context: `Annotation of state ${state.name}` });
   return yield* turn.move(state, state.next_state);

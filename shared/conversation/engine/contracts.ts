@@ -2,8 +2,8 @@ import type { z } from 'zod';
 import type { CurrentAgentActionEvent, NewMessageEvent, VersionInfo } from '../../../events/stream-events';
 import type { AgentVersionContent } from '../../agent/schemas';
 import type { BehaviorAction } from '../../dynamic-behavior-set/schemas';
-import type { ResolvedModel } from '../../llm/registry';
 import type { LlmTool } from '../../llm/provider';
+import type { ResolvedModel } from '../../llm/registry';
 import type { ActionState, State, StateMachineVersionBody, ToolCallSpec } from '../../state-machine/schemas';
 import type { ReflectionEntry, StateTransitionLog, toolCallLog, WorkingMemoryEntry } from '../schemas';
 

@@ -1,6 +1,12 @@
 import type { LlmOption } from '../../llm/provider';
 import type { ActionState, ToolCallSpec } from '../../state-machine/schemas';
-import type { DynamicBehaviorCandidate, EngineDependencies, EngineEvent, EngineSession, TriggeredDynamicBehavior } from './contracts';
+import type {
+  DynamicBehaviorCandidate,
+  EngineDependencies,
+  EngineEvent,
+  EngineSession,
+  TriggeredDynamicBehavior,
+} from './contracts';
 import { EngineCapabilityError } from './errors';
 import { agentAction, llmMessagesOf } from './turn-context';
 
@@ -53,12 +59,18 @@ const selectionPrompt = (previous: TriggeredDynamicBehavior | null): string =>
       : 'No behavior is selected yet.',
   ].join('\n\n');
 
-const optionOf = (candidate: DynamicBehaviorCandidate, index: number, previous: TriggeredDynamicBehavior | null): LlmOption => {
+const optionOf = (
+  candidate: DynamicBehaviorCandidate,
+  index: number,
+  previous: TriggeredDynamicBehavior | null,
+): LlmOption => {
   const triggers = candidate.triggers.join('; ');
   return {
     id: `behavior-${index}`,
     description:
-      previous?.[0] === candidate.versionInfo[0] ? `Continue the behavior already selected, for: ${triggers}` : triggers,
+      previous?.[0] === candidate.versionInfo[0]
+        ? `Continue the behavior already selected, for: ${triggers}`
+        : triggers,
   };
 };
 
@@ -140,7 +152,11 @@ export const withDynamicBehavior = (state: ActionState, behavior: AppliedBehavio
       ? { action_guidelines: [], intra_state_navigation_guidelines: [], boundary_constraints: [] }
       : {}),
     ...(tools
-      ? { action_tool_call_specs: tools.overridesExisting ? tools.specs : [...state.action_tool_call_specs, ...tools.specs] }
+      ? {
+          action_tool_call_specs: tools.overridesExisting
+            ? tools.specs
+            : [...state.action_tool_call_specs, ...tools.specs],
+        }
       : {}),
   };
 };

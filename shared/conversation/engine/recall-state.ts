@@ -16,7 +16,11 @@ export async function* recall(
         requested_information: state.requested_information ?? '',
       });
   const answers = await turn.recall(queries);
-  yield agentAction({ type: 'navigate-state-machine-recall-state-active-memory-retrieved', queries_and_responses: answers });
-  for (const [query, response] of answers) turn.notes.workingMemory.push({ content: response, context: `Recalled for: ${query}` });
+  yield agentAction({
+    type: 'navigate-state-machine-recall-state-active-memory-retrieved',
+    queries_and_responses: answers,
+  });
+  for (const [query, response] of answers)
+    turn.notes.workingMemory.push({ content: response, context: `Recalled for: ${query}` });
   return yield* turn.move(state, state.next_state);
 }

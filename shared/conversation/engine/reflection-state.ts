@@ -26,7 +26,14 @@ const reflectOn = async (system: string, wordLimit: number, turn: ReflectionTurn
 export async function* reflect(state: ReflectionState, turn: ReflectionTurn): AsyncGenerator<EngineEvent, State> {
   yield agentAction({ type: 'navigate-state-machine-reflection-state-prompt-retrieved', prompt: state.problem });
   const system = reflectionPrompt(state.problem, state.word_limit, turn);
-  const round: ToolRound = yield* offerTools(state, state.tool_call_specs, system, 'generate_reflection', 'state-transition', turn);
+  const round: ToolRound = yield* offerTools(
+    state,
+    state.tool_call_specs,
+    system,
+    'generate_reflection',
+    'state-transition',
+    turn,
+  );
   const reflection = await reflectOn(withToolResults(system, round), state.word_limit, turn);
   yield agentAction({ type: 'navigate-state-machine-reflection-state-reflection-generated', reflection });
   const thought = { id: turn.newId(), content: reflection };

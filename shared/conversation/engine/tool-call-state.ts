@@ -33,7 +33,9 @@ export const offeredToolCalls = (state: State): ToolCallSpec[] => {
 /** Refuses a state that needs tools when the deployment has no `EngineExtensions.callTool`. */
 export const refuseToolCalls = (state: State): void => {
   if (offeredToolCalls(state).length > 0) {
-    throw new EngineCapabilityError(`State '${state.name}' ${state.type === 'tool-call' ? 'is a tool-call state' : 'offers tool calls'}; tool calls are not supported here.`);
+    throw new EngineCapabilityError(
+      `State '${state.name}' ${state.type === 'tool-call' ? 'is a tool-call state' : 'offers tool calls'}; tool calls are not supported here.`,
+    );
   }
 };
 
@@ -54,16 +56,31 @@ export interface ToolRound {
 const keepResult = (spec: ToolCallSpec, log: ToolCallLog, state: State, turn: ToolTurn): ToolCallLog => {
   const output = log.output ?? '';
   const fits = output.length <= maxPersistedResultChars;
-  if (spec.result_persistence === 'ephemeral' || (spec.result_persistence === 'persisted-preferred' && !fits)) return { ...log, output: null };
-  const kept = fits ? output : `The result of ${log.tool_name} exceeded ${maxPersistedResultChars} characters and was not kept.`;
-  turn.notes.workingMemory.push({ content: `${log.tool_name} returned: ${kept}`, context: `Tool call in state ${state.name}` });
+  if (spec.result_persistence === 'ephemeral' || (spec.result_persistence === 'persisted-preferred' && !fits))
+    return { ...log, output: null };
+  const kept = fits
+    ? output
+    : `The result of ${log.tool_name} exceeded ${maxPersistedResultChars} characters and was not kept.`;
+  turn.notes.workingMemory.push({
+    content: `${log.tool_name} returned: ${kept}`,
+    context: `Tool call in state ${state.name}`,
+  });
   return { ...log, output: kept };
 };
 
 /** One call: its events, and its log as kept (`kept`) beside what the tool answered (`output`). */
-async function* call(request: ToolCallRequest, turn: ToolTurn): AsyncGenerator<EngineEvent, { kept: ToolCallLog; output: string }> {
+async function* call(
+  request: ToolCallRequest,
+  turn: ToolTurn,
+): AsyncGenerator<EngineEvent, { kept: ToolCallLog; output: string }> {
   const { tool, input, toolRoundIndex } = request;
-  yield agentAction({ type: 'tool-call-started', tool_round_index: toolRoundIndex, tool_id: tool.toolId, tool_version: tool.version, input_params: input });
+  yield agentAction({
+    type: 'tool-call-started',
+    tool_round_index: toolRoundIndex,
+    tool_id: tool.toolId,
+    tool_version: tool.version,
+    input_params: input,
+  });
   const log = await turn.callTool(request);
   yield agentAction({
     type: 'tool-call-ended',
@@ -100,8 +117,14 @@ export async function* offerTools(
 ): AsyncGenerator<EngineEvent, ToolRound> {
   const resolved = await resolveAll(state, specs, turn);
   if (resolved.length === 0) return { logs: [], results: [] };
-  const instructions = resolved.flatMap(({ llmTool, spec }) => (spec.additional_instruction ? [`${llmTool.name}: ${spec.additional_instruction}`] : []));
-  const answer = await turn.callTools(purpose, [system, ...instructions].join('\n'), resolved.map((tool) => tool.llmTool));
+  const instructions = resolved.flatMap(({ llmTool, spec }) =>
+    spec.additional_instruction ? [`${llmTool.name}: ${spec.additional_instruction}`] : [],
+  );
+  const answer = await turn.callTools(
+    purpose,
+    [system, ...instructions].join('\n'),
+    resolved.map((tool) => tool.llmTool),
+  );
   const logs: ToolCallLog[] = [];
   const results: string[] = [];
   for (const toolCall of answer.toolCalls) {
@@ -140,6 +163,9 @@ export async function* callDesignatedTool(
   const answer = await turn.callTools('select_next_action', system, [designated.llmTool]);
   // The state forces the call: without a call from the model, the tool gets an empty input (and its schema decides).
   const input = answer.toolCalls.find((toolCall) => toolCall.name === designated.llmTool.name)?.input ?? {};
-  const { kept } = yield* call({ state, spec: designated.spec, tool: designated, input, phase: 'tool-call-state', toolRoundIndex: 0 }, turn);
+  const { kept } = yield* call(
+    { state, spec: designated.spec, tool: designated, input, phase: 'tool-call-state', toolRoundIndex: 0 },
+    turn,
+  );
   return yield* turn.move(state, state.next_state, { tool_call_logs: [[kept]] });
 }

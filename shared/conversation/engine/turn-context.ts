@@ -4,9 +4,17 @@ import type { CallToolsResult, LlmMessage, LlmOption, LlmTool } from '../../llm/
 import { getState } from '../../state-machine/navigation';
 import type { NextState, State, StateMachineVersionBody } from '../../state-machine/schemas';
 import type { ReflectionEntry, StateTransitionLog, WorkingMemoryEntry } from '../schemas';
-import type { EngineDependencies, EngineSession, HistoryEntry, InnerThought, ModelPurpose, ResolvedToolCall, ToolCallRequest } from './contracts';
-import { EngineCapabilityError, StateMachineInconsistentError } from './errors';
+import type {
+  EngineDependencies,
+  EngineSession,
+  HistoryEntry,
+  InnerThought,
+  ModelPurpose,
+  ResolvedToolCall,
+  ToolCallRequest,
+} from './contracts';
 import type { AppliedBehavior } from './dynamic-behavior';
+import { EngineCapabilityError, StateMachineInconsistentError } from './errors';
 import { refuseToolCalls } from './tool-call-state';
 
 /** What the turn has written so far; the state units add to it. */
@@ -122,7 +130,8 @@ export const createTurnContext = (
       const { provider, ...settings } = deps.model(purpose);
       return provider.streamText({ ...settings, system, messages, signal: deps.signal });
     },
-    resolveTools: async (specs): Promise<ResolvedToolCall[]> => (specs.length > 0 && deps.resolveToolCalls ? deps.resolveToolCalls(specs) : []),
+    resolveTools: async (specs): Promise<ResolvedToolCall[]> =>
+      specs.length > 0 && deps.resolveToolCalls ? deps.resolveToolCalls(specs) : [],
     callTools: (purpose, system, tools) => {
       const { provider, ...settings } = deps.model(purpose);
       return provider.callTools({ ...settings, system, messages, tools, signal: deps.signal });

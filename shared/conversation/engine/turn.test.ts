@@ -6,6 +6,7 @@ import { parseSystemPrompt } from '../../llm/prompt';
 import type { LlmProvider } from '../../llm/provider';
 import { sampleStateMachineVersion } from '../../state-machine/fixtures';
 import type { StateMachineVersionBody } from '../../state-machine/schemas';
+import { toolCallStateMachineVersion } from '../fixtures';
 import type {
   DynamicBehaviorCandidate,
   EngineDependencies,
@@ -16,7 +17,6 @@ import type {
 } from './contracts';
 import { EngineCapabilityError } from './errors';
 import { runTurn } from './turn';
-import { toolCallStateMachineVersion } from '../fixtures';
 
 const agent: Pick<AgentVersionContent, 'identity' | 'background' | 'behaviors' | 'communication_patterns'> = {
   identity: {
@@ -24,7 +24,12 @@ const agent: Pick<AgentVersionContent, 'identity' | 'background' | 'behaviors' |
     role: 'support agent',
     developed_by: 'Acme',
     default_spoken_language: 'eng',
-    relationship_to_developer: { ownership: 'Acme', type: 'assistant', conversation_visibility: 'yes', thought_visibility: 'no' },
+    relationship_to_developer: {
+      ownership: 'Acme',
+      type: 'assistant',
+      conversation_visibility: 'yes',
+      thought_visibility: 'no',
+    },
   },
   background: 'Ava helps Acme customers.',
   behaviors: ['Be kind'],
@@ -51,11 +56,17 @@ const dependencies = (provider: LlmProvider = createDeterministicModel()): Engin
   return {
     model: () => ({ provider, model: 'deterministic' }),
     recall: async (queries) => queries.map((query) => [query, 'The user prefers tea.'] as [string, string]),
-    newId: () => (counter += 1).toString(16).padStart(24, '0'),
+    newId: () => {
+      counter += 1;
+      return counter.toString(16).padStart(24, '0');
+    },
   };
 };
 
-const run = async (session: EngineSession, deps = dependencies()): Promise<{ events: EngineEvent[]; outcome: TurnOutcome }> => {
+const run = async (
+  session: EngineSession,
+  deps = dependencies(),
+): Promise<{ events: EngineEvent[]; outcome: TurnOutcome }> => {
   const events: EngineEvent[] = [];
   const turn = runTurn(session, deps);
   for (let step = await turn.next(); ; step = await turn.next()) {
@@ -64,7 +75,8 @@ const run = async (session: EngineSession, deps = dependencies()): Promise<{ eve
   }
 };
 
-const said = (...texts: string[]): HistoryEntry[] => texts.map((text, index) => ({ role: index % 2 === 0 ? 'agent' : 'user', text }));
+const said = (...texts: string[]): HistoryEntry[] =>
+  texts.map((text, index) => ({ role: index % 2 === 0 ? 'agent' : 'user', text }));
 const actionTypes = (events: EngineEvent[]) =>
   events.flatMap((event) => (event.type === 'current-agent-action' ? [event.action.type] : []));
 
@@ -145,7 +157,10 @@ describe('runTurn', () => {
 
   it('completes the conversation when the terminal state is reached', async () => {
     // Prepare
-    const session = sessionOf({ currentState: 'help', history: said('How can I help?', 'My request is resolved, goodbye') });
+    const session = sessionOf({
+      currentState: 'help',
+      history: said('How can I help?', 'My request is resolved, goodbye'),
+    });
 
     // Act
     const { outcome } = await run(session);
@@ -177,7 +192,13 @@ describe('runTurn', () => {
           audio_fillers: [],
           audio_filler_triggered_after: 3,
         },
-        { type: 'recall', name: 'remember', queries: ['What does the user drink?'], requested_information: null, next_state: 'goodbye' },
+        {
+          type: 'recall',
+          name: 'remember',
+          queries: ['What does the user drink?'],
+          requested_information: null,
+          next_state: 'goodbye',
+        },
       ],
     };
     const session = sessionOf({ machine, currentState: 'greet', history: said('Hello!', 'Goodbye') });
@@ -209,7 +230,10 @@ describe('runTurn', () => {
     // Act / Assess
     const failure = run(session);
     await expect(failure).rejects.toBeInstanceOf(EngineCapabilityError);
-    await expect(failure).rejects.toMatchObject({ statusCode: 501, message: expect.stringContaining("'triage' is a tool-call state") });
+    await expect(failure).rejects.toMatchObject({
+      statusCode: 501,
+      message: expect.stringContaining("'triage' is a tool-call state"),
+    });
   });
 
   it('hands each piece on as soon as the model writes it', async () => {

@@ -20,11 +20,17 @@ describe('openapi document', () => {
     expect(response.status).toBe(200);
     expect(response.body.openapi).toBe('3.1.0');
     const paths = Object.keys(response.body.paths as Record<string, unknown>);
-    const described = Object.entries(response.body.paths as Record<string, Record<string, { operationId: string }>>).flatMap(
-      ([path, methods]) => Object.entries(methods).map(([method, operation]) => `${method.toUpperCase()} ${routeShape(path)} ${operation.operationId}`),
+    const described = Object.entries(
+      response.body.paths as Record<string, Record<string, { operationId: string }>>,
+    ).flatMap(([path, methods]) =>
+      Object.entries(methods).map(
+        ([method, operation]) => `${method.toUpperCase()} ${routeShape(path)} ${operation.operationId}`,
+      ),
     );
     expect(described.sort()).toEqual(
-      routeTable.map((operation) => `${operation.method} ${routeShape(operation.path)} ${operation.operationId}`).sort(),
+      routeTable
+        .map((operation) => `${operation.method} ${routeShape(operation.path)} ${operation.operationId}`)
+        .sort(),
     );
     expect(new Set(paths.map(routeShape)).size).toBe(paths.length);
   });
@@ -58,7 +64,9 @@ describe('openapi document', () => {
     const { body } = await api('/openapi.json');
     const createAgent = body.paths['/v1/{organization}/organization/agent'].post;
     expect(createAgent.requestBody.content['application/json'].schema.properties.agent_name).toBeDefined();
-    expect(createAgent.responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/HTTPValidationError');
+    expect(createAgent.responses['422'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/HTTPValidationError',
+    );
     expect(createAgent.security.length).toBeGreaterThan(0);
   });
 });

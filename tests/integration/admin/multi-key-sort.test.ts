@@ -17,7 +17,10 @@ const readAll = async (path: string, key: string, idField: string, query: Record
   const ids: string[] = [];
   let token: string | undefined;
   do {
-    const page = await api(path, { token: superAdmin.token, query: { ...query, ...(token ? { continuation_token: token } : {}) } });
+    const page = await api(path, {
+      token: superAdmin.token,
+      query: { ...query, ...(token ? { continuation_token: token } : {}) },
+    });
     expect(page.status).toBe(200);
     ids.push(...page.body[key].map((record: Record<string, string>) => record[idField]));
     token = page.body.has_more ? String(page.body.continuation_token) : undefined;
@@ -72,7 +75,10 @@ describe('get-services', () => {
       .map((service) => service.id);
 
     // Act
-    const ids = await readAll(`/v1/${orgId}/service/`, 'services', 'id', { sort_by: ['-is_active', '+name'], limit: '3' });
+    const ids = await readAll(`/v1/${orgId}/service/`, 'services', 'id', {
+      sort_by: ['-is_active', '+name'],
+      limit: '3',
+    });
 
     // Assess
     expect(ids).toEqual(expected);
@@ -87,7 +93,8 @@ describe('get-conversation-messages', () => {
     await interact(superAdmin, conversationId, 'I said I need help with my printer');
     await interact(superAdmin, conversationId, 'It still does not print');
     const path = `/v1/${orgId}/conversation/${conversationId}/messages/`;
-    const oldestFirst = (await api(path, { token: superAdmin.token, query: { sort_by: '+created_at' } })).body.messages as {
+    const oldestFirst = (await api(path, { token: superAdmin.token, query: { sort_by: '+created_at' } })).body
+      .messages as {
       id: string;
       interaction_id: string;
     }[];

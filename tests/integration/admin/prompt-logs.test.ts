@@ -25,7 +25,10 @@ beforeAll(async () => {
 });
 
 /** The zip's entries (unpacked by the standard `unzip`), by name. */
-const downloadZip = async (session: Session, prefix: string): Promise<{ status: number; entries: Map<string, string> }> => {
+const downloadZip = async (
+  session: Session,
+  prefix: string,
+): Promise<{ status: number; entries: Map<string, string> }> => {
   const response = await fetch(apiUrl(`/v1/${orgId}/admin/get_prompt_logs/`, { prompt_log_prefix: prefix }), {
     headers: { authorization: `Bearer ${session.token}` },
   });
@@ -58,12 +61,16 @@ describe('get-prompt-logs', () => {
     const pattern = new RegExp(`^${serviceId}/${conversationId}/[a-f0-9]{24}/\\d+-(system|history)$`);
     expect(names.every((name) => pattern.test(name))).toBe(true);
     for (const name of names) {
-      const sibling = name.endsWith('-system') ? name.replace(/-system$/, '-history') : name.replace(/-history$/, '-system');
+      const sibling = name.endsWith('-system')
+        ? name.replace(/-system$/, '-history')
+        : name.replace(/-history$/, '-system');
       expect(names).toContain(sibling);
       expect(entries.get(name)).toBe(await storedObjectText(`prompt-logs/${orgId}/${name}`));
     }
     const histories = names.filter((name) => name.endsWith('-history')).map((name) => entries.get(name) ?? '');
-    expect(histories.some((history) => history.split('\n---\n').includes('user: I said I need help with my printer'))).toBe(true);
+    expect(
+      histories.some((history) => history.split('\n---\n').includes('user: I said I need help with my printer')),
+    ).toBe(true);
   });
 
   it('puts an -error file in place of each log the caller may not read', async () => {
@@ -86,18 +93,31 @@ describe('get-prompt-logs', () => {
     // Prepare
     const starters = await api(`/v1/${orgId}/conversation/conversation_starter`, {
       token: admin.token,
-      body: { service_id: serviceId, facets: ['printers'], min_count: 1, max_count: 1, generation_instructions: 'Be brief.' },
+      body: {
+        service_id: serviceId,
+        facets: ['printers'],
+        min_count: 1,
+        max_count: 1,
+        generation_instructions: 'Be brief.',
+      },
     });
     expect(starters.status).toBe(200);
-    const finished = await api(`/v1/${orgId}/conversation/${conversationId}/finish/`, { method: 'POST', token: admin.token });
+    const finished = await api(`/v1/${orgId}/conversation/${conversationId}/finish/`, {
+      method: 'POST',
+      token: admin.token,
+    });
     expect(finished.status).toBeLessThan(300);
 
     // Act
     const starterLogs = await downloadZip(admin, `${serviceId}/starters/`);
-    const analysisLogs = await eventually(async () => {
-      const zip = await downloadZip(admin, `${serviceId}/${conversationId}/analysis/`);
-      return zip.status === 200 ? zip : undefined;
-    }, 30_000, 1000);
+    const analysisLogs = await eventually(
+      async () => {
+        const zip = await downloadZip(admin, `${serviceId}/${conversationId}/analysis/`);
+        return zip.status === 200 ? zip : undefined;
+      },
+      30_000,
+      1000,
+    );
 
     // Assess
     expect([...starterLogs.entries.keys()]).toEqual([

@@ -33,14 +33,25 @@ const query = async (owner: Session, orgId: string, sql: string, asyncQuery = fa
     used.set(orgId, current);
   }
   current.calls += 1;
-  return api(`/v1/${orgId}/admin/sql_query`, { token: current.session.token, body: { sql_query: sql, async_query: asyncQuery } });
+  return api(`/v1/${orgId}/admin/sql_query`, {
+    token: current.session.token,
+    body: { sql_query: sql, async_query: asyncQuery },
+  });
 };
 
 describe('submit-sql-query', () => {
   it("answers rows and typed columns over the organization's own data only", async () => {
     // Act
-    const conversations = await query(first.admin, first.orgId, 'SELECT id, is_finished, created_at FROM conversations ORDER BY id');
-    const messages = await query(first.admin, first.orgId, "SELECT message FROM messages WHERE message_type = 'user-message'");
+    const conversations = await query(
+      first.admin,
+      first.orgId,
+      'SELECT id, is_finished, created_at FROM conversations ORDER BY id',
+    );
+    const messages = await query(
+      first.admin,
+      first.orgId,
+      "SELECT message FROM messages WHERE message_type = 'user-message'",
+    );
     const theirs = await query(second.admin, second.orgId, 'SELECT id FROM conversations');
 
     // Assess
@@ -67,7 +78,11 @@ describe('submit-sql-query', () => {
       const answer = await query(first.admin, first.orgId, sql);
       expect(answer.status, sql).toBe(400);
     }
-    const everything = await query(first.admin, first.orgId, `SELECT count(*) FROM messages WHERE message LIKE '%${second.orgId}%'`);
+    const everything = await query(
+      first.admin,
+      first.orgId,
+      `SELECT count(*) FROM messages WHERE message LIKE '%${second.orgId}%'`,
+    );
     expect(everything.body.result).toEqual([['0']]);
   });
 
@@ -91,7 +106,11 @@ describe('submit-sql-query', () => {
   });
 
   it('answers 408 for a query that outlasts the time limit', async () => {
-    const answer = await query(first.admin, first.orgId, 'SELECT count(*) FROM range(1000000000) a, range(1000000000) b');
+    const answer = await query(
+      first.admin,
+      first.orgId,
+      'SELECT count(*) FROM range(1000000000) a, range(1000000000) b',
+    );
 
     expect(answer.status).toBe(408);
   });
@@ -118,7 +137,10 @@ describe('submit-sql-query', () => {
 
   it('refuses a caller not more privileged than DefaultAdministratorRole with 403', async () => {
     const administrator = await createUserSession(first.admin, 'DefaultAdministratorRole');
-    const answer = await api(`/v1/${first.orgId}/admin/sql_query`, { token: administrator.token, body: { sql_query: 'SELECT 1' } });
+    const answer = await api(`/v1/${first.orgId}/admin/sql_query`, {
+      token: administrator.token,
+      body: { sql_query: 'SELECT 1' },
+    });
 
     expect(answer.status).toBe(403);
   });

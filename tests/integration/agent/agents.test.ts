@@ -1,7 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { knownVoices } from '#shared/agent/voices';
 import { api } from '../support/client';
-import { createAgent, createGrantedSession, createService, sampleAgentVersionBody, uniqueName } from '../support/fixtures';
+import {
+  createAgent,
+  createGrantedSession,
+  createService,
+  sampleAgentVersionBody,
+  uniqueName,
+} from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 
 let owner: Session;
@@ -190,7 +196,10 @@ describe('create-agent-version', () => {
     const session = await admin();
 
     // Act
-    const response = await api(agentPath('0123456789abcdef01234567'), { token: session.token, body: sampleAgentVersionBody() });
+    const response = await api(agentPath('0123456789abcdef01234567'), {
+      token: session.token,
+      body: sampleAgentVersionBody(),
+    });
 
     // Assess
     expect(response.status).toBe(404);
@@ -268,7 +277,10 @@ describe('get-agents', () => {
     const pages: string[][] = [];
     let token = 0;
     do {
-      const response = await api(agentsPath(), { token: session.token, query: { id: ids, limit: 2, continuation_token: token } });
+      const response = await api(agentsPath(), {
+        token: session.token,
+        query: { id: ids, limit: 2, continuation_token: token },
+      });
       expect(response.status).toBe(200);
       pages.push(response.body.agents.map((agent: { id: string }) => agent.id));
       token = response.body.continuation_token ?? 0;
@@ -287,7 +299,10 @@ describe('get-agents', () => {
     const seen: string[] = [];
     let token: number | null = 0;
     while (token !== null) {
-      const response = await api(agentsPath(), { token: session.token, query: { limit: 20, continuation_token: token } });
+      const response = await api(agentsPath(), {
+        token: session.token,
+        query: { limit: 20, continuation_token: token },
+      });
       seen.push(...response.body.agents.map((agent: { id: string }) => agent.id));
       token = response.body.continuation_token;
     }
@@ -305,7 +320,10 @@ describe('get-agents', () => {
     await api(agentPath(deprecated), { method: 'DELETE', token: session.token });
 
     // Act
-    const response = await api(agentsPath(), { token: session.token, query: { id: [kept, deprecated], deprecated: true } });
+    const response = await api(agentsPath(), {
+      token: session.token,
+      query: { id: [kept, deprecated], deprecated: true },
+    });
 
     // Assess
     expect(response.body.agents.map((agent: { id: string }) => agent.id)).toEqual([deprecated]);
@@ -332,7 +350,9 @@ describe('get-agents', () => {
     const limitedUser = await createGrantedSession(owner, [
       { permission_name: 'Organization:GetAgent', conditions: { name: { type: 'Equals', value: visibleName } } },
     ]);
-    const userWithout = await createGrantedSession(owner, [{ permission_name: 'Organization:GetOrganizationDetails', conditions: {} }]);
+    const userWithout = await createGrantedSession(owner, [
+      { permission_name: 'Organization:GetOrganizationDetails', conditions: {} },
+    ]);
 
     // Act
     const limitedList = await api(agentsPath(), { token: limitedUser.token, query: { id: ids } });

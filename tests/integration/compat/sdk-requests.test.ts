@@ -37,7 +37,8 @@ const openapiFetchQuery = (query: Record<string, string | number | boolean | str
 const httpxHeaders = { accept: '*/*', 'accept-encoding': 'gzip, deflate', 'user-agent': 'python-httpx/0.28.1' };
 
 /** The TypeScript SDK's error body reading: the first of message, error, detail. */
-const sdkErrorMessage = (body: Record<string, unknown>): unknown => ['message', 'error', 'detail'].map((name) => body[name]).find(Boolean);
+const sdkErrorMessage = (body: Record<string, unknown>): unknown =>
+  ['message', 'error', 'detail'].map((name) => body[name]).find(Boolean);
 
 /** Splits an NDJSON body as both SDKs do: on line ends, trimmed, empty lines skipped. */
 const readNdjson = async (response: Response): Promise<Record<string, unknown>[]> => {
@@ -67,7 +68,13 @@ const required: Record<string, string[]> = {
   error: ['http_error_code', 'error_description'],
 };
 const createUnion = ['conversation-created', 'error', 'interaction-complete', 'new-message', 'current-agent-action'];
-const interactUnion = ['user-message-available', 'error', 'interaction-complete', 'new-message', 'current-agent-action'];
+const interactUnion = [
+  'user-message-available',
+  'error',
+  'interaction-complete',
+  'new-message',
+  'current-agent-action',
+];
 
 const expectPythonParsable = (events: Record<string, unknown>[], union: string[]) => {
   for (const event of events) {
@@ -79,13 +86,24 @@ const expectPythonParsable = (events: Record<string, unknown>[], union: string[]
 const typeScriptSignIn = (userId: string) =>
   send('/user/signin_with_api_key', {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'x-api-key': key.api_key, 'x-api-key-id': key.api_key_id, 'x-user-id': userId },
+    headers: {
+      'Content-Type': 'application/json',
+      'x-api-key': key.api_key,
+      'x-api-key-id': key.api_key_id,
+      'x-user-id': userId,
+    },
   });
 
 const pythonSignIn = (userId: string) =>
   send('/user/signin_with_api_key', {
     method: 'POST',
-    headers: { ...httpxHeaders, 'content-length': '0', 'x-api-key': key.api_key, 'x-api-key-id': key.api_key_id, 'x-user-id': userId },
+    headers: {
+      ...httpxHeaders,
+      'content-length': '0',
+      'x-api-key': key.api_key,
+      'x-api-key-id': key.api_key_id,
+      'x-user-id': userId,
+    },
   });
 
 /** A multipart body as httpx writes it for `data={...}` plus `files={"recorded_message": ("message.txt", ..., "text/plain; charset=utf-8")}`. */
@@ -98,7 +116,10 @@ const httpxMultipart = (fields: Record<string, string>, text: string): { body: B
     `--${boundary}\r\nContent-Disposition: form-data; name="recorded_message"; filename="message.txt"\r\n` +
       `Content-Type: text/plain; charset=utf-8\r\n\r\n${text}\r\n`,
   );
-  return { body: Buffer.from(`${parts.join('')}--${boundary}--\r\n`, 'utf8'), contentType: `multipart/form-data; boundary=${boundary}` };
+  return {
+    body: Buffer.from(`${parts.join('')}--${boundary}--\r\n`, 'utf8'),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  };
 };
 
 /** The TypeScript SDK's text interaction: a FormData with one Blob part named recorded_message, no Content-Type of its own. */
@@ -146,7 +167,8 @@ describe('sign-in as the SDKs do it', () => {
 
     // Act
     let response = await typeScriptSignIn(limited.userId);
-    for (let attempt = 0; response.status !== 429 && attempt < 40; attempt += 1) response = await typeScriptSignIn(limited.userId);
+    for (let attempt = 0; response.status !== 429 && attempt < 40; attempt += 1)
+      response = await typeScriptSignIn(limited.userId);
 
     // Assess
     expect(response.status).toBe(429);
@@ -169,14 +191,25 @@ describe('list calls as the SDKs encode them', () => {
   it('accepts array query parameters encoded as the TypeScript SDK encodes them', async () => {
     // Prepare
     const other = await createUserSession(admin, 'DefaultUserRole');
-    const query = openapiFetchQuery({ user_id: [user.userId, other.userId], sort_by: ['-email'], is_verified: true, limit: 10 });
+    const query = openapiFetchQuery({
+      user_id: [user.userId, other.userId],
+      sort_by: ['-email'],
+      is_verified: true,
+      limit: 10,
+    });
 
     // Act
-    const response = await send(`/user/?${query}`, { headers: { ...bearer(admin), 'Content-Type': 'application/json' } });
+    const response = await send(`/user/?${query}`, {
+      headers: { ...bearer(admin), 'Content-Type': 'application/json' },
+    });
 
     // Assess
     expect(response.status).toBe(200);
-    const body = (await response.json()) as { users: { user_id: string; email: string }[]; has_more: boolean; continuation_token: unknown };
+    const body = (await response.json()) as {
+      users: { user_id: string; email: string }[];
+      has_more: boolean;
+      continuation_token: unknown;
+    };
     const emails = body.users.map((listed) => listed.email);
     expect(new Set(body.users.map((listed) => listed.user_id))).toEqual(new Set([user.userId, other.userId]));
     expect(emails).toEqual([...emails].sort().reverse());
@@ -185,7 +218,9 @@ describe('list calls as the SDKs encode them', () => {
 
   it('reads a + sort prefix percent-encoded as %2B, as both SDKs send it', async () => {
     // Act
-    const response = await send(`/user/?sort_by=%2Bemail&sort_by=-first_name`, { headers: { ...httpxHeaders, ...bearer(admin) } });
+    const response = await send(`/user/?sort_by=%2Bemail&sort_by=-first_name`, {
+      headers: { ...httpxHeaders, ...bearer(admin) },
+    });
 
     // Assess
     expect(response.status).toBe(200);
@@ -214,11 +249,14 @@ describe('create, interact and finish a conversation as the SDKs stream and send
 
   it('takes a text message as the TypeScript SDK sends it (a multipart Blob part named recorded_message)', async () => {
     // Act
-    const response = await send(`/conversation/${typeScriptConversation}/interact?request_format=text&response_format=text`, {
-      method: 'POST',
-      headers: { ...bearer(user), Accept: 'application/x-ndjson' },
-      body: typeScriptForm('I need help with my printer'),
-    });
+    const response = await send(
+      `/conversation/${typeScriptConversation}/interact?request_format=text&response_format=text`,
+      {
+        method: 'POST',
+        headers: { ...bearer(user), Accept: 'application/x-ndjson' },
+        body: typeScriptForm('I need help with my printer'),
+      },
+    );
 
     // Assess
     expect(response.status).toBe(200);
@@ -257,30 +295,47 @@ describe('create, interact and finish a conversation as the SDKs stream and send
 
   it('takes a text message as the Python SDK sends it (httpx multipart with initial_message_type and a file part)', async () => {
     // Prepare
-    const { body, contentType } = httpxMultipart({ initial_message_type: 'user-message' }, 'Grüße! I need help with my printer');
+    const { body, contentType } = httpxMultipart(
+      { initial_message_type: 'user-message' },
+      'Grüße! I need help with my printer',
+    );
 
     // Act
-    const response = await send(`/conversation/${pythonConversation}/interact?request_format=text&response_format=text`, {
-      method: 'POST',
-      headers: { ...httpxHeaders, ...bearer(user), accept: 'application/x-ndjson', 'content-type': contentType },
-      body,
-    });
+    const response = await send(
+      `/conversation/${pythonConversation}/interact?request_format=text&response_format=text`,
+      {
+        method: 'POST',
+        headers: { ...httpxHeaders, ...bearer(user), accept: 'application/x-ndjson', 'content-type': contentType },
+        body,
+      },
+    );
 
     // Assess
     expect(response.status).toBe(200);
     const events = await readNdjson(response);
     expectPythonParsable(events, interactUnion);
-    expect(events[0]).toMatchObject({ type: 'user-message-available', user_message: 'Grüße! I need help with my printer' });
+    expect(events[0]).toMatchObject({
+      type: 'user-message-available',
+      user_message: 'Grüße! I need help with my printer',
+    });
     expect(events.at(-1)).toMatchObject({ type: 'interaction-complete' });
   });
 
   it('takes a skip as the Python SDK sends it (a URL-encoded form, since it carries no file)', async () => {
     // Act
-    const response = await send(`/conversation/${pythonConversation}/interact?request_format=text&response_format=text`, {
-      method: 'POST',
-      headers: { ...httpxHeaders, ...bearer(user), accept: 'application/x-ndjson', 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'initial_message_type=skip&recorded_message=',
-    });
+    const response = await send(
+      `/conversation/${pythonConversation}/interact?request_format=text&response_format=text`,
+      {
+        method: 'POST',
+        headers: {
+          ...httpxHeaders,
+          ...bearer(user),
+          accept: 'application/x-ndjson',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'initial_message_type=skip&recorded_message=',
+      },
+    );
 
     // Assess
     expect(response.status).toBe(200);
@@ -309,7 +364,10 @@ describe('create, interact and finish a conversation as the SDKs stream and send
       body: JSON.stringify({ service_id: serviceId, service_version_set_name: 'release', tags: {} }),
     });
     const conversationId = String((await readNdjson(created))[0]?.conversation_id);
-    const { body, contentType } = httpxMultipart({ initial_message_type: 'user-message' }, "Thanks, that's all. Goodbye!");
+    const { body, contentType } = httpxMultipart(
+      { initial_message_type: 'user-message' },
+      "Thanks, that's all. Goodbye!",
+    );
 
     // Act
     const response = await send(`/conversation/${conversationId}/interact?request_format=text&response_format=text`, {
@@ -323,18 +381,28 @@ describe('create, interact and finish a conversation as the SDKs stream and send
     expectPythonParsable(events, interactUnion);
     expect(events.at(-1)).toMatchObject({ type: 'interaction-complete', conversation_completed: true });
     const listed = await send(`/conversation/?id=${conversationId}`, { headers: bearer(user) });
-    expect(((await listed.json()) as { conversations: unknown[] }).conversations[0]).toMatchObject({ id: conversationId, is_finished: true });
+    expect(((await listed.json()) as { conversations: unknown[] }).conversations[0]).toMatchObject({
+      id: conversationId,
+      is_finished: true,
+    });
   });
 
   it('lists both conversations by repeated id parameters, newest first, with is_finished=true', async () => {
     // Act
-    const query = openapiFetchQuery({ id: [typeScriptConversation, pythonConversation], sort_by: ['-created_at'], is_finished: true });
+    const query = openapiFetchQuery({
+      id: [typeScriptConversation, pythonConversation],
+      sort_by: ['-created_at'],
+      is_finished: true,
+    });
     const response = await send(`/conversation/?${query}`, { headers: bearer(user) });
 
     // Assess
     expect(response.status).toBe(200);
     const body = (await response.json()) as { conversations: { id: string }[] };
-    expect(body.conversations.map((conversation) => conversation.id)).toEqual([pythonConversation, typeScriptConversation]);
+    expect(body.conversations.map((conversation) => conversation.id)).toEqual([
+      pythonConversation,
+      typeScriptConversation,
+    ]);
   });
 });
 
@@ -367,7 +435,9 @@ describe('error bodies as the SDKs map them', () => {
     // Assess
     expect(response.status).toBe(422);
     const body = (await response.json()) as { detail: { loc: unknown[]; msg: string; type: string }[] };
-    expect(body.detail).toEqual([expect.objectContaining({ loc: ['query', 'limit'], msg: expect.any(String), type: expect.any(String) })]);
+    expect(body.detail).toEqual([
+      expect.objectContaining({ loc: ['query', 'limit'], msg: expect.any(String), type: expect.any(String) }),
+    ]);
   });
 
   it('answers an interaction without recorded_message with 422 before any stream starts', async () => {
@@ -376,11 +446,14 @@ describe('error bodies as the SDKs map them', () => {
     form.append('initial_message_type', 'user-message');
 
     // Act
-    const response = await send(`/conversation/${typeScriptConversation}/interact?request_format=text&response_format=text`, {
-      method: 'POST',
-      headers: { ...bearer(user), Accept: 'application/x-ndjson' },
-      body: form,
-    });
+    const response = await send(
+      `/conversation/${typeScriptConversation}/interact?request_format=text&response_format=text`,
+      {
+        method: 'POST',
+        headers: { ...bearer(user), Accept: 'application/x-ndjson' },
+        body: form,
+      },
+    );
 
     // Assess
     expect(response.status).toBe(422);

@@ -17,7 +17,8 @@ let opening: StreamedEvent[];
 let helpTurn: StreamedEvent[];
 let goodbyeTurn: StreamedEvent[];
 
-const last = (events: StreamedEvent[], type: string) => events.findLast((event) => event.type === type) as StreamedEvent;
+const last = (events: StreamedEvent[], type: string) =>
+  events.findLast((event) => event.type === type) as StreamedEvent;
 
 beforeAll(async () => {
   ({ session: admin } = await createOrganization());
@@ -54,7 +55,10 @@ describe('a conversation through the sample state machine', () => {
     // Assess
     expect(response.status).toBe(200);
     helpTurn = response.events;
-    expect(helpTurn[0]).toMatchObject({ type: 'user-message-available', user_message: 'I said I need help with my printer' });
+    expect(helpTurn[0]).toMatchObject({
+      type: 'user-message-available',
+      user_message: 'I said I need help with my printer',
+    });
     expect(typesOf(helpTurn).at(-1)).toBe('interaction-complete');
     expect(last(helpTurn, 'interaction-complete')).toMatchObject({ conversation_completed: false });
   });
@@ -64,12 +68,18 @@ describe('a conversation through the sample state machine', () => {
     const interactionId = last(helpTurn, 'interaction-complete').interaction_id;
 
     // Act
-    const insights = await api(`/v1/${admin.orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, {
-      token: admin.token,
-    });
-    const forbidden = await api(`/v1/${user.orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, {
-      token: user.token,
-    });
+    const insights = await api(
+      `/v1/${admin.orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`,
+      {
+        token: admin.token,
+      },
+    );
+    const forbidden = await api(
+      `/v1/${user.orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`,
+      {
+        token: user.token,
+      },
+    );
 
     // Assess
     expect(insights.status).toBe(200);
@@ -128,7 +138,10 @@ describe('a conversation through the sample state machine', () => {
     goodbyeTurn = response.events;
     expect(typesOf(goodbyeTurn).at(-1)).toBe('interaction-complete');
     expect(last(goodbyeTurn, 'interaction-complete')).toMatchObject({ conversation_completed: true });
-    const again = await api(`/v1/${user.orgId}/conversation/${conversationId}/finish/`, { method: 'POST', token: user.token });
+    const again = await api(`/v1/${user.orgId}/conversation/${conversationId}/finish/`, {
+      method: 'POST',
+      token: user.token,
+    });
     expect(again.status).toBe(409);
     const more = await interact(user, conversationId, 'Hello again');
     expect(more.status).toBe(409);
@@ -136,7 +149,10 @@ describe('a conversation through the sample state machine', () => {
 
   it('lists the conversation, finished, with its final message and the version set it used', async () => {
     // Act
-    const response = await api(`/v1/${user.orgId}/conversation/`, { token: user.token, query: { is_finished: 'true' } });
+    const response = await api(`/v1/${user.orgId}/conversation/`, {
+      token: user.token,
+      query: { is_finished: 'true' },
+    });
 
     // Assess
     expect(response.status).toBe(200);
@@ -196,7 +212,10 @@ describe('a conversation through the sample state machine', () => {
   it('analyses the finished conversation into memories and user models', async () => {
     // Act
     const analysed = await eventually(async () => {
-      const response = await api(`/v1/${user.orgId}/conversation/`, { token: user.token, query: { id: conversationId } });
+      const response = await api(`/v1/${user.orgId}/conversation/`, {
+        token: user.token,
+        query: { id: conversationId },
+      });
       const [conversation] = response.body.conversations ?? [];
       return conversation?.is_analyzed ? conversation : undefined;
     }, 30_000);
@@ -204,12 +223,20 @@ describe('a conversation through the sample state machine', () => {
     const models = await api(`/v1/${user.orgId}/user/${user.userId}/user_model`, { token: user.token });
 
     // Assess
-    expect([...analysed.completed_post_processings].sort()).toEqual(['compute-metrics', 'extract-memories', 'generate-user-models']);
+    expect([...analysed.completed_post_processings].sort()).toEqual([
+      'compute-metrics',
+      'extract-memories',
+      'generate-user-models',
+    ]);
     expect(memories.status).toBe(200);
     expect(memories.body.memories).toHaveLength(2);
     const userMessageIds = [helpTurn, goodbyeTurn].map((turn) => turn[0]?.message_id);
     for (const memory of memories.body.memories) {
-      expect(memory).toMatchObject({ conversation_id: conversationId, content: expect.any(String), context: expect.any(String) });
+      expect(memory).toMatchObject({
+        conversation_id: conversationId,
+        content: expect.any(String),
+        context: expect.any(String),
+      });
       expect(userMessageIds).toContain(memory.references.at(-1));
     }
     expect(models.status).toBe(200);

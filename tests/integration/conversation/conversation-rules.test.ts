@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toolCallStateMachineVersion, toolInInitialStateMachineVersion } from '#shared/conversation/fixtures';
-import { createTool } from '../support/tools';
 import { api, apiUrl, requestInit } from '../support/client';
 import { createService, interact, startConversation, textForm, typesOf } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { createTool } from '../support/tools';
 
 /** The refusals, permission filtering and stream guarantees of the conversation operations. */
 let admin: Session;
@@ -54,7 +54,10 @@ describe('create-conversation', () => {
     const user = await createUserSession(admin, 'DefaultUserRole');
 
     // Act
-    const both = await Promise.all([startConversation(user, { service_id: serviceId }), startConversation(user, { service_id: serviceId })]);
+    const both = await Promise.all([
+      startConversation(user, { service_id: serviceId }),
+      startConversation(user, { service_id: serviceId }),
+    ]);
 
     // Assess
     expect(both.map((response) => response.status).sort()).toEqual([201, 400]);
@@ -65,10 +68,17 @@ describe('create-conversation', () => {
     const user = await createUserSession(admin, 'DefaultUserRole');
 
     // Act
-    const voice = await startConversation(user, { service_id: serviceId }, { response_format: 'voice', audio_format: 'mp3' });
+    const voice = await startConversation(
+      user,
+      { service_id: serviceId },
+      { response_format: 'voice', audio_format: 'mp3' },
+    );
     const noAudioFormat = await startConversation(user, { service_id: serviceId }, { response_format: 'voice' });
     const badRegex = await startConversation(user, { service_id: serviceId }, { current_agent_action_type: '(' });
-    const typeWithoutMessage = await startConversation(user, { service_id: serviceId, initial_message_type: 'user-message' });
+    const typeWithoutMessage = await startConversation(user, {
+      service_id: serviceId,
+      initial_message_type: 'user-message',
+    });
 
     // Assess
     expect(voice.status).toBe(400);
@@ -91,7 +101,10 @@ describe('create-conversation', () => {
     // Assess
     expect(typesOf(all.events)).toContain('current-agent-action');
     expect(all.events.find((event) => event.type === 'current-agent-action')).toMatchObject({
-      action: { type: 'navigate-state-machine-action-state-action-selected', action: 'Greet the user warmly and ask how you can help today.' },
+      action: {
+        type: 'navigate-state-machine-action-state-action-selected',
+        action: 'Greet the user warmly and ask how you can help today.',
+      },
     });
     expect(typesOf(none.events)).not.toContain('current-agent-action');
   });
@@ -144,7 +157,10 @@ describe('interact-with-conversation', () => {
     const conversationId = await opened(user);
     const path = `/v1/${user.orgId}/conversation/${conversationId}/interact`;
     const query = { request_format: 'text', response_format: 'text' };
-    const inFlight = await fetch(apiUrl(path, query), requestInit({ method: 'POST', token: user.token, raw: textForm('Hello there') }));
+    const inFlight = await fetch(
+      apiUrl(path, query),
+      requestInit({ method: 'POST', token: user.token, raw: textForm('Hello there') }),
+    );
 
     // Act
     const second = await interact(user, conversationId, 'Are you there?');
@@ -153,7 +169,10 @@ describe('interact-with-conversation', () => {
     expect(inFlight.status).toBe(200);
     expect(second.status).toBe(409);
     expect(second.text).toMatch(/in progress/);
-    const firstEvents = (await inFlight.text()).trim().split('\n').map((line) => JSON.parse(line).type);
+    const firstEvents = (await inFlight.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).type);
     expect(firstEvents.at(-1)).toBe('interaction-complete');
     const third = await interact(user, conversationId, 'Still here');
     expect(typesOf(third.events).at(-1)).toBe('interaction-complete');
@@ -254,7 +273,10 @@ describe('finish-conversation', () => {
 
   it('deletes a conversation without messages instead of finishing it', async () => {
     // Prepare
-    const { serviceId: failing } = await createService(admin, toolInInitialStateMachineVersion(await createTool(admin)));
+    const { serviceId: failing } = await createService(
+      admin,
+      toolInInitialStateMachineVersion(await createTool(admin)),
+    );
     const user = await createUserSession(admin, 'DefaultUserRole');
     const response = await startConversation(user, { service_id: failing });
     expect(typesOf(response.events)).toEqual(['conversation-created', 'error']);
@@ -267,7 +289,10 @@ describe('finish-conversation', () => {
 
     // Assess
     expect(finished.status).toBe(204);
-    const listed = await api(`/v1/${user.orgId}/conversation/`, { token: user.token, query: { id: response.conversationId } });
+    const listed = await api(`/v1/${user.orgId}/conversation/`, {
+      token: user.token,
+      query: { id: response.conversationId },
+    });
     expect(listed.body.conversations).toEqual([]);
   });
 });
@@ -283,7 +308,9 @@ describe('get-conversations', () => {
         description: 'Sees conversations, not their messages or version sets.',
         frontend_view: 'client',
         is_base_role: true,
-        permission_grants: [{ action: 'Allow', permission_name: 'Conversation:GetConversation', conditions: {}, description: 'List.' }],
+        permission_grants: [
+          { action: 'Allow', permission_name: 'Conversation:GetConversation', conditions: {}, description: 'List.' },
+        ],
       },
     });
     expect(role.status).toBe(201);
@@ -293,13 +320,26 @@ describe('get-conversations', () => {
     const conversationId = await opened(owner);
 
     // Act
-    const asOwner = await api(`/v1/${owner.orgId}/conversation/`, { token: owner.token, query: { user_id: owner.userId } });
-    const asStranger = await api(`/v1/${owner.orgId}/conversation/`, { token: stranger.token, query: { user_id: owner.userId } });
-    const asAuditor = await api(`/v1/${owner.orgId}/conversation/`, { token: auditor.token, query: { id: conversationId } });
+    const asOwner = await api(`/v1/${owner.orgId}/conversation/`, {
+      token: owner.token,
+      query: { user_id: owner.userId },
+    });
+    const asStranger = await api(`/v1/${owner.orgId}/conversation/`, {
+      token: stranger.token,
+      query: { user_id: owner.userId },
+    });
+    const asAuditor = await api(`/v1/${owner.orgId}/conversation/`, {
+      token: auditor.token,
+      query: { id: conversationId },
+    });
 
     // Assess
     expect(asOwner.body.conversations).toEqual([
-      expect.objectContaining({ id: conversationId, final_message: expect.stringMatching(/.+/), version_set_info: expect.any(Object) }),
+      expect.objectContaining({
+        id: conversationId,
+        final_message: expect.stringMatching(/.+/),
+        version_set_info: expect.any(Object),
+      }),
     ]);
     expect(asStranger.body.conversations).toEqual([]);
     expect(asAuditor.body.conversations).toEqual([
@@ -344,14 +384,18 @@ describe('modify-tags-of-conversation', () => {
     // Act
     const added = await tags({ updates: { channel: 'web', topic: 'printer' } });
     const changed = await tags({ updates: { channel: 'phone' }, deletes: ['topic'] });
-    const tooMany = await tags({ updates: Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`tag${index}`, 'x'])) });
+    const tooMany = await tags({
+      updates: Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`tag${index}`, 'x'])),
+    });
 
     // Assess
     expect(added.status).toBe(204);
     expect(changed.status).toBe(204);
     expect(tooMany.status).toBe(400);
     const listed = await api(`/v1/${user.orgId}/conversation/`, { token: user.token, query: { tag: 'channel:phone' } });
-    expect(listed.body.conversations).toEqual([expect.objectContaining({ id: conversationId, tags: { channel: 'phone' } })]);
+    expect(listed.body.conversations).toEqual([
+      expect.objectContaining({ id: conversationId, tags: { channel: 'phone' } }),
+    ]);
   });
 });
 
@@ -361,7 +405,8 @@ describe('retrieve-message-source', () => {
     const user = await createUserSession(admin, 'DefaultUserRole');
     const conversationId = await opened(user);
     const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, { token: user.token });
-    const source = (id: string) => api(`/v1/${user.orgId}/conversation/${conversationId}/messages/${id}/source`, { token: user.token });
+    const source = (id: string) =>
+      api(`/v1/${user.orgId}/conversation/${conversationId}/messages/${id}/source`, { token: user.token });
 
     // Act
     const text = await source(messages.body.messages[0].id);
@@ -378,10 +423,20 @@ describe('generate-conversation-starter', () => {
   it('writes min_count starters about the facets, and 404 for an unknown service', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
-    const body = { service_id: serviceId, facets: ['billing', 'printers'], min_count: 3, max_count: 5, generation_instructions: 'Be brief.' };
+    const body = {
+      service_id: serviceId,
+      facets: ['billing', 'printers'],
+      min_count: 3,
+      max_count: 5,
+      generation_instructions: 'Be brief.',
+    };
 
     // Act
-    const starters = await api(`/v1/${user.orgId}/conversation/conversation_starter`, { method: 'POST', token: user.token, body });
+    const starters = await api(`/v1/${user.orgId}/conversation/conversation_starter`, {
+      method: 'POST',
+      token: user.token,
+      body,
+    });
     const unknown = await api(`/v1/${user.orgId}/conversation/conversation_starter`, {
       method: 'POST',
       token: user.token,
@@ -396,7 +451,11 @@ describe('generate-conversation-starter', () => {
     // Assess
     expect(starters.status).toBe(200);
     expect(starters.body.prompts).toHaveLength(3);
-    expect(starters.body.prompts.map((prompt: { facets: string[] }) => prompt.facets)).toEqual([['billing'], ['printers'], ['billing']]);
+    expect(starters.body.prompts.map((prompt: { facets: string[] }) => prompt.facets)).toEqual([
+      ['billing'],
+      ['printers'],
+      ['billing'],
+    ]);
     expect(unknown.status).toBe(404);
     expect(inverted.status).toBe(422);
   });

@@ -37,7 +37,11 @@ const createSet = async (
       initial_version: {
         is_active: options.isActive ?? true,
         conversation_triggers: options.triggers ?? ['The customer asks for a refund of an order'],
-        action: { type: 'inject-instruction', instruction: options.instruction ?? refundInstruction, overrides_instructions: false },
+        action: {
+          type: 'inject-instruction',
+          instruction: options.instruction ?? refundInstruction,
+          overrides_instructions: false,
+        },
       },
     },
   });
@@ -45,7 +49,8 @@ const createSet = async (
   return response.body.dynamic_behavior_set_id as string;
 };
 
-const last = (events: StreamedEvent[], type: string) => events.findLast((event) => event.type === type) as StreamedEvent;
+const last = (events: StreamedEvent[], type: string) =>
+  events.findLast((event) => event.type === type) as StreamedEvent;
 const agentActions = (events: StreamedEvent[]) =>
   events.flatMap((event) => (event.type === 'current-agent-action' ? [(event.action as { type: string }).type] : []));
 
@@ -138,7 +143,10 @@ describe('create-dynamic-behavior-set', () => {
     // Assess
     expect(response.status).toBe(201);
     const [version] = versions.body.dynamic_behavior_set_versions;
-    expect(version.actions.map((action: { type: string }) => action.type)).toEqual(['inject-instruction', 'change-tool-candidates']);
+    expect(version.actions.map((action: { type: string }) => action.type)).toEqual([
+      'inject-instruction',
+      'change-tool-candidates',
+    ]);
     expect(version.action).toMatchObject({ instruction: 'Ask for the tracking number', overrides_instructions: true });
   });
 
@@ -224,8 +232,14 @@ describe('get-dynamic-behavior-sets', () => {
     const inactive = await createSet(session, { serviceIds: [serviceId], isActive: false, tags: { marker } });
 
     // Act
-    const onlyActive = await api(setsPath(), { token: session.token, query: { applied_to_service: serviceId, is_active: 'true' } });
-    const byTag = await api(setsPath(), { token: session.token, query: { tag: `marker:${marker}`, sort_by: '-updated_at' } });
+    const onlyActive = await api(setsPath(), {
+      token: session.token,
+      query: { applied_to_service: serviceId, is_active: 'true' },
+    });
+    const byTag = await api(setsPath(), {
+      token: session.token,
+      query: { tag: `marker:${marker}`, sort_by: '-updated_at' },
+    });
     const paged = await api(setsPath(), { token: session.token, query: { tag: `marker:${marker}`, limit: 1 } });
     const second = await api(setsPath(), {
       token: session.token,
@@ -238,7 +252,11 @@ describe('get-dynamic-behavior-sets', () => {
     expect(byTag.body.filter_values.tags).toContain(`marker:${marker}`);
     expect(byTag.body.filter_values.applied_to_services_ids).toContain(serviceId);
     expect(paged.body).toMatchObject({ has_more: true, dynamic_behavior_sets: [{ id: active }] });
-    expect(second.body).toMatchObject({ has_more: false, filter_values: null, dynamic_behavior_sets: [{ id: inactive }] });
+    expect(second.body).toMatchObject({
+      has_more: false,
+      filter_values: null,
+      dynamic_behavior_sets: [{ id: inactive }],
+    });
   });
 
   it('leaves out the sets the caller may not see', async () => {
@@ -246,7 +264,10 @@ describe('get-dynamic-behavior-sets', () => {
     const session = await admin();
     const setId = await createSet(session);
     const outsider = await createGrantedSession(owner, [
-      { permission_name: 'DynamicBehaviorInstruction:GetDynamicBehaviorInstruction', conditions: { name: { type: 'Equals', value: 'someone else' } } },
+      {
+        permission_name: 'DynamicBehaviorInstruction:GetDynamicBehaviorInstruction',
+        conditions: { name: { type: 'Equals', value: 'someone else' } },
+      },
     ]);
 
     // Act
@@ -266,7 +287,10 @@ describe('update-dynamic-behavior-set', () => {
     const name = uniqueName('Renamed');
 
     // Act
-    const response = await api(setPath(setId), { token: session.token, body: { name, is_active: true, tags: { a: 'b' } } });
+    const response = await api(setPath(setId), {
+      token: session.token,
+      body: { name, is_active: true, tags: { a: 'b' } },
+    });
     const listed = await api(setsPath(), { token: session.token, query: { id: setId } });
 
     // Assess
@@ -365,7 +389,10 @@ describe('get-dynamic-behavior-set-versions', () => {
     const setId = await createSet(session);
     await api(versionsPath(setId), {
       token: session.token,
-      body: { conversation_triggers: ['second'], action: { type: 'inject-instruction', instruction: 'v2', overrides_instructions: false } },
+      body: {
+        conversation_triggers: ['second'],
+        action: { type: 'inject-instruction', instruction: 'v2', overrides_instructions: false },
+      },
     });
 
     // Act
@@ -387,7 +414,9 @@ describe('get-dynamic-behavior-set-versions', () => {
         creator: { org_id: orgId, user_id: session.userId },
       },
     ]);
-    expect(all.body.dynamic_behavior_set_versions.map((version: { version: number }) => version.version)).toEqual([2, 1]);
+    expect(all.body.dynamic_behavior_set_versions.map((version: { version: number }) => version.version)).toEqual([
+      2, 1,
+    ]);
   });
 });
 
@@ -401,7 +430,10 @@ describe('search-dynamic-behavior-sets', () => {
     await createSet(session, { triggers: ['Something unrelated'] });
 
     // Act
-    const response = await api(`/v1/${orgId}/dynamic_behavior_set/search`, { token: session.token, query: { query: word } });
+    const response = await api(`/v1/${orgId}/dynamic_behavior_set/search`, {
+      token: session.token,
+      query: { query: word },
+    });
 
     // Assess
     expect(response.status).toBe(200);
@@ -467,7 +499,9 @@ describe('dynamic behaviors in conversations', () => {
       ]),
     );
     const completed = turn.events.find(
-      (event) => event.type === 'current-agent-action' && (event.action as { type: string }).type === 'select-dynamic-behavior-completed',
+      (event) =>
+        event.type === 'current-agent-action' &&
+        (event.action as { type: string }).type === 'select-dynamic-behavior-completed',
     );
     expect(completed?.action).toEqual({
       type: 'select-dynamic-behavior-completed',
@@ -517,7 +551,11 @@ describe('dynamic behaviors in conversations', () => {
       token: session.token,
       body: {
         conversation_triggers: ['The customer asks for a refund of an order'],
-        action: { type: 'inject-instruction', instruction: 'Send the refund link by e-mail', overrides_instructions: true },
+        action: {
+          type: 'inject-instruction',
+          instruction: 'Send the refund link by e-mail',
+          overrides_instructions: true,
+        },
       },
     });
 
@@ -526,7 +564,9 @@ describe('dynamic behaviors in conversations', () => {
 
     // Assess
     expect(last(first.events, 'interaction-complete').full_message).toContain(`As instructed: ${refundInstruction}.`);
-    expect(last(second.events, 'interaction-complete').full_message).toContain('As instructed: Send the refund link by e-mail.');
+    expect(last(second.events, 'interaction-complete').full_message).toContain(
+      'As instructed: Send the refund link by e-mail.',
+    );
     const insights = await insightsOf(session, conversationId, second.events);
     expect(insights.triggered_dynamic_behavior_set_version_info).toEqual([setId, 2]);
   });

@@ -64,7 +64,11 @@ interface FuzzedRequest {
   mislabelled: boolean;
 }
 
-const partArbitrary = (operation: Operation, parameters: DocumentedParameter[], location: DocumentedParameter['in']) => {
+const partArbitrary = (
+  operation: Operation,
+  parameters: DocumentedParameter[],
+  location: DocumentedParameter['in'],
+) => {
   const own = parameters.filter((parameter) => parameter.in === location);
   const fields = own.map((parameter) => {
     const fromSchema = arbitraryOf(parameter.schema);
@@ -74,7 +78,10 @@ const partArbitrary = (operation: Operation, parameters: DocumentedParameter[], 
     const usable = known !== undefined && !(operation.method === 'DELETE' && parameter.name.endsWith('user_id'));
     const value = usable ? fc.oneof({ weight: 3, arbitrary: fc.constant(known) }, fromSchema) : fromSchema;
     // Optional parameters are mostly left out, so that requests also get past validation.
-    return [parameter.name, parameter.required ? value : fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, value)] as const;
+    return [
+      parameter.name,
+      parameter.required ? value : fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, value),
+    ] as const;
   });
   return fc.record(Object.fromEntries(fields));
 };
@@ -96,7 +103,8 @@ const asHeader = (value: unknown): string => asText(value).replace(/[^\x21-\x7e]
 
 const urlOf = (described: DocumentedOperation, request: FuzzedRequest): string => {
   // `.` and `..` are dot-segments every client removes (RFC 3986), so they never reach a server as values.
-  const segment = (value: string) => (value === '' || value === '.' || value === '..' ? 'x' : encodeURIComponent(value));
+  const segment = (value: string) =>
+    value === '' || value === '.' || value === '..' ? 'x' : encodeURIComponent(value);
   const path = described.path.replace(/\{(\w+)\}/g, (_, name: string) => segment(asText(request.path[name] ?? 'x')));
   const url = new URL(apiUrl(path));
   for (const [name, value] of Object.entries(request.query)) {
@@ -124,8 +132,17 @@ const send = async (operation: Operation, described: DocumentedOperation, reques
   const headers: Record<string, string> = { authorization: `Bearer ${admin.token}` };
   for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name] = asHeader(value);
   if (contentType) headers['content-type'] = contentType;
-  const response = await fetch(urlOf(described, request), { method: operation.method, headers, body, redirect: 'manual' });
-  return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: await response.text() };
+  const response = await fetch(urlOf(described, request), {
+    method: operation.method,
+    headers,
+    body,
+    redirect: 'manual',
+  });
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    text: await response.text(),
+  };
 };
 
 const errorShape = (status: number, payload: unknown): boolean => {
@@ -134,10 +151,16 @@ const errorShape = (status: number, payload: unknown): boolean => {
 };
 
 /** Whether an answer keeps the operation's contract; the reason when it does not. */
-const breach = (operation: Operation, described: DocumentedOperation, answer: Awaited<ReturnType<typeof send>>): string | undefined => {
+const breach = (
+  operation: Operation,
+  described: DocumentedOperation,
+  answer: Awaited<ReturnType<typeof send>>,
+): string | undefined => {
   if (answer.status >= 500) return `answered ${answer.status}: ${answer.text.slice(0, 300)}`;
-  if (!(String(answer.status) in described.responses)) return `answered the undeclared status ${answer.status}: ${answer.text.slice(0, 300)}`;
-  if (answer.status >= 400) return errorShape(answer.status, JSON.parse(answer.text)) ? undefined : `error body ${answer.text.slice(0, 300)}`;
+  if (!(String(answer.status) in described.responses))
+    return `answered the undeclared status ${answer.status}: ${answer.text.slice(0, 300)}`;
+  if (answer.status >= 400)
+    return errorShape(answer.status, JSON.parse(answer.text)) ? undefined : `error body ${answer.text.slice(0, 300)}`;
   if (operation.response.contentType === 'application/zip') {
     return answer.contentType === 'application/zip' ? undefined : `answered ${answer.contentType} for a zip`;
   }
@@ -148,7 +171,9 @@ const breach = (operation: Operation, described: DocumentedOperation, answer: Aw
   const { body: schema, contentType } = operation.response;
   // A binary answer (the tool scaffold) is held to its declared media type.
   if (contentType && !contentType.includes('json')) {
-    return answer.contentType.startsWith(contentType) ? undefined : `answered ${answer.contentType}, not ${contentType}`;
+    return answer.contentType.startsWith(contentType)
+      ? undefined
+      : `answered ${answer.contentType}, not ${contentType}`;
   }
   if (!schema || answer.text === '') return undefined;
   const parsed = schema.safeParse(JSON.parse(answer.text));

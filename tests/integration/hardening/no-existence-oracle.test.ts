@@ -30,7 +30,8 @@ describe('delete-api-key', () => {
     // Prepare
     const existing = organizationKey(admin.orgId).api_key_id;
     const missing = 'f'.repeat(24);
-    const remove = (keyId: string) => api(`/v1/${admin.orgId}/organization/api_key/${keyId}`, { method: 'DELETE', token: user.token });
+    const remove = (keyId: string) =>
+      api(`/v1/${admin.orgId}/organization/api_key/${keyId}`, { method: 'DELETE', token: user.token });
 
     // Act
     const [forExisting, forMissing] = [await remove(existing), await remove(missing)];

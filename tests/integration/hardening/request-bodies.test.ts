@@ -20,7 +20,10 @@ const streamBody = (path: string, headers: Record<string, string>, totalBytes: n
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     let sentBytes = 0;
     let answered = false;
-    const outgoing = httpRequest(apiUrl(path), { method: 'POST', headers: { 'content-type': 'application/json', ...headers } });
+    const outgoing = httpRequest(apiUrl(path), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+    });
     outgoing.on('response', (response) => {
       answered = true;
       response.resume();
@@ -79,7 +82,11 @@ describe('create-role', () => {
 
   it('answers 413 before an oversized body has arrived', async () => {
     // Act
-    const response = await streamBody(`/v1/${admin.orgId}/role/`, { authorization: `Bearer ${admin.token}` }, 64 * 1024 * 1024);
+    const response = await streamBody(
+      `/v1/${admin.orgId}/role/`,
+      { authorization: `Bearer ${admin.token}` },
+      64 * 1024 * 1024,
+    );
 
     // Assess
     expect(response.status).toBe(413);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
 import { createService, uniqueName } from '../support/fixtures';
-import { createOrganization, type Session, rootSession } from '../support/identity';
+import { createOrganization, rootSession, type Session } from '../support/identity';
 
 /** Values DynamoDB cannot store faithfully, each with the body location the 422 must name. */
 const deeplyNested = (levels: number): unknown => (levels === 0 ? 1 : { a: deeplyNested(levels - 1) });
@@ -33,7 +33,14 @@ describe('create-role', () => {
 
     // Assess
     expect(response.status).toBe(422);
-    expect(response.body.detail[0].loc.slice(0, 6)).toEqual(['body', 'permission_grants', 0, 'conditions', 'user_id', 'value']);
+    expect(response.body.detail[0].loc.slice(0, 6)).toEqual([
+      'body',
+      'permission_grants',
+      0,
+      'conditions',
+      'user_id',
+      'value',
+    ]);
   });
 
   it.each(unstorableKeys)('answers 422 to the condition key %j instead of dropping or storing it', async (key) => {
@@ -76,21 +83,24 @@ describe('upsert-service-version-set', () => {
       ...(typeof value === 'object' ? ['a'] : []),
     ]);
   });
-  it.each(['constructor', 'prototype', '__proto__'])('answers 422 to the version set name %j, a key no stored map can hold', async (name) => {
-    // Prepare
-    const { serviceId } = await createService(admin);
+  it.each(['constructor', 'prototype', '__proto__'])(
+    'answers 422 to the version set name %j, a key no stored map can hold',
+    async (name) => {
+      // Prepare
+      const { serviceId } = await createService(admin);
 
-    // Act
-    const response = await api(`/v1/${admin.orgId}/service/${serviceId}/version_sets/${name}/`, {
-      method: 'PUT',
-      token: admin.token,
-      body: { version_set: {} },
-    });
+      // Act
+      const response = await api(`/v1/${admin.orgId}/service/${serviceId}/version_sets/${name}/`, {
+        method: 'PUT',
+        token: admin.token,
+        body: { version_set: {} },
+      });
 
-    // Assess
-    expect(response.status).toBe(422);
-    expect(response.body.detail[0].loc).toEqual(['path', 'version_set_name']);
-  });
+      // Assess
+      expect(response.status).toBe(422);
+      expect(response.body.detail[0].loc).toEqual(['path', 'version_set_name']);
+    },
+  );
 });
 
 describe('get-users', () => {

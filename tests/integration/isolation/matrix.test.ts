@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { importJWK, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Operation } from '#shared/kernel/operation';
 import { routeTable } from '#shared/api/route-table';
+import type { Operation } from '#shared/kernel/operation';
 import { apiUrl, harness } from '../support/client';
 import { createOrganization, createUserSession, rootSession, type Session } from '../support/identity';
 import { bodySamples, pathValueFor, sampleFor } from './samples';
@@ -33,7 +33,10 @@ const tamper = (token: string): string => {
 /** A token exactly like a real one but expired, signed with the platform's key (read from its state folder). */
 const expire = async (token: string): Promise<string> => {
   const material = JSON.parse(await readFile(join(dirname(harness().outboxDir), 'signing-key.json'), 'utf8'));
-  const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+  const [header, payload] = token
+    .split('.')
+    .slice(0, 2)
+    .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
   const key = await importJWK({ ...material.private_jwk, alg: 'ES256' }, 'ES256');
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ ...payload, iat: now - 7200, exp: now - 3600 }).setProtectedHeader(header).sign(key);
@@ -63,7 +66,10 @@ const call = async (operation: Operation, orgId: string, headers: Record<string,
   });
   const query = (sampleFor(operation.request.query) ?? {}) as Record<string, string>;
   const extraHeaders = Object.fromEntries(
-    Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [name, String(value)]),
+    Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [
+      name,
+      String(value),
+    ]),
   );
   const body = bodySamples[operation.operationId] ?? sampleFor(operation.request.body);
   const isJson = sendsJsonSample(operation) && body !== undefined;
@@ -87,7 +93,12 @@ beforeAll(async () => {
   const nothing = await fetch(apiUrl(`/v1/${tenant.orgId}/role/`), {
     method: 'POST',
     headers: { authorization: `Bearer ${tenant.session.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ role_name: 'NoGrants', description: 'Holds no permission.', permission_grants: [], frontend_view: 'client' }),
+    body: JSON.stringify({
+      role_name: 'NoGrants',
+      description: 'Holds no permission.',
+      permission_grants: [],
+      frontend_view: 'client',
+    }),
   });
   expect(nothing.status).toBe(201);
   powerless = await createUserSession(tenant.session, 'NoGrants');
@@ -95,7 +106,11 @@ beforeAll(async () => {
   const metric = await fetch(apiUrl(`/v1/${tenant.orgId}/metric/`), {
     method: 'POST',
     headers: { authorization: `Bearer ${tenant.session.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Tenant metric', description: 'Whether the tenant is isolated.', metric_value: { type: 'boolean' } }),
+    body: JSON.stringify({
+      name: 'Tenant metric',
+      description: 'Whether the tenant is isolated.',
+      metric_value: { type: 'boolean' },
+    }),
   });
   expect(metric.status).toBe(201);
   tenantMetricId = ((await metric.json()) as { id: string }).id;
@@ -135,7 +150,8 @@ describe.each(protectedOperations.map((operation) => [operation.operationId, ope
       const response = await call(operation, tenant.orgId, { authorization: `Bearer ${powerless.token}` });
       const body = operation.request.body;
       const bodyIsValid =
-        !body || (sendsJsonSample(operation) && body.safeParse(bodySamples[operation.operationId] ?? sampleFor(body)).success);
+        !body ||
+        (sendsJsonSample(operation) && body.safeParse(bodySamples[operation.operationId] ?? sampleFor(body)).success);
       const allowed = bodyIsValid ? [200, 201, 403, 404] : [200, 201, 403, 404, 422];
       expect(allowed).toContain(response.status);
       expectNoTenantData(response.text);

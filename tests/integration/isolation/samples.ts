@@ -87,5 +87,9 @@ export const pathValueFor = (schema: z.ZodType): string => {
  * that the permission check, not validation, answers.
  */
 export const bodySamples: Record<string, unknown> = {
-  'create-metric': { name: 'Isolation sample', description: 'Whether the sample holds.', metric_value: { type: 'boolean' } },
+  'create-metric': {
+    name: 'Isolation sample',
+    description: 'Whether the sample holds.',
+    metric_value: { type: 'boolean' },
+  },
 };

@@ -3,7 +3,14 @@ import { toolInInitialStateMachineVersion } from '#shared/conversation/fixtures'
 import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createGrantedSession, uniqueName } from '../support/fixtures';
-import { createOrganization, createUserSession, crossOrgHeaders, organizationBody, rootSession, type Session } from '../support/identity';
+import {
+  createOrganization,
+  createUserSession,
+  crossOrgHeaders,
+  organizationBody,
+  rootSession,
+  type Session,
+} from '../support/identity';
 import { isQueueDrained, objectExists, sendToQueue, takeWebhookMessages } from '../support/local-aws';
 
 let owner: Session;
@@ -16,19 +23,24 @@ const evaluatePath = () => `/v1/${orgId}/metric/evaluate`;
 const resultsPath = () => `/v1/${orgId}/metric/metric_evaluation_result`;
 
 /** Metrics the deterministic judge can decide from the sample conversation (which is about a printer). */
-const metricBodies = (serviceIds: string[] = []) => [
-  { name: uniqueName('Printer help'), description: 'Whether the user asked for help with a printer.', metric_value: { type: 'boolean' } },
-  {
-    name: uniqueName('Printer focus'),
-    description: 'How much of the conversation is about the printer.',
-    metric_value: { type: 'numerical', lower_bound: 0, upper_bound: 10 },
-  },
-  {
-    name: uniqueName('Topic'),
-    description: 'What the conversation is about.',
-    metric_value: { type: 'categorical', categories: ['billing', 'printer', 'shipping'] },
-  },
-].map((body) => ({ ...body, applied_to_services: serviceIds }));
+const metricBodies = (serviceIds: string[] = []) =>
+  [
+    {
+      name: uniqueName('Printer help'),
+      description: 'Whether the user asked for help with a printer.',
+      metric_value: { type: 'boolean' },
+    },
+    {
+      name: uniqueName('Printer focus'),
+      description: 'How much of the conversation is about the printer.',
+      metric_value: { type: 'numerical', lower_bound: 0, upper_bound: 10 },
+    },
+    {
+      name: uniqueName('Topic'),
+      description: 'What the conversation is about.',
+      metric_value: { type: 'categorical', categories: ['billing', 'printer', 'shipping'] },
+    },
+  ].map((body) => ({ ...body, applied_to_services: serviceIds }));
 
 const createMetrics = async (session: Session, bodies: Record<string, unknown>[]): Promise<string[]> =>
   Promise.all(
@@ -52,7 +64,9 @@ const converse = async (serviceId: string): Promise<Conversation> => {
   const opening = await startConversation(user, { service_id: serviceId });
   const turn = await interact(user, opening.conversationId, 'I need help with my printer');
   expect(turn.status).toBe(200);
-  const complete = [opening.events, turn.events].map((events) => events.findLast((event) => event.type === 'interaction-complete'));
+  const complete = [opening.events, turn.events].map((events) =>
+    events.findLast((event) => event.type === 'interaction-complete'),
+  );
   const messages = await api(`/v1/${orgId}/conversation/${opening.conversationId}/messages/`, {
     token: user.token,
     query: { sort_by: '+created_at' },
@@ -75,7 +89,10 @@ const finish = async (conversation: Conversation) => {
 
 const analysed = (conversation: Conversation) =>
   eventually(async () => {
-    const response = await api(`/v1/${orgId}/conversation/`, { token: owner.token, query: { id: conversation.conversationId } });
+    const response = await api(`/v1/${orgId}/conversation/`, {
+      token: owner.token,
+      query: { id: conversation.conversationId },
+    });
     const [found] = response.body.conversations ?? [];
     return found?.is_analyzed ? found : undefined;
   }, 30_000);
@@ -149,7 +166,9 @@ describe('evaluate-metrics', () => {
     // The offline model reports no token use.
     expect(result.judge).not.toHaveProperty('usage');
     expect(result.judge.prompt_log_prefix).toMatch(
-      new RegExp(`^prompt-logs/${orgId}/${serviceId}/${conversation.conversationId}/${conversation.interactionIds[1]}/metric-${result.id}-$`),
+      new RegExp(
+        `^prompt-logs/${orgId}/${serviceId}/${conversation.conversationId}/${conversation.interactionIds[1]}/metric-${result.id}-$`,
+      ),
     );
     expect(await objectExists(`${result.judge.prompt_log_prefix}1-system`)).toBe(true);
     expect(await objectExists(`${result.judge.prompt_log_prefix}1-history`)).toBe(true);
@@ -161,7 +180,10 @@ describe('evaluate-metrics', () => {
     const [metricId] = await createMetrics(session, metricBodies().slice(2, 3));
     const versioned = await api(`/v1/${orgId}/metric/${metricId}/version/`, {
       token: session.token,
-      body: { description: 'What the conversation is about.', metric_value: { type: 'categorical', categories: ['printer', 'other'] } },
+      body: {
+        description: 'What the conversation is about.',
+        metric_value: { type: 'categorical', categories: ['printer', 'other'] },
+      },
     });
     expect(versioned.status).toBe(201);
     const [openingId] = conversation.interactionIds;
@@ -169,18 +191,34 @@ describe('evaluate-metrics', () => {
     // Act
     const ranged = await api(evaluatePath(), {
       token: session.token,
-      body: { metric_ids: [metricId], conversation_id: conversation.conversationId, evaluate_to_interaction_id: openingId },
+      body: {
+        metric_ids: [metricId],
+        conversation_id: conversation.conversationId,
+        evaluate_to_interaction_id: openingId,
+      },
     });
-    const whole = await api(evaluatePath(), { token: session.token, body: { metric_ids: [metricId], conversation_id: conversation.conversationId } });
-    const results = await api(resultsPath(), { token: session.token, query: { metric_id: metricId, sort_by: '+created_at' } });
+    const whole = await api(evaluatePath(), {
+      token: session.token,
+      body: { metric_ids: [metricId], conversation_id: conversation.conversationId },
+    });
+    const results = await api(resultsPath(), {
+      token: session.token,
+      query: { metric_id: metricId, sort_by: '+created_at' },
+    });
 
     // Assess
     expect(ranged.status).toBe(200);
     // The opening is only the agent's greeting: no message is about printers.
     expect(ranged.body.metrics[0]).toMatchObject({ value: 'printer', references: [] });
     expect(whole.body.metrics[0].references).toContain(conversation.messageIds[1]);
-    expect(results.body.metric_evaluation_results.map((result: { source: { evaluate_to_interaction_id: string | null } }) => result.source.evaluate_to_interaction_id)).toEqual([openingId, null]);
-    expect(results.body.metric_evaluation_results.map((result: { metric_version: number }) => result.metric_version)).toEqual([2, 2]);
+    expect(
+      results.body.metric_evaluation_results.map(
+        (result: { source: { evaluate_to_interaction_id: string | null } }) => result.source.evaluate_to_interaction_id,
+      ),
+    ).toEqual([openingId, null]);
+    expect(
+      results.body.metric_evaluation_results.map((result: { metric_version: number }) => result.metric_version),
+    ).toEqual([2, 2]);
   });
 
   it('answers 404 for an unknown metric, conversation or interaction', async () => {
@@ -190,11 +228,21 @@ describe('evaluate-metrics', () => {
     const unknown = '0'.repeat(24);
 
     // Act
-    const metric = await api(evaluatePath(), { token: session.token, body: { metric_ids: [unknown], conversation_id: conversation.conversationId } });
-    const missingConversation = await api(evaluatePath(), { token: session.token, body: { metric_ids: [metricId], conversation_id: unknown } });
+    const metric = await api(evaluatePath(), {
+      token: session.token,
+      body: { metric_ids: [unknown], conversation_id: conversation.conversationId },
+    });
+    const missingConversation = await api(evaluatePath(), {
+      token: session.token,
+      body: { metric_ids: [metricId], conversation_id: unknown },
+    });
     const interaction = await api(evaluatePath(), {
       token: session.token,
-      body: { metric_ids: [metricId], conversation_id: conversation.conversationId, evaluate_to_interaction_id: unknown },
+      body: {
+        metric_ids: [metricId],
+        conversation_id: conversation.conversationId,
+        evaluate_to_interaction_id: unknown,
+      },
     });
 
     // Assess
@@ -212,7 +260,10 @@ describe('evaluate-metrics', () => {
     const empty = await startConversation(user, { service_id: failing });
 
     // Act
-    const response = await api(evaluatePath(), { token: session.token, body: { metric_ids: [metricId], conversation_id: empty.conversationId } });
+    const response = await api(evaluatePath(), {
+      token: session.token,
+      body: { metric_ids: [metricId], conversation_id: empty.conversationId },
+    });
 
     // Assess
     expect(response.status).toBe(400);
@@ -228,7 +279,10 @@ describe('evaluate-metrics', () => {
     const session = await admin();
 
     // Act
-    const response = await api(evaluatePath(), { token: session.token, body: { metric_ids: metricIds, conversation_id: conversation.conversationId } });
+    const response = await api(evaluatePath(), {
+      token: session.token,
+      body: { metric_ids: metricIds, conversation_id: conversation.conversationId },
+    });
 
     // Assess
     expect(response.status).toBe(422);
@@ -278,9 +332,18 @@ describe('get-metric-evaluation-results', () => {
   it('filters by metric, metric and version, source type and conversation', async () => {
     // Act
     const byMetrics = await api(resultsPath(), { token: session.token, query: { metric_id: metricIds.slice(0, 2) } });
-    const byVersion = await api(resultsPath(), { token: session.token, query: { metric_id_and_version: [`${metricIds[2]}-1`, `${metricIds[1]}-2`] } });
-    const anyVersion = await api(resultsPath(), { token: session.token, query: { metric_id_and_version: `${metricIds[2]}-` } });
-    const otherSource = await api(resultsPath(), { token: session.token, query: { metric_id: metricIds, source_type: 'post-session' } });
+    const byVersion = await api(resultsPath(), {
+      token: session.token,
+      query: { metric_id_and_version: [`${metricIds[2]}-1`, `${metricIds[1]}-2`] },
+    });
+    const anyVersion = await api(resultsPath(), {
+      token: session.token,
+      query: { metric_id_and_version: `${metricIds[2]}-` },
+    });
+    const otherSource = await api(resultsPath(), {
+      token: session.token,
+      query: { metric_id: metricIds, source_type: 'post-session' },
+    });
     const byConversation = await api(resultsPath(), {
       token: session.token,
       query: { conversation_id: conversation.conversationId, source_type: 'manual', metric_id: metricIds },
@@ -298,16 +361,34 @@ describe('get-metric-evaluation-results', () => {
 
   it('bounds by time, sorts by created_at, pages, and gives filter values on the first page', async () => {
     // Act
-    const future = await api(resultsPath(), { token: session.token, query: { metric_id: metricIds, timestamp_after: new Date(Date.now() + 60_000).toISOString() } });
-    const past = await api(resultsPath(), { token: session.token, query: { metric_id: metricIds, timestamp_before: new Date(Date.now() - 3_600_000).toISOString() } });
+    const future = await api(resultsPath(), {
+      token: session.token,
+      query: { metric_id: metricIds, timestamp_after: new Date(Date.now() + 60_000).toISOString() },
+    });
+    const past = await api(resultsPath(), {
+      token: session.token,
+      query: { metric_id: metricIds, timestamp_before: new Date(Date.now() - 3_600_000).toISOString() },
+    });
     const reversed = await api(resultsPath(), {
       token: session.token,
-      query: { metric_id: metricIds, timestamp_after: new Date().toISOString(), timestamp_before: new Date(Date.now() - 3_600_000).toISOString() },
+      query: {
+        metric_id: metricIds,
+        timestamp_after: new Date().toISOString(),
+        timestamp_before: new Date(Date.now() - 3_600_000).toISOString(),
+      },
     });
-    const first = await api(resultsPath(), { token: session.token, query: { metric_id: metricIds, sort_by: '-created_at', limit: 2 } });
+    const first = await api(resultsPath(), {
+      token: session.token,
+      query: { metric_id: metricIds, sort_by: '-created_at', limit: 2 },
+    });
     const rest = await api(resultsPath(), {
       token: session.token,
-      query: { metric_id: metricIds, sort_by: '-created_at', limit: 2, continuation_token: first.body.continuation_token },
+      query: {
+        metric_id: metricIds,
+        sort_by: '-created_at',
+        limit: 2,
+        continuation_token: first.body.continuation_token,
+      },
     });
 
     // Assess
@@ -318,7 +399,9 @@ describe('get-metric-evaluation-results', () => {
     expect(first.body).toMatchObject({ has_more: true });
     expect(first.body.filter_values.metric_ids).toEqual(expect.arrayContaining(metricIds));
     expect(rest.body).toMatchObject({ has_more: false, filter_values: null });
-    const created = [...first.body.metric_evaluation_results, ...rest.body.metric_evaluation_results].map((result: { created_at: string }) => result.created_at);
+    const created = [...first.body.metric_evaluation_results, ...rest.body.metric_evaluation_results].map(
+      (result: { created_at: string }) => result.created_at,
+    );
     expect(created).toHaveLength(3);
     expect(created).toEqual([...created].sort().reverse());
   });
@@ -351,7 +434,9 @@ describe('compute-metrics', () => {
     const { serviceId: evaluated } = await createService(owner);
     applied = await createMetrics(session, metricBodies([evaluated]).slice(0, 2));
     deletedMetric = (await createMetrics(session, metricBodies([evaluated]).slice(2)))[0] as string;
-    expect((await api(`/v1/${orgId}/metric/${deletedMetric}/`, { method: 'DELETE', token: session.token })).status).toBe(200);
+    expect(
+      (await api(`/v1/${orgId}/metric/${deletedMetric}/`, { method: 'DELETE', token: session.token })).status,
+    ).toBe(200);
     finished = await converse(evaluated);
     await finish(finished);
   });
@@ -360,10 +445,14 @@ describe('compute-metrics', () => {
     // Act
     const conversationRecord = await analysed(finished);
     const session = await admin();
-    const results = await api(resultsPath(), { token: session.token, query: { conversation_id: finished.conversationId } });
+    const results = await api(resultsPath(), {
+      token: session.token,
+      query: { conversation_id: finished.conversationId },
+    });
     const notified = await eventually(async () => {
       const messages = await takeWebhookMessages(
-        (message) => message.conversation_id === finished.conversationId && message.post_processing_type === 'compute-metrics',
+        (message) =>
+          message.conversation_id === finished.conversationId && message.post_processing_type === 'compute-metrics',
       );
       return messages.length > 0 ? messages : undefined;
     });
@@ -373,7 +462,11 @@ describe('compute-metrics', () => {
     firstResults = results.body.metric_evaluation_results;
     expect(firstResults.map((result) => result.metric_id).sort()).toEqual([...applied].sort());
     for (const result of results.body.metric_evaluation_results) {
-      expect(result.source).toEqual({ type: 'post-session', conversation_id: finished.conversationId, references: expect.any(Array) });
+      expect(result.source).toEqual({
+        type: 'post-session',
+        conversation_id: finished.conversationId,
+        references: expect.any(Array),
+      });
       for (const reference of result.source.references) expect(finished.messageIds).toContain(reference);
     }
     expect(notified).toEqual([
@@ -402,9 +495,13 @@ describe('compute-metrics', () => {
     await Promise.all([sendToQueue('analysis', message), sendToQueue('analysis', message)]);
     await eventually(async () => ((await isQueueDrained('analysis')) ? true : undefined), 30_000);
     const session = await admin();
-    const results = await api(resultsPath(), { token: session.token, query: { conversation_id: finished.conversationId } });
+    const results = await api(resultsPath(), {
+      token: session.token,
+      query: { conversation_id: finished.conversationId },
+    });
     const notifiedAgain = await takeWebhookMessages(
-      (candidate) => candidate.conversation_id === finished.conversationId && candidate.post_processing_type === 'compute-metrics',
+      (candidate) =>
+        candidate.conversation_id === finished.conversationId && candidate.post_processing_type === 'compute-metrics',
     );
 
     // Assess

@@ -53,7 +53,10 @@ describe('create-metric', () => {
     const name = uniqueName('Empathy');
 
     // Act
-    const created = await api(metricsPath(), { token: session.token, body: referenceBody({ name, tags: { team: 'care' } }) });
+    const created = await api(metricsPath(), {
+      token: session.token,
+      body: referenceBody({ name, tags: { team: 'care' } }),
+    });
     const metric = await getMetric(session, created.body.id);
 
     // Assess
@@ -81,7 +84,11 @@ describe('create-metric', () => {
   it("accepts the spec's body, with description and metric_value at the top level", async () => {
     // Prepare
     const session = await admin();
-    const body = { name: uniqueName('Resolved'), description: 'Whether the issue was resolved.', metric_value: { type: 'boolean' } };
+    const body = {
+      name: uniqueName('Resolved'),
+      description: 'Whether the issue was resolved.',
+      metric_value: { type: 'boolean' },
+    };
 
     // Act
     const created = await api(metricsPath(), { token: session.token, body });
@@ -119,7 +126,10 @@ describe('create-metric', () => {
     ['bounds that are not increasing', { type: 'numerical', lower_bound: 5, upper_bound: 5 }],
     ['no category', { type: 'categorical', categories: [] }],
     ['repeated categories', { type: 'categorical', categories: ['good', 'good'] }],
-    ['more than 50 categories', { type: 'categorical', categories: Array.from({ length: 51 }, (_, index) => `c${index}`) }],
+    [
+      'more than 50 categories',
+      { type: 'categorical', categories: Array.from({ length: 51 }, (_, index) => `c${index}`) },
+    ],
     ['an unknown type', { type: 'text' }],
   ])('rejects a metric value with %s with 422', async (_, metricValue) => {
     // Prepare
@@ -149,7 +159,10 @@ describe('create-metric', () => {
 
     // Assess
     expect(neither.status).toBe(422);
-    expect(neither.body.detail.map((issue: { loc: string[] }) => issue.loc.join('.'))).toEqual(['body.description', 'body.metric_value']);
+    expect(neither.body.detail.map((issue: { loc: string[] }) => issue.loc.join('.'))).toEqual([
+      'body.description',
+      'body.metric_value',
+    ]);
     expect(both.status).toBe(422);
     expect(both.body.detail[0].loc).toEqual(['body', 'initial_version_metric_value']);
   });
@@ -179,7 +192,10 @@ describe('get-metrics', () => {
     tagged = await createMetric(creator, { applied_to_services: [serviceId], tags: { area: 'list test' } });
     other = await createMetric(creator, {
       tags: { area: 'list test' },
-      initial_version_metric_value: { description: 'Tone.', metric_value: { type: 'categorical', categories: ['warm', 'cold'] } },
+      initial_version_metric_value: {
+        description: 'Tone.',
+        metric_value: { type: 'categorical', categories: ['warm', 'cold'] },
+      },
     });
     deleted = await createMetric(creator, { tags: { area: 'list test' } });
     expect((await api(metricPath(deleted), { method: 'DELETE', token: creator.token })).status).toBe(200);
@@ -189,9 +205,15 @@ describe('get-metrics', () => {
   it('filters by service, type and tag, and leaves deleted metrics out by default', async () => {
     // Act
     const byService = await api(metricsPath(), { token: session.token, query: { applied_to_service: serviceId } });
-    const byType = await api(metricsPath(), { token: session.token, query: { type: 'categorical', tag: 'area:list test' } });
+    const byType = await api(metricsPath(), {
+      token: session.token,
+      query: { type: 'categorical', tag: 'area:list test' },
+    });
     const byTag = await api(metricsPath(), { token: session.token, query: { tag: 'area:list test' } });
-    const onlyDeleted = await api(metricsPath(), { token: session.token, query: { tag: 'area:*', is_deleted: 'true' } });
+    const onlyDeleted = await api(metricsPath(), {
+      token: session.token,
+      query: { tag: 'area:*', is_deleted: 'true' },
+    });
 
     // Assess
     expect(idsOf(byService.body.metrics)).toEqual([tagged]);
@@ -221,16 +243,26 @@ describe('get-metrics', () => {
     expect(first.body.filter_values.types).toEqual(expect.arrayContaining(['numerical', 'categorical']));
     expect(first.body.filter_values.applied_to_services_ids).toContain(serviceId);
     expect(first.body.filter_values.tags).toContain('area:list test');
-    expect(second.body).toMatchObject({ has_more: false, continuation_token: null, filter_values: null, metrics: [{ id: other }] });
+    expect(second.body).toMatchObject({
+      has_more: false,
+      continuation_token: null,
+      filter_values: null,
+      metrics: [{ id: other }],
+    });
   });
 
   it('sorts by updated_at', async () => {
     // Prepare
     const updater = await admin();
-    expect((await api(metricPath(tagged), { token: updater.token, body: { additional_notes: 'Touched.' } })).status).toBe(200);
+    expect(
+      (await api(metricPath(tagged), { token: updater.token, body: { additional_notes: 'Touched.' } })).status,
+    ).toBe(200);
 
     // Act
-    const sorted = await api(metricsPath(), { token: session.token, query: { tag: 'area:list test', sort_by: '-updated_at' } });
+    const sorted = await api(metricsPath(), {
+      token: session.token,
+      query: { tag: 'area:list test', sort_by: '-updated_at' },
+    });
 
     // Assess
     expect(idsOf(sorted.body.metrics)).toEqual([tagged, other]);
@@ -253,7 +285,11 @@ describe('get-metrics', () => {
     const root = await rootSession();
 
     // Act
-    const response = await api(metricsPath(), { token: root.token, headers: crossOrgHeaders(root), query: { id: tagged } });
+    const response = await api(metricsPath(), {
+      token: root.token,
+      headers: crossOrgHeaders(root),
+      query: { id: tagged },
+    });
 
     // Assess
     expect(response.status).toBe(200);
@@ -280,7 +316,11 @@ describe('update-metric', () => {
     // Assess
     expect(changed.status).toBe(200);
     expect(changed.body).toBeNull();
-    expect(afterChange).toMatchObject({ applied_to_services: [serviceId], additional_notes: 'First notes.', tags: [{ key: 'c', value: null }] });
+    expect(afterChange).toMatchObject({
+      applied_to_services: [serviceId],
+      additional_notes: 'First notes.',
+      tags: [{ key: 'c', value: null }],
+    });
     expect(afterChange.name).not.toBe('Ignored');
     expect(erased.status).toBe(200);
     expect(afterErase).toMatchObject({ additional_notes: null, applied_to_services: [serviceId] });
@@ -364,7 +404,11 @@ describe('search-metrics', () => {
     // Assess
     expect(response.status).toBe(200);
     expect(response.body.metrics.map((metric: { _id: string }) => metric._id)).toEqual([inName, inDescription]);
-    expect(response.body.metrics[0]).toMatchObject({ name: `${word} score`, metric_value_type: 'numerical', is_deleted: false });
+    expect(response.body.metrics[0]).toMatchObject({
+      name: `${word} score`,
+      metric_value_type: 'numerical',
+      is_deleted: false,
+    });
   });
 
   it('rejects a missing query with 422', async () => {
@@ -385,10 +429,17 @@ describe('create-metric-version', () => {
     // Prepare
     const session = await admin();
     const metricId = await createMetric(session);
-    const next = { description: 'Empathy, 0 to 10.', metric_value: { type: 'numerical', lower_bound: 0, upper_bound: 10 } };
+    const next = {
+      description: 'Empathy, 0 to 10.',
+      metric_value: { type: 'numerical', lower_bound: 0, upper_bound: 10 },
+    };
 
     // Act
-    const created = await api(`${versionsPath(metricId)}/`, { token: session.token, body: next, query: { version: 2 } });
+    const created = await api(`${versionsPath(metricId)}/`, {
+      token: session.token,
+      body: next,
+      query: { version: 2 },
+    });
     const metric = await getMetric(session, metricId);
 
     // Assess
@@ -449,7 +500,10 @@ describe('get-metric-versions', () => {
     // Prepare
     const session = await admin();
     const metricId = await createMetric(session);
-    await api(`${versionsPath(metricId)}/`, { token: session.token, body: { description: 'Second.', metric_value: numerical } });
+    await api(`${versionsPath(metricId)}/`, {
+      token: session.token,
+      body: { description: 'Second.', metric_value: numerical },
+    });
 
     // Act
     const all = await api(versionsPath(metricId), { token: session.token });
@@ -458,7 +512,9 @@ describe('get-metric-versions', () => {
 
     // Assess
     expect(all.body.metric_versions.map((version: { version: number }) => version.version)).toEqual([1, 2]);
-    expect(latest.body.metric_versions.map((version: { description: string }) => version.description)).toEqual(['Second.']);
+    expect(latest.body.metric_versions.map((version: { description: string }) => version.description)).toEqual([
+      'Second.',
+    ]);
     expect(newestFirst.body.metric_versions.map((version: { version: number }) => version.version)).toEqual([2, 1]);
   });
 

@@ -26,7 +26,11 @@ const createKey = (session: Session, body: Record<string, unknown>, headers: Rec
 describe('create-api-key', () => {
   it('creates a key shown once, which then signs users in', async () => {
     // Act
-    const created = await createKey(superAdmin, { name: 'ci', duration: 'P30D', role_name: 'DefaultAdministratorRole' });
+    const created = await createKey(superAdmin, {
+      name: 'ci',
+      duration: 'P30D',
+      role_name: 'DefaultAdministratorRole',
+    });
 
     // Assess
     expect(created.status).toBe(201);
@@ -36,11 +40,17 @@ describe('create-api-key', () => {
     expect(days).toBeLessThanOrEqual(30);
     const listed = await api(`/v1/${orgId}/organization/api_key/`, { token: superAdmin.token });
     const entry = listed.body.api_keys.find((key: { key_id: string }) => key.key_id === created.body.api_key_id);
-    expect(entry).toMatchObject({ name: 'ci', role_name: 'DefaultAdministratorRole', creator: { org_id: orgId, user_id: superAdmin.userId } });
+    expect(entry).toMatchObject({
+      name: 'ci',
+      role_name: 'DefaultAdministratorRole',
+      creator: { org_id: orgId, user_id: superAdmin.userId },
+    });
     expect(JSON.stringify(listed.body)).not.toContain(created.body.api_key);
     const user = await inviteUser(superAdmin, 'DefaultUserRole');
     await fetch(user.verify_link);
-    await expect(signIn(orgId, created.body.api_key_id, created.body.api_key, user.user_id)).resolves.toMatchObject({ orgId });
+    await expect(signIn(orgId, created.body.api_key_id, created.body.api_key, user.user_id)).resolves.toMatchObject({
+      orgId,
+    });
   });
 
   it('accepts durations from 1 to 90 days only (422)', async () => {
@@ -52,7 +62,9 @@ describe('create-api-key', () => {
   });
 
   it('requires a caller more privileged than the key’s role (403) and an existing role (404)', async () => {
-    expect((await createKey(superAdmin, { duration: 'P1D', role_name: 'DefaultSuperAdministratorRole' })).status).toBe(403);
+    expect((await createKey(superAdmin, { duration: 'P1D', role_name: 'DefaultSuperAdministratorRole' })).status).toBe(
+      403,
+    );
     const admin = await createUserSession(superAdmin, 'DefaultAdministratorRole');
     expect((await createKey(admin, { duration: 'P1D', role_name: 'DefaultAdministratorRole' })).status).toBe(403);
     expect((await createKey(admin, { duration: 'P1D', role_name: 'DefaultUserRole' })).status).toBe(201);
@@ -70,7 +82,12 @@ describe('api key limit', () => {
         method: 'POST',
         token: root.token,
         headers: crossOrgHeaders(root),
-        body: { first_name: 'Key', last_name: `Maker ${index}`, email: `maker-${index}@example.com`, role_name: 'DefaultSuperAdministratorRole' },
+        body: {
+          first_name: 'Key',
+          last_name: `Maker ${index}`,
+          email: `maker-${index}@example.com`,
+          role_name: 'DefaultSuperAdministratorRole',
+        },
       });
       await fetch(invited.body.verify_link);
       const key = organizationKey(limitedOrg);
@@ -85,7 +102,8 @@ describe('api key limit', () => {
 
     // Act: the fixture made one key; make 19 more, then one too many.
     const statuses: number[] = [];
-    for (let index = 0; index < 19; index += 1) statuses.push((await create(creators[Math.floor(index / 5)] as Session)).status);
+    for (let index = 0; index < 19; index += 1)
+      statuses.push((await create(creators[Math.floor(index / 5)] as Session)).status);
     const overLimit = await create(creators[4] as Session);
 
     // Assess
@@ -94,7 +112,10 @@ describe('api key limit', () => {
     const listed = await api(`/v1/${limitedOrg}/organization/api_key/`, { token: session.token });
     expect(listed.body.api_keys).toHaveLength(20);
     const victim = listed.body.api_keys.find((key: { name: string | null }) => key.name === null);
-    const deleted = await api(`/v1/${limitedOrg}/organization/api_key/${victim.key_id}/`, { method: 'DELETE', token: session.token });
+    const deleted = await api(`/v1/${limitedOrg}/organization/api_key/${victim.key_id}/`, {
+      method: 'DELETE',
+      token: session.token,
+    });
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ deleted_key_id: victim.key_id });
     expect((await create(creators[4] as Session)).status).toBe(201);
@@ -110,16 +131,26 @@ describe('delete-api-key', () => {
     await fetch(user.verify_link);
 
     // Act
-    const deleted = await api(`/v1/${orgId}/organization/api_key/${created.body.api_key_id}/`, { method: 'DELETE', token: superAdmin.token });
+    const deleted = await api(`/v1/${orgId}/organization/api_key/${created.body.api_key_id}/`, {
+      method: 'DELETE',
+      token: superAdmin.token,
+    });
 
     // Assess
     expect(deleted.status).toBe(200);
     const signInAttempt = await api(`/v1/${orgId}/user/signin_with_api_key`, {
       method: 'POST',
-      headers: { 'x-api-key': created.body.api_key, 'x-api-key-id': created.body.api_key_id, 'x-user-id': user.user_id },
+      headers: {
+        'x-api-key': created.body.api_key,
+        'x-api-key-id': created.body.api_key_id,
+        'x-user-id': user.user_id,
+      },
     });
     expect(signInAttempt.status).toBe(401);
-    const again = await api(`/v1/${orgId}/organization/api_key/${created.body.api_key_id}/`, { method: 'DELETE', token: superAdmin.token });
+    const again = await api(`/v1/${orgId}/organization/api_key/${created.body.api_key_id}/`, {
+      method: 'DELETE',
+      token: superAdmin.token,
+    });
     expect(again.status).toBe(404);
   });
 });

@@ -1,12 +1,11 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { api, apiUrl, eventually, expectStatus } from '../support/client';
+import { api, apiUrl, eventually, expectStatus, harness } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { harness } from '../support/client';
 import { storedKeysStartingWith, storedObjectsStartingWith } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
 import { startWebhookReceiver } from '../support/webhook-receiver';
@@ -16,10 +15,21 @@ const createReplacedRole = async (admin: Session): Promise<void> => {
   const name = uniqueName('Role').replace(' ', '-');
   const created = await api(`/v1/${admin.orgId}/role/`, {
     token: admin.token,
-    body: { role_name: name, description: 'Erased.', permission_grants: [], frontend_view: 'client', is_base_role: false, inherited_from: null },
+    body: {
+      role_name: name,
+      description: 'Erased.',
+      permission_grants: [],
+      frontend_view: 'client',
+      is_base_role: false,
+      inherited_from: null,
+    },
   });
   expectStatus('create role', created, 201);
-  const replaced = await api(`/v1/${admin.orgId}/role/${name}`, { method: 'POST', token: admin.token, body: { frontend_view: 'admin' } });
+  const replaced = await api(`/v1/${admin.orgId}/role/${name}`, {
+    method: 'POST',
+    token: admin.token,
+    body: { frontend_view: 'admin' },
+  });
   expectStatus('replace role', replaced, 200);
 };
 
@@ -93,7 +103,12 @@ describe('delete-organization', () => {
     // Evaluated after the conversation, so its results are stored too.
     const metric = await api(`/v1/${orgId}/metric/`, {
       token: admin.token,
-      body: { name: 'Printer help', applied_to_services: [serviceId], description: 'Whether the user asked about a printer.', metric_value: { type: 'boolean' } },
+      body: {
+        name: 'Printer help',
+        applied_to_services: [serviceId],
+        description: 'Whether the user asked about a printer.',
+        metric_value: { type: 'boolean' },
+      },
     });
     expectStatus('create metric', metric, 201);
     await finishAnalysedConversation(user, serviceId);
@@ -123,10 +138,12 @@ describe('delete-organization', () => {
     await eventually(async () => (receiver.received.length > 0 ? true : undefined));
     await receiver.close();
     const stored = new Set(
-      (await eventually(async () => {
-        const items = await storedKeysStartingWith(prefix);
-        return items.some((item) => item.entity === 'webhook-delivery') ? items : undefined;
-      })).map((item) => item.entity),
+      (
+        await eventually(async () => {
+          const items = await storedKeysStartingWith(prefix);
+          return items.some((item) => item.entity === 'webhook-delivery') ? items : undefined;
+        })
+      ).map((item) => item.entity),
     );
     const promptLogs = `prompt-logs/${orgId}/`;
     expect(await storedObjectsStartingWith(promptLogs)).not.toEqual([]);

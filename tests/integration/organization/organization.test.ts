@@ -89,9 +89,19 @@ describe('create-organization', () => {
   });
 
   it('refuses a reserved id with 400 and an existing id with 409', async () => {
-    const reserved = await api('/v1/www/organization/', { method: 'PUT', token: root.token, headers: createHeaders(root), body: organizationBody() });
+    const reserved = await api('/v1/www/organization/', {
+      method: 'PUT',
+      token: root.token,
+      headers: createHeaders(root),
+      body: organizationBody(),
+    });
     expect(reserved.status).toBe(400);
-    const existing = await api(`/v1/${orgId}/organization/`, { method: 'PUT', token: root.token, headers: createHeaders(root), body: organizationBody() });
+    const existing = await api(`/v1/${orgId}/organization/`, {
+      method: 'PUT',
+      token: root.token,
+      headers: createHeaders(root),
+      body: organizationBody(),
+    });
     expect(existing.status).toBe(409);
   });
 
@@ -139,7 +149,12 @@ describe('create-organization', () => {
     // Prepare
     const id = newOrganizationId();
     const attempt = () =>
-      api(`/v1/${id}/organization/`, { method: 'PUT', token: root.token, headers: createHeaders(root), body: organizationBody() });
+      api(`/v1/${id}/organization/`, {
+        method: 'PUT',
+        token: root.token,
+        headers: createHeaders(root),
+        body: organizationBody(),
+      });
 
     // Act
     const statuses: number[] = [];
@@ -191,8 +206,14 @@ describe('modify-organization', () => {
     // Assess
     expect(response.status).toBe(204);
     const organization = await api(`/v1/${orgId}/organization/`, { token: superAdmin.token });
-    expect(organization.body).toMatchObject({ title: 'New title', main_description: 'Created by an integration test.' });
-    expect(organization.body.default_user_preferences).toMatchObject({ timezone: 'Europe/Paris', preferred_language: 'fra' });
+    expect(organization.body).toMatchObject({
+      title: 'New title',
+      main_description: 'Created by an integration test.',
+    });
+    expect(organization.body.default_user_preferences).toMatchObject({
+      timezone: 'Europe/Paris',
+      preferred_language: 'fra',
+    });
   });
 
   it('refuses an invalid time zone or image (422) and a caller without the permission (403)', async () => {
@@ -203,7 +224,11 @@ describe('modify-organization', () => {
     });
     expect(invalid.status).toBe(422);
     const admin = await createUserSession(superAdmin, 'DefaultAdministratorRole');
-    const forbidden = await api(`/v1/${orgId}/organization/`, { method: 'POST', token: admin.token, body: { title: 'x' } });
+    const forbidden = await api(`/v1/${orgId}/organization/`, {
+      method: 'POST',
+      token: admin.token,
+      body: { title: 'x' },
+    });
     expect(forbidden.status).toBe(403);
   });
 });
@@ -212,7 +237,9 @@ describe('get-user-dimensions', () => {
   it('returns the organization’s user dimensions', async () => {
     const response = await api(`/v1/${orgId}/organization/user_dimensions/`, { token: superAdmin.token });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ user_dimensions: [{ description: 'Role in the company', tags: ['engineer', 'manager'] }] });
+    expect(response.body).toEqual({
+      user_dimensions: [{ description: 'Role in the company', tags: ['engineer', 'manager'] }],
+    });
   });
 });
 
@@ -241,12 +268,21 @@ describe('delete-organization', () => {
     expect(deleted.status).toBe(204);
     expect((await api(`/v1/${doomed.orgId}/organization/`)).status).toBe(404);
     expect((await api(`/v1/${doomed.orgId}/user/`, { token: member.token })).status).toBe(401);
-    const again = await api(`/v1/${doomed.orgId}/organization/`, { method: 'DELETE', token: root.token, headers: crossOrgHeaders(root) });
+    const again = await api(`/v1/${doomed.orgId}/organization/`, {
+      method: 'DELETE',
+      token: root.token,
+      headers: crossOrgHeaders(root),
+    });
     expect(again.status).toBe(404);
     const roles = await api(`/v1/${doomed.orgId}/role/`, { token: root.token, headers: crossOrgHeaders(root) });
     expect(roles.status).toBe(404);
     // The id stays taken only while the delete runs: it can be created again afterwards.
-    const recreated = await api(`/v1/${doomed.orgId}/organization/`, { method: 'PUT', token: root.token, headers: createHeaders(root), body: organizationBody() });
+    const recreated = await api(`/v1/${doomed.orgId}/organization/`, {
+      method: 'PUT',
+      token: root.token,
+      headers: createHeaders(root),
+      body: organizationBody(),
+    });
     expect(recreated.status).toBe(201);
     const users = await api(`/v1/${doomed.orgId}/user/`, { token: root.token, headers: crossOrgHeaders(root) });
     expect(users.body.users.map((user: { user_id: string }) => user.user_id)).not.toContain(member.userId);

@@ -28,11 +28,16 @@ describe('get-roles', () => {
     const plain = await roles(superAdmin);
     expect(plain.status).toBe(200);
     expect(plain.body.roles).toHaveLength(4);
-    expect(plain.body.roles.every((role: { permission_grants: unknown[] }) => role.permission_grants.length === 0)).toBe(true);
+    expect(
+      plain.body.roles.every((role: { permission_grants: unknown[] }) => role.permission_grants.length === 0),
+    ).toBe(true);
     const superRole = plain.body.roles.find((role: { name: string }) => role.name === 'DefaultSuperAdministratorRole');
     expect(superRole).toMatchObject({ is_base_role: true, inherited_from: null, frontend_view: 'admin' });
 
-    const withGrants = await roles(superAdmin, { return_permission_grants: 'true', name: 'DefaultSuperAdministratorRole' });
+    const withGrants = await roles(superAdmin, {
+      return_permission_grants: 'true',
+      name: 'DefaultSuperAdministratorRole',
+    });
     expect(withGrants.body.roles).toHaveLength(1);
     expect(withGrants.body.roles[0].permission_grants).toEqual([
       { action: 'Allow', permission_name: '*', conditions: {}, description: 'Every permission.' },
@@ -56,8 +61,11 @@ describe('create-role', () => {
     expect(created.body.role_id).toMatch(/^[a-f0-9]{24}$/);
     expect((await createRole(superAdmin, roleBody('ToolSmith'))).status).toBe(409);
     expect((await createRole(superAdmin, roleBody('x'.repeat(257)))).status).toBe(422);
-    expect((await createRole(superAdmin, roleBody('')).then((response) => response.status))).toBe(422);
-    const badGrant = await createRole(superAdmin, roleBody('Bad', { permission_grants: [{ permission_name: 'not a name', conditions: {} }] }));
+    expect(await createRole(superAdmin, roleBody('')).then((response) => response.status)).toBe(422);
+    const badGrant = await createRole(
+      superAdmin,
+      roleBody('Bad', { permission_grants: [{ permission_name: 'not a name', conditions: {} }] }),
+    );
     expect(badGrant.status).toBe(422);
   });
 
@@ -67,7 +75,10 @@ describe('create-role', () => {
     expect(child.status).toBe(201);
     const grandChild = await createRole(superAdmin, roleBody('GrandChild', { inherited_from: child.body.role_id }));
     expect(grandChild.status).toBe(400);
-    const inheritingBase = await createRole(superAdmin, roleBody('InheritingBase', { is_base_role: true, inherited_from: base.body.role_id }));
+    const inheritingBase = await createRole(
+      superAdmin,
+      roleBody('InheritingBase', { is_base_role: true, inherited_from: base.body.role_id }),
+    );
     expect(inheritingBase.status).toBe(400);
     const unknownBase = await createRole(superAdmin, roleBody('Orphan', { inherited_from: 'a'.repeat(24) }));
     expect(unknownBase.status).toBe(404);
@@ -75,7 +86,10 @@ describe('create-role', () => {
 
   it('refuses to create a role as privileged as the caller (403) or without Role:CreateRole (403)', async () => {
     const amigo = await createUserSession(superAdmin, 'DefaultAmigoAdministratorRole');
-    const everything = await createRole(amigo, roleBody('Everything', { permission_grants: [{ action: 'Allow', permission_name: '*', conditions: {} }] }));
+    const everything = await createRole(
+      amigo,
+      roleBody('Everything', { permission_grants: [{ action: 'Allow', permission_name: '*', conditions: {} }] }),
+    );
     expect(everything.status).toBe(403);
     const admin = await createUserSession(superAdmin, 'DefaultAdministratorRole');
     expect((await createRole(admin, roleBody('ByAdmin'))).status).toBe(403);
@@ -85,7 +99,11 @@ describe('create-role', () => {
 describe('modify-role', () => {
   it('changes the description in place', async () => {
     const created = await createRole(superAdmin, roleBody('Describer'));
-    const modified = await api(`/v1/${orgId}/role/Describer`, { method: 'POST', token: superAdmin.token, body: { description: 'Better words' } });
+    const modified = await api(`/v1/${orgId}/role/Describer`, {
+      method: 'POST',
+      token: superAdmin.token,
+      body: { description: 'Better words' },
+    });
     expect(modified.status).toBe(200);
     expect(modified.body.role_id).toBe(created.body.role_id);
     const listed = await roles(superAdmin, { name: 'Describer' });
@@ -96,7 +114,9 @@ describe('modify-role', () => {
     // Prepare: a role that may read users, and a user holding it.
     const created = await createRole(
       superAdmin,
-      roleBody('Reader', { permission_grants: [{ action: 'Allow', permission_name: 'User:GetUserInfo', conditions: {} }] }),
+      roleBody('Reader', {
+        permission_grants: [{ action: 'Allow', permission_name: 'User:GetUserInfo', conditions: {} }],
+      }),
     );
     const reader = await createUserSession(superAdmin, 'Reader');
     expect((await api(`/v1/${orgId}/user/`, { token: reader.token })).body.users.length).toBeGreaterThan(1);
@@ -120,7 +140,11 @@ describe('modify-role', () => {
   it('replaces the dependants of a base role along with it', async () => {
     const base = await createRole(superAdmin, roleBody('Foundation', { is_base_role: true }));
     const dependant = await createRole(superAdmin, roleBody('Building', { inherited_from: base.body.role_id }));
-    const modified = await api(`/v1/${orgId}/role/Foundation`, { method: 'POST', token: superAdmin.token, body: { frontend_view: 'client' } });
+    const modified = await api(`/v1/${orgId}/role/Foundation`, {
+      method: 'POST',
+      token: superAdmin.token,
+      body: { frontend_view: 'client' },
+    });
     expect(modified.status).toBe(200);
     const listed = await roles(superAdmin, { name: 'Building' });
     expect(listed.body.roles[0].id).not.toBe(dependant.body.role_id);
@@ -128,7 +152,11 @@ describe('modify-role', () => {
   });
 
   it('answers 404 for an unknown role', async () => {
-    const response = await api(`/v1/${orgId}/role/Nope`, { method: 'POST', token: superAdmin.token, body: { description: 'x' } });
+    const response = await api(`/v1/${orgId}/role/Nope`, {
+      method: 'POST',
+      token: superAdmin.token,
+      body: { description: 'x' },
+    });
     expect(response.status).toBe(404);
   });
 });

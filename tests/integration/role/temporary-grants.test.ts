@@ -80,7 +80,10 @@ describe('create-temporary-permission-grant', () => {
     const created = await createGrant(superAdmin, grantBody(user.userId));
 
     expect(created.status).toBe(201);
-    const roles = await api(`/v1/${orgId}/role/`, { token: superAdmin.token, query: { name: 'temporary_permission_grant' } });
+    const roles = await api(`/v1/${orgId}/role/`, {
+      token: superAdmin.token,
+      query: { name: 'temporary_permission_grant' },
+    });
     expect(roles.body.roles).toEqual([]);
   });
 });
@@ -110,7 +113,10 @@ describe('get-temporary-permission-grants', () => {
     }
     const sortBy = ['+user_id', '-permission_grant.permission_name'];
     const expected = [...made]
-      .sort((a, b) => (a.user < b.user ? -1 : a.user > b.user ? 1 : 0) || -a.name.localeCompare(b.name) || (a.id < b.id ? -1 : 1))
+      .sort(
+        (a, b) =>
+          (a.user < b.user ? -1 : a.user > b.user ? 1 : 0) || -a.name.localeCompare(b.name) || (a.id < b.id ? -1 : 1),
+      )
       .map((grant) => grant.id);
 
     // Act: read it in pages of two.
@@ -136,7 +142,10 @@ describe('get-temporary-permission-grants', () => {
     const user = await createUserSession(superAdmin, 'DefaultUserRole');
     const created = await createGrant(superAdmin, grantBody(user.userId));
 
-    const byUser = await listGrants(superAdmin, { user_id: user.userId, permission_grant_name: 'Organization:GetAPIKey' });
+    const byUser = await listGrants(superAdmin, {
+      user_id: user.userId,
+      permission_grant_name: 'Organization:GetAPIKey',
+    });
     expect(byUser.status).toBe(200);
     expect(byUser.body.temporary_permission_grants).toEqual([
       expect.objectContaining({
@@ -150,7 +159,9 @@ describe('get-temporary-permission-grants', () => {
         tags: { ticket: 'T 42' },
       }),
     ]);
-    expect((await listGrants(superAdmin, { user_id: user.userId, is_expired: 'true' })).body.temporary_permission_grants).toEqual([]);
+    expect(
+      (await listGrants(superAdmin, { user_id: user.userId, is_expired: 'true' })).body.temporary_permission_grants,
+    ).toEqual([]);
     expect((await listGrants(superAdmin, { sort_by: '+nonsense' })).status).toBe(422);
     const hidden = await listGrants(user, { user_id: user.userId });
     expect(hidden.status).toBe(200);

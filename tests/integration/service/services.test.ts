@@ -1,12 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import {
-  createAgent,
-  createGrantedSession,
-  createService,
-  createStateMachine,
-  uniqueName,
-} from '../support/fixtures';
+import { createAgent, createGrantedSession, createService, createStateMachine, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 
 let owner: Session;
@@ -64,7 +58,11 @@ describe('create-service', () => {
 
     // Assess
     expect(created.status).toBe(201);
-    const pinned = { agent_version_number: 1, service_hierarchical_state_machine_version_number: 1, llm_model_preferences: {} };
+    const pinned = {
+      agent_version_number: 1,
+      service_hierarchical_state_machine_version_number: 1,
+      llm_model_preferences: {},
+    };
     expect(service).toEqual({
       id: created.body.id,
       name: body.name,
@@ -105,7 +103,9 @@ describe('create-service', () => {
     const release = {
       agent_version_number: 1,
       service_hierarchical_state_machine_version_number: null,
-      llm_model_preferences: { engage_user: { llm_name: 'openai_gpt-5-mini-2025-08-07', params: { temperature: 0.1 } } },
+      llm_model_preferences: {
+        engage_user: { llm_name: 'openai_gpt-5-mini-2025-08-07', params: { temperature: 0.1 } },
+      },
     };
 
     // Act
@@ -143,7 +143,10 @@ describe('create-service', () => {
     const stateMachineId = await createStateMachine(session);
 
     // Act
-    const noVersion = await api(servicesPath(), { token: session.token, body: serviceBody(versionless, stateMachineId) });
+    const noVersion = await api(servicesPath(), {
+      token: session.token,
+      body: serviceBody(versionless, stateMachineId),
+    });
     const badRelease = await api(servicesPath(), {
       token: session.token,
       body: serviceBody(agentId, stateMachineId, {
@@ -167,7 +170,10 @@ describe('create-service', () => {
     await api(servicesPath(), { token: session.token, body: serviceBody(agentId, stateMachineId, { name }) });
 
     // Act
-    const active = await api(servicesPath(), { token: session.token, body: serviceBody(agentId, stateMachineId, { name }) });
+    const active = await api(servicesPath(), {
+      token: session.token,
+      body: serviceBody(agentId, stateMachineId, { name }),
+    });
     const inactive = await api(servicesPath(), {
       token: session.token,
       body: serviceBody(agentId, stateMachineId, { name, is_active: false }),
@@ -208,7 +214,11 @@ describe('get-services', () => {
           body: serviceBody(agentId, stateMachineId, { name: `${name} ${uniqueName('')}`, is_active: isActive, tags }),
         })
       ).body.id as string;
-    ids = [await make('b', true, { tier: 'gold' }), await make('a', false, { tier: 'silver' }), await make('c', true, {})];
+    ids = [
+      await make('b', true, { tier: 'gold' }),
+      await make('a', false, { tier: 'silver' }),
+      await make('c', true, {}),
+    ];
   });
 
   const names = (response: { body: { services: { name: string }[] } }) =>
@@ -413,7 +423,10 @@ describe('upsert-service-version-set', () => {
 
     // Act
     const edge = await putVersionSet(session, serviceId, 'edge', set);
-    const missing = await putVersionSet(session, serviceId, 'canary', { ...set, service_hierarchical_state_machine_version_number: 5 });
+    const missing = await putVersionSet(session, serviceId, 'canary', {
+      ...set,
+      service_hierarchical_state_machine_version_number: 5,
+    });
 
     // Assess
     expect(edge.status).toBe(400);

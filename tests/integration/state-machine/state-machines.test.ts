@@ -1,6 +1,12 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import { createGrantedSession, createService, createStateMachine, sampleStateMachineVersion, uniqueName } from '../support/fixtures';
+import {
+  createGrantedSession,
+  createService,
+  createStateMachine,
+  sampleStateMachineVersion,
+  uniqueName,
+} from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 
 let owner: Session;
@@ -203,7 +209,9 @@ describe('get-service-hierarchical-state-machines', () => {
 
     // Assess
     expect(response.status).toBe(200);
-    expect(response.body.service_hierarchical_state_machines.map((machine: { id: string }) => machine.id)).toEqual([kept]);
+    expect(response.body.service_hierarchical_state_machines.map((machine: { id: string }) => machine.id)).toEqual([
+      kept,
+    ]);
   });
 
   it('rejects a limit of 0 with 422', async () => {

@@ -64,7 +64,8 @@ export const requestInit = (init: ApiInit): RequestInit => {
 
 /** Fails a fixture's set-up step that did not answer `status`, with what the platform said. */
 export const expectStatus = (what: string, response: { status: number; text: string }, status: number): void => {
-  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
+  if (response.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${response.status} ${response.text}`);
 };
 
 /** One request to the platform; the body is parsed as JSON when it is JSON. */
@@ -80,7 +81,12 @@ export const api = async (path: string, init: ApiInit = {}): Promise<ApiResponse
 export const streamEvents = async (
   path: string,
   init: ApiInit = {},
-): Promise<{ status: number; headers: Headers; events: { at: number; event: Record<string, unknown> }[]; text: string }> => {
+): Promise<{
+  status: number;
+  headers: Headers;
+  events: { at: number; event: Record<string, unknown> }[];
+  text: string;
+}> => {
   const response = await fetch(apiUrl(path, init.query), requestInit(init));
   const events: { at: number; event: Record<string, unknown> }[] = [];
   if (!response.body) return { status: response.status, headers: response.headers, events, text: '' };
@@ -106,7 +112,11 @@ export const streamEvents = async (
 };
 
 /** Polls until `check` returns a value other than undefined, or fails after the deadline. */
-export const eventually = async <T>(check: () => Promise<T | undefined>, timeoutMs = 20_000, intervalMs = 200): Promise<T> => {
+export const eventually = async <T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+  intervalMs = 200,
+): Promise<T> => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -1,7 +1,7 @@
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
 import type { StateMachineVersionBody } from '#shared/state-machine/schemas';
-import { api, type QueryValue, streamEvents } from './client';
+import { type QueryValue, streamEvents } from './client';
 import * as fixtures from './fixtures';
 import type { Session } from './identity';
 
@@ -40,7 +40,11 @@ export const startConversation = async (
   });
   const events = response.events.map(({ event }) => event as StreamedEvent);
   const first = events[0];
-  return { ...response, events, conversationId: first?.type === 'conversation-created' ? String(first.conversation_id) : '' };
+  return {
+    ...response,
+    events,
+    conversationId: first?.type === 'conversation-created' ? String(first.conversation_id) : '',
+  };
 };
 
 /** A multipart form with one text message, as the reference's clients send it. */

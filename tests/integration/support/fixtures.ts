@@ -121,5 +121,7 @@ const createRole = async (
 };
 
 /** A session of a new user of `owner`'s organization whose role is a new custom role with these grants. */
-export const createGrantedSession = async (owner: Session, grants: Parameters<typeof createRole>[1]): Promise<Session> =>
-  createUserSession(owner, await createRole(owner, grants));
+export const createGrantedSession = async (
+  owner: Session,
+  grants: Parameters<typeof createRole>[1],
+): Promise<Session> => createUserSession(owner, await createRole(owner, grants));

@@ -62,7 +62,12 @@ const signInRoot = async (): Promise<Session> => {
       continue;
     }
     try {
-      const session = await signIn(credentials.org_id, credentials.api_key_id, credentials.api_key, credentials.user_id);
+      const session = await signIn(
+        credentials.org_id,
+        credentials.api_key_id,
+        credentials.api_key,
+        credentials.user_id,
+      );
       const expiresAt = new Date(Date.now() + 55 * 60_000).toISOString();
       await writeFile(cachePath, JSON.stringify({ ...session, expires_at: expiresAt }));
       return session;
@@ -224,7 +229,13 @@ export const inviteUser = async (
   overrides: Record<string, unknown> = {},
 ): Promise<{ user_id: string; verify_link: string; email: string }> => {
   const suffix = randomBytes(4).toString('hex');
-  const body = { first_name: 'Test', last_name: `User ${suffix}`, email: `user-${suffix}@example.com`, role_name: roleName, ...overrides };
+  const body = {
+    first_name: 'Test',
+    last_name: `User ${suffix}`,
+    email: `user-${suffix}@example.com`,
+    role_name: roleName,
+    ...overrides,
+  };
   const response = await api(`/v1/${orgSession.orgId}/user/`, { method: 'POST', token: orgSession.token, body });
   expectStatus('invite user', response, 201);
   return { ...response.body, email: body.email as string };
@@ -241,6 +252,8 @@ export const organizationKey = (orgId: string): { api_key_id: string; api_key: s
 export const emailsTo = async (address: string): Promise<{ to: string; subject: string; text: string }[]> => {
   const { outboxDir } = harness();
   const names = (await readdir(outboxDir)).filter((name) => name.endsWith('.json')).sort();
-  const messages = await Promise.all(names.map(async (name) => JSON.parse(await readFile(join(outboxDir, name), 'utf8'))));
+  const messages = await Promise.all(
+    names.map(async (name) => JSON.parse(await readFile(join(outboxDir, name), 'utf8'))),
+  );
   return messages.filter((message) => message.to === address);
 };

@@ -11,11 +11,16 @@ export type JsonSchema = Record<string, unknown>;
 const deeplyNested = (levels: number): unknown => (levels === 0 ? 1 : { a: deeplyNested(levels - 1) });
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(2 ** 53 + 2, -(2 ** 60), 1e-131, 1e300, -0, '', 'x'.repeat(5000), deeplyNested(30), [], {}),
-  fc.constantFrom('__proto__', 'constructor', 'prototype', '').map((key) => JSON.parse(`{${JSON.stringify(key)}:{"type":"Equals","value":1}}`)),
+  fc
+    .constantFrom('__proto__', 'constructor', 'prototype', '')
+    .map((key) => JSON.parse(`{${JSON.stringify(key)}:{"type":"Equals","value":1}}`)),
   fc.jsonValue({ maxDepth: 2 }),
 );
 const mapKeys = (keys: fc.Arbitrary<string>) =>
-  fc.oneof({ weight: 8, arbitrary: keys }, { weight: 1, arbitrary: fc.constantFrom('', '__proto__', 'constructor', 'prototype') });
+  fc.oneof(
+    { weight: 8, arbitrary: keys },
+    { weight: 1, arbitrary: fc.constantFrom('', '__proto__', 'constructor', 'prototype') },
+  );
 
 const withHostile = (arbitrary: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
   fc.oneof({ weight: 24, arbitrary }, { weight: 1, arbitrary: hostileValue });
@@ -27,7 +32,9 @@ const stringArbitrary = (schema: JsonSchema): fc.Arbitrary<string> => {
   const maxLength = Math.max(minLength, Math.min(bounded(schema.maxLength, 40), 40));
   switch (schema.format) {
     case 'date-time':
-      return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
+      return fc
+        .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+        .map((date) => date.toISOString());
     case 'email':
       return fc.emailAddress();
     case 'uri':
@@ -35,7 +42,9 @@ const stringArbitrary = (schema: JsonSchema): fc.Arbitrary<string> => {
   }
   if (typeof schema.pattern === 'string') {
     try {
-      return fc.stringMatching(new RegExp(schema.pattern)).filter((text) => text.length >= minLength && text.length <= bounded(schema.maxLength, 4096));
+      return fc
+        .stringMatching(new RegExp(schema.pattern))
+        .filter((text) => text.length >= minLength && text.length <= bounded(schema.maxLength, 4096));
     } catch {
       // A pattern JavaScript cannot compile: plain strings will do.
     }
@@ -44,11 +53,23 @@ const stringArbitrary = (schema: JsonSchema): fc.Arbitrary<string> => {
 };
 
 const numberArbitrary = (schema: JsonSchema, integer: boolean): fc.Arbitrary<number> => {
-  const min = typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum + 1 : -1000;
-  const max = typeof schema.maximum === 'number' ? schema.maximum : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum - 1 : 1000;
+  const min =
+    typeof schema.minimum === 'number'
+      ? schema.minimum
+      : typeof schema.exclusiveMinimum === 'number'
+        ? schema.exclusiveMinimum + 1
+        : -1000;
+  const max =
+    typeof schema.maximum === 'number'
+      ? schema.maximum
+      : typeof schema.exclusiveMaximum === 'number'
+        ? schema.exclusiveMaximum - 1
+        : 1000;
   const low = Math.max(min, -1e6);
   const high = Math.min(Math.max(max, low), 1e6);
-  return integer ? fc.integer({ min: Math.ceil(low), max: Math.floor(high) }) : fc.double({ min: low, max: high, noNaN: true, noDefaultInfinity: true });
+  return integer
+    ? fc.integer({ min: Math.ceil(low), max: Math.floor(high) })
+    : fc.double({ min: low, max: high, noNaN: true, noDefaultInfinity: true });
 };
 
 const objectArbitrary = (schema: JsonSchema, depth: number): fc.Arbitrary<unknown> => {
@@ -60,7 +81,9 @@ const objectArbitrary = (schema: JsonSchema, depth: number): fc.Arbitrary<unknow
   );
   const extra = schema.additionalProperties;
   if (extra === undefined || extra === false || Object.keys(properties).length > 0) return named;
-  const keys = schema.propertyNames ? (arbitraryOf(schema.propertyNames as JsonSchema, depth + 1) as fc.Arbitrary<string>) : fc.string({ maxLength: 12 });
+  const keys = schema.propertyNames
+    ? (arbitraryOf(schema.propertyNames as JsonSchema, depth + 1) as fc.Arbitrary<string>)
+    : fc.string({ maxLength: 12 });
   const values = extra === true ? fc.jsonValue({ maxDepth: 2 }) : arbitraryOf(extra as JsonSchema, depth + 1);
   return fc.dictionary(mapKeys(keys.map(String)), values, { maxKeys: 3 });
 };
@@ -77,7 +100,11 @@ export const arbitraryOf = (schema: JsonSchema | boolean, depth = 0): fc.Arbitra
   else if ('const' in schema) arbitrary = fc.constant(schema.const);
   else if (Array.isArray(schema.enum)) arbitrary = fc.constantFrom(...(schema.enum as unknown[]));
   else {
-    const types = Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
+    const types = Array.isArray(schema.type)
+      ? (schema.type as string[])
+      : typeof schema.type === 'string'
+        ? [schema.type]
+        : [];
     const ofType = (type: string): fc.Arbitrary<unknown> => {
       switch (type) {
         case 'string':

@@ -7,11 +7,17 @@ import { harness } from './client';
  * What the platform stored, read straight from its table. Tests only: a Scan reads the whole
  * table, which the product never does.
  */
-export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: string; sk: string; entity?: string }[]> => {
+export const storedKeysStartingWith = async (
+  prefix: string,
+): Promise<{ pk: string; sk: string; entity?: string }[]> => {
   const { table } = harness();
   // DynamoDB Local runs with -sharedDb, so any credentials reach the platform's table.
   const client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: table.endpoint, region: table.region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }),
+    new DynamoDBClient({
+      endpoint: table.endpoint,
+      region: table.region,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    }),
   );
   const found: { pk: string; sk: string; entity?: string }[] = [];
   const pages = paginateScan(

@@ -16,7 +16,9 @@ export const testTeamRepository = 'test-team';
 
 const git = async (args: string[]) => {
   const path = await ensureLocalRepository(harness().toolRepositoryRoot, testTeamRepository);
-  const { stdout } = await run('git', ['-c', 'user.name=Test', '-c', 'user.email=test@localhost', ...args], { cwd: path });
+  const { stdout } = await run('git', ['-c', 'user.name=Test', '-c', 'user.email=test@localhost', ...args], {
+    cwd: path,
+  });
   return stdout.trim();
 };
 
@@ -57,7 +59,11 @@ export const createTool = async (session: Session, body: Record<string, unknown>
   return response.body.id as string;
 };
 
-export const setEnvvars = async (session: Session, toolId: string, inserts: { name: string; value: string; is_secret: boolean }[]) => {
+export const setEnvvars = async (
+  session: Session,
+  toolId: string,
+  inserts: { name: string; value: string; is_secret: boolean }[],
+) => {
   const response = await api(`${toolPath(session.orgId, toolId)}/envvar`, { token: session.token, body: { inserts } });
   expectStatus('insert environment variables', response, 204);
 };
@@ -65,13 +71,21 @@ export const setEnvvars = async (session: Session, toolId: string, inserts: { na
 /** Waits until a published version is deployed (or failed) and returns it. */
 export const deployedVersion = (session: Session, toolId: string, version: string) =>
   eventually(async () => {
-    const listed = await api(`${toolPath(session.orgId, toolId)}/version`, { token: session.token, query: { versions: `==${version}` } });
+    const listed = await api(`${toolPath(session.orgId, toolId)}/version`, {
+      token: session.token,
+      query: { versions: `==${version}` },
+    });
     const found = (listed.body.tool_versions as { status: string }[] | undefined)?.[0];
     return found && found.status !== 'deploying' ? (found as Record<string, unknown>) : undefined;
   }, 30_000);
 
 /** Publishes a project and waits for the deployment; returns the version text. */
-export const publishAndDeploy = async (session: Session, toolId: string, projectPath: string, bumpType = 'major'): Promise<string> => {
+export const publishAndDeploy = async (
+  session: Session,
+  toolId: string,
+  projectPath: string,
+  bumpType = 'major',
+): Promise<string> => {
   const published = await api(`${toolPath(session.orgId, toolId)}/version`, {
     token: session.token,
     body: { project_path: projectPath, bump_type: bumpType },

@@ -35,7 +35,11 @@ const sameText = (a: string, b: string): boolean => {
 };
 
 /** Whether the vendor signature header `signatureHeader` verifies with `secret`. */
-export const vendorSignatureVerifies = (delivery: ReceivedDelivery, secret: string, signatureHeader = 'x-amigo-request-signature'): boolean => {
+export const vendorSignatureVerifies = (
+  delivery: ReceivedDelivery,
+  secret: string,
+  signatureHeader = 'x-amigo-request-signature',
+): boolean => {
   const timestamp = header(delivery.headers, 'x-amigo-request-timestamp');
   const expected = createHmac('sha256', secret).update(`v1:${timestamp}:${delivery.body}`).digest('hex');
   return sameText(header(delivery.headers, signatureHeader), expected);

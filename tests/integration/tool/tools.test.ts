@@ -34,13 +34,23 @@ describe('create-tool', () => {
     const session = await admin();
 
     // Act
-    const created = await api(toolsPath(orgId), { token: session.token, body: { name: 'lookup_order', description: 'Finds an order.', tags: { team: 'sales' } } });
+    const created = await api(toolsPath(orgId), {
+      token: session.token,
+      body: { name: 'lookup_order', description: 'Finds an order.', tags: { team: 'sales' } },
+    });
     const listed = await api(toolsPath(orgId), { token: session.token, query: { id: created.body.id } });
 
     // Assess
     expect(created.status).toBe(201);
     expect(listed.body.tools).toEqual([
-      expect.objectContaining({ id: created.body.id, name: 'lookup_order', deprecated: false, envvars: [], secret_envvars: [], tags: [{ key: 'team', value: 'sales' }] }),
+      expect.objectContaining({
+        id: created.body.id,
+        name: 'lookup_order',
+        deprecated: false,
+        envvars: [],
+        secret_envvars: [],
+        tags: [{ key: 'team', value: 'sales' }],
+      }),
     ]);
   });
 
@@ -50,8 +60,14 @@ describe('create-tool', () => {
     await createTool(session, { name: 'twin_tool' });
 
     // Act
-    const twin = await api(toolsPath(orgId), { token: session.token, body: { name: 'twin_tool', description: '', tags: {} } });
-    const long = await api(toolsPath(orgId), { token: session.token, body: { name: 'x'.repeat(65), description: '', tags: {} } });
+    const twin = await api(toolsPath(orgId), {
+      token: session.token,
+      body: { name: 'twin_tool', description: '', tags: {} },
+    });
+    const long = await api(toolsPath(orgId), {
+      token: session.token,
+      body: { name: 'x'.repeat(65), description: '', tags: {} },
+    });
 
     // Assess
     expect(twin.status).toBe(409);
@@ -67,7 +83,10 @@ describe('get-tools', () => {
     await createTool(session, { name: 'alpha_sorted', tags: { kind: 'sorted' } });
 
     // Act
-    const listed = await api(toolsPath(orgId), { token: session.token, query: { tag: 'kind:sorted', sort_by: '-name' } });
+    const listed = await api(toolsPath(orgId), {
+      token: session.token,
+      query: { tag: 'kind:sorted', sort_by: '-name' },
+    });
 
     // Assess
     expect(listed.status).toBe(200);
@@ -83,7 +102,10 @@ describe('modify-tool', () => {
     const toolId = await createTool(session, { tags: { a: 'b' } });
 
     // Act
-    const modified = await api(toolPath(orgId, toolId), { token: session.token, body: { description: 'New words.', tags: null } });
+    const modified = await api(toolPath(orgId, toolId), {
+      token: session.token,
+      body: { description: 'New words.', tags: null },
+    });
     const listed = await api(toolsPath(orgId), { token: session.token, query: { id: toolId } });
 
     // Assess
@@ -102,15 +124,26 @@ describe('modify-tool-envvars', () => {
     // Act
     const inserted = await api(`${toolPath(orgId, toolId)}/envvar`, {
       token: session.token,
-      body: { inserts: [{ name: 'API_TOKEN', value: secretValue, is_secret: true }, { name: 'REGION', value: 'eu', is_secret: false }] },
+      body: {
+        inserts: [
+          { name: 'API_TOKEN', value: secretValue, is_secret: true },
+          { name: 'REGION', value: 'eu', is_secret: false },
+        ],
+      },
     });
     const listed = await api(toolsPath(orgId), { token: session.token, query: { id: toolId } });
-    const deleted = await api(`${toolPath(orgId, toolId)}/envvar`, { token: session.token, body: { deletes: [{ name: 'REGION' }] } });
+    const deleted = await api(`${toolPath(orgId, toolId)}/envvar`, {
+      token: session.token,
+      body: { deletes: [{ name: 'REGION' }] },
+    });
     const reinserted = await api(`${toolPath(orgId, toolId)}/envvar`, {
       token: session.token,
       body: { inserts: [{ name: 'REGION', value: 'us', is_secret: false }] },
     });
-    const missing = await api(`${toolPath(orgId, toolId)}/envvar`, { token: session.token, body: { updates: [{ name: 'NOPE', value: 'x' }] } });
+    const missing = await api(`${toolPath(orgId, toolId)}/envvar`, {
+      token: session.token,
+      body: { updates: [{ name: 'NOPE', value: 'x' }] },
+    });
 
     // Assess
     expect(inserted.status).toBe(204);
@@ -129,7 +162,10 @@ describe('publish-tool-version', () => {
     const toolId = await createTool(session);
 
     // Act
-    const published = await api(versionsPath(toolId), { token: session.token, body: { project_path: 'samples/greeting', bump_type: 'major' } });
+    const published = await api(versionsPath(toolId), {
+      token: session.token,
+      body: { project_path: 'samples/greeting', bump_type: 'major' },
+    });
     const deployed = await deployedVersion(session, toolId, published.body.new_version);
 
     // Assess
@@ -164,13 +200,25 @@ describe('publish-tool-version', () => {
     // Prepare
     const session = await admin();
     const toolId = await createTool(session);
-    await commitProject('fixtures/needs_env', nodeProject('return process.env.KEY;', { required_secret_envvars: ['KEY'] }));
+    await commitProject(
+      'fixtures/needs_env',
+      nodeProject('return process.env.KEY;', { required_secret_envvars: ['KEY'] }),
+    );
     await commitProject('fixtures/broken', nodeProject('return (;'));
 
     // Act
-    const needsEnv = await api(versionsPath(toolId), { token: session.token, body: { project_path: 'fixtures/needs_env', bump_type: 'major' } });
-    const broken = await api(versionsPath(toolId), { token: session.token, body: { project_path: 'fixtures/broken', bump_type: 'major' } });
-    const missing = await api(versionsPath(toolId), { token: session.token, body: { project_path: 'fixtures/nothing_here', bump_type: 'major' } });
+    const needsEnv = await api(versionsPath(toolId), {
+      token: session.token,
+      body: { project_path: 'fixtures/needs_env', bump_type: 'major' },
+    });
+    const broken = await api(versionsPath(toolId), {
+      token: session.token,
+      body: { project_path: 'fixtures/broken', bump_type: 'major' },
+    });
+    const missing = await api(versionsPath(toolId), {
+      token: session.token,
+      body: { project_path: 'fixtures/nothing_here', bump_type: 'major' },
+    });
 
     // Assess
     expect(needsEnv.status).toBe(400);
@@ -191,10 +239,16 @@ describe('publish-tool-version', () => {
     await publishAndDeploy(session, toolId, 'fixtures/versions', 'patch');
 
     // Act
-    const fourth = await api(versionsPath(toolId), { token: session.token, body: { project_path: 'fixtures/versions', bump_type: 'patch' } });
+    const fourth = await api(versionsPath(toolId), {
+      token: session.token,
+      body: { project_path: 'fixtures/versions', bump_type: 'patch' },
+    });
     await api(`${versionsPath(toolId)}/${encodeURIComponent('<1.1')}`, { method: 'DELETE', token: session.token });
     await resetBranchTo(older);
-    const fromOlder = await api(versionsPath(toolId), { token: session.token, body: { project_path: 'fixtures/versions', bump_type: 'patch' } });
+    const fromOlder = await api(versionsPath(toolId), {
+      token: session.token,
+      body: { project_path: 'fixtures/versions', bump_type: 'patch' },
+    });
     await resetBranchTo(newer);
 
     // Assess
@@ -219,7 +273,9 @@ describe('get-tool-versions', () => {
 
     // Assess
     expect(all.status).toBe(200);
-    expect(all.body.tool_versions.map((version: { version: { minor: number } }) => version.version.minor)).toEqual([1, 0]);
+    expect(all.body.tool_versions.map((version: { version: { minor: number } }) => version.version.minor)).toEqual([
+      1, 0,
+    ]);
     expect(constrained.body.tool_versions).toHaveLength(1);
     expect(all.body.filter_values.creators).toEqual([{ user_id: session.userId, user_org_id: orgId }]);
   });
@@ -236,7 +292,9 @@ describe('invoke-tool-version', () => {
     // Act
     const invoked = await api(`${versionsPath(toolId)}/${version}/invoke`, {
       token: session.token,
-      body: { inputs: [{ input_parameters: { name: 'Ada' }, nonsensitive_user_variables: { nickname: 'the Countess' } }] },
+      body: {
+        inputs: [{ input_parameters: { name: 'Ada' }, nonsensitive_user_variables: { nickname: 'the Countess' } }],
+      },
     });
 
     // Assess
@@ -257,14 +315,22 @@ describe('invoke-tool-version', () => {
 
     // Assess
     expect(invoked.status).toBe(200);
-    expect(invoked.body.invocation_results[0]).toMatchObject({ succeeded: true, output: 'Hello, Grace! (from Python)' });
+    expect(invoked.body.invocation_results[0]).toMatchObject({
+      succeeded: true,
+      output: 'Hello, Grace! (from Python)',
+    });
   });
 
   it('rejects inputs that break the input schema with 400 and reports a thrown error as a failed result', async () => {
     // Prepare
     const session = await admin();
     const toolId = await createTool(session);
-    await commitProject('fixtures/thrower', nodeProject("throw new RangeError('order ' + input.id + ' not found');", { input_schema: { type: 'object', required: ['id'] } }));
+    await commitProject(
+      'fixtures/thrower',
+      nodeProject("throw new RangeError('order ' + input.id + ' not found');", {
+        input_schema: { type: 'object', required: ['id'] },
+      }),
+    );
     const version = await publishAndDeploy(session, toolId, 'fixtures/thrower');
 
     // Act
@@ -342,7 +408,10 @@ describe('tool sandbox', () => {
 
     // Assess
     expect(invoked.body.invocation_results[0]).toMatchObject({ succeeded: true, output: 'leak *** ***' });
-    expect(invoked.body.invocation_results[1]).toMatchObject({ succeeded: false, exception_message: 'failed with ***' });
+    expect(invoked.body.invocation_results[1]).toMatchObject({
+      succeeded: false,
+      exception_message: 'failed with ***',
+    });
     for (const text of [invoked.text, records.text]) {
       expect(text).not.toContain(secret);
       expect(text).not.toContain('pin-55555');
@@ -360,8 +429,14 @@ describe('get-tool-invocations', () => {
     await invoke(session, toolId, version, [{ name: 'One' }, { name: 'Two' }]);
 
     // Act
-    const listed = await api(`/v1/${orgId}/tool/invocation`, { token: session.token, query: { tool_id: toolId, version: '>=1', succeeded: 'true' } });
-    const mismatched = await api(`/v1/${orgId}/tool/invocation`, { token: session.token, query: { tool_id: toolId, version: ['>=1', '<2'] } });
+    const listed = await api(`/v1/${orgId}/tool/invocation`, {
+      token: session.token,
+      query: { tool_id: toolId, version: '>=1', succeeded: 'true' },
+    });
+    const mismatched = await api(`/v1/${orgId}/tool/invocation`, {
+      token: session.token,
+      query: { tool_id: toolId, version: ['>=1', '<2'] },
+    });
 
     // Assess
     expect(listed.status).toBe(200);
@@ -385,7 +460,10 @@ describe('search-tool-invocations', () => {
     await invoke(session, toolId, version, [{ name: 'Searchable Zebediah' }]);
 
     // Act
-    const found = await api(`/v1/${orgId}/tool/invocation/search`, { token: session.token, query: { query: 'zebediah', tool_id: toolId } });
+    const found = await api(`/v1/${orgId}/tool/invocation/search`, {
+      token: session.token,
+      query: { query: 'zebediah', tool_id: toolId },
+    });
     const none = await api(`/v1/${orgId}/tool/invocation/search`, {
       token: session.token,
       query: { query: 'zebediah', tool_id: toolId, query_against: 'invocation_status.exception_message' },
@@ -407,13 +485,18 @@ describe('deprecate-tool-version', () => {
     await publishAndDeploy(session, toolId, 'samples/greeting');
 
     // Act
-    const deprecated = await api(`${versionsPath(toolId)}/${encodeURIComponent('==1.*')}`, { method: 'DELETE', token: session.token });
+    const deprecated = await api(`${versionsPath(toolId)}/${encodeURIComponent('==1.*')}`, {
+      method: 'DELETE',
+      token: session.token,
+    });
     const listed = await api(versionsPath(toolId), { token: session.token, query: { deprecated: 'true' } });
     const invalid = await api(`${versionsPath(toolId)}/latest`, { method: 'DELETE', token: session.token });
 
     // Assess
     expect(deprecated.status).toBe(204);
-    expect(listed.body.tool_versions.map((version: { version: { major: number } }) => version.version.major)).toEqual([1]);
+    expect(listed.body.tool_versions.map((version: { version: { major: number } }) => version.version.major)).toEqual([
+      1,
+    ]);
     expect(invalid.status).toBe(422);
   });
 });
@@ -424,14 +507,23 @@ describe('deprecate-tool', () => {
     const session = await admin();
     const toolId = await createTool(session, { name: 'retiring_tool' });
     await setEnvvars(session, toolId, [{ name: 'GREETING', value: 'Hi', is_secret: false }]);
-    await commitProject('fixtures/needs_greeting', nodeProject('return process.env.GREETING;', { required_envvars: ['GREETING'] }));
+    await commitProject(
+      'fixtures/needs_greeting',
+      nodeProject('return process.env.GREETING;', { required_envvars: ['GREETING'] }),
+    );
     await publishAndDeploy(session, toolId, 'fixtures/needs_greeting');
-    const refusedDelete = await api(`${toolPath(orgId, toolId)}/envvar`, { token: session.token, body: { deletes: [{ name: 'GREETING' }] } });
+    const refusedDelete = await api(`${toolPath(orgId, toolId)}/envvar`, {
+      token: session.token,
+      body: { deletes: [{ name: 'GREETING' }] },
+    });
 
     // Act
     const deprecated = await api(toolPath(orgId, toolId), { method: 'DELETE', token: session.token });
     const versions = await api(versionsPath(toolId), { token: session.token });
-    const sameName = await api(toolsPath(orgId), { token: session.token, body: { name: 'retiring_tool', description: '', tags: {} } });
+    const sameName = await api(toolsPath(orgId), {
+      token: session.token,
+      body: { name: 'retiring_tool', description: '', tags: {} },
+    });
 
     // Assess
     expect(refusedDelete.status).toBe(400);
@@ -460,7 +552,9 @@ describe('test-tool', () => {
 
     // Assess
     expect(tested.status).toBe(200);
-    expect(tested.body.invocation_results).toEqual([{ succeeded: true, output: 'Hiya, Tess!', duration_ms: expect.any(Number) }]);
+    expect(tested.body.invocation_results).toEqual([
+      { succeeded: true, output: 'Hiya, Tess!', duration_ms: expect.any(Number) },
+    ]);
   });
 });
 
@@ -470,9 +564,12 @@ describe('get-tool-scaffold-release', () => {
     const session = await admin();
 
     // Act
-    const response = await fetch(new URL(`/v1/${orgId}/tool/amigo_tool_scaffold.tar.gz`, (await import('../support/client')).harness().baseUrl), {
-      headers: { authorization: `Bearer ${session.token}` },
-    });
+    const response = await fetch(
+      new URL(`/v1/${orgId}/tool/amigo_tool_scaffold.tar.gz`, (await import('../support/client')).harness().baseUrl),
+      {
+        headers: { authorization: `Bearer ${session.token}` },
+      },
+    );
     const archive = gunzipSync(Buffer.from(await response.arrayBuffer())).toString('latin1');
 
     // Assess
@@ -493,14 +590,25 @@ describe('modify-user-variables', () => {
     // Act
     const upserted = await api(`${userPath}/variable`, {
       token: session.token,
-      body: { upserts: [{ name: 'nickname', value: 'Ace', is_secret: false }, { name: 'pin', value: 'pin-1234', is_secret: true }] },
+      body: {
+        upserts: [
+          { name: 'nickname', value: 'Ace', is_secret: false },
+          { name: 'pin', value: 'pin-1234', is_secret: true },
+        ],
+      },
     });
     const users = await api(`/v1/${orgId}/user/`, { token: session.token, query: { user_id: session.userId } });
-    const missing = await api(`${userPath}/variable`, { token: session.token, body: { deletes: [{ name: 'absent' }] } });
+    const missing = await api(`${userPath}/variable`, {
+      token: session.token,
+      body: { deletes: [{ name: 'absent' }] },
+    });
 
     // Assess
     expect(upserted.status).toBe(204);
-    expect(users.body.users[0]).toMatchObject({ nonsensitive_variables: { nickname: 'Ace' }, sensitive_variables: ['pin'] });
+    expect(users.body.users[0]).toMatchObject({
+      nonsensitive_variables: { nickname: 'Ace' },
+      sensitive_variables: ['pin'],
+    });
     expect(users.text).not.toContain('pin-1234');
     expect(missing.status).toBe(400);
   });
@@ -519,9 +627,13 @@ describe('tools in conversations', () => {
     const turn = await interact(session, conversationId, 'I said goodbye');
 
     // Assess
-    const actions = turn.events.filter((event) => event.type === 'current-agent-action').map((event) => event.action as Record<string, unknown>);
+    const actions = turn.events
+      .filter((event) => event.type === 'current-agent-action')
+      .map((event) => event.action as Record<string, unknown>);
     const started = actions.findIndex((action) => action.type === 'tool-call-started');
-    const transitioned = actions.findIndex((action) => action.type === 'navigate-state-machine-state-transitioned' && action.prev_state === 'triage');
+    const transitioned = actions.findIndex(
+      (action) => action.type === 'navigate-state-machine-state-transitioned' && action.prev_state === 'triage',
+    );
     expect(started).toBeGreaterThanOrEqual(0);
     expect(started).toBeLessThan(transitioned);
     expect(actions.find((action) => action.type === 'tool-call-ended')).toMatchObject({
@@ -531,12 +643,19 @@ describe('tools in conversations', () => {
       result: 'Hello, I said goodbye!',
     });
     const interactionId = turn.events.at(-1)?.interaction_id as string;
-    const insights = await api(`/v1/${orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, { token: session.token });
-    const fromTriage = (insights.body.state_transition_logs as { previous_state: string; tool_call_logs: unknown[][] }[]).find(
-      (log) => log.previous_state === 'triage',
-    );
-    expect(fromTriage?.tool_call_logs).toEqual([[expect.objectContaining({ tool_id: toolId, tool_version: '1.0.0', output: 'Hello, I said goodbye!' })]]);
-    const invocations = await api(`/v1/${orgId}/tool/invocation`, { token: session.token, query: { conversation_id: conversationId } });
+    const insights = await api(`/v1/${orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, {
+      token: session.token,
+    });
+    const fromTriage = (
+      insights.body.state_transition_logs as { previous_state: string; tool_call_logs: unknown[][] }[]
+    ).find((log) => log.previous_state === 'triage');
+    expect(fromTriage?.tool_call_logs).toEqual([
+      [expect.objectContaining({ tool_id: toolId, tool_version: '1.0.0', output: 'Hello, I said goodbye!' })],
+    ]);
+    const invocations = await api(`/v1/${orgId}/tool/invocation`, {
+      token: session.token,
+      query: { conversation_id: conversationId },
+    });
     expect(invocations.body.tool_invocations[0].invocation_source).toMatchObject({
       type: 'regular-conversation',
       conversation_id: conversationId,
@@ -561,7 +680,9 @@ describe('tools in conversations', () => {
     // Assess
     expect(version.status).toBe(422);
     expect(version.body.detail).toEqual(
-      expect.arrayContaining([expect.objectContaining({ msg: expect.stringContaining("State 'triage' references tool") })]),
+      expect.arrayContaining([
+        expect.objectContaining({ msg: expect.stringContaining("State 'triage' references tool") }),
+      ]),
     );
   });
 });

@@ -20,12 +20,17 @@ beforeAll(async () => {
   key = organizationKey(orgId);
 });
 
-const signInWith = (headers: Record<string, string>) => api(`/v1/${orgId}/user/signin_with_api_key`, { method: 'POST', headers });
+const signInWith = (headers: Record<string, string>) =>
+  api(`/v1/${orgId}/user/signin_with_api_key`, { method: 'POST', headers });
 
 describe('sign-in-with-api-key', () => {
   it('returns a one-hour token that authenticates the user', async () => {
     const user = await createUserSession(superAdmin, 'DefaultUserRole');
-    const response = await signInWith({ 'x-api-key': key.api_key, 'x-api-key-id': key.api_key_id, 'x-user-id': user.userId });
+    const response = await signInWith({
+      'x-api-key': key.api_key,
+      'x-api-key-id': key.api_key_id,
+      'x-user-id': user.userId,
+    });
     expect(response.status).toBe(200);
     const minutes = (new Date(response.body.expires_at).getTime() - Date.now()) / 60_000;
     expect(minutes).toBeGreaterThan(59);
@@ -61,7 +66,11 @@ describe('sign-in-with-api-key', () => {
 
   it('refuses an unverified user with 403', async () => {
     const invited = await inviteUser(superAdmin, 'DefaultUserRole');
-    const response = await signInWith({ 'x-api-key': key.api_key, 'x-api-key-id': key.api_key_id, 'x-user-id': invited.user_id });
+    const response = await signInWith({
+      'x-api-key': key.api_key,
+      'x-api-key-id': key.api_key_id,
+      'x-user-id': invited.user_id,
+    });
     expect(response.status).toBe(403);
   });
 
@@ -108,7 +117,8 @@ describe('sign-in-with-api-key', () => {
     });
     const attempt = { 'x-api-key-id': ownKey.body.api_key_id, 'x-user-id': user.userId };
     const failures: number[] = [];
-    for (let index = 0; index < 5; index += 1) failures.push((await signInWith({ ...attempt, 'x-api-key': 'wrong' })).status);
+    for (let index = 0; index < 5; index += 1)
+      failures.push((await signInWith({ ...attempt, 'x-api-key': 'wrong' })).status);
 
     // Act
     const locked = await signInWith({ ...attempt, 'x-api-key': ownKey.body.api_key });
@@ -234,9 +244,13 @@ describe('request-token', () => {
     expect(await call({ authorization: `DPoP ${issued.body.access_token}`, dpop: proof })).toBe(200);
     expect(await call({ authorization: `DPoP ${issued.body.access_token}`, dpop: proof })).toBe(401);
     expect(await call({ authorization: `Bearer ${issued.body.access_token}` })).toBe(401);
-    expect(await call({ authorization: `DPoP ${issued.body.access_token}`, dpop: await client.proof('POST', url) })).toBe(401);
+    expect(
+      await call({ authorization: `DPoP ${issued.body.access_token}`, dpop: await client.proof('POST', url) }),
+    ).toBe(401);
     const other = await dpopClient();
-    expect(await call({ authorization: `DPoP ${issued.body.access_token}`, dpop: await other.proof('GET', url) })).toBe(401);
+    expect(await call({ authorization: `DPoP ${issued.body.access_token}`, dpop: await other.proof('GET', url) })).toBe(
+      401,
+    );
   });
 
   it('refreshes a bound session only with a proof by the same key, without rotating the refresh token', async () => {
@@ -263,10 +277,16 @@ describe('request-token', () => {
     const issued = await requestToken(grant());
     expect(issued.status).toBe(200);
     expect(issued.body.token_type).toBe('Bearer');
-    const refreshed = await requestToken({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token as string });
+    const refreshed = await requestToken({
+      grant_type: 'refresh_token',
+      refresh_token: issued.body.refresh_token as string,
+    });
     expect(refreshed.status).toBe(200);
     expect(refreshed.body.refresh_token).not.toBe(issued.body.refresh_token);
-    const replayed = await requestToken({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token as string });
+    const replayed = await requestToken({
+      grant_type: 'refresh_token',
+      refresh_token: issued.body.refresh_token as string,
+    });
     expect(replayed.status).toBe(401);
   });
 

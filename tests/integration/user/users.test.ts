@@ -28,12 +28,22 @@ describe('create-invited-user', () => {
     // Assess
     expect(invited.status).toBe(201);
     expect(invited.body.verify_link).toContain(`/v1/${orgId}/user/verify?token=`);
-    const before = await api(`/v1/${orgId}/user/`, { token: superAdmin.token, query: { user_id: invited.body.user_id } });
-    expect(before.body.users[0]).toMatchObject({ is_verified: false, role: 'DefaultUserRole', user_stats: { num_conversations: 0 } });
+    const before = await api(`/v1/${orgId}/user/`, {
+      token: superAdmin.token,
+      query: { user_id: invited.body.user_id },
+    });
+    expect(before.body.users[0]).toMatchObject({
+      is_verified: false,
+      role: 'DefaultUserRole',
+      user_stats: { num_conversations: 0 },
+    });
     const verified = await fetch(invited.body.verify_link);
     expect(verified.status).toBe(200);
     expect(await verified.json()).toEqual({ user_id: invited.body.user_id, is_verified: true });
-    const after = await api(`/v1/${orgId}/user/`, { token: superAdmin.token, query: { user_id: invited.body.user_id } });
+    const after = await api(`/v1/${orgId}/user/`, {
+      token: superAdmin.token,
+      query: { user_id: invited.body.user_id },
+    });
     expect(after.body.users[0].is_verified).toBe(true);
   });
 
@@ -92,12 +102,19 @@ describe('get-users', () => {
       await api(`/v1/${own.orgId}/user/`, {
         method: 'POST',
         token: lister.token,
-        body: { first_name: first, last_name: last, email: `${first.toLowerCase()}@example.com`, role_name: 'DefaultUserRole' },
+        body: {
+          first_name: first,
+          last_name: last,
+          email: `${first.toLowerCase()}@example.com`,
+          role_name: 'DefaultUserRole',
+        },
       });
     }
   });
-  const list = (query: Record<string, string | string[] | number>) => api(`/v1/${lister.orgId}/user/`, { token: lister.token, query });
-  const firstNames = (response: { body: { users: { first_name: string }[] } }) => response.body.users.map((user) => user.first_name);
+  const list = (query: Record<string, string | string[] | number>) =>
+    api(`/v1/${lister.orgId}/user/`, { token: lister.token, query });
+  const firstNames = (response: { body: { users: { first_name: string }[] } }) =>
+    response.body.users.map((user) => user.first_name);
 
   it('sorts by a field in either direction, case-insensitively', async () => {
     expect(firstNames(await list({ sort_by: '+first_name' }))).toEqual(['alice', 'Bob', 'Carol', 'Super']);
@@ -115,7 +132,10 @@ describe('get-users', () => {
   });
 
   it('filters by e-mail, id and verification', async () => {
-    expect(firstNames(await list({ email: ['bob@example.com', 'carol@example.com'], sort_by: 'first_name' }))).toEqual(['Bob', 'Carol']);
+    expect(firstNames(await list({ email: ['bob@example.com', 'carol@example.com'], sort_by: 'first_name' }))).toEqual([
+      'Bob',
+      'Carol',
+    ]);
     expect(firstNames(await list({ is_verified: 'true' }))).toEqual(['Super']);
     expect(firstNames(await list({ user_id: lister.userId }))).toEqual(['Super']);
   });
@@ -123,7 +143,9 @@ describe('get-users', () => {
   it('refuses an unknown sort field and a foreign continuation token (422, 400)', async () => {
     expect((await list({ sort_by: 'password' })).status).toBe(422);
     const page = await list({ sort_by: 'email', limit: 1 });
-    expect((await list({ sort_by: 'first_name', limit: 1, continuation_token: page.body.continuation_token })).status).toBe(400);
+    expect(
+      (await list({ sort_by: 'first_name', limit: 1, continuation_token: page.body.continuation_token })).status,
+    ).toBe(400);
   });
 
   it('shows a user with the default role only themselves', async () => {
@@ -139,7 +161,10 @@ describe('search-users', () => {
     const byName = await api(`/v1/${orgId}/user/search/`, { token: superAdmin.token, query: { query: 'hopp' } });
     expect(byName.status).toBe(200);
     expect(byName.body.users.map((user: { last_name: string }) => user.last_name)).toEqual(['Hopper']);
-    const byMail = await api(`/v1/${orgId}/user/search/`, { token: superAdmin.token, query: { query: 'ADA-SEARCHABLE@' } });
+    const byMail = await api(`/v1/${orgId}/user/search/`, {
+      token: superAdmin.token,
+      query: { query: 'ADA-SEARCHABLE@' },
+    });
     expect(byMail.body.users).toHaveLength(1);
     expect((await api(`/v1/${orgId}/user/search/`, { token: superAdmin.token })).status).toBe(422);
   });
@@ -155,8 +180,13 @@ describe('update-user-info', () => {
       (await api(`/v1/${orgId}/user/`, { token: superAdmin.token, query: { user_id: user.userId } })).body.users[0];
 
     // Act / Assess
-    expect((await update({ preferred_language: 'eng', timezone: 'America/New_York', first_name: 'Renamed' })).status).toBe(204);
-    expect((await preferences()).preferences).toMatchObject({ preferred_language: 'eng', timezone: 'America/New_York' });
+    expect(
+      (await update({ preferred_language: 'eng', timezone: 'America/New_York', first_name: 'Renamed' })).status,
+    ).toBe(204);
+    expect((await preferences()).preferences).toMatchObject({
+      preferred_language: 'eng',
+      timezone: 'America/New_York',
+    });
     expect((await update({ preferred_language: {}, timezone: null, first_name: null })).status).toBe(204);
     const after = await preferences();
     expect(after.preferences).toMatchObject({ preferred_language: 'eng', timezone: null });
@@ -168,11 +198,23 @@ describe('update-user-info', () => {
 
   it('lets a default user update only themselves, answering for a user they cannot see as for an unknown one (404)', async () => {
     const user = await createUserSession(superAdmin, 'DefaultUserRole');
-    const other = await api(`/v1/${orgId}/user/${superAdmin.userId}`, { method: 'POST', token: user.token, body: { first_name: 'x' } });
-    const unknown = await api(`/v1/${orgId}/user/${'a'.repeat(24)}`, { method: 'POST', token: user.token, body: { first_name: 'x' } });
+    const other = await api(`/v1/${orgId}/user/${superAdmin.userId}`, {
+      method: 'POST',
+      token: user.token,
+      body: { first_name: 'x' },
+    });
+    const unknown = await api(`/v1/${orgId}/user/${'a'.repeat(24)}`, {
+      method: 'POST',
+      token: user.token,
+      body: { first_name: 'x' },
+    });
     expect(other.status).toBe(404);
     expect(other.text).toBe(unknown.text);
-    const unknownToAdmin = await api(`/v1/${orgId}/user/${'a'.repeat(24)}`, { method: 'POST', token: superAdmin.token, body: {} });
+    const unknownToAdmin = await api(`/v1/${orgId}/user/${'a'.repeat(24)}`, {
+      method: 'POST',
+      token: superAdmin.token,
+      body: {},
+    });
     expect(unknownToAdmin.status).toBe(404);
   });
 });
@@ -180,10 +222,14 @@ describe('update-user-info', () => {
 describe('delete-user', () => {
   it('deletes a user, whose token then fails and whose e-mail is free again', async () => {
     const user = await createUserSession(superAdmin, 'DefaultUserRole');
-    expect((await api(`/v1/${orgId}/user/${user.userId}`, { method: 'DELETE', token: superAdmin.token })).status).toBe(204);
+    expect((await api(`/v1/${orgId}/user/${user.userId}`, { method: 'DELETE', token: superAdmin.token })).status).toBe(
+      204,
+    );
     expect((await api(`/v1/${orgId}/organization/user_dimensions/`, { token: user.token })).status).toBe(401);
     expect((await invite(superAdmin, person('reuse', { email: user.email }))).status).toBe(201);
-    expect((await api(`/v1/${orgId}/user/${user.userId}`, { method: 'DELETE', token: superAdmin.token })).status).toBe(404);
+    expect((await api(`/v1/${orgId}/user/${user.userId}`, { method: 'DELETE', token: superAdmin.token })).status).toBe(
+      404,
+    );
   });
 
   it('refuses to delete a user as privileged as the caller (403)', async () => {

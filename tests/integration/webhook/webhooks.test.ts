@@ -41,7 +41,12 @@ const organizationWithDestination = async (url: string, body: Record<string, unk
     body: { url, accepted_types: ['agent-framework-resource-updated'], ...body },
   });
   expect(created.status).toBe(201);
-  return { org, session, destinationId: created.body.webhook_destination_id as string, secret: created.body.secret as string };
+  return {
+    org,
+    session,
+    destinationId: created.body.webhook_destination_id as string,
+    secret: created.body.secret as string,
+  };
 };
 
 /** Polls the delivery log (a fresh administrator per read) until `done` holds of its deliveries. */
@@ -86,7 +91,10 @@ describe('create-webhook-destination', () => {
       token: session.token,
       body: { url: target.url, accepted_types: ['conversation-post-processing-complete'] },
     });
-    const listed = await api(destinationsPath(), { token: session.token, query: { id: created.body.webhook_destination_id } });
+    const listed = await api(destinationsPath(), {
+      token: session.token,
+      query: { id: created.body.webhook_destination_id },
+    });
 
     // Assess
     expect(created.status).toBe(201);
@@ -139,9 +147,18 @@ describe('create-webhook-destination', () => {
     const target = await receiver();
 
     // Act
-    const tooMany = await api(destinationsPath(), { token: session.token, body: { url: target.url, accepted_types: [], retry_attempts: 6 } });
-    const none = await api(destinationsPath(), { token: session.token, body: { url: target.url, accepted_types: [], retry_attempts: 0 } });
-    const unknown = await api(destinationsPath(), { token: session.token, body: { url: target.url, accepted_types: ['everything'] } });
+    const tooMany = await api(destinationsPath(), {
+      token: session.token,
+      body: { url: target.url, accepted_types: [], retry_attempts: 6 },
+    });
+    const none = await api(destinationsPath(), {
+      token: session.token,
+      body: { url: target.url, accepted_types: [], retry_attempts: 0 },
+    });
+    const unknown = await api(destinationsPath(), {
+      token: session.token,
+      body: { url: target.url, accepted_types: ['everything'] },
+    });
 
     // Assess
     expect(tooMany.status).toBe(422);
@@ -154,7 +171,8 @@ describe('create-webhook-destination', () => {
     // Prepare
     const { orgId: org, session } = await createOrganization();
     const target = await receiver();
-    const create = () => api(destinationsPath(org), { token: session.token, body: { url: target.url, accepted_types: [] } });
+    const create = () =>
+      api(destinationsPath(org), { token: session.token, body: { url: target.url, accepted_types: [] } });
     for (let index = 0; index < 10; index += 1) expect((await create()).status).toBe(201);
 
     // Act
@@ -170,7 +188,10 @@ describe('get_webhook_destinations', () => {
   it('lists the organization’s destinations without secrets, filtered by id', async () => {
     // Prepare
     const { org, session, destinationId } = await organizationWithDestination((await receiver()).url);
-    await api(destinationsPath(org), { token: session.token, body: { url: (await receiver()).url, accepted_types: [] } });
+    await api(destinationsPath(org), {
+      token: session.token,
+      body: { url: (await receiver()).url, accepted_types: [] },
+    });
 
     // Act
     const all = await api(destinationsPath(org), { token: session.token });
@@ -189,18 +210,31 @@ describe('update-webhook-destination', () => {
     // Prepare
     const session = await admin();
     const target = await receiver();
-    const created = await api(destinationsPath(), { token: session.token, body: { url: target.url, accepted_types: [] } });
+    const created = await api(destinationsPath(), {
+      token: session.token,
+      body: { url: target.url, accepted_types: [] },
+    });
     const id = created.body.webhook_destination_id;
 
     // Act
-    const updated = await api(destinationPath(id), { token: session.token, body: { retry_attempts: 5, accepted_types: null } });
-    const retyped = await api(destinationPath(id), { token: session.token, body: { accepted_types: ['api-key-expiration-soon'] } });
+    const updated = await api(destinationPath(id), {
+      token: session.token,
+      body: { retry_attempts: 5, accepted_types: null },
+    });
+    const retyped = await api(destinationPath(id), {
+      token: session.token,
+      body: { accepted_types: ['api-key-expiration-soon'] },
+    });
     const listed = await api(destinationsPath(), { token: session.token, query: { id } });
 
     // Assess
     expect(updated.status).toBe(204);
     expect(retyped.status).toBe(204);
-    expect(listed.body.webhook_destinations[0]).toMatchObject({ url: target.url, retry_attempts: 5, accepted_types: ['api-key-expiration-soon'] });
+    expect(listed.body.webhook_destinations[0]).toMatchObject({
+      url: target.url,
+      retry_attempts: 5,
+      accepted_types: ['api-key-expiration-soon'],
+    });
   });
 
   it('answers 404 for an unknown destination', async () => {
@@ -208,7 +242,10 @@ describe('update-webhook-destination', () => {
     const session = await admin();
 
     // Act
-    const response = await api(destinationPath('0123456789abcdef01234567'), { token: session.token, body: { retry_attempts: 2 } });
+    const response = await api(destinationPath('0123456789abcdef01234567'), {
+      token: session.token,
+      body: { retry_attempts: 2 },
+    });
 
     // Assess
     expect(response.status).toBe(404);
@@ -219,7 +256,10 @@ describe('delete-webhook-destination', () => {
   it('deletes a destination, which then answers 404', async () => {
     // Prepare
     const session = await admin();
-    const created = await api(destinationsPath(), { token: session.token, body: { url: (await receiver()).url, accepted_types: [] } });
+    const created = await api(destinationsPath(), {
+      token: session.token,
+      body: { url: (await receiver()).url, accepted_types: [] },
+    });
     const id = created.body.webhook_destination_id;
 
     // Act
@@ -251,8 +291,14 @@ describe('rotate-webhook-destination-secret', () => {
     const { org, session, destinationId, secret: oldSecret } = await organizationWithDestination(target.url);
 
     // Act
-    const rotated = await api(`${destinationPath(destinationId, org)}/rotate-secret`, { method: 'POST', token: session.token });
-    const again = await api(`${destinationPath(destinationId, org)}/rotate-secret`, { method: 'POST', token: session.token });
+    const rotated = await api(`${destinationPath(destinationId, org)}/rotate-secret`, {
+      method: 'POST',
+      token: session.token,
+    });
+    const again = await api(`${destinationPath(destinationId, org)}/rotate-secret`, {
+      method: 'POST',
+      token: session.token,
+    });
     await createAgent(session, { versions: 0 });
     const [delivery] = await receivedAtLeast(target, 1);
 
@@ -266,7 +312,9 @@ describe('rotate-webhook-destination-secret', () => {
     expect(again.status).toBe(400);
     // A vendor-style receiver verifies with the new secret, or with the old one on the -previous header.
     expect(vendorSignatureVerifies(delivery as ReceivedDelivery, newSecret)).toBe(true);
-    expect(vendorSignatureVerifies(delivery as ReceivedDelivery, oldSecret, 'x-amigo-request-signature-previous')).toBe(true);
+    expect(vendorSignatureVerifies(delivery as ReceivedDelivery, oldSecret, 'x-amigo-request-signature-previous')).toBe(
+      true,
+    );
     // A Standard Webhooks receiver verifies with either secret.
     expect(standardSignatureVerifies(delivery as ReceivedDelivery, newSecret)).toBe(true);
     expect(standardSignatureVerifies(delivery as ReceivedDelivery, oldSecret)).toBe(true);
@@ -288,15 +336,25 @@ describe('webhook deliveries', () => {
     await interact(user, opened.conversationId, 'I need help with my printer');
 
     // Act
-    const finished = await api(`/v1/${org}/conversation/${opened.conversationId}/finish/`, { method: 'POST', token: user.token });
+    const finished = await api(`/v1/${org}/conversation/${opened.conversationId}/finish/`, {
+      method: 'POST',
+      token: user.token,
+    });
     const received = await receivedAtLeast(target, 2);
 
     // Assess
     expect(finished.status).toBe(204);
     const bodies = received.map(bodyOf);
-    expect(bodies.map((body) => body.post_processing_type).sort()).toEqual(['extract-memories', 'generate-user-models']);
+    expect(bodies.map((body) => body.post_processing_type).sort()).toEqual([
+      'extract-memories',
+      'generate-user-models',
+    ]);
     for (const delivery of received) {
-      expect(bodyOf(delivery)).toMatchObject({ type: 'conversation-post-processing-complete', org_id: org, conversation_id: opened.conversationId });
+      expect(bodyOf(delivery)).toMatchObject({
+        type: 'conversation-post-processing-complete',
+        org_id: org,
+        conversation_id: opened.conversationId,
+      });
       expect(vendorSignatureVerifies(delivery, secret)).toBe(true);
       expect(standardSignatureVerifies(delivery, secret)).toBe(true);
       expect(Math.abs(Date.now() - Number(delivery.headers['x-amigo-request-timestamp']))).toBeLessThan(5 * 60_000);
@@ -318,7 +376,10 @@ describe('webhook deliveries', () => {
     const ignoring = await receiver();
     const { org, session } = await organizationWithDestination(accepting.url);
     // This organization has no conversation, so nothing of that type is sent.
-    await api(destinationsPath(org), { token: session.token, body: { url: ignoring.url, accepted_types: ['conversation-post-processing-complete'] } });
+    await api(destinationsPath(org), {
+      token: session.token,
+      body: { url: ignoring.url, accepted_types: ['conversation-post-processing-complete'] },
+    });
 
     // Act
     const agentId = await createAgent(session, { versions: 1 });
@@ -327,7 +388,12 @@ describe('webhook deliveries', () => {
     // Assess
     expect(received.map(bodyOf)).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ type: 'agent-framework-resource-updated', resource_type: 'agent', resource_id: agentId, change: 'created' }),
+        expect.objectContaining({
+          type: 'agent-framework-resource-updated',
+          resource_type: 'agent',
+          resource_id: agentId,
+          change: 'created',
+        }),
         expect.objectContaining({ resource_id: agentId, change: 'updated', version: 1 }),
       ]),
     );
@@ -348,10 +414,14 @@ describe('webhook deliveries', () => {
     // Assess
     expect(new Set(received.map((delivery) => delivery.headers['x-amigo-idempotent-key'])).size).toBe(1);
     expect(log.webhook_deliveries).toHaveLength(1);
-    expect(log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([500, 503, 200]);
+    expect(
+      log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code),
+    ).toEqual([500, 503, 200]);
     expect(log.webhook_deliveries[0].id).toBe(received[0]?.headers['x-amigo-idempotent-key']);
     // Each attempt is signed afresh, so the vendor's 5-minute freshness check holds on retries.
-    expect(Number(received[2]?.headers['x-amigo-request-timestamp'])).toBeGreaterThan(Number(received[0]?.headers['x-amigo-request-timestamp']));
+    expect(Number(received[2]?.headers['x-amigo-request-timestamp'])).toBeGreaterThan(
+      Number(received[0]?.headers['x-amigo-request-timestamp']),
+    );
   });
 
   it('gives up after retry_attempts retries and records the delivery as failed', async () => {
@@ -362,10 +432,14 @@ describe('webhook deliveries', () => {
 
     // Act
     await createAgent(session, { versions: 0 });
-    const log = await deliveriesWhen(session, destinationId, (deliveries) => deliveries[0]?.status === 'failed', { status: 'failed' });
+    const log = await deliveriesWhen(session, destinationId, (deliveries) => deliveries[0]?.status === 'failed', {
+      status: 'failed',
+    });
 
     // Assess
-    expect(log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([500, 500]);
+    expect(
+      log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code),
+    ).toEqual([500, 500]);
     expect(target.received).toHaveLength(2);
   });
 
@@ -375,7 +449,10 @@ describe('webhook deliveries', () => {
     const closed = await startWebhookReceiver();
     await closed.close();
     const { org, session, destinationId } = await organizationWithDestination(closed.url, { retry_attempts: 1 });
-    await api(destinationsPath(org), { token: session.token, body: { url: healthy.url, accepted_types: ['agent-framework-resource-updated'] } });
+    await api(destinationsPath(org), {
+      token: session.token,
+      body: { url: healthy.url, accepted_types: ['agent-framework-resource-updated'] },
+    });
 
     // Act
     await createAgent(session, { versions: 0 });
@@ -384,13 +461,17 @@ describe('webhook deliveries', () => {
 
     // Assess
     expect(delivered).toHaveLength(1);
-    expect(log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([0, 0]);
+    expect(
+      log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code),
+    ).toEqual([0, 0]);
   });
 
   it('announces an API key expiring within 7 days once, from the daily schedule', async () => {
     // Prepare
     const target = await receiver();
-    const { org, session } = await organizationWithDestination(target.url, { accepted_types: ['api-key-expiration-soon'] });
+    const { org, session } = await organizationWithDestination(target.url, {
+      accepted_types: ['api-key-expiration-soon'],
+    });
 
     // Act
     const soon = await api(`/v1/${org}/organization/api_key/`, {
@@ -405,7 +486,14 @@ describe('webhook deliveries', () => {
     expect(soon.status).toBe(201);
     const announced = target.received.map(bodyOf).filter((body) => body.api_key_id === soon.body.api_key_id);
     expect(announced).toEqual([
-      { type: 'api-key-expiration-soon', id: expect.any(String), org_id: org, api_key_id: soon.body.api_key_id, api_key_name: 'short-lived', expires_at: soon.body.expires_at },
+      {
+        type: 'api-key-expiration-soon',
+        id: expect.any(String),
+        org_id: org,
+        api_key_id: soon.body.api_key_id,
+        api_key_name: 'short-lived',
+        expires_at: soon.body.expires_at,
+      },
     ]);
     expect(received.map(bodyOf).every((body) => body.type === 'api-key-expiration-soon')).toBe(true);
   });

@@ -2,18 +2,25 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalAws, type LocalAws } from '../../../infra/local/aws-stack';
 import { dynamo, s3 } from '#shared/aws/clients';
 import { globalIndexes } from '#shared/data/table-definition';
 import { queueDefinitions } from '#shared/kernel/queues';
+import { type LocalAws, startLocalAws } from '../../../infra/local/aws-stack';
 import { useLocalAws } from './use-local-aws';
 
-const byIndexName = (left: { IndexName?: string }, right: { IndexName?: string }): number => (left.IndexName ?? '').localeCompare(right.IndexName ?? '', 'en', { numeric: true });
+const byIndexName = (left: { IndexName?: string }, right: { IndexName?: string }): number =>
+  (left.IndexName ?? '').localeCompare(right.IndexName ?? '', 'en', { numeric: true });
 
 /** Clients configured the way the product configures them: from the stack's environment only. */
 const clientsFor = (env: Record<string, string>) => {
@@ -77,7 +84,13 @@ describe('startLocalAws (in memory)', () => {
       { AttributeName: 'sk', KeyType: 'RANGE' },
     ]);
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
-    expect(Table?.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection }) => ({ IndexName, KeySchema, Projection })).sort(byIndexName)).toEqual(
+    expect(
+      Table?.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection }) => ({
+        IndexName,
+        KeySchema,
+        Projection,
+      })).sort(byIndexName),
+    ).toEqual(
       globalIndexes.map((index) => ({
         IndexName: index.indexName,
         KeySchema: [
@@ -97,9 +110,16 @@ describe('startLocalAws (in memory)', () => {
 
     // Act
     await dynamo().send(new PutCommand({ TableName: aws().tableName, Item: item }));
-    const { Item } = await dynamo().send(new GetCommand({ TableName: aws().tableName, Key: { pk: 'ORG#1', sk: 'AGENT#1' } }));
+    const { Item } = await dynamo().send(
+      new GetCommand({ TableName: aws().tableName, Key: { pk: 'ORG#1', sk: 'AGENT#1' } }),
+    );
     const { Items } = await dynamo().send(
-      new QueryCommand({ TableName: aws().tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': 'AGENTS' } }),
+      new QueryCommand({
+        TableName: aws().tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': 'AGENTS' },
+      }),
     );
 
     // Assess
@@ -109,8 +129,17 @@ describe('startLocalAws (in memory)', () => {
 
   it('serves an uploaded object through a presigned GET URL to plain fetch', async () => {
     // Prepare
-    await s3().send(new PutObjectCommand({ Bucket: aws().bucket, Key: 'reports/run 1.json', Body: '{"ok":true}', ContentType: 'application/json' }));
-    const url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: aws().bucket, Key: 'reports/run 1.json' }), { expiresIn: 300 });
+    await s3().send(
+      new PutObjectCommand({
+        Bucket: aws().bucket,
+        Key: 'reports/run 1.json',
+        Body: '{"ok":true}',
+        ContentType: 'application/json',
+      }),
+    );
+    const url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: aws().bucket, Key: 'reports/run 1.json' }), {
+      expiresIn: 300,
+    });
 
     // Act
     const response = await fetch(url);
@@ -148,13 +177,17 @@ describe('startLocalAws (with a data directory)', () => {
   it('keeps table items and objects across a restart', async () => {
     // Prepare
     await withStack(dataDir, async (first, before) => {
-      await before.dynamodb.send(new PutCommand({ TableName: first.tableName, Item: { pk: 'ORG#kept', sk: 'META', name: 'kept' } }));
+      await before.dynamodb.send(
+        new PutCommand({ TableName: first.tableName, Item: { pk: 'ORG#kept', sk: 'META', name: 'kept' } }),
+      );
       await before.s3.send(new PutObjectCommand({ Bucket: first.bucket, Key: 'kept.txt', Body: 'still here' }));
     });
 
     // Act
     await withStack(dataDir, async (second, after) => {
-      const { Item } = await after.dynamodb.send(new GetCommand({ TableName: second.tableName, Key: { pk: 'ORG#kept', sk: 'META' } }));
+      const { Item } = await after.dynamodb.send(
+        new GetCommand({ TableName: second.tableName, Key: { pk: 'ORG#kept', sk: 'META' } }),
+      );
       const { Body } = await after.s3.send(new GetObjectCommand({ Bucket: second.bucket, Key: 'kept.txt' }));
 
       // Assess
@@ -188,7 +221,9 @@ describe('startLocalAws (with a data directory)', () => {
       const { Table } = await after.dynamodb.send(new DescribeTableCommand({ TableName: second.tableName }));
 
       // Assess
-      expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(globalIndexes.map((index) => index.indexName).sort());
+      expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(
+        globalIndexes.map((index) => index.indexName).sort(),
+      );
     });
   }, 60_000);
 });

@@ -5,7 +5,9 @@ import { sqs } from '#shared/aws/clients';
 export const drainQueue = async (url: string): Promise<unknown[]> => {
   const bodies: unknown[] = [];
   for (;;) {
-    const { Messages } = await sqs().send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const { Messages } = await sqs().send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     if (!Messages?.length) return bodies;
     for (const message of Messages) {
       bodies.push(JSON.parse(message.Body ?? 'null'));

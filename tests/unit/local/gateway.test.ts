@@ -1,3 +1,4 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineOperation } from '#shared/kernel/operation';
@@ -109,7 +110,7 @@ describe('local gateway', () => {
     });
     // Assess
     expect(response.status).toBe(200);
-    const event = seenEvents.at(-1) as Record<string, any>;
+    const event = seenEvents.at(-1) as unknown as APIGatewayProxyEvent;
     expect(event.resource).toBe('/v1/{organization}/things/{thing_id}');
     expect(event.httpMethod).toBe('GET');
     expect(event.pathParameters).toEqual({ organization: 'acme', thing_id: 't 1' });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertJava17, parseJavaMajorVersion } from '../../../infra/local/java';
+import { assertToolPrerequisites } from '../../../infra/local/tool-prerequisites';
 
 describe('assertJava17', () => {
   it('passes with the Java installed on this machine', async () => {
@@ -32,5 +33,16 @@ describe('parseJavaMajorVersion', () => {
   it('returns undefined for output without a version', () => {
     // Act & Assess
     expect(parseJavaMajorVersion('command not found')).toBeUndefined();
+  });
+});
+
+describe('assertToolPrerequisites', () => {
+  it('accepts a machine with git and python3', async () => {
+    await expect(assertToolPrerequisites()).resolves.toBeUndefined();
+  });
+
+  it('names what is missing in one line', async () => {
+    const failure = assertToolPrerequisites({ git: 'git-that-does-not-exist', python: 'python3' });
+    await expect(failure).rejects.toThrow(/^git is required for tool repositories and Python tools\. Install/);
   });
 });

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkerName } from '#shared/kernel/operation';
+import { queueDefinition } from '#shared/kernel/queues';
 import type { LocalAws } from '../../../infra/local/aws-stack';
 import { lambdaContext } from '../../../infra/local/lambda-runtime';
 import { type QueuePoller, type SqsBatchHandler, startQueuePoller } from '../../../infra/local/queue-poller';
-import type { WorkerName } from '#shared/kernel/operation';
-import { queueDefinition } from '#shared/kernel/queues';
 import { useLocalAws } from './use-local-aws';
 import { waitFor } from './wait-for';
 
@@ -18,11 +18,20 @@ describe('startQueuePoller', () => {
 
   /** Polls `worker`'s queue with the batch size of its definition, until the test ends. */
   const poll = (worker: WorkerName, handler: SqsBatchHandler): void => {
-    pollers.push(startQueuePoller({ queueUrl: aws.queues[worker].url, batchSize: queueDefinition(worker).batchSize, sqsClient: sqs, handler }));
+    pollers.push(
+      startQueuePoller({
+        queueUrl: aws.queues[worker].url,
+        batchSize: queueDefinition(worker).batchSize,
+        sqsClient: sqs,
+        handler,
+      }),
+    );
   };
 
   const visibleMessageCount = async (queueUrl: string): Promise<number> => {
-    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
     return Number(Attributes?.ApproximateNumberOfMessages);
   };
 
@@ -31,7 +40,10 @@ describe('startQueuePoller', () => {
     sqs = new SQSClient({
       region: aws.env.AWS_REGION,
       endpoint: aws.env.AWS_ENDPOINT_URL_SQS,
-      credentials: { accessKeyId: aws.env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: aws.env.AWS_SECRET_ACCESS_KEY ?? '' },
+      credentials: {
+        accessKeyId: aws.env.AWS_ACCESS_KEY_ID ?? '',
+        secretAccessKey: aws.env.AWS_SECRET_ACCESS_KEY ?? '',
+      },
     });
   });
 
@@ -79,7 +91,9 @@ describe('startQueuePoller', () => {
     });
     expect(record.messageId).not.toBe('');
     expect(record.receiptHandle).not.toBe('');
-    await waitFor('the handled message to be deleted', async () => ((await visibleMessageCount(aws.queues.analysis.url)) === 0 ? true : undefined));
+    await waitFor('the handled message to be deleted', async () =>
+      (await visibleMessageCount(aws.queues.analysis.url)) === 0 ? true : undefined,
+    );
     expect(received).toHaveLength(1);
   });
 
@@ -88,7 +102,11 @@ describe('startQueuePoller', () => {
     const receiveCounts: Record<string, string[]> = { ok: [], poison: [] };
     poll('webhook', async (event): Promise<SQSBatchResponse> => {
       for (const record of event.Records) receiveCounts[record.body]?.push(record.attributes.ApproximateReceiveCount);
-      return { batchItemFailures: event.Records.filter((record) => record.body === 'poison').map((record) => ({ itemIdentifier: record.messageId })) };
+      return {
+        batchItemFailures: event.Records.filter((record) => record.body === 'poison').map((record) => ({
+          itemIdentifier: record.messageId,
+        })),
+      };
     });
 
     // Act
@@ -97,11 +115,15 @@ describe('startQueuePoller', () => {
 
     // Assess
     const deadLetter = await waitFor('the failing message to reach the DLQ', async () => {
-      const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: aws.queues.webhook.dlqUrl, WaitTimeSeconds: 0 }));
+      const { Messages } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: aws.queues.webhook.dlqUrl, WaitTimeSeconds: 0 }),
+      );
       return Messages?.[0];
     });
     expect(deadLetter.Body).toBe('poison');
-    expect(receiveCounts.poison).toEqual(Array.from({ length: queueDefinition('webhook').maxReceiveCount }, (_, index) => String(index + 1)));
+    expect(receiveCounts.poison).toEqual(
+      Array.from({ length: queueDefinition('webhook').maxReceiveCount }, (_, index) => String(index + 1)),
+    );
     expect(receiveCounts.ok).toEqual(['1']);
     expect(await visibleMessageCount(aws.queues.webhook.url)).toBe(0);
   });
@@ -119,7 +141,9 @@ describe('startQueuePoller', () => {
 
     // Assess
     await waitFor('the message to be handled a second time', async () => (attempts.length >= 2 ? true : undefined));
-    await waitFor('the message to be deleted after the retry', async () => ((await visibleMessageCount(aws.queues.simulation.url)) === 0 ? true : undefined));
+    await waitFor('the message to be deleted after the retry', async () =>
+      (await visibleMessageCount(aws.queues.simulation.url)) === 0 ? true : undefined,
+    );
     expect(attempts).toEqual(['1', '2']);
   });
 });

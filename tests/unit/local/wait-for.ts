@@ -1,7 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Polls until the probe yields a value, failing with the description once the deadline passes. */
-export const waitFor = async <T>(description: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> => {
+export const waitFor = async <T>(
+  description: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
