@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolInInitialStateMachineVersion } from '#shared/conversation/fixtures';
 import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
@@ -11,7 +11,9 @@ import {
   rootSession,
   type Session,
 } from '../support/identity';
-import { isQueueDrained, objectExists, sendToQueue, takeWebhookMessages } from '../support/local-aws';
+import { isQueueDrained, objectExists, sendToQueue } from '../support/local-aws';
+import { createTool } from '../support/tools';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 let owner: Session;
 let orgId: string;
@@ -255,7 +257,11 @@ describe('evaluate-metrics', () => {
     // Prepare
     const session = await admin();
     const [metricId] = await createMetrics(session, metricBodies().slice(0, 1));
-    const { serviceId: failing } = await createService(owner, toolInInitialStateMachineVersion());
+    // A tool without a deployed version fails the opening turn, so the conversation has no interaction.
+    const { serviceId: failing } = await createService(
+      owner,
+      toolInInitialStateMachineVersion(await createTool(owner)),
+    );
     const user = await createUserSession(owner, 'DefaultUserRole');
     const empty = await startConversation(user, { service_id: failing });
 
@@ -428,8 +434,23 @@ describe('compute-metrics', () => {
   let deletedMetric: string;
   let finished: Conversation;
   let firstResults: { id: string; metric_id: string }[];
+  // The webhook worker consumes the webhook queue: what the analysis queued is seen as deliveries.
+  let receiver: WebhookReceiver;
+  const computeMetricsDeliveries = () =>
+    receiver.received
+      .map((delivery) => JSON.parse(delivery.body) as Record<string, unknown>)
+      .filter(
+        (event) =>
+          event.conversation_id === finished.conversationId && event.post_processing_type === 'compute-metrics',
+      );
 
   beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    const destination = await api(`/v1/${orgId}/webhook_destination/`, {
+      token: owner.token,
+      body: { url: receiver.url, accepted_types: ['conversation-post-processing-complete'] },
+    });
+    expect(destination.status).toBe(201);
     const session = await admin();
     const { serviceId: evaluated } = await createService(owner);
     applied = await createMetrics(session, metricBodies([evaluated]).slice(0, 2));
@@ -450,11 +471,8 @@ describe('compute-metrics', () => {
       query: { conversation_id: finished.conversationId },
     });
     const notified = await eventually(async () => {
-      const messages = await takeWebhookMessages(
-        (message) =>
-          message.conversation_id === finished.conversationId && message.post_processing_type === 'compute-metrics',
-      );
-      return messages.length > 0 ? messages : undefined;
+      const deliveries = computeMetricsDeliveries();
+      return deliveries.length > 0 ? deliveries : undefined;
     });
 
     // Assess
@@ -499,17 +517,17 @@ describe('compute-metrics', () => {
       token: session.token,
       query: { conversation_id: finished.conversationId },
     });
-    const notifiedAgain = await takeWebhookMessages(
-      (candidate) =>
-        candidate.conversation_id === finished.conversationId && candidate.post_processing_type === 'compute-metrics',
-    );
+    await eventually(async () => ((await isQueueDrained('webhook')) ? true : undefined), 30_000);
+    const notified = computeMetricsDeliveries();
 
     // Assess
     expect(results.body.metric_evaluation_results.map((result: { id: string }) => result.id).sort()).toEqual(
       firstResults.map((result) => result.id).sort(),
     );
-    expect(notifiedAgain).toEqual([]);
+    expect(notified).toHaveLength(1);
   });
+
+  afterAll(() => receiver.close());
 });
 
 describe('organization deletion', () => {

@@ -1,11 +1,5 @@
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import {
-  DeleteMessageCommand,
-  GetQueueAttributesCommand,
-  ReceiveMessageCommand,
-  SendMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { harness } from './client';
 
 /**
@@ -46,37 +40,6 @@ export const isQueueDrained = async (queue: 'analysis' | 'webhook'): Promise<boo
       Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) ===
     0
   );
-};
-
-/**
- * Takes the webhook queue's messages that `matches` selects (deleting them; nothing consumes
- * that queue yet) from one round of receives; the others return to the queue.
- */
-export const takeWebhookMessages = async (
-  matches: (message: Record<string, unknown>) => boolean,
-): Promise<Record<string, unknown>[]> => {
-  const client = sqs();
-  const taken: Record<string, unknown>[] = [];
-  for (let round = 0; round < 20; round += 1) {
-    const { Messages = [] } = await client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl('webhook'),
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        VisibilityTimeout: 5,
-      }),
-    );
-    if (Messages.length === 0) break;
-    for (const message of Messages) {
-      const body = JSON.parse(message.Body ?? '{}') as Record<string, unknown>;
-      if (!matches(body)) continue;
-      taken.push(body);
-      await client.send(
-        new DeleteMessageCommand({ QueueUrl: queueUrl('webhook'), ReceiptHandle: message.ReceiptHandle }),
-      );
-    }
-  }
-  return taken;
 };
 
 /** Whether the artifact bucket holds `key`. */

@@ -340,12 +340,13 @@ describe('webhook deliveries', () => {
       method: 'POST',
       token: user.token,
     });
-    const received = await receivedAtLeast(target, 2);
+    const received = await receivedAtLeast(target, 3);
 
     // Assess
     expect(finished.status).toBe(204);
     const bodies = received.map(bodyOf);
     expect(bodies.map((body) => body.post_processing_type).sort()).toEqual([
+      'compute-metrics',
       'extract-memories',
       'generate-user-models',
     ]);
@@ -361,7 +362,7 @@ describe('webhook deliveries', () => {
       expect(delivery.headers['x-amigo-idempotent-key']).toBe(delivery.headers['webhook-id']);
       expect(delivery.headers['x-amigo-request-signature-previous']).toBeUndefined();
     }
-    const log = await deliveriesWhen(session, destinationId, (deliveries) => deliveries.length === 2);
+    const log = await deliveriesWhen(session, destinationId, (deliveries) => deliveries.length === 3);
     expect(log.webhook_deliveries[0]).toMatchObject({
       type: 'conversation-post-processing-complete',
       status: 'success',
