@@ -63,71 +63,75 @@ describe('a conversation through the sample state machine', () => {
     expect(last(helpTurn, 'interaction-complete')).toMatchObject({ conversation_completed: false });
   });
 
-  it('shows the transitions of the turn in its interaction insights', async () => {
-    // Prepare
-    const interactionId = last(helpTurn, 'interaction-complete').interaction_id;
+  describe('get-interaction-insights', () => {
+    it('shows the transitions of the turn in its interaction insights', async () => {
+      // Prepare
+      const interactionId = last(helpTurn, 'interaction-complete').interaction_id;
 
-    // Act
-    const insights = await api(
-      `/v1/${admin.orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`,
-      {
-        token: admin.token,
-      },
-    );
-    const forbidden = await api(
-      `/v1/${user.orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`,
-      {
-        token: user.token,
-      },
-    );
+      // Act
+      const insights = await api(
+        `/v1/${admin.orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`,
+        {
+          token: admin.token,
+        },
+      );
+      const forbidden = await api(
+        `/v1/${user.orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`,
+        {
+          token: user.token,
+        },
+      );
 
-    // Assess
-    expect(insights.status).toBe(200);
-    expect(insights.body).toMatchObject({
-      current_state_name: 'help',
-      current_state_objective: "Resolve the user's request.",
-      current_state_action: 'Answer the question or walk the user through the steps they need.',
-      working_memory: [],
-      reflections: [],
-      triggered_dynamic_behavior_set_version_info: null,
+      // Assess
+      expect(insights.status).toBe(200);
+      expect(insights.body).toMatchObject({
+        current_state_name: 'help',
+        current_state_objective: "Resolve the user's request.",
+        current_state_action: 'Answer the question or walk the user through the steps they need.',
+        working_memory: [],
+        reflections: [],
+        triggered_dynamic_behavior_set_version_info: null,
+      });
+      expect(insights.body.state_transition_logs).toEqual([
+        expect.objectContaining({
+          type: 'action',
+          previous_state: 'greet',
+          next_state: 'triage',
+          previous_service_hierarchical_state_machine_version_info: [machineId, 1],
+          previous_state_exit_condition_description: 'The user has said what they want or said goodbye.',
+        }),
+        expect.objectContaining({
+          type: 'decision',
+          previous_state: 'triage',
+          next_state: 'help',
+          previous_state_exit_condition_description: 'The user needs help with something',
+        }),
+      ]);
+      // A conversation the caller may not see is answered as a missing one (no existence oracle).
+      expect(forbidden.status).toBe(404);
     });
-    expect(insights.body.state_transition_logs).toEqual([
-      expect.objectContaining({
-        type: 'action',
-        previous_state: 'greet',
-        next_state: 'triage',
-        previous_service_hierarchical_state_machine_version_info: [machineId, 1],
-        previous_state_exit_condition_description: 'The user has said what they want or said goodbye.',
-      }),
-      expect.objectContaining({
-        type: 'decision',
-        previous_state: 'triage',
-        next_state: 'help',
-        previous_state_exit_condition_description: 'The user needs help with something',
-      }),
-    ]);
-    // A conversation the caller may not see is answered as a missing one (no existence oracle).
-    expect(forbidden.status).toBe(404);
   });
 
-  it('recommends responses for the latest completed interaction only', async () => {
-    // Prepare
-    const latest = last(helpTurn, 'interaction-complete').interaction_id;
-    const older = last(opening, 'interaction-complete').interaction_id;
-    const path = (interactionId: unknown) =>
-      `/v1/${user.orgId}/conversation/${conversationId}/interaction/${interactionId}/recommend_responses`;
+  describe('recommend-responses-for-interaction, recommend-responses-for-interaction-get', () => {
+    it('recommends responses for the latest completed interaction only', async () => {
+      // Prepare
+      const latest = last(helpTurn, 'interaction-complete').interaction_id;
+      const older = last(opening, 'interaction-complete').interaction_id;
+      const path = (interactionId: unknown) =>
+        `/v1/${user.orgId}/conversation/${conversationId}/interaction/${interactionId}/recommend_responses`;
 
-    // Act
-    const recommended = await api(path(latest), { method: 'POST', token: user.token, body: {} });
-    const deprecated = await api(path(latest), { method: 'GET', token: user.token });
-    const stale = await api(path(older), { method: 'POST', token: user.token, body: {} });
+      // Act
+      const recommended = await api(path(latest), { method: 'POST', token: user.token, body: {} });
+      const deprecated = await api(path(latest), { method: 'GET', token: user.token });
+      const stale = await api(path(older), { method: 'POST', token: user.token, body: {} });
 
-    // Assess
-    expect(recommended.status).toBe(200);
-    expect(recommended.body.recommended_responses.length).toBeGreaterThan(0);
-    expect(deprecated.status).toBe(200);
-    expect(stale.status).toBe(400);
-    expect(stale.body.detail).toMatch(/not the latest completed interaction/);
+      // Assess
+      expect(recommended.status).toBe(200);
+      expect(recommended.body.recommended_responses.length).toBeGreaterThan(0);
+      expect(deprecated.status).toBe(200);
+      expect(stale.status).toBe(400);
+      expect(stale.body.detail).toMatch(/not the latest completed interaction/);
+    });
   });
 
   it('ends the session when a farewell leads into the terminal state', async () => {
@@ -209,66 +213,70 @@ describe('a conversation through the sample state machine', () => {
     expect(next.body.messages[0].message).toBe(last(helpTurn, 'interaction-complete').full_message);
   });
 
-  it('analyses the finished conversation into memories and user models', async () => {
-    // Act
-    const analysed = await eventually(async () => {
-      const response = await api(`/v1/${user.orgId}/conversation/`, {
-        token: user.token,
-        query: { id: conversationId },
-      });
-      const [conversation] = response.body.conversations ?? [];
-      return conversation?.is_analyzed ? conversation : undefined;
-    }, 30_000);
-    const memories = await api(`/v1/${user.orgId}/user/${user.userId}/memory`, { token: user.token });
-    const models = await api(`/v1/${user.orgId}/user/${user.userId}/user_model`, { token: user.token });
+  describe('get-memories', () => {
+    it('analyses the finished conversation into memories and user models', async () => {
+      // Act
+      const analysed = await eventually(async () => {
+        const response = await api(`/v1/${user.orgId}/conversation/`, {
+          token: user.token,
+          query: { id: conversationId },
+        });
+        const [conversation] = response.body.conversations ?? [];
+        return conversation?.is_analyzed ? conversation : undefined;
+      }, 30_000);
+      const memories = await api(`/v1/${user.orgId}/user/${user.userId}/memory`, { token: user.token });
+      const models = await api(`/v1/${user.orgId}/user/${user.userId}/user_model`, { token: user.token });
 
-    // Assess
-    expect([...analysed.completed_post_processings].sort()).toEqual([
-      'compute-metrics',
-      'extract-memories',
-      'generate-user-models',
-    ]);
-    expect(memories.status).toBe(200);
-    expect(memories.body.memories).toHaveLength(2);
-    const userMessageIds = [helpTurn, goodbyeTurn].map((turn) => turn[0]?.message_id);
-    for (const memory of memories.body.memories) {
-      expect(memory).toMatchObject({
-        conversation_id: conversationId,
-        content: expect.any(String),
-        context: expect.any(String),
-      });
-      expect(userMessageIds).toContain(memory.references.at(-1));
-    }
-    expect(models.status).toBe(200);
-    expect(models.body.additional_context).toEqual([]);
-    expect(models.body.user_models).toEqual([
-      {
-        content: expect.stringContaining('printer'),
-        insight_ids: expect.arrayContaining(memories.body.memories.map((memory: { id: string }) => memory.id)),
-        dimensions: [{ description: 'Role in the company', tags: ['engineer', 'manager'] }],
-      },
-    ]);
+      // Assess
+      expect([...analysed.completed_post_processings].sort()).toEqual([
+        'compute-metrics',
+        'extract-memories',
+        'generate-user-models',
+      ]);
+      expect(memories.status).toBe(200);
+      expect(memories.body.memories).toHaveLength(2);
+      const userMessageIds = [helpTurn, goodbyeTurn].map((turn) => turn[0]?.message_id);
+      for (const memory of memories.body.memories) {
+        expect(memory).toMatchObject({
+          conversation_id: conversationId,
+          content: expect.any(String),
+          context: expect.any(String),
+        });
+        expect(userMessageIds).toContain(memory.references.at(-1));
+      }
+      expect(models.status).toBe(200);
+      expect(models.body.additional_context).toEqual([]);
+      expect(models.body.user_models).toEqual([
+        {
+          content: expect.stringContaining('printer'),
+          insight_ids: expect.arrayContaining(memories.body.memories.map((memory: { id: string }) => memory.id)),
+          dimensions: [{ description: 'Role in the company', tags: ['engineer', 'manager'] }],
+        },
+      ]);
+    });
   });
 
-  it('filters memories by conversation and answers another user’s memories and user model as missing', async () => {
-    // Prepare
-    const other = await createUserSession(admin, 'DefaultUserRole');
+  describe('get-user-model', () => {
+    it('filters memories by conversation and answers another user’s memories and user model as missing', async () => {
+      // Prepare
+      const other = await createUserSession(admin, 'DefaultUserRole');
 
-    // Act
-    const none = await api(`/v1/${user.orgId}/user/${user.userId}/memory`, {
-      token: user.token,
-      query: { conversation_id: '0'.repeat(24) },
+      // Act
+      const none = await api(`/v1/${user.orgId}/user/${user.userId}/memory`, {
+        token: user.token,
+        query: { conversation_id: '0'.repeat(24) },
+      });
+      const hidden = await api(`/v1/${user.orgId}/user/${user.userId}/memory`, { token: other.token });
+      const hiddenModel = await api(`/v1/${user.orgId}/user/${user.userId}/user_model`, { token: other.token });
+      const missing = await api(`/v1/${user.orgId}/user/${'0'.repeat(24)}/user_model`, { token: admin.token });
+
+      // Assess
+      expect(none.body.memories).toEqual([]);
+      // A user who may not see another user cannot tell them from a missing one.
+      expect(hidden.status).toBe(404);
+      expect(hiddenModel.status).toBe(404);
+      expect(hiddenModel.body).toEqual(missing.body);
+      expect(missing.status).toBe(404);
     });
-    const hidden = await api(`/v1/${user.orgId}/user/${user.userId}/memory`, { token: other.token });
-    const hiddenModel = await api(`/v1/${user.orgId}/user/${user.userId}/user_model`, { token: other.token });
-    const missing = await api(`/v1/${user.orgId}/user/${'0'.repeat(24)}/user_model`, { token: admin.token });
-
-    // Assess
-    expect(none.body.memories).toEqual([]);
-    // A user who may not see another user cannot tell them from a missing one.
-    expect(hidden.status).toBe(404);
-    expect(hiddenModel.status).toBe(404);
-    expect(hiddenModel.body).toEqual(missing.body);
-    expect(missing.status).toBe(404);
   });
 });

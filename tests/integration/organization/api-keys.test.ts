@@ -24,32 +24,34 @@ const createKey = (session: Session, body: Record<string, unknown>, headers: Rec
   api(`/v1/${orgId}/organization/api_key/`, { method: 'POST', token: session.token, headers, body });
 
 describe('create-api-key', () => {
-  it('creates a key shown once, which then signs users in', async () => {
-    // Act
-    const created = await createKey(superAdmin, {
-      name: 'ci',
-      duration: 'P30D',
-      role_name: 'DefaultAdministratorRole',
-    });
+  describe('get-api-keys', () => {
+    it('creates a key shown once, which then signs users in', async () => {
+      // Act
+      const created = await createKey(superAdmin, {
+        name: 'ci',
+        duration: 'P30D',
+        role_name: 'DefaultAdministratorRole',
+      });
 
-    // Assess
-    expect(created.status).toBe(201);
-    expect(created.body.api_key).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const days = (new Date(created.body.expires_at).getTime() - Date.now()) / 86_400_000;
-    expect(days).toBeGreaterThan(29.9);
-    expect(days).toBeLessThanOrEqual(30);
-    const listed = await api(`/v1/${orgId}/organization/api_key/`, { token: superAdmin.token });
-    const entry = listed.body.api_keys.find((key: { key_id: string }) => key.key_id === created.body.api_key_id);
-    expect(entry).toMatchObject({
-      name: 'ci',
-      role_name: 'DefaultAdministratorRole',
-      creator: { org_id: orgId, user_id: superAdmin.userId },
-    });
-    expect(JSON.stringify(listed.body)).not.toContain(created.body.api_key);
-    const user = await inviteUser(superAdmin, 'DefaultUserRole');
-    await fetch(user.verify_link);
-    await expect(signIn(orgId, created.body.api_key_id, created.body.api_key, user.user_id)).resolves.toMatchObject({
-      orgId,
+      // Assess
+      expect(created.status).toBe(201);
+      expect(created.body.api_key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const days = (new Date(created.body.expires_at).getTime() - Date.now()) / 86_400_000;
+      expect(days).toBeGreaterThan(29.9);
+      expect(days).toBeLessThanOrEqual(30);
+      const listed = await api(`/v1/${orgId}/organization/api_key/`, { token: superAdmin.token });
+      const entry = listed.body.api_keys.find((key: { key_id: string }) => key.key_id === created.body.api_key_id);
+      expect(entry).toMatchObject({
+        name: 'ci',
+        role_name: 'DefaultAdministratorRole',
+        creator: { org_id: orgId, user_id: superAdmin.userId },
+      });
+      expect(JSON.stringify(listed.body)).not.toContain(created.body.api_key);
+      const user = await inviteUser(superAdmin, 'DefaultUserRole');
+      await fetch(user.verify_link);
+      await expect(signIn(orgId, created.body.api_key_id, created.body.api_key, user.user_id)).resolves.toMatchObject({
+        orgId,
+      });
     });
   });
 

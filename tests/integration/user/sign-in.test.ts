@@ -136,33 +136,35 @@ describe('sign-in-with-api-key', () => {
 });
 
 describe('sign-in-with-email', () => {
-  it('e-mails a one-time link that redirects with a token', async () => {
-    // Prepare
-    const user = await createUserSession(superAdmin, 'DefaultUserRole');
+  describe('complete-sign-in-with-email', () => {
+    it('e-mails a one-time link that redirects with a token', async () => {
+      // Prepare
+      const user = await createUserSession(superAdmin, 'DefaultUserRole');
 
-    const redirectLink = `${harness().baseUrl}/welcome`;
+      const redirectLink = `${harness().baseUrl}/welcome`;
 
-    // Act
-    const response = await api(`/v1/${orgId}/user/signin`, {
-      method: 'POST',
-      body: { email: user.email, redirect_link: redirectLink },
+      // Act
+      const response = await api(`/v1/${orgId}/user/signin`, {
+        method: 'POST',
+        body: { email: user.email, redirect_link: redirectLink },
+      });
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ user_id: user.userId });
+      const [message] = await eventually(async () => {
+        const messages = await emailsTo(user.email);
+        return messages.length > 0 ? messages : undefined;
+      });
+      const link = /(http\S+\/user\/signin\/callback\?token=\S+)/.exec(message?.text ?? '')?.[1] as string;
+      const redirected = await fetch(link, { redirect: 'manual' });
+      expect(redirected.status).toBe(303);
+      const location = new URL(redirected.headers.get('location') as string);
+      expect(`${location.origin}${location.pathname}`).toBe(redirectLink);
+      const token = new URLSearchParams(location.hash.slice(1)).get('id_token') as string;
+      expect((await api(`/v1/${orgId}/organization/`, { token })).body.default_user_preferences).not.toBeNull();
+      expect((await fetch(link, { redirect: 'manual' })).status).toBe(401);
     });
-
-    // Assess
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ user_id: user.userId });
-    const [message] = await eventually(async () => {
-      const messages = await emailsTo(user.email);
-      return messages.length > 0 ? messages : undefined;
-    });
-    const link = /(http\S+\/user\/signin\/callback\?token=\S+)/.exec(message?.text ?? '')?.[1] as string;
-    const redirected = await fetch(link, { redirect: 'manual' });
-    expect(redirected.status).toBe(303);
-    const location = new URL(redirected.headers.get('location') as string);
-    expect(`${location.origin}${location.pathname}`).toBe(redirectLink);
-    const token = new URLSearchParams(location.hash.slice(1)).get('id_token') as string;
-    expect((await api(`/v1/${orgId}/organization/`, { token })).body.default_user_preferences).not.toBeNull();
-    expect((await fetch(link, { redirect: 'manual' })).status).toBe(401);
   });
 
   it('answers 404 for an unknown address and 403 for an unverified user', async () => {

@@ -47,10 +47,12 @@ describe('create-invited-user', () => {
     expect(after.body.users[0].is_verified).toBe(true);
   });
 
-  it('refuses a tampered verify link with 401', async () => {
-    const invited = await invite(superAdmin, person('tamper'));
-    const response = await fetch(`${invited.body.verify_link.slice(0, -4)}AAAA`);
-    expect(response.status).toBe(401);
+  describe('verify-user', () => {
+    it('refuses a tampered verify link with 401', async () => {
+      const invited = await invite(superAdmin, person('tamper'));
+      const response = await fetch(`${invited.body.verify_link.slice(0, -4)}AAAA`);
+      expect(response.status).toBe(401);
+    });
   });
 
   it('refuses an e-mail already in the organization, whatever its case (409)', async () => {
@@ -67,9 +69,11 @@ describe('create-invited-user', () => {
     expect(message?.text).toContain('/user/verify?token=');
   });
 
-  it('also answers on the deprecated /user/invite path', async () => {
-    const response = await invite(superAdmin, person('legacy'), 'user/invite');
-    expect(response.status).toBe(201);
+  describe('invite-user', () => {
+    it('also answers on the deprecated /user/invite path', async () => {
+      const response = await invite(superAdmin, person('legacy'), 'user/invite');
+      expect(response.status).toBe(201);
+    });
   });
 
   it('requires a caller more privileged than the role (403) and an existing role (404)', async () => {
@@ -171,29 +175,31 @@ describe('search-users', () => {
 });
 
 describe('update-user-info', () => {
-  it('leaves {} and omitted fields unchanged and erases null language and time zone', async () => {
-    // Prepare
-    const user = await createUserSession(superAdmin, 'DefaultUserRole');
-    const update = (body: Record<string, unknown>, path = `user/${user.userId}`) =>
-      api(`/v1/${orgId}/${path}`, { method: 'POST', token: user.token, body });
-    const preferences = async () =>
-      (await api(`/v1/${orgId}/user/`, { token: superAdmin.token, query: { user_id: user.userId } })).body.users[0];
+  describe('update-user-info-deprecated', () => {
+    it('leaves {} and omitted fields unchanged and erases null language and time zone', async () => {
+      // Prepare
+      const user = await createUserSession(superAdmin, 'DefaultUserRole');
+      const update = (body: Record<string, unknown>, path = `user/${user.userId}`) =>
+        api(`/v1/${orgId}/${path}`, { method: 'POST', token: user.token, body });
+      const preferences = async () =>
+        (await api(`/v1/${orgId}/user/`, { token: superAdmin.token, query: { user_id: user.userId } })).body.users[0];
 
-    // Act / Assess
-    expect(
-      (await update({ preferred_language: 'eng', timezone: 'America/New_York', first_name: 'Renamed' })).status,
-    ).toBe(204);
-    expect((await preferences()).preferences).toMatchObject({
-      preferred_language: 'eng',
-      timezone: 'America/New_York',
+      // Act / Assess
+      expect(
+        (await update({ preferred_language: 'eng', timezone: 'America/New_York', first_name: 'Renamed' })).status,
+      ).toBe(204);
+      expect((await preferences()).preferences).toMatchObject({
+        preferred_language: 'eng',
+        timezone: 'America/New_York',
+      });
+      expect((await update({ preferred_language: {}, timezone: null, first_name: null })).status).toBe(204);
+      const after = await preferences();
+      expect(after.preferences).toMatchObject({ preferred_language: 'eng', timezone: null });
+      expect(after.first_name).toBe('Renamed');
+      expect((await update({ additional_context: ['likes tea'] }, `user/${user.userId}/user`)).status).toBe(204);
+      expect((await preferences()).additional_context).toEqual(['likes tea']);
+      expect((await update({ timezone: 'Nowhere/City' })).status).toBe(422);
     });
-    expect((await update({ preferred_language: {}, timezone: null, first_name: null })).status).toBe(204);
-    const after = await preferences();
-    expect(after.preferences).toMatchObject({ preferred_language: 'eng', timezone: null });
-    expect(after.first_name).toBe('Renamed');
-    expect((await update({ additional_context: ['likes tea'] }, `user/${user.userId}/user`)).status).toBe(204);
-    expect((await preferences()).additional_context).toEqual(['likes tea']);
-    expect((await update({ timezone: 'Nowhere/City' })).status).toBe(422);
   });
 
   it('lets a default user update only themselves, answering for a user they cannot see as for an unknown one (404)', async () => {

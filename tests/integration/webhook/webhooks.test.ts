@@ -425,23 +425,25 @@ describe('webhook deliveries', () => {
     );
   });
 
-  it('gives up after retry_attempts retries and records the delivery as failed', async () => {
-    // Prepare
-    const target = await receiver();
-    target.respondWith([500, 500, 500, 500]);
-    const { session, destinationId } = await organizationWithDestination(target.url, { retry_attempts: 1 });
+  describe('get-webhook-deliveries', () => {
+    it('gives up after retry_attempts retries and records the delivery as failed', async () => {
+      // Prepare
+      const target = await receiver();
+      target.respondWith([500, 500, 500, 500]);
+      const { session, destinationId } = await organizationWithDestination(target.url, { retry_attempts: 1 });
 
-    // Act
-    await createAgent(session, { versions: 0 });
-    const log = await deliveriesWhen(session, destinationId, (deliveries) => deliveries[0]?.status === 'failed', {
-      status: 'failed',
+      // Act
+      await createAgent(session, { versions: 0 });
+      const log = await deliveriesWhen(session, destinationId, (deliveries) => deliveries[0]?.status === 'failed', {
+        status: 'failed',
+      });
+
+      // Assess
+      expect(
+        log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code),
+      ).toEqual([500, 500]);
+      expect(target.received).toHaveLength(2);
     });
-
-    // Assess
-    expect(
-      log.webhook_deliveries[0].delivery_attempts.map((attempt: { status_code: number }) => attempt.status_code),
-    ).toEqual([500, 500]);
-    expect(target.received).toHaveLength(2);
   });
 
   it('records an unreachable destination’s attempts with status 0 and does not hold up another destination', async () => {
