@@ -3,6 +3,7 @@ import { api, expectStatus } from '../support/client';
 import { createService, interact, type StreamedEvent, startConversation } from '../support/conversations';
 import { createGrantedSession, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { createTool, publishAndDeploy } from '../support/tools';
 
 let owner: Session;
 let orgId: string;
@@ -480,6 +481,54 @@ describe('get-dynamic-behavior-invocations', () => {
 });
 
 describe('dynamic behaviors in conversations', () => {
+  it('offers the tools of a change-tool-candidates behavior on the turn it applies to', async () => {
+    // Prepare
+    const { session, serviceId, conversationId } = await openConversation();
+    const toolId = await createTool(session);
+    const version = await publishAndDeploy(session, toolId, 'samples/greeting');
+    const created = await api(setsPath(), {
+      token: session.token,
+      body: {
+        name: uniqueName('Greeter'),
+        tags: {},
+        applied_to_services: [serviceId],
+        initial_version: {
+          is_active: true,
+          conversation_triggers: ['The customer asks for a refund of an order'],
+          actions: [
+            {
+              type: 'change-tool-candidates',
+              overrides_existing_tool_call_specs: false,
+              tool_call_specs: [
+                {
+                  tool_id: toolId,
+                  tool_name: 'greeter',
+                  version_constraint: `==${version}`,
+                  additional_instruction: 'Greet the customer by name.',
+                  audio_fillers: [],
+                  audio_filler_triggered_after: 2,
+                  result_persistence: 'ephemeral',
+                },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    expectStatus('create dynamic behavior set', created, 201);
+
+    // Act
+    const turn = await interact(session, conversationId, 'I want a refund of my order please');
+
+    // Assess
+    const started = turn.events.find(
+      (event) =>
+        event.type === 'current-agent-action' && (event.action as { type: string }).type === 'tool-call-started',
+    );
+    expect(started?.action).toMatchObject({ tool_id: toolId, tool_version: version });
+    expect(agentActions(turn.events)).toContain('tool-call-ended');
+  });
+
   it('applies a set whose trigger is met: the agent follows it, the stream and insights name it', async () => {
     // Prepare
     const { session, serviceId, conversationId } = await openConversation();
