@@ -1,7 +1,7 @@
 import { cp } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BuildOptions, build, type Plugin } from 'esbuild';
+import { type BuildOptions, build, buildSync, type Plugin } from 'esbuild';
 
 /**
  * How every Lambda is bundled: one minified ESM file for Node 22 with the AWS SDK
@@ -32,7 +32,8 @@ const englishOnlyZodLocales: Plugin = {
 
 /**
  * Packages with native bindings cannot be bundled: a function importing one gets them copied
- * beside its bundle (`node_modules/`), as installed here (linux-x64 glibc, Lambda's x86_64).
+ * beside its bundle (`node_modules/`), as installed here (linux-x64 glibc), and so runs on
+ * Lambda's x86_64 (see `importsNativePackage`).
  */
 const nativePackages = ['@duckdb/node-api'];
 const nativeFolders: Record<string, string[]> = {
@@ -60,6 +61,26 @@ export const lambdaBuildOptions = (entry: string, outfile: string): BuildOptions
   alias: { semver: join(repositoryRoot, 'infra/bundling-shims/semver.ts') },
   logLevel: 'error',
 });
+
+/**
+ * Whether a handler's bundle carries a native package, whose binding is the x86_64 one
+ * installed here: its function must run on x86_64 rather than arm64. Decided from the import
+ * graph alone (no output written), as CDK needs it while it builds the function.
+ */
+export const importsNativePackage = (entry: string): boolean => {
+  // Synchronous builds take no plugins; the one plugin only trims zod's locales, not the import graph.
+  const { metafile } = buildSync({
+    ...lambdaBuildOptions(entry, 'index.mjs'),
+    plugins: [],
+    write: false,
+    minify: false,
+    sourcemap: false,
+    metafile: true,
+  });
+  return Object.values(metafile.outputs).some((output) =>
+    output.imports.some((used) => nativePackages.includes(used.path)),
+  );
+};
 
 /** Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs`. */
 export const bundleLambda = async (entry: string, outDir: string): Promise<string> => {

@@ -28,7 +28,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { QueueDefinition } from '#shared/kernel/queues';
-import { repositoryRoot } from '../bundling';
+import { importsNativePackage, repositoryRoot } from '../bundling';
 
 /**
  * The handler bundled by `infra/bundling.ts` (the same build the benchmark measures).
@@ -75,7 +75,7 @@ export interface PlatformFunctionProps {
 }
 
 /**
- * A Node.js 22 arm64 function bundled locally by esbuild as one minified ESM file.
+ * A Node.js 22 function (arm64, or x86_64 when it carries a native binding) bundled locally by esbuild as one minified ESM file.
  * The AWS SDK is bundled rather than taken from the runtime: the version is the one
  * the tests ran against, and a single tree-shaken file loads faster on cold start
  * than resolving the runtime's full SDK from disk.
@@ -99,7 +99,8 @@ export class PlatformFunction extends Construct {
       handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
-      architecture: Architecture.ARM_64,
+      // Graviton, unless the bundle carries a native binding built for x86_64 (DuckDB).
+      architecture: importsNativePackage(props.entry) ? Architecture.X86_64 : Architecture.ARM_64,
       memorySize: 512,
       timeout: props.timeout,
       role,
