@@ -18,8 +18,6 @@ export class DataStore extends Construct {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly signingKey: Secret;
-  /** The seed of the key that seals stored secrets (webhook signing secrets), see `shared/auth/sealed-secrets.ts`. */
-  readonly sealingKey: Secret;
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -80,11 +78,6 @@ export class DataStore extends Construct {
       'SigningKey',
       'JWT signing key material (JSON), managed by the platform functions',
       'Signing keys rotate in the application, which publishes old and new keys in the JWKS during the overlap; a Secrets Manager rotation would invalidate live tokens.',
-    );
-    this.sealingKey = this.seedSecret(
-      'SealingKey',
-      'Seed of the key sealing stored secrets (webhook signing secrets)',
-      'Rotating the sealing seed would make every sealed webhook secret unreadable; it is replaced only with a re-sealing migration.',
     );
   }
 

@@ -78,7 +78,6 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     ROOT_ORG_ID: rootOrgId,
     SUPER_ADMIN_EMAIL: options.superAdminEmail ?? 'admin@localhost',
     SIGNING_KEY_FILE: join(options.stateDir, 'signing-key.json'),
-    SEALING_KEY_FILE: join(options.stateDir, 'sealing-key'),
     // Developers receive webhooks on their own machine: http:// and loopback destinations are allowed.
     WEBHOOK_ALLOW_LOCAL_DESTINATIONS: 'true',
     EMAIL_OUTBOX_DIR: outboxDir,

@@ -35,8 +35,6 @@ interface Access {
   email?: boolean;
   /** Invokes Bedrock models. */
   models?: boolean;
-  /** Reads the key that seals stored secrets (webhook signing secrets). */
-  sealingKey?: boolean;
   /** Deploys and runs tool functions, or deletes them. */
   tools?: ToolRuntimeAccess;
 }
@@ -67,7 +65,7 @@ const access = {
     'dynamic-behavior-set': { table: 'readWrite', signingKey: true, models: true, sendTo: ['webhook'] },
     // Writes the prompt logs of the judge calls it makes.
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
-    webhook: { table: 'readWrite', signingKey: true, sealingKey: true },
+    webhook: { table: 'readWrite', signingKey: true },
     // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; queues builds.
     tool: {
       table: 'readWrite',
@@ -80,7 +78,8 @@ const access = {
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
     analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
-    webhook: { table: 'readWrite', sendTo: ['webhook'], sealingKey: true },
+    // Opens the destinations' sealed secrets (keyed from the signing-key secret).
+    webhook: { table: 'readWrite', sendTo: ['webhook'], signingKey: true },
     simulation: { table: 'readWrite', models: true },
     'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy', sendTo: ['webhook'] },
   },
@@ -175,7 +174,6 @@ export class PlatformStack extends Stack {
         if (settings.signInBurst) fn.addEnvironment('SIGN_IN_BURST', settings.signInBurst);
       }
       if (rights.models) bindModelInvocation(fn);
-      if (rights.sealingKey) bindSecret(fn, data.sealingKey, 'SEALING_KEY_SECRET_ARN');
       if (rights.tools) toolRuntime.bind(fn, rights.tools);
     };
 

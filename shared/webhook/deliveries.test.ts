@@ -10,7 +10,7 @@ import {
 } from '../../tests/integration/support/webhook-receiver';
 import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { sealSecret } from '../auth/sealed-secrets';
+import { sealSecret } from '../auth/secret-box';
 import { newId, nowIso } from '../kernel/ids';
 import { backoffSeconds, deliveryIdOf, processWebhookMessage } from './deliveries';
 import { getDelivery, leaseAttempt } from './delivery-repository';
@@ -23,7 +23,7 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
   let target: WebhookReceiver;
 
   beforeAll(async () => {
-    vi.stubEnv('SEALING_KEY_FILE', join(await mkdtemp(join(tmpdir(), 'sealing-')), 'key'));
+    vi.stubEnv('SIGNING_KEY_FILE', join(await mkdtemp(join(tmpdir(), 'signing-')), 'signing-key.json'));
     vi.stubEnv('WEBHOOK_ALLOW_LOCAL_DESTINATIONS', 'true');
     target = await startWebhookReceiver();
   });
@@ -42,7 +42,7 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
         url: target.url,
         accepted_types: ['agent-framework-resource-updated'],
         retry_attempts: 3,
-        sealed_secret: await sealSecret(secret, secretContext(orgId, id)),
+        sealed_secret: await sealSecret(secretContext(orgId, id), secret),
         sealed_previous_secret: null,
         dual_signing_stops_at: null,
         secret_generated_at: now,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { WebhookDeliveryAttemptMessage, WebhookEvent, WebhookQueueMessage } from '../../events/queue-messages';
-import { openSecret } from '../auth/sealed-secrets';
+import { openSecret } from '../auth/secret-box';
 import { countWebhookAttempt, recordWebhookDeliveryLatency } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueWebhookEvent } from '../conversation/queueing';
@@ -80,12 +80,12 @@ const fanOut = async (event: WebhookEvent): Promise<void> => {
 /** The secrets that sign now: the current one, and the previous one until dual signing stops. */
 const signingSecrets = async (destination: DestinationRecord, now: number): Promise<[string, ...string[]]> => {
   const context = secretContext(destination.org_id, destination.id);
-  const current = await openSecret(destination.sealed_secret, context);
+  const current = await openSecret(context, destination.sealed_secret);
   const dual =
     destination.sealed_previous_secret !== null &&
     destination.dual_signing_stops_at !== null &&
     Date.parse(destination.dual_signing_stops_at) > now;
-  return dual ? [current, await openSecret(destination.sealed_previous_secret as string, context)] : [current];
+  return dual ? [current, await openSecret(context, destination.sealed_previous_secret as string)] : [current];
 };
 
 /** POSTs the delivery once; the status code, or 0 when no answer came or the address was refused. */

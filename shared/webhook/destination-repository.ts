@@ -6,7 +6,7 @@ import { creatorInfo } from '../kernel/schemas';
 import { webhookType } from './schemas';
 
 /**
- * Webhook destinations. The signing secret is stored sealed (`shared/auth/sealed-secrets.ts`),
+ * Webhook destinations. The signing secret is stored sealed (`shared/auth/secret-box.ts`),
  * never in clear. During dual signing the previous secret stays beside it until
  * `dual_signing_stops_at`. A counter item beside the destinations holds how many exist, so
  * concurrent creations cannot pass the organization's maximum (as API keys do).

@@ -1,4 +1,4 @@
-import { sealSecret } from '../auth/sealed-secrets';
+import { sealSecret } from '../auth/secret-box';
 import type { Paged } from '../data/paging';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { config } from '../kernel/config';
@@ -81,7 +81,7 @@ export const createWebhookDestination = async (
       url: body.url,
       accepted_types: [...new Set(body.accepted_types)],
       retry_attempts: body.retry_attempts,
-      sealed_secret: await sealSecret(secret, secretContext(orgId, id)),
+      sealed_secret: await sealSecret(secretContext(orgId, id), secret),
       sealed_previous_secret: null,
       dual_signing_stops_at: null,
       secret_generated_at: now,
@@ -148,7 +148,7 @@ export const rotateWebhookDestinationSecret = async (
   const secret = newWebhookSecret();
   const dualSigningStopsAt = new Date(now + dualSigningMs).toISOString();
   await rotateDestinationSecret(destination, {
-    sealed_secret: await sealSecret(secret, secretContext(orgId, id)),
+    sealed_secret: await sealSecret(secretContext(orgId, id), secret),
     secret_generated_at: new Date(now).toISOString(),
     dual_signing_stops_at: dualSigningStopsAt,
   });
