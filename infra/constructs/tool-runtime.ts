@@ -40,7 +40,7 @@ export class ToolRuntime extends Construct {
     this.repositoryUrl = props.repositoryUrl;
     this.executionRole = new Role(this, 'ExecutionRole', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Runs tool versions: its own logs only, no access to the platform\'s data',
+      description: "Runs tool versions: its own logs only, no access to the platform's data",
     });
     const logGroups = `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:/aws/lambda/${this.functionPrefix}-*`;
     this.executionRole.addToPolicy(
