@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
+import { sampleToolCallSpec, toolCallStateMachineVersion } from '#shared/conversation/fixtures';
+import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
 import { api } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
@@ -661,6 +662,38 @@ describe('tools in conversations', () => {
       conversation_id: conversationId,
       invocation_metadata: { type: 'tool-call-state', state_name: 'triage' },
     });
+  });
+
+  it('records the engage-user and select-next-action tool calls of an interaction in its insights', async () => {
+    // Prepare
+    const session = await admin();
+    const toolId = await createTool(session);
+    await publishAndDeploy(session, toolId, 'samples/greeting');
+    const spec = sampleToolCallSpec(toolId);
+    const base = sampleStateMachineVersion();
+    const offering = {
+      ...base,
+      states: base.states.map((state) =>
+        state.type === 'action'
+          ? { ...state, action_tool_call_specs: [spec], exit_condition_tool_call_specs: [spec] }
+          : state,
+      ),
+    };
+    const { serviceId } = await createService(session, offering);
+    const { conversationId } = await startConversation(session, { service_id: serviceId });
+
+    // Act
+    const turn = await interact(session, conversationId, 'Ada');
+    const interactionId = turn.events.at(-1)?.interaction_id as string;
+    const insights = await api(`/v1/${orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, {
+      token: session.token,
+    });
+
+    // Assess
+    expect(insights.status).toBe(200);
+    const call = expect.objectContaining({ tool_id: toolId, tool_version: '1.0.0', input: { name: 'Ada' } });
+    expect(insights.body.select_next_action_tool_call_logs).toEqual([[call]]);
+    expect(insights.body.engage_user_tool_call_logs).toEqual([[call]]);
   });
 
   it('refuses a state machine version that references a missing tool with 422 naming the state', async () => {
