@@ -2,9 +2,10 @@ import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleToolCallSpec, toolCallStateMachineVersion } from '#shared/conversation/fixtures';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
-import { api } from '../support/client';
+import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { deadLetterCount, isQueueDrained, sendToQueue } from '../support/local-aws';
 import {
   commitProject,
   createTool,
@@ -227,6 +228,44 @@ describe('publish-tool-version', () => {
     expect(broken.status).toBe(400);
     expect(broken.body.detail).toMatch(/build failed.*index\.js:2/s);
     expect(missing.status).toBe(404);
+  });
+
+  it('consumes a repeated deployment, and a build no version waits for, leaving the deployed version as it is', async () => {
+    // Prepare
+    const session = await admin();
+    const toolId = await createTool(session);
+    const version = await publishAndDeploy(session, toolId, 'samples/greeting');
+    const before = await deployedVersion(session, toolId, version);
+    const failedBefore = await deadLetterCount('tool-build');
+    const buildArn =
+      'arn:aws:codebuild:us-east-1:123456789012:build/classic-tool-build:00000000-0000-0000-0000-000000000000';
+    const buildEnded = {
+      source: 'aws.codebuild',
+      'detail-type': 'CodeBuild Build State Change',
+      detail: {
+        'build-status': 'SUCCEEDED',
+        'build-id': buildArn,
+        'additional-information': {
+          environment: {
+            'environment-variables': [
+              { name: 'TOOL_ORG_ID', value: orgId, type: 'PLAINTEXT' },
+              { name: 'TOOL_ID', value: toolId, type: 'PLAINTEXT' },
+              { name: 'TOOL_ARTIFACT_KEY', value: `tools/${orgId}/${toolId}/none.json.gz`, type: 'PLAINTEXT' },
+            ],
+          },
+        },
+      },
+    };
+
+    // Act
+    await sendToQueue('tool-build', { type: 'tool-version-published', org_id: orgId, tool_id: toolId, version });
+    await sendToQueue('tool-build', buildEnded);
+    await eventually(async () => ((await isQueueDrained('tool-build')) ? true : undefined), 30_000);
+    const after = await deployedVersion(session, toolId, version);
+
+    // Assess
+    expect(after).toEqual(before);
+    expect(await deadLetterCount('tool-build')).toBe(failedBefore);
   });
 
   it('refuses a commit older than the last valid one, and a fourth active version', async () => {
