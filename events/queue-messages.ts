@@ -108,7 +108,52 @@ export const toolVersionPublishedMessage = z.object({
   version: z.string().regex(/^\d+\.\d+\.\d+$/),
 });
 
-export const toolBuildQueueMessage = z.discriminatedUnion('type', [toolVersionPublishedMessage]);
+/** The build's environment variables that name what it builds (`codebuild-builder.ts` sets them). */
+const buildVariable = z.object({ name: z.string(), value: z.string() });
+
+/**
+ * Tool-build queue, in AWS: CodeBuild's own "Build State Change" event of a tool build that
+ * ended, as EventBridge delivers it (rule in `infra/constructs/tool-runtime.ts`). Parsed into
+ * what the builder needs; the organization, tool and artifact come from the variables the build
+ * was started with. Idempotent per build: the version records which build it waits for.
+ */
+export const toolBuildStateChangeMessage = z
+  .object({
+    source: z.literal('aws.codebuild'),
+    'detail-type': z.literal('CodeBuild Build State Change'),
+    detail: z.object({
+      'build-status': z.enum(['SUCCEEDED', 'FAILED', 'FAULT', 'STOPPED', 'TIMED_OUT']),
+      'build-id': z.string(),
+      'additional-information': z.object({
+        environment: z.object({ 'environment-variables': z.array(buildVariable) }),
+        logs: z.object({ 'group-name': z.string().optional(), 'stream-name': z.string().optional() }).optional(),
+      }),
+    }),
+  })
+  .transform((event, context) => {
+    const information = event.detail['additional-information'];
+    const variables = new Map(information.environment['environment-variables'].map((item) => [item.name, item.value]));
+    const orgId = variables.get('TOOL_ORG_ID');
+    const toolId = variables.get('TOOL_ID');
+    const artifactKey = variables.get('TOOL_ARTIFACT_KEY');
+    if (!orgId || !toolId || !artifactKey) {
+      context.addIssue({ code: 'custom', message: 'the build does not name its organization, tool and artifact' });
+      return z.NEVER;
+    }
+    const group = information.logs?.['group-name'];
+    const stream = information.logs?.['stream-name'];
+    return {
+      type: 'tool-build-state-changed' as const,
+      org_id: orgId,
+      tool_id: toolId,
+      artifact_key: artifactKey,
+      build_id: event.detail['build-id'],
+      build_status: event.detail['build-status'],
+      logs: group && stream ? { group, stream } : null,
+    };
+  });
+
+export const toolBuildQueueMessage = z.union([toolVersionPublishedMessage, toolBuildStateChangeMessage]);
 
 /** The id of a post-processing-complete event: the same for every send of the same completion. */
 export const postProcessingEventId = (orgId: string, conversationId: string, type: PostProcessingType): string =>
@@ -122,4 +167,6 @@ export type WebhookQueueMessage = z.infer<typeof webhookQueueMessage>;
 export type WebhookEvent = z.infer<typeof webhookEvent>;
 export type WebhookDeliveryAttemptMessage = z.infer<typeof webhookDeliveryAttemptMessage>;
 export type FrameworkResourceType = z.infer<typeof frameworkResourceType>;
-export type ToolBuildQueueMessage = z.infer<typeof toolBuildQueueMessage>;
+export type ToolBuildQueueMessage = z.input<typeof toolBuildQueueMessage>;
+export type ToolBuildStateChange = z.output<typeof toolBuildStateChangeMessage>;
+export type ToolVersionPublishedMessage = z.infer<typeof toolVersionPublishedMessage>;

@@ -1,6 +1,6 @@
 import { sqsWorker } from '#shared/aws/sqs-worker';
-import { deployPublishedVersion } from '#shared/tool/builder';
+import { consumeToolBuildMessage } from '#shared/tool/builder';
 import { toolBuildQueueMessage } from '../../events/queue-messages';
 
-/** The tool builder: deploys each published version to the tool runtime (idempotent per version). */
-export const handler = sqsWorker('tool-build', toolBuildQueueMessage, deployPublishedVersion);
+/** The tool builder: deploys each version built in-process, and records or deploys what each CodeBuild build reports (idempotent per version and build). */
+export const handler = sqsWorker('tool-build', toolBuildQueueMessage, consumeToolBuildMessage);

@@ -237,7 +237,7 @@ export const bindModelInvocation = (fn: LambdaFunction): void => {
   });
 };
 
-const logicalIdOf = (construct: Construct): string => {
+export const logicalIdOf = (construct: Construct): string => {
   const child = construct.node.defaultChild;
   if (!child) throw new Error(`${construct.node.path} has no CloudFormation resource`);
   return Stack.of(construct).getLogicalId(child as CfnElement);

@@ -11,7 +11,7 @@ export interface ToolRuntimeProps {
 }
 
 /** A resource ARN as cdk-nag names it in a finding: unresolved partition, region and account as pseudo parameters. */
-const findingResource = (stack: Stack, arn: string): string =>
+export const findingResource = (stack: Stack, arn: string): string =>
   arn
     .replace(stack.partition, '<AWS::Partition>')
     .replace(stack.account, '<AWS::AccountId>')

@@ -23,6 +23,7 @@ import {
   PlatformFunction,
   type TableAccess,
 } from '../constructs/platform-function';
+import { ToolBuild, type ToolBuildAccess } from '../constructs/tool-build';
 import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
 import type { DeploymentSettings } from './platform-settings';
 
@@ -37,6 +38,8 @@ interface Access {
   models?: boolean;
   /** Deploys and runs tool functions, or deletes them. */
   tools?: ToolRuntimeAccess;
+  /** Starts tool builds in CodeBuild, or completes them (reads their logs). */
+  toolBuilds?: ToolBuildAccess;
 }
 
 /** Every function's permissions, in one place. Anything not listed is denied. */
@@ -66,13 +69,14 @@ const access = {
     // Writes the prompt logs of the judge calls it makes.
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
     webhook: { table: 'readWrite', signingKey: true },
-    // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; queues builds.
+    // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; starts and queues builds.
     tool: {
       table: 'readWrite',
       signingKey: true,
       sendTo: ['tool-build', 'webhook'],
       bucket: 'readWrite',
       tools: 'deploy',
+      toolBuilds: 'start',
     },
   },
   workers: {
@@ -81,7 +85,8 @@ const access = {
     // Opens the destinations' sealed secrets (keyed from the signing-key secret).
     webhook: { table: 'readWrite', sendTo: ['webhook'], signingKey: true },
     simulation: { table: 'readWrite', models: true },
-    'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy', sendTo: ['webhook'] },
+    // Deploys built versions; reads the manifests and logs of CodeBuild builds.
+    'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy', toolBuilds: 'complete', sendTo: ['webhook'] },
   },
   schedules: {
     'api-key-expiration': { table: 'readWrite', sendTo: ['webhook'] },
@@ -159,6 +164,14 @@ export class PlatformStack extends Stack {
       stage: settings.stage,
       repositoryUrl: settings.toolRepositoryUrl,
     });
+    const toolBuild = new ToolBuild(this, 'ToolBuild', {
+      repositoryUrl: settings.toolRepositoryUrl,
+      repositoryCredentials: toolRuntime.repositoryCredentials,
+      bucket: data.bucket,
+      queue: queues.get('tool-build').queue,
+      logRetention: profile.logRetention,
+      logRemovalPolicy: profile.logRemovalPolicy,
+    });
     const grant = (fn: LambdaFunction, rights: Access): void => {
       if (rights.table) bindTable(fn, data.table, rights.table);
       if (rights.bucket) bindBucket(fn, data.bucket, rights.bucket);
@@ -175,6 +188,7 @@ export class PlatformStack extends Stack {
       }
       if (rights.models) bindModelInvocation(fn);
       if (rights.tools) toolRuntime.bind(fn, rights.tools);
+      if (rights.toolBuilds) toolBuild.bind(fn, rights.toolBuilds);
     };
 
     const apiFunctions = new Map<EndpointGroup, LambdaFunction>();

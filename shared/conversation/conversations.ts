@@ -251,6 +251,8 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
         working_memory: outcome.workingMemory,
         reflections: outcome.reflections,
         triggered_dynamic_behavior_set_version_info: outcome.triggeredDynamicBehavior,
+        engage_user_tool_call_logs: outcome.engageUserToolCallLogs,
+        select_next_action_tool_call_logs: outcome.selectNextActionToolCallLogs,
         conversation_completed: outcome.completed,
       }),
       ...(invocation ? [invocation] : []),

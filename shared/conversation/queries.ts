@@ -175,8 +175,8 @@ export const interactionInsightsFor = async (
       )
       .map((reflection) => reflection.content),
     triggered_dynamic_behavior_set_version_info: interaction.triggered_dynamic_behavior_set_version_info,
-    select_next_action_tool_call_logs: [],
-    engage_user_tool_call_logs: [],
+    select_next_action_tool_call_logs: interaction.select_next_action_tool_call_logs,
+    engage_user_tool_call_logs: interaction.engage_user_tool_call_logs,
   };
 };
 

@@ -1,5 +1,9 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { AnalysisQueueMessage, ToolBuildQueueMessage, WebhookQueueMessage } from '../../events/queue-messages';
+import type {
+  AnalysisQueueMessage,
+  ToolVersionPublishedMessage,
+  WebhookQueueMessage,
+} from '../../events/queue-messages';
 import { sqs } from '../aws/clients';
 import { config } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
@@ -26,4 +30,4 @@ export const queueWebhookEvent = (message: WebhookQueueMessage, delaySeconds = 0
   send('webhook', message, delaySeconds);
 
 /** Puts a published tool version on the tool-build queue, for the builder to deploy. */
-export const queueToolBuild = (message: ToolBuildQueueMessage): Promise<void> => send('tool-build', message);
+export const queueToolBuild = (message: ToolVersionPublishedMessage): Promise<void> => send('tool-build', message);

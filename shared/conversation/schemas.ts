@@ -82,10 +82,15 @@ export const interactionRecord = z.object({
   working_memory: z.array(workingMemoryEntry),
   reflections: z.array(reflectionEntry),
   triggered_dynamic_behavior_set_version_info: versionInfo.nullable(),
+  /** The tool call rounds of the engage-user and the last select-next-action model calls (interactions before tools: none). */
+  engage_user_tool_call_logs: z.array(z.array(toolCallLog)).default([]),
+  select_next_action_tool_call_logs: z.array(z.array(toolCallLog)).default([]),
   conversation_completed: z.boolean(),
 });
 
 export type StateTransitionLog = z.infer<typeof stateTransitionLog>;
+
+export type ToolCallLog = z.infer<typeof toolCallLog>;
 
 export type WorkingMemoryEntry = z.infer<typeof workingMemoryEntry>;
 

@@ -16,6 +16,7 @@ import { encodeVector } from '../llm/embedding';
 import { LlmError } from '../llm/provider';
 import { embeddingProvider } from '../llm/registry';
 import { services } from '../service/service-repository';
+import { requireToolsExist } from '../tool/tool-references';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import {
   allBehaviorSets,
@@ -97,6 +98,12 @@ const buildVersion = async (
   body: BehaviorVersionBody,
   caller: Caller,
 ): Promise<StoredBehaviorVersion> => {
+  await requireToolsExist(
+    orgId,
+    body.actions.flatMap((action) =>
+      action.type === 'change-tool-candidates' ? action.tool_call_specs.map((spec) => spec.tool_id) : [],
+    ),
+  );
   const embedding = embeddingProvider();
   const vectors = await embedding.embed(body.conversation_triggers).catch((error: unknown) => {
     if (error instanceof LlmError) {

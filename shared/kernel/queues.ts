@@ -38,7 +38,7 @@ export const queueDefinitions: readonly QueueDefinition[] = [
   queue('analysis', 120, 5, 10, true),
   queue('webhook', 30, 10, 10, true),
   queue('simulation', 300, 1, 5, false),
-  // Deploys one published tool version per message (Lambda function updates take up to minutes).
+  // Deploys one tool version per message, built in-process or reported by CodeBuild (Lambda function updates take up to minutes).
   queue('tool-build', 600, 1, 5, true),
 ];
 

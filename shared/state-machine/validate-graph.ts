@@ -1,5 +1,5 @@
+import { isValidVersionConstraint } from '../tool/version-constraint';
 import type { NextState, State, StateMachineVersionBody, ToolCallSpec } from './schemas';
-import { isValidVersionConstraint } from './version-constraint';
 
 export type ProblemLocation = (string | number)[];
 

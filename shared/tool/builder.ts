@@ -1,24 +1,24 @@
 import { createHash } from 'node:crypto';
-import type { ToolBuildQueueMessage } from '../../events/queue-messages';
+import type { z } from 'zod';
+import type {
+  ToolBuildStateChange,
+  ToolVersionPublishedMessage,
+  toolBuildQueueMessage,
+} from '../../events/queue-messages';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError } from '../kernel/errors';
 import { requirePermission } from '../kernel/permissions';
+import { buildFailureOf, readBuildManifest } from './codebuild-builder';
 import { maskOutcome, toInvocationResult, validateInputs } from './invocations';
 import { toolRuntime } from './runtimes';
 import type { InvocationInput, InvocationResult } from './schemas';
-import { getToolVersion } from './tool-repository';
-import { artifactKeyOf, buildFromRepository, finishDeployment, storeArtifact } from './tools';
+import { buildToolProject } from './tool-builder';
+import { getToolVersion, listAllToolVersions, requireTool, type StoredToolVersion } from './tool-repository';
+import { artifactKeyOf, finishDeployment, recordManagedBuild, refusalOf, repositoryOf, storeArtifact } from './tools';
 import { formatVersion, parseVersion } from './version-constraint';
 
-/**
- * The builder worker's step: deploys a published (built) version to the runtime and makes it
- * usable. Idempotent: a version no longer `deploying` is left as it is, and the runtime's deploy
- * of the same version is itself repeatable.
- */
-export const deployPublishedVersion = async (message: ToolBuildQueueMessage): Promise<void> => {
-  const number = parseVersion(message.version);
-  const version = number ? await getToolVersion(message.org_id, message.tool_id, number) : undefined;
-  if (version?.status !== 'deploying') return;
+/** Deploys a `deploying` version whose artifact is built, and makes it usable. The runtime's deploy is repeatable. */
+const deployVersion = async (version: StoredToolVersion): Promise<void> => {
   const runtime = await toolRuntime();
   const deployed = await runtime.deploy({
     orgId: version.org_id,
@@ -28,6 +28,41 @@ export const deployPublishedVersion = async (message: ToolBuildQueueMessage): Pr
   });
   await finishDeployment(version, { status: 'deployed', ...deployed });
 };
+
+/** A version built in-process: deploys it. A version no longer `deploying` is left as it is. */
+const deployPublishedVersion = async (message: ToolVersionPublishedMessage): Promise<void> => {
+  const number = parseVersion(message.version);
+  const version = number ? await getToolVersion(message.org_id, message.tool_id, number) : undefined;
+  if (version?.status === 'deploying') await deployVersion(version);
+};
+
+/**
+ * A CodeBuild build ended: the version waiting for it is refused (a failed build, an older
+ * commit, missing variables: `failed` with the reason) or recorded and deployed. A version no
+ * longer waiting for this build (done already, or never recorded) is left as it is.
+ */
+const completeManagedBuild = async (change: ToolBuildStateChange): Promise<void> => {
+  const version = (await listAllToolVersions(change.org_id, change.tool_id)).find(
+    (candidate) => candidate.build_id === change.build_id,
+  );
+  if (version?.status !== 'deploying') return;
+  if (change.build_status !== 'SUCCEEDED') {
+    await finishDeployment(version, { status: 'failed', build_error: await buildFailureOf(change) });
+    return;
+  }
+  const { commit, predates_last_valid, ...built } = await readBuildManifest(version.artifact_key);
+  const tool = await requireTool(version.org_id, version.tool_id, true);
+  const refusal = refusalOf(tool, built, commit, predates_last_valid);
+  if (refusal) {
+    await finishDeployment(version, { status: 'failed', build_error: refusal });
+    return;
+  }
+  await deployVersion(await recordManagedBuild(version, commit, built));
+};
+
+/** The builder worker's step (`functions/workers/tool-build.ts`). Idempotent per version and per build. */
+export const consumeToolBuildMessage = (message: z.output<typeof toolBuildQueueMessage>): Promise<void> =>
+  message.type === 'tool-version-published' ? deployPublishedVersion(message) : completeManagedBuild(message);
 
 export interface TestToolRequest {
   inputs: InvocationInput[];
@@ -52,9 +87,14 @@ export const testTool = async (
   );
   if (both.length > 0)
     throw new BadRequestError(`Environment variables declared both secret and non-secret: ${both.join(', ')}.`);
-  const { commit, built } = await buildFromRepository(orgId, request.project_path, {
-    repo: 'team',
+  const { commit, built } = await buildToolProject({
+    orgId,
+    toolId: 'test',
+    repository: await repositoryOf(orgId, 'team'),
+    projectPath: request.project_path,
     branch: request.commit_branch,
+    lastValidCommit: null,
+    artifactKey: '',
   });
   const missing = [
     ...built.required_envvars.filter((name) => !Object.hasOwn(request.required_envvars, name)),
@@ -66,7 +106,7 @@ export const testTool = async (
     );
   validateInputs(built.input_schema, request.inputs);
   const digest = createHash('sha256').update(built.artifact).digest('hex').slice(0, 16);
-  const artifactKey = artifactKeyOf(orgId, 'test', `${commit.slice(0, 12)}-${digest}`, commit);
+  const artifactKey = artifactKeyOf(orgId, 'test', `${commit.slice(0, 12)}-${digest}`);
   await storeArtifact(artifactKey, built.artifact);
   const runtime = await toolRuntime();
   const deployed = await runtime.deploy({

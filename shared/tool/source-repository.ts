@@ -87,6 +87,10 @@ const remoteCredentials = async (): Promise<Record<string, string>> => {
   return { TOOL_GIT_USERNAME: username ?? '', TOOL_GIT_PASSWORD: password ?? '' };
 };
 
+/** The repository's credentials as values to mask wherever build output is kept (none locally). */
+export const repositoryCredentialValues = async (): Promise<string[]> =>
+  Object.values(await remoteCredentials()).filter((value) => value !== '');
+
 const credentialHelper = [
   '-c',
   'credential.helper=!f() { echo "username=$TOOL_GIT_USERNAME"; echo "password=$TOOL_GIT_PASSWORD"; }; f',

@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../kernel/errors';
+import { NotFoundError, type ValidationIssue } from '../kernel/errors';
 import type { State, StateMachineVersionBody, ToolCallSpec } from '../state-machine/schemas';
 import { getTool } from './tool-repository';
 
@@ -59,4 +59,15 @@ export const toolReferenceProblems = async (
     }
   }
   return problems;
+};
+
+/**
+ * 404 naming the first tool that does not exist in the organization (or is deprecated, so no
+ * version of it can be resolved), as dynamic behavior sets answer for their tool call specs.
+ */
+export const requireToolsExist = async (orgId: string, toolIds: readonly string[]): Promise<void> => {
+  for (const toolId of new Set(toolIds)) {
+    const tool = await getTool(orgId, toolId);
+    if (!tool || tool.deprecated) throw new NotFoundError(`Tool ${toolId} does not exist or is deprecated.`);
+  }
 };

@@ -69,6 +69,8 @@ export const storedToolVersion = toolVersionInstance.extend({
   artifact_key: z.string(),
   /** How the runtime addresses the deployed version (a Lambda version ARN in AWS); null until deployed. */
   runtime_ref: z.string().nullable(),
+  /** The managed build (CodeBuild) the version waits for while `deploying`; null when built in-process. */
+  build_id: z.string().nullable().default(null),
 });
 export type StoredToolVersion = z.infer<typeof storedToolVersion>;
 

@@ -13,10 +13,11 @@ import { matchesTags, parseSortBy, parseTagFilters } from '../kernel/list-params
 import { requirePermission } from '../kernel/permissions';
 import { getOrganization } from '../organization/organization-repository';
 import { announceFrameworkResourceChange } from '../webhook/events';
-import { type BuiltProject, buildProject } from './project';
+import type { BuiltProject } from './project';
 import type { EnvVarChanges } from './schemas';
 import { maxToolNameLength } from './schemas';
-import { readProject, repositoryName } from './source-repository';
+import { repositoryName } from './source-repository';
+import { toolBuilder } from './tool-builder';
 import {
   createToolRecord,
   getToolVersion,
@@ -30,13 +31,7 @@ import {
   toolVersionItem,
   toolVersions,
 } from './tool-repository';
-import {
-  bumpVersion,
-  formatVersion,
-  parseVersion,
-  parseVersionConstraint,
-  type ToolVersion,
-} from './version-constraint';
+import { bumpVersion, formatVersion, parseVersion, parseVersionConstraint } from './version-constraint';
 
 /** At most this many versions of a tool are active (not deprecated, not failed) at once. */
 export const maxActiveVersions = 3;
@@ -77,6 +72,7 @@ export const toolVersionView = (version: StoredToolVersion) => {
     entry: _entry,
     artifact_key: _artifactKey,
     runtime_ref: _runtimeRef,
+    build_id: _buildId,
     ...listed
   } = version;
   return listed;
@@ -326,24 +322,16 @@ export const secretValuesOf = async (tool: ToolRecord): Promise<string[]> =>
       .map((variable) => openSecret(tool.org_id, variable.value)),
   );
 
-/** Reads a project at the tip of a branch (the default one when absent) and builds it; 400 with the build's error. */
-export const buildFromRepository = async (
-  orgId: string,
-  projectPath: string,
-  options: { repo: 'team' | 'main'; branch?: string },
-): Promise<{ commit: string; built: BuiltProject; predates: (other: string) => Promise<boolean> }> => {
+/** The repository an organization's `repo` names: its team's (or its own), or the deployment's main one. */
+export const repositoryOf = async (orgId: string, repo: 'team' | 'main'): Promise<string> => {
   const organization = await getOrganization(orgId);
   if (!organization) throw new NotFoundError(`Organization ${orgId} does not exist.`);
-  const snapshot = await readProject(
-    repositoryName(orgId, organization.devops_team_name, options.repo),
-    projectPath,
-    options.branch,
-  );
-  return { commit: snapshot.commit, built: await buildProject(snapshot.files), predates: snapshot.predates };
+  return repositoryName(orgId, organization.devops_team_name, repo);
 };
 
-export const artifactKeyOf = (orgId: string, toolId: string, version: string, commit: string) =>
-  `tools/${orgId}/${toolId}/${version}/${commit}.json.gz`;
+/** Where one build's artifact goes: under the organization's prefix (`toolArtifactPrefix`), named by the build. */
+export const artifactKeyOf = (orgId: string, toolId: string, build: string) =>
+  `tools/${orgId}/${toolId}/${build}.json.gz`;
 
 export const storeArtifact = async (key: string, artifact: Buffer): Promise<void> => {
   await s3().send(
@@ -351,16 +339,48 @@ export const storeArtifact = async (key: string, artifact: Buffer): Promise<void
   );
 };
 
-const missingVariables = (tool: ToolRecord, built: BuiltProject): string[] => [
-  ...built.required_envvars.filter((name) => tool.envvars[name]?.is_secret !== false),
-  ...built.required_secret_envvars.filter((name) => tool.envvars[name]?.is_secret !== true),
+type Declared = Pick<BuiltProject, 'required_envvars' | 'required_secret_envvars'>;
+
+const missingVariables = (tool: ToolRecord, declared: Declared): string[] => [
+  ...declared.required_envvars.filter((name) => tool.envvars[name]?.is_secret !== false),
+  ...declared.required_secret_envvars.filter((name) => tool.envvars[name]?.is_secret !== true),
 ];
+
+/** Why a built project cannot become a version of `tool` (400), if it cannot: an older commit, or missing variables. */
+export const refusalOf = (
+  tool: ToolRecord,
+  declared: Declared,
+  commit: string,
+  predatesLastValid: boolean,
+): string | undefined => {
+  if (predatesLastValid) return `Commit ${commit} is older than the last valid commit ${tool.last_valid_commit}.`;
+  const missing = missingVariables(tool, declared);
+  if (missing.length > 0)
+    return `The environment variables required by the tool version do not exist on the tool (or differ in secrecy): ${missing.join(', ')}.`;
+  return undefined;
+};
+
+const refuseFourthVersion = async (orgId: string, toolId: string): Promise<void> => {
+  if (activeVersions(await listAllToolVersions(orgId, toolId)).length >= maxActiveVersions)
+    throw new BadRequestError(`Tool ${toolId} already has ${maxActiveVersions} active versions; deprecate one first.`);
+};
+
+/** Reads the tool for a write that only the holder of `hold` may make (409 otherwise). */
+const requireHeld = (tool: ToolRecord, hold: string): void => {
+  if (tool.operation_in_progress !== hold)
+    throw new ConflictError(`A related operation is in progress on tool ${tool.id}; retry when it has finished.`);
+};
 
 /**
  * Publishes the next version of a tool from the project at the head of the repository's default
- * branch: checks, builds (400 with the build's error), stores the artifact, records the version as
- * `deploying` with the tool held (409 to other publishes and deprecations) and queues the
- * deployment. The builder worker makes it usable (`deployToolVersion`).
+ * branch. The tool is held first (409 to other publishes and deprecations until the version is
+ * deployed or refused); then the builder (`tool-builder.ts`) builds the project:
+ * - in-process, the answer refuses with 400 an older commit, missing variables or a failed build
+ *   (with the build's error); the version is recorded `deploying` with its artifact, and the
+ *   builder worker deploys it (`deployPublishedVersion`);
+ * - with CodeBuild, the version is recorded `deploying` while the build runs; the builder worker
+ *   records the build's outcome when CodeBuild reports it (`completeManagedBuild`): a refusal or
+ *   a failed build as `failed` with its reason in `build_error`, else it deploys the version.
  */
 export const publishToolVersion = async (
   orgId: string,
@@ -372,43 +392,40 @@ export const publishToolVersion = async (
   requirePermission(caller, 'Tool:ModifyTool', toolAttributes(before));
   if (before.deprecated) throw new BadRequestError(`Tool ${toolId} is deprecated; no version can be published.`);
   refuseWhileBusy(before);
-  const { commit, built, predates } = await buildFromRepository(orgId, body.project_path, { repo: body.repo });
-  if (before.last_valid_commit && (await predates(before.last_valid_commit))) {
-    throw new BadRequestError(`Commit ${commit} is older than the last valid commit ${before.last_valid_commit}.`);
-  }
+  const repository = await repositoryOf(orgId, body.repo);
   const operation = newId();
-  let published: StoredToolVersion | undefined;
-  await mutateTool(orgId, toolId, async (tool) => {
+  const hold = holdFor(operation);
+  const held = await mutateTool(orgId, toolId, async (tool) => {
     refuseWhileBusy(tool);
-    const missing = missingVariables(tool, built);
-    if (missing.length > 0) {
-      throw new BadRequestError(
-        `The environment variables required by the tool version do not exist on the tool (or differ in secrecy): ${missing.join(', ')}.`,
-      );
-    }
-    if (activeVersions(await listAllToolVersions(orgId, toolId)).length >= maxActiveVersions) {
-      throw new BadRequestError(
-        `Tool ${toolId} already has ${maxActiveVersions} active versions; deprecate one first.`,
-      );
-    }
-    const version: ToolVersion = bumpVersion(tool.latest_version, body.bump_type);
-    const versionText = formatVersion(version);
-    const artifactKey = artifactKeyOf(orgId, toolId, versionText, commit);
-    await storeArtifact(artifactKey, built.artifact);
+    await refuseFourthVersion(orgId, toolId);
+    return { next: { ...tool, operation_in_progress: hold } };
+  });
+  const artifactKey = artifactKeyOf(orgId, toolId, operation);
+  let recorded: StoredToolVersion | undefined;
+  try {
+    const started = await (await toolBuilder()).build({
+      orgId,
+      toolId,
+      repository,
+      projectPath: body.project_path,
+      lastValidCommit: held.last_valid_commit,
+      artifactKey,
+    });
     const at = nowIso();
-    published = {
+    const versionOf = (tool: ToolRecord): StoredToolVersion => ({
       id: newId(),
       org_id: orgId,
       created_at: at,
       updated_at: at,
       tool_id: toolId,
-      version,
-      required_envvars: built.required_envvars,
-      required_secret_envvars: built.required_secret_envvars,
-      input_schema: built.input_schema,
+      version: bumpVersion(tool.latest_version, body.bump_type),
+      // What the build reports; until CodeBuild reports, the version is `deploying` and holds no more.
+      required_envvars: [],
+      required_secret_envvars: [],
+      input_schema: { type: 'object' },
       tool_repo: body.repo,
-      tool_commit_hash: commit,
-      amigo_scaffold_commit_hash: commit,
+      tool_commit_hash: '',
+      amigo_scaffold_commit_hash: '',
       project_directory: body.project_path,
       lambda_version: 0,
       creator: creatorOf(caller),
@@ -416,42 +433,110 @@ export const publishToolVersion = async (
       deprecated: false,
       status: 'deploying',
       build_error: null,
-      language: built.language,
-      entry: built.entry,
+      language: 'node',
+      entry: '',
       artifact_key: artifactKey,
       runtime_ref: null,
-    };
-    return {
-      next: {
-        ...tool,
-        latest_version: version,
-        last_valid_commit: commit,
-        operation_in_progress: holdFor(operation),
-        updated_at: at,
-        updated_by: creatorOf(caller),
-      },
-      extra: [{ Put: { Item: toolVersionItem(published), ConditionExpression: 'attribute_not_exists(pk)' } }],
-    };
-  });
-  const version = published as unknown as StoredToolVersion;
-  const versionText = formatVersion(version.version);
-  try {
-    await queueToolBuild({ type: 'tool-version-published', org_id: orgId, tool_id: toolId, version: versionText });
+      build_id: started.state === 'started' ? started.buildId : null,
+    });
+    await mutateTool(orgId, toolId, async (tool) => {
+      requireHeld(tool, hold);
+      let version = versionOf(tool);
+      if (started.state === 'built') {
+        const { commit, built, predatesLastValid } = started.result;
+        const refusal = refusalOf(tool, built, commit, predatesLastValid);
+        if (refusal) throw new BadRequestError(refusal);
+        version = { ...version, ...builtFields(commit, built) };
+        await storeArtifact(artifactKey, built.artifact);
+      }
+      recorded = version;
+      return {
+        next: {
+          ...tool,
+          latest_version: version.version,
+          last_valid_commit: version.tool_commit_hash === '' ? tool.last_valid_commit : version.tool_commit_hash,
+          updated_at: at,
+          updated_by: creatorOf(caller),
+        },
+        extra: [{ Put: { Item: toolVersionItem(version), ConditionExpression: 'attribute_not_exists(pk)' } }],
+      };
+    });
   } catch (error) {
-    await finishDeployment(version, { status: 'failed', build_error: 'The deployment could not be queued.' });
+    await releaseHold(orgId, toolId, hold);
     throw error;
+  }
+  const version = recorded as StoredToolVersion;
+  const versionText = formatVersion(version.version);
+  if (version.build_id === null) {
+    try {
+      await queueToolBuild({ type: 'tool-version-published', org_id: orgId, tool_id: toolId, version: versionText });
+    } catch (error) {
+      await finishDeployment(version, { status: 'failed', build_error: 'The deployment could not be queued.' });
+      throw error;
+    }
   }
   return { new_version: versionText };
 };
 
-/** Records how a deployment ended and releases the tool. Conditioned on `deploying`, so a repeat changes nothing. */
+/** The version fields a build determines. */
+export const builtFields = (commit: string, built: Omit<BuiltProject, 'artifact'>) => ({
+  tool_commit_hash: commit,
+  amigo_scaffold_commit_hash: commit,
+  required_envvars: built.required_envvars,
+  required_secret_envvars: built.required_secret_envvars,
+  input_schema: built.input_schema,
+  language: built.language,
+  entry: built.entry,
+});
+
+const releaseHold = async (orgId: string, toolId: string, hold: string): Promise<void> => {
+  await mutateTool(orgId, toolId, (tool) => ({
+    next: tool.operation_in_progress === hold ? { ...tool, operation_in_progress: null } : tool,
+  }));
+};
+
+/**
+ * Records what a managed build built on its `deploying` version, and the commit as the tool's
+ * last valid one. Conditioned on the version still waiting for that build, so a repeat is harmless.
+ */
+export const recordManagedBuild = async (
+  version: StoredToolVersion,
+  commit: string,
+  built: Omit<BuiltProject, 'artifact'>,
+): Promise<StoredToolVersion> => {
+  const fields = builtFields(commit, built);
+  await updateItem({
+    Key: toolVersions.key(version.org_id, version),
+    UpdateExpression: `SET ${Object.keys(fields)
+      .map((name) => `#${name} = :${name}`)
+      .join(', ')}, updated_at = :at`,
+    ConditionExpression: '#status = :deploying AND build_id = :build',
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])),
+    },
+    ExpressionAttributeValues: {
+      ...Object.fromEntries(Object.entries(fields).map(([name, value]) => [`:${name}`, value])),
+      ':deploying': 'deploying',
+      ':build': version.build_id,
+      ':at': nowIso(),
+    },
+  });
+  await mutateTool(version.org_id, version.tool_id, (tool) => ({ next: { ...tool, last_valid_commit: commit } }));
+  return { ...version, ...fields };
+};
+
+/**
+ * Records how a deployment ended and releases the tool. Conditioned on `deploying`, so a repeat
+ * changes nothing and announces nothing.
+ */
 export const finishDeployment = async (
   version: StoredToolVersion,
   outcome:
     | { status: 'deployed'; runtime_ref: string; lambda_version: number }
     | { status: 'failed'; build_error: string },
 ): Promise<void> => {
-  await updateItem({
+  const applied = await updateItem({
     Key: toolVersions.key(version.org_id, version),
     UpdateExpression:
       outcome.status === 'deployed'
@@ -467,11 +552,15 @@ export const finishDeployment = async (
         ? { ':ref': outcome.runtime_ref, ':lambda': outcome.lambda_version }
         : { ':error': outcome.build_error }),
     },
-  }).catch((error: unknown) => {
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-  });
+  }).then(
+    () => true,
+    (error: unknown) => {
+      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+      return false;
+    },
+  );
   await mutateTool(version.org_id, version.tool_id, (tool) => ({ next: { ...tool, operation_in_progress: null } }));
-  if (outcome.status === 'deployed') {
+  if (applied && outcome.status === 'deployed') {
     await announceFrameworkResourceChange(version.org_id, {
       resourceType: 'tool',
       resourceId: version.tool_id,

@@ -20,13 +20,27 @@ describe('parseVersionConstraint', () => {
     expect(matches('~=1.2.3', '1.3.0')).toBe(false);
   });
 
-  it('reads a bare version as an exact match', () => {
-    expect(matches('1.2.3', '1.2.3')).toBe(true);
-    expect(matches('1.2', '1.2.0')).toBe(true);
+  it('orders pre-, post- and development releases and epochs as the reference does', () => {
+    expect(matches('>=1.0rc1', '1.0.0')).toBe(true);
+    expect(matches('<1.0rc1', '1.0.0')).toBe(false);
+    expect(matches('>1.0.post1', '1.0.0')).toBe(false);
+    expect(matches('>=1.0.dev0', '1.0.0')).toBe(true);
+    expect(matches('<1!0.1', '9.9.9')).toBe(true);
+    expect(matches('== v1.2', '1.2.0')).toBe(true);
+    expect(matches('==1.2.0.0', '1.2.0')).toBe(true);
+    expect(matches('==1.0+local.1', '1.0.0')).toBe(false);
+    expect(matches('!=1.0+local.1', '1.0.0')).toBe(true);
+    expect(matches('===1.0.0', '1.0.0')).toBe(true);
+    expect(matches('===1.0', '1.0.0')).toBe(false);
   });
 
-  it('refuses what is not a specifier', () => {
-    for (const text of ['', 'latest', '>=', '~=1', '>1.*', '1.2.3.4', 'abc'])
+  it('skips blank clauses, so an empty constraint allows every version', () => {
+    expect(matches('', '3.1.4')).toBe(true);
+    expect(matches('>=1.0,,<2', '1.5.0')).toBe(true);
+  });
+
+  it('refuses what is not a specifier, a bare version included', () => {
+    for (const text of ['1.2.3', 'latest', '>=', '~=1', '>1.*', 'abc', '>=1.0+local', '~=1.4.*'])
       expect(parseVersionConstraint(text)).toBeUndefined();
   });
 });

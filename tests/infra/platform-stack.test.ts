@@ -191,7 +191,8 @@ describe('platform stack', () => {
 
   it('creates one Node.js 22 function per endpoint group in the route table, per consumed queue and per schedule, on arm64 unless it carries a native binding', () => {
     template.resourceCountIs('AWS::Lambda::Function', groupsInUse.length + consumedQueues.length + 1);
-    template.resourceCountIs('AWS::Events::Rule', 1);
+    // The daily schedule, and the rule that routes ended tool builds (tests/infra/tool-build.test.ts).
+    template.resourceCountIs('AWS::Events::Rule', 2);
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 day)' });
     const expected = {
       Runtime: 'nodejs22.x',

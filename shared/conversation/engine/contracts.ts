@@ -128,6 +128,9 @@ export interface TurnOutcome {
   workingMemory: WorkingMemoryEntry[];
   reflections: ReflectionEntry[];
   triggeredDynamicBehavior: TriggeredDynamicBehavior | null;
+  /** The tool call rounds of the engage-user and of the last select-next-action model calls. */
+  engageUserToolCallLogs: z.infer<typeof toolCallLog>[][];
+  selectNextActionToolCallLogs: z.infer<typeof toolCallLog>[][];
   /** The terminal state was reached: the session is over. */
   completed: boolean;
 }

@@ -106,6 +106,14 @@ const resolveAll = async (state: State, specs: ToolCallSpec[], turn: ToolTurn) =
   return resolved;
 };
 
+/** Keeps the round's calls for the interaction's insights: the engage-user round, and the last select-next-action one. */
+const noteRound = (purpose: ModelPurpose, round: ToolRound, turn: ToolTurn): ToolRound => {
+  const logs = round.logs.length > 0 ? [round.logs] : [];
+  if (purpose === 'engage_user') turn.notes.engageUserToolCallLogs = logs;
+  if (purpose === 'select_next_action') turn.notes.selectNextActionToolCallLogs = logs;
+  return round;
+};
+
 /** One round in which the model may call any of the state's offered tools. */
 export async function* offerTools(
   state: State,
@@ -116,7 +124,7 @@ export async function* offerTools(
   turn: ToolTurn,
 ): AsyncGenerator<EngineEvent, ToolRound> {
   const resolved = await resolveAll(state, specs, turn);
-  if (resolved.length === 0) return { logs: [], results: [] };
+  if (resolved.length === 0) return noteRound(purpose, { logs: [], results: [] }, turn);
   const instructions = resolved.flatMap(({ llmTool, spec }) =>
     spec.additional_instruction ? [`${llmTool.name}: ${spec.additional_instruction}`] : [],
   );
@@ -134,7 +142,7 @@ export async function* offerTools(
     logs.push(raw.kept);
     results.push(`Result of the tool ${toolCall.name}: ${raw.output}`);
   }
-  return { logs, results };
+  return noteRound(purpose, { logs, results }, turn);
 }
 
 /** Adds a round's results to a prompt, for the model call that follows. */

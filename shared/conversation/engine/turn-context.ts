@@ -3,7 +3,7 @@ import { buildSystemPrompt, type PromptAgent, type PromptState } from '../../llm
 import type { CallToolsResult, LlmMessage, LlmOption, LlmTool } from '../../llm/provider';
 import { getState } from '../../state-machine/navigation';
 import type { NextState, State, StateMachineVersionBody } from '../../state-machine/schemas';
-import type { ReflectionEntry, StateTransitionLog, WorkingMemoryEntry } from '../schemas';
+import type { ReflectionEntry, StateTransitionLog, ToolCallLog, WorkingMemoryEntry } from '../schemas';
 import type {
   EngineDependencies,
   EngineSession,
@@ -23,6 +23,10 @@ export interface TurnNotes {
   innerThoughts: InnerThought[];
   workingMemory: WorkingMemoryEntry[];
   reflections: ReflectionEntry[];
+  /** The tool calls of the turn's engage-user round, for the insights' `engage_user_tool_call_logs`. */
+  engageUserToolCallLogs: ToolCallLog[][];
+  /** The tool calls of the turn's last select-next-action round (`select_next_action_tool_call_logs`). */
+  selectNextActionToolCallLogs: ToolCallLog[][];
 }
 
 /** What the state units of one turn share: the machine, the models and the notes. */
@@ -94,6 +98,8 @@ export const createTurnContext = (
     innerThoughts: [],
     workingMemory: [...session.workingMemory],
     reflections: [...session.reflections],
+    engageUserToolCallLogs: [],
+    selectNextActionToolCallLogs: [],
   };
 
   const stateNamed = (name: string): State => {

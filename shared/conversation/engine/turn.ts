@@ -84,6 +84,8 @@ export async function* runTurn(
     workingMemory: notes.workingMemory.slice(-carriedEntries),
     reflections: notes.reflections.slice(-carriedEntries),
     triggeredDynamicBehavior: behavior?.versionInfo ?? null,
+    engageUserToolCallLogs: notes.engageUserToolCallLogs,
+    selectNextActionToolCallLogs: notes.selectNextActionToolCallLogs,
     completed: isTerminal(machine, engaged.name),
   };
 }

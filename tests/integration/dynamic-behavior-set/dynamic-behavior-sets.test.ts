@@ -107,6 +107,7 @@ describe('create-dynamic-behavior-set', () => {
   it('accepts the reference revision (actions[] with tool candidates)', async () => {
     // Prepare
     const session = await admin();
+    const toolId = await createTool(session);
 
     // Act
     const response = await api(setsPath(), {
@@ -125,7 +126,7 @@ describe('create-dynamic-behavior-set', () => {
               overrides_existing_tool_call_specs: false,
               tool_call_specs: [
                 {
-                  tool_id: 'a'.repeat(24),
+                  tool_id: toolId,
                   tool_name: 'track_parcel',
                   version_constraint: '>=1.0.0',
                   additional_instruction: 'Use the tracking number the customer gave.',
@@ -380,6 +381,45 @@ describe('create-dynamic-behavior-set-version', () => {
     expect(wrong.status).toBe(400);
     expect(created.status).toBe(201);
     expect(created.body).toEqual({ new_version_number: 2 });
+  });
+
+  it('answers 404 naming a tool of its tool candidates that does not exist or is deprecated', async () => {
+    // Prepare
+    const session = await admin();
+    const setId = await createSet(session);
+    const deprecatedTool = await createTool(session);
+    await api(`/v1/${orgId}/tool/${deprecatedTool}`, { method: 'DELETE', token: session.token });
+    const candidates = (toolId: string) => ({
+      conversation_triggers: ['The customer wants to track a parcel'],
+      actions: [
+        {
+          type: 'change-tool-candidates',
+          overrides_existing_tool_call_specs: false,
+          tool_call_specs: [
+            {
+              tool_id: toolId,
+              tool_name: 'track_parcel',
+              version_constraint: '>=1.0.0',
+              additional_instruction: 'Use the tracking number.',
+              audio_fillers: [],
+              audio_filler_triggered_after: 2,
+              result_persistence: 'ephemeral',
+            },
+          ],
+        },
+      ],
+    });
+
+    // Act
+    const missing = await api(versionsPath(setId), { token: session.token, body: candidates('c'.repeat(24)) });
+    const deprecated = await api(versionsPath(setId), { token: session.token, body: candidates(deprecatedTool) });
+    const versions = await api(versionsPath(setId), { token: session.token });
+
+    // Assess
+    expect(missing.status).toBe(404);
+    expect(missing.body.detail).toContain('c'.repeat(24));
+    expect(deprecated.status).toBe(404);
+    expect(versions.body.dynamic_behavior_set_versions).toHaveLength(1);
   });
 });
 

@@ -1,5 +1,5 @@
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { harness } from './client';
 
 /**
@@ -20,15 +20,18 @@ const sqs = () => {
   return new SQSClient({ region, credentials, endpoint: env.AWS_ENDPOINT_URL_SQS });
 };
 
-const queueUrl = (queue: 'analysis' | 'webhook') => settings().env[`${queue.toUpperCase()}_QUEUE_URL`] as string;
+type QueueName = 'analysis' | 'webhook' | 'tool-build';
+
+const queueUrl = (queue: QueueName) =>
+  settings().env[`${queue.toUpperCase().replaceAll('-', '_')}_QUEUE_URL`] as string;
 
 /** Puts a message on a queue, as a producer (or an at-least-once redelivery) would. */
-export const sendToQueue = async (queue: 'analysis' | 'webhook', message: unknown): Promise<void> => {
+export const sendToQueue = async (queue: QueueName, message: unknown): Promise<void> => {
   await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl(queue), MessageBody: JSON.stringify(message) }));
 };
 
 /** Whether a queue has no message waiting or in flight. */
-export const isQueueDrained = async (queue: 'analysis' | 'webhook'): Promise<boolean> => {
+export const isQueueDrained = async (queue: QueueName): Promise<boolean> => {
   const { Attributes } = await sqs().send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl(queue),
@@ -40,6 +43,15 @@ export const isQueueDrained = async (queue: 'analysis' | 'webhook'): Promise<boo
       Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) ===
     0
   );
+};
+
+/** How many messages wait in a queue's dead-letter queue (`<worker>-dlq`): the ones its worker failed for good. */
+export const deadLetterCount = async (queue: QueueName): Promise<number> => {
+  const { QueueUrl } = await sqs().send(new GetQueueUrlCommand({ QueueName: `${queue}-dlq` }));
+  const { Attributes } = await sqs().send(
+    new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+  );
+  return Number(Attributes?.ApproximateNumberOfMessages ?? 0);
 };
 
 /** Whether the artifact bucket holds `key`. */

@@ -1,9 +1,11 @@
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
-import { api } from '../support/client';
+import { sampleToolCallSpec, toolCallStateMachineVersion } from '#shared/conversation/fixtures';
+import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
+import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { deadLetterCount, isQueueDrained, sendToQueue } from '../support/local-aws';
 import {
   commitProject,
   createTool,
@@ -226,6 +228,44 @@ describe('publish-tool-version', () => {
     expect(broken.status).toBe(400);
     expect(broken.body.detail).toMatch(/build failed.*index\.js:2/s);
     expect(missing.status).toBe(404);
+  });
+
+  it('consumes a repeated deployment, and a build no version waits for, leaving the deployed version as it is', async () => {
+    // Prepare
+    const session = await admin();
+    const toolId = await createTool(session);
+    const version = await publishAndDeploy(session, toolId, 'samples/greeting');
+    const before = await deployedVersion(session, toolId, version);
+    const failedBefore = await deadLetterCount('tool-build');
+    const buildArn =
+      'arn:aws:codebuild:us-east-1:123456789012:build/classic-tool-build:00000000-0000-0000-0000-000000000000';
+    const buildEnded = {
+      source: 'aws.codebuild',
+      'detail-type': 'CodeBuild Build State Change',
+      detail: {
+        'build-status': 'SUCCEEDED',
+        'build-id': buildArn,
+        'additional-information': {
+          environment: {
+            'environment-variables': [
+              { name: 'TOOL_ORG_ID', value: orgId, type: 'PLAINTEXT' },
+              { name: 'TOOL_ID', value: toolId, type: 'PLAINTEXT' },
+              { name: 'TOOL_ARTIFACT_KEY', value: `tools/${orgId}/${toolId}/none.json.gz`, type: 'PLAINTEXT' },
+            ],
+          },
+        },
+      },
+    };
+
+    // Act
+    await sendToQueue('tool-build', { type: 'tool-version-published', org_id: orgId, tool_id: toolId, version });
+    await sendToQueue('tool-build', buildEnded);
+    await eventually(async () => ((await isQueueDrained('tool-build')) ? true : undefined), 30_000);
+    const after = await deployedVersion(session, toolId, version);
+
+    // Assess
+    expect(after).toEqual(before);
+    expect(await deadLetterCount('tool-build')).toBe(failedBefore);
   });
 
   it('refuses a commit older than the last valid one, and a fourth active version', async () => {
@@ -661,6 +701,38 @@ describe('tools in conversations', () => {
       conversation_id: conversationId,
       invocation_metadata: { type: 'tool-call-state', state_name: 'triage' },
     });
+  });
+
+  it('records the engage-user and select-next-action tool calls of an interaction in its insights', async () => {
+    // Prepare
+    const session = await admin();
+    const toolId = await createTool(session);
+    await publishAndDeploy(session, toolId, 'samples/greeting');
+    const spec = sampleToolCallSpec(toolId);
+    const base = sampleStateMachineVersion();
+    const offering = {
+      ...base,
+      states: base.states.map((state) =>
+        state.type === 'action'
+          ? { ...state, action_tool_call_specs: [spec], exit_condition_tool_call_specs: [spec] }
+          : state,
+      ),
+    };
+    const { serviceId } = await createService(session, offering);
+    const { conversationId } = await startConversation(session, { service_id: serviceId });
+
+    // Act
+    const turn = await interact(session, conversationId, 'Ada');
+    const interactionId = turn.events.at(-1)?.interaction_id as string;
+    const insights = await api(`/v1/${orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, {
+      token: session.token,
+    });
+
+    // Assess
+    expect(insights.status).toBe(200);
+    const call = expect.objectContaining({ tool_id: toolId, tool_version: '1.0.0', input: { name: 'Ada' } });
+    expect(insights.body.select_next_action_tool_call_logs).toEqual([[call]]);
+    expect(insights.body.engage_user_tool_call_logs).toEqual([[call]]);
   });
 
   it('refuses a state machine version that references a missing tool with 422 naming the state', async () => {

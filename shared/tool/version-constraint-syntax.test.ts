@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isValidVersionConstraint } from './version-constraint';
 
-// Expected verdicts were checked against Python's packaging.specifiers.SpecifierSet.
+// The state machine's validation and the tool resolver share this parser. Expected verdicts were checked against Python's packaging.specifiers.SpecifierSet.
 describe('isValidVersionConstraint', () => {
   it.each([
     '>=1.2,<2',
