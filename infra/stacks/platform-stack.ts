@@ -74,6 +74,7 @@ const access = {
       bucket: 'readWrite',
       tools: 'deploy',
     },
+    simulation: { table: 'readWrite', signingKey: true },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
