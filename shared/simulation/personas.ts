@@ -5,9 +5,10 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
 import { personas, type StoredPersona, type StoredPersonaVersion, storedPersona } from './persona-repository';
+import { commonFilterValues } from './record-catalog';
 import type { CreatePersonaRequest, PersonaInstance, PersonaVersionBody, PersonaVersionInstance } from './schemas';
 import { usageTargets } from './usage-repository';
-import { commonFilterValues, defineVersionedCatalog } from './versioned-catalog';
+import { defineVersionedCatalog } from './versioned-catalog';
 
 /** What permission grant conditions can name on a persona. */
 export const personaAttributes = (persona: {

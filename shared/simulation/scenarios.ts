@@ -3,10 +3,11 @@ import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
+import { commonFilterValues } from './record-catalog';
 import { type StoredScenario, type StoredScenarioVersion, scenarios, storedScenario } from './scenario-repository';
 import type { CreateScenarioRequest, ScenarioInstance, ScenarioVersionBody, ScenarioVersionInstance } from './schemas';
 import { usageTargets } from './usage-repository';
-import { commonFilterValues, defineVersionedCatalog } from './versioned-catalog';
+import { defineVersionedCatalog } from './versioned-catalog';
 
 /** What permission grant conditions can name on a scenario. */
 export const scenarioAttributes = (scenario: { id: string; name: string; tags: Record<string, string | null> }) => ({

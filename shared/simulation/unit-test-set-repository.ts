@@ -5,8 +5,8 @@ import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { sortableValue } from '../kernel/list-params';
 import { creatorInfo, tagMap } from '../kernel/schemas';
+import { maxCatalogRecords } from './record-catalog';
 import { unitTestRun } from './schemas';
-import { maxCatalogRecords } from './versioned-catalog';
 
 /*
  * Unit test sets (partition, then sort key):

@@ -1,11 +1,21 @@
-import { keysPage, type Paged, pageOfQuery } from '../data/paging';
-import { failedConditions, type Item, queryPage, transactWrite } from '../data/table';
+import { failedConditions, transactWrite } from '../data/table';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter, tagsAsList } from '../kernel/list-params';
-import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
-import { searchRelevance } from '../kernel/search';
+import { type SortEntry, tagsAsList } from '../kernel/list-params';
+import { requirePermission } from '../kernel/permissions';
+import {
+  asSearchHit,
+  bestMatches,
+  changeLiveRecord,
+  commonFilterValues,
+  matchesCommonFilters,
+  pageOfRecords,
+  type RecordFilters,
+  type RecordStore,
+  requireOnRecord,
+  visibleTo,
+} from './record-catalog';
 import type { CreateUnitTestSetRequest, UnitTestRun, UnitTestSetInstance, UpdateUnitTestSetRequest } from './schemas';
 import { claimUnitTest, getUnitTests, unitTestNotFound } from './unit-test-repository';
 import {
@@ -18,7 +28,6 @@ import {
   unitTestSetWrites,
 } from './unit-test-set-repository';
 import { linkUsages, unlinkUsages, usageChanges, usageTargets } from './usage-repository';
-import { byUpdatedAt, commonFilterValues, matchesCreators, searchResults } from './versioned-catalog';
 
 /** What permission grant conditions can name on a unit test set. */
 export const unitTestSetAttributes = (set: Pick<StoredUnitTestSet, 'id' | 'name' | 'tags'>) => ({
@@ -82,30 +91,19 @@ const saveUnitTestSet = async (
   await transactWrite(items, (error) => failureAt(failedConditions(error)[0] ?? 0));
 };
 
-/** Checks `permission` on a set; a caller who may not see it is answered as for a missing one. */
-const requireOnSet = (caller: Caller, permission: PermissionName, set: StoredUnitTestSet): void =>
-  asIfMissing(
-    () => requirePermission(caller, permission, unitTestSetAttributes(set)),
-    () => unitTestSetNotFound(set.id),
-    () => hasPermission(caller, 'Simulation:GetSimulationUnitTestSet', unitTestSetAttributes(set)),
-  );
-
-const changeUnitTestSet = async (
-  orgId: string,
-  id: string,
-  change: (current: StoredUnitTestSet) => Promise<StoredUnitTestSet>,
-): Promise<void> => {
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    const current = await getUnitTestSet(orgId, id, true);
-    if (!current || current.is_deleted) throw unitTestSetNotFound(id);
-    try {
-      await saveUnitTestSet(orgId, await change(current), current);
-      return;
-    } catch (error) {
-      if (!(error instanceof StaleUnitTestSetError)) throw error;
-    }
-  }
-  throw new ConflictError(`Simulation unit test set ${id} is being changed by other requests at the same time; retry.`);
+const store: RecordStore<StoredUnitTestSet> = {
+  list: unitTestSets.name,
+  parse: (item) => unitTestSets.parse(item),
+  key: (orgId, id) => unitTestSets.key(orgId, { id }),
+  query: (orgId, updatedAt) =>
+    updatedAt ? unitTestSets.queryIndex(orgId, 'updated_at', {}, updatedAt) : unitTestSets.query(orgId, {}),
+  get: getUnitTestSet,
+  save: saveUnitTestSet,
+  isStale: (error) => error instanceof StaleUnitTestSetError,
+  notFound: unitTestSetNotFound,
+  label: 'Simulation unit test set',
+  read: 'Simulation:GetSimulationUnitTestSet',
+  attributes: unitTestSetAttributes,
 };
 
 export const createUnitTestSet = async (
@@ -142,8 +140,8 @@ export const updateUnitTestSet = (
   request: UpdateUnitTestSetRequest,
   caller: Caller,
 ): Promise<void> =>
-  changeUnitTestSet(orgId, id, async (current) => {
-    requireOnSet(caller, 'Simulation:ModifySimulationUnitTestSet', current);
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, 'Simulation:ModifySimulationUnitTestSet', current);
     if (request.unit_test_runs) await requireLiveUnitTests(orgId, request.unit_test_runs);
     const description = request.description;
     return {
@@ -159,64 +157,28 @@ export const updateUnitTestSet = (
 
 /** Deletes softly, releasing the unit tests the set held. */
 export const deleteUnitTestSet = (orgId: string, id: string, caller: Caller): Promise<void> =>
-  changeUnitTestSet(orgId, id, async (current) => {
-    requireOnSet(caller, 'Simulation:DeleteSimulationUnitTestSet', current);
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, 'Simulation:DeleteSimulationUnitTestSet', current);
     return { ...current, is_deleted: true, updated_at: nowIso(), updated_by: creatorOf(caller) };
   });
 
-export interface UnitTestSetFilters {
-  creators: CreatorFilter[];
-  tags: TagFilter[];
+export interface UnitTestSetFilters extends RecordFilters {
   unitTestIds: string[];
 }
 
-const matchesFilters = (set: StoredUnitTestSet, filters: UnitTestSetFilters & { isDeleted?: boolean }): boolean =>
-  (filters.isDeleted === undefined || set.is_deleted === filters.isDeleted) &&
-  matchesCreators(set.creator, filters.creators) &&
-  matchesTags(set.tags, filters.tags) &&
+const matchesFilters = (set: StoredUnitTestSet, filters: UnitTestSetFilters): boolean =>
+  matchesCommonFilters(set, filters) &&
   (filters.unitTestIds.length === 0 ||
     set.unit_test_runs.some((run) => filters.unitTestIds.includes(run.unit_test_id)));
-
-const visibleTo = (caller: Caller) => (set: StoredUnitTestSet) =>
-  hasPermission(caller, 'Simulation:GetSimulationUnitTestSet', unitTestSetAttributes(set));
 
 export const listUnitTestSets = async (
   orgId: string,
   caller: Caller,
-  query: UnitTestSetFilters & {
-    ids?: string[];
-    isDeleted?: boolean;
-    sortBy: SortEntry[];
-    limit: number;
-    continuationToken: number;
-  },
+  query: UnitTestSetFilters & { ids?: string[]; sortBy: SortEntry[]; limit: number; continuationToken: number },
 ) => {
-  const visible = visibleTo(caller);
-  const keep = (item: Item) => {
-    const set = unitTestSets.parse(item);
-    return matchesFilters(set, query) && visible(set);
-  };
-  const [order] = query.sortBy;
-  const page: Paged<StoredUnitTestSet> = await pageOfQuery(
-    orgId,
-    unitTestSets.name,
-    { ...query, visible },
-    (startKey) => {
-      if (query.ids && query.ids.length > 0) {
-        return keysPage(
-          query.ids.map((id) => unitTestSets.key(orgId, { id })),
-          startKey,
-          { limit: query.limit, keep, compare: byUpdatedAt(query.sortBy) },
-        );
-      }
-      const spec = order
-        ? unitTestSets.queryIndex(orgId, 'updated_at', {}, { forward: order.direction !== 'desc' })
-        : unitTestSets.query(orgId, {});
-      return queryPage(spec, { limit: query.limit, startKey, keep });
-    },
-    (item) => unitTestSets.parse(item),
-  );
-  const all = query.continuationToken === 0 ? (await allUnitTestSets(orgId)).filter(visible) : undefined;
+  const page = await pageOfRecords(store, orgId, caller, query, (set) => matchesFilters(set, query));
+  const all =
+    query.continuationToken === 0 ? (await allUnitTestSets(orgId)).filter(visibleTo(store, caller)) : undefined;
   return {
     simulation_unit_test_sets: page.items.map(unitTestSetView),
     has_more: page.has_more,
@@ -230,22 +192,15 @@ export const listUnitTestSets = async (
   };
 };
 
-/**
- * The {@link searchResults} live sets that best match the text over their name and
- * description, best first; ties go to the most recently updated.
- */
+/** The best live matches of the text over the names and descriptions (`bestMatches`). */
 export const searchUnitTestSets = async (orgId: string, caller: Caller, text: string, filters: UnitTestSetFilters) => {
-  const visible = visibleTo(caller);
-  const hits = (await allUnitTestSets(orgId))
-    .filter((set) => matchesFilters(set, { ...filters, isDeleted: false }) && visible(set))
-    .map((set) => ({ set, score: searchRelevance(text, set.name, set.description ?? '') }))
-    .filter((entry) => entry.score > 0)
-    .sort((a, b) => b.score - a.score || b.set.updated_at.localeCompare(a.set.updated_at))
-    .slice(0, searchResults);
+  const visible = visibleTo(store, caller);
+  const candidates = (await allUnitTestSets(orgId)).filter(
+    (set) => matchesFilters(set, { ...filters, isDeleted: false }) && visible(set),
+  );
   return {
-    simulation_unit_test_sets: hits.map(({ set }) => {
-      const { id, ...view } = unitTestSetView(set);
-      return { _id: id, ...view };
-    }),
+    simulation_unit_test_sets: bestMatches(candidates, text, (set) => set.description ?? '').map((set) =>
+      asSearchHit(unitTestSetView(set)),
+    ),
   };
 };

@@ -1,15 +1,25 @@
-import { keysPage, type Paged, pageOfQuery } from '../data/paging';
-import { failedConditions, type Item, queryPage, type TransactItem, transactWrite } from '../data/table';
+import { failedConditions, type TransactItem, transactWrite } from '../data/table';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter, tagsAsList } from '../kernel/list-params';
-import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
-import { searchRelevance } from '../kernel/search';
+import { type SortEntry, tagsAsList } from '../kernel/list-params';
+import { requirePermission } from '../kernel/permissions';
 import { getMetrics, metrics } from '../metric/metric-repository';
 import { claimVersionSet, getService } from '../service/service-repository';
 import { EDGE } from '../service/version-sets';
 import { personas } from './persona-repository';
+import {
+  asSearchHit,
+  bestMatches,
+  changeLiveRecord,
+  commonFilterValues,
+  matchesCommonFilters,
+  pageOfRecords,
+  type RecordFilters,
+  type RecordStore,
+  requireOnRecord,
+  visibleTo,
+} from './record-catalog';
 import { scenarios } from './scenario-repository';
 import type { CreateUnitTestRequest, UnitTestInstance, UpdateUnitTestRequest } from './schemas';
 import {
@@ -29,7 +39,6 @@ import {
   usageChanges,
   usageTargets,
 } from './usage-repository';
-import { byUpdatedAt, commonFilterValues, matchesCreators, searchResults } from './versioned-catalog';
 
 /** What permission grant conditions can name on a unit test. */
 export const unitTestAttributes = (
@@ -188,31 +197,19 @@ const saveUnitTest = async (
   await transactWrite(items, (error) => failureAt(failedConditions(error)[0] ?? 0));
 };
 
-/** Checks `permission` on a unit test; a caller who may not see it is answered as for a missing one. */
-const requireOnUnitTest = (caller: Caller, permission: PermissionName, unitTest: StoredUnitTest): void =>
-  asIfMissing(
-    () => requirePermission(caller, permission, unitTestAttributes(unitTest)),
-    () => unitTestNotFound(unitTest.id),
-    () => hasPermission(caller, 'Simulation:GetSimulationUnitTest', unitTestAttributes(unitTest)),
-  );
-
-/** Reads a live unit test, applies `change` and writes it, again from a fresh read if another request got in between. */
-const changeUnitTest = async (
-  orgId: string,
-  id: string,
-  change: (current: StoredUnitTest) => Promise<StoredUnitTest>,
-): Promise<void> => {
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    const current = await getUnitTest(orgId, id, true);
-    if (!current || current.is_deleted) throw unitTestNotFound(id);
-    try {
-      await saveUnitTest(orgId, await change(current), current);
-      return;
-    } catch (error) {
-      if (!(error instanceof StaleUnitTestError)) throw error;
-    }
-  }
-  throw new ConflictError(`Simulation unit test ${id} is being changed by other requests at the same time; retry.`);
+const store: RecordStore<StoredUnitTest> = {
+  list: unitTests.name,
+  parse: (item) => unitTests.parse(item),
+  key: (orgId, id) => unitTests.key(orgId, { id }),
+  query: (orgId, updatedAt) =>
+    updatedAt ? unitTests.queryIndex(orgId, 'updated_at', {}, updatedAt) : unitTests.query(orgId, {}),
+  get: getUnitTest,
+  save: saveUnitTest,
+  isStale: (error) => error instanceof StaleUnitTestError,
+  notFound: unitTestNotFound,
+  label: 'Simulation unit test',
+  read: 'Simulation:GetSimulationUnitTest',
+  attributes: unitTestAttributes,
 };
 
 export const createUnitTest = async (
@@ -254,8 +251,8 @@ export const updateUnitTest = (
   request: UpdateUnitTestRequest,
   caller: Caller,
 ): Promise<void> =>
-  changeUnitTest(orgId, id, async (current) => {
-    requireOnUnitTest(caller, 'Simulation:ModifySimulationUnitTest', current);
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, 'Simulation:ModifySimulationUnitTest', current);
     const next: StoredUnitTest = {
       ...current,
       description: request.description ?? current.description,
@@ -276,73 +273,36 @@ export const updateUnitTest = (
 
 /** Deletes softly, releasing what the unit test used; 400 while a set holds it. */
 export const deleteUnitTest = (orgId: string, id: string, caller: Caller): Promise<void> =>
-  changeUnitTest(orgId, id, async (current) => {
-    requireOnUnitTest(caller, 'Simulation:DeleteSimulationUnitTest', current);
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, 'Simulation:DeleteSimulationUnitTest', current);
     await requireUnused(orgId, usageTargets.unitTest(id), `Simulation unit test ${id}`);
     return { ...current, is_deleted: true, updated_at: nowIso(), updated_by: creatorOf(caller) };
   });
 
-export interface UnitTestFilters {
-  creators: CreatorFilter[];
-  tags: TagFilter[];
+export interface UnitTestFilters extends RecordFilters {
   serviceIds: string[];
   personaIds: string[];
   scenarioIds: string[];
   metricIds: string[];
 }
 
-const anyOf = (wanted: string[], value: string | string[]): boolean =>
-  wanted.length === 0 || (Array.isArray(value) ? value.some((v) => wanted.includes(v)) : wanted.includes(value));
+const anyOf = (wanted: string[], values: string[]): boolean =>
+  wanted.length === 0 || values.some((value) => wanted.includes(value));
 
-const matchesFilters = (unitTest: StoredUnitTest, filters: UnitTestFilters & { isDeleted?: boolean }): boolean =>
-  (filters.isDeleted === undefined || unitTest.is_deleted === filters.isDeleted) &&
-  matchesCreators(unitTest.creator, filters.creators) &&
-  matchesTags(unitTest.tags, filters.tags) &&
-  anyOf(filters.serviceIds, unitTest.service_id) &&
-  anyOf(filters.personaIds, unitTest.persona_id) &&
-  anyOf(filters.scenarioIds, unitTest.scenario_id) &&
+const matchesFilters = (unitTest: StoredUnitTest, filters: UnitTestFilters): boolean =>
+  matchesCommonFilters(unitTest, filters) &&
+  anyOf(filters.serviceIds, [unitTest.service_id]) &&
+  anyOf(filters.personaIds, [unitTest.persona_id]) &&
+  anyOf(filters.scenarioIds, [unitTest.scenario_id]) &&
   anyOf(filters.metricIds, metricIdsOf(unitTest));
-
-const visibleTo = (caller: Caller) => (unitTest: StoredUnitTest) =>
-  hasPermission(caller, 'Simulation:GetSimulationUnitTest', unitTestAttributes(unitTest));
 
 export const listUnitTests = async (
   orgId: string,
   caller: Caller,
-  query: UnitTestFilters & {
-    ids?: string[];
-    isDeleted?: boolean;
-    sortBy: SortEntry[];
-    limit: number;
-    continuationToken: number;
-  },
+  query: UnitTestFilters & { ids?: string[]; sortBy: SortEntry[]; limit: number; continuationToken: number },
 ) => {
-  const visible = visibleTo(caller);
-  const keep = (item: Item) => {
-    const unitTest = unitTests.parse(item);
-    return matchesFilters(unitTest, query) && visible(unitTest);
-  };
-  const [order] = query.sortBy;
-  const page: Paged<StoredUnitTest> = await pageOfQuery(
-    orgId,
-    unitTests.name,
-    { ...query, visible },
-    (startKey) => {
-      if (query.ids && query.ids.length > 0) {
-        return keysPage(
-          query.ids.map((id) => unitTests.key(orgId, { id })),
-          startKey,
-          { limit: query.limit, keep, compare: byUpdatedAt(query.sortBy) },
-        );
-      }
-      const spec = order
-        ? unitTests.queryIndex(orgId, 'updated_at', {}, { forward: order.direction !== 'desc' })
-        : unitTests.query(orgId, {});
-      return queryPage(spec, { limit: query.limit, startKey, keep });
-    },
-    (item) => unitTests.parse(item),
-  );
-  const all = query.continuationToken === 0 ? (await allUnitTests(orgId)).filter(visible) : undefined;
+  const page = await pageOfRecords(store, orgId, caller, query, (unitTest) => matchesFilters(unitTest, query));
+  const all = query.continuationToken === 0 ? (await allUnitTests(orgId)).filter(visibleTo(store, caller)) : undefined;
   const sorted = (values: string[]) => [...new Set(values)].sort();
   return {
     simulation_unit_tests: page.items.map(unitTestView),
@@ -360,22 +320,15 @@ export const listUnitTests = async (
   };
 };
 
-/**
- * The {@link searchResults} live unit tests that best match the text over their name and
- * description, best first; ties go to the most recently updated.
- */
+/** The best live matches of the text over the names and descriptions (`bestMatches`). */
 export const searchUnitTests = async (orgId: string, caller: Caller, text: string, filters: UnitTestFilters) => {
-  const visible = visibleTo(caller);
-  const hits = (await allUnitTests(orgId))
-    .filter((unitTest) => matchesFilters(unitTest, { ...filters, isDeleted: false }) && visible(unitTest))
-    .map((unitTest) => ({ unitTest, score: searchRelevance(text, unitTest.name, unitTest.description) }))
-    .filter((entry) => entry.score > 0)
-    .sort((a, b) => b.score - a.score || b.unitTest.updated_at.localeCompare(a.unitTest.updated_at))
-    .slice(0, searchResults);
+  const visible = visibleTo(store, caller);
+  const candidates = (await allUnitTests(orgId)).filter(
+    (unitTest) => matchesFilters(unitTest, { ...filters, isDeleted: false }) && visible(unitTest),
+  );
   return {
-    simulation_unit_tests: hits.map(({ unitTest }) => {
-      const { id, ...view } = unitTestView(unitTest);
-      return { _id: id, ...view };
-    }),
+    simulation_unit_tests: bestMatches(candidates, text, (unitTest) => unitTest.description).map((unitTest) =>
+      asSearchHit(unitTestView(unitTest)),
+    ),
   };
 };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
+import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
 import { type Item, isConditionFailure, queryAll, queryPage, updateItem } from '../data/table';
 import type { StoredVersion, VersionedEntity, VersionListQuery } from '../data/versioned-entity';
 import { versionedHead } from '../data/versioned-entity';
@@ -15,7 +15,7 @@ import {
   requirePermission,
 } from '../kernel/permissions';
 import { creatorInfo, tagMap } from '../kernel/schemas';
-import { searchRelevance } from '../kernel/search';
+import { bestMatches, byUpdatedAt, matchesCreators, maxCatalogRecords } from './record-catalog';
 import { requireUnused, usageStampUnchanged } from './usage-repository';
 
 /*
@@ -35,15 +35,6 @@ export const catalogHead = versionedHead.extend({
 });
 export type CatalogHead = z.infer<typeof catalogHead>;
 
-/**
- * How many records of a kind per organization search and filter values consider, and multi-key
- * sorting reads (the documented bound of those reads).
- */
-export const maxCatalogRecords = 1000;
-
-/** How many records a search returns. */
-export const searchResults = 50;
-
 export interface CatalogFilters<F> {
   ids?: string[];
   isDeleted?: boolean;
@@ -52,32 +43,6 @@ export interface CatalogFilters<F> {
   /** The kind's own filters (a persona's roles). */
   own: F;
 }
-
-export const matchesCreators = (creator: { org_id: string; user_id: string }, filters: CreatorFilter[]): boolean =>
-  filters.length === 0 ||
-  filters.some((filter) => filter.orgId === creator.org_id && filter.userId === creator.user_id);
-
-/** The creators and `key:value` tags of records, as the lists' `filter_values` give them. */
-export const commonFilterValues = (
-  records: { creator: { org_id: string; user_id: string }; tags: Record<string, string | null> }[],
-) => ({
-  creators: [
-    ...new Map(
-      records.map((record) => [`${record.creator.org_id},${record.creator.user_id}`, record.creator]),
-    ).values(),
-  ],
-  tags: [
-    ...new Set(records.flatMap((record) => Object.entries(record.tags).map(([key, value]) => `${key}:${value ?? ''}`))),
-  ].sort(),
-});
-
-/** Orders by `updated_at` (the one sortable field), then by creation order (ids sort by time). */
-export const byUpdatedAt = (sortBy: SortEntry[]) => {
-  const [order] = sortBy;
-  return order
-    ? compareText((item: Item) => `${String(item.updated_at)}#${String(item.id)}`, order.direction === 'desc')
-    : undefined;
-};
 
 export interface VersionedCatalogDefinition<V extends StoredVersion, H extends CatalogHead, F> {
   records: VersionedEntity<V>;
@@ -246,19 +211,11 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
     /** The records the caller may see, for `filter_values` (first pages only). */
     visibleRecords: async (orgId: string, caller: Caller): Promise<H[]> => (await all(orgId)).filter(visibleTo(caller)),
 
-    /**
-     * The {@link searchResults} records that best match the text over their name and their
-     * latest version's searchable text, best first; ties go to the most recently updated.
-     */
+    /** The best matches of the text over the names and the latest versions' searchable text (`bestMatches`). */
     search: async (orgId: string, caller: Caller, text: string, filters: CatalogFilters<F>): Promise<H[]> => {
       const visible = visibleTo(caller);
-      return (await all(orgId))
-        .filter((head) => matches(head, filters) && visible(head))
-        .map((head) => ({ head, score: searchRelevance(text, head.name, head.search_text) }))
-        .filter((entry) => entry.score > 0)
-        .sort((a, b) => b.score - a.score || b.head.updated_at.localeCompare(a.head.updated_at))
-        .slice(0, searchResults)
-        .map((entry) => entry.head);
+      const candidates = (await all(orgId)).filter((head) => matches(head, filters) && visible(head));
+      return bestMatches(candidates, text, (head) => head.search_text);
     },
 
     updateTags: async (
