@@ -78,6 +78,7 @@ const access = {
       tools: 'deploy',
       toolBuilds: 'start',
     },
+    simulation: { table: 'readWrite', signingKey: true },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
