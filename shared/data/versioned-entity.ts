@@ -248,6 +248,8 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     notFound,
     /** The heads' declaration: for kinds whose heads carry attributes of their own, and for reads of them all (the SQL query's tables). */
     heads,
+    /** The versions' declaration (the bench sends their queries bare). */
+    versions,
     get,
     getExisting,
     getMany,

@@ -17,6 +17,8 @@ export interface PlatformProcess {
   credentials: PlatformCredentials;
   /** stdout and stderr of the platform, kept in the state directory while it runs. */
   logPath: string;
+  /** How the platform's functions reach the local AWS services (`local-aws.json`): endpoints, table, bucket. */
+  awsEnv: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -138,7 +140,8 @@ export const startPlatformProcess = async (options: {
       });
     });
     const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8')) as PlatformCredentials;
-    return { baseUrl: credentials.base_url, credentials, logPath, stop };
+    const awsEnv = JSON.parse(await readFile(join(stateDir, 'local-aws.json'), 'utf8')) as Record<string, string>;
+    return { baseUrl: credentials.base_url, credentials, logPath, awsEnv, stop };
   } catch (error) {
     const tail = await readFile(logPath, 'utf8').catch(() => '');
     await stop();

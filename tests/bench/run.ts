@@ -1,12 +1,17 @@
 import { measureConversations, printConversationFigures } from './conversations';
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
+import { measureOverhead, printOverheadFigures } from './overhead';
 import { measureTools, printToolFigures } from './tools';
 
 /** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
-console.log('Lambda bundles (target: < 1 MB minified, cold init < 250 ms)\n');
+console.log('Lambda bundles (target: what a cold start loads < 1 MB minified, cold init < 250 ms)\n');
 const bundlesOk = printBundleTable(await measureLambdaBundles());
 console.log(bundlesOk ? '\nAll bundle targets met.' : '\nSome bundle targets missed (see above).');
+
+console.log('\nRequest overhead (target: get and list operations at most 1.2× the bare DynamoDB calls, p50)\n');
+const overheadOk = printOverheadFigures(await measureOverhead());
+console.log(overheadOk ? '\nThe overhead target is met.' : '\nThe overhead target is missed (see above).');
 
 console.log('\nDynamic behavior matching (target: 500 triggers per service add at most 10 ms to a turn)\n');
 const matchingOk = printMatchingFigures(await measureMatching());
