@@ -1,7 +1,10 @@
+import { createService } from './api-client';
 import { measureConversations, printConversationFigures } from './conversations';
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
 import { measureOverhead, printOverheadFigures } from './overhead';
+import { measurePeer, printPeerFigures } from './peer';
+import { measureScale, printScaleFigures } from './scale';
 import { measureTools, printToolFigures } from './tools';
 
 /** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
@@ -23,3 +26,11 @@ console.log(conversationsOk ? '\nAll conversation targets met.' : '\nSome conver
 
 console.log('\nTools (local runtime: a child process per run)\n');
 printToolFigures(await measureTools());
+
+console.log('\nThe peer, side by side (target: ours faster at p50 and p99, first token and whole turn)\n');
+const peerOk = printPeerFigures(await measurePeer());
+console.log(peerOk ? '\nOurs is faster on every figure.' : '\nSome peer figures are not faster (see above).');
+
+console.log('\nScale (targets: list latency flat from 1,000 to 100,000 records; no stream fails)\n');
+const scaleOk = printScaleFigures(await measureScale(createService));
+console.log(scaleOk ? '\nThe scale targets are met.' : '\nSome scale targets are missed (see above).');
