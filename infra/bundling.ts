@@ -1,12 +1,14 @@
 import { cp } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BuildOptions, build, buildSync, type Plugin } from 'esbuild';
+import { type BuildOptions, build, buildSync, type Metafile, type Plugin } from 'esbuild';
 
 /**
- * How every Lambda is bundled: one minified ESM file for Node 22 with the AWS SDK
- * included (the SDK version is the one the tests ran against). The CDK stack and the
- * benchmark both use this, so the bench measures what is deployed.
+ * How every Lambda is bundled: minified ESM for Node 22 with the AWS SDK included (the SDK
+ * version is the one the tests ran against), the handler in `index.mjs`. Code splitting puts
+ * what the handler imports dynamically (provider SDKs, tool builds, the Lambda client...) in
+ * `chunks/`, which a cold start does not load. The CDK stack and the benchmark both use this,
+ * so the bench measures what is deployed.
  */
 export const repositoryRoot = fileURLToPath(new URL('../', import.meta.url));
 
@@ -40,9 +42,12 @@ const nativeFolders: Record<string, string[]> = {
   '@duckdb/node-api': ['@duckdb/node-api', '@duckdb/node-bindings', '@duckdb/node-bindings-linux-x64'],
 };
 
-export const lambdaBuildOptions = (entry: string, outfile: string): BuildOptions => ({
-  entryPoints: [join(repositoryRoot, entry)],
-  outfile,
+export const lambdaBuildOptions = (entry: string, outdir: string): BuildOptions => ({
+  entryPoints: [{ in: join(repositoryRoot, entry), out: 'index' }],
+  outdir,
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -70,7 +75,7 @@ export const lambdaBuildOptions = (entry: string, outfile: string): BuildOptions
 export const importsNativePackage = (entry: string): boolean => {
   // Synchronous builds take no plugins; the one plugin only trims zod's locales, not the import graph.
   const { metafile } = buildSync({
-    ...lambdaBuildOptions(entry, 'index.mjs'),
+    ...lambdaBuildOptions(entry, 'bundle'),
     plugins: [],
     write: false,
     minify: false,
@@ -82,14 +87,44 @@ export const importsNativePackage = (entry: string): boolean => {
   );
 };
 
-/** Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs`. */
-export const bundleLambda = async (entry: string, outDir: string): Promise<string> => {
+/** What a bundle holds, as the bench reports it. */
+export interface BundledLambda {
+  /** `<outDir>/index.mjs`, the handler module. */
+  entryPath: string;
+  entryBytes: number;
+  /** The entry and every chunk it imports statically, transitively: what a cold start loads. */
+  coldLoadBytes: number;
+  /** Every JavaScript file of the bundle, lazily loaded chunks included (source maps excluded). */
+  totalBytes: number;
+  chunkCount: number;
+  /** Native packages copied beside the bundle (see `nativePackages`). */
+  nativePackages: string[];
+}
+
+/** Sums the entry and what it reaches through static imports in the build's output graph. */
+const coldLoadBytesOf = (outputs: Metafile['outputs'], entryOutput: string): number => {
+  const seen = new Set<string>();
+  const pending = [entryOutput];
+  let bytes = 0;
+  for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+    const output = outputs[path];
+    if (seen.has(path) || !output) continue;
+    seen.add(path);
+    bytes += output.bytes;
+    for (const used of output.imports) if (used.kind === 'import-statement' && !used.external) pending.push(used.path);
+  }
+  return bytes;
+};
+
+/** Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs` and `<outDir>/chunks/`. */
+export const bundleLambda = async (entry: string, outDir: string): Promise<BundledLambda> => {
   const outfile = join(outDir, 'index.mjs');
-  const { metafile } = await build({ ...lambdaBuildOptions(entry, outfile), metafile: true });
+  const { metafile } = await build({ ...lambdaBuildOptions(entry, outDir), metafile: true });
   const imported = new Set(
     Object.values(metafile.outputs).flatMap((output) => output.imports.map((used) => used.path)),
   );
-  for (const name of nativePackages.filter((external) => imported.has(external))) {
+  const carried = nativePackages.filter((external) => imported.has(external));
+  for (const name of carried) {
     for (const folder of nativeFolders[name] ?? []) {
       await cp(join(repositoryRoot, 'node_modules', folder), join(outDir, 'node_modules', folder), {
         recursive: true,
@@ -97,5 +132,18 @@ export const bundleLambda = async (entry: string, outDir: string): Promise<strin
       });
     }
   }
-  return outfile;
+  const scripts = Object.entries(metafile.outputs).filter(([path]) => path.endsWith('.mjs'));
+  // Lazily imported modules are entry points of their own too: the handler is the one at index.mjs.
+  const [entryOutput, { bytes: entryBytes }] = scripts.find(([path]) => resolve(path) === outfile) ?? [
+    '',
+    { bytes: 0 },
+  ];
+  return {
+    entryPath: outfile,
+    entryBytes,
+    coldLoadBytes: coldLoadBytesOf(metafile.outputs, entryOutput),
+    totalBytes: scripts.reduce((sum, [, output]) => sum + output.bytes, 0),
+    chunkCount: scripts.length - 1,
+    nativePackages: carried,
+  };
 };

@@ -75,10 +75,10 @@ export interface PlatformFunctionProps {
 }
 
 /**
- * A Node.js 22 function (arm64, or x86_64 when it carries a native binding) bundled locally by esbuild as one minified ESM file.
- * The AWS SDK is bundled rather than taken from the runtime: the version is the one
- * the tests ran against, and a single tree-shaken file loads faster on cold start
- * than resolving the runtime's full SDK from disk.
+ * A Node.js 22 function (arm64, or x86_64 when it carries a native binding) bundled locally by esbuild as minified ESM
+ * (`index.mjs` and the chunks it imports lazily). The AWS SDK is bundled rather than taken from the runtime: the
+ * version is the one the tests ran against, and tree-shaken chunks load faster on cold start than resolving the
+ * runtime's full SDK from disk.
  */
 export class PlatformFunction extends Construct {
   readonly function: LambdaFunction;

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startPlatform } from './platform';
 
@@ -34,6 +35,8 @@ try {
     log: (line) => console.error(line),
   });
   const { credentials } = platform;
+  // How the functions reach the local AWS services, for tools beside the platform (the bench's bare DynamoDB calls).
+  await writeFile(join(resolve(values['data-dir']), 'local-aws.json'), JSON.stringify(platform.awsEnv, null, 2));
   console.log(
     `Platform ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s${values['in-memory'] ? ' (in memory)' : ''}`,
   );

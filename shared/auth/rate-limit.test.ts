@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import type { Caller } from '../kernel/caller';
 import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
-import { enforceRateLimit, limitSignIn, requireToken, takeToken } from './rate-limit';
+import { createRateLimiter, enforceRateLimit, limitSignIn, requireToken, takeToken } from './rate-limit';
 
 useLocalAws();
 
@@ -94,6 +94,92 @@ describe('requireToken', () => {
 
     // Act / Assess
     await expect(requireToken(address, policy)).rejects.toBeInstanceOf(RateLimitedError);
+  });
+});
+
+/** Takes until the first refusal; the number of tokens taken. */
+const takeUntilRefused = async (take: () => Promise<unknown>, most = 100): Promise<number> => {
+  for (let taken = 0; taken < most; taken += 1) {
+    const refused = await take().then(
+      () => false,
+      (error: unknown) => {
+        if (error instanceof RateLimitedError) return true;
+        throw error;
+      },
+    );
+    if (refused) return taken;
+  }
+  return most;
+};
+
+describe('createRateLimiter', () => {
+  it('answers like a bucket taken one token at a time within one instance', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 8, perMinute: 1 };
+    const limiter = createRateLimiter(clockAt(2_000_000).now);
+
+    // Act
+    const remaining = [];
+    for (let index = 0; index < 8; index += 1)
+      remaining.push((await limiter.take(address, policy))['x-ratelimit-remaining']);
+    const ninth = limiter.take(address, policy);
+
+    // Assess
+    expect(remaining).toEqual(['7', '6', '5', '4', '3', '2', '1', '0']);
+    await expect(ninth).rejects.toBeInstanceOf(RateLimitedError);
+  });
+
+  it('admits no more than the burst across two instances sharing a bucket', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 20, perMinute: 1 };
+    const clock = clockAt(3_000_000);
+    const first = createRateLimiter(clock.now);
+    const second = createRateLimiter(clock.now);
+    await first.take(address, policy);
+
+    // Act
+    const bySecond = await takeUntilRefused(() => second.take(address, policy));
+    const byFirst = await takeUntilRefused(() => first.take(address, policy));
+
+    // Assess
+    expect(1 + byFirst + bySecond).toBe(20);
+    expect(byFirst).toBe(4);
+  });
+
+  it('gives back the unused rest of an expired lease with its next write', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 8, perMinute: 1 };
+    const clock = clockAt(4_000_000);
+    const first = createRateLimiter(clock.now);
+    const second = createRateLimiter(clock.now);
+    await first.take(address, policy);
+    const bySecond = await takeUntilRefused(() => second.take(address, policy));
+    clock.ms += 2_000;
+
+    // Act
+    const byFirst = await takeUntilRefused(() => first.take(address, policy));
+    const bySecondAfter = await takeUntilRefused(() => second.take(address, policy));
+
+    // Assess
+    expect(bySecond).toBe(6);
+    expect(byFirst).toBe(1);
+    expect(bySecondAfter).toBe(0);
+  });
+
+  it('shares one lease among concurrent requests: no more admitted than the burst', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 5, perMinute: 1 };
+    const limiter = createRateLimiter();
+
+    // Act
+    const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => limiter.take(address, policy)));
+
+    // Assess
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(5);
   });
 });
 

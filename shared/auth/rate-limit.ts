@@ -84,52 +84,169 @@ const hasToken = (policy: BucketPolicy, fullAtMs: number | undefined, nowMs: num
 /** The bucket was not in the state a write assumed. */
 class ConditionNotMet extends Error {}
 
+/**
+ * Takes `want` tokens at once, first giving back `returned` tokens taken earlier and not used
+ * (a lease's rest). Resolves with the bucket's new `full_at_ms`; rejects with
+ * {@link ConditionNotMet} when the bucket has no room for `want` even with those back.
+ */
+const takeTokens = async (
+  address: BucketAddress,
+  policy: BucketPolicy,
+  take: { want: number; returned: number; nowMs: number },
+): Promise<number> => {
+  const interval = intervalMs(policy);
+  const { want, returned, nowMs } = take;
+  const write = (condition: string, next: string, values: Record<string, number>) =>
+    updateItem(
+      {
+        Key: bucketKey(address),
+        UpdateExpression: `SET entity = :entity, full_at_ms = ${next}, expires_at_epoch = :expires`,
+        ConditionExpression: condition,
+        ExpressionAttributeValues: {
+          ...values,
+          ':entity': 'rate-limit',
+          ':expires': Math.ceil((nowMs + policy.burst * interval) / 1000) + 60,
+        },
+      },
+      () => new ConditionNotMet(),
+    ).then((item) => Number(item?.full_at_ms));
+  // In use (not full even with the returned tokens back) and with room for `want`: move it on.
+  const inUseFrom = nowMs + returned * interval;
+  return write('full_at_ms BETWEEN :from AND :latest', 'full_at_ms + :delta', {
+    ':from': inUseFrom,
+    ':latest': inUseFrom + (policy.burst - want) * interval,
+    ':delta': (want - returned) * interval,
+  }).catch(async (error: unknown) => {
+    if (!(error instanceof ConditionNotMet)) throw error;
+    // Full (or new): `want` tokens from a full bucket.
+    return write('attribute_not_exists(full_at_ms) OR full_at_ms < :from', ':next', {
+      ':from': inUseFrom,
+      ':next': nowMs + want * interval,
+    });
+  });
+};
+
+/**
+ * Takes one token (after giving back `returned` unused ones); returns the bucket's new
+ * `full_at_ms`, or throws a 429 carrying the X-RateLimit-* headers.
+ */
+const takeOne = async (address: BucketAddress, policy: BucketPolicy, returned: number, now: () => number) => {
+  const interval = intervalMs(policy);
+  // Another instance can move the bucket between the two writes; each retry reads anew.
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const nowMs = now();
+    try {
+      return await takeTokens(address, policy, { want: 1, returned, nowMs });
+    } catch (error) {
+      if (!(error instanceof ConditionNotMet)) throw error;
+      const fullAtMs = await storedFullAt(address);
+      const backed = fullAtMs === undefined ? undefined : fullAtMs - returned * interval;
+      if (!hasToken(policy, backed, now())) throw refused(policy, backed ?? nowMs, nowMs);
+    }
+  }
+  // Lost the race three times in a row: the bucket is as contended as an empty one.
+  const nowMs = now();
+  throw refused(policy, nowMs + policy.burst * interval, nowMs);
+};
+
 /** Takes one token; returns the X-RateLimit-* headers, or throws a 429 carrying them. */
 export const takeToken = async (
   address: BucketAddress,
   policy: BucketPolicy,
   now = Date.now,
 ): Promise<Record<string, string>> => {
-  const interval = intervalMs(policy);
-  // Another instance can move the bucket between the two writes; each retry reads anew.
-  for (let attempt = 0; attempt < 3; attempt += 1) {
+  const fullAtMs = await takeOne(address, policy, 0, now);
+  return bucketHeaders(policy, fullAtMs, now());
+};
+
+/**
+ * How long an instance may use tokens it took ahead. A token is used at most this long after
+ * it was taken from the shared bucket, so over any window the requests admitted across all
+ * instances stay within the bucket's own bound stretched by this much refill: at most
+ * `burst + perMinute × (window + 1 s) / 60 s` (for 20 a minute, a third of a token more).
+ */
+export const leaseLifetimeMs = 1000;
+
+/** Tokens taken ahead per shared write: a quarter of the burst (one for bursts under 8). */
+export const leaseSize = (policy: BucketPolicy): number => Math.max(1, Math.floor(policy.burst / 4));
+
+interface Lease {
+  takenAtMs: number;
+  /** Tokens taken and not used yet. */
+  left: number;
+  /** The shared bucket's `full_at_ms` right after the lease was taken. */
+  fullAtMs: number;
+}
+
+export interface RateLimiter {
+  /** Takes one token; returns the X-RateLimit-* headers, or throws a 429 carrying them. */
+  take(address: BucketAddress, policy: BucketPolicy): Promise<Record<string, string>>;
+}
+
+/**
+ * A rate limiter for one instance that takes tokens from the shared bucket a lease at a time
+ * (`leaseSize`), so most requests are admitted without a round trip to the table. The limits
+ * hold across instances: every admitted request used a token taken from the shared bucket, at
+ * most `leaseLifetimeMs` earlier. What a lease did not use is given back with the next write to
+ * that bucket; until then (or, if the instance sees no more requests, until the bucket refills)
+ * requests reaching other instances may be refused up to `leaseSize - 1` tokens early.
+ * Within one instance the headers and refusals are those of a bucket taken one token at a time.
+ */
+export const createRateLimiter = (now: () => number = Date.now): RateLimiter => {
+  const leases = new Map<string, Lease>();
+  const acquiring = new Map<string, Promise<unknown>>();
+  const maxLeases = 10_000;
+
+  const fromLease = (policy: BucketPolicy, lease: Lease, nowMs: number): Record<string, string> => {
+    lease.left -= 1;
+    // The lease's unused tokens are this instance's: counted as still in the bucket.
+    return bucketHeaders(policy, lease.fullAtMs - lease.left * intervalMs(policy), nowMs);
+  };
+
+  const acquire = async (key: string, address: BucketAddress, policy: BucketPolicy, returned: number) => {
     const nowMs = now();
-    const write = (condition: string, next: string, values: Record<string, number>) =>
-      updateItem(
-        {
-          Key: bucketKey(address),
-          UpdateExpression: `SET entity = :entity, full_at_ms = ${next}, expires_at_epoch = :expires`,
-          ConditionExpression: condition,
-          ExpressionAttributeValues: {
-            ...values,
-            ':entity': 'rate-limit',
-            ':expires': Math.ceil((nowMs + policy.burst * interval) / 1000) + 60,
-          },
-        },
-        () => new ConditionNotMet(),
-      ).then((item) => Number(item?.full_at_ms));
-    try {
-      const inUse = await write('full_at_ms BETWEEN :now AND :latest', 'full_at_ms + :interval', {
-        ':now': nowMs,
-        ':latest': nowMs + (policy.burst - 1) * interval,
-        ':interval': interval,
-      }).catch(async (error: unknown) => {
-        if (!(error instanceof ConditionNotMet)) throw error;
-        return write('attribute_not_exists(full_at_ms) OR full_at_ms < :now', ':next', {
-          ':now': nowMs,
-          ':next': nowMs + interval,
-        });
+    const want = leaseSize(policy);
+    const fullAtMs = await (want > 1
+      ? takeTokens(address, policy, { want, returned, nowMs }).catch((error: unknown) => {
+          if (error instanceof ConditionNotMet) return undefined;
+          throw error;
+        })
+      : Promise.resolve(undefined)
+    ).then(async (leased) =>
+      leased === undefined
+        ? { fullAtMs: await takeOne(address, policy, returned, now), taken: 1 }
+        : { fullAtMs: leased, taken: want },
+    );
+    const lease: Lease = { takenAtMs: nowMs, left: fullAtMs.taken, fullAtMs: fullAtMs.fullAtMs };
+    leases.set(key, lease);
+    if (leases.size > maxLeases) leases.delete(leases.keys().next().value as string);
+    return fromLease(policy, lease, now());
+  };
+
+  return {
+    take: async (address, policy) => {
+      const key = `${address.orgId}\u0000${address.subject}\u0000${address.name}`;
+      // One acquisition per bucket at a time: concurrent requests wait and use its lease.
+      for (let pending = acquiring.get(key); pending; pending = acquiring.get(key))
+        await pending.catch(() => undefined);
+      const nowMs = now();
+      const lease = leases.get(key);
+      if (lease && lease.left > 0 && nowMs - lease.takenAtMs < leaseLifetimeMs) return fromLease(policy, lease, nowMs);
+      const returned = lease?.left ?? 0;
+      leases.delete(key);
+      const acquisition = acquire(key, address, policy, returned).catch((error: unknown) => {
+        // Refused: the unused tokens are still owed back to the bucket.
+        if (returned > 0) leases.set(key, { takenAtMs: Number.NEGATIVE_INFINITY, left: returned, fullAtMs: 0 });
+        throw error;
       });
-      return bucketHeaders(policy, inUse, nowMs);
-    } catch (error) {
-      if (!(error instanceof ConditionNotMet)) throw error;
-      const fullAtMs = await storedFullAt(address);
-      if (!hasToken(policy, fullAtMs, now())) throw refused(policy, fullAtMs ?? nowMs, nowMs);
-    }
-  }
-  // Lost the race three times in a row: the bucket is as contended as an empty one.
-  const nowMs = now();
-  throw refused(policy, nowMs + policy.burst * interval, nowMs);
+      acquiring.set(key, acquisition);
+      try {
+        return await acquisition;
+      } finally {
+        if (acquiring.get(key) === acquisition) acquiring.delete(key);
+      }
+    },
+  };
 };
 
 /** Throws the 429 `takeToken` would, without taking a token: for limits only failures count against. */
@@ -143,14 +260,17 @@ export const requireToken = async (address: BucketAddress, policy: BucketPolicy,
  * The per-user, per-operation limit the request pipeline applies to authenticated callers:
  * the spec's per-minute figure is both the burst and the refill rate. A platform operator's
  * requests are counted per organization acted on: work on one tenant does not throttle work
- * on another (creating organizations for many tenants in a row).
+ * on another (creating organizations for many tenants in a row). Tokens are taken a lease at a
+ * time (`createRateLimiter`), so most requests make no round trip for their limit.
  */
+const processLimiter = createRateLimiter();
+
 export const enforceRateLimit = (args: {
   caller: Caller;
   operationId: string;
   perMinute: number;
 }): Promise<Record<string, string>> =>
-  takeToken(
+  processLimiter.take(
     {
       orgId: args.caller.homeOrgId,
       subject: args.caller.isPlatformOperator ? `${args.caller.userId}@${args.caller.orgId}` : args.caller.userId,

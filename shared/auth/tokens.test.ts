@@ -99,4 +99,19 @@ describe('tokens', () => {
       delete process.env.JWT_ISSUER;
     }
   });
+
+  it('keeps a verified access token only until it expires', async () => {
+    // Prepare
+    const issuedAt = Date.now();
+    const { token, expiresAt } = await issueAccessToken({ orgId: 'acme', userId: 'a1'.repeat(12), now: issuedAt });
+    await verifyAccessToken(token, issuedAt);
+
+    // Act
+    const again = await verifyAccessToken(token, issuedAt + 1000);
+    const afterExpiry = verifyAccessToken(token, expiresAt.getTime() + 1000);
+
+    // Assess
+    expect(again).toMatchObject({ orgId: 'acme', userId: 'a1'.repeat(12) });
+    await expect(afterExpiry).rejects.toBeInstanceOf(UnauthorizedError);
+  });
 });

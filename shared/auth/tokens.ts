@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { decodeProtectedHeader, importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { type CryptoKey, decodeProtectedHeader, importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { UnauthorizedError } from '../kernel/errors';
 import { keyRing } from './signing-keys';
 
@@ -60,19 +60,32 @@ export interface VerifiedToken {
   payload: JWTPayload;
 }
 
+/** Public keys of the key ring, imported once per process (the ring itself is loaded once). */
+const importedKeys = new Map<string, Promise<CryptoKey | Uint8Array>>();
+
+const verificationKey = async (kid: string | undefined): Promise<CryptoKey | Uint8Array> => {
+  const { verification } = await keyRing();
+  const entry = verification.find((candidate) => candidate.kid === kid);
+  if (!entry || kid === undefined) throw new Error('unknown key');
+  let key = importedKeys.get(kid);
+  if (!key) {
+    key = importJWK(entry.jwk, 'ES256');
+    importedKeys.set(kid, key);
+  }
+  return key;
+};
+
 /**
  * Verifies signature (ES256 only), issuer, expiry and purpose. Every failure is the same
  * 401, so a client learns nothing about which check failed.
  */
-export const verifyToken = async (token: string, purpose: TokenPurpose): Promise<VerifiedToken> => {
+export const verifyToken = async (token: string, purpose: TokenPurpose, now = Date.now()): Promise<VerifiedToken> => {
   try {
     const { kid } = decodeProtectedHeader(token);
-    const { verification } = await keyRing();
-    const entry = verification.find((candidate) => candidate.kid === kid);
-    if (!entry) throw new Error('unknown key');
-    const key = await importJWK(entry.jwk, 'ES256');
+    const key = await verificationKey(kid);
     const { payload } = await jwtVerify(token, key, {
       algorithms: ['ES256'],
+      currentDate: new Date(now),
       issuer: jwtIssuer(),
       typ: typeHeader[purpose],
       requiredClaims: ['sub', 'exp', 'iat', 'jti', 'org_id'],
@@ -121,13 +134,30 @@ export interface AccessToken {
   expiresAt: Date;
 }
 
-export const verifyAccessToken = async (token: string): Promise<AccessToken> => {
-  const verified = await verifyToken(token, 'access');
+/**
+ * Access tokens this instance verified, until they expire: a client sends the same token on
+ * every request for an hour, and a token's signature and claims cannot change. Only verified
+ * tokens are kept; the oldest go first past `maxVerifiedTokens`.
+ */
+const verifiedAccessTokens = new Map<string, AccessToken>();
+const maxVerifiedTokens = 10_000;
+
+export const verifyAccessToken = async (token: string, now = Date.now()): Promise<AccessToken> => {
+  const known = verifiedAccessTokens.get(token);
+  if (known) {
+    if (known.expiresAt.getTime() > now) return known;
+    verifiedAccessTokens.delete(token);
+  }
+  const verified = await verifyToken(token, 'access', now);
   const cnf = verified.payload.cnf as { jkt?: unknown } | undefined;
-  return {
+  const accessToken: AccessToken = {
     orgId: verified.orgId,
     userId: verified.subject,
     ...(typeof cnf?.jkt === 'string' ? { jkt: cnf.jkt } : {}),
     expiresAt: verified.expiresAt,
   };
+  verifiedAccessTokens.set(token, accessToken);
+  if (verifiedAccessTokens.size > maxVerifiedTokens)
+    verifiedAccessTokens.delete(verifiedAccessTokens.keys().next().value as string);
+  return accessToken;
 };

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { countRoundTripsOf, countsRoundTrips } from '../data/round-trips';
 import { config } from '../kernel/config';
 import { tracer } from './observability';
 
@@ -15,12 +16,13 @@ let sqsClient: SQSClient | undefined;
 let s3Client: S3Client | undefined;
 
 export const dynamo = (): DynamoDBDocumentClient => {
-  documentClient ??= DynamoDBDocumentClient.from(
-    tracer.captureAWSv3Client(new DynamoDBClient({ region: config.region })),
-    {
+  if (!documentClient) {
+    const client = tracer.captureAWSv3Client(new DynamoDBClient({ region: config.region }));
+    if (countsRoundTrips()) countRoundTripsOf(client);
+    documentClient = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    },
-  );
+    });
+  }
   return documentClient;
 };
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import type { SESv2Client } from '@aws-sdk/client-sesv2';
 import { config } from '../kernel/config';
 import { logger } from './observability';
 
@@ -31,6 +31,8 @@ export const sendEmail = async (message: EmailMessage): Promise<void> => {
   }
   const from = process.env.EMAIL_FROM;
   if (!from) throw new Error('environment variable EMAIL_FROM is not set');
+  // Imported here: only invitations and resets send mail, so the user function's cold start skips SES.
+  const { SESv2Client, SendEmailCommand } = await import('@aws-sdk/client-sesv2');
   ses ??= new SESv2Client({ region: config.region });
   await ses.send(
     new SendEmailCommand({

@@ -4,7 +4,7 @@ import { NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { getStateMachineVersion } from '../state-machine/state-machine-repository';
-import { type ConversationToolContext, callConversationTool, resolveToolCalls } from '../tool/conversation-tools';
+import type { ConversationToolContext } from '../tool/conversation-tools';
 import { recentMemories } from '../user/memory-repository';
 import { getUserModels } from '../user/user-model-repository';
 import { getUser } from '../user/user-repository';
@@ -136,7 +136,10 @@ export const engineDependencies = (
     dynamicBehaviors: behaviorSourceFor(conversation.org_id, conversation.service_id, signal),
     newId: () => newId(),
     signal,
-    resolveToolCalls: (specs) => resolveToolCalls(conversation.org_id, specs),
-    callTool: (request) => callConversationTool(toolContext, request),
+    // The tool code (and its runtime) is imported when a state first uses a tool, not at cold start.
+    resolveToolCalls: async (specs) =>
+      (await import('../tool/conversation-tools')).resolveToolCalls(conversation.org_id, specs),
+    callTool: async (request) =>
+      (await import('../tool/conversation-tools')).callConversationTool(toolContext, request),
   };
 };

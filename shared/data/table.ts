@@ -2,6 +2,9 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
+  BatchWriteCommand,
+  type BatchWriteCommandInput,
+  type BatchWriteCommandOutput,
   DeleteCommand,
   GetCommand,
   PutCommand,
@@ -75,6 +78,24 @@ export const batchGetItems = async (keys: PrimaryKey[]): Promise<Item[]> => {
   }
   const order = new Map(keys.map((key, index) => [`${key.pk}\u0000${key.sk}`, index]));
   return found.sort((a, b) => (order.get(`${a.pk}\u0000${a.sk}`) ?? 0) - (order.get(`${b.pk}\u0000${b.sk}`) ?? 0));
+};
+
+/**
+ * Writes many new items in BatchWriteItem calls of 25, sending back whatever DynamoDB left
+ * unprocessed (with a growing pause) until everything is stored. Unconditional: for bulk loads
+ * of records nothing else writes yet (the bench's seeding).
+ */
+export const batchPutItems = async (items: readonly (Item & PrimaryKey)[]): Promise<void> => {
+  for (let start = 0; start < items.length; start += 25) {
+    let pending: BatchWriteCommandInput['RequestItems'] = {
+      [config.tableName]: items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } })),
+    };
+    for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt += 1) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
+      const result: BatchWriteCommandOutput = await dynamo().send(new BatchWriteCommand({ RequestItems: pending }));
+      pending = result.UnprocessedItems;
+    }
+  }
 };
 
 export interface PutOptions {
@@ -180,7 +201,8 @@ const keyNamesOf = (index?: GlobalIndexName): { partition: string; sort: string 
   return { partition: definition.partitionKey, sort: definition.sortKey };
 };
 
-const queryInput = (spec: QuerySpec): QueryCommandInput => {
+/** The Query a spec stands for (exported for the bench, which sends it bare beside the API). */
+export const queryInput = (spec: QuerySpec): QueryCommandInput => {
   const names = keyNamesOf(spec.index);
   const values: Record<string, unknown> = { ':partition': spec.partition };
   let condition = '#partition = :partition';

@@ -6,6 +6,7 @@ import { sortableValue, type VersionFilter } from '../kernel/list-params';
 import { creatorInfo } from '../kernel/schemas';
 import { defineEntity } from './entity';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
+import { createProcessCache } from './process-cache';
 import {
   failedConditions,
   type Item,
@@ -190,8 +191,11 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     return new Map(found.map((head) => [head.id, head]));
   };
 
+  // Versions never change once written: each instance keeps those it read (services pin them,
+  // so every conversation turn reads the same few).
+  const versionCache = createProcessCache<V>({ maxEntries: 2000 });
   const getVersion = (orgId: string, id: string, version: number): Promise<V | undefined> =>
-    versions.get(orgId, { head_id: id, version });
+    versionCache.get(orgId, `${id}#${version}`, () => versions.get(orgId, { head_id: id, version }));
 
   /** Stores `record` as the next version, conditioned on the latest version it was built from; false when it lost the race. */
   const putVersion = async (
@@ -250,6 +254,8 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     notFound,
     /** The heads' declaration: for kinds whose heads carry attributes of their own, and for reads of them all (the SQL query's tables). */
     heads,
+    /** The versions' declaration (the bench sends their queries bare). */
+    versions,
     get,
     getExisting,
     getMany,

@@ -9,6 +9,7 @@ import { type RouteOperation, routeOperations } from '../api/route-table';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { countErrorResponse } from '../aws/business-metrics';
 import { logger, tracer } from '../aws/observability';
+import { countsRoundTrips, roundTripHeader, withRoundTripCounter } from '../data/round-trips';
 import type { Caller } from '../kernel/caller';
 import { config, requireFunctionSettings } from '../kernel/config';
 import {
@@ -248,6 +249,19 @@ const dispatch = async (
   return { implementation, result };
 };
 
+/**
+ * {@link dispatch}, with the request's DynamoDB round trips counted into a response header
+ * when the local diagnostics setting asks for it (`shared/data/round-trips.ts`).
+ */
+const dispatchCounted: typeof dispatch = (implementations, event, context, responseHeaders, signal) =>
+  countsRoundTrips()
+    ? withRoundTripCounter(async (roundTrips) => {
+        const dispatched = await dispatch(implementations, event, context, responseHeaders, signal);
+        responseHeaders[roundTripHeader] = String(roundTrips());
+        return dispatched;
+      })
+    : dispatch(implementations, event, context, responseHeaders, signal);
+
 const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
   handler
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
@@ -260,7 +274,7 @@ export const httpHandler = (implementations: readonly Implementation[]) => {
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context, { signal }) => {
       const headers: Record<string, string> = {};
       try {
-        const { implementation, result } = await dispatch(implementations, event, context, headers, signal);
+        const { implementation, result } = await dispatchCounted(implementations, event, context, headers, signal);
         const { status, contentType } = implementation.operation.response;
         if (status === 204 || result === undefined) return { statusCode: status, headers, body: '' };
         if (Buffer.isBuffer(result)) {
@@ -312,7 +326,7 @@ export const streamHandler = (implementations: readonly Implementation[]) => {
       async (event, context, { signal }) => {
         const headers: Record<string, string> = {};
         try {
-          const { implementation, result } = await dispatch(implementations, event, context, headers, signal);
+          const { implementation, result } = await dispatchCounted(implementations, event, context, headers, signal);
           const { status, contentType } = implementation.operation.response;
           if (!implementation.operation.streaming) return jsonResponse(status, result, headers);
           return {

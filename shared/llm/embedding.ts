@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type BedrockRuntimeClient, InvokeModelCommand } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { z } from 'zod';
 import { LlmError } from './provider';
 
@@ -127,8 +127,13 @@ const cohereResponse = z.object({ embeddings: z.array(z.array(z.number())) });
  * Amazon Bedrock embeddings through InvokeModel: Cohere models (`cohere.embed-*`) take a batch
  * per call; Titan models (`amazon.titan-embed-*`) one text per call.
  */
+/** The name stored with a Bedrock embedding's vectors. */
+export const bedrockEmbeddingModel = (model: string): string => `bedrock:${model}`;
+
 export const createBedrockEmbedding = (options: { client: BedrockRuntimeClient; model: string }): EmbeddingProvider => {
   const invoke = async (body: unknown, signal: AbortSignal | undefined): Promise<unknown> => {
+    // Imported here so a bundle using only the lexical embedding never loads the Bedrock SDK.
+    const { InvokeModelCommand } = await import('@aws-sdk/client-bedrock-runtime');
     const response = await options.client
       .send(
         new InvokeModelCommand({
@@ -151,7 +156,7 @@ export const createBedrockEmbedding = (options: { client: BedrockRuntimeClient; 
   };
   const malformed = () => new LlmError('bedrock embeddings: malformed response', { retryable: false });
   return {
-    model: `bedrock:${options.model}`,
+    model: bedrockEmbeddingModel(options.model),
     embed: async (texts, signal) => {
       if (options.model.startsWith('cohere.')) {
         const parsed = cohereResponse.safeParse(await invoke({ texts, input_type: 'search_document' }, signal));

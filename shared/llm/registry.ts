@@ -1,14 +1,13 @@
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { z } from 'zod';
-import { createBedrockProvider } from './bedrock';
 import { createDeterministicModel } from './deterministic-model';
 import {
+  bedrockEmbeddingModel,
   createBedrockEmbedding,
   createLexicalEmbedding,
   createOpenAiCompatibleEmbedding,
   type EmbeddingProvider,
 } from './embedding';
-import { createOpenAiCompatibleProvider } from './openai-compatible';
+import { lazyEmbedding, lazyProvider } from './lazy-provider';
 import type { LlmProvider } from './provider';
 
 const providerName = z.enum(['deterministic', 'openai', 'bedrock']);
@@ -151,15 +150,28 @@ export const createProviderRegistry = (env: Record<string, string | undefined> =
     model: settings.LLM_DEFAULT_MODEL ?? DETERMINISTIC_MODEL,
   };
 
-  const bedrockClient = () => new BedrockRuntimeClient(settings.AWS_REGION ? { region: settings.AWS_REGION } : {});
+  // The Bedrock SDK and the remote providers are imported on first use only: the built-in
+  // model is the default, and a function's cold start should not load SDKs it never calls.
+  const bedrockClient = async () => {
+    const { BedrockRuntimeClient } = await import('@aws-sdk/client-bedrock-runtime');
+    return new BedrockRuntimeClient(settings.AWS_REGION ? { region: settings.AWS_REGION } : {});
+  };
 
   const factories: Record<ProviderName, () => LlmProvider> = {
     deterministic: () => createDeterministicModel({ fragmentDelayMs: settings.DETERMINISTIC_FRAGMENT_DELAY_MS }),
     // The refinement above guarantees a base URL whenever openai is configured at all.
     openai: () =>
-      createOpenAiCompatibleProvider({ baseUrl: settings.OPENAI_BASE_URL ?? '', apiKey: settings.OPENAI_API_KEY }),
+      lazyProvider('openai-compatible', async () =>
+        (await import('./openai-compatible')).createOpenAiCompatibleProvider({
+          baseUrl: settings.OPENAI_BASE_URL ?? '',
+          apiKey: settings.OPENAI_API_KEY,
+        }),
+      ),
     // Without AWS_REGION the SDK finds the region itself (profile, instance metadata).
-    bedrock: () => createBedrockProvider({ client: bedrockClient() }),
+    bedrock: () =>
+      lazyProvider('bedrock', async () =>
+        (await import('./bedrock')).createBedrockProvider({ client: await bedrockClient() }),
+      ),
   };
   const providers = new Map<ProviderName, LlmProvider>();
   const provider = (name: ProviderName): LlmProvider => {
@@ -196,7 +208,10 @@ export const createProviderRegistry = (env: Record<string, string | undefined> =
         apiKey: settings.OPENAI_API_KEY,
         model: settings.EMBEDDING_MODEL ?? '',
       }),
-    bedrock: () => createBedrockEmbedding({ client: bedrockClient(), model: settings.EMBEDDING_MODEL ?? '' }),
+    bedrock: () =>
+      lazyEmbedding(bedrockEmbeddingModel(settings.EMBEDDING_MODEL ?? ''), async () =>
+        createBedrockEmbedding({ client: await bedrockClient(), model: settings.EMBEDDING_MODEL ?? '' }),
+      ),
   };
 
   return {

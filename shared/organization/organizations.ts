@@ -1,3 +1,4 @@
+import { forgetOrganizationCaches } from '../data/process-cache';
 import { transactWrite } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
@@ -209,4 +210,5 @@ export const deleteOrganizationFor = async (caller: Caller, orgId: string): Prom
   forgetPrincipals(orgId);
   await eraseOrganizationTools(orgId);
   await eraseOrganizationData(orgId);
+  forgetOrganizationCaches(orgId);
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { createProcessCache } from '../data/process-cache';
 import { type Item, type QueryPage, queryAll, queryPage, transactWrite } from '../data/table';
 import type { PermissionGrant } from '../kernel/caller';
 import { creatorInfo, tagMap } from '../kernel/schemas';
@@ -45,18 +46,35 @@ export const temporaryGrants = defineEntity({
 
 export const createTemporaryGrant = async (record: TemporaryGrantRecord): Promise<void> => {
   await transactWrite([temporaryGrants.create(record.org_id, record)], () => new Error(`grant ${record.id} exists`));
+  grantCache.forget(record.org_id, record.user_id);
 };
 
+/**
+ * Every request reads its caller's grants in force: each instance keeps a user's unexpired
+ * grants for a few seconds (the principal's own bound, `shared/user/principal.ts`), dropped at
+ * once when a grant is created here. A grant created on another instance applies there within
+ * `grantCacheMilliseconds`; expiry is checked against the clock on every read.
+ */
+const grantCacheMilliseconds = 3000;
+const grantCache = createProcessCache<{ expires_at: string; permission_grant: PermissionGrant }[]>({
+  ttlMs: grantCacheMilliseconds,
+  maxEntries: 10_000,
+});
+
 /** A user's grants still in force at `nowIso` (a user holds few: the index range is read whole, bounded). */
-export const activeGrantsOf = async (orgId: string, userId: string, nowIso: string): Promise<PermissionGrant[]> =>
-  (
-    await queryAll(
-      temporaryGrants.queryIndex(orgId, 'byUser', { user_id: userId }, { between: [nowIso, '\uffff'] }),
-      200,
+export const activeGrantsOf = async (orgId: string, userId: string, nowIso: string): Promise<PermissionGrant[]> => {
+  const unexpired = await grantCache.get(orgId, userId, async () =>
+    (
+      await queryAll(
+        temporaryGrants.queryIndex(orgId, 'byUser', { user_id: userId }, { between: [nowIso, '\uffff'] }),
+        200,
+      )
     )
-  )
-    .map(temporaryGrants.parse)
-    .map((grant) => grant.permission_grant);
+      .map(temporaryGrants.parse)
+      .map(({ expires_at, permission_grant }) => ({ expires_at, permission_grant })),
+  );
+  return (unexpired ?? []).filter((grant) => grant.expires_at > nowIso).map((grant) => grant.permission_grant);
+};
 
 /** One page of the organization's grants in creation order. */
 export const readTemporaryGrants = (

@@ -104,7 +104,7 @@ export const testTool = async (
     throw new BadRequestError(
       `Environment variables required by the tool are not declared in the request: ${missing.join(', ')}.`,
     );
-  validateInputs(built.input_schema, request.inputs);
+  await validateInputs(built.input_schema, request.inputs);
   const digest = createHash('sha256').update(built.artifact).digest('hex').slice(0, 16);
   const artifactKey = artifactKeyOf(orgId, 'test', `${commit.slice(0, 12)}-${digest}`);
   await storeArtifact(artifactKey, built.artifact);

@@ -85,7 +85,7 @@ export const callConversationTool = async (
 ): Promise<z.infer<typeof toolCallLog>> => {
   countToolCall();
   const found = await resolveToolVersion(context.orgId, request.tool.toolId, `==${request.tool.version}`);
-  const validate = found ? inputValidator(found.version.input_schema) : undefined;
+  const validate = found ? await inputValidator(found.version.input_schema) : undefined;
   const log = (output: string, durationMs: number) => ({
     tool_name: request.tool.llmTool.name,
     tool_id: request.tool.toolId,
@@ -96,7 +96,7 @@ export const callConversationTool = async (
   });
   if (!found || !validate) return log(`The tool ${request.tool.llmTool.name} is no longer available.`, 0);
   if (!validate(request.input))
-    return log(`The input does not conform to the tool's input schema: ${describeInputErrors(validate)}.`, 0);
+    return log(`The input does not conform to the tool's input schema: ${await describeInputErrors(validate)}.`, 0);
   const source: InvocationSource = {
     type: 'regular-conversation',
     user_id: context.userId,

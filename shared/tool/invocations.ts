@@ -36,18 +36,18 @@ export const toInvocationResult = (outcome: SandboxOutcome): InvocationResult =>
 });
 
 /** Refuses inputs that break the version's input schema with 400, before anything runs. */
-export const validateInputs = (
+export const validateInputs = async (
   inputSchema: Record<string, unknown>,
   inputs: readonly Pick<InvocationInput, 'input_parameters'>[],
-): void => {
-  const validate = inputValidator(inputSchema);
-  inputs.forEach((input, index) => {
+): Promise<void> => {
+  const validate = await inputValidator(inputSchema);
+  for (const [index, input] of inputs.entries()) {
     if (!validate(input.input_parameters)) {
       throw new BadRequestError(
-        `Input ${index} does not conform to the tool's input schema: ${describeInputErrors(validate)}.`,
+        `Input ${index} does not conform to the tool's input schema: ${await describeInputErrors(validate)}.`,
       );
     }
-  });
+  }
 };
 
 export interface RunRequest {
@@ -133,7 +133,7 @@ export const invokeToolVersion = async (
 ): Promise<{ invocation_results: InvocationResult[] }> => {
   const { tool, version } = await requireToolVersion(orgId, toolId, versionText);
   requirePermission(caller, 'Tool:InvokeTool', toolAttributes(tool));
-  validateInputs(version.input_schema, inputs);
+  await validateInputs(version.input_schema, inputs);
   const results: InvocationResult[] = [];
   for (const input of inputs)
     results.push((await runToolVersion({ tool, version, input, source: directSource(caller, input) })).result);

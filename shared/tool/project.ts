@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { Ajv } from 'ajv';
-import { build, type Message } from 'esbuild';
+import type { Ajv } from 'ajv';
+import type { Message } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { BadRequestError } from '../kernel/errors';
@@ -57,28 +57,35 @@ export class BuildError extends BadRequestError {
   }
 }
 
-const schemaChecker = new Ajv({ strict: false, allErrors: true });
+// ajv (and esbuild below) are imported on first use: only tool builds and invocations need
+// them, and the conversation and organization bundles reach this module without using them.
+let schemaChecker: Promise<Ajv> | undefined;
+const loadSchemaChecker = (): Promise<Ajv> => {
+  schemaChecker ??= import('ajv').then(({ Ajv }) => new Ajv({ strict: false, allErrors: true }));
+  return schemaChecker;
+};
 
 /** A compiled validator of a tool's input schema; a schema that does not compile fails the build. */
-export const inputValidator = (schema: Record<string, unknown>) => {
+export const inputValidator = async (schema: Record<string, unknown>) => {
+  const checker = await loadSchemaChecker();
   try {
-    return schemaChecker.compile(schema);
+    return checker.compile(schema);
   } catch (error) {
     throw new BuildError(`input_schema is not a valid JSON Schema: ${(error as Error).message}`);
   }
 };
 
-export const describeInputErrors = (validate: ReturnType<typeof inputValidator>): string =>
-  schemaChecker.errorsText(validate.errors, { dataVar: 'input_parameters' });
+export const describeInputErrors = async (validate: Awaited<ReturnType<typeof inputValidator>>): Promise<string> =>
+  (await loadSchemaChecker()).errorsText(validate.errors, { dataVar: 'input_parameters' });
 
-const readDeclaration = (value: unknown, where: string) => {
+const readDeclaration = async (value: unknown, where: string) => {
   const parsed = declaration.safeParse(value ?? {});
   if (!parsed.success) {
     throw new BuildError(
       `${where} is invalid: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
     );
   }
-  inputValidator(parsed.data.input_schema);
+  await inputValidator(parsed.data.input_schema);
   return parsed.data;
 };
 
@@ -114,12 +121,13 @@ const buildNode = async (files: ProjectContents): Promise<BuiltProject> => {
   } catch (error) {
     throw new BuildError(`package.json is not JSON: ${(error as Error).message}`);
   }
-  const declared = readDeclaration(manifest.amigo, 'package.json key "amigo"');
+  const declared = await readDeclaration(manifest.amigo, 'package.json key "amigo"');
   const entry =
     declared.entry ?? ['src/index.ts', 'index.ts', 'src/index.js', 'index.js'].find((candidate) => files[candidate]);
   if (!entry || !files[entry]) throw new BuildError(`the entry module ${entry ?? 'src/index.ts'} does not exist.`);
   const dir = await layOut(files);
   try {
+    const { build } = await import('esbuild');
     const result = await build({
       absWorkingDir: dir,
       entryPoints: [entry],
@@ -170,7 +178,7 @@ const buildPython = async (files: ProjectContents): Promise<BuiltProject> => {
       throw new BuildError(`[tool.amigo] input_schema is not JSON: ${(error as Error).message}`);
     }
   }
-  const declared = readDeclaration({ ...amigo, input_schema: inputSchema }, 'pyproject.toml table [tool.amigo]');
+  const declared = await readDeclaration({ ...amigo, input_schema: inputSchema }, 'pyproject.toml table [tool.amigo]');
   const entry = declared.entry ?? 'main:handler';
   if (!/^[\w.]+:\w+$/.test(entry))
     throw new BuildError(`[tool.amigo] entry must be "module:function", not "${entry}".`);

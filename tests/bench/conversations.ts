@@ -41,6 +41,8 @@ export interface Percentiles {
 export interface FirstMessageFigures extends Percentiles {
   /** The conversation before the measured ones (the handler module is loaded on first use); not counted. */
   coldMs: number;
+  /** The same for one interaction after each opening: request sent → first `new-message`. */
+  interact: Percentiles;
 }
 
 export interface PassThroughFigures {
@@ -98,7 +100,7 @@ const defaults: ConversationBenchOptions = {
   fragmentDelayMs: 50,
   passThroughUsers: 20,
   passThroughInteractions: 2,
-  loadConversations: 50,
+  loadConversations: 200,
   loadInteractions: 5,
 };
 
@@ -161,17 +163,25 @@ const prepare = async (platform: PlatformProcess, userCount: number): Promise<Fi
 /** Create-conversation, one at a time: request sent → first `new-message` line received. */
 const measureFirstMessage = async (fixture: Fixture, users: Session[]): Promise<FirstMessageFigures> => {
   const [coldUser, ...measured] = users;
-  const timeOne = async (user: Session) => {
-    const stream = await startConversation(user, fixture.serviceId);
-    expectCleanTurn('create conversation', stream, 201);
+  const firstMessageMs = (what: string, stream: TimedStream, status: number) => {
+    expectCleanTurn(what, stream, status);
     const first = firstOf(stream, 'new-message');
-    if (!first) throw new Error('create conversation: no new-message');
+    if (!first) throw new Error(`${what}: no new-message`);
     return first.at - stream.sentAt;
   };
+  const interactions: number[] = [];
+  const timeOne = async (user: Session) => {
+    const stream = await startConversation(user, fixture.serviceId);
+    const openingMs = firstMessageMs('create conversation', stream, 201);
+    const turn = await interact(user, conversationIdOf(stream), helpRequests[0] as string);
+    interactions.push(firstMessageMs('interact', turn, 200));
+    return openingMs;
+  };
   const coldMs = await timeOne(coldUser as Session);
+  interactions.length = 0;
   const times: number[] = [];
   for (const user of measured) times.push(await timeOne(user));
-  return { ...percentiles(times), coldMs };
+  return { ...percentiles(times), coldMs, interact: percentiles(interactions) };
 };
 
 const fragmentArrivals = (stream: TimedStream): number[] =>
@@ -362,8 +372,15 @@ export const printConversationFigures = (figures: ConversationFigures): boolean 
   const failures = load.httpErrors + load.errorEvents + load.anomalies;
   const seconds = load.durationMs / 1000;
   const rows: [string, string][] = [
-    [`Time to first new-message (${first.count} conversations, one at a time, each by its own user)`, ''],
+    [
+      `Time to first new-message, request sent → line received: an upper bound of the time after the model produced it (${first.count} conversations, one at a time, each by its own user)`,
+      '',
+    ],
     ['  median / p99 / max', `${ms(first.p50)} / ${ms(first.p99)} / ${ms(first.max)}`],
+    [
+      '  then one interaction each: median / p99 / max',
+      `${ms(first.interact.p50)} / ${ms(first.interact.p99)} / ${ms(first.interact.max)}`,
+    ],
     ['  first conversation of the platform (not counted)', ms(first.coldMs)],
     [
       `Pass-through, a fragment every ${pass.fragmentDelayMs} ms (${pass.streams} streams, ${pass.fragments} fragments after the first)`,

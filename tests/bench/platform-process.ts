@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, rmSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,10 @@ export interface PlatformProcess {
   credentials: PlatformCredentials;
   /** stdout and stderr of the platform, kept in the state directory while it runs. */
   logPath: string;
+  /** The ids of the platform's processes (its process group: tsx, Node, DynamoDB Local's JVM...). */
+  pids(): number[];
+  /** How the platform's functions reach the local AWS services (`local-aws.json`): endpoints, table, bucket. */
+  awsEnv: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -42,6 +46,20 @@ const signalGroup = (pid: number, signal: NodeJS.Signals): void => {
     // The group is already gone.
   }
 };
+
+/** Processes whose process group is `pgid` (field 5 of /proc/<pid>/stat, after the parenthesised name). */
+const groupMembers = (pgid: number): number[] =>
+  readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -138,7 +156,9 @@ export const startPlatformProcess = async (options: {
       });
     });
     const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8')) as PlatformCredentials;
-    return { baseUrl: credentials.base_url, credentials, logPath, stop };
+    const awsEnv = JSON.parse(await readFile(join(stateDir, 'local-aws.json'), 'utf8')) as Record<string, string>;
+    const pids = () => (child.pid === undefined ? [] : groupMembers(child.pid));
+    return { baseUrl: credentials.base_url, credentials, logPath, awsEnv, pids, stop };
   } catch (error) {
     const tail = await readFile(logPath, 'utf8').catch(() => '');
     await stop();

@@ -1,12 +1,20 @@
+import { createService } from './api-client';
 import { measureConversations, printConversationFigures } from './conversations';
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
+import { measureOverhead, printOverheadFigures } from './overhead';
+import { measurePeer, printPeerFigures } from './peer';
+import { measureScale, printScaleFigures } from './scale';
 import { measureTools, printToolFigures } from './tools';
 
 /** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
-console.log('Lambda bundles (target: < 1 MB minified, cold init < 250 ms)\n');
+console.log('Lambda bundles (target: what a cold start loads < 1 MB minified, cold init < 250 ms)\n');
 const bundlesOk = printBundleTable(await measureLambdaBundles());
 console.log(bundlesOk ? '\nAll bundle targets met.' : '\nSome bundle targets missed (see above).');
+
+console.log('\nRequest overhead (target: get and list operations at most 1.2× the bare DynamoDB calls, p50)\n');
+const overheadOk = printOverheadFigures(await measureOverhead());
+console.log(overheadOk ? '\nThe overhead target is met.' : '\nThe overhead target is missed (see above).');
 
 console.log('\nDynamic behavior matching (target: 500 triggers per service add at most 10 ms to a turn)\n');
 const matchingOk = printMatchingFigures(await measureMatching());
@@ -18,3 +26,11 @@ console.log(conversationsOk ? '\nAll conversation targets met.' : '\nSome conver
 
 console.log('\nTools (local runtime: a child process per run)\n');
 printToolFigures(await measureTools());
+
+console.log('\nThe peer, side by side (target: ours faster at p50 and p99, first token and whole turn)\n');
+const peerOk = printPeerFigures(await measurePeer());
+console.log(peerOk ? '\nOurs is faster on every figure.' : '\nSome peer figures are not faster (see above).');
+
+console.log('\nScale (targets: list latency flat from 1,000 to 100,000 records; no stream fails)\n');
+const scaleOk = printScaleFigures(await measureScale(createService));
+console.log(scaleOk ? '\nThe scale targets are met.' : '\nSome scale targets are missed (see above).');
