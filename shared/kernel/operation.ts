@@ -21,6 +21,7 @@ export const endpointGroups = [
   'metric',
   'webhook',
   'tool',
+  'app',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 
