@@ -86,7 +86,7 @@ export const stateMachineDiagram = (machine: MachineShape, visits: Visits): Html
     }
   }
   const width = margin * 2 + layers.length * (nodeWidth + columnGap) - columnGap;
-  const height = margin * 2 + Math.max(1, ...layers.map((layer) => layer.length)) * (nodeHeight + rowGap) - rowGap;
+  const height = margin * 2 + Math.max(1, ...layers.map((layer) => layer.length)) * (nodeHeight + rowGap) + rowGap;
   const mostVisits = Math.max(1, ...visits.states.values());
   const mostMoves = Math.max(1, ...visits.transitions.values());
 
@@ -96,12 +96,18 @@ export const stateMachineDiagram = (machine: MachineShape, visits: Visits): Html
       const to = position.get(target);
       if (!from || !to) return [];
       const moves = visits.transitions.get(transitionKey(state.name, target)) ?? 0;
-      const [x1, y1] = [from.x + nodeWidth, from.y + nodeHeight / 2];
-      const [x2, y2] = to.x > from.x ? [to.x, to.y + nodeHeight / 2] : [to.x + nodeWidth / 2, to.y + nodeHeight];
+      const forward = to.x > from.x;
+      // Forward edges leave right and enter left; edges back (or within a layer) loop below the states.
+      const [x1, y1] = forward
+        ? [from.x + nodeWidth, from.y + nodeHeight / 2]
+        : [from.x + nodeWidth / 2, from.y + nodeHeight];
+      const [x2, y2] = forward ? [to.x, to.y + nodeHeight / 2] : [to.x + nodeWidth / 2 + 12, to.y + nodeHeight];
       const path =
         state.name === target
           ? `M${from.x + nodeWidth - 20},${from.y} c 10,-24 34,-24 20,8`
-          : `M${x1},${y1} C${x1 + 40},${y1} ${x2 - 40},${y2} ${x2},${y2}`;
+          : forward
+            ? `M${x1},${y1} C${x1 + 40},${y1} ${x2 - 40},${y2} ${x2},${y2}`
+            : `M${x1},${y1} C${x1},${y1 + rowGap + 20} ${x2},${y2 + rowGap + 20} ${x2},${y2}`;
       return [
         html`<path class="transition${moves > 0 ? ' visited' : ''}" d="${path}" stroke="${moves > 0 ? palette.accent : palette.border}" stroke-width="${1 + (4 * moves) / mostMoves}" fill="none" marker-end="url(#arrow)"><title>${state.name} → ${target}: ${moves} time${moves === 1 ? '' : 's'}</title></path>`,
       ];
@@ -115,7 +121,7 @@ export const stateMachineDiagram = (machine: MachineShape, visits: Visits): Html
     const terminal = state.name === machine.terminal_state;
     return html`<g class="state${count > 0 ? ' visited' : ''}" data-state="${state.name}" data-visits="${count}"><title>${state.name} (${state.type}): ${count} visit${count === 1 ? '' : 's'}</title><rect x="${at.x}" y="${at.y}" width="${nodeWidth}" height="${nodeHeight}" rx="${terminal ? 22 : 6}" fill="${shade(share)}" stroke="${palette.text}" stroke-width="${terminal ? 2.5 : 1}"/><text x="${at.x + nodeWidth / 2}" y="${at.y + 19}" text-anchor="middle" fill="${textColour}" font-size="13">${label(state.name)}</text><text x="${at.x + nodeWidth / 2}" y="${at.y + 35}" text-anchor="middle" fill="${textColour}" font-size="11">${state.type} · ${count}</text></g>`;
   });
-  return html`<svg class="diagram" role="img" aria-labelledby="diagram-title" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg"><title id="diagram-title">State machine: ${machine.states.length} states, shaded by visits</title><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${palette.muted}"/></marker></defs>${edges}${nodes}</svg>`;
+  return html`<svg class="diagram" role="img" aria-labelledby="diagram-title" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg"><title id="diagram-title">State machine: ${machine.states.length} states, shaded by visits</title><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${palette.muted}"/></marker></defs>${edges}${nodes}</svg>`;
 };
 
 /** Tallies the states and transitions in interactions' insights. */

@@ -27,6 +27,8 @@ const appUrl = (path: string): string => `http://${orgId}.localhost:${new URL(ha
 const screenshot = async (page: Page, name: string) => {
   if (!takeScreenshots) return;
   await mkdir(screenshotsDir, { recursive: true });
+  // The keyboard checks leave a focus ring somewhere; the picture shows the page at rest.
+  await page.evaluate('document.activeElement && document.activeElement.blur()');
   await page.screenshot({ path: new URL(`${name}.png`, screenshotsDir).pathname, fullPage: true });
 };
 
@@ -126,7 +128,7 @@ describe('the web app in a browser', () => {
 
     // Assess
     await page.locator('#transcript .message.agent').nth(repliesBefore).waitFor();
-    await page.waitForFunction(`!document.querySelector('form[data-stream] button').disabled`);
+    await page.locator('form[data-stream] button:not([disabled])').waitFor();
     const lengths = (await page.evaluate('window.agentTextLengths')) as number[];
     expect(new Set(lengths).size, 'distinct lengths the reply had while it streamed').toBeGreaterThan(2);
     await expect(page.locator('#transcript .message.user').last().textContent()).resolves.toBe(
