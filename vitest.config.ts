@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 import { assertJava17 } from './infra/local/java.ts';
 import { assertToolPrerequisites } from './infra/local/tool-prerequisites.ts';
@@ -13,6 +14,9 @@ export default defineConfig(async () => {
     console.error(error.message);
     process.exit(1);
   });
+  // The web app's browser tests need Debian's Chromium (`.ci/run` installs it).
+  const hasChromium = existsSync('/usr/bin/chromium');
+  if (!hasChromium) console.warn('Browser tests skipped: /usr/bin/chromium is missing (apt-get install chromium).');
   return {
     test: {
       reporters: ['default', './tests/support/summary-reporter.ts'],
@@ -43,6 +47,19 @@ export default defineConfig(async () => {
             hookTimeout: 60_000,
           },
         },
+        ...(hasChromium
+          ? [
+              {
+                test: {
+                  name: 'browser',
+                  include: ['tests/browser/**/*.test.ts'],
+                  globalSetup: ['tests/integration/support/global-setup.ts'],
+                  testTimeout: 90_000,
+                  hookTimeout: 90_000,
+                },
+              },
+            ]
+          : []),
       ],
     },
   };

@@ -159,6 +159,18 @@ const invokeStreaming = async (
   response.end();
 };
 
+/**
+ * `{org_id}.localhost` serves that organization's web app from its root, as
+ * `{org_id}.{frontend_domain}` does in AWS: the path is routed as `/app/{org_id}{path}`, while the
+ * event keeps the path the browser asked for (the app builds its links from it).
+ */
+const organizationHost = /^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.localhost$/;
+
+export const routedPath = (url: URL): string => {
+  const organization = organizationHost.exec(url.hostname)?.[1];
+  return organization ? `/app/${organization}${url.pathname}` : url.pathname;
+};
+
 export interface Gateway {
   server: Server;
   baseUrl: string;
@@ -190,7 +202,7 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const url = new URL(request.url ?? '/', `http://${host}`);
     const onPath = mostSpecific(
       routes
-        .map((route) => ({ route, resource: route.resource, match: matchResource(route.resource, url.pathname) }))
+        .map((route) => ({ route, resource: route.resource, match: matchResource(route.resource, routedPath(url)) }))
         .filter((candidate) => candidate.match !== undefined),
     );
     if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });

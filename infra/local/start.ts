@@ -47,6 +47,7 @@ try {
   console.log(`  API key      ${credentials.api_key}`);
   console.log(`  credentials  ${resolve(values['data-dir'], 'credentials.json')}`);
   console.log(`  OpenAPI      ${credentials.base_url}/openapi.json`);
+  console.log(`  web app      ${credentials.base_url.replace('127.0.0.1', `${credentials.org_id}.localhost`)}/`);
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;

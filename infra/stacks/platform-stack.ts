@@ -69,6 +69,15 @@ const access = {
     // Writes the prompt logs of the judge calls it makes.
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
     webhook: { table: 'readWrite', signingKey: true },
+    // The web app: pages over the domain functions, chat turns (models, prompt logs, analysis), sign-in e-mails.
+    app: {
+      table: 'readWrite',
+      signingKey: true,
+      sendTo: ['analysis'],
+      bucket: 'readWrite',
+      models: true,
+      email: true,
+    },
     // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; starts and queues builds.
     tool: {
       table: 'readWrite',

@@ -1,5 +1,6 @@
 import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
+import { appOperations } from '../app/operations';
 import { conversationOperations } from '../conversation/operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
 import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
@@ -34,6 +35,7 @@ export const routeOperations = [
   ...webhookOperations,
   ...toolOperations,
   ...simulationCatalogOperations,
+  ...appOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

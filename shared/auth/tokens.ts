@@ -12,12 +12,14 @@ export const jwtIssuer = (): string => process.env.JWT_ISSUER ?? 'classic-api';
  * Every token the platform signs carries a `typ` header naming its purpose, so a token made
  * for one purpose (an e-mail verification link) is never accepted for another (an API call).
  */
-export type TokenPurpose = 'access' | 'verify-email' | 'email-sign-in';
+export type TokenPurpose = 'access' | 'verify-email' | 'email-sign-in' | 'app-form';
 
 const typeHeader: Record<TokenPurpose, string> = {
   access: 'at+jwt',
   'verify-email': 'verify-email+jwt',
   'email-sign-in': 'email-sign-in+jwt',
+  // The web app's CSRF token (`shared/app/csrf.ts`).
+  'app-form': 'app-form+jwt',
 };
 
 export interface IssuedToken {

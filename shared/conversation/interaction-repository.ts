@@ -1,5 +1,5 @@
 import { defineEntity } from '../data/entity';
-import type { Item, PrimaryKey } from '../data/table';
+import { type Item, type PrimaryKey, queryPage } from '../data/table';
 import { conversations } from './conversation-repository';
 import { type InteractionRecord, interactionRecord } from './schemas';
 
@@ -26,3 +26,13 @@ export const getInteraction = (
   conversationId: string,
   id: string,
 ): Promise<InteractionRecord | undefined> => interactions.get(orgId, { conversation_id: conversationId, id });
+
+/** A conversation's interactions in the order they happened, at most `limit` (one bounded Query). */
+export const listInteractions = async (
+  orgId: string,
+  conversationId: string,
+  limit: number,
+): Promise<InteractionRecord[]> =>
+  (await queryPage(interactions.query(orgId, { conversation_id: conversationId }), { limit })).items.map(
+    interactions.parse,
+  );

@@ -15,12 +15,13 @@ import {
   requireAuthorizedConversation,
   requireConversation,
 } from './conversations';
-import { getInteraction } from './interaction-repository';
+import { getInteraction, listInteractions } from './interaction-repository';
 import { getMessage, listMessages } from './message-repository';
 import type {
   ConversationInstance,
   ConversationRecord,
   InteractionInsights,
+  InteractionRecord,
   MessageInstance,
   MessageRecord,
   MessageType,
@@ -156,6 +157,41 @@ export const interactionInsightsFor = async (
   const conversation = await getConversation(orgId, conversationId);
   const interaction = conversation && (await getInteraction(orgId, conversationId, interactionId));
   if (!conversation || !interaction) throw missing();
+  return insightsOf(orgId, conversation, interaction, caller, missing);
+};
+
+/** How many interactions `conversationInsightsFor` reads at most. */
+export const maxInteractionsShown = 100;
+
+/**
+ * The insights of a conversation's first interactions (at most `maxInteractionsShown`), each
+ * with its id, under the same checks as `interactionInsightsFor`: the web app's console page.
+ */
+export const conversationInsightsFor = async (
+  orgId: string,
+  conversationId: string,
+  caller: Caller,
+): Promise<(InteractionInsights & { interaction_id: string; created_at: string })[]> => {
+  const missing = () => conversationNotFound(conversationId);
+  const conversation = await getConversation(orgId, conversationId);
+  if (!conversation) throw missing();
+  const found = await listInteractions(orgId, conversationId, maxInteractionsShown);
+  return Promise.all(
+    found.map(async (interaction) => ({
+      interaction_id: interaction.id,
+      created_at: interaction.created_at,
+      ...(await insightsOf(orgId, conversation, interaction, caller, missing)),
+    })),
+  );
+};
+
+const insightsOf = async (
+  orgId: string,
+  conversation: ConversationRecord,
+  interaction: InteractionRecord,
+  caller: Caller,
+  missing: () => NotFoundError,
+): Promise<InteractionInsights> => {
   const [machineId] = interaction.state_machine_version_info;
   // A deleted machine still has its id checked: grants naming the id keep applying.
   const machine = (await stateMachines.get(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };

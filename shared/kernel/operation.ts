@@ -22,6 +22,7 @@ export const endpointGroups = [
   'webhook',
   'tool',
   'simulation',
+  'app',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 

@@ -39,6 +39,10 @@ export const organizationBranding = defineEntity({
   sort: (branding: { image: BrandingImage }) => branding.image,
 });
 
+/** One of the organization's images (PNG, or ICO for the favicon), if it has one. */
+export const getBrandingImage = async (orgId: string, image: BrandingImage): Promise<Uint8Array | undefined> =>
+  (await organizationBranding.get(orgId, { image }))?.bytes;
+
 /** The organization record, or undefined when it does not exist or is being deleted. */
 export const getOrganization = async (
   orgId: string,

@@ -1,4 +1,5 @@
 import { forgetOrganizationCaches } from '../data/process-cache';
+import { frontendDns } from '../aws/frontend-dns';
 import { transactWrite } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
@@ -162,6 +163,7 @@ export const createOrganizationFor = async (
     throw new ConflictError(`Organization ${orgId} already exists.`);
   const images = brandingImagesOf(input);
   await insertOrganization({ orgId, fields: input, images, clusterName, superAdminEmail: config.superAdminEmail });
+  await frontendDns().addOrganization(orgId);
   return orgId;
 };
 
@@ -209,6 +211,7 @@ export const deleteOrganizationFor = async (caller: Caller, orgId: string): Prom
   await markOrganizationDeleted(orgId, nowIso());
   forgetPrincipals(orgId);
   await eraseOrganizationTools(orgId);
+  await frontendDns().removeOrganization(orgId);
   await eraseOrganizationData(orgId);
   forgetOrganizationCaches(orgId);
 };

@@ -8,7 +8,7 @@ import {
 } from '../auth/auth-session-repository';
 import { verifyDpopProof } from '../auth/dpop';
 import { hashSecret, newSecret, secretMatches } from '../auth/secrets';
-import { accessTokenLifetimeSeconds, issueAccessToken, signToken, verifyToken } from '../auth/tokens';
+import { accessTokenLifetimeSeconds, type IssuedToken, issueAccessToken, signToken, verifyToken } from '../auth/tokens';
 import { sendEmail } from '../aws/email';
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
@@ -93,11 +93,17 @@ const requireAllowedRedirect = (redirectLink: string, baseUrl: string): void => 
   }
 };
 
+/**
+ * E-mails a sign-in link. The link opens `completionPage` (default: the API's own callback,
+ * which redirects to `redirectLink` with the token); the web app passes its own page, which
+ * redeems the link with `redeemEmailSignIn` and keeps the token in a cookie.
+ */
 export const signInWithEmail = async (
   orgId: string,
   email: string,
   redirectLink: string,
   baseUrl: string,
+  completionPage = `${baseUrl}/v1/${encodeURIComponent(orgId)}/user/signin/callback`,
 ): Promise<{ user_id: string }> => {
   requireAllowedRedirect(redirectLink, baseUrl);
   const organization = await requireOrganization(orgId);
@@ -112,7 +118,7 @@ export const signInWithEmail = async (
     lifetimeSeconds: emailSignInLifetimeSeconds,
     claims: { redirect_link: redirectLink },
   });
-  const link = `${baseUrl}/v1/${encodeURIComponent(orgId)}/user/signin/callback?token=${token}`;
+  const link = `${completionPage}?token=${token}`;
   await sendEmail({
     to: user.email,
     subject: `Sign in to ${organization.org_name}`,
@@ -133,6 +139,16 @@ export const signInWithEmail = async (
  * the URL fragment (`#id_token=...&expires_at=...`), which browsers do not send to servers.
  */
 export const completeEmailSignIn = async (orgId: string, token: string): Promise<string> => {
+  const { issued, redirectLink } = await redeemEmailSignIn(orgId, token);
+  const fragment = new URLSearchParams({ id_token: issued.token, expires_at: issued.expiresAt.toISOString() });
+  return `${redirectLink.split('#')[0]}#${fragment.toString()}`;
+};
+
+/** Redeems an e-mailed link once: an access token for its user, and where the link was meant to lead. */
+export const redeemEmailSignIn = async (
+  orgId: string,
+  token: string,
+): Promise<{ issued: IssuedToken; redirectLink: string }> => {
   const link = await verifyToken(token, 'email-sign-in');
   if (link.orgId !== orgId || typeof link.payload.redirect_link !== 'string') throw unauthorized();
   await consumeNonce(orgId, 'email-sign-in', link.jti, Math.floor(link.expiresAt.getTime() / 1000) + 60);
@@ -140,8 +156,7 @@ export const completeEmailSignIn = async (orgId: string, token: string): Promise
   if (!principal) throw unauthorized();
   if (!principal.user.is_verified) throw new ForbiddenError('The user is not verified.');
   const issued = await issueAccessToken({ orgId, userId: link.subject });
-  const fragment = new URLSearchParams({ id_token: issued.token, expires_at: issued.expiresAt.toISOString() });
-  return `${link.payload.redirect_link.split('#')[0]}#${fragment.toString()}`;
+  return { issued, redirectLink: link.payload.redirect_link };
 };
 
 /** The grant type of the token endpoint that exchanges an API key (non-standard, URN-named). */

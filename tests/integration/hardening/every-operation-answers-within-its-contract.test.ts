@@ -161,19 +161,16 @@ const breach = (
     return `answered the undeclared status ${answer.status}: ${answer.text.slice(0, 300)}`;
   if (answer.status >= 400)
     return errorShape(answer.status, JSON.parse(answer.text)) ? undefined : `error body ${answer.text.slice(0, 300)}`;
-  if (operation.response.contentType === 'application/zip') {
-    return answer.contentType === 'application/zip' ? undefined : `answered ${answer.contentType} for a zip`;
-  }
-  if (operation.streaming) {
-    const lines = answer.text.split('\n').filter((line) => line.trim() !== '');
-    return lines.every((line) => JSON.parse(line) !== undefined) ? undefined : 'a stream line is not JSON';
-  }
   const { body: schema, contentType } = operation.response;
-  // A binary answer (the tool scaffold) is held to its declared media type.
+  // A non-JSON answer (the prompt-log zip, the tool scaffold, the web app's pages) is held to its declared media type.
   if (contentType && !contentType.includes('json')) {
     return answer.contentType.startsWith(contentType)
       ? undefined
       : `answered ${answer.contentType}, not ${contentType}`;
+  }
+  if (operation.streaming) {
+    const lines = answer.text.split('\n').filter((line) => line.trim() !== '');
+    return lines.every((line) => JSON.parse(line) !== undefined) ? undefined : 'a stream line is not JSON';
   }
   if (!schema || answer.text === '') return undefined;
   const parsed = schema.safeParse(JSON.parse(answer.text));

@@ -152,6 +152,9 @@ describe('delete-organization', () => {
     const promptLogs = `prompt-logs/${orgId}/`;
     expect(await storedObjectsStartingWith(promptLogs)).not.toEqual([]);
 
+    const webApp = (path: string) => fetch(apiUrl(`/app/${orgId}${path}`)).then((response) => response.status);
+    expect([await webApp('/'), await webApp('/favicon.ico')]).toEqual([200, 200]);
+
     // Act
     const deleted = await api(`/v1/${orgId}/organization/`, { method: 'DELETE', token: admin.token });
 
@@ -226,5 +229,7 @@ describe('delete-organization', () => {
     expect(storedArtifacts).not.toEqual([]);
     expect(await storedObjectsStartingWith(artifactPrefix)).toEqual([]);
     expect(existsSync(runtimeDir)).toBe(false);
+    // The web app serves nothing of it any more (with a frontend domain, its DNS record is removed too).
+    expect([await webApp('/'), await webApp('/favicon.ico')]).toEqual([404, 404]);
   });
 });

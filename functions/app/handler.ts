@@ -1,0 +1,267 @@
+import { Readable } from 'node:stream';
+import { clientScript } from '#shared/app/client-script';
+import {
+  type CookieScope,
+  cookieHeader,
+  csrfCookie,
+  isLoopbackHost,
+  parseCookies,
+  sessionCookie,
+} from '#shared/app/cookies';
+import { csrfTokenFor, isCsrfNonce, newCsrfNonce, requireCsrfToken } from '#shared/app/csrf';
+import type { Html } from '#shared/app/html';
+import type { AppRequest } from '#shared/app/layout';
+import {
+  consolePage,
+  conversationPage,
+  homePage,
+  insightsPage,
+  onboardingPage,
+  opensConsole,
+  preferencesPage,
+  redirectPage,
+  serviceDiagramPage,
+  signInPage,
+  webhookDeliveriesPage,
+} from '#shared/app/pages';
+import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
+import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
+import { finishConversationFor, interactWithConversation, startConversation } from '#shared/conversation/conversations';
+import { createConversationOperation, interactWithConversationOperation } from '#shared/conversation/stream-operations';
+import { authenticateRequest } from '#shared/http/authenticate';
+import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
+import type { Caller } from '#shared/kernel/caller';
+import { ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
+import { getBrandingImage } from '#shared/organization/organization-repository';
+import { signInWithEmailOperation } from '#shared/user/operations';
+import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
+import { updateUserFor } from '#shared/user/users';
+
+/**
+ * The web app's group. It turns the browser's cookies into the request's caller (the session
+ * cookie holds a platform access token, verified exactly as an Authorization header would be)
+ * and its CSRF nonce, checks the CSRF token of every form, and renders the pages of
+ * `shared/app/pages.ts`, which read through the domain functions as that caller.
+ */
+
+interface BrowserRequest {
+  path: { organization: string };
+  headers: { cookie?: string };
+  context: RequestContext;
+}
+
+/** `/app/{org_id}` (after any stage) when served under the API; `` on the organization's own host. */
+const appBaseOf = (pathname: string, orgId: string): string => {
+  const marker = `/app/${orgId}`;
+  const at = pathname.indexOf(`${marker}/`);
+  return at >= 0 ? pathname.slice(0, at + marker.length) : pathname.endsWith(marker) ? pathname : '';
+};
+
+const securityHeaders = (context: RequestContext) => {
+  // Scripts and styles come from the app itself; nothing may frame it or post its forms elsewhere.
+  context.setHeader(
+    'content-security-policy',
+    "default-src 'self'; img-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  );
+  context.setHeader('x-content-type-options', 'nosniff');
+  context.setHeader('referrer-policy', 'same-origin');
+  context.setHeader('cache-control', 'no-store');
+};
+
+/** The signed-in caller, or undefined when the cookie is absent, expired or not this organization's. */
+const sessionCaller = async (orgId: string, token: string | undefined, context: RequestContext) => {
+  if (!token) return undefined;
+  try {
+    return await authenticateRequest({
+      orgId,
+      headers: { authorization: `Bearer ${token}` },
+      method: context.method,
+      url: context.url,
+    });
+  } catch (error) {
+    if (error instanceof UnauthorizedError || error instanceof ForbiddenError) return undefined;
+    throw error;
+  }
+};
+
+interface Browser {
+  request: AppRequest;
+  cookies: Record<string, string>;
+  scope: CookieScope;
+}
+
+const browserOf = async ({ path, headers, context }: BrowserRequest): Promise<Browser> => {
+  const orgId = path.organization;
+  const url = new URL(context.url);
+  const base = appBaseOf(url.pathname, orgId);
+  const scope: CookieScope = { path: base || '/', secure: !isLoopbackHost(url.hostname) };
+  const cookies = parseCookies(headers.cookie);
+  let nonce = cookies[csrfCookie];
+  if (!isCsrfNonce(nonce)) {
+    nonce = newCsrfNonce();
+    // Only pages hand out a nonce: a form posted without one is refused.
+    if (context.method === 'GET') context.setHeader('set-cookie', cookieHeader(csrfCookie, nonce, scope, 86_400 * 30));
+  }
+  const caller = await sessionCaller(orgId, cookies[sessionCookie], context);
+  const request: AppRequest = {
+    orgId,
+    base,
+    origin: url.origin,
+    caller,
+    csrfToken: await csrfTokenFor(orgId, nonce),
+    consoleAllowed: await opensConsole(orgId, caller),
+  };
+  securityHeaders(context);
+  return { request, cookies, scope };
+};
+
+const htmlReply = (page: Html) => ({ bytes: Readable.from([Buffer.from(page.text)]) });
+
+const redirect = (context: RequestContext, location: string) => {
+  context.setHeader('location', location);
+  return htmlReply(redirectPage(location));
+};
+
+/** A posted form: its CSRF token checked against the browser's nonce, and a signed-in caller. */
+const signedInForm = async (input: BrowserRequest, csrfToken: string | undefined) => {
+  const browser = await browserOf(input);
+  await requireCsrfToken(browser.request.orgId, browser.cookies[csrfCookie], csrfToken);
+  if (!browser.request.caller) throw new UnauthorizedError();
+  return { ...browser, caller: browser.request.caller as Caller };
+};
+
+const page = (render: (request: AppRequest) => Promise<Html>) => async (input: BrowserRequest) =>
+  htmlReply(await render((await browserOf(input)).request));
+
+const image = (bytes: Uint8Array | undefined, what: string, context: RequestContext) => {
+  if (!bytes) throw new NotFoundError(`The organization has no ${what}.`);
+  context.setHeader('cache-control', 'public, max-age=300');
+  return { bytes: Readable.from([Buffer.from(bytes)]) };
+};
+
+export const handler = streamHandler(
+  implementGroup('app', {
+    'get-app-home': page(homePage),
+
+    'request-app-sign-in-link': async (input) => {
+      const { path, body, context } = input;
+      const { request, cookies } = await browserOf(input);
+      await requireCsrfToken(request.orgId, cookies[csrfCookie], body.csrf_token);
+      const headers = await takeToken(
+        {
+          orgId: path.organization,
+          subject: `signin:email:${body.email.toLowerCase()}`,
+          name: signInWithEmailOperation.operationId,
+        },
+        { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
+      );
+      for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
+      const home = `${request.origin}${request.base}`;
+      await signInWithEmail(request.orgId, body.email, `${home}/`, request.origin, `${home}/sign-in/complete`).catch(
+        (error: unknown) => {
+          // Whether an address belongs to a user is not told to whoever types it in.
+          if (!(error instanceof NotFoundError || error instanceof ForbiddenError)) throw error;
+        },
+      );
+      return htmlReply(await signInPage(request, `If ${body.email} may sign in, a link is on its way to it.`));
+    },
+
+    'complete-app-sign-in': async (input) => {
+      const { request } = await browserOf(input);
+      const { issued } = await redeemEmailSignIn(request.orgId, input.query.token);
+      const scope = { path: request.base || '/', secure: request.origin.startsWith('https:') };
+      input.context.setHeader(
+        'set-cookie',
+        cookieHeader(sessionCookie, issued.token, scope, accessTokenLifetimeSeconds),
+      );
+      return redirect(input.context, `${request.base}/`);
+    },
+
+    'sign-out-of-app': async (input) => {
+      const { request, cookies, scope } = await browserOf(input);
+      await requireCsrfToken(request.orgId, cookies[csrfCookie], input.body.csrf_token);
+      input.context.setHeader('set-cookie', cookieHeader(sessionCookie, '', scope, 0));
+      return redirect(input.context, `${request.base}/`);
+    },
+
+    'get-app-onboarding': page(onboardingPage),
+
+    'start-app-conversation': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      const limits = await enforceRateLimit({
+        caller,
+        operationId: createConversationOperation.operationId,
+        perMinute: createConversationOperation.rateLimitPerMinute,
+      });
+      for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
+      return startConversation({
+        orgId: request.orgId,
+        caller,
+        serviceId: input.body.service_id,
+        versionSetName: 'release',
+        tags: {},
+        stream: { agentActionType: /^$/, signal: input.context.signal },
+      });
+    },
+
+    'get-app-conversation': (input) => page((request) => conversationPage(request, input.path.conversation_id))(input),
+
+    'send-app-message': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      const limits = await enforceRateLimit({
+        caller,
+        operationId: interactWithConversationOperation.operationId,
+        perMinute: interactWithConversationOperation.rateLimitPerMinute,
+      });
+      for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
+      return interactWithConversation({
+        orgId: request.orgId,
+        conversationId: input.path.conversation_id,
+        messageType: 'user-message',
+        text: input.body.message,
+        externalEvents: [],
+        caller,
+        stream: { agentActionType: /^$/, signal: input.context.signal },
+      });
+    },
+
+    'finish-app-conversation': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await finishConversationFor(request.orgId, input.path.conversation_id, caller);
+      return redirect(input.context, `${request.base}/conversations/${input.path.conversation_id}`);
+    },
+
+    'get-app-preferences': page((request) => preferencesPage(request)),
+
+    'update-app-preferences': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await updateUserFor(caller, request.orgId, caller.userId, {
+        preferred_language: input.body.preferred_language,
+        timezone: input.body.timezone,
+        enable_response_recommendation: input.body.enable_response_recommendation === 'on',
+      });
+      return redirect(input.context, `${request.base}/preferences`);
+    },
+
+    'get-app-console': page(consolePage),
+
+    'get-app-conversation-insights': (input) =>
+      page((request) => insightsPage(request, input.path.conversation_id))(input),
+
+    'get-app-service-diagram': (input) => page((request) => serviceDiagramPage(request, input.path.service_id))(input),
+
+    'get-app-webhook-deliveries': (input) =>
+      page((request) => webhookDeliveriesPage(request, input.path.webhook_destination_id))(input),
+
+    'get-app-branding-image': async ({ path, context }) =>
+      image(await getBrandingImage(path.organization, path.image), path.image, context),
+
+    'get-app-favicon': async ({ path, context }) =>
+      image(await getBrandingImage(path.organization, 'favicon'), 'favicon', context),
+
+    'get-app-script': async ({ context }) => {
+      context.setHeader('cache-control', 'public, max-age=300');
+      return { bytes: Readable.from([Buffer.from(clientScript)]) };
+    },
+  }),
+);

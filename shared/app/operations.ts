@@ -1,0 +1,246 @@
+import { z } from 'zod';
+import { createConversationEvent, interactEvent } from '../../events/stream-events';
+import { defineOperation, type Operation } from '../kernel/operation';
+import {
+  appConversationPath,
+  appHeaders,
+  appPath,
+  brandingImagePath,
+  completeSignInQuery,
+  csrfForm,
+  htmlContentType,
+  htmlPage,
+  preferencesForm,
+  sendMessageForm,
+  serviceDiagramPath,
+  signInForm,
+  startConversationForm,
+  webhookDeliveriesPath,
+} from './schemas';
+
+/**
+ * The organization's web app: server-rendered pages at `/app/{org_id}/` (and at
+ * `{org_id}.{frontend_domain}/`, which the gateway or CDN maps here). Every operation streams
+ * (the chat's replies do), so the group is a streaming Lambda; pages are one chunk of HTML.
+ * The session is a cookie, so operations authenticate it themselves (`checksCredentials`).
+ */
+const page = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Operation>>(fields: T) =>
+  defineOperation({
+    method: 'GET',
+    group: 'app',
+    tag: 'App',
+    auth: 'none',
+    checksCredentials: true,
+    streaming: true,
+    request: { path: appPath, headers: appHeaders },
+    response: { status: 200, body: htmlPage, contentType: htmlContentType },
+    ...fields,
+  });
+
+/** A form posted by the browser; answered by a redirect (303, Post/Redirect/Get). */
+const formPost = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path' | 'request'> & Partial<Operation>>(
+  fields: T,
+) =>
+  defineOperation({
+    method: 'POST',
+    group: 'app',
+    tag: 'App',
+    auth: 'none',
+    checksCredentials: true,
+    streaming: true,
+    response: { status: 303, body: htmlPage, contentType: htmlContentType },
+    extraErrors: { 403: 'The form has no valid CSRF token for this browser, or the user is not verified.' },
+    ...fields,
+  });
+
+export const getAppHomeOperation = page({
+  operationId: 'get-app-home',
+  summary: "The app's home: the sign-in page, or once signed in, the services to talk to and past conversations",
+  path: '/app/{organization}/',
+});
+
+export const requestAppSignInLinkOperation = defineOperation({
+  operationId: 'request-app-sign-in-link',
+  method: 'POST',
+  path: '/app/{organization}/sign-in',
+  group: 'app',
+  tag: 'App',
+  summary: 'E-mail a sign-in link that opens the app',
+  auth: 'none',
+  checksCredentials: true,
+  streaming: true,
+  // The API's e-mail sign-in limit, in the same bucket (per address).
+  rateLimitPerMinute: 5,
+  request: { path: appPath, headers: appHeaders, body: signInForm, bodyType: 'form' },
+  response: { status: 200, body: htmlPage, contentType: htmlContentType },
+});
+
+export const completeAppSignInOperation = page({
+  operationId: 'complete-app-sign-in',
+  summary: 'Redeem an e-mailed sign-in link: sets the session cookie and redirects home',
+  path: '/app/{organization}/sign-in/complete',
+  request: { path: appPath, query: completeSignInQuery, headers: appHeaders },
+  response: { status: 303, body: htmlPage, contentType: htmlContentType },
+});
+
+export const signOutOfAppOperation = formPost({
+  operationId: 'sign-out-of-app',
+  summary: 'Sign out: clears the session cookie',
+  path: '/app/{organization}/sign-out',
+  request: { path: appPath, headers: appHeaders, body: csrfForm, bodyType: 'form' },
+});
+
+export const getAppOnboardingOperation = page({
+  operationId: 'get-app-onboarding',
+  summary: "The organization's onboarding pages (markdown, rendered safely)",
+  path: '/app/{organization}/onboarding',
+});
+
+export const startAppConversationOperation = defineOperation({
+  operationId: 'start-app-conversation',
+  method: 'POST',
+  path: '/app/{organization}/conversations',
+  group: 'app',
+  tag: 'App',
+  summary: "Start a conversation with a service; the agent's opening reply streams as NDJSON events",
+  auth: 'none',
+  checksCredentials: true,
+  streaming: true,
+  // create-conversation's limit, in its bucket.
+  rateLimitPerMinute: 5,
+  extraErrors: { 403: 'The form has no valid CSRF token for this browser, or the user is not verified.' },
+  request: { path: appPath, headers: appHeaders, body: startConversationForm, bodyType: 'form' },
+  response: { status: 200, body: createConversationEvent, contentType: 'application/x-ndjson' },
+});
+
+export const getAppConversationOperation = page({
+  operationId: 'get-app-conversation',
+  summary: 'A conversation: its messages, and while it is open, the message box',
+  path: '/app/{organization}/conversations/{conversation_id}',
+  request: { path: appConversationPath, headers: appHeaders },
+});
+
+export const sendAppMessageOperation = defineOperation({
+  operationId: 'send-app-message',
+  method: 'POST',
+  path: '/app/{organization}/conversations/{conversation_id}/messages',
+  group: 'app',
+  tag: 'App',
+  summary: "Send a message; the agent's reply streams as NDJSON events",
+  auth: 'none',
+  checksCredentials: true,
+  streaming: true,
+  // interact-with-conversation's limit, in its bucket.
+  rateLimitPerMinute: 15,
+  extraErrors: { 403: 'The form has no valid CSRF token for this browser, or the user is not verified.' },
+  request: { path: appConversationPath, headers: appHeaders, body: sendMessageForm, bodyType: 'form' },
+  response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
+});
+
+export const finishAppConversationOperation = formPost({
+  operationId: 'finish-app-conversation',
+  summary: 'Finish a conversation',
+  path: '/app/{organization}/conversations/{conversation_id}/finish',
+  request: { path: appConversationPath, headers: appHeaders, body: csrfForm, bodyType: 'form' },
+});
+
+export const getAppPreferencesOperation = page({
+  operationId: 'get-app-preferences',
+  summary: "The signed-in user's preferences",
+  path: '/app/{organization}/preferences',
+});
+
+export const updateAppPreferencesOperation = formPost({
+  operationId: 'update-app-preferences',
+  summary: "Change the signed-in user's preferences",
+  path: '/app/{organization}/preferences',
+  request: { path: appPath, headers: appHeaders, body: preferencesForm, bodyType: 'form' },
+});
+
+export const getAppConsoleOperation = page({
+  operationId: 'get-app-console',
+  summary: 'The console (roles whose frontend_view is admin): services, recent conversations, webhook destinations',
+  path: '/app/{organization}/console',
+});
+
+export const getAppConversationInsightsOperation = page({
+  operationId: 'get-app-conversation-insights',
+  summary:
+    "A conversation's interactions with their insights: state transitions, working memory, reflections, tool calls",
+  path: '/app/{organization}/console/conversations/{conversation_id}',
+  request: { path: appConversationPath, headers: appHeaders },
+});
+
+export const getAppServiceDiagramOperation = page({
+  operationId: 'get-app-service-diagram',
+  summary: "A service's state machine as a diagram, shaded by how often recent conversations visited each state",
+  path: '/app/{organization}/console/services/{service_id}',
+  request: { path: serviceDiagramPath, headers: appHeaders },
+});
+
+export const getAppWebhookDeliveriesOperation = page({
+  operationId: 'get-app-webhook-deliveries',
+  summary: "A webhook destination's recent deliveries",
+  path: '/app/{organization}/console/webhooks/{webhook_destination_id}',
+  request: { path: webhookDeliveriesPath, headers: appHeaders },
+});
+
+export const getAppBrandingImageOperation = defineOperation({
+  operationId: 'get-app-branding-image',
+  method: 'GET',
+  path: '/app/{organization}/branding/{image}',
+  group: 'app',
+  tag: 'App',
+  summary: "One of the organization's PNG images (logo, square logo, sign-up page headshot)",
+  auth: 'none',
+  streaming: true,
+  request: { path: brandingImagePath },
+  response: { status: 200, body: z.instanceof(Buffer), contentType: 'image/png' },
+});
+
+export const getAppFaviconOperation = defineOperation({
+  operationId: 'get-app-favicon',
+  method: 'GET',
+  path: '/app/{organization}/favicon.ico',
+  group: 'app',
+  tag: 'App',
+  summary: "The organization's favicon",
+  auth: 'none',
+  streaming: true,
+  request: { path: appPath },
+  response: { status: 200, body: z.instanceof(Buffer), contentType: 'image/x-icon' },
+});
+
+export const getAppScriptOperation = defineOperation({
+  operationId: 'get-app-script',
+  method: 'GET',
+  path: '/app/{organization}/app.js',
+  group: 'app',
+  tag: 'App',
+  summary: "The pages' script (progressive enhancement: streamed chat replies)",
+  auth: 'none',
+  streaming: true,
+  request: { path: appPath },
+  response: { status: 200, body: z.string(), contentType: 'text/javascript; charset=utf-8' },
+});
+
+export const appOperations = [
+  getAppHomeOperation,
+  requestAppSignInLinkOperation,
+  completeAppSignInOperation,
+  signOutOfAppOperation,
+  getAppOnboardingOperation,
+  startAppConversationOperation,
+  getAppConversationOperation,
+  sendAppMessageOperation,
+  finishAppConversationOperation,
+  getAppPreferencesOperation,
+  updateAppPreferencesOperation,
+  getAppConsoleOperation,
+  getAppConversationInsightsOperation,
+  getAppServiceDiagramOperation,
+  getAppWebhookDeliveriesOperation,
+  getAppBrandingImageOperation,
+  getAppFaviconOperation,
+  getAppScriptOperation,
+] as const;

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
+import { languageCode, timeZone } from '../user/preferences';
+
+export const htmlContentType = 'text/html; charset=utf-8';
+
+export const htmlPage = z.string().describe('An HTML page.');
+
+/** The browser's cookies carry the session and the CSRF nonce. */
+export const appHeaders = commonHeaders.extend({
+  cookie: z.string().max(8192).optional().describe('The session and CSRF cookies the app set.'),
+});
+
+export const appPath = organizationPath;
+export const appConversationPath = organizationPath.extend({
+  conversation_id: objectId.describe('The identifier of the conversation.'),
+});
+
+/** Every form carries the token signed over the browser's CSRF nonce. */
+const csrfField = z.string().max(2048).optional().describe('The CSRF token the page embedded in the form.');
+
+export const csrfForm = z.object({ csrf_token: csrfField });
+
+export const signInForm = z.object({
+  csrf_token: csrfField,
+  email: z.email().max(320).describe('The e-mail address of the user signing in.'),
+});
+
+export const completeSignInQuery = z.object({
+  token: z.string().min(1).max(4096).describe('The token of the e-mailed sign-in link.'),
+});
+
+export const startConversationForm = z.object({
+  csrf_token: csrfField,
+  service_id: objectId.describe('The service to talk to.'),
+});
+
+export const sendMessageForm = z.object({
+  csrf_token: csrfField,
+  message: z.string().trim().min(1).max(10_000).describe('What the user says.'),
+});
+
+/** Empty fields leave a preference as it is (browsers send every field of a form). */
+const optionalField = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+export const preferencesForm = z.object({
+  csrf_token: csrfField,
+  preferred_language: optionalField(languageCode).describe('ISO 639-3 code; empty leaves it unchanged.'),
+  timezone: optionalField(timeZone).describe('IANA time zone; empty leaves it unchanged.'),
+  enable_response_recommendation: z
+    .enum(['on', 'off'])
+    .optional()
+    .describe('A checkbox: `on` when checked, absent otherwise.'),
+});
+
+export const brandingImagePath = organizationPath.extend({
+  image: z.enum(['logo', 'square_logo', 'signup_page_headshot']).describe('Which PNG image of the organization.'),
+});
+
+export const serviceDiagramPath = organizationPath.extend({
+  service_id: objectId.describe('The identifier of the service.'),
+});
+
+export const webhookDeliveriesPath = organizationPath.extend({
+  webhook_destination_id: objectId.describe('The identifier of the webhook destination.'),
+});

@@ -1,0 +1,182 @@
+import { mkdir } from 'node:fs/promises';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { latestSignInLink, signInLinkCount } from '../integration/support/app-visitor';
+import { api, harness } from '../integration/support/client';
+import { createService } from '../integration/support/conversations';
+import { createOrganization, createUserSession, pngImage, type Session } from '../integration/support/identity';
+import { checkAccessibility } from './accessibility';
+
+/**
+ * The web app in headless Chromium (Debian's), at `{org_id}.localhost` as a user's browser
+ * reaches it. With UPDATE_SCREENSHOTS=1 the tests also write the README's screenshots.
+ */
+const chromiumPath = '/usr/bin/chromium';
+const screenshotsDir = new URL('../../docs/screenshots/', import.meta.url);
+const takeScreenshots = process.env.UPDATE_SCREENSHOTS === '1';
+
+let browser: Browser;
+let admin: Session;
+let orgId: string;
+let member: Session & { email: string };
+let manager: Session & { email: string };
+let conversationUrl = '';
+
+const appUrl = (path: string): string => `http://${orgId}.localhost:${new URL(harness().baseUrl).port}${path}`;
+
+const screenshot = async (page: Page, name: string) => {
+  if (!takeScreenshots) return;
+  await mkdir(screenshotsDir, { recursive: true });
+  // The keyboard checks leave a focus ring somewhere; the picture shows the page at rest.
+  await page.evaluate('document.activeElement && document.activeElement.blur()');
+  await page.screenshot({ path: new URL(`${name}.png`, screenshotsDir).pathname, fullPage: true });
+};
+
+/** Signs in as a user would: types the address, presses Enter, opens the link from the outbox. */
+const signInThroughOutbox = async (context: BrowserContext, email: string): Promise<Page> => {
+  const page = await context.newPage();
+  await page.goto(appUrl('/'));
+  const before = await signInLinkCount(email);
+  await page.fill('#email', email);
+  await page.press('#email', 'Enter');
+  await page.getByText('a link is on its way').waitFor();
+  await page.goto(await latestSignInLink(email, before));
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  return page;
+};
+
+beforeAll(async () => {
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  ({ orgId, session: admin } = await createOrganization());
+  const branded = await api(`/v1/${orgId}/organization/`, {
+    method: 'POST',
+    token: admin.token,
+    body: {
+      title: 'Acme Support',
+      main_description: 'Talk to our assistant about your printer, your order or your account.',
+      sub_description: 'Sign in with your work e-mail: we send you a link, no password needed.',
+      signup_page_headshot: pngImage(292, 400).toString('base64'),
+      onboarding_instructions: [
+        '# Welcome to Acme\n\n1. Pick a service\n2. Say what you need\n\nSee [our help centre](https://example.com/help).',
+      ],
+    },
+  });
+  expect(branded.status).toBeLessThan(300);
+  await createService(admin);
+  member = await createUserSession(admin, 'DefaultUserRole', { first_name: 'Ada' });
+  manager = await createUserSession(admin, 'DefaultAdministratorRole', { first_name: 'Grace' });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the web app in a browser', () => {
+  let page: Page;
+
+  it('signs in through the e-mailed link from a branded, accessible sign-in page', async () => {
+    // Prepare
+    const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    const signInPage = await context.newPage();
+    await signInPage.goto(appUrl('/'));
+    await expect(signInPage.getByRole('heading', { name: 'Sign in to Acme Support' }).isVisible()).resolves.toBe(true);
+    await checkAccessibility(signInPage);
+    await screenshot(signInPage, 'sign-in');
+
+    // Act
+    page = await signInThroughOutbox(context, member.email);
+
+    // Assess
+    expect(new URL(page.url()).pathname).toBe('/');
+    const session = (await context.cookies()).find((cookie) => cookie.name === 'app_session');
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
+    await checkAccessibility(page);
+  });
+
+  it("streams the agent's reply into the chat piece by piece", async () => {
+    // Prepare: start a conversation; the opening reply streams, then the conversation's page opens.
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.waitForURL(/\/conversations\/[0-9a-f]{24}$/);
+    conversationUrl = page.url();
+    await checkAccessibility(page);
+    await page.evaluate(`(() => {
+      window.agentTextLengths = [];
+      const transcript = document.getElementById('transcript');
+      new MutationObserver(() => {
+        const replies = transcript.querySelectorAll('.message.agent');
+        window.agentTextLengths.push(replies[replies.length - 1].textContent.length);
+      }).observe(transcript, { childList: true, subtree: true, characterData: true });
+    })()`);
+    const repliesBefore = await page.locator('#transcript .message.agent').count();
+
+    // Act: type and press Enter, as a keyboard user does.
+    await page.focus('#message');
+    await page.keyboard.type('I said I need help with my printer');
+    await page.keyboard.press('Enter');
+
+    // Assess
+    await page.locator('#transcript .message.agent').nth(repliesBefore).waitFor();
+    await page.locator('form[data-stream] button:not([disabled])').waitFor();
+    const lengths = (await page.evaluate('window.agentTextLengths')) as number[];
+    expect(new Set(lengths).size, 'distinct lengths the reply had while it streamed').toBeGreaterThan(2);
+    await expect(page.locator('#transcript .message.user').last().textContent()).resolves.toBe(
+      'I said I need help with my printer',
+    );
+    await screenshot(page, 'chat');
+  });
+
+  it('finishes the conversation', async () => {
+    // Act
+    await page.getByRole('button', { name: 'Finish the conversation' }).click();
+
+    // Assess
+    await page.getByText('This conversation is finished.').waitFor();
+    expect(await page.locator('#message').count()).toBe(0);
+  });
+
+  it('keeps onboarding and preferences accessible', async () => {
+    for (const path of ['/onboarding', '/preferences']) {
+      // Act
+      await page.goto(appUrl(path));
+
+      // Assess
+      await checkAccessibility(page);
+    }
+  });
+
+  it("shows the conversation's insights and the service's diagram in the console", async () => {
+    // Prepare
+    const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    const console = await signInThroughOutbox(context, manager.email);
+    await console.goto(appUrl('/console'));
+    await checkAccessibility(console);
+
+    // Act
+    await console.goto(appUrl(`/console${new URL(conversationUrl).pathname}`));
+
+    // Assess
+    await console.getByRole('heading', { name: /Interaction 2/ }).waitFor();
+    await expect(console.getByText('greet → triage').first().isVisible()).resolves.toBe(true);
+    await checkAccessibility(console);
+    await screenshot(console, 'console-insights');
+
+    await console.goto(appUrl('/console'));
+    await console.locator('a[href*="/console/services/"]').first().click();
+    await console.locator('svg.diagram').waitFor();
+    expect(Number(await console.locator('g.state[data-state="greet"]').getAttribute('data-visits'))).toBeGreaterThan(0);
+    await checkAccessibility(console);
+    await screenshot(console, 'console-diagram');
+  });
+});

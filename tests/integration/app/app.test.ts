@@ -1,0 +1,621 @@
+import { request as httpRequest } from 'node:http';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AppVisitor, latestSignInLink, signInLinkCount, signInToApp } from '../support/app-visitor';
+import { api, harness } from '../support/client';
+import { createService } from '../support/conversations';
+import { createOrganization, createUserSession, emailsTo, type Session } from '../support/identity';
+
+let admin: Session;
+let orgId: string;
+let serviceId: string;
+let member: Session & { email: string };
+let manager: Session & { email: string };
+
+beforeAll(async () => {
+  ({ orgId, session: admin } = await createOrganization());
+  ({ serviceId } = await createService(admin));
+  member = await createUserSession(admin, 'DefaultUserRole');
+  manager = await createUserSession(admin, 'DefaultAdministratorRole');
+});
+
+/**
+ * A signed-in visitor for `email`. The e-mail sign-in is limited to 5 a minute per address, so
+ * each user signs in once and every visitor reuses that session cookie (as tabs of a browser do).
+ */
+const sessions = new Map<string, Promise<AppVisitor>>();
+const visitorOf = async (email: string): Promise<AppVisitor> => {
+  if (!sessions.has(email)) sessions.set(email, signInToApp(orgId, email));
+  const signedIn = await (sessions.get(email) as Promise<AppVisitor>);
+  const visitor = new AppVisitor(orgId);
+  for (const [name, value] of signedIn.cookies) visitor.cookies.set(name, value);
+  await visitor.get('/');
+  return visitor;
+};
+
+/** A new user of the organization, for tests that spend e-mail sign-ins. */
+const newMember = () => createUserSession(admin, 'DefaultUserRole');
+
+/** A page fetched through `{org_id}.localhost`, as a browser resolving it to the gateway sends it. */
+const viaOrganizationHost = (path: string): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const { port } = new URL(harness().baseUrl);
+    const sent = httpRequest(
+      { host: '127.0.0.1', port, path, headers: { host: `${orgId}.localhost:${port}` } },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
+    sent.on('error', reject);
+    sent.end();
+  });
+
+describe('get-app-home', () => {
+  it("shows the organization's branded sign-in page to a visitor", async () => {
+    // Act
+    const page = await new AppVisitor(orgId).get('/');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('Sign in to A test tenant');
+    expect(page.text).toContain('Created by an integration test.');
+    expect(page.text).toContain(`src="/app/${orgId}/branding/logo"`);
+    expect(page.text).toContain(`href="/app/${orgId}/favicon.ico"`);
+    expect(page.text).toMatch(/<label for="email">/);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+  });
+
+  it('gives the browser an HttpOnly CSRF cookie scoped to the app', async () => {
+    // Act
+    const page = await new AppVisitor(orgId).get('/');
+
+    // Assess
+    const cookie = page.headers.getSetCookie().find((line) => line.startsWith('app_csrf='));
+    expect(cookie).toContain(`Path=/app/${orgId}`);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Lax');
+    // Plain HTTP on localhost only: elsewhere the cookie is Secure.
+    expect(cookie).not.toContain('Secure');
+  });
+
+  it('is served at the root of {org_id}.localhost with links from that root', async () => {
+    // Act
+    const page = await viaOrganizationHost('/');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('Sign in to A test tenant');
+    expect(page.body).toContain('action="/sign-in"');
+    expect(page.body).toContain('src="/branding/logo"');
+  });
+
+  it('lists the services a signed-in user may use and their past conversations', async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const page = await visitor.get('/');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`<option value="${serviceId}">`);
+    expect(page.text).toContain('Your conversations');
+    expect(page.text).not.toContain(`href="/app/${orgId}/console"`);
+  });
+});
+
+describe('request-app-sign-in-link', () => {
+  it("e-mails a link to the app's own completion page", async () => {
+    // Prepare
+    const user = await newMember();
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+    const before = await signInLinkCount(user.email);
+
+    // Act
+    const answer = await visitor.post('/sign-in', { email: user.email });
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain('a link is on its way');
+    const link = new URL(await latestSignInLink(user.email, before));
+    expect(link.pathname).toBe(`/app/${orgId}/sign-in/complete`);
+  });
+
+  it('refuses a form without its CSRF token with 403 and sends nothing', async () => {
+    // Prepare
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+    const before = (await emailsTo(member.email)).length;
+
+    // Act
+    const answer = await visitor.post('/sign-in', { email: member.email, csrf_token: '' });
+
+    // Assess
+    expect(answer.status).toBe(403);
+    expect(JSON.parse(answer.text).detail).toMatch(/CSRF/);
+    expect((await emailsTo(member.email)).length).toBe(before);
+  });
+
+  it("refuses a token issued to another browser's cookie with 403", async () => {
+    // Prepare
+    const other = new AppVisitor(orgId);
+    await other.get('/');
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+
+    // Act
+    const answer = await visitor.post('/sign-in', { email: member.email, csrf_token: other.csrfToken });
+
+    // Assess
+    expect(answer.status).toBe(403);
+  });
+
+  it('answers an unknown address as a known one, without sending anything', async () => {
+    // Prepare
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+
+    // Act
+    const answer = await visitor.post('/sign-in', { email: 'nobody-here@example.com' });
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(await emailsTo('nobody-here@example.com')).toEqual([]);
+  });
+});
+
+describe('complete-app-sign-in', () => {
+  it('sets an HttpOnly session cookie and redirects home', async () => {
+    // Prepare
+    const user = await newMember();
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+    const before = await signInLinkCount(user.email);
+    await visitor.post('/sign-in', { email: user.email });
+    const link = new URL(await latestSignInLink(user.email, before));
+
+    // Act
+    const answer = await visitor.get(`/sign-in/complete${link.search}`);
+
+    // Assess
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('location')).toBe(`/app/${orgId}/`);
+    const cookie = answer.headers.getSetCookie().find((line) => line.startsWith('app_session='));
+    expect(cookie).toMatch(/HttpOnly; SameSite=Lax/);
+    expect((await visitor.get('/')).text).toContain('Sign out');
+  });
+
+  it('refuses a link used twice with 401', async () => {
+    // Prepare
+    const user = await newMember();
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+    const before = await signInLinkCount(user.email);
+    await visitor.post('/sign-in', { email: user.email });
+    const link = new URL(await latestSignInLink(user.email, before));
+    await visitor.get(`/sign-in/complete${link.search}`);
+
+    // Act
+    const again = await new AppVisitor(orgId).get(`/sign-in/complete${link.search}`);
+
+    // Assess
+    expect(again.status).toBe(401);
+  });
+
+  it("does not sign in to another organization's app", async () => {
+    // Prepare
+    const { orgId: otherOrg } = await createOrganization();
+    const visitor = await visitorOf(member.email);
+    const session = visitor.cookies.get('app_session') as string;
+    const stranger = new AppVisitor(otherOrg);
+    stranger.cookies.set('app_session', session);
+
+    // Act
+    const page = await stranger.get('/');
+
+    // Assess
+    expect(page.text).toContain('E-mail me a sign-in link');
+    expect(page.text).not.toContain('Sign out');
+  });
+});
+
+describe('sign-out-of-app', () => {
+  it('clears the session cookie', async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const answer = await visitor.post('/sign-out');
+
+    // Assess
+    expect(answer.status).toBe(303);
+    expect(visitor.cookies.has('app_session')).toBe(false);
+    expect((await visitor.get('/')).text).toContain('E-mail me a sign-in link');
+  });
+
+  it('refuses a sign-out without its CSRF token with 403', async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const answer = await visitor.post('/sign-out', { csrf_token: '' });
+
+    // Assess
+    expect(answer.status).toBe(403);
+    expect(visitor.cookies.has('app_session')).toBe(true);
+  });
+});
+
+describe('get-app-onboarding', () => {
+  it('renders the onboarding markdown without any raw HTML or script', async () => {
+    // Prepare
+    const changed = await api(`/v1/${orgId}/organization/`, {
+      method: 'POST',
+      token: admin.token,
+      body: {
+        onboarding_instructions: [
+          '# Welcome aboard\n\nRead [the guide](https://example.com/guide).',
+          '<script>alert(1)</script> [click](javascript:alert(1))',
+        ],
+      },
+    });
+    expect(changed.status).toBeLessThan(300);
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const page = await visitor.get('/onboarding');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<h1>Welcome aboard</h1>');
+    expect(page.text).toContain('href="https://example.com/guide"');
+    expect(page.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(page.text).not.toContain('<script>alert');
+    expect(page.text).not.toContain('href="javascript:');
+  });
+});
+
+describe('start-app-conversation', () => {
+  it("streams the conversation's creation and the agent's opening reply in pieces", async () => {
+    // Prepare
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const visitor = await visitorOf(user.email);
+
+    // Act
+    const answer = await visitor.stream('/conversations', { service_id: serviceId });
+
+    // Assess
+    expect(answer.status).toBe(200);
+    const types = answer.events.map(({ event }) => event.type);
+    expect(types[0]).toBe('conversation-created');
+    expect(types.filter((type) => type === 'new-message').length).toBeGreaterThan(1);
+    expect(types).toContain('interaction-complete');
+  });
+
+  it('refuses a start without its CSRF token with 403', async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const answer = await visitor.stream('/conversations', { service_id: serviceId, csrf_token: '' });
+
+    // Assess
+    expect(answer.status).toBe(403);
+  });
+
+  it('refuses a visitor who is not signed in with 401', async () => {
+    // Prepare
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+
+    // Act
+    const answer = await visitor.stream('/conversations', { service_id: serviceId });
+
+    // Assess
+    expect(answer.status).toBe(401);
+  });
+});
+
+/** A signed-in user with an open conversation of the service. */
+const openConversation = async () => {
+  const user = await createUserSession(admin, 'DefaultUserRole');
+  const visitor = await visitorOf(user.email);
+  const started = await visitor.stream('/conversations', { service_id: serviceId });
+  const conversationId = String(started.events[0]?.event.conversation_id);
+  const interactionId = String(
+    started.events.find(({ event }) => event.type === 'interaction-complete')?.event.interaction_id,
+  );
+  return { user, visitor, conversationId, interactionId };
+};
+
+describe('send-app-message', () => {
+  it("streams the user's message and the agent's reply", async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+    await visitor.get(`/conversations/${conversationId}`);
+
+    // Act
+    const answer = await visitor.stream(`/conversations/${conversationId}/messages`, { message: 'I need help' });
+
+    // Assess
+    expect(answer.status).toBe(200);
+    const types = answer.events.map(({ event }) => event.type);
+    expect(types).toContain('user-message-available');
+    expect(types.filter((type) => type === 'new-message').length).toBeGreaterThan(1);
+  });
+});
+
+describe('get-app-conversation', () => {
+  it("lists the conversation's messages with a message box while it is open", async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+    await visitor.stream(`/conversations/${conversationId}/messages`, { message: 'Hello there' });
+
+    // Act
+    const page = await visitor.get(`/conversations/${conversationId}`);
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<li class="message user">Hello there</li>');
+    expect(page.text).toMatch(/<li class="message agent">[^<]+<\/li>/);
+    expect(page.text).toContain('<label for="message">');
+  });
+
+  it("answers another user's conversation with 404, as the API does", async () => {
+    // Prepare
+    const { conversationId } = await openConversation();
+    const other = await visitorOf(member.email);
+
+    // Act
+    const page = await other.get(`/conversations/${conversationId}`);
+
+    // Assess
+    expect(page.status).toBe(404);
+  });
+});
+
+describe('finish-app-conversation', () => {
+  it('finishes the conversation and shows it finished', async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+    await visitor.get(`/conversations/${conversationId}`);
+
+    // Act
+    const answer = await visitor.post(`/conversations/${conversationId}/finish`);
+
+    // Assess
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('location')).toBe(`/app/${orgId}/conversations/${conversationId}`);
+    const page = await visitor.get(`/conversations/${conversationId}`);
+    expect(page.text).toContain('This conversation is finished.');
+    expect(page.text).not.toContain('<label for="message">');
+  });
+
+  it('refuses a finish without its CSRF token with 403', async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+
+    // Act
+    const answer = await visitor.post(`/conversations/${conversationId}/finish`, { csrf_token: 'forged' });
+
+    // Assess
+    expect(answer.status).toBe(403);
+  });
+});
+
+describe('get-app-preferences', () => {
+  it("shows the user's preferences in a labelled form", async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const page = await visitor.get('/preferences');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<label for="timezone">');
+    expect(page.text).toContain('id="timezone"');
+  });
+});
+
+describe('update-app-preferences', () => {
+  it('saves the preferences, as the API then shows them', async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+    await visitor.get('/preferences');
+
+    // Act
+    const answer = await visitor.post('/preferences', { preferred_language: 'fra', timezone: 'Europe/Paris' });
+
+    // Assess
+    expect(answer.status).toBe(303);
+    const users = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { user_id: member.userId } });
+    expect(users.body.users[0].preferences).toMatchObject({ preferred_language: 'fra', timezone: 'Europe/Paris' });
+  });
+
+  it('rejects an unknown time zone with 422', async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const answer = await visitor.post('/preferences', { timezone: 'Mars/Olympus' });
+
+    // Assess
+    expect(answer.status).toBe(422);
+  });
+});
+
+describe('get-app-console', () => {
+  it('lists services, recent conversations and webhook destinations for an admin view', async () => {
+    // Prepare
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`href="/app/${orgId}/console/services/${serviceId}"`);
+    expect(page.text).toContain('Recent conversations');
+    expect(page.text).toContain('Webhook destinations');
+  });
+
+  it("refuses a role whose frontend_view is 'client' with 403", async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const page = await visitor.get('/console');
+
+    // Assess
+    expect(page.status).toBe(403);
+  });
+});
+
+describe('get-app-conversation-insights', () => {
+  it("shows each interaction's state transitions and working memory", async () => {
+    // Prepare
+    const { visitor: user, conversationId } = await openConversation();
+    await user.stream(`/conversations/${conversationId}/messages`, { message: 'I said I need help with my printer' });
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get(`/console/conversations/${conversationId}`);
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('Interaction 1');
+    expect(page.text).toContain('Interaction 2');
+    expect(page.text).toContain('State transitions');
+    expect(page.text).toMatch(/greet → triage/);
+    expect(page.text).toContain('Working memory');
+  });
+
+  it('answers 404 to an admin-view role without Conversation:GetInteractionInsights, as the API does', async () => {
+    // Prepare
+    const { conversationId, interactionId } = await openConversation();
+    const roleName = `Console-${Date.now()}`;
+    const role = await api(`/v1/${orgId}/role/`, {
+      token: admin.token,
+      body: {
+        role_name: roleName,
+        description: 'Reads conversations but not their insights.',
+        permission_grants: [
+          { action: 'Allow', permission_name: 'Conversation:GetConversation', conditions: {} },
+          { action: 'Allow', permission_name: 'Organization:GetServiceHierarchicalStateMachine', conditions: {} },
+        ],
+        frontend_view: 'admin',
+        is_base_role: false,
+        inherited_from: null,
+      },
+    });
+    expect(role.status).toBe(201);
+    const limited = await createUserSession(admin, roleName);
+    const visitor = await visitorOf(limited.email);
+    const viaApi = await api(`/v1/${orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, {
+      token: limited.token,
+    });
+
+    // Act
+    const page = await visitor.get(`/console/conversations/${conversationId}`);
+
+    // Assess
+    expect(page.status).toBe(404);
+    expect(viaApi.status).toBe(404);
+  });
+});
+
+describe('get-app-service-diagram', () => {
+  it('draws the state machine with the states conversations visited shaded', async () => {
+    // Prepare
+    const { visitor: user, conversationId } = await openConversation();
+    await user.stream(`/conversations/${conversationId}/messages`, { message: 'I said I need help with my printer' });
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get(`/console/services/${serviceId}`);
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<svg class="diagram"');
+    expect(page.text).toMatch(/data-state="greet" data-visits="[1-9]/);
+    expect(page.text).toContain('data-state="goodbye"');
+  });
+
+  it('answers 404 for a service that does not exist', async () => {
+    // Prepare
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/services/0123456789abcdef01234567');
+
+    // Assess
+    expect(page.status).toBe(404);
+  });
+});
+
+describe('get-app-webhook-deliveries', () => {
+  it('answers 404 for a destination that does not exist', async () => {
+    // Prepare
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/webhooks/0123456789abcdef01234567');
+
+    // Assess
+    expect(page.status).toBe(404);
+  });
+});
+
+describe('get-app-branding-image', () => {
+  it("serves the organization's logo as a PNG", async () => {
+    // Act
+    const answer = await fetch(`${harness().baseUrl}/app/${orgId}/branding/logo`);
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('image/png');
+    expect(
+      Buffer.from(await answer.arrayBuffer())
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
+  });
+
+  it('answers 404 for an image the organization does not have', async () => {
+    // Act
+    const answer = await fetch(`${harness().baseUrl}/app/${orgId}/branding/signup_page_headshot`);
+
+    // Assess
+    expect(answer.status).toBe(404);
+  });
+});
+
+describe('get-app-favicon', () => {
+  it("serves the organization's favicon", async () => {
+    // Act
+    const answer = await fetch(`${harness().baseUrl}/app/${orgId}/favicon.ico`);
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('image/x-icon');
+  });
+});
+
+describe('get-app-script', () => {
+  it("serves the pages' script", async () => {
+    // Act
+    const answer = await fetch(`${harness().baseUrl}/app/${orgId}/app.js`);
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await answer.text()).toContain('data-stream');
+  });
+});
