@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { createConversationEvent, interactEvent } from '../../events/stream-events';
 import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
@@ -37,7 +38,12 @@ export const interactWithConversationOperation = defineOperation({
   request: {
     path: organizationPath.extend({ conversation_id: objectId.describe('The identifier of the conversation.') }),
     query: interactQuery,
-    headers: commonHeaders,
+    headers: commonHeaders.extend({
+      'content-type': z
+        .string()
+        .optional()
+        .describe('multipart/form-data for text; for voice the audio type (audio/wav, audio/mpeg) or multipart.'),
+    }),
     body: interactRequest,
     bodyType: 'multipart',
     // Recorded audio.

@@ -2,6 +2,7 @@ import { measureConversations, printConversationFigures } from './conversations'
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
 import { measureTools, printToolFigures } from './tools';
+import { measureVoice, printVoiceFigures } from './voice';
 
 /** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
 console.log('Lambda bundles (target: < 1 MB minified, cold init < 250 ms)\n');
@@ -18,3 +19,6 @@ console.log(conversationsOk ? '\nAll conversation targets met.' : '\nSome conver
 
 console.log('\nTools (local runtime: a child process per run)\n');
 printToolFigures(await measureTools());
+
+console.log('\nVoice (built-in engines; real-time factor = processing time / audio duration)\n');
+printVoiceFigures(await measureVoice());
