@@ -215,11 +215,20 @@ export async function* speakTurn<R>(
     const bytes = await encodePiece(audio, speaking.audioFormat);
     return { ...piece, message: bytes.toString('base64'), transcript_alignment: speech.alignment };
   };
+  // The reference's fillers are 16 kHz mono 16-bit WAV, whatever the answer's format.
+  const spokenFiller = async (text: string): Promise<string> => {
+    const speech = await withSpeechErrors(() =>
+      voice.provider.synthesize({ text, voice: speaking.voice, language: speaking.language, signal }),
+    );
+    return encodeWav(resample(speech.audio, voiceOutputSampleRate)).toString('base64');
+  };
   let messageId: string | undefined;
   let step = await engine.next();
   while (!step.done) {
     const event = step.value;
-    if (event.type !== 'new-message') {
+    if (event.type === 'current-agent-action' && event.action.type === 'action-too-long') {
+      yield { ...event, action: { ...event.action, filler: await spokenFiller(event.action.filler) } };
+    } else if (event.type !== 'new-message') {
       yield event;
     } else {
       messageId = event.message_id;

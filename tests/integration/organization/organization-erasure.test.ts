@@ -112,7 +112,8 @@ describe('delete-organization', () => {
     });
     expectStatus('create metric', metric, 201);
     await finishAnalysedConversation(user, serviceId);
-    await startConversation(user, { service_id: serviceId });
+    // Spoken: its audio is kept outside the table.
+    await startConversation(user, { service_id: serviceId }, { response_format: 'voice', audio_format: 'mp3' });
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
     expect(paged.body.continuation_token).not.toBeNull();
     await createDpopSession(orgId, user.userId);
@@ -147,6 +148,8 @@ describe('delete-organization', () => {
     );
     const promptLogs = `prompt-logs/${orgId}/`;
     expect(await storedObjectsStartingWith(promptLogs)).not.toEqual([]);
+    const voiceAudio = `voice-audio/${orgId}/`;
+    expect(await storedObjectsStartingWith(voiceAudio)).not.toEqual([]);
 
     // Act
     const deleted = await api(`/v1/${orgId}/organization/`, { method: 'DELETE', token: admin.token });
@@ -207,6 +210,7 @@ describe('delete-organization', () => {
     const left = (await storedKeysStartingWith(prefix)).filter((item) => !item.pk.startsWith(`${prefix}RATELIMIT#`));
     expect(left).toEqual([]);
     expect(await storedObjectsStartingWith(promptLogs)).toEqual([]);
+    expect(await storedObjectsStartingWith(voiceAudio)).toEqual([]);
     // Outside the table: the tool's build artifacts and its deployed code (sealed secrets live in the tool record).
     expect(storedArtifacts).not.toEqual([]);
     expect(await storedObjectsStartingWith(artifactPrefix)).toEqual([]);
