@@ -50,6 +50,9 @@ export const interactWithConversationOperation = defineOperation({
     maxBodyBytes: mediaMaxBodyBytes,
     bodyTypeFor: (query: { request_format: string }) => (query.request_format === 'voice' ? 'binary' : 'multipart'),
   },
+  extraErrors: {
+    415: 'The body is not multipart/form-data, or (voice) not audio the platform reads: integer PCM WAV, MP3, or raw PCM as request_audio_config describes it.',
+  },
   response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
 });
 
