@@ -121,6 +121,16 @@ const toolCallEnded = z.object({
   duration: z.number().describe('Seconds.'),
 });
 
+const actionTooLong = z.object({
+  type: z.literal('action-too-long'),
+  filler: z
+    .string()
+    .describe(
+      'Something to play while the action runs: base64 16 kHz mono 16-bit WAV in a voice response, else the filler text.',
+    ),
+  previously_started_event: toolCallStarted.describe('The started action that is taking long.'),
+});
+
 /** The steps of the agent's thinking that this platform reports (a subset of the reference's `Action`). */
 export const agentAction = z.discriminatedUnion('type', [
   actionSelected,
@@ -140,6 +150,7 @@ export const agentAction = z.discriminatedUnion('type', [
   navigateDynamicBehaviorOverride,
   toolCallStarted,
   toolCallEnded,
+  actionTooLong,
 ]);
 
 export const currentAgentActionEvent = z.object({

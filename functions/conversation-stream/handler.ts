@@ -1,9 +1,5 @@
-import {
-  interactWithConversation,
-  requireTextFormats,
-  type StreamOptions,
-  startConversation,
-} from '#shared/conversation/conversations';
+import { interactWithConversation, type StreamOptions, startConversation } from '#shared/conversation/conversations';
+import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 import { BadRequestError } from '#shared/kernel/errors';
 
@@ -15,7 +11,7 @@ const streamOptions = (actionType: string, signal: AbortSignal): StreamOptions =
 export const handler = streamHandler(
   implementGroup('conversation-stream', {
     'create-conversation': async ({ path, query, body, caller, context }) => {
-      requireTextFormats({ response: query.response_format, audioFormat: query.audio_format });
+      const audioFormat = requireAudioFormat(query.response_format, query.audio_format);
       return startConversation({
         orgId: path.organization,
         caller,
@@ -26,30 +22,34 @@ export const handler = streamHandler(
           : undefined,
         tags: body.tags,
         stream: streamOptions(query.current_agent_action_type, context.signal),
+        voice: audioFormat ? { output: { audioFormat } } : undefined,
       });
     },
 
-    'interact-with-conversation': async ({ path, query, body, caller, context }) => {
-      requireTextFormats({
-        request: query.request_format,
-        response: query.response_format,
-        audioFormat: query.audio_format,
-      });
-      if (!body)
+    'interact-with-conversation': async ({ path, query, headers, body, caller, context }) => {
+      // Interact has no audio_format in the reference: a voice answer is its PCM16 unless asked otherwise.
+      const output =
+        query.response_format === 'voice' ? { audioFormat: query.audio_format ?? ('pcm' as const) } : undefined;
+      const input =
+        query.request_format === 'voice'
+          ? { body: context.rawBody, contentType: headers['content-type'], config: query.request_audio_config }
+          : undefined;
+      if (!input && !body)
         throw new BadRequestError(
           'A text interaction needs a multipart/form-data body with one recorded_message field.',
         );
       return interactWithConversation({
         orgId: path.organization,
         conversationId: path.conversation_id,
-        messageType: body.initial_message_type ?? 'user-message',
-        text: body.recorded_message,
-        externalEvents: body.external_event_message_content.map((content, index) => ({
+        messageType: body?.initial_message_type ?? 'user-message',
+        text: body?.recorded_message ?? '',
+        externalEvents: (body?.external_event_message_content ?? []).map((content, index) => ({
           content,
-          timestamp: body.external_event_message_timestamp[index] as string,
+          timestamp: body?.external_event_message_timestamp[index] as string,
         })),
         caller,
         stream: streamOptions(query.current_agent_action_type, context.signal),
+        voice: input || output ? { input, output } : undefined,
       });
     },
   }),

@@ -57,8 +57,8 @@ export const handler = httpHandler(
     'get-interaction-insights': ({ path, caller }) =>
       interactionInsightsFor(path.organization, path.conversation_id, path.interaction_id, caller),
 
-    'retrieve-message-source': ({ path, caller }) =>
-      messageSourceFor(path.organization, path.conversation_id, path.message_id, caller),
+    'retrieve-message-source': ({ path, query, caller }) =>
+      messageSourceFor(path.organization, path.conversation_id, path.message_id, caller, query.long_lived ?? false),
 
     'generate-conversation-starter': ({ path, body, caller }) =>
       conversationStartersFor(path.organization, caller, {

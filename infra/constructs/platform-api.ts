@@ -30,9 +30,10 @@ export interface PlatformApiProps {
 }
 
 /** Request body types that API Gateway must pass to Lambda base64-encoded rather than as text. */
-const binaryMediaTypes: Partial<Record<NonNullable<OperationRequest['bodyType']>, string>> = {
-  multipart: 'multipart/form-data',
-  binary: 'application/octet-stream',
+const binaryMediaTypes: Partial<Record<NonNullable<OperationRequest['bodyType']>, string[]>> = {
+  multipart: ['multipart/form-data'],
+  // Voice messages: WAV, MP3 and raw PCM.
+  binary: ['application/octet-stream', 'audio/*'],
 };
 
 const accessLogFormat = AccessLogFormat.custom(
@@ -71,7 +72,13 @@ export class PlatformApi extends Construct {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
     });
-    const bodyTypes = new Set(props.operations.map((operation) => operation.request.bodyType));
+    // An operation that chooses its body type from the query (interact) may take raw bytes.
+    const bodyTypes = new Set(
+      props.operations.flatMap(({ request }) => [
+        request.bodyType,
+        ...(request.bodyTypeFor ? ['binary' as const] : []),
+      ]),
+    );
     // Binary answers (the tool scaffold's tar.gz) are decoded from base64 for clients accepting their type.
     const binaryResponseTypes = props.operations.flatMap(({ response }) =>
       response.contentType && !response.contentType.includes('json') ? [response.contentType] : [],
@@ -79,8 +86,7 @@ export class PlatformApi extends Construct {
     const binaryTypes = [
       ...new Set([
         ...[...bodyTypes].flatMap((type) => {
-          const mediaType = type && binaryMediaTypes[type];
-          return mediaType ? [mediaType] : [];
+          return (type && binaryMediaTypes[type]) ?? [];
         }),
         ...binaryResponseTypes,
       ]),

@@ -237,6 +237,25 @@ export const bindModelInvocation = (fn: LambdaFunction): void => {
   });
 };
 
+/**
+ * Speaks with Amazon Polly and listens with Amazon Transcribe streaming (SPEECH_PROVIDER=aws):
+ * a Lambda cannot run the built-in recognizer, a Debian program.
+ */
+export const bindSpeech = (fn: LambdaFunction): void => {
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ['polly:SynthesizeSpeech', 'transcribe:StartStreamTranscription'],
+      resources: ['*'],
+    }),
+  );
+  fn.addEnvironment('SPEECH_PROVIDER', 'aws');
+  Validations.of(fn.role ?? fn).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: 'Polly synthesis and Transcribe streaming act on no resource: their IAM actions take only "*".',
+  });
+};
+
 export const logicalIdOf = (construct: Construct): string => {
   const child = construct.node.defaultChild;
   if (!child) throw new Error(`${construct.node.path} has no CloudFormation resource`);

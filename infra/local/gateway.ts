@@ -17,7 +17,8 @@ type BufferedHandler = (event: APIGatewayProxyEvent, context: Context) => Promis
 
 const functionTimeoutMs = 29_000;
 
-const textTypes = /^(application\/(json|x-www-form-urlencoded|x-ndjson|xml)|text\/|multipart\/form-data)/i;
+// As API Gateway's binaryMediaTypes: multipart forms may carry audio files, so they arrive base64-encoded.
+const textTypes = /^(application\/(json|x-www-form-urlencoded|x-ndjson|xml)|text\/)/i;
 
 const importGroupHandler = async (group: EndpointGroup): Promise<unknown> =>
   (await import(`../../functions/${group}/handler.ts`)).handler;

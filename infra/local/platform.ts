@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { queueDefinitions } from '#shared/kernel/queues';
+import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/builtin';
 import { startLocalAws } from './aws-stack';
 import { startGateway } from './gateway';
 import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
@@ -68,6 +69,10 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
   const outboxDir = join(options.stateDir, 'outbox');
   await mkdir(outboxDir, { recursive: true });
   await assertToolPrerequisites();
+  // Voice input needs the recognizer; everything else runs without it, so one line says so.
+  if ((process.env.SPEECH_PROVIDER ?? 'builtin') === 'builtin' && !(await recognizerInstalled())) {
+    log(missingRecognizerMessage);
+  }
   const aws = await startLocalAws({
     dataDir: options.inMemory ? undefined : join(options.stateDir, 'aws'),
     queueVisibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds,

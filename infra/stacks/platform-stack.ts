@@ -18,6 +18,7 @@ import {
   bindModelInvocation,
   bindQueue,
   bindSecret,
+  bindSpeech,
   bindTable,
   type FunctionDefaults,
   PlatformFunction,
@@ -36,6 +37,8 @@ interface Access {
   email?: boolean;
   /** Invokes Bedrock models. */
   models?: boolean;
+  /** Speaks and listens with Polly and Transcribe (voice conversations). */
+  speech?: boolean;
   /** Deploys and runs tool functions, or deletes them. */
   tools?: ToolRuntimeAccess;
   /** Starts tool builds in CodeBuild, or completes them (reads their logs). */
@@ -55,12 +58,14 @@ const access = {
     service: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
     // Writes prompt logs for the model calls it makes (suggestions).
     conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], bucket: 'readWrite', models: true },
+    // Keeps the raw audio of voice messages.
     'conversation-stream': {
       table: 'readWrite',
       signingKey: true,
       sendTo: ['analysis'],
       bucket: 'readWrite',
       models: true,
+      speech: true,
     },
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
@@ -197,6 +202,7 @@ export class PlatformStack extends Stack {
         if (settings.signInBurst) fn.addEnvironment('SIGN_IN_BURST', settings.signInBurst);
       }
       if (rights.models) bindModelInvocation(fn);
+      if (rights.speech) bindSpeech(fn);
       if (rights.tools) toolRuntime.bind(fn, rights.tools);
       if (rights.toolBuilds) toolBuild.bind(fn, rights.toolBuilds);
     };

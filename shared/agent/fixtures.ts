@@ -1,5 +1,5 @@
+import { knownVoices } from '../speech/voices';
 import type { AgentVersionBody } from './schemas';
-import { knownVoices } from './voices';
 
 /**
  * A complete agent version body, valid as a first version. Each call returns a fresh object;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../kernel/errors';
+import { knownVoices } from '../speech/voices';
 import { sampleAgentVersionBody } from './fixtures';
 import type { AgentVersionBody, AgentVersionContent } from './schemas';
 import { agentVersionContent } from './version-content';
-import { knownVoices } from './voices';
 
 const voiceId = knownVoices[0]?.id ?? '';
 

@@ -1,6 +1,6 @@
 import { BadRequestError } from '../kernel/errors';
+import { isKnownVoiceId } from '../speech/voices';
 import type { AgentVersionBody, AgentVersionContent, VoiceConfigRecord } from './schemas';
-import { isKnownVoiceId } from './voices';
 
 const contentFields = [
   'initials',

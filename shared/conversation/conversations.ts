@@ -29,6 +29,7 @@ import { createPromptLogger, interactionLogScope } from './prompt-log';
 import { queueAnalysis } from './queueing';
 import type { ConversationRecord, MessageRecord } from './schemas';
 import { engineDependencies, loadSession } from './session';
+import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type VoiceTurn } from './voice';
 
 /** How the caller wants the stream: which agent actions they see, and when to stop. */
 export interface StreamOptions {
@@ -36,8 +37,6 @@ export interface StreamOptions {
   agentActionType: RegExp;
   signal?: AbortSignal;
 }
-
-export type Format = 'text' | 'voice';
 
 /** What permission grant conditions can name on a conversation (`user_id` is its owner). */
 export const conversationAttributes = (
@@ -71,28 +70,6 @@ export const canReadMessage = (
 const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {
   requirePermission(caller, 'User:UpdateUserInfo', { user_id: conversation.user_id });
   requirePermission(caller, 'Conversation:InteractWithConversation', conversationAttributes(conversation));
-};
-
-/**
- * This deployment has no speech provider (speech-to-text, text-to-speech), so voice requests
- * are refused up front with the reason.
- */
-export const requireTextFormats = (formats: {
-  request?: Format;
-  response: Format;
-  audioFormat?: string | null;
-}): void => {
-  if (formats.request === 'voice') {
-    throw new BadRequestError(
-      'Voice input needs a speech-to-text provider and none is configured on this deployment; send request_format=text.',
-    );
-  }
-  if (formats.response === 'voice') {
-    if (!formats.audioFormat) throw new BadRequestError('audio_format is required when response_format is voice.');
-    throw new BadRequestError(
-      'Voice responses need a text-to-speech provider and none is configured on this deployment; use response_format=text.',
-    );
-  }
 };
 
 export const conversationNotFound = (id: string): NotFoundError =>
@@ -208,6 +185,8 @@ interface Turn {
   opening: boolean;
   caller: Caller;
   stream: StreamOptions;
+  /** Set when the answer is spoken. */
+  voice?: VoiceTurn;
 }
 
 const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): Promise<number> => {
@@ -220,7 +199,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
     created_at: nowIso(),
     sender: agentName,
     message: text,
-    format: 'text',
+    format: type === 'agent-message' && turn.voice?.speaking ? 'voice' : 'text',
     message_type: type,
     message_metadata: [],
   });
@@ -287,7 +266,8 @@ async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
   );
   const promptLogger = createPromptLogger(interactionLogScope(conversation, turn.interactionId));
   try {
-    const engine = runTurn(turn.session, engineDependencies(conversation, promptLogger, stream.signal));
+    const textTurn = runTurn(turn.session, engineDependencies(conversation, promptLogger, stream.signal));
+    const engine = turn.voice ? speakTurn(conversation, textTurn, turn.voice, stream.signal) : textTurn;
     let step = await engine.next();
     while (!step.done) {
       const event = step.value;
@@ -341,6 +321,7 @@ export interface StartConversationInput {
   initialMessage?: InitialMessage;
   tags: Record<string, string | null>;
   stream: StreamOptions;
+  voice?: VoiceRequest;
 }
 
 /**
@@ -397,6 +378,7 @@ export const startConversation = async (
     : [];
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
+  const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice, input.stream.signal));
   const leaseId = await createConversation(conversation);
   countConversationStarted();
   const turn: Turn = {
@@ -408,6 +390,7 @@ export const startConversation = async (
     opening: true,
     caller,
     stream: input.stream,
+    voice,
   };
   return {
     events: (async function* () {
@@ -423,6 +406,7 @@ const userSideMessage = (
   text: string,
   type: 'user-message' | 'external-event',
   createdAt: string,
+  format: MessageRecord['format'] = 'text',
 ): MessageRecord => ({
   id: newId(),
   conversation_id: conversation.id,
@@ -430,7 +414,7 @@ const userSideMessage = (
   created_at: createdAt,
   sender: type === 'user-message' ? conversation.user_display_name : 'External event',
   message: text,
-  format: 'text',
+  format,
   message_type: type,
   message_metadata: [],
 });
@@ -451,6 +435,8 @@ export interface InteractInput {
   externalEvents: ExternalEvent[];
   caller: Caller;
   stream: StreamOptions;
+  /** Voice input (its transcript replaces `text`) and voice output. */
+  voice?: VoiceRequest;
 }
 
 /** How far ahead of this server's clock a client's clock may run. */
@@ -499,7 +485,9 @@ export const interactWithConversation = async (
     requireInteraction(input.caller, conversation),
   );
   if (found.is_finished) throw alreadyFinished(conversationId);
-  const externalEvents = validateTurnInput(found, input);
+  const voice = input.voice && (await prepareVoiceTurn(found, input.voice, input.stream.signal));
+  const text = voice?.heard?.transcript ?? input.text;
+  const externalEvents = validateTurnInput(found, { ...input, text });
 
   const leaseId = await acquireLease(orgId, conversationId);
   try {
@@ -513,7 +501,16 @@ export const interactWithConversation = async (
       ),
       ...(input.messageType === 'skip'
         ? []
-        : [userSideMessage(conversation, interactionId, input.text, input.messageType, nowIso())]),
+        : [
+            userSideMessage(
+              conversation,
+              interactionId,
+              text,
+              input.messageType,
+              nowIso(),
+              voice?.heard ? 'voice' : 'text',
+            ),
+          ]),
     ];
     // Only a conversation whose opening never completed starts from an initial state again.
     const isReturningUser =
@@ -521,6 +518,7 @@ export const interactWithConversation = async (
       (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
     const session = await loadSession(conversation, { isReturningUser, newMessages });
     const spoken = newMessages.at(-1);
+    if (voice?.heard && spoken) await storeHeardAudio(conversation, spoken.id, voice.heard);
     const turn: Turn = {
       conversation,
       leaseId,
@@ -530,6 +528,7 @@ export const interactWithConversation = async (
       opening: false,
       caller: input.caller,
       stream: input.stream,
+      voice,
     };
     return {
       events: (async function* () {

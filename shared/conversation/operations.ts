@@ -14,6 +14,7 @@ import {
   interactionInsightsResponse,
   listConversationsResponse,
   listMessagesResponse,
+  messageSource,
   messageType,
   modifyTagsRequest,
   recommendResponsesRequest,
@@ -154,7 +155,7 @@ export const retrieveMessageSourceOperation = defineOperation({
       long_lived: queryBoolean.optional().describe('Whether the URL lasts 12 hours instead of a few minutes.'),
     }),
   },
-  response: { status: 200, body: z.object({ url: z.string(), expires_at: z.string() }) },
+  response: { status: 200, body: messageSource },
 });
 
 export const generateConversationStarterOperation = defineOperation({

@@ -24,8 +24,10 @@ import type {
   InteractionRecord,
   MessageInstance,
   MessageRecord,
+  MessageSource,
   MessageType,
 } from './schemas';
+import { messageAudioUrl } from './voice-audio';
 
 /** Which parts of a conversation the caller may see (permission filtering of fields). */
 interface ConversationVisibility {
@@ -222,7 +224,8 @@ export const messageSourceFor = async (
   conversationId: string,
   messageId: string,
   caller: Caller,
-): Promise<never> => {
+  longLived: boolean,
+): Promise<MessageSource> => {
   // A missing conversation, a missing message and one the caller may not see all get the same answer.
   const missing = () => new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
   const conversation = await getConversation(orgId, conversationId);
@@ -232,9 +235,11 @@ export const messageSourceFor = async (
     () => requirePermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message)),
     missing,
   );
-  throw new BadRequestError(
-    `Message ${messageId} is a ${message.format} message; only voice messages have an audio source.`,
-  );
+  const source = message.format === 'voice' && (await messageAudioUrl(orgId, conversationId, messageId, longLived));
+  if (!source) {
+    throw new BadRequestError(`Message ${messageId} is a text message; only voice messages have an audio source.`);
+  }
+  return source;
 };
 
 const maxTags = 20;

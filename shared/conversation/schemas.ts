@@ -141,10 +141,39 @@ export const createConversationQuery = z.object({
     }, 'must be a valid regular expression')
     .describe('A regex on the type of the agent actions to send; `^$` sends none.'),
   audio_format: z
-    .string()
+    .enum(['mp3', 'pcm'])
     .nullish()
-    .describe('The audio format of a voice response; required when response_format is voice.'),
+    .describe(
+      'The audio format of a voice response: MP3, or base64 16 kHz mono 16-bit PCM. Required on create when response_format is voice; interact defaults to pcm.',
+    ),
 });
+
+/** The reference's `UserMessageAudioConfig`: how a raw voice body is encoded. */
+export const userMessageAudioConfig = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('mp3') }),
+  z.object({
+    type: z.literal('pcm'),
+    frame_rate: z.number().int().min(4000).max(44100),
+    n_channels: z.literal(1),
+    sample_width: z.union([z.literal(2), z.literal(4)]),
+  }),
+]);
+
+export type UserMessageAudioConfig = z.infer<typeof userMessageAudioConfig>;
+
+/** A query parameter holding JSON (clients serialize the object, as the official SDKs do). */
+const jsonQueryParameter = <T extends z.ZodType>(schema: T) =>
+  z
+    .string()
+    .transform((text, context): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        context.addIssue({ code: 'custom', message: 'must be a JSON object' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
 
 export const createConversationRequest = z
   .object({
@@ -173,7 +202,11 @@ export const createConversationRequest = z
 
 export const interactQuery = createConversationQuery.extend({
   request_format: z.enum(['text', 'voice']).describe('The format in which the user message is delivered.'),
-  request_audio_config: z.string().nullish().describe('Configuration of the user message audio (voice input only).'),
+  request_audio_config: jsonQueryParameter(userMessageAudioConfig)
+    .nullish()
+    .describe(
+      'The encoding of a raw voice body, as JSON: {"type":"mp3"} or {"type":"pcm","frame_rate":16000,"n_channels":1,"sample_width":2}. Without it the body is WAV or MP3, told by its content type or its first bytes.',
+    ),
 });
 
 const onlyOnce = <T extends z.ZodType>(item: T, field: string) =>
@@ -227,6 +260,15 @@ export const messageInstance = z.object({
   message_type: messageType,
   message_metadata: z.array(z.string()).optional(),
 });
+
+/** Where a voice message's raw audio can be fetched (the Python SDK validates all three fields). */
+export const messageSource = z.object({
+  url: z.string().describe('A presigned URL of the audio.'),
+  expires_at: timestamp.describe('When the URL stops working.'),
+  content_type: z.enum(['audio/wav', 'audio/mpeg']),
+});
+
+export type MessageSource = z.infer<typeof messageSource>;
 
 export const listConversationsResponse = pagedResponse({ conversations: z.array(conversationInstance) });
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { createConversationEvent, interactEvent } from '../../events/stream-events';
 import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
@@ -37,12 +38,20 @@ export const interactWithConversationOperation = defineOperation({
   request: {
     path: organizationPath.extend({ conversation_id: objectId.describe('The identifier of the conversation.') }),
     query: interactQuery,
-    headers: commonHeaders,
+    headers: commonHeaders.extend({
+      'content-type': z
+        .string()
+        .optional()
+        .describe('multipart/form-data for text; for voice the audio type (audio/wav, audio/mpeg) or multipart.'),
+    }),
     body: interactRequest,
     bodyType: 'multipart',
     // Recorded audio.
     maxBodyBytes: mediaMaxBodyBytes,
     bodyTypeFor: (query: { request_format: string }) => (query.request_format === 'voice' ? 'binary' : 'multipart'),
+  },
+  extraErrors: {
+    415: 'The body is not multipart/form-data, or (voice) not audio the platform reads: integer PCM WAV, MP3, or raw PCM as request_audio_config describes it.',
   },
   response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
 });

@@ -7,6 +7,7 @@ import { conversationLeases, conversations, conversationUserStates } from '../co
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
 import { promptLogRoot } from '../conversation/prompt-log';
+import { voiceAudioRoot } from '../conversation/voice-audio';
 import type { Entity } from '../data/entity';
 import { pagingCursors } from '../data/paging';
 import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-behavior-set/behavior-set-repository';
@@ -89,5 +90,6 @@ export const entityCatalog: readonly Entity[] = [
 export const eraseOrganizationData = async (orgId: string): Promise<void> => {
   await deleteObjects(promptLogRoot(orgId));
   await deleteObjects(sqlResultRoot(orgId));
+  await deleteObjects(voiceAudioRoot(orgId));
   for (const entity of entityCatalog) await entity.erase(orgId);
 };

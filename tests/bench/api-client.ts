@@ -19,8 +19,8 @@ export interface ApiInit {
   method?: string;
   token?: string;
   body?: unknown;
-  /** A body sent as is (multipart forms). */
-  raw?: FormData;
+  /** A body sent as is (multipart forms, audio). */
+  raw?: FormData | Uint8Array;
   headers?: Record<string, string>;
   query?: Record<string, string>;
 }

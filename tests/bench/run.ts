@@ -6,6 +6,7 @@ import { measureOverhead, printOverheadFigures } from './overhead';
 import { measurePeer, printPeerFigures } from './peer';
 import { measureScale, printScaleFigures } from './scale';
 import { measureTools, printToolFigures } from './tools';
+import { measureVoice, printVoiceFigures } from './voice';
 
 /** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
 console.log('Lambda bundles (target: what a cold start loads < 1 MB minified, cold init < 250 ms)\n');
@@ -34,3 +35,6 @@ console.log(peerOk ? '\nOurs is faster on every figure.' : '\nSome peer figures 
 console.log('\nScale (targets: list latency flat from 1,000 to 100,000 records; no stream fails)\n');
 const scaleOk = printScaleFigures(await measureScale(createService));
 console.log(scaleOk ? '\nThe scale targets are met.' : '\nSome scale targets are missed (see above).');
+
+console.log('\nVoice (built-in engines; real-time factor = processing time / audio duration)\n');
+printVoiceFigures(await measureVoice());

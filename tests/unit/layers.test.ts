@@ -15,7 +15,7 @@ const capability = 2;
 const composition = 3;
 const layerOf = (folder: string): number => {
   if (folder === 'kernel') return kernel;
-  if (['data', 'aws', 'llm', 'auth'].includes(folder)) return adapter;
+  if (['data', 'aws', 'llm', 'speech', 'auth'].includes(folder)) return adapter;
   if (['api', 'http'].includes(folder)) return composition;
   return capability;
 };

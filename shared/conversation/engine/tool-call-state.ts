@@ -3,6 +3,7 @@ import type { State, ToolCallSpec, ToolCallState } from '../../state-machine/sch
 import type { toolCallLog } from '../schemas';
 import type { EngineEvent, ModelPurpose, ToolCallRequest } from './contracts';
 import { EngineCapabilityError, ToolUnavailableError } from './errors';
+import { withFiller } from './fillers';
 import { agentAction, type TurnContext } from './turn-context';
 
 /**
@@ -74,14 +75,15 @@ async function* call(
   turn: ToolTurn,
 ): AsyncGenerator<EngineEvent, { kept: ToolCallLog; output: string }> {
   const { tool, input, toolRoundIndex } = request;
-  yield agentAction({
-    type: 'tool-call-started',
+  const started = {
+    type: 'tool-call-started' as const,
     tool_round_index: toolRoundIndex,
     tool_id: tool.toolId,
     tool_version: tool.version,
     input_params: input,
-  });
-  const log = await turn.callTool(request);
+  };
+  yield agentAction(started);
+  const log = yield* withFiller(turn.callTool(request), request.spec, started);
   yield agentAction({
     type: 'tool-call-ended',
     tool_round_index: toolRoundIndex,

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { knownVoices } from '#shared/agent/voices';
+import { knownVoices } from '#shared/speech/voices';
 import { api } from '../support/client';
 import {
   createAgent,

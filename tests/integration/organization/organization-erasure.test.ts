@@ -116,7 +116,8 @@ describe('delete-organization', () => {
     const { unitTestId } = await createUnitTest(admin, { serviceId });
     await createUnitTestSet(admin, [unitTestId]);
     await finishAnalysedConversation(user, serviceId);
-    await startConversation(user, { service_id: serviceId });
+    // Spoken: its audio is kept outside the table.
+    await startConversation(user, { service_id: serviceId }, { response_format: 'voice', audio_format: 'mp3' });
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
     expect(paged.body.continuation_token).not.toBeNull();
     await createDpopSession(orgId, user.userId);
@@ -151,6 +152,8 @@ describe('delete-organization', () => {
     );
     const promptLogs = `prompt-logs/${orgId}/`;
     expect(await storedObjectsStartingWith(promptLogs)).not.toEqual([]);
+    const voiceAudio = `voice-audio/${orgId}/`;
+    expect(await storedObjectsStartingWith(voiceAudio)).not.toEqual([]);
 
     const webApp = (path: string) => fetch(apiUrl(`/app/${orgId}${path}`)).then((response) => response.status);
     expect([await webApp('/'), await webApp('/favicon.ico')]).toEqual([200, 200]);
@@ -225,6 +228,7 @@ describe('delete-organization', () => {
     const left = (await storedKeysStartingWith(prefix)).filter((item) => !item.pk.startsWith(`${prefix}RATELIMIT#`));
     expect(left).toEqual([]);
     expect(await storedObjectsStartingWith(promptLogs)).toEqual([]);
+    expect(await storedObjectsStartingWith(voiceAudio)).toEqual([]);
     // Outside the table: the tool's build artifacts and its deployed code (sealed secrets live in the tool record).
     expect(storedArtifacts).not.toEqual([]);
     expect(await storedObjectsStartingWith(artifactPrefix)).toEqual([]);

@@ -59,7 +59,11 @@ export const requestInit = (init: ApiInit): RequestInit => {
     headers['content-type'] ??= 'application/json';
     body = JSON.stringify(init.body);
   }
-  return { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body };
+  const method = init.method ?? (body === undefined ? 'GET' : 'POST');
+  // Node's fetch sends a stream body only half-duplex, and only when told so.
+  return body instanceof ReadableStream
+    ? ({ method, headers, body, duplex: 'half' } as RequestInit)
+    : { method, headers, body };
 };
 
 /** Fails a fixture's set-up step that did not answer `status`, with what the platform said. */

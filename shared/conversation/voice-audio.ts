@@ -1,0 +1,67 @@
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { s3 } from '../aws/clients';
+import { config } from '../kernel/config';
+
+/**
+ * The raw audio of voice messages, in the artifact bucket under
+ * `voice-audio/{org}/{conversation}/{message}`: the organization's prefix, so erasing the
+ * organization erases it. The object's content type says what it holds.
+ */
+export const voiceAudioRoot = (orgId: string): string => `voice-audio/${orgId}/`;
+
+const voiceAudioKey = (orgId: string, conversationId: string, messageId: string): string =>
+  `${voiceAudioRoot(orgId)}${conversationId}/${messageId}`;
+
+/** What a message source URL serves: the Python SDK accepts exactly these two. */
+export type AudioContentType = 'audio/wav' | 'audio/mpeg';
+
+export interface MessageAudio {
+  bytes: Buffer;
+  contentType: AudioContentType;
+}
+
+export const storeMessageAudio = async (
+  orgId: string,
+  conversationId: string,
+  messageId: string,
+  audio: MessageAudio,
+): Promise<void> => {
+  await s3().send(
+    new PutObjectCommand({
+      Bucket: config.artifactBucket,
+      Key: voiceAudioKey(orgId, conversationId, messageId),
+      Body: audio.bytes,
+      ContentType: audio.contentType,
+    }),
+  );
+};
+
+const shortLivedSeconds = 15 * 60;
+const longLivedSeconds = 12 * 60 * 60;
+
+/** A presigned GET of the message's audio, or undefined when none is stored. */
+export const messageAudioUrl = async (
+  orgId: string,
+  conversationId: string,
+  messageId: string,
+  longLived: boolean,
+): Promise<{ url: string; expires_at: string; content_type: AudioContentType } | undefined> => {
+  const key = voiceAudioKey(orgId, conversationId, messageId);
+  let contentType: string | undefined;
+  try {
+    contentType = (await s3().send(new HeadObjectCommand({ Bucket: config.artifactBucket, Key: key }))).ContentType;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'NotFound') return undefined;
+    throw error;
+  }
+  const expiresIn = longLived ? longLivedSeconds : shortLivedSeconds;
+  const url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }), {
+    expiresIn,
+  });
+  return {
+    url,
+    expires_at: new Date(Date.now() + expiresIn * 1000).toISOString(),
+    content_type: contentType === 'audio/mpeg' ? 'audio/mpeg' : 'audio/wav',
+  };
+};
