@@ -74,13 +74,22 @@ const access = {
       bucket: 'readWrite',
       tools: 'deploy',
     },
+    simulation: { table: 'readWrite', signingKey: true },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
     analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
     // Opens the destinations' sealed secrets (keyed from the signing-key secret).
     webhook: { table: 'readWrite', sendTo: ['webhook'], signingKey: true },
-    simulation: { table: 'readWrite', models: true },
+    // Runs simulated conversations like the conversation stream (prompt logs, analysis), queues
+    // their continuations, opens personas' sealed variables for tools, and stores the artifacts zip.
+    simulation: {
+      table: 'readWrite',
+      signingKey: true,
+      bucket: 'readWrite',
+      models: true,
+      sendTo: ['simulation', 'analysis'],
+    },
     'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy', sendTo: ['webhook'] },
   },
   schedules: {

@@ -1,5 +1,5 @@
 import { defineEntity } from '../data/entity';
-import type { Item, PrimaryKey } from '../data/table';
+import { type Item, type PrimaryKey, queryAll } from '../data/table';
 import { conversations } from './conversation-repository';
 import { type InteractionRecord, interactionRecord } from './schemas';
 
@@ -26,3 +26,13 @@ export const getInteraction = (
   conversationId: string,
   id: string,
 ): Promise<InteractionRecord | undefined> => interactions.get(orgId, { conversation_id: conversationId, id });
+
+/** The conversation's interactions, oldest first (at most `bound`). */
+export const listInteractions = async (
+  orgId: string,
+  conversationId: string,
+  bound: number,
+): Promise<InteractionRecord[]> =>
+  (await queryAll(interactions.query(orgId, { conversation_id: conversationId }), bound)).map((item) =>
+    interactions.parse(item),
+  );

@@ -1,5 +1,10 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { AnalysisQueueMessage, ToolBuildQueueMessage, WebhookQueueMessage } from '../../events/queue-messages';
+import type {
+  AnalysisQueueMessage,
+  SimulationQueueMessage,
+  ToolBuildQueueMessage,
+  WebhookQueueMessage,
+} from '../../events/queue-messages';
 import { sqs } from '../aws/clients';
 import { config } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
@@ -27,3 +32,6 @@ export const queueWebhookEvent = (message: WebhookQueueMessage, delaySeconds = 0
 
 /** Puts a published tool version on the tool-build queue, for the builder to deploy. */
 export const queueToolBuild = (message: ToolBuildQueueMessage): Promise<void> => send('tool-build', message);
+
+/** Puts one step of a simulated conversation on the simulation queue. */
+export const queueSimulation = (message: SimulationQueueMessage): Promise<void> => send('simulation', message);

@@ -21,6 +21,7 @@ export const endpointGroups = [
   'metric',
   'webhook',
   'tool',
+  'simulation',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 

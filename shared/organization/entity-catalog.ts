@@ -15,6 +15,8 @@ import { metricResults, metricsWithResultsMarks } from '../metric/result-reposit
 import { replacedRoles, roles } from '../role/role-repository';
 import { temporaryGrants } from '../role/temporary-grant-repository';
 import { services, serviceTags } from '../service/service-repository';
+import { simulationArtifactsRoot } from '../simulation/run-artifacts';
+import { runConversations, runs, unfinishedRuns } from '../simulation/run-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { toolInvocations, tools, toolVersions } from '../tool/tool-repository';
 import { memories } from '../user/memory-repository';
@@ -33,6 +35,10 @@ import { organizationBranding, organizations } from './organization-repository';
  * gone, a failed delete can be repeated.
  */
 export const entityCatalog: readonly Entity[] = [
+  // Runs first: a simulation step that finds its run gone drops its message.
+  runs,
+  runConversations,
+  unfinishedRuns,
   // Destinations before deliveries: once they are gone, no event fans out into new deliveries.
   webhookDestinations,
   webhookDestinationCounts,
@@ -78,5 +84,6 @@ export const entityCatalog: readonly Entity[] = [
 export const eraseOrganizationData = async (orgId: string): Promise<void> => {
   await deleteObjects(promptLogRoot(orgId));
   await deleteObjects(sqlResultRoot(orgId));
+  await deleteObjects(simulationArtifactsRoot(orgId));
   for (const entity of entityCatalog) await entity.erase(orgId);
 };
