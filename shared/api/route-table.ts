@@ -8,6 +8,7 @@ import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
+import { simulationCatalogOperations } from '../simulation/operations';
 import { stateMachineOperations } from '../state-machine/operations';
 import { toolOperations } from '../tool/operations';
 import { userOperations } from '../user/operations';
@@ -32,6 +33,7 @@ export const routeOperations = [
   ...metricOperations,
   ...webhookOperations,
   ...toolOperations,
+  ...simulationCatalogOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

@@ -102,6 +102,8 @@ export interface AppendVersionOptions<V> {
   authorize?: (head: VersionedHead) => void;
   /** The `version` query parameter: the call fails unless the new version gets this number. */
   expectedVersion?: number;
+  /** The failure when `expectedVersion` is not the next number: 409 unless the reference says otherwise. */
+  versionMismatch?: (message: string) => Error;
   /** Builds the record of version `next` from the latest one (undefined for the first). */
   build: (latest: V | undefined, next: number) => V | Promise<V>;
   /** Head attributes that follow the latest version, set in the same write (e.g. what a search reads). */
@@ -322,9 +324,8 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
         if (attempt === 0) options.authorize?.(head);
         const next = (head.latest_version ?? 0) + 1;
         if (options.expectedVersion !== undefined && options.expectedVersion !== next) {
-          throw new ConflictError(
-            `The next version of ${label} ${id} is ${next}, not ${options.expectedVersion} as the version parameter says.`,
-          );
+          const message = `The next version of ${label} ${id} is ${next}, not ${options.expectedVersion} as the version parameter says.`;
+          throw options.versionMismatch?.(message) ?? new ConflictError(message);
         }
         const latest = head.latest_version === null ? undefined : await getVersion(orgId, id, head.latest_version);
         const record = await options.build(latest, next);

@@ -4,6 +4,7 @@ import { type Item, isConditionFailure, queryAll, updateItem } from '../data/tab
 import { defineVersionedEntity, versionedHead } from '../data/versioned-entity';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { creatorInfo, tagMap } from '../kernel/schemas';
+import { usageStampUnchanged } from '../simulation/usage-repository';
 import { metricValue, metricVersionInstance } from './schemas';
 
 /**
@@ -49,6 +50,8 @@ export const storedMetric = versionedHead.extend({
   updated_by: creatorInfo,
   description: z.string(),
   metric_value: metricValue,
+  /** Moved by simulation unit tests that start using the metric (`simulation/usage-repository.ts`). */
+  usage_stamp: z.number().int().optional(),
 });
 export type StoredMetric = z.infer<typeof storedMetric>;
 
@@ -141,6 +144,35 @@ export const updateMetricHead = async (orgId: string, id: string, attributes: It
     });
   } catch (error) {
     if (isConditionFailure(error)) throw metricNotFound(id);
+    throw error;
+  }
+};
+
+/**
+ * Marks a metric deleted unless its usage stamp moved since `metric` was read (a simulation unit
+ * test started using it meanwhile); false then, so the caller checks the usage again.
+ */
+export const softDeleteMetric = async (
+  orgId: string,
+  metric: StoredMetric,
+  attributes: { updated_at: string; updated_by: { org_id: string; user_id: string } },
+): Promise<boolean> => {
+  const unchanged = usageStampUnchanged(metric.usage_stamp);
+  try {
+    await updateItem({
+      Key: metrics.heads.key(orgId, { id: metric.id }),
+      UpdateExpression: 'SET deprecated = :true, updated_at = :now, updated_by = :by',
+      ConditionExpression: `attribute_exists(pk) AND ${unchanged.condition}`,
+      ExpressionAttributeValues: {
+        ':true': true,
+        ':now': attributes.updated_at,
+        ':by': attributes.updated_by,
+        ...unchanged.values,
+      },
+    });
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
     throw error;
   }
 };

@@ -1,13 +1,11 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { transactWrite } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
+import { linkUsages, usageTargets } from '../simulation/usage-repository';
 import { createMetric, deleteMetric, relevance } from './metrics';
-import { isMetricUsedBySimulation } from './usage';
-
-// Simulations do not exist yet; the rule is proven with the usage check answering "in use".
-vi.mock('./usage', () => ({ isMetricUsedBySimulation: vi.fn(async () => false) }));
 
 const administrator = (orgId: string): Caller => ({
   userId: 'u1',
@@ -58,14 +56,16 @@ describe('deleteMetric (DynamoDB Local)', () => {
       },
       caller,
     );
-    vi.mocked(isMetricUsedBySimulation).mockResolvedValueOnce(true);
+    const unitTestId = newId();
+    await transactWrite(
+      linkUsages(orgId, { user_id: unitTestId, user_name: 'Checks refunds' }, [usageTargets.metric(id)]),
+    );
 
     // Act
     const refused = deleteMetric(orgId, id, caller);
 
     // Assess
     await expect(refused).rejects.toBeInstanceOf(BadRequestError);
-    await expect(refused).rejects.toThrow(/used by a simulation unit test/);
-    expect(isMetricUsedBySimulation).toHaveBeenCalledWith(orgId, id);
+    await expect(refused).rejects.toThrow(`used by simulation unit test 'Checks refunds' (${unitTestId})`);
   });
 });

@@ -1,7 +1,7 @@
 import { listFingerprint, offsetPage, type Paged, pageOf } from '../data/paging';
 import type { VersionedHead } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
-import { BadRequestError } from '../kernel/errors';
+import { BadRequestError, ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import {
   type CreatorFilter,
@@ -22,6 +22,7 @@ import {
   requireMetric,
   type StoredMetric,
   type StoredMetricVersion,
+  softDeleteMetric,
   updateMetricHead,
 } from './metric-repository';
 import type {
@@ -32,7 +33,7 @@ import type {
   MetricVersionInstance,
   UpdateMetricRequest,
 } from './schemas';
-import { isMetricUsedBySimulation } from './usage';
+import { requireMetricUnusedBySimulation } from './usage';
 
 /** What permission grant conditions can name on a metric. */
 export const metricAttributes = (metric: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) => ({
@@ -138,11 +139,13 @@ export const updateMetric = async (
  * longer evaluated after conversations. Refused (400) while a simulation unit test uses it.
  */
 export const deleteMetric = async (orgId: string, id: string, caller: Caller): Promise<void> => {
-  requireOnMetric(caller, 'Metric:DeleteMetric')(await requireMetric(orgId, id));
-  if (await isMetricUsedBySimulation(orgId, id)) {
-    throw new BadRequestError(`Metric ${id} is used by a simulation unit test; remove it from the test first.`);
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const metric = await requireMetric(orgId, id, true);
+    requireOnMetric(caller, 'Metric:DeleteMetric')(metric);
+    await requireMetricUnusedBySimulation(orgId, id);
+    if (await softDeleteMetric(orgId, metric, { updated_at: nowIso(), updated_by: creatorOf(caller) })) return;
   }
-  await updateMetricHead(orgId, id, { deprecated: true, updated_at: nowIso(), updated_by: creatorOf(caller) });
+  throw new ConflictError(`Metric ${id} is being changed at the same time; retry.`);
 };
 
 /**

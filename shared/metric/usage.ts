@@ -1,6 +1,9 @@
+import { requireUnused, usageTargets } from '../simulation/usage-repository';
+
 /**
- * Whether a simulation unit test uses the metric (as a success criterion); such a metric cannot
- * be deleted. Simulations do not exist yet, so nothing uses a metric. When they arrive, this
- * asks their repository (by an index of unit tests per metric) and the rule holds without other changes.
+ * 400, naming the unit test, while a simulation unit test uses the metric (as a success
+ * criterion); such a metric cannot be deleted. Unit tests claim the metric's `usage_stamp` when
+ * they start using it, so the deletion is conditioned on the stamp read before this check.
  */
-export const isMetricUsedBySimulation = async (_orgId: string, _metricId: string): Promise<boolean> => false;
+export const requireMetricUnusedBySimulation = (orgId: string, metricId: string): Promise<void> =>
+  requireUnused(orgId, usageTargets.metric(metricId), `Metric ${metricId}`);

@@ -15,8 +15,13 @@ import { metricResults, metricsWithResultsMarks } from '../metric/result-reposit
 import { replacedRoles, roles } from '../role/role-repository';
 import { temporaryGrants } from '../role/temporary-grant-repository';
 import { services, serviceTags } from '../service/service-repository';
+import { personas } from '../simulation/persona-repository';
 import { simulationArtifactsRoot } from '../simulation/run-artifacts';
 import { runConversations, runs, unfinishedRuns } from '../simulation/run-repository';
+import { scenarios } from '../simulation/scenario-repository';
+import { unitTests } from '../simulation/unit-test-repository';
+import { unitTestSets } from '../simulation/unit-test-set-repository';
+import { simulationUsages } from '../simulation/usage-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { toolInvocations, tools, toolVersions } from '../tool/tool-repository';
 import { memories } from '../user/memory-repository';
@@ -55,6 +60,12 @@ export const entityCatalog: readonly Entity[] = [
   behaviorSets,
   behaviorVersions,
   behaviorInvocations,
+  // Sets before the unit tests they hold, unit tests before what they use.
+  unitTestSets,
+  unitTests,
+  simulationUsages,
+  ...personas.entities,
+  ...scenarios.entities,
   services,
   serviceTags,
   ...agents.entities,

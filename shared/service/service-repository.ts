@@ -272,3 +272,25 @@ export const listServiceTags = async (orgId: string): Promise<string[]> => {
   const counters = (await queryAll(serviceTags.query(orgId, {}))).map(serviceTags.parse);
   return counters.filter((counter) => counter.service_count > 0).map((counter) => counter.tag);
 };
+
+/**
+ * The transaction item claiming a service's version set for a simulation unit test: the service
+ * must exist, and so must the set unless it is `edge` (always present). The revision moves, so a
+ * deactivation or set deletion racing the claim fails as stale and checks the usage again.
+ */
+export const claimVersionSet = (
+  orgId: string,
+  serviceId: string,
+  versionSetName: string,
+  options: { storedSet: boolean },
+): TransactItem => ({
+  Update: {
+    Key: services.key(orgId, { id: serviceId }),
+    UpdateExpression: 'SET #revision = #revision + :one',
+    ConditionExpression: options.storedSet
+      ? 'attribute_exists(pk) AND attribute_exists(version_sets.#set)'
+      : 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#revision': 'revision', ...(options.storedSet ? { '#set': versionSetName } : {}) },
+    ExpressionAttributeValues: { ':one': 1 },
+  },
+});

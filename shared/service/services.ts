@@ -17,7 +17,7 @@ import {
   type StoredService,
   saveService,
 } from './service-repository';
-import { isServiceUsedBySimulation, isVersionSetUsedBySimulation } from './usage';
+import { requireServiceUnusedBySimulation, requireVersionSetUnusedBySimulation } from './usage';
 import { EDGE, edgeAsOf, edgeVersionSet, presentedVersionSets, RELEASE, versionSetFrom } from './version-sets';
 
 /** What permission grant conditions can name on a service. */
@@ -257,9 +257,7 @@ export const updateService = (
         (set) => set.service_hierarchical_state_machine_version_number,
       );
     }
-    if (current.is_active && !next.is_active && (await isServiceUsedBySimulation(orgId, serviceId))) {
-      throw new BadRequestError(`Service ${serviceId} is used by a simulation unit test and cannot be deactivated.`);
-    }
+    if (current.is_active && !next.is_active) await requireServiceUnusedBySimulation(orgId, serviceId);
     return next;
   });
 
@@ -308,9 +306,7 @@ export const deleteVersionSet = (orgId: string, serviceId: string, name: string,
     }
     requirePermission(caller, 'Service:DeleteVersionSet', versionSetAttributes(current, name));
     if (name === EDGE || name === RELEASE) throw new BadRequestError(`The ${name} version set cannot be deleted.`);
-    if (await isVersionSetUsedBySimulation(orgId, serviceId, name)) {
-      throw new BadRequestError(`Version set '${name}' is used by a simulation unit test and cannot be deleted.`);
-    }
+    await requireVersionSetUnusedBySimulation(orgId, serviceId, name);
     const { [name]: _removed, ...remaining } = current.version_sets;
     return { ...current, version_sets: remaining, updated_by: creatorOf(caller), updated_at: nowIso() };
   });

@@ -1,4 +1,5 @@
 import { agents } from '../agent/agent-repository';
+import { requireUnused, usageTargets } from '../simulation/usage-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
 
 /*
@@ -16,18 +17,21 @@ export const isStateMachineUsedByActiveService = async (orgId: string, machineId
   ((await stateMachines.get(orgId, machineId, true))?.active_services ?? 0) > 0;
 
 /**
- * Whether a simulation unit test uses the service; such a service cannot be deactivated.
- * Simulations do not exist yet, so nothing uses a service. When they arrive, this asks their
- * repository (by an index of unit tests per service) and the rule holds without other changes.
+ * 400, naming the unit test, while a simulation unit test uses the service; such a service
+ * cannot be deactivated. Unit tests move the service's revision when they start using it, so a
+ * deactivation racing one fails as stale and checks again.
  */
-export const isServiceUsedBySimulation = async (_orgId: string, _serviceId: string): Promise<boolean> => false;
+export const requireServiceUnusedBySimulation = (orgId: string, serviceId: string): Promise<void> =>
+  requireUnused(orgId, usageTargets.service(serviceId), `Service ${serviceId}`);
 
-/**
- * Whether a simulation unit test uses the version set; such a set cannot be deleted.
- * Simulations do not exist yet (see {@link isServiceUsedBySimulation}).
- */
-export const isVersionSetUsedBySimulation = async (
-  _orgId: string,
-  _serviceId: string,
-  _versionSetName: string,
-): Promise<boolean> => false;
+/** 400, naming the unit test, while a simulation unit test uses the version set; such a set cannot be deleted. */
+export const requireVersionSetUnusedBySimulation = (
+  orgId: string,
+  serviceId: string,
+  versionSetName: string,
+): Promise<void> =>
+  requireUnused(
+    orgId,
+    usageTargets.versionSet(serviceId, versionSetName),
+    `Version set '${versionSetName}' of service ${serviceId}`,
+  );

@@ -6,6 +6,7 @@ import { api, apiUrl, eventually, expectStatus, harness } from '../support/clien
 import { interact, startConversation } from '../support/conversations';
 import { createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
+import { createUnitTest, createUnitTestSet } from '../support/simulation';
 import { storedKeysStartingWith, storedObjectsStartingWith } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
 import { startWebhookReceiver } from '../support/webhook-receiver';
@@ -111,6 +112,9 @@ describe('delete-organization', () => {
       },
     });
     expectStatus('create metric', metric, 201);
+    // A simulation catalog over the service: persona, scenario, metric, unit test, set and usage links.
+    const { unitTestId } = await createUnitTest(admin, { serviceId });
+    await createUnitTestSet(admin, [unitTestId]);
     await finishAnalysedConversation(user, serviceId);
     await startConversation(user, { service_id: serviceId });
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
@@ -185,6 +189,17 @@ describe('delete-organization', () => {
         'service',
         'service-active-name',
         'service-tag',
+        'simulation-persona',
+        'simulation-persona-name',
+        'simulation-persona-version',
+        'simulation-scenario',
+        'simulation-scenario-name',
+        'simulation-scenario-version',
+        'simulation-unit-test',
+        'simulation-unit-test-name',
+        'simulation-unit-test-set',
+        'simulation-unit-test-set-name',
+        'simulation-usage',
         'state-machine',
         'state-machine-name',
         'state-machine-version',

@@ -1,0 +1,178 @@
+import { pageBody } from '#shared/data/paging';
+import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { parseCreatorFilters, parseSortBy, parseTagFilters, versionListParams } from '#shared/kernel/list-params';
+import {
+  createPersona,
+  createPersonaVersion,
+  deletePersona,
+  listPersonas,
+  listPersonaVersions,
+  searchPersonas,
+  updatePersona,
+} from '#shared/simulation/personas';
+import {
+  createScenario,
+  createScenarioVersion,
+  deleteScenario,
+  listScenarios,
+  listScenarioVersions,
+  searchScenarios,
+  updateScenario,
+} from '#shared/simulation/scenarios';
+import {
+  createUnitTestSet,
+  deleteUnitTestSet,
+  listUnitTestSets,
+  searchUnitTestSets,
+  updateUnitTestSet,
+} from '#shared/simulation/unit-test-sets';
+import {
+  createUnitTest,
+  deleteUnitTest,
+  listUnitTests,
+  searchUnitTests,
+  updateUnitTest,
+} from '#shared/simulation/unit-tests';
+
+const commonFilters = (query: { creator?: string[]; tag?: string[] }) => ({
+  creators: parseCreatorFilters(query.creator),
+  tags: parseTagFilters(query.tag),
+});
+
+const listParams = (query: {
+  id?: string[];
+  is_deleted?: boolean;
+  sort_by?: string[];
+  limit: number;
+  continuation_token: number;
+}) => ({
+  ids: query.id,
+  isDeleted: query.is_deleted,
+  sortBy: parseSortBy(query.sort_by, ['updated_at']),
+  limit: query.limit,
+  continuationToken: query.continuation_token,
+});
+
+const unitTestFilters = (query: {
+  creator?: string[];
+  tag?: string[];
+  service_id?: string[];
+  persona_id?: string[];
+  scenario_id?: string[];
+  metric_id?: string[];
+}) => ({
+  ...commonFilters(query),
+  serviceIds: query.service_id ?? [],
+  personaIds: query.persona_id ?? [],
+  scenarioIds: query.scenario_id ?? [],
+  metricIds: query.metric_id ?? [],
+});
+
+const unitTestSetFilters = (query: { creator?: string[]; tag?: string[]; unit_test_id?: string[] }) => ({
+  ...commonFilters(query),
+  unitTestIds: query.unit_test_id ?? [],
+});
+
+export const handler = httpHandler(
+  implementGroup('simulation', {
+    'create-simulation-persona': ({ path, body, caller }) => createPersona(path.organization, body, caller),
+
+    'get-simulation-personas': ({ path, query, caller }) =>
+      listPersonas(path.organization, caller, {
+        ...commonFilters(query),
+        roles: query.role ?? [],
+        ...listParams(query),
+      }),
+
+    'create-simulation-persona-version': ({ path, query, body, caller }) =>
+      createPersonaVersion(path.organization, path.simulation_persona_id, body, {
+        expectedVersion: query.version,
+        caller,
+      }),
+
+    'get-simulation-persona-versions': async ({ path, query, caller }) =>
+      pageBody(
+        'simulation_persona_versions',
+        await listPersonaVersions(path.organization, path.simulation_persona_id, versionListParams(query), caller),
+      ),
+
+    'update-simulation-persona': async ({ path, body, caller }) => {
+      await updatePersona(path.organization, path.simulation_persona_id, body.tags, caller);
+      return undefined;
+    },
+
+    'delete-simulation-persona': async ({ path, caller }) => {
+      await deletePersona(path.organization, path.simulation_persona_id, caller);
+      return undefined;
+    },
+
+    'search-simulation-personas': ({ path, query, caller }) =>
+      searchPersonas(path.organization, caller, query.query, { ...commonFilters(query), roles: query.role ?? [] }),
+
+    'create-simulation-scenario': ({ path, body, caller }) => createScenario(path.organization, body, caller),
+
+    'get-simulation-scenarios': ({ path, query, caller }) =>
+      listScenarios(path.organization, caller, { ...commonFilters(query), ...listParams(query) }),
+
+    'create-simulation-scenario-version': ({ path, query, body, caller }) =>
+      createScenarioVersion(path.organization, path.simulation_scenario_id, body, {
+        expectedVersion: query.version,
+        caller,
+      }),
+
+    'get-simulation-scenario-versions': async ({ path, query, caller }) =>
+      pageBody(
+        'simulation_scenario_versions',
+        await listScenarioVersions(path.organization, path.simulation_scenario_id, versionListParams(query), caller),
+      ),
+
+    'update-simulation-scenario': async ({ path, body, caller }) => {
+      await updateScenario(path.organization, path.simulation_scenario_id, body.tags, caller);
+      return undefined;
+    },
+
+    'delete-simulation-scenario': async ({ path, caller }) => {
+      await deleteScenario(path.organization, path.simulation_scenario_id, caller);
+      return undefined;
+    },
+
+    'search-simulation-scenarios': ({ path, query, caller }) =>
+      searchScenarios(path.organization, caller, query.query, commonFilters(query)),
+
+    'create-simulation-unit-test': ({ path, body, caller }) => createUnitTest(path.organization, body, caller),
+
+    'get-simulation-unit-tests': ({ path, query, caller }) =>
+      listUnitTests(path.organization, caller, { ...unitTestFilters(query), ...listParams(query) }),
+
+    'update-simulation-unit-test': async ({ path, body, caller }) => {
+      await updateUnitTest(path.organization, path.simulation_unit_test_id, body, caller);
+      return undefined;
+    },
+
+    'delete-simulation-unit-test': async ({ path, caller }) => {
+      await deleteUnitTest(path.organization, path.simulation_unit_test_id, caller);
+      return undefined;
+    },
+
+    'search-simulation-unit-tests': ({ path, query, caller }) =>
+      searchUnitTests(path.organization, caller, query.query, unitTestFilters(query)),
+
+    'get-simulation-unit-test-sets': ({ path, query, caller }) =>
+      listUnitTestSets(path.organization, caller, { ...unitTestSetFilters(query), ...listParams(query) }),
+
+    'create-simulation-unit-test-set': ({ path, body, caller }) => createUnitTestSet(path.organization, body, caller),
+
+    'search-simulation-unit-test-sets': ({ path, query, caller }) =>
+      searchUnitTestSets(path.organization, caller, query.query, unitTestSetFilters(query)),
+
+    'update-simulation-unit-test-set': async ({ path, body, caller }) => {
+      await updateUnitTestSet(path.organization, path.simulation_unit_test_set_id, body, caller);
+      return undefined;
+    },
+
+    'delete-simulation-unit-test-set': async ({ path, caller }) => {
+      await deleteUnitTestSet(path.organization, path.simulation_unit_test_set_id, caller);
+      return undefined;
+    },
+  }),
+);

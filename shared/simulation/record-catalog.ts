@@ -1,0 +1,181 @@
+import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
+import { type Item, type PrimaryKey, type QuerySpec, queryPage } from '../data/table';
+import type { Caller } from '../kernel/caller';
+import { ConflictError, type NotFoundError } from '../kernel/errors';
+import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter } from '../kernel/list-params';
+import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import { searchRelevance } from '../kernel/search';
+
+/*
+ * What the simulation catalog's kinds share: filters, `filter_values`, ordering and search. Unit
+ * tests and unit test sets are moreover the same kind of record: named, tagged, softly deleted,
+ * each write conditioned on the revision it read, listed in creation order or by `updated_at`
+ * (gsi1). One store per kind gives its reads and writes; the functions below are the rest.
+ */
+
+/**
+ * How many records of a kind per organization search and filter values consider, and multi-key
+ * sorting reads (the documented bound of those reads).
+ */
+export const maxCatalogRecords = 1000;
+
+/** How many records a search returns. */
+export const searchResults = 50;
+
+export const matchesCreators = (creator: { org_id: string; user_id: string }, filters: CreatorFilter[]): boolean =>
+  filters.length === 0 ||
+  filters.some((filter) => filter.orgId === creator.org_id && filter.userId === creator.user_id);
+
+/** The creators and `key:value` tags of records, as the lists' `filter_values` give them. */
+export const commonFilterValues = (
+  records: { creator: { org_id: string; user_id: string }; tags: Record<string, string | null> }[],
+) => ({
+  creators: [
+    ...new Map(
+      records.map((record) => [`${record.creator.org_id},${record.creator.user_id}`, record.creator]),
+    ).values(),
+  ],
+  tags: [
+    ...new Set(records.flatMap((record) => Object.entries(record.tags).map(([key, value]) => `${key}:${value ?? ''}`))),
+  ].sort(),
+});
+
+/** Orders by `updated_at` (the one sortable field), then by creation order (ids sort by time). */
+export const byUpdatedAt = (sortBy: SortEntry[]) => {
+  const [order] = sortBy;
+  return order
+    ? compareText((item: Item) => `${String(item.updated_at)}#${String(item.id)}`, order.direction === 'desc')
+    : undefined;
+};
+
+export interface CatalogRecord {
+  id: string;
+  name: string;
+  is_deleted: boolean;
+  tags: Record<string, string | null>;
+  creator: { org_id: string; user_id: string };
+  updated_at: string;
+}
+
+export interface RecordStore<R extends CatalogRecord> {
+  /** The list's name (paging tokens are tied to it). */
+  list: string;
+  parse: (item: Item) => R;
+  key: (orgId: string, id: string) => PrimaryKey;
+  /** Every record in creation order, or by `updated_at` in the given direction. */
+  query: (orgId: string, updatedAt?: { forward: boolean }) => QuerySpec;
+  get: (orgId: string, id: string, consistent: boolean) => Promise<R | undefined>;
+  /** Writes `record` over `previous`; fails with an error `isStale` recognizes when it changed meanwhile. */
+  save: (orgId: string, record: R, previous: R) => Promise<void>;
+  isStale: (error: unknown) => boolean;
+  notFound: (id: string) => NotFoundError;
+  label: string;
+  /** Reading the records of the kind, and what grant conditions name on one. */
+  read: PermissionName;
+  attributes: (record: R) => Record<string, unknown>;
+}
+
+export interface RecordFilters {
+  isDeleted?: boolean;
+  creators: CreatorFilter[];
+  tags: TagFilter[];
+}
+
+export const matchesCommonFilters = (record: CatalogRecord, filters: RecordFilters): boolean =>
+  (filters.isDeleted === undefined || record.is_deleted === filters.isDeleted) &&
+  matchesCreators(record.creator, filters.creators) &&
+  matchesTags(record.tags, filters.tags);
+
+export const visibleTo =
+  <R extends CatalogRecord>(store: RecordStore<R>, caller: Caller) =>
+  (record: R): boolean =>
+    hasPermission(caller, store.read, store.attributes(record));
+
+/** Checks `permission` on a record; a caller who may not see it is answered as for a missing one. */
+export const requireOnRecord = <R extends CatalogRecord>(
+  store: RecordStore<R>,
+  caller: Caller,
+  permission: PermissionName,
+  record: R,
+): void =>
+  asIfMissing(
+    () => requirePermission(caller, permission, store.attributes(record)),
+    () => store.notFound(record.id),
+    () => visibleTo(store, caller)(record),
+  );
+
+/** Reads a live record, applies `change` and saves it, again from a fresh read if another request got in between. */
+export const changeLiveRecord = async <R extends CatalogRecord>(
+  store: RecordStore<R>,
+  orgId: string,
+  id: string,
+  change: (current: R) => Promise<R>,
+): Promise<void> => {
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const current = await store.get(orgId, id, true);
+    if (!current || current.is_deleted) throw store.notFound(id);
+    try {
+      await store.save(orgId, await change(current), current);
+      return;
+    } catch (error) {
+      if (!store.isStale(error)) throw error;
+    }
+  }
+  throw new ConflictError(`${store.label} ${id} is being changed by other requests at the same time; retry.`);
+};
+
+/** One page of the records the caller may see that `matches` keeps: by id, in creation order, or by `updated_at`. */
+export const pageOfRecords = <R extends CatalogRecord, Q extends object>(
+  store: RecordStore<R>,
+  orgId: string,
+  caller: Caller,
+  query: Q & { ids?: string[]; sortBy: SortEntry[]; limit: number; continuationToken: number },
+  matches: (record: R) => boolean,
+): Promise<Paged<R>> => {
+  const visible = visibleTo(store, caller);
+  const keep = (item: Item) => {
+    const record = store.parse(item);
+    return matches(record) && visible(record);
+  };
+  const [order] = query.sortBy;
+  return pageOfQuery(
+    orgId,
+    store.list,
+    { ...query, visible },
+    (startKey) =>
+      query.ids && query.ids.length > 0
+        ? keysPage(
+            query.ids.map((id) => store.key(orgId, id)),
+            startKey,
+            { limit: query.limit, keep, compare: byUpdatedAt(query.sortBy) },
+          )
+        : queryPage(store.query(orgId, order ? { forward: order.direction !== 'desc' } : undefined), {
+            limit: query.limit,
+            startKey,
+            keep,
+          }),
+    store.parse,
+  );
+};
+
+/**
+ * The {@link searchResults} records that best match the text over their name and `textOf`
+ * (`searchRelevance`), best first; ties go to the most recently updated.
+ */
+export const bestMatches = <R extends { name: string; updated_at: string }>(
+  records: R[],
+  text: string,
+  textOf: (record: R) => string,
+): R[] =>
+  records
+    .map((record) => ({ record, score: searchRelevance(text, record.name, textOf(record)) }))
+    .filter((entry) => entry.score > 0)
+    .sort((a, b) => b.score - a.score || b.record.updated_at.localeCompare(a.record.updated_at))
+    .slice(0, searchResults)
+    .map((entry) => entry.record);
+
+/** A record as search hits show it: the id is `_id`. */
+export const asSearchHit = <V extends { id: string }>({ id, ...view }: V): Omit<V, 'id'> & { _id: string } => ({
+  _id: id,
+  ...view,
+});

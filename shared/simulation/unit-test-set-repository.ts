@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { defineEntity } from '../data/entity';
+import { type Item, queryAll, type TransactItem, transactWrite } from '../data/table';
+import { nameKeyPart } from '../data/versioned-entity';
+import { ConflictError, NotFoundError } from '../kernel/errors';
+import { sortableValue } from '../kernel/list-params';
+import { creatorInfo, tagMap } from '../kernel/schemas';
+import { maxCatalogRecords } from './record-catalog';
+import { unitTestRun } from './schemas';
+
+/*
+ * Unit test sets (partition, then sort key):
+ *   set         SIM_UNIT_TEST_SET       {id}         (creation order)
+ *     gsi1 (sort by updated_at)  {updated_at}#{id}
+ *   name guard  SIM_UNIT_TEST_SET_NAME  {name}       (names stay taken by deleted sets)
+ * Every write is conditioned on the revision it read, `last_triggered_run_id` included.
+ */
+
+export const storedUnitTestSet = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  unit_test_runs: z.array(unitTestRun),
+  last_triggered_run_id: z.string().nullable(),
+  is_deleted: z.boolean(),
+  tags: tagMap,
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+  created_at: z.string(),
+  updated_at: z.string(),
+  revision: z.number().int(),
+});
+export type StoredUnitTestSet = z.infer<typeof storedUnitTestSet>;
+
+export const unitTestSets = defineEntity({
+  name: 'simulation-unit-test-set',
+  token: 'SIM_UNIT_TEST_SET',
+  schema: storedUnitTestSet,
+  sort: (set: { id: string }) => set.id,
+  indexes: {
+    updated_at: { index: 'gsi1', sort: (set) => `${sortableValue(set.updated_at)}#${set.id}` },
+  },
+  guards: {
+    name: {
+      token: 'SIM_UNIT_TEST_SET_NAME',
+      value: (set) => set.name,
+      sort: nameKeyPart,
+      holds: (set) => ({ simulation_unit_test_set_id: set.id }),
+    },
+  },
+});
+
+export const unitTestSetNotFound = (id: string) => new NotFoundError(`Simulation unit test set ${id} does not exist.`);
+
+export class StaleUnitTestSetError extends ConflictError {
+  constructor(id: string) {
+    super(`Simulation unit test set ${id} was changed by another request at the same time; retry.`);
+    this.name = 'StaleUnitTestSetError';
+  }
+}
+
+export const getUnitTestSet = (orgId: string, id: string, consistent = false): Promise<StoredUnitTestSet | undefined> =>
+  unitTestSets.get(orgId, { id }, consistent);
+
+/** Every set of the organization, at most `maxCatalogRecords`. */
+export const allUnitTestSets = async (orgId: string): Promise<StoredUnitTestSet[]> =>
+  (await queryAll(unitTestSets.query(orgId, {}), maxCatalogRecords)).map((item: Item) => unitTestSets.parse(item));
+
+/**
+ * The transaction items writing a set: new (with its name guard) when `previous` is undefined,
+ * else conditioned on the revision `previous` had, moving the name guard when the name changes.
+ */
+export const unitTestSetWrites = (
+  orgId: string,
+  set: StoredUnitTestSet,
+  previous: StoredUnitTestSet | undefined,
+): TransactItem[] => {
+  if (!previous) return [unitTestSets.create(orgId, set), unitTestSets.guardPut(orgId, 'name', set)];
+  return [
+    {
+      Put: {
+        Item: unitTestSets.item(orgId, { ...set, revision: previous.revision + 1 }),
+        ConditionExpression: '#revision = :revision',
+        ExpressionAttributeNames: { '#revision': 'revision' },
+        ExpressionAttributeValues: { ':revision': previous.revision },
+      },
+    },
+    ...(set.name === previous.name
+      ? []
+      : [
+          {
+            Delete: {
+              Key: unitTestSets.guardKey(orgId, 'name', previous.name),
+              ConditionExpression: 'attribute_not_exists(pk) OR simulation_unit_test_set_id = :id',
+              ExpressionAttributeValues: { ':id': set.id },
+            },
+          },
+          unitTestSets.guardPut(orgId, 'name', set),
+        ]),
+  ];
+};
+
+/**
+ * The transaction item recording a new run of a set: the set must exist and not be deleted,
+ * and, when `previousRunId` is given (null: none yet), still name that run as its last, so two
+ * runs started at once cannot both become the last. The set's revision moves.
+ */
+export const lastTriggeredRunUpdate = (
+  orgId: string,
+  setId: string,
+  runId: string,
+  previousRunId?: string | null,
+): TransactItem => ({
+  Update: {
+    Key: unitTestSets.key(orgId, { id: setId }),
+    UpdateExpression: 'SET last_triggered_run_id = :run, #revision = #revision + :one',
+    ConditionExpression: [
+      'attribute_exists(pk) AND is_deleted = :false',
+      ...(previousRunId === undefined
+        ? []
+        : [previousRunId === null ? 'last_triggered_run_id = :null' : 'last_triggered_run_id = :previous']),
+    ].join(' AND '),
+    ExpressionAttributeNames: { '#revision': 'revision' },
+    ExpressionAttributeValues: {
+      ':run': runId,
+      ':one': 1,
+      ':false': false,
+      ...(previousRunId === undefined
+        ? {}
+        : previousRunId === null
+          ? { ':null': null }
+          : { ':previous': previousRunId }),
+    },
+  },
+});
+
+/** Records `runId` as the set's last run; 404 when the set is missing or deleted, 409 when another run got there first. */
+export const setLastTriggeredRun = (
+  orgId: string,
+  setId: string,
+  runId: string,
+  previousRunId?: string | null,
+): Promise<void> =>
+  transactWrite([lastTriggeredRunUpdate(orgId, setId, runId, previousRunId)], () =>
+    previousRunId === undefined
+      ? unitTestSetNotFound(setId)
+      : new ConflictError(`Another run of simulation unit test set ${setId} was started at the same time; retry.`),
+  );

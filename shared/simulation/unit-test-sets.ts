@@ -1,0 +1,206 @@
+import { failedConditions, transactWrite } from '../data/table';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { ConflictError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { type SortEntry, tagsAsList } from '../kernel/list-params';
+import { requirePermission } from '../kernel/permissions';
+import {
+  asSearchHit,
+  bestMatches,
+  changeLiveRecord,
+  commonFilterValues,
+  matchesCommonFilters,
+  pageOfRecords,
+  type RecordFilters,
+  type RecordStore,
+  requireOnRecord,
+  visibleTo,
+} from './record-catalog';
+import type { CreateUnitTestSetRequest, UnitTestRun, UnitTestSetInstance, UpdateUnitTestSetRequest } from './schemas';
+import { claimUnitTest, getUnitTests, unitTestNotFound } from './unit-test-repository';
+import {
+  allUnitTestSets,
+  getUnitTestSet,
+  StaleUnitTestSetError,
+  type StoredUnitTestSet,
+  unitTestSetNotFound,
+  unitTestSets,
+  unitTestSetWrites,
+} from './unit-test-set-repository';
+import { linkUsages, unlinkUsages, usageChanges, usageTargets } from './usage-repository';
+
+/** What permission grant conditions can name on a unit test set. */
+export const unitTestSetAttributes = (set: Pick<StoredUnitTestSet, 'id' | 'name' | 'tags'>) => ({
+  id: set.id,
+  simulation_unit_test_set_id: set.id,
+  name: set.name,
+  tags: set.tags,
+});
+
+export const unitTestSetView = (set: StoredUnitTestSet): UnitTestSetInstance => ({
+  id: set.id,
+  org_id: set.org_id,
+  created_at: set.created_at,
+  updated_at: set.updated_at,
+  name: set.name,
+  description: set.description,
+  unit_test_runs: set.unit_test_runs,
+  last_triggered_run_id: set.last_triggered_run_id,
+  is_deleted: set.is_deleted,
+  tags: tagsAsList(set.tags),
+  creator: set.creator,
+  updated_by: set.updated_by,
+});
+
+const unitTestIdsOf = (runs: UnitTestRun[]): string[] => runs.map((run) => run.unit_test_id);
+
+/** 404 unless every unit test of the runs exists and is not deleted. */
+const requireLiveUnitTests = async (orgId: string, runs: UnitTestRun[]): Promise<void> => {
+  const found = await getUnitTests(orgId, unitTestIdsOf(runs));
+  const missing = unitTestIdsOf(runs).find((id) => !found.get(id) || found.get(id)?.is_deleted);
+  if (missing) throw unitTestNotFound(missing);
+};
+
+/**
+ * Writes a set (new when `previous` is undefined) with its usage links and the claims of the
+ * unit tests it starts holding, in one transaction.
+ */
+const saveUnitTestSet = async (
+  orgId: string,
+  set: StoredUnitTestSet,
+  previous: StoredUnitTestSet | undefined,
+): Promise<void> => {
+  const before = previous && !previous.is_deleted ? unitTestIdsOf(previous.unit_test_runs) : [];
+  const after = set.is_deleted ? [] : unitTestIdsOf(set.unit_test_runs);
+  const { added, removed } = usageChanges(before, after);
+  const writes = unitTestSetWrites(orgId, set, previous);
+  const items = [
+    ...writes,
+    ...added.map((id) => claimUnitTest(orgId, id)),
+    ...linkUsages(orgId, { user_id: set.id, user_name: set.name }, added.map(usageTargets.unitTest)),
+    ...unlinkUsages(orgId, set.id, removed.map(usageTargets.unitTest)),
+  ];
+  const nameTaken = () => new ConflictError(`A simulation unit test set named '${set.name}' already exists.`);
+  const failureAt = (index: number): Error => {
+    const claimed = added[index - writes.length];
+    if (claimed !== undefined) return unitTestNotFound(claimed);
+    if (!previous) return nameTaken();
+    // The set's own write failed (stale), or the new name's guard (the last of the writes) is taken.
+    return index === writes.length - 1 && set.name !== previous.name ? nameTaken() : new StaleUnitTestSetError(set.id);
+  };
+  await transactWrite(items, (error) => failureAt(failedConditions(error)[0] ?? 0));
+};
+
+const store: RecordStore<StoredUnitTestSet> = {
+  list: unitTestSets.name,
+  parse: (item) => unitTestSets.parse(item),
+  key: (orgId, id) => unitTestSets.key(orgId, { id }),
+  query: (orgId, updatedAt) =>
+    updatedAt ? unitTestSets.queryIndex(orgId, 'updated_at', {}, updatedAt) : unitTestSets.query(orgId, {}),
+  get: getUnitTestSet,
+  save: saveUnitTestSet,
+  isStale: (error) => error instanceof StaleUnitTestSetError,
+  notFound: unitTestSetNotFound,
+  label: 'Simulation unit test set',
+  read: 'Simulation:GetSimulationUnitTestSet',
+  attributes: unitTestSetAttributes,
+};
+
+export const createUnitTestSet = async (
+  orgId: string,
+  request: CreateUnitTestSetRequest,
+  caller: Caller,
+): Promise<{ simulation_unit_test_set_id: string }> => {
+  const now = nowIso();
+  const creator = creatorOf(caller);
+  const set: StoredUnitTestSet = {
+    id: newId(),
+    org_id: orgId,
+    name: request.name,
+    description: request.description ?? null,
+    unit_test_runs: request.unit_test_runs,
+    last_triggered_run_id: null,
+    is_deleted: false,
+    tags: request.tags,
+    creator,
+    updated_by: creator,
+    created_at: now,
+    updated_at: now,
+    revision: 0,
+  };
+  requirePermission(caller, 'Simulation:CreateSimulationUnitTestSet', unitTestSetAttributes(set));
+  await requireLiveUnitTests(orgId, set.unit_test_runs);
+  await saveUnitTestSet(orgId, set, undefined);
+  return { simulation_unit_test_set_id: set.id };
+};
+
+export const updateUnitTestSet = (
+  orgId: string,
+  id: string,
+  request: UpdateUnitTestSetRequest,
+  caller: Caller,
+): Promise<void> =>
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, 'Simulation:ModifySimulationUnitTestSet', current);
+    if (request.unit_test_runs) await requireLiveUnitTests(orgId, request.unit_test_runs);
+    const description = request.description;
+    return {
+      ...current,
+      name: request.name ?? current.name,
+      description: description === null || typeof description === 'string' ? description : current.description,
+      unit_test_runs: request.unit_test_runs ?? current.unit_test_runs,
+      tags: request.tags ?? current.tags,
+      updated_at: nowIso(),
+      updated_by: creatorOf(caller),
+    };
+  });
+
+/** Deletes softly, releasing the unit tests the set held. */
+export const deleteUnitTestSet = (orgId: string, id: string, caller: Caller): Promise<void> =>
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, 'Simulation:DeleteSimulationUnitTestSet', current);
+    return { ...current, is_deleted: true, updated_at: nowIso(), updated_by: creatorOf(caller) };
+  });
+
+export interface UnitTestSetFilters extends RecordFilters {
+  unitTestIds: string[];
+}
+
+const matchesFilters = (set: StoredUnitTestSet, filters: UnitTestSetFilters): boolean =>
+  matchesCommonFilters(set, filters) &&
+  (filters.unitTestIds.length === 0 ||
+    set.unit_test_runs.some((run) => filters.unitTestIds.includes(run.unit_test_id)));
+
+export const listUnitTestSets = async (
+  orgId: string,
+  caller: Caller,
+  query: UnitTestSetFilters & { ids?: string[]; sortBy: SortEntry[]; limit: number; continuationToken: number },
+) => {
+  const page = await pageOfRecords(store, orgId, caller, query, (set) => matchesFilters(set, query));
+  const all =
+    query.continuationToken === 0 ? (await allUnitTestSets(orgId)).filter(visibleTo(store, caller)) : undefined;
+  return {
+    simulation_unit_test_sets: page.items.map(unitTestSetView),
+    has_more: page.has_more,
+    continuation_token: page.continuation_token,
+    filter_values: all
+      ? {
+          ...commonFilterValues(all),
+          unit_test_ids: [...new Set(all.flatMap((set) => unitTestIdsOf(set.unit_test_runs)))].sort(),
+        }
+      : null,
+  };
+};
+
+/** The best live matches of the text over the names and descriptions (`bestMatches`). */
+export const searchUnitTestSets = async (orgId: string, caller: Caller, text: string, filters: UnitTestSetFilters) => {
+  const visible = visibleTo(store, caller);
+  const candidates = (await allUnitTestSets(orgId)).filter(
+    (set) => matchesFilters(set, { ...filters, isDeleted: false }) && visible(set),
+  );
+  return {
+    simulation_unit_test_sets: bestMatches(candidates, text, (set) => set.description ?? '').map((set) =>
+      asSearchHit(unitTestSetView(set)),
+    ),
+  };
+};

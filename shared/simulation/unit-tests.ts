@@ -1,0 +1,334 @@
+import { failedConditions, type TransactItem, transactWrite } from '../data/table';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { type SortEntry, tagsAsList } from '../kernel/list-params';
+import { requirePermission } from '../kernel/permissions';
+import { getMetrics, metrics } from '../metric/metric-repository';
+import { claimVersionSet, getService } from '../service/service-repository';
+import { EDGE } from '../service/version-sets';
+import { personas } from './persona-repository';
+import {
+  asSearchHit,
+  bestMatches,
+  changeLiveRecord,
+  commonFilterValues,
+  matchesCommonFilters,
+  pageOfRecords,
+  type RecordFilters,
+  type RecordStore,
+  requireOnRecord,
+  visibleTo,
+} from './record-catalog';
+import { scenarios } from './scenario-repository';
+import type { CreateUnitTestRequest, UnitTestInstance, UpdateUnitTestRequest } from './schemas';
+import {
+  allUnitTests,
+  getUnitTest,
+  StaleUnitTestError,
+  type StoredUnitTest,
+  unitTestNotFound,
+  unitTests,
+  unitTestWrites,
+} from './unit-test-repository';
+import {
+  claimVersionedHead,
+  linkUsages,
+  requireUnused,
+  unlinkUsages,
+  usageChanges,
+  usageTargets,
+} from './usage-repository';
+
+/** What permission grant conditions can name on a unit test. */
+export const unitTestAttributes = (
+  unitTest: Pick<StoredUnitTest, 'id' | 'name' | 'service_id' | 'persona_id' | 'scenario_id' | 'tags'>,
+) => ({
+  id: unitTest.id,
+  simulation_unit_test_id: unitTest.id,
+  name: unitTest.name,
+  service_id: unitTest.service_id,
+  persona_id: unitTest.persona_id,
+  scenario_id: unitTest.scenario_id,
+  tags: unitTest.tags,
+});
+
+export const unitTestView = (unitTest: StoredUnitTest): UnitTestInstance => ({
+  id: unitTest.id,
+  org_id: unitTest.org_id,
+  created_at: unitTest.created_at,
+  updated_at: unitTest.updated_at,
+  name: unitTest.name,
+  description: unitTest.description,
+  service_id: unitTest.service_id,
+  service_version_set_name: unitTest.service_version_set_name,
+  persona_id: unitTest.persona_id,
+  scenario_id: unitTest.scenario_id,
+  max_interactions: unitTest.max_interactions,
+  success_criterions: unitTest.success_criterions,
+  run_count: unitTest.run_count,
+  is_deleted: unitTest.is_deleted,
+  tags: tagsAsList(unitTest.tags),
+  creator: unitTest.creator,
+  updated_by: unitTest.updated_by,
+});
+
+const metricIdsOf = (unitTest: Pick<StoredUnitTest, 'success_criterions'>): string[] => [
+  ...new Set(unitTest.success_criterions.map((criterion) => criterion.metric_id)),
+];
+
+type References = Pick<
+  StoredUnitTest,
+  'service_id' | 'service_version_set_name' | 'persona_id' | 'scenario_id' | 'success_criterions'
+>;
+
+/** Every record a unit test uses, as usage targets. */
+const targetsOf = (unitTest: References): string[] => [
+  usageTargets.persona(unitTest.persona_id),
+  usageTargets.scenario(unitTest.scenario_id),
+  usageTargets.service(unitTest.service_id),
+  usageTargets.versionSet(unitTest.service_id, unitTest.service_version_set_name),
+  ...metricIdsOf(unitTest).map(usageTargets.metric),
+];
+
+/**
+ * Checks what a unit test refers to: 404 for a missing or deleted service, version set,
+ * persona, scenario or metric; 400 when a criterion's type is not its metric's.
+ */
+const checkReferences = async (orgId: string, unitTest: References): Promise<void> => {
+  const [service, persona, scenario, metricsById] = await Promise.all([
+    getService(orgId, unitTest.service_id),
+    personas.get(orgId, unitTest.persona_id),
+    scenarios.get(orgId, unitTest.scenario_id),
+    getMetrics(orgId, metricIdsOf(unitTest)),
+  ]);
+  if (!service) throw new NotFoundError(`Service ${unitTest.service_id} does not exist.`);
+  const setName = unitTest.service_version_set_name;
+  if (setName !== EDGE && !Object.hasOwn(service.version_sets, setName)) {
+    throw new NotFoundError(`Version set '${setName}' does not exist in service ${service.id}.`);
+  }
+  if (!persona || persona.deprecated) throw personas.notFound(unitTest.persona_id);
+  if (!scenario || scenario.deprecated) throw scenarios.notFound(unitTest.scenario_id);
+  for (const criterion of unitTest.success_criterions) {
+    const metric = metricsById.get(criterion.metric_id);
+    if (!metric || metric.deprecated) throw metrics.notFound(criterion.metric_id);
+    if (metric.metric_value.type !== criterion.criterion.type) {
+      throw new BadRequestError(
+        `Success criterion '${criterion.name}' is ${criterion.criterion.type}, but metric ${metric.id} is ${metric.metric_value.type}.`,
+      );
+    }
+  }
+};
+
+/**
+ * The items claiming the targets a unit test starts using (each must still exist, undeleted)
+ * and linking it to them, with the error each claim's failure means.
+ */
+const claimsOf = (
+  orgId: string,
+  unitTest: StoredUnitTest,
+  added: string[],
+): { item: TransactItem; failure: () => Error }[] => {
+  const claims: { item: TransactItem; failure: () => Error }[] = [];
+  const claimed = (target: string) => added.includes(target);
+  if (claimed(usageTargets.persona(unitTest.persona_id))) {
+    claims.push({
+      item: claimVersionedHead(personas.heads.key(orgId, { id: unitTest.persona_id })),
+      failure: () => personas.notFound(unitTest.persona_id),
+    });
+  }
+  if (claimed(usageTargets.scenario(unitTest.scenario_id))) {
+    claims.push({
+      item: claimVersionedHead(scenarios.heads.key(orgId, { id: unitTest.scenario_id })),
+      failure: () => scenarios.notFound(unitTest.scenario_id),
+    });
+  }
+  if (
+    claimed(usageTargets.service(unitTest.service_id)) ||
+    claimed(usageTargets.versionSet(unitTest.service_id, unitTest.service_version_set_name))
+  ) {
+    claims.push({
+      item: claimVersionSet(orgId, unitTest.service_id, unitTest.service_version_set_name, {
+        storedSet: unitTest.service_version_set_name !== EDGE,
+      }),
+      failure: () =>
+        new NotFoundError(
+          `Service ${unitTest.service_id} or its version set '${unitTest.service_version_set_name}' does not exist.`,
+        ),
+    });
+  }
+  for (const metricId of metricIdsOf(unitTest).filter((id) => claimed(usageTargets.metric(id)))) {
+    claims.push({
+      item: claimVersionedHead(metrics.heads.key(orgId, { id: metricId })),
+      failure: () => metrics.notFound(metricId),
+    });
+  }
+  return claims;
+};
+
+/**
+ * Writes a unit test (new when `previous` is undefined) with its usage links and the claims of
+ * what it starts using, in one transaction.
+ */
+const saveUnitTest = async (
+  orgId: string,
+  unitTest: StoredUnitTest,
+  previous: StoredUnitTest | undefined,
+): Promise<void> => {
+  const before = previous && !previous.is_deleted ? targetsOf(previous) : [];
+  const after = unitTest.is_deleted ? [] : targetsOf(unitTest);
+  const { added, removed } = usageChanges(before, after);
+  const writes = unitTestWrites(orgId, unitTest, previous);
+  const claims = claimsOf(orgId, unitTest, added);
+  const items = [
+    ...writes,
+    ...claims.map((claim) => claim.item),
+    ...linkUsages(orgId, { user_id: unitTest.id, user_name: unitTest.name }, added),
+    ...unlinkUsages(orgId, unitTest.id, removed),
+  ];
+  const failureAt = (index: number): Error => {
+    if (index < writes.length) {
+      return previous
+        ? new StaleUnitTestError(unitTest.id)
+        : new ConflictError(`A simulation unit test named '${unitTest.name}' already exists.`);
+    }
+    return claims[index - writes.length]?.failure() ?? new StaleUnitTestError(unitTest.id);
+  };
+  await transactWrite(items, (error) => failureAt(failedConditions(error)[0] ?? 0));
+};
+
+const store: RecordStore<StoredUnitTest> = {
+  list: unitTests.name,
+  parse: (item) => unitTests.parse(item),
+  key: (orgId, id) => unitTests.key(orgId, { id }),
+  query: (orgId, updatedAt) =>
+    updatedAt ? unitTests.queryIndex(orgId, 'updated_at', {}, updatedAt) : unitTests.query(orgId, {}),
+  get: getUnitTest,
+  save: saveUnitTest,
+  isStale: (error) => error instanceof StaleUnitTestError,
+  notFound: unitTestNotFound,
+  label: 'Simulation unit test',
+  read: 'Simulation:GetSimulationUnitTest',
+  attributes: unitTestAttributes,
+};
+
+export const createUnitTest = async (
+  orgId: string,
+  request: CreateUnitTestRequest,
+  caller: Caller,
+): Promise<{ simulation_unit_test_id: string }> => {
+  const now = nowIso();
+  const creator = creatorOf(caller);
+  const unitTest: StoredUnitTest = {
+    id: newId(),
+    org_id: orgId,
+    name: request.name,
+    description: request.description,
+    service_id: request.service_id,
+    service_version_set_name: request.service_version_set_name,
+    persona_id: request.persona_id,
+    scenario_id: request.scenario_id,
+    max_interactions: request.max_interactions,
+    success_criterions: request.success_criterions,
+    run_count: 1,
+    is_deleted: false,
+    tags: request.tags,
+    creator,
+    updated_by: creator,
+    created_at: now,
+    updated_at: now,
+    revision: 0,
+  };
+  requirePermission(caller, 'Simulation:CreateSimulationUnitTest', unitTestAttributes(unitTest));
+  await checkReferences(orgId, unitTest);
+  await saveUnitTest(orgId, unitTest, undefined);
+  return { simulation_unit_test_id: unitTest.id };
+};
+
+export const updateUnitTest = (
+  orgId: string,
+  id: string,
+  request: UpdateUnitTestRequest,
+  caller: Caller,
+): Promise<void> =>
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, 'Simulation:ModifySimulationUnitTest', current);
+    const next: StoredUnitTest = {
+      ...current,
+      description: request.description ?? current.description,
+      service_id: request.service_id ?? current.service_id,
+      service_version_set_name: request.service_version_set_name ?? current.service_version_set_name,
+      persona_id: request.persona_id ?? current.persona_id,
+      scenario_id: request.scenario_id ?? current.scenario_id,
+      max_interactions: request.max_interactions ?? current.max_interactions,
+      success_criterions: request.success_criterions ?? current.success_criterions,
+      run_count: request.run_count ?? current.run_count,
+      tags: request.tags ?? current.tags,
+      updated_at: nowIso(),
+      updated_by: creatorOf(caller),
+    };
+    await checkReferences(orgId, next);
+    return next;
+  });
+
+/** Deletes softly, releasing what the unit test used; 400 while a set holds it. */
+export const deleteUnitTest = (orgId: string, id: string, caller: Caller): Promise<void> =>
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, 'Simulation:DeleteSimulationUnitTest', current);
+    await requireUnused(orgId, usageTargets.unitTest(id), `Simulation unit test ${id}`);
+    return { ...current, is_deleted: true, updated_at: nowIso(), updated_by: creatorOf(caller) };
+  });
+
+export interface UnitTestFilters extends RecordFilters {
+  serviceIds: string[];
+  personaIds: string[];
+  scenarioIds: string[];
+  metricIds: string[];
+}
+
+const anyOf = (wanted: string[], values: string[]): boolean =>
+  wanted.length === 0 || values.some((value) => wanted.includes(value));
+
+const matchesFilters = (unitTest: StoredUnitTest, filters: UnitTestFilters): boolean =>
+  matchesCommonFilters(unitTest, filters) &&
+  anyOf(filters.serviceIds, [unitTest.service_id]) &&
+  anyOf(filters.personaIds, [unitTest.persona_id]) &&
+  anyOf(filters.scenarioIds, [unitTest.scenario_id]) &&
+  anyOf(filters.metricIds, metricIdsOf(unitTest));
+
+export const listUnitTests = async (
+  orgId: string,
+  caller: Caller,
+  query: UnitTestFilters & { ids?: string[]; sortBy: SortEntry[]; limit: number; continuationToken: number },
+) => {
+  const page = await pageOfRecords(store, orgId, caller, query, (unitTest) => matchesFilters(unitTest, query));
+  const all = query.continuationToken === 0 ? (await allUnitTests(orgId)).filter(visibleTo(store, caller)) : undefined;
+  const sorted = (values: string[]) => [...new Set(values)].sort();
+  return {
+    simulation_unit_tests: page.items.map(unitTestView),
+    has_more: page.has_more,
+    continuation_token: page.continuation_token,
+    filter_values: all
+      ? {
+          ...commonFilterValues(all),
+          service_ids: sorted(all.map((unitTest) => unitTest.service_id)),
+          persona_ids: sorted(all.map((unitTest) => unitTest.persona_id)),
+          scenario_ids: sorted(all.map((unitTest) => unitTest.scenario_id)),
+          metric_ids: sorted(all.flatMap(metricIdsOf)),
+        }
+      : null,
+  };
+};
+
+/** The best live matches of the text over the names and descriptions (`bestMatches`). */
+export const searchUnitTests = async (orgId: string, caller: Caller, text: string, filters: UnitTestFilters) => {
+  const visible = visibleTo(store, caller);
+  const candidates = (await allUnitTests(orgId)).filter(
+    (unitTest) => matchesFilters(unitTest, { ...filters, isDeleted: false }) && visible(unitTest),
+  );
+  return {
+    simulation_unit_tests: bestMatches(candidates, text, (unitTest) => unitTest.description).map((unitTest) =>
+      asSearchHit(unitTestView(unitTest)),
+    ),
+  };
+};

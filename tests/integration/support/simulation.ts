@@ -1,0 +1,115 @@
+import { api, expectStatus } from './client';
+import { createService, uniqueName } from './fixtures';
+import type { Session } from './identity';
+
+/**
+ * Simulation catalog fixtures made through the HTTP surface: personas, scenarios, metrics,
+ * unit tests over a new service, and sets. Each returns the new record's id.
+ */
+
+const post = async (session: Session, what: string, path: string, body: unknown): Promise<string> => {
+  const response = await api(`/v1/${session.orgId}/${path}`, { token: session.token, body });
+  expectStatus(`create ${what}`, response, 201);
+  return Object.values(response.body as Record<string, string>)[0] as string;
+};
+
+export const personaBody = (overrides: Record<string, unknown> = {}) => ({
+  name: uniqueName('Persona'),
+  role: 'customer',
+  tags: {},
+  initial_version: {
+    background: 'A retired teacher whose printer keeps jamming.',
+    user_models: ['Prefers short answers.'],
+  },
+  ...overrides,
+});
+
+export const scenarioBody = (overrides: Record<string, unknown> = {}) => ({
+  name: uniqueName('Scenario'),
+  tags: {},
+  initial_version: {
+    objective: 'Get the printer working again.',
+    instructions: 'Describe the jam, then follow the agent’s steps.',
+    initial_message_type: 'user-message',
+  },
+  ...overrides,
+});
+
+export const createPersona = (session: Session, overrides: Record<string, unknown> = {}): Promise<string> =>
+  post(session, 'persona', 'simulation/persona/', personaBody(overrides));
+
+export const createScenario = (session: Session, overrides: Record<string, unknown> = {}): Promise<string> =>
+  post(session, 'scenario', 'simulation/scenario/', scenarioBody(overrides));
+
+/** A metric of the value type (`boolean` unless given). */
+export const createMetric = (session: Session, type: 'boolean' | 'numerical' | 'categorical' = 'boolean') => {
+  const metricValue = {
+    boolean: { type: 'boolean' },
+    numerical: { type: 'numerical', lower_bound: 0, upper_bound: 10 },
+    categorical: { type: 'categorical', categories: ['solved', 'unsolved'] },
+  }[type];
+  return post(session, 'metric', 'metric/', {
+    name: uniqueName('Metric'),
+    description: 'Whether the user’s problem was solved.',
+    metric_value: metricValue,
+    applied_to_services: [],
+  });
+};
+
+export interface UnitTestFixture {
+  unitTestId: string;
+  serviceId: string;
+  personaId: string;
+  scenarioId: string;
+  metricId: string;
+}
+
+/** The body of a unit test over the references, with one boolean criterion on `metricId`. */
+export const unitTestBody = (
+  references: Omit<UnitTestFixture, 'unitTestId'>,
+  overrides: Record<string, unknown> = {},
+) => ({
+  name: uniqueName('Unit test'),
+  description: 'The agent gets the printer working.',
+  service_id: references.serviceId,
+  service_version_set_name: 'release',
+  persona_id: references.personaId,
+  scenario_id: references.scenarioId,
+  max_interactions: 5,
+  success_criterions: [
+    { name: 'Solved', metric_id: references.metricId, criterion: { type: 'boolean', expected_value: true } },
+  ],
+  tags: {},
+  ...overrides,
+});
+
+/** A unit test over a new service, persona, scenario and boolean metric (or those given). */
+export const createUnitTest = async (
+  session: Session,
+  references: Partial<Omit<UnitTestFixture, 'unitTestId'>> = {},
+  overrides: Record<string, unknown> = {},
+): Promise<UnitTestFixture> => {
+  const [serviceId, personaId, scenarioId, metricId] = await Promise.all([
+    references.serviceId ?? createService(session).then((service) => service.serviceId),
+    references.personaId ?? createPersona(session),
+    references.scenarioId ?? createScenario(session),
+    references.metricId ?? createMetric(session),
+  ]);
+  const resolved = { serviceId, personaId, scenarioId, metricId };
+  const unitTestId = await post(session, 'unit test', 'simulation/unit_test/', unitTestBody(resolved, overrides));
+  return { unitTestId, ...resolved };
+};
+
+/** A set running each unit test `runCount` times. */
+export const createUnitTestSet = (
+  session: Session,
+  unitTestIds: string[],
+  overrides: Record<string, unknown> = {},
+): Promise<string> =>
+  post(session, 'unit test set', 'simulation/unit_test_set/', {
+    name: uniqueName('Set'),
+    description: 'Printer support before release.',
+    unit_test_runs: unitTestIds.map((unitTestId) => ({ unit_test_id: unitTestId, run_count: 2 })),
+    tags: {},
+    ...overrides,
+  });
