@@ -74,7 +74,8 @@ const access = {
       bucket: 'readWrite',
       tools: 'deploy',
     },
-    simulation: { table: 'readWrite', signingKey: true },
+    // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip.
+    simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read' },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).

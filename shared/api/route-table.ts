@@ -9,6 +9,7 @@ import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
 import { simulationCatalogOperations } from '../simulation/operations';
+import { simulationRunOperations } from '../simulation/run-operations';
 import { stateMachineOperations } from '../state-machine/operations';
 import { toolOperations } from '../tool/operations';
 import { userOperations } from '../user/operations';
@@ -34,6 +35,7 @@ export const routeOperations = [
   ...webhookOperations,
   ...toolOperations,
   ...simulationCatalogOperations,
+  ...simulationRunOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

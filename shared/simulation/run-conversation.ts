@@ -193,7 +193,9 @@ const openConversation = async (
       ? undefined
       : {
           type,
-          text: (await nextSimulatedUserTurn(preferencesOf(spec), briefOf(spec), [], signal)).message,
+          text:
+            (type === 'external-event' ? spec.scenario.initial_external_event : null) ??
+            (await nextSimulatedUserTurn(preferencesOf(spec), briefOf(spec), [], signal)).message,
         };
   const { events } = await startConversation({
     orgId,

@@ -11,7 +11,7 @@ import {
   type TransactItem,
   transactWrite,
 } from '../data/table';
-import { ConflictError } from '../kernel/errors';
+import { ConflictError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import {
   type ConversationOutcome,
@@ -73,20 +73,24 @@ const unfinishedKey = (run: RunRecord) => ({
 });
 
 /**
- * Stores a new run with its creator's unfinished-run guard and `extra` items (the set's
- * `last_triggered_run_id`); 409 while the creator has an unfinished run of the set.
+ * Stores a new run with its creator's unfinished-run guard and the set's `last_triggered_run_id`
+ * (`setUpdate`); 409 while the creator has an unfinished run of the set, 404 when the set is gone.
  */
-export const createRun = async (run: RunRecord, extra: TransactItem[]): Promise<void> => {
+export const createRun = async (run: RunRecord, setUpdate: TransactItem): Promise<void> => {
   await transactWrite(
     [
       runs.create(run.org_id, run),
       unfinishedRuns.create(run.org_id, { ...unfinishedKey(run), run_id: run.id }),
-      ...extra,
+      setUpdate,
     ],
-    (error) =>
-      failedConditions(error).includes(1)
-        ? new ConflictError('The user already has an unfinished run of this simulation unit test set.')
-        : new ConflictError('The simulation unit test set changed while the run was created; retry.'),
+    (error) => {
+      const failed = failedConditions(error);
+      if (failed.includes(1))
+        return new ConflictError('The user already has an unfinished run of this simulation unit test set.');
+      return failed.includes(2)
+        ? new NotFoundError(`Simulation unit test set ${run.simulation_unit_test_set_id} does not exist.`)
+        : new ConflictError('The simulation unit test set changed while the run was created; retry.');
+    },
   );
 };
 

@@ -1,22 +1,11 @@
 import { z } from 'zod';
 import { continuationToken, creatorInfo, objectId, queryArray, queryBoolean, timestamp } from '../kernel/schemas';
 import { llmConfigRecord } from '../service/schemas';
+import { initialMessageTypes, successCriterionDescription } from './schemas';
 
 /** Shapes of simulation unit test set runs (pure zod; no I/O). */
 
 const versionInfo = z.tuple([z.string(), z.number().int()]);
-
-/** How a metric's result is judged a pass: the reference's `SuccessCriterionDescription`. */
-export const successCriterionDescription = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('boolean'), expected_value: z.boolean() }),
-  z.object({
-    type: z.literal('numerical'),
-    verb: z.enum(['==', '!=', '<=', '<', '>=', '>']),
-    threshold: z.number(),
-  }),
-  z.object({ type: z.literal('categorical'), expected_values: z.array(z.string()) }),
-]);
-export type SuccessCriterionDescription = z.infer<typeof successCriterionDescription>;
 
 export const metricToEvaluate = z.object({
   metric_id: z.string(),
@@ -52,13 +41,13 @@ export const personaSnapshot = z.object({
 });
 export type PersonaSnapshot = z.infer<typeof personaSnapshot>;
 
-export const initialMessageTypes = ['user-message', 'external-event', 'skip'] as const;
-
 /** The scenario version a unit test runs with, as snapshotted. */
 export const scenarioSnapshot = z.object({
   objective: z.string(),
   instructions: z.string(),
   initial_message_type: z.enum(initialMessageTypes),
+  /** The opening event's text when the scenario gives one; otherwise the simulated user composes it. */
+  initial_external_event: z.string().nullable(),
 });
 export type ScenarioSnapshot = z.infer<typeof scenarioSnapshot>;
 

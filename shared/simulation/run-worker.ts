@@ -10,13 +10,8 @@ import type { MetricEvaluationResultInstance } from '../metric/schemas';
 import { storeRunArtifacts } from './run-artifacts';
 import { advanceSimulatedConversation, ensureSyntheticUser } from './run-conversation';
 import { claimRunConversation, getRun, recordConversationOutcome, replaceRun } from './run-repository';
-import type {
-  ConversationOutcome,
-  CriterionOutcome,
-  RunRecord,
-  StoredUnitTestRunSpec,
-  SuccessCriterionDescription,
-} from './run-schemas';
+import type { ConversationOutcome, CriterionOutcome, RunRecord, StoredUnitTestRunSpec } from './run-schemas';
+import type { SuccessCriterionDescription } from './schemas';
 
 /**
  * The simulation worker's work for one message: one step of one simulated conversation.

@@ -20,15 +20,16 @@ const sqs = () => {
   return new SQSClient({ region, credentials, endpoint: env.AWS_ENDPOINT_URL_SQS });
 };
 
-const queueUrl = (queue: 'analysis' | 'webhook') => settings().env[`${queue.toUpperCase()}_QUEUE_URL`] as string;
+const queueUrl = (queue: 'analysis' | 'webhook' | 'simulation') =>
+  settings().env[`${queue.toUpperCase()}_QUEUE_URL`] as string;
 
 /** Puts a message on a queue, as a producer (or an at-least-once redelivery) would. */
-export const sendToQueue = async (queue: 'analysis' | 'webhook', message: unknown): Promise<void> => {
+export const sendToQueue = async (queue: 'analysis' | 'webhook' | 'simulation', message: unknown): Promise<void> => {
   await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl(queue), MessageBody: JSON.stringify(message) }));
 };
 
 /** Whether a queue has no message waiting or in flight. */
-export const isQueueDrained = async (queue: 'analysis' | 'webhook'): Promise<boolean> => {
+export const isQueueDrained = async (queue: 'analysis' | 'webhook' | 'simulation'): Promise<boolean> => {
   const { Attributes } = await sqs().send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl(queue),
