@@ -1,6 +1,7 @@
 import { measureConversations, printConversationFigures } from './conversations';
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
+import { measureSimulations, printSimulationFigures } from './simulations';
 import { measureTools, printToolFigures } from './tools';
 
 /** `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted. */
@@ -18,3 +19,6 @@ console.log(conversationsOk ? '\nAll conversation targets met.' : '\nSome conver
 
 console.log('\nTools (local runtime: a child process per run)\n');
 printToolFigures(await measureTools());
+
+console.log('\nSimulations (built-in models: 100 conversations of 5 turns through the simulation queue)\n');
+printSimulationFigures(await measureSimulations());
