@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   analysisQueueMessage,
   postProcessingEventId,
+  simulationQueueMessage,
   toolBuildQueueMessage,
   webhookQueueMessage,
 } from './queue-messages';
@@ -11,6 +12,7 @@ import {
   sampleErrorEvent,
   sampleIds,
   sampleInteractStream,
+  sampleSimulationMessage,
   sampleToolBuildMessage,
   sampleWebhookMessage,
   sampleWebhookMessages,
@@ -42,12 +44,13 @@ describe('stream events', () => {
 });
 
 describe('queue messages', () => {
-  it('accepts the sample analysis, webhook and tool-build messages', () => {
+  it('accepts the sample analysis, webhook, tool-build and simulation messages', () => {
     // Act / Assess
     expect(analysisQueueMessage.parse(sampleAnalysisMessage)).toEqual(sampleAnalysisMessage);
     expect(webhookQueueMessage.parse(sampleWebhookMessage)).toEqual(sampleWebhookMessage);
     for (const message of sampleWebhookMessages) expect(webhookQueueMessage.parse(message)).toEqual(message);
     expect(toolBuildQueueMessage.parse(sampleToolBuildMessage)).toEqual(sampleToolBuildMessage);
+    expect(simulationQueueMessage.parse(sampleSimulationMessage)).toEqual(sampleSimulationMessage);
   });
 
   it('derives the same 24-hex event id for the same completion and another for another type', () => {

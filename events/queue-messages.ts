@@ -155,6 +155,27 @@ export const toolBuildStateChangeMessage = z
 
 export const toolBuildQueueMessage = z.union([toolVersionPublishedMessage, toolBuildStateChangeMessage]);
 
+/**
+ * Simulation queue (`SIMULATION_QUEUE_URL`): simulate one conversation of a run, the `run_index`th
+ * run of a unit test. Sent once per (unit test, run index) when the run is created, and again as a
+ * continuation when a conversation needs more turns than one invocation takes; `checkpoint` then
+ * names the conversation so far (the run conversation record in the table is what counts). A
+ * conversation's outcome is recorded once, so a redelivered message counts nothing twice.
+ */
+export const simulateConversationMessage = z.object({
+  type: z.literal('simulate-conversation'),
+  org_id: z.string(),
+  simulation_unit_test_set_run_id: z.string(),
+  unit_test_id: z.string(),
+  run_index: z.number().int().min(0),
+  checkpoint: z
+    .object({ conversation_id: z.string(), interactions: z.number().int().min(0) })
+    .nullable()
+    .describe('Null for the first step; where the previous step left the conversation otherwise.'),
+});
+
+export const simulationQueueMessage = z.discriminatedUnion('type', [simulateConversationMessage]);
+
 /** The id of a post-processing-complete event: the same for every send of the same completion. */
 export const postProcessingEventId = (orgId: string, conversationId: string, type: PostProcessingType): string =>
   createHash('sha256').update(`${orgId}\u0000${conversationId}\u0000${type}`).digest('hex').slice(0, 24);
@@ -170,3 +191,4 @@ export type FrameworkResourceType = z.infer<typeof frameworkResourceType>;
 export type ToolBuildQueueMessage = z.input<typeof toolBuildQueueMessage>;
 export type ToolBuildStateChange = z.output<typeof toolBuildStateChangeMessage>;
 export type ToolVersionPublishedMessage = z.infer<typeof toolVersionPublishedMessage>;
+export type SimulationQueueMessage = z.infer<typeof simulationQueueMessage>;

@@ -1,4 +1,9 @@
-import type { AnalysisQueueMessage, ToolBuildQueueMessage, WebhookQueueMessage } from './queue-messages';
+import type {
+  AnalysisQueueMessage,
+  SimulationQueueMessage,
+  ToolBuildQueueMessage,
+  WebhookQueueMessage,
+} from './queue-messages';
 import type { CreateConversationEvent, InteractEvent } from './stream-events';
 
 /**
@@ -166,4 +171,14 @@ export const sampleToolBuildMessage: ToolBuildQueueMessage = {
   org_id: sampleIds.org,
   tool_id: '000000000000000000000008',
   version: '1.0.0',
+};
+
+/** A continuation step of a simulated conversation (the first step has no checkpoint). */
+export const sampleSimulationMessage: SimulationQueueMessage = {
+  type: 'simulate-conversation',
+  org_id: sampleIds.org,
+  simulation_unit_test_set_run_id: '000000000000000000000009',
+  unit_test_id: '00000000000000000000000a',
+  run_index: 0,
+  checkpoint: { conversation_id: sampleIds.conversation, interactions: 10 },
 };

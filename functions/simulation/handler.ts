@@ -10,6 +10,7 @@ import {
   searchPersonas,
   updatePersona,
 } from '#shared/simulation/personas';
+import { cancelRun, createRunFor, getRunArtifacts, listRunsFor } from '#shared/simulation/runs';
 import {
   createScenario,
   createScenarioVersion,
@@ -172,6 +173,19 @@ export const handler = httpHandler(
 
     'delete-simulation-unit-test-set': async ({ path, caller }) => {
       await deleteUnitTestSet(path.organization, path.simulation_unit_test_set_id, caller);
+      return undefined;
+    },
+
+    'get-simulation-unit-test-set-runs': ({ path, query, caller }) => listRunsFor(path.organization, caller, query),
+
+    'create-simulation-unit-test-set-run': ({ path, body, caller }) =>
+      createRunFor(path.organization, caller, body.simulation_unit_test_set_id),
+
+    'get-simulation-unit-test-set-run-artifacts': ({ path, caller }) =>
+      getRunArtifacts(path.organization, path.simulation_unit_test_set_run_id, caller),
+
+    'cancel-simulation-unit-test-set-run': async ({ path, caller }) => {
+      await cancelRun(path.organization, path.simulation_unit_test_set_run_id, caller);
       return undefined;
     },
   }),

@@ -92,14 +92,23 @@ const access = {
       tools: 'deploy',
       toolBuilds: 'start',
     },
-    simulation: { table: 'readWrite', signingKey: true },
+    // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip.
+    simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read' },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
     analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
     // Opens the destinations' sealed secrets (keyed from the signing-key secret).
     webhook: { table: 'readWrite', sendTo: ['webhook'], signingKey: true },
-    simulation: { table: 'readWrite', models: true },
+    // Runs simulated conversations like the conversation stream (prompt logs, analysis), queues
+    // their continuations, opens personas' sealed variables for tools, and stores the artifacts zip.
+    simulation: {
+      table: 'readWrite',
+      signingKey: true,
+      bucket: 'readWrite',
+      models: true,
+      sendTo: ['simulation', 'analysis'],
+    },
     // Deploys built versions; reads the manifests and logs of CodeBuild builds.
     'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy', toolBuilds: 'complete', sendTo: ['webhook'] },
   },

@@ -10,6 +10,7 @@ import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
 import { simulationCatalogOperations } from '../simulation/operations';
+import { simulationRunOperations } from '../simulation/run-operations';
 import { stateMachineOperations } from '../state-machine/operations';
 import { toolOperations } from '../tool/operations';
 import { userOperations } from '../user/operations';
@@ -36,6 +37,7 @@ export const routeOperations = [
   ...toolOperations,
   ...simulationCatalogOperations,
   ...appOperations,
+  ...simulationRunOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

@@ -7,7 +7,7 @@ import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../k
 import { newId, nowIso } from '../kernel/ids';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
-import { resolveVersionSet } from '../service/version-sets';
+import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import { getUser } from '../user/user-repository';
 import { recordUserActivity } from '../user/users';
 import {
@@ -27,7 +27,7 @@ import { interactionItem } from './interaction-repository';
 import { messageItem } from './message-repository';
 import { createPromptLogger, interactionLogScope } from './prompt-log';
 import { queueAnalysis } from './queueing';
-import type { ConversationRecord, MessageRecord } from './schemas';
+import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
 import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type VoiceTurn } from './voice';
 
@@ -322,6 +322,8 @@ export interface StartConversationInput {
   tags: Record<string, string | null>;
   stream: StreamOptions;
   voice?: VoiceRequest;
+  /** A simulated conversation: the versions its run snapshotted (instead of the version set's now), and its place in the run. */
+  simulation?: { versions: ResolvedVersionSet; source: SimulationSource };
 }
 
 /**
@@ -337,7 +339,7 @@ export const startConversation = async (
   const userId = caller.userId;
   requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
   const [resolved, userState, user] = await Promise.all([
-    resolveVersionSet(orgId, serviceId, input.versionSetName),
+    input.simulation?.versions ?? resolveVersionSet(orgId, serviceId, input.versionSetName),
     getUserServiceState(orgId, userId, serviceId),
     getUser(orgId, userId),
   ]);
@@ -371,6 +373,7 @@ export const startConversation = async (
     current_state: null,
     last_interaction_id: null,
     user_display_name: displayName(user),
+    ...(input.simulation ? { simulation: input.simulation.source } : {}),
   };
   const interactionId = newId();
   const newMessages = input.initialMessage

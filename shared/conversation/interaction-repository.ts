@@ -1,5 +1,5 @@
 import { defineEntity } from '../data/entity';
-import { type Item, type PrimaryKey, queryPage } from '../data/table';
+import { type Item, type PrimaryKey, queryAll } from '../data/table';
 import { conversations } from './conversation-repository';
 import { type InteractionRecord, interactionRecord } from './schemas';
 
@@ -27,12 +27,12 @@ export const getInteraction = (
   id: string,
 ): Promise<InteractionRecord | undefined> => interactions.get(orgId, { conversation_id: conversationId, id });
 
-/** A conversation's interactions in the order they happened, at most `limit` (one bounded Query). */
+/** The conversation's interactions, oldest first (at most `bound`). */
 export const listInteractions = async (
   orgId: string,
   conversationId: string,
-  limit: number,
+  bound: number,
 ): Promise<InteractionRecord[]> =>
-  (await queryPage(interactions.query(orgId, { conversation_id: conversationId }), { limit })).items.map(
-    interactions.parse,
+  (await queryAll(interactions.query(orgId, { conversation_id: conversationId }), bound)).map((item) =>
+    interactions.parse(item),
   );

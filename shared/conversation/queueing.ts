@@ -1,6 +1,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type {
   AnalysisQueueMessage,
+  SimulationQueueMessage,
   ToolVersionPublishedMessage,
   WebhookQueueMessage,
 } from '../../events/queue-messages';
@@ -31,3 +32,6 @@ export const queueWebhookEvent = (message: WebhookQueueMessage, delaySeconds = 0
 
 /** Puts a published tool version on the tool-build queue, for the builder to deploy. */
 export const queueToolBuild = (message: ToolVersionPublishedMessage): Promise<void> => send('tool-build', message);
+
+/** Puts one step of a simulated conversation on the simulation queue. */
+export const queueSimulation = (message: SimulationQueueMessage): Promise<void> => send('simulation', message);

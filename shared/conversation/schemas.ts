@@ -13,6 +13,14 @@ export const versionSetInfo = z.object({
   llm_model_preferences: z.record(z.string(), llmPreference),
 });
 
+/** Which simulated conversation of a run a conversation is (the reference's `simulation-conversation` source). */
+export const simulationSource = z.object({
+  simulation_unit_test_set_run_id: z.string(),
+  unit_test_id: z.string(),
+  run_index: z.number().int(),
+});
+export type SimulationSource = z.infer<typeof simulationSource>;
+
 export const conversationRecord = z.object({
   id: z.string(),
   org_id: z.string(),
@@ -35,6 +43,8 @@ export const conversationRecord = z.object({
   last_interaction_id: z.string().nullable(),
   /** How the agent names the user in messages. */
   user_display_name: z.string(),
+  /** A simulated conversation's place in its run: its tools run in `conversation-simulation` mode. */
+  simulation: simulationSource.optional(),
 });
 
 export type VersionSetInfo = z.infer<typeof versionSetInfo>;

@@ -122,6 +122,7 @@ export const engineDependencies = (
     userId: conversation.user_id,
     conversationId: conversation.id,
     stateMachine: conversation.version_set_info.service_hierarchical_state_machine_version_info,
+    simulation: conversation.simulation,
     userVariables: async () => {
       const user = await getUser(conversation.org_id, conversation.user_id);
       return user ? userVariablesOf(user) : { nonsensitive_user_variables: {}, sensitive_user_variables: {} };

@@ -37,7 +37,8 @@ const queue = (
 export const queueDefinitions: readonly QueueDefinition[] = [
   queue('analysis', 120, 5, 10, true),
   queue('webhook', 30, 10, 10, true),
-  queue('simulation', 300, 1, 5, false),
+  // One step of a simulated conversation per message (at most 20 turns, none started after 120 s).
+  queue('simulation', 300, 1, 5, true),
   // Deploys one tool version per message, built in-process or reported by CodeBuild (Lambda function updates take up to minutes).
   queue('tool-build', 600, 1, 5, true),
 ];

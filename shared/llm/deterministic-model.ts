@@ -1,5 +1,6 @@
 import { contentWords } from './content-words';
 import { judgeByRules } from './deterministic-judge';
+import { simulateUserByRules } from './deterministic-simulated-user';
 import { JUDGE_SCHEMA_NAME, parseJudgePrompt } from './judge-prompt';
 import { type PromptAgent, parseSystemPrompt } from './prompt';
 import {
@@ -11,6 +12,7 @@ import {
   type LlmProvider,
   type LlmRequest,
 } from './provider';
+import { parseSimulatedUserPrompt, SIMULATED_USER_SCHEMA_NAME } from './simulated-user-prompt';
 import { requireOptions } from './structured-output';
 
 export interface DeterministicModelOptions {
@@ -204,7 +206,8 @@ export const fillParameters = (
  * - `callTools` calls every offered tool whose required parameters it can fill from the latest
  *   user message (see {@link fillParameters}), and answers with the same text `streamText` would.
  * - `generateObject` answers only a metric judge prompt (`judge-prompt.ts`), by the rules of
- *   `judgeByRules` (`deterministic-judge.ts`); it reports no token use.
+ *   `judgeByRules` (`deterministic-judge.ts`), and a simulated user's prompt
+ *   (`simulated-user-prompt.ts`), by the rules of `simulateUserByRules`; it reports no token use.
  */
 export const createDeterministicModel = (options: DeterministicModelOptions = {}): LlmProvider => {
   const delayMs = options.fragmentDelayMs ?? 0;
@@ -239,6 +242,9 @@ export const createDeterministicModel = (options: DeterministicModelOptions = {}
     },
     generateObject: async (request): Promise<GenerateObjectResult> => {
       request.signal?.throwIfAborted();
+      const simulated =
+        request.schemaName === SIMULATED_USER_SCHEMA_NAME ? parseSimulatedUserPrompt(request) : undefined;
+      if (simulated !== undefined) return { value: { ...simulateUserByRules(simulated) } };
       const judged = request.schemaName === JUDGE_SCHEMA_NAME ? parseJudgePrompt(request) : undefined;
       if (judged === undefined) {
         throw new LlmError(`deterministic: no rules for structured answers of kind ${request.schemaName}`, {

@@ -252,3 +252,55 @@ export const computeMetrics = async (conversation: ConversationRecord): Promise<
     results.map((result) => resultPut(conversation.org_id, result)),
   );
 };
+
+/** A simulated conversation's place in its run, which its results' `simulation` source names. */
+export interface SimulationPlace {
+  runId: string;
+  unitTestId: string;
+  runIndex: number;
+}
+
+/**
+ * Judges a simulated conversation: each metric at the version its run resolved (a deleted
+ * metric is still judged; one that no longer exists is left out), over the whole conversation.
+ * The results, with source `simulation`, are returned for the caller to store in the
+ * transaction that records the conversation's outcome in its run.
+ */
+export const judgeSimulatedConversation = async (
+  conversation: ConversationRecord,
+  metricVersions: { metricId: string; version: number }[],
+  place: SimulationPlace,
+): Promise<MetricEvaluationResultInstance[]> => {
+  const interactionId = conversation.last_interaction_id;
+  if (!interactionId || metricVersions.length === 0) return [];
+  const found = await getMetrics(
+    conversation.org_id,
+    metricVersions.map((wanted) => wanted.metricId),
+  );
+  const chosen = metricVersions.flatMap(({ metricId, version }) => {
+    const metric = found.get(metricId);
+    return metric ? [{ ...metric, latest_version: version }] : [];
+  });
+  const messages = await recentMessages(conversation.org_id, conversation.id, transcriptLength);
+  const results = await judgeAll(
+    {
+      conversation,
+      interactionId,
+      transcript: transcriptOf(messages),
+      source: (references) => ({
+        type: 'simulation',
+        simulation_unit_test_set_run_id: place.runId,
+        unit_test_id: place.unitTestId,
+        run_index: place.runIndex,
+        references,
+      }),
+      signal: AbortSignal.timeout(postSessionTimeLimitMs),
+    },
+    chosen,
+  );
+  await noteMetricsWithResults(
+    conversation.org_id,
+    results.map((result) => result.metric_id),
+  );
+  return results;
+};

@@ -17,6 +17,8 @@ import { replacedRoles, roles } from '../role/role-repository';
 import { temporaryGrants } from '../role/temporary-grant-repository';
 import { services, serviceTags } from '../service/service-repository';
 import { personas } from '../simulation/persona-repository';
+import { simulationArtifactsRoot } from '../simulation/run-artifacts';
+import { runConversations, runs, unfinishedRuns } from '../simulation/run-repository';
 import { scenarios } from '../simulation/scenario-repository';
 import { unitTests } from '../simulation/unit-test-repository';
 import { unitTestSets } from '../simulation/unit-test-set-repository';
@@ -39,6 +41,10 @@ import { organizationBranding, organizations } from './organization-repository';
  * gone, a failed delete can be repeated.
  */
 export const entityCatalog: readonly Entity[] = [
+  // Runs first: a simulation step that finds its run gone drops its message.
+  runs,
+  runConversations,
+  unfinishedRuns,
   // Destinations before deliveries: once they are gone, no event fans out into new deliveries.
   webhookDestinations,
   webhookDestinationCounts,
@@ -91,5 +97,6 @@ export const eraseOrganizationData = async (orgId: string): Promise<void> => {
   await deleteObjects(promptLogRoot(orgId));
   await deleteObjects(sqlResultRoot(orgId));
   await deleteObjects(voiceAudioRoot(orgId));
+  await deleteObjects(simulationArtifactsRoot(orgId));
   for (const entity of entityCatalog) await entity.erase(orgId);
 };

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { countToolCall } from '../aws/business-metrics';
 import type { ResolvedToolCall, ToolCallRequest } from '../conversation/engine/contracts';
-import type { toolCallLog } from '../conversation/schemas';
+import type { SimulationSource, toolCallLog } from '../conversation/schemas';
 import type { ToolCallSpec } from '../state-machine/schemas';
 import { runToolVersion } from './invocations';
 import { describeInputErrors, inputValidator } from './project';
@@ -48,6 +48,8 @@ export interface ConversationToolContext {
   userId: string;
   conversationId: string;
   stateMachine: [string, number];
+  /** A simulated conversation's place in its run: its tools run in `conversation-simulation` mode. */
+  simulation?: SimulationSource;
   /** The user's variables (sensitive ones opened), given to every tool the conversation calls. */
   userVariables: () => Promise<{
     nonsensitive_user_variables: Record<string, string>;
@@ -76,7 +78,8 @@ const metadataOf = (request: ToolCallRequest, stateMachine: [string, number]): I
 };
 
 /**
- * Calls a resolved tool for the engine and records the invocation (source `regular-conversation`).
+ * Calls a resolved tool for the engine and records the invocation (source `regular-conversation`,
+ * or `simulation-conversation` with mode `conversation-simulation` in a simulated conversation).
  * An input the tool's schema refuses is a failed call the model sees, not a failed turn.
  */
 export const callConversationTool = async (
@@ -97,17 +100,24 @@ export const callConversationTool = async (
   if (!found || !validate) return log(`The tool ${request.tool.llmTool.name} is no longer available.`, 0);
   if (!validate(request.input))
     return log(`The input does not conform to the tool's input schema: ${await describeInputErrors(validate)}.`, 0);
-  const source: InvocationSource = {
-    type: 'regular-conversation',
-    user_id: context.userId,
-    conversation_id: context.conversationId,
-    interaction_id: null,
-    invocation_metadata: metadataOf(request, context.stateMachine),
-  };
+  const invocationMetadata = metadataOf(request, context.stateMachine);
+  const source: InvocationSource = context.simulation
+    ? { type: 'simulation-conversation', ...context.simulation, invocation_metadata: invocationMetadata }
+    : {
+        type: 'regular-conversation',
+        user_id: context.userId,
+        conversation_id: context.conversationId,
+        interaction_id: null,
+        invocation_metadata: invocationMetadata,
+      };
   const { result } = await runToolVersion({
     tool: found.tool,
     version: found.version,
-    input: { input_parameters: request.input, invocation_mode: 'regular', ...(await context.userVariables()) },
+    input: {
+      input_parameters: request.input,
+      invocation_mode: context.simulation ? 'conversation-simulation' : 'regular',
+      ...(await context.userVariables()),
+    },
     source,
   });
   return log(

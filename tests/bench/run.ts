@@ -5,6 +5,7 @@ import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
 import { measureOverhead, printOverheadFigures } from './overhead';
 import { measurePeer, printPeerFigures } from './peer';
 import { measureScale, printScaleFigures } from './scale';
+import { measureSimulations, printSimulationFigures } from './simulations';
 import { measureTools, printToolFigures } from './tools';
 import { measureVoice, printVoiceFigures } from './voice';
 
@@ -38,3 +39,5 @@ console.log(scaleOk ? '\nThe scale targets are met.' : '\nSome scale targets are
 
 console.log('\nVoice (built-in engines; real-time factor = processing time / audio duration)\n');
 printVoiceFigures(await measureVoice());
+console.log('\nSimulations (built-in models: 100 conversations of 5 turns through the simulation queue)\n');
+printSimulationFigures(await measureSimulations());

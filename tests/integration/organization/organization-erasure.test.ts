@@ -114,7 +114,27 @@ describe('delete-organization', () => {
     expectStatus('create metric', metric, 201);
     // A simulation catalog over the service: persona, scenario, metric, unit test, set and usage links.
     const { unitTestId } = await createUnitTest(admin, { serviceId });
-    await createUnitTestSet(admin, [unitTestId]);
+    const setId = await createUnitTestSet(admin, [unitTestId]);
+    // A completed simulation run: its record, its conversations' outcomes and its artifacts zip in the bucket.
+    const run = await api(`/v1/${orgId}/simulation/unit_test_set_run/`, {
+      token: admin.token,
+      body: { simulation_unit_test_set_id: setId },
+    });
+    expectStatus('start a simulation run', run, 201);
+    const runId = run.body.simulation_unit_test_set_run_id as string;
+    await eventually(
+      async () => {
+        const listed = await api(`/v1/${orgId}/simulation/unit_test_set_run/`, {
+          token: admin.token,
+          query: { id: runId },
+        });
+        return listed.body.simulation_unit_test_set_runs?.[0]?.artifacts_generated ? true : undefined;
+      },
+      90_000,
+      1000,
+    );
+    const simulationArtifacts = `simulation-runs/${orgId}/`;
+    expect(await storedObjectsStartingWith(simulationArtifacts)).not.toEqual([]);
     await finishAnalysedConversation(user, serviceId);
     // Spoken: its audio is kept outside the table.
     await startConversation(user, { service_id: serviceId }, { response_format: 'voice', audio_format: 'mp3' });
@@ -201,6 +221,8 @@ describe('delete-organization', () => {
         'simulation-scenario',
         'simulation-scenario-name',
         'simulation-scenario-version',
+        'simulation-run',
+        'simulation-run-conversation',
         'simulation-unit-test',
         'simulation-unit-test-name',
         'simulation-unit-test-set',
@@ -229,6 +251,7 @@ describe('delete-organization', () => {
     expect(left).toEqual([]);
     expect(await storedObjectsStartingWith(promptLogs)).toEqual([]);
     expect(await storedObjectsStartingWith(voiceAudio)).toEqual([]);
+    expect(await storedObjectsStartingWith(simulationArtifacts)).toEqual([]);
     // Outside the table: the tool's build artifacts and its deployed code (sealed secrets live in the tool record).
     expect(storedArtifacts).not.toEqual([]);
     expect(await storedObjectsStartingWith(artifactPrefix)).toEqual([]);

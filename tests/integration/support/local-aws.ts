@@ -20,7 +20,7 @@ const sqs = () => {
   return new SQSClient({ region, credentials, endpoint: env.AWS_ENDPOINT_URL_SQS });
 };
 
-type QueueName = 'analysis' | 'webhook' | 'tool-build';
+type QueueName = 'analysis' | 'webhook' | 'tool-build' | 'simulation';
 
 const queueUrl = (queue: QueueName) =>
   settings().env[`${queue.toUpperCase().replaceAll('-', '_')}_QUEUE_URL`] as string;

@@ -1,0 +1,202 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import yauzl from 'yauzl';
+import type { RunSummary } from '#shared/simulation/run-artifacts';
+
+/**
+ * `npm run simulate -- --base-url URL --org ORG --set SET_ID --min-pass-rate 0.9`: a release gate.
+ * Starts a run of a simulation unit test set on any deployment (or the local platform), shows
+ * its progress, prints the pass rates per unit test and per criterion from the run's artifacts,
+ * writes their `junit.xml`, and exits 1 when the run's pass rate is below the threshold (2 when
+ * the run could not be completed or read).
+ *
+ * Credentials: AMIGO_API_KEY, AMIGO_API_KEY_ID and AMIGO_USER_ID, else `.data/credentials.json`
+ * (written by `npm start`), which also gives the base URL and organization when not passed.
+ */
+
+const { values } = parseArgs({
+  options: {
+    'base-url': { type: 'string' },
+    org: { type: 'string' },
+    set: { type: 'string' },
+    'min-pass-rate': { type: 'string', default: '1' },
+    junit: { type: 'string', default: 'junit.xml' },
+    'timeout-seconds': { type: 'string', default: '1800' },
+    credentials: { type: 'string', default: '.data/credentials.json' },
+  },
+});
+
+interface Credentials {
+  base_url?: string;
+  org_id?: string;
+  api_key: string;
+  api_key_id: string;
+  user_id: string;
+}
+
+interface RunProgress {
+  is_completed: boolean;
+  artifacts_generated: boolean;
+  failed_metrics: boolean;
+  errored: boolean;
+  unit_test_run_specs: { run_count: number }[];
+  unit_test_run_results: ({
+    metric_evaluation_results: { results: unknown[] }[];
+    run_errors: (string | null)[];
+  } | null)[];
+}
+
+const fail = (message: string): never => {
+  console.error(`simulate: ${message}`);
+  process.exit(2);
+};
+
+const loadCredentials = async (): Promise<Credentials> => {
+  const { AMIGO_API_KEY, AMIGO_API_KEY_ID, AMIGO_USER_ID } = process.env;
+  if (AMIGO_API_KEY && AMIGO_API_KEY_ID && AMIGO_USER_ID) {
+    return { api_key: AMIGO_API_KEY, api_key_id: AMIGO_API_KEY_ID, user_id: AMIGO_USER_ID };
+  }
+  try {
+    return JSON.parse(await readFile(values.credentials, 'utf8')) as Credentials;
+  } catch {
+    return fail(`set AMIGO_API_KEY, AMIGO_API_KEY_ID and AMIGO_USER_ID, or provide ${values.credentials}`);
+  }
+};
+
+const credentials = await loadCredentials();
+const baseUrl = (values['base-url'] ?? credentials.base_url ?? fail('--base-url is required')).replace(/\/$/, '');
+const org = values.org ?? credentials.org_id ?? fail('--org is required');
+const setId = values.set ?? fail('--set is required');
+const minPassRate = Number(values['min-pass-rate']);
+if (!(minPassRate >= 0 && minPassRate <= 1)) fail('--min-pass-rate must be a number from 0 to 1');
+const deadline = Date.now() + Number(values['timeout-seconds']) * 1000;
+
+const signIn = async (): Promise<string> => {
+  const response = await fetch(`${baseUrl}/v1/${org}/user/signin_with_api_key`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': credentials.api_key,
+      'x-api-key-id': credentials.api_key_id,
+      'x-user-id': credentials.user_id,
+    },
+  });
+  if (!response.ok) fail(`sign-in failed with ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { id_token: string }).id_token;
+};
+
+let token = await signIn();
+
+/** A call of the API; signs in again once when the token has expired. */
+const call = async (method: string, path: string, body?: unknown): Promise<Response> => {
+  const send = () =>
+    fetch(`${baseUrl}/v1/${org}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  let response = await send();
+  if (response.status === 401) {
+    token = await signIn();
+    response = await send();
+  }
+  return response;
+};
+
+const expectOk = async (response: Response, what: string): Promise<unknown> => {
+  if (!response.ok) fail(`${what} failed with ${response.status}: ${await response.text()}`);
+  return response.json();
+};
+
+/** The entries of a zip, by name, as text. */
+const unzip = (bytes: Buffer): Promise<Map<string, string>> =>
+  new Promise((resolve, reject) => {
+    yauzl.fromBuffer(bytes, { lazyEntries: true }, (error, zip) => {
+      if (error || !zip) return reject(error);
+      const entries = new Map<string, string>();
+      zip.on('entry', (entry: yauzl.Entry) => {
+        zip.openReadStream(entry, (streamError, stream) => {
+          if (streamError || !stream) return reject(streamError);
+          const chunks: Buffer[] = [];
+          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          stream.on('end', () => {
+            entries.set(entry.fileName, Buffer.concat(chunks).toString('utf8'));
+            zip.readEntry();
+          });
+        });
+      });
+      zip.on('end', () => resolve(entries));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  });
+
+const percent = (rate: number): string => `${(rate * 100).toFixed(1)}%`;
+
+const printTable = (summary: RunSummary): void => {
+  const rows = summary.unit_tests.flatMap((unitTest) => [
+    [unitTest.name, '(all criteria)', `${unitTest.passed}/${unitTest.runs}`, percent(unitTest.pass_rate)],
+    ...unitTest.criteria.map((criterion) => [
+      '',
+      criterion.name,
+      `${criterion.passed}/${criterion.runs}`,
+      percent(criterion.pass_rate),
+    ]),
+  ]);
+  const table = [['unit test', 'criterion', 'passed', 'pass rate'], ...rows];
+  const widths = [0, 1, 2, 3].map((column) => Math.max(...table.map((row) => (row[column] ?? '').length)));
+  for (const row of table) console.log(row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  '));
+  console.log(
+    `\noverall: ${summary.passed_runs}/${summary.number_of_runs} runs passed (${percent(summary.pass_rate)})`,
+  );
+};
+
+const created = (await expectOk(
+  await call('POST', '/simulation/unit_test_set_run/', { simulation_unit_test_set_id: setId }),
+  'starting the run',
+)) as { simulation_unit_test_set_run_id: string };
+const runId = created.simulation_unit_test_set_run_id;
+console.log(`run ${runId} started on set ${setId}`);
+
+let run: RunProgress | undefined;
+let shown = '';
+for (;;) {
+  const listed = (await expectOk(
+    await call('GET', `/simulation/unit_test_set_run/?id=${runId}`),
+    'reading the run',
+  )) as { simulation_unit_test_set_runs: RunProgress[] };
+  run = listed.simulation_unit_test_set_runs[0] ?? fail(`run ${runId} is not visible`);
+  const total = run.unit_test_run_specs.reduce((sum, spec) => sum + spec.run_count, 0);
+  const done = run.unit_test_run_results.reduce(
+    (sum, result) =>
+      sum +
+      (result
+        ? Math.max(0, ...result.metric_evaluation_results.map((metric) => metric.results.length)) +
+          result.run_errors.filter((error) => error !== null).length
+        : 0),
+    0,
+  );
+  const progress = `progress: ${done}/${total} conversations${run.failed_metrics ? ', some failing' : ''}${run.errored ? ', some errored' : ''}`;
+  if (progress !== shown) console.log(progress);
+  shown = progress;
+  if (run.is_completed && (run.artifacts_generated || run.unit_test_run_specs.length === 0)) break;
+  if (Date.now() > deadline) fail(`run ${runId} did not complete in time`);
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+}
+
+const artifacts = (await expectOk(
+  await call('GET', `/simulation/unit_test_set_run/${runId}/artifacts/`),
+  'reading the artifacts',
+)) as { presigned_url: string };
+const download = await fetch(artifacts.presigned_url);
+if (!download.ok) fail(`downloading the artifacts failed with ${download.status}`);
+const entries = await unzip(Buffer.from(await download.arrayBuffer()));
+const summary = JSON.parse(entries.get('summary.json') ?? fail('the artifacts hold no summary.json')) as RunSummary;
+await writeFile(values.junit, entries.get('junit.xml') ?? fail('the artifacts hold no junit.xml'));
+console.log('');
+printTable(summary);
+console.log(`junit report written to ${values.junit}`);
+if (summary.pass_rate < minPassRate) {
+  console.error(`simulate: pass rate ${percent(summary.pass_rate)} is below the required ${percent(minPassRate)}`);
+  process.exit(1);
+}
+console.log(`pass rate ${percent(summary.pass_rate)} meets the required ${percent(minPassRate)}`);

@@ -1,0 +1,339 @@
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { z } from 'zod';
+import { sealSecrets } from '../auth/secret-box';
+import { s3 } from '../aws/clients';
+import { queueSimulation } from '../conversation/queueing';
+import { pageBody } from '../data/paging';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { config } from '../kernel/config';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { parseCreatorFilters } from '../kernel/list-params';
+import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
+import { getMetrics } from '../metric/metric-repository';
+import { resolveVersionSet } from '../service/version-sets';
+import { stateMachines } from '../state-machine/state-machine-repository';
+import { stateMachineAttributes } from '../state-machine/state-machines';
+import { getLatestPersonaVersion, getPersona } from './personas';
+import { createRun, getRun, listRuns, maxConversationsPerRun, replaceRun } from './run-repository';
+import type { RunInstance, RunRecord, runListQuery, StoredUnitTestRunSpec } from './run-schemas';
+import { getLatestScenarioVersion, getScenario } from './scenarios';
+import type { StoredUnitTest } from './unit-test-repository';
+import { getUnitTests } from './unit-test-repository';
+import { getUnitTestSet, lastTriggeredRunUpdate } from './unit-test-set-repository';
+
+/** What permission grant conditions can name on a run (`user_id` is its creator). */
+export const runAttributes = (run: Pick<RunRecord, 'id' | 'simulation_unit_test_set_id' | 'creator'>) => ({
+  id: run.id,
+  simulation_unit_test_set_run_id: run.id,
+  simulation_unit_test_set_id: run.simulation_unit_test_set_id,
+  user_id: run.creator.user_id,
+});
+
+const runNotFound = (id: string) => new NotFoundError(`Simulation unit test set run ${id} does not exist.`);
+
+/** A run the caller may act on with `permission`; otherwise the answer for a missing one. */
+const requireRun = async (
+  orgId: string,
+  id: string,
+  caller: Caller,
+  permission: 'Simulation:GetSimulationUnitTestSetRun' | 'Simulation:CancelSimulationUnitTestSetRun',
+): Promise<RunRecord> => {
+  const run = await getRun(orgId, id, true);
+  if (!run) throw runNotFound(id);
+  asIfMissing(
+    () => requirePermission(caller, permission, runAttributes(run)),
+    () => runNotFound(id),
+    () => hasPermission(caller, 'Simulation:GetSimulationUnitTestSetRun', runAttributes(run)),
+  );
+  return run;
+};
+
+/**
+ * What a caller sees of a run: the specs and results only with `GetSimulationUnitTestSet` on the
+ * set, and what names the unit tests' personas, scenarios and metrics only with `GetSimulationUnitTest`.
+ */
+export const runView = (run: RunRecord, caller: Caller): RunInstance => {
+  const seesSet = hasPermission(caller, 'Simulation:GetSimulationUnitTestSet', {
+    id: run.simulation_unit_test_set_id,
+    simulation_unit_test_set_id: run.simulation_unit_test_set_id,
+  });
+  const seesUnitTest = (unitTestId: string) =>
+    hasPermission(caller, 'Simulation:GetSimulationUnitTest', { id: unitTestId, simulation_unit_test_id: unitTestId });
+  return {
+    org_id: run.org_id,
+    id: run.id,
+    is_completed: run.status !== 'running',
+    simulation_unit_test_set_id: run.simulation_unit_test_set_id,
+    failed_metrics: run.failed_metrics,
+    errored: run.errored,
+    artifacts_generated: run.artifacts_key !== null,
+    unit_test_run_specs: seesSet
+      ? run.unit_test_run_specs.map((spec) => {
+          const sees = seesUnitTest(spec.unit_test_id);
+          return {
+            unit_test_id: spec.unit_test_id,
+            run_count: spec.run_count,
+            service_hierarchical_state_machine_version_info: spec.service_hierarchical_state_machine_version_info,
+            agent_version_info: spec.agent_version_info,
+            scenario_version_info: sees ? spec.scenario_version_info : null,
+            persona_version_info: sees ? spec.persona_version_info : null,
+            llm_model_preferences: spec.llm_model_preferences,
+            max_interactions: spec.max_interactions,
+            metrics_to_evaluate: sees ? spec.metrics_to_evaluate : [],
+          };
+        })
+      : [],
+    unit_test_run_results: seesSet
+      ? run.unit_test_run_results.map((result) => ({
+          ...result,
+          metric_evaluation_results: seesUnitTest(result.unit_test_id) ? result.metric_evaluation_results : [],
+        }))
+      : [],
+    created_at: run.created_at,
+    creator: run.creator,
+  };
+};
+
+type RunListQuery = z.output<typeof runListQuery>;
+
+/**
+ * The runs the caller may read (`Simulation:GetSimulationUnitTestSetRun`), filtered by every
+ * reference filter, newest first unless `+created_at`. `filter_values` (first page only) are
+ * those of the page's runs.
+ */
+export const listRunsFor = async (orgId: string, caller: Caller, query: RunListQuery) => {
+  const creators = parseCreatorFilters(query.creator);
+  const setIds = query.simulation_unit_test_set_id ?? [];
+  const after = query.created_after ? Date.parse(query.created_after) : undefined;
+  const before = query.created_before ? Date.parse(query.created_before) : undefined;
+  const keep = (run: RunRecord): boolean => {
+    const created = Date.parse(run.created_at);
+    return (
+      hasPermission(caller, 'Simulation:GetSimulationUnitTestSetRun', runAttributes(run)) &&
+      (creators.length === 0 ||
+        creators.some((creator) => creator.orgId === run.creator.org_id && creator.userId === run.creator.user_id)) &&
+      (setIds.length === 0 || setIds.includes(run.simulation_unit_test_set_id)) &&
+      (query.is_completed === undefined || query.is_completed === (run.status !== 'running')) &&
+      (query.failed_metrics === undefined || query.failed_metrics === run.failed_metrics) &&
+      (query.errored === undefined || query.errored === run.errored) &&
+      (after === undefined || created >= after) &&
+      (before === undefined || created <= before)
+    );
+  };
+  const { limit, continuation_token: continuationToken, id: ids, ...filters } = query;
+  const page = await listRuns(orgId, {
+    filters: { ...filters, ids },
+    ids,
+    descending: query.sort_by?.[0] !== '+created_at',
+    limit,
+    continuationToken,
+    keep,
+    visible: caller.userId,
+  });
+  const runs = page.items;
+  return {
+    ...pageBody('simulation_unit_test_set_runs', page, (run) => runView(run, caller)),
+    filter_values:
+      continuationToken === 0
+        ? {
+            creators: [
+              ...new Map(runs.map((run) => [`${run.creator.org_id},${run.creator.user_id}`, run.creator])).values(),
+            ],
+            simulation_unit_test_set_ids: [...new Set(runs.map((run) => run.simulation_unit_test_set_id))],
+            tags: [],
+          }
+        : null,
+  };
+};
+
+/** Cancels a run in progress: no conversation starts a new turn after this (best effort: a turn under way completes). 409 when it is not in progress. */
+export const cancelRun = async (orgId: string, id: string, caller: Caller): Promise<void> => {
+  for (;;) {
+    const run = await requireRun(orgId, id, caller, 'Simulation:CancelSimulationUnitTestSetRun');
+    if (run.status !== 'running') throw new ConflictError(`Simulation unit test set run ${id} is not in progress.`);
+    if (await replaceRun(run, { ...run, status: 'cancelled' })) return;
+  }
+};
+
+/** How long an artifacts link works. */
+const artifactsLinkSeconds = 3600;
+
+/**
+ * A presigned URL of the run's artifacts zip, valid for an hour; 400 until the zip is stored.
+ * Needs `GetServiceHierarchicalStateMachine` too, on each state machine the run used: the zip describes them.
+ */
+export const getRunArtifacts = async (orgId: string, id: string, caller: Caller) => {
+  const run = await requireRun(orgId, id, caller, 'Simulation:GetSimulationUnitTestSetRun');
+  const machineIds = new Set(
+    run.unit_test_run_specs.map((spec) => spec.service_hierarchical_state_machine_version_info[0]),
+  );
+  for (const machineId of machineIds) {
+    const machine = await stateMachines.get(orgId, machineId);
+    if (machine)
+      requirePermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
+  }
+  if (!run.artifacts_key) {
+    throw new BadRequestError(
+      run.status === 'cancelled'
+        ? `Simulation unit test set run ${id} was cancelled; it has no artifacts.`
+        : `The artifacts of simulation unit test set run ${id} are not available yet; they are generated when the run completes.`,
+    );
+  }
+  const expiresAt = new Date(Date.now() + artifactsLinkSeconds * 1000);
+  const presigned_url = await getSignedUrl(
+    s3(),
+    new GetObjectCommand({ Bucket: config.artifactBucket, Key: run.artifacts_key }),
+    { expiresIn: artifactsLinkSeconds },
+  );
+  return { presigned_url, url_expires_at: expiresAt.toISOString() };
+};
+
+const setNotFound = (id: string) => new NotFoundError(`Simulation unit test set ${id} does not exist.`);
+
+/** Resolves what a unit test runs on now: the version set's versions, the latest persona, scenario and metric versions. */
+const resolveSpec = async (
+  orgId: string,
+  unitTest: StoredUnitTest,
+  runCount: number,
+): Promise<StoredUnitTestRunSpec> => {
+  const missing = (what: string) => new NotFoundError(`The ${what} of unit test ${unitTest.id} does not exist.`);
+  const metricIds = [...new Set(unitTest.success_criterions.map((criterion) => criterion.metric_id))];
+  const [versions, persona, personaVersion, scenario, scenarioVersion, metrics] = await Promise.all([
+    resolveVersionSet(orgId, unitTest.service_id, unitTest.service_version_set_name),
+    getPersona(orgId, unitTest.persona_id),
+    getLatestPersonaVersion(orgId, unitTest.persona_id),
+    getScenario(orgId, unitTest.scenario_id),
+    getLatestScenarioVersion(orgId, unitTest.scenario_id),
+    getMetrics(orgId, metricIds),
+  ]);
+  if (!persona || !personaVersion) throw missing('persona');
+  if (!scenario || !scenarioVersion) throw missing('scenario');
+  const metricVersions = Object.fromEntries(
+    metricIds.map((id) => {
+      const metric = metrics.get(id);
+      if (!metric?.latest_version) throw missing(`metric ${id}`);
+      return [id, metric.latest_version];
+    }),
+  );
+  return {
+    unit_test_id: unitTest.id,
+    unit_test_name: unitTest.name,
+    run_count: runCount,
+    service_id: unitTest.service_id,
+    version_set_name: versions.name,
+    service_hierarchical_state_machine_version_info: [versions.stateMachineId, versions.stateMachineVersion],
+    agent_version_info: [versions.agentId, versions.agentVersion],
+    scenario_version_info: [scenario.id, scenarioVersion.version],
+    persona_version_info: [persona.id, personaVersion.version],
+    llm_model_preferences: versions.llmModelPreferences,
+    max_interactions: unitTest.max_interactions,
+    metrics_to_evaluate: unitTest.success_criterions.map((criterion) => ({
+      metric_id: criterion.metric_id,
+      success_criterion_name: criterion.name,
+      success_criterion: criterion.criterion,
+    })),
+    metric_versions: metricVersions,
+    persona: {
+      name: persona.name,
+      role: persona.role,
+      background: personaVersion.background,
+      preferred_language: personaVersion.preferred_language,
+      timezone: personaVersion.timezone,
+      user_models: personaVersion.user_models,
+      nonsensitive_user_variables: personaVersion.nonsensitive_user_variables,
+      // Sealed again: the run keeps them as the persona does.
+      sealed_sensitive_user_variables: await sealSecrets(orgId, personaVersion.sensitive_user_variables),
+    },
+    scenario: {
+      objective: scenarioVersion.objective,
+      instructions: scenarioVersion.instructions,
+      initial_message_type: scenarioVersion.initial_message_type,
+      initial_external_event: scenarioVersion.initial_external_event,
+    },
+  };
+};
+
+/**
+ * Starts a run of a set: snapshots what each unit test runs on (`unit_test_run_specs`), stores
+ * the run (409 while the caller has an unfinished run of the set; the set's
+ * `last_triggered_run_id` becomes the run) and queues one message per (unit test, run index).
+ * If queueing fails the run is cancelled and marked errored, so nothing waits for it.
+ */
+export const createRunFor = async (
+  orgId: string,
+  caller: Caller,
+  setId: string,
+): Promise<{ simulation_unit_test_set_run_id: string }> => {
+  const set = await getUnitTestSet(orgId, setId, true);
+  if (!set || set.is_deleted) throw setNotFound(setId);
+  requirePermission(caller, 'Simulation:CreateSimulationUnitTestSetRun', {
+    id: setId,
+    simulation_unit_test_set_id: setId,
+    user_id: caller.userId,
+  });
+  const total = set.unit_test_runs.reduce((sum, run) => sum + run.run_count, 0);
+  if (total > maxConversationsPerRun) {
+    throw new BadRequestError(
+      `A run simulates at most ${maxConversationsPerRun} conversations; this set asks for ${total}.`,
+    );
+  }
+  const unitTests = await getUnitTests(
+    orgId,
+    set.unit_test_runs.map((run) => run.unit_test_id),
+  );
+  const specs = await Promise.all(
+    set.unit_test_runs.map(async ({ unit_test_id: unitTestId, run_count: runCount }) => {
+      const unitTest = unitTests.get(unitTestId);
+      if (!unitTest || unitTest.is_deleted) throw new NotFoundError(`Unit test ${unitTestId} does not exist.`);
+      return resolveSpec(orgId, unitTest, runCount);
+    }),
+  );
+  const now = nowIso();
+  const run: RunRecord = {
+    id: newId(),
+    org_id: orgId,
+    simulation_unit_test_set_id: setId,
+    creator: creatorOf(caller),
+    created_at: now,
+    updated_at: now,
+    status: 'running',
+    failed_metrics: false,
+    errored: false,
+    artifacts_key: null,
+    unit_test_run_specs: specs,
+    unit_test_run_results: specs.map((spec) => ({
+      unit_test_id: spec.unit_test_id,
+      metric_evaluation_results: Object.entries(spec.metric_versions).map(([metricId, version]) => ({
+        metric_id: metricId,
+        metric_version: version,
+        results: [],
+      })),
+      run_errors: Array.from({ length: spec.run_count }, () => null),
+    })),
+    total_conversations: total,
+    finished_conversations: 0,
+    revision: 1,
+  };
+  await createRun(run, lastTriggeredRunUpdate(orgId, setId, run.id));
+  const messages = specs.flatMap((spec) =>
+    Array.from({ length: spec.run_count }, (_, runIndex) => ({
+      type: 'simulate-conversation' as const,
+      org_id: orgId,
+      simulation_unit_test_set_run_id: run.id,
+      unit_test_id: spec.unit_test_id,
+      run_index: runIndex,
+      checkpoint: null,
+    })),
+  );
+  try {
+    for (let start = 0; start < messages.length; start += 10) {
+      await Promise.all(messages.slice(start, start + 10).map(queueSimulation));
+    }
+  } catch (error) {
+    await replaceRun(run, { ...run, status: 'cancelled', errored: true });
+    throw error;
+  }
+  return { simulation_unit_test_set_run_id: run.id };
+};
