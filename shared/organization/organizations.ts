@@ -1,5 +1,5 @@
-import { forgetOrganizationCaches } from '../data/process-cache';
 import { frontendDns } from '../aws/frontend-dns';
+import { forgetOrganizationCaches } from '../data/process-cache';
 import { transactWrite } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
