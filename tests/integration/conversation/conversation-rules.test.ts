@@ -63,16 +63,11 @@ describe('create-conversation', () => {
     expect(both.map((response) => response.status).sort()).toEqual([201, 400]);
   });
 
-  it('refuses voice and malformed requests before the stream starts', async () => {
+  it('refuses a voice answer without audio_format and malformed requests before the stream starts', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
 
     // Act
-    const voice = await startConversation(
-      user,
-      { service_id: serviceId },
-      { response_format: 'voice', audio_format: 'mp3' },
-    );
     const noAudioFormat = await startConversation(user, { service_id: serviceId }, { response_format: 'voice' });
     const badRegex = await startConversation(user, { service_id: serviceId }, { current_agent_action_type: '(' });
     const typeWithoutMessage = await startConversation(user, {
@@ -81,8 +76,6 @@ describe('create-conversation', () => {
     });
 
     // Assess
-    expect(voice.status).toBe(400);
-    expect(JSON.parse(voice.text).detail).toMatch(/text-to-speech provider/);
     expect(noAudioFormat.status).toBe(400);
     expect(JSON.parse(noAudioFormat.text).detail).toMatch(/audio_format is required/);
     expect(badRegex.status).toBe(422);
@@ -220,15 +213,16 @@ describe('interact-with-conversation', () => {
     expect(duplicated.status).toBe(422);
     expect(empty.status).toBe(400);
     expect(JSON.parse(empty.text).detail).toBe('The user message is empty.');
+    // Voice in a form needs the audio as a file part.
     expect(voice.status).toBe(400);
-    expect(JSON.parse(voice.text).detail).toMatch(/speech-to-text provider/);
+    expect(JSON.parse(voice.text).detail).toMatch(/recorded_message file part/);
     // Someone else's conversation is answered as a missing one (no existence oracle).
     expect(foreign.status).toBe(404);
     expect(foreign.text).toBe(unknown.text.replace('d'.repeat(24), conversationId));
     expect(unknown.status).toBe(404);
   });
 
-  it('answers 400 to voice input sent as raw audio bytes, as the reference sends it', async () => {
+  it('answers 415 to a truncated WAV sent as raw audio bytes', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
     const conversationId = await opened(user);
@@ -243,8 +237,8 @@ describe('interact-with-conversation', () => {
       raw: new Uint8Array([82, 73, 70, 70, 0, 0, 0, 0]),
     });
     // Assess
-    expect(response.status).toBe(400);
-    expect(response.body.detail).toMatch(/speech-to-text provider/);
+    expect(response.status).toBe(415);
+    expect(response.body.detail).toMatch(/not a RIFF WAVE file/);
   });
 });
 
