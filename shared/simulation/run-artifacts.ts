@@ -263,7 +263,9 @@ export const storeRunArtifacts = async (run: RunRecord): Promise<string> => {
         `metric-results/${folderOf(conversation)}.json`,
         JSON.stringify(
           {
+            conversation_id: conversation.record.conversation_id,
             ending: conversation.record.outcome?.ending ?? null,
+            interactions: conversation.record.outcome?.interactions ?? 0,
             criteria: conversation.record.outcome?.criteria ?? [],
           },
           null,

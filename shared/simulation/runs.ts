@@ -22,6 +22,7 @@ import { getLatestScenarioVersion, getScenario } from './scenarios';
 import type { StoredUnitTest } from './unit-test-repository';
 import { getUnitTests } from './unit-test-repository';
 import { getUnitTestSet, lastTriggeredRunUpdate } from './unit-test-set-repository';
+import { unitTestSetAttributes } from './unit-test-sets';
 
 /** What permission grant conditions can name on a run (`user_id` is its creator). */
 export const runAttributes = (run: Pick<RunRecord, 'id' | 'simulation_unit_test_set_id' | 'creator'>) => ({
@@ -268,11 +269,15 @@ export const createRunFor = async (
 ): Promise<{ simulation_unit_test_set_run_id: string }> => {
   const set = await getUnitTestSet(orgId, setId, true);
   if (!set || set.is_deleted) throw setNotFound(setId);
-  requirePermission(caller, 'Simulation:CreateSimulationUnitTestSetRun', {
-    id: setId,
-    simulation_unit_test_set_id: setId,
-    user_id: caller.userId,
-  });
+  asIfMissing(
+    () =>
+      requirePermission(caller, 'Simulation:CreateSimulationUnitTestSetRun', {
+        ...unitTestSetAttributes(set),
+        user_id: caller.userId,
+      }),
+    () => setNotFound(setId),
+    () => hasPermission(caller, 'Simulation:GetSimulationUnitTestSet', unitTestSetAttributes(set)),
+  );
   const total = set.unit_test_runs.reduce((sum, run) => sum + run.run_count, 0);
   if (total > maxConversationsPerRun) {
     throw new BadRequestError(

@@ -203,6 +203,33 @@ describe('create-simulation-unit-test-set-run', () => {
     expect(entries.get('junit.xml')).toContain('max_interactions reached');
   });
 
+  it('continues a conversation longer than one worker step from its checkpoint', async () => {
+    // Prepare: the opening, 24 instruction sentences and the farewell are 26 turns; a step takes at most 20.
+    const scenarioId = await createScenario(owner, {
+      initial_version: {
+        objective: 'Get the printer working again.',
+        instructions: Array.from({ length: 24 }, (_, index) => `Describe printer symptom ${index}.`).join(' '),
+        initial_message_type: 'user-message',
+      },
+    });
+    const unitTest = await passingAndFailingUnitTest(owner, { max_interactions: 30, scenario_id: scenarioId });
+    const setId = await createUnitTestSet(owner, [unitTest.unitTestId], {
+      unit_test_runs: [{ unit_test_id: unitTest.unitTestId, run_count: 1 }],
+    });
+
+    // Act
+    const created = await startRun(owner, setId);
+    const run = await completedRun(owner, created.body.simulation_unit_test_set_run_id);
+    const entries = await downloadArtifacts(owner, run.id);
+
+    // Assess
+    const outcome = JSON.parse(entries.get(`metric-results/${unitTest.unitTestId}/run-0.json`) ?? '{}');
+    expect(outcome.interactions).toBe(26);
+    expect(['agent-completed', 'user-completed']).toContain(outcome.ending);
+    const transcript = (entries.get(`transcripts/${unitTest.unitTestId}/run-0.ndjson`) ?? '').split('\n');
+    expect(transcript.filter((line) => line.includes('"user-message"'))).toHaveLength(26);
+  });
+
   it('opens with the agent when the scenario skips the first message', async () => {
     // Prepare
     const scenarioId = await createScenario(owner, {
