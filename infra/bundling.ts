@@ -72,7 +72,11 @@ export const lambdaBuildOptions = (entry: string, outdir: string): BuildOptions 
  * installed here: its function must run on x86_64 rather than arm64. Decided from the import
  * graph alone (no output written), as CDK needs it while it builds the function.
  */
+const nativeImporters = new Map<string, boolean>();
+
 export const importsNativePackage = (entry: string): boolean => {
+  const known = nativeImporters.get(entry);
+  if (known !== undefined) return known;
   // Synchronous builds take no plugins; the one plugin only trims zod's locales, not the import graph.
   const { metafile } = buildSync({
     ...lambdaBuildOptions(entry, 'bundle'),
@@ -82,9 +86,12 @@ export const importsNativePackage = (entry: string): boolean => {
     sourcemap: false,
     metafile: true,
   });
-  return Object.values(metafile.outputs).some((output) =>
+  const imports = Object.values(metafile.outputs).some((output) =>
     output.imports.some((used) => nativePackages.includes(used.path)),
   );
+  // Every stack (one per region) asks again for the same handlers: the import graph is read once per entry.
+  nativeImporters.set(entry, imports);
+  return imports;
 };
 
 /** What a bundle holds, as the bench reports it. */
