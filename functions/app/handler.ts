@@ -167,9 +167,8 @@ export const handler = streamHandler(
     },
 
     'complete-app-sign-in': async (input) => {
-      const { request } = await browserOf(input);
+      const { request, scope } = await browserOf(input);
       const { issued } = await redeemEmailSignIn(request.orgId, input.query.token);
-      const scope = { path: request.base || '/', secure: request.origin.startsWith('https:') };
       input.context.setHeader(
         'set-cookie',
         cookieHeader(sessionCookie, issued.token, scope, accessTokenLifetimeSeconds),

@@ -5,8 +5,13 @@ import type { TestProject } from 'vitest/node';
 import { startPlatform } from '../../../infra/local/platform';
 import type { Harness } from './client';
 
-/** Starts the platform once per run, in memory, on free ports, for every integration test file. */
-export default async function setup(project: TestProject) {
+/**
+ * Starts the platform once per run, in memory, on free ports. The integration and browser
+ * projects share it: their global setups run in one process, and the platform's functions
+ * run in that process too, reading settings from its environment, so a second platform there
+ * would take over the first's settings.
+ */
+const startHarness = async (): Promise<{ harness: Harness; stop: () => Promise<void> }> => {
   const stateDir = await mkdtemp(join(tmpdir(), 'classic-api-test-'));
   const platform = await startPlatform({
     port: 0,
@@ -40,9 +45,26 @@ export default async function setup(project: TestProject) {
     toolRepositoryRoot: platform.toolRepositoryRoot,
     toolRuntimeDir: platform.toolRuntimeDir,
   };
+  return {
+    harness,
+    stop: async () => {
+      await platform.stop();
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+};
+
+const shared = globalThis as { classicApiTestPlatform?: ReturnType<typeof startHarness>; classicApiTestUsers?: number };
+
+export default async function setup(project: TestProject) {
+  shared.classicApiTestPlatform ??= startHarness();
+  shared.classicApiTestUsers = (shared.classicApiTestUsers ?? 0) + 1;
+  const { harness, stop } = await shared.classicApiTestPlatform;
   project.provide('harness', harness);
   return async () => {
-    await platform.stop();
-    await rm(stateDir, { recursive: true, force: true });
+    shared.classicApiTestUsers = (shared.classicApiTestUsers ?? 1) - 1;
+    if (shared.classicApiTestUsers > 0) return;
+    shared.classicApiTestPlatform = undefined;
+    await stop();
   };
 }
