@@ -17,8 +17,26 @@ export const findingResource = (stack: Stack, arn: string): string =>
     .replace(stack.account, '<AWS::AccountId>')
     .replace(stack.region, Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region);
 
-/** What a function does with tool functions: deploy and run them (the tool group, the builder), or delete them (organization deletion). */
-export type ToolRuntimeAccess = 'deploy' | 'erase';
+/**
+ * What a function does with tool functions: deploy and run them (the tool group, the builder),
+ * run them (conversations, the web app's chat and simulations call tools mid-turn), or delete
+ * them (organization deletion).
+ */
+export type ToolRuntimeAccess = 'deploy' | 'invoke' | 'erase';
+
+const actionsOf: Record<ToolRuntimeAccess, string[]> = {
+  deploy: [
+    'lambda:CreateFunction',
+    'lambda:UpdateFunctionCode',
+    'lambda:GetFunction',
+    'lambda:GetFunctionConfiguration',
+    'lambda:PublishVersion',
+    'lambda:TagResource',
+    'lambda:InvokeFunction',
+  ],
+  invoke: ['lambda:InvokeFunction'],
+  erase: ['lambda:DeleteFunction'],
+};
 
 /**
  * The AWS tool runtime (`shared/tool/lambda-runtime.ts`): tool versions run as versions of
@@ -72,20 +90,12 @@ export class ToolRuntime extends Construct {
     const functions = `arn:${stack.partition}:lambda:${stack.region}:${stack.account}:function:${this.functionPrefix}-*`;
     fn.addEnvironment('TOOL_RUNTIME', 'lambda');
     fn.addEnvironment('TOOL_FUNCTION_PREFIX', this.functionPrefix);
-    const actions =
-      access === 'deploy'
-        ? [
-            'lambda:CreateFunction',
-            'lambda:UpdateFunctionCode',
-            'lambda:GetFunction',
-            'lambda:GetFunctionConfiguration',
-            'lambda:PublishVersion',
-            'lambda:TagResource',
-            'lambda:InvokeFunction',
-          ]
-        : ['lambda:DeleteFunction'];
     fn.addToRolePolicy(
-      new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [functions, `${functions}:*`] }),
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: actionsOf[access],
+        resources: [functions, `${functions}:*`],
+      }),
     );
     if (access === 'deploy') {
       fn.addEnvironment('TOOL_EXECUTION_ROLE_ARN', this.executionRole.roleArn);

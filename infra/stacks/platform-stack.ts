@@ -58,7 +58,7 @@ const access = {
     service: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
     // Writes prompt logs for the model calls it makes (suggestions).
     conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], bucket: 'readWrite', models: true },
-    // Keeps the raw audio of voice messages.
+    // Keeps the raw audio of voice messages; runs the tools the state machine calls.
     'conversation-stream': {
       table: 'readWrite',
       signingKey: true,
@@ -66,6 +66,7 @@ const access = {
       bucket: 'readWrite',
       models: true,
       speech: true,
+      tools: 'invoke',
     },
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
@@ -74,7 +75,7 @@ const access = {
     // Writes the prompt logs of the judge calls it makes.
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
     webhook: { table: 'readWrite', signingKey: true },
-    // The web app: pages over the domain functions, chat turns (models, prompt logs, analysis), sign-in e-mails.
+    // The web app: pages over the domain functions, chat turns (models, prompt logs, analysis, tools), sign-in e-mails.
     app: {
       table: 'readWrite',
       signingKey: true,
@@ -82,6 +83,7 @@ const access = {
       bucket: 'readWrite',
       models: true,
       email: true,
+      tools: 'invoke',
     },
     // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; starts and queues builds.
     tool: {
@@ -100,7 +102,7 @@ const access = {
     analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
     // Opens the destinations' sealed secrets (keyed from the signing-key secret).
     webhook: { table: 'readWrite', sendTo: ['webhook'], signingKey: true },
-    // Runs simulated conversations like the conversation stream (prompt logs, analysis), queues
+    // Runs simulated conversations like the conversation stream (prompt logs, analysis, tools), queues
     // their continuations, opens personas' sealed variables for tools, and stores the artifacts zip.
     simulation: {
       table: 'readWrite',
@@ -108,6 +110,7 @@ const access = {
       bucket: 'readWrite',
       models: true,
       sendTo: ['simulation', 'analysis'],
+      tools: 'invoke',
     },
     // Deploys built versions; reads the manifests and logs of CodeBuild builds.
     'tool-build': { table: 'readWrite', bucket: 'read', tools: 'deploy', toolBuilds: 'complete', sendTo: ['webhook'] },

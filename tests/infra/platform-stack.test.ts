@@ -408,6 +408,39 @@ describe('platform stack', () => {
   it('removes the RestApi default output in favour of ApiUrl', () => {
     expect(Object.keys(template.toJSON().Outputs).filter((id) => id.startsWith('ApiEndpoint'))).toEqual([]);
   });
+
+  it('lets every function that calls tools mid-turn run tool functions in AWS, and only invoke them', () => {
+    const resources = template.toJSON().Resources as Resources;
+    const toolRuntimeOf = (description: string) => {
+      const [id, fn] = onlyOne(functionsByDescription(template, description));
+      const policies = Object.values(resources).filter(
+        (resource) =>
+          resource.Type === 'AWS::IAM::Policy' &&
+          JSON.stringify(resource.Properties.Roles).includes(JSON.stringify((fn.Properties.Role as object) ?? id)),
+      );
+      const toolActions = policies.flatMap((policy) =>
+        (
+          policy.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }
+        ).Statement.filter((statement) => JSON.stringify(statement.Resource).includes('classic-tool-')).flatMap(
+          (statement) => statement.Action,
+        ),
+      );
+      return {
+        runtime: (fn.Properties.Environment as { Variables: Record<string, string> }).Variables.TOOL_RUNTIME,
+        toolActions,
+      };
+    };
+    for (const description of [
+      'Endpoint group conversation-stream',
+      'Endpoint group app',
+      'Consumer of the simulation queue',
+    ]) {
+      expect(toolRuntimeOf(description), description).toEqual({
+        runtime: 'lambda',
+        toolActions: ['lambda:InvokeFunction'],
+      });
+    }
+  });
 });
 
 describe('response streaming', () => {
