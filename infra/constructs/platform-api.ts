@@ -17,8 +17,8 @@ import {
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { canonicalResourcePaths } from '#shared/api/paths';
-import type { EndpointGroup, Operation, OperationRequest } from '#shared/kernel/operation';
+import { canonicalResourcePaths, greedySegment, sharedResourcePrefix } from '#shared/api/paths';
+import { type EndpointGroup, type Operation, type OperationRequest, selfRoutedGroups } from '#shared/kernel/operation';
 
 export interface PlatformApiProps {
   stageName: string;
@@ -141,12 +141,24 @@ export class PlatformApi extends Construct {
     const resourcePaths = canonicalResourcePaths(props.operations);
     const methodsByGroup = new Map<EndpointGroup, Method[]>();
     const allowedByResource = new Map<IResource, string[]>();
+    const addMethod = (group: EndpointGroup, method: Method) =>
+      methodsByGroup.set(group, [...(methodsByGroup.get(group) ?? []), method]);
+    for (const group of selfRoutedGroups) {
+      const groupResources = [...resourcePaths].filter(([operation]) => operation.group === group);
+      if (groupResources.length === 0) continue;
+      // The function answers 404 and 405 itself on these resources.
+      const prefix = resourceAt(this.restApi.root, sharedResourcePrefix(groupResources.map(([, path]) => path)));
+      for (const resource of [prefix, prefix.addResource(greedySegment)]) {
+        addMethod(group, resource.addMethod('ANY', integrationFor(group), { operationName: `${group}-routes` }));
+      }
+    }
     for (const [operation, resourcePath] of resourcePaths) {
+      if (selfRoutedGroups.includes(operation.group)) continue;
       const resource = resourceAt(this.restApi.root, resourcePath);
       const method = resource.addMethod(operation.method, integrationFor(operation.group), {
         operationName: operation.operationId,
       });
-      methodsByGroup.set(operation.group, [...(methodsByGroup.get(operation.group) ?? []), method]);
+      addMethod(operation.group, method);
       allowedByResource.set(resource, [...(allowedByResource.get(resource) ?? []), operation.method]);
     }
     this.methodsByGroup = methodsByGroup;

@@ -2,10 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { canonicalResourcePaths, matchResource, mostSpecific } from '#shared/api/paths';
+import {
+  canonicalResourcePaths,
+  greedySegment,
+  matchResource,
+  mostSpecific,
+  type PathMatch,
+  sharedResourcePrefix,
+} from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { bodyTooLarge } from '#shared/http/api-event';
-import { type EndpointGroup, maxBodyBytesOf, type Operation } from '#shared/kernel/operation';
+import { type EndpointGroup, maxBodyBytesOf, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
 
 /**
@@ -106,7 +113,8 @@ const buildEvent = (
   const isText = body.length === 0 || textTypes.test(request.headers['content-type'] ?? 'application/json');
   return {
     resource,
-    path: url.pathname,
+    // The path API Gateway sees (after the frontend host's rewrite to `/app/{org}`); the browser's own is the context's.
+    path: routedPath(url),
     httpMethod: request.method ?? 'GET',
     headers,
     multiValueHeaders,
@@ -191,6 +199,18 @@ export interface GatewayOptions {
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
   const resources = canonicalResourcePaths(options.operations ?? routeTable);
   const routes = [...resources.entries()].map(([operation, resource]) => ({ operation, resource }));
+  // As in the stack, a self-routed group's requests arrive on its prefix or on the greedy resource below it.
+  const prefixes = new Map(
+    selfRoutedGroups.map((group) => [
+      group,
+      sharedResourcePrefix(routes.filter((route) => route.operation.group === group).map((route) => route.resource)),
+    ]),
+  );
+  const apiGatewayResource = (operation: Operation, match: PathMatch): [string, Record<string, string>] => {
+    const prefix = prefixes.get(operation.group);
+    if (prefix === undefined || match.resource === prefix) return [match.resource, match.pathParameters];
+    return [`${prefix}/${greedySegment}`, match.pathParameters];
+  };
   const loadHandler = options.loadHandler ?? importGroupHandler;
   const handlers = new Map<EndpointGroup, Promise<unknown>>();
   const handlerOf = (group: EndpointGroup) => {
@@ -220,7 +240,7 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const maxBytes = Math.min(maxBodyBytesOf(operation), apiGatewayMaxPayloadBytes);
     const body = await readBody(request, maxBytes);
     if (body === undefined) return refuseUnread(request, response, 413, bodyTooLarge(maxBytes).message);
-    const event = buildEvent(request, url, body, chosen.match.resource, chosen.match.pathParameters, host);
+    const event = buildEvent(request, url, body, ...apiGatewayResource(operation, chosen.match), host);
     const context = lambdaContext(`classic-api-${operation.group}`, functionTimeoutMs);
     const handler = await handlerOf(operation.group);
     if (isStreamingHandler(handler)) return invokeStreaming(handler, event, context, response);

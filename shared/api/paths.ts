@@ -105,3 +105,34 @@ export const matchResource = (resource: string, requestPath: string): PathMatch 
   }
   return { resource, pathParameters };
 };
+
+/** The greedy proxy resource API Gateway routes a self-routed group through, and how it is recognised. */
+export const greedySegment = '{proxy+}';
+export const isGreedyResource = (resource: string): boolean => resource.endsWith(`/${greedySegment}`);
+
+/**
+ * A self-routed group's path prefix: the leading segments every one of its operations shares
+ * (`/app/{organization}`), with their canonical parameter names.
+ */
+export const sharedResourcePrefix = (resources: readonly string[]): string => {
+  const [first = [], ...rest] = resources.map(segmentsOf);
+  let length = 0;
+  while (length < first.length && rest.every((segments) => segments[length] === first[length])) length++;
+  return `/${first.slice(0, length).join('/')}`;
+};
+
+/**
+ * Of the operations, those whose path a concrete request path matches, with the parameters
+ * under each operation's own names: how a self-routed group's function finds the operation
+ * behind its greedy resource.
+ */
+export const operationsMatching = <T extends { path: string }>(
+  operations: readonly T[],
+  requestPath: string,
+): { operation: T; resource: string; pathParameters: Record<string, string> }[] =>
+  mostSpecific(
+    operations.flatMap((operation) => {
+      const match = matchResource(operation.path, requestPath);
+      return match ? [{ operation, ...match }] : [];
+    }),
+  );

@@ -4,7 +4,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { operationPathParameters, routeShape } from '../api/paths';
+import { isGreedyResource, operationPathParameters, operationsMatching, routeShape } from '../api/paths';
 import { type RouteOperation, routeOperations } from '../api/route-table';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { countErrorResponse } from '../aws/business-metrics';
@@ -152,6 +152,30 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
 };
 
 /**
+ * The group's operations on the request's path, each with its path parameters under the
+ * operation's own names. A self-routed group arrives through its greedy resource and is matched
+ * on the request path; every other request names its operation's canonical resource.
+ */
+const routesOf = (
+  implementations: readonly Implementation[],
+  event: APIGatewayProxyEvent,
+): { implementation: Implementation; pathParameters: Record<string, string> }[] => {
+  if (isGreedyResource(event.resource)) {
+    return operationsMatching(
+      implementations.map((implementation) => ({ implementation, path: implementation.operation.path })),
+      event.path,
+    ).map(({ operation, pathParameters }) => ({ implementation: operation.implementation, pathParameters }));
+  }
+  const shape = routeShape(event.resource);
+  return implementations
+    .filter((candidate) => routeShape(candidate.operation.path) === shape)
+    .map((implementation) => ({
+      implementation,
+      pathParameters: operationPathParameters(implementation.operation, event.resource, event.pathParameters ?? {}),
+    }));
+};
+
+/**
  * Runs one request through the platform's conventions: route resolution, maintenance
  * mode, authentication, rate limits, validation of every request part, then the
  * operation's implementation.
@@ -163,17 +187,16 @@ const dispatch = async (
   responseHeaders: Record<string, string>,
   signal: AbortSignal,
 ): Promise<{ implementation: Implementation; result: unknown }> => {
-  const shape = routeShape(event.resource);
-  const onPath = implementations.filter((candidate) => routeShape(candidate.operation.path) === shape);
+  const onPath = routesOf(implementations, event);
   // Every operation of the group is implemented (the compiler checks it): this is an unknown route.
   if (onPath.length === 0) throw new NotFoundError('Not found.');
-  const implementation = onPath.find((candidate) => candidate.operation.method === event.httpMethod);
-  if (!implementation) throw new MethodNotAllowedError(onPath.map((candidate) => candidate.operation.method));
+  const route = onPath.find((candidate) => candidate.implementation.operation.method === event.httpMethod);
+  if (!route) throw new MethodNotAllowedError(onPath.map((candidate) => candidate.implementation.operation.method));
+  const { implementation, pathParameters } = route;
   const { operation } = implementation;
   if (config.maintenanceMode && !operation.maintenanceExempt) throw new MaintenanceError();
 
   const headers = normalizeHeaders(event);
-  const pathParameters = operationPathParameters(operation, event.resource, event.pathParameters ?? {});
   const url = requestUrl(event, headers);
   const organization = pathParameters.organization;
   if (organization) logger.appendKeys({ org_id: organization });

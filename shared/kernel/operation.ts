@@ -26,6 +26,14 @@ export const endpointGroups = [
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 
+/**
+ * Groups whose function routes its own requests: API Gateway gives each one greedy resource
+ * under the group's common path prefix instead of a resource and methods per operation, which
+ * keeps the regional stack under CloudFormation's 500 resources. The web app's pages qualify:
+ * a site whose routes change with its pages.
+ */
+export const selfRoutedGroups: readonly EndpointGroup[] = ['app'];
+
 /** Queue workers. Each is one Lambda function (`functions/workers/<name>.ts`). */
 export const workerNames = ['analysis', 'webhook', 'simulation', 'tool-build'] as const;
 export type WorkerName = (typeof workerNames)[number];

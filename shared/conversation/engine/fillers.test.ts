@@ -20,14 +20,14 @@ const drain = async <T>(generator: AsyncGenerator<EngineEvent, T>) => {
   return { events, result: step.value };
 };
 
-const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+const resolvesAfter = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
 
 describe('withFiller', () => {
   it('sends one action-too-long with the round’s filler when the call outlasts the delay', async () => {
     // Act
     const { events, result } = await drain(
       withFiller(
-        after(80, 'done'),
+        resolvesAfter(80, 'done'),
         { audio_fillers: ['One moment.', 'Still working.'], audio_filler_triggered_after: 0.01 },
         started,
       ),
@@ -49,7 +49,7 @@ describe('withFiller', () => {
       withFiller(Promise.resolve(1), { audio_fillers: ['Wait.'], audio_filler_triggered_after: 5 }, started),
     );
     const silent = await drain(
-      withFiller(after(30, 2), { audio_fillers: [], audio_filler_triggered_after: 0.01 }, started),
+      withFiller(resolvesAfter(30, 2), { audio_fillers: [], audio_filler_triggered_after: 0.01 }, started),
     );
 
     // Assess
