@@ -62,7 +62,8 @@ interface Service {
 
 const tableName = 'agent-platform';
 const bucket = 'agent-platform-artifacts';
-const dynamoReadyTimeoutMs = 15_000;
+// A JVM start on a busy 2-core machine (a CI run, tests beside a benchmark) can take tens of seconds.
+const dynamoReadyTimeoutMs = 60_000;
 
 /** s3rver only accepts its built-in access key; DynamoDB Local (-sharedDb) and local-aws-sqs ignore credentials. */
 const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
