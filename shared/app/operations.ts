@@ -159,7 +159,8 @@ export const updateAppPreferencesOperation = formPost({
 
 export const getAppConsoleOperation = page({
   operationId: 'get-app-console',
-  summary: 'The console (roles whose frontend_view is admin): services, recent conversations, webhook destinations',
+  summary:
+    'The console (roles whose frontend_view is admin): services, recent conversations, webhook destinations, simulation runs with their pass rates',
   path: '/app/{organization}/console',
 });
 
@@ -173,7 +174,8 @@ export const getAppConversationInsightsOperation = page({
 
 export const getAppServiceDiagramOperation = page({
   operationId: 'get-app-service-diagram',
-  summary: "A service's state machine as a diagram, shaded by how often recent conversations visited each state",
+  summary:
+    "A service's state machine as a diagram, shaded by how often recent conversations visited each state, with simulation runs' coverage",
   path: '/app/{organization}/console/services/{service_id}',
   request: { path: serviceDiagramPath, headers: appHeaders },
 });

@@ -5,6 +5,7 @@ import { latestSignInLink, signInLinkCount } from '../integration/support/app-vi
 import { api, harness } from '../integration/support/client';
 import { createService } from '../integration/support/conversations';
 import { createOrganization, createUserSession, pngImage, type Session } from '../integration/support/identity';
+import { runSimulationOnce } from '../integration/support/simulation';
 import { checkAccessibility } from './accessibility';
 
 /**
@@ -21,6 +22,9 @@ let orgId: string;
 let member: Session & { email: string };
 let manager: Session & { email: string };
 let conversationUrl = '';
+let serviceId = '';
+/** A simulation run over the service, started early: the console's last step charts it. */
+let simulationRun: Promise<string>;
 
 const appUrl = (path: string): string => `http://${orgId}.localhost:${new URL(harness().baseUrl).port}${path}`;
 
@@ -74,7 +78,10 @@ beforeAll(async () => {
     },
   });
   expect(branded.status).toBeLessThan(300);
-  await createService(admin);
+  ({ serviceId } = await createService(admin));
+  simulationRun = runSimulationOnce(admin, serviceId);
+  // Awaited by the step that shows it; an early failure is reported there.
+  simulationRun.catch(() => undefined);
   member = await createUserSession(admin, 'DefaultUserRole', { first_name: 'Ada' });
   manager = await createUserSession(admin, 'DefaultAdministratorRole', { first_name: 'Grace' });
 });
@@ -178,5 +185,31 @@ describe('the web app in a browser', () => {
     expect(Number(await console.locator('g.state[data-state="greet"]').getAttribute('data-visits'))).toBeGreaterThan(0);
     await checkAccessibility(console);
     await screenshot(console, 'console-diagram');
+  });
+
+  it("charts simulation runs' pass rates and outlines their coverage on the diagram", async () => {
+    // Prepare
+    await simulationRun;
+    const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    const console = await signInThroughOutbox(context, manager.email);
+
+    // Act
+    await console.goto(appUrl('/console'));
+
+    // Assess
+    const chart = console.locator('svg.pass-rates');
+    await chart.waitFor();
+    expect(await chart.locator('rect.bar.overall').count()).toBe(1);
+    await checkAccessibility(console);
+    if (takeScreenshots) {
+      await mkdir(screenshotsDir, { recursive: true });
+      await console
+        .locator('section[aria-labelledby="simulations-heading"]')
+        .screenshot({ path: new URL('console-simulations.png', screenshotsDir).pathname });
+    }
+    await console.goto(appUrl(`/console/services/${serviceId}`));
+    await console.locator('svg.diagram g.state.simulated').first().waitFor();
+    await checkAccessibility(console);
+    await screenshot(console, 'console-coverage');
   });
 });

@@ -4,6 +4,7 @@ import { AppVisitor, latestSignInLink, signInLinkCount, signInToApp } from '../s
 import { api, harness } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, emailsTo, type Session } from '../support/identity';
+import { runSimulationOnce } from '../support/simulation';
 
 let admin: Session;
 let orgId: string;
@@ -30,6 +31,13 @@ const visitorOf = async (email: string): Promise<AppVisitor> => {
   for (const [name, value] of signedIn.cookies) visitor.cookies.set(name, value);
   await visitor.get('/');
   return visitor;
+};
+
+/** One simulation run over the service, run to completion once for the tests that chart or shade it. */
+let simulationRun: Promise<string> | undefined;
+const completedSimulationRun = (): Promise<string> => {
+  simulationRun ??= runSimulationOnce(admin, serviceId);
+  return simulationRun;
 };
 
 /** A new user of the organization, for tests that spend e-mail sign-ins. */
@@ -466,6 +474,23 @@ describe('get-app-console', () => {
     expect(page.text).toContain('Webhook destinations');
   });
 
+  it("charts the pass rates of simulation runs, the run's and each unit test's", async () => {
+    // Prepare
+    const runId = await completedSimulationRun();
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<svg class="pass-rates"');
+    expect(page.text).toMatch(/class="bar overall" data-pass-rate="(0|1|0\.\d+)"/);
+    expect(page.text).toMatch(/class="bar unit-test" data-pass-rate=/);
+    expect(page.text).toContain(`<tr data-run="${runId}">`);
+    expect(page.text).toContain('completed</td><td>1 of 1</td>');
+  });
+
   it("refuses a role whose frontend_view is 'client' with 403", async () => {
     // Prepare
     const visitor = await visitorOf(member.email);
@@ -546,6 +571,21 @@ describe('get-app-service-diagram', () => {
     expect(page.text).toContain('<svg class="diagram"');
     expect(page.text).toMatch(/data-state="greet" data-visits="[1-9]/);
     expect(page.text).toContain('data-state="goodbye"');
+  });
+
+  it('outlines what simulated conversations covered, without counting them as real visits', async () => {
+    // Prepare
+    await completedSimulationRun();
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get(`/console/services/${serviceId}`);
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/data-state="greet" data-visits="\d+" data-simulation-runs="1"/);
+    expect(page.text).toContain('<rect class="simulated"');
+    expect(page.text).toContain('class="transition simulated"');
   });
 
   it('answers 404 for a service that does not exist', async () => {
