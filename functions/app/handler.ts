@@ -1,16 +1,10 @@
 import { Readable } from 'node:stream';
 import { clientScript } from '#shared/app/client-script';
-import {
-  type CookieScope,
-  cookieHeader,
-  csrfCookie,
-  isLoopbackHost,
-  parseCookies,
-  sessionCookie,
-} from '#shared/app/cookies';
+import { type CookieScope, cookieHeader, csrfCookie, parseCookies, sessionCookie } from '#shared/app/cookies';
 import { csrfTokenFor, isCsrfNonce, newCsrfNonce, requireCsrfToken } from '#shared/app/csrf';
 import type { Html } from '#shared/app/html';
 import type { AppRequest } from '#shared/app/layout';
+import { appHostHeader, appLocation } from '#shared/app/organization-host';
 import {
   consolePage,
   conversationPage,
@@ -31,6 +25,7 @@ import { createConversationOperation, interactWithConversationOperation } from '
 import { authenticateRequest } from '#shared/http/authenticate';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
+import { config } from '#shared/kernel/config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
 import { getBrandingImage } from '#shared/organization/organization-repository';
 import { signInWithEmailOperation } from '#shared/user/operations';
@@ -46,16 +41,9 @@ import { updateUserFor } from '#shared/user/users';
 
 interface BrowserRequest {
   path: { organization: string };
-  headers: { cookie?: string };
+  headers: { cookie?: string; [appHostHeader]?: string };
   context: RequestContext;
 }
-
-/** `/app/{org_id}` (after any stage) when served under the API; `` on the organization's own host. */
-const appBaseOf = (pathname: string, orgId: string): string => {
-  const marker = `/app/${orgId}`;
-  const at = pathname.indexOf(`${marker}/`);
-  return at >= 0 ? pathname.slice(0, at + marker.length) : pathname.endsWith(marker) ? pathname : '';
-};
 
 const securityHeaders = (context: RequestContext) => {
   // Scripts and styles come from the app itself; nothing may frame it or post its forms elsewhere.
@@ -92,9 +80,13 @@ interface Browser {
 
 const browserOf = async ({ path, headers, context }: BrowserRequest): Promise<Browser> => {
   const orgId = path.organization;
-  const url = new URL(context.url);
-  const base = appBaseOf(url.pathname, orgId);
-  const scope: CookieScope = { path: base || '/', secure: !isLoopbackHost(url.hostname) };
+  const { origin, base, secure } = appLocation(
+    new URL(context.url),
+    orgId,
+    headers[appHostHeader],
+    config.frontendDomain,
+  );
+  const scope: CookieScope = { path: base || '/', secure };
   const cookies = parseCookies(headers.cookie);
   let nonce = cookies[csrfCookie];
   if (!isCsrfNonce(nonce)) {
@@ -106,7 +98,7 @@ const browserOf = async ({ path, headers, context }: BrowserRequest): Promise<Br
   const request: AppRequest = {
     orgId,
     base,
-    origin: url.origin,
+    origin,
     caller,
     csrfToken: await csrfTokenFor(orgId, nonce),
     consoleAllowed: await opensConsole(orgId, caller),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
 import { languageCode, timeZone } from '../user/preferences';
+import { appHostHeader } from './organization-host';
 
 export const htmlContentType = 'text/html; charset=utf-8';
 
@@ -9,6 +10,13 @@ export const htmlPage = z.string().describe('An HTML page.');
 /** The browser's cookies carry the session and the CSRF nonce. */
 export const appHeaders = commonHeaders.extend({
   cookie: z.string().max(8192).optional().describe('The session and CSRF cookies the app set.'),
+  [appHostHeader]: z
+    .string()
+    .max(253)
+    .optional()
+    .describe(
+      "Set by the CDN: the organization's host the browser asked for (honoured only when it is this organization's).",
+    ),
 });
 
 export const appPath = organizationPath;
