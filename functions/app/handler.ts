@@ -49,7 +49,7 @@ const securityHeaders = (context: RequestContext) => {
   // Scripts and styles come from the app itself; nothing may frame it or post its forms elsewhere.
   context.setHeader(
     'content-security-policy',
-    "default-src 'self'; img-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'self'; img-src 'self'; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   );
   context.setHeader('x-content-type-options', 'nosniff');
   context.setHeader('referrer-policy', 'same-origin');
@@ -120,6 +120,36 @@ const signedInForm = async (input: BrowserRequest, csrfToken: string | undefined
   await requireCsrfToken(browser.request.orgId, browser.cookies[csrfCookie], csrfToken);
   if (!browser.request.caller) throw new UnauthorizedError();
   return { ...browser, caller: browser.request.caller as Caller };
+};
+
+/**
+ * A message, typed or recorded, through the API's interact (in its rate-limit bucket); a
+ * spoken reply is MP3, which every browser plays.
+ */
+const sendMessage = async (
+  input: BrowserRequest & { path: { conversation_id: string } },
+  csrfToken: string | undefined,
+  speakReplies: boolean,
+  message: { text: string; heard?: { body: Buffer; contentType?: string } },
+) => {
+  const { request, caller } = await signedInForm(input, csrfToken);
+  const limits = await enforceRateLimit({
+    caller,
+    operationId: interactWithConversationOperation.operationId,
+    perMinute: interactWithConversationOperation.rateLimitPerMinute,
+  });
+  for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
+  const output = speakReplies ? { audioFormat: 'mp3' as const } : undefined;
+  return interactWithConversation({
+    orgId: request.orgId,
+    conversationId: input.path.conversation_id,
+    messageType: 'user-message',
+    text: message.text,
+    externalEvents: [],
+    caller,
+    stream: { agentActionType: /^$/, signal: input.context.signal },
+    voice: message.heard || output ? { input: message.heard, output } : undefined,
+  });
 };
 
 const page = (render: (request: AppRequest) => Promise<Html>) => async (input: BrowserRequest) =>
@@ -198,24 +228,14 @@ export const handler = streamHandler(
 
     'get-app-conversation': (input) => page((request) => conversationPage(request, input.path.conversation_id))(input),
 
-    'send-app-message': async (input) => {
-      const { request, caller } = await signedInForm(input, input.body.csrf_token);
-      const limits = await enforceRateLimit({
-        caller,
-        operationId: interactWithConversationOperation.operationId,
-        perMinute: interactWithConversationOperation.rateLimitPerMinute,
-      });
-      for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
-      return interactWithConversation({
-        orgId: request.orgId,
-        conversationId: input.path.conversation_id,
-        messageType: 'user-message',
-        text: input.body.message,
-        externalEvents: [],
-        caller,
-        stream: { agentActionType: /^$/, signal: input.context.signal },
-      });
-    },
+    'send-app-message': async (input) =>
+      sendMessage(input, input.body.csrf_token, input.body.speak_replies === 'on', { text: input.body.message }),
+
+    'send-app-voice-message': async (input) =>
+      sendMessage(input, input.headers['x-csrf-token'], input.query.speak_replies === 'on', {
+        text: '',
+        heard: { body: input.context.rawBody, contentType: input.headers['content-type'] },
+      }),
 
     'finish-app-conversation': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);

@@ -158,7 +158,8 @@ ${
     : html`<form method="post" action="${path}/messages" data-stream="transcript">${csrfField(request)}
 <label for="message">Your message</label>
 <textarea id="message" name="message" required></textarea>
-<button type="submit">Send</button></form>
+<label for="speak_replies"><input id="speak_replies" name="speak_replies" type="checkbox" value="on"> Speak replies</label>
+<button type="submit">Send</button> <button type="button" id="record" data-voice="${path}/voice-messages" data-csrf="${request.csrfToken}" hidden>Record</button></form>
 <form method="post" action="${path}/finish">${csrfField(request)}<button type="submit">Finish the conversation</button></form>`
 }${request.consoleAllowed ? html`<p><a href="${base}/console/conversations/${conversation.id}">Insights</a></p>` : ''}`,
   );

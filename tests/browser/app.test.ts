@@ -1,6 +1,11 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeWav } from '#shared/speech/audio';
+import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { latestSignInLink, signInLinkCount } from '../integration/support/app-visitor';
 import { api, harness } from '../integration/support/client';
 import { createService } from '../integration/support/conversations';
@@ -49,10 +54,30 @@ const signInThroughOutbox = async (context: BrowserContext, email: string): Prom
   return page;
 };
 
+/** What the fake microphone says (eSpeak NG's voice, as a WAV Chromium loops). */
+const writeMicrophoneRecording = async (): Promise<string> => {
+  const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
+  const language = speechLanguageOf('eng');
+  if (!voice || !language) throw new Error('the catalogue lost its English voice');
+  const { audio } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
+    text: 'I need help with my printer',
+    voice,
+    language,
+  });
+  const path = join(await mkdtemp(join(tmpdir(), 'app-microphone-')), 'microphone.wav');
+  await writeFile(path, encodeWav(audio));
+  return path;
+};
+
 beforeAll(async () => {
+  const microphone = await writeMicrophoneRecording();
   browser = await chromium.launch({
     executablePath: chromiumPath,
     args: [
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
+      `--use-file-for-fake-audio-capture=${microphone}`,
+      '--autoplay-policy=no-user-gesture-required',
       '--headless',
       '--no-sandbox',
       '--disable-gpu',
@@ -135,13 +160,34 @@ describe('the web app in a browser', () => {
 
     // Assess
     await page.locator('#transcript .message.agent').nth(repliesBefore).waitFor();
-    await page.locator('form[data-stream] button:not([disabled])').waitFor();
+    await page.locator('form[data-stream] button[type=submit]:not([disabled])').waitFor();
     const lengths = (await page.evaluate('window.agentTextLengths')) as number[];
     expect(new Set(lengths).size, 'distinct lengths the reply had while it streamed').toBeGreaterThan(2);
     await expect(page.locator('#transcript .message.user').last().textContent()).resolves.toBe(
       'I said I need help with my printer',
     );
     await screenshot(page, 'chat');
+  });
+
+  it("sends a recording from the microphone and speaks the agent's reply", async () => {
+    // Prepare
+    await page.check('#speak_replies');
+    const repliesBefore = await page.locator('#transcript .message.agent').count();
+    const messagesBefore = await page.locator('#transcript .message.user').count();
+
+    // Act
+    await page.getByRole('button', { name: 'Record' }).click();
+    const stop = page.getByRole('button', { name: 'Stop and send' });
+    await stop.waitFor();
+    // A recording lasts as long as the user speaks: the fake microphone says its sentence.
+    await page.waitForTimeout(3000);
+    await stop.click();
+
+    // Assess
+    await page.locator('#transcript .message.agent').nth(repliesBefore).waitFor();
+    await page.locator('form[data-stream] button[type=submit]:not([disabled])').waitFor();
+    expect(await page.locator('#transcript .message.user').count()).toBe(messagesBefore + 1);
+    await expect(page.locator('#transcript .message.agent').last().textContent()).resolves.not.toBe('');
   });
 
   it('finishes the conversation', async () => {
