@@ -123,7 +123,7 @@ describe('the web app in a browser', () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
     const signInPage = await context.newPage();
     await signInPage.goto(appUrl('/'));
-    await expect(signInPage.getByRole('heading', { name: 'Sign in to Acme Support' }).isVisible()).resolves.toBe(true);
+    await signInPage.getByRole('heading', { name: 'Sign in to Acme Support' }).waitFor();
     await checkAccessibility(signInPage);
     await screenshot(signInPage, 'sign-in');
 
@@ -233,7 +233,10 @@ describe('the web app in a browser', () => {
     await screenshot(console, 'console-diagram');
   });
 
-  it("charts simulation runs' pass rates and outlines their coverage on the diagram", async () => {
+  // A simulation run waits its turn on the simulation queue, longer while other suites run.
+  it("charts simulation runs' pass rates and outlines their coverage on the diagram", {
+    timeout: 240_000,
+  }, async () => {
     // Prepare
     await simulationRun;
     const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });

@@ -129,9 +129,10 @@ export const runSimulationOnce = async (session: Session, serviceId: string): Pr
       const listed = await api(runsPath, { token: session.token, query: { id: runId } });
       return listed.body.simulation_unit_test_set_runs?.[0]?.is_completed === true ? true : undefined;
     },
-    90_000,
+    // The simulation queue is shared with every suite running at the time.
+    180_000,
     // Listing runs is limited to 50 requests a minute per user.
-    1000,
+    1500,
   );
   return runId;
 };
