@@ -1,16 +1,10 @@
 import { Readable } from 'node:stream';
 import { clientScript } from '#shared/app/client-script';
-import {
-  type CookieScope,
-  cookieHeader,
-  csrfCookie,
-  isLoopbackHost,
-  parseCookies,
-  sessionCookie,
-} from '#shared/app/cookies';
+import { type CookieScope, cookieHeader, csrfCookie, parseCookies, sessionCookie } from '#shared/app/cookies';
 import { csrfTokenFor, isCsrfNonce, newCsrfNonce, requireCsrfToken } from '#shared/app/csrf';
 import type { Html } from '#shared/app/html';
 import type { AppRequest } from '#shared/app/layout';
+import { appHostHeader, appLocation } from '#shared/app/organization-host';
 import {
   consolePage,
   conversationPage,
@@ -31,6 +25,7 @@ import { createConversationOperation, interactWithConversationOperation } from '
 import { authenticateRequest } from '#shared/http/authenticate';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
+import { config } from '#shared/kernel/config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
 import { getBrandingImage } from '#shared/organization/organization-repository';
 import { signInWithEmailOperation } from '#shared/user/operations';
@@ -46,22 +41,15 @@ import { updateUserFor } from '#shared/user/users';
 
 interface BrowserRequest {
   path: { organization: string };
-  headers: { cookie?: string };
+  headers: { cookie?: string; [appHostHeader]?: string };
   context: RequestContext;
 }
-
-/** `/app/{org_id}` (after any stage) when served under the API; `` on the organization's own host. */
-const appBaseOf = (pathname: string, orgId: string): string => {
-  const marker = `/app/${orgId}`;
-  const at = pathname.indexOf(`${marker}/`);
-  return at >= 0 ? pathname.slice(0, at + marker.length) : pathname.endsWith(marker) ? pathname : '';
-};
 
 const securityHeaders = (context: RequestContext) => {
   // Scripts and styles come from the app itself; nothing may frame it or post its forms elsewhere.
   context.setHeader(
     'content-security-policy',
-    "default-src 'self'; img-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'self'; img-src 'self'; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   );
   context.setHeader('x-content-type-options', 'nosniff');
   context.setHeader('referrer-policy', 'same-origin');
@@ -92,9 +80,13 @@ interface Browser {
 
 const browserOf = async ({ path, headers, context }: BrowserRequest): Promise<Browser> => {
   const orgId = path.organization;
-  const url = new URL(context.url);
-  const base = appBaseOf(url.pathname, orgId);
-  const scope: CookieScope = { path: base || '/', secure: !isLoopbackHost(url.hostname) };
+  const { origin, base, secure } = appLocation(
+    new URL(context.url),
+    orgId,
+    headers[appHostHeader],
+    config.frontendDomain,
+  );
+  const scope: CookieScope = { path: base || '/', secure };
   const cookies = parseCookies(headers.cookie);
   let nonce = cookies[csrfCookie];
   if (!isCsrfNonce(nonce)) {
@@ -106,7 +98,7 @@ const browserOf = async ({ path, headers, context }: BrowserRequest): Promise<Br
   const request: AppRequest = {
     orgId,
     base,
-    origin: url.origin,
+    origin,
     caller,
     csrfToken: await csrfTokenFor(orgId, nonce),
     consoleAllowed: await opensConsole(orgId, caller),
@@ -128,6 +120,36 @@ const signedInForm = async (input: BrowserRequest, csrfToken: string | undefined
   await requireCsrfToken(browser.request.orgId, browser.cookies[csrfCookie], csrfToken);
   if (!browser.request.caller) throw new UnauthorizedError();
   return { ...browser, caller: browser.request.caller as Caller };
+};
+
+/**
+ * A message, typed or recorded, through the API's interact (in its rate-limit bucket); a
+ * spoken reply is MP3, which every browser plays.
+ */
+const sendMessage = async (
+  input: BrowserRequest & { path: { conversation_id: string } },
+  csrfToken: string | undefined,
+  speakReplies: boolean,
+  message: { text: string; heard?: { body: Buffer; contentType?: string } },
+) => {
+  const { request, caller } = await signedInForm(input, csrfToken);
+  const limits = await enforceRateLimit({
+    caller,
+    operationId: interactWithConversationOperation.operationId,
+    perMinute: interactWithConversationOperation.rateLimitPerMinute,
+  });
+  for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
+  const output = speakReplies ? { audioFormat: 'mp3' as const } : undefined;
+  return interactWithConversation({
+    orgId: request.orgId,
+    conversationId: input.path.conversation_id,
+    messageType: 'user-message',
+    text: message.text,
+    externalEvents: [],
+    caller,
+    stream: { agentActionType: /^$/, signal: input.context.signal },
+    voice: message.heard || output ? { input: message.heard, output } : undefined,
+  });
 };
 
 const page = (render: (request: AppRequest) => Promise<Html>) => async (input: BrowserRequest) =>
@@ -205,24 +227,14 @@ export const handler = streamHandler(
 
     'get-app-conversation': (input) => page((request) => conversationPage(request, input.path.conversation_id))(input),
 
-    'send-app-message': async (input) => {
-      const { request, caller } = await signedInForm(input, input.body.csrf_token);
-      const limits = await enforceRateLimit({
-        caller,
-        operationId: interactWithConversationOperation.operationId,
-        perMinute: interactWithConversationOperation.rateLimitPerMinute,
-      });
-      for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
-      return interactWithConversation({
-        orgId: request.orgId,
-        conversationId: input.path.conversation_id,
-        messageType: 'user-message',
-        text: input.body.message,
-        externalEvents: [],
-        caller,
-        stream: { agentActionType: /^$/, signal: input.context.signal },
-      });
-    },
+    'send-app-message': async (input) =>
+      sendMessage(input, input.body.csrf_token, input.body.speak_replies === 'on', { text: input.body.message }),
+
+    'send-app-voice-message': async (input) =>
+      sendMessage(input, input.headers['x-csrf-token'], input.query.speak_replies === 'on', {
+        text: '',
+        heard: { body: input.context.rawBody, contentType: input.headers['content-type'] },
+      }),
 
     'finish-app-conversation': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);

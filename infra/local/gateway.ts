@@ -11,6 +11,7 @@ import {
   sharedResourcePrefix,
 } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
+import { appPathFor, organizationOfHost } from '#shared/app/organization-host';
 import { bodyTooLarge } from '#shared/http/api-event';
 import { type EndpointGroup, maxBodyBytesOf, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
@@ -173,11 +174,9 @@ const invokeStreaming = async (
  * `{org_id}.{frontend_domain}` does in AWS: the path is routed as `/app/{org_id}{path}`, while the
  * event keeps the path the browser asked for (the app builds its links from it).
  */
-const organizationHost = /^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)\.localhost$/;
-
 export const routedPath = (url: URL): string => {
-  const organization = organizationHost.exec(url.hostname)?.[1];
-  return organization ? `/app/${organization}${url.pathname}` : url.pathname;
+  const organization = organizationOfHost(url.hostname, 'localhost');
+  return organization ? appPathFor(organization, url.pathname) : url.pathname;
 };
 
 export interface Gateway {

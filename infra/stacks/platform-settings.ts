@@ -21,6 +21,17 @@ export interface DeploymentSettings {
   signInBurst: string | undefined;
   /** The tool repository over HTTPS, `{repository}` standing for the team's name (`TOOL_REPOSITORY_URL`). */
   toolRepositoryUrl: string | undefined;
+  /** Each organization's web app at `{org_id}.{domain}`, served by CloudFront; absent: only under the API. */
+  frontend: FrontendSettings | undefined;
+}
+
+export interface FrontendSettings {
+  /** e.g. `app.example.com` (`frontendDomain`). */
+  domain: string;
+  /** The Route 53 hosted zone the organizations' records go in (`frontendHostedZoneId`). */
+  hostedZoneId: string;
+  /** An ACM certificate in us-east-1 (CloudFront's region) for `*.{domain}` (`frontendCertificateArn`). */
+  certificateArn: string;
 }
 
 export interface PlatformSettings extends DeploymentSettings {
@@ -78,13 +89,38 @@ const regionList = (node: Node): string[] => {
   return list;
 };
 
+const domainPattern = /^(?=.{1,200}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+/** The frontend hosting: all three keys with `frontendDomain`, none without it; one region only. */
+const frontendSettings = (node: Node, regions: string[]): FrontendSettings | undefined => {
+  if (node.tryGetContext('frontendDomain') === undefined) {
+    for (const key of ['frontendHostedZoneId', 'frontendCertificateArn'])
+      if (node.tryGetContext(key) !== undefined)
+        throw invalid(key, 'to be set only with frontendDomain', node.tryGetContext(key));
+    return undefined;
+  }
+  // The wildcard name can belong to one distribution, and organizations' records to one API.
+  if (regions.length !== 1) throw invalid('regions', 'a single region when frontendDomain is set', regions);
+  return {
+    domain: text(node, 'frontendDomain', domainPattern, 'a lowercase DNS name such as "app.example.com"'),
+    hostedZoneId: text(node, 'frontendHostedZoneId', /^Z[A-Z0-9]{1,31}$/, 'a Route 53 hosted zone id'),
+    certificateArn: text(
+      node,
+      'frontendCertificateArn',
+      /^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate\/[A-Za-z0-9-]+$/,
+      'the ARN of an ACM certificate in us-east-1',
+    ),
+  };
+};
+
 /** Reads and validates the app's context; throws on the first bad key. */
 export const readPlatformSettings = (node: Node): PlatformSettings => {
   const stage = text(node, 'stage', stagePattern, 'a lowercase name such as "prod" or "dev"');
+  const regions = regionList(node);
   return {
     stage,
     production: stage === 'prod',
-    regions: regionList(node),
+    regions,
     rootOrganizationId: text(node, 'rootOrganizationId', /^\S{1,128}$/, 'a non-empty id without spaces'),
     superAdminEmail: text(node, 'superAdminEmail', emailPattern, 'an email address'),
     maintenanceMode: bool(node, 'maintenanceMode'),
@@ -95,5 +131,6 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     alarmEmail: optionalText(node, 'alarmEmail'),
     signInBurst: optionalPositiveInteger(node, 'signInBurst'),
     toolRepositoryUrl: optionalText(node, 'toolRepositoryUrl'),
+    frontend: frontendSettings(node, regions),
   };
 };

@@ -7,6 +7,7 @@ import type { Construct } from 'constructs';
 import { routeTable } from '#shared/api/route-table';
 import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '#shared/kernel/operation';
 import { DataStore } from '../constructs/data-store';
+import { FrontendHosting } from '../constructs/frontend-hosting';
 import { MessageQueues } from '../constructs/message-queues';
 import { pascalCase } from '../constructs/naming';
 import { Observability } from '../constructs/observability';
@@ -270,6 +271,17 @@ export class PlatformStack extends Stack {
       operations,
       handlers: apiFunctions,
     });
+
+    if (settings.frontend) {
+      const hosting = new FrontendHosting(this, 'Frontend', {
+        settings: settings.frontend,
+        restApi: this.api.restApi,
+        stageName: settings.stage,
+        organizationFunction: apiFunctions.get('organization'),
+        appFunction: apiFunctions.get('app'),
+      });
+      new CfnOutput(this, 'FrontendDnsTarget', { value: hosting.distribution.distributionDomainName });
+    }
 
     new Observability(this, 'Observability', {
       stage: this.api.restApi.deploymentStage,

@@ -28,25 +28,107 @@ interface PageForm extends PageElement {
 }
 declare const document: {
   querySelectorAll(selector: 'form[data-stream]'): Iterable<PageForm>;
+  getElementById(id: 'record'): RecordButton | null;
+  getElementById(id: 'speak_replies'): Checkbox | null;
   getElementById(id: string): PageElement | null;
   createElement(tag: 'li'): PageElement;
 };
-declare const window: { location: { assign(url: string): void; reload(): void } };
+interface RecordButton extends SubmitButton {
+  hidden: boolean;
+  dataset: Record<string, string | undefined>;
+  addEventListener(type: 'click', listener: () => void): void;
+  closest(selector: 'form'): PageForm;
+}
+interface Checkbox extends PageElement {
+  checked: boolean;
+}
+interface MicrophoneStream {
+  getTracks(): { stop(): void }[];
+}
+interface AudioGraphNode {
+  connect(destination: unknown): void;
+  disconnect(): void;
+}
+interface CaptureNode extends AudioGraphNode {
+  onaudioprocess: ((event: { inputBuffer: { getChannelData(channel: number): Float32Array } }) => void) | null;
+}
+interface PageAudioContext {
+  sampleRate: number;
+  destination: unknown;
+  createMediaStreamSource(stream: MicrophoneStream): AudioGraphNode;
+  createScriptProcessor(bufferSize: number, inputs: number, outputs: number): CaptureNode;
+  close(): Promise<void>;
+}
+declare const AudioContext: new () => PageAudioContext;
+declare const Audio: new (
+  source: string,
+) => { play(): Promise<void>; onended: (() => void) | null; onerror: (() => void) | null };
+declare const window: {
+  location: { assign(url: string): void; reload(): void };
+  navigator: { mediaDevices?: { getUserMedia(constraints: { audio: boolean }): Promise<MicrophoneStream> } };
+};
 declare const FormData: new (form: PageForm) => Iterable<[string, unknown]>;
+
+/**
+ * The recording as the app sends it: 16 kHz mono 16-bit PCM WAV, each output sample the mean of
+ * the input samples it covers (a simple low-pass against aliasing). Given to the page script.
+ */
+export function encodeWav(chunks: Float32Array[], inputRate: number): Uint8Array<ArrayBuffer> {
+  const outputRate = 16_000;
+  const input = new Float32Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    input.set(chunk, offset);
+    offset += chunk.length;
+  }
+  const ratio = inputRate / outputRate;
+  const count = Math.floor(input.length / ratio);
+  const bytes = new Uint8Array(44 + count * 2);
+  const view = new DataView(bytes.buffer);
+  const ascii = (at: number, text: string) => {
+    for (let index = 0; index < text.length; index += 1) view.setUint8(at + index, text.charCodeAt(index));
+  };
+  ascii(0, 'RIFF');
+  view.setUint32(4, 36 + count * 2, true);
+  ascii(8, 'WAVE');
+  ascii(12, 'fmt ');
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true); // PCM
+  view.setUint16(22, 1, true); // mono
+  view.setUint32(24, outputRate, true);
+  view.setUint32(28, outputRate * 2, true);
+  view.setUint16(32, 2, true);
+  view.setUint16(34, 16, true);
+  ascii(36, 'data');
+  view.setUint32(40, count * 2, true);
+  for (let index = 0; index < count; index += 1) {
+    const from = Math.floor(index * ratio);
+    const to = Math.max(from + 1, Math.floor((index + 1) * ratio));
+    let sum = 0;
+    for (let at = from; at < to; at += 1) sum += input[at] ?? 0;
+    const sample = Math.max(-1, Math.min(1, sum / (to - from)));
+    view.setInt16(44 + index * 2, sample < 0 ? sample * 0x8000 : sample * 0x7fff, true);
+  }
+  return bytes;
+}
 
 /**
  * The app's progressive enhancement, run in the browser. Forms marked `data-stream` (start a
  * conversation, send a message) are posted with fetch and their NDJSON answer is shown as it
- * arrives: the agent's reply grows piece by piece. It is plain TypeScript compiled by the
- * platform's esbuild with the handler it ships in, and served as this function's source, so it
- * must not reference anything outside itself.
+ * arrives: the agent's reply grows piece by piece. With "Speak replies" ticked the pieces are
+ * MP3, played one after another while their transcripts are shown. The record button captures
+ * the microphone (Web Audio) and sends the recording as a voice message. It is plain TypeScript
+ * compiled by the platform's esbuild with the handler it ships in, and served as this
+ * function's source, so it must not reference anything outside itself and its argument.
  */
-export function enhancePage(): void {
+export function enhancePage(wavOf: typeof encodeWav): void {
   const forms = document.querySelectorAll('form[data-stream]');
   for (const form of forms) {
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      void streamForm(form);
+      const body = new URLSearchParams();
+      for (const [name, value] of new FormData(form)) body.append(name, String(value));
+      void streamAnswer(form, form.action, { body });
     });
     const field = form.querySelector('textarea');
     // Enter sends, Shift+Enter starts a new line.
@@ -55,6 +137,43 @@ export function enhancePage(): void {
         event.preventDefault();
         form.requestSubmit();
       }
+    });
+  }
+  const record = document.getElementById('record');
+  const microphone = window.navigator.mediaDevices;
+  if (record && microphone) {
+    record.hidden = false;
+    let stopRecording: (() => Promise<Uint8Array<ArrayBuffer>>) | undefined;
+    record.addEventListener('click', async () => {
+      if (stopRecording) {
+        const stop = stopRecording;
+        stopRecording = undefined;
+        record.textContent = 'Record';
+        const wav = await stop();
+        const form = record.closest('form');
+        const speak = document.getElementById('speak_replies')?.checked ? '?speak_replies=on' : '';
+        void streamAnswer(form, `${record.dataset.voice}${speak}`, {
+          body: new Blob([wav], { type: 'audio/wav' }),
+          headers: { 'content-type': 'audio/wav', 'x-csrf-token': record.dataset.csrf ?? '' },
+        });
+        return;
+      }
+      const stream = await microphone.getUserMedia({ audio: true });
+      const context = new AudioContext();
+      const source = context.createMediaStreamSource(stream);
+      const capture = context.createScriptProcessor(4096, 1, 1);
+      const chunks: Float32Array[] = [];
+      capture.onaudioprocess = (event) => chunks.push(new Float32Array(event.inputBuffer.getChannelData(0)));
+      source.connect(capture);
+      capture.connect(context.destination);
+      record.textContent = 'Stop and send';
+      stopRecording = async () => {
+        source.disconnect();
+        capture.disconnect();
+        for (const track of stream.getTracks()) track.stop();
+        await context.close();
+        return wavOf(chunks, context.sampleRate);
+      };
     });
   }
 
@@ -66,13 +185,33 @@ export function enhancePage(): void {
     return item;
   }
 
-  async function streamForm(form: PageForm): Promise<void> {
+  // Spoken pieces play in order, each after the one before.
+  let playing = Promise.resolve();
+  function play(base64: string): void {
+    const bytes = Uint8Array.from(atob(base64), (character) => character.charCodeAt(0));
+    const url = URL.createObjectURL(new Blob([bytes], { type: 'audio/mpeg' }));
+    playing = playing.then(
+      () =>
+        new Promise<void>((resolve) => {
+          const audio = new Audio(url);
+          audio.onended = audio.onerror = () => {
+            URL.revokeObjectURL(url);
+            resolve();
+          };
+          audio.play().catch(() => audio.onended?.());
+        }),
+    );
+  }
+
+  async function streamAnswer(
+    form: PageForm,
+    url: string,
+    request: { body: URLSearchParams | Blob; headers?: Record<string, string> },
+  ): Promise<void> {
     const transcript = document.getElementById(form.dataset.stream ?? '') as PageElement;
     const status = document.getElementById('chat-status');
     const button = form.querySelector('button');
     const field = form.querySelector('textarea');
-    const body = new URLSearchParams();
-    for (const [name, value] of new FormData(form)) body.append(name, String(value));
     if (button) button.disabled = true;
     if (status) status.textContent = 'The agent is replying…';
     let agentBubble: PageElement | undefined;
@@ -84,14 +223,19 @@ export function enhancePage(): void {
       if (event.type === 'user-message-available') bubble(transcript, 'user', String(event.user_message));
       if (event.type === 'new-message') {
         agentBubble ??= bubble(transcript, 'agent', '');
-        agentBubble.textContent += String(event.message);
+        const alignment = event.transcript_alignment as [number, string][] | null;
+        // A spoken piece is audio; its transcript is the alignment's characters.
+        if (alignment) play(String(event.message));
+        agentBubble.textContent += alignment
+          ? alignment.map(([, character]) => character).join('')
+          : String(event.message);
         if (event.stop === true) agentBubble = undefined;
       }
       if (event.type === 'interaction-complete') completed = event.conversation_completed === true;
       if (event.type === 'error') failure = String(event.error_description);
     };
     try {
-      const response = await fetch(form.action, { method: 'POST', body, credentials: 'same-origin' });
+      const response = await fetch(url, { method: 'POST', credentials: 'same-origin', ...request });
       if (!response.ok || !response.body) {
         const answer = (await response.json().catch(() => ({}))) as { detail?: unknown };
         failure = typeof answer.detail === 'string' ? answer.detail : `The request failed (${response.status}).`;
@@ -116,7 +260,10 @@ export function enhancePage(): void {
     }
     if (status) status.textContent = failure ?? '';
     if (!failure && createdUrl) return window.location.assign(createdUrl);
-    if (!failure && completed) return window.location.reload();
+    if (!failure && completed) {
+      await playing;
+      return window.location.reload();
+    }
     if (button) button.disabled = false;
     if (field) {
       if (!failure) field.value = '';
@@ -126,4 +273,4 @@ export function enhancePage(): void {
 }
 
 /** The script as the browser receives it. */
-export const clientScript = `"use strict";(${enhancePage.toString()})();\n`;
+export const clientScript = `"use strict";(${enhancePage.toString()})(${encodeWav.toString()});\n`;

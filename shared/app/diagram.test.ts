@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sampleStateMachineVersion } from '../state-machine/fixtures';
-import { layersOf, stateMachineDiagram, tallyVisits } from './diagram';
+import { layersOf, stateMachineDiagram, tallyCoverage, tallyVisits } from './diagram';
 
 const machine = sampleStateMachineVersion();
 
@@ -38,6 +38,19 @@ describe('stateMachineDiagram', () => {
     expect(svg).toContain('data-state="greet" data-visits="1"');
     expect(svg).toContain('data-state="goodbye" data-visits="0"');
     expect(svg.match(/class="transition visited"/g)).toHaveLength(1);
+  });
+
+  it('outlines and dashes what simulation runs covered, apart from the shading of real visits', () => {
+    const simulated = tallyCoverage([
+      { visited_states: ['greet', 'triage'], visited_transitions: ['greet -> triage'] },
+      { visited_states: ['greet'], visited_transitions: [] },
+    ]);
+    const svg = stateMachineDiagram(machine, tallyVisits([]), simulated).text;
+    expect(svg).toContain('data-state="greet" data-visits="0" data-simulation-runs="2"');
+    expect(svg).toContain('data-state="help" data-visits="0" data-simulation-runs="0"');
+    expect(svg.match(/<rect class="simulated"/g)).toHaveLength(2);
+    expect(svg.match(/class="transition simulated"/g)).toHaveLength(1);
+    expect(svg).not.toContain('class="transition visited"');
   });
 
   it('escapes state names', () => {

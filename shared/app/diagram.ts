@@ -9,7 +9,7 @@ export interface MachineShape {
   terminal_state: string;
 }
 
-/** How often real conversations were in each state and took each transition (`from\u0000to`). */
+/** How often conversations were in each state and took each transition (`from\u0000to`). */
 export interface Visits {
   states: Map<string, number>;
   transitions: Map<string, number>;
@@ -73,11 +73,14 @@ const shade = (share: number): string => {
 
 const label = (name: string): string => (name.length > 20 ? `${name.slice(0, 19)}…` : name);
 
+const noVisits = (): Visits => ({ states: new Map(), transitions: new Map() });
+
 /**
  * The state machine as an SVG diagram, server-rendered: states in layers left to right,
- * transitions as arrows, each shaded by how often real conversations visited it.
+ * transitions as arrows, each shaded by how often real conversations visited it; what
+ * simulation runs covered is outlined (states) and dashed (transitions) in the simulation colour.
  */
-export const stateMachineDiagram = (machine: MachineShape, visits: Visits): Html => {
+export const stateMachineDiagram = (machine: MachineShape, visits: Visits, simulated: Visits = noVisits()): Html => {
   const layers = layersOf(machine);
   const position = new Map<string, { x: number; y: number }>();
   for (const [column, layer] of layers.entries()) {
@@ -108,8 +111,12 @@ export const stateMachineDiagram = (machine: MachineShape, visits: Visits): Html
           : forward
             ? `M${x1},${y1} C${x1 + 40},${y1} ${x2 - 40},${y2} ${x2},${y2}`
             : `M${x1},${y1} C${x1},${y1 + rowGap + 20} ${x2},${y2 + rowGap + 20} ${x2},${y2}`;
+      const runs = simulated.transitions.get(transitionKey(state.name, target)) ?? 0;
       return [
-        html`<path class="transition${moves > 0 ? ' visited' : ''}" d="${path}" stroke="${moves > 0 ? palette.accent : palette.border}" stroke-width="${1 + (4 * moves) / mostMoves}" fill="none" marker-end="url(#arrow)"><title>${state.name} → ${target}: ${moves} time${moves === 1 ? '' : 's'}</title></path>`,
+        html`<path class="transition${moves > 0 ? ' visited' : ''}" d="${path}" stroke="${moves > 0 ? palette.accent : palette.border}" stroke-width="${1 + (4 * moves) / mostMoves}" fill="none" marker-end="url(#arrow)"><title>${state.name} → ${target}: ${moves} time${moves === 1 ? '' : 's'}${runs > 0 ? `; taken in ${runs} simulation run${runs === 1 ? '' : 's'}` : ''}</title></path>`,
+        runs > 0
+          ? html`<path class="transition simulated" d="${path}" stroke="${palette.simulated}" stroke-width="2" stroke-dasharray="5 4" fill="none"/>`
+          : '',
       ];
     }),
   );
@@ -119,10 +126,17 @@ export const stateMachineDiagram = (machine: MachineShape, visits: Visits): Html
     const share = count / mostVisits;
     const textColour = share > 0.5 ? palette.onAccent : palette.text;
     const terminal = state.name === machine.terminal_state;
-    return html`<g class="state${count > 0 ? ' visited' : ''}" data-state="${state.name}" data-visits="${count}"><title>${state.name} (${state.type}): ${count} visit${count === 1 ? '' : 's'}</title><rect x="${at.x}" y="${at.y}" width="${nodeWidth}" height="${nodeHeight}" rx="${terminal ? 22 : 6}" fill="${shade(share)}" stroke="${palette.text}" stroke-width="${terminal ? 2.5 : 1}"/><text x="${at.x + nodeWidth / 2}" y="${at.y + 19}" text-anchor="middle" fill="${textColour}" font-size="13">${label(state.name)}</text><text x="${at.x + nodeWidth / 2}" y="${at.y + 35}" text-anchor="middle" fill="${textColour}" font-size="11">${state.type} · ${count}</text></g>`;
+    const runs = simulated.states.get(state.name) ?? 0;
+    const outline =
+      runs > 0
+        ? html`<rect class="simulated" x="${at.x - 4}" y="${at.y - 4}" width="${nodeWidth + 8}" height="${nodeHeight + 8}" rx="${terminal ? 26 : 9}" fill="none" stroke="${palette.simulated}" stroke-width="2" stroke-dasharray="5 4"/>`
+        : '';
+    return html`<g class="state${count > 0 ? ' visited' : ''}${runs > 0 ? ' simulated' : ''}" data-state="${state.name}" data-visits="${count}" data-simulation-runs="${runs}"><title>${state.name} (${state.type}): ${count} visit${count === 1 ? '' : 's'}${runs > 0 ? `; visited in ${runs} simulation run${runs === 1 ? '' : 's'}` : ''}</title>${outline}<rect x="${at.x}" y="${at.y}" width="${nodeWidth}" height="${nodeHeight}" rx="${terminal ? 22 : 6}" fill="${shade(share)}" stroke="${palette.text}" stroke-width="${terminal ? 2.5 : 1}"/><text x="${at.x + nodeWidth / 2}" y="${at.y + 19}" text-anchor="middle" fill="${textColour}" font-size="13">${label(state.name)}</text><text x="${at.x + nodeWidth / 2}" y="${at.y + 35}" text-anchor="middle" fill="${textColour}" font-size="11">${state.type} · ${count}</text></g>`;
   });
-  return html`<svg class="diagram" role="img" aria-labelledby="diagram-title" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg"><title id="diagram-title">State machine: ${machine.states.length} states, shaded by visits</title><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${palette.muted}"/></marker></defs>${edges}${nodes}</svg>`;
+  return html`<svg class="diagram" role="img" aria-labelledby="diagram-title" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg"><title id="diagram-title">State machine: ${machine.states.length} states, shaded by visits, simulation coverage outlined</title><defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${palette.muted}"/></marker></defs>${edges}${nodes}</svg>`;
 };
+
+const add = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
 
 /** Tallies the states and transitions in interactions' insights. */
 export const tallyVisits = (
@@ -132,7 +146,6 @@ export const tallyVisits = (
   }[],
 ): Visits => {
   const visits: Visits = { states: new Map(), transitions: new Map() };
-  const add = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
   for (const interaction of interactions) {
     const seen = new Set([interaction.current_state_name]);
     for (const log of interaction.state_transition_logs) {
@@ -143,4 +156,17 @@ export const tallyVisits = (
     for (const name of seen) add(visits.states, name);
   }
   return visits;
+};
+
+/** The runs that visited each state and took each transition, from coverage's `visited_states` and `from -> to` transitions. */
+export const tallyCoverage = (coverages: { visited_states: string[]; visited_transitions: string[] }[]): Visits => {
+  const covered = noVisits();
+  for (const coverage of coverages) {
+    for (const state of coverage.visited_states) add(covered.states, state);
+    for (const transition of coverage.visited_transitions) {
+      const [from, to] = transition.split(' -> ');
+      if (from !== undefined && to !== undefined) add(covered.transitions, transitionKey(from, to));
+    }
+  }
+  return covered;
 };

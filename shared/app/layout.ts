@@ -52,6 +52,7 @@ table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid ${palette.border};vertical-align:top}
 pre{white-space:pre-wrap;background:${palette.bubble};padding:.5rem;border-radius:6px}
 .diagram-wrap{overflow-x:auto}
+.simulated-legend{color:${palette.simulated};border:2px dashed ${palette.simulated};padding:0 .2rem}
 `;
 
 /** The page shell: branding, navigation for a signed-in user, the content, the script. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createConversationEvent, interactEvent } from '../../events/stream-events';
-import { defineOperation, type Operation } from '../kernel/operation';
+import { defineOperation, mediaMaxBodyBytes, type Operation } from '../kernel/operation';
 import {
   appConversationPath,
   appHeaders,
@@ -15,6 +15,8 @@ import {
   serviceDiagramPath,
   signInForm,
   startConversationForm,
+  voiceMessageHeaders,
+  voiceMessageQuery,
   webhookDeliveriesPath,
 } from './schemas';
 
@@ -137,6 +139,32 @@ export const sendAppMessageOperation = defineOperation({
   response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
 });
 
+export const sendAppVoiceMessageOperation = defineOperation({
+  operationId: 'send-app-voice-message',
+  method: 'POST',
+  path: '/app/{organization}/conversations/{conversation_id}/voice-messages',
+  group: 'app',
+  tag: 'App',
+  summary: "Send a recorded message (audio/wav); the transcript and the agent's reply stream as NDJSON events",
+  auth: 'none',
+  checksCredentials: true,
+  streaming: true,
+  // interact-with-conversation's limit, in its bucket.
+  rateLimitPerMinute: 15,
+  extraErrors: {
+    403: 'The request has no valid CSRF token for this browser, or the user is not verified.',
+    415: 'The body is not audio the platform reads (integer PCM WAV or MP3).',
+  },
+  request: {
+    path: appConversationPath,
+    query: voiceMessageQuery,
+    headers: voiceMessageHeaders,
+    bodyType: 'binary',
+    maxBodyBytes: mediaMaxBodyBytes,
+  },
+  response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
+});
+
 export const finishAppConversationOperation = formPost({
   operationId: 'finish-app-conversation',
   summary: 'Finish a conversation',
@@ -159,7 +187,8 @@ export const updateAppPreferencesOperation = formPost({
 
 export const getAppConsoleOperation = page({
   operationId: 'get-app-console',
-  summary: 'The console (roles whose frontend_view is admin): services, recent conversations, webhook destinations',
+  summary:
+    'The console (roles whose frontend_view is admin): services, recent conversations, webhook destinations, simulation runs with their pass rates',
   path: '/app/{organization}/console',
 });
 
@@ -173,7 +202,8 @@ export const getAppConversationInsightsOperation = page({
 
 export const getAppServiceDiagramOperation = page({
   operationId: 'get-app-service-diagram',
-  summary: "A service's state machine as a diagram, shaded by how often recent conversations visited each state",
+  summary:
+    "A service's state machine as a diagram, shaded by how often recent conversations visited each state, with simulation runs' coverage",
   path: '/app/{organization}/console/services/{service_id}',
   request: { path: serviceDiagramPath, headers: appHeaders },
 });
@@ -233,6 +263,7 @@ export const appOperations = [
   startAppConversationOperation,
   getAppConversationOperation,
   sendAppMessageOperation,
+  sendAppVoiceMessageOperation,
   finishAppConversationOperation,
   getAppPreferencesOperation,
   updateAppPreferencesOperation,

@@ -1,3 +1,4 @@
+import { requireConversation } from '../conversation/conversations';
 import { conversationInsightsFor, listConversationsFor, listMessagesFor } from '../conversation/queries';
 import { defaultMessageTypes } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';
@@ -13,6 +14,8 @@ import { stateMachineDiagram, tallyVisits } from './diagram';
 import { type Html, html } from './html';
 import { type AppRequest, layout } from './layout';
 import { renderMarkdown } from './markdown';
+import { passRateChart } from './pass-rate-chart';
+import { recentRunCount, runPassRatesFor, simulatedCoverageFor } from './simulations';
 
 /**
  * The app's pages. Each reads through the domain functions with the signed-in caller, so a
@@ -28,6 +31,8 @@ const csrfField = (request: AppRequest): Html =>
   html`<input type="hidden" name="csrf_token" value="${request.csrfToken}">`;
 
 const when = (iso: string): string => iso.slice(0, 16).replace('T', ' ');
+
+const percentOf = (rate: number): string => `${Math.round(rate * 100)}%`;
 
 export const signInPage = async (request: AppRequest, notice?: string): Promise<Html> => {
   const { organization, branding } = await brandingOf(request.orgId);
@@ -153,7 +158,8 @@ ${
     : html`<form method="post" action="${path}/messages" data-stream="transcript">${csrfField(request)}
 <label for="message">Your message</label>
 <textarea id="message" name="message" required></textarea>
-<button type="submit">Send</button></form>
+<label for="speak_replies"><input id="speak_replies" name="speak_replies" type="checkbox" value="on"> Speak replies</label>
+<button type="submit">Send</button> <button type="button" id="record" data-voice="${path}/voice-messages" data-csrf="${request.csrfToken}" hidden>Record</button></form>
 <form method="post" action="${path}/finish">${csrfField(request)}<button type="submit">Finish the conversation</button></form>`
 }${request.consoleAllowed ? html`<p><a href="${base}/console/conversations/${conversation.id}">Insights</a></p>` : ''}`,
   );
@@ -203,7 +209,7 @@ export const consolePage = async (request: AppRequest): Promise<Html> => {
   if (!request.caller) return signInPage(request);
   const caller = requireConsole(request);
   const { base, orgId } = request;
-  const [{ branding }, services, conversations, webhooks] = await Promise.all([
+  const [{ branding }, services, conversations, webhooks, simulations] = await Promise.all([
     brandingOf(orgId),
     orNotPermitted(async () => {
       const listed = await listServices(orgId, caller, { tags: [], sortBy: [], limit: 50, continuationToken: 0 });
@@ -231,6 +237,17 @@ export const consolePage = async (request: AppRequest): Promise<Html> => {
         ? html`<p class="muted">No webhook destinations.</p>`
         : html`<ul>${listed.webhook_destinations.map((destination) => html`<li><a href="${base}/console/webhooks/${destination.id}">${destination.url}</a></li>`)}</ul>`;
     }),
+    orNotPermitted(async () => {
+      const runs = await runPassRatesFor(orgId, caller);
+      return runs.length === 0
+        ? html`<p class="muted">No simulation runs.</p>`
+        : html`<p class="muted">The most recent runs you may see (${runs.length}, at most ${recentRunCount}), over their finished conversations: each run's pass rate (blue), then each unit test's (violet).</p>
+<div class="diagram-wrap">${passRateChart(runs)}</div>
+<table><thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Conversations</th><th scope="col">Pass rate</th><th scope="col">Unit tests</th></tr></thead><tbody>${runs.map(
+            (run) =>
+              html`<tr data-run="${run.runId}"><td>${run.label}</td><td>${run.status}</td><td>${run.finished} of ${run.total}</td><td>${percentOf(run.passRate)}</td><td>${run.unitTests.map((unitTest) => html`${unitTest.name}: ${percentOf(unitTest.passRate)}<br>`)}</td></tr>`,
+          )}</tbody></table>`;
+    }),
   ]);
   return layout(
     request,
@@ -238,7 +255,8 @@ export const consolePage = async (request: AppRequest): Promise<Html> => {
     'Console',
     html`<section aria-labelledby="services-heading"><h2 id="services-heading">Services</h2>${services}</section>
 <section aria-labelledby="conversations-heading"><h2 id="conversations-heading">Recent conversations</h2>${conversations}</section>
-<section aria-labelledby="webhooks-heading"><h2 id="webhooks-heading">Webhook destinations</h2>${webhooks}</section>`,
+<section aria-labelledby="webhooks-heading"><h2 id="webhooks-heading">Webhook destinations</h2>${webhooks}</section>
+<section aria-labelledby="simulations-heading"><h2 id="simulations-heading">Simulation runs</h2>${simulations}</section>`,
   );
 };
 
@@ -315,22 +333,27 @@ export const serviceDiagramPage = async (request: AppRequest, serviceId: string)
   ]);
   const machine = versions.items[0];
   if (!machine) throw new NotFoundError(`The state machine of service ${serviceId} has no version.`);
-  // Only the conversations whose insights the caller may read count; each is one bounded read.
-  const insights = await Promise.all(
-    conversations.conversations.map((conversation) =>
-      conversationInsightsFor(orgId, conversation.id, caller).catch((error: unknown) => {
-        if (error instanceof NotFoundError) return [];
-        throw error;
+  // Only real conversations whose insights the caller may read count (simulated ones are the
+  // runs' coverage, below); each is one bounded read.
+  const [insights, simulated] = await Promise.all([
+    Promise.all(
+      conversations.conversations.map(async (conversation) => {
+        if ((await requireConversation(orgId, conversation.id)).simulation) return [];
+        return conversationInsightsFor(orgId, conversation.id, caller).catch((error: unknown) => {
+          if (error instanceof NotFoundError) return [];
+          throw error;
+        });
       }),
     ),
-  );
+    simulatedCoverageFor(orgId, caller, service.service_hierarchical_state_machine_id),
+  ]);
   const visits = tallyVisits(insights.flat());
   return layout(
     request,
     branding,
     `${service.name}: state machine`,
-    html`<p class="muted">Version ${machine.version}. States and transitions are shaded by how often the ${conversations.conversations.length} most recent conversations you may see visited them.</p>
-<div class="diagram-wrap">${stateMachineDiagram(machine, visits)}</div>`,
+    html`<p class="muted">Version ${machine.version}. States and transitions are shaded by how often the real conversations among the ${conversations.conversations.length} most recent you may see visited them. <span class="simulated-legend">Dashed outlines and dashed arrows</span> mark what the simulated conversations of the ${recentRunCount} most recent simulation runs you may see covered, in any version of this state machine.</p>
+<div class="diagram-wrap">${stateMachineDiagram(machine, visits, simulated)}</div>`,
   );
 };
 

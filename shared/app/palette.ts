@@ -8,6 +8,8 @@ export const palette = {
   bubble: '#f3f4f6',
   border: '#6b7280',
   error: '#b91c1c',
+  /** Simulation: coverage outlines and unit tests' bars, told apart from the accent of real use. */
+  simulated: '#7c3aed',
 } as const;
 
 /** [foreground, background] of every text the pages show. */
@@ -20,6 +22,7 @@ export const textPairs: [keyof typeof palette, keyof typeof palette][] = [
   ['muted', 'bubble'],
   ['accent', 'bubble'],
   ['error', 'page'],
+  ['simulated', 'page'],
 ];
 
 const channel = (value: number): number => {

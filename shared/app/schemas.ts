@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
 import { languageCode, timeZone } from '../user/preferences';
+import { appHostHeader } from './organization-host';
 
 export const htmlContentType = 'text/html; charset=utf-8';
 
@@ -9,6 +10,13 @@ export const htmlPage = z.string().describe('An HTML page.');
 /** The browser's cookies carry the session and the CSRF nonce. */
 export const appHeaders = commonHeaders.extend({
   cookie: z.string().max(8192).optional().describe('The session and CSRF cookies the app set.'),
+  [appHostHeader]: z
+    .string()
+    .max(253)
+    .optional()
+    .describe(
+      "Set by the CDN: the organization's host the browser asked for (honoured only when it is this organization's).",
+    ),
 });
 
 export const appPath = organizationPath;
@@ -35,9 +43,25 @@ export const startConversationForm = z.object({
   service_id: objectId.describe('The service to talk to.'),
 });
 
+/** A checkbox asking for the agent's reply spoken (MP3 pieces) as well as written. */
+const speakReplies = z.enum(['on']).optional().describe('`on`: the reply comes as MP3 pieces with their transcripts.');
+
 export const sendMessageForm = z.object({
   csrf_token: csrfField,
   message: z.string().trim().min(1).max(10_000).describe('What the user says.'),
+  speak_replies: speakReplies,
+});
+
+export const voiceMessageQuery = z.object({ speak_replies: speakReplies });
+
+/** A recording is posted as its raw body, so its CSRF token travels in a header. */
+export const voiceMessageHeaders = appHeaders.extend({
+  'x-csrf-token': z.string().max(2048).optional().describe('The CSRF token the page embedded.'),
+  'content-type': z
+    .string()
+    .max(200)
+    .optional()
+    .describe('The recording: audio/wav (the page sends 16 kHz mono PCM16).'),
 });
 
 /** Empty fields leave a preference as it is (browsers send every field of a form). */

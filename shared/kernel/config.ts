@@ -71,6 +71,10 @@ export const config = {
       throw new Error('environment variable WEBHOOK_RETRY_BASE_SECONDS must be from 0 to 900');
     return value;
   },
+  /** `app.example.com` when the CDN serves each organization's web app at `{org_id}.app.example.com`. */
+  get frontendDomain(): string | undefined {
+    return process.env.FRONTEND_DOMAIN || undefined;
+  },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';
   },

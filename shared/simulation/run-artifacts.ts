@@ -149,7 +149,8 @@ const declaredGraph = (machine: StoredStateMachineVersion) => {
   return { states: [...new Set(states)].sort(), transitions: [...new Set(transitions)].sort() };
 };
 
-const coverageOf = async (run: RunRecord, records: RunConversationRecord[]) => {
+/** Per state machine version of the run: the states and transitions its simulated conversations visited, and those never visited. */
+export const runCoverage = async (run: RunRecord, records: RunConversationRecord[]) => {
   const machines = [
     ...new Map(
       run.unit_test_run_specs.map((spec) => [
@@ -241,7 +242,7 @@ export const storeRunArtifacts = async (run: RunRecord): Promise<string> => {
   const entries: [string, string][] = [
     ['summary.json', JSON.stringify(summary, null, 2)],
     ['junit.xml', junitOf(summary, conversations)],
-    ['coverage.json', JSON.stringify(await coverageOf(run, records), null, 2)],
+    ['coverage.json', JSON.stringify(await runCoverage(run, records), null, 2)],
     ...conversations.flatMap((conversation): [string, string][] => [
       [
         `transcripts/${folderOf(conversation)}.ndjson`,

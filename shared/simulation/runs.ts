@@ -51,17 +51,22 @@ const requireRun = async (
   return run;
 };
 
+/** Whether the caller sees a run's specs and results (the set), and which unit tests' names and criteria. */
+export const runDetailVisibility = (run: Pick<RunRecord, 'simulation_unit_test_set_id'>, caller: Caller) => ({
+  seesSet: hasPermission(caller, 'Simulation:GetSimulationUnitTestSet', {
+    id: run.simulation_unit_test_set_id,
+    simulation_unit_test_set_id: run.simulation_unit_test_set_id,
+  }),
+  seesUnitTest: (unitTestId: string) =>
+    hasPermission(caller, 'Simulation:GetSimulationUnitTest', { id: unitTestId, simulation_unit_test_id: unitTestId }),
+});
+
 /**
  * What a caller sees of a run: the specs and results only with `GetSimulationUnitTestSet` on the
  * set, and what names the unit tests' personas, scenarios and metrics only with `GetSimulationUnitTest`.
  */
 export const runView = (run: RunRecord, caller: Caller): RunInstance => {
-  const seesSet = hasPermission(caller, 'Simulation:GetSimulationUnitTestSet', {
-    id: run.simulation_unit_test_set_id,
-    simulation_unit_test_set_id: run.simulation_unit_test_set_id,
-  });
-  const seesUnitTest = (unitTestId: string) =>
-    hasPermission(caller, 'Simulation:GetSimulationUnitTest', { id: unitTestId, simulation_unit_test_id: unitTestId });
+  const { seesSet, seesUnitTest } = runDetailVisibility(run, caller);
   return {
     org_id: run.org_id,
     id: run.id,

@@ -1,10 +1,16 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeWav } from '#shared/speech/audio';
+import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { latestSignInLink, signInLinkCount } from '../integration/support/app-visitor';
 import { api, harness } from '../integration/support/client';
 import { createService } from '../integration/support/conversations';
 import { createOrganization, createUserSession, pngImage, type Session } from '../integration/support/identity';
+import { runSimulationOnce } from '../integration/support/simulation';
 import { checkAccessibility } from './accessibility';
 
 /**
@@ -21,6 +27,9 @@ let orgId: string;
 let member: Session & { email: string };
 let manager: Session & { email: string };
 let conversationUrl = '';
+let serviceId = '';
+/** A simulation run over the service, started early: the console's last step charts it. */
+let simulationRun: Promise<string>;
 
 const appUrl = (path: string): string => `http://${orgId}.localhost:${new URL(harness().baseUrl).port}${path}`;
 
@@ -45,10 +54,30 @@ const signInThroughOutbox = async (context: BrowserContext, email: string): Prom
   return page;
 };
 
+/** What the fake microphone says (eSpeak NG's voice, as a WAV Chromium loops). */
+const writeMicrophoneRecording = async (): Promise<string> => {
+  const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
+  const language = speechLanguageOf('eng');
+  if (!voice || !language) throw new Error('the catalogue lost its English voice');
+  const { audio } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
+    text: 'I need help with my printer',
+    voice,
+    language,
+  });
+  const path = join(await mkdtemp(join(tmpdir(), 'app-microphone-')), 'microphone.wav');
+  await writeFile(path, encodeWav(audio));
+  return path;
+};
+
 beforeAll(async () => {
+  const microphone = await writeMicrophoneRecording();
   browser = await chromium.launch({
     executablePath: chromiumPath,
     args: [
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
+      `--use-file-for-fake-audio-capture=${microphone}`,
+      '--autoplay-policy=no-user-gesture-required',
       '--headless',
       '--no-sandbox',
       '--disable-gpu',
@@ -74,7 +103,10 @@ beforeAll(async () => {
     },
   });
   expect(branded.status).toBeLessThan(300);
-  await createService(admin);
+  ({ serviceId } = await createService(admin));
+  simulationRun = runSimulationOnce(admin, serviceId);
+  // Awaited by the step that shows it; an early failure is reported there.
+  simulationRun.catch(() => undefined);
   member = await createUserSession(admin, 'DefaultUserRole', { first_name: 'Ada' });
   manager = await createUserSession(admin, 'DefaultAdministratorRole', { first_name: 'Grace' });
 });
@@ -91,7 +123,7 @@ describe('the web app in a browser', () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
     const signInPage = await context.newPage();
     await signInPage.goto(appUrl('/'));
-    await expect(signInPage.getByRole('heading', { name: 'Sign in to Acme Support' }).isVisible()).resolves.toBe(true);
+    await signInPage.getByRole('heading', { name: 'Sign in to Acme Support' }).waitFor();
     await checkAccessibility(signInPage);
     await screenshot(signInPage, 'sign-in');
 
@@ -128,13 +160,34 @@ describe('the web app in a browser', () => {
 
     // Assess
     await page.locator('#transcript .message.agent').nth(repliesBefore).waitFor();
-    await page.locator('form[data-stream] button:not([disabled])').waitFor();
+    await page.locator('form[data-stream] button[type=submit]:not([disabled])').waitFor();
     const lengths = (await page.evaluate('window.agentTextLengths')) as number[];
     expect(new Set(lengths).size, 'distinct lengths the reply had while it streamed').toBeGreaterThan(2);
     await expect(page.locator('#transcript .message.user').last().textContent()).resolves.toBe(
       'I said I need help with my printer',
     );
     await screenshot(page, 'chat');
+  });
+
+  it("sends a recording from the microphone and speaks the agent's reply", async () => {
+    // Prepare
+    await page.check('#speak_replies');
+    const repliesBefore = await page.locator('#transcript .message.agent').count();
+    const messagesBefore = await page.locator('#transcript .message.user').count();
+
+    // Act
+    await page.getByRole('button', { name: 'Record' }).click();
+    const stop = page.getByRole('button', { name: 'Stop and send' });
+    await stop.waitFor();
+    // A recording lasts as long as the user speaks: the fake microphone says its sentence.
+    await page.waitForTimeout(3000);
+    await stop.click();
+
+    // Assess
+    await page.locator('#transcript .message.agent').nth(repliesBefore).waitFor();
+    await page.locator('form[data-stream] button[type=submit]:not([disabled])').waitFor();
+    expect(await page.locator('#transcript .message.user').count()).toBe(messagesBefore + 1);
+    await expect(page.locator('#transcript .message.agent').last().textContent()).resolves.not.toBe('');
   });
 
   it('finishes the conversation', async () => {
@@ -178,5 +231,34 @@ describe('the web app in a browser', () => {
     expect(Number(await console.locator('g.state[data-state="greet"]').getAttribute('data-visits'))).toBeGreaterThan(0);
     await checkAccessibility(console);
     await screenshot(console, 'console-diagram');
+  });
+
+  // A simulation run waits its turn on the simulation queue, longer while other suites run.
+  it("charts simulation runs' pass rates and outlines their coverage on the diagram", {
+    timeout: 240_000,
+  }, async () => {
+    // Prepare
+    await simulationRun;
+    const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    const console = await signInThroughOutbox(context, manager.email);
+
+    // Act
+    await console.goto(appUrl('/console'));
+
+    // Assess
+    const chart = console.locator('svg.pass-rates');
+    await chart.waitFor();
+    expect(await chart.locator('rect.bar.overall').count()).toBe(1);
+    await checkAccessibility(console);
+    if (takeScreenshots) {
+      await mkdir(screenshotsDir, { recursive: true });
+      await console
+        .locator('section[aria-labelledby="simulations-heading"]')
+        .screenshot({ path: new URL('console-simulations.png', screenshotsDir).pathname });
+    }
+    await console.goto(appUrl(`/console/services/${serviceId}`));
+    await console.locator('svg.diagram g.state.simulated').first().waitFor();
+    await checkAccessibility(console);
+    await screenshot(console, 'console-coverage');
   });
 });

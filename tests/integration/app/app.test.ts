@@ -1,9 +1,13 @@
 import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { encodeWav, resample } from '#shared/speech/audio';
+import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { AppVisitor, latestSignInLink, signInLinkCount, signInToApp } from '../support/app-visitor';
 import { api, harness } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, emailsTo, type Session } from '../support/identity';
+import { runSimulationOnce } from '../support/simulation';
 
 let admin: Session;
 let orgId: string;
@@ -30,6 +34,30 @@ const visitorOf = async (email: string): Promise<AppVisitor> => {
   for (const [name, value] of signedIn.cookies) visitor.cookies.set(name, value);
   await visitor.get('/');
   return visitor;
+};
+
+/** One simulation run over the service, run to completion once for the tests that chart or shade it. */
+let simulationRun: Promise<string> | undefined;
+const completedSimulationRun = (): Promise<string> => {
+  simulationRun ??= runSimulationOnce(admin, serviceId);
+  return simulationRun;
+};
+
+/** A spoken sentence as the page records it: eSpeak NG's voice as 16 kHz mono PCM16 WAV. */
+let spoken: Promise<Uint8Array> | undefined;
+const recording = (): Promise<Uint8Array> => {
+  spoken ??= (async () => {
+    const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
+    const language = speechLanguageOf('eng');
+    if (!voice || !language) throw new Error('the catalogue lost its English voice');
+    const { audio } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
+      text: 'I need help with my printer',
+      voice,
+      language,
+    });
+    return new Uint8Array(encodeWav(resample(audio, 16_000)));
+  })();
+  return spoken;
 };
 
 /** A new user of the organization, for tests that spend e-mail sign-ins. */
@@ -349,6 +377,97 @@ describe('send-app-message', () => {
     expect(types).toContain('user-message-available');
     expect(types.filter((type) => type === 'new-message').length).toBeGreaterThan(1);
   });
+
+  it('speaks the reply in pieces with their transcripts when the box is ticked', async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+    await visitor.get(`/conversations/${conversationId}`);
+
+    // Act
+    const answer = await visitor.stream(`/conversations/${conversationId}/messages`, {
+      message: 'I need help',
+      speak_replies: 'on',
+    });
+
+    // Assess
+    expect(answer.status).toBe(200);
+    const pieces = answer.events.filter(({ event }) => event.type === 'new-message').map(({ event }) => event);
+    expect(pieces.length).toBeGreaterThan(0);
+    expect(pieces.every((piece) => Array.isArray(piece.transcript_alignment))).toBe(true);
+  });
+});
+
+describe('send-app-voice-message', () => {
+  it("transcribes a recorded WAV into the user's message and streams the agent's reply", async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+    await visitor.get(`/conversations/${conversationId}`);
+
+    // Act
+    const answer = await visitor.streamRecording(`/conversations/${conversationId}/voice-messages`, await recording());
+
+    // Assess
+    expect(answer.status, answer.text).toBe(200);
+    const heard = answer.events.find(({ event }) => event.type === 'user-message-available')?.event;
+    expect(String(heard?.user_message ?? '')).not.toBe('');
+    expect(answer.events.some(({ event }) => event.type === 'new-message')).toBe(true);
+    expect(answer.events.at(-1)?.event.type).toBe('interaction-complete');
+  });
+
+  it('speaks the reply as MP3 pieces with their transcripts when asked', async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+    await visitor.get(`/conversations/${conversationId}`);
+
+    // Act
+    const answer = await visitor.streamRecording(`/conversations/${conversationId}/voice-messages`, await recording(), {
+      speak_replies: 'on',
+    });
+
+    // Assess
+    expect(answer.status, answer.text).toBe(200);
+    const pieces = answer.events.filter(({ event }) => event.type === 'new-message').map(({ event }) => event);
+    expect(pieces.length).toBeGreaterThan(0);
+    for (const piece of pieces) {
+      expect(piece.transcript_alignment).not.toBeNull();
+      const audio = Buffer.from(String(piece.message), 'base64');
+      // An MP3 frame sync (11 set bits) or an ID3 tag.
+      expect(
+        audio.subarray(0, 3).toString() === 'ID3' || (audio[0] === 0xff && ((audio[1] ?? 0) & 0xe0) === 0xe0),
+      ).toBe(true);
+    }
+  });
+
+  it('refuses a recording without its CSRF token with 403', async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+
+    // Act
+    const answer = await visitor.streamRecording(
+      `/conversations/${conversationId}/voice-messages`,
+      await recording(),
+      {},
+      '',
+    );
+
+    // Assess
+    expect(answer.status).toBe(403);
+  });
+
+  it('answers 415 to a body that is not audio', async () => {
+    // Prepare
+    const { visitor, conversationId } = await openConversation();
+    await visitor.get(`/conversations/${conversationId}`);
+
+    // Act
+    const answer = await visitor.streamRecording(
+      `/conversations/${conversationId}/voice-messages`,
+      new TextEncoder().encode('not audio at all'),
+    );
+
+    // Assess
+    expect(answer.status).toBe(415);
+  });
 });
 
 describe('get-app-conversation', () => {
@@ -466,6 +585,23 @@ describe('get-app-console', () => {
     expect(page.text).toContain('Webhook destinations');
   });
 
+  it("charts the pass rates of simulation runs, the run's and each unit test's", async () => {
+    // Prepare
+    const runId = await completedSimulationRun();
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<svg class="pass-rates"');
+    expect(page.text).toMatch(/class="bar overall" data-pass-rate="(0|1|0\.\d+)"/);
+    expect(page.text).toMatch(/class="bar unit-test" data-pass-rate=/);
+    expect(page.text).toContain(`<tr data-run="${runId}">`);
+    expect(page.text).toContain('completed</td><td>1 of 1</td>');
+  });
+
   it("refuses a role whose frontend_view is 'client' with 403", async () => {
     // Prepare
     const visitor = await visitorOf(member.email);
@@ -546,6 +682,21 @@ describe('get-app-service-diagram', () => {
     expect(page.text).toContain('<svg class="diagram"');
     expect(page.text).toMatch(/data-state="greet" data-visits="[1-9]/);
     expect(page.text).toContain('data-state="goodbye"');
+  });
+
+  it('outlines what simulated conversations covered, without counting them as real visits', async () => {
+    // Prepare
+    await completedSimulationRun();
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get(`/console/services/${serviceId}`);
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/data-state="greet" data-visits="\d+" data-simulation-runs="1"/);
+    expect(page.text).toContain('<rect class="simulated"');
+    expect(page.text).toContain('class="transition simulated"');
   });
 
   it('answers 404 for a service that does not exist', async () => {

@@ -70,6 +70,16 @@ export class AppVisitor {
       raw: new URLSearchParams({ csrf_token: this.csrfToken, ...fields }),
     });
   }
+
+  /** Posts a recording as the chat's record button does: the raw WAV, the CSRF token in a header. */
+  streamRecording(path: string, wav: Uint8Array, query: Record<string, string> = {}, csrfToken = this.csrfToken) {
+    return streamEvents(`${this.base}${path}`, {
+      method: 'POST',
+      query,
+      headers: { cookie: this.cookieHeader(), 'content-type': 'audio/wav', 'x-csrf-token': csrfToken },
+      raw: wav,
+    });
+  }
 }
 
 /** The sign-in link of the latest e-mail to `address`, waiting for it to arrive. */

@@ -1,4 +1,4 @@
-import { api, expectStatus } from './client';
+import { api, eventually, expectStatus } from './client';
 import { createService, uniqueName } from './fixtures';
 import type { Session } from './identity';
 
@@ -113,3 +113,26 @@ export const createUnitTestSet = (
     tags: {},
     ...overrides,
   });
+
+/** Runs a new unit test over the service once (one conversation) and waits for the run to complete; returns its id. */
+export const runSimulationOnce = async (session: Session, serviceId: string): Promise<string> => {
+  const { unitTestId } = await createUnitTest(session, { serviceId });
+  const setId = await createUnitTestSet(session, [unitTestId], {
+    unit_test_runs: [{ unit_test_id: unitTestId, run_count: 1 }],
+  });
+  const runsPath = `/v1/${session.orgId}/simulation/unit_test_set_run/`;
+  const started = await api(runsPath, { token: session.token, body: { simulation_unit_test_set_id: setId } });
+  expectStatus('start a run', started, 201);
+  const runId = started.body.simulation_unit_test_set_run_id as string;
+  await eventually(
+    async () => {
+      const listed = await api(runsPath, { token: session.token, query: { id: runId } });
+      return listed.body.simulation_unit_test_set_runs?.[0]?.is_completed === true ? true : undefined;
+    },
+    // The simulation queue is shared with every suite running at the time.
+    180_000,
+    // Listing runs is limited to 50 requests a minute per user.
+    1500,
+  );
+  return runId;
+};
