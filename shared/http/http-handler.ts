@@ -152,26 +152,31 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
 };
 
 /**
- * The group's operations on the request's path, each with its path parameters under the
- * operation's own names. A self-routed group arrives through its greedy resource and is matched
- * on the request path; every other request names its operation's canonical resource.
+ * The group's operations on the request's path, each with a way to read its path parameters
+ * under the operation's own names (taken only for the chosen one). A self-routed group arrives
+ * through its greedy resource and is matched on the request path; every other request names its
+ * operation's canonical resource.
  */
 const routesOf = (
   implementations: readonly Implementation[],
   event: APIGatewayProxyEvent,
-): { implementation: Implementation; pathParameters: Record<string, string> }[] => {
+): { implementation: Implementation; pathParameters: () => Record<string, string> }[] => {
   if (isGreedyResource(event.resource)) {
     return operationsMatching(
       implementations.map((implementation) => ({ implementation, path: implementation.operation.path })),
       event.path,
-    ).map(({ operation, pathParameters }) => ({ implementation: operation.implementation, pathParameters }));
+    ).map(({ operation, pathParameters }) => ({
+      implementation: operation.implementation,
+      pathParameters: () => pathParameters,
+    }));
   }
   const shape = routeShape(event.resource);
   return implementations
     .filter((candidate) => routeShape(candidate.operation.path) === shape)
     .map((implementation) => ({
       implementation,
-      pathParameters: operationPathParameters(implementation.operation, event.resource, event.pathParameters ?? {}),
+      pathParameters: () =>
+        operationPathParameters(implementation.operation, event.resource, event.pathParameters ?? {}),
     }));
 };
 
@@ -192,11 +197,12 @@ const dispatch = async (
   if (onPath.length === 0) throw new NotFoundError('Not found.');
   const route = onPath.find((candidate) => candidate.implementation.operation.method === event.httpMethod);
   if (!route) throw new MethodNotAllowedError(onPath.map((candidate) => candidate.implementation.operation.method));
-  const { implementation, pathParameters } = route;
+  const { implementation } = route;
   const { operation } = implementation;
   if (config.maintenanceMode && !operation.maintenanceExempt) throw new MaintenanceError();
 
   const headers = normalizeHeaders(event);
+  const pathParameters = route.pathParameters();
   const url = requestUrl(event, headers);
   const organization = pathParameters.organization;
   if (organization) logger.appendKeys({ org_id: organization });

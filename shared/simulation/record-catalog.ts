@@ -1,9 +1,11 @@
+import { z } from 'zod';
 import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
 import { type Item, type PrimaryKey, type QuerySpec, queryPage } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { ConflictError, type NotFoundError } from '../kernel/errors';
 import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter } from '../kernel/list-params';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import { creatorInfo, tagMap } from '../kernel/schemas';
 import { searchRelevance } from '../kernel/search';
 
 /*
@@ -46,6 +48,17 @@ export const byUpdatedAt = (sortBy: SortEntry[]) => {
   return order
     ? compareText((item: Item) => `${String(item.updated_at)}#${String(item.id)}`, order.direction === 'desc')
     : undefined;
+};
+
+/** The stored fields unit tests and sets share: soft deletion, tags, who and when, and the revision every write is conditioned on. */
+export const catalogRecordFields = {
+  is_deleted: z.boolean(),
+  tags: tagMap,
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+  created_at: z.string(),
+  updated_at: z.string(),
+  revision: z.number().int(),
 };
 
 export interface CatalogRecord {

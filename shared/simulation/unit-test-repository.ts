@@ -4,8 +4,7 @@ import { type Item, queryAll, type TransactItem } from '../data/table';
 import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { sortableValue } from '../kernel/list-params';
-import { creatorInfo, tagMap } from '../kernel/schemas';
-import { maxCatalogRecords } from './record-catalog';
+import { catalogRecordFields, maxCatalogRecords } from './record-catalog';
 import { successCriterion } from './schemas';
 
 /*
@@ -29,13 +28,7 @@ export const storedUnitTest = z.object({
   max_interactions: z.number().int(),
   success_criterions: z.array(successCriterion),
   run_count: z.number().int(),
-  is_deleted: z.boolean(),
-  tags: tagMap,
-  creator: creatorInfo,
-  updated_by: creatorInfo,
-  created_at: z.string(),
-  updated_at: z.string(),
-  revision: z.number().int(),
+  ...catalogRecordFields,
 });
 export type StoredUnitTest = z.infer<typeof storedUnitTest>;
 

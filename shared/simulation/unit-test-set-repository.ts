@@ -4,8 +4,7 @@ import { type Item, queryAll, type TransactItem, transactWrite } from '../data/t
 import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { sortableValue } from '../kernel/list-params';
-import { creatorInfo, tagMap } from '../kernel/schemas';
-import { maxCatalogRecords } from './record-catalog';
+import { catalogRecordFields, maxCatalogRecords } from './record-catalog';
 import { unitTestRun } from './schemas';
 
 /*
@@ -23,13 +22,7 @@ export const storedUnitTestSet = z.object({
   description: z.string().nullable(),
   unit_test_runs: z.array(unitTestRun),
   last_triggered_run_id: z.string().nullable(),
-  is_deleted: z.boolean(),
-  tags: tagMap,
-  creator: creatorInfo,
-  updated_by: creatorInfo,
-  created_at: z.string(),
-  updated_at: z.string(),
-  revision: z.number().int(),
+  ...catalogRecordFields,
 });
 export type StoredUnitTestSet = z.infer<typeof storedUnitTestSet>;
 
