@@ -5,9 +5,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import {
   canonicalResourcePaths,
   greedySegment,
-  matchResource,
   mostSpecific,
   type PathMatch,
+  requestSegments,
+  resourceMatcher,
   sharedResourcePrefix,
 } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
@@ -197,7 +198,11 @@ export interface GatewayOptions {
 
 export const startGateway = async (options: GatewayOptions): Promise<Gateway> => {
   const resources = canonicalResourcePaths(options.operations ?? routeTable);
-  const routes = [...resources.entries()].map(([operation, resource]) => ({ operation, resource }));
+  const routes = [...resources.entries()].map(([operation, resource]) => ({
+    operation,
+    resource,
+    match: resourceMatcher(resource),
+  }));
   // As in the stack, a self-routed group's requests arrive on its prefix or on the greedy resource below it.
   const prefixes = new Map(
     selfRoutedGroups.map((group) => [
@@ -220,9 +225,10 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const host = request.headers.host ?? `${options.host}:${options.port}`;
     const url = new URL(request.url ?? '/', `http://${host}`);
+    const segments = requestSegments(routedPath(url));
     const onPath = mostSpecific(
       routes
-        .map((route) => ({ route, resource: route.resource, match: matchResource(route.resource, routedPath(url)) }))
+        .map((route) => ({ route, resource: route.resource, match: route.match(segments) }))
         .filter((candidate) => candidate.match !== undefined),
     );
     if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });

@@ -85,26 +85,34 @@ export interface PathMatch {
   pathParameters: Record<string, string>;
 }
 
-/** Matches a concrete request path against a canonical resource path (trailing slash optional). */
-export const matchResource = (resource: string, requestPath: string): PathMatch | undefined => {
+/** A request path's segments, as resource matchers take them (trailing slash optional). */
+export const requestSegments = (requestPath: string): string[] => segmentsOf(requestPath);
+
+/** A resource path split once, for matching many request paths (the local gateway's routes). */
+export const resourceMatcher = (resource: string) => {
   const template = segmentsOf(resource);
-  const actual = segmentsOf(requestPath);
-  if (template.length !== actual.length) return undefined;
-  const pathParameters: Record<string, string> = {};
-  for (const [index, segment] of template.entries()) {
-    const value = actual[index] as string;
-    if (isParameter(segment)) {
-      try {
-        pathParameters[parameterName(segment)] = decodeURIComponent(value);
-      } catch {
+  return (actual: readonly string[]): PathMatch | undefined => {
+    if (template.length !== actual.length) return undefined;
+    const pathParameters: Record<string, string> = {};
+    for (const [index, segment] of template.entries()) {
+      const value = actual[index] as string;
+      if (isParameter(segment)) {
+        try {
+          pathParameters[parameterName(segment)] = decodeURIComponent(value);
+        } catch {
+          return undefined;
+        }
+      } else if (segment !== value) {
         return undefined;
       }
-    } else if (segment !== value) {
-      return undefined;
     }
-  }
-  return { resource, pathParameters };
+    return { resource, pathParameters };
+  };
 };
+
+/** Matches a concrete request path against a canonical resource path (trailing slash optional). */
+export const matchResource = (resource: string, requestPath: string): PathMatch | undefined =>
+  resourceMatcher(resource)(segmentsOf(requestPath));
 
 /** The greedy proxy resource API Gateway routes a self-routed group through, and how it is recognised. */
 export const greedySegment = '{proxy+}';

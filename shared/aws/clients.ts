@@ -4,7 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { countRoundTripsOf, countsRoundTrips } from '../data/round-trips';
 import { config } from '../kernel/config';
-import { tracer } from './observability';
+import { traced } from './observability';
 
 /**
  * AWS clients, created once per process and shared. Local runs point them at the
@@ -17,7 +17,7 @@ let s3Client: S3Client | undefined;
 
 export const dynamo = (): DynamoDBDocumentClient => {
   if (!documentClient) {
-    const client = tracer.captureAWSv3Client(new DynamoDBClient({ region: config.region }));
+    const client = traced(new DynamoDBClient({ region: config.region }));
     if (countsRoundTrips()) countRoundTripsOf(client);
     documentClient = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
@@ -27,13 +27,11 @@ export const dynamo = (): DynamoDBDocumentClient => {
 };
 
 export const sqs = (): SQSClient => {
-  sqsClient ??= tracer.captureAWSv3Client(new SQSClient({ region: config.region }));
+  sqsClient ??= traced(new SQSClient({ region: config.region }));
   return sqsClient;
 };
 
 export const s3 = (): S3Client => {
-  s3Client ??= tracer.captureAWSv3Client(
-    new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }),
-  );
+  s3Client ??= traced(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
   return s3Client;
 };

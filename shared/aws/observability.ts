@@ -1,6 +1,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
+import type middy from '@middy/core';
 
 /**
  * One logger, metrics and tracer configuration for every function. Service name and
@@ -19,5 +21,29 @@ export const metrics = new Metrics({
   namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'ClassicApi',
 });
 
-/** Tracing is active only in Lambda; locally there is no X-Ray daemon to send to. */
-export const tracer = new Tracer({ serviceName, enabled: process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined });
+/**
+ * X-Ray tracing runs only in Lambda (locally there is no X-Ray daemon to send to), unless
+ * POWERTOOLS_TRACE_ENABLED=false. The tracer is loaded only where it runs: the X-Ray SDK's
+ * context tracking installs async hooks on import, which every promise of the process pays for.
+ */
+const tracingEnabled =
+  process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined && process.env.POWERTOOLS_TRACE_ENABLED !== 'false';
+
+const tracer: Tracer | undefined = tracingEnabled
+  ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName })
+  : undefined;
+
+const tracing: middy.MiddlewareObj[] = tracer
+  ? [
+      (await import('@aws-lambda-powertools/tracer/middleware')).captureLambdaHandler(tracer, {
+        captureResponse: false,
+      }),
+    ]
+  : [];
+
+/** Every function's handler: each invocation traced (where tracing runs), its log lines carrying the invocation's context. */
+export const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
+  handler.use([...tracing, injectLambdaContext(logger, { resetKeys: true })]) as H;
+
+/** An AWS SDK client whose calls are traced as subsegments, where tracing runs. */
+export const traced = <C>(client: C): C => (tracer ? tracer.captureAWSv3Client(client) : client);

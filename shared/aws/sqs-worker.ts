@@ -1,12 +1,10 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod';
 import { requireFunctionSettings } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
-import { logger, tracer } from './observability';
+import { logger, withObservability } from './observability';
 
 /** Every queue message names the organization it belongs to (see `events/queue-messages.ts`). */
 type QueueMessageSchema = z.ZodType<{ org_id: string }>;
@@ -49,10 +47,10 @@ export const sqsWorker = <S extends QueueMessageSchema>(worker: WorkerName, sche
     }
   };
 
-  return middy(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-    logger.appendKeys({ worker });
-    return processPartialResponse(event, processRecord, processor, { context, processInParallel: false });
-  })
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(injectLambdaContext(logger, { resetKeys: true }));
+  return withObservability(
+    middy(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+      logger.appendKeys({ worker });
+      return processPartialResponse(event, processRecord, processor, { context, processInParallel: false });
+    }),
+  );
 };

@@ -299,8 +299,15 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     },
 
     list: async (orgId: string, query: HeadListQuery): Promise<Paged<HeadView>> => {
+      // Each item is parsed once, for the filter and for the page.
+      const parsed = new WeakMap<Item, VersionedHead>();
+      const parsedHead = (item: Item): VersionedHead => {
+        const head = parsed.get(item) ?? toHead(item);
+        parsed.set(item, head);
+        return head;
+      };
       const keep = (item: Item) => {
-        const head = toHead(item);
+        const head = parsedHead(item);
         return (query.deprecated === undefined || head.deprecated === query.deprecated) && query.visible(head);
       };
       return pageOfQuery(
@@ -315,7 +322,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
                 { limit: query.limit, keep },
               )
             : queryPage(heads.query(orgId, {}), { limit: query.limit, startKey, keep }),
-        (item) => headView(toHead(item)),
+        (item) => headView(parsedHead(item)),
       );
     },
 
@@ -347,41 +354,48 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
       query: VersionListQuery,
       authorize: (head: VersionedHead) => void,
     ): Promise<Paged<Omit<V, 'id'>>> => {
-      const head = await getExisting(orgId, id);
-      authorize(head);
-      const range =
-        query.versions?.kind === 'latest'
-          ? { low: head.latest_version ?? 0, high: head.latest_version ?? 0 }
-          : query.versions;
-      const filters = { id, range, descending: query.descending };
-      return pageOf(
-        orgId,
-        listFingerprint(`${entity}-versions`, filters),
-        query.continuationToken,
-        (startKey) =>
-          queryPage(
-            versions.query(
-              orgId,
-              {},
-              {
-                ...(range
-                  ? {
-                      between: [
-                        versions.sortOf({ head_id: id, version: range.low }),
-                        versions.sortOf({ head_id: id, version: range.high }),
-                      ],
-                    }
-                  : { prefix: `${id}#` }),
-                forward: !query.descending,
-              },
+      const pageOfRange = (range: { low: number; high: number } | undefined) => {
+        const filters = { id, range, descending: query.descending };
+        return pageOf(
+          orgId,
+          listFingerprint(`${entity}-versions`, filters),
+          query.continuationToken,
+          (startKey) =>
+            queryPage(
+              versions.query(
+                orgId,
+                {},
+                {
+                  ...(range
+                    ? {
+                        between: [
+                          versions.sortOf({ head_id: id, version: range.low }),
+                          versions.sortOf({ head_id: id, version: range.high }),
+                        ],
+                      }
+                    : { prefix: `${id}#` }),
+                  forward: !query.descending,
+                },
+              ),
+              { limit: query.limit, startKey },
             ),
-            { limit: query.limit, startKey },
-          ),
-        (item) => {
-          const { id: _id, ...listed } = toVersion(item);
-          return listed;
-        },
-      );
+          (item) => {
+            const { id: _id, ...listed } = toVersion(item);
+            return listed;
+          },
+        );
+      };
+      const reading = getExisting(orgId, id);
+      if (query.versions?.kind === 'latest') {
+        const head = await reading;
+        authorize(head);
+        return pageOfRange({ low: head.latest_version ?? 0, high: head.latest_version ?? 0 });
+      }
+      // The page does not depend on the head: it is read meanwhile, and shown only once the head says the caller may.
+      const page = pageOfRange(query.versions);
+      page.catch(() => undefined);
+      authorize(await reading);
+      return page;
     },
 
     /**

@@ -1,6 +1,4 @@
 import { Readable } from 'node:stream';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
@@ -8,7 +6,7 @@ import { isGreedyResource, operationPathParameters, operationsMatching, routeSha
 import { type RouteOperation, routeOperations } from '../api/route-table';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { countErrorResponse } from '../aws/business-metrics';
-import { logger, tracer } from '../aws/observability';
+import { logger, withObservability } from '../aws/observability';
 import { countsRoundTrips, roundTripHeader, withRoundTripCounter } from '../data/round-trips';
 import type { Caller } from '../kernel/caller';
 import { config, requireFunctionSettings } from '../kernel/config';
@@ -151,6 +149,24 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
   }
 };
 
+/** A group's operations indexed once per function: by the shape of their path, and by path for self-routing. */
+interface GroupRoutes {
+  byShape: Map<string, Implementation[]>;
+  byPath: { implementation: Implementation; path: string }[];
+}
+
+const groupRoutes = (implementations: readonly Implementation[]): GroupRoutes => {
+  const byShape = new Map<string, Implementation[]>();
+  for (const implementation of implementations) {
+    const shape = routeShape(implementation.operation.path);
+    byShape.set(shape, [...(byShape.get(shape) ?? []), implementation]);
+  }
+  return {
+    byShape,
+    byPath: implementations.map((implementation) => ({ implementation, path: implementation.operation.path })),
+  };
+};
+
 /**
  * The group's operations on the request's path, each with a way to read its path parameters
  * under the operation's own names (taken only for the chosen one). A self-routed group arrives
@@ -158,26 +174,19 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
  * operation's canonical resource.
  */
 const routesOf = (
-  implementations: readonly Implementation[],
+  routes: GroupRoutes,
   event: APIGatewayProxyEvent,
 ): { implementation: Implementation; pathParameters: () => Record<string, string> }[] => {
   if (isGreedyResource(event.resource)) {
-    return operationsMatching(
-      implementations.map((implementation) => ({ implementation, path: implementation.operation.path })),
-      event.path,
-    ).map(({ operation, pathParameters }) => ({
+    return operationsMatching(routes.byPath, event.path).map(({ operation, pathParameters }) => ({
       implementation: operation.implementation,
       pathParameters: () => pathParameters,
     }));
   }
-  const shape = routeShape(event.resource);
-  return implementations
-    .filter((candidate) => routeShape(candidate.operation.path) === shape)
-    .map((implementation) => ({
-      implementation,
-      pathParameters: () =>
-        operationPathParameters(implementation.operation, event.resource, event.pathParameters ?? {}),
-    }));
+  return (routes.byShape.get(routeShape(event.resource)) ?? []).map((implementation) => ({
+    implementation,
+    pathParameters: () => operationPathParameters(implementation.operation, event.resource, event.pathParameters ?? {}),
+  }));
 };
 
 /**
@@ -186,13 +195,13 @@ const routesOf = (
  * operation's implementation.
  */
 const dispatch = async (
-  implementations: readonly Implementation[],
+  routes: GroupRoutes,
   event: APIGatewayProxyEvent,
   context: Context,
   responseHeaders: Record<string, string>,
   signal: AbortSignal,
 ): Promise<{ implementation: Implementation; result: unknown }> => {
-  const onPath = routesOf(implementations, event);
+  const onPath = routesOf(routes, event);
   // Every operation of the group is implemented (the compiler checks it): this is an unknown route.
   if (onPath.length === 0) throw new NotFoundError('Not found.');
   const route = onPath.find((candidate) => candidate.implementation.operation.method === event.httpMethod);
@@ -282,28 +291,24 @@ const dispatch = async (
  * {@link dispatch}, with the request's DynamoDB round trips counted into a response header
  * when the local diagnostics setting asks for it (`shared/data/round-trips.ts`).
  */
-const dispatchCounted: typeof dispatch = (implementations, event, context, responseHeaders, signal) =>
+const dispatchCounted: typeof dispatch = (routes, event, context, responseHeaders, signal) =>
   countsRoundTrips()
     ? withRoundTripCounter(async (roundTrips) => {
-        const dispatched = await dispatch(implementations, event, context, responseHeaders, signal);
+        const dispatched = await dispatch(routes, event, context, responseHeaders, signal);
         responseHeaders[roundTripHeader] = String(roundTrips());
         return dispatched;
       })
-    : dispatch(implementations, event, context, responseHeaders, signal);
-
-const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
-  handler
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(injectLambdaContext(logger, { resetKeys: true })) as H;
+    : dispatch(routes, event, context, responseHeaders, signal);
 
 /** The Lambda handler of a buffered endpoint group. */
 export const httpHandler = (implementations: readonly Implementation[]) => {
   requireFunctionSettings();
+  const routes = groupRoutes(implementations);
   return withObservability(
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context, { signal }) => {
       const headers: Record<string, string> = {};
       try {
-        const { implementation, result } = await dispatchCounted(implementations, event, context, headers, signal);
+        const { implementation, result } = await dispatchCounted(routes, event, context, headers, signal);
         const { status, contentType } = implementation.operation.response;
         if (status === 204 || result === undefined) return { statusCode: status, headers, body: '' };
         if (Buffer.isBuffer(result)) {
@@ -350,12 +355,13 @@ const ndjson = (events: AsyncIterable<unknown>): Readable =>
  */
 export const streamHandler = (implementations: readonly Implementation[]) => {
   requireFunctionSettings();
+  const routes = groupRoutes(implementations);
   return withObservability(
     middy<APIGatewayProxyEvent, HttpResponse>({ streamifyResponse: true }).handler(
       async (event, context, { signal }) => {
         const headers: Record<string, string> = {};
         try {
-          const { implementation, result } = await dispatchCounted(implementations, event, context, headers, signal);
+          const { implementation, result } = await dispatchCounted(routes, event, context, headers, signal);
           const { status, contentType } = implementation.operation.response;
           if (!implementation.operation.streaming) return jsonResponse(status, result, headers);
           return {

