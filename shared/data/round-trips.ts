@@ -1,30 +1,31 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 /**
  * Counts DynamoDB round trips per request, for the bench: with `DIAGNOSTIC_ROUND_TRIPS=true`
- * (local runs only; off unless set) the document client counts every request it sends into
- * the store of the HTTP request being served, and the response carries the count in
- * `x-diagnostic-dynamodb-round-trips`. Off, nothing is counted and no header is sent.
+ * (local runs only; off unless set) the document client counts every request it sends, and the
+ * response carries in `x-diagnostic-dynamodb-round-trips` how many the process sent while the
+ * request was being served. That is the request's own count when requests are served one at a
+ * time, as the bench sends them. A process-wide counter rather than one per async context: async
+ * context tracking taxes every promise of the process, which would distort what the bench measures.
+ * Off, nothing is counted and no header is sent.
  */
 export const roundTripHeader = 'x-diagnostic-dynamodb-round-trips';
 
 export const countsRoundTrips = (): boolean => process.env.DIAGNOSTIC_ROUND_TRIPS === 'true';
 
-const counters = new AsyncLocalStorage<{ count: number }>();
+let sent = 0;
 
-/** Runs `work` with a counter of its own; `read()` gives the round trips made so far. */
+/** Runs `work`; `read()` gives the round trips the process made since it started. */
 export const withRoundTripCounter = <T>(work: (read: () => number) => Promise<T>): Promise<T> => {
-  const counter = { count: 0 };
-  return counters.run(counter, () => work(() => counter.count));
+  const before = sent;
+  return work(() => sent - before);
 };
 
 /** Adds the middleware that counts each request sent (in the deserialize step: once per attempt, retries included). */
 export const countRoundTripsOf = (client: DynamoDBClient): void => {
   client.middlewareStack.add(
     (next) => async (args) => {
-      const counter = counters.getStore();
-      if (counter) counter.count += 1;
+      sent += 1;
       return next(args);
     },
     { step: 'deserialize', name: 'countDynamoDbRoundTrips' },

@@ -36,6 +36,10 @@ export interface OverheadPath {
 export const samplesPerPath = 120;
 /** Requests per user and operation: inside the 20-a-minute burst of the listed operations. */
 export const perUser = 15;
+/** Users whose requests warm the path up first, uncounted (a fresh process compiles it as it goes). */
+export const warmUsers = 3;
+/** The users one measurement needs: those of the samples, then those of the warm-up. */
+export const usersPerMeasurement = Math.ceil(samplesPerPath / perUser) + warmUsers;
 
 /** A document client straight to the platform's DynamoDB Local, as the data layer's (`local-aws.json`). */
 export const bareClient = (awsEnv: Record<string, string>): DynamoDBDocumentClient =>
@@ -111,12 +115,12 @@ export const measurePath = async <U>(
     timed(async () => {
       for (const step of measured.bare) await step();
     });
-  // A few of each first, not counted: modules and SDK paths load on first use.
-  const warm = users.at(-1) as U;
-  for (let index = 0; index < 3; index += 1) {
-    await request(warm);
-    await direct();
-  }
+  // First, not counted: modules and SDK paths load on first use, and the JIT compiles them as they run.
+  for (const warm of users.slice(-warmUsers))
+    for (let index = 0; index < perUser; index += 1) {
+      await request(warm);
+      await direct();
+    }
   for (let index = 0; index < samplesPerPath; index += 1) {
     const user = users[Math.floor(index / perUser)] as U;
     let reported = 0;

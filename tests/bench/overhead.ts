@@ -7,7 +7,14 @@ import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import { roundTripHeader } from '#shared/data/round-trips';
 import { call, createUser, mapLimit, rootSession, type Session } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
-import { bareClient, measuredPaths, measurePath, type OverheadPath, perUser, samplesPerPath } from './overhead-paths';
+import {
+  bareClient,
+  measuredPaths,
+  measurePath,
+  type OverheadPath,
+  samplesPerPath,
+  usersPerMeasurement,
+} from './overhead-paths';
 import { startPlatformProcess } from './platform-process';
 
 /**
@@ -92,7 +99,7 @@ export const measureOverhead = async (): Promise<OverheadFigures> => {
     });
     const agentId = created[0] as string;
     // Each half has users of its own: every measured operation is limited per user.
-    const usersPerHalf = Math.ceil(samplesPerPath / perUser) + 1;
+    const usersPerHalf = usersPerMeasurement;
     const users = await mapLimit(Array.from({ length: 2 * usersPerHalf }), 4, () =>
       createUser(admin, platform.credentials),
     );
