@@ -154,6 +154,10 @@ const exists = (name: string) =>
       },
     );
 
+const ignoreMissing = (error: { name?: string }) => {
+  if (error.name !== 'ResourceNotFoundException') throw error;
+};
+
 /** What a failed Lambda invocation means for the tool: out of time, out of memory, or a crash. */
 const failureOf = (errorPayload: string, limits: { timeoutMs: number; memoryMb: number }) => {
   if (/timed out/i.test(errorPayload))
@@ -239,14 +243,23 @@ export const lambdaRuntime: ToolRuntime = {
     return { status: JSON.parse(payload) as SandboxOutcome['status'], duration_ms, stdout: logs, stderr: '' };
   },
 
+  undeploy: async (request, deployed) => {
+    await lambda()
+      .send(
+        new DeleteFunctionCommand({
+          FunctionName: toolFunctionName(request.orgId, request.toolId),
+          Qualifier: String(deployed.lambda_version),
+        }),
+      )
+      .catch(ignoreMissing);
+  },
+
   eraseOrganization: async (orgId) => {
     const toolIds = [...(await queryAll(tools.query(orgId, {}))).map((item) => tools.parse(item).id), 'test'];
     for (const toolId of toolIds) {
       await lambda()
         .send(new DeleteFunctionCommand({ FunctionName: toolFunctionName(orgId, toolId) }))
-        .catch((error: { name?: string }) => {
-          if (error.name !== 'ResourceNotFoundException') throw error;
-        });
+        .catch(ignoreMissing);
     }
   },
 };

@@ -1,12 +1,9 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { openSecret, sealSecret } from '../auth/secret-box';
-import { s3 } from '../aws/clients';
 import { queueToolBuild } from '../conversation/queueing';
 import { keysPage, listFingerprint, type Paged, pageOf } from '../data/paging';
 import { type Item, queryPage, updateItem } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { creatorOf } from '../kernel/caller';
-import { config } from '../kernel/config';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { matchesTags, parseSortBy, parseTagFilters } from '../kernel/list-params';
@@ -17,7 +14,7 @@ import type { BuiltProject } from './project';
 import type { EnvVarChanges } from './schemas';
 import { maxToolNameLength } from './schemas';
 import { repositoryName } from './source-repository';
-import { toolBuilder } from './tool-builder';
+import { storeArtifact, toolBuilder } from './tool-builder';
 import {
   createToolRecord,
   getToolVersion,
@@ -332,12 +329,6 @@ export const repositoryOf = async (orgId: string, repo: 'team' | 'main'): Promis
 /** Where one build's artifact goes: under the organization's prefix (`toolArtifactPrefix`), named by the build. */
 export const artifactKeyOf = (orgId: string, toolId: string, build: string) =>
   `tools/${orgId}/${toolId}/${build}.json.gz`;
-
-export const storeArtifact = async (key: string, artifact: Buffer): Promise<void> => {
-  await s3().send(
-    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: artifact, ContentType: 'application/gzip' }),
-  );
-};
 
 type Declared = Pick<BuiltProject, 'required_envvars' | 'required_secret_envvars'>;
 
