@@ -154,6 +154,22 @@ const exists = (name: string) =>
       },
     );
 
+/**
+ * Runs a deployment step again when another deployment of the same function got there first
+ * (two tests of one organization at once: a creation, or an update still in progress), once
+ * that one has settled.
+ */
+const retryingConflicts = async <T>(name: string, step: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await step();
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'ResourceConflictException' || attempt >= 5) throw error;
+      await waitUntilFunctionUpdatedV2({ client: lambda(), maxWaitTime: 300 }, { FunctionName: name });
+    }
+  }
+};
+
 const ignoreMissing = (error: { name?: string }) => {
   if (error.name !== 'ResourceNotFoundException') throw error;
 };
@@ -175,14 +191,12 @@ export const lambdaRuntime: ToolRuntime = {
     const name = toolFunctionName(request.orgId, request.toolId);
     const { zip, runtime, handler } = deploymentPackage(await readArtifact(request.artifactKey));
     const limits = sandboxLimits();
-    let published: { FunctionArn?: string; Version?: string };
-    if (await exists(name)) {
-      await waitUntilFunctionUpdatedV2({ client: lambda(), maxWaitTime: 300 }, { FunctionName: name });
-      published = await lambda().send(
-        new UpdateFunctionCodeCommand({ FunctionName: name, ZipFile: zip, Publish: true }),
-      );
-    } else {
-      published = await lambda().send(
+    const published = await retryingConflicts(name, async () => {
+      if (await exists(name)) {
+        await waitUntilFunctionUpdatedV2({ client: lambda(), maxWaitTime: 300 }, { FunctionName: name });
+        return lambda().send(new UpdateFunctionCodeCommand({ FunctionName: name, ZipFile: zip, Publish: true }));
+      }
+      return lambda().send(
         new CreateFunctionCommand({
           FunctionName: name,
           Runtime: runtime,
@@ -195,7 +209,7 @@ export const lambdaRuntime: ToolRuntime = {
           Tags: { 'classic-api:org': request.orgId, 'classic-api:tool': request.toolId },
         }),
       );
-    }
+    });
     await waitUntilFunctionActiveV2(
       { client: lambda(), maxWaitTime: 300 },
       { FunctionName: published.FunctionArn ?? name },

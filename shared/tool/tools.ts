@@ -410,13 +410,8 @@ export const publishToolVersion = async (
       updated_at: at,
       tool_id: toolId,
       version: bumpVersion(tool.latest_version, body.bump_type),
-      // What the build reports; until CodeBuild reports, the version is `deploying` and holds no more.
-      required_envvars: [],
-      required_secret_envvars: [],
-      input_schema: { type: 'object' },
+      ...unbuiltVersionFields,
       tool_repo: body.repo,
-      tool_commit_hash: '',
-      amigo_scaffold_commit_hash: '',
       project_directory: body.project_path,
       lambda_version: 0,
       creator: creatorOf(caller),
@@ -424,8 +419,6 @@ export const publishToolVersion = async (
       deprecated: false,
       status: 'deploying',
       build_error: null,
-      language: 'node',
-      entry: '',
       artifact_key: artifactKey,
       runtime_ref: null,
       build_id: started.state === 'started' ? started.buildId : null,
@@ -468,6 +461,21 @@ export const publishToolVersion = async (
   }
   return { new_version: versionText };
 };
+
+/**
+ * What a version holds of the fields a build determines until CodeBuild reports (`deploying`):
+ * values of the reference's types (`tool_commit_hash` is a required string there, not nullable),
+ * so the SDKs read a building version like any other.
+ */
+export const unbuiltVersionFields = {
+  required_envvars: [],
+  required_secret_envvars: [],
+  input_schema: { type: 'object' },
+  tool_commit_hash: '',
+  amigo_scaffold_commit_hash: '',
+  language: 'node',
+  entry: '',
+} as const satisfies Partial<StoredToolVersion>;
 
 /** The version fields a build determines. */
 export const builtFields = (commit: string, built: Omit<BuiltProject, 'artifact'>) => ({
