@@ -108,6 +108,9 @@ export const toolVersionPublishedMessage = z.object({
   version: z.string().regex(/^\d+\.\d+\.\d+$/),
 });
 
+/** How a CodeBuild build can end. */
+export const endedToolBuildStatus = z.enum(['SUCCEEDED', 'FAILED', 'FAULT', 'STOPPED', 'TIMED_OUT']);
+
 /** The build's environment variables that name what it builds (`codebuild-builder.ts` sets them). */
 const buildVariable = z.object({ name: z.string(), value: z.string() });
 
@@ -122,7 +125,7 @@ export const toolBuildStateChangeMessage = z
     source: z.literal('aws.codebuild'),
     'detail-type': z.literal('CodeBuild Build State Change'),
     detail: z.object({
-      'build-status': z.enum(['SUCCEEDED', 'FAILED', 'FAULT', 'STOPPED', 'TIMED_OUT']),
+      'build-status': endedToolBuildStatus,
       'build-id': z.string(),
       'additional-information': z.object({
         environment: z.object({ 'environment-variables': z.array(buildVariable) }),

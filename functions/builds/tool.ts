@@ -1,11 +1,12 @@
-import { buildErrorMarker, storeBuildOutput } from '#shared/tool/codebuild-builder';
+import { buildErrorLine, storeBuildOutput } from '#shared/tool/codebuild-builder';
 import { buildToolProject } from '#shared/tool/tool-builder';
 
 /**
  * The tool build job that the CodeBuild project runs (`infra/constructs/tool-build.ts` bundles
  * it as an asset): the same build steps as the in-process builder, on the request CodeBuild was
  * started with (`buildVariablesOf`). It stores the artifact and its manifest, or prints the
- * build's error on one marked line and fails the build, for the builder worker to read.
+ * build's error and its status on one marked line and fails the build, for the builder worker
+ * (or a waiting test) to read.
  */
 const variable = (name: string): string => process.env[name] ?? '';
 
@@ -23,6 +24,6 @@ try {
   await storeBuildOutput(artifactKey, result);
   console.log(`Built commit ${result.commit} into ${artifactKey}.`);
 } catch (error) {
-  console.error(`${buildErrorMarker}${JSON.stringify((error as Error).message)}`);
+  console.error(buildErrorLine(error));
   process.exitCode = 1;
 }

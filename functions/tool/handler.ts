@@ -1,6 +1,5 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { testTool } from '#shared/tool/builder';
 import { invokeToolVersion, listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
 import { scaffoldRelease } from '#shared/tool/scaffold';
 import {
@@ -46,8 +45,6 @@ export const handler = httpHandler(
       });
       return { ...pageBody('tools', page), filter_values: filterValues };
     },
-
-    'test-tool': ({ path, body, caller }) => testTool(path.organization, caller, body),
 
     'get-tool-invocations': async ({ path, query, caller }) => {
       const page = await listToolInvocations(path.organization, caller, {

@@ -180,18 +180,29 @@ export const bindQueue = (fn: LambdaFunction, { queue, definition }: PlatformQue
 
 /**
  * Object-level actions only (no bucket configuration, ACL or versioning actions), so
- * narrower than `IBucket.grantRead`/`grantReadWrite`.
+ * narrower than `IBucket.grantRead`/`grantReadWrite`; under `prefix` only when one is given.
  */
-export const bindBucket = (fn: LambdaFunction, bucket: IBucket, access: BucketAccess): void => {
+export const bindBucket = (fn: LambdaFunction, bucket: IBucket, access: BucketAccess, prefix = ''): void => {
   const objectActions = ['s3:GetObject'];
   if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload');
-  const allow = (actions: string[], resource: string) =>
-    fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [resource] }));
-  allow(objectActions, bucket.arnForObjects('*'));
-  allow(['s3:ListBucket'], bucket.bucketArn);
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: objectActions,
+      resources: [bucket.arnForObjects(`${prefix}*`)],
+    }),
+  );
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      effect: Effect.ALLOW,
+      actions: ['s3:ListBucket'],
+      resources: [bucket.bucketArn],
+      ...(prefix ? { conditions: { StringLike: { 's3:prefix': `${prefix}*` } } } : {}),
+    }),
+  );
   fn.addEnvironment('ARTIFACT_BUCKET', bucket.bucketName);
   Validations.of(fn.role ?? fn).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(bucket)}.Arn>/*]`,
+    id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(bucket)}.Arn>/${prefix}*]`,
     reason: 'Object keys are per-tenant and generated at run time; access is limited to this one bucket.',
   });
 };

@@ -29,8 +29,11 @@ export interface ToolBuildProps {
   logRemovalPolicy: RemovalPolicy;
 }
 
-/** What a function does with tool builds: start them (the tool group) or complete them (the builder worker). */
-export type ToolBuildAccess = 'start' | 'complete';
+/**
+ * What a function does with tool builds: start them (the tool group), complete them (the builder
+ * worker), or start one and wait for its end (test-tool: poll, stop at its deadline, read the log).
+ */
+export type ToolBuildAccess = 'start' | 'complete' | 'wait';
 
 /** The statuses of a build that has ended. */
 const endedStatuses = ['SUCCEEDED', 'FAILED', 'FAULT', 'STOPPED', 'TIMED_OUT'];
@@ -147,18 +150,22 @@ export class ToolBuild extends Construct {
   bind(fn: LambdaFunction, access: ToolBuildAccess): void {
     fn.addEnvironment('TOOL_BUILDER', 'codebuild');
     fn.addEnvironment('TOOL_BUILD_PROJECT', this.project.projectName);
-    fn.addToRolePolicy(
-      access === 'start'
-        ? new PolicyStatement({
-            effect: Effect.ALLOW,
-            actions: ['codebuild:StartBuild'],
-            resources: [this.project.projectArn],
-          })
-        : new PolicyStatement({
-            effect: Effect.ALLOW,
-            actions: ['logs:GetLogEvents'],
-            resources: [this.logGroup.logGroupArn],
-          }),
-    );
+    const buildActions = {
+      start: ['codebuild:StartBuild'],
+      complete: [],
+      wait: ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
+    }[access];
+    if (buildActions.length > 0)
+      fn.addToRolePolicy(
+        new PolicyStatement({ effect: Effect.ALLOW, actions: buildActions, resources: [this.project.projectArn] }),
+      );
+    if (access !== 'start')
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['logs:GetLogEvents'],
+          resources: [this.logGroup.logGroupArn],
+        }),
+      );
   }
 }

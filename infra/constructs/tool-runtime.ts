@@ -18,25 +18,32 @@ export const findingResource = (stack: Stack, arn: string): string =>
     .replace(stack.region, Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region);
 
 /**
- * What a function does with tool functions: deploy and run them (the tool group, the builder),
- * run them (conversations, the web app's chat and simulations call tools mid-turn), or delete
- * them (organization deletion).
+ * What a function does with tool functions: deploy and run them (the builder), deploy, run and
+ * then delete a version of an organization's test function (test-tool), run them
+ * (conversations, the web app's chat, simulations and invoke-tool-version), or delete them
+ * (organization deletion).
  */
-export type ToolRuntimeAccess = 'deploy' | 'invoke' | 'erase';
+export type ToolRuntimeAccess = 'deploy' | 'test' | 'invoke' | 'erase';
+
+const deployActions = [
+  'lambda:CreateFunction',
+  'lambda:UpdateFunctionCode',
+  'lambda:GetFunction',
+  'lambda:GetFunctionConfiguration',
+  'lambda:PublishVersion',
+  'lambda:TagResource',
+  'lambda:InvokeFunction',
+];
 
 const actionsOf: Record<ToolRuntimeAccess, string[]> = {
-  deploy: [
-    'lambda:CreateFunction',
-    'lambda:UpdateFunctionCode',
-    'lambda:GetFunction',
-    'lambda:GetFunctionConfiguration',
-    'lambda:PublishVersion',
-    'lambda:TagResource',
-    'lambda:InvokeFunction',
-  ],
+  deploy: deployActions,
+  test: deployActions,
   invoke: ['lambda:InvokeFunction'],
   erase: ['lambda:DeleteFunction'],
 };
+
+/** Organizations' test functions only: `lambda-runtime.ts` tags each tool function with its tool's id, `test` for those. */
+export const toolTagCondition = { StringEquals: { 'aws:ResourceTag/classic-api:tool': 'test' } };
 
 /**
  * The AWS tool runtime (`shared/tool/lambda-runtime.ts`): tool versions run as versions of
@@ -97,7 +104,18 @@ export class ToolRuntime extends Construct {
         resources: [functions, `${functions}:*`],
       }),
     );
-    if (access === 'deploy') {
+    if (access === 'test') {
+      // A test removes its own version once run; the tag keeps it from deleting any real tool's.
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['lambda:DeleteFunction'],
+          resources: [functions, `${functions}:*`],
+          conditions: toolTagCondition,
+        }),
+      );
+    }
+    if (access === 'deploy' || access === 'test') {
       fn.addEnvironment('TOOL_EXECUTION_ROLE_ARN', this.executionRole.roleArn);
       fn.addToRolePolicy(
         new PolicyStatement({

@@ -32,6 +32,8 @@ import type { DeploymentSettings } from './platform-settings';
 interface Access {
   table?: TableAccess;
   bucket?: BucketAccess;
+  /** Limits `bucket` to the keys under this prefix. */
+  bucketPrefix?: string;
   sendTo?: readonly WorkerName[];
   /** Reads the JWT signing key and learns the issuer. */
   signingKey?: boolean;
@@ -86,14 +88,25 @@ const access = {
       email: true,
       tools: 'invoke',
     },
-    // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; starts and queues builds.
+    // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; starts and queues builds
+    // (the builder worker deploys them).
     tool: {
       table: 'readWrite',
       signingKey: true,
       sendTo: ['tool-build', 'webhook'],
       bucket: 'readWrite',
-      tools: 'deploy',
+      tools: 'invoke',
       toolBuilds: 'start',
+    },
+    // test-tool: builds in CodeBuild and waits (reading a failed build's log, masking the repository
+    // credentials), then deploys, runs and removes a version of the organization's test function.
+    'tool-stream': {
+      table: 'readWrite',
+      signingKey: true,
+      bucket: 'readWrite',
+      bucketPrefix: 'tools/',
+      tools: 'test',
+      toolBuilds: 'wait',
     },
     // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip.
     simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read' },
@@ -150,6 +163,11 @@ const stageProfiles = {
 const bufferedTimeout = Duration.seconds(28);
 /** A streamed conversation turn; API Gateway allows streams up to 15 minutes. */
 const streamingTimeout = Duration.minutes(5);
+/**
+ * Streamed groups that need more: a test's build (at most 4 minutes) and deployment, then up to
+ * 10 runs of the tool, each within its own timeout.
+ */
+const groupTimeouts: Partial<Record<EndpointGroup, Duration>> = { 'tool-stream': Duration.minutes(15) };
 
 export interface PlatformStackProps extends StackProps {
   settings: DeploymentSettings;
@@ -202,7 +220,8 @@ export class PlatformStack extends Stack {
     });
     const grant = (fn: LambdaFunction, rights: Access): void => {
       if (rights.table) bindTable(fn, data.table, rights.table);
-      if (rights.bucket) bindBucket(fn, data.bucket, rights.bucket);
+      if (rights.bucket)
+        bindBucket(fn, data.bucket, rights.bucket, 'bucketPrefix' in rights ? rights.bucketPrefix : '');
       for (const worker of rights.sendTo ?? []) bindQueue(fn, queues.get(worker), 'send');
       if (rights.signingKey) {
         bindSecret(fn, data.signingKey, 'SIGNING_KEY_SECRET_ARN');
@@ -226,7 +245,7 @@ export class PlatformStack extends Stack {
         entry: `functions/${group}/handler.ts`,
         serviceName: group,
         description: `Endpoint group ${group}`,
-        timeout: isStreamingGroup(group, operations) ? streamingTimeout : bufferedTimeout,
+        timeout: groupTimeouts[group] ?? (isStreamingGroup(group, operations) ? streamingTimeout : bufferedTimeout),
         defaults,
       });
       grant(fn, access.api[group]);

@@ -349,6 +349,24 @@ const ndjson = (events: AsyncIterable<unknown>): Readable =>
   );
 
 /**
+ * `{"<key>":[...]}`, each item written as soon as `items` yields it: one JSON document whose
+ * bytes keep flowing while a long answer is made, so its stream does not idle out.
+ */
+export const jsonArrayDocument = (key: string, items: AsyncIterable<unknown>): Readable =>
+  Readable.from(
+    (async function* () {
+      yield `{${JSON.stringify(key)}:[`;
+      let separator = '';
+      for await (const item of items) {
+        yield `${separator}${JSON.stringify(item)}`;
+        separator = ',';
+      }
+      yield ']}';
+    })(),
+    { objectMode: false },
+  );
+
+/**
  * The Lambda handler of a streaming endpoint group (Lambda response streaming). Errors
  * found before the stream starts get their status and a JSON body; errors after that
  * are the operation's to turn into an `error` event.

@@ -21,6 +21,7 @@ export const endpointGroups = [
   'metric',
   'webhook',
   'tool',
+  'tool-stream',
   'simulation',
   'app',
 ] as const;

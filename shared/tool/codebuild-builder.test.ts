@@ -1,9 +1,27 @@
 import { CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
-import { CodeBuildClient, StartBuildCommand } from '@aws-sdk/client-codebuild';
+import {
+  BatchGetBuildsCommand,
+  type Build,
+  CodeBuildClient,
+  StartBuildCommand,
+  StopBuildCommand,
+} from '@aws-sdk/client-codebuild';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type ToolBuildStateChange, toolBuildQueueMessage } from '../../events/queue-messages';
-import { buildErrorMarker, buildFailureOf, codeBuildBuilder, maxBuildErrorChars } from './codebuild-builder';
+import { NotFoundError } from '../kernel/errors';
+import {
+  type BuildManifest,
+  buildErrorLine,
+  buildErrorMarker,
+  buildFailureOf,
+  buildPollIntervalMs,
+  codeBuildBuilder,
+  manifestKeyOf,
+  maxBuildErrorChars,
+} from './codebuild-builder';
+import { BuildError } from './project';
 
 const buildArn =
   'arn:aws:codebuild:eu-central-1:123456789012:build/classic-tool-build:0b2c6f7e-1111-2222-3333-444455556666';
@@ -133,7 +151,7 @@ describe('buildFailureOf', () => {
     // Prepare
     const send = logLines([
       '[Container] Running command node index.mjs',
-      `${buildErrorMarker}${JSON.stringify('The tool build failed: index.js:2: Unexpected ";"')}`,
+      buildErrorLine(new BuildError('index.js:2: Unexpected ";"')),
       '[Container] Command did not exit successfully node index.mjs exit status 1',
     ]);
 
@@ -141,7 +159,7 @@ describe('buildFailureOf', () => {
     const failure = await buildFailureOf(failedChange());
 
     // Assess
-    expect(failure).toBe('The tool build failed: index.js:2: Unexpected ";"');
+    expect(failure).toEqual({ status: 400, detail: 'The tool build failed: index.js:2: Unexpected ";"' });
     const command = send.mock.calls[0]?.[0] as GetLogEventsCommand;
     expect(command).toBeInstanceOf(GetLogEventsCommand);
     expect(command.input).toMatchObject({ logGroupName: '/classic/tool-build', logStreamName: '0b2c6f7e-1111' });
@@ -163,10 +181,11 @@ describe('buildFailureOf', () => {
     const failure = await buildFailureOf(failedChange());
 
     // Assess
-    expect(failure.length).toBeLessThanOrEqual(maxBuildErrorChars + 1);
-    expect(failure).not.toContain('ghp_s3cr3tT0ken');
-    expect(failure).toContain('https://***@git.example.com/team.git');
-    expect(failure).toMatch(/token \*\*\* rejected$/);
+    expect(failure.status).toBe(400);
+    expect(failure.detail.length).toBeLessThanOrEqual(maxBuildErrorChars + 1);
+    expect(failure.detail).not.toContain('ghp_s3cr3tT0ken');
+    expect(failure.detail).toContain('https://***@git.example.com/team.git');
+    expect(failure.detail).toMatch(/token \*\*\* rejected$/);
   });
 
   it('says how the build ended when it left no log', async () => {
@@ -177,6 +196,153 @@ describe('buildFailureOf', () => {
     const failure = await buildFailureOf(change);
 
     // Assess
-    expect(failure).toBe('The build ended timed out without a log.');
+    expect(failure).toEqual({ status: 400, detail: 'The build ended timed out without a log.' });
+  });
+
+  it('keeps a marked line that is not the job’s JSON as it is', async () => {
+    // Prepare
+    logLines([`${buildErrorMarker}{not json`]);
+
+    // Act
+    const failure = await buildFailureOf(failedChange());
+
+    // Assess
+    expect(failure).toEqual({ status: 400, detail: `${buildErrorMarker}{not json` });
+  });
+});
+
+describe('codeBuildBuilder.buildAndWait', () => {
+  const request = {
+    orgId: 'org-1',
+    toolId: 'test',
+    repository: 'team-a',
+    projectPath: 'samples/greeting',
+    branch: 'main',
+    lastValidCommit: null,
+    artifactKey: 'tools/org-1/test/0123.json.gz',
+  };
+  const manifest: BuildManifest = {
+    commit: 'c'.repeat(40),
+    predates_last_valid: false,
+    language: 'node',
+    entry: 'index.mjs',
+    input_schema: { type: 'object' },
+    required_envvars: ['GREETING'],
+    required_secret_envvars: [],
+  };
+
+  /** CodeBuild answering StartBuild, then each BatchGetBuilds with the next of `states` (the last one repeats). */
+  const codeBuildWith = (states: Build[]) => {
+    let polls = 0;
+    return vi.spyOn(CodeBuildClient.prototype, 'send').mockImplementation(async (command: unknown) => {
+      if (command instanceof StartBuildCommand) return { build: { arn: buildArn } };
+      if (command instanceof BatchGetBuildsCommand) {
+        const state = states[Math.min(polls, states.length - 1)];
+        polls += 1;
+        return { builds: [state] };
+      }
+      return {};
+    });
+  };
+  const running: Build = { buildStatus: 'IN_PROGRESS', buildComplete: false };
+  const failedWithLog: Build = {
+    buildStatus: 'FAILED',
+    buildComplete: true,
+    logs: { groupName: '/classic/tool-build', streamName: '0b2c6f7e-1111' },
+  };
+
+  beforeEach(() => {
+    process.env.TOOL_BUILD_PROJECT = 'classic-tool-build';
+    process.env.ARTIFACT_BUCKET = 'artifacts';
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+    delete process.env.TOOL_BUILD_PROJECT;
+  });
+
+  it('polls the build until it ends and answers its manifest, reading the artifact where the build stored it', async () => {
+    // Prepare
+    const codeBuildCalls = codeBuildWith([running, { buildStatus: 'SUCCEEDED', buildComplete: true }]);
+    const s3Calls = vi.spyOn(S3Client.prototype, 'send').mockImplementation(async () => ({
+      Body: { transformToString: async () => JSON.stringify(manifest) },
+    }));
+
+    // Act
+    const waiting = codeBuildBuilder.buildAndWait(request, 60_000);
+    await vi.advanceTimersByTimeAsync(2 * buildPollIntervalMs);
+    const stored = await waiting;
+
+    // Assess
+    expect(stored).toEqual({
+      commit: manifest.commit,
+      predatesLastValid: false,
+      built: {
+        language: 'node',
+        entry: 'index.mjs',
+        input_schema: { type: 'object' },
+        required_envvars: ['GREETING'],
+        required_secret_envvars: [],
+      },
+    });
+    const polls = codeBuildCalls.mock.calls
+      .map(([command]) => command)
+      .filter((command) => command instanceof BatchGetBuildsCommand);
+    expect(polls.map((command) => command.input.ids)).toEqual([[buildArn], [buildArn]]);
+    const reads = s3Calls.mock.calls.map(([command]) => command);
+    expect(reads.map((command) => command instanceof GetObjectCommand && command.input.Key)).toEqual([
+      manifestKeyOf(request.artifactKey),
+    ]);
+  });
+
+  it('answers a failed build with the error and status its job marked: 400 for a project that does not build', async () => {
+    // Prepare
+    codeBuildWith([failedWithLog]);
+    logLines([buildErrorLine(new BuildError('index.js:2: Unexpected ";"')), '[Container] Phase complete: BUILD']);
+
+    // Act
+    const waiting = expect(codeBuildBuilder.buildAndWait(request, 60_000)).rejects.toMatchObject({
+      statusCode: 400,
+      message: 'The tool build failed: index.js:2: Unexpected ";"',
+    });
+    await vi.advanceTimersByTimeAsync(buildPollIntervalMs);
+
+    // Assess
+    await waiting;
+  });
+
+  it('answers 404 for a branch the repository does not have, as the in-process build does', async () => {
+    // Prepare
+    codeBuildWith([failedWithLog]);
+    logLines([buildErrorLine(new NotFoundError("The commit or branch 'nope' does not exist in the tool repository."))]);
+
+    // Act
+    const waiting = expect(codeBuildBuilder.buildAndWait(request, 60_000)).rejects.toMatchObject({
+      statusCode: 404,
+      message: "The commit or branch 'nope' does not exist in the tool repository.",
+    });
+    await vi.advanceTimersByTimeAsync(buildPollIntervalMs);
+
+    // Assess
+    await waiting;
+  });
+
+  it('stops a build still running at the deadline and answers 503', async () => {
+    // Prepare
+    const codeBuildCalls = codeBuildWith([running]);
+
+    // Act
+    const waiting = expect(codeBuildBuilder.buildAndWait(request, 12_000)).rejects.toMatchObject({
+      statusCode: 503,
+      message: 'The build did not end within 12 s and was stopped; retry later.',
+    });
+    await vi.advanceTimersByTimeAsync(12_000);
+
+    // Assess
+    await waiting;
+    const stops = codeBuildCalls.mock.calls.filter(([command]) => command instanceof StopBuildCommand);
+    expect(stops.map(([command]) => (command as StopBuildCommand).input)).toEqual([{ id: buildArn }]);
+    expect(codeBuildCalls.mock.calls.filter(([command]) => command instanceof BatchGetBuildsCommand)).toHaveLength(3);
   });
 });

@@ -1,14 +1,21 @@
 import { createHash } from 'node:crypto';
 import { CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
-import { CodeBuildClient, StartBuildCommand } from '@aws-sdk/client-codebuild';
+import { BatchGetBuildsCommand, CodeBuildClient, StartBuildCommand, StopBuildCommand } from '@aws-sdk/client-codebuild';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { z } from 'zod';
-import type { ToolBuildStateChange } from '../../events/queue-messages';
+import { endedToolBuildStatus, type ToolBuildStateChange } from '../../events/queue-messages';
 import { s3 } from '../aws/clients';
 import { config } from '../kernel/config';
+import { DomainError } from '../kernel/errors';
 import { maskSecrets } from './invocations';
 import { repositoryCredentialValues } from './source-repository';
-import type { ToolBuilder, ToolBuildRequest, ToolBuildResult } from './tool-builder';
+import {
+  deleteArtifactObjects,
+  storeArtifact,
+  type ToolBuilder,
+  type ToolBuildRequest,
+  type ToolBuildResult,
+} from './tool-builder';
 
 /**
  * The CodeBuild adapter of the tool builder. `build` starts the CodeBuild project
@@ -17,6 +24,8 @@ import type { ToolBuilder, ToolBuildRequest, ToolBuildResult } from './tool-buil
  * manifest of what was built beside it in the bucket, or print the build's error and fail.
  * CodeBuild's state-change event then reaches the `tool-build` queue, where the builder worker
  * reads the manifest ({@link readBuildManifest}) or the failure ({@link buildFailureOf}).
+ * `buildAndWait` (test-tool) starts the same build and polls it until it ends, then reads the
+ * same manifest or failure itself.
  */
 
 let codeBuildClient: CodeBuildClient | undefined;
@@ -56,10 +65,15 @@ export const manifestOf = (result: ToolBuildResult): BuildManifest => ({
 
 /** Stores what the build job built: the artifact, then its manifest (whose presence means both are there). */
 export const storeBuildOutput = async (artifactKey: string, result: ToolBuildResult): Promise<void> => {
-  const put = (key: string, body: Buffer | string, contentType: string) =>
-    s3().send(new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: body, ContentType: contentType }));
-  await put(artifactKey, result.built.artifact, 'application/gzip');
-  await put(manifestKeyOf(artifactKey), JSON.stringify(manifestOf(result)), 'application/json');
+  await storeArtifact(artifactKey, result.built.artifact);
+  await s3().send(
+    new PutObjectCommand({
+      Bucket: config.artifactBucket,
+      Key: manifestKeyOf(artifactKey),
+      Body: JSON.stringify(manifestOf(result)),
+      ContentType: 'application/json',
+    }),
+  );
 };
 
 export const readBuildManifest = async (artifactKey: string): Promise<BuildManifest> => {
@@ -69,8 +83,36 @@ export const readBuildManifest = async (artifactKey: string): Promise<BuildManif
   return buildManifest.parse(JSON.parse((await object.Body?.transformToString('utf8')) ?? '{}'));
 };
 
-/** The line the build job prints with a build's error, so the worker finds it among the build's log lines. */
+/**
+ * The line the build job prints with a build's error (`TOOL_BUILD_ERROR {"status","detail"}`),
+ * so the worker finds it among the build's log lines and a test answers with the same status
+ * as in-process (404 for a missing branch, 400 for a project that does not build).
+ */
 export const buildErrorMarker = 'TOOL_BUILD_ERROR ';
+
+export interface BuildFailure {
+  status: number;
+  detail: string;
+}
+
+/** The marked line of a build job that failed with `error`. */
+export const buildErrorLine = (error: unknown): string => {
+  const status = error instanceof DomainError && error.statusCode < 500 ? error.statusCode : 400;
+  return `${buildErrorMarker}${JSON.stringify({ status, detail: (error as Error).message })}`;
+};
+
+const markedFailure = z.object({ status: z.number().int().min(400).max(499).catch(400), detail: z.string() });
+
+const parseMarked = (line: string): BuildFailure => {
+  const payload = line.slice(buildErrorMarker.length);
+  try {
+    const parsed = markedFailure.safeParse(JSON.parse(payload));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // Not JSON: the line itself is the best account of the failure.
+  }
+  return { status: 400, detail: line };
+};
 
 /** How much of a failed build's log a version keeps as its `build_error`. */
 export const maxBuildErrorChars = 2000;
@@ -79,10 +121,13 @@ export const maxBuildErrorChars = 2000;
 const maskUrlCredentials = (text: string): string => text.replace(/(\w+:\/\/)[^/\s@]+@/g, '$1***@');
 
 /**
- * A failed build's error, for the version's `build_error`: the job's own error line when it
- * printed one, else the log's last lines; bounded, with the repository's credentials masked.
+ * A failed build's error, for the version's `build_error` or the test's answer: the job's own
+ * error line when it printed one, else the log's last lines (400); bounded, with the
+ * repository's credentials masked.
  */
-export const buildFailureOf = async (change: ToolBuildStateChange): Promise<string> => {
+export const buildFailureOf = async (
+  change: Pick<ToolBuildStateChange, 'build_status' | 'logs'>,
+): Promise<BuildFailure> => {
   const ended = `The build ended ${change.build_status.toLowerCase().replaceAll('_', ' ')}`;
   const lines = change.logs
     ? ((
@@ -97,18 +142,18 @@ export const buildFailureOf = async (change: ToolBuildStateChange): Promise<stri
       ).events?.map((event) => event.message?.trimEnd() ?? '') ?? [])
     : [];
   const marked = lines.findLast((line) => line.startsWith(buildErrorMarker));
-  let detail: string;
+  let failure: BuildFailure;
   if (marked) {
-    detail = z
-      .string()
-      .catch(marked)
-      .parse(JSON.parse(marked.slice(buildErrorMarker.length)));
+    failure = parseMarked(marked);
   } else {
     const tail = lines.filter((line) => line !== '').join('\n');
-    detail = tail === '' ? `${ended} without a log.` : `${ended}:\n${tail}`;
+    failure = { status: 400, detail: tail === '' ? `${ended} without a log.` : `${ended}:\n${tail}` };
   }
-  const masked = maskUrlCredentials(maskSecrets(detail, await repositoryCredentialValues()));
-  return masked.length > maxBuildErrorChars ? `…${masked.slice(-maxBuildErrorChars)}` : masked;
+  const masked = maskUrlCredentials(maskSecrets(failure.detail, await repositoryCredentialValues()));
+  return {
+    status: failure.status,
+    detail: masked.length > maxBuildErrorChars ? `…${masked.slice(-maxBuildErrorChars)}` : masked,
+  };
 };
 
 const buildProjectName = (): string => {
@@ -128,23 +173,70 @@ export const buildVariablesOf = (request: ToolBuildRequest): Record<string, stri
   TOOL_ARTIFACT_KEY: request.artifactKey,
 });
 
+/** How often a waiting test asks CodeBuild how its build is going (BatchGetBuilds). */
+export const buildPollIntervalMs = 5000;
+
+/** How a build ended, or nothing while it runs. */
+const endOf = async (buildId: string): Promise<Pick<ToolBuildStateChange, 'build_status' | 'logs'> | undefined> => {
+  const { builds } = await codeBuild().send(new BatchGetBuildsCommand({ ids: [buildId] }));
+  const build = builds?.[0];
+  if (!build?.buildComplete) return undefined;
+  const status = endedToolBuildStatus.catch('FAULT').parse(build.buildStatus);
+  const { groupName: group, streamName: stream } = build.logs ?? {};
+  return { build_status: status, logs: group && stream ? { group, stream } : null };
+};
+
+const start = async (request: ToolBuildRequest): Promise<string> => {
+  const started = await codeBuild().send(
+    new StartBuildCommand({
+      projectName: buildProjectName(),
+      environmentVariablesOverride: Object.entries(buildVariablesOf(request)).map(([name, value]) => ({
+        name,
+        value,
+        type: 'PLAINTEXT',
+      })),
+      // A retried start of the same artifact within CodeBuild's window starts no second build.
+      idempotencyToken: createHash('sha256').update(request.artifactKey).digest('hex').slice(0, 32),
+    }),
+  );
+  // The ARN, as the state-change event names the build.
+  const buildId = started.build?.arn;
+  if (!buildId) throw new Error('CodeBuild started no build');
+  return buildId;
+};
+
 export const codeBuildBuilder: ToolBuilder = {
-  build: async (request) => {
-    const started = await codeBuild().send(
-      new StartBuildCommand({
-        projectName: buildProjectName(),
-        environmentVariablesOverride: Object.entries(buildVariablesOf(request)).map(([name, value]) => ({
-          name,
-          value,
-          type: 'PLAINTEXT',
-        })),
-        // A retried start of the same artifact within CodeBuild's window starts no second build.
-        idempotencyToken: createHash('sha256').update(request.artifactKey).digest('hex').slice(0, 32),
-      }),
-    );
-    // The ARN, as the state-change event names the build.
-    const buildId = started.build?.arn;
-    if (!buildId) throw new Error('CodeBuild started no build');
-    return { state: 'started', buildId };
+  build: async (request) => ({ state: 'started', buildId: await start(request) }),
+
+  buildAndWait: async (request, deadlineMs) => {
+    const deadline = Date.now() + deadlineMs;
+    const buildId = await start(request);
+    for (;;) {
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, Math.min(buildPollIntervalMs, deadline - Date.now()))),
+      );
+      const outcome = await endOf(buildId);
+      if (outcome?.build_status === 'SUCCEEDED') {
+        const { commit, predates_last_valid, ...built } = await readBuildManifest(request.artifactKey);
+        return { commit, predatesLastValid: predates_last_valid, built };
+      }
+      if (outcome) {
+        const failure = await buildFailureOf(outcome);
+        throw new DomainError(failure.status, failure.detail);
+      }
+      if (Date.now() >= deadline) {
+        // Nobody waits for it any more. Stopping is a courtesy: a build that ended meanwhile
+        // refuses it, and the caller discards whatever it stored either way.
+        await codeBuild()
+          .send(new StopBuildCommand({ id: buildId }))
+          .catch(() => undefined);
+        throw new DomainError(
+          503,
+          `The build did not end within ${Math.round(deadlineMs / 1000)} s and was stopped; retry later.`,
+        );
+      }
+    }
   },
+
+  discard: (artifactKey) => deleteArtifactObjects([artifactKey, manifestKeyOf(artifactKey)]),
 };

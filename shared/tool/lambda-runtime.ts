@@ -154,6 +154,26 @@ const exists = (name: string) =>
       },
     );
 
+/**
+ * Runs a deployment step again when another deployment of the same function got there first
+ * (two tests of one organization at once: a creation, or an update still in progress), once
+ * that one has settled.
+ */
+const retryingConflicts = async <T>(name: string, step: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await step();
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'ResourceConflictException' || attempt >= 5) throw error;
+      await waitUntilFunctionUpdatedV2({ client: lambda(), maxWaitTime: 300 }, { FunctionName: name });
+    }
+  }
+};
+
+const ignoreMissing = (error: { name?: string }) => {
+  if (error.name !== 'ResourceNotFoundException') throw error;
+};
+
 /** What a failed Lambda invocation means for the tool: out of time, out of memory, or a crash. */
 const failureOf = (errorPayload: string, limits: { timeoutMs: number; memoryMb: number }) => {
   if (/timed out/i.test(errorPayload))
@@ -171,14 +191,12 @@ export const lambdaRuntime: ToolRuntime = {
     const name = toolFunctionName(request.orgId, request.toolId);
     const { zip, runtime, handler } = deploymentPackage(await readArtifact(request.artifactKey));
     const limits = sandboxLimits();
-    let published: { FunctionArn?: string; Version?: string };
-    if (await exists(name)) {
-      await waitUntilFunctionUpdatedV2({ client: lambda(), maxWaitTime: 300 }, { FunctionName: name });
-      published = await lambda().send(
-        new UpdateFunctionCodeCommand({ FunctionName: name, ZipFile: zip, Publish: true }),
-      );
-    } else {
-      published = await lambda().send(
+    const published = await retryingConflicts(name, async () => {
+      if (await exists(name)) {
+        await waitUntilFunctionUpdatedV2({ client: lambda(), maxWaitTime: 300 }, { FunctionName: name });
+        return lambda().send(new UpdateFunctionCodeCommand({ FunctionName: name, ZipFile: zip, Publish: true }));
+      }
+      return lambda().send(
         new CreateFunctionCommand({
           FunctionName: name,
           Runtime: runtime,
@@ -191,7 +209,7 @@ export const lambdaRuntime: ToolRuntime = {
           Tags: { 'classic-api:org': request.orgId, 'classic-api:tool': request.toolId },
         }),
       );
-    }
+    });
     await waitUntilFunctionActiveV2(
       { client: lambda(), maxWaitTime: 300 },
       { FunctionName: published.FunctionArn ?? name },
@@ -239,14 +257,23 @@ export const lambdaRuntime: ToolRuntime = {
     return { status: JSON.parse(payload) as SandboxOutcome['status'], duration_ms, stdout: logs, stderr: '' };
   },
 
+  undeploy: async (request, deployed) => {
+    await lambda()
+      .send(
+        new DeleteFunctionCommand({
+          FunctionName: toolFunctionName(request.orgId, request.toolId),
+          Qualifier: String(deployed.lambda_version),
+        }),
+      )
+      .catch(ignoreMissing);
+  },
+
   eraseOrganization: async (orgId) => {
     const toolIds = [...(await queryAll(tools.query(orgId, {}))).map((item) => tools.parse(item).id), 'test'];
     for (const toolId of toolIds) {
       await lambda()
         .send(new DeleteFunctionCommand({ FunctionName: toolFunctionName(orgId, toolId) }))
-        .catch((error: { name?: string }) => {
-          if (error.name !== 'ResourceNotFoundException') throw error;
-        });
+        .catch(ignoreMissing);
     }
   },
 };

@@ -253,6 +253,10 @@ export const localSandbox: ToolRuntime = {
     }
   },
 
+  undeploy: async (_request, deployed) => {
+    await rm(deployed.runtime_ref, { recursive: true, force: true });
+  },
+
   eraseOrganization: async (orgId) => {
     await rm(join(runtimeRoot(), orgId), { recursive: true, force: true });
   },

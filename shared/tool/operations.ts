@@ -26,7 +26,7 @@ import {
 import { versionConstraint } from './version-constraint';
 
 /*
- * Tools (group `tool`). Fixed paths (`test`, `invocation`, the scaffold) come before
+ * Tools (group `tool`; test-tool, which may outlast a buffered answer, in `tool-stream`). Fixed paths (`test`, `invocation`, the scaffold) come before
  * `/tool/{tool_id}` so a gateway matching in table order picks them first. The reference names
  * the version segment `{versions}` on deprecation and `{version}` on invocation; API Gateway
  * refuses two names at one level, so both are `{version}` here (the URLs are the same).
@@ -115,13 +115,18 @@ export const testToolOperation = defineOperation({
   operationId: 'test-tool',
   method: 'POST',
   path: '/v1/{organization}/tool/test',
-  group: 'tool',
+  // Streamed (one JSON document, written a result at a time) because in AWS the build alone may take minutes.
+  group: 'tool-stream',
+  streaming: true,
   tag: 'Tool',
   summary: 'Test a tool',
   auth: 'required',
   rateLimitPerMinute: 1,
+  extraErrors: {
+    503: 'The service is going through temporary maintenance, or the build did not end within 4 minutes (it was stopped; retry).',
+  },
   request: { path: organizationPath, headers, body: testToolRequest },
-  response: { status: 200, body: invocationResultsResponse },
+  response: { status: 200, body: invocationResultsResponse, contentType: 'application/json' },
 });
 
 export const getToolInvocationsOperation = defineOperation({

@@ -38,6 +38,8 @@ export interface SandboxOutcome {
 export interface ToolRuntime {
   deploy(request: DeployRequest): Promise<DeployedVersion>;
   invoke(deployed: { runtime_ref: string; artifactKey: string }, request: SandboxRequest): Promise<SandboxOutcome>;
+  /** Removes one deployed version (a test's, once run), leaving the tool's others. Idempotent. */
+  undeploy(request: Pick<DeployRequest, 'orgId' | 'toolId'>, deployed: DeployedVersion): Promise<void>;
   /** Removes everything the runtime keeps for an organization (functions, unpacked code). */
   eraseOrganization(orgId: string): Promise<void>;
 }

@@ -1,15 +1,19 @@
+import { DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { s3 } from '../aws/clients';
+import { config } from '../kernel/config';
 import { type BuiltProject, buildProject } from './project';
 import { readProject } from './source-repository';
 
 /**
- * Where tool projects are built: the port the publish operation calls. Both adapters run the
- * same build steps ({@link buildToolProject}: read the project at the tip of a branch, pin the
- * commit, bundle or install); they differ in where and when.
+ * Where tool projects are built: the port publish-tool-version and test-tool call. Both adapters
+ * run the same build steps ({@link buildToolProject}: read the project at the tip of a branch,
+ * pin the commit, bundle or install); they differ in where and when.
  * - In-process (`npm start`, the default): the steps run in the request, whose answer carries a
  *   failed build's error (400).
  * - CodeBuild (`TOOL_BUILDER=codebuild`, `codebuild-builder.ts`): a Lambda has neither git nor
- *   Python, so a CodeBuild project runs the steps (`functions/builds/tool.ts`) and its state
- *   change reaches the `tool-build` queue; the builder worker then records or deploys the result.
+ *   Python, so a CodeBuild project runs the steps (`functions/builds/tool.ts`). A publish returns
+ *   at once and the build's state change reaches the `tool-build` queue, where the builder worker
+ *   records or deploys the result; a test waits for the build (`buildAndWait`).
  */
 export interface ToolBuildRequest {
   orgId: string;
@@ -33,11 +37,23 @@ export interface ToolBuildResult {
   predatesLastValid: boolean;
 }
 
+/** A build that ended well, its artifact already stored at the request's `artifactKey`: what it built, bytes aside. */
+export type StoredToolBuild = Omit<ToolBuildResult, 'built'> & { built: Omit<BuiltProject, 'artifact'> };
+
 export type ToolBuildStart = { state: 'built'; result: ToolBuildResult } | { state: 'started'; buildId: string };
 
 export interface ToolBuilder {
   /** Builds now (`built`), or starts a build whose outcome arrives later on the `tool-build` queue (`started`). */
   build(request: ToolBuildRequest): Promise<ToolBuildStart>;
+  /**
+   * Builds and waits for the end, at most `deadlineMs`: the artifact is then stored at
+   * `request.artifactKey`. A build that fails throws its error (`BuildError`, 400; 404 for a
+   * missing branch or project directory); one still running at the deadline is stopped and
+   * throws 503.
+   */
+  buildAndWait(request: ToolBuildRequest, deadlineMs: number): Promise<StoredToolBuild>;
+  /** Deletes what a build stored at `artifactKey` (a test's artifact, once used). Idempotent. */
+  discard(artifactKey: string): Promise<void>;
 }
 
 /** The build steps, one source of truth for both adapters. A project that cannot build throws `BuildError` (400). */
@@ -51,8 +67,31 @@ export const buildToolProject = async (request: ToolBuildRequest): Promise<ToolB
   };
 };
 
+export const storeArtifact = async (key: string, artifact: Buffer): Promise<void> => {
+  await s3().send(
+    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: artifact, ContentType: 'application/gzip' }),
+  );
+};
+
+export const deleteArtifactObjects = async (keys: string[]): Promise<void> => {
+  await s3().send(
+    new DeleteObjectsCommand({
+      Bucket: config.artifactBucket,
+      Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+    }),
+  );
+};
+
+/** The in-process builder runs in the request, which has no gateway deadline locally: it waits for nothing. */
 export const inProcessBuilder: ToolBuilder = {
   build: async (request) => ({ state: 'built', result: await buildToolProject(request) }),
+  buildAndWait: async (request) => {
+    const { built, ...result } = await buildToolProject(request);
+    const { artifact, ...declared } = built;
+    await storeArtifact(request.artifactKey, artifact);
+    return { ...result, built: declared };
+  },
+  discard: (artifactKey) => deleteArtifactObjects([artifactKey]),
 };
 
 /** The builder of this deployment: CodeBuild in AWS (`TOOL_BUILDER=codebuild`), in-process otherwise. */

@@ -1,12 +1,9 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { openSecret, sealSecret } from '../auth/secret-box';
-import { s3 } from '../aws/clients';
 import { queueToolBuild } from '../conversation/queueing';
 import { keysPage, listFingerprint, type Paged, pageOf } from '../data/paging';
 import { type Item, queryPage, updateItem } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { creatorOf } from '../kernel/caller';
-import { config } from '../kernel/config';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { matchesTags, parseSortBy, parseTagFilters } from '../kernel/list-params';
@@ -17,7 +14,7 @@ import type { BuiltProject } from './project';
 import type { EnvVarChanges } from './schemas';
 import { maxToolNameLength } from './schemas';
 import { repositoryName } from './source-repository';
-import { toolBuilder } from './tool-builder';
+import { storeArtifact, toolBuilder } from './tool-builder';
 import {
   createToolRecord,
   getToolVersion,
@@ -333,12 +330,6 @@ export const repositoryOf = async (orgId: string, repo: 'team' | 'main'): Promis
 export const artifactKeyOf = (orgId: string, toolId: string, build: string) =>
   `tools/${orgId}/${toolId}/${build}.json.gz`;
 
-export const storeArtifact = async (key: string, artifact: Buffer): Promise<void> => {
-  await s3().send(
-    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: artifact, ContentType: 'application/gzip' }),
-  );
-};
-
 type Declared = Pick<BuiltProject, 'required_envvars' | 'required_secret_envvars'>;
 
 const missingVariables = (tool: ToolRecord, declared: Declared): string[] => [
@@ -419,13 +410,8 @@ export const publishToolVersion = async (
       updated_at: at,
       tool_id: toolId,
       version: bumpVersion(tool.latest_version, body.bump_type),
-      // What the build reports; until CodeBuild reports, the version is `deploying` and holds no more.
-      required_envvars: [],
-      required_secret_envvars: [],
-      input_schema: { type: 'object' },
+      ...unbuiltVersionFields,
       tool_repo: body.repo,
-      tool_commit_hash: '',
-      amigo_scaffold_commit_hash: '',
       project_directory: body.project_path,
       lambda_version: 0,
       creator: creatorOf(caller),
@@ -433,8 +419,6 @@ export const publishToolVersion = async (
       deprecated: false,
       status: 'deploying',
       build_error: null,
-      language: 'node',
-      entry: '',
       artifact_key: artifactKey,
       runtime_ref: null,
       build_id: started.state === 'started' ? started.buildId : null,
@@ -477,6 +461,21 @@ export const publishToolVersion = async (
   }
   return { new_version: versionText };
 };
+
+/**
+ * What a version holds of the fields a build determines until CodeBuild reports (`deploying`):
+ * values of the reference's types (`tool_commit_hash` is a required string there, not nullable),
+ * so the SDKs read a building version like any other.
+ */
+export const unbuiltVersionFields = {
+  required_envvars: [],
+  required_secret_envvars: [],
+  input_schema: { type: 'object' },
+  tool_commit_hash: '',
+  amigo_scaffold_commit_hash: '',
+  language: 'node',
+  entry: '',
+} as const satisfies Partial<StoredToolVersion>;
 
 /** The version fields a build determines. */
 export const builtFields = (commit: string, built: Omit<BuiltProject, 'artifact'>) => ({

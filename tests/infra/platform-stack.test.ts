@@ -43,6 +43,7 @@ const synth = (context: Record<string, unknown> = {}): { app: App; stacks: Platf
 };
 
 type Resources = Record<string, { Properties: Record<string, unknown> } & Record<string, unknown>>;
+type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
 
 /** The operations API Gateway routes itself, a method each (self-routed groups' functions route their own). */
 const apiRouted = routeTable.filter((operation) => !selfRoutedGroups.includes(operation.group));
@@ -423,23 +424,27 @@ describe('platform stack', () => {
     expect(Object.keys(template.toJSON().Outputs).filter((id) => id.startsWith('ApiEndpoint'))).toEqual([]);
   });
 
-  it('lets every function that calls tools mid-turn run tool functions in AWS, and only invoke them', () => {
-    const resources = template.toJSON().Resources as Resources;
-    const toolRuntimeOf = (description: string) => {
-      const [, fn] = onlyOne(functionsByDescription(template, description));
-      const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
-      const policies = Object.values(resources).filter(
+  /** The statements of every policy attached to a function's role. */
+  const statementsOf = (description: string): Statement[] => {
+    const [, fn] = onlyOne(functionsByDescription(template, description));
+    const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+    return Object.values(template.toJSON().Resources as Resources)
+      .filter(
         (resource) =>
           resource.Type === 'AWS::IAM::Policy' &&
           (resource.Properties.Roles as { Ref?: string }[]).some((role) => role.Ref === roleId),
-      );
-      const toolActions = policies.flatMap((policy) =>
-        (
-          policy.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }
-        ).Statement.filter((statement) => JSON.stringify(statement.Resource).includes('classic-tool-')).flatMap(
-          (statement) => statement.Action,
-        ),
-      );
+      )
+      .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+  };
+  const actionsOf = (statement: Statement): string[] =>
+    Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+
+  it('lets every function that calls tools mid-turn (or invokes versions) run tool functions in AWS, and only invoke them', () => {
+    const toolRuntimeOf = (description: string) => {
+      const [, fn] = onlyOne(functionsByDescription(template, description));
+      const toolActions = statementsOf(description)
+        .filter((statement) => JSON.stringify(statement.Resource).includes('classic-tool-'))
+        .flatMap(actionsOf);
       return {
         runtime: (fn.Properties.Environment as { Variables: Record<string, string> }).Variables.TOOL_RUNTIME,
         toolActions,
@@ -448,6 +453,7 @@ describe('platform stack', () => {
     for (const description of [
       'Endpoint group conversation-stream',
       'Endpoint group app',
+      'Endpoint group tool',
       'Consumer of the simulation queue',
     ]) {
       expect(toolRuntimeOf(description), description).toEqual({
@@ -455,6 +461,44 @@ describe('platform stack', () => {
         toolActions: ['lambda:InvokeFunction'],
       });
     }
+  });
+
+  it('streams test-tool from a function of its own for up to 15 minutes, with only what a test needs', () => {
+    // Prepare
+    const [, fn] = onlyOne(functionsByDescription(template, 'Endpoint group tool-stream'));
+    const method = Object.values(template.findResources('AWS::ApiGateway::Method')).find(
+      (candidate) => candidate.Properties.OperationName === 'test-tool',
+    );
+    const [projectId] = onlyOne(template.findResources('AWS::CodeBuild::Project'));
+
+    // Act
+    const statements = statementsOf('Endpoint group tool-stream');
+    const allowed = statements.flatMap(actionsOf);
+
+    // Assess
+    expect(fn.Properties.Timeout).toBe(900);
+    expect(method?.Properties.Integration).toMatchObject({ ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 });
+    expect(
+      statements.filter((statement) => actionsOf(statement).some((action) => action.startsWith('codebuild:'))),
+    ).toEqual([
+      expect.objectContaining({
+        Action: ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
+        Resource: { 'Fn::GetAtt': [projectId, 'Arn'] },
+      }),
+    ]);
+    expect(allowed).toContain('logs:GetLogEvents');
+    const objects = statements.filter((statement) => actionsOf(statement).includes('s3:PutObject'));
+    expect(objects.map((statement) => JSON.stringify(statement.Resource))).toEqual([
+      expect.stringContaining('/tools/*'),
+    ]);
+    expect(statements.find((statement) => actionsOf(statement).includes('s3:ListBucket'))?.Condition).toEqual({
+      StringLike: { 's3:prefix': 'tools/*' },
+    });
+    // It deletes only the versions of test functions, and sends to no queue.
+    expect(statements.filter((statement) => actionsOf(statement).includes('lambda:DeleteFunction'))).toEqual([
+      expect.objectContaining({ Condition: { StringEquals: { 'aws:ResourceTag/classic-api:tool': 'test' } } }),
+    ]);
+    expect(allowed.filter((action) => action.startsWith('sqs:'))).toEqual([]);
   });
 });
 

@@ -73,6 +73,7 @@ describe('tool builds in CodeBuild', () => {
     });
     builds.bind(standIn(stack, 'Endpoint group tool'), 'start');
     builds.bind(standIn(stack, 'Consumer of the tool-build queue'), 'complete');
+    builds.bind(standIn(stack, 'Endpoint group tool-stream'), 'wait');
     template = Template.fromStack(stack);
     [projectId, project] = only(template.findResources('AWS::CodeBuild::Project') as Resources);
   });
@@ -168,6 +169,23 @@ describe('tool builds in CodeBuild', () => {
         Variables: Match.objectLike({ TOOL_BUILDER: 'codebuild', TOOL_BUILD_PROJECT: { Ref: projectId } }),
       },
     });
+  });
+
+  it('lets test-tool start, poll and stop builds of the project and read their logs, nothing more', () => {
+    // Prepare
+    const role = roleOfFunction(template, 'Endpoint group tool-stream');
+
+    // Act
+    const statements = statementsOf(template, role);
+
+    // Assess
+    expect(statements).toEqual([
+      expect.objectContaining({
+        Action: ['codebuild:StartBuild', 'codebuild:BatchGetBuilds', 'codebuild:StopBuild'],
+        Resource: { 'Fn::GetAtt': [projectId, 'Arn'] },
+      }),
+      expect.objectContaining({ Action: 'logs:GetLogEvents' }),
+    ]);
   });
 
   it('leaves no cdk-nag finding on the build unacknowledged', () => {

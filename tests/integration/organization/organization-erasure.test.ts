@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +8,7 @@ import { interact, startConversation } from '../support/conversations';
 import { createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
 import { createUnitTest, createUnitTestSet } from '../support/simulation';
-import { storedKeysStartingWith, storedObjectsStartingWith } from '../support/table';
+import { storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
@@ -155,9 +156,23 @@ describe('delete-organization', () => {
     const toolId = await createTool(admin);
     await setEnvvars(admin, toolId, [{ name: 'GREETING', value: 'sealed greeting', is_secret: true }]);
     await invoke(admin, toolId, await publishAndDeploy(admin, toolId, 'samples/greeting'), [{ name: 'Eve' }]);
+    const tested = await api(`/v1/${orgId}/tool/test`, {
+      token: admin.token,
+      body: {
+        inputs: [{ input_parameters: { name: 'Eve' } }],
+        commit_branch: 'main',
+        project_path: 'samples/greeting',
+        required_envvars: { GREETING: 'Hi' },
+        required_secret_envvars: {},
+      },
+    });
+    expectStatus('test a tool', tested, 200);
     const artifactPrefix = `tools/${orgId}/`;
-    const storedArtifacts = await storedObjectsStartingWith(artifactPrefix);
     const runtimeDir = join(harness().toolRuntimeDir, orgId);
+    // What a test stopped half-way would leave (a finished one removes its artifact and code itself).
+    await storeObject(`${artifactPrefix}test/interrupted.json.gz`, 'artifact');
+    await mkdir(join(runtimeDir, 'test', 'interrupted'), { recursive: true });
+    const storedArtifacts = await storedObjectsStartingWith(artifactPrefix);
     const prefix = `ORG#${orgId}#`;
     // The service's agent and state machine were announced to the destination.
     await eventually(async () => (receiver.received.length > 0 ? true : undefined));
@@ -252,7 +267,8 @@ describe('delete-organization', () => {
     expect(await storedObjectsStartingWith(promptLogs)).toEqual([]);
     expect(await storedObjectsStartingWith(voiceAudio)).toEqual([]);
     expect(await storedObjectsStartingWith(simulationArtifacts)).toEqual([]);
-    // Outside the table: the tool's build artifacts and its deployed code (sealed secrets live in the tool record).
+    // Outside the table: the tool's build artifacts and its deployed code, the test function's included
+    // (sealed secrets live in the tool record).
     expect(storedArtifacts).not.toEqual([]);
     expect(await storedObjectsStartingWith(artifactPrefix)).toEqual([]);
     expect(existsSync(runtimeDir)).toBe(false);

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { harness } from './client';
 
@@ -60,4 +60,11 @@ export const storedObjectText = async (key: string): Promise<string> => {
   const text = (await object.Body?.transformToString()) ?? '';
   client.destroy();
   return text;
+};
+
+/** Writes an object straight to the local S3 server (what a process that stopped half-way leaves). */
+export const storeObject = async (key: string, text: string): Promise<void> => {
+  const client = bucketClient();
+  await client.send(new PutObjectCommand({ Bucket: harness().bucket.name, Key: key, Body: text }));
+  client.destroy();
 };

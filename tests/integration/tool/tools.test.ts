@@ -1,11 +1,14 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleToolCallSpec, toolCallStateMachineVersion } from '#shared/conversation/fixtures';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
-import { api, eventually } from '../support/client';
+import { api, eventually, harness } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { deadLetterCount, isQueueDrained, sendToQueue } from '../support/local-aws';
+import { storedObjectsStartingWith } from '../support/table';
 import {
   commitProject,
   createTool,
@@ -29,6 +32,12 @@ const versionsPath = (toolId: string) => `${toolPath(orgId, toolId)}/version`;
 beforeAll(async () => {
   ({ orgId, session: owner } = await createOrganization());
 });
+
+/** A test keeps nothing once answered: no artifact under the organization's `test` prefix, no unpacked test code. */
+const expectNoTestLeftovers = async () => {
+  expect(await storedObjectsStartingWith(`tools/${orgId}/test/`)).toEqual([]);
+  expect(await readdir(join(harness().toolRuntimeDir, orgId, 'test')).catch(() => [])).toEqual([]);
+};
 
 describe('create-tool', () => {
   it('creates a tool without versions', async () => {
@@ -592,9 +601,80 @@ describe('test-tool', () => {
 
     // Assess
     expect(tested.status).toBe(200);
+    expect(tested.headers.get('content-type')).toMatch(/^application\/json/);
     expect(tested.body.invocation_results).toEqual([
       { succeeded: true, output: 'Hiya, Tess!', duration_ms: expect.any(Number) },
     ]);
+    await expectNoTestLeftovers();
+  });
+
+  it('refuses a project that does not build with 400 and the build’s error, and an unknown branch with 404', async () => {
+    // Prepare
+    await commitProject('fixtures/test_broken', nodeProject('return (;'));
+    const request = (session: Session, branch: string, projectPath: string) =>
+      api(`/v1/${orgId}/tool/test`, {
+        token: session.token,
+        body: {
+          inputs: [{ input_parameters: {} }],
+          commit_branch: branch,
+          project_path: projectPath,
+          required_envvars: {},
+          required_secret_envvars: {},
+        },
+      });
+
+    // Act
+    const broken = await request(await admin(), 'main', 'fixtures/test_broken');
+    const unknownBranch = await request(await admin(), 'no-such-branch', 'samples/greeting');
+
+    // Assess
+    expect(broken.status).toBe(400);
+    expect(broken.body.detail).toMatch(/build failed.*index\.js:2/s);
+    expect(unknownBranch.status).toBe(404);
+    expect(unknownBranch.body.detail).toContain('no-such-branch');
+    await expectNoTestLeftovers();
+  });
+
+  it('refuses a variable both secret and not, variables the project requires, and inputs its schema refuses, with 400', async () => {
+    // Prepare
+    await commitProject(
+      'fixtures/test_needs_env',
+      nodeProject("return [process.env.PLAIN, process.env.SECRET, input.count].join('-');", {
+        required_envvars: ['PLAIN'],
+        required_secret_envvars: ['SECRET'],
+        input_schema: { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] },
+      }),
+    );
+    const request = async (body: Record<string, unknown>) =>
+      api(`/v1/${orgId}/tool/test`, {
+        token: (await admin()).token,
+        body: {
+          inputs: [{ input_parameters: { count: 1 } }],
+          commit_branch: 'main',
+          project_path: 'fixtures/test_needs_env',
+          required_envvars: { PLAIN: 'p' },
+          required_secret_envvars: { SECRET: 's3cr3t-value' },
+          ...body,
+        },
+      });
+
+    // Act
+    const both = await request({ required_envvars: { PLAIN: 'p', SECRET: 'x' } });
+    const lacking = await request({ required_secret_envvars: {} });
+    const badInput = await request({ inputs: [{ input_parameters: { count: 'one' } }] });
+    const accepted = await request({});
+
+    // Assess
+    expect(both.status).toBe(400);
+    expect(both.body.detail).toContain('SECRET');
+    expect(lacking.status).toBe(400);
+    expect(lacking.body.detail).toContain('SECRET');
+    expect(badInput.status).toBe(400);
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.invocation_results).toEqual([
+      { succeeded: true, output: 'p-***-1', duration_ms: expect.any(Number) },
+    ]);
+    await expectNoTestLeftovers();
   });
 });
 
