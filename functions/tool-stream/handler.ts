@@ -1,10 +1,17 @@
 import { implementGroup, jsonArrayDocument, streamHandler } from '#shared/http/http-handler';
 import { testTool } from '#shared/tool/builder';
+import { invokeToolVersion } from '#shared/tool/invocations';
 
 export const handler = streamHandler(
   implementGroup('tool-stream', {
     'test-tool': async ({ path, body, caller }) => ({
       bytes: jsonArrayDocument('invocation_results', await testTool(path.organization, caller, body)),
+    }),
+    'invoke-tool-version': async ({ path, body, caller }) => ({
+      bytes: jsonArrayDocument(
+        'invocation_results',
+        await invokeToolVersion(path.organization, path.tool_id, path.version, body.inputs, caller),
+      ),
     }),
   }),
 );

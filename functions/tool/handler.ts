@@ -1,6 +1,6 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { invokeToolVersion, listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
+import { listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
 import { scaffoldRelease } from '#shared/tool/scaffold';
 import {
   createTool,
@@ -99,8 +99,5 @@ export const handler = httpHandler(
       });
       return { ...pageBody('tool_versions', page, toolVersionView), filter_values: filterValues };
     },
-
-    'invoke-tool-version': ({ path, body, caller }) =>
-      invokeToolVersion(path.organization, path.tool_id, path.version, body.inputs, caller),
   }),
 );

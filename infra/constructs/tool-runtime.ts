@@ -19,8 +19,8 @@ export const findingResource = (stack: Stack, arn: string): string =>
 
 /**
  * What a function does with tool functions: deploy and run them (the builder), deploy, run and
- * then delete a version of an organization's test function (test-tool), run them
- * (conversations, the web app's chat, simulations and invoke-tool-version), or delete them
+ * then delete a version of an organization's test function (test-tool; its function also runs
+ * invoke-tool-version), run them (conversations, the web app's chat, simulations), or delete them
  * (organization deletion).
  */
 export type ToolRuntimeAccess = 'deploy' | 'test' | 'invoke' | 'erase';

@@ -88,18 +88,18 @@ const access = {
       email: true,
       tools: 'invoke',
     },
-    // Keeps tool artifacts; opens sealed secrets (signing key) to run tools; starts and queues builds
+    // Keeps tool artifacts; seals tools' secret variables (signing key); starts and queues builds
     // (the builder worker deploys them).
     tool: {
       table: 'readWrite',
       signingKey: true,
       sendTo: ['tool-build', 'webhook'],
       bucket: 'readWrite',
-      tools: 'invoke',
       toolBuilds: 'start',
     },
     // test-tool: builds in CodeBuild and waits (reading a failed build's log, masking the repository
     // credentials), then deploys, runs and removes a version of the organization's test function.
+    // invoke-tool-version: runs a deployed version (opening its sealed secrets), recording each run.
     'tool-stream': {
       table: 'readWrite',
       signingKey: true,

@@ -124,20 +124,26 @@ const directSource = (caller: Caller, input: InvocationInput): InvocationSource 
         invocation_metadata: null,
       };
 
+/**
+ * Runs the inputs on a deployed version, one after the other, recording each invocation. What
+ * can be refused (a missing version, a permission, inputs against the schema) is refused before
+ * the first run; the results follow as each run ends (the operation streams them, since ten
+ * inputs may together outlast a buffered answer).
+ */
 export const invokeToolVersion = async (
   orgId: string,
   toolId: string,
   versionText: string,
   inputs: InvocationInput[],
   caller: Caller,
-): Promise<{ invocation_results: InvocationResult[] }> => {
+): Promise<AsyncIterable<InvocationResult>> => {
   const { tool, version } = await requireToolVersion(orgId, toolId, versionText);
   requirePermission(caller, 'Tool:InvokeTool', toolAttributes(tool));
   await validateInputs(version.input_schema, inputs);
-  const results: InvocationResult[] = [];
-  for (const input of inputs)
-    results.push((await runToolVersion({ tool, version, input, source: directSource(caller, input) })).result);
-  return { invocation_results: results };
+  return (async function* () {
+    for (const input of inputs)
+      yield (await runToolVersion({ tool, version, input, source: directSource(caller, input) })).result;
+  })();
 };
 
 export interface InvocationFilters {

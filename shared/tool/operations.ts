@@ -290,7 +290,9 @@ export const invokeToolVersionOperation = defineOperation({
   operationId: 'invoke-tool-version',
   method: 'POST',
   path: '/v1/{organization}/tool/{tool_id}/version/{version}/invoke',
-  group: 'tool',
+  // Streamed like test-tool (one JSON document, a result at a time): ten inputs, each up to the tool's timeout, outlast 29 s.
+  group: 'tool-stream',
+  streaming: true,
   tag: 'Tool',
   summary: 'Invoke a tool version',
   auth: 'required',
@@ -300,7 +302,7 @@ export const invokeToolVersionOperation = defineOperation({
     headers,
     body: z.object({ inputs: invocationInputs }),
   },
-  response: { status: 200, body: invocationResultsResponse },
+  response: { status: 200, body: invocationResultsResponse, contentType: 'application/json' },
 });
 
 export const toolOperations = [

@@ -439,7 +439,7 @@ describe('platform stack', () => {
   const actionsOf = (statement: Statement): string[] =>
     Array.isArray(statement.Action) ? statement.Action : [statement.Action];
 
-  it('lets every function that calls tools mid-turn (or invokes versions) run tool functions in AWS, and only invoke them', () => {
+  it('lets every function that calls tools mid-turn run tool functions in AWS, and only invoke them', () => {
     const toolRuntimeOf = (description: string) => {
       const [, fn] = onlyOne(functionsByDescription(template, description));
       const toolActions = statementsOf(description)
@@ -453,7 +453,6 @@ describe('platform stack', () => {
     for (const description of [
       'Endpoint group conversation-stream',
       'Endpoint group app',
-      'Endpoint group tool',
       'Consumer of the simulation queue',
     ]) {
       expect(toolRuntimeOf(description), description).toEqual({
@@ -463,11 +462,11 @@ describe('platform stack', () => {
     }
   });
 
-  it('streams test-tool from a function of its own for up to 15 minutes, with only what a test needs', () => {
+  it('streams test-tool and invoke-tool-version from a function of their own for up to 15 minutes, with only what they need', () => {
     // Prepare
     const [, fn] = onlyOne(functionsByDescription(template, 'Endpoint group tool-stream'));
-    const method = Object.values(template.findResources('AWS::ApiGateway::Method')).find(
-      (candidate) => candidate.Properties.OperationName === 'test-tool',
+    const methods = Object.values(template.findResources('AWS::ApiGateway::Method')).filter((candidate) =>
+      ['test-tool', 'invoke-tool-version'].includes(candidate.Properties.OperationName),
     );
     const [projectId] = onlyOne(template.findResources('AWS::CodeBuild::Project'));
 
@@ -477,7 +476,9 @@ describe('platform stack', () => {
 
     // Assess
     expect(fn.Properties.Timeout).toBe(900);
-    expect(method?.Properties.Integration).toMatchObject({ ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 });
+    expect(methods).toHaveLength(2);
+    for (const method of methods)
+      expect(method.Properties.Integration).toMatchObject({ ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 });
     expect(
       statements.filter((statement) => actionsOf(statement).some((action) => action.startsWith('codebuild:'))),
     ).toEqual([
