@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { CodeBuildClient, StartBuildCommand } from '@aws-sdk/client-codebuild';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import type { ToolBuildStateChange } from '../../events/queue-messages';
-import { s3 } from '../aws/clients';
+import { readObjectBytes, writeObject } from '../aws/bucket';
 import { config } from '../kernel/config';
 import { maskSecrets } from './invocations';
 import { repositoryCredentialValues } from './source-repository';
@@ -56,17 +55,12 @@ export const manifestOf = (result: ToolBuildResult): BuildManifest => ({
 
 /** Stores what the build job built: the artifact, then its manifest (whose presence means both are there). */
 export const storeBuildOutput = async (artifactKey: string, result: ToolBuildResult): Promise<void> => {
-  const put = (key: string, body: Buffer | string, contentType: string) =>
-    s3().send(new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: body, ContentType: contentType }));
-  await put(artifactKey, result.built.artifact, 'application/gzip');
-  await put(manifestKeyOf(artifactKey), JSON.stringify(manifestOf(result)), 'application/json');
+  await writeObject(artifactKey, result.built.artifact, 'application/gzip');
+  await writeObject(manifestKeyOf(artifactKey), JSON.stringify(manifestOf(result)), 'application/json');
 };
 
 export const readBuildManifest = async (artifactKey: string): Promise<BuildManifest> => {
-  const object = await s3().send(
-    new GetObjectCommand({ Bucket: config.artifactBucket, Key: manifestKeyOf(artifactKey) }),
-  );
-  return buildManifest.parse(JSON.parse((await object.Body?.transformToString('utf8')) ?? '{}'));
+  return buildManifest.parse(JSON.parse((await readObjectBytes(manifestKeyOf(artifactKey))).toString('utf8')));
 };
 
 /** The line the build job prints with a build's error, so the worker finds it among the build's log lines. */

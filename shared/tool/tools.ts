@@ -1,12 +1,10 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { openSecret, sealSecret } from '../auth/secret-box';
-import { s3 } from '../aws/clients';
+import { writeObject } from '../aws/bucket';
 import { queueToolBuild } from '../conversation/queueing';
 import { keysPage, listFingerprint, type Paged, pageOf } from '../data/paging';
 import { type Item, queryPage, updateItem } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { creatorOf } from '../kernel/caller';
-import { config } from '../kernel/config';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { matchesTags, parseSortBy, parseTagFilters } from '../kernel/list-params';
@@ -334,9 +332,7 @@ export const artifactKeyOf = (orgId: string, toolId: string, build: string) =>
   `tools/${orgId}/${toolId}/${build}.json.gz`;
 
 export const storeArtifact = async (key: string, artifact: Buffer): Promise<void> => {
-  await s3().send(
-    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: artifact, ContentType: 'application/gzip' }),
-  );
+  await writeObject(key, artifact, 'application/gzip');
 };
 
 type Declared = Pick<BuiltProject, 'required_envvars' | 'required_secret_envvars'>;
