@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import yazl from 'yazl';
+import type yazl from 'yazl';
 import { listObjects, readObject, type StoredObject } from '../aws/bucket';
 import { logger } from '../aws/observability';
 import { getConversation } from '../conversation/conversation-repository';
@@ -93,7 +93,9 @@ export const promptLogZipFor = async (caller: Caller, orgId: string, prefix: str
   const root = promptLogRoot(orgId);
   const logKeys = await logKeysUnder(`${root}${prefix}`, new Date(Date.now() - windowMilliseconds));
   if (logKeys.length === 0) throw new NotFoundError('No prompt logs found matching the supplied prefix.');
-  const zip = new yazl.ZipFile();
+  // The zip writer serves this download alone: a cold start does not load it.
+  const { ZipFile } = (await import('yazl')).default;
+  const zip = new ZipFile();
   const output = new PassThrough();
   zip.outputStream.pipe(output);
   zip.on('error', (error: Error) => output.destroy(error));

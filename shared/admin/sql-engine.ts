@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { BadRequestError, RequestTimeoutError } from '../kernel/errors';
 import { analyticsTables, RowBudget } from './analytics-tables';
 
@@ -66,6 +66,8 @@ const columnList = (columns: Record<string, string>): string =>
 const openOrganizationDatabase = async (
   orgId: string,
 ): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> => {
+  // The native engine loads here, on the SQL operation alone: the admin function's other cold starts skip it.
+  const { DuckDBInstance } = await import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '256MB' });
   const connection = await instance.connect();
   const dir = await mkdtemp(join(tmpdir(), 'sql-'));

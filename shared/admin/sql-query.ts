@@ -1,6 +1,4 @@
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { s3 } from '../aws/clients';
+import { presignedReadUrl, writeObject } from '../aws/bucket';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { ForbiddenError } from '../kernel/errors';
@@ -44,16 +42,7 @@ export const submitSqlQueryFor = async (
   if (!input.async_query) return { ...answer, result: result.rows };
   const key = `${sqlResultRoot(orgId)}${newId()}.ndjson`;
   const lines = [JSON.stringify(result.columns), ...result.rows.map((row) => JSON.stringify(row))];
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: config.artifactBucket,
-      Key: key,
-      Body: lines.join('\n'),
-      ContentType: 'application/x-ndjson',
-    }),
-  );
-  const download_url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }), {
-    expiresIn: linkSeconds,
-  });
+  await writeObject(key, lines.join('\n'), 'application/x-ndjson');
+  const download_url = await presignedReadUrl(key, linkSeconds);
   return { ...answer, result: [], download_url };
 };

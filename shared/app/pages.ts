@@ -13,7 +13,6 @@ import { getWebhookDeliveries, getWebhookDestinations } from '../webhook/destina
 import { stateMachineDiagram, tallyVisits } from './diagram';
 import { type Html, html } from './html';
 import { type AppRequest, layout } from './layout';
-import { renderMarkdown } from './markdown';
 import { passRateChart } from './pass-rate-chart';
 import { recentRunCount, runPassRatesFor, simulatedCoverageFor } from './simulations';
 
@@ -111,6 +110,8 @@ export const onboardingPage = async (request: AppRequest): Promise<Html> => {
   if (!request.caller) return signInPage(request);
   const { organization, branding } = await brandingOf(request.orgId);
   const pages = organization.onboarding_instructions;
+  // The markdown renderer (~95 KiB) serves this page alone: a cold start does not load it.
+  const { renderMarkdown } = await import('./markdown');
   return layout(
     request,
     branding,

@@ -1,7 +1,11 @@
 import type { Readable } from 'node:stream';
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { config } from '../kernel/config';
-import { s3 } from './clients';
+import { s3, s3Sdk } from './clients';
+
+/**
+ * The artifact bucket: every S3 call goes through here, so the S3 SDK and the presigner are
+ * loaded on first use (see `s3Sdk`), never by a cold start.
+ */
 
 /** Objects of the artifact bucket under a prefix, as listed: key and last change. */
 export interface StoredObject {
@@ -17,10 +21,11 @@ export const listObjects = async (
   prefix: string,
   enough: (listed: StoredObject[]) => boolean,
 ): Promise<StoredObject[]> => {
+  const [client, { ListObjectsV2Command }] = await Promise.all([s3(), s3Sdk()]);
   const listed: StoredObject[] = [];
   let token: string | undefined;
   do {
-    const page = await s3().send(
+    const page = await client.send(
       new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: prefix, ContinuationToken: token }),
     );
     for (const object of page.Contents ?? []) {
@@ -33,18 +38,69 @@ export const listObjects = async (
 
 /** The object's bytes as a stream (never read whole). */
 export const readObject = async (key: string): Promise<Readable> => {
-  const object = await s3().send(new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }));
+  const [client, { GetObjectCommand }] = await Promise.all([s3(), s3Sdk()]);
+  const object = await client.send(new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }));
   if (!object.Body) throw new Error(`object ${key} has no body`);
   return object.Body as Readable;
 };
 
+/** The object's bytes, read whole (artifacts and manifests, which are small). */
+export const readObjectBytes = async (key: string): Promise<Buffer> => {
+  const [client, { GetObjectCommand }] = await Promise.all([s3(), s3Sdk()]);
+  const object = await client.send(new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }));
+  if (!object.Body) throw new Error(`object ${key} has no body`);
+  return Buffer.from(await object.Body.transformToByteArray());
+};
+
+export const writeObject = async (key: string, body: Buffer | string, contentType: string): Promise<void> => {
+  const [client, { PutObjectCommand }] = await Promise.all([s3(), s3Sdk()]);
+  await client.send(
+    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: body, ContentType: contentType }),
+  );
+};
+
+/** The stored object's content type, or undefined when there is no such object. */
+export const contentTypeOf = async (key: string): Promise<string | undefined> => {
+  const [client, { HeadObjectCommand }] = await Promise.all([s3(), s3Sdk()]);
+  try {
+    return (await client.send(new HeadObjectCommand({ Bucket: config.artifactBucket, Key: key }))).ContentType ?? '';
+  } catch (error) {
+    if ((error as { name?: string }).name === 'NotFound') return undefined;
+    throw error;
+  }
+};
+
+/** A presigned GET of the object, valid for `expiresInSeconds`. */
+export const presignedReadUrl = async (key: string, expiresInSeconds: number): Promise<string> => {
+  const [client, { GetObjectCommand }, { getSignedUrl }] = await Promise.all([
+    s3(),
+    s3Sdk(),
+    import('@aws-sdk/s3-request-presigner'),
+  ]);
+  return getSignedUrl(client, new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }), {
+    expiresIn: expiresInSeconds,
+  });
+};
+
+/** Deletes the objects named (at most 1,000); a missing one is no error. */
+export const deleteObjectKeys = async (keys: readonly string[]): Promise<void> => {
+  const [client, { DeleteObjectsCommand }] = await Promise.all([s3(), s3Sdk()]);
+  await client.send(
+    new DeleteObjectsCommand({
+      Bucket: config.artifactBucket,
+      Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+    }),
+  );
+};
+
 /** Deletes every object under `prefix`, a listing page (at most 1,000 keys) at a time. */
 export const deleteObjects = async (prefix: string): Promise<void> => {
+  const [client, { DeleteObjectsCommand, ListObjectsV2Command }] = await Promise.all([s3(), s3Sdk()]);
   for (;;) {
-    const page = await s3().send(new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: prefix }));
+    const page = await client.send(new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: prefix }));
     const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
     if (keys.length === 0) return;
-    await s3().send(
+    await client.send(
       new DeleteObjectsCommand({ Bucket: config.artifactBucket, Delete: { Objects: keys, Quiet: true } }),
     );
   }

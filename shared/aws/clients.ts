@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { countRoundTripsOf, countsRoundTrips } from '../data/round-trips';
 import { config } from '../kernel/config';
@@ -26,12 +26,29 @@ export const dynamo = (): DynamoDBDocumentClient => {
   return documentClient;
 };
 
-export const sqs = (): SQSClient => {
-  sqsClient ??= traced(new SQSClient({ region: config.region }));
+/** The SQS SDK, loaded on first use: only finishing a conversation, webhooks, tools and simulations queue work. */
+export const sqsSdk = () => import('@aws-sdk/client-sqs');
+
+export const sqs = async (): Promise<SQSClient> => {
+  if (!sqsClient) {
+    const { SQSClient } = await sqsSdk();
+    sqsClient ??= traced(new SQSClient({ region: config.region }));
+  }
   return sqsClient;
 };
 
-export const s3 = (): S3Client => {
-  s3Client ??= traced(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
+/**
+ * The S3 SDK (~130 KiB minified), loaded on first use: most requests never touch the bucket,
+ * so a cold start does not load it. Commands come from here too (`shared/aws/bucket.ts`).
+ */
+export const s3Sdk = () => import('@aws-sdk/client-s3');
+
+export const s3 = async (): Promise<S3Client> => {
+  if (!s3Client) {
+    const { S3Client } = await s3Sdk();
+    s3Client ??= traced(
+      new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }),
+    );
+  }
   return s3Client;
 };

@@ -253,7 +253,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     // Assess
     const interactionId = (events.at(-1) as { interaction_id: string }).interaction_id;
     const read = async (key: string) =>
-      (await s3().send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
+      (await (await s3()).send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
     const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
     expect(await read(`${promptLogKey(scope, 1)}-system`)).toContain('## Choice');
     const history = await read(`${promptLogKey(scope, 3)}-history`);
@@ -292,7 +292,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     // Assess
     const interactionId = (events.at(-1) as { interaction_id: string }).interaction_id;
     const read = async (key: string) =>
-      (await s3().send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
+      (await (await s3()).send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
     const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
     const selection = await read(`${promptLogKey(scope, 1)}-system`);
     expect(selection).toContain('You select the dynamic behavior');

@@ -23,6 +23,7 @@ import {
 } from './conversation-repository';
 import type { EngineSession, TurnOutcome } from './engine/contracts';
 import { runTurn } from './engine/turn';
+import { withProductionTime } from './fragment-times';
 import { interactionItem } from './interaction-repository';
 import { messageItem } from './message-repository';
 import { createPromptLogger, interactionLogScope } from './prompt-log';
@@ -187,6 +188,11 @@ interface Turn {
   stream: StreamOptions;
   /** Set when the answer is spoken. */
   voice?: VoiceTurn;
+  /**
+   * Writes started beside the turn rather than before its stream (the heard audio): the
+   * commit waits for them, so a stored turn has everything it refers to.
+   */
+  pendingWrites: Promise<void>[];
 }
 
 const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): Promise<number> => {
@@ -206,6 +212,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
   const thoughts = outcome.innerThoughts.map((thought) => message(thought.id, thought.content, 'agent-inner-thought'));
   const agentMessage = message(outcome.agentMessageId, outcome.agentMessage, 'agent-message');
   const added = turn.newMessages.length + 1;
+  await Promise.all(turn.pendingWrites);
   const invocation = outcome.triggeredDynamicBehavior
     ? behaviorInvocationItem(conversation, outcome.triggeredDynamicBehavior, {
         newMessages: turn.newMessages,
@@ -270,7 +277,7 @@ async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
     const engine = turn.voice ? speakTurn(conversation, textTurn, turn.voice, stream.signal) : textTurn;
     let step = await engine.next();
     while (!step.done) {
-      const event = step.value;
+      const event = withProductionTime(step.value);
       if (
         event.type !== 'current-agent-action' ||
         (showAgentActions && stream.agentActionType.test(event.action.type))
@@ -394,6 +401,7 @@ export const startConversation = async (
     caller,
     stream: input.stream,
     voice,
+    pendingWrites: [],
   };
   return {
     events: (async function* () {
@@ -521,7 +529,10 @@ export const interactWithConversation = async (
       (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
     const session = await loadSession(conversation, { isReturningUser, newMessages });
     const spoken = newMessages.at(-1);
-    if (voice?.heard && spoken) await storeHeardAudio(conversation, spoken.id, voice.heard);
+    // The recording is stored while the turn runs, not before its stream starts; the commit waits for it.
+    const heardAudioStored = voice?.heard && spoken ? storeHeardAudio(conversation, spoken.id, voice.heard) : undefined;
+    // A turn that ends before its commit (an error, the client leaving) does not wait for it: its failure is only logged.
+    heardAudioStored?.catch((error: unknown) => logger.warn('heard audio not stored', { error: error as Error }));
     const turn: Turn = {
       conversation,
       leaseId,
@@ -532,6 +543,7 @@ export const interactWithConversation = async (
       caller: input.caller,
       stream: input.stream,
       voice,
+      pendingWrites: heardAudioStored ? [heardAudioStored] : [],
     };
     return {
       events: (async function* () {

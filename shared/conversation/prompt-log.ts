@@ -1,7 +1,5 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3 } from '../aws/clients';
+import { writeObject } from '../aws/bucket';
 import { logger } from '../aws/observability';
-import { config } from '../kernel/config';
 import type { LlmProvider, LlmRequest } from '../llm/provider';
 import { choiceSystemPrompt } from '../llm/structured-output';
 
@@ -90,15 +88,7 @@ export interface PromptLogger {
 export const createPromptLogger = (scope: PromptLogScope): PromptLogger => {
   let calls = 0;
   const pending: Promise<void>[] = [];
-  const put = (key: string, body: string) =>
-    s3().send(
-      new PutObjectCommand({
-        Bucket: config.artifactBucket,
-        Key: key,
-        Body: Buffer.from(body, 'utf8'),
-        ContentType: 'text/plain; charset=utf-8',
-      }),
-    );
+  const put = (key: string, body: string) => writeObject(key, Buffer.from(body, 'utf8'), 'text/plain; charset=utf-8');
   const log = (request: LlmRequest): void => {
     calls += 1;
     const key = promptLogKey(scope, calls);

@@ -1,17 +1,17 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type {
   AnalysisQueueMessage,
   SimulationQueueMessage,
   ToolVersionPublishedMessage,
   WebhookQueueMessage,
 } from '../../events/queue-messages';
-import { sqs } from '../aws/clients';
+import { sqs, sqsSdk } from '../aws/clients';
 import { config } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
 import { queueDefinition } from '../kernel/queues';
 
 const send = async (worker: WorkerName, message: unknown, delaySeconds = 0): Promise<void> => {
-  await sqs().send(
+  const [client, { SendMessageCommand }] = await Promise.all([sqs(), sqsSdk()]);
+  await client.send(
     new SendMessageCommand({
       QueueUrl: config.queueUrl(queueDefinition(worker).urlEnv),
       MessageBody: JSON.stringify(message),

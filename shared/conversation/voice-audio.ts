@@ -1,7 +1,4 @@
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { s3 } from '../aws/clients';
-import { config } from '../kernel/config';
+import { contentTypeOf, presignedReadUrl, writeObject } from '../aws/bucket';
 
 /**
  * The raw audio of voice messages, in the artifact bucket under
@@ -27,14 +24,7 @@ export const storeMessageAudio = async (
   messageId: string,
   audio: MessageAudio,
 ): Promise<void> => {
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: config.artifactBucket,
-      Key: voiceAudioKey(orgId, conversationId, messageId),
-      Body: audio.bytes,
-      ContentType: audio.contentType,
-    }),
-  );
+  await writeObject(voiceAudioKey(orgId, conversationId, messageId), audio.bytes, audio.contentType);
 };
 
 const shortLivedSeconds = 15 * 60;
@@ -48,17 +38,10 @@ export const messageAudioUrl = async (
   longLived: boolean,
 ): Promise<{ url: string; expires_at: string; content_type: AudioContentType } | undefined> => {
   const key = voiceAudioKey(orgId, conversationId, messageId);
-  let contentType: string | undefined;
-  try {
-    contentType = (await s3().send(new HeadObjectCommand({ Bucket: config.artifactBucket, Key: key }))).ContentType;
-  } catch (error) {
-    if ((error as { name?: string }).name === 'NotFound') return undefined;
-    throw error;
-  }
+  const contentType = await contentTypeOf(key);
+  if (contentType === undefined) return undefined;
   const expiresIn = longLived ? longLivedSeconds : shortLivedSeconds;
-  const url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }), {
-    expiresIn,
-  });
+  const url = await presignedReadUrl(key, expiresIn);
   return {
     url,
     expires_at: new Date(Date.now() + expiresIn * 1000).toISOString(),

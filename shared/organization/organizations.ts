@@ -163,7 +163,7 @@ export const createOrganizationFor = async (
     throw new ConflictError(`Organization ${orgId} already exists.`);
   const images = brandingImagesOf(input);
   await insertOrganization({ orgId, fields: input, images, clusterName, superAdminEmail: config.superAdminEmail });
-  await frontendDns().addOrganization(orgId);
+  await (await frontendDns()).addOrganization(orgId);
   return orgId;
 };
 
@@ -211,7 +211,7 @@ export const deleteOrganizationFor = async (caller: Caller, orgId: string): Prom
   await markOrganizationDeleted(orgId, nowIso());
   forgetPrincipals(orgId);
   await eraseOrganizationTools(orgId);
-  await frontendDns().removeOrganization(orgId);
+  await (await frontendDns()).removeOrganization(orgId);
   await eraseOrganizationData(orgId);
   forgetOrganizationCaches(orgId);
 };

@@ -1,10 +1,7 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
-import yazl from 'yazl';
-import { s3 } from '../aws/clients';
+import { writeObject } from '../aws/bucket';
 import { listInteractions } from '../conversation/interaction-repository';
 import { recentMessages } from '../conversation/message-repository';
 import type { InteractionRecord, MessageRecord } from '../conversation/schemas';
-import { config } from '../kernel/config';
 import { nowIso } from '../kernel/ids';
 import type { StoredStateMachineVersion } from '../state-machine/state-machine-repository';
 import { getStateMachineVersion } from '../state-machine/state-machine-repository';
@@ -212,7 +209,9 @@ const folderOf = (conversation: ConversationArtifacts) =>
   `${conversation.spec.unit_test_id}/run-${conversation.record.run_index}`;
 
 const zipOf = async (entries: [name: string, content: string][]): Promise<Buffer> => {
-  const zip = new yazl.ZipFile();
+  // The zip writer serves finished runs alone: a cold start does not load it.
+  const { ZipFile } = (await import('yazl')).default;
+  const zip = new ZipFile();
   for (const [name, content] of entries) zip.addBuffer(Buffer.from(content, 'utf8'), name);
   zip.end();
   const chunks: Buffer[] = [];
@@ -276,13 +275,6 @@ export const storeRunArtifacts = async (run: RunRecord): Promise<string> => {
     ]),
   ];
   const key = artifactsKey(run);
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: config.artifactBucket,
-      Key: key,
-      Body: await zipOf(entries),
-      ContentType: 'application/zip',
-    }),
-  );
+  await writeObject(key, await zipOf(entries), 'application/zip');
   return key;
 };

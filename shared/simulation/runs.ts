@@ -1,12 +1,9 @@
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { z } from 'zod';
 import { sealSecrets } from '../auth/secret-box';
-import { s3 } from '../aws/clients';
+import { presignedReadUrl } from '../aws/bucket';
 import { queueSimulation } from '../conversation/queueing';
 import { pageBody } from '../data/paging';
 import { type Caller, creatorOf } from '../kernel/caller';
-import { config } from '../kernel/config';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { parseCreatorFilters } from '../kernel/list-params';
@@ -188,11 +185,7 @@ export const getRunArtifacts = async (orgId: string, id: string, caller: Caller)
     );
   }
   const expiresAt = new Date(Date.now() + artifactsLinkSeconds * 1000);
-  const presigned_url = await getSignedUrl(
-    s3(),
-    new GetObjectCommand({ Bucket: config.artifactBucket, Key: run.artifacts_key }),
-    { expiresIn: artifactsLinkSeconds },
-  );
+  const presigned_url = await presignedReadUrl(run.artifacts_key, artifactsLinkSeconds);
   return { presigned_url, url_expires_at: expiresAt.toISOString() };
 };
 

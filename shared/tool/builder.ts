@@ -9,7 +9,6 @@ import type { Caller } from '../kernel/caller';
 import { BadRequestError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { requirePermission } from '../kernel/permissions';
-import { buildFailureOf, readBuildManifest } from './codebuild-builder';
 import { maskOutcome, toInvocationResult, validateInputs } from './invocations';
 import type { DeployedVersion, ToolRuntime } from './runtime';
 import { toolRuntime } from './runtimes';
@@ -48,6 +47,8 @@ const completeManagedBuild = async (change: ToolBuildStateChange): Promise<void>
     (candidate) => candidate.build_id === change.build_id,
   );
   if (version?.status !== 'deploying') return;
+  // The CodeBuild and CloudWatch Logs clients serve this message alone: the tool function's cold start does not load them.
+  const { buildFailureOf, readBuildManifest } = await import('./codebuild-builder');
   if (change.build_status !== 'SUCCEEDED') {
     await finishDeployment(version, { status: 'failed', build_error: (await buildFailureOf(change)).detail });
     return;

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { BatchGetBuildsCommand, CodeBuildClient, StartBuildCommand, StopBuildCommand } from '@aws-sdk/client-codebuild';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { endedToolBuildStatus, type ToolBuildStateChange } from '../../events/queue-messages';
-import { s3 } from '../aws/clients';
+import { readObjectBytes, writeObject } from '../aws/bucket';
 import { config } from '../kernel/config';
 import { DomainError } from '../kernel/errors';
 import { maskSecrets } from './invocations';
@@ -66,21 +65,11 @@ export const manifestOf = (result: ToolBuildResult): BuildManifest => ({
 /** Stores what the build job built: the artifact, then its manifest (whose presence means both are there). */
 export const storeBuildOutput = async (artifactKey: string, result: ToolBuildResult): Promise<void> => {
   await storeArtifact(artifactKey, result.built.artifact);
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: config.artifactBucket,
-      Key: manifestKeyOf(artifactKey),
-      Body: JSON.stringify(manifestOf(result)),
-      ContentType: 'application/json',
-    }),
-  );
+  await writeObject(manifestKeyOf(artifactKey), JSON.stringify(manifestOf(result)), 'application/json');
 };
 
 export const readBuildManifest = async (artifactKey: string): Promise<BuildManifest> => {
-  const object = await s3().send(
-    new GetObjectCommand({ Bucket: config.artifactBucket, Key: manifestKeyOf(artifactKey) }),
-  );
-  return buildManifest.parse(JSON.parse((await object.Body?.transformToString('utf8')) ?? '{}'));
+  return buildManifest.parse(JSON.parse((await readObjectBytes(manifestKeyOf(artifactKey))).toString('utf8')));
 };
 
 /**

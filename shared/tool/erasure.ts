@@ -1,8 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { s3 } from '../aws/clients';
-import { config } from '../kernel/config';
+import { deleteObjects } from '../aws/bucket';
 import { toolRuntime } from './runtimes';
 import { repositoryName } from './source-repository';
 
@@ -15,16 +13,7 @@ export const toolArtifactPrefix = (orgId: string) => `tools/${orgId}/`;
  * is shared with the team's other organizations and stays). Idempotent.
  */
 export const eraseOrganizationTools = async (orgId: string): Promise<void> => {
-  for (;;) {
-    const listed = await s3().send(
-      new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: toolArtifactPrefix(orgId), MaxKeys: 1000 }),
-    );
-    const keys = (listed.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
-    if (keys.length === 0) break;
-    await s3().send(
-      new DeleteObjectsCommand({ Bucket: config.artifactBucket, Delete: { Objects: keys, Quiet: true } }),
-    );
-  }
+  await deleteObjects(toolArtifactPrefix(orgId));
   await (await toolRuntime()).eraseOrganization(orgId);
   const localRoot = process.env.TOOL_REPOSITORY_ROOT;
   if (localRoot) await rm(join(localRoot, repositoryName(orgId, null, 'team')), { recursive: true, force: true });

@@ -10,8 +10,7 @@ import {
   waitUntilFunctionActiveV2,
   waitUntilFunctionUpdatedV2,
 } from '@aws-sdk/client-lambda';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { s3 } from '../aws/clients';
+import { readObjectBytes } from '../aws/bucket';
 import { queryAll } from '../data/table';
 import { config } from '../kernel/config';
 import { type Artifact, unpackArtifact } from './project';
@@ -137,10 +136,7 @@ export const deploymentPackage = (
 };
 
 const readArtifact = async (key: string): Promise<Artifact> => {
-  const object = await s3().send(new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }));
-  return unpackArtifact(
-    Buffer.from(await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray()),
-  );
+  return unpackArtifact(await readObjectBytes(key));
 };
 
 const exists = (name: string) =>

@@ -2,9 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { s3 } from '../aws/clients';
-import { config } from '../kernel/config';
+import { readObjectBytes } from '../aws/bucket';
 import { type Artifact, unpackArtifact } from './project';
 import {
   type DeployedVersion,
@@ -73,10 +71,7 @@ with open(result_file, "w") as out:
 `;
 
 const readArtifact = async (key: string): Promise<Artifact> => {
-  const object = await s3().send(new GetObjectCommand({ Bucket: config.artifactBucket, Key: key }));
-  return unpackArtifact(
-    Buffer.from(await (object.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray()),
-  );
+  return unpackArtifact(await readObjectBytes(key));
 };
 
 /** Unpacks the artifact to the version's directory (built beside it and renamed, so runs never see half of it). */

@@ -1,4 +1,3 @@
-import { localSandbox } from './local-sandbox';
 import type { ToolRuntime } from './runtime';
 
 /**
@@ -6,4 +5,6 @@ import type { ToolRuntime } from './runtime';
  * function version, `lambda-runtime.ts`), the local sandbox otherwise.
  */
 export const toolRuntime = async (): Promise<ToolRuntime> =>
-  process.env.TOOL_RUNTIME === 'lambda' ? (await import('./lambda-runtime')).lambdaRuntime : localSandbox;
+  process.env.TOOL_RUNTIME === 'lambda'
+    ? (await import('./lambda-runtime')).lambdaRuntime
+    : (await import('./local-sandbox')).localSandbox;

@@ -1,6 +1,4 @@
-import { DeleteObjectsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { s3 } from '../aws/clients';
-import { config } from '../kernel/config';
+import { deleteObjectKeys, writeObject } from '../aws/bucket';
 import { type BuiltProject, buildProject } from './project';
 import { readProject } from './source-repository';
 
@@ -67,20 +65,10 @@ export const buildToolProject = async (request: ToolBuildRequest): Promise<ToolB
   };
 };
 
-export const storeArtifact = async (key: string, artifact: Buffer): Promise<void> => {
-  await s3().send(
-    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: artifact, ContentType: 'application/gzip' }),
-  );
-};
+export const storeArtifact = (key: string, artifact: Buffer): Promise<void> =>
+  writeObject(key, artifact, 'application/gzip');
 
-export const deleteArtifactObjects = async (keys: string[]): Promise<void> => {
-  await s3().send(
-    new DeleteObjectsCommand({
-      Bucket: config.artifactBucket,
-      Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
-    }),
-  );
-};
+export const deleteArtifactObjects = (keys: string[]): Promise<void> => deleteObjectKeys(keys);
 
 /** The in-process builder runs in the request, which has no gateway deadline locally: it waits for nothing. */
 export const inProcessBuilder: ToolBuilder = {

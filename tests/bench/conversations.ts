@@ -16,8 +16,11 @@ import { type PlatformProcess, startPlatformProcess } from './platform-process';
  * (child processes, in memory, built-in deterministic model), so the client's own work never
  * shares an event loop with the server it times:
  *
- * 1. time from sending create-conversation to the first `new-message` line, one conversation
- *    at a time on an otherwise idle platform;
+ * 1. time from sending create-conversation (then interact) to the first `new-message` line, one
+ *    conversation at a time on an otherwise idle platform, and the part of it after the model
+ *    produced that piece: the platform runs with DIAGNOSTIC_FRAGMENT_TIMES=true, so each piece
+ *    carries when the model produced it (epoch ms; the platform is a child process on the same
+ *    machine, so both sides read the same clock);
  * 2. pass-through of model fragments: with a model that writes a fragment every 50 ms, how
  *    late each fragment reaches the client. Production happens inside the server, so it is
  *    estimated three ways: against t0 + k·50 ms (t0: the first fragment's arrival; an upper
@@ -43,6 +46,8 @@ export interface FirstMessageFigures extends Percentiles {
   coldMs: number;
   /** The same for one interaction after each opening: request sent → first `new-message`. */
   interact: Percentiles;
+  /** Model produced the first piece → its line received, for the openings and the interactions. */
+  afterProduced: { create: Percentiles; interact: Percentiles };
 }
 
 export interface PassThroughFigures {
@@ -163,25 +168,36 @@ const prepare = async (platform: PlatformProcess, userCount: number): Promise<Fi
 /** Create-conversation, one at a time: request sent → first `new-message` line received. */
 const measureFirstMessage = async (fixture: Fixture, users: Session[]): Promise<FirstMessageFigures> => {
   const [coldUser, ...measured] = users;
-  const firstMessageMs = (what: string, stream: TimedStream, status: number) => {
+  const afterProduced = { create: [] as number[], interact: [] as number[] };
+  const firstMessageMs = (what: 'create' | 'interact', stream: TimedStream, status: number) => {
     expectCleanTurn(what, stream, status);
     const first = firstOf(stream, 'new-message');
     if (!first) throw new Error(`${what}: no new-message`);
+    const producedAt = first.event.diagnostic_produced_at;
+    if (typeof producedAt !== 'number') throw new Error(`${what}: the piece carries no diagnostic_produced_at`);
+    afterProduced[what].push(performance.timeOrigin + first.at - producedAt);
     return first.at - stream.sentAt;
   };
   const interactions: number[] = [];
   const timeOne = async (user: Session) => {
     const stream = await startConversation(user, fixture.serviceId);
-    const openingMs = firstMessageMs('create conversation', stream, 201);
+    const openingMs = firstMessageMs('create', stream, 201);
     const turn = await interact(user, conversationIdOf(stream), helpRequests[0] as string);
     interactions.push(firstMessageMs('interact', turn, 200));
     return openingMs;
   };
   const coldMs = await timeOne(coldUser as Session);
   interactions.length = 0;
+  afterProduced.create.length = 0;
+  afterProduced.interact.length = 0;
   const times: number[] = [];
   for (const user of measured) times.push(await timeOne(user));
-  return { ...percentiles(times), coldMs, interact: percentiles(interactions) };
+  return {
+    ...percentiles(times),
+    coldMs,
+    interact: percentiles(interactions),
+    afterProduced: { create: percentiles(afterProduced.create), interact: percentiles(afterProduced.interact) },
+  };
 };
 
 const fragmentArrivals = (stream: TimedStream): number[] =>
@@ -338,7 +354,10 @@ export const measureConversations = async (
   const settings = { ...defaults, ...options };
   let firstMessage: FirstMessageFigures;
   let load: LoadFigures;
-  const fast = await startPlatformProcess({ label: 'no-delay', env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '0' } });
+  const fast = await startPlatformProcess({
+    label: 'no-delay',
+    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '0', DIAGNOSTIC_FRAGMENT_TIMES: 'true' },
+  });
   try {
     const fixture = await prepare(fast, 1 + settings.firstMessageConversations + settings.loadConversations);
     const firstUsers = fixture.users.slice(0, 1 + settings.firstMessageConversations);
@@ -365,10 +384,11 @@ const ms = (value: number) => `${value.toFixed(1)} ms`;
 const spread = (figures: Percentiles & { over10: number; min?: number }) =>
   `${ms(figures.p50)} / ${ms(figures.p99)} / ${ms(figures.max)}${figures.min === undefined ? '' : ` (min ${ms(figures.min)})`}; ${figures.over10} over 10 ms`;
 
-/** Prints the figures; returns whether the pass-through (10 ms) and load (zero errors) targets were met. */
+/** Prints the figures; returns whether the first-message (30 ms), pass-through (10 ms) and load (zero errors) targets were met. */
 export const printConversationFigures = (figures: ConversationFigures): boolean => {
   const { firstMessage: first, passThrough: pass, load } = figures;
   const passOk = pass.lateness.over10 === 0;
+  const firstOk = first.afterProduced.create.p50 <= 30 && first.afterProduced.interact.p50 <= 30;
   const failures = load.httpErrors + load.errorEvents + load.anomalies;
   const seconds = load.durationMs / 1000;
   const rows: [string, string][] = [
@@ -382,6 +402,15 @@ export const printConversationFigures = (figures: ConversationFigures): boolean 
       `${ms(first.interact.p50)} / ${ms(first.interact.p99)} / ${ms(first.interact.max)}`,
     ],
     ['  first conversation of the platform (not counted)', ms(first.coldMs)],
+    ['First new-message after the model produced it (target: at most 30 ms, p50), same conversations', ''],
+    [
+      '  create conversation: median / p99 / max',
+      `${ms(first.afterProduced.create.p50)} / ${ms(first.afterProduced.create.p99)} / ${ms(first.afterProduced.create.max)}`,
+    ],
+    [
+      '  interact: median / p99 / max',
+      `${ms(first.afterProduced.interact.p50)} / ${ms(first.afterProduced.interact.p99)} / ${ms(first.afterProduced.interact.max)}`,
+    ],
     [
       `Pass-through, a fragment every ${pass.fragmentDelayMs} ms (${pass.streams} streams, ${pass.fragments} fragments after the first)`,
       '',
@@ -419,5 +448,5 @@ export const printConversationFigures = (figures: ConversationFigures): boolean 
   const width = Math.max(...rows.map(([label, value]) => (value === '' ? 0 : label.length))) + 2;
   for (const [label, value] of rows) console.log(value === '' ? label : `${label.padEnd(width)}${value}`);
   for (const problem of load.problems) console.log(`  ! ${problem}`);
-  return passOk && failures === 0;
+  return firstOk && passOk && failures === 0;
 };

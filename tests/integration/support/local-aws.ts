@@ -27,12 +27,12 @@ const queueUrl = (queue: QueueName) =>
 
 /** Puts a message on a queue, as a producer (or an at-least-once redelivery) would. */
 export const sendToQueue = async (queue: QueueName, message: unknown): Promise<void> => {
-  await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl(queue), MessageBody: JSON.stringify(message) }));
+  await (await sqs()).send(new SendMessageCommand({ QueueUrl: queueUrl(queue), MessageBody: JSON.stringify(message) }));
 };
 
 /** Whether a queue has no message waiting or in flight. */
 export const isQueueDrained = async (queue: QueueName): Promise<boolean> => {
-  const { Attributes } = await sqs().send(
+  const { Attributes } = await (await sqs()).send(
     new GetQueueAttributesCommand({
       QueueUrl: queueUrl(queue),
       AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
@@ -47,8 +47,8 @@ export const isQueueDrained = async (queue: QueueName): Promise<boolean> => {
 
 /** How many messages wait in a queue's dead-letter queue (`<worker>-dlq`): the ones its worker failed for good. */
 export const deadLetterCount = async (queue: QueueName): Promise<number> => {
-  const { QueueUrl } = await sqs().send(new GetQueueUrlCommand({ QueueName: `${queue}-dlq` }));
-  const { Attributes } = await sqs().send(
+  const { QueueUrl } = await (await sqs()).send(new GetQueueUrlCommand({ QueueName: `${queue}-dlq` }));
+  const { Attributes } = await (await sqs()).send(
     new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
   );
   return Number(Attributes?.ApproximateNumberOfMessages ?? 0);

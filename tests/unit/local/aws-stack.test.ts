@@ -129,7 +129,7 @@ describe('startLocalAws (in memory)', () => {
 
   it('serves an uploaded object through a presigned GET URL to plain fetch', async () => {
     // Prepare
-    await s3().send(
+    await (await s3()).send(
       new PutObjectCommand({
         Bucket: aws().bucket,
         Key: 'reports/run 1.json',
@@ -137,9 +137,13 @@ describe('startLocalAws (in memory)', () => {
         ContentType: 'application/json',
       }),
     );
-    const url = await getSignedUrl(s3(), new GetObjectCommand({ Bucket: aws().bucket, Key: 'reports/run 1.json' }), {
-      expiresIn: 300,
-    });
+    const url = await getSignedUrl(
+      await s3(),
+      new GetObjectCommand({ Bucket: aws().bucket, Key: 'reports/run 1.json' }),
+      {
+        expiresIn: 300,
+      },
+    );
 
     // Act
     const response = await fetch(url);
@@ -155,8 +159,10 @@ describe('startLocalAws (in memory)', () => {
     const body = Readable.from([Buffer.from('first part, '), Buffer.from('second part')]);
 
     // Act
-    await s3().send(new PutObjectCommand({ Bucket: aws().bucket, Key: 'streamed.txt', Body: body, ContentLength: 23 }));
-    const { Body } = await s3().send(new GetObjectCommand({ Bucket: aws().bucket, Key: 'streamed.txt' }));
+    await (await s3()).send(
+      new PutObjectCommand({ Bucket: aws().bucket, Key: 'streamed.txt', Body: body, ContentLength: 23 }),
+    );
+    const { Body } = await (await s3()).send(new GetObjectCommand({ Bucket: aws().bucket, Key: 'streamed.txt' }));
 
     // Assess
     expect(await Body?.transformToString()).toBe('first part, second part');

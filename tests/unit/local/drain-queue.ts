@@ -5,13 +5,13 @@ import { sqs } from '#shared/aws/clients';
 export const drainQueue = async (url: string): Promise<unknown[]> => {
   const bodies: unknown[] = [];
   for (;;) {
-    const { Messages } = await sqs().send(
+    const { Messages } = await (await sqs()).send(
       new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
     );
     if (!Messages?.length) return bodies;
     for (const message of Messages) {
       bodies.push(JSON.parse(message.Body ?? 'null'));
-      await sqs().send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
+      await (await sqs()).send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
     }
   }
 };

@@ -1,6 +1,6 @@
 import { ChangeResourceRecordSetsCommand, InvalidChangeBatch } from '@aws-sdk/client-route-53';
 import { describe, expect, it, vi } from 'vitest';
-import { route53FrontendDns } from './frontend-dns';
+import { route53FrontendDns } from './route53-frontend-dns';
 
 const settings = { domain: 'app.example.com', hostedZoneId: 'Z123', target: 'd111.cloudfront.net' };
 
