@@ -46,9 +46,7 @@ export const s3Sdk = () => import('@aws-sdk/client-s3');
 export const s3 = async (): Promise<S3Client> => {
   if (!s3Client) {
     const { S3Client } = await s3Sdk();
-    s3Client ??= traced(
-      new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }),
-    );
+    s3Client ??= traced(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
   }
   return s3Client;
 };
