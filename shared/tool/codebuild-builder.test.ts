@@ -266,7 +266,7 @@ describe('codeBuildBuilder.buildAndWait', () => {
     // Prepare
     const codeBuildCalls = codeBuildWith([running, { buildStatus: 'SUCCEEDED', buildComplete: true }]);
     const s3Calls = vi.spyOn(S3Client.prototype, 'send').mockImplementation(async () => ({
-      Body: { transformToString: async () => JSON.stringify(manifest) },
+      Body: { transformToByteArray: async () => new TextEncoder().encode(JSON.stringify(manifest)) },
     }));
 
     // Act
