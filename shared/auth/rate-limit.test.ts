@@ -1,17 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { getItem } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
-import {
-  createRateLimiter,
-  enforceRateLimit,
-  limitSignIn,
-  rateLimitBuckets,
-  requireToken,
-  takeToken,
-} from './rate-limit';
+import { createRateLimiter, enforceRateLimit, limitSignIn, requireToken, takeToken } from './rate-limit';
 
 useLocalAws();
 
@@ -175,24 +167,6 @@ describe('createRateLimiter', () => {
     expect(bySecond).toBe(6);
     expect(byFirst).toBe(1);
     expect(bySecondAfter).toBe(0);
-  });
-
-  it('takes the next lease from the shared bucket as soon as one is spent, before a request needs it', async () => {
-    // Prepare
-    const address = bucket();
-    const policy = { burst: 20, perMinute: 60 };
-    const clock = clockAt(6_000_000);
-    const limiter = createRateLimiter(clock.now);
-    const fullAt = async () => Number((await getItem(rateLimitBuckets.key(address.orgId, address), true))?.full_at_ms);
-
-    // Act
-    for (let index = 0; index < 5; index += 1) await limiter.take(address, policy);
-
-    // Assess: two leases of five tokens (one second each) are taken, only five used.
-    await vi.waitFor(async () => expect(await fullAt()).toBe(6_000_000 + 10 * 1000), { timeout: 5000 });
-    const sixth = await limiter.take(address, policy);
-    expect(sixth['x-ratelimit-remaining']).toBe('14');
-    expect(await fullAt()).toBe(6_000_000 + 10 * 1000);
   });
 
   it('shares one lease among concurrent requests: no more admitted than the burst', async () => {

@@ -185,94 +185,66 @@ export interface RateLimiter {
 
 /**
  * A rate limiter for one instance that takes tokens from the shared bucket a lease at a time
- * (`leaseSize`), so most requests are admitted without a round trip to the table. Once a lease
- * is spent, the next one is taken in the background, so a busy caller's requests rarely wait
- * for a write. The limits hold across instances: every admitted request used a token taken from
- * the shared bucket, at most `leaseLifetimeMs` earlier. What a lease did not use is given back
- * with the next write to that bucket; until then (or, if the instance sees no more requests,
- * until the bucket refills) requests reaching other instances may be refused up to `leaseSize`
- * tokens early. Within one instance the headers and refusals are those of a bucket taken one
- * token at a time.
+ * (`leaseSize`), so most requests are admitted without a round trip to the table. The limits
+ * hold across instances: every admitted request used a token taken from the shared bucket, at
+ * most `leaseLifetimeMs` earlier. What a lease did not use is given back with the next write to
+ * that bucket; until then (or, if the instance sees no more requests, until the bucket refills)
+ * requests reaching other instances may be refused up to `leaseSize - 1` tokens early.
+ * Within one instance the headers and refusals are those of a bucket taken one token at a time.
  */
 export const createRateLimiter = (now: () => number = Date.now): RateLimiter => {
   const leases = new Map<string, Lease>();
   const acquiring = new Map<string, Promise<unknown>>();
   const maxLeases = 10_000;
 
-  const remember = (key: string, lease: Lease) => {
-    leases.set(key, lease);
-    if (leases.size > maxLeases) leases.delete(leases.keys().next().value as string);
-  };
-
-  /** A lease from the shared bucket, after giving back `returned` unused tokens; a 429 when it has none. */
-  const newLease = async (address: BucketAddress, policy: BucketPolicy, returned: number): Promise<Lease> => {
-    const nowMs = now();
-    const want = leaseSize(policy);
-    const leased =
-      want > 1
-        ? await takeTokens(address, policy, { want, returned, nowMs }).catch((error: unknown) => {
-            if (error instanceof ConditionNotMet) return undefined;
-            throw error;
-          })
-        : undefined;
-    return leased === undefined
-      ? { takenAtMs: nowMs, left: 1, fullAtMs: await takeOne(address, policy, returned, now) }
-      : { takenAtMs: nowMs, left: want, fullAtMs: leased };
-  };
-
-  /** Runs one acquisition per bucket at a time: requests arriving meanwhile wait and use its lease. */
-  const acquire = (key: string, acquisition: Promise<unknown>) => {
-    acquiring.set(key, acquisition);
-    const settled = acquisition.then(
-      () => undefined,
-      () => undefined,
-    );
-    void settled.then(() => {
-      if (acquiring.get(key) === acquisition) acquiring.delete(key);
-    });
-  };
-
-  /** Admits a request on a lease; the lease's last token starts taking the next one. */
-  const admit = (key: string, address: BucketAddress, policy: BucketPolicy, lease: Lease, nowMs: number) => {
+  const fromLease = (policy: BucketPolicy, lease: Lease, nowMs: number): Record<string, string> => {
     lease.left -= 1;
-    if (lease.left === 0 && leaseSize(policy) > 1 && !acquiring.has(key)) {
-      // A refusal here is left for the next request to meet on its own acquisition.
-      acquire(
-        key,
-        newLease(address, policy, 0).then(
-          (next) => remember(key, next),
-          () => undefined,
-        ),
-      );
-    }
     // The lease's unused tokens are this instance's: counted as still in the bucket.
     return bucketHeaders(policy, lease.fullAtMs - lease.left * intervalMs(policy), nowMs);
+  };
+
+  const acquire = async (key: string, address: BucketAddress, policy: BucketPolicy, returned: number) => {
+    const nowMs = now();
+    const want = leaseSize(policy);
+    const fullAtMs = await (want > 1
+      ? takeTokens(address, policy, { want, returned, nowMs }).catch((error: unknown) => {
+          if (error instanceof ConditionNotMet) return undefined;
+          throw error;
+        })
+      : Promise.resolve(undefined)
+    ).then(async (leased) =>
+      leased === undefined
+        ? { fullAtMs: await takeOne(address, policy, returned, now), taken: 1 }
+        : { fullAtMs: leased, taken: want },
+    );
+    const lease: Lease = { takenAtMs: nowMs, left: fullAtMs.taken, fullAtMs: fullAtMs.fullAtMs };
+    leases.set(key, lease);
+    if (leases.size > maxLeases) leases.delete(leases.keys().next().value as string);
+    return fromLease(policy, lease, now());
   };
 
   return {
     take: async (address, policy) => {
       const key = `${address.orgId}\u0000${address.subject}\u0000${address.name}`;
+      // One acquisition per bucket at a time: concurrent requests wait and use its lease.
       for (let pending = acquiring.get(key); pending; pending = acquiring.get(key))
         await pending.catch(() => undefined);
       const nowMs = now();
       const lease = leases.get(key);
-      if (lease && lease.left > 0 && nowMs - lease.takenAtMs < leaseLifetimeMs)
-        return admit(key, address, policy, lease, nowMs);
+      if (lease && lease.left > 0 && nowMs - lease.takenAtMs < leaseLifetimeMs) return fromLease(policy, lease, nowMs);
       const returned = lease?.left ?? 0;
       leases.delete(key);
-      const acquisition = newLease(address, policy, returned).then(
-        (next) => {
-          remember(key, next);
-          return next;
-        },
-        (error: unknown) => {
-          // Refused: the unused tokens are still owed back to the bucket.
-          if (returned > 0) leases.set(key, { takenAtMs: Number.NEGATIVE_INFINITY, left: returned, fullAtMs: 0 });
-          throw error;
-        },
-      );
-      acquire(key, acquisition);
-      return admit(key, address, policy, await acquisition, now());
+      const acquisition = acquire(key, address, policy, returned).catch((error: unknown) => {
+        // Refused: the unused tokens are still owed back to the bucket.
+        if (returned > 0) leases.set(key, { takenAtMs: Number.NEGATIVE_INFINITY, left: returned, fullAtMs: 0 });
+        throw error;
+      });
+      acquiring.set(key, acquisition);
+      try {
+        return await acquisition;
+      } finally {
+        if (acquiring.get(key) === acquisition) acquiring.delete(key);
+      }
     },
   };
 };

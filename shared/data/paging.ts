@@ -67,16 +67,20 @@ export interface Paged<T> {
   continuation_token: number | null;
 }
 
-/** Runs one page of a list and turns the resume key into an integer token. */
+/**
+ * Runs one page of a list and turns the resume key into an integer token. The list's
+ * fingerprint is worked out only when a token is read or made (most lists fit one page).
+ */
 export const pageOf = async <T>(
   orgId: string,
-  fingerprint: string,
+  fingerprint: () => string,
   continuationToken: number,
   read: (startKey: Item | undefined) => Promise<QueryPage>,
   map: (item: Item) => T,
 ): Promise<Paged<T>> => {
-  const page = await read(await resumeKey(orgId, continuationToken, fingerprint));
-  const token = page.nextKey ? await saveCursor(orgId, page.nextKey, fingerprint) : null;
+  const startKey = continuationToken === 0 ? undefined : await resumeKey(orgId, continuationToken, fingerprint());
+  const page = await read(startKey);
+  const token = page.nextKey ? await saveCursor(orgId, page.nextKey, fingerprint()) : null;
   return { items: page.items.map(map), has_more: token !== null, continuation_token: token };
 };
 
@@ -99,7 +103,7 @@ export const pageOfQuery = <Q extends PagedQuery, T>(
   map: (item: Item) => T,
 ): Promise<Paged<T>> => {
   const { visible: _visible, limit: _limit, continuationToken, ...filters } = query;
-  return pageOf(orgId, listFingerprint(list, filters), continuationToken, read, map);
+  return pageOf(orgId, () => listFingerprint(list, filters), continuationToken, read, map);
 };
 
 /** A list operation's response body: the page's items (through `view`, if given) under the operation's key. */

@@ -358,7 +358,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
         const filters = { id, range, descending: query.descending };
         return pageOf(
           orgId,
-          listFingerprint(`${entity}-versions`, filters),
+          () => listFingerprint(`${entity}-versions`, filters),
           query.continuationToken,
           (startKey) =>
             queryPage(

@@ -295,7 +295,7 @@ export const listBehaviorVersions = async (
   const sortOf = (version: number) => behaviorVersions.sortOf({ dynamic_behavior_set_id: setId, version });
   return pageOf(
     orgId,
-    listFingerprint('dynamic-behavior-set-versions', { setId, range, descending: query.descending }),
+    () => listFingerprint('dynamic-behavior-set-versions', { setId, range, descending: query.descending }),
     query.continuationToken,
     (startKey) =>
       queryPage(
@@ -433,7 +433,7 @@ export const listBehaviorInvocations = async (
   };
   return pageOf(
     orgId,
-    listFingerprint('dynamic-behavior-invocations', { setId, descending: query.descending }),
+    () => listFingerprint('dynamic-behavior-invocations', { setId, descending: query.descending }),
     query.continuationToken,
     (startKey) =>
       queryPage(behaviorInvocations.query(orgId, {}, { prefix: `${setId}#`, forward: !query.descending }), {

@@ -251,7 +251,7 @@ export const listMetrics = async (orgId: string, caller: Caller, query: MetricLi
   }
   const page = await pageOf(
     orgId,
-    listFingerprint('metrics', filters),
+    () => listFingerprint('metrics', filters),
     continuationToken,
     async (startKey) => offsetPage(selected, startKey, limit),
     (item) => metricView(item as StoredMetric),

@@ -198,7 +198,7 @@ export const listToolInvocations = async (
   const { limit: _limit, continuationToken, ...filters } = query;
   return pageOf(
     orgId,
-    listFingerprint('tool-invocations', { filters, sort, caller: caller.userId }),
+    () => listFingerprint('tool-invocations', { filters, sort, caller: caller.userId }),
     continuationToken,
     (startKey) =>
       queryPage(toolInvocations.query(orgId, {}, { forward: sort?.direction === 'asc' }), {

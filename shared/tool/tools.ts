@@ -130,7 +130,7 @@ export const listTools = async (orgId: string, query: ToolListQuery) => {
   const filters = { ids: query.ids, deprecated: query.deprecated, sort, tagFilters };
   const page = await pageOf(
     orgId,
-    listFingerprint('tools', filters),
+    () => listFingerprint('tools', filters),
     query.continuationToken,
     (startKey) =>
       query.ids && query.ids.length > 0
@@ -599,7 +599,7 @@ export const listToolVersions = async (orgId: string, toolId: string, query: Ver
   };
   const page: Paged<StoredToolVersion> = await pageOf(
     orgId,
-    listFingerprint('tool-versions', filters),
+    () => listFingerprint('tool-versions', filters),
     query.continuationToken,
     (startKey) =>
       queryPage(toolVersions.query(orgId, {}, { prefix: `${toolId}#`, forward: sort?.direction !== 'desc' }), {

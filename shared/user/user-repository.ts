@@ -168,11 +168,10 @@ export interface UserListOptions {
 export const listUsers = async (orgId: string, options: UserListOptions): Promise<Paged<UserRecord>> => {
   const [first, ...more] = options.sort;
   const forward = first?.direction !== 'desc';
-  const fingerprint = listFingerprint('users', { sort: options.sort, filters: options.filters });
   const keep = (item: Item) => options.keep(users.parse(item));
   return pageOf(
     orgId,
-    fingerprint,
+    () => listFingerprint('users', { sort: options.sort, filters: options.filters }),
     options.continuationToken,
     (startKey) => {
       if (more.length > 0) {
