@@ -33,7 +33,7 @@ export interface OverheadPath {
   bareCalls: number;
 }
 
-export const samplesPerPath = 120;
+export const samplesPerPath = 240;
 /** Requests per user and operation: inside the 20-a-minute burst of the listed operations. */
 export const perUser = 15;
 /** Users whose requests warm the path up first, uncounted (a fresh process compiles it as it goes). */
