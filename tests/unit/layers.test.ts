@@ -71,4 +71,27 @@ describe('layers', () => {
     // Assess
     expect(offending).toEqual([]);
   });
+
+  it('loads the S3, SQS and X-Ray SDKs on first use only, so no cold start carries them', async () => {
+    // Prepare
+    const sources = async (folder: string) =>
+      (await readdir(join(root, folder), { recursive: true }))
+        .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
+        .map((name) => join(folder, name));
+    const files = [...(await sources('shared')), ...(await sources('functions'))];
+
+    // Act
+    const eager = [];
+    for (const file of files) {
+      const text = await readFile(join(root, file), 'utf8');
+      // `import type` is erased; a value import is loaded with the module.
+      for (const match of text.matchAll(
+        /^import (?!type )[^;]*from '(@aws-sdk\/client-(s3|sqs)|@aws-lambda-powertools\/tracer[^']*)'/gm,
+      ))
+        eager.push(`${file}: ${match[1]}`);
+    }
+
+    // Assess
+    expect(eager).toEqual([]);
+  });
 });
