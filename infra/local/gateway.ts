@@ -5,9 +5,8 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import {
   canonicalResourcePaths,
   greedySegment,
-  mostSpecific,
+  operationsMatching,
   type PathMatch,
-  requestSegments,
   resourceMatcher,
   sharedResourcePrefix,
 } from '#shared/api/paths';
@@ -225,15 +224,10 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const host = request.headers.host ?? `${options.host}:${options.port}`;
     const url = new URL(request.url ?? '/', `http://${host}`);
-    const segments = requestSegments(routedPath(url));
-    const onPath = mostSpecific(
-      routes
-        .map((route) => ({ route, resource: route.resource, match: route.match(segments) }))
-        .filter((candidate) => candidate.match !== undefined),
-    );
+    const onPath = operationsMatching(routes, routedPath(url));
     if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
     const chosen = onPath.find((candidate) => candidate.route.operation.method === request.method);
-    if (!chosen?.match) {
+    if (!chosen) {
       const allowed = [...new Set(onPath.map((candidate) => candidate.route.operation.method))];
       return sendJson(response, 405, { detail: 'Method Not Allowed' }, { allow: allowed.join(', ') });
     }
@@ -245,7 +239,7 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const maxBytes = Math.min(maxBodyBytesOf(operation), apiGatewayMaxPayloadBytes);
     const body = await readBody(request, maxBytes);
     if (body === undefined) return refuseUnread(request, response, 413, bodyTooLarge(maxBytes).message);
-    const event = buildEvent(request, url, body, ...apiGatewayResource(operation, chosen.match), host);
+    const event = buildEvent(request, url, body, ...apiGatewayResource(operation, chosen), host);
     const context = lambdaContext(`classic-api-${operation.group}`, functionTimeoutMs);
     const handler = await handlerOf(operation.group);
     if (isStreamingHandler(handler)) return invokeStreaming(handler, event, context, response);

@@ -85,11 +85,11 @@ export interface PathMatch {
   pathParameters: Record<string, string>;
 }
 
-/** A request path's segments, as resource matchers take them (trailing slash optional). */
-export const requestSegments = (requestPath: string): string[] => segmentsOf(requestPath);
+/** Matches a request path, given as its segments, against one resource path. */
+export type ResourceMatcher = (requestSegments: readonly string[]) => PathMatch | undefined;
 
-/** A resource path split once, for matching many request paths (the local gateway's routes). */
-export const resourceMatcher = (resource: string) => {
+/** A resource path split once, for matching many request paths. */
+export const resourceMatcher = (resource: string): ResourceMatcher => {
   const template = segmentsOf(resource);
   return (actual: readonly string[]): PathMatch | undefined => {
     if (template.length !== actual.length) return undefined;
@@ -130,17 +130,19 @@ export const sharedResourcePrefix = (resources: readonly string[]): string => {
 };
 
 /**
- * Of the operations, those whose path a concrete request path matches, with the parameters
- * under each operation's own names: how a self-routed group's function finds the operation
- * behind its greedy resource.
+ * Of the routes, each with its path's matcher (`resourceMatcher`, built once), those a concrete
+ * request path matches, with their parameters: how the local gateway routes a request, and how a
+ * self-routed group's function finds the operation behind its greedy resource.
  */
-export const operationsMatching = <T extends { path: string }>(
-  operations: readonly T[],
+export const operationsMatching = <T extends { match: ResourceMatcher }>(
+  routes: readonly T[],
   requestPath: string,
-): { operation: T; resource: string; pathParameters: Record<string, string> }[] =>
-  mostSpecific(
-    operations.flatMap((operation) => {
-      const match = matchResource(operation.path, requestPath);
-      return match ? [{ operation, ...match }] : [];
+): { route: T; resource: string; pathParameters: Record<string, string> }[] => {
+  const requestSegments = segmentsOf(requestPath);
+  return mostSpecific(
+    routes.flatMap((route) => {
+      const match = route.match(requestSegments);
+      return match ? [{ route, ...match }] : [];
     }),
   );
+};

@@ -2,7 +2,14 @@ import { Readable } from 'node:stream';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import { isGreedyResource, operationPathParameters, operationsMatching, routeShape } from '../api/paths';
+import {
+  isGreedyResource,
+  operationPathParameters,
+  operationsMatching,
+  type ResourceMatcher,
+  resourceMatcher,
+  routeShape,
+} from '../api/paths';
 import { type RouteOperation, routeOperations } from '../api/route-table';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { countErrorResponse } from '../aws/business-metrics';
@@ -152,7 +159,7 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
 /** A group's operations indexed once per function: by the shape of their path, and by path for self-routing. */
 interface GroupRoutes {
   byShape: Map<string, Implementation[]>;
-  byPath: { implementation: Implementation; path: string }[];
+  byPath: { implementation: Implementation; match: ResourceMatcher }[];
 }
 
 const groupRoutes = (implementations: readonly Implementation[]): GroupRoutes => {
@@ -163,7 +170,10 @@ const groupRoutes = (implementations: readonly Implementation[]): GroupRoutes =>
   }
   return {
     byShape,
-    byPath: implementations.map((implementation) => ({ implementation, path: implementation.operation.path })),
+    byPath: implementations.map((implementation) => ({
+      implementation,
+      match: resourceMatcher(implementation.operation.path),
+    })),
   };
 };
 
@@ -178,8 +188,8 @@ const routesOf = (
   event: APIGatewayProxyEvent,
 ): { implementation: Implementation; pathParameters: () => Record<string, string> }[] => {
   if (isGreedyResource(event.resource)) {
-    return operationsMatching(routes.byPath, event.path).map(({ operation, pathParameters }) => ({
-      implementation: operation.implementation,
+    return operationsMatching(routes.byPath, event.path).map(({ route, pathParameters }) => ({
+      implementation: route.implementation,
       pathParameters: () => pathParameters,
     }));
   }

@@ -3,18 +3,12 @@ import { CloudWatchLogsClient, GetLogEventsCommand } from '@aws-sdk/client-cloud
 import { BatchGetBuildsCommand, CodeBuildClient, StartBuildCommand, StopBuildCommand } from '@aws-sdk/client-codebuild';
 import { z } from 'zod';
 import { endedToolBuildStatus, type ToolBuildStateChange } from '../../events/queue-messages';
-import { readObjectBytes, writeObject } from '../aws/bucket';
+import { deleteObjectKeys, readObjectBytes, writeObject } from '../aws/bucket';
 import { config } from '../kernel/config';
 import { DomainError } from '../kernel/errors';
 import { maskSecrets } from './invocations';
 import { repositoryCredentialValues } from './source-repository';
-import {
-  deleteArtifactObjects,
-  storeArtifact,
-  type ToolBuilder,
-  type ToolBuildRequest,
-  type ToolBuildResult,
-} from './tool-builder';
+import { storeArtifact, type ToolBuilder, type ToolBuildRequest, type ToolBuildResult } from './tool-builder';
 
 /**
  * The CodeBuild adapter of the tool builder. `build` starts the CodeBuild project
@@ -227,5 +221,5 @@ export const codeBuildBuilder: ToolBuilder = {
     }
   },
 
-  discard: (artifactKey) => deleteArtifactObjects([artifactKey, manifestKeyOf(artifactKey)]),
+  discard: (artifactKey) => deleteObjectKeys([artifactKey, manifestKeyOf(artifactKey)]),
 };

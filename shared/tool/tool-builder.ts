@@ -68,8 +68,6 @@ export const buildToolProject = async (request: ToolBuildRequest): Promise<ToolB
 export const storeArtifact = (key: string, artifact: Buffer): Promise<void> =>
   writeObject(key, artifact, 'application/gzip');
 
-export const deleteArtifactObjects = (keys: string[]): Promise<void> => deleteObjectKeys(keys);
-
 /** The in-process builder runs in the request, which has no gateway deadline locally: it waits for nothing. */
 export const inProcessBuilder: ToolBuilder = {
   build: async (request) => ({ state: 'built', result: await buildToolProject(request) }),
@@ -79,7 +77,7 @@ export const inProcessBuilder: ToolBuilder = {
     await storeArtifact(request.artifactKey, artifact);
     return { ...result, built: declared };
   },
-  discard: (artifactKey) => deleteArtifactObjects([artifactKey]),
+  discard: (artifactKey) => deleteObjectKeys([artifactKey]),
 };
 
 /** The builder of this deployment: CodeBuild in AWS (`TOOL_BUILDER=codebuild`), in-process otherwise. */

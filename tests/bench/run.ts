@@ -9,57 +9,67 @@ import { measureSimulations, printSimulationFigures } from './simulations';
 import { measureTools, printToolFigures } from './tools';
 import { measureVoice, printVoiceFigures } from './voice';
 
+/** A section: its title, then its figures; one with targets says whether they are met. */
+const section =
+  <F>(title: string, measure: () => Promise<F>, print: (figures: F) => unknown, verdict?: [string, string]) =>
+  async () => {
+    console.log(`${title}\n`);
+    const met = print(await measure());
+    if (verdict) console.log(`\n${met ? verdict[0] : verdict[1]}`);
+  };
+
 /**
  * `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted.
  * `npm run bench -- bundles conversations` runs only the named sections, in this order.
  */
 const sections: Record<string, () => Promise<void>> = {
-  bundles: async () => {
-    console.log('Lambda bundles (target: what a cold start loads < 1 MB minified, cold init < 250 ms)\n');
-    const bundlesOk = printBundleTable(await measureLambdaBundles());
-    console.log(bundlesOk ? '\nAll bundle targets met.' : '\nSome bundle targets missed (see above).');
-  },
-  overhead: async () => {
-    console.log('Request overhead (target: get and list operations at most 1.2× the bare DynamoDB calls, p50)\n');
-    const overheadOk = printOverheadFigures(await measureOverhead());
-    console.log(overheadOk ? '\nThe overhead target is met.' : '\nThe overhead target is missed (see above).');
-  },
-  'dynamic-behaviors': async () => {
-    console.log('Dynamic behavior matching (target: 500 triggers per service add at most 10 ms to a turn)\n');
-    const matchingOk = printMatchingFigures(await measureMatching());
-    console.log(matchingOk ? '\nThe matching target is met.' : '\nThe matching target is missed (see above).');
-  },
-  conversations: async () => {
-    console.log(
-      'Conversations (targets: first new-message within 30 ms of the model producing it, p50; each fragment within 10 ms; zero errors under load)\n',
-    );
-    const conversationsOk = printConversationFigures(await measureConversations());
-    console.log(
-      conversationsOk ? '\nAll conversation targets met.' : '\nSome conversation targets missed (see above).',
-    );
-  },
-  tools: async () => {
-    console.log('Tools (local runtime: a child process per run)\n');
-    printToolFigures(await measureTools());
-  },
-  peer: async () => {
-    console.log('The peer, side by side (target: ours faster at p50 and p99, first token and whole turn)\n');
-    const peerOk = printPeerFigures(await measurePeer());
-    console.log(peerOk ? '\nOurs is faster on every figure.' : '\nSome peer figures are not faster (see above).');
-  },
-  scale: async () => {
-    console.log('Scale (targets: list latency flat from 1,000 to 100,000 records; no stream fails)\n');
-    const scaleOk = printScaleFigures(await measureScale(createService));
-    console.log(scaleOk ? '\nThe scale targets are met.' : '\nSome scale targets are missed (see above).');
-  },
-  voice: async () => {
-    console.log('Voice (built-in engines; real-time factor = processing time / audio duration)\n');
-    printVoiceFigures(await measureVoice());
-  },
-  simulations: async () => {
-    console.log('Simulations (built-in models: 100 conversations of 5 turns through the simulation queue)\n');
-    printSimulationFigures(await measureSimulations());
-  },
+  bundles: section(
+    'Lambda bundles (target: what a cold start loads < 1 MB minified, cold init < 250 ms)',
+    measureLambdaBundles,
+    printBundleTable,
+    ['All bundle targets met.', 'Some bundle targets missed (see above).'],
+  ),
+  overhead: section(
+    'Request overhead (target: get and list operations at most 1.2× the bare DynamoDB calls, p50)',
+    measureOverhead,
+    printOverheadFigures,
+    ['The overhead target is met.', 'The overhead target is missed (see above).'],
+  ),
+  'dynamic-behaviors': section(
+    'Dynamic behavior matching (target: 500 triggers per service add at most 10 ms to a turn)',
+    measureMatching,
+    printMatchingFigures,
+    ['The matching target is met.', 'The matching target is missed (see above).'],
+  ),
+  conversations: section(
+    'Conversations (targets: first new-message within 30 ms of the model producing it, p50; each fragment within 10 ms; zero errors under load)',
+    measureConversations,
+    printConversationFigures,
+    ['All conversation targets met.', 'Some conversation targets missed (see above).'],
+  ),
+  tools: section('Tools (local runtime: a child process per run)', measureTools, printToolFigures),
+  peer: section(
+    'The peer, side by side (target: ours faster at p50 and p99, first token and whole turn)',
+    measurePeer,
+    printPeerFigures,
+    ['Ours is faster on every figure.', 'Some peer figures are not faster (see above).'],
+  ),
+  scale: section(
+    'Scale (targets: list latency flat from 1,000 to 100,000 records; no stream fails)',
+    () => measureScale(createService),
+    printScaleFigures,
+    ['The scale targets are met.', 'Some scale targets are missed (see above).'],
+  ),
+  voice: section(
+    'Voice (built-in engines; real-time factor = processing time / audio duration)',
+    measureVoice,
+    printVoiceFigures,
+  ),
+  simulations: section(
+    'Simulations (built-in models: 100 conversations of 5 turns through the simulation queue)',
+    measureSimulations,
+    printSimulationFigures,
+  ),
 };
 
 const requested = process.argv.slice(2);
