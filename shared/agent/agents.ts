@@ -3,7 +3,13 @@ import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '.
 import { type Caller, creatorOf } from '../kernel/caller';
 import type { NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import {
+  asIfMissing,
+  hasPermission,
+  type PermissionName,
+  permissionCheck,
+  requirePermission,
+} from '../kernel/permissions';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import { agents } from './agent-repository';
 import type { AgentVersionBody, AgentVersionRecord } from './schemas';
@@ -36,10 +42,10 @@ export const requireOnHead =
     );
 
 /** Whether the caller may see an agent or a state machine (list filtering). */
-export const visibleHeads =
-  (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) =>
-  (head: VersionedHead): boolean =>
-    hasPermission(caller, permission, attributesOf(head));
+export const visibleHeads = (caller: Caller, permission: PermissionName, attributesOf: HeadAttributes) => {
+  const permitted = permissionCheck(caller, permission);
+  return (head: HeadView): boolean => permitted(attributesOf(head));
+};
 
 /** What permission grant conditions can name on an agent or a state machine. */
 export const versionedAttributes = (head: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>, idName: string) => ({

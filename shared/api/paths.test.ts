@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { defineOperation, type Operation } from '../kernel/operation';
-import { canonicalResourcePaths, matchResource, mostSpecific, operationPathParameters, routeShape } from './paths';
+import {
+  canonicalParameterNames,
+  canonicalResourcePaths,
+  matchResource,
+  mostSpecific,
+  renamedParameters,
+  routeShape,
+} from './paths';
 
 const operation = (method: 'GET' | 'DELETE' | 'POST', path: string): Operation =>
   defineOperation({
@@ -29,10 +36,8 @@ describe('canonicalResourcePaths', () => {
 
   it('maps parameters back to the operation own names by position', () => {
     const remove = operation('DELETE', '/v1/{organization}/machine/{state_machine_id}/');
-    const parameters = operationPathParameters(remove, '/v1/{organization}/machine/{machine_id}', {
-      organization: 'acme',
-      machine_id: 'abc',
-    });
+    const names = canonicalParameterNames(remove, '/v1/{organization}/machine/{machine_id}');
+    const parameters = renamedParameters(names, { organization: 'acme', machine_id: 'abc' });
     expect(parameters).toEqual({ organization: 'acme', state_machine_id: 'abc' });
   });
 });

@@ -50,14 +50,13 @@ export const canonicalParameterNames = (operation: Operation, resource: string):
   return names;
 };
 
-/** The operation's own parameter names, read from a request on its canonical resource. */
-export const operationPathParameters = (
-  operation: Operation,
-  resource: string,
+/** Path parameters under their own names (`canonicalParameterNames`), from those the resource named. */
+export const renamedParameters = (
+  names: Map<string, string>,
   pathParameters: Record<string, string | undefined>,
 ): Record<string, string> => {
   const parameters: Record<string, string> = {};
-  for (const [own, canonical] of canonicalParameterNames(operation, resource)) {
+  for (const [own, canonical] of names) {
     const value = pathParameters[canonical];
     if (value !== undefined) parameters[own] = value;
   }

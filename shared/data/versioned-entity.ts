@@ -50,20 +50,13 @@ export const versionedHead = z.object({
 });
 export type VersionedHead = z.infer<typeof versionedHead>;
 
-/** What the list operations show of a head. */
-export interface HeadView {
-  id: string;
-  name: string;
-  deprecated: boolean;
-  latest_version: number | null;
-}
-
-export const headView = (head: VersionedHead): HeadView => ({
-  id: head.id,
-  name: head.name,
-  deprecated: head.deprecated,
-  latest_version: head.latest_version,
-});
+/**
+ * What the list operations show of a head, which is also all a list's filters and the permission
+ * conditions on a head name. Read straight off the stored item (the table's own attributes are
+ * not among these), so a page of heads is not parsed and copied whole.
+ */
+const listedHead = versionedHead.pick({ id: true, name: true, deprecated: true, latest_version: true });
+export type HeadView = z.output<typeof listedHead>;
 
 export interface StoredVersion {
   /** Internal id of the version record. */
@@ -86,7 +79,7 @@ export interface HeadListQuery {
   ids?: string[];
   deprecated?: boolean;
   /** Records the caller may not see are left out (permission filtering). */
-  visible: (head: VersionedHead) => boolean;
+  visible: (head: HeadView) => boolean;
   limit: number;
   continuationToken: number;
 }
@@ -169,7 +162,6 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     sort: (version: { head_id: string; version: number }) => `${version.head_id}#${sortableValue(version.version)}`,
   });
   const headKey = (orgId: string, id: string) => heads.key(orgId, { id });
-  const toHead = (item: Item): VersionedHead => heads.parse(item);
   const toVersion = (item: Item): V => versions.parse(item);
   const notFound = (id: string) => new NotFoundError(`${capitalized(label)} ${id} does not exist.`);
 
@@ -300,9 +292,9 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
 
     list: async (orgId: string, query: HeadListQuery): Promise<Paged<HeadView>> => {
       // Each item is parsed once, for the filter and for the page.
-      const parsed = new WeakMap<Item, VersionedHead>();
-      const parsedHead = (item: Item): VersionedHead => {
-        const head = parsed.get(item) ?? toHead(item);
+      const parsed = new WeakMap<Item, HeadView>();
+      const parsedHead = (item: Item): HeadView => {
+        const head = parsed.get(item) ?? listedHead.parse(item);
         parsed.set(item, head);
         return head;
       };
@@ -322,7 +314,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
                 { limit: query.limit, keep },
               )
             : queryPage(heads.query(orgId, {}), { limit: query.limit, startKey, keep }),
-        (item) => headView(parsedHead(item)),
+        parsedHead,
       );
     },
 

@@ -3,10 +3,11 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import {
+  canonicalParameterNames,
   isGreedyResource,
-  operationPathParameters,
   operationsMatching,
   type ResourceMatcher,
+  renamedParameters,
   resourceMatcher,
   routeShape,
 } from '../api/paths';
@@ -37,7 +38,7 @@ import {
 } from './api-event';
 import { authenticateRequest } from './authenticate';
 import { requireStorable } from './storable-json';
-import { parseRequestPart } from './validation';
+import { parseRequestPart, type RequestPart } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
@@ -156,10 +157,21 @@ const parseBody = async (bodyType: BodyType, body: Buffer, headers: Record<strin
   }
 };
 
-/** A group's operations indexed once per function: by the shape of their path, and by path for self-routing. */
+/** An operation on a resource API Gateway names, with its parameter names under that resource. */
+interface ResourceRoute {
+  implementation: Implementation;
+  /** The operation's own parameter name for each of the resource's. */
+  parameterNames: Map<string, string>;
+}
+
+/**
+ * A group's operations indexed once per function: by the shape of their path, by path for
+ * self-routing, and by the resources requests have named (each worked out on its first request).
+ */
 interface GroupRoutes {
   byShape: Map<string, Implementation[]>;
   byPath: { implementation: Implementation; match: ResourceMatcher }[];
+  byResource: Map<string, ResourceRoute[]>;
 }
 
 const groupRoutes = (implementations: readonly Implementation[]): GroupRoutes => {
@@ -170,6 +182,7 @@ const groupRoutes = (implementations: readonly Implementation[]): GroupRoutes =>
   }
   return {
     byShape,
+    byResource: new Map(),
     byPath: implementations.map((implementation) => ({
       implementation,
       match: resourceMatcher(implementation.operation.path),
@@ -193,9 +206,18 @@ const routesOf = (
       pathParameters: () => pathParameters,
     }));
   }
-  return (routes.byShape.get(routeShape(event.resource)) ?? []).map((implementation) => ({
+  let onResource = routes.byResource.get(event.resource);
+  if (!onResource) {
+    onResource = (routes.byShape.get(routeShape(event.resource)) ?? []).map((implementation) => ({
+      implementation,
+      parameterNames: canonicalParameterNames(implementation.operation, event.resource),
+    }));
+    // Only resources of the group's own operations are kept: an unknown one is not worth remembering.
+    if (onResource.length > 0) routes.byResource.set(event.resource, onResource);
+  }
+  return onResource.map(({ implementation, parameterNames }) => ({
     implementation,
-    pathParameters: () => operationPathParameters(implementation.operation, event.resource, event.pathParameters ?? {}),
+    pathParameters: () => renamedParameters(parameterNames, event.pathParameters ?? {}),
   }));
 };
 
@@ -245,23 +267,24 @@ const dispatch = async (
 
   // Every invalid part is reported at once, as FastAPI-style clients expect.
   const issues: ValidationIssue[] = [];
-  const validPart = async <T>(parse: () => T | Promise<T>): Promise<T | undefined> => {
+  const collectIssues = (error: unknown): undefined => {
+    if (!(error instanceof ValidationError)) throw error;
+    issues.push(...error.issues);
+    return undefined;
+  };
+  // Synchronous: only a body may need awaiting (multipart), and most requests have none.
+  const validPart = (schema: z.ZodType | undefined, input: () => unknown, part: RequestPart): unknown => {
+    if (!schema) return undefined;
     try {
-      return await parse();
+      return parseRequestPart(schema, input(), part);
     } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      issues.push(...error.issues);
-      return undefined;
+      return collectIssues(error);
     }
   };
   const request = operation.request;
-  const path =
-    request.path && (await validPart(() => parseRequestPart(request.path as z.ZodType, pathParameters, 'path')));
-  const query =
-    request.query &&
-    (await validPart(() => parseRequestPart(request.query as z.ZodType, normalizeQuery(event), 'query')));
-  const parsedHeaders =
-    request.headers && (await validPart(() => parseRequestPart(request.headers as z.ZodType, headers, 'header')));
+  const path = validPart(request.path, () => pathParameters, 'path');
+  const query = validPart(request.query, () => normalizeQuery(event), 'query');
+  const parsedHeaders = validPart(request.headers, () => headers, 'header');
   // A body whose type depends on the query is only read once the query is valid.
   const bodyType = request.bodyTypeFor
     ? query === undefined
@@ -270,9 +293,9 @@ const dispatch = async (
     : (request.bodyType ?? 'json');
   const parsedBody =
     request.body && bodyType !== undefined && bodyType !== 'binary'
-      ? await validPart(async () =>
-          parseRequestPart(request.body as z.ZodType, await parseBody(bodyType, body, headers), 'body'),
-        )
+      ? await parseBody(bodyType, body, headers)
+          .then((content) => parseRequestPart(request.body as z.ZodType, content, 'body'))
+          .catch(collectIssues)
       : undefined;
   if (issues.length > 0) throw new ValidationError(issues);
   const input = {

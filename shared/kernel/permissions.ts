@@ -128,13 +128,7 @@ const conditionHolds = (condition: PermissionCondition, actual: unknown): boolea
  * to the caller, so `{ user_id: { type: 'Equals', value: '$caller.user_id' } }` limits a
  * grant to the caller's own records.
  */
-const grantApplies = (
-  grant: PermissionGrant,
-  permission: PermissionName,
-  attributes: ResourceAttributes,
-  caller: Caller,
-) =>
-  nameMatches(grant.permission_name, permission) &&
+const conditionsHold = (grant: PermissionGrant, attributes: ResourceAttributes, caller: Caller): boolean =>
   Object.entries(grant.conditions ?? {}).every(([name, condition]) => {
     const expected =
       condition.value === '$caller.user_id'
@@ -145,15 +139,32 @@ const grantApplies = (
     return conditionHolds(expected, attributes[name]);
   });
 
-/** Deny wins over Allow; nothing granted means denied. */
+const isUnconditional = (grant: PermissionGrant): boolean => Object.keys(grant.conditions ?? {}).length === 0;
+
+/**
+ * The caller's check of one permission, for record after record: the grants naming it are
+ * found once, and when none of them has conditions the answer is the same for every record.
+ * Deny wins over Allow; nothing granted means denied.
+ */
+export const permissionCheck = (
+  caller: Caller,
+  permission: PermissionName,
+): ((attributes?: ResourceAttributes) => boolean) => {
+  const named = caller.grants.filter((grant) => nameMatches(grant.permission_name, permission));
+  const decide = (applicable: PermissionGrant[]) =>
+    applicable.some((grant) => grant.action === 'Allow') && !applicable.some((grant) => grant.action === 'Deny');
+  if (named.every(isUnconditional)) {
+    const granted = decide(named);
+    return () => granted;
+  }
+  return (attributes = {}) => decide(named.filter((grant) => conditionsHold(grant, attributes, caller)));
+};
+
 export const hasPermission = (
   caller: Caller,
   permission: PermissionName,
   attributes: ResourceAttributes = {},
-): boolean => {
-  const applicable = caller.grants.filter((grant) => grantApplies(grant, permission, attributes, caller));
-  return applicable.some((grant) => grant.action === 'Allow') && !applicable.some((grant) => grant.action === 'Deny');
-};
+): boolean => permissionCheck(caller, permission)(attributes);
 
 export const requirePermission = (
   caller: Caller,
@@ -188,4 +199,7 @@ export const filterPermitted = <T>(
   permission: PermissionName,
   records: T[],
   attributesOf: (record: T) => ResourceAttributes,
-): T[] => records.filter((record) => hasPermission(caller, permission, attributesOf(record)));
+): T[] => {
+  const permitted = permissionCheck(caller, permission);
+  return records.filter((record) => permitted(attributesOf(record)));
+};

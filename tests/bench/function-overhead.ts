@@ -1,14 +1,18 @@
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { canonicalResourcePaths, matchResource } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { roundTripHeader } from '#shared/data/round-trips';
+import { bundleLambda, repositoryRoot } from '../../infra/bundling';
 import { installLambdaRuntime, lambdaContext } from '../../infra/local/lambda-runtime';
-import { bareClient, measuredPaths, measurePath, type OverheadPath } from './overhead-paths';
+import { bareClient, measuredPaths, measurePath, type OverheadPath, perUser } from './overhead-paths';
 
 /**
  * The function half of the overhead figures, run by `overhead.ts` as a child process whose
- * environment holds the platform's function settings (table, endpoints, signing key): each operation's endpoint-group handler is invoked as Lambda invokes it, with an API Gateway
- * REST proxy event and a context (no HTTP), interleaved with the bare DynamoDB calls the operation
+ * environment holds the platform's function settings (table, endpoints, signing key): each
+ * operation's endpoint-group handler, from the bundle that is deployed (minified, SDK included),
+ * is invoked as Lambda invokes it, with an API Gateway REST proxy event and a context (no HTTP), interleaved with the bare DynamoDB calls the operation
  * needs, both from this one process against the same DynamoDB Local. The handler's time is what
  * Lambda bills as the function's duration; the hop in front of it is API Gateway's in AWS and the
  * local gateway's here, which `overhead.ts` measures over HTTP beside it.
@@ -52,19 +56,34 @@ const eventOf = (operationId: string, path: string, query: Record<string, string
   return { group: operation.group, event };
 };
 
+/** The endpoint group's handler as deployed: its Lambda bundle (`infra/bundling.ts`), built here. */
+const handlers = new Map<string, Promise<BufferedHandler>>();
+const deployedHandler = (group: string): Promise<BufferedHandler> => {
+  const bundled =
+    handlers.get(group) ??
+    bundleLambda(`functions/${group}/handler.ts`, join(repositoryRoot, '.bench/overhead', group)).then(
+      async ({ entryPath }) => (await import(pathToFileURL(entryPath).href)).handler as BufferedHandler,
+    );
+  handlers.set(group, bundled);
+  return bundled;
+};
+
 const client = bareClient(process.env as Record<string, string>);
 const figures: OverheadPath[] = [];
 for (const measured of measuredPaths(client, process.env.TABLE_NAME as string, input.orgId, input.agentId)) {
-  // Built before the clock starts: making the event is API Gateway's work, not the function's.
+  // Built before the clock starts: the event is API Gateway's work, the context the Lambda runtime's.
   const events = new Map(
     input.tokens.map((token) => [token, eventOf(measured.operationId, measured.path, measured.query, token)]),
   );
   const { group } = events.get(input.tokens[0] as string) ?? {};
-  const handler = (await import(`../../functions/${group}/handler.ts`)).handler as BufferedHandler;
+  const handler = await deployedHandler(group as string);
+  const contexts = Array.from({ length: input.tokens.length * perUser }, () =>
+    lambdaContext(`classic-api-${group}`, 29_000),
+  );
   figures.push(
     await measurePath(measured, input.tokens, async (token) => {
       const { event } = events.get(token) as { event: APIGatewayProxyEvent };
-      const result = await handler(event, lambdaContext(`classic-api-${group}`, 29_000));
+      const result = await handler(event, contexts.pop() as Context);
       if (result.statusCode !== 200) throw new Error(`${measured.operationId}: ${result.statusCode} ${result.body}`);
       return Number(result.headers?.[roundTripHeader] ?? Number.NaN);
     }),
