@@ -4,7 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { z } from 'zod';
 import { requireFunctionSettings } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
-import { logger, withObservability } from './observability';
+import { addLogKeys, logger, withObservability } from './observability';
 
 /** Every queue message names the organization it belongs to (see `events/queue-messages.ts`). */
 type QueueMessageSchema = z.ZodType<{ org_id: string }>;
@@ -32,11 +32,10 @@ export const sqsWorker = <S extends QueueMessageSchema>(worker: WorkerName, sche
   const processor = new BatchProcessor(EventType.SQS);
 
   const processRecord = async (record: SQSRecord): Promise<void> => {
-    logger.removeKeys(['org_id']);
-    logger.appendKeys({ message_id: record.messageId });
+    addLogKeys({ org_id: undefined, message_id: record.messageId });
     try {
       const message = schema.parse(JSON.parse(record.body));
-      logger.appendKeys({ org_id: message.org_id });
+      addLogKeys({ org_id: message.org_id });
       await consume(message, record);
     } catch (error) {
       logger.error('queue message failed; it returns to the queue', {
@@ -49,7 +48,7 @@ export const sqsWorker = <S extends QueueMessageSchema>(worker: WorkerName, sche
 
   return withObservability(
     middy(async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-      logger.appendKeys({ worker });
+      addLogKeys({ worker });
       return processPartialResponse(event, processRecord, processor, { context, processInParallel: false });
     }),
   );

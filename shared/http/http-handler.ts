@@ -14,7 +14,7 @@ import {
 import { type RouteOperation, routeOperations } from '../api/route-table';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { countErrorResponse } from '../aws/business-metrics';
-import { logger, withObservability } from '../aws/observability';
+import { addLogKeys, logger, withObservability } from '../aws/observability';
 import { countsRoundTrips, roundTripHeader, withRoundTripCounter } from '../data/round-trips';
 import type { Caller } from '../kernel/caller';
 import { config, requireFunctionSettings } from '../kernel/config';
@@ -246,14 +246,14 @@ const dispatch = async (
   const pathParameters = route.pathParameters();
   const url = requestUrl(event, headers);
   const organization = pathParameters.organization;
-  if (organization) logger.appendKeys({ org_id: organization });
+  if (organization) addLogKeys({ org_id: organization });
 
   const caller =
     operation.auth === 'none' || (operation.auth === 'optional' && !headers.authorization)
       ? undefined
       : await authenticateRequest({ orgId: organization ?? '', headers, method: event.httpMethod, url });
   if (caller) {
-    logger.appendKeys({ user_id: caller.userId, caller_org_id: caller.homeOrgId });
+    addLogKeys({ user_id: caller.userId, caller_org_id: caller.homeOrgId });
     if (operation.rateLimitPerMinute !== undefined) {
       Object.assign(
         responseHeaders,
