@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { dynamo } from '../aws/clients';
 import type { Caller } from '../kernel/caller';
 import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
 import { createRateLimiter, enforceRateLimit, limitSignIn, requireToken, takeToken } from './rate-limit';
@@ -167,6 +168,31 @@ describe('createRateLimiter', () => {
     expect(bySecond).toBe(6);
     expect(byFirst).toBe(1);
     expect(bySecondAfter).toBe(0);
+  });
+
+  it('takes the lease of a new bucket, of one in use and of a refilled one in one write each', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 8, perMinute: 60 };
+    const clock = clockAt(6_000_000);
+    const limiter = createRateLimiter(clock.now);
+    const send = vi.spyOn(dynamo(), 'send');
+    const writesOf = async (take: () => Promise<unknown>) => {
+      const before = send.mock.calls.length;
+      await take();
+      return send.mock.calls.length - before;
+    };
+
+    // Act
+    const newBucket = await writesOf(() => limiter.take(address, policy));
+    const fromLease = await writesOf(() => limiter.take(address, policy));
+    const inUse = await writesOf(() => limiter.take(address, policy));
+    clock.ms += 60_000;
+    const refilled = await writesOf(() => limiter.take(address, policy));
+    send.mockRestore();
+
+    // Assess
+    expect([newBucket, fromLease, inUse, refilled]).toEqual([1, 0, 1, 1]);
   });
 
   it('shares one lease among concurrent requests: no more admitted than the burst', async () => {

@@ -88,11 +88,13 @@ class ConditionNotMet extends Error {}
  * Takes `want` tokens at once, first giving back `returned` tokens taken earlier and not used
  * (a lease's rest). Resolves with the bucket's new `full_at_ms`; rejects with
  * {@link ConditionNotMet} when the bucket has no room for `want` even with those back.
+ * `likelyFull` orders the two conditional writes: a bucket that is new or refilled takes one
+ * write when the write for a full bucket goes first, one in use when the other does.
  */
 const takeTokens = async (
   address: BucketAddress,
   policy: BucketPolicy,
-  take: { want: number; returned: number; nowMs: number },
+  take: { want: number; returned: number; nowMs: number; likelyFull: boolean },
 ): Promise<number> => {
   const interval = intervalMs(policy);
   const { want, returned, nowMs } = take;
@@ -110,19 +112,24 @@ const takeTokens = async (
       },
       () => new ConditionNotMet(),
     ).then((item) => Number(item?.full_at_ms));
-  // In use (not full even with the returned tokens back) and with room for `want`: move it on.
   const inUseFrom = nowMs + returned * interval;
-  return write('full_at_ms BETWEEN :from AND :latest', 'full_at_ms + :delta', {
-    ':from': inUseFrom,
-    ':latest': inUseFrom + (policy.burst - want) * interval,
-    ':delta': (want - returned) * interval,
-  }).catch(async (error: unknown) => {
-    if (!(error instanceof ConditionNotMet)) throw error;
-    // Full (or new): `want` tokens from a full bucket.
-    return write('attribute_not_exists(full_at_ms) OR full_at_ms < :from', ':next', {
+  // In use (not full even with the returned tokens back) and with room for `want`: move it on.
+  const fromInUse = () =>
+    write('full_at_ms BETWEEN :from AND :latest', 'full_at_ms + :delta', {
+      ':from': inUseFrom,
+      ':latest': inUseFrom + (policy.burst - want) * interval,
+      ':delta': (want - returned) * interval,
+    });
+  // Full (or new): `want` tokens from a full bucket.
+  const fromFull = () =>
+    write('attribute_not_exists(full_at_ms) OR full_at_ms < :from', ':next', {
       ':from': inUseFrom,
       ':next': nowMs + want * interval,
     });
+  const [first, second] = take.likelyFull ? [fromFull, fromInUse] : [fromInUse, fromFull];
+  return first().catch(async (error: unknown) => {
+    if (!(error instanceof ConditionNotMet)) throw error;
+    return second();
   });
 };
 
@@ -130,13 +137,24 @@ const takeTokens = async (
  * Takes one token (after giving back `returned` unused ones); returns the bucket's new
  * `full_at_ms`, or throws a 429 carrying the X-RateLimit-* headers.
  */
-const takeOne = async (address: BucketAddress, policy: BucketPolicy, returned: number, now: () => number) => {
+const takeOne = async (
+  address: BucketAddress,
+  policy: BucketPolicy,
+  take: { returned: number; likelyFull: boolean },
+  now: () => number,
+) => {
   const interval = intervalMs(policy);
+  const { returned } = take;
   // Another instance can move the bucket between the two writes; each retry reads anew.
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const nowMs = now();
     try {
-      return await takeTokens(address, policy, { want: 1, returned, nowMs });
+      return await takeTokens(address, policy, {
+        want: 1,
+        returned,
+        nowMs,
+        likelyFull: take.likelyFull && attempt === 0,
+      });
     } catch (error) {
       if (!(error instanceof ConditionNotMet)) throw error;
       const fullAtMs = await storedFullAt(address);
@@ -155,7 +173,7 @@ export const takeToken = async (
   policy: BucketPolicy,
   now = Date.now,
 ): Promise<Record<string, string>> => {
-  const fullAtMs = await takeOne(address, policy, 0, now);
+  const fullAtMs = await takeOne(address, policy, { returned: 0, likelyFull: false }, now);
   return bucketHeaders(policy, fullAtMs, now());
 };
 
@@ -203,18 +221,27 @@ export const createRateLimiter = (now: () => number = Date.now): RateLimiter => 
     return bucketHeaders(policy, lease.fullAtMs - lease.left * intervalMs(policy), nowMs);
   };
 
-  const acquire = async (key: string, address: BucketAddress, policy: BucketPolicy, returned: number) => {
+  const acquire = async (
+    key: string,
+    address: BucketAddress,
+    policy: BucketPolicy,
+    take: { returned: number; likelyFull: boolean },
+  ) => {
     const nowMs = now();
     const want = leaseSize(policy);
+    const { returned } = take;
     const fullAtMs = await (want > 1
-      ? takeTokens(address, policy, { want, returned, nowMs }).catch((error: unknown) => {
+      ? takeTokens(address, policy, { want, returned, nowMs, likelyFull: take.likelyFull }).catch((error: unknown) => {
           if (error instanceof ConditionNotMet) return undefined;
           throw error;
         })
       : Promise.resolve(undefined)
     ).then(async (leased) =>
       leased === undefined
-        ? { fullAtMs: await takeOne(address, policy, returned, now), taken: 1 }
+        ? {
+            fullAtMs: await takeOne(address, policy, { returned, likelyFull: want === 1 && take.likelyFull }, now),
+            taken: 1,
+          }
         : { fullAtMs: leased, taken: want },
     );
     const lease: Lease = { takenAtMs: nowMs, left: fullAtMs.taken, fullAtMs: fullAtMs.fullAtMs };
@@ -233,8 +260,12 @@ export const createRateLimiter = (now: () => number = Date.now): RateLimiter => 
       const lease = leases.get(key);
       if (lease && lease.left > 0 && nowMs - lease.takenAtMs < leaseLifetimeMs) return fromLease(policy, lease, nowMs);
       const returned = lease?.left ?? 0;
+      // New to this instance, or refilled by now with the lease's rest back (as far as it knows): most likely full.
+      const likelyFull =
+        lease === undefined ||
+        (Number.isFinite(lease.takenAtMs) && lease.fullAtMs - returned * intervalMs(policy) <= nowMs);
       leases.delete(key);
-      const acquisition = acquire(key, address, policy, returned).catch((error: unknown) => {
+      const acquisition = acquire(key, address, policy, { returned, likelyFull }).catch((error: unknown) => {
         // Refused: the unused tokens are still owed back to the bucket.
         if (returned > 0) leases.set(key, { takenAtMs: Number.NEGATIVE_INFINITY, left: returned, fullAtMs: 0 });
         throw error;
