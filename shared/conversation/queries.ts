@@ -3,7 +3,7 @@ import { pageBody } from '../data/paging';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import type { SortEntry, TagFilter } from '../kernel/list-params';
-import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
+import { asIfMissing, hasPermission, permissionCheck, requirePermission } from '../kernel/permissions';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { stateMachineAttributes } from '../state-machine/state-machines';
 import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
@@ -39,16 +39,19 @@ interface ConversationVisibility {
   versionSet(conversation: ConversationRecord): boolean;
 }
 
-const visibilityFor = (caller: Caller): ConversationVisibility => ({
-  listed: (conversation) => hasPermission(caller, 'Conversation:GetConversation', conversationAttributes(conversation)),
-  finalMessage: (conversation) =>
-    canReadMessage(caller, conversation, { id: conversation.final_message_id ?? '', message_type: 'agent-message' }),
-  versionSet: (conversation) =>
-    hasPermission(caller, 'Service:GetVersionSet', {
-      service_id: conversation.service_id,
-      version_set_name: conversation.version_set_info.name,
-    }),
-});
+const visibilityFor = (caller: Caller): ConversationVisibility => {
+  const listed = permissionCheck(caller, 'Conversation:GetConversation');
+  return {
+    listed: (conversation) => listed(conversationAttributes(conversation)),
+    finalMessage: (conversation) =>
+      canReadMessage(caller, conversation, { id: conversation.final_message_id ?? '', message_type: 'agent-message' }),
+    versionSet: (conversation) =>
+      hasPermission(caller, 'Service:GetVersionSet', {
+        service_id: conversation.service_id,
+        version_set_name: conversation.version_set_info.name,
+      }),
+  };
+};
 
 const knownPostProcessings = (names: string[]) =>
   names.flatMap((name) => {

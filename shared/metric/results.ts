@@ -1,7 +1,7 @@
 import { pageBody } from '../data/paging';
 import type { Caller } from '../kernel/caller';
 import { idBoundAt } from '../kernel/ids';
-import { hasPermission } from '../kernel/permissions';
+import { hasPermission, permissionCheck } from '../kernel/permissions';
 import { listResults, metricsWithResults } from './result-repository';
 import type { MetricEvaluationResultInstance } from './schemas';
 
@@ -34,6 +34,7 @@ export interface ResultsRequest {
  */
 export const listEvaluationResults = async (orgId: string, caller: Caller, request: ResultsRequest) => {
   const { metricIds, metricIdAndVersions, after, before, ...filters } = request;
+  const permitted = permissionCheck(caller, 'Metric:GetMetricEvaluationResult');
   const [page, withResults] = await Promise.all([
     listResults(orgId, {
       ...filters,
@@ -46,7 +47,7 @@ export const listEvaluationResults = async (orgId: string, caller: Caller, reque
       ],
       // Result ids sort by creation time, so the time bounds are bounds of ids ('0' and 'g' bracket every id).
       idRange: [after ? idBoundAt(new Date(after), 'first') : '0', before ? idBoundAt(new Date(before), 'last') : 'g'],
-      visible: (result) => hasPermission(caller, 'Metric:GetMetricEvaluationResult', resultAttributes(result)),
+      visible: (result) => permitted(resultAttributes(result)),
     }),
     request.continuationToken === 0 ? metricsWithResults(orgId) : undefined,
   ]);

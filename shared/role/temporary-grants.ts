@@ -12,7 +12,7 @@ import {
   type SortEntry,
   type TagFilter,
 } from '../kernel/list-params';
-import { hasPermission, requirePermission } from '../kernel/permissions';
+import { permissionCheck, requirePermission } from '../kernel/permissions';
 import { durationSeconds } from '../organization/api-keys';
 import { requireOrganization } from '../organization/organization-repository';
 import { loadPrincipal } from '../user/principal';
@@ -128,9 +128,10 @@ export const listTemporaryGrantsFor = async (
 ): Promise<Paged<TemporaryGrantRecord>> => {
   await requireOrganization(orgId);
   const now = new Date().toISOString();
+  const permitted = permissionCheck(caller, 'Role:GetTemporaryPermissionGrant');
   const full: TemporaryGrantListQuery = {
     ...query,
-    visible: (grant) => hasPermission(caller, 'Role:GetTemporaryPermissionGrant', grantAttributes(grant)),
+    visible: (grant) => permitted(grantAttributes(grant)),
   };
   const matches = (grant: TemporaryGrantRecord) =>
     (!query.userIds?.length || query.userIds.includes(grant.user_id)) &&

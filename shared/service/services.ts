@@ -4,7 +4,13 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { tagsAsList } from '../kernel/list-params';
-import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
+import {
+  asIfMissing,
+  hasPermission,
+  type PermissionName,
+  permissionCheck,
+  requirePermission,
+} from '../kernel/permissions';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
@@ -158,9 +164,10 @@ const serviceViews = async (orgId: string, services: StoredService[]): Promise<S
 
 /** The services the caller may see. */
 export const listServices = async (orgId: string, caller: Caller, query: Omit<ServiceListQuery, 'visible'>) => {
+  const permitted = permissionCheck(caller, 'Service:GetService');
   const page = await listStoredServices(orgId, {
     ...query,
-    visible: (service) => hasPermission(caller, 'Service:GetService', serviceAttributes(service)),
+    visible: (service) => permitted(serviceAttributes(service)),
   });
   const [services, tags] = await Promise.all([
     serviceViews(orgId, page.items),
