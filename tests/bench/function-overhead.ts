@@ -12,8 +12,9 @@ import { bareClient, measuredPaths, measurePath, type OverheadPath, perUser } fr
  * The function half of the overhead figures, run by `overhead.ts` as a child process whose
  * environment holds the platform's function settings (table, endpoints, signing key): each
  * operation's endpoint-group handler, from the bundle that is deployed (minified, SDK included),
- * is invoked as Lambda invokes it, with an API Gateway REST proxy event and a context (no HTTP), interleaved with the bare DynamoDB calls the operation
- * needs, both from this one process against the same DynamoDB Local. The handler's time is what
+ * is invoked as Lambda invokes it, with an API Gateway REST proxy event and a context (no HTTP),
+ * interleaved with the bare DynamoDB calls the operation needs, both from this one process against
+ * the same DynamoDB Local. The handler's time is what
  * Lambda bills as the function's duration; the hop in front of it is API Gateway's in AWS and the
  * local gateway's here, which `overhead.ts` measures over HTTP beside it.
  *
@@ -59,12 +60,13 @@ const eventOf = (operationId: string, path: string, query: Record<string, string
 /** The endpoint group's handler as deployed: its Lambda bundle (`infra/bundling.ts`), built here. */
 const handlers = new Map<string, Promise<BufferedHandler>>();
 const deployedHandler = (group: string): Promise<BufferedHandler> => {
-  const bundled =
-    handlers.get(group) ??
-    bundleLambda(`functions/${group}/handler.ts`, join(repositoryRoot, '.bench/overhead', group)).then(
+  let bundled = handlers.get(group);
+  if (!bundled) {
+    bundled = bundleLambda(`functions/${group}/handler.ts`, join(repositoryRoot, '.bench/overhead', group)).then(
       async ({ entryPath }) => (await import(pathToFileURL(entryPath).href)).handler as BufferedHandler,
     );
-  handlers.set(group, bundled);
+    handlers.set(group, bundled);
+  }
   return bundled;
 };
 
