@@ -1,4 +1,4 @@
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type yazl from 'yazl';
 import { listObjects, readObject, type StoredObject } from '../aws/bucket';
@@ -60,7 +60,35 @@ const refusalFor = (caller: Caller, orgId: string) => {
   };
 };
 
-/** Adds each log to the zip in turn, holding at most one log's objects open, then ends it. */
+/**
+ * A log's entries, read whole before any is added (a log is a prompt and a history): a log
+ * that cannot be read, or that the caller may not read, is one `-error` entry saying why, so a
+ * failure part-way never leaves an entry cut short.
+ */
+const logEntries = async (
+  logKey: string,
+  name: string,
+  refusal: (key: string) => Promise<string | undefined>,
+): Promise<[string, Buffer][]> => {
+  try {
+    const refused = await refusal(logKey);
+    if (refused !== undefined) return [[`${name}-error`, Buffer.from(refused, 'utf8')]];
+    return await Promise.all(
+      parts.map(async (part): Promise<[string, Buffer]> => {
+        const body = await readObject(`${logKey}-${part}`);
+        return [`${name}-${part}`, Buffer.concat(await body.toArray())];
+      }),
+    );
+  } catch (error) {
+    logger.warn('prompt log not readable', { key: logKey, error: error as Error });
+    return [[`${name}-error`, Buffer.from('This log could not be read.', 'utf8')]];
+  }
+};
+
+/**
+ * Adds each log to the zip in turn, holding at most one log in memory and waiting for the zip
+ * to take it before reading the next, then ends it: the download is a whole zip whatever fails.
+ */
 const writeLogs = async (
   zip: yazl.ZipFile,
   root: string,
@@ -68,21 +96,11 @@ const writeLogs = async (
   refusal: (key: string) => Promise<string | undefined>,
 ) => {
   for (const logKey of logKeys) {
-    const name = logKey.slice(root.length);
-    const refused = await refusal(logKey);
-    let bodies: Readable[] | undefined;
-    if (refused === undefined) {
-      bodies = await Promise.all(parts.map((part) => readObject(`${logKey}-${part}`))).catch((error: unknown) => {
-        logger.warn('prompt log not readable', { key: logKey, error: error as Error });
-        return undefined;
-      });
+    for (const [entryName, bytes] of await logEntries(logKey, logKey.slice(root.length), refusal)) {
+      const body = Readable.from([bytes]);
+      zip.addReadStream(body, entryName);
+      await finished(body);
     }
-    if (!bodies) {
-      zip.addBuffer(Buffer.from(refused ?? 'This log could not be read.', 'utf8'), `${name}-error`);
-      continue;
-    }
-    for (const [index, body] of bodies.entries()) zip.addReadStream(body, `${name}-${parts[index]}`);
-    await Promise.all(bodies.map((body) => finished(body)));
   }
   zip.end();
 };
@@ -100,7 +118,7 @@ export const promptLogZipFor = async (caller: Caller, orgId: string, prefix: str
   zip.outputStream.pipe(output);
   zip.on('error', (error: Error) => output.destroy(error));
   writeLogs(zip, root, logKeys, refusalFor(caller, orgId)).catch((error: unknown) => {
-    // The status is sent already: a broken stream is how the client learns (the zip is left invalid).
+    // Each log's failures are entries already; this is the zip writer itself failing.
     logger.error('prompt log zip failed', { error: error as Error });
     output.destroy(error as Error);
   });

@@ -367,15 +367,40 @@ export const httpHandler = (implementations: readonly Implementation[]) => {
   );
 };
 
-/** NDJSON lines, each written as soon as the operation yields it. */
+/**
+ * What a client is told of a failure after its status was sent: a domain error's status and
+ * words, anything else as an internal error whose details stay in the log.
+ */
+const lateFailure = (error: unknown): { status: number; detail: string } => {
+  if (error instanceof DomainError) {
+    logger.warn('stream ended by a failure after its status', { error });
+    return { status: error.statusCode, detail: error.message };
+  }
+  logger.error('stream failed after its status was sent', { error: error as Error });
+  return { status: 500, detail: 'Internal server error.' };
+};
+
+/**
+ * NDJSON lines, each written as soon as the operation yields it. A failure after the first
+ * line ends the stream with the reference's `error` event, so the client reads why it ended.
+ */
 const ndjson = (events: AsyncIterable<unknown>): Readable =>
   Readable.from(
     (async function* () {
-      for await (const event of events) {
-        yield `${JSON.stringify(event)}\n`;
-        // Give the write an event-loop turn to leave before the producer's next steps run;
-        // otherwise the last piece of a message waits behind the work that follows it.
-        await new Promise((resolve) => setImmediate(resolve));
+      let started = false;
+      try {
+        for await (const event of events) {
+          started = true;
+          yield `${JSON.stringify(event)}\n`;
+          // Give the write an event-loop turn to leave before the producer's next steps run;
+          // otherwise the last piece of a message waits behind the work that follows it.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } catch (error) {
+        // Before the first line, the status is not sent yet: the handler answers with it.
+        if (!started) throw error;
+        const { status, detail } = lateFailure(error);
+        yield `${JSON.stringify({ type: 'error', http_error_code: status, error_description: detail })}\n`;
       }
     })(),
     { objectMode: false },
@@ -383,16 +408,24 @@ const ndjson = (events: AsyncIterable<unknown>): Readable =>
 
 /**
  * `{"<key>":[...]}`, each item written as soon as `items` yields it: one JSON document whose
- * bytes keep flowing while a long answer is made, so its stream does not idle out.
+ * bytes keep flowing while a long answer is made, so its stream does not idle out. A failure
+ * after the opening still closes the document, with the items so far and `detail` saying why
+ * it stopped (`status_code` the status it would have had).
  */
 export const jsonArrayDocument = (key: string, items: AsyncIterable<unknown>): Readable =>
   Readable.from(
     (async function* () {
       yield `{${JSON.stringify(key)}:[`;
       let separator = '';
-      for await (const item of items) {
-        yield `${separator}${JSON.stringify(item)}`;
-        separator = ',';
+      try {
+        for await (const item of items) {
+          yield `${separator}${JSON.stringify(item)}`;
+          separator = ',';
+        }
+      } catch (error) {
+        const { status, detail } = lateFailure(error);
+        yield `],"detail":${JSON.stringify(detail)},"status_code":${status}}`;
+        return;
       }
       yield ']}';
     })(),
@@ -400,9 +433,34 @@ export const jsonArrayDocument = (key: string, items: AsyncIterable<unknown>): R
   );
 
 /**
+ * The body with its first chunk already made: a producer that checks lazily (an async
+ * generator's first steps) still fails before the status is sent, and is answered with its own
+ * status instead of a 200 that breaks off.
+ */
+const primed = async (body: Readable): Promise<Readable> => {
+  const chunks = body[Symbol.asyncIterator]();
+  const first = await chunks.next();
+  return Readable.from(
+    (async function* () {
+      try {
+        if (first.done) return;
+        yield first.value;
+        for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+      } finally {
+        // A reader that leaves early stops the producer too.
+        await chunks.return?.();
+      }
+    })(),
+    { objectMode: false },
+  );
+};
+
+/**
  * The Lambda handler of a streaming endpoint group (Lambda response streaming). Errors
- * found before the stream starts get their status and a JSON body; errors after that
- * are the operation's to turn into an `error` event.
+ * found before the first chunk is made get their status and a JSON body; errors after that
+ * end the stream in a form its client reads: an `error` event for NDJSON, a closed document
+ * with `detail` for a JSON document (binary bodies close their own format, as the prompt-log
+ * zip does with an error entry).
  */
 export const streamHandler = (implementations: readonly Implementation[]) => {
   requireFunctionSettings();
@@ -415,13 +473,15 @@ export const streamHandler = (implementations: readonly Implementation[]) => {
           const { implementation, result } = await dispatchCounted(routes, event, context, headers, signal);
           const { status, contentType } = implementation.operation.response;
           if (!implementation.operation.streaming) return jsonResponse(status, result, headers);
+          const body = await primed(
+            'bytes' in (result as StreamingReply)
+              ? (result as { bytes: Readable }).bytes
+              : ndjson((result as { events: AsyncIterable<unknown> }).events),
+          );
           return {
             statusCode: status,
             headers: { 'content-type': contentType ?? 'application/x-ndjson', ...headers },
-            body:
-              'bytes' in (result as StreamingReply)
-                ? (result as { bytes: Readable }).bytes
-                : ndjson((result as { events: AsyncIterable<unknown> }).events),
+            body,
           };
         } catch (error) {
           return errorResponse(error, headers);

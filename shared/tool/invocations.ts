@@ -2,7 +2,7 @@ import { logger } from '../aws/observability';
 import { listFingerprint, pageOf } from '../data/paging';
 import { type Item, putItem, queryPage } from '../data/table';
 import type { Caller } from '../kernel/caller';
-import { BadRequestError, NotFoundError } from '../kernel/errors';
+import { BadRequestError, ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { parseSortBy } from '../kernel/list-params';
 import { hasPermission, requirePermission } from '../kernel/permissions';
@@ -12,7 +12,7 @@ import { toolRuntime } from './runtimes';
 import type { InvocationInput, InvocationResult, InvocationSource, ToolInvocationInstance } from './schemas';
 import { type StoredToolVersion, type ToolRecord, toolInvocations } from './tool-repository';
 import { requireToolVersion, secretValuesOf, toolAttributes, toolEnvironment } from './tools';
-import { parseVersionConstraint } from './version-constraint';
+import { formatVersion, parseVersionConstraint } from './version-constraint';
 
 /** Replaces every secret value in a text, so no stored or returned output carries one. */
 export const maskSecrets = (text: string, secrets: readonly string[]): string =>
@@ -61,18 +61,24 @@ export interface RunRequest {
  * Runs one input on a deployed version and records the invocation. Secrets (the tool's secret
  * variables, the sensitive user variables) reach the tool only; what is kept or answered has them masked.
  */
+/** A version runs only once deployed: one still deploying, or whose deployment failed, is a conflict (409). */
+const requireDeployed = (tool: ToolRecord, version: StoredToolVersion): string => {
+  if (version.status !== 'deployed' || !version.runtime_ref) {
+    throw new ConflictError(`Version ${formatVersion(version.version)} of tool ${tool.id} is not deployed (${version.status}).`);
+  }
+  return version.runtime_ref;
+};
+
 export const runToolVersion = async (
   request: RunRequest,
 ): Promise<{ result: InvocationResult; invocation: ToolInvocationInstance }> => {
   const { tool, version, input } = request;
-  if (version.status !== 'deployed' || !version.runtime_ref) {
-    throw new NotFoundError(`Version of tool ${tool.id} is not deployed (${version.status}).`);
-  }
+  const runtimeRef = requireDeployed(tool, version);
   const runtime = await toolRuntime();
   const secrets = [...(await secretValuesOf(tool)), ...Object.values(input.sensitive_user_variables)];
   const outcome = maskOutcome(
     await runtime.invoke(
-      { runtime_ref: version.runtime_ref, artifactKey: version.artifact_key },
+      { runtime_ref: runtimeRef, artifactKey: version.artifact_key },
       {
         input_parameters: input.input_parameters,
         nonsensitive_user_variables: input.nonsensitive_user_variables,
@@ -126,7 +132,7 @@ const directSource = (caller: Caller, input: InvocationInput): InvocationSource 
 
 /**
  * Runs the inputs on a deployed version, one after the other, recording each invocation. What
- * can be refused (a missing version, a permission, inputs against the schema) is refused before
+ * can be refused (a missing or undeployed version, a permission, inputs against the schema) is refused before
  * the first run; the results follow as each run ends (the operation streams them, since ten
  * inputs may together outlast a buffered answer).
  */
@@ -139,6 +145,7 @@ export const invokeToolVersion = async (
 ): Promise<AsyncIterable<InvocationResult>> => {
   const { tool, version } = await requireToolVersion(orgId, toolId, versionText);
   requirePermission(caller, 'Tool:InvokeTool', toolAttributes(tool));
+  requireDeployed(tool, version);
   await validateInputs(version.input_schema, inputs);
   return (async function* () {
     for (const input of inputs)

@@ -297,6 +297,7 @@ export const invokeToolVersionOperation = defineOperation({
   summary: 'Invoke a tool version',
   auth: 'required',
   rateLimitPerMinute: 10,
+  extraErrors: { 409: 'The version is not deployed: it is still deploying, or its deployment failed.' },
   request: {
     path: toolPath.extend({ version: z.string().regex(/^\d+\.\d+\.\d+$/, 'a version such as 1.0.0') }),
     headers,

@@ -118,7 +118,12 @@ export const invocationResult = z.discriminatedUnion('succeeded', [
 ]);
 export type InvocationResult = z.infer<typeof invocationResult>;
 
-export const invocationResultsResponse = z.object({ invocation_results: z.array(invocationResult) });
+export const invocationResultsResponse = z.object({
+  invocation_results: z.array(invocationResult),
+  // Only when the answer broke off after its status was sent; the results before it are complete.
+  detail: z.string().optional().describe('Why the answer stopped before every input ran; absent when it did not.'),
+  status_code: z.number().int().optional().describe('The status the failure would have had before the answer began.'),
+});
 
 const stateMachineAndVersion = z.array(z.union([z.string(), z.number().int()]));
 

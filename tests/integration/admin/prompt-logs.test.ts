@@ -8,7 +8,7 @@ import { api, apiUrl, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createGrantedSession } from '../support/fixtures';
 import { createOrganization, rootSession, type Session } from '../support/identity';
-import { storedObjectText } from '../support/table';
+import { storedObjectText, storeObject } from '../support/table';
 
 const run = promisify(execFile);
 
@@ -87,6 +87,21 @@ describe('get-prompt-logs', () => {
       expect(name).toMatch(/-error$/);
       expect(content).toBe('Missing required permission Conversation:GetInteractionInsights.');
     }
+  });
+
+  it('ends the zip whole with an -error file for a log that fails to read after the download began', async () => {
+    // Prepare: a log whose history is gone (what a partial write or a concurrent expiry leaves).
+    const broken = `${serviceId}/${conversationId}/${'f'.repeat(24)}/1-`;
+    await storeObject(`prompt-logs/${orgId}/${broken}system`, 'a system prompt whose history is missing');
+
+    // Act
+    const { status, entries } = await downloadZip(admin, `${serviceId}/${conversationId}/`);
+
+    // Assess: `unzip -t` passed inside downloadZip, so the archive is whole.
+    expect(status).toBe(200);
+    expect(entries.get(`${broken}error`)).toBe('This log could not be read.');
+    expect(entries.has(`${broken}system`)).toBe(false);
+    expect([...entries.keys()].filter((name) => name.endsWith('-history')).length).toBeGreaterThanOrEqual(2);
   });
 
   it('logs conversation starters and post-conversation analysis too', async () => {

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, paginateScan, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { harness } from './client';
 
 /**
@@ -66,5 +66,29 @@ export const storedObjectText = async (key: string): Promise<string> => {
 export const storeObject = async (key: string, text: string): Promise<void> => {
   const client = bucketClient();
   await client.send(new PutObjectCommand({ Bucket: harness().bucket.name, Key: key, Body: text }));
+  client.destroy();
+};
+
+/** Sets attributes of a stored item straight in the table: a state a test cannot reach in time through the API. */
+export const setStoredAttributes = async (key: { pk: string; sk: string }, attributes: Record<string, unknown>) => {
+  const { table } = harness();
+  const client = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: table.endpoint,
+      region: table.region,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    }),
+  );
+  const names = Object.keys(attributes);
+  await client.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: key,
+      ConditionExpression: 'attribute_exists(pk)',
+      UpdateExpression: `SET ${names.map((_, index) => `#n${index} = :v${index}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name, index) => [`#n${index}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(names.map((name, index) => [`:v${index}`, attributes[name]])),
+    }),
+  );
   client.destroy();
 };

@@ -4,11 +4,12 @@ import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleToolCallSpec, toolCallStateMachineVersion } from '#shared/conversation/fixtures';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
+import { toolVersions } from '#shared/tool/tool-repository';
 import { api, eventually, harness } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { deadLetterCount, isQueueDrained, sendToQueue } from '../support/local-aws';
-import { storedObjectsStartingWith } from '../support/table';
+import { setStoredAttributes, storedObjectsStartingWith } from '../support/table';
 import {
   commitProject,
   createTool,
@@ -395,6 +396,48 @@ describe('invoke-tool-version', () => {
       exception_message: 'order A-1 not found',
       exception_type: 'RangeError',
       exception_stack_trace: expect.arrayContaining([expect.stringContaining('RangeError')]),
+    });
+  });
+  it('answers 409 with a whole JSON body to a version still deploying, before running anything', async () => {
+    // Prepare
+    const session = await admin();
+    const toolId = await createTool(session);
+    const version = await publishAndDeploy(session, toolId, 'samples/greeting');
+    const [major, minor, patch] = version.split('.').map(Number) as [number, number, number];
+    // A publish deploys within a moment locally: the state a client meets while CodeBuild builds, set directly.
+    await setStoredAttributes(toolVersions.key(orgId, { tool_id: toolId, version: { major, minor, patch } }), {
+      status: 'deploying',
+    });
+
+    // Act
+    const invoked = await invoke(session, toolId, version, [{ name: 'Ada' }]);
+    const invocations = await api(`/v1/${orgId}/tool/invocation`, { token: session.token, query: { tool_id: toolId } });
+
+    // Assess
+    expect(invoked.status).toBe(409);
+    expect(JSON.parse(invoked.text)).toEqual({
+      detail: `Version ${version} of tool ${toolId} is not deployed (deploying).`,
+    });
+    expect(invocations.body.tool_invocations).toEqual([]);
+  });
+
+  it('closes the document with the results so far and the detail when a later input fails after the status', async () => {
+    // Prepare
+    const session = await admin();
+    const toolId = await createTool(session);
+    // An output too large for its invocation record (400 KB) fails only once the run has ended.
+    await commitProject('fixtures/large-output', nodeProject("return input.large ? 'x'.repeat(500000) : 'small';"));
+    const version = await publishAndDeploy(session, toolId, 'fixtures/large-output');
+
+    // Act
+    const invoked = await invoke(session, toolId, version, [{ large: false }, { large: true }, { large: false }]);
+
+    // Assess
+    expect(invoked.status).toBe(200);
+    expect(JSON.parse(invoked.text)).toEqual({
+      invocation_results: [{ succeeded: true, output: 'small', duration_ms: expect.any(Number) }],
+      detail: expect.any(String),
+      status_code: 413,
     });
   });
 });
