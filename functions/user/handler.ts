@@ -31,7 +31,7 @@ const limitedSignIn = async <T>(
   attempt: Omit<SignInAttempt, 'perMinute' | 'operationId' | 'source'>,
   operation: { operationId: string; rateLimitPerMinute: number },
   context: RequestContext,
-  signIn: () => Promise<T>,
+  signIn: (chargeIssuance: () => Promise<void>) => Promise<T>,
 ): Promise<T> => {
   const { result, headers } = await limitSignIn(
     {
@@ -67,12 +67,12 @@ export const handler = httpHandler(
   implementGroup('user', {
     'sign-in-with-api-key': ({ path, headers, context }) => {
       const attempt = { orgId: path.organization, credentialId: headers['x-api-key-id'], userId: headers['x-user-id'] };
-      return limitedSignIn(attempt, signInWithApiKeyOperation, context, () =>
-        signInWithApiKey(path.organization, {
-          apiKey: headers['x-api-key'],
-          apiKeyId: headers['x-api-key-id'],
-          userId: headers['x-user-id'],
-        }),
+      return limitedSignIn(attempt, signInWithApiKeyOperation, context, (chargeIssuance) =>
+        signInWithApiKey(
+          path.organization,
+          { apiKey: headers['x-api-key'], apiKeyId: headers['x-api-key-id'], userId: headers['x-user-id'] },
+          chargeIssuance,
+        ),
       );
     },
     'sign-in-with-email': async ({ path, body, context }) => {
@@ -99,15 +99,18 @@ export const handler = httpHandler(
         userId: body.user_id ?? '',
       };
       context.setHeader('cache-control', 'no-store');
-      return limitedSignIn(attempt, tokenOperation, context, () =>
-        requestToken({
+      // Every token request mints a session, so each success is charged once its credentials are found right.
+      return limitedSignIn(attempt, tokenOperation, context, async (chargeIssuance) => {
+        const issued = await requestToken({
           orgId: path.organization,
           params: body,
           dpopProof: headers.dpop,
           method: context.method,
           url: context.url,
-        }),
-      );
+        });
+        await chargeIssuance();
+        return issued;
+      });
     },
     'verify-user': ({ path, query }) => verifyUserEmail(path.organization, query.token),
     'create-invited-user': invite,

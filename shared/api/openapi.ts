@@ -47,7 +47,7 @@ const rateLimitHeaders = {
 
 const rateLimitDescription = (operation: Operation): string =>
   operation.checksCredentials
-    ? `Too many sign-ins: successful ones refill at ${operation.rateLimitPerMinute} a minute in bursts of SIGN_IN_BURST (30 unless configured) per credential and user; after 5 failures a minute from one client address for one credential, that address is refused for it.`
+    ? `Too many sign-ins: new tokens are issued at ${operation.rateLimitPerMinute} a minute in bursts of SIGN_IN_BURST (30 unless configured) per credential and user (a key's sign-in while its last token has half its hour left gets that token back, uncounted); after 5 failures a minute from one client address for one credential, that address is refused for it.`
     : `Rate limited: a token bucket per user of ${operation.rateLimitPerMinute}, refilled at ${operation.rateLimitPerMinute} a minute.`;
 
 const hasBody = (operation: Operation): boolean =>

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineEntity } from '../data/entity';
 import { deleteItem, putItem } from '../data/table';
 import { UnauthorizedError } from '../kernel/errors';
+import { openSecret, sealSecret } from './secret-box';
 
 /**
  * Short-lived authentication state of an organization: refresh tokens (stored by hash) and
@@ -74,5 +75,56 @@ export const deleteRefreshToken = async (orgId: string, tokenHash: string): Prom
     refreshTokens.key(orgId, { token_hash: tokenHash }),
     { expression: 'attribute_exists(pk)' },
     () => new UnauthorizedError(),
+  );
+};
+
+/**
+ * The access token last handed out for an API key and user, sealed: a sign-in with the same key
+ * for the same user while it is still fresh gets it back instead of a new one (`docs/auth.md`).
+ */
+const handedOutTokenRecord = z.object({
+  sealed_token: z.string(),
+  expires_at: z.string(),
+  expires_at_epoch: z.number().int(),
+});
+export type HandedOutToken = { token: string; expiresAt: Date };
+
+export const handedOutTokens = defineEntity({
+  name: 'handed-out-token',
+  within: refreshTokens,
+  schema: handedOutTokenRecord,
+  sortPrefix: 'ISSUED#',
+  sort: (of: { api_key_id: string; user_id: string }) => `${of.api_key_id}#${of.user_id}`,
+});
+
+/** Sealed under its own key, so a copied record opens for no other key, user or tenant. */
+const sealingContext = (orgId: string, apiKeyId: string, userId: string) =>
+  `handed-out-token:${orgId}:${apiKeyId}:${userId}`;
+
+export const getHandedOutToken = async (
+  orgId: string,
+  apiKeyId: string,
+  userId: string,
+): Promise<HandedOutToken | undefined> => {
+  const record = await handedOutTokens.get(orgId, { api_key_id: apiKeyId, user_id: userId });
+  if (!record) return undefined;
+  const token = await openSecret(sealingContext(orgId, apiKeyId, userId), record.sealed_token).catch(() => undefined);
+  return token ? { token, expiresAt: new Date(record.expires_at) } : undefined;
+};
+
+export const saveHandedOutToken = async (
+  orgId: string,
+  apiKeyId: string,
+  userId: string,
+  issued: HandedOutToken,
+): Promise<void> => {
+  await putItem(
+    handedOutTokens.item(orgId, {
+      api_key_id: apiKeyId,
+      user_id: userId,
+      sealed_token: await sealSecret(sealingContext(orgId, apiKeyId, userId), issued.token),
+      expires_at: issued.expiresAt.toISOString(),
+      expires_at_epoch: Math.ceil(issued.expiresAt.getTime() / 1000),
+    }),
   );
 };

@@ -254,7 +254,13 @@ describe('limitSignIn', () => {
     userId: 'u1',
   });
   const wrongKey = () => Promise.reject(new UnauthorizedError());
-  const rightKey = () => Promise.resolve('token');
+  /** A right key that mints a new token: it charges the issuance budget first. */
+  const rightKey = async (chargeIssuance: () => Promise<void>) => {
+    await chargeIssuance();
+    return 'token';
+  };
+  /** A right key whose fresh token is handed back: nothing is charged. */
+  const handedBack = () => Promise.resolve('the same token');
 
   it('answers 401 to five wrong keys from a source, then 429 to that source only', async () => {
     // Prepare
@@ -284,5 +290,21 @@ describe('limitSignIn', () => {
     // Assess
     expect(wrong).toBeInstanceOf(UnauthorizedError);
     expect(thirtyFirst).toBeInstanceOf(RateLimitedError);
+  });
+
+  it('charges nothing for a token handed back, however many sign-ins ask for it', async () => {
+    // Prepare
+    const key = randomUUID();
+    for (let index = 0; index < 30; index += 1) await limitSignIn(attempt('10.0.0.4', key), rightKey);
+
+    // Act
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, () => limitSignIn(attempt('10.0.0.4', key), handedBack)),
+    );
+    const minted = await limitSignIn(attempt('10.0.0.4', key), rightKey).catch((error: unknown) => error);
+
+    // Assess
+    expect(answers.every((answer) => answer.result === 'the same token')).toBe(true);
+    expect(minted).toBeInstanceOf(RateLimitedError);
   });
 });

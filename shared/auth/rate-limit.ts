@@ -329,13 +329,15 @@ export interface SignInAttempt {
 /**
  * Runs a sign-in under its two limits. Failures count per source and credential, so
  * guessing from one address never locks the right key out elsewhere; once they are spent,
- * that source gets 429 for that credential before anything is checked. Successes count per
- * credential and user only after the credentials were found right (a wrong key answers 401
- * however many sign-ins succeeded), in bursts of `SIGN_IN_BURST`.
+ * that source gets 429 for that credential before anything is checked. Issuing a new token
+ * counts per credential and user, in bursts of `SIGN_IN_BURST` refilled at the operation's
+ * rate: the sign-in calls `chargeIssuance` once the credentials were found right and before it
+ * mints (a wrong key answers 401 however many sign-ins succeeded), and does not call it when it
+ * hands back a token it already issued (`docs/auth.md`).
  */
 export const limitSignIn = async <T>(
   attempt: SignInAttempt,
-  signIn: () => Promise<T>,
+  signIn: (chargeIssuance: () => Promise<void>) => Promise<T>,
 ): Promise<{ result: T; headers: Record<string, string> }> => {
   const failures: BucketAddress = {
     orgId: attempt.orgId,
@@ -343,13 +345,16 @@ export const limitSignIn = async <T>(
     name: attempt.operationId,
   };
   await requireToken(failures, failedSignInPolicy);
-  const result = await signIn().catch(async (error: unknown) => {
+  let headers: Record<string, string> = {};
+  const chargeIssuance = async () => {
+    headers = await takeToken(
+      { orgId: attempt.orgId, subject: `signin:${attempt.credentialId}:${attempt.userId}`, name: attempt.operationId },
+      { burst: config.signInBurst, perMinute: attempt.perMinute },
+    );
+  };
+  const result = await signIn(chargeIssuance).catch(async (error: unknown) => {
     if (error instanceof UnauthorizedError) await takeToken(failures, failedSignInPolicy);
     throw error;
   });
-  const headers = await takeToken(
-    { orgId: attempt.orgId, subject: `signin:${attempt.credentialId}:${attempt.userId}`, name: attempt.operationId },
-    { burst: config.signInBurst, perMinute: attempt.perMinute },
-  );
   return { result, headers };
 };

@@ -1,6 +1,6 @@
 import { sqlResultRoot } from '../admin/sql-results';
 import { agents } from '../agent/agent-repository';
-import { authNonces, refreshTokens } from '../auth/auth-session-repository';
+import { authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit';
 import { deleteObjects } from '../aws/bucket';
 import { conversationLeases, conversations, conversationUserStates } from '../conversation/conversation-repository';
@@ -87,6 +87,7 @@ export const entityCatalog: readonly Entity[] = [
   refreshTokens,
   rateLimitBuckets,
   authNonces,
+  handedOutTokens,
   pagingCursors,
   organizationBranding,
   organizations,
