@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
-import { assertJava17 } from './infra/local/java.ts';
-import { assertToolPrerequisites } from './infra/local/tool-prerequisites.ts';
+import { requirePrerequisites } from './infra/local/prerequisites.ts';
 
 /**
  * Two projects: unit tests (beside the code, plus infra assertions) and integration
@@ -9,14 +7,9 @@ import { assertToolPrerequisites } from './infra/local/tool-prerequisites.ts';
  * free ports by the global setup.
  */
 export default defineConfig(async () => {
-  // Both projects start DynamoDB Local, and tool tests need git and python3: without them, stop with one clear line.
-  await Promise.all([assertJava17(), assertToolPrerequisites()]).catch((error: Error) => {
-    console.error(error.message);
-    process.exit(1);
-  });
-  // The web app's browser tests need Debian's Chromium (`.ci/run` installs it).
-  const hasChromium = existsSync('/usr/bin/chromium');
-  if (!hasChromium) console.warn('Browser tests skipped: /usr/bin/chromium is missing (apt-get install chromium).');
+  // DynamoDB Local, tools, voice, the browser and the zips need their system packages: without
+  // one, stop in one line naming every missing part (npm's pretest has said so already).
+  await requirePrerequisites('test');
   return {
     test: {
       reporters: ['default', './tests/support/summary-reporter.ts'],
@@ -47,19 +40,15 @@ export default defineConfig(async () => {
             hookTimeout: 60_000,
           },
         },
-        ...(hasChromium
-          ? [
-              {
-                test: {
-                  name: 'browser',
-                  include: ['tests/browser/**/*.test.ts'],
-                  globalSetup: ['tests/integration/support/global-setup.ts'],
-                  testTimeout: 90_000,
-                  hookTimeout: 90_000,
-                },
-              },
-            ]
-          : []),
+        {
+          test: {
+            name: 'browser',
+            include: ['tests/browser/**/*.test.ts'],
+            globalSetup: ['tests/integration/support/global-setup.ts'],
+            testTimeout: 90_000,
+            hookTimeout: 90_000,
+          },
+        },
       ],
     },
   };

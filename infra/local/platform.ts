@@ -6,8 +6,8 @@ import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/bu
 import { startLocalAws } from './aws-stack';
 import { startGateway } from './gateway';
 import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
+import { missingPrerequisites } from './prerequisites';
 import { type SqsBatchHandler, startQueuePoller } from './queue-poller';
-import { assertToolPrerequisites } from './tool-prerequisites';
 
 export interface PlatformCredentials {
   base_url: string;
@@ -68,7 +68,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
   const log = options.log ?? (() => undefined);
   const outboxDir = join(options.stateDir, 'outbox');
   await mkdir(outboxDir, { recursive: true });
-  await assertToolPrerequisites();
+  const missing = await missingPrerequisites('start');
+  if (missing) throw new Error(missing);
   // Voice input needs the recognizer; everything else runs without it, so one line says so.
   if ((process.env.SPEECH_PROVIDER ?? 'builtin') === 'builtin' && !(await recognizerInstalled())) {
     log(missingRecognizerMessage);
