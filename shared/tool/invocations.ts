@@ -64,7 +64,9 @@ export interface RunRequest {
 /** A version runs only once deployed: one still deploying, or whose deployment failed, is a conflict (409). */
 const requireDeployed = (tool: ToolRecord, version: StoredToolVersion): string => {
   if (version.status !== 'deployed' || !version.runtime_ref) {
-    throw new ConflictError(`Version ${formatVersion(version.version)} of tool ${tool.id} is not deployed (${version.status}).`);
+    throw new ConflictError(
+      `Version ${formatVersion(version.version)} of tool ${tool.id} is not deployed (${version.status}).`,
+    );
   }
   return version.runtime_ref;
 };
