@@ -6,6 +6,7 @@ export const webhookType = z.enum([
   'conversation-post-processing-complete',
   'api-key-expiration-soon',
   'agent-framework-resource-updated',
+  'version-set-promotion-completed',
 ]);
 export type WebhookType = z.infer<typeof webhookType>;
 
@@ -18,7 +19,7 @@ export const retryAttempts = z
   .max(5)
   .describe('The number of attempts to retry sending the webhook event in case of failure.');
 
-export const acceptedTypes = z.array(webhookType).max(3).describe('A list of webhook types to receive.');
+export const acceptedTypes = z.array(webhookType).max(4).describe('A list of webhook types to receive.');
 
 export const webhookDestination = z.object({
   id: z.string(),
