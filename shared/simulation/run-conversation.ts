@@ -219,6 +219,8 @@ const openConversation = async (
         unit_test_id: record.unit_test_id,
         run_index: record.run_index,
       },
+      toolMocks: spec.tool_mocks,
+      initialState: spec.initial_state,
     },
   });
   return consumeTurn(events);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { continuationToken, creatorInfo, objectId, queryArray, queryBoolean, timestamp } from '../kernel/schemas';
 import { llmConfigRecord } from '../service/schemas';
+import { toolMock } from '../tool/schemas';
 import { initialMessageTypes, successCriterionDescription } from './schemas';
 
 /** Shapes of simulation unit test set runs (pure zod; no I/O). */
@@ -60,6 +61,9 @@ export const storedUnitTestRunSpec = unitTestRunSpec.extend({
   scenario: scenarioSnapshot,
   /** The metric versions resolved with the spec (the results record the version judged). */
   metric_versions: z.record(z.string(), z.number().int()),
+  /** The unit test's tool mocks and starting state, as when the run was created. */
+  tool_mocks: z.array(toolMock).default([]),
+  initial_state: z.string().nullable().default(null),
 });
 export type StoredUnitTestRunSpec = z.infer<typeof storedUnitTestRunSpec>;
 

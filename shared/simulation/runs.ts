@@ -251,6 +251,8 @@ const resolveSpec = async (
       success_criterion: criterion.criterion,
     })),
     metric_versions: metricVersions,
+    tool_mocks: unitTest.tool_mocks,
+    initial_state: unitTest.initial_state,
     persona: {
       name: persona.name,
       role: persona.role,
@@ -258,7 +260,8 @@ const resolveSpec = async (
       preferred_language: personaVersion.preferred_language,
       timezone: personaVersion.timezone,
       user_models: personaVersion.user_models,
-      nonsensitive_user_variables: personaVersion.nonsensitive_user_variables,
+      // The unit test's variables over the persona's.
+      nonsensitive_user_variables: { ...personaVersion.nonsensitive_user_variables, ...unitTest.user_variables },
       // Sealed again: the run keeps them as the persona does.
       sealed_sensitive_user_variables: await sealSecrets(orgId, personaVersion.sensitive_user_variables),
     },
