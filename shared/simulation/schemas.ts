@@ -143,6 +143,15 @@ const initialMessageConfig = z.discriminatedUnion('type', [
  * opens, which is the reference's `skip`). Stored canonically as `initial_message_type`, the
  * external event's text (the spec revision's `message`, else null) and `conversation_starts_at`.
  */
+/** One message of a scenario's reference transcript: the real conversation it was made from. */
+export const referenceMessage = z.object({
+  sender: z.enum(['user', 'agent']),
+  message_type: z.string(),
+  message: z.string(),
+  created_at: z.string(),
+});
+export type ReferenceMessage = z.infer<typeof referenceMessage>;
+
 export const scenarioVersionBody = z
   .object({
     objective: strippedText.max(10_000).describe('What the simulated user wants to achieve.'),
@@ -200,6 +209,10 @@ export const scenarioVersionInstance = z.object({
   instructions: z.string(),
   initial_message_type: z.enum(initialMessageTypes),
   conversation_starts_at: timestamp.nullable(),
+  reference_transcript: z
+    .array(referenceMessage)
+    .nullable()
+    .describe('The messages of the conversation the scenario was made from, if it was.'),
   initial_message_config: z
     .object({ type: z.enum(['user-message', 'external-event']), message: z.string().nullable().optional() })
     .nullable()
@@ -468,4 +481,21 @@ export const searchUnitTestSetsQuery = z.object({
 export const getUnitTestSetsResponse = pagedResponse({
   simulation_unit_test_sets: z.array(unitTestSetInstance),
   filter_values: z.object({ ...filterValues, unit_test_ids: z.array(z.string()) }).nullable(),
+});
+
+export const unitTestFromConversationRequest = z.object({
+  conversation_id: objectId.describe('The finished conversation the unit test reproduces.'),
+  metric_ids: z
+    .array(objectId)
+    .min(1)
+    .max(20)
+    .refine((ids) => new Set(ids).size === ids.length, { message: 'metric ids must be distinct' })
+    .describe('The metrics the unit test judges the simulated conversations by.'),
+});
+export type UnitTestFromConversationRequest = z.infer<typeof unitTestFromConversationRequest>;
+
+export const unitTestFromConversationResponse = z.object({
+  simulation_unit_test_id: z.string(),
+  simulation_scenario_id: z.string(),
+  simulation_persona_id: z.string(),
 });
