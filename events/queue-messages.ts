@@ -42,6 +42,10 @@ export const conversationPostProcessingCompleteMessage = z.object({
   service_id: z.string(),
   post_processing_type: postProcessingType,
   completed_at: z.string().describe('ISO 8601 time the post-processing completed.'),
+  is_simulated: z
+    .literal(true)
+    .optional()
+    .describe('Present on events of simulated conversations, which reach only destinations that include them.'),
 });
 
 /**

@@ -107,6 +107,7 @@ export const ensureSyntheticUser = async (
       at,
     ),
     user_id: record.user_id,
+    is_simulated: true as const,
   };
   const models =
     persona.user_models.length > 0
