@@ -337,6 +337,8 @@ export interface StartConversationInput {
     /** The unit test's tool mocks and the state the conversation starts in (null: the machine's initial state). */
     toolMocks?: ToolMock[];
     initialState?: string | null;
+    /** The scenario's `conversation_starts_at`: the time the conversation's clock starts at. */
+    clockStartsAt?: string | null;
   };
 }
 
@@ -389,6 +391,7 @@ export const startConversation = async (
     user_display_name: displayName(user),
     ...(input.simulation ? { simulation: input.simulation.source } : {}),
     ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
+    ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
   };
   const interactionId = newId();
   const newMessages = input.initialMessage

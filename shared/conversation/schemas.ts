@@ -48,6 +48,8 @@ export const conversationRecord = z.object({
   simulation: simulationSource.optional(),
   /** A simulated conversation's tool mocks (its unit test's): these tools are never run. */
   tool_mocks: z.array(toolMock).optional(),
+  /** A simulated conversation's clock: it started at this time (the scenario's `conversation_starts_at`), not at `created_at`. */
+  clock_starts_at: z.string().optional(),
 });
 
 export type VersionSetInfo = z.infer<typeof versionSetInfo>;

@@ -222,6 +222,7 @@ const openConversation = async (
       },
       toolMocks: spec.tool_mocks,
       initialState: spec.initial_state,
+      clockStartsAt: spec.scenario.conversation_starts_at,
     },
   });
   return consumeTurn(events);

@@ -49,6 +49,8 @@ export const scenarioSnapshot = z.object({
   initial_message_type: z.enum(initialMessageTypes),
   /** The opening event's text when the scenario gives one; otherwise the simulated user composes it. */
   initial_external_event: z.string().nullable(),
+  /** When the simulated conversation takes place: its clock starts there (null: the time of the run). */
+  conversation_starts_at: z.string().nullable().default(null),
 });
 export type ScenarioSnapshot = z.infer<typeof scenarioSnapshot>;
 

@@ -270,6 +270,7 @@ const resolveSpec = async (
       instructions: scenarioVersion.instructions,
       initial_message_type: scenarioVersion.initial_message_type,
       initial_external_event: scenarioVersion.initial_external_event,
+      conversation_starts_at: scenarioVersion.conversation_starts_at,
     },
   };
 };

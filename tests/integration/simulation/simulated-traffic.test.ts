@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { api, eventually, expectStatus } from '../support/client';
 import { createService } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
-import { runSimulationOnce } from '../support/simulation';
+import { createScenario, createUnitTest, createUnitTestSet, runSimulationOnce } from '../support/simulation';
+import { storedObjectsStartingWith, storedObjectText } from '../support/table';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 let owner: Session;
@@ -66,5 +67,50 @@ describe('create-simulation-unit-test-set-run', () => {
     );
     expect(plain.received).toEqual([]);
     await Promise.all([plain.close(), opted.close()]);
+  });
+});
+
+describe('create-simulation-scenario', () => {
+  it('sets the clock the agent is told with conversation_starts_at', async () => {
+    // Prepare
+    const session = await admin();
+    const { serviceId } = await createService(session);
+    const scenarioId = await createScenario(session, {
+      initial_version: {
+        objective: 'Book a table for tonight.',
+        instructions: 'Ask what day it is.',
+        initial_message_type: 'user-message',
+        conversation_starts_at: '2031-02-03T09:30:00.000Z',
+      },
+    });
+    const { unitTestId } = await createUnitTest(session, { serviceId, scenarioId });
+    const setId = await createUnitTestSet(session, [unitTestId], {
+      unit_test_runs: [{ unit_test_id: unitTestId, run_count: 1 }],
+    });
+
+    // Act
+    const started = await api(`/v1/${orgId}/simulation/unit_test_set_run/`, {
+      token: session.token,
+      body: { simulation_unit_test_set_id: setId },
+    });
+    expectStatus('start a run', started, 201);
+
+    // Assess
+    const conversation = await eventually(async () => {
+      const listed = await api(`/v1/${orgId}/conversation/`, {
+        token: session.token,
+        query: { service_id: serviceId },
+      });
+      return listed.body.conversations?.[0];
+    }, 60_000);
+    const told = await eventually(async () => {
+      const keys = await storedObjectsStartingWith(`prompt-logs/${orgId}/`);
+      for (const key of keys.filter((name) => name.includes(conversation.id))) {
+        const text = await storedObjectText(key);
+        if (text.includes('The current time is 2031-02-03T09:3')) return key;
+      }
+      return undefined;
+    }, 60_000);
+    expect(told).toContain(conversation.id);
   });
 });
