@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { api, eventually, expectStatus } from '../support/client';
 import { createService, sampleAgentVersionBody, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { isQueueDrained, sendToQueue } from '../support/local-aws';
 import { createUnitTest, createUnitTestSet } from '../support/simulation';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
@@ -216,6 +217,34 @@ describe('promote-service-version-set', () => {
     expect(unknownFrom.status).toBe(400);
     expect(unknownSet.status).toBe(404);
     expect(forbidden.status).toBe(403);
+  });
+});
+
+describe('advance-version-set-promotion (simulation queue)', () => {
+  it('changes nothing when the message of an ended promotion is delivered again', async () => {
+    // Prepare
+    const session = await admin();
+    const { serviceId } = await serviceAhead(session);
+    const setId = await gateSet(session, serviceId, 'printer');
+    const started = await promote(session, serviceId, 'release', {
+      from: 'edge',
+      gate: { simulation_unit_test_set_id: setId, min_pass_rate: 1 },
+    });
+    const ended = await endedPromotion(session, serviceId, 'release', started.body.id);
+    const before = await history(session, serviceId, 'release');
+
+    // Act
+    await sendToQueue('simulation', {
+      type: 'advance-version-set-promotion',
+      org_id: orgId,
+      promotion_id: started.body.id,
+    });
+    await eventually(async () => ((await isQueueDrained('simulation')) ? true : undefined), 30_000);
+
+    // Assess
+    const again = await api(`${setPath(serviceId, 'release')}/promotions/${started.body.id}`, { token: session.token });
+    expect(again.body).toEqual(ended);
+    expect(await history(session, serviceId, 'release')).toEqual(before);
   });
 });
 
