@@ -10,7 +10,7 @@ import { announcePromotionCompleted } from '../webhook/events';
 import { createPromotion, getPromotion, promotionEnd, updateRunningPromotion } from './promotion-repository';
 import type { PromoteVersionSetRequest, PromotionRecord, VersionSetRecord } from './schemas';
 import { changeService, requireOnService, requireService, versionSetAttributes } from './services';
-import { EDGE, resolveVersionSet } from './version-sets';
+import { EDGE, type ResolvedVersionSet, resolveVersionSet } from './version-sets';
 
 /*
  * Promotion of a version set, gated by a simulation. The request resolves the candidate (the
@@ -28,7 +28,7 @@ export const promotionDeadlineMs = 3 * 3600 * 1000;
 const promotionNotFound = (id: string) => new NotFoundError(`Promotion ${id} does not exist.`);
 
 /** The version set as the candidate: pinned to the numbers `from` resolves to now, with its model preferences. */
-const candidateOf = (versions: Awaited<ReturnType<typeof resolveVersionSet>>): VersionSetRecord => ({
+const candidateOf = (versions: ResolvedVersionSet): VersionSetRecord => ({
   agent_version_number: versions.agentVersion,
   service_hierarchical_state_machine_version_number: versions.stateMachineVersion,
   llm_model_preferences: versions.llmModelPreferences,
@@ -37,7 +37,7 @@ const candidateOf = (versions: Awaited<ReturnType<typeof resolveVersionSet>>): V
 class SetChangedError extends Error {}
 class PromotionEndedError extends ConflictError {}
 
-/** Ends a running promotion without moving the set; false when it had already ended. */
+/** Ends a running promotion without moving the set, and announces it; one that had already ended is left as it is. */
 const endWithout = async (orgId: string, promotion: PromotionRecord, status: 'rejected' | 'failed', reason: string) => {
   const ended: PromotionRecord = { ...promotion, status, reason, finished_at: nowIso() };
   if (!(await updateRunningPromotion(orgId, ended))) return;
