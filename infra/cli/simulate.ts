@@ -10,7 +10,8 @@ import type { RunSummary } from '#shared/simulation/run-artifacts';
  * writes their `junit.xml`, and exits 1 when the run's pass rate is below the threshold (2 when
  * the run could not be completed or read).
  *
- * With `--promote NAME --service SERVICE_ID [--from edge]`, the run is the gate of a promotion:
+ * With `--promote NAME [--service SERVICE_ID] [--from edge]`, the run is the gate of a promotion
+ * (the service is the one the set's unit tests run on unless named):
  * the version set NAME of the service moves to the `from` set's versions only if the pass rate is
  * met (`promote-service-version-set`). It waits for the promotion, prints its outcome and exits 0
  * only if the set was promoted (1 rejected, 2 failed or unreadable).
@@ -170,8 +171,25 @@ interface Promotion {
 }
 
 /** Starts a gated promotion; its run is the one this script follows. */
+/** The one service the set's unit tests run on, when `--service` is not given. */
+const serviceOfSet = async (): Promise<string> => {
+  const sets = (await expectOk(await call('GET', `/simulation/unit_test_set/?id=${setId}`), 'reading the set')) as {
+    simulation_unit_test_sets: { unit_test_runs: { unit_test_id: string }[] }[];
+  };
+  const runs = sets.simulation_unit_test_sets[0]?.unit_test_runs ?? fail(`set ${setId} is not visible`);
+  const query = runs.map((run) => `id=${run.unit_test_id}`).join('&');
+  const unitTests = (await expectOk(
+    await call('GET', `/simulation/unit_test/?${query}&limit=${Math.max(runs.length, 1)}`),
+    'reading the unit tests',
+  )) as { simulation_unit_tests: { service_id: string }[] };
+  const services = [...new Set(unitTests.simulation_unit_tests.map((unitTest) => unitTest.service_id))];
+  if (services.length !== 1) fail(`the set's unit tests run on ${services.length} services; name one with --service`);
+  return services[0] as string;
+};
+
 const startPromotion = async (name: string): Promise<Promotion> => {
-  const serviceId = values.service ?? fail('--service is required with --promote');
+  const serviceId = values.service ?? (await serviceOfSet());
+  values.service = serviceId;
   const promotion = (await expectOk(
     await call('POST', `/service/${serviceId}/version_sets/${encodeURIComponent(name)}/promote`, {
       from: values.from,
