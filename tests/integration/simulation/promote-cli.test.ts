@@ -39,14 +39,14 @@ describe('npm run simulate --promote', () => {
       gateSet(root, serviceId, 'refund'),
     ]);
     const { credentials, baseUrl } = harness();
-    const cli = (setId: string) =>
+    const cli = (setId: string, service: string[] = []) =>
       exec(
         'npx',
         [
           'tsx',
           'infra/cli/simulate.ts',
           ...['--base-url', baseUrl, '--org', credentials.org_id, '--set', setId],
-          ...['--promote', 'release', '--service', serviceId, '--min-pass-rate', '0.9', '--junit', '/dev/null'],
+          ...['--promote', 'release', ...service, '--min-pass-rate', '0.9', '--junit', '/dev/null'],
         ],
         {
           env: {
@@ -69,8 +69,9 @@ describe('npm run simulate --promote', () => {
     };
 
     // Act
-    const rejected = await cli(failing);
+    const rejected = await cli(failing, ['--service', serviceId]);
     const afterRejected = await release();
+    // Without --service: the one service the set's unit tests run on.
     const promoted = await cli(passing);
     const afterPromoted = await release();
 
