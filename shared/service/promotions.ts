@@ -1,4 +1,5 @@
 import type { AdvancePromotionMessage } from '../../events/queue-messages';
+import { countPromotionEnded } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueSimulation } from '../conversation/queueing';
 import { type Caller, creatorOf } from '../kernel/caller';
@@ -44,8 +45,9 @@ const endWithout = async (orgId: string, promotion: PromotionRecord, status: 're
   await announce(orgId, ended);
 };
 
-const announce = (orgId: string, promotion: PromotionRecord) =>
-  announcePromotionCompleted({
+const announce = (orgId: string, promotion: PromotionRecord) => {
+  countPromotionEnded();
+  return announcePromotionCompleted({
     org_id: orgId,
     service_id: promotion.service_id,
     version_set_name: promotion.version_set_name,
@@ -58,6 +60,7 @@ const announce = (orgId: string, promotion: PromotionRecord) =>
     revision: promotion.revision,
     completed_at: promotion.finished_at ?? nowIso(),
   });
+};
 
 /**
  * Moves the set to the candidate, with the set's revision and the promotion's end in the same
