@@ -42,6 +42,10 @@ export const conversationPostProcessingCompleteMessage = z.object({
   service_id: z.string(),
   post_processing_type: postProcessingType,
   completed_at: z.string().describe('ISO 8601 time the post-processing completed.'),
+  is_simulated: z
+    .literal(true)
+    .optional()
+    .describe('Present on events of simulated conversations, which reach only destinations that include them.'),
 });
 
 /**
@@ -72,11 +76,32 @@ export const agentFrameworkResourceUpdatedMessage = z.object({
   updated_at: z.string().describe('ISO 8601 time of the change.'),
 });
 
+/**
+ * `version-set-promotion-completed`: a promotion of a service's version set ended. `id` derives
+ * from the promotion, so a repeated announcement carries the same id.
+ */
+export const versionSetPromotionCompletedMessage = z.object({
+  type: z.literal('version-set-promotion-completed'),
+  id: z.string().regex(/^[a-f0-9]{24}$/),
+  org_id: z.string(),
+  service_id: z.string(),
+  version_set_name: z.string().describe('The version set promoted into.'),
+  promotion_id: z.string(),
+  from: z.string().describe('The version set whose versions were promoted.'),
+  status: z.enum(['promoted', 'rejected', 'failed']),
+  reason: z.string().nullable().describe('Why it was rejected or failed.'),
+  simulation_unit_test_set_run_id: z.string().nullable().describe("The gate's simulation run, if any."),
+  pass_rate: z.number().nullable().describe("The gate run's pass rate, if it completed."),
+  revision: z.number().int().nullable().describe("The version set's new revision, when promoted."),
+  completed_at: z.string().describe('ISO 8601 time the promotion ended.'),
+});
+
 /** Every webhook payload: the body a destination receives. */
 export const webhookEvent = z.discriminatedUnion('type', [
   conversationPostProcessingCompleteMessage,
   apiKeyExpirationSoonMessage,
   agentFrameworkResourceUpdatedMessage,
+  versionSetPromotionCompletedMessage,
 ]);
 
 /**
@@ -177,7 +202,21 @@ export const simulateConversationMessage = z.object({
     .describe('Null for the first step; where the previous step left the conversation otherwise.'),
 });
 
-export const simulationQueueMessage = z.discriminatedUnion('type', [simulateConversationMessage]);
+/**
+ * Simulation queue: look at a running version set promotion again. Sent when the promotion starts
+ * its gate run, then again with a delay while the run is in progress; the promotion record, not
+ * the message, says what is done, and it ends once (a conditional write).
+ */
+export const advancePromotionMessage = z.object({
+  type: z.literal('advance-version-set-promotion'),
+  org_id: z.string(),
+  promotion_id: z.string(),
+});
+
+export const simulationQueueMessage = z.discriminatedUnion('type', [
+  simulateConversationMessage,
+  advancePromotionMessage,
+]);
 
 /** The id of a post-processing-complete event: the same for every send of the same completion. */
 export const postProcessingEventId = (orgId: string, conversationId: string, type: PostProcessingType): string =>
@@ -195,3 +234,6 @@ export type ToolBuildQueueMessage = z.input<typeof toolBuildQueueMessage>;
 export type ToolBuildStateChange = z.output<typeof toolBuildStateChangeMessage>;
 export type ToolVersionPublishedMessage = z.infer<typeof toolVersionPublishedMessage>;
 export type SimulationQueueMessage = z.infer<typeof simulationQueueMessage>;
+export type SimulateConversationMessage = z.infer<typeof simulateConversationMessage>;
+export type AdvancePromotionMessage = z.infer<typeof advancePromotionMessage>;
+export type VersionSetPromotionCompletedMessage = z.infer<typeof versionSetPromotionCompletedMessage>;

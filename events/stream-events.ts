@@ -119,6 +119,7 @@ const toolCallEnded = z.object({
   input_parameters: z.record(z.string(), z.unknown()),
   result: z.string(),
   duration: z.number().describe('Seconds.'),
+  mocked: z.literal(true).optional().describe("Answered by a simulation unit test's mock; the tool did not run."),
 });
 
 const actionTooLong = z.object({

@@ -28,6 +28,7 @@ import type { Caller } from '#shared/kernel/caller';
 import { config } from '#shared/kernel/config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
 import { getBrandingImage } from '#shared/organization/organization-repository';
+import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
 import { signInWithEmailOperation } from '#shared/user/operations';
 import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
 import { updateUserFor } from '#shared/user/users';
@@ -258,6 +259,15 @@ export const handler = streamHandler(
 
     'get-app-conversation-insights': (input) =>
       page((request) => insightsPage(request, input.path.conversation_id))(input),
+
+    'create-app-regression-test': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await createUnitTestFromConversation(request.orgId, caller, {
+        conversation_id: input.path.conversation_id,
+        metric_ids: [input.body.metric_id],
+      });
+      return redirect(input.context, `${request.base}/console`);
+    },
 
     'get-app-service-diagram': (input) => page((request) => serviceDiagramPage(request, input.path.service_id))(input),
 

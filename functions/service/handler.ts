@@ -1,5 +1,6 @@
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
+import { getVersionSetPromotion, promoteVersionSet } from '#shared/service/promotions';
 import {
   createService,
   deleteVersionSet,
@@ -7,6 +8,7 @@ import {
   updateService,
   upsertVersionSet,
 } from '#shared/service/services';
+import { getVersionSetHistory, rollbackVersionSet } from '#shared/service/version-set-history';
 
 export const handler = httpHandler(
   implementGroup('service', {
@@ -36,5 +38,34 @@ export const handler = httpHandler(
       await updateService(path.organization, path.service_id, body, caller);
       return null;
     },
+
+    'promote-service-version-set': ({ path, body, caller }) =>
+      promoteVersionSet(path.organization, caller, {
+        serviceId: path.service_id,
+        versionSetName: path.version_set_name,
+        body,
+      }),
+
+    'get-service-version-set-promotion': ({ path, caller }) =>
+      getVersionSetPromotion(path.organization, caller, {
+        serviceId: path.service_id,
+        versionSetName: path.version_set_name,
+        promotionId: path.promotion_id,
+      }),
+
+    'get-service-version-set-history': ({ path, query, caller }) =>
+      getVersionSetHistory(path.organization, caller, {
+        serviceId: path.service_id,
+        versionSetName: path.version_set_name,
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      }),
+
+    'rollback-service-version-set': ({ path, body, caller }) =>
+      rollbackVersionSet(path.organization, caller, {
+        serviceId: path.service_id,
+        versionSetName: path.version_set_name,
+        toRevision: body.to_revision ?? null,
+      }),
   }),
 );

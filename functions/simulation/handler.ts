@@ -1,6 +1,7 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { parseCreatorFilters, parseSortBy, parseTagFilters, versionListParams } from '#shared/kernel/list-params';
+import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
 import {
   createPersona,
   createPersonaVersion,
@@ -141,6 +142,9 @@ export const handler = httpHandler(
       searchScenarios(path.organization, caller, query.query, commonFilters(query)),
 
     'create-simulation-unit-test': ({ path, body, caller }) => createUnitTest(path.organization, body, caller),
+
+    'create-simulation-unit-test-from-conversation': ({ path, body, caller }) =>
+      createUnitTestFromConversation(path.organization, caller, body),
 
     'get-simulation-unit-tests': ({ path, query, caller }) =>
       listUnitTests(path.organization, caller, { ...unitTestFilters(query), ...listParams(query) }),

@@ -10,6 +10,12 @@ import type { RunSummary } from '#shared/simulation/run-artifacts';
  * writes their `junit.xml`, and exits 1 when the run's pass rate is below the threshold (2 when
  * the run could not be completed or read).
  *
+ * With `--promote NAME [--service SERVICE_ID] [--from edge]`, the run is the gate of a promotion
+ * (the service is the one the set's unit tests run on unless named):
+ * the version set NAME of the service moves to the `from` set's versions only if the pass rate is
+ * met (`promote-service-version-set`). It waits for the promotion, prints its outcome and exits 0
+ * only if the set was promoted (1 rejected, 2 failed or unreadable).
+ *
  * Credentials: AMIGO_API_KEY, AMIGO_API_KEY_ID and AMIGO_USER_ID, else `.data/credentials.json`
  * (written by `npm start`), which also gives the base URL and organization when not passed.
  */
@@ -19,6 +25,9 @@ const { values } = parseArgs({
     'base-url': { type: 'string' },
     org: { type: 'string' },
     set: { type: 'string' },
+    promote: { type: 'string' },
+    service: { type: 'string' },
+    from: { type: 'string', default: 'edge' },
     'min-pass-rate': { type: 'string', default: '1' },
     junit: { type: 'string', default: 'junit.xml' },
     'timeout-seconds': { type: 'string', default: '1800' },
@@ -150,11 +159,77 @@ const printTable = (summary: RunSummary): void => {
   );
 };
 
-const created = (await expectOk(
-  await call('POST', '/simulation/unit_test_set_run/', { simulation_unit_test_set_id: setId }),
-  'starting the run',
-)) as { simulation_unit_test_set_run_id: string };
-const runId = created.simulation_unit_test_set_run_id;
+interface Promotion {
+  id: string;
+  status: 'running' | 'promoted' | 'rejected' | 'failed';
+  reason: string | null;
+  simulation_unit_test_set_run_id: string | null;
+  pass_rate: number | null;
+  revision: number | null;
+  before: unknown;
+  candidate: unknown;
+}
+
+/** Starts a gated promotion; its run is the one this script follows. */
+/** The one service the set's unit tests run on, when `--service` is not given. */
+const serviceOfSet = async (): Promise<string> => {
+  const sets = (await expectOk(await call('GET', `/simulation/unit_test_set/?id=${setId}`), 'reading the set')) as {
+    simulation_unit_test_sets: { unit_test_runs: { unit_test_id: string }[] }[];
+  };
+  const runs = sets.simulation_unit_test_sets[0]?.unit_test_runs ?? fail(`set ${setId} is not visible`);
+  const query = runs.map((run) => `id=${run.unit_test_id}`).join('&');
+  const unitTests = (await expectOk(
+    await call('GET', `/simulation/unit_test/?${query}&limit=${Math.max(runs.length, 1)}`),
+    'reading the unit tests',
+  )) as { simulation_unit_tests: { service_id: string }[] };
+  const services = [...new Set(unitTests.simulation_unit_tests.map((unitTest) => unitTest.service_id))];
+  if (services.length !== 1) fail(`the set's unit tests run on ${services.length} services; name one with --service`);
+  return services[0] as string;
+};
+
+const startPromotion = async (name: string): Promise<Promotion> => {
+  const serviceId = values.service ?? (await serviceOfSet());
+  values.service = serviceId;
+  const promotion = (await expectOk(
+    await call('POST', `/service/${serviceId}/version_sets/${encodeURIComponent(name)}/promote`, {
+      from: values.from,
+      gate: { simulation_unit_test_set_id: setId, min_pass_rate: minPassRate },
+    }),
+    'starting the promotion',
+  )) as Promotion;
+  console.log(`promotion ${promotion.id} of '${values.from}' into '${name}' started on service ${serviceId}`);
+  console.log(`  from ${JSON.stringify(promotion.before)}\n  to   ${JSON.stringify(promotion.candidate)}`);
+  return promotion;
+};
+
+/** Waits for the promotion to end and exits: 0 promoted, 1 rejected, 2 failed. */
+const awaitPromotion = async (name: string, started: Promotion): Promise<never> => {
+  const path = `/service/${values.service}/version_sets/${encodeURIComponent(name)}/promotions/${started.id}`;
+  for (;;) {
+    const promotion = (await expectOk(await call('GET', path), 'reading the promotion')) as Promotion;
+    if (promotion.status !== 'running') {
+      const rate = promotion.pass_rate === null ? '' : ` (pass rate ${percent(promotion.pass_rate)})`;
+      if (promotion.status === 'promoted') {
+        console.log(`promotion ${promotion.id}: promoted${rate}; '${name}' is now at revision ${promotion.revision}`);
+        process.exit(0);
+      }
+      console.error(`simulate: promotion ${promotion.id}: ${promotion.status}${rate}: ${promotion.reason}`);
+      process.exit(promotion.status === 'rejected' ? 1 : 2);
+    }
+    if (Date.now() > deadline) fail(`promotion ${started.id} did not end in time`);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+  }
+};
+
+const promotion = values.promote ? await startPromotion(values.promote) : undefined;
+const runId =
+  promotion?.simulation_unit_test_set_run_id ??
+  (
+    (await expectOk(
+      await call('POST', '/simulation/unit_test_set_run/', { simulation_unit_test_set_id: setId }),
+      'starting the run',
+    )) as { simulation_unit_test_set_run_id: string }
+  ).simulation_unit_test_set_run_id;
 console.log(`run ${runId} started on set ${setId}`);
 
 let run: RunProgress | undefined;
@@ -195,6 +270,7 @@ await writeFile(values.junit, entries.get('junit.xml') ?? fail('the artifacts ho
 console.log('');
 printTable(summary);
 console.log(`junit report written to ${values.junit}`);
+if (promotion && values.promote) await awaitPromotion(values.promote, promotion);
 if (summary.pass_rate < minPassRate) {
   console.error(`simulate: pass rate ${percent(summary.pass_rate)} is below the required ${percent(minPassRate)}`);
   process.exit(1);

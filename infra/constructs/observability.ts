@@ -96,6 +96,7 @@ export class Observability extends Construct {
       graph('Interactions', [total(businessMetric.interactions, 'interactions')]),
       graph('Analyses completed', [total(businessMetric.analysesCompleted, 'analyses')]),
       graph('Tool calls', [total(businessMetric.toolCalls, 'tool calls')]),
+      graph('Version set promotions ended', [total(businessMetric.promotionsEnded, 'promotions')]),
       graph('Error responses by kind', [
         new SearchExpression({
           expression: `SEARCH('{${props.metricsNamespace},${errorDimensions.join(',')},service} MetricName="${businessMetric.errorResponses}"', 'Sum', ${period.toSeconds()})`,

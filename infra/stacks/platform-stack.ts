@@ -58,7 +58,8 @@ const access = {
     organization: { table: 'readWrite', signingKey: true, bucket: 'readWrite', tools: 'erase' },
     // Announce agent-framework changes to webhooks.
     agent: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
-    service: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
+    // Promotions start their gate run (queued simulated conversations) and the promotion's own look on the simulation queue.
+    service: { table: 'readWrite', signingKey: true, sendTo: ['webhook', 'simulation'] },
     // Writes prompt logs for the model calls it makes (suggestions).
     conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], bucket: 'readWrite', models: true },
     // Keeps the raw audio of voice messages; runs the tools the state machine calls.
@@ -108,8 +109,9 @@ const access = {
       tools: 'test',
       toolBuilds: 'wait',
     },
-    // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip.
-    simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read' },
+    // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip;
+    // a unit test from a conversation asks the platform's model for its scenario.
+    simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read', models: true },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
@@ -123,7 +125,8 @@ const access = {
       signingKey: true,
       bucket: 'readWrite',
       models: true,
-      sendTo: ['simulation', 'analysis'],
+      // webhook: promotions it ends, and the service change a promotion makes, are announced.
+      sendTo: ['simulation', 'analysis', 'webhook'],
       tools: 'invoke',
     },
     // Deploys built versions; reads the manifests and logs of CodeBuild builds.

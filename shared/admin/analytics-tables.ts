@@ -61,6 +61,8 @@ const conversationColumns = {
   current_state: 'VARCHAR',
   user_display_name: 'VARCHAR',
   tags: 'JSON',
+  /** A simulation run's conversation (the record's `simulation`), kept apart from real use. */
+  is_simulated: 'BOOLEAN',
 } as const satisfies Record<string, ColumnType>;
 
 const readConversations = (orgId: string, budget: RowBudget) =>
@@ -90,7 +92,10 @@ export const analyticsTables: readonly AnalyticsTable[] = [
     name: 'conversations',
     columns: conversationColumns,
     rows: async (orgId, budget) =>
-      (await readConversations(orgId, budget)).map((item) => pick(item, conversationColumns)),
+      (await readConversations(orgId, budget)).map((item) => ({
+        ...pick(item, conversationColumns),
+        is_simulated: item.simulation !== undefined && item.simulation !== null,
+      })),
   },
   {
     name: 'messages',
@@ -119,11 +124,13 @@ export const analyticsTables: readonly AnalyticsTable[] = [
       num_conversations: 'BIGINT',
       num_messages: 'BIGINT',
       last_message_time: 'TIMESTAMPTZ',
+      is_simulated: 'BOOLEAN',
     },
     rows: async (orgId, budget) =>
       (await readBounded(budget, (bound) => queryAll(users.query(orgId, {}), bound))).map((item) => ({
         ...item,
         ...(item.user_stats as Item),
+        is_simulated: item.is_simulated === true,
       })),
   },
   {

@@ -11,6 +11,7 @@ import {
   htmlContentType,
   htmlPage,
   preferencesForm,
+  regressionTestForm,
   sendMessageForm,
   serviceDiagramPath,
   signInForm,
@@ -200,6 +201,13 @@ export const getAppConversationInsightsOperation = page({
   request: { path: appConversationPath, headers: appHeaders },
 });
 
+export const createAppRegressionTestOperation = formPost({
+  operationId: 'create-app-regression-test',
+  summary: 'Make a simulation unit test of a finished conversation, judged by a metric (console)',
+  path: '/app/{organization}/console/conversations/{conversation_id}/regression_test',
+  request: { path: appConversationPath, headers: appHeaders, body: regressionTestForm, bodyType: 'form' },
+});
+
 export const getAppServiceDiagramOperation = page({
   operationId: 'get-app-service-diagram',
   summary:
@@ -269,6 +277,7 @@ export const appOperations = [
   updateAppPreferencesOperation,
   getAppConsoleOperation,
   getAppConversationInsightsOperation,
+  createAppRegressionTestOperation,
   getAppServiceDiagramOperation,
   getAppWebhookDeliveriesOperation,
   getAppBrandingImageOperation,

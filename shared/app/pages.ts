@@ -3,6 +3,7 @@ import { conversationInsightsFor, listConversationsFor, listMessagesFor } from '
 import { defaultMessageTypes } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
+import { listMetrics } from '../metric/metrics';
 import { getBrandingImage } from '../organization/organization-repository';
 import { getOrganizationView } from '../organization/organizations';
 import { getRoleByName } from '../role/role-repository';
@@ -266,15 +267,25 @@ const json = (value: unknown): string => JSON.stringify(value, null, 2);
 export const insightsPage = async (request: AppRequest, conversationId: string): Promise<Html> => {
   if (!request.caller) return signInPage(request);
   const caller = requireConsole(request);
-  const [{ branding }, interactions] = await Promise.all([
+  const [{ branding }, interactions, metrics] = await Promise.all([
     brandingOf(request.orgId),
     conversationInsightsFor(request.orgId, conversationId, caller),
+    listMetrics(request.orgId, caller, { creators: [], tags: [], limit: 50, continuationToken: 0 }),
   ]);
+  // A finished conversation can become a regression test (`create-simulation-unit-test-from-conversation`).
+  const regressionForm =
+    metrics.metrics.length === 0
+      ? ''
+      : html`<form method="post" action="${request.base}/console/conversations/${conversationId}/regression_test">${csrfField(request)}
+<label for="metric_id">Make a regression test of this conversation, judged by</label>
+<select id="metric_id" name="metric_id">${metrics.metrics.map((metric) => html`<option value="${metric.id}">${metric.name}</option>`)}</select>
+<button type="submit">Make the test</button></form>`;
   return layout(
     request,
     branding,
     'Conversation insights',
     html`<p><a href="${request.base}/conversations/${conversationId}">The conversation's messages</a></p>
+${regressionForm}
 ${interactions.length === 0 ? html`<p class="muted">No interactions yet.</p>` : ''}
 ${interactions.map((interaction, index) => {
   const toolCalls = interaction.state_transition_logs.flatMap((log) => log.tool_call_logs.flat());

@@ -29,6 +29,12 @@ const csrfField = z.string().max(2048).optional().describe('The CSRF token the p
 
 export const csrfForm = z.object({ csrf_token: csrfField });
 
+/** The console's "make a regression test" form: one metric to judge the test by. */
+export const regressionTestForm = z.object({
+  csrf_token: csrfField,
+  metric_id: objectId.describe('The metric the unit test judges the simulated conversations by.'),
+});
+
 export const signInForm = z.object({
   csrf_token: csrfField,
   email: z.email().max(320).describe('The e-mail address of the user signing in.'),

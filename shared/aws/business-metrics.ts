@@ -11,6 +11,8 @@ export const businessMetric = {
   interactions: 'Interactions',
   analysesCompleted: 'AnalysesCompleted',
   toolCalls: 'ToolCalls',
+  /** Version set promotions that ended (promoted, rejected or failed). */
+  promotionsEnded: 'VersionSetPromotionsEnded',
   /** Webhook attempts, by `outcome` (`delivered`, `retrying`, `failed`). */
   webhookAttempts: 'WebhookAttempts',
   /** Milliseconds from a webhook event's delivery record to the destination's 2xx, over every attempt. */
@@ -35,6 +37,9 @@ const count = (name: string, dimensions: Record<string, string> = {}): void => {
   for (const [dimension, value] of Object.entries(dimensions)) single.addDimension(dimension, value);
   single.addMetric(name, MetricUnit.Count, 1);
 };
+
+/** A version set promotion ended, whatever its outcome. */
+export const countPromotionEnded = (): void => count(businessMetric.promotionsEnded);
 
 /** A conversation was stored (its opening turn follows). */
 export const countConversationStarted = (): void => count(businessMetric.conversationsStarted);

@@ -245,6 +245,7 @@ const notifyCompletedSteps = async (conversation: ConversationRecord): Promise<v
       service_id: conversation.service_id,
       post_processing_type: type,
       completed_at: nowIso(),
+      ...(conversation.simulation ? { is_simulated: true as const } : {}),
     });
     await recordPostProcessingNotified(conversation.org_id, conversation.id, type);
   }
@@ -260,9 +261,16 @@ export const analyzeConversation = async (message: ConversationFinishedMessage):
   }
   if (!conversation.is_finished) throw new ConversationNotFinishedError(conversation.id);
   const pending = (type: PostProcessingType) => !conversation.completed_post_processings.includes(type);
-  const extracted = pending('extract-memories') ? await extractMemories(conversation) : undefined;
-  if (pending('generate-user-models')) await generateUserModels(conversation, extracted);
-  if (pending('compute-metrics')) await computeMetrics(conversation);
+  if (conversation.simulation) {
+    // Simulated traffic stays apart: no memories or user models of a synthetic user, no post-session
+    // results (the run judges its own metrics). The steps complete empty, so the conversation is analysed.
+    for (const type of steps.filter(pending))
+      await recordPostProcessing(conversation.org_id, conversation.id, type, []);
+  } else {
+    const extracted = pending('extract-memories') ? await extractMemories(conversation) : undefined;
+    if (pending('generate-user-models')) await generateUserModels(conversation, extracted);
+    if (pending('compute-metrics')) await computeMetrics(conversation);
+  }
   const analysed = await read();
   if (!analysed) return;
   await notifyCompletedSteps(analysed);

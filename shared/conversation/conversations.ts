@@ -8,6 +8,7 @@ import { newId, nowIso } from '../kernel/ids';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
+import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/user-repository';
 import { recordUserActivity } from '../user/users';
 import {
@@ -330,7 +331,15 @@ export interface StartConversationInput {
   stream: StreamOptions;
   voice?: VoiceRequest;
   /** A simulated conversation: the versions its run snapshotted (instead of the version set's now), and its place in the run. */
-  simulation?: { versions: ResolvedVersionSet; source: SimulationSource };
+  simulation?: {
+    versions: ResolvedVersionSet;
+    source: SimulationSource;
+    /** The unit test's tool mocks and the state the conversation starts in (null: the machine's initial state). */
+    toolMocks?: ToolMock[];
+    initialState?: string | null;
+    /** The scenario's `conversation_starts_at`: the time the conversation's clock starts at. */
+    clockStartsAt?: string | null;
+  };
 }
 
 /**
@@ -377,10 +386,12 @@ export const startConversation = async (
       service_hierarchical_state_machine_version_info: [resolved.stateMachineId, resolved.stateMachineVersion],
       llm_model_preferences: resolved.llmModelPreferences,
     },
-    current_state: null,
+    current_state: input.simulation?.initialState ?? null,
     last_interaction_id: null,
     user_display_name: displayName(user),
     ...(input.simulation ? { simulation: input.simulation.source } : {}),
+    ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
+    ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
   };
   const interactionId = newId();
   const newMessages = input.initialMessage

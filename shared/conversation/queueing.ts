@@ -33,5 +33,6 @@ export const queueWebhookEvent = (message: WebhookQueueMessage, delaySeconds = 0
 /** Puts a published tool version on the tool-build queue, for the builder to deploy. */
 export const queueToolBuild = (message: ToolVersionPublishedMessage): Promise<void> => send('tool-build', message);
 
-/** Puts one step of a simulated conversation on the simulation queue. */
-export const queueSimulation = (message: SimulationQueueMessage): Promise<void> => send('simulation', message);
+/** Puts one step of a simulated conversation (or of a promotion waiting on its gate, after `delaySeconds`) on the simulation queue. */
+export const queueSimulation = (message: SimulationQueueMessage, delaySeconds = 0): Promise<void> =>
+  send('simulation', message, delaySeconds);

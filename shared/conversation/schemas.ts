@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { postProcessingType } from '../../events/queue-messages';
 import { versionInfo } from '../../events/stream-events';
 import { objectId, pagedResponse, timestamp } from '../kernel/schemas';
+import { toolMock } from '../tool/schemas';
 import { userModel } from '../user/schemas';
 
 const llmPreference = z.looseObject({ llm_name: z.string() });
@@ -45,6 +46,10 @@ export const conversationRecord = z.object({
   user_display_name: z.string(),
   /** A simulated conversation's place in its run: its tools run in `conversation-simulation` mode. */
   simulation: simulationSource.optional(),
+  /** A simulated conversation's tool mocks (its unit test's): these tools are never run. */
+  tool_mocks: z.array(toolMock).optional(),
+  /** A simulated conversation's clock: it started at this time (the scenario's `conversation_starts_at`), not at `created_at`. */
+  clock_starts_at: z.string().optional(),
 });
 
 export type VersionSetInfo = z.infer<typeof versionSetInfo>;
@@ -58,6 +63,8 @@ export const toolCallLog = z.object({
   input: z.record(z.string(), z.unknown()),
   output: z.string().nullable(),
   duration: z.number(),
+  /** The call was answered by a simulation unit test's mock; the tool did not run. */
+  mocked: z.literal(true).optional(),
 });
 
 /** One move between states; `type` is the type of the state left. */

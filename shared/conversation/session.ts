@@ -58,6 +58,18 @@ const userContextOf = async (orgId: string, userId: string): Promise<string[]> =
 };
 
 /**
+ * The time in a conversation: a simulated one whose scenario sets `conversation_starts_at` runs
+ * from then, as much later as the conversation has lasted; others run on the real clock.
+ */
+export const conversationClock = (
+  conversation: Pick<ConversationRecord, 'clock_starts_at' | 'created_at'>,
+  now = Date.now(),
+): string =>
+  conversation.clock_starts_at
+    ? new Date(Date.parse(conversation.clock_starts_at) + (now - Date.parse(conversation.created_at))).toISOString()
+    : new Date(now).toISOString();
+
+/**
  * Everything the engine needs for the next turn of a conversation; `newMessages` are the
  * messages of this turn that are not stored yet (the user's message).
  */
@@ -82,7 +94,9 @@ export const loadSession = async (
     history: [...stored, ...options.newMessages].flatMap((message) => historyEntryOf(message) ?? []),
     workingMemory: lastInteraction?.working_memory ?? [],
     reflections: lastInteraction?.reflections ?? [],
-    userContext,
+    userContext: conversation.clock_starts_at
+      ? [`The current time is ${conversationClock(conversation)} (UTC).`, ...userContext]
+      : userContext,
     previousDynamicBehavior: lastInteraction?.triggered_dynamic_behavior_set_version_info ?? null,
   };
 };
@@ -123,6 +137,7 @@ export const engineDependencies = (
     conversationId: conversation.id,
     stateMachine: conversation.version_set_info.service_hierarchical_state_machine_version_info,
     simulation: conversation.simulation,
+    toolMocks: conversation.tool_mocks,
     userVariables: async () => {
       const user = await getUser(conversation.org_id, conversation.user_id);
       return user ? userVariablesOf(user) : { nonsensitive_user_variables: {}, sensitive_user_variables: {} };

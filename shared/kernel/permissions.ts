@@ -33,6 +33,8 @@ export const permissionCatalog = {
     'CreateVersionSet',
     'UpdateVersionSet',
     'DeleteVersionSet',
+    'PromoteVersionSet',
+    'RollbackVersionSet',
   ],
   Conversation: [
     'GetConversation',

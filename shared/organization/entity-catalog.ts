@@ -15,7 +15,9 @@ import { metricCounts, metrics } from '../metric/metric-repository';
 import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
 import { replacedRoles, roles } from '../role/role-repository';
 import { temporaryGrants } from '../role/temporary-grant-repository';
+import { versionSetPromotions } from '../service/promotion-repository';
 import { services, serviceTags } from '../service/service-repository';
+import { versionSetRevisions } from '../service/version-set-revision-repository';
 import { personas } from '../simulation/persona-repository';
 import { simulationArtifactsRoot } from '../simulation/run-artifacts';
 import { runConversations, runs, unfinishedRuns } from '../simulation/run-repository';
@@ -67,6 +69,8 @@ export const entityCatalog: readonly Entity[] = [
   simulationUsages,
   ...personas.entities,
   ...scenarios.entities,
+  versionSetPromotions,
+  versionSetRevisions,
   services,
   serviceTags,
   ...agents.entities,

@@ -13,8 +13,13 @@ import {
   createServiceRequest,
   createServiceResponse,
   listServicesResponse,
+  promoteVersionSetRequest,
+  promotionRecord,
+  rollbackVersionSetRequest,
   updateServiceRequest,
   upsertVersionSetRequest,
+  versionSetHistoryResponse,
+  versionSetRevisionRecord,
 } from './schemas';
 
 const headers = commonHeaders;
@@ -107,10 +112,90 @@ export const updateServiceOperation = defineOperation({
   response: { status: 200, body: z.null() },
 });
 
+const versionSetPath = servicePath.extend({ version_set_name: mapKeyName.describe('Name of the version set.') });
+
+/**
+ * Answers at once with the promotion. With a gate, the gate's simulation unit test set runs on the
+ * `from` set's versions and the version set moves to them only if the pass rate is met and the set
+ * did not change meanwhile; the client polls the promotion until it ends.
+ */
+export const promoteVersionSetOperation = defineOperation({
+  operationId: 'promote-service-version-set',
+  method: 'POST',
+  path: '/v1/{organization}/service/{service_id}/version_sets/{version_set_name}/promote',
+  group: 'service',
+  tag: 'Service',
+  summary: 'Promote versions into a version set, gated by a simulation',
+  auth: 'required',
+  rateLimitPerMinute: 10,
+  request: { path: versionSetPath, headers, body: promoteVersionSetRequest },
+  response: { status: 201, body: promotionRecord },
+});
+
+export const getVersionSetPromotionOperation = defineOperation({
+  operationId: 'get-service-version-set-promotion',
+  method: 'GET',
+  path: '/v1/{organization}/service/{service_id}/version_sets/{version_set_name}/promotions/{promotion_id}',
+  group: 'service',
+  tag: 'Service',
+  summary: 'Get a version set promotion',
+  auth: 'required',
+  rateLimitPerMinute: 60,
+  request: {
+    path: versionSetPath.extend({ promotion_id: objectId.describe('The identifier of the promotion.') }),
+    headers,
+  },
+  response: { status: 200, body: promotionRecord },
+});
+
+export const getVersionSetHistoryOperation = defineOperation({
+  operationId: 'get-service-version-set-history',
+  method: 'GET',
+  path: '/v1/{organization}/service/{service_id}/version_sets/{version_set_name}/history',
+  group: 'service',
+  tag: 'Service',
+  summary: "Get a version set's revisions",
+  auth: 'required',
+  rateLimitPerMinute: 30,
+  request: {
+    path: versionSetPath,
+    headers,
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(50).default(20).describe('The maximum number of revisions to return.'),
+      continuation_token: continuationToken,
+    }),
+  },
+  response: { status: 200, body: versionSetHistoryResponse },
+});
+
+export const rollbackVersionSetOperation = defineOperation({
+  operationId: 'rollback-service-version-set',
+  method: 'POST',
+  path: '/v1/{organization}/service/{service_id}/version_sets/{version_set_name}/rollback',
+  group: 'service',
+  tag: 'Service',
+  summary: 'Roll a version set back to an earlier revision',
+  auth: 'required',
+  rateLimitPerMinute: 10,
+  request: { path: versionSetPath, headers, body: rollbackVersionSetRequest },
+  response: {
+    status: 200,
+    body: z.object({
+      revision: versionSetRevisionRecord
+        .nullable()
+        .describe('The revision the rollback made; null when nothing changed.'),
+    }),
+  },
+});
+
 export const serviceOperations = [
   getServicesOperation,
   createServiceOperation,
   upsertVersionSetOperation,
   deleteVersionSetOperation,
   updateServiceOperation,
+  promoteVersionSetOperation,
+  getVersionSetPromotionOperation,
+  getVersionSetHistoryOperation,
+  rollbackVersionSetOperation,
 ] as const;

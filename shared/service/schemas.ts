@@ -114,3 +114,81 @@ export type LlmConfigRecord = z.infer<typeof llmConfigRecord>;
 export type CreateServiceRequest = z.infer<typeof createServiceRequest>;
 export type UpdateServiceRequest = z.infer<typeof updateServiceRequest>;
 export type ServiceRecord = z.infer<typeof serviceRecord>;
+
+/** What changed a version set: a PUT, its deletion, a promotion or a rollback (and the service's creation, for release). */
+export const versionSetChanges = ['created', 'updated', 'deleted', 'promoted', 'rolled-back'] as const;
+
+/** One change of a version set, kept for its history and rollbacks. */
+export const versionSetRevisionRecord = z.object({
+  service_id: z.string().describe('The service of the version set.'),
+  version_set_name: z.string().describe('The version set.'),
+  revision: z.number().int().positive().describe('The revision number, from 1, in the order of the changes.'),
+  change: z.enum(versionSetChanges).describe('What made the change.'),
+  changed_at: z.string().describe('ISO 8601 time of the change.'),
+  changed_by: creatorInfo.describe('The user who made the change.'),
+  before: versionSetRecord.nullable().describe('The version set before the change; null when it did not exist.'),
+  after: versionSetRecord.nullable().describe('The version set after the change; null when it was deleted.'),
+  promotion_id: z.string().nullable().describe('The promotion that made the change, if any.'),
+  simulation_unit_test_set_run_id: z.string().nullable().describe("The gate's simulation run, if any."),
+  rolled_back_to: z.number().int().nullable().describe('The revision a rollback restored, if any.'),
+});
+
+export const versionSetHistoryResponse = pagedResponse({
+  revisions: z.array(versionSetRevisionRecord).describe('The revisions, newest first.'),
+});
+
+export const promotionGate = z.object({
+  simulation_unit_test_set_id: objectId.describe('The simulation unit test set the candidate versions must pass.'),
+  min_pass_rate: z.number().min(0).max(1).describe('The share of simulated conversations that must pass, 0 to 1.'),
+});
+
+export const promoteVersionSetRequest = z.object({
+  from: z
+    .string()
+    .trim()
+    .min(1)
+    .max(40)
+    .describe(
+      'The version set whose versions are promoted: `edge` (the latest versions) or another set of the service.',
+    ),
+  gate: promotionGate.nullish().describe('The simulation the candidate must pass; without one, the set moves at once.'),
+});
+
+export const promotionStatuses = ['running', 'promoted', 'rejected', 'failed'] as const;
+
+export const promotionRecord = z.object({
+  id: z.string().describe('The identifier of the promotion.'),
+  service_id: z.string(),
+  version_set_name: z.string().describe('The version set being moved.'),
+  from: z.string().describe('The version set whose versions are promoted.'),
+  gate: promotionGate.nullable(),
+  status: z
+    .enum(promotionStatuses)
+    .describe('`running` until it ends: `promoted` (moved), `rejected` (gate not met) or `failed` (see `reason`).'),
+  reason: z.string().nullable().describe('Why the promotion was rejected or failed.'),
+  before: versionSetRecord.describe('The version set when the promotion started.'),
+  base_revision: z
+    .number()
+    .int()
+    .describe("The version set's revision when the promotion started; it moves only if that is still the latest."),
+  candidate: versionSetRecord.describe("The versions promoted: the `from` set's, resolved when the promotion started."),
+  simulation_unit_test_set_run_id: z.string().nullable().describe("The gate's simulation run."),
+  pass_rate: z.number().nullable().describe("The gate run's pass rate, once it completed."),
+  revision: z.number().int().nullable().describe('The revision of the version set the promotion made, once promoted.'),
+  creator: creatorInfo,
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+});
+
+export const rollbackVersionSetRequest = z.object({
+  to_revision: z
+    .number()
+    .int()
+    .positive()
+    .nullish()
+    .describe('The revision to restore; by default the version set as it was before its latest change.'),
+});
+
+export type VersionSetRevisionRecord = z.infer<typeof versionSetRevisionRecord>;
+export type PromotionRecord = z.infer<typeof promotionRecord>;
+export type PromoteVersionSetRequest = z.infer<typeof promoteVersionSetRequest>;

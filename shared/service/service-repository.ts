@@ -38,6 +38,8 @@ const storedService = z.object({
   tags: z.record(z.string(), z.string().nullable()),
   keyterms: z.array(z.string()),
   version_sets: z.record(z.string(), versionSetRecord),
+  /** Each version set's latest revision number (its history, `version-set-revision-repository.ts`); kept after a deletion. */
+  version_set_revisions: z.record(z.string(), z.number().int()).default({}),
   creator: creatorInfo,
   updated_by: creatorInfo,
   created_at: z.string(),
@@ -105,13 +107,24 @@ export const getService = (orgId: string, serviceId: string, consistent = false)
   services.get(orgId, { id: serviceId }, consistent);
 type Failure = () => Error;
 
+/** A transaction item written with a service change, and the error its failed condition means. */
+export interface CompanionWrite {
+  item: TransactItem;
+  failure: Failure;
+}
+
 /**
  * Writes a new or changed service and everything that must change with it, in one transaction:
  * the active-name guard, the active-service counts of its agent and state machine, and the tag
- * counters. `previous` is the version read before the change (undefined when creating); if the
+ * counters, and `companions` (e.g. version set revisions). `previous` is the version read before the change (undefined when creating); if the
  * service changed since, the write fails with `StaleServiceError`.
  */
-export const saveService = async (orgId: string, service: StoredService, previous?: StoredService): Promise<void> => {
+export const saveService = async (
+  orgId: string,
+  service: StoredService,
+  previous?: StoredService,
+  companions: readonly CompanionWrite[] = [],
+): Promise<void> => {
   ensureRecordFits(service, 'service');
   const items: TransactItem[] = [];
   const failures: Failure[] = [];
@@ -196,6 +209,8 @@ export const saveService = async (orgId: string, service: StoredService, previou
       () => new ConflictError('A related operation is in progress; retry.'),
     );
   }
+
+  for (const companion of companions) add(companion.item, companion.failure);
 
   // The first item whose condition failed names the error; a conflict with another transaction is a stale read.
   await transactWrite(items, (error) => (failures[failedConditions(error)[0] ?? 0] as Failure)());

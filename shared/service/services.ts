@@ -13,8 +13,15 @@ import {
 } from '../kernel/permissions';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { announceFrameworkResourceChange } from '../webhook/events';
-import type { CreateServiceRequest, ServiceRecord, UpdateServiceRequest, VersionSetInput } from './schemas';
+import type {
+  CreateServiceRequest,
+  ServiceRecord,
+  UpdateServiceRequest,
+  VersionSetInput,
+  VersionSetRevisionRecord,
+} from './schemas';
 import {
+  type CompanionWrite,
   getService,
   listServiceTags,
   listServices as listStoredServices,
@@ -24,6 +31,7 @@ import {
   saveService,
 } from './service-repository';
 import { requireServiceUnusedBySimulation, requireVersionSetUnusedBySimulation } from './usage';
+import { type RevisionContext, withRevisions } from './version-set-revisions';
 import { EDGE, edgeAsOf, edgeVersionSet, presentedVersionSets, RELEASE, versionSetFrom } from './version-sets';
 
 /** What permission grant conditions can name on a service. */
@@ -51,22 +59,35 @@ const requireUsable = (head: VersionedHead, label: string): void => {
     throw new BadRequestError(`${label} ${head.id} has no version yet; create one first.`);
 };
 
-const requireService = async (orgId: string, serviceId: string): Promise<StoredService> => {
+export const requireService = async (orgId: string, serviceId: string): Promise<StoredService> => {
   const service = await getService(orgId, serviceId, true);
   if (!service) throw serviceNotFound(serviceId);
   return service;
 };
 
-/** Reads the service, applies `change` and writes it, again from a fresh read if another request got in between. */
-const changeService = async (
+/**
+ * Reads the service, applies `change` and writes it, again from a fresh read if another request
+ * got in between. Every version set the change alters gets a revision in the same write
+ * (`withRevisions`), described by `options.revision`; `options.companions` adds writes of the
+ * caller's, given the revisions made.
+ */
+export const changeService = async (
   orgId: string,
   serviceId: string,
   change: (service: StoredService) => Promise<StoredService>,
+  options: {
+    revision?: RevisionContext;
+    companions?: (revisions: VersionSetRevisionRecord[]) => CompanionWrite[];
+  } = {},
 ): Promise<void> => {
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const current = await requireService(orgId, serviceId);
     try {
-      await saveService(orgId, await change(current), current);
+      const next = withRevisions(orgId, current, await change(current), options.revision);
+      await saveService(orgId, next.service, current, [
+        ...next.companions,
+        ...(options.companions?.(next.revisions) ?? []),
+      ]);
       await announceFrameworkResourceChange(orgId, {
         resourceType: 'service',
         resourceId: serviceId,
@@ -112,7 +133,7 @@ export const createService = async (
   const id = newId();
   const now = nowIso();
   const creator = creatorOf(caller);
-  await saveService(orgId, {
+  const created = withRevisions(orgId, undefined, {
     id,
     name: request.name,
     description: request.description,
@@ -127,7 +148,9 @@ export const createService = async (
     created_at: now,
     updated_at: now,
     revision: 0,
+    version_set_revisions: {},
   });
+  await saveService(orgId, created.service, undefined, created.companions);
   await announceFrameworkResourceChange(orgId, { resourceType: 'service', resourceId: id, change: 'created' });
   return { id };
 };
@@ -205,13 +228,13 @@ const checkReplacement = (
   }
 };
 
-const serviceNotFound = (serviceId: string) => new NotFoundError(`Service ${serviceId} does not exist.`);
+export const serviceNotFound = (serviceId: string) => new NotFoundError(`Service ${serviceId} does not exist.`);
 
 /**
  * Checks `permission` on a loaded service. A caller who may not even see the service gets the
  * answer for a missing one, so its existence does not leak.
  */
-const requireOnService = (
+export const requireOnService = (
   caller: Caller,
   permission: PermissionName,
   service: StoredService,
@@ -269,7 +292,7 @@ export const updateService = (
   });
 
 /** What permission grant conditions can name on a version set. */
-const versionSetAttributes = (service: StoredService, name: string) => ({
+export const versionSetAttributes = (service: StoredService, name: string) => ({
   ...serviceAttributes(service),
   version_set_name: name,
 });

@@ -28,6 +28,8 @@ import {
   searchScenariosQuery,
   searchUnitTestSetsQuery,
   searchUnitTestsQuery,
+  unitTestFromConversationRequest,
+  unitTestFromConversationResponse,
   updateTagsRequest,
   updateUnitTestRequest,
   updateUnitTestSetRequest,
@@ -257,6 +259,20 @@ export const createUnitTestOperation = defineOperation({
   response: { status: 201, body: z.object({ simulation_unit_test_id: z.string() }) },
 });
 
+/** A finished conversation as a regression test: a scenario and persona made from it, and a unit test over them. */
+export const createUnitTestFromConversationOperation = defineOperation({
+  operationId: 'create-simulation-unit-test-from-conversation',
+  method: 'POST',
+  path: '/v1/{organization}/simulation/unit_test/from_conversation',
+  group,
+  tag,
+  summary: 'Create a simulation unit test from a conversation',
+  auth,
+  rateLimitPerMinute: 20,
+  request: { path: organizationPath, headers, body: unitTestFromConversationRequest },
+  response: { status: 201, body: unitTestFromConversationResponse },
+});
+
 export const getUnitTestsOperation = defineOperation({
   operationId: 'get-simulation-unit-tests',
   method: 'GET',
@@ -393,6 +409,7 @@ export const simulationCatalogOperations = [
   deleteScenarioOperation,
   searchScenariosOperation,
   createUnitTestOperation,
+  createUnitTestFromConversationOperation,
   getUnitTestsOperation,
   updateUnitTestOperation,
   deleteUnitTestOperation,

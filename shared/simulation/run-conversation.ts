@@ -107,6 +107,7 @@ export const ensureSyntheticUser = async (
       at,
     ),
     user_id: record.user_id,
+    is_simulated: true as const,
   };
   const models =
     persona.user_models.length > 0
@@ -219,6 +220,9 @@ const openConversation = async (
         unit_test_id: record.unit_test_id,
         run_index: record.run_index,
       },
+      toolMocks: spec.tool_mocks,
+      initialState: spec.initial_state,
+      clockStartsAt: spec.scenario.conversation_starts_at,
     },
   });
   return consumeTurn(events);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { continuationToken, creatorInfo, objectId, queryArray, queryBoolean, timestamp } from '../kernel/schemas';
 import { llmConfigRecord } from '../service/schemas';
+import { toolMock } from '../tool/schemas';
 import { initialMessageTypes, successCriterionDescription } from './schemas';
 
 /** Shapes of simulation unit test set runs (pure zod; no I/O). */
@@ -48,6 +49,8 @@ export const scenarioSnapshot = z.object({
   initial_message_type: z.enum(initialMessageTypes),
   /** The opening event's text when the scenario gives one; otherwise the simulated user composes it. */
   initial_external_event: z.string().nullable(),
+  /** When the simulated conversation takes place: its clock starts there (null: the time of the run). */
+  conversation_starts_at: z.string().nullable().default(null),
 });
 export type ScenarioSnapshot = z.infer<typeof scenarioSnapshot>;
 
@@ -60,6 +63,9 @@ export const storedUnitTestRunSpec = unitTestRunSpec.extend({
   scenario: scenarioSnapshot,
   /** The metric versions resolved with the spec (the results record the version judged). */
   metric_versions: z.record(z.string(), z.number().int()),
+  /** The unit test's tool mocks and starting state, as when the run was created. */
+  tool_mocks: z.array(toolMock).default([]),
+  initial_state: z.string().nullable().default(null),
 });
 export type StoredUnitTestRunSpec = z.infer<typeof storedUnitTestRunSpec>;
 

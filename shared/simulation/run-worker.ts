@@ -1,4 +1,4 @@
-import type { SimulationQueueMessage } from '../../events/queue-messages';
+import type { SimulateConversationMessage } from '../../events/queue-messages';
 import { logger } from '../aws/observability';
 import { requireConversation } from '../conversation/conversations';
 import { queueSimulation } from '../conversation/queueing';
@@ -144,7 +144,7 @@ export const completeRunArtifacts = async (orgId: string, runId: string): Promis
 
 const recordOutcome = async (
   orgId: string,
-  message: SimulationQueueMessage,
+  message: SimulateConversationMessage,
   record: Parameters<typeof recordConversationOutcome>[2],
   outcome: ConversationOutcome,
   results: MetricEvaluationResultInstance[],
@@ -167,7 +167,7 @@ const recordOutcome = async (
 };
 
 /** Simulates one step of one conversation of a run (see the module comment). */
-export const simulateConversationStep = async (message: SimulationQueueMessage): Promise<void> => {
+export const simulateConversationStep = async (message: SimulateConversationMessage): Promise<void> => {
   const { org_id: orgId, simulation_unit_test_set_run_id: runId } = message;
   const run = await getRun(orgId, runId, true);
   const spec = run?.unit_test_run_specs.find((candidate) => candidate.unit_test_id === message.unit_test_id);

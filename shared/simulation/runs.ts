@@ -9,11 +9,19 @@ import { newId, nowIso } from '../kernel/ids';
 import { parseCreatorFilters } from '../kernel/list-params';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { getMetrics } from '../metric/metric-repository';
-import { resolveVersionSet } from '../service/version-sets';
+import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import { stateMachines } from '../state-machine/state-machine-repository';
 import { stateMachineAttributes } from '../state-machine/state-machines';
 import { getLatestPersonaVersion, getPersona } from './personas';
-import { createRun, getRun, listRuns, maxConversationsPerRun, replaceRun } from './run-repository';
+import { runSummary } from './run-artifacts';
+import {
+  createRun,
+  getRun,
+  listRunConversations,
+  listRuns,
+  maxConversationsPerRun,
+  replaceRun,
+} from './run-repository';
 import type { RunInstance, RunRecord, runListQuery, StoredUnitTestRunSpec } from './run-schemas';
 import { getLatestScenarioVersion, getScenario } from './scenarios';
 import type { StoredUnitTest } from './unit-test-repository';
@@ -191,16 +199,25 @@ export const getRunArtifacts = async (orgId: string, id: string, caller: Caller)
 
 const setNotFound = (id: string) => new NotFoundError(`Simulation unit test set ${id} does not exist.`);
 
+/** Versions a run uses for the unit tests of one service instead of their version sets: a promotion's candidate. */
+export interface RunCandidate {
+  serviceId: string;
+  versions: ResolvedVersionSet;
+}
+
 /** Resolves what a unit test runs on now: the version set's versions, the latest persona, scenario and metric versions. */
 const resolveSpec = async (
   orgId: string,
   unitTest: StoredUnitTest,
   runCount: number,
+  candidate?: RunCandidate,
 ): Promise<StoredUnitTestRunSpec> => {
   const missing = (what: string) => new NotFoundError(`The ${what} of unit test ${unitTest.id} does not exist.`);
   const metricIds = [...new Set(unitTest.success_criterions.map((criterion) => criterion.metric_id))];
   const [versions, persona, personaVersion, scenario, scenarioVersion, metrics] = await Promise.all([
-    resolveVersionSet(orgId, unitTest.service_id, unitTest.service_version_set_name),
+    candidate?.serviceId === unitTest.service_id
+      ? candidate.versions
+      : resolveVersionSet(orgId, unitTest.service_id, unitTest.service_version_set_name),
     getPersona(orgId, unitTest.persona_id),
     getLatestPersonaVersion(orgId, unitTest.persona_id),
     getScenario(orgId, unitTest.scenario_id),
@@ -234,6 +251,8 @@ const resolveSpec = async (
       success_criterion: criterion.criterion,
     })),
     metric_versions: metricVersions,
+    tool_mocks: unitTest.tool_mocks,
+    initial_state: unitTest.initial_state,
     persona: {
       name: persona.name,
       role: persona.role,
@@ -241,7 +260,8 @@ const resolveSpec = async (
       preferred_language: personaVersion.preferred_language,
       timezone: personaVersion.timezone,
       user_models: personaVersion.user_models,
-      nonsensitive_user_variables: personaVersion.nonsensitive_user_variables,
+      // The unit test's variables over the persona's.
+      nonsensitive_user_variables: { ...personaVersion.nonsensitive_user_variables, ...unitTest.user_variables },
       // Sealed again: the run keeps them as the persona does.
       sealed_sensitive_user_variables: await sealSecrets(orgId, personaVersion.sensitive_user_variables),
     },
@@ -250,6 +270,7 @@ const resolveSpec = async (
       instructions: scenarioVersion.instructions,
       initial_message_type: scenarioVersion.initial_message_type,
       initial_external_event: scenarioVersion.initial_external_event,
+      conversation_starts_at: scenarioVersion.conversation_starts_at,
     },
   };
 };
@@ -264,6 +285,7 @@ export const createRunFor = async (
   orgId: string,
   caller: Caller,
   setId: string,
+  candidate?: RunCandidate,
 ): Promise<{ simulation_unit_test_set_run_id: string }> => {
   const set = await getUnitTestSet(orgId, setId, true);
   if (!set || set.is_deleted) throw setNotFound(setId);
@@ -286,11 +308,16 @@ export const createRunFor = async (
     orgId,
     set.unit_test_runs.map((run) => run.unit_test_id),
   );
+  if (candidate && ![...unitTests.values()].some((unitTest) => unitTest.service_id === candidate.serviceId)) {
+    throw new BadRequestError(
+      `Simulation unit test set ${setId} has no unit test of service ${candidate.serviceId}; it cannot gate its versions.`,
+    );
+  }
   const specs = await Promise.all(
     set.unit_test_runs.map(async ({ unit_test_id: unitTestId, run_count: runCount }) => {
       const unitTest = unitTests.get(unitTestId);
       if (!unitTest || unitTest.is_deleted) throw new NotFoundError(`Unit test ${unitTestId} does not exist.`);
-      return resolveSpec(orgId, unitTest, runCount);
+      return resolveSpec(orgId, unitTest, runCount, candidate);
     }),
   );
   const now = nowIso();
@@ -339,4 +366,15 @@ export const createRunFor = async (
     throw error;
   }
   return { simulation_unit_test_set_run_id: run.id };
+};
+
+/** Where a run stands, for what waits on it (a promotion's gate): its status and, once completed, its pass rate. */
+export const runStanding = async (
+  orgId: string,
+  runId: string,
+): Promise<{ status: RunRecord['status']; passRate: number | null } | undefined> => {
+  const run = await getRun(orgId, runId, true);
+  if (!run) return undefined;
+  if (run.status !== 'completed') return { status: run.status, passRate: null };
+  return { status: run.status, passRate: runSummary(run, await listRunConversations(orgId, runId)).pass_rate };
 };

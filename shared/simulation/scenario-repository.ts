@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineVersionedEntity } from '../data/versioned-entity';
 import { creatorInfo } from '../kernel/schemas';
-import { initialMessageTypes } from './schemas';
+import { initialMessageTypes, referenceMessage } from './schemas';
 import { catalogHead } from './versioned-catalog';
 
 /*
@@ -25,6 +25,8 @@ export const storedScenarioVersion = z.object({
   /** The opening event's text when the spec revision gave one; otherwise the run composes it. */
   initial_external_event: z.string().nullable(),
   conversation_starts_at: z.string().nullable(),
+  /** The messages of the conversation the scenario was made from (`from_conversation`), for reference. */
+  reference_transcript: z.array(referenceMessage).nullable().default(null),
   created_at: z.string(),
   creator: creatorInfo,
 });

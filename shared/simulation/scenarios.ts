@@ -5,7 +5,13 @@ import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
 import { commonFilterValues } from './record-catalog';
 import { type StoredScenario, type StoredScenarioVersion, scenarios, storedScenario } from './scenario-repository';
-import type { CreateScenarioRequest, ScenarioInstance, ScenarioVersionBody, ScenarioVersionInstance } from './schemas';
+import type {
+  CreateScenarioRequest,
+  ReferenceMessage,
+  ScenarioInstance,
+  ScenarioVersionBody,
+  ScenarioVersionInstance,
+} from './schemas';
 import { usageTargets } from './usage-repository';
 import { defineVersionedCatalog } from './versioned-catalog';
 
@@ -58,6 +64,7 @@ const versionView = ({
   instructions: version.instructions,
   initial_message_type: version.initial_message_type,
   conversation_starts_at: version.conversation_starts_at,
+  reference_transcript: version.reference_transcript,
   initial_message_config:
     version.initial_message_type === 'skip'
       ? null
@@ -73,6 +80,7 @@ const buildVersion = (
   version: number,
   body: ScenarioVersionBody,
   caller: Caller,
+  referenceTranscript: ReferenceMessage[] | null = null,
 ): Promise<{ record: StoredScenarioVersion; searchText: string }> => {
   const id = newId();
   return Promise.resolve({
@@ -83,6 +91,7 @@ const buildVersion = (
       simulation_scenario_id: scenarioId,
       version,
       ...body,
+      reference_transcript: referenceTranscript,
       created_at: nowIso(),
       creator: creatorOf(caller),
     },
@@ -94,9 +103,11 @@ export const createScenario = async (
   orgId: string,
   request: CreateScenarioRequest,
   caller: Caller,
+  /** The real conversation's messages, when the scenario is made from one. */
+  referenceTranscript: ReferenceMessage[] | null = null,
 ): Promise<{ simulation_scenario_id: string }> => ({
   simulation_scenario_id: await catalog.create(orgId, caller, { name: request.name, tags: request.tags }, (id) =>
-    buildVersion(orgId, id, 1, request.initial_version, caller),
+    buildVersion(orgId, id, 1, request.initial_version, caller, referenceTranscript),
   ),
 });
 

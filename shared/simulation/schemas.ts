@@ -13,6 +13,7 @@ import {
   tagsInput,
   timestamp,
 } from '../kernel/schemas';
+import { toolMock } from '../tool/schemas';
 import { languageCode, timeZone } from '../user/preferences';
 
 /*
@@ -142,6 +143,15 @@ const initialMessageConfig = z.discriminatedUnion('type', [
  * opens, which is the reference's `skip`). Stored canonically as `initial_message_type`, the
  * external event's text (the spec revision's `message`, else null) and `conversation_starts_at`.
  */
+/** One message of a scenario's reference transcript: the real conversation it was made from. */
+export const referenceMessage = z.object({
+  sender: z.enum(['user', 'agent']),
+  message_type: z.string(),
+  message: z.string(),
+  created_at: z.string(),
+});
+export type ReferenceMessage = z.infer<typeof referenceMessage>;
+
 export const scenarioVersionBody = z
   .object({
     objective: strippedText.max(10_000).describe('What the simulated user wants to achieve.'),
@@ -199,6 +209,10 @@ export const scenarioVersionInstance = z.object({
   instructions: z.string(),
   initial_message_type: z.enum(initialMessageTypes),
   conversation_starts_at: timestamp.nullable(),
+  reference_transcript: z
+    .array(referenceMessage)
+    .nullable()
+    .describe('The messages of the conversation the scenario was made from, if it was.'),
   initial_message_config: z
     .object({ type: z.enum(['user-message', 'external-event']), message: z.string().nullable().optional() })
     .nullable()
@@ -273,6 +287,25 @@ const successCriterions = z
 
 const maxInteractions = z.number().int().min(1).max(100);
 
+const toolMocks = z
+  .array(toolMock)
+  .max(20)
+  .refine((mocks) => new Set(mocks.map((mock) => mock.tool_id)).size === mocks.length, {
+    message: 'at most one mock per tool',
+  })
+  .describe('Tools the simulated conversations never run: each answers its fixed output or error, after its delay.');
+const unitTestUserVariables = z
+  .record(z.string().min(1).max(128), z.string().max(1000))
+  .refine((variables) => Object.keys(variables).length <= 50, { message: 'at most 50 variables' })
+  .describe("The simulated user's variables, over the persona's (non-sensitive).");
+const initialState = z
+  .string()
+  .min(1)
+  .max(256)
+  .describe(
+    "The state of the service's state machine the simulated conversations start in; its initial state if null.",
+  );
+
 export const createUnitTestRequest = z.object({
   name: strippedText.max(256).describe('The name of the unit test.'),
   description: z.string().max(10_000).describe('A description of the unit test.'),
@@ -283,6 +316,9 @@ export const createUnitTestRequest = z.object({
   max_interactions: maxInteractions.describe('The number of interactions after which the unit test fails.'),
   success_criterions: successCriterions.describe('The success criteria of the unit test.'),
   tags: tagsInput.default({}).describe('The tags of the unit test.'),
+  tool_mocks: toolMocks.default([]),
+  user_variables: unitTestUserVariables.default({}),
+  initial_state: initialState.nullish(),
 });
 export type CreateUnitTestRequest = z.infer<typeof createUnitTestRequest>;
 
@@ -296,6 +332,9 @@ export const updateUnitTestRequest = z.object({
   success_criterions: successCriterions.nullish(),
   run_count: z.number().int().min(1).max(100).nullish().describe('Sessions to simulate each time the test runs.'),
   tags: tagsInput.nullish(),
+  tool_mocks: toolMocks.nullish(),
+  user_variables: unitTestUserVariables.nullish(),
+  initial_state: initialState.nullish().describe('Only updated if present; null starts in the initial state again.'),
 });
 export type UpdateUnitTestRequest = z.infer<typeof updateUnitTestRequest>;
 
@@ -313,6 +352,9 @@ export const unitTestInstance = z.object({
   max_interactions: z.number().int(),
   success_criterions: z.array(successCriterion),
   run_count: z.number().int().describe('Sessions to simulate each time the test runs alone (default 1).'),
+  tool_mocks: z.array(toolMock).describe('Tools the simulated conversations never run.'),
+  user_variables: z.record(z.string(), z.string()).describe("The simulated user's variables, over the persona's."),
+  initial_state: z.string().nullable().describe('The state the simulated conversations start in.'),
   is_deleted: z.boolean(),
   tags: tagList,
   creator: creatorInfo,
@@ -439,4 +481,21 @@ export const searchUnitTestSetsQuery = z.object({
 export const getUnitTestSetsResponse = pagedResponse({
   simulation_unit_test_sets: z.array(unitTestSetInstance),
   filter_values: z.object({ ...filterValues, unit_test_ids: z.array(z.string()) }).nullable(),
+});
+
+export const unitTestFromConversationRequest = z.object({
+  conversation_id: objectId.describe('The finished conversation the unit test reproduces.'),
+  metric_ids: z
+    .array(objectId)
+    .min(1)
+    .max(20)
+    .refine((ids) => new Set(ids).size === ids.length, { message: 'metric ids must be distinct' })
+    .describe('The metrics the unit test judges the simulated conversations by.'),
+});
+export type UnitTestFromConversationRequest = z.infer<typeof unitTestFromConversationRequest>;
+
+export const unitTestFromConversationResponse = z.object({
+  simulation_unit_test_id: z.string(),
+  simulation_scenario_id: z.string(),
+  simulation_persona_id: z.string(),
 });

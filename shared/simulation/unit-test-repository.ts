@@ -4,6 +4,7 @@ import { type Item, queryAll, type TransactItem } from '../data/table';
 import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { sortableValue } from '../kernel/list-params';
+import { toolMock } from '../tool/schemas';
 import { catalogRecordFields, maxCatalogRecords } from './record-catalog';
 import { successCriterion } from './schemas';
 
@@ -28,6 +29,9 @@ export const storedUnitTest = z.object({
   max_interactions: z.number().int(),
   success_criterions: z.array(successCriterion),
   run_count: z.number().int(),
+  tool_mocks: z.array(toolMock).default([]),
+  user_variables: z.record(z.string(), z.string()).default({}),
+  initial_state: z.string().nullable().default(null),
   ...catalogRecordFields,
 });
 export type StoredUnitTest = z.infer<typeof storedUnitTest>;

@@ -5,7 +5,7 @@ import type { SimulationSource, toolCallLog } from '../conversation/schemas';
 import type { ToolCallSpec } from '../state-machine/schemas';
 import { runToolVersion } from './invocations';
 import { describeInputErrors, inputValidator } from './project';
-import type { InvocationMetadata, InvocationSource } from './schemas';
+import type { InvocationMetadata, InvocationSource, ToolMock } from './schemas';
 import { resolveToolVersion } from './tools';
 import { formatVersion } from './version-constraint';
 
@@ -51,6 +51,8 @@ export interface ConversationToolContext {
   /** A simulated conversation's place in its run: its tools run in `conversation-simulation` mode. */
   simulation?: SimulationSource;
   /** The user's variables (sensitive ones opened), given to every tool the conversation calls. */
+  /** A simulated conversation's mocks: these tools answer the mock and never run. */
+  toolMocks?: readonly ToolMock[];
   userVariables: () => Promise<{
     nonsensitive_user_variables: Record<string, string>;
     sensitive_user_variables: Record<string, string>;
@@ -77,6 +79,20 @@ const metadataOf = (request: ToolCallRequest, stateMachine: [string, number]): I
   };
 };
 
+/** A simulation unit test's mock answering a call, after its delay; nothing runs and no invocation is recorded. */
+const mockedCall = async (mock: ToolMock, request: ToolCallRequest): Promise<z.infer<typeof toolCallLog>> => {
+  if (mock.delay_seconds > 0) await new Promise((resolve) => setTimeout(resolve, mock.delay_seconds * 1000));
+  return {
+    tool_name: request.tool.llmTool.name,
+    tool_id: request.tool.toolId,
+    tool_version: request.tool.version,
+    input: request.input,
+    output: mock.error != null ? `MockedToolError: ${mock.error}` : (mock.output ?? ''),
+    duration: mock.delay_seconds,
+    mocked: true,
+  };
+};
+
 /**
  * Calls a resolved tool for the engine and records the invocation (source `regular-conversation`,
  * or `simulation-conversation` with mode `conversation-simulation` in a simulated conversation).
@@ -86,6 +102,8 @@ export const callConversationTool = async (
   context: ConversationToolContext,
   request: ToolCallRequest,
 ): Promise<z.infer<typeof toolCallLog>> => {
+  const mock = context.toolMocks?.find((candidate) => candidate.tool_id === request.tool.toolId);
+  if (mock) return mockedCall(mock, request);
   countToolCall();
   const found = await resolveToolVersion(context.orgId, request.tool.toolId, `==${request.tool.version}`);
   const validate = found ? await inputValidator(found.version.input_schema) : undefined;

@@ -225,3 +225,24 @@ export const testToolRequest = z.object({
 });
 
 export const toolIdPath = z.object({ tool_id: objectId.describe('The ID of the tool.') });
+
+/**
+ * A simulation unit test's stand-in for a tool: the simulated conversation never runs the tool and
+ * gets this instead, after `delay_seconds`: `output`, or a failure with `error` (the model sees
+ * `MockedToolError: {error}`). Its tool call logs and stream events are marked `mocked`.
+ */
+export const toolMock = z
+  .object({
+    tool_id: objectId.describe('The tool this mock stands in for.'),
+    output: z
+      .string()
+      .max(5000)
+      .nullish()
+      .describe('What the tool answers; empty when neither this nor `error` is given.'),
+    error: z.string().max(1000).nullish().describe('The failure the tool answers instead of an output.'),
+    delay_seconds: z.number().min(0).max(20).default(0).describe('How long the call takes, at most 20 s.'),
+  })
+  .refine((mock) => !(mock.output != null && mock.error != null), {
+    message: 'a mock answers either an output or an error',
+  });
+export type ToolMock = z.infer<typeof toolMock>;

@@ -57,6 +57,10 @@ const userInstance = z.object({
   nonsensitive_variables: z.record(z.string(), z.string()),
   sensitive_variables: z.array(z.string()),
   enable_actions_access: z.boolean(),
+  is_simulated: z
+    .literal(true)
+    .optional()
+    .describe("Present on a simulation run's synthetic user, which user lists and search leave out."),
 });
 
 const variableName = z

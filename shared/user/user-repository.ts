@@ -26,6 +26,8 @@ export const userRecord = z.object({
   nonsensitive_variables: z.record(z.string(), z.string()),
   sensitive_variables: z.record(z.string(), z.string()),
   enable_devops_access: z.boolean(),
+  /** A simulation run's synthetic user: readable by id, left out of the organization's lists. */
+  is_simulated: z.literal(true).optional(),
   created_at: z.string(),
   updated_at: z.string(),
   /** Optimistic concurrency: every write moves it on. */

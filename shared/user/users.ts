@@ -76,6 +76,7 @@ export const userView = (user: UserRecord) => ({
   nonsensitive_variables: user.nonsensitive_variables,
   sensitive_variables: Object.keys(user.sensitive_variables),
   enable_actions_access: user.enable_devops_access,
+  ...(user.is_simulated ? { is_simulated: true as const } : {}),
 });
 export type UserView = ReturnType<typeof userView>;
 
@@ -212,7 +213,8 @@ export const listUsersFor = async (caller: Caller, orgId: string, query: ListUse
     sort: query.sort as { field: UserSortField; direction: 'asc' | 'desc' }[],
     limit: query.limit,
     continuationToken: query.continuationToken,
-    keep: visible,
+    // Simulated users are read by id only: the list shows the organization's real users.
+    keep: (user) => !user.is_simulated && visible(user),
     filters: { is_verified: query.isVerified, caller: caller.userId },
   });
   return { ...page, items: page.items.map(userView) };
@@ -234,6 +236,7 @@ export const searchUsersFor = async (
     [user.first_name, user.last_name, `${user.first_name} ${user.last_name}`, user.email].some((field) =>
       field.toLowerCase().includes(needle),
     ) &&
+    !user.is_simulated &&
     hasPermission(caller, 'User:GetUserInfo', userAttributes(user));
   return (await searchUsers(orgId, matches, searchResultLimit)).map(userView);
 };

@@ -42,6 +42,7 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
         url: target.url,
         accepted_types: ['agent-framework-resource-updated'],
         retry_attempts: 3,
+        include_simulated: false,
         sealed_secret: await sealSecret(secretContext(orgId, id), secret),
         sealed_previous_secret: null,
         dual_signing_stops_at: null,

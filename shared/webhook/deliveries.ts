@@ -48,8 +48,10 @@ const attemptMessage = (delivery: DeliveryRecord, attempt: number): WebhookDeliv
 });
 
 const fanOut = async (event: WebhookEvent): Promise<void> => {
-  const destinations = (await listDestinations(event.org_id)).filter((destination) =>
-    destination.accepted_types.includes(event.type),
+  // Events of simulated conversations reach only the destinations that opted in.
+  const simulated = 'is_simulated' in event && event.is_simulated === true;
+  const destinations = (await listDestinations(event.org_id)).filter(
+    (destination) => destination.accepted_types.includes(event.type) && (!simulated || destination.include_simulated),
   );
   for (const destination of destinations) {
     const now = nowIso();

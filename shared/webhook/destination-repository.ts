@@ -17,6 +17,8 @@ const destinationRecord = z.object({
   url: z.string(),
   accepted_types: z.array(webhookType),
   retry_attempts: z.number().int(),
+  /** Whether events of simulated conversations reach this destination (off unless asked). */
+  include_simulated: z.boolean().default(false),
   sealed_secret: z.string(),
   sealed_previous_secret: z.string().nullable(),
   dual_signing_stops_at: z.string().nullable(),
@@ -80,7 +82,9 @@ export const createDestination = async (record: DestinationRecord, max: number):
 export const updateDestinationSettings = async (
   orgId: string,
   id: string,
-  changes: Partial<Pick<DestinationRecord, 'retry_attempts' | 'accepted_types'>> & { updated_at: string },
+  changes: Partial<Pick<DestinationRecord, 'retry_attempts' | 'accepted_types' | 'include_simulated'>> & {
+    updated_at: string;
+  },
 ): Promise<void> => {
   const fields = Object.entries(changes);
   await updateItem(

@@ -60,7 +60,7 @@ const refusedUrl = (reason: string) =>
 
 export const createWebhookDestination = async (
   orgId: string,
-  body: { url: string; accepted_types: WebhookType[]; retry_attempts: number },
+  body: { url: string; accepted_types: WebhookType[]; retry_attempts: number; include_simulated?: boolean },
   caller: Caller,
 ): Promise<{ webhook_destination_id: string; secret: string }> => {
   requirePermission(caller, 'Webhook:CreateWebhookDestination');
@@ -81,6 +81,7 @@ export const createWebhookDestination = async (
       url: body.url,
       accepted_types: [...new Set(body.accepted_types)],
       retry_attempts: body.retry_attempts,
+      include_simulated: body.include_simulated ?? false,
       sealed_secret: await sealSecret(secretContext(orgId, id), secret),
       sealed_previous_secret: null,
       dual_signing_stops_at: null,
@@ -102,6 +103,7 @@ const view = (destination: DestinationRecord) => ({
   secret_generated_at: destination.secret_generated_at,
   retry_attempts: destination.retry_attempts,
   accepted_types: destination.accepted_types,
+  include_simulated: destination.include_simulated,
 });
 
 /** The destinations the caller may see (a filtered list: without the permission, none). */
@@ -119,13 +121,14 @@ export const getWebhookDestinations = async (orgId: string, ids: string[] | unde
 export const updateWebhookDestination = async (
   orgId: string,
   id: string,
-  body: { retry_attempts?: number | null; accepted_types?: WebhookType[] | null },
+  body: { retry_attempts?: number | null; accepted_types?: WebhookType[] | null; include_simulated?: boolean | null },
   caller: Caller,
 ): Promise<void> => {
   await destinationFor(orgId, id, caller, 'Webhook:UpdateWebhookDestination');
   await updateDestinationSettings(orgId, id, {
     ...(body.retry_attempts != null ? { retry_attempts: body.retry_attempts } : {}),
     ...(body.accepted_types != null ? { accepted_types: [...new Set(body.accepted_types)] } : {}),
+    ...(body.include_simulated != null ? { include_simulated: body.include_simulated } : {}),
     updated_at: nowIso(),
   });
 };

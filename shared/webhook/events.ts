@@ -1,4 +1,5 @@
-import type { FrameworkResourceType } from '../../events/queue-messages';
+import { createHash } from 'node:crypto';
+import type { FrameworkResourceType, VersionSetPromotionCompletedMessage } from '../../events/queue-messages';
 import { logger } from '../aws/observability';
 import { queueWebhookEvent } from '../conversation/queueing';
 import { newId, nowIso } from '../kernel/ids';
@@ -38,6 +39,31 @@ export const announceFrameworkResourceChange = async (
       error: error as Error,
       resource_type: change.resourceType,
       resource_id: change.resourceId,
+    });
+  }
+};
+
+/**
+ * Announces the end of a version set promotion (`version-set-promotion-completed`). The event's
+ * id derives from the promotion, so announcing it again (a redelivered worker message) sends a
+ * duplicate the webhook worker drops. A failure to queue is logged, as for resource changes.
+ */
+export const announcePromotionCompleted = async (
+  event: Omit<VersionSetPromotionCompletedMessage, 'type' | 'id'>,
+): Promise<void> => {
+  try {
+    await queueWebhookEvent({
+      type: 'version-set-promotion-completed',
+      id: createHash('sha256')
+        .update(`${event.org_id}\u0000promotion\u0000${event.promotion_id}`)
+        .digest('hex')
+        .slice(0, 24),
+      ...event,
+    });
+  } catch (error) {
+    logger.error('could not queue a version-set-promotion-completed webhook event', {
+      error: error as Error,
+      promotion_id: event.promotion_id,
     });
   }
 };

@@ -6,6 +6,7 @@ export const webhookType = z.enum([
   'conversation-post-processing-complete',
   'api-key-expiration-soon',
   'agent-framework-resource-updated',
+  'version-set-promotion-completed',
 ]);
 export type WebhookType = z.infer<typeof webhookType>;
 
@@ -18,7 +19,11 @@ export const retryAttempts = z
   .max(5)
   .describe('The number of attempts to retry sending the webhook event in case of failure.');
 
-export const acceptedTypes = z.array(webhookType).max(3).describe('A list of webhook types to receive.');
+export const acceptedTypes = z.array(webhookType).max(4).describe('A list of webhook types to receive.');
+
+const includeSimulated = z
+  .boolean()
+  .describe('Whether events of simulated conversations (simulation runs) are delivered too; by default they are not.');
 
 export const webhookDestination = z.object({
   id: z.string(),
@@ -26,12 +31,14 @@ export const webhookDestination = z.object({
   secret_generated_at: timestamp.describe('The UTC time at which the webhook secret was generated.'),
   retry_attempts: z.number().int(),
   accepted_types: z.array(webhookType),
+  include_simulated: z.boolean().describe('Whether events of simulated conversations are delivered too.'),
 });
 
 export const createDestinationRequest = z.object({
   url: z.string().min(1).max(2048).describe('The URL to which the webhook will be sent. The URL must be in HTTPS.'),
   accepted_types: acceptedTypes,
   retry_attempts: retryAttempts.default(3),
+  include_simulated: includeSimulated.default(false),
 });
 
 export const createDestinationResponse = z.object({
@@ -44,6 +51,7 @@ export const createDestinationResponse = z.object({
 export const updateDestinationRequest = z.object({
   retry_attempts: retryAttempts.nullish(),
   accepted_types: acceptedTypes.nullish(),
+  include_simulated: includeSimulated.nullish(),
 });
 
 export const rotateSecretResponse = z.object({

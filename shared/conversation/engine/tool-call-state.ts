@@ -92,6 +92,7 @@ async function* call(
     input_parameters: input,
     result: log.output ?? '',
     duration: log.duration,
+    ...(log.mocked ? { mocked: true as const } : {}),
   });
   return { kept: keepResult(request.spec, log, request.state, turn), output: log.output ?? '' };
 }

@@ -614,6 +614,44 @@ describe('get-app-console', () => {
   });
 });
 
+describe('create-app-regression-test', () => {
+  it('makes a simulation unit test of a finished conversation from its insights page', async () => {
+    // Prepare
+    const { visitor: user, conversationId } = await openConversation();
+    await user.stream(`/conversations/${conversationId}/messages`, { message: 'My printer jams on every page' });
+    await user.get(`/conversations/${conversationId}`);
+    expect((await user.post(`/conversations/${conversationId}/finish`)).status).toBe(303);
+    const metric = await api(`/v1/${orgId}/metric/`, {
+      token: admin.token,
+      body: {
+        name: `Solved ${Date.now()}`,
+        description: 'Whether the problem was solved.',
+        metric_value: { type: 'boolean' },
+        applied_to_services: [],
+      },
+    });
+    expect(metric.status, metric.text).toBe(201);
+    const visitor = await visitorOf(manager.email);
+    const page = await visitor.get(`/console/conversations/${conversationId}`);
+
+    // Act
+    const answer = await visitor.post(`/console/conversations/${conversationId}/regression_test`, {
+      metric_id: metric.body.id,
+    });
+
+    // Assess
+    expect(page.text).toContain('Make a regression test of this conversation');
+    expect(answer.status, answer.text).toBe(303);
+    const unitTests = await api(`/v1/${orgId}/simulation/unit_test/`, { token: admin.token, query: { limit: 50 } });
+    expect(unitTests.body.simulation_unit_tests).toContainEqual(
+      expect.objectContaining({
+        name: expect.stringContaining(`Regression: conversation ${conversationId}`),
+        service_id: serviceId,
+      }),
+    );
+  });
+});
+
 describe('get-app-conversation-insights', () => {
   it("shows each interaction's state transitions and working memory", async () => {
     // Prepare

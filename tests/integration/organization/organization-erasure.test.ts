@@ -136,6 +136,12 @@ describe('delete-organization', () => {
     );
     const simulationArtifacts = `simulation-runs/${orgId}/`;
     expect(await storedObjectsStartingWith(simulationArtifacts)).not.toEqual([]);
+    // A promotion of release, and the version set revisions it and the service's creation made.
+    const promoted = await api(`/v1/${orgId}/service/${serviceId}/version_sets/release/promote`, {
+      token: admin.token,
+      body: { from: 'edge' },
+    });
+    expectStatus('promote release', promoted, 201);
     await finishAnalysedConversation(user, serviceId);
     // Spoken: its audio is kept outside the table.
     await startConversation(user, { service_id: serviceId }, { response_format: 'voice', audio_format: 'mp3' });
@@ -254,6 +260,8 @@ describe('delete-organization', () => {
         'user',
         'user-email',
         'user-model',
+        'version-set-promotion',
+        'version-set-revision',
         'webhook-delivery',
         'webhook-destination',
         'webhook-destination-counter',

@@ -109,6 +109,7 @@ describe('create-webhook-destination', () => {
         secret_generated_at: expect.any(String),
         retry_attempts: 3,
         accepted_types: ['conversation-post-processing-complete'],
+        include_simulated: false,
       },
     ]);
     expect(listed.text).not.toContain(created.body.secret);
