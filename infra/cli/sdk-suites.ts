@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,6 +18,10 @@ import { type Platform, type PlatformCredentials, startPlatform } from '../local
  * suite then the Python one, prints each suite's counts and exits 1 when either fails.
  * A developer tool: the SDK sources are not part of this repository, so `npm test` never runs it.
  * The Python suite runs with the `pytest` on PATH, or the one of `--venv DIR`.
+ *
+ * `--examples` also runs each SDK's `examples/conversation/*` (with AMIGO_SERVICE_ID set to the
+ * test service) and lists which exited 0; they are shown for information and set no exit code,
+ * since they are the vendor's samples, not its tests.
  */
 
 const { values } = parseArgs({
@@ -26,6 +30,7 @@ const { values } = parseArgs({
     python: { type: 'string' },
     venv: { type: 'string' },
     'base-url': { type: 'string' },
+    examples: { type: 'boolean', default: false },
     port: { type: 'string', default: '0' },
   },
 });
@@ -121,10 +126,10 @@ const createTestService = async (credentials: PlatformCredentials): Promise<stri
 };
 
 /** Runs a command with its output shown as it comes, and returns the output and exit code. */
-const run = (command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) =>
+const run = (command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs = 0) =>
   new Promise<{ output: string; exitCode: number }>((resolvePromise) => {
     console.log(`\n$ (cd ${cwd} && ${command} ${args.join(' ')})`);
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -171,8 +176,36 @@ const runPython = async (dir: string, env: NodeJS.ProcessEnv): Promise<SuiteResu
   };
 };
 
+/** Each SDK's conversation examples, run as their READMEs say; the exit code of each. */
+const runExamples = async (env: NodeJS.ProcessEnv): Promise<{ example: string; exitCode: number }[]> => {
+  const outcomes: { example: string; exitCode: number }[] = [];
+  const exampleTimeoutMs = 120_000;
+  if (values.typescript) {
+    const dir = resolve(values.typescript, 'examples');
+    const scripts = (
+      JSON.parse(await readFile(join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    for (const [name, command] of Object.entries(scripts)) {
+      if (!command.includes('conversation/')) continue;
+      const { exitCode } = await run('npm', ['run', name, '--silent'], dir, env, exampleTimeoutMs);
+      outcomes.push({ example: `typescript ${command.split(' ').pop()}`, exitCode });
+    }
+  }
+  if (values.python) {
+    const dir = resolve(values.python);
+    const files = (await readdir(join(dir, 'examples', 'conversation'))).filter((file) => file.endsWith('.py')).sort();
+    for (const file of files) {
+      const path = join('examples', 'conversation', file);
+      const { exitCode } = await run('python', [path], dir, env, exampleTimeoutMs);
+      outcomes.push({ example: `python ${path}`, exitCode });
+    }
+  }
+  return outcomes;
+};
+
 const { credentials, platform } = await platformCredentials();
 const results: SuiteResult[] = [];
+let examples: { example: string; exitCode: number }[] = [];
 try {
   const serviceId = process.env.AMIGO_TEST_SERVICE_ID ?? (await createTestService(credentials));
   console.log(`test service ${serviceId}`);
@@ -190,6 +223,7 @@ try {
   };
   if (values.typescript) results.push(await runTypescript(resolve(values.typescript), env));
   if (values.python) results.push(await runPython(resolve(values.python), env));
+  if (values.examples) examples = await runExamples({ ...env, AMIGO_SERVICE_ID: serviceId });
 } finally {
   await platform?.stop();
 }
@@ -199,5 +233,11 @@ for (const result of results) {
   console.log(
     `  ${result.suite.padEnd(10)} ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped (exit ${result.exitCode})`,
   );
+}
+if (values.examples) {
+  console.log('\nSDK conversation examples (information only)');
+  for (const { example, exitCode } of examples) {
+    console.log(`  ${example.padEnd(52)} ${exitCode === 0 ? 'ok' : `failed (exit ${exitCode})`}`);
+  }
 }
 process.exit(results.some((result) => result.exitCode !== 0 || result.failed > 0) ? 1 : 0);
