@@ -95,7 +95,10 @@ const signIn = async (): Promise<string> => {
 
 let token = await signIn();
 
-/** A call of the API; signs in again once when the token has expired. */
+/**
+ * A call of the API; signs in again once when the token has expired, and waits out a rate limit
+ * (429: the `retry-after` it names) until the deadline, as a pipeline shares its user's limits.
+ */
 const call = async (method: string, path: string, body?: unknown): Promise<Response> => {
   const send = () =>
     fetch(`${baseUrl}/v1/${org}${path}`, {
@@ -106,6 +109,12 @@ const call = async (method: string, path: string, body?: unknown): Promise<Respo
   let response = await send();
   if (response.status === 401) {
     token = await signIn();
+    response = await send();
+  }
+  while (response.status === 429 && Date.now() < deadline) {
+    const waitSeconds = Math.min(60, Math.max(1, Number(response.headers.get('retry-after')) || 1));
+    await response.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, waitSeconds * 1000));
     response = await send();
   }
   return response;

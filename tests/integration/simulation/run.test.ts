@@ -455,8 +455,12 @@ describe('npm run simulate', () => {
           },
         },
       ).then(
-        (result) => ({ code: 0, stdout: result.stdout }),
-        (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+        (result) => ({ code: 0, stdout: result.stdout, stderr: result.stderr }),
+        (error: { code: number; stdout: string; stderr: string }) => ({
+          code: error.code,
+          stdout: error.stdout,
+          stderr: error.stderr,
+        }),
       );
 
     try {
@@ -465,9 +469,9 @@ describe('npm run simulate', () => {
       const passed = await cli('0');
 
       // Assess
-      expect(gated.code, gated.stdout).toBe(1);
+      expect(gated.code, `${gated.stdout}${gated.stderr}`).toBe(1);
       expect(gated.stdout).toContain('Refund issued');
-      expect(passed.code, passed.stdout).toBe(0);
+      expect(passed.code, `${passed.stdout}${passed.stderr}`).toBe(0);
       expect(await readFile(join(dir, 'junit-0.xml'), 'utf8')).toContain('<testsuites');
     } finally {
       await rm(dir, { recursive: true, force: true });
