@@ -297,6 +297,30 @@ export const versionSetAttributes = (service: StoredService, name: string) => ({
   version_set_name: name,
 });
 
+/**
+ * The service with its version set `name` set to `set`, whose pinned numbers must exist on the
+ * service's agent and state machine as they are now (the service may use others since the set was made).
+ */
+export const withVersionSet = async (
+  orgId: string,
+  current: StoredService,
+  name: string,
+  set: VersionSetInput,
+  caller: Caller,
+): Promise<StoredService> => {
+  const [agent, machine] = await Promise.all([
+    agents.get(orgId, current.agent_id),
+    stateMachines.get(orgId, current.service_hierarchical_state_machine_id),
+  ]);
+  const latest = { agent: agent?.latest_version ?? null, stateMachine: machine?.latest_version ?? null };
+  return {
+    ...current,
+    version_sets: { ...current.version_sets, [name]: versionSetFrom(set, latest) },
+    updated_by: creatorOf(caller),
+    updated_at: nowIso(),
+  };
+};
+
 /** Creates or replaces a version set (each needs its own permission). Edge cannot be changed. */
 export const upsertVersionSet = (
   orgId: string,
@@ -315,17 +339,7 @@ export const upsertVersionSet = (
     );
     if (name === EDGE)
       throw new BadRequestError('The edge version set cannot be updated; it always uses the latest versions.');
-    const [agent, machine] = await Promise.all([
-      agents.get(orgId, current.agent_id),
-      stateMachines.get(orgId, current.service_hierarchical_state_machine_id),
-    ]);
-    const latest = { agent: agent?.latest_version ?? null, stateMachine: machine?.latest_version ?? null };
-    return {
-      ...current,
-      version_sets: { ...current.version_sets, [name]: versionSetFrom(input, latest) },
-      updated_by: creatorOf(caller),
-      updated_at: nowIso(),
-    };
+    return withVersionSet(orgId, current, name, input, caller);
   });
 
 export const deleteVersionSet = (orgId: string, serviceId: string, name: string, caller: Caller): Promise<void> =>

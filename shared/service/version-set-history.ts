@@ -1,13 +1,10 @@
-import { agents } from '../agent/agent-repository';
 import { pageBody } from '../data/paging';
-import { type Caller, creatorOf } from '../kernel/caller';
+import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
-import { nowIso } from '../kernel/ids';
-import { stateMachines } from '../state-machine/state-machine-repository';
 import type { VersionSetRecord, VersionSetRevisionRecord } from './schemas';
-import { changeService, requireOnService, requireService, versionSetAttributes } from './services';
+import { changeService, requireOnService, requireService, versionSetAttributes, withVersionSet } from './services';
 import { getVersionSetRevision, listVersionSetRevisions } from './version-set-revision-repository';
-import { EDGE, versionSetFrom } from './version-sets';
+import { EDGE } from './version-sets';
 
 /** `GET …/version_sets/{name}/history`: the set's revisions, newest first, a page at a time (also after its deletion). */
 export const getVersionSetHistory = async (
@@ -72,30 +69,12 @@ export const rollbackVersionSet = async (
   }
   const set = restored;
   let made: VersionSetRevisionRecord | null = null;
-  await changeService(
-    orgId,
-    serviceId,
-    async (current) => {
-      const [agent, machine] = await Promise.all([
-        agents.get(orgId, current.agent_id),
-        stateMachines.get(orgId, current.service_hierarchical_state_machine_id),
-      ]);
-      // The service may use another agent or state machine since: the restored numbers must exist on them.
-      const latest = { agent: agent?.latest_version ?? null, stateMachine: machine?.latest_version ?? null };
-      return {
-        ...current,
-        version_sets: { ...current.version_sets, [name]: versionSetFrom(set, latest) },
-        updated_by: creatorOf(caller),
-        updated_at: nowIso(),
-      };
+  await changeService(orgId, serviceId, (current) => withVersionSet(orgId, current, name, set, caller), {
+    revision: { change: 'rolled-back', rolledBackTo: target },
+    companions: (revisions) => {
+      made = revisions[0] ?? null;
+      return [];
     },
-    {
-      revision: { change: 'rolled-back', rolledBackTo: target },
-      companions: (revisions) => {
-        made = revisions[0] ?? null;
-        return [];
-      },
-    },
-  );
+  });
   return { revision: made };
 };
