@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, eventually, expectStatus } from '../support/client';
-import { createService, sampleAgentVersionBody, uniqueName } from '../support/fixtures';
+import { createService, sampleAgentVersionBody } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { isQueueDrained, sendToQueue } from '../support/local-aws';
-import { createUnitTest, createUnitTestSet } from '../support/simulation';
+import { createWordGateSet } from '../support/simulation';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 let owner: Session;
@@ -29,27 +29,6 @@ const versionSets = async (session: Session, serviceId: string) => {
   const response = await api(`/v1/${orgId}/service/`, { token: session.token, query: { id: serviceId } });
   expectStatus('get service', response, 200);
   return response.body.services[0].version_sets;
-};
-
-/** A boolean metric whose rule-based judgement is true when the conversation mentions `word`. */
-const wordMetric = async (session: Session, word: string): Promise<string> => {
-  const response = await api(`/v1/${orgId}/metric/`, {
-    token: session.token,
-    body: {
-      name: uniqueName(`Mentions ${word}`),
-      description: `Whether the conversation talks about the ${word}.`,
-      metric_value: { type: 'boolean' },
-      applied_to_services: [],
-    },
-  });
-  expectStatus('create metric', response, 201);
-  return response.body.id as string;
-};
-
-/** A set of one unit test on the service, run once, whose criterion passes on `printer` and cannot on `refund`. */
-const gateSet = async (session: Session, serviceId: string, word: 'printer' | 'refund') => {
-  const { unitTestId } = await createUnitTest(session, { serviceId, metricId: await wordMetric(session, word) });
-  return createUnitTestSet(session, [unitTestId], { unit_test_runs: [{ unit_test_id: unitTestId, run_count: 1 }] });
 };
 
 const promote = (session: Session, serviceId: string, name: string, body: unknown) =>
@@ -94,7 +73,7 @@ describe('promote-service-version-set', () => {
     });
     expectStatus('create webhook destination', destination, 201);
     const { serviceId, agentId } = await serviceAhead(session);
-    const setId = await gateSet(session, serviceId, 'printer');
+    const setId = await createWordGateSet(session, serviceId, 'printer');
 
     // Act
     const started = await promote(session, serviceId, 'release', {
@@ -142,7 +121,7 @@ describe('promote-service-version-set', () => {
     // Prepare
     const session = await admin();
     const { serviceId } = await serviceAhead(session);
-    const setId = await gateSet(session, serviceId, 'refund');
+    const setId = await createWordGateSet(session, serviceId, 'refund');
     const before = await versionSets(session, serviceId);
 
     // Act
@@ -166,7 +145,7 @@ describe('promote-service-version-set', () => {
     // Prepare
     const session = await admin();
     const { serviceId } = await serviceAhead(session);
-    const setId = await gateSet(session, serviceId, 'printer');
+    const setId = await createWordGateSet(session, serviceId, 'printer');
     const started = await promote(session, serviceId, 'release', {
       from: 'edge',
       gate: { simulation_unit_test_set_id: setId, min_pass_rate: 0 },
@@ -225,7 +204,7 @@ describe('advance-version-set-promotion (simulation queue)', () => {
     // Prepare
     const session = await admin();
     const { serviceId } = await serviceAhead(session);
-    const setId = await gateSet(session, serviceId, 'printer');
+    const setId = await createWordGateSet(session, serviceId, 'printer');
     const started = await promote(session, serviceId, 'release', {
       from: 'edge',
       gate: { simulation_unit_test_set_id: setId, min_pass_rate: 1 },

@@ -4,11 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, eventually, harness } from '../support/client';
+import { api, eventually } from '../support/client';
 import { createService } from '../support/fixtures';
 import { createOrganization, createUserSession, rootSession, type Session } from '../support/identity';
 import { isQueueDrained, sendToQueue } from '../support/local-aws';
-import { createPersona, createScenario, createUnitTest, createUnitTestSet } from '../support/simulation';
+import {
+  createPersona,
+  createScenario,
+  createUnitTest,
+  createUnitTestSet,
+  createWordMetric,
+  runSimulateCli,
+} from '../support/simulation';
 
 const exec = promisify(execFile);
 
@@ -17,21 +24,6 @@ let owner: Session;
 let serviceId: string;
 
 const runsPath = () => `/v1/${orgId}/simulation/unit_test_set_run/`;
-
-/** A boolean metric whose rule-based judgement is true when the conversation mentions `word`, else false. */
-const createWordMetric = async (session: Session, word: string): Promise<string> => {
-  const response = await api(`/v1/${session.orgId}/metric/`, {
-    token: session.token,
-    body: {
-      name: `Mentions ${word} ${Date.now()}`,
-      description: `Whether the conversation talks about the ${word}.`,
-      metric_value: { type: 'boolean' },
-      applied_to_services: [],
-    },
-  });
-  expect(response.status, response.text).toBe(201);
-  return response.body.id as string;
-};
 
 const startRun = async (session: Session, setId: string) => {
   const response = await api(`/v1/${session.orgId}/simulation/unit_test_set_run/`, {
@@ -427,41 +419,16 @@ describe('npm run simulate', () => {
     const setId = await createUnitTestSet(root, [unitTest.unitTestId], {
       unit_test_runs: [{ unit_test_id: unitTest.unitTestId, run_count: 1 }],
     });
-    const { credentials, baseUrl } = harness();
     const dir = await mkdtemp(join(tmpdir(), 'simulate-cli-'));
     const cli = (minPassRate: string) =>
-      exec(
-        'npx',
-        [
-          'tsx',
-          'infra/cli/simulate.ts',
-          '--base-url',
-          baseUrl,
-          '--org',
-          credentials.org_id,
-          '--set',
-          setId,
-          '--min-pass-rate',
-          minPassRate,
-          '--junit',
-          join(dir, `junit-${minPassRate}.xml`),
-        ],
-        {
-          env: {
-            ...process.env,
-            AMIGO_API_KEY: credentials.api_key,
-            AMIGO_API_KEY_ID: credentials.api_key_id,
-            AMIGO_USER_ID: credentials.user_id,
-          },
-        },
-      ).then(
-        (result) => ({ code: 0, stdout: result.stdout, stderr: result.stderr }),
-        (error: { code: number; stdout: string; stderr: string }) => ({
-          code: error.code,
-          stdout: error.stdout,
-          stderr: error.stderr,
-        }),
-      );
+      runSimulateCli([
+        '--set',
+        setId,
+        '--min-pass-rate',
+        minPassRate,
+        '--junit',
+        join(dir, `junit-${minPassRate}.xml`),
+      ]);
 
     try {
       // Act

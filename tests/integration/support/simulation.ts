@@ -1,4 +1,6 @@
-import { api, eventually, expectStatus } from './client';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { api, eventually, expectStatus, harness } from './client';
 import { createService, uniqueName } from './fixtures';
 import type { Session } from './identity';
 
@@ -135,4 +137,43 @@ export const runSimulationOnce = async (session: Session, serviceId: string): Pr
     1500,
   );
   return runId;
+};
+
+/** A boolean metric whose rule-based judgement is true when the conversation mentions `word`, else false. */
+export const createWordMetric = (session: Session, word: string): Promise<string> =>
+  post(session, 'metric', 'metric/', {
+    name: uniqueName(`Mentions ${word}`),
+    description: `Whether the conversation talks about the ${word}.`,
+    metric_value: { type: 'boolean' },
+    applied_to_services: [],
+  });
+
+/** A set of one unit test on the service, run once, whose criterion passes when the conversation mentions `word`. */
+export const createWordGateSet = async (session: Session, serviceId: string, word: string): Promise<string> => {
+  const { unitTestId } = await createUnitTest(session, { serviceId, metricId: await createWordMetric(session, word) });
+  return createUnitTestSet(session, [unitTestId], { unit_test_runs: [{ unit_test_id: unitTestId, run_count: 1 }] });
+};
+
+/** `npm run simulate` with these arguments, as the root organization's key: its exit code and output. */
+export const runSimulateCli = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+  const { credentials, baseUrl } = harness();
+  return promisify(execFile)(
+    'npx',
+    ['tsx', 'infra/cli/simulate.ts', '--base-url', baseUrl, '--org', credentials.org_id, ...args],
+    {
+      env: {
+        ...process.env,
+        AMIGO_API_KEY: credentials.api_key,
+        AMIGO_API_KEY_ID: credentials.api_key_id,
+        AMIGO_USER_ID: credentials.user_id,
+      },
+    },
+  ).then(
+    (result) => ({ code: 0, stdout: result.stdout, stderr: result.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
+  );
 };

@@ -3,6 +3,18 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } fr
 import { DynamoDBDocumentClient, paginateScan, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { harness } from './client';
 
+/** A client of the platform's table; DynamoDB Local runs with -sharedDb, so any credentials reach it. */
+const tableClient = (): DynamoDBDocumentClient => {
+  const { table } = harness();
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: table.endpoint,
+      region: table.region,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    }),
+  );
+};
+
 /**
  * What the platform stored, read straight from its table. Tests only: a Scan reads the whole
  * table, which the product never does.
@@ -11,14 +23,7 @@ export const storedKeysStartingWith = async (
   prefix: string,
 ): Promise<{ pk: string; sk: string; entity?: string }[]> => {
   const { table } = harness();
-  // DynamoDB Local runs with -sharedDb, so any credentials reach the platform's table.
-  const client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: table.endpoint,
-      region: table.region,
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    }),
-  );
+  const client = tableClient();
   const found: { pk: string; sk: string; entity?: string }[] = [];
   const pages = paginateScan(
     { client },
@@ -72,13 +77,7 @@ export const storeObject = async (key: string, text: string): Promise<void> => {
 /** Sets attributes of a stored item straight in the table: a state a test cannot reach in time through the API. */
 export const setStoredAttributes = async (key: { pk: string; sk: string }, attributes: Record<string, unknown>) => {
   const { table } = harness();
-  const client = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: table.endpoint,
-      region: table.region,
-      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-    }),
-  );
+  const client = tableClient();
   const names = Object.keys(attributes);
   await client.send(
     new UpdateCommand({
