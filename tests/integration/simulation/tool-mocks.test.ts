@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
-import { api, eventually, expectStatus } from '../support/client';
+import { api, expectStatus } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
-import { createUnitTest, createUnitTestSet } from '../support/simulation';
+import { createUnitTest, runUnitTestOnce } from '../support/simulation';
 import { createTool, publishAndDeploy } from '../support/tools';
 
 let owner: Session;
@@ -20,26 +20,7 @@ interface ToolCallLog {
 
 /** Runs the unit test once and answers the simulated conversation's id (the service's latest), once the run completed. */
 const simulateOnce = async (session: Session, serviceId: string, unitTestId: string): Promise<string> => {
-  const setId = await createUnitTestSet(session, [unitTestId], {
-    unit_test_runs: [{ unit_test_id: unitTestId, run_count: 1 }],
-  });
-  const started = await api(`/v1/${orgId}/simulation/unit_test_set_run/`, {
-    token: session.token,
-    body: { simulation_unit_test_set_id: setId },
-  });
-  expectStatus('start a run', started, 201);
-  const runId = started.body.simulation_unit_test_set_run_id as string;
-  await eventually(
-    async () => {
-      const listed = await api(`/v1/${orgId}/simulation/unit_test_set_run/`, {
-        token: session.token,
-        query: { id: runId },
-      });
-      return listed.body.simulation_unit_test_set_runs?.[0]?.is_completed === true ? true : undefined;
-    },
-    180_000,
-    1500,
-  );
+  await runUnitTestOnce(session, unitTestId);
   const conversations = await api(`/v1/${orgId}/conversation/`, {
     token: session.token,
     query: { service_id: serviceId },

@@ -119,6 +119,11 @@ export const createUnitTestSet = (
 /** Runs a new unit test over the service once (one conversation) and waits for the run to complete; returns its id. */
 export const runSimulationOnce = async (session: Session, serviceId: string): Promise<string> => {
   const { unitTestId } = await createUnitTest(session, { serviceId });
+  return runUnitTestOnce(session, unitTestId);
+};
+
+/** Runs a unit test once (one conversation) in a set of its own and waits for the run to complete; returns its id. */
+export const runUnitTestOnce = async (session: Session, unitTestId: string): Promise<string> => {
   const setId = await createUnitTestSet(session, [unitTestId], {
     unit_test_runs: [{ unit_test_id: unitTestId, run_count: 1 }],
   });
