@@ -2,9 +2,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { countRoundTripsOf, countsRoundTrips } from '../data/round-trips';
 import { config } from '../kernel/config';
 import { traced } from './observability';
+import { countRoundTripsOf, countsRoundTrips } from './round-trips';
 
 /**
  * AWS clients, created once per process and shared. Local runs point them at the

@@ -6,6 +6,7 @@ import {
 } from '../../events/queue-messages';
 import { countAnalysisCompleted } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
+import { queueWebhookEvent } from '../aws/queues';
 import { newId, nowIso } from '../kernel/ids';
 import type { LlmTool } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
@@ -23,7 +24,6 @@ import {
 } from './conversation-repository';
 import { recentMessages } from './message-repository';
 import { analysisLogScope, createPromptLogger } from './prompt-log';
-import { queueWebhookEvent } from './queueing';
 import type { ConversationRecord, MessageRecord } from './schemas';
 
 /**

@@ -1,6 +1,7 @@
 import type { CreateConversationEvent, ErrorEvent, InteractEvent, StreamEvent } from '../../events/stream-events';
 import { countConversationStarted, countInteraction } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
+import { queueAnalysis } from '../aws/queues';
 import { behaviorInvocationItem } from '../dynamic-behavior-set/behavior-set-repository';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
@@ -28,7 +29,6 @@ import { withProductionTime } from './fragment-times';
 import { interactionItem } from './interaction-repository';
 import { messageItem } from './message-repository';
 import { createPromptLogger, interactionLogScope } from './prompt-log';
-import { queueAnalysis } from './queueing';
 import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
 import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type VoiceTurn } from './voice';

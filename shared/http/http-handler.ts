@@ -15,7 +15,7 @@ import { type RouteOperation, routeOperations } from '../api/route-table';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { countErrorResponse } from '../aws/business-metrics';
 import { addLogKeys, logger, withObservability } from '../aws/observability';
-import { countsRoundTrips, roundTripHeader, withRoundTripCounter } from '../data/round-trips';
+import { countsRoundTrips, roundTripHeader, withRoundTripCounter } from '../aws/round-trips';
 import type { Caller } from '../kernel/caller';
 import { config, requireFunctionSettings } from '../kernel/config';
 import {
@@ -322,7 +322,7 @@ const dispatch = async (
 
 /**
  * {@link dispatch}, with the request's DynamoDB round trips counted into a response header
- * when the local diagnostics setting asks for it (`shared/data/round-trips.ts`).
+ * when the local diagnostics setting asks for it (`shared/aws/round-trips.ts`).
  */
 const dispatchCounted: typeof dispatch = (routes, event, context, responseHeaders, signal) =>
   countsRoundTrips()

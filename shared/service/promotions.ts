@@ -1,7 +1,7 @@
 import type { AdvancePromotionMessage } from '../../events/queue-messages';
 import { countPromotionEnded } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
-import { queueSimulation } from '../conversation/queueing';
+import { queueSimulation } from '../aws/queues';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';

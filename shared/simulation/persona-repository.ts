@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { catalogHead } from '../data/versioned-catalog';
 import { defineVersionedEntity } from '../data/versioned-entity';
 import { creatorInfo } from '../kernel/schemas';
-import { catalogHead } from './versioned-catalog';
 
 /*
  * Personas, on the versioned-entity layout (partition, then sort key):

@@ -1,14 +1,14 @@
 import { openSecrets, sealSecrets } from '../auth/secret-box';
 import type { Paged } from '../data/paging';
+import { commonFilterValues } from '../data/record-catalog';
+import { defineVersionedCatalog } from '../data/versioned-catalog';
 import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
 import { personas, type StoredPersona, type StoredPersonaVersion, storedPersona } from './persona-repository';
-import { commonFilterValues } from './record-catalog';
 import type { CreatePersonaRequest, PersonaInstance, PersonaVersionBody, PersonaVersionInstance } from './schemas';
-import { usageTargets } from './usage-repository';
-import { defineVersionedCatalog } from './versioned-catalog';
+import { guardUnusedTarget, usageTargets } from './usage-repository';
 
 /** What permission grant conditions can name on a persona. */
 export const personaAttributes = (persona: {
@@ -35,7 +35,7 @@ const catalog = defineVersionedCatalog({
     delete: 'Simulation:DeleteSimulationPersona',
   },
   attributes: personaAttributes,
-  usageTarget: usageTargets.persona,
+  guardUnused: guardUnusedTarget(usageTargets.persona, 'Simulation persona'),
   matchesOwn: (persona, roles: string[]) => roles.length === 0 || roles.includes(persona.role),
 });
 

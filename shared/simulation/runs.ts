@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { sealSecrets } from '../auth/secret-box';
 import { presignedReadUrl } from '../aws/bucket';
-import { queueSimulation } from '../conversation/queueing';
+import { queueSimulation } from '../aws/queues';
 import { pageBody } from '../data/paging';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { catalogHead } from '../data/versioned-catalog';
 import { defineVersionedEntity } from '../data/versioned-entity';
 import { creatorInfo } from '../kernel/schemas';
 import { initialMessageTypes, referenceMessage } from './schemas';
-import { catalogHead } from './versioned-catalog';
 
 /*
  * Scenarios, on the versioned-entity layout (partition, then sort key):

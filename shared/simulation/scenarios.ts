@@ -1,9 +1,10 @@
 import type { Paged } from '../data/paging';
+import { commonFilterValues } from '../data/record-catalog';
+import { defineVersionedCatalog } from '../data/versioned-catalog';
 import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
-import { commonFilterValues } from './record-catalog';
 import { type StoredScenario, type StoredScenarioVersion, scenarios, storedScenario } from './scenario-repository';
 import type {
   CreateScenarioRequest,
@@ -12,8 +13,7 @@ import type {
   ScenarioVersionBody,
   ScenarioVersionInstance,
 } from './schemas';
-import { usageTargets } from './usage-repository';
-import { defineVersionedCatalog } from './versioned-catalog';
+import { guardUnusedTarget, usageTargets } from './usage-repository';
 
 /** What permission grant conditions can name on a scenario. */
 export const scenarioAttributes = (scenario: { id: string; name: string; tags: Record<string, string | null> }) => ({
@@ -34,7 +34,7 @@ const catalog = defineVersionedCatalog({
     delete: 'Simulation:DeleteSimulationScenario',
   },
   attributes: scenarioAttributes,
-  usageTarget: usageTargets.scenario,
+  guardUnused: guardUnusedTarget(usageTargets.scenario, 'Simulation scenario'),
   matchesOwn: () => true,
 });
 

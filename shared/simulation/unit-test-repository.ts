@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { catalogRecordFields, maxCatalogRecords } from '../data/record-catalog';
 import { type Item, queryAll, type TransactItem } from '../data/table';
 import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { sortableValue } from '../kernel/list-params';
 import { toolMock } from '../tool/schemas';
-import { catalogRecordFields, maxCatalogRecords } from './record-catalog';
 import { successCriterion } from './schemas';
 
 /*

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { catalogRecordFields, maxCatalogRecords } from '../data/record-catalog';
 import { type Item, queryAll, type TransactItem, transactWrite } from '../data/table';
 import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { sortableValue } from '../kernel/list-params';
-import { catalogRecordFields, maxCatalogRecords } from './record-catalog';
 import { unitTestRun } from './schemas';
 
 /*

@@ -1,9 +1,3 @@
-import { failedConditions, transactWrite } from '../data/table';
-import { type Caller, creatorOf } from '../kernel/caller';
-import { ConflictError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
-import { type SortEntry, tagsAsList } from '../kernel/list-params';
-import { requirePermission } from '../kernel/permissions';
 import {
   asSearchHit,
   bestMatches,
@@ -15,7 +9,13 @@ import {
   type RecordStore,
   requireOnRecord,
   visibleTo,
-} from './record-catalog';
+} from '../data/record-catalog';
+import { failedConditions, transactWrite } from '../data/table';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { ConflictError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { type SortEntry, tagsAsList } from '../kernel/list-params';
+import { requirePermission } from '../kernel/permissions';
 import type { CreateUnitTestSetRequest, UnitTestRun, UnitTestSetInstance, UpdateUnitTestSetRequest } from './schemas';
 import { claimUnitTest, getUnitTests, unitTestNotFound } from './unit-test-repository';
 import {

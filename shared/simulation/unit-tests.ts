@@ -1,13 +1,3 @@
-import { failedConditions, type TransactItem, transactWrite } from '../data/table';
-import { type Caller, creatorOf } from '../kernel/caller';
-import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
-import { type SortEntry, tagsAsList } from '../kernel/list-params';
-import { requirePermission } from '../kernel/permissions';
-import { getMetrics, metrics } from '../metric/metric-repository';
-import { claimVersionSet, getService } from '../service/service-repository';
-import { EDGE } from '../service/version-sets';
-import { personas } from './persona-repository';
 import {
   asSearchHit,
   bestMatches,
@@ -19,7 +9,17 @@ import {
   type RecordStore,
   requireOnRecord,
   visibleTo,
-} from './record-catalog';
+} from '../data/record-catalog';
+import { failedConditions, type TransactItem, transactWrite } from '../data/table';
+import { type Caller, creatorOf } from '../kernel/caller';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
+import { type SortEntry, tagsAsList } from '../kernel/list-params';
+import { requirePermission } from '../kernel/permissions';
+import { getMetrics, metrics } from '../metric/metric-repository';
+import { claimVersionSet, getService } from '../service/service-repository';
+import { EDGE } from '../service/version-sets';
+import { personas } from './persona-repository';
 import { scenarios } from './scenario-repository';
 import type { CreateUnitTestRequest, UnitTestInstance, UpdateUnitTestRequest } from './schemas';
 import {

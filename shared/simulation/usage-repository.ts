@@ -73,6 +73,14 @@ export const usageStampUnchanged = (stamp: number | undefined) => ({
   values: { ':usageStamp': stamp ?? 0 },
 });
 
+/** A catalog's `guardUnused`: 400 while the target is used, else the condition keeping it unused until written. */
+export const guardUnusedTarget =
+  (target: (id: string) => string, label: string) =>
+  async (orgId: string, id: string, head: { usage_stamp?: number | undefined }) => {
+    await requireUnused(orgId, target(id), `${label} ${id}`);
+    return usageStampUnchanged(head.usage_stamp);
+  };
+
 /** The added and removed targets between two sets of them. */
 export const usageChanges = (before: string[], after: string[]) => ({
   added: after.filter((target) => !before.includes(target)),

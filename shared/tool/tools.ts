@@ -1,5 +1,5 @@
 import { openSecret, sealSecret } from '../auth/secret-box';
-import { queueToolBuild } from '../conversation/queueing';
+import { queueToolBuild } from '../aws/queues';
 import { keysPage, listFingerprint, type Paged, pageOf } from '../data/paging';
 import { type Item, queryPage, updateItem } from '../data/table';
 import type { Caller } from '../kernel/caller';

@@ -3,7 +3,7 @@ import type { WebhookDeliveryAttemptMessage, WebhookEvent, WebhookQueueMessage }
 import { openSecret } from '../auth/secret-box';
 import { countWebhookAttempt, recordWebhookDeliveryLatency } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
-import { queueWebhookEvent } from '../conversation/queueing';
+import { queueWebhookEvent } from '../aws/queues';
 import { config } from '../kernel/config';
 import { nowIso } from '../kernel/ids';
 import {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FrameworkResourceType, VersionSetPromotionCompletedMessage } from '../../events/queue-messages';
 import { logger } from '../aws/observability';
-import { queueWebhookEvent } from '../conversation/queueing';
+import { queueWebhookEvent } from '../aws/queues';
 import { newId, nowIso } from '../kernel/ids';
 
 export interface FrameworkResourceChange {

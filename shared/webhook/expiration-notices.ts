@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { queueWebhookEvent } from '../conversation/queueing';
+import { queueWebhookEvent } from '../aws/queues';
 import { defineEntity, type Entity } from '../data/entity';
 import { deleteItem, putItem, queryPage } from '../data/table';
 import { config } from '../kernel/config';

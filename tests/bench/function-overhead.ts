@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { canonicalResourcePaths, matchResource } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
-import { roundTripHeader } from '#shared/data/round-trips';
+import { roundTripHeader } from '#shared/aws/round-trips';
 import { bundleLambda, repositoryRoot } from '../../infra/bundling';
 import { installLambdaRuntime, lambdaContext } from '../../infra/local/lambda-runtime';
 import { bareClient, measuredPaths, measurePath, type OverheadPath, perUser } from './overhead-paths';

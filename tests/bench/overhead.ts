@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
-import { roundTripHeader } from '#shared/data/round-trips';
+import { roundTripHeader } from '#shared/aws/round-trips';
 import { call, createUser, mapLimit, rootSession, type Session } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
 import {

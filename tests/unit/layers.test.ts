@@ -40,6 +40,19 @@ const sharedImports = async (): Promise<{ file: string; from: string; to: string
   return imports.flat();
 };
 
+/**
+ * Adapters, one folder each, import the kernel and, in one direction only, these other adapters:
+ * the table reaches DynamoDB through the AWS clients; authentication keeps its records (sessions,
+ * rate-limit buckets) in the table. AWS clients, models and speech stand alone.
+ */
+const adapterImports: Record<string, readonly string[]> = {
+  aws: [],
+  data: ['aws'],
+  llm: [],
+  speech: [],
+  auth: ['data'],
+};
+
 describe('layers', () => {
   it('imports only from the same or a lower layer of shared/', async () => {
     // Act
@@ -52,6 +65,22 @@ describe('layers', () => {
 
     // Assess
     expect(upward).toEqual([]);
+  });
+
+  it('lets each adapter import only the kernel and the adapters below it', async () => {
+    // Act
+    const crossing = (await sharedImports())
+      .filter(({ from, to }) => from !== to && layerOf(from) === adapter && layerOf(to) === adapter)
+      .filter(({ from, to }) => !adapterImports[from]?.includes(to))
+      .map(({ file, from, to }) => `${file}: adapter ${from} imports adapter ${to}`);
+
+    // Assess
+    expect(Object.keys(adapterImports).sort()).toEqual(
+      [...new Set((await sharedImports()).map(({ from }) => from))]
+        .filter((folder) => layerOf(folder) === adapter)
+        .sort(),
+    );
+    expect(crossing).toEqual([]);
   });
 
   it('keeps shared/ and events/ free of functions/ and infra/', async () => {

@@ -4,7 +4,7 @@ import type {
   ToolVersionPublishedMessage,
   WebhookQueueMessage,
 } from '../../events/queue-messages';
-import { sqs, sqsSdk } from '../aws/clients';
+import { sqs, sqsSdk } from './clients';
 import { config } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
 import { queueDefinition } from '../kernel/queues';

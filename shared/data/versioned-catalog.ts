@@ -1,8 +1,4 @@
 import { z } from 'zod';
-import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
-import { type Item, isConditionFailure, queryAll, queryPage, updateItem } from '../data/table';
-import type { StoredVersion, VersionedEntity, VersionListQuery } from '../data/versioned-entity';
-import { versionedHead } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
@@ -15,14 +11,17 @@ import {
   requirePermission,
 } from '../kernel/permissions';
 import { creatorInfo, tagMap } from '../kernel/schemas';
+import { keysPage, type Paged, pageOfQuery, sortedPage } from './paging';
 import { bestMatches, byUpdatedAt, matchesCreators, maxCatalogRecords } from './record-catalog';
-import { requireUnused, usageStampUnchanged } from './usage-repository';
+import { type Item, isConditionFailure, queryAll, queryPage, updateItem } from './table';
+import type { StoredVersion, VersionedEntity, VersionListQuery } from './versioned-entity';
+import { versionedHead } from './versioned-entity';
 
 /*
- * Personas and scenarios are the same kind of record: a named, tagged, softly deleted head with
- * numbered, immutable versions (the versioned-entity layout, `deprecated` being `is_deleted`).
- * The head repeats what search reads of its latest version (`search_text`) and carries the usage
- * stamp unit tests move when they start using it (`usage-repository.ts`).
+ * A versioned catalog (the simulation's personas and scenarios): named, tagged, softly deleted
+ * heads with numbered, immutable versions (the versioned-entity layout, `deprecated` being
+ * `is_deleted`). The head repeats what search reads of its latest version (`search_text`) and
+ * carries a usage stamp that users of a record move when they start using it (`guardUnused`).
  */
 
 export const catalogHead = versionedHead.extend({
@@ -52,7 +51,11 @@ export interface VersionedCatalogDefinition<V extends StoredVersion, H extends C
   permissions: { get: PermissionName; create: PermissionName; modify: PermissionName; delete: PermissionName };
   /** What permission grant conditions can name on a record. */
   attributes: (head: H) => ResourceAttributes;
-  usageTarget: (id: string) => string;
+  /**
+   * Before a soft delete: refuses a record still in use (400), and answers the write's condition
+   * that keeps it unused until the delete is written (the simulation's usage stamp).
+   */
+  guardUnused: (orgId: string, id: string, head: H) => Promise<{ condition: string; values: Record<string, unknown> }>;
   matchesOwn: (head: H, filters: F) => boolean;
 }
 
@@ -243,8 +246,7 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
       for (let attempt = 0; attempt < 5; attempt += 1) {
         const head = await authorized(orgId, id, caller, permissions.delete, true);
         if (head.deprecated) throw notFound(id);
-        await requireUnused(orgId, definition.usageTarget(id), `${label} ${id}`);
-        const unchanged = usageStampUnchanged(head.usage_stamp);
+        const unchanged = await definition.guardUnused(orgId, id, head);
         try {
           await updateItem({
             Key: records.heads.key(orgId, { id }),

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
-import { type Item, type PrimaryKey, type QuerySpec, queryPage } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { ConflictError, type NotFoundError } from '../kernel/errors';
 import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter } from '../kernel/list-params';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { creatorInfo, tagMap } from '../kernel/schemas';
 import { searchRelevance } from '../kernel/search';
+import { compareText, keysPage, type Paged, pageOfQuery } from './paging';
+import { type Item, type PrimaryKey, type QuerySpec, queryPage } from './table';
 
 /*
  * What the simulation catalog's kinds share: filters, `filter_values`, ordering and search. Unit
