@@ -1,11 +1,11 @@
 import { publicJwks } from '#shared/auth/signing-keys';
+import { deleteOrganization } from '#shared/composition/organization-erasure';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { ValidationError } from '#shared/kernel/errors';
 import { clusterName } from '#shared/kernel/schemas';
 import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/organization/api-keys';
 import {
   createOrganizationFor,
-  deleteOrganizationFor,
   getOrganizationView,
   getUserDimensions,
   modifyOrganizationFor,
@@ -40,7 +40,7 @@ export const handler = httpHandler(
       return undefined;
     },
     'delete-organization': async ({ path, caller }) => {
-      await deleteOrganizationFor(caller, path.organization);
+      await deleteOrganization(path.organization, caller);
       return undefined;
     },
     'create-api-key': ({ path, body, caller }) => createApiKeyFor(caller, path.organization, body),

@@ -4,10 +4,10 @@ import type {
   ToolVersionPublishedMessage,
   WebhookQueueMessage,
 } from '../../events/queue-messages';
-import { sqs, sqsSdk } from './clients';
 import { config } from '../kernel/config';
 import type { WorkerName } from '../kernel/operation';
 import { queueDefinition } from '../kernel/queues';
+import { sqs, sqsSdk } from './clients';
 
 const send = async (worker: WorkerName, message: unknown, delaySeconds = 0): Promise<void> => {
   const [client, { SendMessageCommand }] = await Promise.all([sqs(), sqsSdk()]);

@@ -1,27 +1,22 @@
 import { frontendDns } from '../aws/frontend-dns';
-import { forgetOrganizationCaches } from '../data/process-cache';
 import { transactWrite } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
-import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../kernel/errors';
+import { BadRequestError, ConflictError, ForbiddenError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { hasPermission, requirePermission } from '../kernel/permissions';
 import { defaultRole } from '../role/default-roles';
 import { callerAtLeast } from '../role/privilege';
 import { roleCreateItem } from '../role/role-repository';
 import { defaultRoleRecords } from '../role/roles';
-import { eraseOrganizationTools } from '../tool/erasure';
 import { defaultUserPreferences } from '../user/preferences';
-import { forgetPrincipals } from '../user/principal';
 import { type UserRecord, userCreateItems } from '../user/user-repository';
 import { newUserRecord } from '../user/users';
-import { eraseOrganizationData } from './entity-catalog';
 import { checkBrandingImages } from './images';
 import { isReservedOrganizationId } from './organization-ids';
 import {
   type BrandingImage,
   getOrganization,
-  markOrganizationDeleted,
   organizationCreateItems,
   requireOrganization,
   updateOrganization,
@@ -194,24 +189,4 @@ export const modifyOrganizationFor = async (
     default_user_preferences: input.default_user_preferences ?? undefined,
   };
   await updateOrganization(orgId, changes, images, nowIso());
-};
-
-/**
- * Marks the organization deleted (from then on it is treated as absent), then erases every
- * entity of the catalog, the organization record last. Each step is idempotent, so a failed
- * delete is completed by repeating it.
- */
-export const deleteOrganizationFor = async (caller: Caller, orgId: string): Promise<void> => {
-  requirePermission(caller, 'Organization:DeleteOrganization');
-  if (orgId === config.rootOrganizationId) {
-    throw new BadRequestError('The root organization of the platform cannot be deleted.');
-  }
-  const organization = await getOrganization(orgId, { includeDeleted: true, consistent: true });
-  if (!organization) throw new NotFoundError(`Organization ${orgId} does not exist.`);
-  await markOrganizationDeleted(orgId, nowIso());
-  forgetPrincipals(orgId);
-  await eraseOrganizationTools(orgId);
-  await (await frontendDns()).removeOrganization(orgId);
-  await eraseOrganizationData(orgId);
-  forgetOrganizationCaches(orgId);
 };

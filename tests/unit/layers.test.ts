@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Dependencies point one way: kernel ← adapters ← capabilities ← api, http ← functions, infra.
+ * Dependencies point one way: kernel ← adapters ← capabilities ← composition, api, http ← functions, infra.
  * Each folder of `shared/` is placed in one layer; an import may only reach the same or a lower one.
  */
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -16,10 +16,10 @@ const composition = 3;
 const layerOf = (folder: string): number => {
   if (folder === 'kernel') return kernel;
   if (['data', 'aws', 'llm', 'speech', 'auth'].includes(folder)) return adapter;
-  if (['api', 'http'].includes(folder)) return composition;
+  if (['composition', 'api', 'http'].includes(folder)) return composition;
   return capability;
 };
-const layerNames = ['kernel', 'adapter', 'capability', 'api/http'];
+const layerNames = ['kernel', 'adapter', 'capability', 'composition/api/http'];
 
 /** Every relative import of the non-test sources under `shared/`, as `from` → `to` folders. */
 const sharedImports = async (): Promise<{ file: string; from: string; to: string }[]> => {

@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { organizations } from '../organization/organization-repository';
 import { entityCatalog } from './entity-catalog';
-import { organizations } from './organization-repository';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 

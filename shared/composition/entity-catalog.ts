@@ -13,6 +13,8 @@ import { pagingCursors } from '../data/paging';
 import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-behavior-set/behavior-set-repository';
 import { metricCounts, metrics } from '../metric/metric-repository';
 import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
+import { apiKeyCounts, apiKeys } from '../organization/api-key-repository';
+import { organizationBranding, organizations } from '../organization/organization-repository';
 import { replacedRoles, roles } from '../role/role-repository';
 import { temporaryGrants } from '../role/temporary-grant-repository';
 import { versionSetPromotions } from '../service/promotion-repository';
@@ -33,8 +35,6 @@ import { users } from '../user/user-repository';
 import { webhookDeliveries } from '../webhook/delivery-repository';
 import { webhookDestinationCounts, webhookDestinations } from '../webhook/destination-repository';
 import { apiKeyExpirationNotices, webhookSubscriberDirectory } from '../webhook/expiration-notices';
-import { apiKeyCounts, apiKeys } from './api-key-repository';
-import { organizationBranding, organizations } from './organization-repository';
 
 /**
  * Every entity of the table. Deleting an organization erases each in this order, so nothing
