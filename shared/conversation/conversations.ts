@@ -359,11 +359,8 @@ export const startConversation = async (
     getUserServiceState(orgId, userId, serviceId),
     getUser(orgId, userId),
   ]);
-  const unfinished = () =>
-    new BadRequestError(
-      `The user has an unfinished conversation of service ${serviceId}; finish it before starting another.`,
-    );
-  if (userState.activeConversationId) throw unfinished();
+  // An unfinished conversation of the service is refused once, by the transaction that stores
+  // the new one (`createConversation`): a check here as well would only repeat it.
 
   const conversation: ConversationRecord = {
     id: newId(),
