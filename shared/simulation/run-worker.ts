@@ -131,10 +131,17 @@ export const withOutcome = (
   };
 };
 
-/** Stores the artifacts of a completed run that has none yet (any step may: the zip's key is the run's). */
-export const completeRunArtifacts = async (orgId: string, runId: string): Promise<void> => {
+/**
+ * Stores the artifacts of a completed run that has none yet (any step may: the zip's key is the
+ * run's). `written` is the run as this step just wrote it, which spares the first read.
+ */
+export const completeRunArtifacts = async (
+  orgId: string,
+  runId: string,
+  written?: Awaited<ReturnType<typeof getRun>>,
+): Promise<void> => {
   for (let attempt = 0; attempt < recordAttempts; attempt += 1) {
-    const run = await getRun(orgId, runId, true);
+    const run = attempt === 0 && written ? written : await getRun(orgId, runId, true);
     if (run?.status !== 'completed' || run.artifacts_key) return;
     const key = await storeRunArtifacts(run);
     if (await replaceRun(run, { ...run, artifacts_key: key })) return;
@@ -142,26 +149,30 @@ export const completeRunArtifacts = async (orgId: string, runId: string): Promis
   throw new Error(`the artifacts of run ${runId} could not be recorded`);
 };
 
+/** Records the outcome in the run; answers the run as written, when this step wrote it. */
 const recordOutcome = async (
   orgId: string,
   message: SimulateConversationMessage,
   record: Parameters<typeof recordConversationOutcome>[2],
   outcome: ConversationOutcome,
   results: MetricEvaluationResultInstance[],
-): Promise<void> => {
+): Promise<Awaited<ReturnType<typeof getRun>>> => {
   const place = { unitTestId: message.unit_test_id, runIndex: message.run_index };
   for (let attempt = 0; attempt < recordAttempts; attempt += 1) {
     const run = await getRun(orgId, message.simulation_unit_test_set_run_id, true);
     // A cancelled run counts nothing more.
-    if (run?.status !== 'running') return;
+    if (run?.status !== 'running') return undefined;
+    const next = withOutcome(run, place, outcome);
     const written = await recordConversationOutcome(
       run,
-      withOutcome(run, place, outcome),
+      next,
       record,
       outcome,
       results.map((result) => resultPut(orgId, result)),
     );
-    if (written !== 'run-changed') return;
+    // As stored: the write moves the revision on.
+    if (written === 'recorded') return { ...next, revision: run.revision + 1 };
+    if (written !== 'run-changed') return undefined;
   }
   throw new Error('the run changed too often while the outcome was recorded; the message is retried');
 };
@@ -219,7 +230,15 @@ export const simulateConversationStep = async (message: SimulateConversationMess
       ...coverageOf(step.interactions),
       finished_at: nowIso(),
     };
-    await recordOutcome(orgId, message, { ...record, conversation_id: step.conversationId }, outcome, results);
+    const written = await recordOutcome(
+      orgId,
+      message,
+      { ...record, conversation_id: step.conversationId },
+      outcome,
+      results,
+    );
+    await completeRunArtifacts(orgId, runId, written);
+    return;
   }
   await completeRunArtifacts(orgId, runId);
 };
