@@ -27,7 +27,7 @@ import { implementGroup, type RequestContext, streamHandler } from '#shared/http
 import type { Caller } from '#shared/kernel/caller';
 import { config } from '#shared/kernel/config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
-import { getBrandingImage } from '#shared/organization/organization-repository';
+import { getBrandingImage } from '#shared/organization/index';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
 import { signInWithEmailOperation } from '#shared/user/operations';
 import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';

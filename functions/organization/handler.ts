@@ -1,15 +1,11 @@
 import { publicJwks } from '#shared/auth/signing-keys';
+import { createOrganizationFor } from '#shared/composition/organization-creation';
 import { deleteOrganization } from '#shared/composition/organization-erasure';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { ValidationError } from '#shared/kernel/errors';
 import { clusterName } from '#shared/kernel/schemas';
-import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/organization/api-keys';
-import {
-  createOrganizationFor,
-  getOrganizationView,
-  getUserDimensions,
-  modifyOrganizationFor,
-} from '#shared/organization/organizations';
+import { getOrganizationView, getUserDimensions, modifyOrganizationFor } from '#shared/organization/organizations';
+import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/user/api-keys';
 
 export const handler = httpHandler(
   implementGroup('organization', {

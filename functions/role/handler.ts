@@ -2,8 +2,9 @@ import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { parseCreatorFilters, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 import { temporaryGrantSortFields } from '#shared/role/operations';
-import { assignRoleFor, createRoleFor, listRolesFor, modifyRoleFor } from '#shared/role/roles';
-import { createTemporaryGrantFor, listTemporaryGrantsFor, temporaryGrantView } from '#shared/role/temporary-grants';
+import { createRoleFor, listRolesFor, modifyRoleFor } from '#shared/role/roles';
+import { assignRole } from '#shared/user/role-assignment';
+import { createTemporaryGrantFor, listTemporaryGrantsFor, temporaryGrantView } from '#shared/user/temporary-grants';
 
 export const handler = httpHandler(
   implementGroup('role', {
@@ -21,7 +22,7 @@ export const handler = httpHandler(
       role_id: await modifyRoleFor(caller, path.organization, path.role_name, body),
     }),
     'assign-role': async ({ path, body, caller }) => ({
-      role_id: await assignRoleFor(caller, path.organization, path.role_name, body.user_id),
+      role_id: await assignRole(caller, path.organization, path.role_name, body.user_id),
     }),
     'create-temporary-permission-grant': ({ path, body, caller }) =>
       createTemporaryGrantFor(caller, path.organization, body),

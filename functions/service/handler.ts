@@ -1,6 +1,5 @@
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
-import { getVersionSetPromotion, promoteVersionSet } from '#shared/service/promotions';
 import {
   createService,
   deleteVersionSet,
@@ -9,6 +8,7 @@ import {
   upsertVersionSet,
 } from '#shared/service/services';
 import { getVersionSetHistory, rollbackVersionSet } from '#shared/service/version-set-history';
+import { getVersionSetPromotion, promoteVersionSet } from '#shared/simulation/promotions';
 
 export const handler = httpHandler(
   implementGroup('service', {

@@ -3,6 +3,7 @@ import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup, type OperationInput, type RequestContext } from '#shared/http/http-handler';
 import { parseSortBy } from '#shared/kernel/list-params';
+import { userSortFields } from '#shared/user/index';
 import { getUserModelFor, listMemoriesFor } from '#shared/user/insights';
 import {
   type createInvitedUserOperation,
@@ -14,7 +15,6 @@ import {
   type updateUserInfoOperation,
 } from '#shared/user/operations';
 import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
-import { userSortFields } from '#shared/user/user-repository';
 import {
   apiBaseUrl,
   deleteUserFor,

@@ -1,9 +1,9 @@
 import { sqsWorker } from '#shared/aws/sqs-worker';
-import { analyzeConversation } from '#shared/conversation/analysis';
+import { analyzeFinishedConversation } from '#shared/composition/conversation-analysis';
 import { analysisQueueMessage } from '../../events/queue-messages';
 
 /**
  * Post-conversation analysis. The analysis is idempotent, so a retried or duplicated message
  * repeats nothing already done.
  */
-export const handler = sqsWorker('analysis', analysisQueueMessage, analyzeConversation);
+export const handler = sqsWorker('analysis', analysisQueueMessage, analyzeFinishedConversation);

@@ -1,5 +1,5 @@
 import { sqsWorker } from '#shared/aws/sqs-worker';
-import { advancePromotion } from '#shared/service/promotions';
+import { advancePromotion } from '#shared/simulation/promotions';
 import { simulateConversationStep } from '#shared/simulation/run-worker';
 import { simulationQueueMessage } from '../../events/queue-messages';
 

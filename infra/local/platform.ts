@@ -134,7 +134,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     runSchedule();
 
     // Loaded after the environment is set: product modules read it when first imported.
-    const { bootstrapRootOrganization } = await import('#shared/organization/bootstrap');
+    const { bootstrapRootOrganization } = await import('#shared/composition/root-organization');
     const credentialsPath = join(options.stateDir, 'credentials.json');
     const existing = await readCredentials(credentialsPath);
     const root = await bootstrapRootOrganization({
@@ -143,8 +143,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       existing: existing?.org_id === rootOrgId ? existing : undefined,
     });
     // The root organization's tool repository exists from the first start, seeded with the samples.
-    const { ensureLocalRepository, repositoryName } = await import('#shared/tool/source-repository');
-    const { getOrganization } = await import('#shared/organization/organization-repository');
+    const { ensureLocalRepository, repositoryName } = await import('#shared/tool/index');
+    const { getOrganization } = await import('#shared/organization/index');
     const rootTeam = (await getOrganization(root.org_id))?.devops_team_name ?? null;
     await ensureLocalRepository(
       process.env.TOOL_REPOSITORY_ROOT as string,

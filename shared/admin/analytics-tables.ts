@@ -1,11 +1,9 @@
-import { agents } from '../agent/agent-repository';
-import { conversations } from '../conversation/conversation-repository';
-import { messages } from '../conversation/message-repository';
+import { agents } from '../agent/index';
+import { conversations, messages } from '../conversation/index';
 import { type Item, queryAll } from '../data/table';
 import { BadRequestError } from '../kernel/errors';
-import { services } from '../service/service-repository';
-import { memories } from '../user/memory-repository';
-import { users } from '../user/user-repository';
+import { services } from '../service/index';
+import { memories, users } from '../user/index';
 
 /**
  * The tables the SQL query sees: the organization's own records, read from the table with

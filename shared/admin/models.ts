@@ -1,7 +1,7 @@
 import type { Caller } from '../kernel/caller';
 import { requirePermission } from '../kernel/permissions';
 import { availableModels } from '../llm/registry';
-import { requireOrganization } from '../organization/organization-repository';
+import { requireOrganization } from '../organization/index';
 
 /** The models the deployment's configuration makes available (Admin:GetModels). */
 export const listModelsFor = async (caller: Caller, orgId: string) => {

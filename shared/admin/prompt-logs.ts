@@ -3,14 +3,13 @@ import { finished } from 'node:stream/promises';
 import type yazl from 'yazl';
 import { listObjects, readObject, type StoredObject } from '../aws/bucket';
 import { logger } from '../aws/observability';
-import { getConversation } from '../conversation/conversation-repository';
-import { conversationAttributes } from '../conversation/conversations';
+import { getConversation } from '../conversation/index';
 import { promptLogGuard, promptLogRoot } from '../conversation/prompt-log';
 import type { ConversationRecord } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';
 import { NotFoundError } from '../kernel/errors';
-import { hasPermission, requirePermission } from '../kernel/permissions';
-import { requireOrganization } from '../organization/organization-repository';
+import { conversationAttributes, hasPermission, requirePermission } from '../kernel/permissions';
+import { requireOrganization } from '../organization/index';
 
 /**
  * The prompt-log download: a zip of the logs under a prefix (relative to the organization's

@@ -4,7 +4,7 @@ import { config } from '../kernel/config';
 import { ForbiddenError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { requirePermission } from '../kernel/permissions';
-import { requireOrganization } from '../organization/organization-repository';
+import { requireOrganization } from '../organization/index';
 import { defaultRole } from '../role/default-roles';
 import { callerOutranks } from '../role/privilege';
 import { runOrganizationQuery } from './sql-engine';

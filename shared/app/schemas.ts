@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
-import { languageCode, timeZone } from '../user/preferences';
+import { languageCode, timeZone } from '../organization/user-preferences';
 import { appHostHeader } from './organization-host';
 
 export const htmlContentType = 'text/html; charset=utf-8';

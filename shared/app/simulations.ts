@@ -1,6 +1,6 @@
 import type { Caller } from '../kernel/caller';
+import { getRuns, listRunConversations } from '../simulation/index';
 import { runCoverage, runSummary } from '../simulation/run-artifacts';
-import { getRuns, listRunConversations } from '../simulation/run-repository';
 import { runListQuery } from '../simulation/run-schemas';
 import { listRunsFor, runDetailVisibility } from '../simulation/runs';
 import { tallyCoverage, type Visits } from './diagram';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { deleteItem, putItem } from '../data/table';
 import { UnauthorizedError } from '../kernel/errors';
 import { openSecret, sealSecret } from './secret-box';
 
@@ -19,13 +18,17 @@ export const consumeNonce = async (
   value: string,
   expiresAtEpoch: number,
 ): Promise<void> => {
-  await putItem(authNonces.item(orgId, { scope, value, expires_at_epoch: expiresAtEpoch }), {
-    condition: {
-      expression: 'attribute_not_exists(pk) OR expires_at_epoch < :now',
-      values: { ':now': Math.floor(Date.now() / 1000) },
+  await authNonces.put(
+    orgId,
+    { scope, value, expires_at_epoch: expiresAtEpoch },
+    {
+      condition: {
+        expression: 'attribute_not_exists(pk) OR expires_at_epoch < :now',
+        values: { ':now': Math.floor(Date.now() / 1000) },
+      },
+      onConditionFailure: () => new UnauthorizedError(),
     },
-    onConditionFailure: () => new UnauthorizedError(),
-  });
+  );
 };
 
 const refreshTokenRecord = z.object({
@@ -59,9 +62,13 @@ export const authNonces = defineEntity({
 });
 
 export const saveRefreshToken = async (tokenHash: string, record: RefreshTokenRecord): Promise<void> => {
-  await putItem(refreshTokens.item(record.org_id, { ...record, token_hash: tokenHash }), {
-    ifNotExists: () => new Error('refresh token collision'),
-  });
+  await refreshTokens.put(
+    record.org_id,
+    { ...record, token_hash: tokenHash },
+    {
+      ifNotExists: () => new Error('refresh token collision'),
+    },
+  );
 };
 
 export const getRefreshToken = async (orgId: string, tokenHash: string): Promise<RefreshTokenRecord | undefined> => {
@@ -71,8 +78,9 @@ export const getRefreshToken = async (orgId: string, tokenHash: string): Promise
 
 /** Consumes a refresh token; a second consumer (a concurrent replay) gets 401. */
 export const deleteRefreshToken = async (orgId: string, tokenHash: string): Promise<void> => {
-  await deleteItem(
-    refreshTokens.key(orgId, { token_hash: tokenHash }),
+  await refreshTokens.remove(
+    orgId,
+    { token_hash: tokenHash },
     { expression: 'attribute_exists(pk)' },
     () => new UnauthorizedError(),
   );
@@ -118,13 +126,11 @@ export const saveHandedOutToken = async (
   userId: string,
   issued: HandedOutToken,
 ): Promise<void> => {
-  await putItem(
-    handedOutTokens.item(orgId, {
-      api_key_id: apiKeyId,
-      user_id: userId,
-      sealed_token: await sealSecret(sealingContext(orgId, apiKeyId, userId), issued.token),
-      expires_at: issued.expiresAt.toISOString(),
-      expires_at_epoch: Math.ceil(issued.expiresAt.getTime() / 1000),
-    }),
-  );
+  await handedOutTokens.put(orgId, {
+    api_key_id: apiKeyId,
+    user_id: userId,
+    sealed_token: await sealSecret(sealingContext(orgId, apiKeyId, userId), issued.token),
+    expires_at: issued.expiresAt.toISOString(),
+    expires_at_epoch: Math.ceil(issued.expiresAt.getTime() / 1000),
+  });
 };

@@ -1,10 +1,7 @@
-import { createHash } from 'node:crypto';
-import { z } from 'zod';
-import { defineEntity } from '../data/entity';
-import { getItem, updateItem } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { RateLimitedError, UnauthorizedError } from '../kernel/errors';
+import { type BucketAddress, moveBucket, storedFullAt } from './rate-limit-repository';
 
 /**
  * Token buckets kept in the table, so every instance of every function shares them.
@@ -20,35 +17,6 @@ export interface BucketPolicy {
   burst: number;
   perMinute: number;
 }
-
-export interface BucketAddress {
-  /** Organization the subject belongs to (its key prefix). */
-  orgId: string;
-  /** Who is limited: a user id, a key and user, a source and key... */
-  subject: string;
-  /** What is limited: an operation id or a named purpose. */
-  name: string;
-}
-
-/** Subjects can carry what a client sent (a key id from a token request body): long ones are hashed to fit a key. */
-const keyedSubject = (subject: string): string =>
-  subject.length <= 256 ? subject : `sha256:${createHash('sha256').update(subject).digest('base64url')}`;
-
-/**
- * One partition per subject spreads the hottest writes of the platform over the table. Buckets
- * therefore cannot be listed per organization: an organization's buckets are erased by their TTL,
- * minutes after their last use (when they are full again), not by the organization's deletion.
- */
-export const rateLimitBuckets = defineEntity({
-  name: 'rate-limit-bucket',
-  token: 'RATELIMIT',
-  schema: z.object({ full_at_ms: z.number() }),
-  partition: (of: { subject: string }) => [keyedSubject(of.subject)],
-  sort: (of: { name: string }) => of.name,
-  erase: async () => undefined,
-});
-
-const bucketKey = ({ orgId, subject, name }: BucketAddress) => rateLimitBuckets.key(orgId, { subject, name });
 
 const intervalMs = (policy: BucketPolicy): number => 60_000 / policy.perMinute;
 
@@ -70,11 +38,6 @@ const refused = (policy: BucketPolicy, fullAtMs: number, nowMs: number): RateLim
     Math.max(1, Math.ceil(waitMs / 1000)),
     bucketHeaders(policy, fullAtMs, nowMs),
   );
-};
-
-const storedFullAt = async (address: BucketAddress): Promise<number | undefined> => {
-  const item = await getItem(bucketKey(address), true);
-  return item === undefined ? undefined : Number(item.full_at_ms);
 };
 
 /** Whether a bucket full at `fullAtMs` has a token left at `nowMs`. */
@@ -99,19 +62,13 @@ const takeTokens = async (
   const interval = intervalMs(policy);
   const { want, returned, nowMs } = take;
   const write = (condition: string, next: string, values: Record<string, number>) =>
-    updateItem(
-      {
-        Key: bucketKey(address),
-        UpdateExpression: `SET entity = :entity, full_at_ms = ${next}, expires_at_epoch = :expires`,
-        ConditionExpression: condition,
-        ExpressionAttributeValues: {
-          ...values,
-          ':entity': 'rate-limit',
-          ':expires': Math.ceil((nowMs + policy.burst * interval) / 1000) + 60,
-        },
-      },
-      () => new ConditionNotMet(),
-    ).then((item) => Number(item?.full_at_ms));
+    moveBucket(address, {
+      condition,
+      next,
+      values,
+      expiresAtEpoch: Math.ceil((nowMs + policy.burst * interval) / 1000) + 60,
+      onConditionNotMet: () => new ConditionNotMet(),
+    });
   const inUseFrom = nowMs + returned * interval;
   // In use (not full even with the returned tokens back) and with room for `want`: move it on.
   const fromInUse = () =>

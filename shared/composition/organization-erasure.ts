@@ -5,7 +5,7 @@ import { config } from '../kernel/config';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { requirePermission } from '../kernel/permissions';
-import { getOrganization, markOrganizationDeleted } from '../organization/organization-repository';
+import { getOrganization, markOrganizationDeleted } from '../organization/index';
 import { eraseOrganizationTools } from '../tool/erasure';
 import { forgetPrincipals } from '../user/principal';
 import { eraseOrganizationData } from './entity-catalog';

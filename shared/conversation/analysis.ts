@@ -10,12 +10,10 @@ import { queueWebhookEvent } from '../aws/queues';
 import { newId, nowIso } from '../kernel/ids';
 import type { LlmTool } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
-import { computeMetrics } from '../metric/evaluation';
-import { getOrganization } from '../organization/organization-repository';
+import { getOrganization } from '../organization/index';
 import type { UserDimension } from '../organization/schemas';
-import { conversationMemories, memoryPut } from '../user/memory-repository';
+import { conversationMemories, getUserModels, memoryPut, userModelsPut } from '../user/index';
 import type { MemoryRecord, UserModel } from '../user/schemas';
-import { getUserModels, userModelsPut } from '../user/user-model-repository';
 import {
   getConversation,
   markConversationAnalyzed,
@@ -251,8 +249,17 @@ const notifyCompletedSteps = async (conversation: ConversationRecord): Promise<v
   }
 };
 
+/**
+ * Computes and records the post-session metrics of a conversation. The metric capability does it;
+ * it reads conversations, so the analysis receives it instead of importing it.
+ */
+export type ComputeMetrics = (conversation: ConversationRecord) => Promise<void>;
+
 /** Runs the analysis of one finished conversation; safe to repeat for the same message. */
-export const analyzeConversation = async (message: ConversationFinishedMessage): Promise<void> => {
+export const analyzeConversation = async (
+  message: ConversationFinishedMessage,
+  computeMetrics: ComputeMetrics,
+): Promise<void> => {
   const read = () => getConversation(message.org_id, message.conversation_id, true);
   const conversation = await read();
   if (!conversation) {

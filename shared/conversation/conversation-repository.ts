@@ -12,6 +12,7 @@ import {
   putItem,
   type QuerySpec,
   queryPage,
+  type ResultPut,
   transactWrite,
   updateItem,
 } from '../data/table';
@@ -322,13 +323,6 @@ export const replaceConversationTags = async (
     () => new ConflictError('The tags of the conversation changed meanwhile; retry.'),
   );
 };
-
-/** A write that belongs to a post-processing's results, with its own optional condition. */
-export interface ResultPut {
-  Item: Item & PrimaryKey;
-  ConditionExpression?: string;
-  ExpressionAttributeValues?: Record<string, unknown>;
-}
 
 /**
  * Records a completed post-processing together with its results, once: a second run of the

@@ -5,13 +5,13 @@ import type { StreamEvent } from '../../events/stream-events';
 import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { s3 } from '../aws/clients';
+import { analyzeFinishedConversation } from '../composition/conversation-analysis';
 import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { caller, createSampleService, prepareAgentAndMachine } from '../service/fixtures';
 import { listMemories } from '../user/memory-repository';
 import { getUserModels } from '../user/user-model-repository';
-import { analyzeConversation } from './analysis';
 import { getConversation } from './conversation-repository';
 import {
   finishConversationFor,
@@ -199,8 +199,8 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     const queued = (await drainQueue(aws().queues.analysis.url)).map((body) => analysisQueueMessage.parse(body));
     expect(queued).toEqual([expect.objectContaining({ conversation_id: conversationId, trigger: 'end-session' })]);
     const message = queued[0] as (typeof queued)[number];
-    await analyzeConversation(message);
-    await analyzeConversation(message);
+    await analyzeFinishedConversation(message);
+    await analyzeFinishedConversation(message);
 
     const analysed = await getConversation(orgId, conversationId);
     expect(analysed).toMatchObject({ is_analyzed: true });

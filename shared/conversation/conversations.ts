@@ -2,15 +2,15 @@ import type { CreateConversationEvent, ErrorEvent, InteractEvent, StreamEvent } 
 import { countConversationStarted, countInteraction } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
-import { behaviorInvocationItem } from '../dynamic-behavior-set/behavior-set-repository';
+import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
+import { asIfMissing, conversationAttributes, hasPermission, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import type { ToolMock } from '../tool/schemas';
-import { getUser } from '../user/user-repository';
+import { getUser } from '../user/index';
 import { recordUserActivity } from '../user/users';
 import {
   acquireLease,
@@ -39,34 +39,6 @@ export interface StreamOptions {
   agentActionType: RegExp;
   signal?: AbortSignal;
 }
-
-/** What permission grant conditions can name on a conversation (`user_id` is its owner). */
-export const conversationAttributes = (
-  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
-) => ({
-  id: conversation.id,
-  conversation_id: conversation.id,
-  user_id: conversation.user_id,
-  service_id: conversation.service_id,
-  tags: conversation.tags,
-});
-
-/** What permission grant conditions can name on a message of a conversation. */
-export const messageAttributes = (
-  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
-  message: { id: string; message_type?: string },
-) => ({
-  ...conversationAttributes(conversation),
-  id: message.id,
-  message_id: message.id,
-  message_type: message.message_type,
-});
-
-export const canReadMessage = (
-  caller: Caller,
-  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
-  message: { id: string; message_type?: string },
-): boolean => hasPermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message));
 
 /** Interacting with a conversation and finishing it need both permissions, as in the reference. */
 const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {

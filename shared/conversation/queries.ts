@@ -3,18 +3,19 @@ import { pageBody } from '../data/paging';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import type { SortEntry, TagFilter } from '../kernel/list-params';
-import { asIfMissing, hasPermission, permissionCheck, requirePermission } from '../kernel/permissions';
-import { stateMachines } from '../state-machine/state-machine-repository';
-import { stateMachineAttributes } from '../state-machine/state-machines';
-import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
 import {
+  asIfMissing,
   canReadMessage,
   conversationAttributes,
-  conversationNotFound,
+  hasPermission,
   messageAttributes,
-  requireAuthorizedConversation,
-  requireConversation,
-} from './conversations';
+  permissionCheck,
+  requirePermission,
+} from '../kernel/permissions';
+import { stateMachines } from '../state-machine/index';
+import { stateMachineAttributes } from '../state-machine/state-machines';
+import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
+import { conversationNotFound, requireAuthorizedConversation, requireConversation } from './conversations';
 import { getInteraction, listInteractions } from './interaction-repository';
 import { getMessage, listMessages } from './message-repository';
 import type {

@@ -3,7 +3,6 @@ import { postProcessingType } from '../../events/queue-messages';
 import { versionInfo } from '../../events/stream-events';
 import { objectId, pagedResponse, timestamp } from '../kernel/schemas';
 import { toolMock } from '../tool/schemas';
-import { userModel } from '../user/schemas';
 
 const llmPreference = z.looseObject({ llm_name: z.string() });
 
@@ -354,19 +353,3 @@ export const modifyTagsRequest = z.object({
 export type ConversationInstance = z.infer<typeof conversationInstance>;
 export type MessageInstance = z.infer<typeof messageInstance>;
 export type InteractionInsights = z.infer<typeof interactionInsightsResponse>;
-
-export const userModelResponse = z.object({
-  user_models: z.array(userModel).describe('The latest user models of the user.'),
-  additional_context: z.array(z.string()).describe('The additional context of the user.'),
-});
-
-export const memoryInstance = z.object({
-  id: z.string(),
-  created_at: timestamp,
-  conversation_id: z.string(),
-  references: z.array(z.string()).describe('The messages the memory refers to.'),
-  content: z.string(),
-  context: z.string(),
-});
-
-export type MemoryInstance = z.infer<typeof memoryInstance>;

@@ -1,19 +1,17 @@
-import { getAgentVersion } from '../agent/agent-repository';
-import { behaviorSourceFor } from '../dynamic-behavior-set/behavior-matching';
+import { getAgentVersion } from '../agent/index';
 import { NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
-import { getStateMachineVersion } from '../state-machine/state-machine-repository';
-import type { ConversationToolContext } from '../tool/conversation-tools';
-import { recentMemories } from '../user/memory-repository';
-import { getUserModels } from '../user/user-model-repository';
-import { getUser } from '../user/user-repository';
+import { getStateMachineVersion } from '../state-machine/index';
+import { getUser, getUserModels, recentMemories } from '../user/index';
 import { userVariablesOf } from '../user/users';
+import { behaviorSourceFor } from './behavior-matching';
 import type { EngineDependencies, EngineSession, HistoryEntry } from './engine/contracts';
 import { getInteraction } from './interaction-repository';
 import { recentMessages } from './message-repository';
 import type { PromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord } from './schemas';
+import type { ConversationToolContext } from './tool-calls';
 
 /** Messages of the conversation the model sees on each turn (the latest ones). */
 const historyLength = 100;
@@ -153,9 +151,7 @@ export const engineDependencies = (
     newId: () => newId(),
     signal,
     // The tool code (and its runtime) is imported when a state first uses a tool, not at cold start.
-    resolveToolCalls: async (specs) =>
-      (await import('../tool/conversation-tools')).resolveToolCalls(conversation.org_id, specs),
-    callTool: async (request) =>
-      (await import('../tool/conversation-tools')).callConversationTool(toolContext, request),
+    resolveToolCalls: async (specs) => (await import('./tool-calls')).resolveToolCalls(conversation.org_id, specs),
+    callTool: async (request) => (await import('./tool-calls')).callConversationTool(toolContext, request),
   };
 };

@@ -1,13 +1,13 @@
-import { getAgentVersion } from '../agent/agent-repository';
+import { getAgentVersion } from '../agent/index';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import { requirePermission } from '../kernel/permissions';
+import { conversationAttributes, requirePermission } from '../kernel/permissions';
 import { buildSystemPrompt, type PromptAgent } from '../llm/prompt';
 import { LlmError, type LlmMessage } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { resolveVersionSet } from '../service/version-sets';
-import { conversationAttributes, modelFailure, requireAuthorizedConversation } from './conversations';
+import { modelFailure, requireAuthorizedConversation } from './conversations';
 import { recentMessages } from './message-repository';
 import { createPromptLogger, interactionLogScope, starterLogScope } from './prompt-log';
 import type { ConversationRecord } from './schemas';

@@ -1,5 +1,5 @@
 import type { NewMessageEvent, StreamEvent } from '../../events/stream-events';
-import { getAgentVersion } from '../agent/agent-repository';
+import { getAgentVersion } from '../agent/index';
 import { BadRequestError, DomainError, UnsupportedMediaTypeError } from '../kernel/errors';
 import {
   concatAudio,
@@ -17,7 +17,7 @@ import { decodeMp3, encodeMp3 } from '../speech/mp3';
 import { type SpeechProvider, SpeechUnavailableError } from '../speech/provider';
 import { speechProvider } from '../speech/registry';
 import { type SpeechLanguage, speechLanguageOf, type Voice, voiceFor } from '../speech/voices';
-import { getUser } from '../user/user-repository';
+import { getUser } from '../user/index';
 import type { ConversationRecord, UserMessageAudioConfig } from './schemas';
 import { type MessageAudio, storeMessageAudio } from './voice-audio';
 

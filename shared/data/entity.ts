@@ -1,12 +1,19 @@
 import type { z } from 'zod';
 import {
   batchGetItems,
+  type Condition,
+  deleteItem,
   erasePartition,
   getItem,
   type Item,
+  isConditionFailure,
   type PrimaryKey,
+  type PutOptions,
+  putItem,
   type QuerySpec,
   type TransactItem,
+  type UpdateInput,
+  updateItem,
 } from './table';
 import { type GlobalIndexName, globalIndexes, tableKeys } from './table-definition';
 
@@ -190,6 +197,57 @@ export const defineEntity = <
     /** The records of `keys` that exist, in the order asked. */
     getMany: async (orgId: string, keys: readonly (P & K)[]): Promise<Parsed[]> =>
       (await batchGetItems(keys.map((of) => key(orgId, of)))).map(parse),
+
+    /** Writes a record, replacing what has its key unless `options` guards the write. */
+    put: (orgId: string, record: Stored & P & K, options?: PutOptions): Promise<void> =>
+      putItem(item(orgId, record), options),
+
+    /** Deletes a record; with `condition`, only when it holds (else `onFailure`'s error). */
+    remove: (orgId: string, of: P & K, condition?: Condition, onFailure?: () => Error): Promise<void> =>
+      deleteItem(key(orgId, of), condition, onFailure),
+
+    /** Updates a record with an update expression; returns the record's attributes after it. */
+    update: (orgId: string, of: P & K, input: UpdateInput, onFailure?: () => Error): Promise<Item | undefined> =>
+      updateItem({ Key: key(orgId, of), ...input }, onFailure),
+
+    /**
+     * Sets `fields` of an existing record whose attributes equal `expected` (a status, a version:
+     * set-if-version). Returns whether it was written: false when the record is gone or has moved on.
+     */
+    setFields: async (
+      orgId: string,
+      of: P & K,
+      fields: Record<string, unknown>,
+      expected: Record<string, unknown> = {},
+    ): Promise<boolean> => {
+      const names = [...Object.keys(fields), ...Object.keys(expected)];
+      const name = (field: string) => `#f${names.indexOf(field)}`;
+      try {
+        await updateItem({
+          Key: key(orgId, of),
+          UpdateExpression: `SET ${Object.keys(fields)
+            .map((field) => `${name(field)} = :set${names.indexOf(field)}`)
+            .join(', ')}`,
+          ConditionExpression: [
+            'attribute_exists(pk)',
+            ...Object.keys(expected).map((field) => `${name(field)} = :was${names.indexOf(field)}`),
+          ].join(' AND '),
+          ExpressionAttributeNames: Object.fromEntries(names.map((field) => [name(field), field])),
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(
+              Object.entries(fields).map(([field, value]) => [`:set${names.indexOf(field)}`, value]),
+            ),
+            ...Object.fromEntries(
+              Object.entries(expected).map(([field, value]) => [`:was${names.indexOf(field)}`, value]),
+            ),
+          },
+        });
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    },
 
     /** A query of one partition of the entity, limited to its sort key prefix. */
     query: (orgId: string, of: P, range: SortRange = {}): QuerySpec => ({

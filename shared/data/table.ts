@@ -98,10 +98,20 @@ export const batchPutItems = async (items: readonly (Item & PrimaryKey)[]): Prom
   }
 };
 
+/** A condition expression with the names and values it uses. */
+export interface Condition {
+  expression: string;
+  names?: Record<string, string>;
+  values?: Record<string, unknown>;
+}
+
+/** An update of one item: its expressions, without the table and key. */
+export type UpdateInput = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
+
 export interface PutOptions {
   /** Fail with this error if an item with the same key exists. */
   ifNotExists?: () => Error;
-  condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> };
+  condition?: Condition;
   onConditionFailure?: () => Error;
 }
 
@@ -133,11 +143,7 @@ export const updateItem = async (
   return result.Attributes;
 };
 
-export const deleteItem = async (
-  key: PrimaryKey,
-  condition?: { expression: string; names?: Record<string, string>; values?: Record<string, unknown> },
-  onFailure?: () => Error,
-): Promise<void> => {
+export const deleteItem = async (key: PrimaryKey, condition?: Condition, onFailure?: () => Error): Promise<void> => {
   await onConditionFailure(
     () =>
       dynamo().send(
@@ -307,3 +313,10 @@ export const erasePartition = async (partition: string): Promise<void> => {
     }
   }
 };
+
+/** A write that belongs to a post-processing's results, with its own optional condition. */
+export interface ResultPut {
+  Item: Item & PrimaryKey;
+  ConditionExpression?: string;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}

@@ -15,8 +15,8 @@ import { searchRelevance } from '../kernel/search';
 import { encodeVector } from '../llm/embedding';
 import { LlmError } from '../llm/provider';
 import { embeddingProvider } from '../llm/registry';
-import { services } from '../service/service-repository';
-import { requireToolsExist } from '../tool/tool-references';
+import { services } from '../service/index';
+import { requireToolsExist } from '../tool/usable-tools';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import {
   allBehaviorSets,

@@ -15,7 +15,7 @@ vi.mock('../user/principal', () => ({
   loadPrincipal: async (orgId: string, userId: string) => principals.get(`${orgId}/${userId}`),
 }));
 vi.mock('../auth/auth-session-repository', () => ({ consumeNonce: async () => undefined }));
-vi.mock('../role/temporary-grant-repository', () => ({ activeGrantsOf: async () => [] }));
+vi.mock('../user/temporary-grant-repository', () => ({ activeGrantsOf: async () => [] }));
 
 const userId = 'a'.repeat(24);
 const principal = (orgId: string, roleName: 'DefaultUserRole' | 'DefaultSuperAdministratorRole', verified = true) => {

@@ -5,7 +5,7 @@ import { config } from '../kernel/config';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
 import { defaultRole } from '../role/default-roles';
 import { isAtLeastAsPrivileged } from '../role/privilege';
-import { activeGrantsOf } from '../role/temporary-grant-repository';
+import { activeGrantsOf } from '../user/index';
 import { loadPrincipal } from '../user/principal';
 
 export interface AuthenticationRequest {

@@ -205,3 +205,34 @@ export const filterPermitted = <T>(
   const permitted = permissionCheck(caller, permission);
   return records.filter((record) => permitted(attributesOf(record)));
 };
+
+/** The fields of a conversation that permission grant conditions can name. */
+export interface ConversationScope {
+  id: string;
+  user_id: string;
+  service_id: string;
+  tags: Record<string, string | null>;
+}
+
+/** What permission grant conditions can name on a conversation (`user_id` is its owner). */
+export const conversationAttributes = (conversation: ConversationScope) => ({
+  id: conversation.id,
+  conversation_id: conversation.id,
+  user_id: conversation.user_id,
+  service_id: conversation.service_id,
+  tags: conversation.tags,
+});
+
+/** What permission grant conditions can name on a message of a conversation. */
+export const messageAttributes = (conversation: ConversationScope, message: { id: string; message_type?: string }) => ({
+  ...conversationAttributes(conversation),
+  id: message.id,
+  message_id: message.id,
+  message_type: message.message_type,
+});
+
+export const canReadMessage = (
+  caller: Caller,
+  conversation: ConversationScope,
+  message: { id: string; message_type?: string },
+): boolean => hasPermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message));

@@ -1,15 +1,13 @@
 import { logger } from '../aws/observability';
-import { recordPostProcessing } from '../conversation/conversation-repository';
-import { conversationAttributes, modelFailure, requireAuthorizedConversation } from '../conversation/conversations';
-import { getInteraction } from '../conversation/interaction-repository';
-import { recentMessages } from '../conversation/message-repository';
+import { modelFailure, requireAuthorizedConversation } from '../conversation/conversations';
+import { getInteraction, recentMessages, recordPostProcessing } from '../conversation/index';
 import { createPromptLogger, interactionLogScope } from '../conversation/prompt-log';
 import type { ConversationRecord, MessageRecord } from '../conversation/schemas';
 import { transactWrite } from '../data/table';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { requirePermission } from '../kernel/permissions';
+import { conversationAttributes, requirePermission } from '../kernel/permissions';
 import type { TranscriptLine } from '../llm/judge-prompt';
 import { LlmError } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
 import { type Item, isConditionFailure, queryAll, updateItem } from '../data/table';
+import { usageStampUnchanged } from '../data/usage-links';
 import { defineVersionedEntity, versionedHead } from '../data/versioned-entity';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { creatorInfo, tagMap } from '../kernel/schemas';
-import { usageStampUnchanged } from '../simulation/usage-repository';
 import { metricValue, metricVersionInstance } from './schemas';
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { transactWrite } from '../data/table';
+import { linkUsages, usageTargets } from '../data/usage-links';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import { linkUsages, usageTargets } from '../simulation/usage-repository';
 import { createMetric, deleteMetric, relevance } from './metrics';
 
 const administrator = (orgId: string): Caller => ({

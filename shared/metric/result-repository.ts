@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { ResultPut } from '../conversation/conversation-repository';
 import { defineEntity } from '../data/entity';
 import { type Paged, pageOfQuery } from '../data/paging';
+import type { ResultPut } from '../data/table';
 import { type Item, putItem, queryAll, queryPage } from '../data/table';
 import { maxMetricsPerOrganization } from './metric-repository';
 import { type MetricEvaluationResultInstance, metricEvaluationResultInstance } from './schemas';

@@ -1,4 +1,4 @@
-import { requireUnused, usageTargets } from '../simulation/usage-repository';
+import { requireUnused, usageTargets } from '../data/usage-links';
 
 /**
  * 400, naming the unit test, while a simulation unit test uses the metric (as a success

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
 import { commonHeaders, organizationPath, timestamp } from '../kernel/schemas';
-import { userPreferencesInput } from '../user/preferences';
 import { organizationIdPattern } from './organization-ids';
 import { organizationRecord, userDimensionRecord, userPreferencesRecord } from './schemas';
+import { userPreferencesInput } from './user-preferences';
 
 /*
  * Organizations, their API keys, user dimensions and the public signing keys (group

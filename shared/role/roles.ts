@@ -2,9 +2,7 @@ import type { Caller, PermissionGrant } from '../kernel/caller';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
-import { requireOrganization } from '../organization/organization-repository';
-import { effectiveGrants, forgetPrincipals } from '../user/principal';
-import { mutateUser, requireUser } from '../user/user-repository';
+import { requireOrganization } from '../organization/index';
 import { defaultRoles } from './default-roles';
 import { callerOutranks } from './privilege';
 import {
@@ -16,6 +14,20 @@ import {
   requireRoleByName,
   updateRoleDescription,
 } from './role-repository';
+
+/** A role's own grants followed by those of the base role it inherits from. */
+export const effectiveGrants = async (orgId: string, role: RoleRecord): Promise<PermissionGrant[]> => {
+  if (!role.inherited_from_name) return role.permission_grants;
+  const base = await getRoleByName(orgId, role.inherited_from_name);
+  return base ? [...role.permission_grants, ...base.permission_grants] : role.permission_grants;
+};
+
+const roleChangeListeners: ((orgId: string) => void)[] = [];
+
+/** Calls `listener` whenever a role of an organization changes in this process (caches of grants drop it). */
+export const onRoleChange = (listener: (orgId: string) => void): void => {
+  roleChangeListeners.push(listener);
+};
 
 export type FrontendView = 'client' | 'admin';
 
@@ -76,7 +88,8 @@ export const listRolesFor = async (
 const grantsWith = (grants: PermissionGrant[], base: RoleRecord | undefined): PermissionGrant[] =>
   base ? [...grants, ...base.permission_grants] : grants;
 
-const requireOutranks = (caller: Caller, grants: PermissionGrant[], what: string) => {
+/** 403 unless the caller has more privileges than `grants` (a role, or a user's current role). */
+export const requireOutranks = (caller: Caller, grants: PermissionGrant[], what: string) => {
   if (!callerOutranks(caller, grants)) {
     throw new ForbiddenError(`The caller must have more privileges than ${what}.`);
   }
@@ -204,18 +217,6 @@ export const modifyRoleFor = async (
     ],
     Math.floor(Date.now() / 1000),
   );
-  forgetPrincipals(orgId);
+  for (const listener of roleChangeListeners) listener(orgId);
   return next.id;
-};
-
-export const assignRoleFor = async (caller: Caller, orgId: string, name: string, userId: string): Promise<string> => {
-  const role = await requireRoleByName(orgId, name);
-  requireOutranks(caller, await effectiveGrants(orgId, role), `the role ${name}`);
-  // Nobody reassigns a user who outranks them (or is their equal).
-  const user = await requireUser(orgId, userId);
-  const currentRole = await getRoleByName(orgId, user.role_name);
-  if (currentRole) requireOutranks(caller, await effectiveGrants(orgId, currentRole), 'the user’s current role');
-  await mutateUser(orgId, userId, (user) => ({ ...user, role_name: role.name, updated_at: nowIso() }));
-  forgetPrincipals(orgId, userId);
-  return role.id;
 };

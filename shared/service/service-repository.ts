@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agents } from '../agent/agent-repository';
+import { agents } from '../agent/index';
 import { defineEntity } from '../data/entity';
 import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
 import { failedConditions, type Item, queryAll, queryPage, type TransactItem, transactWrite } from '../data/table';
@@ -14,7 +14,7 @@ import {
   type TagFilter,
 } from '../kernel/list-params';
 import { creatorInfo } from '../kernel/schemas';
-import { stateMachines } from '../state-machine/state-machine-repository';
+import { stateMachines } from '../state-machine/index';
 import { versionSetRecord } from './schemas';
 
 /*

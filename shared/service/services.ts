@@ -1,4 +1,4 @@
-import { agents } from '../agent/agent-repository';
+import { agents } from '../agent/index';
 import type { VersionedHead } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
@@ -11,7 +11,7 @@ import {
   permissionCheck,
   requirePermission,
 } from '../kernel/permissions';
-import { stateMachines } from '../state-machine/state-machine-repository';
+import { stateMachines } from '../state-machine/index';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import type {
   CreateServiceRequest,

@@ -1,6 +1,6 @@
-import { agents } from '../agent/agent-repository';
-import { requireUnused, usageTargets } from '../simulation/usage-repository';
-import { stateMachines } from '../state-machine/state-machine-repository';
+import { agents } from '../agent/index';
+import { requireUnused, usageTargets } from '../data/usage-links';
+import { stateMachines } from '../state-machine/index';
 
 /*
  * Which records are in use, for the rules that forbid deprecating, deactivating or deleting them.

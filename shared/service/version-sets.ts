@@ -1,6 +1,6 @@
-import { agents } from '../agent/agent-repository';
+import { agents } from '../agent/index';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
-import { stateMachines } from '../state-machine/state-machine-repository';
+import { stateMachines } from '../state-machine/index';
 import type { LlmConfigInput, LlmConfigRecord, VersionSetInput, VersionSetRecord } from './schemas';
 import { getService } from './service-repository';
 

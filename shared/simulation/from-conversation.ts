@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { logger } from '../aws/observability';
-import { conversationAttributes, requireAuthorizedConversation } from '../conversation/conversations';
+import { requireAuthorizedConversation } from '../conversation/conversations';
 import { listMessagesFor } from '../conversation/queries';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import { requirePermission } from '../kernel/permissions';
+import { conversationAttributes, requirePermission } from '../kernel/permissions';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { listMetrics } from '../metric/metrics';
 import { getUserModelFor } from '../user/insights';

@@ -1,6 +1,7 @@
 import { openSecrets, sealSecrets } from '../auth/secret-box';
 import type { Paged } from '../data/paging';
 import { commonFilterValues } from '../data/record-catalog';
+import { guardUnusedTarget, usageTargets } from '../data/usage-links';
 import { defineVersionedCatalog } from '../data/versioned-catalog';
 import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
@@ -8,7 +9,6 @@ import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
 import { personas, type StoredPersona, type StoredPersonaVersion, storedPersona } from './persona-repository';
 import type { CreatePersonaRequest, PersonaInstance, PersonaVersionBody, PersonaVersionInstance } from './schemas';
-import { guardUnusedTarget, usageTargets } from './usage-repository';
 
 /** What permission grant conditions can name on a persona. */
 export const personaAttributes = (persona: {

@@ -1,10 +1,9 @@
 import { writeObject } from '../aws/bucket';
-import { listInteractions } from '../conversation/interaction-repository';
-import { recentMessages } from '../conversation/message-repository';
+import { listInteractions, recentMessages } from '../conversation/index';
 import type { InteractionRecord, MessageRecord } from '../conversation/schemas';
 import { nowIso } from '../kernel/ids';
-import type { StoredStateMachineVersion } from '../state-machine/state-machine-repository';
-import { getStateMachineVersion } from '../state-machine/state-machine-repository';
+import type { StoredStateMachineVersion } from '../state-machine/index';
+import { getStateMachineVersion } from '../state-machine/index';
 import { listRunConversations } from './run-repository';
 import type { RunConversationRecord, RunRecord, StoredUnitTestRunSpec } from './run-schemas';
 

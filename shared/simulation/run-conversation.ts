@@ -1,5 +1,4 @@
 import type { CreateConversationEvent, InteractEvent } from '../../events/stream-events';
-import { getUserServiceState } from '../conversation/conversation-repository';
 import {
   finishConversation,
   interactWithConversation,
@@ -7,8 +6,7 @@ import {
   type StreamOptions,
   startConversation,
 } from '../conversation/conversations';
-import { listInteractions } from '../conversation/interaction-repository';
-import { recentMessages } from '../conversation/message-repository';
+import { getUserServiceState, listInteractions, recentMessages } from '../conversation/index';
 import type { ConversationRecord, InteractionRecord } from '../conversation/schemas';
 import { transactWrite } from '../data/table';
 import type { Caller, PermissionGrant } from '../kernel/caller';
@@ -16,9 +14,8 @@ import { ConflictError, DomainError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import type { LlmModelPreferences } from '../llm/registry';
 import type { SimulatedUserBrief, SimulatedUserLine } from '../llm/simulated-user-prompt';
-import { defaultUserPreferences } from '../user/preferences';
-import { userModelsPut } from '../user/user-model-repository';
-import { getUser, userCreateItems } from '../user/user-repository';
+import { defaultUserPreferences } from '../organization/user-preferences';
+import { getUser, userCreateItems, userModelsPut } from '../user/index';
 import { newUserRecord } from '../user/users';
 import { noteRunConversationStarted } from './run-repository';
 import type { ConversationEnding, RunConversationRecord, StoredUnitTestRunSpec } from './run-schemas';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { ResultPut } from '../conversation/conversation-repository';
 import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
+import type { ResultPut } from '../data/table';
 import {
   failedConditions,
   type Item,

@@ -5,7 +5,7 @@ import { requireConversation } from '../conversation/conversations';
 import type { InteractionRecord } from '../conversation/schemas';
 import { newId, nowIso } from '../kernel/ids';
 import { judgeSimulatedConversation } from '../metric/evaluation';
-import { resultPut } from '../metric/result-repository';
+import { resultPut } from '../metric/index';
 import type { MetricEvaluationResultInstance } from '../metric/schemas';
 import { storeRunArtifacts } from './run-artifacts';
 import { advanceSimulatedConversation, ensureSyntheticUser } from './run-conversation';

@@ -8,9 +8,9 @@ import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors'
 import { newId, nowIso } from '../kernel/ids';
 import { parseCreatorFilters } from '../kernel/list-params';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
-import { getMetrics } from '../metric/metric-repository';
+import { getMetrics } from '../metric/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
-import { stateMachines } from '../state-machine/state-machine-repository';
+import { stateMachines } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
 import { getLatestPersonaVersion, getPersona } from './personas';
 import { runSummary } from './run-artifacts';

@@ -1,5 +1,6 @@
 import type { Paged } from '../data/paging';
 import { commonFilterValues } from '../data/record-catalog';
+import { guardUnusedTarget, usageTargets } from '../data/usage-links';
 import { defineVersionedCatalog } from '../data/versioned-catalog';
 import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
@@ -13,7 +14,6 @@ import type {
   ScenarioVersionBody,
   ScenarioVersionInstance,
 } from './schemas';
-import { guardUnusedTarget, usageTargets } from './usage-repository';
 
 /** What permission grant conditions can name on a scenario. */
 export const scenarioAttributes = (scenario: { id: string; name: string; tags: Record<string, string | null> }) => ({

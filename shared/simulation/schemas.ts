@@ -13,8 +13,8 @@ import {
   tagsInput,
   timestamp,
 } from '../kernel/schemas';
+import { languageCode, timeZone } from '../organization/user-preferences';
 import { toolMock } from '../tool/schemas';
-import { languageCode, timeZone } from '../user/preferences';
 
 /*
  * Simulation catalog: personas and scenarios (versioned), unit tests and unit test sets.

@@ -11,6 +11,7 @@ import {
   visibleTo,
 } from '../data/record-catalog';
 import { failedConditions, transactWrite } from '../data/table';
+import { linkUsages, unlinkUsages, usageChanges, usageTargets } from '../data/usage-links';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
@@ -27,7 +28,6 @@ import {
   unitTestSets,
   unitTestSetWrites,
 } from './unit-test-set-repository';
-import { linkUsages, unlinkUsages, usageChanges, usageTargets } from './usage-repository';
 
 /** What permission grant conditions can name on a unit test set. */
 export const unitTestSetAttributes = (set: Pick<StoredUnitTestSet, 'id' | 'name' | 'tags'>) => ({

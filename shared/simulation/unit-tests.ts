@@ -11,13 +11,21 @@ import {
   visibleTo,
 } from '../data/record-catalog';
 import { failedConditions, type TransactItem, transactWrite } from '../data/table';
+import {
+  claimVersionedHead,
+  linkUsages,
+  requireUnused,
+  unlinkUsages,
+  usageChanges,
+  usageTargets,
+} from '../data/usage-links';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { type SortEntry, tagsAsList } from '../kernel/list-params';
 import { requirePermission } from '../kernel/permissions';
-import { getMetrics, metrics } from '../metric/metric-repository';
-import { claimVersionSet, getService } from '../service/service-repository';
+import { getMetrics, metrics } from '../metric/index';
+import { claimVersionSet, getService } from '../service/index';
 import { EDGE } from '../service/version-sets';
 import { personas } from './persona-repository';
 import { scenarios } from './scenario-repository';
@@ -31,14 +39,6 @@ import {
   unitTests,
   unitTestWrites,
 } from './unit-test-repository';
-import {
-  claimVersionedHead,
-  linkUsages,
-  requireUnused,
-  unlinkUsages,
-  usageChanges,
-  usageTargets,
-} from './usage-repository';
 
 /** What permission grant conditions can name on a unit test. */
 export const unitTestAttributes = (

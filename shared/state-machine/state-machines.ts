@@ -11,10 +11,10 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { requirePermission } from '../kernel/permissions';
-import { toolReferenceProblems } from '../tool/tool-references';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import type { StateMachineVersionBody, StateMachineVersionRecord } from './schemas';
 import { stateMachines } from './state-machine-repository';
+import { toolReferenceProblems } from './tool-references';
 import { type ReferencedMachineResolver, validateStateMachineGraph } from './validate-graph';
 
 export const stateMachineAttributes = (machine: Pick<VersionedHead, 'id' | 'name' | 'deprecated'>) =>

@@ -60,7 +60,8 @@ const completeManagedBuild = async (change: ToolBuildStateChange): Promise<void>
     await finishDeployment(version, { status: 'failed', build_error: refusal });
     return;
   }
-  await deployVersion(await recordManagedBuild(version, commit, built));
+  const recorded = await recordManagedBuild(version, commit, built);
+  if (recorded) await deployVersion(recorded);
 };
 
 /** The builder worker's step (`functions/workers/tool-build.ts`). Idempotent per version and per build. */

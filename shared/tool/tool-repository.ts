@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { type Item, putItem, queryAll, transactWrite } from '../data/table';
+import { putItem, queryAll, transactWrite } from '../data/table';
 import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
+import { nowIso } from '../kernel/ids';
 import { sortableValue } from '../kernel/list-params';
 import { creatorInfo } from '../kernel/schemas';
 import { toolInvocationInstance, toolVersionInstance } from './schemas';
@@ -176,5 +177,23 @@ export const getToolVersion = (
 export const listAllToolVersions = async (orgId: string, toolId: string): Promise<StoredToolVersion[]> =>
   (await queryAll(toolVersions.query(orgId, {}, { prefix: `${toolId}#` }))).map(toolVersions.parse);
 
-export const toolVersionItem = (version: StoredToolVersion): Item & { pk: string; sk: string } =>
-  toolVersions.item(version.org_id, version);
+/** Marks a version deprecated; one deleted meanwhile is left alone. */
+export const markToolVersionDeprecated = async (version: StoredToolVersion): Promise<void> => {
+  await toolVersions.setFields(version.org_id, version, { deprecated: true, updated_at: nowIso() });
+};
+
+/**
+ * Sets fields of a version still `deploying` (and matching `expected`, such as the build it waits
+ * for); returns whether it was, so a repeated build or deployment result changes nothing.
+ */
+export const updateDeployingVersion = (
+  version: StoredToolVersion,
+  fields: Partial<StoredToolVersion>,
+  expected: Partial<StoredToolVersion> = {},
+): Promise<boolean> =>
+  toolVersions.setFields(
+    version.org_id,
+    version,
+    { ...fields, updated_at: nowIso() },
+    { ...expected, status: 'deploying' },
+  );

@@ -1,14 +1,14 @@
 import { openSecret, sealSecret } from '../auth/secret-box';
 import { queueToolBuild } from '../aws/queues';
 import { keysPage, listFingerprint, type Paged, pageOf } from '../data/paging';
-import { type Item, queryPage, updateItem } from '../data/table';
+import { type Item, queryPage } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { matchesTags, parseSortBy, parseTagFilters } from '../kernel/list-params';
 import { requirePermission } from '../kernel/permissions';
-import { getOrganization } from '../organization/organization-repository';
+import { getOrganization } from '../organization/index';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import type { BuiltProject } from './project';
 import type { EnvVarChanges } from './schemas';
@@ -19,14 +19,15 @@ import {
   createToolRecord,
   getToolVersion,
   listAllToolVersions,
+  markToolVersionDeprecated,
   mutateTool,
   releaseToolName,
   requireTool,
   type StoredToolVersion,
   type ToolRecord,
   tools,
-  toolVersionItem,
   toolVersions,
+  updateDeployingVersion,
 } from './tool-repository';
 import { bumpVersion, formatVersion, parseVersion, parseVersionConstraint } from './version-constraint';
 
@@ -196,12 +197,7 @@ const holdFor = (operation: string): string => `${operation}|${new Date(Date.now
 
 const setVersionsDeprecated = async (versions: StoredToolVersion[]): Promise<void> => {
   for (const version of versions.filter((candidate) => !candidate.deprecated)) {
-    await updateItem({
-      Key: toolVersions.key(version.org_id, version),
-      UpdateExpression: 'SET deprecated = :true, updated_at = :at',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':true': true, ':at': nowIso() },
-    });
+    await markToolVersionDeprecated(version);
   }
 };
 
@@ -442,7 +438,7 @@ export const publishToolVersion = async (
           updated_at: at,
           updated_by: creatorOf(caller),
         },
-        extra: [{ Put: { Item: toolVersionItem(version), ConditionExpression: 'attribute_not_exists(pk)' } }],
+        extra: [toolVersions.create(orgId, version)],
       };
     });
   } catch (error) {
@@ -496,31 +492,16 @@ const releaseHold = async (orgId: string, toolId: string, hold: string): Promise
 
 /**
  * Records what a managed build built on its `deploying` version, and the commit as the tool's
- * last valid one. Conditioned on the version still waiting for that build, so a repeat is harmless.
+ * last valid one. Conditioned on the version still waiting for that build: a repeat records
+ * nothing and returns undefined.
  */
 export const recordManagedBuild = async (
   version: StoredToolVersion,
   commit: string,
   built: Omit<BuiltProject, 'artifact'>,
-): Promise<StoredToolVersion> => {
+): Promise<StoredToolVersion | undefined> => {
   const fields = builtFields(commit, built);
-  await updateItem({
-    Key: toolVersions.key(version.org_id, version),
-    UpdateExpression: `SET ${Object.keys(fields)
-      .map((name) => `#${name} = :${name}`)
-      .join(', ')}, updated_at = :at`,
-    ConditionExpression: '#status = :deploying AND build_id = :build',
-    ExpressionAttributeNames: {
-      '#status': 'status',
-      ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])),
-    },
-    ExpressionAttributeValues: {
-      ...Object.fromEntries(Object.entries(fields).map(([name, value]) => [`:${name}`, value])),
-      ':deploying': 'deploying',
-      ':build': version.build_id,
-      ':at': nowIso(),
-    },
-  });
+  if (!(await updateDeployingVersion(version, fields, { build_id: version.build_id }))) return undefined;
   await mutateTool(version.org_id, version.tool_id, (tool) => ({ next: { ...tool, last_valid_commit: commit } }));
   return { ...version, ...fields };
 };
@@ -535,29 +516,13 @@ export const finishDeployment = async (
     | { status: 'deployed'; runtime_ref: string; lambda_version: number }
     | { status: 'failed'; build_error: string },
 ): Promise<void> => {
-  const applied = await updateItem({
-    Key: toolVersions.key(version.org_id, version),
-    UpdateExpression:
-      outcome.status === 'deployed'
-        ? 'SET #status = :status, runtime_ref = :ref, lambda_version = :lambda, updated_at = :at'
-        : 'SET #status = :status, build_error = :error, updated_at = :at',
-    ConditionExpression: '#status = :deploying',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: {
-      ':status': outcome.status,
-      ':deploying': 'deploying',
-      ':at': nowIso(),
-      ...(outcome.status === 'deployed'
-        ? { ':ref': outcome.runtime_ref, ':lambda': outcome.lambda_version }
-        : { ':error': outcome.build_error }),
-    },
-  }).then(
-    () => true,
-    (error: unknown) => {
-      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-      return false;
-    },
+  const applied = await updateDeployingVersion(
+    version,
+    outcome.status === 'deployed'
+      ? { status: outcome.status, runtime_ref: outcome.runtime_ref, lambda_version: outcome.lambda_version }
+      : { status: outcome.status, build_error: outcome.build_error },
   );
+
   await mutateTool(version.org_id, version.tool_id, (tool) => ({ next: { ...tool, operation_in_progress: null } }));
   if (applied && outcome.status === 'deployed') {
     await announceFrameworkResourceChange(version.org_id, {

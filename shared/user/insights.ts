@@ -1,10 +1,9 @@
-import { canReadMessage } from '../conversation/conversations';
-import type { MemoryInstance } from '../conversation/schemas';
 import { pageBody } from '../data/paging';
 import type { Caller } from '../kernel/caller';
 import type { SortEntry } from '../kernel/list-params';
+import { canReadMessage } from '../kernel/permissions';
 import { listMemories } from './memory-repository';
-import type { MemoryRecord, UserModel } from './schemas';
+import type { MemoryInstance, MemoryRecord, UserModel } from './schemas';
 import { getUserModels } from './user-model-repository';
 import { requireVisibleUser } from './users';
 

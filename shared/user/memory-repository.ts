@@ -1,6 +1,6 @@
-import type { ResultPut } from '../conversation/conversation-repository';
 import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
+import type { ResultPut } from '../data/table';
 import { erasePartition, type Item, queryPage } from '../data/table';
 import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
 import { type MemoryRecord, memoryRecord } from './schemas';

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { memoryInstance, userModelResponse } from '../conversation/schemas';
 import { defineOperation, deprecatedAlias } from '../kernel/operation';
 import {
   commonHeaders,
@@ -12,7 +11,8 @@ import {
   timestamp,
 } from '../kernel/schemas';
 import { userPreferencesRecord } from '../organization/schemas';
-import { audioKeyterms, languageCode, timeZone, userPreferencesInput } from './preferences';
+import { audioKeyterms, languageCode, timeZone, userPreferencesInput } from '../organization/user-preferences';
+import { memoryInstance, userModelResponse } from './schemas';
 
 /*
  * Users and sign-in (group `user`). Operations on fixed paths come before those on

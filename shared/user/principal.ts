@@ -1,6 +1,7 @@
 import type { PermissionGrant } from '../kernel/caller';
-import { getOrganization } from '../organization/organization-repository';
-import { getRoleByName, type RoleRecord } from '../role/role-repository';
+import { getOrganization } from '../organization/index';
+import { getRoleByName, type RoleRecord } from '../role/index';
+import { effectiveGrants, onRoleChange } from '../role/roles';
 import { getUser, type UserRecord } from './user-repository';
 
 /**
@@ -16,13 +17,6 @@ export interface Principal {
 
 const cacheMilliseconds = 3000;
 const cache = new Map<string, { at: number; value: Promise<Principal | undefined> }>();
-
-/** A role's own grants followed by those of the base role it inherits from. */
-export const effectiveGrants = async (orgId: string, role: RoleRecord): Promise<PermissionGrant[]> => {
-  if (!role.inherited_from_name) return role.permission_grants;
-  const base = await getRoleByName(orgId, role.inherited_from_name);
-  return base ? [...role.permission_grants, ...base.permission_grants] : role.permission_grants;
-};
 
 const load = async (orgId: string, userId: string): Promise<Principal | undefined> => {
   const [organization, user] = await Promise.all([getOrganization(orgId), getUser(orgId, userId)]);
@@ -51,3 +45,6 @@ export const forgetPrincipals = (orgId: string, userId?: string): void => {
     if (cachedOrg === orgId && (userId === undefined || cachedUser === userId)) cache.delete(key);
   }
 };
+
+// A changed role changes the grants of everyone holding it (or a role inheriting from it).
+onRoleChange((orgId) => forgetPrincipals(orgId));

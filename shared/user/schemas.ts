@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestamp } from '../kernel/schemas';
 import { userDimensionRecord } from '../organization/schemas';
 
 export const memoryRecord = z.object({
@@ -33,3 +34,19 @@ export const userModelsRecord = z.object({
 export type UserModel = z.infer<typeof userModel>;
 
 export type UserModelsRecord = z.infer<typeof userModelsRecord>;
+
+export const userModelResponse = z.object({
+  user_models: z.array(userModel).describe('The latest user models of the user.'),
+  additional_context: z.array(z.string()).describe('The additional context of the user.'),
+});
+
+export const memoryInstance = z.object({
+  id: z.string(),
+  created_at: timestamp,
+  conversation_id: z.string(),
+  references: z.array(z.string()).describe('The messages the memory refers to.'),
+  content: z.string(),
+  context: z.string(),
+});
+
+export type MemoryInstance = z.infer<typeof memoryInstance>;

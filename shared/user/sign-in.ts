@@ -14,11 +14,12 @@ import { accessTokenLifetimeSeconds, type IssuedToken, issueAccessToken, signTok
 import { sendEmail } from '../aws/email';
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
-import { getApiKey } from '../organization/api-key-repository';
-import { requireOrganization } from '../organization/organization-repository';
+import { requireOrganization } from '../organization/index';
+import { getRoleByName } from '../role/index';
 import { isAtLeastAsPrivileged } from '../role/privilege';
-import { getRoleByName } from '../role/role-repository';
-import { effectiveGrants, loadPrincipal, type Principal } from './principal';
+import { effectiveGrants } from '../role/roles';
+import { getApiKey } from './api-key-repository';
+import { loadPrincipal, type Principal } from './principal';
 import { getUser, getUserIdByEmail } from './user-repository';
 
 /**

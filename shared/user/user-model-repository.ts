@@ -1,5 +1,5 @@
-import type { ResultPut } from '../conversation/conversation-repository';
 import { defineEntity } from '../data/entity';
+import type { ResultPut } from '../data/table';
 import { type UserModelsRecord, userModelsRecord } from './schemas';
 
 /**

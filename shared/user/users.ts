@@ -7,12 +7,13 @@ import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } fro
 import { newId, nowIso } from '../kernel/ids';
 import { compareBySortEntries, fieldValue, type SortEntry } from '../kernel/list-params';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
-import { getOrganization, requireOrganization } from '../organization/organization-repository';
+import { getOrganization, requireOrganization } from '../organization/index';
 import type { UserPreferences } from '../organization/schemas';
+import { defaultUserPreferences } from '../organization/user-preferences';
+import { getRoleByName } from '../role/index';
 import { callerOutranks } from '../role/privilege';
-import { getRoleByName } from '../role/role-repository';
-import { defaultUserPreferences } from './preferences';
-import { effectiveGrants, forgetPrincipals } from './principal';
+import { effectiveGrants } from '../role/roles';
+import { forgetPrincipals } from './principal';
 import {
   createUser,
   deleteUser,

@@ -6,7 +6,7 @@ import { BadRequestError, NotFoundError, ValidationError } from '../kernel/error
 import { newId, nowIso } from '../kernel/ids';
 import { parseSortBy } from '../kernel/list-params';
 import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
-import { requireOrganization } from '../organization/organization-repository';
+import { requireOrganization } from '../organization/index';
 import { type DeliveryRecord, deliverySortFields, listDeliveries } from './delivery-repository';
 import { checkDestination, RefusedDestinationError } from './destination-address';
 import {

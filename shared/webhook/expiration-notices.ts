@@ -5,7 +5,7 @@ import { defineEntity, type Entity } from '../data/entity';
 import { deleteItem, putItem, queryPage } from '../data/table';
 import { config } from '../kernel/config';
 import { nowIso } from '../kernel/ids';
-import { apiKeys, listApiKeys } from '../organization/api-key-repository';
+import { apiKeys, listApiKeys } from '../user/index';
 
 /**
  * `api-key-expiration-soon`, sent once per API key expiring within 7 days by a daily schedule

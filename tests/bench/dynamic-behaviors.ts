@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { type MatchableBehavior, rankBehaviors } from '#shared/dynamic-behavior-set/behavior-matching';
+import { type MatchableBehavior, rankBehaviors } from '#shared/conversation/behavior-matching';
 import { createLexicalEmbedding, normalized } from '#shared/llm/embedding';
 
 /**

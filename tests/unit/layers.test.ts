@@ -40,6 +40,74 @@ const sharedImports = async (): Promise<{ file: string; from: string; to: string
   return imports.flat();
 };
 
+const capabilityOf = (path: string): string | undefined => {
+  const [top, folder] = path.split('/');
+  return top === 'shared' && folder !== undefined && layerOf(folder) === capability ? folder : undefined;
+};
+
+/**
+ * Every import (static, re-export or dynamic) of the non-test sources of shared/, functions/,
+ * infra/ and events/ that lands in shared/, as repository-relative paths without extension.
+ */
+const importsIntoShared = async (): Promise<{ file: string; target: string }[]> => {
+  const files = (
+    await Promise.all(
+      ['shared', 'functions', 'infra', 'events'].map(async (folder) =>
+        (await readdir(join(root, folder), { recursive: true })).map((name) => join(folder, name)),
+      ),
+    )
+  )
+    .flat()
+    .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
+  const imports = await Promise.all(
+    files.map(async (file) => {
+      const text = await readFile(join(root, file), 'utf8');
+      return [...text.matchAll(/(?:from|import)\s*\(?\s*'([.#][^']+)'/g)].flatMap((match) => {
+        const spec = match[1] as string;
+        const target = spec.startsWith('#shared/')
+          ? join('shared', spec.slice('#shared/'.length))
+          : normalize(join(dirname(file), spec));
+        return target.startsWith('shared/') ? [{ file, target: target.replace(/\.ts$/, '') }] : [];
+      });
+    }),
+  );
+  return imports.flat();
+};
+
+/** The entity catalog lists every entity of the table, so it alone reads every capability's declarations. */
+const entityCatalog = 'shared/composition/entity-catalog.ts';
+
+/** Each capability's imports of other capabilities, as `from` → set of `to`. */
+const capabilityGraph = async (): Promise<Map<string, Set<string>>> => {
+  const graph = new Map<string, Set<string>>();
+  for (const { file, target } of await importsIntoShared()) {
+    const from = capabilityOf(file);
+    const to = capabilityOf(target);
+    if (from && to && from !== to) graph.set(from, (graph.get(from) ?? new Set()).add(to));
+  }
+  return graph;
+};
+
+/** A cycle of the graph, as a path that returns to its start, or undefined when there is none. */
+const cycleOf = (graph: Map<string, Set<string>>): string[] | undefined => {
+  const done = new Set<string>();
+  const visit = (node: string, path: string[]): string[] | undefined => {
+    if (path.includes(node)) return [...path.slice(path.indexOf(node)), node];
+    if (done.has(node)) return undefined;
+    for (const next of graph.get(node) ?? []) {
+      const cycle = visit(next, [...path, node]);
+      if (cycle) return cycle;
+    }
+    done.add(node);
+    return undefined;
+  };
+  for (const node of graph.keys()) {
+    const cycle = visit(node, []);
+    if (cycle) return cycle;
+  }
+  return undefined;
+};
+
 /**
  * Adapters, one folder each, import the kernel and, in one direction only, these other adapters:
  * the table reaches DynamoDB through the AWS clients; authentication keeps its records (sessions,
@@ -122,5 +190,66 @@ describe('layers', () => {
 
     // Assess
     expect(eager).toEqual([]);
+  });
+
+  it("lets only a capability's own files import its repositories; others use its index.ts or domain functions", async () => {
+    // Act
+    const reaching = (await importsIntoShared())
+      .filter(({ target }) => target.endsWith('-repository') && capabilityOf(target) !== undefined)
+      .filter(({ file, target }) => capabilityOf(file) !== capabilityOf(target) && file !== entityCatalog)
+      .map(({ file, target }) => `${file} imports ${target}`);
+
+    // Assess
+    expect(reaching).toEqual([]);
+  });
+
+  it('lets capabilities import each other in one direction only, with no cycle through several', async () => {
+    // Act
+    const cycle = cycleOf(await capabilityGraph());
+
+    // Assess
+    expect(cycle?.join(' → ')).toBeUndefined();
+  });
+
+  it('keeps DynamoDB expressions in repositories and shared/data', async () => {
+    // Prepare
+    const files = [
+      ...(await readdir(join(root, 'shared'), { recursive: true })).map((name) => join('shared', name)),
+      ...(await readdir(join(root, 'functions'), { recursive: true })).map((name) => join('functions', name)),
+    ].filter(
+      (name) =>
+        name.endsWith('.ts') &&
+        !name.endsWith('.test.ts') &&
+        !name.endsWith('-repository.ts') &&
+        !name.startsWith('shared/data/'),
+    );
+
+    // Act
+    const writing = [];
+    for (const file of files) {
+      const text = await readFile(join(root, file), 'utf8');
+      for (const match of text.matchAll(
+        /\b(UpdateExpression|ConditionExpression|KeyConditionExpression|FilterExpression|ProjectionExpression)\s*:/g,
+      ))
+        writing.push(`${file}: ${match[1]}`);
+    }
+
+    // Assess
+    expect(writing).toEqual([]);
+  });
+
+  it('lets auth reach the table only through defineEntity', async () => {
+    // Act
+    const reaching = (await sharedImports())
+      .filter(({ file, from, to }) => from === 'auth' && to === 'data' && !file.endsWith('-repository.ts'))
+      .map(({ file }) => file);
+    const beyondEntities = (await importsIntoShared())
+      .filter(({ file, target }) => file.startsWith('shared/auth/') && target.startsWith('shared/data/'))
+      .filter(({ target }) => target !== 'shared/data/entity')
+      .map(({ file, target }) => `${file} imports ${target}`);
+
+    // Assess
+    expect(reaching).toEqual([]);
+    expect(beyondEntities).toEqual([]);
   });
 });

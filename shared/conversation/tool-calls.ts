@@ -1,13 +1,13 @@
 import type { z } from 'zod';
 import { countToolCall } from '../aws/business-metrics';
-import type { ResolvedToolCall, ToolCallRequest } from '../conversation/engine/contracts';
-import type { SimulationSource, toolCallLog } from '../conversation/schemas';
 import type { ToolCallSpec } from '../state-machine/schemas';
-import { runToolVersion } from './invocations';
-import { describeInputErrors, inputValidator } from './project';
-import type { InvocationMetadata, InvocationSource, ToolMock } from './schemas';
-import { resolveToolVersion } from './tools';
-import { formatVersion } from './version-constraint';
+import { runToolVersion } from '../tool/invocations';
+import { describeInputErrors, inputValidator } from '../tool/project';
+import type { InvocationMetadata, InvocationSource, ToolMock } from '../tool/schemas';
+import { resolveToolVersion } from '../tool/tools';
+import { formatVersion } from '../tool/version-constraint';
+import type { ResolvedToolCall, ToolCallRequest } from './engine/contracts';
+import type { SimulationSource, toolCallLog } from './schemas';
 
 /**
  * Tools inside conversations: the engine's `resolveToolCalls` and `callTool` extensions

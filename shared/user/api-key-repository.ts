@@ -3,7 +3,7 @@ import { defineEntity } from '../data/entity';
 import { queryAll, transactWrite } from '../data/table';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { creatorInfo } from '../kernel/schemas';
-import { permissionGrantRecord } from '../role/role-repository';
+import { permissionGrantRecord } from '../role/index';
 
 /**
  * API keys. Only a hash of the secret is stored. A counter item beside the keys holds how

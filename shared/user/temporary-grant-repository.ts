@@ -4,7 +4,7 @@ import { createProcessCache } from '../data/process-cache';
 import { type Item, type QueryPage, queryAll, queryPage, transactWrite } from '../data/table';
 import type { PermissionGrant } from '../kernel/caller';
 import { creatorInfo, tagMap } from '../kernel/schemas';
-import { permissionGrantRecord } from './role-repository';
+import { permissionGrantRecord } from '../role/index';
 
 /**
  * Temporary permission grants: one partition per organization in creation order (sort key =

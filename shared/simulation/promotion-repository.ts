@@ -1,7 +1,7 @@
 import { defineEntity } from '../data/entity';
 import { putItem, type TransactItem } from '../data/table';
 import { ConflictError } from '../kernel/errors';
-import { type PromotionRecord, promotionRecord } from './schemas';
+import { type PromotionRecord, promotionRecord } from '../service/schemas';
 
 /*
  * Promotions of version sets, one partition per organization:

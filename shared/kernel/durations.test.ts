@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { durationSeconds } from './api-keys';
+import { durationSeconds } from './durations';
 
 describe('durationSeconds', () => {
   it('reads ISO 8601 durations', () => {

@@ -1,6 +1,6 @@
-import { NotFoundError, type ValidationIssue } from '../kernel/errors';
-import type { State, StateMachineVersionBody, ToolCallSpec } from '../state-machine/schemas';
-import { getTool } from './tool-repository';
+import type { ValidationIssue } from '../kernel/errors';
+import { isUsableTool } from '../tool/usable-tools';
+import type { State, StateMachineVersionBody, ToolCallSpec } from './schemas';
 
 /** The tool call specs of a state, each with the field that holds it. */
 const specsOf = (state: State): { field: string; index?: number; spec: ToolCallSpec }[] => {
@@ -39,8 +39,7 @@ export const toolReferenceProblems = async (
     for (const { field, index, spec } of specsOf(state)) {
       const loc = ['body', 'states', stateIndex, field, ...(index === undefined ? [] : [index]), 'tool_id'];
       if (!known.has(spec.tool_id)) {
-        const tool = await getTool(orgId, spec.tool_id);
-        known.set(spec.tool_id, tool !== undefined && !tool.deprecated);
+        known.set(spec.tool_id, await isUsableTool(orgId, spec.tool_id));
       }
       if (!known.get(spec.tool_id)) {
         problems.push({
@@ -59,15 +58,4 @@ export const toolReferenceProblems = async (
     }
   }
   return problems;
-};
-
-/**
- * 404 naming the first tool that does not exist in the organization (or is deprecated, so no
- * version of it can be resolved), as dynamic behavior sets answer for their tool call specs.
- */
-export const requireToolsExist = async (orgId: string, toolIds: readonly string[]): Promise<void> => {
-  for (const toolId of new Set(toolIds)) {
-    const tool = await getTool(orgId, toolId);
-    if (!tool || tool.deprecated) throw new NotFoundError(`Tool ${toolId} does not exist or is deprecated.`);
-  }
 };

@@ -6,12 +6,12 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { requirePermission } from '../kernel/permissions';
-import { createRunFor, runStanding } from '../simulation/runs';
+import type { PromoteVersionSetRequest, PromotionRecord, VersionSetRecord } from '../service/schemas';
+import { changeService, requireOnService, requireService, versionSetAttributes } from '../service/services';
+import { EDGE, type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import { announcePromotionCompleted } from '../webhook/events';
 import { createPromotion, getPromotion, promotionEnd, updateRunningPromotion } from './promotion-repository';
-import type { PromoteVersionSetRequest, PromotionRecord, VersionSetRecord } from './schemas';
-import { changeService, requireOnService, requireService, versionSetAttributes } from './services';
-import { EDGE, type ResolvedVersionSet, resolveVersionSet } from './version-sets';
+import { createRunFor, runStanding } from './runs';
 
 /*
  * Promotion of a version set, gated by a simulation. The request resolves the candidate (the

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { UserPreferences } from '../organization/schemas';
+import type { UserPreferences } from './schemas';
 
 /** Any IANA zone name (or alias) the runtime's time zone database knows. */
 const isTimeZone = (value: string): boolean => {

@@ -1,9 +1,9 @@
 import { logger } from '../aws/observability';
-import type { DynamicBehaviorCandidate, DynamicBehaviorSource } from '../conversation/engine/contracts';
+import { allBehaviorSets, getBehaviorVersions, type StoredBehaviorVersion } from '../dynamic-behavior-set/index';
+import type { BehaviorAction } from '../dynamic-behavior-set/schemas';
 import { decodeVector, type EmbeddingProvider, similarity } from '../llm/embedding';
 import { embeddingProvider } from '../llm/registry';
-import { allBehaviorSets, getBehaviorVersions, type StoredBehaviorVersion } from './behavior-set-repository';
-import type { BehaviorAction } from './schemas';
+import type { DynamicBehaviorCandidate, DynamicBehaviorSource } from './engine/contracts';
 
 /** A set version ready to be matched: its trigger vectors decoded once. */
 export interface MatchableBehavior {

@@ -1,14 +1,21 @@
 import { secretMatches } from '../auth/secrets';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
+import { getOrganization } from '../organization/index';
+import { defaultUserPreferences } from '../organization/user-preferences';
 import { defaultRole } from '../role/default-roles';
-import { defaultUserPreferences } from '../user/preferences';
-import { createUser, getUser, getUserIdByEmail, type UserRecord } from '../user/user-repository';
+import { issueApiKey, maxApiKeyDays } from '../user/api-keys';
+import {
+  createUser,
+  deleteApiKey,
+  getApiKey,
+  getUser,
+  getUserIdByEmail,
+  listApiKeys,
+  type UserRecord,
+} from '../user/index';
 import { newUserRecord } from '../user/users';
-import { deleteApiKey, getApiKey, listApiKeys } from './api-key-repository';
-import { issueApiKey, maxApiKeyDays } from './api-keys';
-import { getOrganization } from './organization-repository';
-import { insertOrganization } from './organizations';
+import { insertOrganization } from './organization-creation';
 
 export interface RootCredentials {
   org_id: string;

@@ -2,6 +2,7 @@ import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
 import type { Item } from '../data/table';
 import type { Caller, PermissionGrant } from '../kernel/caller';
 import { creatorOf } from '../kernel/caller';
+import { durationSeconds } from '../kernel/durations';
 import { ForbiddenError, NotFoundError, ValidationError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import {
@@ -13,10 +14,9 @@ import {
   type TagFilter,
 } from '../kernel/list-params';
 import { permissionCheck, requirePermission } from '../kernel/permissions';
-import { durationSeconds } from '../organization/api-keys';
-import { requireOrganization } from '../organization/organization-repository';
-import { loadPrincipal } from '../user/principal';
-import { callerAtLeast, callerOutranks } from './privilege';
+import { requireOrganization } from '../organization/index';
+import { callerAtLeast, callerOutranks } from '../role/privilege';
+import { loadPrincipal } from './principal';
 import {
   createTemporaryGrant,
   keptExpiredSeconds,

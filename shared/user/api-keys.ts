@@ -1,34 +1,18 @@
 import { hashSecret, newSecret } from '../auth/secrets';
 import { type Caller, creatorOf, type PermissionGrant } from '../kernel/caller';
+import { durationSeconds } from '../kernel/durations';
 import { BadRequestError, ForbiddenError, NotFoundError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
+import { requireOrganization } from '../organization/index';
+import { listRoles, requireRoleByName } from '../role/index';
 import { callerOutranks } from '../role/privilege';
-import { listRoles, requireRoleByName } from '../role/role-repository';
-import { effectiveGrants } from '../user/principal';
+import { effectiveGrants } from '../role/roles';
 import { type ApiKeyRecord, createApiKey, deleteApiKey, getApiKey, listApiKeys } from './api-key-repository';
-import { requireOrganization } from './organization-repository';
 
 export const maxApiKeysPerOrganization = 20;
 export const minApiKeyDays = 1;
 export const maxApiKeyDays = 90;
-
-const durationPattern =
-  /^P(?!$)(?:(\d+(?:\.\d+)?)Y)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?=\d)(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
-
-/** Seconds in an ISO 8601 duration (a year counts 365 days, a month 30); undefined if malformed. */
-export const durationSeconds = (value: string): number | undefined => {
-  const match = durationPattern.exec(value.trim().toUpperCase());
-  if (!match) return undefined;
-  const [years, months, weeks, days, hours, minutes, seconds] = match
-    .slice(1)
-    .map((part) => Number(part ?? 0)) as number[];
-  return (
-    (((years ?? 0) * 365 + (months ?? 0) * 30 + (weeks ?? 0) * 7 + (days ?? 0)) * 24 + (hours ?? 0)) * 3600 +
-    (minutes ?? 0) * 60 +
-    (seconds ?? 0)
-  );
-};
 
 const keyDurationSeconds = (duration: string): number => {
   const seconds = durationSeconds(duration);

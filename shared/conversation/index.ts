@@ -1,0 +1,4 @@
+/** What other capabilities may use of conversation's records; everything else stays behind its domain functions. */
+export { conversations, getConversation, getUserServiceState, recordPostProcessing } from './conversation-repository';
+export { getInteraction, listInteractions } from './interaction-repository';
+export { messages, recentMessages } from './message-repository';

@@ -1,0 +1,9 @@
+/** What other capabilities may use of organization's records; everything else stays behind its domain functions. */
+export {
+  type BrandingImage,
+  getBrandingImage,
+  getOrganization,
+  markOrganizationDeleted,
+  organizationCreateItems,
+  requireOrganization,
+} from './organization-repository';

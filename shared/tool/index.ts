@@ -1,0 +1,2 @@
+/** What other capabilities may use of tool's records; everything else stays behind its domain functions. */
+export { ensureLocalRepository, repositoryName } from './source-repository';
