@@ -1,10 +1,10 @@
-import { promptLogZipFor } from '#shared/admin/prompt-logs';
+import { getPromptLogZip } from '#shared/admin/prompt-logs';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 
 export const handler = streamHandler(
   implementGroup('admin-stream', {
     'get-prompt-logs': async ({ path, query, caller, context }) => {
-      const bytes = await promptLogZipFor(caller, path.organization, query.prompt_log_prefix);
+      const bytes = await getPromptLogZip(path.organization, caller, query.prompt_log_prefix);
       context.setHeader('content-disposition', 'attachment; filename="prompt-logs.zip"');
       return { bytes };
     },

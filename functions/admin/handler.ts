@@ -1,5 +1,5 @@
-import { listModelsFor } from '#shared/admin/models';
-import { submitSqlQueryFor } from '#shared/admin/sql-query';
+import { listModels } from '#shared/admin/models';
+import { submitSqlQuery } from '#shared/admin/sql-query';
 import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
@@ -14,7 +14,7 @@ export const handler = httpHandler(
       document ??= openApiDocument(routeTable, { title: 'Classic conversational agent API', version: '0.1.0' });
       return document;
     },
-    'get-models': ({ path, caller }) => listModelsFor(caller, path.organization),
-    'submit-sql-query': ({ path, body, caller }) => submitSqlQueryFor(caller, path.organization, body),
+    'get-models': ({ path, caller }) => listModels(path.organization, caller),
+    'submit-sql-query': ({ path, body, caller }) => submitSqlQuery(path.organization, caller, body),
   }),
 );

@@ -12,7 +12,7 @@ import {
 
 export const handler = httpHandler(
   implementGroup('agent', {
-    'create-agent': ({ path, body, caller }) => createAgent(path.organization, body.agent_name, caller),
+    'create-agent': ({ path, body, caller }) => createAgent(path.organization, caller, body.agent_name),
 
     'get-agents': async ({ path, query, caller }) => {
       const page = await listAgents(path.organization, caller, {
@@ -28,17 +28,17 @@ export const handler = httpHandler(
       createAgentVersion(path.organization, path.agent_id, body, { expectedVersion: query.version, caller }),
 
     'delete-agent': async ({ path, caller }) => {
-      await deprecateAgent(path.organization, path.agent_id, caller);
+      await deprecateAgent(path.organization, caller, path.agent_id);
       return null;
     },
 
     'get-agent-versions': async ({ path, query, caller }) => {
-      const page = await listAgentVersions(path.organization, path.agent_id, versionQuery(query), caller);
+      const page = await listAgentVersions(path.organization, caller, path.agent_id, versionQuery(query));
       return pageBody('agent_versions', page);
     },
 
     'create-service-hierarchical-state-machine': ({ path, body, caller }) =>
-      createStateMachine(path.organization, body.state_machine_name, caller),
+      createStateMachine(path.organization, caller, body.state_machine_name),
 
     'get-service-hierarchical-state-machines': async ({ path, query, caller }) => {
       const page = await listStateMachines(path.organization, caller, {
@@ -58,16 +58,16 @@ export const handler = httpHandler(
       }),
 
     'delete-service-hierarchical-state-machine': async ({ path, caller }) => {
-      await deleteStateMachine(path.organization, path.state_machine_id, caller);
+      await deleteStateMachine(path.organization, caller, path.state_machine_id);
       return null;
     },
 
     'get-service-hierarchical-state-machine-versions': async ({ path, query, caller }) => {
       const page = await listStateMachineVersions(
         path.organization,
+        caller,
         path.service_hierarchical_state_machine_id,
         versionQuery(query),
-        caller,
       );
       return pageBody('state_machine_versions', page);
     },

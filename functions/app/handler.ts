@@ -20,7 +20,7 @@ import {
 } from '#shared/app/pages';
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
-import { finishConversationFor, interactWithConversation, startConversation } from '#shared/conversation/conversations';
+import { finishConversation, interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { createConversationOperation, interactWithConversationOperation } from '#shared/conversation/stream-operations';
 import { authenticateRequest } from '#shared/http/authenticate';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
@@ -31,7 +31,7 @@ import { getBrandingImage } from '#shared/organization/index';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
 import { signInWithEmailOperation } from '#shared/user/operations';
 import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
-import { updateUserFor } from '#shared/user/users';
+import { updateUser } from '#shared/user/users';
 
 /**
  * The web app's group. It turns the browser's cookies into the request's caller (the session
@@ -239,7 +239,7 @@ export const handler = streamHandler(
 
     'finish-app-conversation': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
-      await finishConversationFor(request.orgId, input.path.conversation_id, caller);
+      await finishConversation(request.orgId, caller, input.path.conversation_id);
       return redirect(input.context, `${request.base}/conversations/${input.path.conversation_id}`);
     },
 
@@ -247,7 +247,7 @@ export const handler = streamHandler(
 
     'update-app-preferences': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
-      await updateUserFor(caller, request.orgId, caller.userId, {
+      await updateUser(request.orgId, caller, caller.userId, {
         preferred_language: input.body.preferred_language,
         timezone: input.body.timezone,
         enable_response_recommendation: input.body.enable_response_recommendation === 'on',

@@ -1,17 +1,17 @@
-import { finishConversationFor } from '#shared/conversation/conversations';
+import { finishConversation } from '#shared/conversation/conversations';
 import type {
   recommendResponsesDeprecatedOperation,
   recommendResponsesOperation,
 } from '#shared/conversation/operations';
 import {
-  interactionInsightsFor,
-  listConversationsFor,
-  listMessagesFor,
-  messageSourceFor,
+  getInteractionInsights,
+  getMessageSource,
+  listConversations,
+  listMessages,
   modifyConversationTags,
 } from '#shared/conversation/queries';
 import { defaultMessageTypes } from '#shared/conversation/schemas';
-import { conversationStartersFor, recommendResponsesFor } from '#shared/conversation/suggestions';
+import { getConversationStarters, recommendResponses } from '#shared/conversation/suggestions';
 import { httpHandler, implementGroup, type OperationInput } from '#shared/http/http-handler';
 import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 
@@ -20,12 +20,12 @@ const recommend = ({
   body,
   caller,
 }: OperationInput<typeof recommendResponsesOperation> | OperationInput<typeof recommendResponsesDeprecatedOperation>) =>
-  recommendResponsesFor(path.organization, path.conversation_id, path.interaction_id, body.context, caller);
+  recommendResponses(path.organization, caller, path.conversation_id, path.interaction_id, body.context);
 
 export const handler = httpHandler(
   implementGroup('conversation', {
     'get-conversations': ({ path, query, caller }) =>
-      listConversationsFor(path.organization, caller, {
+      listConversations(path.organization, caller, {
         ids: query.id,
         userIds: query.user_id,
         serviceIds: query.service_id,
@@ -37,7 +37,7 @@ export const handler = httpHandler(
       }),
 
     'get-conversation-messages': ({ path, query, caller }) =>
-      listMessagesFor(path.organization, path.conversation_id, caller, {
+      listMessages(path.organization, caller, path.conversation_id, {
         ids: query.id,
         interactionIds: query.interaction_id,
         messageTypes: query.message_type ?? defaultMessageTypes,
@@ -47,7 +47,7 @@ export const handler = httpHandler(
       }),
 
     'finish-conversation': async ({ path, caller }) => {
-      await finishConversationFor(path.organization, path.conversation_id, caller);
+      await finishConversation(path.organization, caller, path.conversation_id);
       return undefined;
     },
 
@@ -55,13 +55,13 @@ export const handler = httpHandler(
     'recommend-responses-for-interaction-get': recommend,
 
     'get-interaction-insights': ({ path, caller }) =>
-      interactionInsightsFor(path.organization, path.conversation_id, path.interaction_id, caller),
+      getInteractionInsights(path.organization, caller, path.conversation_id, path.interaction_id),
 
     'retrieve-message-source': ({ path, query, caller }) =>
-      messageSourceFor(path.organization, path.conversation_id, path.message_id, caller, query.long_lived ?? false),
+      getMessageSource(path.organization, caller, path.conversation_id, path.message_id, query.long_lived ?? false),
 
     'generate-conversation-starter': ({ path, body, caller }) =>
-      conversationStartersFor(path.organization, caller, {
+      getConversationStarters(path.organization, caller, {
         serviceId: body.service_id,
         versionSetName: body.service_version_set_name,
         facets: body.facets,
@@ -71,7 +71,7 @@ export const handler = httpHandler(
       }),
 
     'modify-tags-of-conversation': async ({ path, body, caller }) => {
-      await modifyConversationTags(path.organization, path.conversation_id, body, caller);
+      await modifyConversationTags(path.organization, caller, path.conversation_id, body);
       return undefined;
     },
   }),

@@ -26,7 +26,7 @@ const setFilters = (query: {
 
 export const handler = httpHandler(
   implementGroup('dynamic-behavior-set', {
-    'create-dynamic-behavior-set': ({ path, body, caller }) => createBehaviorSet(path.organization, body, caller),
+    'create-dynamic-behavior-set': ({ path, body, caller }) => createBehaviorSet(path.organization, caller, body),
 
     'get-dynamic-behavior-sets': ({ path, query, caller }) =>
       listBehaviorSets(path.organization, caller, {
@@ -41,12 +41,12 @@ export const handler = httpHandler(
       searchBehaviorSets(path.organization, caller, { text: query.query, ...setFilters(query) }),
 
     'delete-dynamic-behavior-instruction': async ({ path, caller }) => {
-      await deleteBehaviorSet(path.organization, path.dynamic_behavior_set_id, caller);
+      await deleteBehaviorSet(path.organization, caller, path.dynamic_behavior_set_id);
       return null;
     },
 
     'update-dynamic-behavior-set': async ({ path, body, caller }) => {
-      await updateBehaviorSet(path.organization, path.dynamic_behavior_set_id, body, caller);
+      await updateBehaviorSet(path.organization, caller, path.dynamic_behavior_set_id, body);
       return undefined;
     },
 
@@ -59,24 +59,19 @@ export const handler = httpHandler(
     'get-dynamic-behavior-set-versions': async ({ path, query, caller }) => {
       const page = await listBehaviorVersions(
         path.organization,
+        caller,
         path.dynamic_behavior_set_id,
         versionListParams(query),
-        caller,
       );
       return pageBody('dynamic_behavior_set_versions', page);
     },
 
     'get-dynamic-behavior-invocations': async ({ path, query, caller }) => {
-      const page = await listBehaviorInvocations(
-        path.organization,
-        path.dynamic_behavior_set_id,
-        {
-          descending: parseSortBy(query.sort_by, ['invoked_at'])[0]?.direction === 'desc',
-          limit: query.limit,
-          continuationToken: query.continuation_token,
-        },
-        caller,
-      );
+      const page = await listBehaviorInvocations(path.organization, caller, path.dynamic_behavior_set_id, {
+        descending: parseSortBy(query.sort_by, ['invoked_at'])[0]?.direction === 'desc',
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      });
       return pageBody('dynamic_behavior_invocations', page);
     },
   }),

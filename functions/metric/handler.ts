@@ -38,15 +38,15 @@ export const handler = httpHandler(
         continuationToken: query.continuation_token,
       }),
 
-    'create-metric': ({ path, body, caller }) => createMetric(path.organization, body, caller),
+    'create-metric': ({ path, body, caller }) => createMetric(path.organization, caller, body),
 
     'update-metric': async ({ path, body, caller }) => {
-      await updateMetric(path.organization, path.metric_id, body, caller);
+      await updateMetric(path.organization, caller, path.metric_id, body);
       return null;
     },
 
     'delete-metric': async ({ path, caller }) => {
-      await deleteMetric(path.organization, path.metric_id, caller);
+      await deleteMetric(path.organization, caller, path.metric_id);
       return null;
     },
 
@@ -54,17 +54,12 @@ export const handler = httpHandler(
       searchMetrics(path.organization, caller, query.query, filtersOf(query)),
 
     'get-metric-versions': async ({ path, query, caller }) => {
-      const page = await listMetricVersions(
-        path.organization,
-        path.metric_id,
-        {
-          versions: parseVersionFilter(query.version),
-          descending: parseSortBy(query.sort_by, ['version'])[0]?.direction === 'desc',
-          limit: query.limit,
-          continuationToken: query.continuation_token,
-        },
-        caller,
-      );
+      const page = await listMetricVersions(path.organization, caller, path.metric_id, {
+        versions: parseVersionFilter(query.version),
+        descending: parseSortBy(query.sort_by, ['version'])[0]?.direction === 'desc',
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      });
       return pageBody('metric_versions', page);
     },
 

@@ -1,11 +1,11 @@
 import { publicJwks } from '#shared/auth/signing-keys';
-import { createOrganizationFor } from '#shared/composition/organization-creation';
+import { createOrganization } from '#shared/composition/organization-creation';
 import { deleteOrganization } from '#shared/composition/organization-erasure';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { ValidationError } from '#shared/kernel/errors';
 import { clusterName } from '#shared/kernel/schemas';
-import { getOrganizationView, getUserDimensions, modifyOrganizationFor } from '#shared/organization/organizations';
-import { createApiKeyFor, deleteApiKeyFor, listApiKeysFor } from '#shared/user/api-keys';
+import { getOrganizationView, getUserDimensions, modifyOrganization } from '#shared/organization/organizations';
+import { createApiKey, deleteApiKey, listApiKeys } from '#shared/user/api-keys';
 
 export const handler = httpHandler(
   implementGroup('organization', {
@@ -23,27 +23,27 @@ export const handler = httpHandler(
       }
       const devopsTeamName = body.devops_team_name ?? body.azure_devops_team_name;
       return {
-        org_id: await createOrganizationFor(
-          caller,
+        org_id: await createOrganization(
           path.organization,
+          caller,
           { ...body, devops_team_name: devopsTeamName },
           cluster,
         ),
       };
     },
     'modify-organization': async ({ path, body, caller }) => {
-      await modifyOrganizationFor(caller, path.organization, body);
+      await modifyOrganization(path.organization, caller, body);
       return undefined;
     },
     'delete-organization': async ({ path, caller }) => {
       await deleteOrganization(path.organization, caller);
       return undefined;
     },
-    'create-api-key': ({ path, body, caller }) => createApiKeyFor(caller, path.organization, body),
-    'get-api-keys': async ({ path, caller }) => ({ api_keys: await listApiKeysFor(caller, path.organization) }),
-    'delete-api-key': ({ path, caller }) => deleteApiKeyFor(caller, path.organization, path.api_key_id),
+    'create-api-key': ({ path, body, caller }) => createApiKey(path.organization, caller, body),
+    'get-api-keys': async ({ path, caller }) => ({ api_keys: await listApiKeys(path.organization, caller) }),
+    'delete-api-key': ({ path, caller }) => deleteApiKey(path.organization, caller, path.api_key_id),
     'get-user-dimensions': async ({ path, caller }) => ({
-      user_dimensions: await getUserDimensions(caller, path.organization),
+      user_dimensions: await getUserDimensions(path.organization, caller),
     }),
     'get-jwks': async () => (await publicJwks()) as never,
   }),

@@ -2,34 +2,34 @@ import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { parseCreatorFilters, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 import { temporaryGrantSortFields } from '#shared/role/operations';
-import { createRoleFor, listRolesFor, modifyRoleFor } from '#shared/role/roles';
+import { createRole, listRoles, modifyRole } from '#shared/role/roles';
 import { assignRole } from '#shared/user/role-assignment';
-import { createTemporaryGrantFor, listTemporaryGrantsFor, temporaryGrantView } from '#shared/user/temporary-grants';
+import { createTemporaryGrant, listTemporaryGrants, temporaryGrantView } from '#shared/user/temporary-grants';
 
 export const handler = httpHandler(
   implementGroup('role', {
     'get-roles': async ({ path, query, caller }) => ({
-      roles: await listRolesFor(caller, path.organization, {
+      roles: await listRoles(path.organization, caller, {
         ids: query.id,
         names: query.name,
         returnPermissionGrants: query.return_permission_grants,
       }),
     }),
     'create-role': async ({ path, body, caller }) => ({
-      role_id: await createRoleFor(caller, path.organization, body),
+      role_id: await createRole(path.organization, caller, body),
     }),
     'modify-role': async ({ path, body, caller }) => ({
-      role_id: await modifyRoleFor(caller, path.organization, path.role_name, body),
+      role_id: await modifyRole(path.organization, caller, path.role_name, body),
     }),
     'assign-role': async ({ path, body, caller }) => ({
-      role_id: await assignRole(caller, path.organization, path.role_name, body.user_id),
+      role_id: await assignRole(path.organization, caller, path.role_name, body.user_id),
     }),
     'create-temporary-permission-grant': ({ path, body, caller }) =>
-      createTemporaryGrantFor(caller, path.organization, body),
+      createTemporaryGrant(path.organization, caller, body),
     'get-temporary-permission-grants': async ({ path, query, caller }) =>
       pageBody(
         'temporary_permission_grants',
-        await listTemporaryGrantsFor(caller, path.organization, {
+        await listTemporaryGrants(path.organization, caller, {
           ids: query.id,
           userIds: query.user_id,
           permissionName: query.permission_grant_name,

@@ -22,20 +22,20 @@ export const handler = httpHandler(
         continuationToken: query.continuation_token,
       }),
 
-    'create-service': ({ path, body, caller }) => createService(path.organization, body, caller),
+    'create-service': ({ path, body, caller }) => createService(path.organization, caller, body),
 
     'upsert-service-version-set': async ({ path, body, caller }) => {
-      await upsertVersionSet(path.organization, path.service_id, path.version_set_name, body.version_set, caller);
+      await upsertVersionSet(path.organization, caller, path.service_id, path.version_set_name, body.version_set);
       return undefined;
     },
 
     'delete-service-version-set': async ({ path, caller }) => {
-      await deleteVersionSet(path.organization, path.service_id, path.version_set_name, caller);
+      await deleteVersionSet(path.organization, caller, path.service_id, path.version_set_name);
       return undefined;
     },
 
     'update-service': async ({ path, body, caller }) => {
-      await updateService(path.organization, path.service_id, body, caller);
+      await updateService(path.organization, caller, path.service_id, body);
       return null;
     },
 

@@ -11,7 +11,7 @@ import {
   searchPersonas,
   updatePersona,
 } from '#shared/simulation/personas';
-import { cancelRun, createRunFor, getRunArtifacts, listRunsFor } from '#shared/simulation/runs';
+import { cancelRun, createRun, getRunArtifacts, listRuns } from '#shared/simulation/runs';
 import {
   createScenario,
   createScenarioVersion,
@@ -77,7 +77,7 @@ const unitTestSetFilters = (query: { creator?: string[]; tag?: string[]; unit_te
 
 export const handler = httpHandler(
   implementGroup('simulation', {
-    'create-simulation-persona': ({ path, body, caller }) => createPersona(path.organization, body, caller),
+    'create-simulation-persona': ({ path, body, caller }) => createPersona(path.organization, caller, body),
 
     'get-simulation-personas': ({ path, query, caller }) =>
       listPersonas(path.organization, caller, {
@@ -95,23 +95,23 @@ export const handler = httpHandler(
     'get-simulation-persona-versions': async ({ path, query, caller }) =>
       pageBody(
         'simulation_persona_versions',
-        await listPersonaVersions(path.organization, path.simulation_persona_id, versionListParams(query), caller),
+        await listPersonaVersions(path.organization, caller, path.simulation_persona_id, versionListParams(query)),
       ),
 
     'update-simulation-persona': async ({ path, body, caller }) => {
-      await updatePersona(path.organization, path.simulation_persona_id, body.tags, caller);
+      await updatePersona(path.organization, caller, path.simulation_persona_id, body.tags);
       return undefined;
     },
 
     'delete-simulation-persona': async ({ path, caller }) => {
-      await deletePersona(path.organization, path.simulation_persona_id, caller);
+      await deletePersona(path.organization, caller, path.simulation_persona_id);
       return undefined;
     },
 
     'search-simulation-personas': ({ path, query, caller }) =>
       searchPersonas(path.organization, caller, query.query, { ...commonFilters(query), roles: query.role ?? [] }),
 
-    'create-simulation-scenario': ({ path, body, caller }) => createScenario(path.organization, body, caller),
+    'create-simulation-scenario': ({ path, body, caller }) => createScenario(path.organization, caller, body),
 
     'get-simulation-scenarios': ({ path, query, caller }) =>
       listScenarios(path.organization, caller, { ...commonFilters(query), ...listParams(query) }),
@@ -125,23 +125,23 @@ export const handler = httpHandler(
     'get-simulation-scenario-versions': async ({ path, query, caller }) =>
       pageBody(
         'simulation_scenario_versions',
-        await listScenarioVersions(path.organization, path.simulation_scenario_id, versionListParams(query), caller),
+        await listScenarioVersions(path.organization, caller, path.simulation_scenario_id, versionListParams(query)),
       ),
 
     'update-simulation-scenario': async ({ path, body, caller }) => {
-      await updateScenario(path.organization, path.simulation_scenario_id, body.tags, caller);
+      await updateScenario(path.organization, caller, path.simulation_scenario_id, body.tags);
       return undefined;
     },
 
     'delete-simulation-scenario': async ({ path, caller }) => {
-      await deleteScenario(path.organization, path.simulation_scenario_id, caller);
+      await deleteScenario(path.organization, caller, path.simulation_scenario_id);
       return undefined;
     },
 
     'search-simulation-scenarios': ({ path, query, caller }) =>
       searchScenarios(path.organization, caller, query.query, commonFilters(query)),
 
-    'create-simulation-unit-test': ({ path, body, caller }) => createUnitTest(path.organization, body, caller),
+    'create-simulation-unit-test': ({ path, body, caller }) => createUnitTest(path.organization, caller, body),
 
     'create-simulation-unit-test-from-conversation': ({ path, body, caller }) =>
       createUnitTestFromConversation(path.organization, caller, body),
@@ -150,12 +150,12 @@ export const handler = httpHandler(
       listUnitTests(path.organization, caller, { ...unitTestFilters(query), ...listParams(query) }),
 
     'update-simulation-unit-test': async ({ path, body, caller }) => {
-      await updateUnitTest(path.organization, path.simulation_unit_test_id, body, caller);
+      await updateUnitTest(path.organization, caller, path.simulation_unit_test_id, body);
       return undefined;
     },
 
     'delete-simulation-unit-test': async ({ path, caller }) => {
-      await deleteUnitTest(path.organization, path.simulation_unit_test_id, caller);
+      await deleteUnitTest(path.organization, caller, path.simulation_unit_test_id);
       return undefined;
     },
 
@@ -165,31 +165,31 @@ export const handler = httpHandler(
     'get-simulation-unit-test-sets': ({ path, query, caller }) =>
       listUnitTestSets(path.organization, caller, { ...unitTestSetFilters(query), ...listParams(query) }),
 
-    'create-simulation-unit-test-set': ({ path, body, caller }) => createUnitTestSet(path.organization, body, caller),
+    'create-simulation-unit-test-set': ({ path, body, caller }) => createUnitTestSet(path.organization, caller, body),
 
     'search-simulation-unit-test-sets': ({ path, query, caller }) =>
       searchUnitTestSets(path.organization, caller, query.query, unitTestSetFilters(query)),
 
     'update-simulation-unit-test-set': async ({ path, body, caller }) => {
-      await updateUnitTestSet(path.organization, path.simulation_unit_test_set_id, body, caller);
+      await updateUnitTestSet(path.organization, caller, path.simulation_unit_test_set_id, body);
       return undefined;
     },
 
     'delete-simulation-unit-test-set': async ({ path, caller }) => {
-      await deleteUnitTestSet(path.organization, path.simulation_unit_test_set_id, caller);
+      await deleteUnitTestSet(path.organization, caller, path.simulation_unit_test_set_id);
       return undefined;
     },
 
-    'get-simulation-unit-test-set-runs': ({ path, query, caller }) => listRunsFor(path.organization, caller, query),
+    'get-simulation-unit-test-set-runs': ({ path, query, caller }) => listRuns(path.organization, caller, query),
 
     'create-simulation-unit-test-set-run': ({ path, body, caller }) =>
-      createRunFor(path.organization, caller, body.simulation_unit_test_set_id),
+      createRun(path.organization, caller, body.simulation_unit_test_set_id),
 
     'get-simulation-unit-test-set-run-artifacts': ({ path, caller }) =>
-      getRunArtifacts(path.organization, path.simulation_unit_test_set_run_id, caller),
+      getRunArtifacts(path.organization, caller, path.simulation_unit_test_set_run_id),
 
     'cancel-simulation-unit-test-set-run': async ({ path, caller }) => {
-      await cancelRun(path.organization, path.simulation_unit_test_set_run_id, caller);
+      await cancelRun(path.organization, caller, path.simulation_unit_test_set_run_id);
       return undefined;
     },
   }),

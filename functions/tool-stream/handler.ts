@@ -10,7 +10,7 @@ export const handler = streamHandler(
     'invoke-tool-version': async ({ path, body, caller }) => ({
       bytes: jsonArrayDocument(
         'invocation_results',
-        await invokeToolVersion(path.organization, path.tool_id, path.version, body.inputs, caller),
+        await invokeToolVersion(path.organization, caller, path.tool_id, path.version, body.inputs),
       ),
     }),
   }),

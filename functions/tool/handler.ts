@@ -66,27 +66,27 @@ export const handler = httpHandler(
     }),
 
     'deprecate-tool-version': async ({ path, caller }) => {
-      await deprecateToolVersions(path.organization, path.tool_id, path.version, caller);
+      await deprecateToolVersions(path.organization, caller, path.tool_id, path.version);
       return undefined;
     },
 
     'deprecate-tool': async ({ path, caller }) => {
-      await deprecateTool(path.organization, path.tool_id, caller);
+      await deprecateTool(path.organization, caller, path.tool_id);
       return undefined;
     },
 
     'modify-tool': async ({ path, body, caller }) => {
-      await modifyTool(path.organization, path.tool_id, caller, body);
+      await modifyTool(path.organization, caller, path.tool_id, body);
       return undefined;
     },
 
     'modify-tool-envvars': async ({ path, body, caller }) => {
-      await modifyToolEnvvars(path.organization, path.tool_id, caller, body);
+      await modifyToolEnvvars(path.organization, caller, path.tool_id, body);
       return undefined;
     },
 
     'publish-tool-version': ({ path, body, caller }) =>
-      publishToolVersion(path.organization, path.tool_id, caller, body),
+      publishToolVersion(path.organization, caller, path.tool_id, body),
 
     'get-tool-versions': async ({ path, query }) => {
       const { page, filterValues } = await listToolVersions(path.organization, path.tool_id, {

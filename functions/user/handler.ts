@@ -4,7 +4,7 @@ import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup, type OperationInput, type RequestContext } from '#shared/http/http-handler';
 import { parseSortBy } from '#shared/kernel/list-params';
 import { userSortFields } from '#shared/user/index';
-import { getUserModelFor, listMemoriesFor } from '#shared/user/insights';
+import { getUserModel, listMemories } from '#shared/user/insights';
 import {
   type createInvitedUserOperation,
   type inviteUserOperation,
@@ -17,12 +17,12 @@ import {
 import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
 import {
   apiBaseUrl,
-  deleteUserFor,
+  deleteUser,
   inviteUser,
-  listUsersFor,
-  modifyUserVariablesFor,
-  searchUsersFor,
-  updateUserFor,
+  listUsers,
+  modifyUserVariables,
+  searchUsers,
+  updateUser,
   verifyUserEmail,
 } from '#shared/user/users';
 
@@ -52,14 +52,14 @@ const invite = ({
   caller,
   context,
 }: OperationInput<typeof createInvitedUserOperation> | OperationInput<typeof inviteUserOperation>) =>
-  inviteUser(caller, path.organization, body, apiBaseUrl(context.url));
+  inviteUser(path.organization, caller, body, apiBaseUrl(context.url));
 
 const update = async ({
   path,
   body,
   caller,
 }: OperationInput<typeof updateUserInfoOperation> | OperationInput<typeof updateUserInfoDeprecatedOperation>) => {
-  await updateUserFor(caller, path.organization, path.requested_user_id, body);
+  await updateUser(path.organization, caller, path.requested_user_id, body);
   return undefined;
 };
 
@@ -116,7 +116,7 @@ export const handler = httpHandler(
     'create-invited-user': invite,
     'invite-user': invite,
     'get-users': async ({ path, query, caller }) => {
-      const page = await listUsersFor(caller, path.organization, {
+      const page = await listUsers(path.organization, caller, {
         userIds: query.user_id,
         emails: query.email,
         isVerified: query.is_verified,
@@ -127,21 +127,21 @@ export const handler = httpHandler(
       return pageBody('users', page);
     },
     'search-users': async ({ path, query, caller }) => ({
-      users: await searchUsersFor(caller, path.organization, query.query, query.user_id),
+      users: await searchUsers(path.organization, caller, query.query, query.user_id),
     }),
     'update-user-info': update,
     'update-user-info-deprecated': update,
     'modify-user-variables': async ({ path, body, caller }) => {
-      await modifyUserVariablesFor(caller, path.organization, path.requested_user_id, body);
+      await modifyUserVariables(path.organization, caller, path.requested_user_id, body);
       return undefined;
     },
     'delete-user': async ({ path, caller }) => {
-      await deleteUserFor(caller, path.organization, path.requested_user_id);
+      await deleteUser(path.organization, caller, path.requested_user_id);
       return undefined;
     },
-    'get-user-model': ({ path, caller }) => getUserModelFor(path.organization, path.user_id, caller),
+    'get-user-model': ({ path, caller }) => getUserModel(path.organization, caller, path.user_id),
     'get-memories': ({ path, query, caller }) =>
-      listMemoriesFor(path.organization, path.user_id, caller, {
+      listMemories(path.organization, caller, path.user_id, {
         ids: query.id,
         conversationIds: query.conversation_id,
         sortBy: parseSortBy(query.sort_by, ['conversation_id', 'created_at']),

@@ -11,22 +11,22 @@ import {
 
 export const handler = httpHandler(
   implementGroup('webhook', {
-    'create-webhook-destination': ({ path, body, caller }) => createWebhookDestination(path.organization, body, caller),
-    get_webhook_destinations: ({ path, query, caller }) => getWebhookDestinations(path.organization, query.id, caller),
+    'create-webhook-destination': ({ path, body, caller }) => createWebhookDestination(path.organization, caller, body),
+    get_webhook_destinations: ({ path, query, caller }) => getWebhookDestinations(path.organization, caller, query.id),
     'update-webhook-destination': async ({ path, body, caller }) => {
-      await updateWebhookDestination(path.organization, path.webhook_destination_id, body, caller);
+      await updateWebhookDestination(path.organization, caller, path.webhook_destination_id, body);
       return undefined;
     },
     'delete-webhook-destination': async ({ path, caller }) => {
-      await deleteWebhookDestination(path.organization, path.webhook_destination_id, caller);
+      await deleteWebhookDestination(path.organization, caller, path.webhook_destination_id);
       return undefined;
     },
     'rotate-webhook-destination-secret': ({ path, caller }) =>
-      rotateWebhookDestinationSecret(path.organization, path.webhook_destination_id, caller),
+      rotateWebhookDestinationSecret(path.organization, caller, path.webhook_destination_id),
     'get-webhook-deliveries': async ({ path, query, caller }) =>
       pageBody(
         'webhook_deliveries',
-        await getWebhookDeliveries(path.organization, path.webhook_destination_id, query, caller),
+        await getWebhookDeliveries(path.organization, caller, path.webhook_destination_id, query),
       ),
   }),
 );

@@ -4,7 +4,7 @@ import { availableModels } from '../llm/registry';
 import { requireOrganization } from '../organization/index';
 
 /** The models the deployment's configuration makes available (Admin:GetModels). */
-export const listModelsFor = async (caller: Caller, orgId: string) => {
+export const listModels = async (orgId: string, caller: Caller) => {
   await requireOrganization(orgId);
   requirePermission(caller, 'Admin:GetModels');
   return { models: availableModels() };

@@ -104,7 +104,7 @@ const writeLogs = async (
   zip.end();
 };
 
-export const promptLogZipFor = async (caller: Caller, orgId: string, prefix: string): Promise<Readable> => {
+export const getPromptLogZip = async (orgId: string, caller: Caller, prefix: string): Promise<Readable> => {
   await requireOrganization(orgId);
   requirePermission(caller, 'Admin:GetPromptLogs');
   const root = promptLogRoot(orgId);

@@ -23,9 +23,9 @@ const linkSeconds = 3600;
 
 const administratorGrants = defaultRole('DefaultAdministratorRole').permission_grants;
 
-export const submitSqlQueryFor = async (
-  caller: Caller,
+export const submitSqlQuery = async (
   orgId: string,
+  caller: Caller,
   input: { sql_query: string; async_query: boolean },
 ) => {
   await requireOrganization(orgId);

@@ -65,7 +65,7 @@ const agentAccess: HeadAccess = {
 };
 
 /** Creates an agent without versions; 409 when the name is taken in the organization. */
-export const createAgent = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
+export const createAgent = async (orgId: string, caller: Caller, name: string): Promise<{ id: string }> => {
   requirePermission(caller, 'Organization:CreateAgent', { name });
   const created = await agents.create(orgId, name, creatorOf(caller));
   await announceFrameworkResourceChange(orgId, { resourceType: 'agent', resourceId: created.id, change: 'created' });
@@ -106,9 +106,9 @@ export const createAgentVersion = async (
 
 export const listAgentVersions = (
   orgId: string,
+  caller: Caller,
   agentId: string,
   query: VersionListQuery,
-  caller: Caller,
 ): Promise<Paged<AgentVersionRecord>> =>
   agents.listVersions(orgId, agentId, query, requireOnHead(caller, 'Organization:GetAgent', agentAccess));
 
@@ -117,7 +117,7 @@ export const listAgentVersions = (
  * continue, but no service can start using it. Fails with 400 while an active service uses it
  * (the rule of `isAgentUsedByActiveService`, enforced by the conditional write).
  */
-export const deprecateAgent = async (orgId: string, agentId: string, caller: Caller): Promise<void> => {
+export const deprecateAgent = async (orgId: string, caller: Caller, agentId: string): Promise<void> => {
   await agents.deprecate(orgId, agentId, requireOnHead(caller, 'Organization:DeleteAgent', agentAccess));
   await announceFrameworkResourceChange(orgId, { resourceType: 'agent', resourceId: agentId, change: 'deleted' });
 };

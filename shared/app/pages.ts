@@ -1,5 +1,5 @@
 import { requireConversation } from '../conversation/conversations';
-import { conversationInsightsFor, listConversationsFor, listMessagesFor } from '../conversation/queries';
+import { getConversationInsights, listConversations, listMessages } from '../conversation/queries';
 import { defaultMessageTypes } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
@@ -71,7 +71,7 @@ export const homePage = async (request: AppRequest): Promise<Html> => {
   const [{ branding }, services, conversations] = await Promise.all([
     brandingOf(request.orgId),
     listServices(request.orgId, caller, { isActive: true, tags: [], sortBy: [], limit: 50, continuationToken: 0 }),
-    listConversationsFor(request.orgId, caller, {
+    listConversations(request.orgId, caller, {
       userIds: [caller.userId],
       tags: [],
       sortBy: [],
@@ -128,14 +128,14 @@ export const conversationPage = async (request: AppRequest, conversationId: stri
   const caller = request.caller;
   const [{ branding }, listed, messages] = await Promise.all([
     brandingOf(request.orgId),
-    listConversationsFor(request.orgId, caller, {
+    listConversations(request.orgId, caller, {
       ids: [conversationId],
       tags: [],
       sortBy: [],
       limit: 1,
       continuationToken: 0,
     }),
-    listMessagesFor(request.orgId, conversationId, caller, {
+    listMessages(request.orgId, caller, conversationId, {
       messageTypes: defaultMessageTypes,
       sortBy: [{ field: 'created_at', direction: 'asc' }],
       limit: 200,
@@ -172,7 +172,7 @@ export const preferencesPage = async (request: AppRequest, notice?: string): Pro
   const caller = request.caller;
   const [{ branding }, user] = await Promise.all([
     brandingOf(request.orgId),
-    requireVisibleUser(caller, request.orgId, caller.userId, 'User:GetUserInfo'),
+    requireVisibleUser(request.orgId, caller, caller.userId, 'User:GetUserInfo'),
   ]);
   const preferences = user.preferences;
   return layout(
@@ -220,7 +220,7 @@ export const consolePage = async (request: AppRequest): Promise<Html> => {
         : html`<ul>${listed.services.map((service) => html`<li><a href="${base}/console/services/${service.id}">${service.name}</a> <span class="muted">${service.is_active ? 'active' : 'inactive'}</span></li>`)}</ul>`;
     }),
     orNotPermitted(async () => {
-      const listed = await listConversationsFor(orgId, caller, {
+      const listed = await listConversations(orgId, caller, {
         tags: [],
         sortBy: [],
         limit: 20,
@@ -234,7 +234,7 @@ export const consolePage = async (request: AppRequest): Promise<Html> => {
           )}</tbody></table>`;
     }),
     orNotPermitted(async () => {
-      const listed = await getWebhookDestinations(orgId, undefined, caller);
+      const listed = await getWebhookDestinations(orgId, caller, undefined);
       return listed.webhook_destinations.length === 0
         ? html`<p class="muted">No webhook destinations.</p>`
         : html`<ul>${listed.webhook_destinations.map((destination) => html`<li><a href="${base}/console/webhooks/${destination.id}">${destination.url}</a></li>`)}</ul>`;
@@ -269,7 +269,7 @@ export const insightsPage = async (request: AppRequest, conversationId: string):
   const caller = requireConsole(request);
   const [{ branding }, interactions, metrics] = await Promise.all([
     brandingOf(request.orgId),
-    conversationInsightsFor(request.orgId, conversationId, caller),
+    getConversationInsights(request.orgId, caller, conversationId),
     listMetrics(request.orgId, caller, { creators: [], tags: [], limit: 50, continuationToken: 0 }),
   ]);
   // A finished conversation can become a regression test (`create-simulation-unit-test-from-conversation`).
@@ -329,13 +329,12 @@ export const serviceDiagramPage = async (request: AppRequest, serviceId: string)
   const service = listed.services[0];
   if (!service) throw new NotFoundError(`Service ${serviceId} does not exist.`);
   const [versions, conversations] = await Promise.all([
-    listStateMachineVersions(
-      orgId,
-      service.service_hierarchical_state_machine_id,
-      { descending: true, limit: 1, continuationToken: 0 },
-      caller,
-    ),
-    listConversationsFor(orgId, caller, {
+    listStateMachineVersions(orgId, caller, service.service_hierarchical_state_machine_id, {
+      descending: true,
+      limit: 1,
+      continuationToken: 0,
+    }),
+    listConversations(orgId, caller, {
       serviceIds: [serviceId],
       tags: [],
       sortBy: [],
@@ -351,7 +350,7 @@ export const serviceDiagramPage = async (request: AppRequest, serviceId: string)
     Promise.all(
       conversations.conversations.map(async (conversation) => {
         if ((await requireConversation(orgId, conversation.id)).simulation) return [];
-        return conversationInsightsFor(orgId, conversation.id, caller).catch((error: unknown) => {
+        return getConversationInsights(orgId, caller, conversation.id).catch((error: unknown) => {
           if (error instanceof NotFoundError) return [];
           throw error;
         });
@@ -374,7 +373,7 @@ export const webhookDeliveriesPage = async (request: AppRequest, destinationId: 
   const caller = requireConsole(request);
   const [{ branding }, deliveries] = await Promise.all([
     brandingOf(request.orgId),
-    getWebhookDeliveries(request.orgId, destinationId, { limit: 50, continuation_token: 0 }, caller),
+    getWebhookDeliveries(request.orgId, caller, destinationId, { limit: 50, continuation_token: 0 }),
   ]);
   return layout(
     request,

@@ -2,7 +2,7 @@ import type { Caller } from '../kernel/caller';
 import { getRuns, listRunConversations } from '../simulation/index';
 import { runCoverage, runSummary } from '../simulation/run-artifacts';
 import { runListQuery } from '../simulation/run-schemas';
-import { listRunsFor, runDetailVisibility } from '../simulation/runs';
+import { listRuns, runDetailVisibility } from '../simulation/runs';
 import { tallyCoverage, type Visits } from './diagram';
 import type { RunPassRates } from './pass-rate-chart';
 
@@ -17,7 +17,7 @@ import type { RunPassRates } from './pass-rate-chart';
 export const recentRunCount = 10;
 
 const recentRunsFor = async (orgId: string, caller: Caller) => {
-  const listed = await listRunsFor(orgId, caller, runListQuery.parse({ limit: recentRunCount }));
+  const listed = await listRuns(orgId, caller, runListQuery.parse({ limit: recentRunCount }));
   const records = await getRuns(
     orgId,
     listed.simulation_unit_test_set_runs.map((run) => run.id),

@@ -82,9 +82,9 @@ export interface CreateOrganizationInput extends OrganizationFields {
   signup_page_headshot?: string | null;
 }
 
-export const createOrganizationFor = async (
-  caller: Caller,
+export const createOrganization = async (
   orgId: string,
+  caller: Caller,
   input: CreateOrganizationInput,
   clusterName: string,
 ): Promise<string> => {

@@ -7,11 +7,11 @@ import { defaultRole } from '../role/default-roles';
 import { issueApiKey, maxApiKeyDays } from '../user/api-keys';
 import {
   createUser,
-  deleteApiKey,
   getApiKey,
   getUser,
   getUserIdByEmail,
-  listApiKeys,
+  queryApiKeys,
+  removeApiKey,
   type UserRecord,
 } from '../user/index';
 import { newUserRecord } from '../user/users';
@@ -84,11 +84,11 @@ const stillValid = async (orgId: string, existing: RootCredentials | undefined):
 
 /** Frees a slot when the organization is full of keys: the oldest earlier bootstrap key goes. */
 const dropOldestBootstrapKey = async (orgId: string): Promise<boolean> => {
-  const [oldest] = (await listApiKeys(orgId))
+  const [oldest] = (await queryApiKeys(orgId))
     .filter((key) => key.name === bootstrapKeyName)
     .sort((a, b) => a.created_at.localeCompare(b.created_at));
   if (!oldest) return false;
-  await deleteApiKey(orgId, oldest.id);
+  await removeApiKey(orgId, oldest.id);
   return true;
 };
 

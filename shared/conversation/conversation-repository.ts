@@ -410,7 +410,7 @@ export interface ConversationListQuery {
  * A page of conversations. The narrowest index that answers the filters is read: one user's
  * or one service's conversations, else the organization's; other filters apply to what is read.
  */
-export const listConversations = async (
+export const queryConversations = async (
   orgId: string,
   query: ConversationListQuery,
 ): Promise<Paged<ConversationRecord>> => {

@@ -10,11 +10,11 @@ import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { caller, createSampleService, prepareAgentAndMachine } from '../service/fixtures';
-import { listMemories } from '../user/memory-repository';
+import { queryMemories } from '../user/memory-repository';
 import { getUserModels } from '../user/user-model-repository';
 import { getConversation } from './conversation-repository';
 import {
-  finishConversationFor,
+  finishConversation,
   interactWithConversation,
   type StartConversationInput,
   type StreamOptions,
@@ -194,7 +194,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     expect(bye.at(-1)).toEqual(expect.objectContaining({ type: 'interaction-complete', conversation_completed: true }));
     const finished = await getConversation(orgId, conversationId);
     expect(finished).toMatchObject({ is_finished: true, current_state: 'goodbye', num_messages: 5 });
-    await expect(finishConversationFor(orgId, conversationId, user)).rejects.toThrow(/already finished/);
+    await expect(finishConversation(orgId, user, conversationId)).rejects.toThrow(/already finished/);
 
     const queued = (await drainQueue(aws().queues.analysis.url)).map((body) => analysisQueueMessage.parse(body));
     expect(queued).toEqual([expect.objectContaining({ conversation_id: conversationId, trigger: 'end-session' })]);
@@ -209,7 +209,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
       'extract-memories',
       'generate-user-models',
     ]);
-    const memories = await listMemories(orgId, 'u1', {
+    const memories = await queryMemories(orgId, 'u1', {
       sortBy: 'created_at',
       descending: false,
       visible: () => true,
@@ -267,22 +267,18 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
   it('logs the dynamic behavior selection as a prompt of its own, before the turn', async () => {
     // Prepare
     const { orgId, serviceId, start } = await prepare();
-    await createBehaviorSet(
-      orgId,
-      {
-        name: 'Printers',
-        tags: {},
-        applied_to_services: [serviceId],
-        initial_version: {
-          is_active: true,
-          conversation_triggers: ['The customer needs help with a printer'],
-          actions: [
-            { type: 'inject-instruction', instruction: 'Ask for the printer model', overrides_instructions: false },
-          ],
-        },
+    await createBehaviorSet(orgId, caller, {
+      name: 'Printers',
+      tags: {},
+      applied_to_services: [serviceId],
+      initial_version: {
+        is_active: true,
+        conversation_triggers: ['The customer needs help with a printer'],
+        actions: [
+          { type: 'inject-instruction', instruction: 'Ask for the printer model', overrides_instructions: false },
+        ],
       },
-      caller,
-    );
+    });
     const [created] = await drain((await start()).events);
     const conversationId = (created as { conversation_id: string }).conversation_id;
 
@@ -311,7 +307,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     expect(events.at(-1)).toMatchObject({ type: 'error' });
 
     // Act
-    await finishConversationFor(orgId, conversationId, user);
+    await finishConversation(orgId, user, conversationId);
 
     // Assess
     expect(await getConversation(orgId, conversationId)).toBeUndefined();

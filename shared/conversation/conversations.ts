@@ -107,7 +107,7 @@ export const errorEventOf = (error: unknown): ErrorEvent => {
  * Finishes a conversation: queues its analysis and marks it finished (a conversation without
  * messages is deleted instead). `leaseId` is given when an interaction ends its own session.
  */
-export const finishConversation = async (
+export const closeConversation = async (
   conversation: ConversationRecord,
   options: { leaseId?: string; trigger: 'finish-conversation' | 'end-session' },
 ): Promise<void> => {
@@ -137,14 +137,14 @@ export const finishConversation = async (
   await finishConversationRecord(conversation, finishedAt, options.leaseId);
 };
 
-export const finishConversationFor = async (orgId: string, id: string, caller: Caller): Promise<void> => {
+export const finishConversation = async (orgId: string, caller: Caller, id: string): Promise<void> => {
   const conversation = await requireAuthorizedConversation(
     orgId,
     id,
     (found) => requireInteraction(caller, found),
     true,
   );
-  await finishConversation(conversation, { trigger: 'finish-conversation' });
+  await closeConversation(conversation, { trigger: 'finish-conversation' });
 };
 
 /** One streamed turn: its messages from the user side, and where the stream goes. */
@@ -272,7 +272,7 @@ async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
       const stored = { ...conversation, num_messages: conversation.num_messages + added };
       // The session ends here: `conversation_completed` above told the client, and the
       // stream closes. No further event: the reference's stream has none for it.
-      await finishConversation(stored, { leaseId: turn.leaseId, trigger: 'end-session' });
+      await closeConversation(stored, { leaseId: turn.leaseId, trigger: 'end-session' });
     }
   } catch (error) {
     yield errorEventOf(error);

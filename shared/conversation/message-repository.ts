@@ -59,7 +59,7 @@ export interface MessageListQuery {
   continuationToken: number;
 }
 
-export const listMessages = async (
+export const queryMessages = async (
   orgId: string,
   conversationId: string,
   query: MessageListQuery,

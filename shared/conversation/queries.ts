@@ -14,10 +14,10 @@ import {
 } from '../kernel/permissions';
 import { stateMachines } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
-import { getConversation, listConversations, replaceConversationTags } from './conversation-repository';
+import { getConversation, queryConversations, replaceConversationTags } from './conversation-repository';
 import { conversationNotFound, requireAuthorizedConversation, requireConversation } from './conversations';
 import { getInteraction, listInteractions } from './interaction-repository';
-import { getMessage, listMessages } from './message-repository';
+import { getMessage, queryMessages } from './message-repository';
 import type {
   ConversationInstance,
   ConversationRecord,
@@ -93,9 +93,9 @@ export interface ConversationsQuery {
 }
 
 /** The conversations the caller may see, with the fields they may see. */
-export const listConversationsFor = async (orgId: string, caller: Caller, query: ConversationsQuery) => {
+export const listConversations = async (orgId: string, caller: Caller, query: ConversationsQuery) => {
   const visibility = visibilityFor(caller);
-  const page = await listConversations(orgId, {
+  const page = await queryConversations(orgId, {
     ids: query.ids,
     userIds: query.userIds,
     serviceIds: query.serviceIds,
@@ -130,13 +130,13 @@ export interface MessagesQuery {
 }
 
 /** The messages of a conversation the caller may see. */
-export const listMessagesFor = async (orgId: string, conversationId: string, caller: Caller, query: MessagesQuery) => {
+export const listMessages = async (orgId: string, caller: Caller, conversationId: string, query: MessagesQuery) => {
   const conversation = await requireConversation(orgId, conversationId);
   // A conversation the caller may not see is answered as a missing one, not as an empty page.
   if (!hasPermission(caller, 'Conversation:GetConversation', conversationAttributes(conversation))) {
     throw conversationNotFound(conversationId);
   }
-  const page = await listMessages(orgId, conversationId, {
+  const page = await queryMessages(orgId, conversationId, {
     ids: query.ids,
     interactionIds: query.interactionIds,
     messageTypes: query.messageTypes,
@@ -151,11 +151,11 @@ export const listMessagesFor = async (orgId: string, conversationId: string, cal
 };
 
 /** Needs insight into the conversation and read access to its state machine; reflections are filtered by message. */
-export const interactionInsightsFor = async (
+export const getInteractionInsights = async (
   orgId: string,
+  caller: Caller,
   conversationId: string,
   interactionId: string,
-  caller: Caller,
 ): Promise<InteractionInsights> => {
   // A missing conversation, a missing interaction and one the caller may not see all get the same answer.
   const missing = () =>
@@ -173,10 +173,10 @@ export const maxInteractionsShown = 100;
  * The insights of a conversation's first interactions (at most `maxInteractionsShown`), each
  * with its id, under the same checks as `interactionInsightsFor`: the web app's console page.
  */
-export const conversationInsightsFor = async (
+export const getConversationInsights = async (
   orgId: string,
-  conversationId: string,
   caller: Caller,
+  conversationId: string,
 ): Promise<(InteractionInsights & { interaction_id: string; created_at: string })[]> => {
   const missing = () => conversationNotFound(conversationId);
   const conversation = await getConversation(orgId, conversationId);
@@ -223,11 +223,11 @@ const insightsOf = async (
 };
 
 /** Text messages have no recorded source; voice messages (not stored by this deployment) would. */
-export const messageSourceFor = async (
+export const getMessageSource = async (
   orgId: string,
+  caller: Caller,
   conversationId: string,
   messageId: string,
-  caller: Caller,
   longLived: boolean,
 ): Promise<MessageSource> => {
   // A missing conversation, a missing message and one the caller may not see all get the same answer.
@@ -250,9 +250,9 @@ const maxTags = 20;
 
 export const modifyConversationTags = async (
   orgId: string,
+  caller: Caller,
   conversationId: string,
   change: { updates: Record<string, string | null>; deletes: string[] },
-  caller: Caller,
 ): Promise<void> => {
   const conversation = await requireAuthorizedConversation(
     orgId,

@@ -58,12 +58,12 @@ const promptAgentOf = (agent: {
  * unfinished conversation (400 otherwise). The model plays the user: the conversation is
  * handed over with the roles swapped.
  */
-export const recommendResponsesFor = async (
+export const recommendResponses = async (
   orgId: string,
+  caller: Caller,
   conversationId: string,
   interactionId: string,
   context: string,
-  caller: Caller,
 ): Promise<{ recommended_responses: string[] }> => {
   const conversation = await requireAuthorizedConversation(
     orgId,
@@ -130,7 +130,7 @@ export interface StarterRequest {
 }
 
 /** `minCount` opening messages, each about one of the facets in turn (404 for an unknown service or version set). */
-export const conversationStartersFor = async (
+export const getConversationStarters = async (
   orgId: string,
   caller: Caller,
   request: StarterRequest,

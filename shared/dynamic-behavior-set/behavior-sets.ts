@@ -127,8 +127,8 @@ const buildVersion = async (
 
 export const createBehaviorSet = async (
   orgId: string,
-  request: CreateBehaviorSetRequest,
   caller: Caller,
+  request: CreateBehaviorSetRequest,
 ): Promise<{ dynamic_behavior_set_id: string }> => {
   const id = newId();
   const attributes = behaviorSetAttributes({ id, ...request, is_active: request.initial_version.is_active });
@@ -211,9 +211,9 @@ const changeBehaviorSet = async (
 
 export const updateBehaviorSet = async (
   orgId: string,
+  caller: Caller,
   setId: string,
   request: UpdateBehaviorSetRequest,
-  caller: Caller,
 ): Promise<void> => {
   await changeBehaviorSet(orgId, setId, async (current) => {
     requireOnSet(caller, 'DynamicBehaviorInstruction:UpdateDynamicBehaviorInstruction', current);
@@ -239,7 +239,7 @@ export const updateBehaviorSet = async (
   });
 };
 
-export const deleteBehaviorSet = async (orgId: string, setId: string, caller: Caller): Promise<void> => {
+export const deleteBehaviorSet = async (orgId: string, caller: Caller, setId: string): Promise<void> => {
   const set = await existingSet(orgId, setId);
   requireOnSet(caller, 'DynamicBehaviorInstruction:DeleteDynamicBehaviorInstruction', set);
   await deleteStoredSet(orgId, set);
@@ -285,9 +285,9 @@ export const createBehaviorVersion = async (
 
 export const listBehaviorVersions = async (
   orgId: string,
+  caller: Caller,
   setId: string,
   query: { versions?: VersionFilter; descending: boolean; limit: number; continuationToken: number },
-  caller: Caller,
 ): Promise<Paged<BehaviorVersionRecord>> => {
   const set = await readableSet(orgId, setId, caller);
   const range =
@@ -418,9 +418,9 @@ export const searchBehaviorSets = async (
  */
 export const listBehaviorInvocations = async (
   orgId: string,
+  caller: Caller,
   setId: string,
   query: { descending: boolean; limit: number; continuationToken: number },
-  caller: Caller,
 ): Promise<Paged<BehaviorInvocationRecord>> => {
   await readableSet(orgId, setId, caller);
   const keep = (item: Item) => {

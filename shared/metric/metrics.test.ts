@@ -45,24 +45,20 @@ describe('deleteMetric (DynamoDB Local)', () => {
     // Prepare
     const orgId = `o-${newId()}`;
     const caller = administrator(orgId);
-    const { id } = await createMetric(
-      orgId,
-      {
-        name: 'Used',
-        applied_to_services: [],
-        additional_notes: null,
-        tags: {},
-        initial_version: { description: 'Used.', metric_value: { type: 'boolean' } },
-      },
-      caller,
-    );
+    const { id } = await createMetric(orgId, caller, {
+      name: 'Used',
+      applied_to_services: [],
+      additional_notes: null,
+      tags: {},
+      initial_version: { description: 'Used.', metric_value: { type: 'boolean' } },
+    });
     const unitTestId = newId();
     await transactWrite(
       linkUsages(orgId, { user_id: unitTestId, user_name: 'Checks refunds' }, [usageTargets.metric(id)]),
     );
 
     // Act
-    const refused = deleteMetric(orgId, id, caller);
+    const refused = deleteMetric(orgId, caller, id);
 
     // Assess
     await expect(refused).rejects.toBeInstanceOf(BadRequestError);

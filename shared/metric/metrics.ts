@@ -98,7 +98,7 @@ const versionRecord = (
 });
 
 /** Creates a metric and its first version; 409 when the name is taken in the organization. */
-export const createMetric = (orgId: string, body: CreateMetricRequest, caller: Caller): Promise<{ id: string }> => {
+export const createMetric = (orgId: string, caller: Caller, body: CreateMetricRequest): Promise<{ id: string }> => {
   requirePermission(caller, 'Metric:CreateMetric', { name: body.name });
   const creator = creatorOf(caller);
   const id = newId();
@@ -119,9 +119,9 @@ export const createMetric = (orgId: string, body: CreateMetricRequest, caller: C
 /** Changes the services, notes or tags of a metric (null or omitted: unchanged; notes: `{}` unchanged, null erased). */
 export const updateMetric = async (
   orgId: string,
+  caller: Caller,
   id: string,
   body: UpdateMetricRequest,
-  caller: Caller,
 ): Promise<void> => {
   requireOnMetric(caller, 'Metric:ModifyMetric')(await requireMetric(orgId, id));
   const notes = body.additional_notes;
@@ -138,7 +138,7 @@ export const updateMetric = async (
  * Deletes a metric softly: it stays retrievable by id and evaluable on request, but is no
  * longer evaluated after conversations. Refused (400) while a simulation unit test uses it.
  */
-export const deleteMetric = async (orgId: string, id: string, caller: Caller): Promise<void> => {
+export const deleteMetric = async (orgId: string, caller: Caller, id: string): Promise<void> => {
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const metric = await requireMetric(orgId, id, true);
     requireOnMetric(caller, 'Metric:DeleteMetric')(metric);
@@ -184,9 +184,9 @@ export interface MetricVersionsQuery {
 
 export const listMetricVersions = (
   orgId: string,
+  caller: Caller,
   id: string,
   query: MetricVersionsQuery,
-  caller: Caller,
 ): Promise<Paged<MetricVersionInstance>> =>
   metrics.listVersions(orgId, id, query, requireOnMetric(caller, 'Metric:GetMetric'));
 

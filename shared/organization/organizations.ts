@@ -32,7 +32,7 @@ export const getOrganizationView = async (orgId: string, caller: Caller | undefi
   };
 };
 
-export const getUserDimensions = async (caller: Caller, orgId: string): Promise<UserDimension[]> => {
+export const getUserDimensions = async (orgId: string, caller: Caller): Promise<UserDimension[]> => {
   requirePermission(caller, 'Organization:GetOrganizationDetails');
   return (await requireOrganization(orgId)).user_dimensions;
 };
@@ -70,9 +70,9 @@ export interface ModifyOrganizationInput extends OrganizationDescription {
 }
 
 /** `null` or omitted leaves a field unchanged. */
-export const modifyOrganizationFor = async (
-  caller: Caller,
+export const modifyOrganization = async (
   orgId: string,
+  caller: Caller,
   input: ModifyOrganizationInput,
 ): Promise<void> => {
   requirePermission(caller, 'Organization:ModifyOrganization');

@@ -1,8 +1,8 @@
 /** What other capabilities may use of role's records; everything else stays behind its domain functions. */
 export {
   getRoleByName,
-  listRoles,
   permissionGrantRecord,
+  queryRoles,
   type RoleRecord,
   requireRoleByName,
   roleCreateItem,

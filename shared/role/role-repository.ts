@@ -64,12 +64,12 @@ export const getRoleByName = (orgId: string, name: string, consistent = false): 
   roles.get(orgId, { name }, consistent);
 
 /** The current roles of an organization (a small partition: read whole). */
-export const listRoles = async (orgId: string): Promise<RoleRecord[]> =>
+export const queryRoles = async (orgId: string): Promise<RoleRecord[]> =>
   (await queryAll(roles.query(orgId, {}))).map(roles.parse);
 
 export const roleCreateItem = (record: RoleRecord): TransactItem => roles.create(record.org_id, record);
 
-export const createRole = async (record: RoleRecord): Promise<void> => {
+export const insertRole = async (record: RoleRecord): Promise<void> => {
   await transactWrite([roleCreateItem(record)], () => new ConflictError(`Role ${record.name} already exists.`));
 };
 

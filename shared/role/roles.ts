@@ -7,8 +7,8 @@ import { defaultRoles } from './default-roles';
 import { callerOutranks } from './privilege';
 import {
   getRoleByName,
-  createRole as insertRole,
-  listRoles,
+  insertRole,
+  queryRoles,
   type RoleRecord,
   replaceRoles,
   requireRoleByName,
@@ -68,13 +68,13 @@ const roleView = (role: RoleRecord, withGrants: boolean): RoleView => ({
   is_base_role: role.is_base_role,
 });
 
-export const listRolesFor = async (
-  caller: Caller,
+export const listRoles = async (
   orgId: string,
+  caller: Caller,
   filters: { ids?: string[]; names?: string[]; returnPermissionGrants: boolean },
 ): Promise<RoleView[]> => {
   await requireOrganization(orgId);
-  const roles = (await listRoles(orgId)).filter(
+  const roles = (await queryRoles(orgId)).filter(
     (role) =>
       (!filters.ids?.length || filters.ids.includes(role.id)) &&
       (!filters.names?.length || filters.names.includes(role.name)),
@@ -97,7 +97,7 @@ export const requireOutranks = (caller: Caller, grants: PermissionGrant[], what:
 
 const baseRoleById = async (orgId: string, id: string | null | undefined): Promise<RoleRecord | undefined> => {
   if (!id) return undefined;
-  const base = (await listRoles(orgId)).find((role) => role.id === id);
+  const base = (await queryRoles(orgId)).find((role) => role.id === id);
   if (!base) throw new NotFoundError(`Inherited role ${id} does not exist.`);
   if (!base.is_base_role) throw new BadRequestError('Only base roles can be inherited from.');
   return base;
@@ -112,7 +112,7 @@ export interface CreateRoleInput {
   inherited_from?: string | null;
 }
 
-export const createRoleFor = async (caller: Caller, orgId: string, input: CreateRoleInput): Promise<string> => {
+export const createRole = async (orgId: string, caller: Caller, input: CreateRoleInput): Promise<string> => {
   requirePermission(caller, 'Role:CreateRole', { role_name: input.role_name });
   await requireOrganization(orgId);
   const isBase = input.is_base_role ?? false;
@@ -152,9 +152,9 @@ export interface ModifyRoleInput {
  * role expires after a day. A replaced base role takes its dependent roles along: each gets
  * a new version inheriting from the new base role.
  */
-export const modifyRoleFor = async (
-  caller: Caller,
+export const modifyRole = async (
   orgId: string,
+  caller: Caller,
   name: string,
   input: ModifyRoleInput,
 ): Promise<string> => {
@@ -204,7 +204,7 @@ export const modifyRoleFor = async (
     updated_at: at,
   };
   const dependants = role.is_base_role
-    ? (await listRoles(orgId)).filter((other) => other.inherited_from === role.id)
+    ? (await queryRoles(orgId)).filter((other) => other.inherited_from === role.id)
     : [];
   await replaceRoles(
     orgId,

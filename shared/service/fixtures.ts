@@ -32,9 +32,9 @@ export interface AgentAndMachine {
 /** A fresh organization with an agent and a state machine, one sample version each. */
 export const prepareAgentAndMachine = async (): Promise<AgentAndMachine> => {
   const orgId = `org-${newId()}`;
-  const agent = await createAgent(orgId, 'Ada', caller);
+  const agent = await createAgent(orgId, caller, 'Ada');
   await createAgentVersion(orgId, agent.id, sampleAgentVersionBody(), { caller });
-  const machine = await createStateMachine(orgId, 'Support flow', caller);
+  const machine = await createStateMachine(orgId, caller, 'Support flow');
   await createStateMachineVersion(orgId, machine.id, sampleStateMachineVersion(), { dryRun: false, caller });
   return { orgId, agentId: agent.id, machineId: machine.id };
 };
@@ -48,6 +48,7 @@ export const createSampleService = (
 ) =>
   createService(
     orgId,
+    caller,
     createServiceRequest.parse({
       agent_id: agentId,
       service_hierarchical_state_machine_id: machineId,
@@ -56,5 +57,4 @@ export const createSampleService = (
       is_active: isActive,
       ...extra,
     }),
-    caller,
   );

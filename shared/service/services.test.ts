@@ -28,7 +28,7 @@ describe('services domain (DynamoDB Local)', () => {
   it('gives concurrent agent versions distinct consecutive numbers', async () => {
     // Prepare
     const orgId = `org-${newId()}`;
-    const { id } = await createAgent(orgId, 'Ada', caller);
+    const { id } = await createAgent(orgId, caller, 'Ada');
     await createAgentVersion(orgId, id, sampleAgentVersionBody(), { caller });
 
     // Act
@@ -44,7 +44,7 @@ describe('services domain (DynamoDB Local)', () => {
   it('rejects a version parameter that is not the next number with 409', async () => {
     // Prepare
     const orgId = `org-${newId()}`;
-    const { id } = await createAgent(orgId, 'Ada', caller);
+    const { id } = await createAgent(orgId, caller, 'Ada');
 
     // Act
     const attempt = createAgentVersion(orgId, id, sampleAgentVersionBody(), { expectedVersion: 2, caller });
@@ -63,18 +63,18 @@ describe('services domain (DynamoDB Local)', () => {
 
     // Assess
     await expect(service('Support', true)).rejects.toThrow(/An active service named 'Support' already exists/);
-    await expect(updateService(orgId, inactive.id, { is_active: true }, caller)).rejects.toThrow(ConflictError);
+    await expect(updateService(orgId, caller, inactive.id, { is_active: true })).rejects.toThrow(ConflictError);
   });
 
   it('frees the active name when a service is renamed or deactivated', async () => {
     // Prepare
     const { orgId, service } = await prepare();
     const first = await service('Support', true);
-    await updateService(orgId, first.id, { name: 'Support (old)' }, caller);
+    await updateService(orgId, caller, first.id, { name: 'Support (old)' });
 
     // Act
     const second = await service('Support', true);
-    await updateService(orgId, second.id, { is_active: false }, caller);
+    await updateService(orgId, caller, second.id, { is_active: false });
     const third = await service('Support', true);
 
     // Assess
@@ -87,30 +87,30 @@ describe('services domain (DynamoDB Local)', () => {
     const { id } = await service('Support', true);
 
     // Act
-    await expect(deprecateAgent(orgId, agentId, caller)).rejects.toThrow(BadRequestError);
-    await updateService(orgId, id, { is_active: false }, caller);
-    await deprecateAgent(orgId, agentId, caller);
+    await expect(deprecateAgent(orgId, caller, agentId)).rejects.toThrow(BadRequestError);
+    await updateService(orgId, caller, id, { is_active: false });
+    await deprecateAgent(orgId, caller, agentId);
 
     // Assess
-    await expect(deprecateAgent(orgId, agentId, caller)).rejects.toThrow(ConflictError);
-    await expect(updateService(orgId, id, { is_active: true }, caller)).rejects.toThrow(/deprecated/);
+    await expect(deprecateAgent(orgId, caller, agentId)).rejects.toThrow(ConflictError);
+    await expect(updateService(orgId, caller, id, { is_active: true })).rejects.toThrow(/deprecated/);
   });
 
   it('moves the active use to the new agent when an active service switches agents', async () => {
     // Prepare
     const { orgId, agentId, service } = await prepare();
     const { id } = await service('Support', true);
-    const other = await createAgent(orgId, 'Bea', caller);
+    const other = await createAgent(orgId, caller, 'Bea');
     await createAgentVersion(orgId, other.id, sampleAgentVersionBody(), { caller });
 
     // Act
-    await updateService(orgId, id, { agent_id: other.id }, caller);
+    await updateService(orgId, caller, id, { agent_id: other.id });
 
     // Assess
     expect(await isAgentUsedByActiveService(orgId, agentId)).toBe(false);
     expect(await isAgentUsedByActiveService(orgId, other.id)).toBe(true);
-    await deprecateAgent(orgId, agentId, caller);
-    await expect(deprecateAgent(orgId, other.id, caller)).rejects.toThrow(BadRequestError);
+    await deprecateAgent(orgId, caller, agentId);
+    await expect(deprecateAgent(orgId, caller, other.id)).rejects.toThrow(BadRequestError);
   });
 
   it('resolves edge to the latest versions and release to its pinned ones', async () => {
@@ -147,18 +147,18 @@ describe('services domain (DynamoDB Local)', () => {
     };
 
     // Act
-    await upsertVersionSet(orgId, id, 'canary', set, mayOnlyCreate);
-    const replaceRefused = await upsertVersionSet(orgId, id, 'canary', set, mayOnlyCreate).catch(
+    await upsertVersionSet(orgId, mayOnlyCreate, id, 'canary', set);
+    const replaceRefused = await upsertVersionSet(orgId, mayOnlyCreate, id, 'canary', set).catch(
       (error: unknown) => error,
     );
-    await upsertVersionSet(orgId, id, 'canary', set, caller);
-    await deleteVersionSet(orgId, id, 'canary', caller);
+    await upsertVersionSet(orgId, caller, id, 'canary', set);
+    await deleteVersionSet(orgId, caller, id, 'canary');
 
     // Assess
     expect(replaceRefused).toBeInstanceOf(ForbiddenError);
     expect((replaceRefused as Error).message).toContain('Service:UpdateVersionSet');
-    await expect(upsertVersionSet(orgId, id, 'edge', set, caller)).rejects.toThrow(BadRequestError);
-    await expect(deleteVersionSet(orgId, id, 'release', caller)).rejects.toThrow(BadRequestError);
+    await expect(upsertVersionSet(orgId, caller, id, 'edge', set)).rejects.toThrow(BadRequestError);
+    await expect(deleteVersionSet(orgId, caller, id, 'release')).rejects.toThrow(BadRequestError);
     expect(Object.keys((await getService(orgId, id))?.version_sets ?? {}).sort()).toEqual(['edge', 'release']);
   });
 

@@ -103,8 +103,8 @@ export const changeService = async (
 
 export const createService = async (
   orgId: string,
-  request: CreateServiceRequest,
   caller: Caller,
+  request: CreateServiceRequest,
 ): Promise<{ id: string }> => {
   const attributes = {
     name: request.name,
@@ -248,9 +248,9 @@ export const requireOnService = (
 
 export const updateService = (
   orgId: string,
+  caller: Caller,
   serviceId: string,
   patch: UpdateServiceRequest,
-  caller: Caller,
 ): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
     requireOnService(caller, 'Service:UpdateService', current);
@@ -303,10 +303,10 @@ export const versionSetAttributes = (service: StoredService, name: string) => ({
  */
 export const withVersionSet = async (
   orgId: string,
+  caller: Caller,
   current: StoredService,
   name: string,
   set: VersionSetInput,
-  caller: Caller,
 ): Promise<StoredService> => {
   const [agent, machine] = await Promise.all([
     agents.get(orgId, current.agent_id),
@@ -324,10 +324,10 @@ export const withVersionSet = async (
 /** Creates or replaces a version set (each needs its own permission). Edge cannot be changed. */
 export const upsertVersionSet = (
   orgId: string,
+  caller: Caller,
   serviceId: string,
   name: string,
   input: VersionSetInput,
-  caller: Caller,
 ): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
     const exists = Object.hasOwn(current.version_sets, name);
@@ -339,10 +339,10 @@ export const upsertVersionSet = (
     );
     if (name === EDGE)
       throw new BadRequestError('The edge version set cannot be updated; it always uses the latest versions.');
-    return withVersionSet(orgId, current, name, input, caller);
+    return withVersionSet(orgId, caller, current, name, input);
   });
 
-export const deleteVersionSet = (orgId: string, serviceId: string, name: string, caller: Caller): Promise<void> =>
+export const deleteVersionSet = (orgId: string, caller: Caller, serviceId: string, name: string): Promise<void> =>
   changeService(orgId, serviceId, async (current) => {
     if (!hasPermission(caller, 'Service:GetService', serviceAttributes(current))) throw serviceNotFound(serviceId);
     if (!Object.hasOwn(current.version_sets, name)) {

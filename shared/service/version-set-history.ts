@@ -69,7 +69,7 @@ export const rollbackVersionSet = async (
   }
   const set = restored;
   let made: VersionSetRevisionRecord | null = null;
-  await changeService(orgId, serviceId, (current) => withVersionSet(orgId, current, name, set, caller), {
+  await changeService(orgId, serviceId, (current) => withVersionSet(orgId, caller, current, name, set), {
     revision: { change: 'rolled-back', rolledBackTo: target },
     companions: (revisions) => {
       made = revisions[0] ?? null;

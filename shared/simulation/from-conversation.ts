@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { logger } from '../aws/observability';
 import { requireAuthorizedConversation } from '../conversation/conversations';
-import { listMessagesFor } from '../conversation/queries';
+import { listMessages } from '../conversation/queries';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { conversationAttributes, requirePermission } from '../kernel/permissions';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { listMetrics } from '../metric/metrics';
-import { getUserModelFor } from '../user/insights';
+import { getUserModel } from '../user/insights';
 import { createPersona } from './personas';
 import { createScenario } from './scenarios';
 import type { ReferenceMessage, SuccessCriterion, UnitTestFromConversationRequest } from './schemas';
@@ -159,7 +159,7 @@ export const createUnitTestFromConversation = async (
     throw new BadRequestError(`Conversation ${conversation.id} is not finished; finish it before making a test of it.`);
   }
   const [messages, metrics, userModels] = await Promise.all([
-    listMessagesFor(orgId, conversation.id, caller, {
+    listMessages(orgId, caller, conversation.id, {
       messageTypes: ['user-message', 'agent-message', 'external-event'],
       sortBy: [{ field: 'created_at', direction: 'asc' }],
       limit: maxMessages,
@@ -167,7 +167,7 @@ export const createUnitTestFromConversation = async (
     }),
     listMetrics(orgId, caller, { ids: input.metric_ids, creators: [], tags: [], limit: 50, continuationToken: 0 }),
     // The persona is made from the user's models only when the caller may read them.
-    getUserModelFor(orgId, conversation.user_id, caller).then(
+    getUserModel(orgId, caller, conversation.user_id).then(
       (found) => found.user_models.map((model) => quote(model.content, 4000)).slice(0, 50),
       (error: unknown) => {
         if (error instanceof NotFoundError || error instanceof ForbiddenError) return [];
@@ -195,25 +195,22 @@ export const createUnitTestFromConversation = async (
   };
   const by = derived.derivedBy;
 
-  const { simulation_persona_id } = await createPersona(
-    orgId,
-    {
-      name: `User of conversation ${conversation.id} (${by}, ${suffix})`,
-      role: 'user',
-      tags: label,
-      initial_version: {
-        background: derived.background,
-        preferred_language: null,
-        timezone: null,
-        user_models: userModels,
-        nonsensitive_user_variables: {},
-        sensitive_user_variables: {},
-      },
+  const { simulation_persona_id } = await createPersona(orgId, caller, {
+    name: `User of conversation ${conversation.id} (${by}, ${suffix})`,
+    role: 'user',
+    tags: label,
+    initial_version: {
+      background: derived.background,
+      preferred_language: null,
+      timezone: null,
+      user_models: userModels,
+      nonsensitive_user_variables: {},
+      sensitive_user_variables: {},
     },
-    caller,
-  );
+  });
   const { simulation_scenario_id } = await createScenario(
     orgId,
+    caller,
     {
       name: `Conversation ${conversation.id} (${by}, ${suffix})`,
       tags: label,
@@ -225,26 +222,21 @@ export const createUnitTestFromConversation = async (
         conversation_starts_at: conversation.created_at,
       },
     },
-    caller,
     transcript,
   );
-  const { simulation_unit_test_id } = await createUnitTest(
-    orgId,
-    {
-      name: `Regression: conversation ${conversation.id} (${suffix})`,
-      description: `Made from conversation ${conversation.id} (${by}); its messages are the scenario's reference transcript.`,
-      service_id: conversation.service_id,
-      service_version_set_name: conversation.version_set_info.name,
-      persona_id: simulation_persona_id,
-      scenario_id: simulation_scenario_id,
-      max_interactions: Math.min(100, Math.max(3, said.length + 2)),
-      success_criterions: metrics.metrics.map(criterionFor),
-      tags: label,
-      tool_mocks: [],
-      user_variables: {},
-      initial_state: null,
-    },
-    caller,
-  );
+  const { simulation_unit_test_id } = await createUnitTest(orgId, caller, {
+    name: `Regression: conversation ${conversation.id} (${suffix})`,
+    description: `Made from conversation ${conversation.id} (${by}); its messages are the scenario's reference transcript.`,
+    service_id: conversation.service_id,
+    service_version_set_name: conversation.version_set_info.name,
+    persona_id: simulation_persona_id,
+    scenario_id: simulation_scenario_id,
+    max_interactions: Math.min(100, Math.max(3, said.length + 2)),
+    success_criterions: metrics.metrics.map(criterionFor),
+    tags: label,
+    tool_mocks: [],
+    user_variables: {},
+    initial_state: null,
+  });
   return { simulation_unit_test_id, simulation_scenario_id, simulation_persona_id };
 };

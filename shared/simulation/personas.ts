@@ -105,8 +105,8 @@ const buildVersion = async (
 
 export const createPersona = async (
   orgId: string,
-  request: CreatePersonaRequest,
   caller: Caller,
+  request: CreatePersonaRequest,
 ): Promise<{ simulation_persona_id: string }> => ({
   simulation_persona_id: await catalog.create(
     orgId,
@@ -128,9 +128,9 @@ export const createPersonaVersion = (
 
 export const listPersonaVersions = async (
   orgId: string,
+  caller: Caller,
   personaId: string,
   query: VersionListQuery,
-  caller: Caller,
 ): Promise<Paged<PersonaVersionInstance>> => {
   const page = await catalog.listVersions(orgId, personaId, query, caller);
   return { ...page, items: page.items.map(versionView) };
@@ -172,13 +172,13 @@ export const searchPersonas = async (orgId: string, caller: Caller, text: string
 
 export const updatePersona = (
   orgId: string,
+  caller: Caller,
   personaId: string,
   tags: Record<string, string | null> | null | undefined,
-  caller: Caller,
 ): Promise<void> => catalog.updateTags(orgId, personaId, tags, caller);
 
 /** Deletes softly; 400 while a unit test uses the persona. */
-export const deletePersona = (orgId: string, personaId: string, caller: Caller): Promise<void> =>
+export const deletePersona = (orgId: string, caller: Caller, personaId: string): Promise<void> =>
   catalog.softDelete(orgId, personaId, caller);
 
 /** The persona (deleted ones included: existing references stay valid), for runs. */

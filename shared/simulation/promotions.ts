@@ -11,7 +11,7 @@ import { changeService, requireOnService, requireService, versionSetAttributes }
 import { EDGE, type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import { announcePromotionCompleted } from '../webhook/events';
 import { createPromotion, getPromotion, promotionEnd, updateRunningPromotion } from './promotion-repository';
-import { createRunFor, runStanding } from './runs';
+import { createRun, runStanding } from './runs';
 
 /*
  * Promotion of a version set, gated by a simulation. The request resolves the candidate (the
@@ -150,7 +150,7 @@ export const promoteVersionSet = async (
   const versions = await resolveVersionSet(orgId, serviceId, body.from);
   const gate = body.gate ?? null;
   const run = gate
-    ? await createRunFor(orgId, caller, gate.simulation_unit_test_set_id, { serviceId, versions })
+    ? await createRun(orgId, caller, gate.simulation_unit_test_set_id, { serviceId, versions })
     : undefined;
   const promotion: PromotionRecord = {
     id: newId(),

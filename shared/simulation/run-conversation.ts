@@ -1,6 +1,6 @@
 import type { CreateConversationEvent, InteractEvent } from '../../events/stream-events';
 import {
-  finishConversation,
+  closeConversation,
   interactWithConversation,
   requireConversation,
   type StreamOptions,
@@ -273,7 +273,7 @@ export const advanceSimulatedConversation = async (
     });
     if (conversation.is_finished) return ended(endingOf(interactions, spec.max_interactions));
     if (interactions.length >= spec.max_interactions || (await limits.isCancelled())) {
-      await finishConversation(conversation, { trigger: 'finish-conversation' });
+      await closeConversation(conversation, { trigger: 'finish-conversation' });
       return ended(interactions.length >= spec.max_interactions ? 'max-interactions' : 'cancelled');
     }
     if (turns >= limits.maxTurns || Date.now() > limits.deadline) {
@@ -298,7 +298,7 @@ export const advanceSimulatedConversation = async (
     turns += 1;
     if (turn.refusal) return ended('error', turn.refusal);
     if (!turn.completed && next.conversation_completed) {
-      await finishConversation(await requireConversation(orgId, conversationId, true), {
+      await closeConversation(await requireConversation(orgId, conversationId, true), {
         trigger: 'finish-conversation',
       });
       return {

@@ -76,7 +76,7 @@ const unfinishedKey = (run: RunRecord) => ({
  * Stores a new run with its creator's unfinished-run guard and the set's `last_triggered_run_id`
  * (`setUpdate`); 409 while the creator has an unfinished run of the set, 404 when the set is gone.
  */
-export const createRun = async (run: RunRecord, setUpdate: TransactItem): Promise<void> => {
+export const insertRun = async (run: RunRecord, setUpdate: TransactItem): Promise<void> => {
   await transactWrite(
     [
       runs.create(run.org_id, run),
@@ -223,7 +223,7 @@ export interface RunListQuery {
  * One page of the organization's runs in creation order (or of the runs named by `ids`),
  * filtered by `keep`: a bounded number of reads per page.
  */
-export const listRuns = async (orgId: string, query: RunListQuery): Promise<Paged<RunRecord>> => {
+export const queryRuns = async (orgId: string, query: RunListQuery): Promise<Paged<RunRecord>> => {
   const keep = (item: Item) => query.keep(runs.parse(item));
   const { ids } = query;
   return pageOfQuery(

@@ -15,11 +15,11 @@ import { stateMachineAttributes } from '../state-machine/state-machines';
 import { getLatestPersonaVersion, getPersona } from './personas';
 import { runSummary } from './run-artifacts';
 import {
-  createRun,
   getRun,
+  insertRun,
   listRunConversations,
-  listRuns,
   maxConversationsPerRun,
+  queryRuns,
   replaceRun,
 } from './run-repository';
 import type { RunInstance, RunRecord, runListQuery, StoredUnitTestRunSpec } from './run-schemas';
@@ -114,7 +114,7 @@ type RunListQuery = z.output<typeof runListQuery>;
  * reference filter, newest first unless `+created_at`. `filter_values` (first page only) are
  * those of the page's runs.
  */
-export const listRunsFor = async (orgId: string, caller: Caller, query: RunListQuery) => {
+export const listRuns = async (orgId: string, caller: Caller, query: RunListQuery) => {
   const creators = parseCreatorFilters(query.creator);
   const setIds = query.simulation_unit_test_set_id ?? [];
   const after = query.created_after ? Date.parse(query.created_after) : undefined;
@@ -134,7 +134,7 @@ export const listRunsFor = async (orgId: string, caller: Caller, query: RunListQ
     );
   };
   const { limit, continuation_token: continuationToken, id: ids, ...filters } = query;
-  const page = await listRuns(orgId, {
+  const page = await queryRuns(orgId, {
     filters: { ...filters, ids },
     ids,
     descending: query.sort_by?.[0] !== '+created_at',
@@ -160,7 +160,7 @@ export const listRunsFor = async (orgId: string, caller: Caller, query: RunListQ
 };
 
 /** Cancels a run in progress: no conversation starts a new turn after this (best effort: a turn under way completes). 409 when it is not in progress. */
-export const cancelRun = async (orgId: string, id: string, caller: Caller): Promise<void> => {
+export const cancelRun = async (orgId: string, caller: Caller, id: string): Promise<void> => {
   for (;;) {
     const run = await requireRun(orgId, id, caller, 'Simulation:CancelSimulationUnitTestSetRun');
     if (run.status !== 'running') throw new ConflictError(`Simulation unit test set run ${id} is not in progress.`);
@@ -175,7 +175,7 @@ const artifactsLinkSeconds = 3600;
  * A presigned URL of the run's artifacts zip, valid for an hour; 400 until the zip is stored.
  * Needs `GetServiceHierarchicalStateMachine` too, on each state machine the run used: the zip describes them.
  */
-export const getRunArtifacts = async (orgId: string, id: string, caller: Caller) => {
+export const getRunArtifacts = async (orgId: string, caller: Caller, id: string) => {
   const run = await requireRun(orgId, id, caller, 'Simulation:GetSimulationUnitTestSetRun');
   const machineIds = new Set(
     run.unit_test_run_specs.map((spec) => spec.service_hierarchical_state_machine_version_info[0]),
@@ -281,7 +281,7 @@ const resolveSpec = async (
  * `last_triggered_run_id` becomes the run) and queues one message per (unit test, run index).
  * If queueing fails the run is cancelled and marked errored, so nothing waits for it.
  */
-export const createRunFor = async (
+export const createRun = async (
   orgId: string,
   caller: Caller,
   setId: string,
@@ -346,7 +346,7 @@ export const createRunFor = async (
     finished_conversations: 0,
     revision: 1,
   };
-  await createRun(run, lastTriggeredRunUpdate(orgId, setId, run.id));
+  await insertRun(run, lastTriggeredRunUpdate(orgId, setId, run.id));
   const messages = specs.flatMap((spec) =>
     Array.from({ length: spec.run_count }, (_, runIndex) => ({
       type: 'simulate-conversation' as const,

@@ -101,9 +101,8 @@ const buildVersion = (
 
 export const createScenario = async (
   orgId: string,
-  request: CreateScenarioRequest,
   caller: Caller,
-  /** The real conversation's messages, when the scenario is made from one. */
+  request: CreateScenarioRequest,
   referenceTranscript: ReferenceMessage[] | null = null,
 ): Promise<{ simulation_scenario_id: string }> => ({
   simulation_scenario_id: await catalog.create(orgId, caller, { name: request.name, tags: request.tags }, (id) =>
@@ -123,9 +122,9 @@ export const createScenarioVersion = (
 
 export const listScenarioVersions = async (
   orgId: string,
+  caller: Caller,
   scenarioId: string,
   query: VersionListQuery,
-  caller: Caller,
 ): Promise<Paged<ScenarioVersionInstance>> => {
   const page = await catalog.listVersions(orgId, scenarioId, query, caller);
   return { ...page, items: page.items.map(versionView) };
@@ -164,13 +163,13 @@ export const searchScenarios = async (orgId: string, caller: Caller, text: strin
 
 export const updateScenario = (
   orgId: string,
+  caller: Caller,
   scenarioId: string,
   tags: Record<string, string | null> | null | undefined,
-  caller: Caller,
 ): Promise<void> => catalog.updateTags(orgId, scenarioId, tags, caller);
 
 /** Deletes softly; 400 while a unit test uses the scenario. */
-export const deleteScenario = (orgId: string, scenarioId: string, caller: Caller): Promise<void> =>
+export const deleteScenario = (orgId: string, caller: Caller, scenarioId: string): Promise<void> =>
   catalog.softDelete(orgId, scenarioId, caller);
 
 /** The scenario (deleted ones included: existing references stay valid), for runs. */

@@ -108,8 +108,8 @@ const store: RecordStore<StoredUnitTestSet> = {
 
 export const createUnitTestSet = async (
   orgId: string,
-  request: CreateUnitTestSetRequest,
   caller: Caller,
+  request: CreateUnitTestSetRequest,
 ): Promise<{ simulation_unit_test_set_id: string }> => {
   const now = nowIso();
   const creator = creatorOf(caller);
@@ -136,9 +136,9 @@ export const createUnitTestSet = async (
 
 export const updateUnitTestSet = (
   orgId: string,
+  caller: Caller,
   id: string,
   request: UpdateUnitTestSetRequest,
-  caller: Caller,
 ): Promise<void> =>
   changeLiveRecord(store, orgId, id, async (current) => {
     requireOnRecord(store, caller, 'Simulation:ModifySimulationUnitTestSet', current);
@@ -156,7 +156,7 @@ export const updateUnitTestSet = (
   });
 
 /** Deletes softly, releasing the unit tests the set held. */
-export const deleteUnitTestSet = (orgId: string, id: string, caller: Caller): Promise<void> =>
+export const deleteUnitTestSet = (orgId: string, caller: Caller, id: string): Promise<void> =>
   changeLiveRecord(store, orgId, id, async (current) => {
     requireOnRecord(store, caller, 'Simulation:DeleteSimulationUnitTestSet', current);
     return { ...current, is_deleted: true, updated_at: nowIso(), updated_by: creatorOf(caller) };

@@ -217,8 +217,8 @@ const store: RecordStore<StoredUnitTest> = {
 
 export const createUnitTest = async (
   orgId: string,
-  request: CreateUnitTestRequest,
   caller: Caller,
+  request: CreateUnitTestRequest,
 ): Promise<{ simulation_unit_test_id: string }> => {
   const now = nowIso();
   const creator = creatorOf(caller);
@@ -253,9 +253,9 @@ export const createUnitTest = async (
 
 export const updateUnitTest = (
   orgId: string,
+  caller: Caller,
   id: string,
   request: UpdateUnitTestRequest,
-  caller: Caller,
 ): Promise<void> =>
   changeLiveRecord(store, orgId, id, async (current) => {
     requireOnRecord(store, caller, 'Simulation:ModifySimulationUnitTest', current);
@@ -281,7 +281,7 @@ export const updateUnitTest = (
   });
 
 /** Deletes softly, releasing what the unit test used; 400 while a set holds it. */
-export const deleteUnitTest = (orgId: string, id: string, caller: Caller): Promise<void> =>
+export const deleteUnitTest = (orgId: string, caller: Caller, id: string): Promise<void> =>
   changeLiveRecord(store, orgId, id, async (current) => {
     requireOnRecord(store, caller, 'Simulation:DeleteSimulationUnitTest', current);
     await requireUnused(orgId, usageTargets.unitTest(id), `Simulation unit test ${id}`);

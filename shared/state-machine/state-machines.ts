@@ -27,7 +27,7 @@ const machineAccess: HeadAccess = {
 };
 
 /** Creates a state machine without versions; 409 when the name is taken in the organization. */
-export const createStateMachine = async (orgId: string, name: string, caller: Caller): Promise<{ id: string }> => {
+export const createStateMachine = async (orgId: string, caller: Caller, name: string): Promise<{ id: string }> => {
   requirePermission(caller, 'Organization:CreateServiceHierarchicalStateMachine', { name });
   const created = await stateMachines.create(orgId, name, creatorOf(caller));
   await announceFrameworkResourceChange(orgId, {
@@ -115,9 +115,9 @@ export const createStateMachineVersion = async (
 
 export const listStateMachineVersions = (
   orgId: string,
+  caller: Caller,
   machineId: string,
   query: VersionListQuery,
-  caller: Caller,
 ): Promise<Paged<StateMachineVersionRecord>> =>
   stateMachines.listVersions(
     orgId,
@@ -130,7 +130,7 @@ export const listStateMachineVersions = (
  * Deprecates a state machine (the reference's "delete"): versions are kept, but no service can
  * start using it. Fails with 400 while an active service uses it (see `isStateMachineUsedByActiveService`).
  */
-export const deleteStateMachine = async (orgId: string, machineId: string, caller: Caller): Promise<void> => {
+export const deleteStateMachine = async (orgId: string, caller: Caller, machineId: string): Promise<void> => {
   await stateMachines.deprecate(
     orgId,
     machineId,

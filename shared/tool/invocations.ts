@@ -140,10 +140,10 @@ const directSource = (caller: Caller, input: InvocationInput): InvocationSource 
  */
 export const invokeToolVersion = async (
   orgId: string,
+  caller: Caller,
   toolId: string,
   versionText: string,
   inputs: InvocationInput[],
-  caller: Caller,
 ): Promise<AsyncIterable<InvocationResult>> => {
   const { tool, version } = await requireToolVersion(orgId, toolId, versionText);
   requirePermission(caller, 'Tool:InvokeTool', toolAttributes(tool));

@@ -165,8 +165,8 @@ export const listTools = async (orgId: string, query: ToolListQuery) => {
 
 export const modifyTool = async (
   orgId: string,
-  toolId: string,
   caller: Caller,
+  toolId: string,
   changes: { description?: string | null; tags?: Record<string, string | null> | null },
 ): Promise<void> => {
   await mutateTool(orgId, toolId, (tool) => {
@@ -205,7 +205,7 @@ const setVersionsDeprecated = async (versions: StoredToolVersion[]): Promise<voi
  * Deprecates a tool and every version of it, and frees its name. The head is marked first (it is
  * what version resolution reads), under the tool's lock, so a publish cannot slip in between.
  */
-export const deprecateTool = async (orgId: string, toolId: string, caller: Caller): Promise<void> => {
+export const deprecateTool = async (orgId: string, caller: Caller, toolId: string): Promise<void> => {
   const deprecated = await mutateTool(orgId, toolId, (tool) => {
     requirePermission(caller, 'Tool:DeleteTool', toolAttributes(tool));
     refuseWhileBusy(tool);
@@ -222,9 +222,9 @@ export const deprecateTool = async (orgId: string, toolId: string, caller: Calle
 /** Deprecates the versions matching a PEP 440 constraint. */
 export const deprecateToolVersions = async (
   orgId: string,
+  caller: Caller,
   toolId: string,
   constraint: string,
-  caller: Caller,
 ): Promise<void> => {
   const tool = await requireTool(orgId, toolId, true);
   requirePermission(caller, 'Tool:ModifyTool', toolAttributes(tool));
@@ -240,8 +240,8 @@ const activeVersions = (versions: StoredToolVersion[]) =>
 
 export const modifyToolEnvvars = async (
   orgId: string,
-  toolId: string,
   caller: Caller,
+  toolId: string,
   changes: EnvVarChanges,
 ): Promise<void> => {
   const names = [...changes.inserts, ...changes.updates, ...changes.deletes].map((change) => change.name);
@@ -371,8 +371,8 @@ const requireHeld = (tool: ToolRecord, hold: string): void => {
  */
 export const publishToolVersion = async (
   orgId: string,
-  toolId: string,
   caller: Caller,
+  toolId: string,
   body: { project_path: string; bump_type: 'major' | 'minor' | 'patch'; repo: 'team' | 'main' },
 ): Promise<{ new_version: string }> => {
   const before = await requireTool(orgId, toolId, true);

@@ -45,13 +45,13 @@ export const apiKeyCounts = defineEntity({
 export const getApiKey = (orgId: string, keyId: string): Promise<ApiKeyRecord | undefined> =>
   apiKeys.get(orgId, { id: keyId });
 
-export const listApiKeys = async (orgId: string): Promise<ApiKeyRecord[]> =>
+export const queryApiKeys = async (orgId: string): Promise<ApiKeyRecord[]> =>
   (await queryAll(apiKeys.query(orgId, {}))).map(apiKeys.parse);
 
 const limitReached = (max: number) =>
   new BadRequestError(`The organization has reached the maximum of ${max} API keys; delete one first.`);
 
-export const createApiKey = async (record: ApiKeyRecord, max: number): Promise<void> => {
+export const insertApiKey = async (record: ApiKeyRecord, max: number): Promise<void> => {
   await transactWrite(
     [
       {
@@ -68,7 +68,7 @@ export const createApiKey = async (record: ApiKeyRecord, max: number): Promise<v
   );
 };
 
-export const deleteApiKey = async (orgId: string, keyId: string): Promise<void> => {
+export const removeApiKey = async (orgId: string, keyId: string): Promise<void> => {
   await transactWrite(
     [
       { Delete: { Key: apiKeys.key(orgId, { id: keyId }), ConditionExpression: 'attribute_exists(pk)' } },

@@ -5,10 +5,10 @@ import { BadRequestError, ForbiddenError, NotFoundError, ValidationError } from 
 import { newId, nowIso } from '../kernel/ids';
 import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '../kernel/permissions';
 import { requireOrganization } from '../organization/index';
-import { listRoles, requireRoleByName } from '../role/index';
+import { queryRoles, requireRoleByName } from '../role/index';
 import { callerOutranks } from '../role/privilege';
 import { effectiveGrants } from '../role/roles';
-import { type ApiKeyRecord, createApiKey, deleteApiKey, getApiKey, listApiKeys } from './api-key-repository';
+import { type ApiKeyRecord, getApiKey, insertApiKey, queryApiKeys, removeApiKey } from './api-key-repository';
 
 export const maxApiKeysPerOrganization = 20;
 export const minApiKeyDays = 1;
@@ -48,8 +48,8 @@ export interface IssuedApiKey {
 /** Removes keys that have expired, so they stop counting against the limit. */
 const purgeExpiredKeys = async (orgId: string): Promise<number> => {
   const now = nowIso();
-  const expired = (await listApiKeys(orgId)).filter((key) => key.expires_at <= now);
-  for (const key of expired) await deleteApiKey(orgId, key.id).catch(() => undefined);
+  const expired = (await queryApiKeys(orgId)).filter((key) => key.expires_at <= now);
+  for (const key of expired) await removeApiKey(orgId, key.id).catch(() => undefined);
   return expired.length;
 };
 
@@ -71,10 +71,10 @@ export const issueApiKey = async (issue: IssueApiKey): Promise<IssuedApiKey> => 
     expires_at: new Date(Date.now() + issue.lifetimeSeconds * 1000).toISOString(),
   };
   try {
-    await createApiKey(record, maxApiKeysPerOrganization);
+    await insertApiKey(record, maxApiKeysPerOrganization);
   } catch (error) {
     if (!(error instanceof BadRequestError) || (await purgeExpiredKeys(issue.orgId)) === 0) throw error;
-    await createApiKey(record, maxApiKeysPerOrganization);
+    await insertApiKey(record, maxApiKeysPerOrganization);
   }
   return { api_key_id: record.id, api_key: secret, expires_at: record.expires_at };
 };
@@ -85,11 +85,7 @@ export interface CreateApiKeyInput {
   role_name: string;
 }
 
-export const createApiKeyFor = async (
-  caller: Caller,
-  orgId: string,
-  input: CreateApiKeyInput,
-): Promise<IssuedApiKey> => {
+export const createApiKey = async (orgId: string, caller: Caller, input: CreateApiKeyInput): Promise<IssuedApiKey> => {
   requirePermission(caller, 'Organization:CreateAPIKey', { role_name: input.role_name });
   const lifetimeSeconds = keyDurationSeconds(input.duration);
   const role = await requireRoleByName(orgId, input.role_name);
@@ -107,9 +103,9 @@ export const createApiKeyFor = async (
   });
 };
 
-export const listApiKeysFor = async (caller: Caller, orgId: string) => {
+export const listApiKeys = async (orgId: string, caller: Caller) => {
   await requireOrganization(orgId);
-  const [keys, roles] = await Promise.all([listApiKeys(orgId), listRoles(orgId)]);
+  const [keys, roles] = await Promise.all([queryApiKeys(orgId), queryRoles(orgId)]);
   const roleIds = new Map(roles.map((role) => [role.name, role.id]));
   return filterPermitted(caller, 'Organization:GetAPIKey', keys, (key) => ({
     api_key_id: key.id,
@@ -128,9 +124,9 @@ export const listApiKeysFor = async (caller: Caller, orgId: string) => {
   }));
 };
 
-export const deleteApiKeyFor = async (
-  caller: Caller,
+export const deleteApiKey = async (
   orgId: string,
+  caller: Caller,
   keyId: string,
 ): Promise<{ deleted_key_id: string }> => {
   const missing = () => new NotFoundError(`API key ${keyId} does not exist.`);
@@ -142,6 +138,6 @@ export const deleteApiKeyFor = async (
     missing,
     () => hasPermission(caller, 'Organization:GetAPIKey', attributes),
   );
-  await deleteApiKey(orgId, keyId);
+  await removeApiKey(orgId, keyId);
   return { deleted_key_id: keyId };
 };

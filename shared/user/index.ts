@@ -1,5 +1,5 @@
 /** What other capabilities may use of user's records; everything else stays behind its domain functions. */
-export { apiKeys, deleteApiKey, getApiKey, listApiKeys } from './api-key-repository';
+export { apiKeys, getApiKey, queryApiKeys, removeApiKey } from './api-key-repository';
 export { conversationMemories, memories, memoryPut, recentMemories } from './memory-repository';
 export { activeGrantsOf } from './temporary-grant-repository';
 export { getUserModels, userModelsPut } from './user-model-repository';

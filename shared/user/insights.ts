@@ -2,19 +2,19 @@ import { pageBody } from '../data/paging';
 import type { Caller } from '../kernel/caller';
 import type { SortEntry } from '../kernel/list-params';
 import { canReadMessage } from '../kernel/permissions';
-import { listMemories } from './memory-repository';
+import { queryMemories } from './memory-repository';
 import type { MemoryInstance, MemoryRecord, UserModel } from './schemas';
 import { getUserModels } from './user-model-repository';
 import { requireVisibleUser } from './users';
 
 /** What post-conversation analysis learned about a user, as the user operations show it. */
 
-export const getUserModelFor = async (
+export const getUserModel = async (
   orgId: string,
-  userId: string,
   caller: Caller,
+  userId: string,
 ): Promise<{ user_models: UserModel[]; additional_context: string[] }> => {
-  const user = await requireVisibleUser(caller, orgId, userId, 'User:GetUserModel');
+  const user = await requireVisibleUser(orgId, caller, userId, 'User:GetUserModel');
   const models = await getUserModels(orgId, userId);
   return { user_models: models?.user_models ?? [], additional_context: user.additional_context };
 };
@@ -46,11 +46,11 @@ const memoryVisible = (caller: Caller) => (memory: MemoryRecord) =>
     ),
   );
 
-export const listMemoriesFor = async (orgId: string, userId: string, caller: Caller, query: MemoriesQuery) => {
-  await requireVisibleUser(caller, orgId, userId, 'User:GetUserInfo');
+export const listMemories = async (orgId: string, caller: Caller, userId: string, query: MemoriesQuery) => {
+  await requireVisibleUser(orgId, caller, userId, 'User:GetUserInfo');
   if (query.limit === 0) return { memories: [], has_more: false, continuation_token: null };
   const first = query.sortBy[0];
-  const page = await listMemories(orgId, userId, {
+  const page = await queryMemories(orgId, userId, {
     ids: query.ids,
     conversationIds: query.conversationIds,
     sortBy: first?.field === 'conversation_id' ? 'conversation_id' : 'created_at',

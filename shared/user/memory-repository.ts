@@ -78,7 +78,7 @@ export interface MemoryListQuery {
   continuationToken: number;
 }
 
-export const listMemories = async (
+export const queryMemories = async (
   orgId: string,
   userId: string,
   query: MemoryListQuery,

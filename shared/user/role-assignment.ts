@@ -6,7 +6,7 @@ import { forgetPrincipals } from './principal';
 import { mutateUser, requireUser } from './user-repository';
 
 /** Gives a user another role: the role is on the role endpoints, but what changes is the user. */
-export const assignRole = async (caller: Caller, orgId: string, name: string, userId: string): Promise<string> => {
+export const assignRole = async (orgId: string, caller: Caller, name: string, userId: string): Promise<string> => {
   const role = await requireRoleByName(orgId, name);
   requireOutranks(caller, await effectiveGrants(orgId, role), `the role ${name}`);
   // Nobody reassigns a user who outranks them (or is their equal).

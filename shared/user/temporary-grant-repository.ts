@@ -44,7 +44,7 @@ export const temporaryGrants = defineEntity({
   },
 });
 
-export const createTemporaryGrant = async (record: TemporaryGrantRecord): Promise<void> => {
+export const insertTemporaryGrant = async (record: TemporaryGrantRecord): Promise<void> => {
   await transactWrite([temporaryGrants.create(record.org_id, record)], () => new Error(`grant ${record.id} exists`));
   grantCache.forget(record.org_id, record.user_id);
 };

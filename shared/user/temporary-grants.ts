@@ -18,7 +18,7 @@ import { requireOrganization } from '../organization/index';
 import { callerAtLeast, callerOutranks } from '../role/privilege';
 import { loadPrincipal } from './principal';
 import {
-  createTemporaryGrant,
+  insertTemporaryGrant,
   keptExpiredSeconds,
   readTemporaryGrants,
   type TemporaryGrantRecord,
@@ -63,9 +63,9 @@ export interface TemporaryGrantInput {
  * role (as assigning a role does) and who holds the granted permission at least as broadly
  * themselves through their role: a grant never widens anyone beyond the granter.
  */
-export const createTemporaryGrantFor = async (
-  caller: Caller,
+export const createTemporaryGrant = async (
   orgId: string,
+  caller: Caller,
   input: TemporaryGrantInput,
 ): Promise<{ temporary_permission_grant_id: string; expires_at: string }> => {
   await requireOrganization(orgId);
@@ -98,7 +98,7 @@ export const createTemporaryGrantFor = async (
     expires_at: expiresAt,
     expires_at_epoch: Math.ceil(now / 1000 + lifetime + keptExpiredSeconds),
   };
-  await createTemporaryGrant(record);
+  await insertTemporaryGrant(record);
   return { temporary_permission_grant_id: record.id, expires_at: expiresAt };
 };
 
@@ -121,9 +121,9 @@ const grantAttributes = (grant: TemporaryGrantRecord) => ({
   temporary_permission_grant_id: grant.id,
 });
 
-export const listTemporaryGrantsFor = async (
-  caller: Caller,
+export const listTemporaryGrants = async (
   orgId: string,
+  caller: Caller,
   query: Omit<TemporaryGrantListQuery, 'visible'>,
 ): Promise<Paged<TemporaryGrantRecord>> => {
   await requireOrganization(orgId);

@@ -141,7 +141,7 @@ export const mutateUser = async (
   throw new ConflictError(`User ${userId} is being changed at the same time; retry.`);
 };
 
-export const deleteUser = async (orgId: string, user: UserRecord): Promise<void> => {
+export const removeUser = async (orgId: string, user: UserRecord): Promise<void> => {
   await transactWrite(
     [
       { Delete: { Key: users.key(orgId, user), ConditionExpression: 'attribute_exists(pk)' } },
@@ -167,7 +167,7 @@ export interface UserListOptions {
   filters: unknown;
 }
 
-export const listUsers = async (orgId: string, options: UserListOptions): Promise<Paged<UserRecord>> => {
+export const queryUsers = async (orgId: string, options: UserListOptions): Promise<Paged<UserRecord>> => {
   const [first, ...more] = options.sort;
   const forward = first?.direction !== 'desc';
   const keep = (item: Item) => options.keep(users.parse(item));
@@ -198,7 +198,7 @@ export const listUsers = async (orgId: string, options: UserListOptions): Promis
  * organization's users a page at a time and stops after `maxRead` records so a search costs
  * a bounded amount.
  */
-export const searchUsers = async (
+export const queryUsersMatching = async (
   orgId: string,
   matches: (user: UserRecord) => boolean,
   limit: number,

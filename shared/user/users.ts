@@ -16,13 +16,13 @@ import { effectiveGrants } from '../role/roles';
 import { forgetPrincipals } from './principal';
 import {
   createUser,
-  deleteUser,
   getUserIdsByEmail,
   getUsers,
-  listUsers,
   mutateUser,
+  queryUsers,
+  queryUsersMatching,
+  removeUser,
   requireUser,
-  searchUsers,
   type UserRecord,
   type UserSortField,
 } from './user-repository';
@@ -108,8 +108,8 @@ export interface InviteInput {
 }
 
 export const inviteUser = async (
-  caller: Caller,
   orgId: string,
+  caller: Caller,
   input: InviteInput,
   baseUrl: string,
 ): Promise<{ user_id: string; verify_link: string }> => {
@@ -195,7 +195,7 @@ const compareUsers = (sort: SortEntry[]) => compareBySortEntries(sort, fieldValu
  * Users the caller may see (User:GetUserInfo). Without id or e-mail filters this pages
  * through the organization's users (a GSI when sorted); with them it reads just those.
  */
-export const listUsersFor = async (caller: Caller, orgId: string, query: ListUsersQuery): Promise<Paged<UserView>> => {
+export const listUsers = async (orgId: string, caller: Caller, query: ListUsersQuery): Promise<Paged<UserView>> => {
   await requireOrganization(orgId);
   const visible = (user: UserRecord) =>
     (query.isVerified === undefined || user.is_verified === query.isVerified) &&
@@ -210,7 +210,7 @@ export const listUsersFor = async (caller: Caller, orgId: string, query: ListUse
     users.sort(compareUsers(query.sort));
     return { items: users.slice(0, query.limit).map(userView), has_more: false, continuation_token: null };
   }
-  const page = await listUsers(orgId, {
+  const page = await queryUsers(orgId, {
     sort: query.sort as { field: UserSortField; direction: 'asc' | 'desc' }[],
     limit: query.limit,
     continuationToken: query.continuationToken,
@@ -224,9 +224,9 @@ export const listUsersFor = async (caller: Caller, orgId: string, query: ListUse
 /** Search results are capped like the reference's (top 50). */
 export const searchResultLimit = 50;
 
-export const searchUsersFor = async (
-  caller: Caller,
+export const searchUsers = async (
   orgId: string,
+  caller: Caller,
   text: string,
   userIds: string[] | undefined,
 ): Promise<UserView[]> => {
@@ -239,7 +239,7 @@ export const searchUsersFor = async (
     ) &&
     !user.is_simulated &&
     hasPermission(caller, 'User:GetUserInfo', userAttributes(user));
-  return (await searchUsers(orgId, matches, searchResultLimit)).map(userView);
+  return (await queryUsersMatching(orgId, matches, searchResultLimit)).map(userView);
 };
 
 /** `undefined` leaves a field unchanged; for language and time zone `null` erases it. */
@@ -264,8 +264,8 @@ const userNotFound = () => new NotFoundError('The user does not exist.');
 
 /** The user, if the caller holds `permission` on them; a user the caller may not even read is answered as missing. */
 export const requireVisibleUser = async (
-  caller: Caller,
   orgId: string,
+  caller: Caller,
   userId: string,
   permission: PermissionName,
 ): Promise<UserRecord> => {
@@ -280,13 +280,8 @@ export const requireVisibleUser = async (
   return target;
 };
 
-export const updateUserFor = async (
-  caller: Caller,
-  orgId: string,
-  userId: string,
-  update: UserUpdate,
-): Promise<void> => {
-  await requireVisibleUser(caller, orgId, userId, 'User:UpdateUserInfo');
+export const updateUser = async (orgId: string, caller: Caller, userId: string, update: UserUpdate): Promise<void> => {
+  await requireVisibleUser(orgId, caller, userId, 'User:UpdateUserInfo');
   const preferenceChanges = defined({
     enable_response_recommendation: update.enable_response_recommendation,
     preferred_language: update.preferred_language,
@@ -315,13 +310,13 @@ export const maxUserVariables = 20;
  * Upserts and deletes a user's variables. Sensitive values are sealed (`secret-box.ts`) and never
  * answered; a name is either sensitive or not, so upserting it under the other kind moves it.
  */
-export const modifyUserVariablesFor = async (
-  caller: Caller,
+export const modifyUserVariables = async (
   orgId: string,
+  caller: Caller,
   userId: string,
   changes: { upserts: { name: string; value: string; is_secret: boolean }[]; deletes: { name: string }[] },
 ): Promise<void> => {
-  await requireVisibleUser(caller, orgId, userId, 'User:UpdateUserInfo');
+  await requireVisibleUser(orgId, caller, userId, 'User:UpdateUserInfo');
   const sealed = await Promise.all(
     changes.upserts.map(async (upsert) => ({
       ...upsert,
@@ -358,10 +353,10 @@ export const userVariablesOf = async (user: UserRecord) => ({
   sensitive_user_variables: await openSecrets(user.org_id, user.sensitive_variables),
 });
 
-export const deleteUserFor = async (caller: Caller, orgId: string, userId: string): Promise<void> => {
-  const target = await requireVisibleUser(caller, orgId, userId, 'User:DeleteUser');
+export const deleteUser = async (orgId: string, caller: Caller, userId: string): Promise<void> => {
+  const target = await requireVisibleUser(orgId, caller, userId, 'User:DeleteUser');
   await requireOutranksUser(caller, orgId, target, 'delete');
-  await deleteUser(orgId, target);
+  await removeUser(orgId, target);
   forgetPrincipals(orgId, userId);
 };
 

@@ -60,8 +60,8 @@ const refusedUrl = (reason: string) =>
 
 export const createWebhookDestination = async (
   orgId: string,
-  body: { url: string; accepted_types: WebhookType[]; retry_attempts: number; include_simulated?: boolean },
   caller: Caller,
+  body: { url: string; accepted_types: WebhookType[]; retry_attempts: number; include_simulated?: boolean },
 ): Promise<{ webhook_destination_id: string; secret: string }> => {
   requirePermission(caller, 'Webhook:CreateWebhookDestination');
   await requireOrganization(orgId);
@@ -107,7 +107,7 @@ const view = (destination: DestinationRecord) => ({
 });
 
 /** The destinations the caller may see (a filtered list: without the permission, none). */
-export const getWebhookDestinations = async (orgId: string, ids: string[] | undefined, caller: Caller) => {
+export const getWebhookDestinations = async (orgId: string, caller: Caller, ids: string[] | undefined) => {
   await requireOrganization(orgId);
   const all = await listDestinations(orgId);
   const wanted = ids?.length ? all.filter((destination) => ids.includes(destination.id)) : all;
@@ -120,9 +120,9 @@ export const getWebhookDestinations = async (orgId: string, ids: string[] | unde
 
 export const updateWebhookDestination = async (
   orgId: string,
+  caller: Caller,
   id: string,
   body: { retry_attempts?: number | null; accepted_types?: WebhookType[] | null; include_simulated?: boolean | null },
-  caller: Caller,
 ): Promise<void> => {
   await destinationFor(orgId, id, caller, 'Webhook:UpdateWebhookDestination');
   await updateDestinationSettings(orgId, id, {
@@ -133,15 +133,15 @@ export const updateWebhookDestination = async (
   });
 };
 
-export const deleteWebhookDestination = async (orgId: string, id: string, caller: Caller): Promise<void> => {
+export const deleteWebhookDestination = async (orgId: string, caller: Caller, id: string): Promise<void> => {
   await destinationFor(orgId, id, caller, 'Webhook:DeleteWebhookDestination');
   await deleteDestination(orgId, id);
 };
 
 export const rotateWebhookDestinationSecret = async (
   orgId: string,
-  id: string,
   caller: Caller,
+  id: string,
 ): Promise<{ secret: string; dual_signing_stops_at: string }> => {
   const destination = await destinationFor(orgId, id, caller, 'Webhook:UpdateWebhookDestination');
   const now = Date.now();
@@ -170,6 +170,7 @@ const deliveryView = (delivery: DeliveryRecord) => ({
 
 export const getWebhookDeliveries = async (
   orgId: string,
+  caller: Caller,
   id: string,
   query: {
     status?: 'success' | 'failed';
@@ -180,7 +181,6 @@ export const getWebhookDeliveries = async (
     continuation_token: number;
     sort_by?: string[];
   },
-  caller: Caller,
 ): Promise<Paged<ReturnType<typeof deliveryView>>> => {
   const [order] = parseSortBy(query.sort_by, deliverySortFields);
   await destinationFor(orgId, id, caller, 'Webhook:GetWebhookDeliveries');

@@ -5,7 +5,7 @@ import { defineEntity, type Entity } from '../data/entity';
 import { deleteItem, putItem, queryPage } from '../data/table';
 import { config } from '../kernel/config';
 import { nowIso } from '../kernel/ids';
-import { apiKeys, listApiKeys } from '../user/index';
+import { apiKeys, queryApiKeys } from '../user/index';
 
 /**
  * `api-key-expiration-soon`, sent once per API key expiring within 7 days by a daily schedule
@@ -63,7 +63,7 @@ const noticeEventId = (orgId: string, apiKeyId: string): string =>
 
 const announceExpiringKeys = async (orgId: string, now: number): Promise<number> => {
   let announced = 0;
-  for (const key of await listApiKeys(orgId)) {
+  for (const key of await queryApiKeys(orgId)) {
     const expiresAt = Date.parse(key.expires_at);
     if (expiresAt <= now || expiresAt - now > expirationNoticeWindowMs) continue;
     if (await apiKeyExpirationNotices.get(orgId, { api_key_id: key.id })) continue;
