@@ -3,10 +3,7 @@ import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 import { BadRequestError } from '#shared/kernel/errors';
 
-const streamOptions = (actionType: string, signal: AbortSignal): StreamOptions => ({
-  agentActionType: new RegExp(actionType),
-  signal,
-});
+const streamOptions = (actionType: string): StreamOptions => ({ agentActionType: new RegExp(actionType) });
 
 export const handler = streamHandler(
   implementGroup('conversation-stream', {
@@ -21,7 +18,7 @@ export const handler = streamHandler(
           ? { text: body.initial_message, type: body.initial_message_type ?? 'user-message' }
           : undefined,
         tags: body.tags,
-        stream: streamOptions(query.current_agent_action_type, context.signal),
+        stream: streamOptions(query.current_agent_action_type),
         voice: audioFormat ? { output: { audioFormat } } : undefined,
       });
     },
@@ -48,7 +45,7 @@ export const handler = streamHandler(
           timestamp: body?.external_event_message_timestamp[index] as string,
         })),
         caller,
-        stream: streamOptions(query.current_agent_action_type, context.signal),
+        stream: streamOptions(query.current_agent_action_type),
         voice: input || output ? { input, output } : undefined,
       });
     },
