@@ -1,4 +1,5 @@
 import { interactWithConversation, type StreamOptions, startConversation } from '#shared/conversation/conversations';
+import { replayConversationEvents } from '#shared/conversation/event-replay';
 import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 import { BadRequestError } from '#shared/kernel/errors';
@@ -7,7 +8,7 @@ const streamOptions = (actionType: string): StreamOptions => ({ agentActionType:
 
 export const handler = streamHandler(
   implementGroup('conversation-stream', {
-    'create-conversation': async ({ path, query, body, caller, context }) => {
+    'create-conversation': async ({ path, query, body, caller }) => {
       const audioFormat = requireAudioFormat(query.response_format, query.audio_format);
       return startConversation({
         orgId: path.organization,
@@ -49,5 +50,14 @@ export const handler = streamHandler(
         voice: input || output ? { input, output } : undefined,
       });
     },
+
+    'get-conversation-events': async ({ path, query, headers, caller }) =>
+      replayConversationEvents({
+        orgId: path.organization,
+        conversationId: path.conversation_id,
+        caller,
+        afterEventId: query.after ?? headers['last-event-id'],
+        agentActionType: new RegExp(query.current_agent_action_type),
+      }),
   }),
 );

@@ -397,6 +397,8 @@ const ndjson = (events: AsyncIterable<unknown>): Readable =>
       } catch (error) {
         // Before the first line, the status is not sent yet: the handler answers with it.
         if (!started) throw error;
+        // The reader stopped (the client disconnected), which is no failure: nobody reads an error event.
+        if (error instanceof Error && error.name === 'AbortError') return;
         const { status, detail } = lateFailure(error);
         yield `${JSON.stringify({ type: 'error', http_error_code: status, error_description: detail })}\n`;
       }
