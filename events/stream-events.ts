@@ -185,6 +185,16 @@ export const errorEvent = z.object({
   error_description: z.string().describe('A description of the error.'),
 });
 
+/** Any event of a conversation's stream as the engine and the turn make it, before it is given its id. */
+export const streamEvent = z.discriminatedUnion('type', [
+  conversationCreatedEvent,
+  userMessageAvailableEvent,
+  currentAgentActionEvent,
+  newMessageEvent,
+  interactionCompleteEvent,
+  errorEvent,
+]);
+
 /**
  * The id every streamed event carries (`event_id`): `{interaction_id}-{n}`, `n` counting the
  * interaction's events from 0, six digits. Ids sort in stream order within a conversation, and an
@@ -240,13 +250,7 @@ export type NewMessageEvent = z.infer<typeof newMessageEvent>;
 export type InteractionCompleteEvent = z.infer<typeof interactionCompleteEvent>;
 export type ErrorEvent = z.infer<typeof errorEvent>;
 /** Any event of a conversation's stream, before it is given its id. */
-export type StreamEvent =
-  | ConversationCreatedEvent
-  | UserMessageAvailableEvent
-  | CurrentAgentActionEvent
-  | NewMessageEvent
-  | InteractionCompleteEvent
-  | ErrorEvent;
+export type StreamEvent = z.infer<typeof streamEvent>;
 /** A streamed event with its `event_id`. */
 export type ConversationEvent = z.infer<typeof conversationEvent>;
 export type CreateConversationEvent = z.infer<typeof createConversationEvent>;
