@@ -19,16 +19,23 @@ export const sampleIds = {
   userMessage: '000000000000000000000005',
   agentMessage: '000000000000000000000006',
   stateMachine: '000000000000000000000007',
+  nextInteraction: '000000000000000000000008',
 } as const;
 
 /** A create-conversation stream, in order: created, agent actions, pieces, complete. */
 export const sampleCreateConversationStream: CreateConversationEvent[] = [
-  { type: 'conversation-created', conversation_id: sampleIds.conversation },
   {
+    event_id: `${sampleIds.interaction}-000000`,
+    type: 'conversation-created',
+    conversation_id: sampleIds.conversation,
+  },
+  {
+    event_id: `${sampleIds.interaction}-000001`,
     type: 'current-agent-action',
     action: { type: 'navigate-state-machine-action-state-action-selected', action: 'Greet the user.' },
   },
   {
+    event_id: `${sampleIds.interaction}-000002`,
     type: 'new-message',
     message: 'Hello, ',
     transcript_alignment: null,
@@ -37,6 +44,7 @@ export const sampleCreateConversationStream: CreateConversationEvent[] = [
     message_id: sampleIds.agentMessage,
   },
   {
+    event_id: `${sampleIds.interaction}-000003`,
     type: 'new-message',
     message: 'how can I help?',
     transcript_alignment: null,
@@ -45,6 +53,7 @@ export const sampleCreateConversationStream: CreateConversationEvent[] = [
     message_id: sampleIds.agentMessage,
   },
   {
+    event_id: `${sampleIds.interaction}-000004`,
     type: 'new-message',
     message: '',
     transcript_alignment: null,
@@ -53,6 +62,7 @@ export const sampleCreateConversationStream: CreateConversationEvent[] = [
     message_id: sampleIds.agentMessage,
   },
   {
+    event_id: `${sampleIds.interaction}-000005`,
     type: 'interaction-complete',
     message_id: sampleIds.agentMessage,
     interaction_id: sampleIds.interaction,
@@ -63,9 +73,19 @@ export const sampleCreateConversationStream: CreateConversationEvent[] = [
 
 /** An interaction that reaches the terminal state and ends the session. */
 export const sampleInteractStream: InteractEvent[] = [
-  { type: 'user-message-available', message_id: sampleIds.userMessage, user_message: 'Goodbye!' },
-  { type: 'current-agent-action', action: { type: 'navigate-state-machine-decision-state-decision-started' } },
   {
+    event_id: `${sampleIds.nextInteraction}-000000`,
+    type: 'user-message-available',
+    message_id: sampleIds.userMessage,
+    user_message: 'Goodbye!',
+  },
+  {
+    event_id: `${sampleIds.nextInteraction}-000001`,
+    type: 'current-agent-action',
+    action: { type: 'navigate-state-machine-decision-state-decision-started' },
+  },
+  {
+    event_id: `${sampleIds.nextInteraction}-000002`,
     type: 'current-agent-action',
     action: {
       type: 'navigate-state-machine-exit-condition-selected',
@@ -75,6 +95,7 @@ export const sampleInteractStream: InteractEvent[] = [
     },
   },
   {
+    event_id: `${sampleIds.nextInteraction}-000003`,
     type: 'current-agent-action',
     action: {
       type: 'navigate-state-machine-state-transitioned',
@@ -85,6 +106,7 @@ export const sampleInteractStream: InteractEvent[] = [
     },
   },
   {
+    event_id: `${sampleIds.nextInteraction}-000004`,
     type: 'new-message',
     message: 'Goodbye!',
     transcript_alignment: null,
@@ -93,6 +115,7 @@ export const sampleInteractStream: InteractEvent[] = [
     message_id: sampleIds.agentMessage,
   },
   {
+    event_id: `${sampleIds.nextInteraction}-000005`,
     type: 'new-message',
     message: '',
     transcript_alignment: null,
@@ -101,15 +124,17 @@ export const sampleInteractStream: InteractEvent[] = [
     message_id: sampleIds.agentMessage,
   },
   {
+    event_id: `${sampleIds.nextInteraction}-000006`,
     type: 'interaction-complete',
     message_id: sampleIds.agentMessage,
-    interaction_id: sampleIds.interaction,
+    interaction_id: sampleIds.nextInteraction,
     full_message: 'Goodbye!',
     conversation_completed: true,
   },
 ];
 
 export const sampleErrorEvent: InteractEvent = {
+  event_id: `${sampleIds.nextInteraction}-000007`,
   type: 'error',
   http_error_code: 501,
   error_description: "State 'lookup' is a tool-call state; tool-call states are not supported yet.",

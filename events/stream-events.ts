@@ -185,22 +185,60 @@ export const errorEvent = z.object({
   error_description: z.string().describe('A description of the error.'),
 });
 
-/** Every event of `POST /conversation/` (create). */
-export const createConversationEvent = z.discriminatedUnion('type', [
+/** Any event of a conversation's stream as the engine and the turn make it, before it is given its id. */
+export const streamEvent = z.discriminatedUnion('type', [
   conversationCreatedEvent,
+  userMessageAvailableEvent,
   currentAgentActionEvent,
   newMessageEvent,
   interactionCompleteEvent,
   errorEvent,
 ]);
 
+/**
+ * The id every streamed event carries (`event_id`): `{interaction_id}-{n}`, `n` counting the
+ * interaction's events from 0, six digits. Ids sort in stream order within a conversation, and an
+ * interaction's ids have no gaps. The reference's clients ignore the extra field.
+ */
+export const eventId = z
+  .string()
+  .regex(/^[0-9a-f]{24}-\d{6}$/, 'An event id is `{interaction_id}-{n}`, n six digits.')
+  .describe('The id of this event in its conversation: `{interaction_id}-{n}`, in stream order.');
+
+const identified = { event_id: eventId };
+const identifiedConversationCreated = conversationCreatedEvent.extend(identified);
+const identifiedUserMessageAvailable = userMessageAvailableEvent.extend(identified);
+const identifiedCurrentAgentAction = currentAgentActionEvent.extend(identified);
+const identifiedNewMessage = newMessageEvent.extend(identified);
+const identifiedInteractionComplete = interactionCompleteEvent.extend(identified);
+const identifiedError = errorEvent.extend(identified);
+
+/** Every event of `POST /conversation/` (create). */
+export const createConversationEvent = z.discriminatedUnion('type', [
+  identifiedConversationCreated,
+  identifiedCurrentAgentAction,
+  identifiedNewMessage,
+  identifiedInteractionComplete,
+  identifiedError,
+]);
+
 /** Every event of `POST /conversation/{conversation_id}/interact`. */
 export const interactEvent = z.discriminatedUnion('type', [
-  userMessageAvailableEvent,
-  currentAgentActionEvent,
-  newMessageEvent,
-  interactionCompleteEvent,
-  errorEvent,
+  identifiedUserMessageAvailable,
+  identifiedCurrentAgentAction,
+  identifiedNewMessage,
+  identifiedInteractionComplete,
+  identifiedError,
+]);
+
+/** Every event a conversation's stream can carry, as replayed by `GET /conversation/{conversation_id}/events`. */
+export const conversationEvent = z.discriminatedUnion('type', [
+  identifiedConversationCreated,
+  identifiedUserMessageAvailable,
+  identifiedCurrentAgentAction,
+  identifiedNewMessage,
+  identifiedInteractionComplete,
+  identifiedError,
 ]);
 
 export type VersionInfo = z.infer<typeof versionInfo>;
@@ -211,7 +249,9 @@ export type CurrentAgentActionEvent = z.infer<typeof currentAgentActionEvent>;
 export type NewMessageEvent = z.infer<typeof newMessageEvent>;
 export type InteractionCompleteEvent = z.infer<typeof interactionCompleteEvent>;
 export type ErrorEvent = z.infer<typeof errorEvent>;
+/** Any event of a conversation's stream, before it is given its id. */
+export type StreamEvent = z.infer<typeof streamEvent>;
+/** A streamed event with its `event_id`. */
+export type ConversationEvent = z.infer<typeof conversationEvent>;
 export type CreateConversationEvent = z.infer<typeof createConversationEvent>;
 export type InteractEvent = z.infer<typeof interactEvent>;
-/** Any event the conversation stream can carry. */
-export type StreamEvent = CreateConversationEvent | InteractEvent;

@@ -148,7 +148,7 @@ const sendMessage = async (
     text: message.text,
     externalEvents: [],
     caller,
-    stream: { agentActionType: /^$/, signal: input.context.signal },
+    stream: { agentActionType: /^$/ },
     voice: message.heard || output ? { input: message.heard, output } : undefined,
   });
 };
@@ -222,7 +222,7 @@ export const handler = streamHandler(
         serviceId: input.body.service_id,
         versionSetName: 'release',
         tags: {},
-        stream: { agentActionType: /^$/, signal: input.context.signal },
+        stream: { agentActionType: /^$/ },
       });
     },
 

@@ -1,16 +1,14 @@
 import { interactWithConversation, type StreamOptions, startConversation } from '#shared/conversation/conversations';
+import { getConversationEvents } from '#shared/conversation/event-replay';
 import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 import { BadRequestError } from '#shared/kernel/errors';
 
-const streamOptions = (actionType: string, signal: AbortSignal): StreamOptions => ({
-  agentActionType: new RegExp(actionType),
-  signal,
-});
+const streamOptions = (actionType: string): StreamOptions => ({ agentActionType: new RegExp(actionType) });
 
 export const handler = streamHandler(
   implementGroup('conversation-stream', {
-    'create-conversation': async ({ path, query, body, caller, context }) => {
+    'create-conversation': async ({ path, query, body, caller }) => {
       const audioFormat = requireAudioFormat(query.response_format, query.audio_format);
       return startConversation({
         orgId: path.organization,
@@ -21,7 +19,7 @@ export const handler = streamHandler(
           ? { text: body.initial_message, type: body.initial_message_type ?? 'user-message' }
           : undefined,
         tags: body.tags,
-        stream: streamOptions(query.current_agent_action_type, context.signal),
+        stream: streamOptions(query.current_agent_action_type),
         voice: audioFormat ? { output: { audioFormat } } : undefined,
       });
     },
@@ -48,9 +46,16 @@ export const handler = streamHandler(
           timestamp: body?.external_event_message_timestamp[index] as string,
         })),
         caller,
-        stream: streamOptions(query.current_agent_action_type, context.signal),
+        stream: streamOptions(query.current_agent_action_type),
         voice: input || output ? { input, output } : undefined,
       });
     },
+
+    'get-conversation-events': async ({ path, query, headers, caller }) =>
+      getConversationEvents(path.organization, caller, {
+        conversationId: path.conversation_id,
+        afterEventId: query.after ?? headers['last-event-id'],
+        agentActionType: new RegExp(query.current_agent_action_type),
+      }),
   }),
 );

@@ -164,7 +164,17 @@ const invokeStreaming = async (
     onPrelude: (prelude) => response.writeHead(prelude.statusCode ?? 200, prelude.headers ?? {}),
     onChunk: (chunk) => response.write(chunk),
   });
-  await handler(event, stream, context);
+  // As in Lambda, a client that disconnects breaks the response stream under the handler.
+  const disconnected = new Error('the client disconnected');
+  response.once('close', () => {
+    if (!response.writableFinished) stream.destroy(disconnected);
+  });
+  try {
+    await handler(event, stream, context);
+  } catch (error) {
+    if (error === disconnected) return;
+    throw error;
+  }
   if (!response.headersSent) response.writeHead(stream.prelude?.statusCode ?? 200, stream.prelude?.headers ?? {});
   response.end();
 };

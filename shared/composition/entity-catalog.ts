@@ -4,6 +4,7 @@ import { authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session
 import { rateLimitBuckets } from '../auth/rate-limit-repository';
 import { deleteObjects } from '../aws/bucket';
 import { conversationLeases, conversations, conversationUserStates } from '../conversation/conversation-repository';
+import { conversationEvents } from '../conversation/event-repository';
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
 import { promptLogRoot } from '../conversation/prompt-log';
@@ -57,6 +58,7 @@ export const entityCatalog: readonly Entity[] = [
   conversationLeases,
   interactions,
   messages,
+  conversationEvents,
   conversationUserStates,
   memories,
   userModels,

@@ -116,11 +116,11 @@ export const rankOptionsFromEnvironment = (): Omit<RankOptions, 'previousSetId'>
 });
 
 /** The engine's source of dynamic behaviours for a conversation of `serviceId`. */
-export const behaviorSourceFor = (orgId: string, serviceId: string, signal?: AbortSignal): DynamicBehaviorSource => {
+export const behaviorSourceFor = (orgId: string, serviceId: string): DynamicBehaviorSource => {
   const embedding = embeddingProvider();
   return {
     embed: async (text) => {
-      const [vector] = await embedding.embed([text], signal);
+      const [vector] = await embedding.embed([text]);
       if (!vector) throw new Error('the embedding provider returned no vector');
       return vector;
     },

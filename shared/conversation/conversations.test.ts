@@ -10,6 +10,8 @@ import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { caller, createSampleService, prepareAgentAndMachine } from '../service/fixtures';
+import { createStateMachineVersion } from '../state-machine/state-machines';
+import { createTool } from '../tool/tools';
 import { queryMemories } from '../user/memory-repository';
 import { getUserModels } from '../user/user-model-repository';
 import { getConversation } from './conversation-repository';
@@ -20,6 +22,7 @@ import {
   type StreamOptions,
   startConversation,
 } from './conversations';
+import { toolInInitialStateMachineVersion } from './fixtures';
 import { getInteraction } from './interaction-repository';
 import { recentMessages } from './message-repository';
 import { interactionLogScope, promptLogKey } from './prompt-log';
@@ -300,9 +303,14 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
 
   it('deletes a finished conversation that has no message instead of finishing it', async () => {
     // Prepare
-    const { orgId, start } = await prepare();
-    const failing: StreamOptions = { ...stream, signal: AbortSignal.abort() };
-    const events = await drain((await start({ stream: failing })).events);
+    const { orgId, machineId, start } = await prepare();
+    // The opening fails: its initial state offers a tool that has no deployed version.
+    const tool = await createTool(orgId, caller, { name: 'lookup', description: 'Looks an order up.', tags: {} });
+    await createStateMachineVersion(orgId, machineId, toolInInitialStateMachineVersion(tool.id), {
+      dryRun: false,
+      caller,
+    });
+    const events = await drain((await start({ versionSetName: 'edge' })).events);
     const conversationId = (events[0] as { conversation_id: string }).conversation_id;
     expect(events.at(-1)).toMatchObject({ type: 'error' });
 
@@ -311,6 +319,6 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
 
     // Assess
     expect(await getConversation(orgId, conversationId)).toBeUndefined();
-    await drain((await start()).events);
+    await drain((await start({ versionSetName: 'edge' })).events);
   });
 });

@@ -1,4 +1,10 @@
-import type { CreateConversationEvent, ErrorEvent, InteractEvent, StreamEvent } from '../../events/stream-events';
+import type {
+  ConversationEvent,
+  CreateConversationEvent,
+  ErrorEvent,
+  InteractEvent,
+  StreamEvent,
+} from '../../events/stream-events';
 import { countConversationStarted, countInteraction } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
@@ -31,14 +37,37 @@ import { messageItem } from './message-repository';
 import { createPromptLogger, interactionLogScope } from './prompt-log';
 import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
+import { onlyVisible, outliveReader, recordedEvents } from './turn-events';
 import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type VoiceTurn } from './voice';
 
-/** How the caller wants the stream: which agent actions they see, and when to stop. */
+/**
+ * How the caller wants the stream: which agent actions they see. Nothing the client does stops
+ * a turn once started: a client that disconnects is no longer sent events, and the turn is stored
+ * as if it had stayed.
+ */
 export interface StreamOptions {
   /** `current_agent_action_type`: agent actions whose type matches are sent (to callers with insight). */
   agentActionType: RegExp;
-  signal?: AbortSignal;
 }
+
+/**
+ * Which events of a conversation's stream a caller is sent: all but the agent actions, which
+ * only callers with the insights permission get, and only those whose type matches
+ * `current_agent_action_type`.
+ */
+export const eventVisibility = (
+  caller: Caller,
+  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
+  agentActionType: RegExp,
+): ((event: ConversationEvent) => boolean) => {
+  const showAgentActions = hasPermission(
+    caller,
+    'Conversation:GetInteractionInsights',
+    conversationAttributes(conversation),
+  );
+  return (event) =>
+    event.type !== 'current-agent-action' || (showAgentActions && agentActionType.test(event.action.type));
+};
 
 /** Interacting with a conversation and finishing it need both permissions, as in the reference. */
 const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {
@@ -89,15 +118,6 @@ export const errorEventOf = (error: unknown): ErrorEvent => {
   const failure = error instanceof LlmError ? modelFailure(error) : error;
   if (failure instanceof DomainError) {
     return { type: 'error', http_error_code: failure.statusCode, error_description: failure.message };
-  }
-  if (failure instanceof Error && failure.name === 'AbortError') {
-    // The client went away; nobody reads this event.
-    logger.info('conversation stream aborted by the client');
-    return {
-      type: 'error',
-      http_error_code: 408,
-      error_description: 'The request was cancelled before the interaction completed.',
-    };
   }
   logger.error('conversation stream failed', { error: failure as Error });
   return { type: 'error', http_error_code: 500, error_description: 'Internal server error.' };
@@ -232,31 +252,20 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
 };
 
 /**
- * Runs a turn as stream events: the agent's actions (as the caller may see them), the message
- * pieces as the model writes them, then `interaction-complete` once the turn is stored. When
- * the terminal state was reached the conversation is finished. A failure ends the stream with
- * an `error` event. The lease is given back however the stream ends.
+ * Runs a turn as stream events: the agent's actions, the message pieces as the model writes
+ * them, then `interaction-complete` once the turn is stored. When the terminal state was reached
+ * the conversation is finished. A failure ends the stream with an `error` event. The lease is
+ * given back however the stream ends.
  */
 async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
-  const { conversation, stream } = turn;
-  const showAgentActions = hasPermission(
-    turn.caller,
-    'Conversation:GetInteractionInsights',
-    conversationAttributes(conversation),
-  );
+  const { conversation } = turn;
   const promptLogger = createPromptLogger(interactionLogScope(conversation, turn.interactionId));
   try {
-    const textTurn = runTurn(turn.session, engineDependencies(conversation, promptLogger, stream.signal));
-    const engine = turn.voice ? speakTurn(conversation, textTurn, turn.voice, stream.signal) : textTurn;
+    const textTurn = runTurn(turn.session, engineDependencies(conversation, promptLogger));
+    const engine = turn.voice ? speakTurn(conversation, textTurn, turn.voice) : textTurn;
     let step = await engine.next();
     while (!step.done) {
-      const event = withProductionTime(step.value);
-      if (
-        event.type !== 'current-agent-action' ||
-        (showAgentActions && stream.agentActionType.test(event.action.type))
-      ) {
-        yield event;
-      }
+      yield withProductionTime(step.value);
       step = await engine.next();
     }
     const outcome = step.value;
@@ -283,6 +292,27 @@ async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
     );
   }
 }
+
+/** A streamed turn: its events as the caller may see them, and when it has ended, read or not. */
+export interface StreamedTurn<E extends ConversationEvent> {
+  events: AsyncIterable<E>;
+  settled: Promise<void>;
+}
+
+/**
+ * Starts the turn after its `opening` events, each event given its id and stored as it is
+ * sent, and runs it to its end whether or not the caller stays to read it.
+ */
+const startTurn = <E extends ConversationEvent>(turn: Turn, opening: StreamEvent[]): StreamedTurn<E> => {
+  const { conversation } = turn;
+  const all = (async function* () {
+    yield* opening;
+    yield* streamTurn(turn);
+  })();
+  const { events, settled } = outliveReader(recordedEvents(conversation, turn.interactionId, all));
+  const visible = eventVisibility(turn.caller, conversation, turn.stream.agentActionType);
+  return { events: onlyVisible(events, visible) as AsyncIterable<E>, settled };
+};
 
 const displayName = (user: { first_name: string; last_name: string } | undefined): string =>
   user ? `${user.first_name} ${user.last_name}`.trim() : 'User';
@@ -322,7 +352,7 @@ export interface StartConversationInput {
  */
 export const startConversation = async (
   input: StartConversationInput,
-): Promise<{ events: AsyncIterable<CreateConversationEvent> }> => {
+): Promise<StreamedTurn<CreateConversationEvent>> => {
   const { orgId, caller, serviceId } = input;
   const userId = caller.userId;
   requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
@@ -368,7 +398,7 @@ export const startConversation = async (
     : [];
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
-  const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice, input.stream.signal));
+  const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice));
   const leaseId = await createConversation(conversation);
   countConversationStarted();
   const turn: Turn = {
@@ -383,12 +413,7 @@ export const startConversation = async (
     voice,
     pendingWrites: [],
   };
-  return {
-    events: (async function* () {
-      yield { type: 'conversation-created' as const, conversation_id: conversation.id };
-      yield* streamTurn(turn) as AsyncGenerator<CreateConversationEvent>;
-    })(),
-  };
+  return startTurn(turn, [{ type: 'conversation-created', conversation_id: conversation.id }]);
 };
 
 const userSideMessage = (
@@ -468,15 +493,13 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  * before streaming with 404 (unknown conversation), 409 (finished, or another interaction in
  * flight) and 400 (empty message).
  */
-export const interactWithConversation = async (
-  input: InteractInput,
-): Promise<{ events: AsyncIterable<InteractEvent> }> => {
+export const interactWithConversation = async (input: InteractInput): Promise<StreamedTurn<InteractEvent>> => {
   const { orgId, conversationId } = input;
   const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
     requireInteraction(input.caller, conversation),
   );
   if (found.is_finished) throw alreadyFinished(conversationId);
-  const voice = input.voice && (await prepareVoiceTurn(found, input.voice, input.stream.signal));
+  const voice = input.voice && (await prepareVoiceTurn(found, input.voice));
   const text = voice?.heard?.transcript ?? input.text;
   const externalEvents = validateTurnInput(found, { ...input, text });
 
@@ -525,14 +548,12 @@ export const interactWithConversation = async (
       voice,
       pendingWrites: heardAudioStored ? [heardAudioStored] : [],
     };
-    return {
-      events: (async function* () {
-        if (spoken && input.messageType !== 'skip') {
-          yield { type: 'user-message-available' as const, message_id: spoken.id, user_message: spoken.message };
-        }
-        yield* streamTurn(turn) as AsyncGenerator<InteractEvent>;
-      })(),
-    };
+    return startTurn(
+      turn,
+      spoken && input.messageType !== 'skip'
+        ? [{ type: 'user-message-available', message_id: spoken.id, user_message: spoken.message }]
+        : [],
+    );
   } catch (error) {
     await releaseLease(orgId, conversationId, leaseId);
     throw error;

@@ -126,7 +126,6 @@ const recallFromMemories =
 export const engineDependencies = (
   conversation: ConversationRecord,
   promptLogger: PromptLogger,
-  signal: AbortSignal | undefined,
 ): EngineDependencies => {
   const preferences = conversation.version_set_info.llm_model_preferences as LlmModelPreferences;
   const toolContext: ConversationToolContext = {
@@ -147,9 +146,8 @@ export const engineDependencies = (
       return { ...resolved, provider: promptLogger.wrap(resolved.provider) };
     },
     recall: recallFromMemories(conversation.org_id, conversation.user_id),
-    dynamicBehaviors: behaviorSourceFor(conversation.org_id, conversation.service_id, signal),
+    dynamicBehaviors: behaviorSourceFor(conversation.org_id, conversation.service_id),
     newId: () => newId(),
-    signal,
     // The tool code (and its runtime) is imported when a state first uses a tool, not at cold start.
     resolveToolCalls: async (specs) => (await import('./tool-calls')).resolveToolCalls(conversation.org_id, specs),
     callTool: async (request) => (await import('./tool-calls')).callConversationTool(toolContext, request),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createConversationEvent, interactEvent } from '../../events/stream-events';
+import { conversationEvent, createConversationEvent, eventId, interactEvent } from '../../events/stream-events';
 import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
 import { createConversationQuery, createConversationRequest, interactQuery, interactRequest } from './schemas';
@@ -56,4 +56,41 @@ export const interactWithConversationOperation = defineOperation({
   response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
 });
 
-export const conversationStreamOperations = [createConversationOperation, interactWithConversationOperation] as const;
+/**
+ * A platform extension, not in the reference: a client whose stream broke resumes it from the
+ * last `event_id` it read (or replays it whole). It streams from the streaming group, so it may
+ * follow a running interaction for minutes.
+ */
+export const getConversationEventsOperation = defineOperation({
+  operationId: 'get-conversation-events',
+  method: 'GET',
+  path: '/v1/{organization}/conversation/{conversation_id}/events',
+  group: 'conversation-stream',
+  tag: 'Conversation',
+  summary: "Resume or replay a conversation's stream",
+  auth: 'required',
+  streaming: true,
+  // A client reconnecting after each dropped connection; a replay costs a read per page of events.
+  rateLimitPerMinute: 60,
+  request: {
+    path: organizationPath.extend({ conversation_id: objectId.describe('The identifier of the conversation.') }),
+    query: z.object({
+      after: eventId
+        .optional()
+        .describe(
+          'The last event the client has: the stream starts after it (else after `Last-Event-ID`, else from the first).',
+        ),
+      current_agent_action_type: createConversationQuery.shape.current_agent_action_type,
+    }),
+    headers: commonHeaders.extend({
+      'last-event-id': eventId.optional().describe('As `after`, the Server-Sent Events way; `after` wins.'),
+    }),
+  },
+  response: { status: 200, body: conversationEvent, contentType: 'application/x-ndjson' },
+});
+
+export const conversationStreamOperations = [
+  createConversationOperation,
+  interactWithConversationOperation,
+  getConversationEventsOperation,
+] as const;

@@ -137,11 +137,7 @@ export const withSpeechErrors = async <T>(work: () => Promise<T>): Promise<T> =>
  * settles the voice of the answer. 415 for audio it cannot read; 400 when the language (the
  * user's preferred language, else the agent's) has no voice, or nothing was heard.
  */
-export const prepareVoiceTurn = async (
-  conversation: ConversationRecord,
-  request: VoiceRequest,
-  signal?: AbortSignal,
-): Promise<VoiceTurn> => {
+export const prepareVoiceTurn = async (conversation: ConversationRecord, request: VoiceRequest): Promise<VoiceTurn> => {
   const decoded = request.input ? await decodeVoiceInput(request.input) : undefined;
   const [agentId, agentVersion] = conversation.version_set_info.agent_version_info;
   const [agent, user] = await Promise.all([
@@ -161,7 +157,7 @@ export const prepareVoiceTurn = async (
   };
   if (!decoded) return turn;
   const transcript = await withSpeechErrors(() =>
-    provider.transcribe({ audio: decoded.audio, language, keyterms: user?.preferences.audio_keyterms ?? [], signal }),
+    provider.transcribe({ audio: decoded.audio, language, keyterms: user?.preferences.audio_keyterms ?? [] }),
   );
   if (transcript.trim() === '') throw new BadRequestError('The user message is empty: no speech was recognized.');
   return { ...turn, heard: { transcript, audio: decoded.source } };
@@ -196,7 +192,6 @@ export async function* speakTurn<R>(
   conversation: ConversationRecord,
   engine: AsyncGenerator<StreamEvent, R>,
   voice: VoiceTurn,
-  signal?: AbortSignal,
 ): AsyncGenerator<StreamEvent, R> {
   const speaking = voice.speaking;
   if (!speaking) return yield* engine;
@@ -208,7 +203,7 @@ export async function* speakTurn<R>(
     sequence += 1;
     if (text.trim() === '') return { ...piece, message: '', transcript_alignment: [] };
     const speech = await withSpeechErrors(() =>
-      voice.provider.synthesize({ text, voice: speaking.voice, language: speaking.language, signal }),
+      voice.provider.synthesize({ text, voice: speaking.voice, language: speaking.language }),
     );
     const audio = resample(speech.audio, voiceOutputSampleRate);
     spoken.push(audio);
@@ -218,7 +213,7 @@ export async function* speakTurn<R>(
   // The reference's fillers are 16 kHz mono 16-bit WAV, whatever the answer's format.
   const spokenFiller = async (text: string): Promise<string> => {
     const speech = await withSpeechErrors(() =>
-      voice.provider.synthesize({ text, voice: speaking.voice, language: speaking.language, signal }),
+      voice.provider.synthesize({ text, voice: speaking.voice, language: speaking.language }),
     );
     return encodeWav(resample(speech.audio, voiceOutputSampleRate)).toString('base64');
   };

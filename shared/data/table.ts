@@ -249,6 +249,8 @@ export interface QueryPageOptions {
   keep?: (item: Item) => boolean;
   /** Bounds the reads a page may cost when a filter skips many records. */
   maxReads?: number;
+  /** A strongly consistent read (base table only): every write that completed is seen. */
+  consistent?: boolean;
 }
 
 export interface QueryPage {
@@ -270,7 +272,12 @@ export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Pro
   let startKey = options.startKey;
   for (let round = 0; round < maxReads; round += 1) {
     const result = await dynamo().send(
-      new QueryCommand({ ...queryInput(spec), Limit: options.limit + 1, ExclusiveStartKey: startKey }),
+      new QueryCommand({
+        ...queryInput(spec),
+        Limit: options.limit + 1,
+        ExclusiveStartKey: startKey,
+        ConsistentRead: options.consistent,
+      }),
     );
     collected.push(...(result.Items ?? []).filter(keep));
     startKey = result.LastEvaluatedKey;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, StreamifyHandler } from 'aws-lambda';
 import type { z } from 'zod';
 import {
   canonicalParameterNames,
@@ -55,7 +55,6 @@ export interface RequestContext {
   rawBody: Buffer;
   /** Adds a response header. */
   setHeader(name: string, value: string): void;
-  signal: AbortSignal;
 }
 
 export interface OperationInput<O extends Operation> {
@@ -72,9 +71,10 @@ export interface OperationInput<O extends Operation> {
 
 /**
  * A streaming operation yields NDJSON events, or bytes of its content type (a zip); the status
- * is the operation's, sent first.
+ * is the operation's, sent first. `settled` is work that goes on whether the client reads or
+ * not (a conversation turn): the invocation lasts until it has ended, even once the client left.
  */
-export type StreamingReply = { events: AsyncIterable<unknown> } | { bytes: Readable };
+export type StreamingReply = ({ events: AsyncIterable<unknown> } | { bytes: Readable }) & { settled?: Promise<void> };
 
 export type OperationResult<O extends Operation> = O['streaming'] extends true
   ? StreamingReply
@@ -231,7 +231,6 @@ const dispatch = async (
   event: APIGatewayProxyEvent,
   context: Context,
   responseHeaders: Record<string, string>,
-  signal: AbortSignal,
 ): Promise<{ implementation: Implementation; result: unknown }> => {
   const onPath = routesOf(routes, event);
   // Every operation of the group is implemented (the compiler checks it): this is an unknown route.
@@ -313,7 +312,6 @@ const dispatch = async (
       setHeader: (name: string, value: string) => {
         responseHeaders[name.toLowerCase()] = value;
       },
-      signal,
     },
   };
   const result = await implementation.run(input as never);
@@ -324,24 +322,24 @@ const dispatch = async (
  * {@link dispatch}, with the request's DynamoDB round trips counted into a response header
  * when the local diagnostics setting asks for it (`shared/aws/round-trips.ts`).
  */
-const dispatchCounted: typeof dispatch = (routes, event, context, responseHeaders, signal) =>
+const dispatchCounted: typeof dispatch = (routes, event, context, responseHeaders) =>
   countsRoundTrips()
     ? withRoundTripCounter(async (roundTrips) => {
-        const dispatched = await dispatch(routes, event, context, responseHeaders, signal);
+        const dispatched = await dispatch(routes, event, context, responseHeaders);
         responseHeaders[roundTripHeader] = String(roundTrips());
         return dispatched;
       })
-    : dispatch(routes, event, context, responseHeaders, signal);
+    : dispatch(routes, event, context, responseHeaders);
 
 /** The Lambda handler of a buffered endpoint group. */
 export const httpHandler = (implementations: readonly Implementation[]) => {
   requireFunctionSettings();
   const routes = groupRoutes(implementations);
   return withObservability(
-    middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context, { signal }) => {
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context) => {
       const headers: Record<string, string> = {};
       try {
-        const { implementation, result } = await dispatchCounted(routes, event, context, headers, signal);
+        const { implementation, result } = await dispatchCounted(routes, event, context, headers);
         const { status, contentType } = implementation.operation.response;
         if (status === 204 || result === undefined) return { statusCode: status, headers, body: '' };
         if (Buffer.isBuffer(result)) {
@@ -399,6 +397,8 @@ const ndjson = (events: AsyncIterable<unknown>): Readable =>
       } catch (error) {
         // Before the first line, the status is not sent yet: the handler answers with it.
         if (!started) throw error;
+        // The reader stopped (the client disconnected), which is no failure: nobody reads an error event.
+        if (error instanceof Error && error.name === 'AbortError') return;
         const { status, detail } = lateFailure(error);
         yield `${JSON.stringify({ type: 'error', http_error_code: status, error_description: detail })}\n`;
       }
@@ -465,28 +465,43 @@ const primed = async (body: Readable): Promise<Readable> => {
 export const streamHandler = (implementations: readonly Implementation[]) => {
   requireFunctionSettings();
   const routes = groupRoutes(implementations);
-  return withObservability(
-    middy<APIGatewayProxyEvent, HttpResponse>({ streamifyResponse: true }).handler(
-      async (event, context, { signal }) => {
-        const headers: Record<string, string> = {};
-        try {
-          const { implementation, result } = await dispatchCounted(routes, event, context, headers, signal);
-          const { status, contentType } = implementation.operation.response;
-          if (!implementation.operation.streaming) return jsonResponse(status, result, headers);
-          const body = await primed(
-            'bytes' in (result as StreamingReply)
-              ? (result as { bytes: Readable }).bytes
-              : ndjson((result as { events: AsyncIterable<unknown> }).events),
-          );
-          return {
-            statusCode: status,
-            headers: { 'content-type': contentType ?? 'application/x-ndjson', ...headers },
-            body,
-          };
-        } catch (error) {
-          return errorResponse(error, headers);
-        }
-      },
-    ),
+  // Per invocation (its context): what the invocation must wait for besides the response.
+  const settling = new WeakMap<Context, Promise<void>>();
+  const handler = withObservability(
+    middy<APIGatewayProxyEvent, HttpResponse>({ streamifyResponse: true }).handler(async (event, context) => {
+      const headers: Record<string, string> = {};
+      try {
+        const { implementation, result } = await dispatchCounted(routes, event, context, headers);
+        const { status, contentType } = implementation.operation.response;
+        if (!implementation.operation.streaming) return jsonResponse(status, result, headers);
+        const { settled } = result as StreamingReply;
+        if (settled) settling.set(context, settled);
+        const body = await primed(
+          'bytes' in (result as StreamingReply)
+            ? (result as { bytes: Readable }).bytes
+            : ndjson((result as { events: AsyncIterable<unknown> }).events),
+        );
+        return {
+          statusCode: status,
+          headers: { 'content-type': contentType ?? 'application/x-ndjson', ...headers },
+          body,
+        };
+      } catch (error) {
+        return errorResponse(error, headers);
+      }
+    }),
   );
+  // A client that disconnects fails the response's pipeline, which ends middy's handler: the
+  // invocation still lasts until the work the client no longer reads has ended (Lambda freezes
+  // a function whose handler has returned).
+  // Middy's type has the buffered signature; streamified, it takes the response stream second.
+  const streamed = handler as unknown as StreamifyHandler<APIGatewayProxyEvent, void>;
+  const lasting: StreamifyHandler<APIGatewayProxyEvent, void> = async (event, responseStream, context) => {
+    try {
+      await streamed(event, responseStream, context);
+    } finally {
+      await settling.get(context);
+    }
+  };
+  return awslambda.streamifyResponse(lasting);
 };

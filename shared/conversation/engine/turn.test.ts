@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { interactEvent } from '../../../events/stream-events';
+import { streamEvent } from '../../../events/stream-events';
 import type { AgentVersionContent } from '../../agent/schemas';
 import { createDeterministicModel } from '../../llm/deterministic-model';
 import { parseSystemPrompt } from '../../llm/prompt';
@@ -86,7 +86,7 @@ describe('runTurn', () => {
     const { events, outcome } = await run(sessionOf());
 
     // Assess
-    for (const event of events) expect(interactEvent.parse(event)).toEqual(event);
+    for (const event of events) expect(streamEvent.parse(event)).toEqual(event);
     const pieces = events.filter((event) => event.type === 'new-message');
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.map((piece) => piece.sequence_number)).toEqual(pieces.map((_, index) => index));
@@ -306,7 +306,7 @@ describe('dynamic behaviors in a turn', () => {
     const { events, outcome } = await run(session, withSource([refundBehavior(false)]));
 
     // Assess
-    for (const event of events) expect(interactEvent.parse(event)).toEqual(event);
+    for (const event of events) expect(streamEvent.parse(event)).toEqual(event);
     expect(outcome.agentMessage).toContain('As instructed: Offer the refund form.');
     expect(outcome.triggeredDynamicBehavior).toEqual(behaviorInfo);
     expect(actionTypes(events)).toEqual([

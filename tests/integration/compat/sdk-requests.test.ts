@@ -58,6 +58,7 @@ const readNdjson = async (response: Response): Promise<Record<string, unknown>[]
 /**
  * The Python SDK validates every line against the reference's event union of the operation
  * (pydantic): an event of another type, or one missing a required field, raises mid-stream.
+ * Fields beyond the reference's, like the platform's `event_id`, are ignored by its models.
  */
 const required: Record<string, string[]> = {
   'conversation-created': ['conversation_id'],
@@ -80,6 +81,7 @@ const expectPythonParsable = (events: Record<string, unknown>[], union: string[]
   for (const event of events) {
     expect(union).toContain(event.type);
     for (const field of required[event.type as string] ?? []) expect(event).toHaveProperty(field);
+    expect(event.event_id).toMatch(/^[0-9a-f]{24}-\d{6}$/);
   }
 };
 

@@ -184,6 +184,7 @@ describe('interact-with-conversation', () => {
     expect(response.status).toBe(200);
     expect(typesOf(response.events)).toEqual(['user-message-available', 'error']);
     expect(response.events.at(-1)).toEqual({
+      event_id: expect.stringMatching(/^[0-9a-f]{24}-\d{6}$/),
       type: 'error',
       http_error_code: 409,
       error_description: expect.stringContaining("State 'triage' uses tool"),

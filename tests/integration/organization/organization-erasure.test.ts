@@ -213,6 +213,7 @@ describe('delete-organization', () => {
         'api-key-counter',
         'auth-nonce',
         'conversation',
+        'conversation-event',
         'conversation-user-state',
         'dynamic-behavior-invocation',
         'dynamic-behavior-set',
