@@ -187,7 +187,7 @@ export const bindQueue = (fn: LambdaFunction, { queue, definition }: PlatformQue
  */
 export const bindBucket = (fn: LambdaFunction, bucket: IBucket, access: BucketAccess, prefix = ''): void => {
   const objectActions = ['s3:GetObject'];
-  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload');
+  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject');
   fn.addToRolePolicy(
     new PolicyStatement({
       effect: Effect.ALLOW,
