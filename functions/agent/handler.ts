@@ -1,7 +1,7 @@
 import { createAgent, createAgentVersion, deprecateAgent, listAgents, listAgentVersions } from '#shared/agent/agents';
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { versionListParams as versionQuery } from '#shared/kernel/list-params';
+import { pageRequest, versionListParams as versionQuery } from '#shared/kernel/list-params';
 import {
   createStateMachine,
   createStateMachineVersion,
@@ -18,8 +18,7 @@ export const handler = httpHandler(
       const page = await listAgents(path.organization, caller, {
         ids: query.id,
         deprecated: query.deprecated,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('agents', page);
     },
@@ -44,8 +43,7 @@ export const handler = httpHandler(
       const page = await listStateMachines(path.organization, caller, {
         ids: query.id,
         deprecated: query.deprecated,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('service_hierarchical_state_machines', page);
     },

@@ -1,6 +1,12 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { parseCreatorFilters, parseSortBy, parseTagFilters, parseVersionFilter } from '#shared/kernel/list-params';
+import {
+  pageRequest,
+  parseCreatorFilters,
+  parseSortBy,
+  parseTagFilters,
+  parseVersionFilter,
+} from '#shared/kernel/list-params';
 import { evaluateMetrics } from '#shared/metric/evaluation';
 import {
   createMetric,
@@ -34,8 +40,7 @@ export const handler = httpHandler(
         ids: query.id,
         isDeleted: query.is_deleted,
         sort: parseSortBy(query.sort_by, ['updated_at'])[0],
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
 
     'create-metric': ({ path, body, caller }) => createMetric(path.organization, caller, body),
@@ -57,8 +62,7 @@ export const handler = httpHandler(
       const page = await listMetricVersions(path.organization, caller, path.metric_id, {
         versions: parseVersionFilter(query.version),
         descending: parseSortBy(query.sort_by, ['version'])[0]?.direction === 'desc',
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('metric_versions', page);
     },
@@ -83,8 +87,7 @@ export const handler = httpHandler(
         after: query.timestamp_after,
         before: query.timestamp_before,
         descending: parseSortBy(query.sort_by, ['created_at'])[0]?.direction === 'desc',
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
   }),
 );

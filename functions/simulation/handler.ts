@@ -1,6 +1,12 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { parseCreatorFilters, parseSortBy, parseTagFilters, versionListParams } from '#shared/kernel/list-params';
+import {
+  pageRequest,
+  parseCreatorFilters,
+  parseSortBy,
+  parseTagFilters,
+  versionListParams,
+} from '#shared/kernel/list-params';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
 import {
   createPersona,
@@ -51,8 +57,7 @@ const listParams = (query: {
   ids: query.id,
   isDeleted: query.is_deleted,
   sortBy: parseSortBy(query.sort_by, ['updated_at']),
-  limit: query.limit,
-  continuationToken: query.continuation_token,
+  ...pageRequest(query),
 });
 
 const unitTestFilters = (query: {

@@ -1,5 +1,6 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { pageRequest } from '#shared/kernel/list-params';
 import { listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
 import { scaffoldRelease } from '#shared/tool/scaffold';
 import {
@@ -40,8 +41,7 @@ export const handler = httpHandler(
         deprecated: query.deprecated,
         sortBy: query.sort_by,
         tags: query.tag,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return { ...pageBody('tools', page), filter_values: filterValues };
     },
@@ -51,8 +51,7 @@ export const handler = httpHandler(
         ...invocationFilters(query),
         versions: query.version,
         sortBy: query.sort_by,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('tool_invocations', page);
     },
@@ -94,8 +93,7 @@ export const handler = httpHandler(
         versions: query.versions,
         sortBy: query.sort_by,
         creators: query.creator,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return { ...pageBody('tool_versions', page, toolVersionView), filter_values: filterValues };
     },
