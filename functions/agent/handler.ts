@@ -24,7 +24,7 @@ export const handler = httpHandler(
     },
 
     'create-agent-version': ({ path, query, body, caller }) =>
-      createAgentVersion(path.organization, path.agent_id, body, { expectedVersion: query.version, caller }),
+      createAgentVersion(path.organization, caller, path.agent_id, body, { expectedVersion: query.version }),
 
     'delete-agent': async ({ path, caller }) => {
       await deprecateAgent(path.organization, caller, path.agent_id);
@@ -49,10 +49,9 @@ export const handler = httpHandler(
     },
 
     'create-service-hierarchical-state-machine-version': ({ path, query, body, caller }) =>
-      createStateMachineVersion(path.organization, path.service_hierarchical_state_machine_id, body, {
+      createStateMachineVersion(path.organization, caller, path.service_hierarchical_state_machine_id, body, {
         expectedVersion: query.version,
         dryRun: query.dry_run ?? false,
-        caller,
       }),
 
     'delete-service-hierarchical-state-machine': async ({ path, caller }) => {

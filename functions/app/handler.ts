@@ -141,13 +141,11 @@ const sendMessage = async (
   });
   for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
   const output = speakReplies ? { audioFormat: 'mp3' as const } : undefined;
-  return interactWithConversation({
-    orgId: request.orgId,
+  return interactWithConversation(request.orgId, caller, {
     conversationId: input.path.conversation_id,
     messageType: 'user-message',
     text: message.text,
     externalEvents: [],
-    caller,
     stream: { agentActionType: /^$/ },
     voice: message.heard || output ? { input: message.heard, output } : undefined,
   });
@@ -216,9 +214,7 @@ export const handler = streamHandler(
         perMinute: createConversationOperation.rateLimitPerMinute,
       });
       for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
-      return startConversation({
-        orgId: request.orgId,
-        caller,
+      return startConversation(request.orgId, caller, {
         serviceId: input.body.service_id,
         versionSetName: 'release',
         tags: {},

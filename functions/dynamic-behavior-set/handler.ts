@@ -56,9 +56,8 @@ export const handler = httpHandler(
     },
 
     'create-dynamic-behavior-set-version': ({ path, query, body, caller }) =>
-      createBehaviorVersion(path.organization, path.dynamic_behavior_set_id, body, {
+      createBehaviorVersion(path.organization, caller, path.dynamic_behavior_set_id, body, {
         expectedVersion: query.version,
-        caller,
       }),
 
     'get-dynamic-behavior-set-versions': async ({ path, query, caller }) => {

@@ -68,7 +68,7 @@ export const handler = httpHandler(
     },
 
     'create-metric-version': ({ path, query, body, caller }) =>
-      createMetricVersion(path.organization, path.metric_id, body, { expectedVersion: query.version, caller }),
+      createMetricVersion(path.organization, caller, path.metric_id, body, { expectedVersion: query.version }),
 
     'evaluate-metrics': ({ path, body, caller }) =>
       evaluateMetrics(path.organization, caller, {

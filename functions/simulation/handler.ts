@@ -92,9 +92,8 @@ export const handler = httpHandler(
       }),
 
     'create-simulation-persona-version': ({ path, query, body, caller }) =>
-      createPersonaVersion(path.organization, path.simulation_persona_id, body, {
+      createPersonaVersion(path.organization, caller, path.simulation_persona_id, body, {
         expectedVersion: query.version,
-        caller,
       }),
 
     'get-simulation-persona-versions': async ({ path, query, caller }) =>
@@ -122,9 +121,8 @@ export const handler = httpHandler(
       listScenarios(path.organization, caller, { ...commonFilters(query), ...listParams(query) }),
 
     'create-simulation-scenario-version': ({ path, query, body, caller }) =>
-      createScenarioVersion(path.organization, path.simulation_scenario_id, body, {
+      createScenarioVersion(path.organization, caller, path.simulation_scenario_id, body, {
         expectedVersion: query.version,
-        caller,
       }),
 
     'get-simulation-scenario-versions': async ({ path, query, caller }) =>
