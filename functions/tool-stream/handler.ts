@@ -1,5 +1,5 @@
 import { implementGroup, jsonArrayDocument, streamHandler } from '#shared/http/http-handler';
-import { testTool } from '#shared/tool/builder';
+import { testTool } from '#shared/tool/deployments';
 import { invokeToolVersion } from '#shared/tool/invocations';
 
 export const handler = streamHandler(

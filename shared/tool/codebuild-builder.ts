@@ -8,7 +8,7 @@ import { config } from '../kernel/config';
 import { DomainError } from '../kernel/errors';
 import { maskSecrets } from './invocations';
 import { repositoryCredentialValues } from './source-repository';
-import { storeArtifact, type ToolBuilder, type ToolBuildRequest, type ToolBuildResult } from './tool-builder';
+import { storeArtifact, type ToolBuilder, type ToolBuildRequest, type ToolBuildResult } from './tool-build';
 
 /**
  * The CodeBuild adapter of the tool builder. `build` starts the CodeBuild project

@@ -6,11 +6,11 @@ import { BadRequestError, ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { parseSortBy } from '../kernel/list-params';
 import { hasPermission, requirePermission } from '../kernel/permissions';
+import { toolRuntime } from './deployment-runtime';
 import { describeInputErrors, inputValidator } from './project';
-import type { SandboxOutcome } from './runtime';
-import { toolRuntime } from './runtimes';
 import type { InvocationInput, InvocationResult, InvocationSource, ToolInvocationInstance } from './schemas';
 import { type StoredToolVersion, type ToolRecord, toolInvocations } from './tool-repository';
+import type { SandboxOutcome } from './tool-runtime';
 import { requireToolVersion, secretValuesOf, toolAttributes, toolEnvironment } from './tools';
 import { formatVersion, parseVersionConstraint } from './version-constraint';
 

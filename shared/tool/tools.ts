@@ -14,7 +14,7 @@ import type { BuiltProject } from './project';
 import type { EnvVarChanges } from './schemas';
 import { maxToolNameLength } from './schemas';
 import { repositoryName } from './source-repository';
-import { storeArtifact, toolBuilder } from './tool-builder';
+import { storeArtifact, toolBuilder } from './tool-build';
 import {
   createToolRecord,
   getToolVersion,

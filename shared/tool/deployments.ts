@@ -9,12 +9,12 @@ import type { Caller } from '../kernel/caller';
 import { BadRequestError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { requirePermission } from '../kernel/permissions';
+import { toolRuntime } from './deployment-runtime';
 import { maskOutcome, toInvocationResult, validateInputs } from './invocations';
-import type { DeployedVersion, ToolRuntime } from './runtime';
-import { toolRuntime } from './runtimes';
 import type { InvocationInput, InvocationResult } from './schemas';
-import { toolBuilder } from './tool-builder';
+import { toolBuilder } from './tool-build';
 import { getToolVersion, listAllToolVersions, requireTool, type StoredToolVersion } from './tool-repository';
+import type { DeployedVersion, ToolRuntime } from './tool-runtime';
 import { artifactKeyOf, finishDeployment, recordManagedBuild, refusalOf, repositoryOf } from './tools';
 import { formatVersion, parseVersion } from './version-constraint';
 
