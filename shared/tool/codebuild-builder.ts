@@ -6,7 +6,7 @@ import { endedToolBuildStatus, type ToolBuildStateChange } from '../../events/qu
 import { deleteObjectKeys, readObjectBytes, writeObject } from '../aws/bucket';
 import { config } from '../kernel/config';
 import { DomainError } from '../kernel/errors';
-import { maskSecrets } from './invocations';
+import { maskSecrets } from './secret-masking';
 import { repositoryCredentialValues } from './source-repository';
 import { storeArtifact, type ToolBuilder, type ToolBuildRequest, type ToolBuildResult } from './tool-build';
 
