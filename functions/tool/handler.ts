@@ -1,19 +1,12 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { pageRequest } from '#shared/kernel/list-params';
+import { modifyToolEnvvars } from '#shared/tool/environment';
 import { listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
+import { publishToolVersion } from '#shared/tool/publishing';
 import { scaffoldRelease } from '#shared/tool/scaffold';
-import {
-  createTool,
-  deprecateTool,
-  deprecateToolVersions,
-  listTools,
-  listToolVersions,
-  modifyTool,
-  modifyToolEnvvars,
-  publishToolVersion,
-  toolVersionView,
-} from '#shared/tool/tools';
+import { createTool, deprecateTool, listTools, modifyTool } from '#shared/tool/tools';
+import { deprecateToolVersions, listToolVersions, toolVersionView } from '#shared/tool/versions';
 
 const invocationFilters = (query: {
   tool_id?: string[];
