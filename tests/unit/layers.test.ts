@@ -122,13 +122,6 @@ const fileGraphsByCapability = async (): Promise<Map<string, Map<string, Set<str
 };
 
 /**
- * Capabilities whose files still import each other in a loop, to be untangled (conversation's
- * engine: turn-context, tool-call-state, fillers, dynamic-behavior). The list only shrinks: the
- * test below fails on a capability listed here that has no loop any more.
- */
-const capabilitiesWithFileCycles = new Set(['conversation']);
-
-/**
  * Adapters, one folder each, import the kernel and, in one direction only, these other adapters:
  * the table reaches DynamoDB through the AWS clients; authentication keeps its records (sessions,
  * rate-limit buckets) in the table. AWS clients, models and speech stand alone.
@@ -234,19 +227,13 @@ describe('layers', () => {
   it('lets the files of one capability import each other in one direction only, with no cycle through several', async () => {
     // Act
     const graphs = await fileGraphsByCapability();
-    const cycles = [...graphs]
-      .filter(([capability]) => !capabilitiesWithFileCycles.has(capability))
-      .flatMap(([, graph]) => {
-        const cycle = cycleOf(graph);
-        return cycle ? [cycle.join(' → ')] : [];
-      });
-    const untangled = [...capabilitiesWithFileCycles].filter(
-      (capability) => cycleOf(graphs.get(capability) ?? new Map()) === undefined,
-    );
+    const cycles = [...graphs].flatMap(([, graph]) => {
+      const cycle = cycleOf(graph);
+      return cycle ? [cycle.join(' → ')] : [];
+    });
 
     // Assess
     expect(cycles).toEqual([]);
-    expect(untangled).toEqual([]);
   });
 
   it('keeps DynamoDB expressions in repositories and shared/data', async () => {
