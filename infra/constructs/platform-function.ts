@@ -39,6 +39,9 @@ const bundledCode = (entry: string): Code =>
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
       image: DockerImage.fromRegistry('unused-local-bundling-only'),
+      // CDK caches a bundle by source folder and the JSON of these options, which drops `local`: without the entry
+      // here, handlers sharing a folder (functions/workers/) would all ship the first one bundled.
+      command: ['infra/bundle-lambda.ts', entry],
       local: {
         tryBundle(outputDir: string) {
           execFileSync(
