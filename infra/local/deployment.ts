@@ -102,8 +102,14 @@ export const readDeployment = (assemblyDir: string, local: LocalResources): Depl
       region: artifact.environment?.split('/').at(-1),
       template: readTemplate(artifact.properties?.templateFile as string),
     }));
-  const chosen = stacks.find((stack) => stack.region === local.region) ?? stacks[0];
-  if (!chosen) throw new Error(`no stack in the cloud assembly at ${assemblyDir}`);
+  // The platform's stack for the local region (others of the app, e.g. one exporting values, hold no function).
+  const servesFunctions = (template: Template) =>
+    Object.values(template.Resources ?? {}).some((resource) =>
+      ['AWS::Lambda::Function', 'AWS::CloudFormation::Stack'].includes(resource.Type),
+    );
+  const platformStacks = stacks.filter((stack) => servesFunctions(stack.template));
+  const chosen = platformStacks.find((stack) => stack.region === local.region) ?? platformStacks[0];
+  if (!chosen) throw new Error(`no stack with functions in the cloud assembly at ${assemblyDir}`);
   const rootScopes = new Map(stacks.map((stack) => [stack.name, { path: stack.name, template: stack.template }]));
   const root = rootScopes.get(chosen.name) as Scope;
 
@@ -167,8 +173,10 @@ export const readDeployment = (assemblyDir: string, local: LocalResources): Depl
       const name = resolvedValue(scope, object['Fn::ImportValue']);
       for (const exporting of rootScopes.values())
         for (const output of Object.values(exporting.template.Outputs ?? {}))
-          if (output.Export && resolvedValue(exporting, output.Export.Name) === name)
-            return targetOf(exporting, output.Value);
+          if (output.Export && resolvedValue(exporting, output.Export.Name) === name) {
+            const exported = resolvedValue(exporting, output.Value);
+            return targetOf(exporting, output.Value) ?? (exported === undefined ? undefined : { value: exported });
+          }
       return undefined;
     }
     return undefined;
