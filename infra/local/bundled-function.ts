@@ -79,7 +79,16 @@ export const bundledFunction = (spec: BundledFunctionSpec): BundledFunction => {
       functionName: spec.name,
       sourceMaps: (spec.env.NODE_OPTIONS ?? '').includes('--enable-source-maps'),
     };
-    const worker = new Worker(await workerScriptPath(), { workerData, env: spec.env, name: spec.name });
+    const worker = new Worker(await workerScriptPath(), {
+      workerData,
+      env: spec.env,
+      name: spec.name,
+      stdout: true,
+      stderr: true,
+    });
+    // Copied rather than piped: a pipe per function would add listeners to this process's streams (over 20 functions).
+    worker.stdout.on('data', (chunk: Buffer) => process.stdout.write(chunk));
+    worker.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
     const pending = new Map<number, Pending>();
     const failAll = (error: Error) => {
       for (const waiting of pending.values()) waiting.reject(error);
