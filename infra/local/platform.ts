@@ -82,6 +82,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
   if ((process.env.SPEECH_PROVIDER ?? 'builtin') === 'builtin' && !(await recognizerInstalled())) {
     log(missingRecognizerMessage);
   }
+  // Synthesized (or found up to date) first: a failed synthesis leaves no engine to stop.
+  const assemblyDir = options.bundled ? await ensureCloudAssembly(options.bundled.context, log) : undefined;
   const aws = await startLocalAws({
     dataDir: options.inMemory ? undefined : join(options.stateDir, 'aws'),
     queueVisibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds,
@@ -117,9 +119,9 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     for (const stopOne of stoppers.reverse()) await stopOne().catch(() => undefined);
   };
   try {
-    let functions: PlatformFunctions = sourceFunctions(options.dailyScheduleSeconds);
-    if (options.bundled) {
-      const assemblyDir = await ensureCloudAssembly(options.bundled.context, log);
+    let functions: PlatformFunctions;
+    if (assemblyDir === undefined) functions = sourceFunctions(options.dailyScheduleSeconds);
+    else {
       const deployment = readDeployment(assemblyDir, {
         region: aws.env.AWS_REGION as string,
         tableName: aws.tableName,
