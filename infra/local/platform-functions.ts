@@ -3,7 +3,7 @@ import { canonicalResourcePaths, greedySegment, sharedResourcePrefix } from '#sh
 import { routeTable } from '#shared/api/route-table';
 import { type EndpointGroup, selfRoutedGroups, type WorkerName } from '#shared/kernel/operation';
 import { queueDefinitions } from '#shared/kernel/queues';
-import { type BundledFunction, bundledFunction } from './bundled-function';
+import { type BundledFunction, type BundledFunctionSpec, bundledFunction } from './bundled-function';
 import type { DeployedFunction, Deployment } from './deployment';
 import type { SqsBatchHandler } from './queue-poller';
 
@@ -26,6 +26,8 @@ export interface PlatformFunctions {
     handler: SqsBatchHandler;
   }[];
   schedules: { functionName: string; periodSeconds: number; handler: ScheduledHandler }[];
+  /** Bundled: the function serving each endpoint group, as its worker thread runs it (for tools beside the platform). */
+  apiSpecs?: Partial<Record<EndpointGroup, BundledFunctionSpec>>;
   stop(): Promise<void>;
 }
 
@@ -96,11 +98,17 @@ export const bundledFunctions = (
   environmentOf: (fn: DeployedFunction) => Record<string, string>,
   dailyScheduleSeconds: number | undefined,
 ): PlatformFunctions => {
+  const specOf = (fn: DeployedFunction): BundledFunctionSpec => ({
+    name: fn.name,
+    assetDir: fn.assetDir,
+    handler: fn.handler,
+    env: environmentOf(fn),
+  });
   const running = new Map<DeployedFunction, BundledFunction>();
   const runnerOf = (fn: DeployedFunction): BundledFunction => {
     let runner = running.get(fn);
     if (!runner) {
-      runner = bundledFunction({ name: fn.name, assetDir: fn.assetDir, handler: fn.handler, env: environmentOf(fn) });
+      runner = bundledFunction(specOf(fn));
       running.set(fn, runner);
     }
     return runner;
@@ -135,6 +143,7 @@ export const bundledFunctions = (
           : schedule.periodSeconds,
       handler: invoker(schedule.function),
     })),
+    apiSpecs: Object.fromEntries([...groups].map(([group, { fn }]) => [group, specOf(fn)])),
     stop: async () => {
       await Promise.all([...running.values()].map((runner) => runner.stop()));
     },

@@ -47,6 +47,8 @@ export interface Platform {
   outboxDir: string;
   /** How the functions reach the local AWS services (endpoints, credentials, table, bucket and queue URLs). */
   awsEnv: Record<string, string>;
+  /** Bundled: the function serving each endpoint group (asset directory, handler, environment), as the platform runs it. */
+  bundledApi?: PlatformFunctions['apiSpecs'];
   /** Where the platform's table is, for tests that look at what is stored. */
   table: { endpoint: string; region: string; name: string };
   /** Where the artifact bucket is (s3rver's built-in key `S3RVER`), for tests that look at stored objects. */
@@ -220,6 +222,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       table,
       bucket,
       awsEnv: aws.env,
+      bundledApi: functions.apiSpecs,
       toolRepositoryRoot: process.env.TOOL_REPOSITORY_ROOT as string,
       toolRuntimeDir: process.env.TOOL_RUNTIME_DIR as string,
       stop,

@@ -46,6 +46,15 @@ try {
   const { credentials } = platform;
   // How the functions reach the local AWS services, for tools beside the platform (the bench's bare DynamoDB calls).
   await writeFile(join(resolve(values['data-dir']), 'local-aws.json'), JSON.stringify(platform.awsEnv, null, 2));
+  // Bundled, how each endpoint group's function runs (the bench invokes one alone, as deployed).
+  if (platform.bundledApi)
+    await writeFile(
+      join(resolve(values['data-dir']), 'bundled-api.json'),
+      JSON.stringify(platform.bundledApi, null, 2),
+      {
+        mode: 0o600,
+      },
+    );
   console.log(
     `Platform ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s${values['in-memory'] ? ' (in memory)' : ''}${values.bundled ? ' (bundled: the functions of cdk.out)' : ''}`,
   );

@@ -1,10 +1,13 @@
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
+import { routeTable } from '#shared/api/route-table';
 import { roundTripHeader } from '#shared/aws/round-trips';
+import type { BundledFunctionSpec } from '../../infra/local/bundled-function';
 import { ensureCloudAssembly } from '../../infra/local/cloud-assembly';
 import { call, createUser, mapLimit, rootSession, type Session } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
@@ -125,6 +128,20 @@ export const measureOverhead = async (): Promise<OverheadFigures> => {
     // The data layer names the table from the environment; unset again below, before other platforms start.
     process.env.TABLE_NAME = tableName;
     const client = bareClient(platform.awsEnv);
+    // The function alone runs as the platform runs it: its asset directory and environment.
+    const functions = JSON.parse(await readFile(join(platform.stateDir, 'bundled-api.json'), 'utf8')) as Record<
+      string,
+      BundledFunctionSpec
+    >;
+    const groups = new Set(
+      measuredPaths(client, tableName, orgId, agentId).map(
+        (measured) => routeTable.find((operation) => operation.operationId === measured.operationId)?.group,
+      ),
+    );
+    const [group] = groups;
+    const measuredFunction = group && functions[group];
+    if (groups.size !== 1 || !measuredFunction)
+      throw new Error('the measured operations must be served by one function, with one environment');
 
     // The halves alternate run by run, so a change in the machine's load meets both.
     const runs: OverheadRun[] = [];
@@ -132,15 +149,13 @@ export const measureOverhead = async (): Promise<OverheadFigures> => {
       const child = await execFileAsync('npx', ['tsx', 'tests/bench/function-overhead.ts'], {
         maxBuffer: 16 * 1024 * 1024,
         env: {
-          ...process.env,
-          ...platform.awsEnv,
-          // What the local platform gives its functions besides the AWS endpoints (`infra/local/platform.ts`).
-          ROOT_ORG_ID: orgId,
-          SIGNING_KEY_FILE: join(platform.stateDir, 'signing-key.json'),
-          POWERTOOLS_LOG_LEVEL: 'WARN',
-          POWERTOOLS_METRICS_DISABLED: 'true',
-          DIAGNOSTIC_ROUND_TRIPS: 'true',
-          BENCH_OVERHEAD_INPUT: JSON.stringify({ orgId, agentId, tokens: usersOf(run, 1).map((user) => user.token) }),
+          ...measuredFunction.env,
+          BENCH_OVERHEAD_INPUT: JSON.stringify({
+            orgId,
+            agentId,
+            tokens: usersOf(run, 1).map((user) => user.token),
+            functions,
+          }),
         },
       });
       const functionFigures = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '[]') as OverheadPath[];
@@ -170,7 +185,7 @@ const times = (ratio: number) => `${ratio.toFixed(2)}×`;
 
 /** One row of a path's table: HTTP and function side by side, each as p50 over the bare calls' p50. */
 const row = (label: string, http: OverheadPath, fn: OverheadPath) =>
-  `  ${label.padEnd(8)}${`${times(ratioOf(http))} (${ms(http.api.p50)} / ${ms(http.bare.p50)})`.padEnd(34)}${times(ratioOf(fn))} (${ms(fn.api.p50)} / ${ms(fn.bare.p50)})`;
+  `  ${label.padEnd(8)}${`${times(ratioOf(http))} (${ms(http.api.p50)} / ${ms(http.bare.p50)})`.padEnd(40)}${times(ratioOf(fn))} (${ms(fn.api.p50)} / ${ms(fn.bare.p50)})`;
 
 /** Prints, per path, each run's HTTP and function ratios side by side and their medians; returns whether both targets are met. */
 export const printOverheadFigures = (figures: OverheadFigures): boolean => {
@@ -184,10 +199,10 @@ export const printOverheadFigures = (figures: OverheadFigures): boolean => {
     console.log(
       `${index > 0 ? '\n' : ''}${name} (${http[0]?.api.count ?? 0} requests a run, interleaved with the bare calls)`,
     );
-    console.log(`  ${'run'.padEnd(8)}${'HTTP, --bundled gateway (p50 / bare)'.padEnd(34)}function alone (p50 / bare)`);
+    console.log(`  ${'run'.padEnd(8)}${'HTTP, --bundled gateway (p50 / bare)'.padEnd(40)}function alone (p50 / bare)`);
     for (const [run, path] of http.entries()) console.log(row(String(run + 1), path, fn[run] as OverheadPath));
     console.log(
-      `  ${'median'.padEnd(8)}${`${times(httpMedian)}${httpMedian > httpTarget ? ` (target ≤ ${httpTarget}×)` : ''}`.padEnd(34)}${times(functionMedian)}${functionMedian > functionTarget ? ` (target ≤ ${functionTarget}×)` : ''}`,
+      `  ${'median'.padEnd(8)}${`${times(httpMedian)}${httpMedian > httpTarget ? ` (target ≤ ${httpTarget}×)` : ''}`.padEnd(40)}${times(functionMedian)}${functionMedian > functionTarget ? ` (target ≤ ${functionTarget}×)` : ''}`,
     );
     const trips = (paths: OverheadPath[]) =>
       [...new Set(paths.flatMap((path) => path.roundTrips.map(({ value }) => value)))].join(', ');
