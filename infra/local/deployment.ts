@@ -233,10 +233,10 @@ export const readDeployment = (assemblyDir: string, local: LocalResources): Depl
 
   const resolvedValue = (scope: Scope, expression: unknown): string | undefined => {
     if (['string', 'number', 'boolean'].includes(typeof expression)) return String(expression);
-    const join = record(expression)?.['Fn::Join'] as [string, unknown[]] | undefined;
-    if (join) {
-      const parts = join[1].map((part) => resolvedValue(scope, part));
-      return parts.every((part) => part !== undefined) ? parts.join(join[0]) : undefined;
+    const joined = record(expression)?.['Fn::Join'] as [string, unknown[]] | undefined;
+    if (joined) {
+      const parts = joined[1].map((part) => resolvedValue(scope, part));
+      return parts.every((part) => part !== undefined) ? parts.join(joined[0]) : undefined;
     }
     const target = targetOf(scope, expression);
     if (!target) return undefined;
