@@ -2,9 +2,28 @@ import { defineConfig } from 'vitest/config';
 import { requirePrerequisites } from './infra/local/prerequisites.ts';
 
 /**
- * Two projects: unit tests (beside the code, plus infra assertions) and integration
- * tests that drive the HTTP surface of the platform, started once per run in memory on
- * free ports by the global setup.
+ * The integration tests run again against the function bundles `cdk deploy` ships (the platform
+ * started with `bundled`): a subset that reaches every endpoint group, queue worker, schedule and
+ * streamed path at least once. It runs on its own (`npm run test:bundled`), as its platform would
+ * share this process's environment with the other one.
+ */
+const bundledSubset = [
+  // Every protected operation of every endpoint group, refused and served.
+  'tests/integration/isolation/matrix.test.ts',
+  // Streamed conversations, a tool built by the tool-build worker and called in a turn, the analysis,
+  // webhook and simulation workers, and the release gate's CLI.
+  'tests/integration/readme/walkthrough.test.ts',
+  // The API key expiration schedule and the webhook worker's signed, retried deliveries.
+  'tests/integration/webhook/webhooks.test.ts',
+  // DuckDB's native binding, beside the admin bundle; the streamed prompt-log zip.
+  'tests/integration/admin/sql-query.test.ts',
+  'tests/integration/admin/prompt-logs.test.ts',
+];
+
+/**
+ * Projects: unit tests (beside the code, plus infra assertions), integration tests that drive
+ * the HTTP surface of the platform, started once per run in memory on free ports by the global
+ * setup, the browser tests of the web app, and the bundled subset.
  */
 export default defineConfig(async () => {
   // DynamoDB Local, tools, voice, the browser and the zips need their system packages: without
@@ -35,6 +54,15 @@ export default defineConfig(async () => {
           test: {
             name: 'integration',
             include: ['tests/integration/**/*.test.ts'],
+            globalSetup: ['tests/integration/support/global-setup.ts'],
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
+        {
+          test: {
+            name: 'integration-bundled',
+            include: bundledSubset,
             globalSetup: ['tests/integration/support/global-setup.ts'],
             testTimeout: 60_000,
             hookTimeout: 60_000,

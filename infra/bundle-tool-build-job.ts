@@ -18,8 +18,8 @@ if (!outDir) {
   process.exit(2);
 }
 await mkdir(outDir, { recursive: true });
-const options = lambdaBuildOptions(toolBuildJobEntry, join(outDir, 'index.mjs'));
-await build({ ...options, external: [...(options.external ?? []), 'esbuild'] });
+// Lambda bundles leave esbuild out too (`localOnlyPackages`): here the build installs it.
+await build(lambdaBuildOptions(toolBuildJobEntry, join(outDir, 'index.mjs')));
 const { version } = JSON.parse(await readFile(join(repositoryRoot, 'node_modules/esbuild/package.json'), 'utf8')) as {
   version: string;
 };

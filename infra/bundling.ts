@@ -42,6 +42,13 @@ const nativeFolders: Record<string, string[]> = {
   '@duckdb/node-api': ['@duckdb/node-api', '@duckdb/node-bindings', '@duckdb/node-bindings-linux-x64'],
 };
 
+/**
+ * Packages only the local platform's engines use, left out of the bundles: esbuild builds tools
+ * in-process (CodeBuild does in AWS), and cannot be bundled itself. A bundle run locally
+ * (`npm start -- --bundled`) finds it in the repository's node_modules, above cdk.out.
+ */
+const localOnlyPackages = ['esbuild'];
+
 export const lambdaBuildOptions = (entry: string, outdir: string): BuildOptions => ({
   entryPoints: [{ in: join(repositoryRoot, entry), out: 'index' }],
   outdir,
@@ -62,7 +69,7 @@ export const lambdaBuildOptions = (entry: string, outdir: string): BuildOptions 
     js: "import { createRequire as topLevelCreateRequire } from 'node:module'; const require = topLevelCreateRequire(import.meta.url);",
   },
   plugins: [englishOnlyZodLocales],
-  external: nativePackages,
+  external: [...nativePackages, ...localOnlyPackages],
   alias: { semver: join(repositoryRoot, 'infra/bundling-shims/semver.ts') },
   logLevel: 'error',
 });

@@ -49,6 +49,8 @@ export interface LocalQueue {
 export interface LocalAws {
   /** Everything the product reads from its environment to reach these servers. */
   env: Record<string, string>;
+  /** The part of `env` that reaches the servers (region, endpoints, credentials), without the resources' names. */
+  connectionEnv: Record<string, string>;
   tableName: string;
   bucket: string;
   queues: Record<WorkerName, LocalQueue>;
@@ -428,7 +430,7 @@ export const startLocalAws = async (options: LocalAwsOptions = {}): Promise<Loca
   );
 
   const queues = sqs.value.queues;
-  const env: Record<string, string> = {
+  const connectionEnv: Record<string, string> = {
     AWS_REGION: region,
     AWS_ACCESS_KEY_ID: credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
@@ -440,6 +442,9 @@ export const startLocalAws = async (options: LocalAwsOptions = {}): Promise<Loca
     // uploads by default, and would store the framing as object content.
     AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
     AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+  };
+  const env: Record<string, string> = {
+    ...connectionEnv,
     TABLE_NAME: tableName,
     ARTIFACT_BUCKET: bucket,
     ...Object.fromEntries(
@@ -455,5 +460,5 @@ export const startLocalAws = async (options: LocalAwsOptions = {}): Promise<Loca
     stopping ??= Promise.all([dynamodb.value.stop(), sqs.value.stop(), s3.value.stop()]).then(removeScratch);
     return stopping;
   };
-  return { env, tableName, bucket, queues, stop };
+  return { env, connectionEnv, tableName, bucket, queues, stop };
 };

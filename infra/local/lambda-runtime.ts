@@ -67,13 +67,16 @@ export type StreamingHandler = (event: unknown, stream: ResponseStream, context:
 export const isStreamingHandler = (handler: unknown): handler is StreamingHandler =>
   typeof handler === 'function' && streamingHandlers.has(handler);
 
+/** Marks a handler as streaming, as `awslambda.streamifyResponse` does. */
+export const streamifyResponse = <T extends object>(handler: T): T => {
+  streamingHandlers.add(handler);
+  return handler;
+};
+
 /** Installs the `awslambda` global before any handler module is loaded. */
 export const installLambdaRuntime = (): void => {
   (globalThis as { awslambda?: unknown }).awslambda = {
-    streamifyResponse: <T extends object>(handler: T): T => {
-      streamingHandlers.add(handler);
-      return handler;
-    },
+    streamifyResponse,
     HttpResponseStream: {
       from: (stream: ResponseStream, prelude: StreamPrelude): ResponseStream => {
         stream.setPrelude(prelude);

@@ -1,13 +1,15 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { queueDefinitions } from '#shared/kernel/queues';
 import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/builtin';
 import { startLocalAws } from './aws-stack';
+import { ensureCloudAssembly } from './cloud-assembly';
+import { readDeployment } from './deployment';
 import { startGateway } from './gateway';
 import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
+import { bundledFunctions, type PlatformFunctions, sourceFunctions } from './platform-functions';
 import { missingPrerequisites } from './prerequisites';
-import { type SqsBatchHandler, startQueuePoller } from './queue-poller';
+import { startQueuePoller } from './queue-poller';
 
 export interface PlatformCredentials {
   base_url: string;
@@ -31,6 +33,11 @@ export interface PlatformOptions {
   dailyScheduleSeconds?: number;
   /** Extra environment for the functions (e.g. LLM settings). */
   env?: Record<string, string>;
+  /**
+   * Run what `cdk deploy` ships: the cloud assembly's function bundles (synthesized with cdk.json's
+   * context and these `-c` values, or reused when up to date), wired as the stack's template wires them.
+   */
+  bundled?: { context: Record<string, string> };
   log?: (line: string) => void;
 }
 
@@ -40,6 +47,8 @@ export interface Platform {
   outboxDir: string;
   /** How the functions reach the local AWS services (endpoints, credentials, table, bucket and queue URLs). */
   awsEnv: Record<string, string>;
+  /** Bundled: the function serving each endpoint group (asset directory, handler, environment), as the platform runs it. */
+  bundledApi?: PlatformFunctions['apiSpecs'];
   /** Where the platform's table is, for tests that look at what is stored. */
   table: { endpoint: string; region: string; name: string };
   /** Where the artifact bucket is (s3rver's built-in key `S3RVER`), for tests that look at stored objects. */
@@ -61,8 +70,9 @@ const readCredentials = async (path: string): Promise<PlatformCredentials | unde
 
 /**
  * The whole platform on this machine: DynamoDB Local, SQS and S3 servers, the API
- * gateway in front of every endpoint group's handler, and a poller per consumed queue.
- * The functions run in this process with the environment a deployed function gets.
+ * gateway in front of every endpoint group's handler, a poller per consumed queue and a timer
+ * per schedule. The functions run in this process with the environment a deployed function
+ * gets or, bundled, each in a worker thread with the environment its template gives it.
  */
 export const startPlatform = async (options: PlatformOptions): Promise<Platform> => {
   const log = options.log ?? (() => undefined);
@@ -74,13 +84,22 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
   if ((process.env.SPEECH_PROVIDER ?? 'builtin') === 'builtin' && !(await recognizerInstalled())) {
     log(missingRecognizerMessage);
   }
+  // Synthesized (or found up to date) first: a failed synthesis leaves no engine to stop.
+  const assemblyDir = options.bundled ? await ensureCloudAssembly(options.bundled.context, log) : undefined;
   const aws = await startLocalAws({
     dataDir: options.inMemory ? undefined : join(options.stateDir, 'aws'),
     queueVisibilityTimeoutSeconds: options.queueVisibilityTimeoutSeconds,
     log,
   });
   const rootOrgId = options.rootOrgId ?? 'local';
-  Object.assign(process.env, aws.env, {
+  // The machine's own environment (PATH, HOME, model settings) without what a platform set in it before.
+  const machineEnv = Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && !(entry[0] in aws.env),
+    ),
+  );
+  // What the local engines stand in for (the signing-key secret, SES, tool repositories and runtime), and local-only settings.
+  const localEnv: Record<string, string> = {
     ROOT_ORG_ID: rootOrgId,
     SUPER_ADMIN_EMAIL: options.superAdminEmail ?? 'admin@localhost',
     SIGNING_KEY_FILE: join(options.stateDir, 'signing-key.json'),
@@ -92,7 +111,9 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     ...options.env,
-  });
+  };
+  // This process bootstraps the root organization (and runs the functions, unless bundled).
+  Object.assign(process.env, aws.env, localEnv);
   installLambdaRuntime();
 
   const stoppers: (() => Promise<void>)[] = [() => aws.stop()];
@@ -100,38 +121,63 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     for (const stopOne of stoppers.reverse()) await stopOne().catch(() => undefined);
   };
   try {
-    const gateway = await startGateway({ port: options.port, host: options.host ?? '127.0.0.1', log });
+    let functions: PlatformFunctions;
+    if (assemblyDir === undefined) functions = sourceFunctions(options.dailyScheduleSeconds);
+    else {
+      const deployment = readDeployment(assemblyDir, {
+        region: aws.env.AWS_REGION as string,
+        tableName: aws.tableName,
+        bucket: aws.bucket,
+        queues: aws.queues,
+      });
+      functions = bundledFunctions(
+        deployment,
+        // Only the resources its template names: a variable missing there is missing here too.
+        (fn) => ({ ...machineEnv, ...aws.connectionEnv, ...fn.environment, ...localEnv }),
+        options.dailyScheduleSeconds,
+      );
+      log(
+        `running the ${deployment.functions.length} functions of ${deployment.stackName} from ${assemblyDir}: ${deployment.methods.length} API methods, ${deployment.consumers.length} queue consumers, ${deployment.schedules.length} schedules`,
+      );
+    }
+    stoppers.push(() => functions.stop());
+    const gateway = await startGateway({
+      port: options.port,
+      host: options.host ?? '127.0.0.1',
+      loadHandler: (group) => functions.api(group),
+      log,
+    });
     stoppers.push(() => gateway.stop());
 
     const sqsClient = new SQSClient({ region: aws.env.AWS_REGION });
-    for (const definition of queueDefinitions.filter((queue) => queue.hasConsumer)) {
-      const module = (await import(`../../functions/workers/${definition.worker}.ts`)) as { handler: SqsBatchHandler };
+    for (const consumer of functions.consumers) {
       const poller = startQueuePoller({
-        queueUrl: aws.queues[definition.worker].url,
-        queueArn: aws.queues[definition.worker].arn,
-        handler: module.handler,
-        batchSize: definition.batchSize,
+        queueUrl: aws.queues[consumer.worker].url,
+        queueArn: aws.queues[consumer.worker].arn,
+        handler: consumer.handler,
+        batchSize: consumer.batchSize,
         sqsClient,
-        functionName: `classic-api-${definition.worker}-worker`,
-        timeoutMs: definition.consumerTimeoutSeconds * 1000,
+        functionName: consumer.functionName,
+        timeoutMs: consumer.timeoutMs,
         log,
       });
       stoppers.push(() => poller.stop());
     }
 
-    // The daily schedule, which EventBridge runs in AWS: now, then every period.
-    const schedule = (await import('../../functions/schedules/api-key-expiration.ts')) as {
-      handler: (event: unknown, context: ReturnType<typeof lambdaContext>) => Promise<void>;
-    };
-    const runSchedule = (): void => {
-      schedule.handler({}, lambdaContext('classic-api-api-key-expiration-schedule', 60_000)).catch((error: unknown) => {
-        log(`[api-key-expiration-schedule] failed: ${error instanceof Error ? error.message : String(error)}`);
-      });
-    };
-    const scheduleTimer = setInterval(runSchedule, (options.dailyScheduleSeconds ?? 86_400) * 1000);
-    scheduleTimer.unref();
-    stoppers.push(async () => clearInterval(scheduleTimer));
-    runSchedule();
+    // The schedules, which EventBridge runs in AWS: now, then every period.
+    for (const schedule of functions.schedules) {
+      const run = (): void => {
+        schedule
+          .handler({}, lambdaContext(schedule.functionName, 60_000))
+          .catch((error: unknown) =>
+            log(`[${schedule.functionName}] failed: ${error instanceof Error ? error.message : String(error)}`),
+          );
+      };
+      const timer = setInterval(run, schedule.periodSeconds * 1000);
+      timer.unref();
+      stoppers.push(async () => clearInterval(timer));
+      run();
+    }
 
     // Loaded after the environment is set: product modules read it when first imported.
     const { bootstrapRootOrganization } = await import('#shared/composition/root-organization');
@@ -176,6 +222,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       table,
       bucket,
       awsEnv: aws.env,
+      bundledApi: functions.apiSpecs,
       toolRepositoryRoot: process.env.TOOL_REPOSITORY_ROOT as string,
       toolRuntimeDir: process.env.TOOL_RUNTIME_DIR as string,
       stop,

@@ -1,12 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseContext } from './cloud-assembly';
 import { startPlatform } from './platform';
 
 /**
- * `npm start [-- --port N] [-- --in-memory]`: the whole platform on localhost.
- * Data lives under .data/ across restarts unless --in-memory is given; the root
- * organization's credentials are printed and written to .data/credentials.json.
+ * `npm start [-- --port N] [-- --in-memory] [-- --bundled [-c key=value ...]]`: the whole platform
+ * on localhost. Data lives under .data/ across restarts unless --in-memory is given; the root
+ * organization's credentials are printed and written to .data/credentials.json. --bundled runs
+ * the functions `cdk deploy` ships (cdk.out, synthesized with cdk.json's context and each -c).
  */
 const { values } = parseArgs({
   options: {
@@ -15,8 +17,14 @@ const { values } = parseArgs({
     'in-memory': { type: 'boolean', default: false },
     'root-org': { type: 'string', default: process.env.ROOT_ORG_ID ?? 'local' },
     'data-dir': { type: 'string', default: '.data' },
+    bundled: { type: 'boolean', default: false },
+    context: { type: 'string', short: 'c', multiple: true, default: [] },
   },
 });
+if (values.context.length > 0 && !values.bundled) {
+  console.error('-c key=value sets CDK context, which only --bundled uses');
+  process.exit(2);
+}
 
 const startedAt = Date.now();
 const port = Number(values.port);
@@ -32,13 +40,23 @@ try {
     stateDir: resolve(values['data-dir']),
     inMemory: values['in-memory'],
     rootOrgId: values['root-org'],
+    bundled: values.bundled ? { context: parseContext(values.context) } : undefined,
     log: (line) => console.error(line),
   });
   const { credentials } = platform;
   // How the functions reach the local AWS services, for tools beside the platform (the bench's bare DynamoDB calls).
   await writeFile(join(resolve(values['data-dir']), 'local-aws.json'), JSON.stringify(platform.awsEnv, null, 2));
+  // Bundled, how each endpoint group's function runs (the bench invokes one alone, as deployed).
+  if (platform.bundledApi)
+    await writeFile(
+      join(resolve(values['data-dir']), 'bundled-api.json'),
+      JSON.stringify(platform.bundledApi, null, 2),
+      {
+        mode: 0o600,
+      },
+    );
   console.log(
-    `Platform ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s${values['in-memory'] ? ' (in memory)' : ''}`,
+    `Platform ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s${values['in-memory'] ? ' (in memory)' : ''}${values.bundled ? ' (bundled: the functions of cdk.out)' : ''}`,
   );
   console.log(`  base URL     ${credentials.base_url}`);
   console.log(`  org id       ${credentials.org_id}`);

@@ -59,9 +59,10 @@ export class BuildError extends BadRequestError {
 
 // ajv (and esbuild below) are imported on first use: only tool builds and invocations need
 // them, and the conversation and organization bundles reach this module without using them.
+// ajv is CommonJS: a bundle's lazily imported chunk of it exports `default` only, not Node's named exports.
 let schemaChecker: Promise<Ajv> | undefined;
 const loadSchemaChecker = (): Promise<Ajv> => {
-  schemaChecker ??= import('ajv').then(({ Ajv }) => new Ajv({ strict: false, allErrors: true }));
+  schemaChecker ??= import('ajv').then(({ default: Ajv }) => new Ajv({ strict: false, allErrors: true }));
   return schemaChecker;
 };
 

@@ -4,15 +4,15 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { canonicalResourcePaths, matchResource } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { roundTripHeader } from '#shared/aws/round-trips';
-import { bundleLambda, repositoryRoot } from '../../infra/bundling';
+import type { BundledFunctionSpec } from '../../infra/local/bundled-function';
 import { installLambdaRuntime, lambdaContext } from '../../infra/local/lambda-runtime';
 import { bareClient, measuredPaths, measurePath, type OverheadPath, perUser } from './overhead-paths';
 
 /**
  * The function half of the overhead figures, run by `overhead.ts` as a child process whose
- * environment holds the platform's function settings (table, endpoints, signing key): each
- * operation's endpoint-group handler, from the bundle that is deployed (minified, SDK included),
- * is invoked as Lambda invokes it, with an API Gateway REST proxy event and a context (no HTTP),
+ * environment is the one the platform started `--bundled` gives the measured operations' function
+ * (its template's, resolved to the local engines): that endpoint-group handler, loaded from its
+ * asset directory in cdk.out (the bundle `cdk deploy` uploads), is invoked as Lambda invokes it, with an API Gateway REST proxy event and a context (no HTTP),
  * interleaved with the bare DynamoDB calls the operation needs, both from this one process against
  * the same DynamoDB Local. The handler's time is what
  * Lambda bills as the function's duration; the hop in front of it is API Gateway's in AWS and the
@@ -25,6 +25,8 @@ interface Input {
   agentId: string;
   /** Access tokens of users who have not used the measured operations yet. */
   tokens: string[];
+  /** How the platform runs each endpoint group's function (`bundled-api.json`). */
+  functions: Record<string, Pick<BundledFunctionSpec, 'assetDir' | 'handler'>>;
 }
 
 type BufferedHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -57,17 +59,12 @@ const eventOf = (operationId: string, path: string, query: Record<string, string
   return { group: operation.group, event };
 };
 
-/** The endpoint group's handler as deployed: its Lambda bundle (`infra/bundling.ts`), built here. */
-const handlers = new Map<string, Promise<BufferedHandler>>();
-const deployedHandler = (group: string): Promise<BufferedHandler> => {
-  let bundled = handlers.get(group);
-  if (!bundled) {
-    bundled = bundleLambda(`functions/${group}/handler.ts`, join(repositoryRoot, '.bench/overhead', group)).then(
-      async ({ entryPath }) => (await import(pathToFileURL(entryPath).href)).handler as BufferedHandler,
-    );
-    handlers.set(group, bundled);
-  }
-  return bundled;
+/** The endpoint group's handler as deployed: the module its template names, in its asset directory. */
+const deployedHandler = async (group: string): Promise<BufferedHandler> => {
+  const deployed = input.functions[group];
+  if (!deployed) throw new Error(`the platform runs no function for endpoint group ${group}`);
+  const [module, exported] = deployed.handler.split('.') as [string, string];
+  return (await import(pathToFileURL(join(deployed.assetDir, `${module}.mjs`)).href))[exported] as BufferedHandler;
 };
 
 const client = bareClient(process.env as Record<string, string>);

@@ -1,10 +1,14 @@
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
+import { routeTable } from '#shared/api/route-table';
 import { roundTripHeader } from '#shared/aws/round-trips';
+import type { BundledFunctionSpec } from '../../infra/local/bundled-function';
+import { ensureCloudAssembly } from '../../infra/local/cloud-assembly';
 import { call, createUser, mapLimit, rootSession, type Session } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
 import {
@@ -18,21 +22,31 @@ import {
 import { startPlatformProcess } from './platform-process';
 
 /**
- * Request overhead of get and list operations, each request interleaved with the bare DynamoDB
- * calls the operation needs, sent straight to the same DynamoDB Local (the same Query input the
- * data layer builds). Round trips are counted by the platform (DIAGNOSTIC_ROUND_TRIPS=true).
- * - **The function** (the target: at most 1.2× the bare calls at p50): the endpoint group's
- *   handler invoked as Lambda invokes it, in a child process beside its bare calls
- *   (`function-overhead.ts`).
- * - **Over HTTP**: the same operations through the local gateway from this process, beside the
+ * Request overhead of get and list operations against the deployed bundles, each request
+ * interleaved with the bare DynamoDB calls the operation needs, sent straight to the same
+ * DynamoDB Local (the same Query input the data layer builds). Round trips are counted by the
+ * platform (DIAGNOSTIC_ROUND_TRIPS=true). `overheadRuns` runs, each measuring both:
+ * - **The function** (target: at most 1.2× the bare calls at p50): the endpoint group's
+ *   handler, bundled as deployed, invoked as Lambda invokes it, in a child process beside its
+ *   bare calls (`function-overhead.ts`).
+ * - **Over HTTP** (target: at most 1.3×): the same operations through the local gateway of the
+ *   platform started `--bundled` (the function in its worker thread, from cdk.out), beside the
  *   bare calls from this process. The hop is API Gateway's in AWS; `admin/ping` (no
  *   authentication, no data) shows its local floor.
  */
-export interface OverheadFigures {
+export interface OverheadRun {
   function: OverheadPath[];
   http: OverheadPath[];
+}
+
+export interface OverheadFigures {
+  runs: OverheadRun[];
   ping: Percentiles;
 }
+
+export const overheadRuns = 5;
+const functionTarget = 1.2;
+const httpTarget = 1.3;
 
 const execFileAsync = promisify(execFile);
 
@@ -76,7 +90,13 @@ const apiGet = async (session: Session, path: string, query: Record<string, stri
 };
 
 export const measureOverhead = async (): Promise<OverheadFigures> => {
-  const platform = await startPlatformProcess({ label: 'overhead', env: { DIAGNOSTIC_ROUND_TRIPS: 'true' } });
+  // Synthesized (or found up to date) before the platform starts, which waits for it no longer than for a start.
+  await ensureCloudAssembly({}, (line) => console.error(line));
+  const platform = await startPlatformProcess({
+    label: 'overhead',
+    env: { DIAGNOSTIC_ROUND_TRIPS: 'true' },
+    bundled: true,
+  });
   try {
     const admin = await rootSession(platform.baseUrl, platform.credentials);
     const { orgId, token } = admin;
@@ -98,47 +118,59 @@ export const measureOverhead = async (): Promise<OverheadFigures> => {
       return agent.id as string;
     });
     const agentId = created[0] as string;
-    // Each half has users of its own: every measured operation is limited per user.
-    const usersPerHalf = usersPerMeasurement;
-    const users = await mapLimit(Array.from({ length: 2 * usersPerHalf }), 4, () =>
+    // Each half of each run has users of its own: every measured operation is limited per user.
+    const users = await mapLimit(Array.from({ length: 2 * overheadRuns * usersPerMeasurement }), 4, () =>
       createUser(admin, platform.credentials),
     );
+    const usersOf = (run: number, half: 0 | 1) =>
+      users.slice((2 * run + half) * usersPerMeasurement, (2 * run + half + 1) * usersPerMeasurement);
     const tableName = platform.awsEnv.TABLE_NAME as string;
-
-    const child = await execFileAsync('npx', ['tsx', 'tests/bench/function-overhead.ts'], {
-      maxBuffer: 16 * 1024 * 1024,
-      env: {
-        ...process.env,
-        ...platform.awsEnv,
-        // What the local platform gives its functions besides the AWS endpoints (`infra/local/platform.ts`).
-        ROOT_ORG_ID: orgId,
-        SIGNING_KEY_FILE: join(platform.stateDir, 'signing-key.json'),
-        POWERTOOLS_LOG_LEVEL: 'WARN',
-        POWERTOOLS_METRICS_DISABLED: 'true',
-        DIAGNOSTIC_ROUND_TRIPS: 'true',
-        BENCH_OVERHEAD_INPUT: JSON.stringify({
-          orgId,
-          agentId,
-          tokens: users.slice(usersPerHalf).map((user) => user.token),
-        }),
-      },
-    });
-    const functionFigures = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '[]') as OverheadPath[];
-
     // The data layer names the table from the environment; unset again below, before other platforms start.
     process.env.TABLE_NAME = tableName;
     const client = bareClient(platform.awsEnv);
-    const httpUsers = users.slice(0, usersPerHalf);
-    const http: OverheadPath[] = [];
-    for (const measured of measuredPaths(client, tableName, orgId, agentId))
-      http.push(await measurePath(measured, httpUsers, (user) => apiGet(user, measured.path, measured.query)));
+    // The function alone runs as the platform runs it: its asset directory and environment.
+    const functions = JSON.parse(await readFile(join(platform.stateDir, 'bundled-api.json'), 'utf8')) as Record<
+      string,
+      BundledFunctionSpec
+    >;
+    const groups = new Set(
+      measuredPaths(client, tableName, orgId, agentId).map(
+        (measured) => routeTable.find((operation) => operation.operationId === measured.operationId)?.group,
+      ),
+    );
+    const [group] = groups;
+    const measuredFunction = group && functions[group];
+    if (groups.size !== 1 || !measuredFunction)
+      throw new Error('the measured operations must be served by one function, with one environment');
+
+    // The halves alternate run by run, so a change in the machine's load meets both.
+    const runs: OverheadRun[] = [];
+    for (let run = 0; run < overheadRuns; run += 1) {
+      const child = await execFileAsync('npx', ['tsx', 'tests/bench/function-overhead.ts'], {
+        maxBuffer: 16 * 1024 * 1024,
+        env: {
+          ...measuredFunction.env,
+          BENCH_OVERHEAD_INPUT: JSON.stringify({
+            orgId,
+            agentId,
+            tokens: usersOf(run, 1).map((user) => user.token),
+            functions,
+          }),
+        },
+      });
+      const functionFigures = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '[]') as OverheadPath[];
+      const http: OverheadPath[] = [];
+      for (const measured of measuredPaths(client, tableName, orgId, agentId))
+        http.push(await measurePath(measured, usersOf(run, 0), (user) => apiGet(user, measured.path, measured.query)));
+      runs.push({ function: functionFigures, http });
+    }
     const ping: number[] = [];
     for (let index = 0; index < samplesPerPath; index += 1) {
       const started = performance.now();
       await httpGet(new URL(`/v1/${orgId}/admin/ping`, platform.baseUrl));
       ping.push(performance.now() - started);
     }
-    return { function: functionFigures, http, ping: percentiles(ping) };
+    return { runs, ping: percentiles(ping) };
   } finally {
     keepAlive.destroy();
     delete process.env.TABLE_NAME;
@@ -147,28 +179,39 @@ export const measureOverhead = async (): Promise<OverheadFigures> => {
 };
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
+const ratioOf = (path: OverheadPath) => path.api.p50 / path.bare.p50;
+const median = (values: number[]) => percentiles(values).p50;
+const times = (ratio: number) => `${ratio.toFixed(2)}×`;
 
-const printPath = (path: OverheadPath, label: string, target: boolean): boolean => {
-  const ratio = path.api.p50 / path.bare.p50;
-  const trips = path.roundTrips.map(({ value, count }) => `${value} (${count}×)`).join(', ');
-  console.log(`${path.name} (${path.api.count} requests, interleaved with the bare calls)`);
-  console.log(`  ${label.padEnd(23)}${ms(path.api.p50)} / ${ms(path.api.p99)}`);
-  console.log(`  bare DynamoDB p50 / p99  ${ms(path.bare.p50)} / ${ms(path.bare.p99)} (${path.bareCalls} calls)`);
-  console.log(
-    `  ratio at p50             ${ratio.toFixed(2)}×${target && ratio > 1.2 ? ' (target: at most 1.2×)' : ''}`,
-  );
-  console.log(`  median of paired ratios  ${path.pairedRatio.toFixed(2)}×`);
-  console.log(`  DynamoDB round trips     ${trips} (the bare path: ${path.bareCalls})`);
-  return ratio <= 1.2;
-};
+/** One row of a path's table: HTTP and function side by side, each as p50 over the bare calls' p50. */
+const row = (label: string, http: OverheadPath, fn: OverheadPath) =>
+  `  ${label.padEnd(8)}${`${times(ratioOf(http))} (${ms(http.api.p50)} / ${ms(http.bare.p50)})`.padEnd(40)}${times(ratioOf(fn))} (${ms(fn.api.p50)} / ${ms(fn.bare.p50)})`;
 
-/** Prints both halves; returns whether every function's p50 ratio is at most 1.2. */
+/** Prints, per path, each run's HTTP and function ratios side by side and their medians; returns whether both targets are met. */
 export const printOverheadFigures = (figures: OverheadFigures): boolean => {
-  console.log('The function (handler invoked as Lambda invokes it; the target)');
   let ok = true;
-  for (const path of figures.function) ok = printPath(path, 'function p50 / p99', true) && ok;
-  console.log('\nOver HTTP through the local gateway (API Gateway in AWS; for context)');
-  for (const path of figures.http) printPath(path, 'API p50 / p99', false);
-  console.log(`admin/ping p50 / p99 (no authentication, no data)  ${ms(figures.ping.p50)} / ${ms(figures.ping.p99)}`);
+  const names = figures.runs[0]?.http.map((path) => path.name) ?? [];
+  for (const [index, name] of names.entries()) {
+    const http = figures.runs.map((run) => run.http[index] as OverheadPath);
+    const fn = figures.runs.map((run) => run.function[index] as OverheadPath);
+    const [httpMedian, functionMedian] = [median(http.map(ratioOf)), median(fn.map(ratioOf))];
+    ok = ok && httpMedian <= httpTarget && functionMedian <= functionTarget;
+    console.log(
+      `${index > 0 ? '\n' : ''}${name} (${http[0]?.api.count ?? 0} requests a run, interleaved with the bare calls)`,
+    );
+    console.log(`  ${'run'.padEnd(8)}${'HTTP, --bundled gateway (p50 / bare)'.padEnd(40)}function alone (p50 / bare)`);
+    for (const [run, path] of http.entries()) console.log(row(String(run + 1), path, fn[run] as OverheadPath));
+    console.log(
+      `  ${'median'.padEnd(8)}${`${times(httpMedian)}${httpMedian > httpTarget ? ` (target ≤ ${httpTarget}×)` : ''}`.padEnd(40)}${times(functionMedian)}${functionMedian > functionTarget ? ` (target ≤ ${functionTarget}×)` : ''}`,
+    );
+    const trips = (paths: OverheadPath[]) =>
+      [...new Set(paths.flatMap((path) => path.roundTrips.map(({ value }) => value)))].join(', ');
+    console.log(
+      `  DynamoDB round trips: HTTP ${trips(http)}, function ${trips(fn)} (the bare path: ${http[0]?.bareCalls ?? 0})`,
+    );
+  }
+  console.log(
+    `\nadmin/ping over HTTP, p50 / p99 (no authentication, no data)  ${ms(figures.ping.p50)} / ${ms(figures.ping.p99)}`,
+  );
   return ok;
 };

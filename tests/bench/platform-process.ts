@@ -112,6 +112,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 export const startPlatformProcess = async (options: {
   env?: Record<string, string>;
   label: string;
+  /** `--bundled`: the functions of cdk.out (synthesize it first: the start waits only `readyTimeoutMs`). */
+  bundled?: boolean;
 }): Promise<PlatformProcess> => {
   const stateDir = await mkdtemp(join(tmpdir(), `classic-api-bench-${options.label}-`));
   const logPath = join(stateDir, 'platform.log');
@@ -119,7 +121,16 @@ export const startPlatformProcess = async (options: {
   const port = await freePort();
   const child = spawn(
     'npx',
-    ['tsx', 'infra/local/start.ts', '--in-memory', '--port', String(port), '--data-dir', stateDir],
+    [
+      'tsx',
+      'infra/local/start.ts',
+      '--in-memory',
+      '--port',
+      String(port),
+      '--data-dir',
+      stateDir,
+      ...(options.bundled ? ['--bundled'] : []),
+    ],
     { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } },
   );
   running.set(child, { stateDir });

@@ -9,9 +9,12 @@ import type { Harness } from './client';
  * Starts the platform once per run, in memory, on free ports. The integration and browser
  * projects share it: their global setups run in one process, and the platform's functions
  * run in that process too, reading settings from its environment, so a second platform there
- * would take over the first's settings.
+ * would take over the first's settings. The `integration-bundled` project starts it bundled (the
+ * functions of cdk.out, as deployed), in a run of its own (`npm run test:bundled`).
  */
-const startHarness = async (): Promise<{ harness: Harness; stop: () => Promise<void> }> => {
+const bundledProject = 'integration-bundled';
+
+const startHarness = async (bundled: boolean): Promise<{ harness: Harness; stop: () => Promise<void> }> => {
   const stateDir = await mkdtemp(join(tmpdir(), 'classic-api-test-'));
   const platform = await startPlatform({
     port: 0,
@@ -21,6 +24,7 @@ const startHarness = async (): Promise<{ harness: Harness; stop: () => Promise<v
     queueVisibilityTimeoutSeconds: 2,
     // The daily schedules run every few seconds, so a test sees an expiring API key announced.
     dailyScheduleSeconds: 3,
+    bundled: bundled ? { context: {} } : undefined,
     // The offline model writes at a pace, so tests can see pieces reach the client one by one.
     // Short limits, so tests reach them quickly: the SQL query's 30 s (shortened so the timeout test
     // does not wait half a minute), webhook retries (about a second, then two) and the tool sandbox.
@@ -54,10 +58,20 @@ const startHarness = async (): Promise<{ harness: Harness; stop: () => Promise<v
   };
 };
 
-const shared = globalThis as { classicApiTestPlatform?: ReturnType<typeof startHarness>; classicApiTestUsers?: number };
+const shared = globalThis as {
+  classicApiTestPlatform?: ReturnType<typeof startHarness>;
+  classicApiTestPlatformBundled?: boolean;
+  classicApiTestUsers?: number;
+};
 
 export default async function setup(project: TestProject) {
-  shared.classicApiTestPlatform ??= startHarness();
+  const bundled = project.name === bundledProject;
+  if (shared.classicApiTestPlatform && shared.classicApiTestPlatformBundled !== bundled)
+    throw new Error(
+      `${bundledProject} runs on its own (npm run test:bundled): two platforms would share one environment`,
+    );
+  shared.classicApiTestPlatformBundled = bundled;
+  shared.classicApiTestPlatform ??= startHarness(bundled);
   shared.classicApiTestUsers = (shared.classicApiTestUsers ?? 0) + 1;
   const { harness, stop } = await shared.classicApiTestPlatform;
   project.provide('harness', harness);
