@@ -1,7 +1,7 @@
 import { createAgent, createAgentVersion, deprecateAgent, listAgents, listAgentVersions } from '#shared/agent/agents';
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { versionListParams as versionQuery } from '#shared/kernel/list-params';
+import { pageRequest, versionListParams as versionQuery } from '#shared/kernel/list-params';
 import {
   createStateMachine,
   createStateMachineVersion,
@@ -18,14 +18,13 @@ export const handler = httpHandler(
       const page = await listAgents(path.organization, caller, {
         ids: query.id,
         deprecated: query.deprecated,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('agents', page);
     },
 
     'create-agent-version': ({ path, query, body, caller }) =>
-      createAgentVersion(path.organization, path.agent_id, body, { expectedVersion: query.version, caller }),
+      createAgentVersion(path.organization, caller, path.agent_id, body, { expectedVersion: query.version }),
 
     'delete-agent': async ({ path, caller }) => {
       await deprecateAgent(path.organization, caller, path.agent_id);
@@ -44,17 +43,15 @@ export const handler = httpHandler(
       const page = await listStateMachines(path.organization, caller, {
         ids: query.id,
         deprecated: query.deprecated,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('service_hierarchical_state_machines', page);
     },
 
     'create-service-hierarchical-state-machine-version': ({ path, query, body, caller }) =>
-      createStateMachineVersion(path.organization, path.service_hierarchical_state_machine_id, body, {
+      createStateMachineVersion(path.organization, caller, path.service_hierarchical_state_machine_id, body, {
         expectedVersion: query.version,
         dryRun: query.dry_run ?? false,
-        caller,
       }),
 
     'delete-service-hierarchical-state-machine': async ({ path, caller }) => {

@@ -158,13 +158,11 @@ const sendMessage = async (
   const { request, caller } = await signedInForm(input, csrfToken);
   await limitAs(interactWithConversationOperation, caller, input.context);
   const output = speakReplies ? { audioFormat: 'mp3' as const } : undefined;
-  return interactWithConversation({
-    orgId: request.orgId,
+  return interactWithConversation(request.orgId, caller, {
     conversationId: input.path.conversation_id,
     messageType: 'user-message',
     text: message.text,
     externalEvents: [],
-    caller,
     stream: { agentActionType: chatActionTypes },
     voice: message.heard || output ? { input: message.heard, output } : undefined,
   });
@@ -228,9 +226,7 @@ export const handler = streamHandler(
     'start-app-conversation': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
       await limitAs(createConversationOperation, caller, input.context);
-      return startConversation({
-        orgId: request.orgId,
-        caller,
+      return startConversation(request.orgId, caller, {
         serviceId: input.body.service_id,
         versionSetName: 'release',
         tags: {},

@@ -1,5 +1,5 @@
 import { buildErrorLine, storeBuildOutput } from '#shared/tool/codebuild-builder';
-import { buildToolProject } from '#shared/tool/tool-builder';
+import { buildToolProject } from '#shared/tool/tool-build';
 
 /**
  * The tool build job that the CodeBuild project runs (`infra/constructs/tool-build.ts` bundles

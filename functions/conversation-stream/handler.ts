@@ -10,9 +10,7 @@ export const handler = streamHandler(
   implementGroup('conversation-stream', {
     'create-conversation': async ({ path, query, body, caller }) => {
       const audioFormat = requireAudioFormat(query.response_format, query.audio_format);
-      return startConversation({
-        orgId: path.organization,
-        caller,
+      return startConversation(path.organization, caller, {
         serviceId: body.service_id,
         versionSetName: body.service_version_set_name,
         initialMessage: body.initial_message
@@ -36,8 +34,7 @@ export const handler = streamHandler(
         throw new BadRequestError(
           'A text interaction needs a multipart/form-data body with one recorded_message field.',
         );
-      return interactWithConversation({
-        orgId: path.organization,
+      return interactWithConversation(path.organization, caller, {
         conversationId: path.conversation_id,
         messageType: body?.initial_message_type ?? 'user-message',
         text: body?.recorded_message ?? '',
@@ -45,7 +42,6 @@ export const handler = streamHandler(
           content,
           timestamp: body?.external_event_message_timestamp[index] as string,
         })),
-        caller,
         stream: streamOptions(query.current_agent_action_type),
         voice: input || output ? { input, output } : undefined,
       });

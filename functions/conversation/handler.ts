@@ -13,7 +13,7 @@ import {
 import { defaultMessageTypes } from '#shared/conversation/schemas';
 import { getConversationStarters, recommendResponses } from '#shared/conversation/suggestions';
 import { httpHandler, implementGroup, type OperationInput } from '#shared/http/http-handler';
-import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
+import { pageRequest, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 
 const recommend = ({
   path,
@@ -32,8 +32,7 @@ export const handler = httpHandler(
         isFinished: query.is_finished,
         tags: parseTagFilters(query.tag),
         sortBy: parseSortBy(query.sort_by, ['created_at']),
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
 
     'get-conversation-messages': ({ path, query, caller }) =>
@@ -42,8 +41,7 @@ export const handler = httpHandler(
         interactionIds: query.interaction_id,
         messageTypes: query.message_type ?? defaultMessageTypes,
         sortBy: parseSortBy(query.sort_by, ['interaction_id', 'created_at']),
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
 
     'finish-conversation': async ({ path, caller }) => {

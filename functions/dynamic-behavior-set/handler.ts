@@ -10,7 +10,13 @@ import {
   updateBehaviorSet,
 } from '#shared/dynamic-behavior-set/behavior-sets';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { parseCreatorFilters, parseSortBy, parseTagFilters, versionListParams } from '#shared/kernel/list-params';
+import {
+  pageRequest,
+  parseCreatorFilters,
+  parseSortBy,
+  parseTagFilters,
+  versionListParams,
+} from '#shared/kernel/list-params';
 
 const setFilters = (query: {
   is_active?: boolean;
@@ -33,8 +39,7 @@ export const handler = httpHandler(
         ids: query.id,
         ...setFilters(query),
         sortBy: parseSortBy(query.sort_by, ['updated_at']),
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
 
     'search-dynamic-behavior-sets': ({ path, query, caller }) =>
@@ -51,9 +56,8 @@ export const handler = httpHandler(
     },
 
     'create-dynamic-behavior-set-version': ({ path, query, body, caller }) =>
-      createBehaviorVersion(path.organization, path.dynamic_behavior_set_id, body, {
+      createBehaviorVersion(path.organization, caller, path.dynamic_behavior_set_id, body, {
         expectedVersion: query.version,
-        caller,
       }),
 
     'get-dynamic-behavior-set-versions': async ({ path, query, caller }) => {
@@ -69,8 +73,7 @@ export const handler = httpHandler(
     'get-dynamic-behavior-invocations': async ({ path, query, caller }) => {
       const page = await listBehaviorInvocations(path.organization, caller, path.dynamic_behavior_set_id, {
         descending: parseSortBy(query.sort_by, ['invoked_at'])[0]?.direction === 'desc',
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('dynamic_behavior_invocations', page);
     },

@@ -1,6 +1,12 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { parseCreatorFilters, parseSortBy, parseTagFilters, parseVersionFilter } from '#shared/kernel/list-params';
+import {
+  pageRequest,
+  parseCreatorFilters,
+  parseSortBy,
+  parseTagFilters,
+  parseVersionFilter,
+} from '#shared/kernel/list-params';
 import { evaluateMetrics } from '#shared/metric/evaluation';
 import {
   createMetric,
@@ -34,8 +40,7 @@ export const handler = httpHandler(
         ids: query.id,
         isDeleted: query.is_deleted,
         sort: parseSortBy(query.sort_by, ['updated_at'])[0],
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
 
     'create-metric': ({ path, body, caller }) => createMetric(path.organization, caller, body),
@@ -57,14 +62,13 @@ export const handler = httpHandler(
       const page = await listMetricVersions(path.organization, caller, path.metric_id, {
         versions: parseVersionFilter(query.version),
         descending: parseSortBy(query.sort_by, ['version'])[0]?.direction === 'desc',
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('metric_versions', page);
     },
 
     'create-metric-version': ({ path, query, body, caller }) =>
-      createMetricVersion(path.organization, path.metric_id, body, { expectedVersion: query.version, caller }),
+      createMetricVersion(path.organization, caller, path.metric_id, body, { expectedVersion: query.version }),
 
     'evaluate-metrics': ({ path, body, caller }) =>
       evaluateMetrics(path.organization, caller, {
@@ -83,8 +87,7 @@ export const handler = httpHandler(
         after: query.timestamp_after,
         before: query.timestamp_before,
         descending: parseSortBy(query.sort_by, ['created_at'])[0]?.direction === 'desc',
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
   }),
 );

@@ -1,6 +1,6 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { parseCreatorFilters, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
+import { pageRequest, parseCreatorFilters, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 import { temporaryGrantSortFields } from '#shared/role/operations';
 import { createRole, listRoles, modifyRole } from '#shared/role/roles';
 import { assignRole } from '#shared/user/role-assignment';
@@ -37,8 +37,7 @@ export const handler = httpHandler(
           creators: parseCreatorFilters(query.creator),
           tags: parseTagFilters(query.tag),
           sortBy: parseSortBy(query.sort_by, temporaryGrantSortFields),
-          limit: query.limit,
-          continuationToken: query.continuation_token,
+          ...pageRequest(query),
         }),
         temporaryGrantView,
       ),

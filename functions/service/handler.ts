@@ -1,5 +1,5 @@
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
+import { pageRequest, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 import {
   createService,
   deleteVersionSet,
@@ -18,8 +18,7 @@ export const handler = httpHandler(
         isActive: query.is_active,
         tags: [...parseTagFilters(query.tag, 'tag'), ...parseTagFilters(query.tags, 'tags')],
         sortBy: parseSortBy(query.sort_by, ['name', 'is_active']),
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
 
     'create-service': ({ path, body, caller }) => createService(path.organization, caller, body),
@@ -57,8 +56,7 @@ export const handler = httpHandler(
       getVersionSetHistory(path.organization, caller, {
         serviceId: path.service_id,
         versionSetName: path.version_set_name,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
 
     'rollback-service-version-set': ({ path, body, caller }) =>

@@ -1,6 +1,12 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
-import { parseCreatorFilters, parseSortBy, parseTagFilters, versionListParams } from '#shared/kernel/list-params';
+import {
+  pageRequest,
+  parseCreatorFilters,
+  parseSortBy,
+  parseTagFilters,
+  versionListParams,
+} from '#shared/kernel/list-params';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
 import {
   createPersona,
@@ -51,8 +57,7 @@ const listParams = (query: {
   ids: query.id,
   isDeleted: query.is_deleted,
   sortBy: parseSortBy(query.sort_by, ['updated_at']),
-  limit: query.limit,
-  continuationToken: query.continuation_token,
+  ...pageRequest(query),
 });
 
 const unitTestFilters = (query: {
@@ -87,9 +92,8 @@ export const handler = httpHandler(
       }),
 
     'create-simulation-persona-version': ({ path, query, body, caller }) =>
-      createPersonaVersion(path.organization, path.simulation_persona_id, body, {
+      createPersonaVersion(path.organization, caller, path.simulation_persona_id, body, {
         expectedVersion: query.version,
-        caller,
       }),
 
     'get-simulation-persona-versions': async ({ path, query, caller }) =>
@@ -117,9 +121,8 @@ export const handler = httpHandler(
       listScenarios(path.organization, caller, { ...commonFilters(query), ...listParams(query) }),
 
     'create-simulation-scenario-version': ({ path, query, body, caller }) =>
-      createScenarioVersion(path.organization, path.simulation_scenario_id, body, {
+      createScenarioVersion(path.organization, caller, path.simulation_scenario_id, body, {
         expectedVersion: query.version,
-        caller,
       }),
 
     'get-simulation-scenario-versions': async ({ path, query, caller }) =>

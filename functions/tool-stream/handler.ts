@@ -1,6 +1,6 @@
 import { implementGroup, jsonArrayDocument, streamHandler } from '#shared/http/http-handler';
-import { testTool } from '#shared/tool/builder';
 import { invokeToolVersion } from '#shared/tool/invocations';
+import { testTool } from '#shared/tool/test-runs';
 
 export const handler = streamHandler(
   implementGroup('tool-stream', {

@@ -1,18 +1,12 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
+import { pageRequest } from '#shared/kernel/list-params';
+import { modifyToolEnvvars } from '#shared/tool/environment';
 import { listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
+import { publishToolVersion } from '#shared/tool/publishing';
 import { scaffoldRelease } from '#shared/tool/scaffold';
-import {
-  createTool,
-  deprecateTool,
-  deprecateToolVersions,
-  listTools,
-  listToolVersions,
-  modifyTool,
-  modifyToolEnvvars,
-  publishToolVersion,
-  toolVersionView,
-} from '#shared/tool/tools';
+import { createTool, deprecateTool, listTools, modifyTool } from '#shared/tool/tools';
+import { deprecateToolVersions, listToolVersions, toolVersionView } from '#shared/tool/versions';
 
 const invocationFilters = (query: {
   tool_id?: string[];
@@ -40,8 +34,7 @@ export const handler = httpHandler(
         deprecated: query.deprecated,
         sortBy: query.sort_by,
         tags: query.tag,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return { ...pageBody('tools', page), filter_values: filterValues };
     },
@@ -51,8 +44,7 @@ export const handler = httpHandler(
         ...invocationFilters(query),
         versions: query.version,
         sortBy: query.sort_by,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return pageBody('tool_invocations', page);
     },
@@ -94,8 +86,7 @@ export const handler = httpHandler(
         versions: query.versions,
         sortBy: query.sort_by,
         creators: query.creator,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       });
       return { ...pageBody('tool_versions', page, toolVersionView), filter_values: filterValues };
     },

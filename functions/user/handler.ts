@@ -2,7 +2,7 @@ import { limitSignIn, type SignInAttempt, takeToken } from '#shared/auth/rate-li
 import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup, type OperationInput, type RequestContext } from '#shared/http/http-handler';
-import { parseSortBy } from '#shared/kernel/list-params';
+import { pageRequest, parseSortBy } from '#shared/kernel/list-params';
 import { userSortFields } from '#shared/user/index';
 import { getUserModel, listMemories } from '#shared/user/insights';
 import {
@@ -120,8 +120,7 @@ export const handler = httpHandler(
         userIds: query.user_id,
         emails: query.email,
         isVerified: query.is_verified,
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
         sort: parseSortBy(query.sort_by, userSortFields),
       });
       return pageBody('users', page);
@@ -145,8 +144,7 @@ export const handler = httpHandler(
         ids: query.id,
         conversationIds: query.conversation_id,
         sortBy: parseSortBy(query.sort_by, ['conversation_id', 'created_at']),
-        limit: query.limit,
-        continuationToken: query.continuation_token,
+        ...pageRequest(query),
       }),
   }),
 );

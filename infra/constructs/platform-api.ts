@@ -1,4 +1,4 @@
-import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { NestedStack, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -6,10 +6,11 @@ import {
   type IResource,
   LambdaIntegration,
   LogGroupLogDestination,
-  type Method,
+  Method,
   MethodLoggingLevel,
   MockIntegration,
   PassthroughBehavior,
+  Resource,
   ResponseTransferMode,
   ResponseType,
   RestApi,
@@ -19,6 +20,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { canonicalResourcePaths, greedySegment, sharedResourcePrefix } from '#shared/api/paths';
 import { type EndpointGroup, type Operation, type OperationRequest, selfRoutedGroups } from '#shared/kernel/operation';
+import { pascalCase } from './naming';
 
 export interface PlatformApiProps {
   stageName: string;
@@ -61,6 +63,12 @@ const accessLogFormat = AccessLogFormat.custom(
  * The regional REST API, generated from the route table: one method per operation,
  * proxied to its endpoint group's function. Streaming operations use API Gateway
  * response streaming (InvokeWithResponseStream), everything else is buffered.
+ *
+ * The RestApi, its deployment and stage stay in the regional stack; each endpoint group's
+ * resources and methods go into a nested stack of their own (`<Group>Routes`), so adding
+ * operations never brings a stack near CloudFormation's 500 resources. Resources several
+ * groups route under stay in the regional stack. The deployment depends on every method and
+ * hashes them into its logical id, wherever they live, so a changed route redeploys the stage.
  */
 export class PlatformApi extends Construct {
   readonly restApi: RestApi;
@@ -136,47 +144,144 @@ export class PlatformApi extends Construct {
       return integration;
     };
 
-    // Trailing slashes dropped and one parameter name per position, as API Gateway requires;
-    // the handlers map parameters back to each operation's own names.
-    const resourcePaths = canonicalResourcePaths(props.operations);
-    const methodsByGroup = new Map<EndpointGroup, Method[]>();
-    const allowedByResource = new Map<IResource, string[]>();
-    const addMethod = (group: EndpointGroup, method: Method) =>
-      methodsByGroup.set(group, [...(methodsByGroup.get(group) ?? []), method]);
-    for (const group of selfRoutedGroups) {
-      const groupResources = [...resourcePaths].filter(([operation]) => operation.group === group);
-      if (groupResources.length === 0) continue;
-      // The function answers 404 and 405 itself on these resources.
-      const prefix = resourceAt(this.restApi.root, sharedResourcePrefix(groupResources.map(([, path]) => path)));
-      for (const resource of [prefix, prefix.addResource(greedySegment)]) {
-        addMethod(group, resource.addMethod('ANY', integrationFor(group), { operationName: `${group}-routes` }));
-      }
-    }
-    for (const [operation, resourcePath] of resourcePaths) {
-      if (selfRoutedGroups.includes(operation.group)) continue;
-      const resource = resourceAt(this.restApi.root, resourcePath);
-      const method = resource.addMethod(operation.method, integrationFor(operation.group), {
-        operationName: operation.operationId,
+    const routesStacks = new Map<EndpointGroup, NestedStack>();
+    const routesStackOf = (group: EndpointGroup): NestedStack => {
+      const existing = routesStacks.get(group);
+      if (existing) return existing;
+      const stack = new NestedStack(this, `${pascalCase(group)}Routes`, {
+        description: `API Gateway resources and methods of endpoint group ${group}`,
       });
-      addMethod(operation.group, method);
-      allowedByResource.set(resource, [...(allowedByResource.get(resource) ?? []), operation.method]);
+      routesStacks.set(group, stack);
+      return stack;
+    };
+
+    const routes = apiRoutes(props.operations);
+    const ownerOf = resourceOwners(routes);
+    const resources = new Map<string, IResource>([['/', this.restApi.root]]);
+    /** Walks, creating as needed, the resources along a path, each in the stack of the one group routed under it. */
+    const resourceAt = (path: string): IResource => {
+      const existing = resources.get(path);
+      if (existing) return existing;
+      const separator = path.lastIndexOf('/');
+      const parent = resourceAt(path.slice(0, separator) || '/');
+      const owner = ownerOf.get(path);
+      const resource = new Resource(owner ? routesStackOf(owner) : this, constructIdOf(path), {
+        parent,
+        pathPart: path.slice(separator + 1),
+      });
+      resources.set(path, resource);
+      return resource;
+    };
+
+    const methodsByGroup = new Map<EndpointGroup, Method[]>();
+    for (const route of routes) {
+      const method = new Method(routesStackOf(route.group), `${route.httpMethod} ${constructIdOf(route.path)}`, {
+        resource: resourceAt(route.path),
+        httpMethod: route.httpMethod,
+        integration: integrationFor(route.group),
+        options: { operationName: route.operationName },
+      });
+      methodsByGroup.set(route.group, [...(methodsByGroup.get(route.group) ?? []), method]);
     }
     this.methodsByGroup = methodsByGroup;
-    for (const [resource, allowed] of allowedByResource) addMethodNotAllowed(resource, allowed);
+    for (const { path, allowed, group } of methodNotAllowedRoutes(routes)) {
+      addMethodNotAllowed(routesStackOf(group), resourceAt(path), allowed);
+    }
     answerGatewayErrorsAsJson(this.restApi);
 
-    acknowledgeAppLevelControls(this.restApi);
+    // The methods live in the routes stacks, beside the API rather than under it.
+    acknowledgeAppLevelControls(this);
   }
 }
+
+/** One method API Gateway routes to an endpoint group's function. */
+interface ApiRoute {
+  group: EndpointGroup;
+  /** The canonical resource path (`canonicalResourcePaths`). */
+  path: string;
+  httpMethod: string;
+  operationName: string;
+  /** A self-routed group's catch-all, whose function answers 404 and 405 itself. */
+  selfRouted: boolean;
+}
+
+/**
+ * The API's methods: a catch-all pair per self-routed group, one method per other operation.
+ * Trailing slashes dropped and one parameter name per position, as API Gateway requires;
+ * the handlers map parameters back to each operation's own names.
+ */
+const apiRoutes = (operations: readonly Operation[]): ApiRoute[] => {
+  const resourcePaths = canonicalResourcePaths(operations);
+  const selfRouted = selfRoutedGroups.flatMap((group) => {
+    const paths = [...resourcePaths].flatMap(([operation, path]) => (operation.group === group ? [path] : []));
+    if (paths.length === 0) return [];
+    const prefix = sharedResourcePrefix(paths);
+    return [prefix, `${prefix}/${greedySegment}`].map((path) => ({
+      group,
+      path,
+      httpMethod: 'ANY',
+      operationName: `${group}-routes`,
+      selfRouted: true,
+    }));
+  });
+  const explicit = [...resourcePaths]
+    .filter(([operation]) => !selfRoutedGroups.includes(operation.group))
+    .map(([operation, path]) => ({
+      group: operation.group,
+      path,
+      httpMethod: operation.method,
+      operationName: operation.operationId,
+      selfRouted: false,
+    }));
+  return [...selfRouted, ...explicit];
+};
+
+/** The resource paths along a path, the root excluded: `/a/b` → `/a`, `/a/b`. */
+const pathsAlong = (path: string): string[] =>
+  path
+    .split('/')
+    .filter((part) => part !== '')
+    .map((_part, index, parts) => `/${parts.slice(0, index + 1).join('/')}`);
+
+/**
+ * The endpoint group whose routes stack holds each resource: the one group routed at or under
+ * it. A resource that several groups route under stays in the parent stack (absent here).
+ */
+const resourceOwners = (routes: readonly ApiRoute[]): Map<string, EndpointGroup> => {
+  const groupsUnder = new Map<string, Set<EndpointGroup>>();
+  for (const route of routes) {
+    for (const path of pathsAlong(route.path)) groupsUnder.set(path, new Set(groupsUnder.get(path)).add(route.group));
+  }
+  return new Map(
+    [...groupsUnder].flatMap(([path, groups]) => (groups.size === 1 ? [[path, [...groups][0] as EndpointGroup]] : [])),
+  );
+};
+
+/** `/v1/{organization}/agents` → `v1 {organization} agents`: construct ids cannot hold slashes. */
+const constructIdOf = (path: string): string => path.split('/').filter(Boolean).join(' ');
+
+/** Each explicitly routed resource with its methods, in the routes stack of the first group routed there. */
+const methodNotAllowedRoutes = (
+  routes: readonly ApiRoute[],
+): { path: string; allowed: string[]; group: EndpointGroup }[] => {
+  const byPath = new Map<string, { path: string; allowed: string[]; group: EndpointGroup }>();
+  for (const route of routes.filter(({ selfRouted }) => !selfRouted)) {
+    const entry = byPath.get(route.path) ?? { path: route.path, allowed: [], group: route.group };
+    entry.allowed.push(route.httpMethod);
+    byPath.set(route.path, entry);
+  }
+  return [...byPath.values()];
+};
 
 /**
  * A known path with another method answers 405 with `Allow`, as the local gateway does.
  * Explicit methods win over ANY in API Gateway, so only unrouted methods reach this mock.
  */
-const addMethodNotAllowed = (resource: IResource, allowed: string[]): void => {
-  resource.addMethod(
-    'ANY',
-    new MockIntegration({
+const addMethodNotAllowed = (scope: Construct, resource: IResource, allowed: string[]): void => {
+  new Method(scope, `MethodNotAllowed ${constructIdOf(resource.path)}`, {
+    resource,
+    httpMethod: 'ANY',
+    integration: new MockIntegration({
       passthroughBehavior: PassthroughBehavior.NEVER,
       requestTemplates: { 'application/json': '{"statusCode": 405}' },
       integrationResponses: [
@@ -187,8 +292,10 @@ const addMethodNotAllowed = (resource: IResource, allowed: string[]): void => {
         },
       ],
     }),
-    { methodResponses: [{ statusCode: '405', responseParameters: { 'method.response.header.Allow': true } }] },
-  );
+    options: {
+      methodResponses: [{ statusCode: '405', responseParameters: { 'method.response.header.Allow': true } }],
+    },
+  });
 };
 
 /**
@@ -218,14 +325,7 @@ export const isStreamingGroup = (group: EndpointGroup, operations: readonly Oper
   return modes.has(true);
 };
 
-/** Walks, creating as needed, the resources along an API Gateway resource path. */
-const resourceAt = (root: IResource, path: string): IResource =>
-  path
-    .split('/')
-    .filter((part) => part !== '')
-    .reduce((parent, part) => parent.getResource(part) ?? parent.addResource(part), root);
-
-const acknowledgeAppLevelControls = (api: RestApi): void => {
+const acknowledgeAppLevelControls = (api: PlatformApi): void => {
   const validations = Validations.of(api);
   const appAuth =
     'The API is public by design: every function verifies the caller’s JWT (signed with the platform key) itself, per operation auth mode.';

@@ -39,6 +39,9 @@ const bundledCode = (entry: string): Code =>
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
       image: DockerImage.fromRegistry('unused-local-bundling-only'),
+      // CDK caches a bundle by source folder and the JSON of these options, which drops `local`: without the entry
+      // here, handlers sharing a folder (functions/workers/) would all ship the first one bundled.
+      command: ['infra/bundle-lambda.ts', entry],
       local: {
         tryBundle(outputDir: string) {
           execFileSync(
@@ -184,7 +187,7 @@ export const bindQueue = (fn: LambdaFunction, { queue, definition }: PlatformQue
  */
 export const bindBucket = (fn: LambdaFunction, bucket: IBucket, access: BucketAccess, prefix = ''): void => {
   const objectActions = ['s3:GetObject'];
-  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload');
+  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject');
   fn.addToRolePolicy(
     new PolicyStatement({
       effect: Effect.ALLOW,

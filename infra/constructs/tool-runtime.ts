@@ -28,8 +28,8 @@ export type ToolRuntimeAccess = 'deploy' | 'test' | 'invoke' | 'erase';
 const deployActions = [
   'lambda:CreateFunction',
   'lambda:UpdateFunctionCode',
+  // The V2 waiters poll GetFunction too.
   'lambda:GetFunction',
-  'lambda:GetFunctionConfiguration',
   'lambda:PublishVersion',
   'lambda:TagResource',
   'lambda:InvokeFunction',

@@ -78,13 +78,14 @@ export const listAgents = (orgId: string, caller: Caller, query: HeadListRequest
 
 export const createAgentVersion = async (
   orgId: string,
+  caller: Caller,
   agentId: string,
   body: AgentVersionBody,
-  options: { expectedVersion?: number; caller: Caller },
+  options: { expectedVersion?: number } = {},
 ): Promise<{ id: string; version: number; created_at: string }> => {
   const created = await agents.appendVersion(orgId, agentId, {
     expectedVersion: options.expectedVersion,
-    authorize: requireOnHead(options.caller, 'Organization:CreateAgentVersion', agentAccess),
+    authorize: requireOnHead(caller, 'Organization:CreateAgentVersion', agentAccess),
     build: (latest, next) => ({
       id: newId(),
       org_id: orgId,
@@ -92,7 +93,7 @@ export const createAgentVersion = async (
       version: next,
       ...agentVersionContent(body, latest),
       created_at: nowIso(),
-      creator: creatorOf(options.caller),
+      creator: creatorOf(caller),
     }),
   });
   await announceFrameworkResourceChange(orgId, {

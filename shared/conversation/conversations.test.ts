@@ -37,9 +37,7 @@ const prepare = async () => {
   const { orgId, machineId } = records;
   const service = await createSampleService(records, 'Support', true);
   const start = (overrides: Partial<StartConversationInput> = {}) =>
-    startConversation({
-      orgId,
-      caller: user,
+    startConversation(orgId, user, {
       serviceId: service.id,
       versionSetName: 'release',
       tags: {},
@@ -58,13 +56,11 @@ const drain = async (events: AsyncIterable<unknown>): Promise<StreamEvent[]> => 
 const say = async (orgId: string, conversationId: string, text: string) =>
   drain(
     (
-      await interactWithConversation({
-        orgId,
+      await interactWithConversation(orgId, user, {
         conversationId,
         messageType: 'user-message',
         text,
         externalEvents: [],
-        caller: user,
         stream,
       })
     ).events,
@@ -130,13 +126,11 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     const { orgId, start } = await prepare();
     const [created] = await drain((await start()).events);
     const conversationId = (created as { conversation_id: string }).conversation_id;
-    const first = await interactWithConversation({
-      orgId,
+    const first = await interactWithConversation(orgId, user, {
       conversationId,
       messageType: 'user-message',
       text: 'Hello there',
       externalEvents: [],
-      caller: user,
       stream,
     });
 
@@ -156,14 +150,12 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     const [created] = await drain((await start()).events);
     const conversationId = (created as { conversation_id: string }).conversation_id;
     const turnWithEventAt = (aheadMs: number) =>
-      interactWithConversation({
-        orgId,
+      interactWithConversation(orgId, user, {
         conversationId,
         messageType: 'user-message',
         text: 'Hello there',
         externalEvents: [{ content: 'The door opened.', timestamp: new Date(Date.now() + aheadMs).toISOString() }],
         stream,
-        caller: user,
       });
 
     // Act
@@ -306,9 +298,8 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     const { orgId, machineId, start } = await prepare();
     // The opening fails: its initial state offers a tool that has no deployed version.
     const tool = await createTool(orgId, caller, { name: 'lookup', description: 'Looks an order up.', tags: {} });
-    await createStateMachineVersion(orgId, machineId, toolInInitialStateMachineVersion(tool.id), {
+    await createStateMachineVersion(orgId, caller, machineId, toolInInitialStateMachineVersion(tool.id), {
       dryRun: false,
-      caller,
     });
     const events = await drain((await start({ versionSetName: 'edge' })).events);
     const conversationId = (events[0] as { conversation_id: string }).conversation_id;

@@ -323,9 +323,6 @@ export interface InitialMessage {
 }
 
 export interface StartConversationInput {
-  orgId: string;
-  /** Starts the conversation as its user. */
-  caller: Caller;
   serviceId: string;
   versionSetName: string;
   initialMessage?: InitialMessage;
@@ -351,9 +348,11 @@ export interface StartConversationInput {
  * an unfinished conversation of the service.
  */
 export const startConversation = async (
+  orgId: string,
+  caller: Caller,
   input: StartConversationInput,
 ): Promise<StreamedTurn<CreateConversationEvent>> => {
-  const { orgId, caller, serviceId } = input;
+  const { serviceId } = input;
   const userId = caller.userId;
   requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
   const [resolved, userState, user] = await Promise.all([
@@ -442,14 +441,12 @@ export interface ExternalEvent {
 }
 
 export interface InteractInput {
-  orgId: string;
   conversationId: string;
   /** `skip` lets the agent speak again without a new message. */
   messageType: 'user-message' | 'external-event' | 'skip';
   text: string;
   /** External events that happened before the message, oldest first. */
   externalEvents: ExternalEvent[];
-  caller: Caller;
   stream: StreamOptions;
   /** Voice input (its transcript replaces `text`) and voice output. */
   voice?: VoiceRequest;
@@ -493,10 +490,14 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  * before streaming with 404 (unknown conversation), 409 (finished, or another interaction in
  * flight) and 400 (empty message).
  */
-export const interactWithConversation = async (input: InteractInput): Promise<StreamedTurn<InteractEvent>> => {
-  const { orgId, conversationId } = input;
+export const interactWithConversation = async (
+  orgId: string,
+  caller: Caller,
+  input: InteractInput,
+): Promise<StreamedTurn<InteractEvent>> => {
+  const { conversationId } = input;
   const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
-    requireInteraction(input.caller, conversation),
+    requireInteraction(caller, conversation),
   );
   if (found.is_finished) throw alreadyFinished(conversationId);
   const voice = input.voice && (await prepareVoiceTurn(found, input.voice));
@@ -543,7 +544,7 @@ export const interactWithConversation = async (input: InteractInput): Promise<St
       interactionId,
       newMessages,
       opening: false,
-      caller: input.caller,
+      caller: caller,
       stream: input.stream,
       voice,
       pendingWrites: heardAudioStored ? [heardAudioStored] : [],

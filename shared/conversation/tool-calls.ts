@@ -4,8 +4,8 @@ import type { ToolCallSpec } from '../state-machine/schemas';
 import { runToolVersion } from '../tool/invocations';
 import { describeInputErrors, inputValidator } from '../tool/project';
 import type { InvocationMetadata, InvocationSource, ToolMock } from '../tool/schemas';
-import { resolveToolVersion } from '../tool/tools';
 import { formatVersion } from '../tool/version-constraint';
+import { resolveToolVersion } from '../tool/versions';
 import type { ResolvedToolCall, ToolCallRequest } from './engine/contracts';
 import type { SimulationSource, toolCallLog } from './schemas';
 

@@ -256,19 +256,20 @@ export const deleteBehaviorSet = async (orgId: string, caller: Caller, setId: st
  */
 export const createBehaviorVersion = async (
   orgId: string,
+  caller: Caller,
   setId: string,
   body: BehaviorVersionBody,
-  options: { expectedVersion?: number; caller: Caller },
+  options: { expectedVersion?: number } = {},
 ): Promise<{ new_version_number: number }> => {
   const saved = await changeBehaviorSet(orgId, setId, async (current) => {
-    requireOnSet(options.caller, 'DynamicBehaviorInstruction:UpdateDynamicBehaviorInstruction', current);
+    requireOnSet(caller, 'DynamicBehaviorInstruction:UpdateDynamicBehaviorInstruction', current);
     const next = current.latest_version + 1;
     if (options.expectedVersion !== undefined && options.expectedVersion !== next) {
       throw new BadRequestError(
         `The next version of dynamic behavior set ${setId} is ${next}, not ${options.expectedVersion}.`,
       );
     }
-    const version = await buildVersion(orgId, setId, next, body, options.caller);
+    const version = await buildVersion(orgId, setId, next, body, caller);
     return {
       set: { ...current, latest_version: next, latest_triggers: version.conversation_triggers, updated_at: nowIso() },
       version,

@@ -142,3 +142,9 @@ export const versionListParams = (query: {
   limit: query.limit,
   continuationToken: query.continuation_token,
 });
+
+/** A page request as the list schemas parse it (`limit`, `continuation_token`), in the domain's terms. */
+export const pageRequest = (query: { limit: number; continuation_token: number }) => ({
+  limit: query.limit,
+  continuationToken: query.continuation_token,
+});

@@ -154,13 +154,14 @@ export const deleteMetric = async (orgId: string, caller: Caller, id: string): P
  */
 export const createMetricVersion = async (
   orgId: string,
+  caller: Caller,
   id: string,
   body: MetricVersionBody,
-  options: { expectedVersion?: number; caller: Caller },
+  options: { expectedVersion?: number } = {},
 ): Promise<{ version: number }> => {
   const created = await metrics.appendVersion(orgId, id, {
     expectedVersion: options.expectedVersion,
-    authorize: requireOnMetric(options.caller, 'Metric:ModifyMetric'),
+    authorize: requireOnMetric(caller, 'Metric:ModifyMetric'),
     build: (latest, next) => {
       const type = latest?.metric_value.type;
       if (type !== undefined && type !== body.metric_value.type) {
@@ -168,7 +169,7 @@ export const createMetricVersion = async (
           `The value type of metric ${id} is ${type}; a version cannot change it to ${body.metric_value.type}.`,
         );
       }
-      return versionRecord(id, next, body, creatorOf(options.caller));
+      return versionRecord(id, next, body, creatorOf(caller));
     },
     headAttributes: latestVersionAttributes,
   });

@@ -33,9 +33,9 @@ export interface AgentAndMachine {
 export const prepareAgentAndMachine = async (): Promise<AgentAndMachine> => {
   const orgId = `org-${newId()}`;
   const agent = await createAgent(orgId, caller, 'Ada');
-  await createAgentVersion(orgId, agent.id, sampleAgentVersionBody(), { caller });
+  await createAgentVersion(orgId, caller, agent.id, sampleAgentVersionBody());
   const machine = await createStateMachine(orgId, caller, 'Support flow');
-  await createStateMachineVersion(orgId, machine.id, sampleStateMachineVersion(), { dryRun: false, caller });
+  await createStateMachineVersion(orgId, caller, machine.id, sampleStateMachineVersion(), { dryRun: false });
   return { orgId, agentId: agent.id, machineId: machine.id };
 };
 

@@ -29,11 +29,11 @@ describe('services domain (DynamoDB Local)', () => {
     // Prepare
     const orgId = `org-${newId()}`;
     const { id } = await createAgent(orgId, caller, 'Ada');
-    await createAgentVersion(orgId, id, sampleAgentVersionBody(), { caller });
+    await createAgentVersion(orgId, caller, id, sampleAgentVersionBody());
 
     // Act
     const created = await Promise.all(
-      [1, 2, 3, 4].map((index) => createAgentVersion(orgId, id, { background: `Take ${index}.` }, { caller })),
+      [1, 2, 3, 4].map((index) => createAgentVersion(orgId, caller, id, { background: `Take ${index}.` })),
     );
 
     // Assess
@@ -47,7 +47,7 @@ describe('services domain (DynamoDB Local)', () => {
     const { id } = await createAgent(orgId, caller, 'Ada');
 
     // Act
-    const attempt = createAgentVersion(orgId, id, sampleAgentVersionBody(), { expectedVersion: 2, caller });
+    const attempt = createAgentVersion(orgId, caller, id, sampleAgentVersionBody(), { expectedVersion: 2 });
 
     // Assess
     await expect(attempt).rejects.toThrow(/The next version of agent .* is 1, not 2/);
@@ -101,7 +101,7 @@ describe('services domain (DynamoDB Local)', () => {
     const { orgId, agentId, service } = await prepare();
     const { id } = await service('Support', true);
     const other = await createAgent(orgId, caller, 'Bea');
-    await createAgentVersion(orgId, other.id, sampleAgentVersionBody(), { caller });
+    await createAgentVersion(orgId, caller, other.id, sampleAgentVersionBody());
 
     // Act
     await updateService(orgId, caller, id, { agent_id: other.id });
@@ -117,7 +117,7 @@ describe('services domain (DynamoDB Local)', () => {
     // Prepare
     const { orgId, agentId, machineId, service } = await prepare();
     const { id } = await service('Support', true);
-    await createAgentVersion(orgId, agentId, { background: 'Newer.' }, { caller });
+    await createAgentVersion(orgId, caller, agentId, { background: 'Newer.' });
 
     // Act
     const edge = await resolveVersionSet(orgId, id, 'edge');

@@ -118,12 +118,13 @@ export const createPersona = async (
 
 export const createPersonaVersion = (
   orgId: string,
+  caller: Caller,
   personaId: string,
   body: PersonaVersionBody,
-  options: { expectedVersion?: number; caller: Caller },
+  options: { expectedVersion?: number } = {},
 ): Promise<{ version: number }> =>
-  catalog.appendVersion(orgId, personaId, options.caller, options.expectedVersion, (next) =>
-    buildVersion(orgId, personaId, next, body, options.caller),
+  catalog.appendVersion(orgId, personaId, caller, options.expectedVersion, (next) =>
+    buildVersion(orgId, personaId, next, body, caller),
   );
 
 export const listPersonaVersions = async (

@@ -195,9 +195,7 @@ const openConversation = async (
             (type === 'external-event' ? spec.scenario.initial_external_event : null) ??
             (await nextSimulatedUserTurn(preferencesOf(spec), briefOf(spec), [], signal)).message,
         };
-  const { events } = await startConversation({
-    orgId,
-    caller,
+  const { events } = await startConversation(orgId, caller, {
     serviceId: spec.service_id,
     versionSetName: spec.version_set_name,
     ...(opening ? { initialMessage: opening } : {}),
@@ -285,13 +283,11 @@ export const advanceSimulatedConversation = async (
       await transcriptOf(conversation),
       limits.signal,
     );
-    const { events } = await interactWithConversation({
-      orgId,
+    const { events } = await interactWithConversation(orgId, caller, {
       conversationId,
       messageType: 'user-message',
       text: next.message,
       externalEvents: [],
-      caller,
       stream: userStream,
     });
     const turn = await consumeTurn(events);

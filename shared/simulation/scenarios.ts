@@ -112,12 +112,13 @@ export const createScenario = async (
 
 export const createScenarioVersion = (
   orgId: string,
+  caller: Caller,
   scenarioId: string,
   body: ScenarioVersionBody,
-  options: { expectedVersion?: number; caller: Caller },
+  options: { expectedVersion?: number } = {},
 ): Promise<{ version: number }> =>
-  catalog.appendVersion(orgId, scenarioId, options.caller, options.expectedVersion, (next) =>
-    buildVersion(orgId, scenarioId, next, body, options.caller),
+  catalog.appendVersion(orgId, scenarioId, caller, options.expectedVersion, (next) =>
+    buildVersion(orgId, scenarioId, next, body, caller),
   );
 
 export const listScenarioVersions = async (

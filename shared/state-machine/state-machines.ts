@@ -74,12 +74,13 @@ const referencedMachines = async (
  */
 export const createStateMachineVersion = async (
   orgId: string,
+  caller: Caller,
   machineId: string,
   body: StateMachineVersionBody,
-  options: { expectedVersion?: number; dryRun: boolean; caller: Caller },
+  options: { expectedVersion?: number; dryRun: boolean },
 ): Promise<{ version: number; created_at: string } | null> => {
   requireOnHead(
-    options.caller,
+    caller,
     'Organization:CreateServiceHierarchicalStateMachineVersion',
     machineAccess,
   )(await stateMachines.getExisting(orgId, machineId));
@@ -100,7 +101,7 @@ export const createStateMachineVersion = async (
       service_hierarchical_state_machine_id: machineId,
       version: next,
       created_at: nowIso(),
-      creator: creatorOf(options.caller),
+      creator: creatorOf(caller),
       ...body,
     }),
   });

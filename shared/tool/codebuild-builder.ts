@@ -6,9 +6,9 @@ import { endedToolBuildStatus, type ToolBuildStateChange } from '../../events/qu
 import { deleteObjectKeys, readObjectBytes, writeObject } from '../aws/bucket';
 import { config } from '../kernel/config';
 import { DomainError } from '../kernel/errors';
-import { maskSecrets } from './invocations';
+import { maskSecrets } from './secret-masking';
 import { repositoryCredentialValues } from './source-repository';
-import { storeArtifact, type ToolBuilder, type ToolBuildRequest, type ToolBuildResult } from './tool-builder';
+import { storeArtifact, type ToolBuilder, type ToolBuildRequest, type ToolBuildResult } from './tool-build';
 
 /**
  * The CodeBuild adapter of the tool builder. `build` starts the CodeBuild project

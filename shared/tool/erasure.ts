@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deleteObjects } from '../aws/bucket';
-import { toolRuntime } from './runtimes';
+import { toolRuntime } from './deployment-runtime';
 import { repositoryName } from './source-repository';
 
 /** The artifact bucket prefix of an organization's tool builds. */

@@ -6,29 +6,16 @@ import { BadRequestError, ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { parseSortBy } from '../kernel/list-params';
 import { hasPermission, requirePermission } from '../kernel/permissions';
+import { toolRuntime } from './deployment-runtime';
+import { secretValuesOf, toolEnvironment } from './environment';
 import { describeInputErrors, inputValidator } from './project';
-import type { SandboxOutcome } from './runtime';
-import { toolRuntime } from './runtimes';
 import type { InvocationInput, InvocationResult, InvocationSource, ToolInvocationInstance } from './schemas';
+import { maskOutcome, maskSecrets } from './secret-masking';
 import { type StoredToolVersion, type ToolRecord, toolInvocations } from './tool-repository';
-import { requireToolVersion, secretValuesOf, toolAttributes, toolEnvironment } from './tools';
+import type { SandboxOutcome } from './tool-runtime';
+import { toolAttributes } from './tools';
 import { formatVersion, parseVersionConstraint } from './version-constraint';
-
-/** Replaces every secret value in a text, so no stored or returned output carries one. */
-export const maskSecrets = (text: string, secrets: readonly string[]): string =>
-  secrets.filter((secret) => secret.length >= 4).reduce((masked, secret) => masked.split(secret).join('***'), text);
-
-export const maskOutcome = (outcome: SandboxOutcome, secrets: readonly string[]): SandboxOutcome => {
-  const mask = (text: string) => maskSecrets(text, secrets);
-  const status = outcome.status.succeeded
-    ? { ...outcome.status, output: mask(outcome.status.output) }
-    : {
-        ...outcome.status,
-        exception_message: mask(outcome.status.exception_message),
-        exception_stack_trace: outcome.status.exception_stack_trace.map(mask),
-      };
-  return { status, duration_ms: outcome.duration_ms, stdout: mask(outcome.stdout), stderr: mask(outcome.stderr) };
-};
+import { requireToolVersion } from './versions';
 
 export const toInvocationResult = (outcome: SandboxOutcome): InvocationResult => ({
   ...outcome.status,

@@ -14,6 +14,7 @@ import { readObjectBytes } from '../aws/bucket';
 import { queryAll } from '../data/table';
 import { config } from '../kernel/config';
 import { type Artifact, unpackArtifact } from './project';
+import { tools } from './tool-repository';
 import {
   type DeployedVersion,
   type DeployRequest,
@@ -22,8 +23,7 @@ import {
   type SandboxRequest,
   sandboxLimits,
   type ToolRuntime,
-} from './runtime';
-import { tools } from './tool-repository';
+} from './tool-runtime';
 
 /**
  * The AWS runtime: one Lambda function per tool (`TOOL_FUNCTION_PREFIX`-digest), one published

@@ -12,7 +12,7 @@ import {
   type SandboxRequest,
   sandboxLimits,
   type ToolRuntime,
-} from './runtime';
+} from './tool-runtime';
 
 /**
  * The local runtime: each tool version is unpacked under `TOOL_RUNTIME_DIR` (the "deployment"),

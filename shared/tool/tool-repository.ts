@@ -177,9 +177,11 @@ export const getToolVersion = (
 export const listAllToolVersions = async (orgId: string, toolId: string): Promise<StoredToolVersion[]> =>
   (await queryAll(toolVersions.query(orgId, {}, { prefix: `${toolId}#` }))).map(toolVersions.parse);
 
-/** Marks a version deprecated; one deleted meanwhile is left alone. */
-export const markToolVersionDeprecated = async (version: StoredToolVersion): Promise<void> => {
-  await toolVersions.setFields(version.org_id, version, { deprecated: true, updated_at: nowIso() });
+/** Marks deprecated those of the versions that are not yet; one deleted meanwhile is left alone. */
+export const markToolVersionsDeprecated = async (versions: StoredToolVersion[]): Promise<void> => {
+  for (const version of versions.filter((candidate) => !candidate.deprecated)) {
+    await toolVersions.setFields(version.org_id, version, { deprecated: true, updated_at: nowIso() });
+  }
 };
 
 /**

@@ -108,6 +108,19 @@ const cycleOf = (graph: Map<string, Set<string>>): string[] | undefined => {
   return undefined;
 };
 
+/** Within each capability, which of its files (non-test sources, without extension) imports which of its others. */
+const fileGraphsByCapability = async (): Promise<Map<string, Map<string, Set<string>>>> => {
+  const graphs = new Map<string, Map<string, Set<string>>>();
+  for (const { file, target } of await importsIntoShared()) {
+    const capability = capabilityOf(file);
+    if (!capability || capability !== capabilityOf(target)) continue;
+    const graph = graphs.get(capability) ?? new Map<string, Set<string>>();
+    const source = file.replace(/\.ts$/, '');
+    graphs.set(capability, graph.set(source, (graph.get(source) ?? new Set()).add(target)));
+  }
+  return graphs;
+};
+
 /**
  * Adapters, one folder each, import the kernel and, in one direction only, these other adapters:
  * the table reaches DynamoDB through the AWS clients; authentication keeps its records (sessions,
@@ -209,6 +222,18 @@ describe('layers', () => {
 
     // Assess
     expect(cycle?.join(' → ')).toBeUndefined();
+  });
+
+  it('lets the files of one capability import each other in one direction only, with no cycle through several', async () => {
+    // Act
+    const graphs = await fileGraphsByCapability();
+    const cycles = [...graphs].flatMap(([, graph]) => {
+      const cycle = cycleOf(graph);
+      return cycle ? [cycle.join(' → ')] : [];
+    });
+
+    // Assess
+    expect(cycles).toEqual([]);
   });
 
   it('keeps DynamoDB expressions in repositories and shared/data', async () => {

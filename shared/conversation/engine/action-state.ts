@@ -1,10 +1,11 @@
 import type { LlmOption } from '../../llm/provider';
 import { applyGlobalGuidance } from '../../state-machine/navigation';
 import type { ActionState, State } from '../../state-machine/schemas';
+import { agentAction } from './agent-actions';
 import type { EngineEvent } from './contracts';
 import { behaviorOverrideAction, withDynamicBehavior } from './dynamic-behavior';
 import { offerTools, type ToolTurn, withToolResults } from './tool-call-state';
-import { agentAction, type TurnContext } from './turn-context';
+import type { TurnContext } from './turn-context';
 
 /** Action states: where the agent engages the user, and which the user's words may make it leave. */
 

@@ -1,6 +1,7 @@
 import type { AnnotationState, State } from '../../state-machine/schemas';
+import { agentAction } from './agent-actions';
 import type { EngineEvent } from './contracts';
-import { agentAction, type TurnContext } from './turn-context';
+import type { TurnContext } from './turn-context';
 
 /** An annotation state: its inner thought becomes a thought of the turn and a working-memory entry. */
 export async function* annotate(

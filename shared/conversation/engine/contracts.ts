@@ -136,3 +136,16 @@ export interface TurnOutcome {
 }
 
 export type EngineEvent = CurrentAgentActionEvent | NewMessageEvent;
+
+/** What a selected behaviour changes in this turn. */
+export interface AppliedBehavior {
+  versionInfo: TriggeredDynamicBehavior;
+  /** The instructions to follow, in the version's order; undefined when it has none. */
+  instruction?: string;
+  overridesInstructions: boolean;
+  /**
+   * The tool call specs this behaviour offers, to be added to the action state's (or to replace
+   * them when `overridesExisting`). Tool calling reads them through `withDynamicBehavior`.
+   */
+  toolCallSpecs?: { specs: ToolCallSpec[]; overridesExisting: boolean };
+}

@@ -1,8 +1,9 @@
 import type { DecisionState, State } from '../../state-machine/schemas';
+import { agentAction } from './agent-actions';
 import type { EngineEvent } from './contracts';
 import { StateMachineInconsistentError } from './errors';
 import { offerTools, type ToolTurn, withToolResults } from './tool-call-state';
-import { agentAction, type TurnContext } from './turn-context';
+import type { TurnContext } from './turn-context';
 
 /** A decision state: the model picks one of its exit conditions, one of which always applies. */
 export async function* decide(

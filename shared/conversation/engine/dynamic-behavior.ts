@@ -1,6 +1,8 @@
 import type { LlmOption } from '../../llm/provider';
 import type { ActionState, ToolCallSpec } from '../../state-machine/schemas';
+import { agentAction } from './agent-actions';
 import type {
+  AppliedBehavior,
   DynamicBehaviorCandidate,
   EngineDependencies,
   EngineEvent,
@@ -8,7 +10,7 @@ import type {
   TriggeredDynamicBehavior,
 } from './contracts';
 import { EngineCapabilityError } from './errors';
-import { agentAction, llmMessagesOf } from './turn-context';
+import { llmMessagesOf } from './turn-context';
 
 /**
  * Dynamic behavior sets. For each user message and external event, the recent messages are
@@ -22,19 +24,6 @@ import { agentAction, llmMessagesOf } from './turn-context';
  * identity, background and the machine's global guidelines stay), and its tool call specs are
  * added to or replace the action state's (`withDynamicBehavior`).
  */
-
-/** What a selected behaviour changes in this turn. */
-export interface AppliedBehavior {
-  versionInfo: TriggeredDynamicBehavior;
-  /** The instructions to follow, in the version's order; undefined when it has none. */
-  instruction?: string;
-  overridesInstructions: boolean;
-  /**
-   * The tool call specs this behaviour offers, to be added to the action state's (or to replace
-   * them when `overridesExisting`). Tool calling reads them through `withDynamicBehavior`.
-   */
-  toolCallSpecs?: { specs: ToolCallSpec[]; overridesExisting: boolean };
-}
 
 /** The user's and external events' messages since the agent last spoke; undefined when there are none. */
 const recentMessages = (session: EngineSession): string | undefined => {

@@ -1,7 +1,7 @@
 import type { CurrentAgentActionEvent } from '../../../events/stream-events';
 import type { ToolCallSpec } from '../../state-machine/schemas';
+import { agentAction } from './agent-actions';
 import type { EngineEvent } from './contracts';
-import { agentAction } from './turn-context';
 
 type StartedAction = Extract<CurrentAgentActionEvent['action'], { type: 'tool-call-started' }>;
 

@@ -1,6 +1,7 @@
 import type { RecallState, State } from '../../state-machine/schemas';
+import { agentAction } from './agent-actions';
 import type { EngineEvent } from './contracts';
-import { agentAction, type TurnContext } from './turn-context';
+import type { TurnContext } from './turn-context';
 
 /** A recall state: its queries are answered from what is known about the user, into working memory. */
 export async function* recall(

@@ -1,7 +1,8 @@
 import type { ReflectionState, State } from '../../state-machine/schemas';
+import { agentAction } from './agent-actions';
 import type { EngineEvent } from './contracts';
 import { offerTools, type ToolRound, type ToolTurn, withToolResults } from './tool-call-state';
-import { agentAction, type TurnContext } from './turn-context';
+import type { TurnContext } from './turn-context';
 
 type ReflectionTurn = Pick<TurnContext, 'prompt' | 'write' | 'notes' | 'newId' | 'move'> & ToolTurn;
 

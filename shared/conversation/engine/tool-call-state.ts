@@ -1,10 +1,11 @@
 import type { z } from 'zod';
 import type { State, ToolCallSpec, ToolCallState } from '../../state-machine/schemas';
 import type { toolCallLog } from '../schemas';
+import { agentAction } from './agent-actions';
 import type { EngineEvent, ModelPurpose, ToolCallRequest } from './contracts';
-import { EngineCapabilityError, ToolUnavailableError } from './errors';
+import { ToolUnavailableError } from './errors';
 import { withFiller } from './fillers';
-import { agentAction, type TurnContext } from './turn-context';
+import type { TurnContext } from './turn-context';
 
 /**
  * Tools. A tool-call state calls its designated tool before moving on; action, decision and
@@ -15,30 +16,6 @@ type ToolCallLog = z.infer<typeof toolCallLog>;
 
 /** Results longer than this are not kept beyond the call that asked for them (the reference's rule). */
 export const maxPersistedResultChars = 5000;
-
-/** Every tool call a state offers, in any of its phases (exit conditions, action, designated tool). */
-export const offeredToolCalls = (state: State): ToolCallSpec[] => {
-  switch (state.type) {
-    case 'action':
-      return [...state.action_tool_call_specs, ...state.exit_condition_tool_call_specs];
-    case 'decision':
-    case 'reflection':
-      return state.tool_call_specs;
-    case 'tool-call':
-      return [state.designated_tool, ...state.tool_call_specs];
-    default:
-      return [];
-  }
-};
-
-/** Refuses a state that needs tools when the deployment has no `EngineExtensions.callTool`. */
-export const refuseToolCalls = (state: State): void => {
-  if (offeredToolCalls(state).length > 0) {
-    throw new EngineCapabilityError(
-      `State '${state.name}' ${state.type === 'tool-call' ? 'is a tool-call state' : 'offers tool calls'}; tool calls are not supported here.`,
-    );
-  }
-};
 
 export type ToolTurn = Pick<TurnContext, 'resolveTools' | 'callTools' | 'callTool' | 'notes'>;
 

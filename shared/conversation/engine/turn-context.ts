@@ -4,7 +4,9 @@ import type { CallToolsResult, LlmMessage, LlmOption, LlmTool } from '../../llm/
 import { getState } from '../../state-machine/navigation';
 import type { NextState, State, StateMachineVersionBody } from '../../state-machine/schemas';
 import type { ReflectionEntry, StateTransitionLog, ToolCallLog, WorkingMemoryEntry } from '../schemas';
+import { agentAction } from './agent-actions';
 import type {
+  AppliedBehavior,
   EngineDependencies,
   EngineSession,
   HistoryEntry,
@@ -13,9 +15,8 @@ import type {
   ResolvedToolCall,
   ToolCallRequest,
 } from './contracts';
-import type { AppliedBehavior } from './dynamic-behavior';
 import { EngineCapabilityError, StateMachineInconsistentError } from './errors';
-import { refuseToolCalls } from './tool-call-state';
+import { refuseToolCalls } from './tool-offers';
 
 /** What the turn has written so far; the state units add to it. */
 export interface TurnNotes {
@@ -63,11 +64,6 @@ export interface TurnContext {
   ): Generator<CurrentAgentActionEvent, State>;
   exitSelected(description: string, target: NextState): CurrentAgentActionEvent;
 }
-
-export const agentAction = (action: CurrentAgentActionEvent['action']): CurrentAgentActionEvent => ({
-  type: 'current-agent-action',
-  action,
-});
 
 const promptAgentOf = (agent: EngineSession['agent']): PromptAgent => ({
   name: agent.identity.name,

@@ -1,13 +1,14 @@
-import { deleteObjectKeys, writeObject } from '../aws/bucket';
+import { writeObject } from '../aws/bucket';
 import { type BuiltProject, buildProject } from './project';
 import { readProject } from './source-repository';
 
 /**
- * Where tool projects are built: the port publish-tool-version and test-tool call. Both adapters
- * run the same build steps ({@link buildToolProject}: read the project at the tip of a branch,
- * pin the commit, bundle or install); they differ in where and when.
- * - In-process (`npm start`, the default): the steps run in the request, whose answer carries a
- *   failed build's error (400).
+ * Where tool projects are built: the port publish-tool-version and test-tool call, through the
+ * builder of this deployment (`deployment-builder.ts`). Both adapters run the same build steps
+ * ({@link buildToolProject}: read the project at the tip of a branch, pin the commit, bundle or
+ * install); they differ in where and when.
+ * - In-process (`npm start`, the default, `in-process-builder.ts`): the steps run in the request,
+ *   whose answer carries a failed build's error (400).
  * - CodeBuild (`TOOL_BUILDER=codebuild`, `codebuild-builder.ts`): a Lambda has neither git nor
  *   Python, so a CodeBuild project runs the steps (`functions/builds/tool.ts`). A publish returns
  *   at once and the build's state change reaches the `tool-build` queue, where the builder worker
@@ -67,19 +68,3 @@ export const buildToolProject = async (request: ToolBuildRequest): Promise<ToolB
 
 export const storeArtifact = (key: string, artifact: Buffer): Promise<void> =>
   writeObject(key, artifact, 'application/gzip');
-
-/** The in-process builder runs in the request, which has no gateway deadline locally: it waits for nothing. */
-export const inProcessBuilder: ToolBuilder = {
-  build: async (request) => ({ state: 'built', result: await buildToolProject(request) }),
-  buildAndWait: async (request) => {
-    const { built, ...result } = await buildToolProject(request);
-    const { artifact, ...declared } = built;
-    await storeArtifact(request.artifactKey, artifact);
-    return { ...result, built: declared };
-  },
-  discard: (artifactKey) => deleteObjectKeys([artifactKey]),
-};
-
-/** The builder of this deployment: CodeBuild in AWS (`TOOL_BUILDER=codebuild`), in-process otherwise. */
-export const toolBuilder = async (): Promise<ToolBuilder> =>
-  process.env.TOOL_BUILDER === 'codebuild' ? (await import('./codebuild-builder')).codeBuildBuilder : inProcessBuilder;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { unbuiltVersionFields } from './publishing';
 import { toolVersionInstance } from './schemas';
 import { storedToolVersion } from './tool-repository';
-import { toolVersionView, unbuiltVersionFields } from './tools';
+import { toolVersionView } from './versions';
 
 describe('toolVersionView', () => {
   it('answers a version still building in CodeBuild with values of the reference’s types, not nulls', () => {

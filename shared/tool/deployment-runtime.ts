@@ -1,4 +1,4 @@
-import type { ToolRuntime } from './runtime';
+import type { ToolRuntime } from './tool-runtime';
 
 /**
  * The runtime of this deployment: `TOOL_RUNTIME=lambda` in AWS (each tool version a Lambda
