@@ -21,7 +21,12 @@ import {
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
 import { finishConversation, interactWithConversation, startConversation } from '#shared/conversation/conversations';
-import { createConversationOperation, interactWithConversationOperation } from '#shared/conversation/stream-operations';
+import { getConversationEvents } from '#shared/conversation/event-replay';
+import {
+  createConversationOperation,
+  getConversationEventsOperation,
+  interactWithConversationOperation,
+} from '#shared/conversation/stream-operations';
 import { authenticateRequest } from '#shared/http/authenticate';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
@@ -108,6 +113,9 @@ const browserOf = async ({ path, headers, context }: BrowserRequest): Promise<Br
   return { request, cookies, scope };
 };
 
+/** The chat shows the agent's messages, none of its actions. */
+const chatActionTypes = /^$/;
+
 const htmlReply = (page: Html) => ({ bytes: Readable.from([Buffer.from(page.text)]) });
 
 const redirect = (context: RequestContext, location: string) => {
@@ -115,12 +123,26 @@ const redirect = (context: RequestContext, location: string) => {
   return htmlReply(redirectPage(location));
 };
 
-/** A posted form: its CSRF token checked against the browser's nonce, and a signed-in caller. */
+/** A posted form, or a request of the page script: its CSRF token checked against the browser's nonce, and a signed-in caller. */
 const signedInForm = async (input: BrowserRequest, csrfToken: string | undefined) => {
   const browser = await browserOf(input);
   await requireCsrfToken(browser.request.orgId, browser.cookies[csrfCookie], csrfToken);
   if (!browser.request.caller) throw new UnauthorizedError();
   return { ...browser, caller: browser.request.caller as Caller };
+};
+
+/** Takes a request from the caller's bucket of the API operation the app stands in for. */
+const limitAs = async (
+  operation: { operationId: string; rateLimitPerMinute: number },
+  caller: Caller,
+  context: RequestContext,
+) => {
+  const limits = await enforceRateLimit({
+    caller,
+    operationId: operation.operationId,
+    perMinute: operation.rateLimitPerMinute,
+  });
+  for (const [name, value] of Object.entries(limits)) context.setHeader(name, value);
 };
 
 /**
@@ -134,19 +156,14 @@ const sendMessage = async (
   message: { text: string; heard?: { body: Buffer; contentType?: string } },
 ) => {
   const { request, caller } = await signedInForm(input, csrfToken);
-  const limits = await enforceRateLimit({
-    caller,
-    operationId: interactWithConversationOperation.operationId,
-    perMinute: interactWithConversationOperation.rateLimitPerMinute,
-  });
-  for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
+  await limitAs(interactWithConversationOperation, caller, input.context);
   const output = speakReplies ? { audioFormat: 'mp3' as const } : undefined;
   return interactWithConversation(request.orgId, caller, {
     conversationId: input.path.conversation_id,
     messageType: 'user-message',
     text: message.text,
     externalEvents: [],
-    stream: { agentActionType: /^$/ },
+    stream: { agentActionType: chatActionTypes },
     voice: message.heard || output ? { input: message.heard, output } : undefined,
   });
 };
@@ -208,17 +225,12 @@ export const handler = streamHandler(
 
     'start-app-conversation': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
-      const limits = await enforceRateLimit({
-        caller,
-        operationId: createConversationOperation.operationId,
-        perMinute: createConversationOperation.rateLimitPerMinute,
-      });
-      for (const [name, value] of Object.entries(limits)) input.context.setHeader(name, value);
+      await limitAs(createConversationOperation, caller, input.context);
       return startConversation(request.orgId, caller, {
         serviceId: input.body.service_id,
         versionSetName: 'release',
         tags: {},
-        stream: { agentActionType: /^$/ },
+        stream: { agentActionType: chatActionTypes },
       });
     },
 
@@ -232,6 +244,16 @@ export const handler = streamHandler(
         text: '',
         heard: { body: input.context.rawBody, contentType: input.headers['content-type'] },
       }),
+
+    'get-app-conversation-events': async (input) => {
+      const { request, caller } = await signedInForm(input, input.headers['x-csrf-token']);
+      await limitAs(getConversationEventsOperation, caller, input.context);
+      return getConversationEvents(request.orgId, caller, {
+        conversationId: input.path.conversation_id,
+        afterEventId: input.query.after,
+        agentActionType: chatActionTypes,
+      });
+    },
 
     'finish-app-conversation': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);

@@ -24,6 +24,7 @@ interface PageForm extends PageElement {
   addEventListener(type: 'submit', listener: (event: { preventDefault(): void }) => void): void;
   querySelector(selector: 'textarea'): TextField | null;
   querySelector(selector: 'button'): SubmitButton | null;
+  querySelector(selector: 'input[name="csrf_token"]'): { value: string } | null;
   requestSubmit(): void;
 }
 declare const document: {
@@ -115,7 +116,7 @@ export function encodeWav(chunks: Float32Array[], inputRate: number): Uint8Array
 /**
  * The app's progressive enhancement, run in the browser. Forms marked `data-stream` (start a
  * conversation, send a message) are posted with fetch and their NDJSON answer is shown as it
- * arrives: the agent's reply grows piece by piece. With "Speak replies" ticked the pieces are
+ * arrives: the agent's reply grows piece by piece, and a broken stream is resumed where it broke. With "Speak replies" ticked the pieces are
  * MP3, played one after another while their transcripts are shown. The record button captures
  * the microphone (Web Audio) and sends the recording as a voice message. It is plain TypeScript
  * compiled by the platform's esbuild with the handler it ships in, and served as this
@@ -203,23 +204,69 @@ export function enhancePage(wavOf: typeof encodeWav): void {
     );
   }
 
+  /**
+   * Hands each whole NDJSON line of `body` to `handle`. A line cut off by a broken connection is
+   * dropped: the resumed stream sends that event again.
+   */
+  async function readEvents(body: NonNullable<Response['body']>, handle: (event: Record<string, unknown>) => void) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let pending = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      pending += value;
+      let newline = pending.indexOf('\n');
+      while (newline >= 0) {
+        const line = pending.slice(0, newline).trim();
+        pending = pending.slice(newline + 1);
+        if (line !== '') handle(JSON.parse(line) as Record<string, unknown>);
+        newline = pending.indexOf('\n');
+      }
+    }
+  }
+
+  async function refusal(response: Response): Promise<string> {
+    const answer = (await response.json().catch(() => ({}))) as { detail?: unknown };
+    return typeof answer.detail === 'string' ? answer.detail : `The request failed (${response.status}).`;
+  }
+
+  /**
+   * Posts the turn and renders its events. A stream that breaks before the turn has ended (a
+   * network error, or a body that stops early) is resumed from the conversation's events after
+   * the last one handled, so no piece of the reply is lost or shown twice; the turn runs on at
+   * the platform meanwhile. Up to `maxReconnects` tries in a row without a new event, waiting
+   * twice as long before each.
+   */
   async function streamAnswer(
     form: PageForm,
     url: string,
     request: { body: URLSearchParams | Blob; headers?: Record<string, string> },
   ): Promise<void> {
+    const maxReconnects = 5;
+    const firstReconnectDelayMs = 500;
     const transcript = document.getElementById(form.dataset.stream ?? '') as PageElement;
     const status = document.getElementById('chat-status');
     const button = form.querySelector('button');
     const field = form.querySelector('textarea');
+    const csrfToken = form.querySelector('input[name="csrf_token"]')?.value ?? '';
     if (button) button.disabled = true;
     if (status) status.textContent = 'The agent is replying…';
     let agentBubble: PageElement | undefined;
-    let createdUrl: string | undefined;
+    // The conversation's page: the message form names it, a started conversation announces it.
+    let conversationUrl = form.dataset.conversation;
+    let created = false;
+    let lastEventId: string | undefined;
+    let ended = false;
     let completed = false;
     let failure: string | undefined;
+    let reconnects = 0;
     const handle = (event: Record<string, unknown>) => {
-      if (event.type === 'conversation-created') createdUrl = `${form.dataset.conversations}/${event.conversation_id}`;
+      lastEventId = String(event.event_id);
+      reconnects = 0;
+      if (event.type === 'conversation-created') {
+        conversationUrl = `${form.dataset.conversations}/${event.conversation_id}`;
+        created = true;
+      }
       if (event.type === 'user-message-available') bubble(transcript, 'user', String(event.user_message));
       if (event.type === 'new-message') {
         agentBubble ??= bubble(transcript, 'agent', '');
@@ -233,33 +280,42 @@ export function enhancePage(wavOf: typeof encodeWav): void {
       }
       if (event.type === 'interaction-complete') completed = event.conversation_completed === true;
       if (event.type === 'error') failure = String(event.error_description);
+      ended ||= event.type === 'interaction-complete' || event.type === 'error';
     };
-    try {
-      const response = await fetch(url, { method: 'POST', credentials: 'same-origin', ...request });
-      if (!response.ok || !response.body) {
-        const answer = (await response.json().catch(() => ({}))) as { detail?: unknown };
-        failure = typeof answer.detail === 'string' ? answer.detail : `The request failed (${response.status}).`;
-      } else {
-        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-        let pending = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          pending += value;
-          let newline = pending.indexOf('\n');
-          while (newline >= 0) {
-            const line = pending.slice(0, newline).trim();
-            pending = pending.slice(newline + 1);
-            if (line !== '') handle(JSON.parse(line) as Record<string, unknown>);
-            newline = pending.indexOf('\n');
+    let send = () => fetch(url, { method: 'POST', credentials: 'same-origin', ...request });
+    for (;;) {
+      let broken = 'the reply stopped early';
+      try {
+        const response = await send();
+        // A resume may meet a busy or briefly unreachable platform; anything else is an answer.
+        const transient = reconnects > 0 && (response.status === 429 || response.status >= 500);
+        if (!response.ok || !response.body) {
+          if (!transient) {
+            failure = await refusal(response);
+            break;
           }
+          broken = `the platform answered ${response.status}`;
+        } else {
+          if (reconnects > 0 && status) status.textContent = 'The agent is replying…';
+          await readEvents(response.body, handle);
         }
+      } catch (error) {
+        broken = (error as Error).message;
       }
-    } catch (error) {
-      failure = `The connection failed: ${(error as Error).message}`;
+      if (ended) break;
+      const resumeAfter = lastEventId;
+      if (resumeAfter === undefined || conversationUrl === undefined || reconnects === maxReconnects) {
+        failure = `The connection failed: ${broken}.`;
+        break;
+      }
+      reconnects += 1;
+      if (status) status.textContent = `Connection lost, reconnecting… (try ${reconnects} of ${maxReconnects})`;
+      await new Promise((resolve) => setTimeout(resolve, firstReconnectDelayMs * 2 ** (reconnects - 1)));
+      const eventsUrl = `${conversationUrl}/events?after=${encodeURIComponent(resumeAfter)}`;
+      send = () => fetch(eventsUrl, { credentials: 'same-origin', headers: { 'x-csrf-token': csrfToken } });
     }
     if (status) status.textContent = failure ?? '';
-    if (!failure && createdUrl) return window.location.assign(createdUrl);
+    if (!failure && created && conversationUrl) return window.location.assign(conversationUrl);
     if (!failure && completed) {
       await playing;
       return window.location.reload();

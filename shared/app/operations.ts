@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createConversationEvent, interactEvent } from '../../events/stream-events';
+import { conversationEvent, createConversationEvent, interactEvent } from '../../events/stream-events';
 import { defineOperation, mediaMaxBodyBytes, type Operation } from '../kernel/operation';
 import {
   appConversationPath,
@@ -7,11 +7,13 @@ import {
   appPath,
   brandingImagePath,
   completeSignInQuery,
+  conversationEventsQuery,
   csrfForm,
   htmlContentType,
   htmlPage,
   preferencesForm,
   regressionTestForm,
+  scriptHeaders,
   sendMessageForm,
   serviceDiagramPath,
   signInForm,
@@ -166,6 +168,25 @@ export const sendAppVoiceMessageOperation = defineOperation({
   response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
 });
 
+/** The chat's way back after a dropped connection: `get-conversation-events` behind the session cookie. */
+export const getAppConversationEventsOperation = defineOperation({
+  operationId: 'get-app-conversation-events',
+  method: 'GET',
+  path: '/app/{organization}/conversations/{conversation_id}/events',
+  group: 'app',
+  tag: 'App',
+  summary:
+    "Resume a reply whose stream broke: the conversation's events after `after` as NDJSON, then the running interaction's until it ends",
+  auth: 'none',
+  checksCredentials: true,
+  streaming: true,
+  // get-conversation-events' limit, in its bucket.
+  rateLimitPerMinute: 60,
+  extraErrors: { 403: 'The request has no valid CSRF token for this browser, or the user is not verified.' },
+  request: { path: appConversationPath, query: conversationEventsQuery, headers: scriptHeaders },
+  response: { status: 200, body: conversationEvent, contentType: 'application/x-ndjson' },
+});
+
 export const finishAppConversationOperation = formPost({
   operationId: 'finish-app-conversation',
   summary: 'Finish a conversation',
@@ -272,6 +293,7 @@ export const appOperations = [
   getAppConversationOperation,
   sendAppMessageOperation,
   sendAppVoiceMessageOperation,
+  getAppConversationEventsOperation,
   finishAppConversationOperation,
   getAppPreferencesOperation,
   updateAppPreferencesOperation,

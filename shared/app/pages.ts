@@ -157,7 +157,7 @@ export const conversationPage = async (request: AppRequest, conversationId: stri
 ${
   conversation.is_finished
     ? html`<p class="muted">This conversation is finished.</p>`
-    : html`<form method="post" action="${path}/messages" data-stream="transcript">${csrfField(request)}
+    : html`<form method="post" action="${path}/messages" data-stream="transcript" data-conversation="${path}">${csrfField(request)}
 <label for="message">Your message</label>
 <textarea id="message" name="message" required></textarea>
 <label for="speak_replies"><input id="speak_replies" name="speak_replies" type="checkbox" value="on"> Speak replies</label>

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventId } from '../../events/stream-events';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
 import { languageCode, timeZone } from '../organization/user-preferences';
 import { appHostHeader } from './organization-host';
@@ -60,14 +61,22 @@ export const sendMessageForm = z.object({
 
 export const voiceMessageQuery = z.object({ speak_replies: speakReplies });
 
-/** A recording is posted as its raw body, so its CSRF token travels in a header. */
-export const voiceMessageHeaders = appHeaders.extend({
+/** A request the page script sends without a form (a recording, a resumed stream) carries its CSRF token in a header. */
+export const scriptHeaders = appHeaders.extend({
   'x-csrf-token': z.string().max(2048).optional().describe('The CSRF token the page embedded.'),
+});
+
+export const voiceMessageHeaders = scriptHeaders.extend({
   'content-type': z
     .string()
     .max(200)
     .optional()
     .describe('The recording: audio/wav (the page sends 16 kHz mono PCM16).'),
+});
+
+/** Where a chat whose stream broke resumes: after the last event it handled. */
+export const conversationEventsQuery = z.object({
+  after: eventId.describe('The last event the page handled: the stream starts after it.'),
 });
 
 /** Empty fields leave a preference as it is (browsers send every field of a form). */

@@ -1,13 +1,13 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav } from '#shared/speech/audio';
 import { createBuiltinSpeech } from '#shared/speech/builtin';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { latestSignInLink, signInLinkCount } from '../integration/support/app-visitor';
-import { api, harness } from '../integration/support/client';
+import { api, harness, streamAndDisconnect } from '../integration/support/client';
 import { createService } from '../integration/support/conversations';
 import { createOrganization, createUserSession, pngImage, type Session } from '../integration/support/identity';
 import { runSimulationOnce } from '../integration/support/simulation';
@@ -167,6 +167,66 @@ describe('the web app in a browser', () => {
       'I said I need help with my printer',
     );
     await screenshot(page, 'chat');
+  });
+
+  it('resumes a reply whose connection broke mid-stream, showing every piece of it exactly once', async () => {
+    // Prepare: the page's request for the turn is answered by the platform as usual, but its
+    // connection breaks after the user's message and two pieces, in the middle of the third; the
+    // turn runs on at the platform, and the page's reconnection goes through untouched.
+    let delivered: Record<string, unknown>[] = [];
+    await page.route(
+      '**/conversations/*/messages',
+      async (route) => {
+        const sent = route.request();
+        const read = await streamAndDisconnect(
+          `/app/${orgId}${new URL(sent.url()).pathname}`,
+          { method: 'POST', headers: await sent.allHeaders(), raw: sent.postData() ?? '' },
+          4,
+        );
+        delivered = read.slice(0, -1);
+        const lines = delivered.map((event) => JSON.stringify(event));
+        const cutLine = JSON.stringify(read.at(-1));
+        await route.fulfill({
+          status: 200,
+          contentType: 'application/x-ndjson',
+          body: `${lines.join('\n')}\n${cutLine.slice(0, cutLine.length / 2)}`,
+        });
+      },
+      { times: 1 },
+    );
+    const resumes: string[] = [];
+    const recordResume = (request: Request) => {
+      if (request.url().includes('/events?')) resumes.push(new URL(request.url()).searchParams.get('after') ?? '');
+    };
+    page.on('request', recordResume);
+    await page.evaluate(`(() => {
+      window.chatStatuses = [];
+      const status = document.getElementById('chat-status');
+      new MutationObserver(() => window.chatStatuses.push(status.textContent)).observe(status, { childList: true });
+    })()`);
+    const repliesBefore = await page.locator('#transcript .message.agent').count();
+    const messagesBefore = await page.locator('#transcript .message.user').count();
+
+    // Act
+    await page.fill('#message', 'My printer still does not print');
+    await page.press('#message', 'Enter');
+
+    // Assess: the turn ends as any other, with the whole reply once.
+    await page.locator('form[data-stream] button[type=submit]:not([disabled])').waitFor();
+    page.off('request', recordResume);
+    await expect(page.locator('#message').inputValue()).resolves.toBe('');
+    const statuses = (await page.evaluate('window.chatStatuses')) as string[];
+    expect(statuses).toContain('Connection lost, reconnecting… (try 1 of 5)');
+    expect(statuses.at(-1)).toBe('');
+    expect(delivered.map((event) => event.type)).toEqual(['user-message-available', 'new-message', 'new-message']);
+    expect(resumes, 'the event ids the page resumed after').toEqual([delivered.at(-1)?.event_id]);
+    expect(await page.locator('#transcript .message.user').count()).toBe(messagesBefore + 1);
+    expect(await page.locator('#transcript .message.agent').count()).toBe(repliesBefore + 1);
+    const shown = await page.locator('#transcript .message.agent').last().textContent();
+    await page.reload();
+    const stored = await page.locator('#transcript .message.agent').last().textContent();
+    expect(shown).toBe(stored);
+    expect(stored).not.toBe('');
   });
 
   it("sends a recording from the microphone and speaks the agent's reply", async () => {

@@ -470,6 +470,54 @@ describe('send-app-voice-message', () => {
   });
 });
 
+describe('get-app-conversation-events', () => {
+  it('follows the reply from the last event the page read when its connection dropped, each event once', async () => {
+    // Prepare: the connection drops after the user's message and the reply's first piece.
+    const { visitor, conversationId } = await openConversation();
+    await visitor.get(`/conversations/${conversationId}`);
+    const read = await visitor.sendAndDisconnect(conversationId, 'I need help with my printer', 2);
+    expect(read.map((event) => event.type)).toEqual(['user-message-available', 'new-message']);
+
+    // Act
+    const resumed = await visitor.streamEventsAfter(conversationId, String(read[1]?.event_id));
+
+    // Assess
+    expect(resumed.status, resumed.text).toBe(200);
+    const events = [...read, ...resumed.events.map(({ event }) => event)];
+    // The chat's stream leaves out agent actions, so their ids are skipped: ids only grow.
+    const ids = events.map((event) => String(event.event_id));
+    expect(ids).toEqual([...new Set(ids)].sort());
+    const pieces = events.filter((event) => event.type === 'new-message');
+    expect(pieces.map((piece) => piece.sequence_number)).toEqual(pieces.map((_, index) => index));
+    const complete = events.at(-1);
+    expect(complete?.type).toBe('interaction-complete');
+    expect(pieces.map((piece) => piece.message).join('')).toBe(complete?.full_message);
+  });
+
+  it('refuses a resume without its CSRF token with 403', async () => {
+    // Prepare
+    const { visitor, conversationId, interactionId } = await openConversation();
+
+    // Act
+    const answer = await visitor.streamEventsAfter(conversationId, `${interactionId}-000000`, '');
+
+    // Assess
+    expect(answer.status).toBe(403);
+  });
+
+  it("answers another user's conversation with 404, as the API does", async () => {
+    // Prepare
+    const { conversationId, interactionId } = await openConversation();
+    const other = await visitorOf(member.email);
+
+    // Act
+    const answer = await other.streamEventsAfter(conversationId, `${interactionId}-000000`);
+
+    // Assess
+    expect(answer.status).toBe(404);
+  });
+});
+
 describe('get-app-conversation', () => {
   it("lists the conversation's messages with a message box while it is open", async () => {
     // Prepare

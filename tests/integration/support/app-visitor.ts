@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { apiUrl, streamEvents } from './client';
+import { apiUrl, streamAndDisconnect, streamEvents } from './client';
 import { emailsTo } from './identity';
 
 export interface PageAnswer {
@@ -68,6 +68,27 @@ export class AppVisitor {
       method: 'POST',
       headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
       raw: new URLSearchParams({ csrf_token: this.csrfToken, ...fields }),
+    });
+  }
+
+  /** Sends a chat message and drops the connection after `dropAfter` events of the reply. */
+  sendAndDisconnect(conversationId: string, message: string, dropAfter: number) {
+    return streamAndDisconnect(
+      `${this.base}/conversations/${conversationId}/messages`,
+      {
+        method: 'POST',
+        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+        raw: new URLSearchParams({ csrf_token: this.csrfToken, message }),
+      },
+      dropAfter,
+    );
+  }
+
+  /** Resumes a chat's stream as the page script does after a dropped connection: the CSRF token in a header. */
+  streamEventsAfter(conversationId: string, after: string, csrfToken = this.csrfToken) {
+    return streamEvents(`${this.base}/conversations/${conversationId}/events`, {
+      query: { after },
+      headers: { cookie: this.cookieHeader(), 'x-csrf-token': csrfToken },
     });
   }
 

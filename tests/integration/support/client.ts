@@ -115,6 +115,40 @@ export const streamEvents = async (
   return { status: response.status, headers: response.headers, events, text };
 };
 
+/**
+ * Reads an NDJSON stream and disconnects once `dropAfter` events have arrived, as a client whose
+ * connection breaks: the events read before, all of them if the stream ended first.
+ */
+export const streamAndDisconnect = async (
+  path: string,
+  init: ApiInit,
+  dropAfter: number,
+): Promise<Record<string, unknown>[]> => {
+  const disconnect = new AbortController();
+  const response = await fetch(apiUrl(path, init.query), { ...requestInit(init), signal: disconnect.signal });
+  expectStatus(path, { status: response.status, text: '' }, 200);
+  const events: Record<string, unknown>[] = [];
+  let buffered = '';
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of response.body as ReadableStream<Uint8Array>) {
+      buffered += decoder.decode(chunk, { stream: true });
+      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (line !== '') events.push(JSON.parse(line) as Record<string, unknown>);
+        if (events.length === dropAfter) {
+          disconnect.abort();
+          return events;
+        }
+      }
+    }
+  } catch (error) {
+    if (!disconnect.signal.aborted) throw error;
+  }
+  return events;
+};
+
 /** Polls until `check` returns a value other than undefined, or fails after the deadline. */
 export const eventually = async <T>(
   check: () => Promise<T | undefined>,

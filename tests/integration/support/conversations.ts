@@ -1,7 +1,7 @@
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
 import type { StateMachineVersionBody } from '#shared/state-machine/schemas';
-import { apiUrl, expectStatus, type QueryValue, requestInit, streamEvents } from './client';
+import { type QueryValue, streamAndDisconnect, streamEvents } from './client';
 import * as fixtures from './fixtures';
 import type { Session } from './identity';
 
@@ -83,38 +83,12 @@ export const interactAndDisconnect = async (
   text: string,
   dropAfter: number,
   query: Record<string, QueryValue> = {},
-): Promise<StreamedEvent[]> => {
-  const disconnect = new AbortController();
-  const response = await fetch(
-    apiUrl(`/v1/${session.orgId}/conversation/${conversationId}/interact`, {
-      request_format: 'text',
-      response_format: 'text',
-      ...query,
-    }),
-    { ...requestInit({ token: session.token, raw: textForm(text) }), signal: disconnect.signal },
-  );
-  expectStatus('interact', { status: response.status, text: '' }, 200);
-  const events: StreamedEvent[] = [];
-  let buffered = '';
-  const decoder = new TextDecoder();
-  try {
-    for await (const chunk of response.body as ReadableStream<Uint8Array>) {
-      buffered += decoder.decode(chunk, { stream: true });
-      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
-        if (line !== '') events.push(JSON.parse(line) as StreamedEvent);
-        if (events.length === dropAfter) {
-          disconnect.abort();
-          return events;
-        }
-      }
-    }
-  } catch (error) {
-    if (!disconnect.signal.aborted) throw error;
-  }
-  return events;
-};
+): Promise<StreamedEvent[]> =>
+  (await streamAndDisconnect(
+    `/v1/${session.orgId}/conversation/${conversationId}/interact`,
+    { token: session.token, raw: textForm(text), query: { request_format: 'text', response_format: 'text', ...query } },
+    dropAfter,
+  )) as StreamedEvent[];
 
 /** `GET …/conversation/{id}/events`: the stored events after `query.after` (or the header), read to the end. */
 export const conversationEvents = async (
