@@ -1,5 +1,5 @@
 import type { LlmOption } from '../../llm/provider';
-import type { ActionState, ToolCallSpec } from '../../state-machine/schemas';
+import type { ActionState } from '../../state-machine/schemas';
 import { agentAction } from './agent-actions';
 import type {
   AppliedBehavior,
