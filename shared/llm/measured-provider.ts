@@ -1,4 +1,4 @@
-import type { LlmProvider, LlmRequest, LlmUsage } from './provider';
+import type { ChooseOptionRequest, LlmProvider, LlmRequest, LlmUsage } from './provider';
 
 /** What one model call took. */
 export interface ModelCallMeasurement {
@@ -13,8 +13,13 @@ export interface ModelCallMeasurement {
   usage?: LlmUsage;
 }
 
-/** Told of each call as it starts; returns what to tell once it has ended (succeeded, failed or abandoned). */
-export type CallObserver = (request: LlmRequest) => (measurement: ModelCallMeasurement) => void;
+/**
+ * Told of each call as it starts (with the options of a choice); returns what to tell once it
+ * has ended (succeeded, failed or abandoned).
+ */
+export type CallObserver = (
+  request: LlmRequest & Partial<Pick<ChooseOptionRequest, 'options'>>,
+) => (measurement: ModelCallMeasurement) => void;
 
 /** `provider` with each call measured for `observe`; the request's own `onUsage` is still called. */
 export const measuredProvider = (provider: LlmProvider, observe: CallObserver): LlmProvider => {
