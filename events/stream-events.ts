@@ -171,12 +171,62 @@ export const newMessageEvent = z.object({
   message_id: z.string().describe('The identifier of the agent message.'),
 });
 
+const milliseconds = z.number().int().nonnegative();
+
+/** Where a turn's time went, in milliseconds (see README.md). */
+export const turnTimings = z.object({
+  total_ms: milliseconds.describe(
+    'From the request to the turn being ready to store: recognition, the models, tools and synthesis included.',
+  ),
+  speech_recognition_ms: milliseconds.optional().describe("Voice input only: transcribing the user's audio."),
+  model_first_token_ms: milliseconds
+    .nullable()
+    .describe("From asking the model for the agent's message to its first piece; null if it wrote none."),
+  model_total_ms: milliseconds.describe(
+    'Every model call of the turn, added up: the time spent waiting on the models, not on what read their answers.',
+  ),
+  tool_calls: z
+    .array(z.object({ name: z.string(), ms: milliseconds }))
+    .describe('Each tool call of the turn, in order, with its name.'),
+  speech_synthesis_ms: milliseconds
+    .optional()
+    .describe("Voice output only: speaking the agent's message (and fillers)."),
+});
+
+/** The tokens of one model call and, when priced, its cost. */
+export const modelCallUsage = z.object({
+  model: z.string().describe("The provider's model id."),
+  purpose: z.string().describe('What the call was for: engage_user, select_next_action, generate_reflection, ...'),
+  input_tokens: z.number().int().nonnegative().nullable().describe('Null when the provider reported no token use.'),
+  output_tokens: z.number().int().nonnegative().nullable(),
+  tokens_estimated: z
+    .boolean()
+    .describe('The tokens are estimated from the text (the built-in model counts none), not reported by a provider.'),
+  cost_usd: z
+    .number()
+    .nonnegative()
+    .nullable()
+    .describe(
+      "Tokens times the model's configured price (LLM_PRICES); 0 for the built-in model; null without a price.",
+    ),
+});
+
+/** A turn's token use, call by call and in total. */
+export const turnUsage = z.object({
+  model_calls: z.array(modelCallUsage),
+  input_tokens: z.number().int().nonnegative().describe('Of the calls whose tokens are known.'),
+  output_tokens: z.number().int().nonnegative(),
+  cost_usd: z.number().nonnegative().nullable().describe('Null when any call has no cost.'),
+});
+
 export const interactionCompleteEvent = z.object({
   type: z.literal('interaction-complete'),
   message_id: z.string().describe('The identifier of the agent message in this interaction.'),
   interaction_id: z.string().describe('The identifier of this interaction.'),
   full_message: z.string().describe('The whole agent message.'),
   conversation_completed: z.boolean().describe('Whether the conversation is auto-completed after this interaction.'),
+  timings: turnTimings.optional().describe('Where the turn spent its time; also in the interaction insights.'),
+  usage: turnUsage.optional().describe("The turn's tokens and cost; also in the interaction insights."),
 });
 
 export const errorEvent = z.object({
@@ -248,6 +298,9 @@ export type UserMessageAvailableEvent = z.infer<typeof userMessageAvailableEvent
 export type CurrentAgentActionEvent = z.infer<typeof currentAgentActionEvent>;
 export type NewMessageEvent = z.infer<typeof newMessageEvent>;
 export type InteractionCompleteEvent = z.infer<typeof interactionCompleteEvent>;
+export type TurnTimings = z.infer<typeof turnTimings>;
+export type TurnUsage = z.infer<typeof turnUsage>;
+export type ModelCallUsage = z.infer<typeof modelCallUsage>;
 export type ErrorEvent = z.infer<typeof errorEvent>;
 /** Any event of a conversation's stream, before it is given its id. */
 export type StreamEvent = z.infer<typeof streamEvent>;

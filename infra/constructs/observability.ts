@@ -18,7 +18,14 @@ import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { businessMetric, errorDimensions, webhookAttemptOutcomes } from '#shared/aws/business-metrics';
+import {
+  businessMetric,
+  errorDimensions,
+  serviceIdDimension,
+  turnLatencyMetrics,
+  turnMetric,
+  webhookAttemptOutcomes,
+} from '#shared/aws/business-metrics';
 import type { EndpointGroup, WorkerName } from '#shared/kernel/operation';
 import type { WorkerQueue } from './message-queues';
 import { pascalCase } from './naming';
@@ -127,6 +134,35 @@ export class Observability extends Construct {
             }),
         ),
       ),
+    );
+
+    // Turns: latency percentiles per stage, and tokens and cost. The `service_id` dimension (the
+    // conversation's service) splits each search; percentiles do not add up, so each line is the
+    // highest service's value.
+    const turnSearch = (metricName: string, statistic: string): string =>
+      `SEARCH('{${props.metricsNamespace},service,${serviceIdDimension}} MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`;
+    dashboard.addWidgets(
+      new TextWidget({ markdown: '# Conversation turns', width: 24, height: 1 }),
+      ...turnLatencyMetrics.map((metricName) =>
+        graph(
+          `${metricName} (p50, p99)`,
+          (['p50', 'p99'] as const).map(
+            (statistic) =>
+              new MathExpression({ expression: `MAX(${turnSearch(metricName, statistic)})`, period, label: statistic }),
+          ),
+        ),
+      ),
+      graph('Turn tokens', [
+        new MathExpression({ expression: `SUM(${turnSearch(turnMetric.inputTokens, 'Sum')})`, period, label: 'input' }),
+        new MathExpression({
+          expression: `SUM(${turnSearch(turnMetric.outputTokens, 'Sum')})`,
+          period,
+          label: 'output',
+        }),
+      ]),
+      graph('Turn cost (USD)', [
+        new MathExpression({ expression: `SUM(${turnSearch(turnMetric.cost, 'Sum')})`, period, label: 'cost' }),
+      ]),
     );
 
     for (const [group, fn] of props.apiFunctions) {

@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { parsePriceTable } from '#shared/llm/pricing';
 
 /** Deployment settings shared by every regional stack. */
 export interface DeploymentSettings {
@@ -11,6 +12,8 @@ export interface DeploymentSettings {
   /** SES sender address; its domain (or the address itself) must be a verified identity. */
   emailFrom: string;
   llmDefaultProvider: string;
+  /** The models' prices as JSON (`LLM_PRICES`, `shared/llm/pricing.ts`); absent: only the built-in model is costed. */
+  llmPrices: string | undefined;
   /** `iss` claim of issued tokens; defaults to a per-stage, per-region URN. */
   jwtIssuer: string | undefined;
   /** Origins (comma-separated) an e-mail sign-in link may redirect to, e.g. the frontend. */
@@ -64,6 +67,19 @@ const optionalPositiveInteger = (node: Node, key: string): string | undefined =>
   if (value === undefined) return undefined;
   if (!/^[1-9]\d{0,5}$/.test(String(value))) throw invalid(key, 'a positive integer', value);
   return String(value);
+};
+
+/** A price table: an object in cdk.json or JSON text from `-c llmPrices=...`, checked and kept as JSON text. */
+const optionalPriceTable = (node: Node, key: string): string | undefined => {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  const json = typeof value === 'string' ? value : JSON.stringify(value);
+  try {
+    parsePriceTable(json);
+  } catch (error) {
+    throw invalid(key, `a price table per model id (${(error as Error).message})`, value);
+  }
+  return json;
 };
 
 /** `-c key=true` arrives as a string, cdk.json values as JSON. */
@@ -126,6 +142,7 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     maintenanceMode: bool(node, 'maintenanceMode'),
     emailFrom: text(node, 'emailFrom', emailPattern, 'an email address', 'no-reply@example.com'),
     llmDefaultProvider: text(node, 'llmDefaultProvider', /^[a-z][a-z0-9-]*$/, 'a provider name', 'deterministic'),
+    llmPrices: optionalPriceTable(node, 'llmPrices'),
     jwtIssuer: optionalText(node, 'jwtIssuer'),
     signInRedirectOrigins: optionalText(node, 'signInRedirectOrigins'),
     alarmEmail: optionalText(node, 'alarmEmail'),

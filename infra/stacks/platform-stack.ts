@@ -205,6 +205,7 @@ export class PlatformStack extends Stack {
         ROOT_ORG_ID: settings.rootOrganizationId,
         SUPER_ADMIN_EMAIL: settings.superAdminEmail,
         LLM_DEFAULT_PROVIDER: settings.llmDefaultProvider,
+        ...(settings.llmPrices ? { LLM_PRICES: settings.llmPrices } : {}),
       },
     };
     const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;

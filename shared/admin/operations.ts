@@ -100,7 +100,7 @@ export const getPromptLogsOperation = defineOperation({
   group: 'admin-stream',
   tag: 'Admin',
   summary:
-    'A zip of the prompt logs under a prefix from the past 30 days (at most 1,000), streamed: `{log_key}-system`, `{log_key}-history`, or `{log_key}-error`',
+    'A zip of the prompt logs under a prefix from the past 30 days (at most 1,000), streamed: `{log_key}-system`, `{log_key}-history` and `{log_key}-metrics` (time, tokens, cost), or `{log_key}-error`',
   auth: 'required',
   streaming: true,
   rateLimitPerMinute: 20,

@@ -14,28 +14,36 @@ import { requireOrganization } from '../organization/index';
 /**
  * The prompt-log download: a zip of the logs under a prefix (relative to the organization's
  * root, `shared/conversation/prompt-log.ts`), written from the past 30 days, at most 1,000,
- * streamed entry by entry and never built in memory. Each log gives `{log_key}-system` and
- * `{log_key}-history`, or `{log_key}-error` when it cannot be read or the caller may not read
+ * streamed entry by entry and never built in memory. Each log gives `{log_key}-system`,
+ * `{log_key}-history` and `{log_key}-metrics` (when the call's metrics were written), or `{log_key}-error` when it cannot be read or the caller may not read
  * it: Conversation:GetInteractionInsights on the conversation it is about, Service:GetService
  * on the service for starters.
  */
 export const maxPromptLogs = 1000;
 const windowMilliseconds = 30 * 24 * 3600 * 1000;
 const parts = ['system', 'history'] as const;
+/** Written once the call ended; logs from before calls were measured, or of calls cut short, have none. */
+const optionalPart = 'metrics';
 
-/** Log keys (without `-system` / `-history`) under the prefix, newer than the window, in key order. */
-const logKeysUnder = async (prefix: string, since: Date): Promise<string[]> => {
-  const keys = new Set<string>();
+interface LogKey {
+  key: string;
+  hasMetrics: boolean;
+}
+
+/** Log keys (without their `-system` / `-history` / `-metrics` part) under the prefix, newer than the window, in key order. */
+const logKeysUnder = async (prefix: string, since: Date): Promise<LogKey[]> => {
+  const keys = new Map<string, boolean>();
   const collect = (objects: StoredObject[]) => {
     keys.clear();
     for (const object of objects) {
-      const match = /^(.*)-(system|history)$/.exec(object.key);
-      if (match?.[1] && object.lastModified >= since) keys.add(match[1]);
+      const match = /^(.*)-(system|history|metrics)$/.exec(object.key);
+      if (match?.[1] && object.lastModified >= since)
+        keys.set(match[1], keys.get(match[1]) === true || match[2] === optionalPart);
     }
     return keys.size > maxPromptLogs;
   };
   collect(await listObjects(prefix, collect));
-  return [...keys].slice(0, maxPromptLogs);
+  return [...keys].slice(0, maxPromptLogs).map(([key, hasMetrics]) => ({ key, hasMetrics }));
 };
 
 /** Why the caller may not read a log, or undefined when they may. */
@@ -65,7 +73,7 @@ const refusalFor = (caller: Caller, orgId: string) => {
  * failure part-way never leaves an entry cut short.
  */
 const logEntries = async (
-  logKey: string,
+  { key: logKey, hasMetrics }: LogKey,
   name: string,
   refusal: (key: string) => Promise<string | undefined>,
 ): Promise<[string, Buffer][]> => {
@@ -73,7 +81,7 @@ const logEntries = async (
     const refused = await refusal(logKey);
     if (refused !== undefined) return [[`${name}-error`, Buffer.from(refused, 'utf8')]];
     return await Promise.all(
-      parts.map(async (part): Promise<[string, Buffer]> => {
+      [...parts, ...(hasMetrics ? [optionalPart] : [])].map(async (part): Promise<[string, Buffer]> => {
         const body = await readObject(`${logKey}-${part}`);
         return [`${name}-${part}`, Buffer.concat(await body.toArray())];
       }),
@@ -91,11 +99,11 @@ const logEntries = async (
 const writeLogs = async (
   zip: yazl.ZipFile,
   root: string,
-  logKeys: string[],
+  logKeys: LogKey[],
   refusal: (key: string) => Promise<string | undefined>,
 ) => {
   for (const logKey of logKeys) {
-    for (const [entryName, bytes] of await logEntries(logKey, logKey.slice(root.length), refusal)) {
+    for (const [entryName, bytes] of await logEntries(logKey, logKey.key.slice(root.length), refusal)) {
       const body = Readable.from([bytes]);
       zip.addReadStream(body, entryName);
       await finished(body);

@@ -1,6 +1,6 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { countConversationStarted, countErrorResponse } from './business-metrics';
+import { countConversationStarted, countErrorResponse, recordTurnMetrics } from './business-metrics';
 
 type EmfRecord = ReturnType<Metrics['serializeMetrics']>;
 
@@ -36,6 +36,38 @@ describe('business metrics', () => {
 
     // Assess
     expect(published.map(summary)).toEqual([{ metricName: 'ConversationsStarted', dimensions: ['service'], value: 1 }]);
+  });
+
+  it("publishes a turn's timings, tokens and cost with the service id, leaving out what it did not measure", () => {
+    // Prepare
+    const published = capturePublished();
+
+    // Act
+    recordTurnMetrics('5f0c00000000000000000001', {
+      timings: {
+        total_ms: 120,
+        model_first_token_ms: 8,
+        model_total_ms: 40,
+        tool_calls: [{ name: 'lookup_order', ms: 30 }],
+        speech_synthesis_ms: 25,
+      },
+      usage: { model_calls: [], input_tokens: 300, output_tokens: 20, cost_usd: 0 },
+    });
+
+    // Assess
+    expect(published.map(summary)).toEqual(
+      [
+        ['TurnTotalMs', 120],
+        ['ModelFirstTokenMs', 8],
+        ['ModelTotalMs', 40],
+        ['ToolCallMs', 30],
+        ['SpeechSynthesisMs', 25],
+        ['InputTokens', 300],
+        ['OutputTokens', 20],
+        ['TurnCost', 0],
+      ].map(([metricName, value]) => ({ metricName, dimensions: ['service', 'service_id'], value })),
+    );
+    expect(published[0]).toMatchObject({ service_id: '5f0c00000000000000000001' });
   });
 
   it('counts an error response by error class and status', () => {

@@ -1,4 +1,5 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { TurnTimings, TurnUsage } from '../../events/stream-events';
 import { metrics } from './observability';
 
 /**
@@ -22,6 +23,37 @@ export const businessMetric = {
   /** 5xx responses alone, without the per-kind dimensions, to graph and alarm on directly. */
   serverErrorResponses: 'ServerErrorResponses',
 } as const;
+
+/**
+ * What each conversation turn measured (`interaction-complete`'s `timings` and `usage`), with the
+ * dimension `service_id` (the conversation's service) beside the function's `service`.
+ */
+export const turnMetric = {
+  totalMs: 'TurnTotalMs',
+  modelFirstTokenMs: 'ModelFirstTokenMs',
+  modelTotalMs: 'ModelTotalMs',
+  /** One value per tool call. */
+  toolCallMs: 'ToolCallMs',
+  speechRecognitionMs: 'SpeechRecognitionMs',
+  speechSynthesisMs: 'SpeechSynthesisMs',
+  inputTokens: 'InputTokens',
+  outputTokens: 'OutputTokens',
+  /** USD; only for turns whose every model call has a price. */
+  cost: 'TurnCost',
+} as const;
+
+/** The turn metrics graphed as latency percentiles. */
+export const turnLatencyMetrics = [
+  turnMetric.totalMs,
+  turnMetric.modelFirstTokenMs,
+  turnMetric.modelTotalMs,
+  turnMetric.toolCallMs,
+  turnMetric.speechRecognitionMs,
+  turnMetric.speechSynthesisMs,
+] as const;
+
+/** The dimension naming a turn's conversation service. */
+export const serviceIdDimension = 'service_id';
 
 /** Dimension names of `ErrorResponses`. */
 export const errorDimensions = ['error', 'status'] as const;
@@ -65,6 +97,32 @@ export const webhookAttemptOutcomes = ['delivered', 'retrying', 'failed'] as con
 /** A webhook attempt ended: delivered (2xx), retrying (another attempt is queued) or failed (the last one). */
 export const countWebhookAttempt = (outcome: (typeof webhookAttemptOutcomes)[number]): void =>
   count(businessMetric.webhookAttempts, { outcome });
+
+/** What a turn measured (see {@link turnMetric}); absent figures (no voice, no price) are not published. */
+export const recordTurnMetrics = (
+  serviceId: string,
+  { timings, usage }: { timings: TurnTimings; usage: TurnUsage },
+): void => {
+  const publish = (
+    name: string,
+    unit: (typeof MetricUnit)[keyof typeof MetricUnit],
+    value: number | null | undefined,
+  ): void => {
+    if (value === null || value === undefined) return;
+    const single = metrics.singleMetric();
+    single.addDimension(serviceIdDimension, serviceId);
+    single.addMetric(name, unit, value);
+  };
+  publish(turnMetric.totalMs, MetricUnit.Milliseconds, timings.total_ms);
+  publish(turnMetric.modelFirstTokenMs, MetricUnit.Milliseconds, timings.model_first_token_ms);
+  publish(turnMetric.modelTotalMs, MetricUnit.Milliseconds, timings.model_total_ms);
+  for (const call of timings.tool_calls) publish(turnMetric.toolCallMs, MetricUnit.Milliseconds, call.ms);
+  publish(turnMetric.speechRecognitionMs, MetricUnit.Milliseconds, timings.speech_recognition_ms);
+  publish(turnMetric.speechSynthesisMs, MetricUnit.Milliseconds, timings.speech_synthesis_ms);
+  publish(turnMetric.inputTokens, MetricUnit.Count, usage.input_tokens);
+  publish(turnMetric.outputTokens, MetricUnit.Count, usage.output_tokens);
+  publish(turnMetric.cost, MetricUnit.NoUnit, usage.cost_usd);
+};
 
 /** How long a delivered webhook took from its event's fan-out to the destination's 2xx. */
 export const recordWebhookDeliveryLatency = (milliseconds: number): void => {

@@ -5,7 +5,7 @@ import type {
   InteractEvent,
   StreamEvent,
 } from '../../events/stream-events';
-import { countConversationStarted, countInteraction } from '../aws/business-metrics';
+import { countConversationStarted, countInteraction, recordTurnMetrics } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
 import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
@@ -38,6 +38,7 @@ import { createPromptLogger, interactionLogScope } from './prompt-log';
 import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
 import { onlyVisible, outliveReader, recordedEvents } from './turn-events';
+import { startTurnMeter, type TurnFigures, type TurnMeter } from './turn-meter';
 import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type VoiceTurn } from './voice';
 
 /**
@@ -181,6 +182,8 @@ interface Turn {
   stream: StreamOptions;
   /** Set when the answer is spoken. */
   voice?: VoiceTurn;
+  /** Measures the turn from its request on (speech recognition included). */
+  meter: TurnMeter;
   /**
    * Writes started beside the turn rather than before its stream (the heard audio): the
    * commit waits for them, so a stored turn has everything it refers to.
@@ -188,7 +191,12 @@ interface Turn {
   pendingWrites: Promise<void>[];
 }
 
-const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): Promise<number> => {
+const storeTurn = async (
+  turn: Turn,
+  outcome: TurnOutcome,
+  agentName: string,
+  figures: TurnFigures,
+): Promise<number> => {
   const { conversation, interactionId } = turn;
   const orgId = conversation.org_id;
   const message = (id: string, text: string, type: MessageRecord['message_type']): MessageRecord => ({
@@ -233,6 +241,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
         engage_user_tool_call_logs: outcome.engageUserToolCallLogs,
         select_next_action_tool_call_logs: outcome.selectNextActionToolCallLogs,
         conversation_completed: outcome.completed,
+        ...figures,
       }),
       ...(invocation ? [invocation] : []),
     ],
@@ -242,6 +251,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
     interactionId,
   });
   countInteraction();
+  recordTurnMetrics(conversation.service_id, figures);
   // Statistics must not fail a committed turn.
   await recordUserActivity(orgId, conversation.user_id, {
     conversations: turn.opening ? 1 : 0,
@@ -253,7 +263,7 @@ const storeTurn = async (turn: Turn, outcome: TurnOutcome, agentName: string): P
 
 /**
  * Runs a turn as stream events: the agent's actions, the message pieces as the model writes
- * them, then `interaction-complete` once the turn is stored. When the terminal state was reached
+ * them, then `interaction-complete` once the turn is stored, with the turn's timings and usage. When the terminal state was reached
  * the conversation is finished. A failure ends the stream with an `error` event. The lease is
  * given back however the stream ends.
  */
@@ -261,21 +271,24 @@ async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
   const { conversation } = turn;
   const promptLogger = createPromptLogger(interactionLogScope(conversation, turn.interactionId));
   try {
-    const textTurn = runTurn(turn.session, engineDependencies(conversation, promptLogger));
-    const engine = turn.voice ? speakTurn(conversation, textTurn, turn.voice) : textTurn;
+    const textTurn = runTurn(turn.session, engineDependencies(conversation, promptLogger, turn.meter));
+    const engine = turn.voice ? speakTurn(conversation, textTurn, turn.voice, turn.meter) : textTurn;
     let step = await engine.next();
     while (!step.done) {
       yield withProductionTime(step.value);
       step = await engine.next();
     }
     const outcome = step.value;
-    const added = await storeTurn(turn, outcome, turn.session.agent.identity.name);
+    // Measured up to the store: the stored interaction and its event carry the same figures.
+    const figures = turn.meter.figures();
+    const added = await storeTurn(turn, outcome, turn.session.agent.identity.name, figures);
     yield {
       type: 'interaction-complete',
       message_id: outcome.agentMessageId,
       interaction_id: turn.interactionId,
       full_message: outcome.agentMessage,
       conversation_completed: outcome.completed,
+      ...figures,
     };
     if (outcome.completed) {
       const stored = { ...conversation, num_messages: conversation.num_messages + added };
@@ -353,6 +366,7 @@ export const startConversation = async (
   input: StartConversationInput,
 ): Promise<StreamedTurn<CreateConversationEvent>> => {
   const { serviceId } = input;
+  const meter = startTurnMeter();
   const userId = caller.userId;
   requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
   const [resolved, userState, user] = await Promise.all([
@@ -397,7 +411,7 @@ export const startConversation = async (
     : [];
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
-  const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice));
+  const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice, meter));
   const leaseId = await createConversation(conversation);
   countConversationStarted();
   const turn: Turn = {
@@ -410,6 +424,7 @@ export const startConversation = async (
     caller,
     stream: input.stream,
     voice,
+    meter,
     pendingWrites: [],
   };
   return startTurn(turn, [{ type: 'conversation-created', conversation_id: conversation.id }]);
@@ -496,11 +511,12 @@ export const interactWithConversation = async (
   input: InteractInput,
 ): Promise<StreamedTurn<InteractEvent>> => {
   const { conversationId } = input;
+  const meter = startTurnMeter();
   const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
     requireInteraction(caller, conversation),
   );
   if (found.is_finished) throw alreadyFinished(conversationId);
-  const voice = input.voice && (await prepareVoiceTurn(found, input.voice));
+  const voice = input.voice && (await prepareVoiceTurn(found, input.voice, meter));
   const text = voice?.heard?.transcript ?? input.text;
   const externalEvents = validateTurnInput(found, { ...input, text });
 
@@ -544,9 +560,10 @@ export const interactWithConversation = async (
       interactionId,
       newMessages,
       opening: false,
-      caller: caller,
+      caller,
       stream: input.stream,
       voice,
+      meter,
       pendingWrites: heardAudioStored ? [heardAudioStored] : [],
     };
     return startTurn(

@@ -1,11 +1,14 @@
 import { writeObject } from '../aws/bucket';
 import { logger } from '../aws/observability';
+import { type ModelCallMeasurement, measuredProvider } from '../llm/measured-provider';
+import { callCost, configuredPrices } from '../llm/pricing';
 import type { LlmProvider, LlmRequest } from '../llm/provider';
 import { choiceSystemPrompt } from '../llm/structured-output';
 
 /**
  * Every model call leaves a prompt log in the artifact bucket: `{key}-system` (the system
- * prompt as sent) and `{key}-history` (the turns, separated by a line of three hyphens). Keys
+ * prompt as sent), `{key}-history` (the turns, separated by a line of three hyphens) and, once
+ * the call has ended, `{key}-metrics` (JSON: its milliseconds, first token, tokens and cost). Keys
  * are hierarchical from the organization down, so a prefix selects a subtree
  * (`get-prompt-logs`):
  *
@@ -71,6 +74,17 @@ export const promptLogGuard = (orgId: string, key: string): PromptLogGuard | und
 export const historyLog = (request: Pick<LlmRequest, 'messages'>): string =>
   request.messages.map((message) => `${message.role}: ${message.content}`).join('\n---\n');
 
+/** A call's `-metrics` log: its time and tokens, in the units of the turn's `timings` and `usage`. */
+export const callMetrics = (provider: string, model: string, measurement: ModelCallMeasurement) => ({
+  model,
+  duration_ms: Math.round(measurement.durationMs),
+  first_token_ms: measurement.firstFragmentMs === undefined ? null : Math.round(measurement.firstFragmentMs),
+  input_tokens: measurement.usage?.inputTokens ?? null,
+  output_tokens: measurement.usage?.outputTokens ?? null,
+  tokens_estimated: measurement.usage?.estimated === true,
+  cost_usd: callCost({ provider, model, usage: measurement.usage }, configuredPrices()),
+});
+
 export interface PromptLogger {
   /** The provider with every call's system prompt and history logged (calls numbered from 1). */
   wrap(provider: LlmProvider): LlmProvider;
@@ -89,11 +103,9 @@ export const createPromptLogger = (scope: PromptLogScope): PromptLogger => {
   let calls = 0;
   const pending: Promise<void>[] = [];
   const put = (key: string, body: string) => writeObject(key, Buffer.from(body, 'utf8'), 'text/plain; charset=utf-8');
-  const log = (request: LlmRequest): void => {
-    calls += 1;
-    const key = promptLogKey(scope, calls);
+  const write = (key: string, parts: [suffix: string, body: string][]): void => {
     pending.push(
-      Promise.all([put(`${key}-system`, request.system), put(`${key}-history`, historyLog(request))]).then(
+      Promise.all(parts.map(([suffix, body]) => put(`${key}-${suffix}`, body))).then(
         () => undefined,
         (error: unknown) => logger.warn('prompt log not written', { key, error: error as Error }),
       ),
@@ -101,26 +113,19 @@ export const createPromptLogger = (scope: PromptLogScope): PromptLogger => {
   };
   return {
     prefix: promptLogPrefix(scope),
-    wrap: (provider) => ({
-      name: provider.name,
-      streamText: (request) => {
-        log(request);
-        return provider.streamText(request);
-      },
-      chooseOption: (request) => {
-        // The provider adds the options to the system prompt; the log shows the prompt as sent.
-        log({ ...request, system: choiceSystemPrompt(request.system, request.options) });
-        return provider.chooseOption(request);
-      },
-      callTools: (request) => {
-        log(request);
-        return provider.callTools(request);
-      },
-      generateObject: (request) => {
-        log(request);
-        return provider.generateObject(request);
-      },
-    }),
+    wrap: (provider) =>
+      measuredProvider(provider, (request) => {
+        calls += 1;
+        const key = promptLogKey(scope, calls);
+        // The provider adds a choice's options to the system prompt; the log shows the prompt as sent.
+        const system = request.options ? choiceSystemPrompt(request.system, request.options) : request.system;
+        write(key, [
+          ['system', system],
+          ['history', historyLog(request)],
+        ]);
+        return (measurement) =>
+          write(key, [['metrics', JSON.stringify(callMetrics(provider.name, request.model, measurement))]]);
+      }),
     flush: async () => {
       await Promise.all(pending.splice(0));
     },

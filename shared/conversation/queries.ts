@@ -219,6 +219,8 @@ const insightsOf = async (
     triggered_dynamic_behavior_set_version_info: interaction.triggered_dynamic_behavior_set_version_info,
     select_next_action_tool_call_logs: interaction.select_next_action_tool_call_logs,
     engage_user_tool_call_logs: interaction.engage_user_tool_call_logs,
+    ...(interaction.timings ? { timings: interaction.timings } : {}),
+    ...(interaction.usage ? { usage: interaction.usage } : {}),
   };
 };
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { postProcessingType } from '../../events/queue-messages';
-import { versionInfo } from '../../events/stream-events';
+import { turnTimings, turnUsage, versionInfo } from '../../events/stream-events';
 import { objectId, pagedResponse, timestamp } from '../kernel/schemas';
 import { toolMock } from '../tool/schemas';
 
@@ -102,6 +102,9 @@ export const interactionRecord = z.object({
   engage_user_tool_call_logs: z.array(z.array(toolCallLog)).default([]),
   select_next_action_tool_call_logs: z.array(z.array(toolCallLog)).default([]),
   conversation_completed: z.boolean(),
+  /** Interactions stored before turns were measured have neither. */
+  timings: turnTimings.optional(),
+  usage: turnUsage.optional(),
 });
 
 export type StateTransitionLog = z.infer<typeof stateTransitionLog>;
@@ -302,6 +305,8 @@ export const interactionInsightsResponse = z.object({
   triggered_dynamic_behavior_set_version_info: versionInfo.nullable(),
   select_next_action_tool_call_logs: z.array(z.array(toolCallLog)),
   engage_user_tool_call_logs: z.array(z.array(toolCallLog)),
+  timings: turnTimings.optional().describe('Where the turn spent its time, as its interaction-complete event said.'),
+  usage: turnUsage.optional().describe("The turn's tokens and cost, as its interaction-complete event said."),
 });
 
 const defaultRecommendationContext = `

@@ -12,6 +12,7 @@ import { recentMessages } from './message-repository';
 import type { PromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord } from './schemas';
 import type { ConversationToolContext } from './tool-calls';
+import type { TurnMeter } from './turn-meter';
 
 /** Messages of the conversation the model sees on each turn (the latest ones). */
 const historyLength = 100;
@@ -122,10 +123,11 @@ const recallFromMemories =
     });
   };
 
-/** The engine's models (from the version set's preferences, prompt-logged), recall, dynamic behaviours and ids. */
+/** The engine's models (from the version set's preferences, prompt-logged and measured), recall, dynamic behaviours, tools and ids. */
 export const engineDependencies = (
   conversation: ConversationRecord,
   promptLogger: PromptLogger,
+  meter: TurnMeter,
 ): EngineDependencies => {
   const preferences = conversation.version_set_info.llm_model_preferences as LlmModelPreferences;
   const toolContext: ConversationToolContext = {
@@ -143,13 +145,16 @@ export const engineDependencies = (
   return {
     model: (purpose) => {
       const resolved = resolveModel(preferences, purpose);
-      return { ...resolved, provider: promptLogger.wrap(resolved.provider) };
+      return meter.model(purpose, { ...resolved, provider: promptLogger.wrap(resolved.provider) });
     },
     recall: recallFromMemories(conversation.org_id, conversation.user_id),
     dynamicBehaviors: behaviorSourceFor(conversation.org_id, conversation.service_id),
     newId: () => newId(),
     // The tool code (and its runtime) is imported when a state first uses a tool, not at cold start.
     resolveToolCalls: async (specs) => (await import('./tool-calls')).resolveToolCalls(conversation.org_id, specs),
-    callTool: async (request) => (await import('./tool-calls')).callConversationTool(toolContext, request),
+    callTool: async (request) => {
+      const { callConversationTool } = await import('./tool-calls');
+      return meter.tool(request.tool.llmTool.name, () => callConversationTool(toolContext, request));
+    },
   };
 };

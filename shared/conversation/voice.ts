@@ -19,6 +19,7 @@ import { speechProvider } from '../speech/registry';
 import { type SpeechLanguage, speechLanguageOf, type Voice, voiceFor } from '../speech/voices';
 import { getUser } from '../user/index';
 import type { ConversationRecord, UserMessageAudioConfig } from './schemas';
+import type { TurnMeter } from './turn-meter';
 import { type MessageAudio, storeMessageAudio } from './voice-audio';
 
 /**
@@ -133,11 +134,16 @@ export const withSpeechErrors = async <T>(work: () => Promise<T>): Promise<T> =>
 };
 
 /**
- * Checks a voice request against the conversation's agent and user, transcribes the input and
+ * Checks a voice request against the conversation's agent and user, transcribes the input (timed
+ * by the turn's meter) and
  * settles the voice of the answer. 415 for audio it cannot read; 400 when the language (the
  * user's preferred language, else the agent's) has no voice, or nothing was heard.
  */
-export const prepareVoiceTurn = async (conversation: ConversationRecord, request: VoiceRequest): Promise<VoiceTurn> => {
+export const prepareVoiceTurn = async (
+  conversation: ConversationRecord,
+  request: VoiceRequest,
+  meter: TurnMeter,
+): Promise<VoiceTurn> => {
   const decoded = request.input ? await decodeVoiceInput(request.input) : undefined;
   const [agentId, agentVersion] = conversation.version_set_info.agent_version_info;
   const [agent, user] = await Promise.all([
@@ -156,8 +162,10 @@ export const prepareVoiceTurn = async (conversation: ConversationRecord, request
     speaking: request.output ? { voice, language, audioFormat: request.output.audioFormat } : undefined,
   };
   if (!decoded) return turn;
-  const transcript = await withSpeechErrors(() =>
-    provider.transcribe({ audio: decoded.audio, language, keyterms: user?.preferences.audio_keyterms ?? [] }),
+  const transcript = await meter.speech('recognition', () =>
+    withSpeechErrors(() =>
+      provider.transcribe({ audio: decoded.audio, language, keyterms: user?.preferences.audio_keyterms ?? [] }),
+    ),
   );
   if (transcript.trim() === '') throw new BadRequestError('The user message is empty: no speech was recognized.');
   return { ...turn, heard: { transcript, audio: decoded.source } };
@@ -184,7 +192,8 @@ const encodePiece = async (audio: PcmAudio, format: ResponseAudioFormat): Promis
   format === 'mp3' ? encodeMp3(audio) : pcmBytes(audio);
 
 /**
- * Turns the engine's text pieces into audio pieces, whole sentences at a time, and passes
+ * Turns the engine's text pieces into audio pieces, whole sentences at a time (each synthesis
+ * timed by the turn's meter), and passes
  * every other event through. Once the engine is done, the message's audio is stored as its
  * source (MP3 for an MP3 answer, else WAV), before the turn is committed.
  */
@@ -192,9 +201,14 @@ export async function* speakTurn<R>(
   conversation: ConversationRecord,
   engine: AsyncGenerator<StreamEvent, R>,
   voice: VoiceTurn,
+  meter: TurnMeter,
 ): AsyncGenerator<StreamEvent, R> {
   const speaking = voice.speaking;
   if (!speaking) return yield* engine;
+  const synthesize = (text: string) =>
+    meter.speech('synthesis', () =>
+      withSpeechErrors(() => voice.provider.synthesize({ text, voice: speaking.voice, language: speaking.language })),
+    );
   let pending = '';
   let sequence = 0;
   const spoken: PcmAudio[] = [];
@@ -202,9 +216,7 @@ export async function* speakTurn<R>(
     const piece = { ...event, stop, sequence_number: sequence };
     sequence += 1;
     if (text.trim() === '') return { ...piece, message: '', transcript_alignment: [] };
-    const speech = await withSpeechErrors(() =>
-      voice.provider.synthesize({ text, voice: speaking.voice, language: speaking.language }),
-    );
+    const speech = await synthesize(text);
     const audio = resample(speech.audio, voiceOutputSampleRate);
     spoken.push(audio);
     const bytes = await encodePiece(audio, speaking.audioFormat);
@@ -212,9 +224,7 @@ export async function* speakTurn<R>(
   };
   // The reference's fillers are 16 kHz mono 16-bit WAV, whatever the answer's format.
   const spokenFiller = async (text: string): Promise<string> => {
-    const speech = await withSpeechErrors(() =>
-      voice.provider.synthesize({ text, voice: speaking.voice, language: speaking.language }),
-    );
+    const speech = await synthesize(text);
     return encodeWav(resample(speech.audio, voiceOutputSampleRate)).toString('base64');
   };
   let messageId: string | undefined;

@@ -56,6 +56,44 @@ describe('Bedrock provider', () => {
     });
   });
 
+  it("reports the stream's token use from its metadata event", async () => {
+    // Prepare
+    const { client } = mockClient(() => ({
+      stream: events(
+        textDelta('Hello.'),
+        { messageStop: { stopReason: 'end_turn' } },
+        {
+          metadata: { usage: { inputTokens: 57, outputTokens: 4, totalTokens: 61 }, metrics: { latencyMs: 300 } },
+        },
+      ),
+    }));
+    const provider = createBedrockProvider({ client });
+    const reported: unknown[] = [];
+
+    // Act
+    const fragments = await collect(provider.streamText(request({ onUsage: (usage) => reported.push(usage) })));
+
+    // Assess
+    expect(fragments).toEqual(['Hello.']);
+    expect(reported).toEqual([{ inputTokens: 57, outputTokens: 4 }]);
+  });
+
+  it('reports the token use of a tool-calling turn', async () => {
+    // Prepare
+    const { client } = mockClient(() => ({
+      output: { message: { role: 'assistant', content: [{ text: 'Done.' }] } },
+      usage: { inputTokens: 80, outputTokens: 2, totalTokens: 82 },
+    }));
+    const provider = createBedrockProvider({ client });
+    const reported: unknown[] = [];
+
+    // Act
+    await provider.callTools({ ...request({ onUsage: (usage) => reported.push(usage) }), tools: [] });
+
+    // Assess
+    expect(reported).toEqual([{ inputTokens: 80, outputTokens: 2 }]);
+  });
+
   it('opens with a user turn and merges blank and repeated turns, as Converse requires', async () => {
     // Prepare
     const { client, send } = mockClient(() => ({ stream: events() }));

@@ -6,6 +6,7 @@ import {
   type ConverseCommandInput,
   ConverseStreamCommand,
   type Message,
+  type TokenUsage,
   type Tool,
   type ToolInputSchema,
 } from '@aws-sdk/client-bedrock-runtime';
@@ -17,6 +18,7 @@ import {
   type LlmProvider,
   type LlmRequest,
   type LlmTool,
+  type LlmUsage,
 } from './provider';
 import {
   CHOICE_NAME,
@@ -96,6 +98,11 @@ const baseInput = (request: LlmRequest): ConverseCommandInput => ({
   additionalModelRequestFields: request.topK === undefined ? undefined : { top_k: request.topK },
 });
 
+const usageOf = (usage: TokenUsage | undefined): LlmUsage | undefined =>
+  usage?.inputTokens === undefined || usage.outputTokens === undefined
+    ? undefined
+    : { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+
 const toolSpec = (tool: LlmTool): Tool => ({
   toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.inputSchema as DocumentType } },
 });
@@ -104,22 +111,24 @@ const toolSpec = (tool: LlmTool): Tool => ({
  * A provider for Amazon Bedrock through the Converse API: `streamText` uses ConverseStream and
  * yields each text delta; `chooseOption` forces a `choose_option` tool call whose input is the
  * choice; `callTools` offers the tools with automatic tool choice; `generateObject` forces a tool
- * named after the schema and returns its input with the call's token use. Throttling and service faults
+ * named after the schema and returns its input with the call's token use. Every call reports
+ * Converse's token use to `onUsage` (a stream's from its closing `metadata` event). Throttling and service faults
  * are retryable {@link LlmError}s (the SDK has already retried network failures by then).
  */
 export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmProvider => {
-  const converseWithUsage = async (input: ConverseCommandInput, signal: AbortSignal | undefined) => {
+  const converseWithUsage = async (
+    input: ConverseCommandInput,
+    { signal, onUsage }: Pick<LlmRequest, 'signal' | 'onUsage'>,
+  ) => {
     const response = await client.send(new ConverseCommand(input), { abortSignal: signal }).catch((error: unknown) => {
       throw toFailure(error, signal);
     });
-    const { inputTokens, outputTokens } = response.usage ?? {};
-    return {
-      content: response.output?.message?.content ?? [],
-      usage: inputTokens === undefined || outputTokens === undefined ? undefined : { inputTokens, outputTokens },
-    };
+    const usage = usageOf(response.usage);
+    if (usage) onUsage?.(usage);
+    return { content: response.output?.message?.content ?? [], usage };
   };
-  const converse = async (input: ConverseCommandInput, signal: AbortSignal | undefined): Promise<ContentBlock[]> =>
-    (await converseWithUsage(input, signal)).content;
+  const converse = async (input: ConverseCommandInput, { signal, onUsage }: LlmRequest): Promise<ContentBlock[]> =>
+    (await converseWithUsage(input, { signal, onUsage })).content;
 
   return {
     name: NAME,
@@ -135,6 +144,9 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
           }
           const text = event.contentBlockDelta?.delta?.text;
           if (text) yield text;
+          // The stream's last event carries the call's token use.
+          const usage = usageOf(event.metadata?.usage);
+          if (usage) request.onUsage?.(usage);
         }
       } catch (error) {
         throw toFailure(error, request.signal);
@@ -157,7 +169,7 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
             toolChoice: { tool: { name: CHOICE_NAME } },
           },
         },
-        request.signal,
+        request,
       );
       const choice = content.find((block) => block.toolUse?.name === CHOICE_NAME)?.toolUse;
       if (choice === undefined) throw new LlmError(`${NAME}: the model did not report a choice`, { retryable: false });
@@ -172,7 +184,7 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
           toolConfig:
             request.tools.length === 0 ? undefined : { tools: request.tools.map(toolSpec), toolChoice: { auto: {} } },
         },
-        request.signal,
+        request,
       );
       return {
         text: content.map((block) => block.text ?? '').join(''),
@@ -199,7 +211,7 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
             toolChoice: { tool: { name: request.schemaName } },
           },
         },
-        request.signal,
+        request,
       );
       const answer = content.find((block) => block.toolUse?.name === request.schemaName)?.toolUse;
       if (answer === undefined)

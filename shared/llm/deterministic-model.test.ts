@@ -140,6 +140,26 @@ describe('deterministic model', () => {
     }
   });
 
+  it('reports a token use estimated at four characters a token, labelled as estimated', async () => {
+    // Prepare
+    const model = createDeterministicModel();
+    const reported: unknown[] = [];
+    const turn = request([user('My lamp has not arrived')], { onUsage: (usage) => reported.push(usage) });
+
+    // Act
+    const text = (await collect(model.streamText(turn))).join('');
+    await model.chooseOption({ ...turn, options: exitConditions });
+
+    // Assess
+    expect(reported).toHaveLength(2);
+    expect(reported[0]).toEqual({
+      inputTokens: Math.ceil((system.length + 'My lamp has not arrived'.length) / 4),
+      outputTokens: Math.ceil(text.length / 4),
+      estimated: true,
+    });
+    expect(reported[1]).toMatchObject({ estimated: true, outputTokens: expect.any(Number) });
+  });
+
   it('waits fragmentDelayMs before each fragment', async () => {
     // Prepare
     vi.useFakeTimers();

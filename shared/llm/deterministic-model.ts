@@ -20,6 +20,9 @@ export interface DeterministicModelOptions {
   fragmentDelayMs?: number;
 }
 
+/** The built-in model's provider name. */
+export const builtInProviderName = 'deterministic';
+
 const QUOTE_WORDS = 8;
 const FRAGMENT_WORDS = [3, 4, 5, 6] as const;
 
@@ -156,6 +159,19 @@ const choose = (request: ChooseOptionRequest): LlmChoice => {
   };
 };
 
+/** About four characters a token, as English text averages with common tokenizers: an estimate, not a count. */
+const charactersPerToken = 4;
+
+const estimatedTokens = (text: string): number => Math.ceil(text.length / charactersPerToken);
+
+/** The built-in model has no tokenizer: its token use is estimated from the text read and written. */
+const reportEstimatedUsage = (request: LlmRequest, output: string): void =>
+  request.onUsage?.({
+    inputTokens: estimatedTokens(request.system + request.messages.map((message) => message.content).join('')),
+    outputTokens: estimatedTokens(output),
+    estimated: true,
+  });
+
 interface ParameterSchema {
   type?: string;
   enum?: unknown[];
@@ -207,7 +223,10 @@ export const fillParameters = (
  *   user message (see {@link fillParameters}), and answers with the same text `streamText` would.
  * - `generateObject` answers only a metric judge prompt (`judge-prompt.ts`), by the rules of
  *   `judgeByRules` (`deterministic-judge.ts`), and a simulated user's prompt
- *   (`simulated-user-prompt.ts`), by the rules of `simulateUserByRules`; it reports no token use.
+ *   (`simulated-user-prompt.ts`), by the rules of `simulateUserByRules`; it returns no token use.
+ *
+ * Every call reports to `onUsage` a token use estimated from the characters read and written
+ * (`estimated: true`): the rules count no tokens.
  */
 export const createDeterministicModel = (options: DeterministicModelOptions = {}): LlmProvider => {
   const delayMs = options.fragmentDelayMs ?? 0;
@@ -218,18 +237,22 @@ export const createDeterministicModel = (options: DeterministicModelOptions = {}
   };
 
   return {
-    name: 'deterministic',
+    name: builtInProviderName,
     async *streamText(request: LlmRequest): AsyncIterable<string> {
       request.signal?.throwIfAborted();
-      for (const fragment of reply(request).fragments) {
+      const { text, fragments } = reply(request);
+      for (const fragment of fragments) {
         if (delayMs > 0) await sleep(delayMs, request.signal);
         request.signal?.throwIfAborted();
         yield fragment;
       }
+      reportEstimatedUsage(request, text);
     },
     chooseOption: async (request) => {
       request.signal?.throwIfAborted();
-      return choose(request);
+      const choice = choose(request);
+      reportEstimatedUsage(request, JSON.stringify(choice));
+      return choice;
     },
     callTools: async (request): Promise<CallToolsResult> => {
       request.signal?.throwIfAborted();
@@ -238,20 +261,26 @@ export const createDeterministicModel = (options: DeterministicModelOptions = {}
         const input = fillParameters(tool.inputSchema, said);
         return input ? [{ name: tool.name, input }] : [];
       });
-      return { text: reply(request).text, toolCalls };
+      const { text } = reply(request);
+      reportEstimatedUsage(request, text + JSON.stringify(toolCalls));
+      return { text, toolCalls };
     },
     generateObject: async (request): Promise<GenerateObjectResult> => {
       request.signal?.throwIfAborted();
       const simulated =
         request.schemaName === SIMULATED_USER_SCHEMA_NAME ? parseSimulatedUserPrompt(request) : undefined;
-      if (simulated !== undefined) return { value: { ...simulateUserByRules(simulated) } };
+      const answer = (value: Record<string, unknown>): GenerateObjectResult => {
+        reportEstimatedUsage(request, JSON.stringify(value));
+        return { value };
+      };
+      if (simulated !== undefined) return answer({ ...simulateUserByRules(simulated) });
       const judged = request.schemaName === JUDGE_SCHEMA_NAME ? parseJudgePrompt(request) : undefined;
       if (judged === undefined) {
         throw new LlmError(`deterministic: no rules for structured answers of kind ${request.schemaName}`, {
           retryable: false,
         });
       }
-      return { value: { ...judgeByRules(judged) } };
+      return answer({ ...judgeByRules(judged) });
     },
   };
 };

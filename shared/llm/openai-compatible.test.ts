@@ -130,7 +130,27 @@ describe('OpenAI-compatible provider', () => {
       top_k: 40,
       max_tokens: 300,
       stream: true,
+      stream_options: { include_usage: true },
     });
+  });
+
+  it("reports the stream's token use from its closing usage chunk", async () => {
+    // Prepare
+    const { baseUrl } = await startServer((response) => {
+      startStream(response);
+      response.write(delta('Hello.'));
+      response.write(event({ choices: [], usage: { prompt_tokens: 42, completion_tokens: 3, total_tokens: 45 } }));
+      response.end('data: [DONE]\n\n');
+    });
+    const provider = createOpenAiCompatibleProvider({ baseUrl });
+    const reported: unknown[] = [];
+
+    // Act
+    const fragments = await collect(provider.streamText(request({ onUsage: (usage) => reported.push(usage) })));
+
+    // Assess
+    expect(fragments).toEqual(['Hello.']);
+    expect(reported).toEqual([{ inputTokens: 42, outputTokens: 3 }]);
   });
 
   it.each([
@@ -353,9 +373,11 @@ describe('OpenAI-compatible provider', () => {
       additionalProperties: false,
     };
 
+    const reported: unknown[] = [];
+
     // Act
     const result = await provider.generateObject({
-      ...request(),
+      ...request({ onUsage: (usage) => reported.push(usage) }),
       schemaName: 'judge_metric',
       schemaDescription: 'A judgement.',
       schema,
@@ -366,6 +388,7 @@ describe('OpenAI-compatible provider', () => {
       value: { value: true, references: [], justification: 'ok' },
       usage: { inputTokens: 120, outputTokens: 15 },
     });
+    expect(reported).toEqual([{ inputTokens: 120, outputTokens: 15 }]);
     expect(requests[0]?.body.response_format).toEqual({
       type: 'json_schema',
       json_schema: { name: 'judge_metric', description: 'A judgement.', strict: true, schema },

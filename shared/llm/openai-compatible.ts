@@ -26,8 +26,17 @@ export interface OpenAiCompatibleOptions {
 
 const NAME = 'openai-compatible';
 
+const usageSchema = z
+  .object({ prompt_tokens: z.number(), completion_tokens: z.number() })
+  .nullish()
+  .transform((usage) =>
+    usage ? { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } : undefined,
+  );
+
 const streamChunkSchema = z.object({
   choices: z.array(z.object({ delta: z.object({ content: z.string().nullish() }).nullish() })).nullish(),
+  /** Sent in a last chunk (with no choices) when asked for by `stream_options.include_usage`. */
+  usage: usageSchema,
   error: z.unknown().optional(),
 });
 
@@ -42,7 +51,7 @@ const completionSchema = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
+  usage: usageSchema,
 });
 
 // An abort is the caller's own doing, so it surfaces as the signal's reason rather than as a provider failure.
@@ -105,7 +114,8 @@ async function* sseData(
  * llama.cpp server). `streamText` streams over server-sent events and yields each content
  * fragment as it arrives; `chooseOption` asks for a JSON-schema answer and validates it;
  * `callTools` uses the `tools` parameter; `generateObject` asks for a strict JSON-schema answer and
- * reports the `usage` the server gives. `topK` is sent as `top_k` only when set (OpenAI itself
+ * returns the `usage` the server gives. Every call reports that usage to `onUsage` (a stream asks
+ * for it with `stream_options.include_usage`; servers that ignore it report none). `topK` is sent as `top_k` only when set (OpenAI itself
  * rejects it; the local servers accept it). HTTP 429 and 5xx and dropped connections are
  * retryable {@link LlmError}s, other failures are not.
  */
@@ -152,11 +162,9 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
     const parsed = completionSchema.safeParse(parseJson(text, 'response'));
     if (!parsed.success)
       throw new LlmError(`${NAME}: unexpected response shape`, { retryable: false, cause: parsed.error });
-    const usage = parsed.data.usage;
-    return {
-      message: parsed.data.choices[0]?.message ?? {},
-      usage: usage ? { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } : undefined,
-    };
+    const { usage } = parsed.data;
+    if (usage) request.onUsage?.(usage);
+    return { message: parsed.data.choices[0]?.message ?? {}, usage };
   };
   const complete = async (request: LlmRequest, extra: Record<string, unknown>) =>
     (await completeWithUsage(request, extra)).message;
@@ -164,7 +172,7 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
   return {
     name: NAME,
     async *streamText(request: LlmRequest): AsyncIterable<string> {
-      const response = await post(request, { stream: true });
+      const response = await post(request, { stream: true, stream_options: { include_usage: true } });
       if (response.body === null) throw new LlmError(`${NAME}: response has no body`, { retryable: true });
       const reader = response.body.getReader();
       try {
@@ -179,6 +187,7 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
           }
           const content = chunk.data.choices?.[0]?.delta?.content;
           if (content) yield content;
+          if (chunk.data.usage) request.onUsage?.(chunk.data.usage);
         }
       } finally {
         // Frees the connection when the consumer stops early; cancelling a finished stream is a no-op.

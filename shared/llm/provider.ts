@@ -16,6 +16,11 @@ export interface LlmRequest {
   maxTokens?: number;
   /** Aborting makes the call reject (or the stream throw) with `signal.reason`, not an {@link LlmError}. */
   signal?: AbortSignal;
+  /**
+   * Called once with the tokens the call consumed, when the provider reports them (a stream's at
+   * its end), before the call resolves or the stream finishes.
+   */
+  onUsage?: (usage: LlmUsage) => void;
 }
 
 /** One choice offered to {@link LlmProvider.chooseOption}, e.g. an exit condition of a state. */
@@ -72,6 +77,8 @@ export interface GenerateObjectRequest extends LlmRequest {
 export interface LlmUsage {
   inputTokens: number;
   outputTokens: number;
+  /** The provider counted no tokens: these are estimated from the text (the built-in model). */
+  estimated?: true;
 }
 
 /** The object the model answered with (not yet validated beyond being an object) and, when reported, the call's token use. */

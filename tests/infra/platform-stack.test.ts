@@ -6,7 +6,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalResourcePaths } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
-import { businessMetric } from '#shared/aws/business-metrics';
+import { businessMetric, turnLatencyMetrics } from '#shared/aws/business-metrics';
 import { globalIndexes, tableKeys } from '#shared/data/table-definition';
 import { endpointGroups, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
 import { queueDefinitions } from '#shared/kernel/queues';
@@ -397,6 +397,19 @@ describe('platform stack', () => {
     for (const metricName of Object.values(businessMetric)) {
       expect(body).toMatch(new RegExp(`SEARCH\\('\\{ClassicApi,[a-z,]*service\\} MetricName=\\W+${metricName}\\W`));
     }
+
+    // Each stage of a turn as p50 and p99 over the services' series (dimension service_id).
+    for (const metricName of turnLatencyMetrics) {
+      expect(body).toContain(`${metricName} (p50, p99)`);
+      for (const statistic of ['p50', 'p99']) {
+        expect(body).toMatch(
+          new RegExp(
+            `MAX\\(SEARCH\\('\\{ClassicApi,service,service_id\\} MetricName=\\W+${metricName}\\W+', '${statistic}', 300\\)\\)`,
+          ),
+        );
+      }
+    }
+    for (const title of ['Turn tokens', 'Turn cost (USD)']) expect(body).toContain(title);
 
     template.resourceCountIs('AWS::CloudWatch::Alarm', queueDefinitions.length + 1);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {

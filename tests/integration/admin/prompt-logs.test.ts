@@ -50,22 +50,29 @@ const downloadZip = async (
 };
 
 describe('get-prompt-logs', () => {
-  it("streams a zip holding each log's system prompt and history, as stored", async () => {
+  it("streams a zip holding each log's system prompt, history and metrics, as stored", async () => {
     // Act
     const { status, entries } = await downloadZip(admin, `${serviceId}/${conversationId}/`);
 
     // Assess
     expect(status).toBe(200);
     const names = [...entries.keys()];
-    expect(names.length).toBeGreaterThanOrEqual(4);
-    const pattern = new RegExp(`^${serviceId}/${conversationId}/[a-f0-9]{24}/\\d+-(system|history)$`);
+    expect(names.length).toBeGreaterThanOrEqual(6);
+    const pattern = new RegExp(`^${serviceId}/${conversationId}/[a-f0-9]{24}/\\d+-(system|history|metrics)$`);
     expect(names.every((name) => pattern.test(name))).toBe(true);
     for (const name of names) {
-      const sibling = name.endsWith('-system')
-        ? name.replace(/-system$/, '-history')
-        : name.replace(/-history$/, '-system');
-      expect(names).toContain(sibling);
+      const logKey = name.replace(/-(system|history|metrics)$/, '');
+      for (const part of ['system', 'history', 'metrics']) expect(names).toContain(`${logKey}-${part}`);
       expect(entries.get(name)).toBe(await storedObjectText(`prompt-logs/${orgId}/${name}`));
+    }
+    const metrics = names
+      .filter((name) => name.endsWith('-metrics'))
+      .map((name) => JSON.parse(entries.get(name) ?? ''));
+    for (const call of metrics) {
+      expect(call).toMatchObject({ model: 'deterministic', tokens_estimated: true, cost_usd: 0 });
+      expect(call.duration_ms).toBeGreaterThanOrEqual(0);
+      expect(call.input_tokens).toBeGreaterThan(0);
+      expect(call.output_tokens).toBeGreaterThan(0);
     }
     const histories = names.filter((name) => name.endsWith('-history')).map((name) => entries.get(name) ?? '');
     expect(
@@ -138,6 +145,7 @@ describe('get-prompt-logs', () => {
     expect([...starterLogs.entries.keys()]).toEqual([
       expect.stringMatching(new RegExp(`^${serviceId}/starters/[a-f0-9]{24}/1-system$`)),
       expect.stringMatching(new RegExp(`^${serviceId}/starters/[a-f0-9]{24}/1-history$`)),
+      expect.stringMatching(new RegExp(`^${serviceId}/starters/[a-f0-9]{24}/1-metrics$`)),
     ]);
     expect([...starterLogs.entries.values()][0]).toContain('Be brief.');
     expect([...analysisLogs.entries.keys()]).toContain(`${serviceId}/${conversationId}/analysis/memories-1-system`);

@@ -1,0 +1,90 @@
+import type { ModelCallUsage, TurnTimings, TurnUsage } from '../../events/stream-events';
+import { measuredProvider } from '../llm/measured-provider';
+import { callCost, configuredPrices, type PriceTable } from '../llm/pricing';
+import type { LlmProvider } from '../llm/provider';
+import type { ModelPurpose } from './engine/contracts';
+
+/** A turn's figures: where its time went and what its model calls consumed. */
+export interface TurnFigures {
+  timings: TurnTimings;
+  usage: TurnUsage;
+}
+
+/**
+ * Measures one turn from its request on: each model call (through the providers it hands out),
+ * each tool call and the speech work. `figures()` reads them, the total up to that moment.
+ */
+export interface TurnMeter {
+  /** The model with its calls timed and their tokens counted under `purpose`. */
+  model<M extends { provider: LlmProvider; model: string }>(purpose: ModelPurpose, model: M): M;
+  /** Runs a tool call, timed under the tool's name. */
+  tool<T>(name: string, call: () => Promise<T>): Promise<T>;
+  /** Runs speech work (transcribing the user, speaking the agent), timed. */
+  speech<T>(stage: 'recognition' | 'synthesis', work: () => Promise<T>): Promise<T>;
+  figures(): TurnFigures;
+}
+
+const whole = (milliseconds: number): number => Math.round(milliseconds);
+
+export const startTurnMeter = (prices: PriceTable = configuredPrices()): TurnMeter => {
+  const started = performance.now();
+  let modelMs = 0;
+  let firstTokenMs: number | undefined;
+  const calls: ModelCallUsage[] = [];
+  const toolCalls: TurnTimings['tool_calls'] = [];
+  const speechMs: Partial<Record<'recognition' | 'synthesis', number>> = {};
+
+  const timed = async <T>(work: () => Promise<T>, record: (milliseconds: number) => void): Promise<T> => {
+    const begun = performance.now();
+    try {
+      return await work();
+    } finally {
+      record(performance.now() - begun);
+    }
+  };
+
+  return {
+    model: (purpose, model) => ({
+      ...model,
+      provider: measuredProvider(model.provider, () => ({ durationMs, firstFragmentMs, usage }) => {
+        modelMs += durationMs;
+        // The agent's message is what the user waits for; other streams (reflections) are not.
+        if (purpose === 'engage_user' && firstFragmentMs !== undefined) firstTokenMs ??= firstFragmentMs;
+        calls.push({
+          model: model.model,
+          purpose,
+          input_tokens: usage?.inputTokens ?? null,
+          output_tokens: usage?.outputTokens ?? null,
+          tokens_estimated: usage?.estimated === true,
+          cost_usd: callCost({ provider: model.provider.name, model: model.model, usage }, prices),
+        });
+      }),
+    }),
+    tool: (name, call) => timed(call, (milliseconds) => toolCalls.push({ name, ms: whole(milliseconds) })),
+    speech: (stage, work) =>
+      timed(work, (milliseconds) => {
+        speechMs[stage] = (speechMs[stage] ?? 0) + milliseconds;
+      }),
+    figures: () => {
+      const costs = calls.map((call) => call.cost_usd);
+      return {
+        timings: {
+          total_ms: whole(performance.now() - started),
+          ...(speechMs.recognition === undefined ? {} : { speech_recognition_ms: whole(speechMs.recognition) }),
+          model_first_token_ms: firstTokenMs === undefined ? null : whole(firstTokenMs),
+          model_total_ms: whole(modelMs),
+          tool_calls: [...toolCalls],
+          ...(speechMs.synthesis === undefined ? {} : { speech_synthesis_ms: whole(speechMs.synthesis) }),
+        },
+        usage: {
+          model_calls: [...calls],
+          input_tokens: calls.reduce((sum, call) => sum + (call.input_tokens ?? 0), 0),
+          output_tokens: calls.reduce((sum, call) => sum + (call.output_tokens ?? 0), 0),
+          cost_usd: costs.some((cost) => cost === null)
+            ? null
+            : costs.reduce<number>((sum, cost) => sum + (cost ?? 0), 0),
+        },
+      };
+    },
+  };
+};
