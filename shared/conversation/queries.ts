@@ -166,12 +166,12 @@ export const getInteractionInsights = async (
   return insightsOf(orgId, conversation, interaction, caller, missing);
 };
 
-/** How many interactions `conversationInsightsFor` reads at most. */
+/** How many interactions `getConversationInsights` reads at most. */
 export const maxInteractionsShown = 100;
 
 /**
  * The insights of a conversation's first interactions (at most `maxInteractionsShown`), each
- * with its id, under the same checks as `interactionInsightsFor`: the web app's console page.
+ * with its id, under the same checks as `getInteractionInsights`: the web app's console page.
  */
 export const getConversationInsights = async (
   orgId: string,
