@@ -14,7 +14,9 @@ describe('measuredProvider', () => {
 
     // Act
     const started = performance.now();
+    let fragments = 0;
     for await (const _fragment of provider.streamText(greetingRequest('deterministic'))) {
+      fragments += 1;
       await new Promise((resolve) => setTimeout(resolve, readerPauseMs));
     }
     const elapsed = performance.now() - started;
@@ -24,7 +26,8 @@ describe('measuredProvider', () => {
     expect(measurements).toHaveLength(1);
     expect(measurement?.firstFragmentMs).toBeGreaterThanOrEqual(0);
     expect(measurement?.durationMs).toBeGreaterThanOrEqual(measurement?.firstFragmentMs ?? Number.NaN);
-    expect(measurement?.durationMs).toBeLessThan(elapsed - readerPauseMs);
+    // Counting the reader's pauses would put it near `elapsed`; half of each pause is slack for a busy machine.
+    expect(measurement?.durationMs).toBeLessThan(elapsed - (fragments * readerPauseMs) / 2);
     expect(measurement?.usage).toMatchObject({ inputTokens: expect.any(Number), estimated: true });
   });
 
