@@ -34,11 +34,15 @@ const importGroupHandler = async (group: EndpointGroup): Promise<unknown> =>
 /** API Gateway's REST payload limit. */
 const apiGatewayMaxPayloadBytes = 10 * 1024 * 1024;
 
+const emptyBody = Buffer.alloc(0);
+
 /** The body, or undefined once it passes `maxBytes`: reading stops there and nothing more is kept. */
 const readBody = (request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> =>
   new Promise((resolve, reject) => {
     const declared = Number(request.headers['content-length'] ?? 0);
     if (declared > maxBytes) return resolve(undefined);
+    // No length and no chunks: HTTP/1.1 has no body to wait for (most GETs), so no event-loop turn for its end.
+    if (declared === 0 && request.headers['transfer-encoding'] === undefined) return resolve(emptyBody);
     const chunks: Buffer[] = [];
     let received = 0;
     const onData = (chunk: Buffer) => {

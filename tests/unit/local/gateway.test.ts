@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -24,6 +25,18 @@ const bufferedOperation = defineOperation({
   group: 'admin',
   tag: 'Test',
   summary: 'buffered',
+  auth: 'none',
+  request: {},
+  response: { status: 200, body: z.object({}) },
+});
+
+const bodyOperation = defineOperation({
+  operationId: 'body-test',
+  method: 'POST',
+  path: '/v1/{organization}/things',
+  group: 'admin',
+  tag: 'Test',
+  summary: 'a buffered operation with a body',
   auth: 'none',
   request: {},
   response: { status: 200, body: z.object({}) },
@@ -76,7 +89,7 @@ describe('local gateway', () => {
     gateway = await startGateway({
       port: 0,
       host: '127.0.0.1',
-      operations: [streamOperation, bufferedOperation, literalOperation],
+      operations: [streamOperation, bufferedOperation, bodyOperation, literalOperation],
       loadHandler: async (group) => (group === 'conversation-stream' ? streaming : buffered),
     });
   });
@@ -118,6 +131,29 @@ describe('local gateway', () => {
     expect(event.queryStringParameters).toEqual({ id: 'b', limit: '5' });
     expect(event.headers['X-Custom']).toBe('yes');
     expect(event.requestContext.requestId).toMatch(/[0-9a-f-]{36}/);
+  });
+
+  it('hands a request without a body a null body, and a chunked one without a length its whole body', async () => {
+    // Act
+    const bodiless = await fetch(`${gateway.baseUrl}/v1/acme/things/abc`);
+    const bodilessEvent = seenEvents.at(-1) as unknown as APIGatewayProxyEvent;
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const sent = request(`${gateway.baseUrl}/v1/acme/things`, { method: 'POST' }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      });
+      sent.on('error', reject);
+      sent.write('{"first":');
+      sent.end('"part"}');
+    });
+    const chunkedEvent = seenEvents.at(-1) as unknown as APIGatewayProxyEvent;
+
+    // Assess
+    expect(bodiless.status).toBe(200);
+    expect(bodilessEvent.body).toBeNull();
+    expect(chunked).toBe(200);
+    expect(chunkedEvent.headers['Transfer-Encoding']).toBe('chunked');
+    expect(chunkedEvent.body).toBe('{"first":"part"}');
   });
 
   it('answers an unknown route with a JSON 404', async () => {
