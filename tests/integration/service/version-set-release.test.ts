@@ -175,7 +175,7 @@ describe('promote-service-version-set', () => {
     });
   });
 
-  it('moves at once without a gate, and refuses edge, unknown sets and callers without the permission', async () => {
+  it('moves at once without a gate, and refuses edge, unknown sets (404, as one the caller may not read) and callers without the permission', async () => {
     // Prepare
     const session = await admin();
     const { serviceId } = await serviceAhead(session);
@@ -193,7 +193,7 @@ describe('promote-service-version-set', () => {
     expect(promoted.body).toMatchObject({ status: 'promoted', gate: null, revision: 2 });
     expect((await versionSets(session, serviceId)).release.agent_version_number).toBe(2);
     expect(intoEdge.status).toBe(400);
-    expect(unknownFrom.status).toBe(400);
+    expect(unknownFrom.status).toBe(404);
     expect(unknownSet.status).toBe(404);
     expect(forbidden.status).toBe(403);
   });
