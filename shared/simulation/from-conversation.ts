@@ -186,7 +186,8 @@ export const createUnitTestFromConversation = async (
     message: message.message,
     created_at: message.created_at,
   }));
-  // The scenario and persona keep the conversation's protection: reading them needs what reading these needed.
+  // The scenario and persona keep the conversation's protection: reading them needs what reading
+  // what they were made of needed (the scenario is made of the messages, the persona of both).
   const source: DerivedFrom = {
     conversation_id: conversation.id,
     user_id: conversation.user_id,
@@ -239,7 +240,7 @@ export const createUnitTestFromConversation = async (
         conversation_starts_at: conversation.created_at,
       },
     },
-    { referenceTranscript: transcript, from: source },
+    { referenceTranscript: transcript, from: { ...source, user_models: false } },
   );
   const { simulation_unit_test_id } = await createUnitTest(orgId, caller, {
     name: `Regression: conversation ${conversation.id} (${suffix})`,
