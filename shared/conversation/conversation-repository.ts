@@ -273,39 +273,53 @@ export const finishConversationRecord = async (
   );
 };
 
-/** Deletes a conversation that has no message (the reference's finish of an empty conversation). */
+/**
+ * Deletes a conversation that has no message (the reference's finish of an empty conversation),
+ * with everything its partition holds: the events and interactions of an opening that failed.
+ * They go first, under the conversation's lease (nothing else writes to the partition then), and
+ * the record last: a deletion cut short leaves an empty conversation that finishing again
+ * deletes, never events that nothing refers to (the organization's erasure finds partitions by
+ * their conversation record). 409 while an interaction holds the lease.
+ */
 export const deleteEmptyConversation = async (conversation: ConversationRecord): Promise<void> => {
   const { org_id: orgId, id } = conversation;
-  const lease = leaseAvailable();
-  await transactWrite(
-    [
-      {
-        Delete: {
-          Key: conversationKey(orgId, id),
-          ConditionExpression: 'num_messages = :zero AND is_finished = :false',
-          ExpressionAttributeValues: { ':zero': 0, ':false': false },
+  const leaseId = await acquireLease(orgId, id);
+  try {
+    const current = await getConversation(orgId, id, true);
+    if (!current || current.num_messages > 0 || current.is_finished) throw inProgress();
+    const kept = new Set([conversationKey(orgId, id).sk, leaseKey(orgId, id).sk]);
+    await erasePartition(conversations.partition(orgId, { id }), (sortKey) => kept.has(sortKey));
+    await transactWrite(
+      [
+        {
+          Delete: {
+            Key: conversationKey(orgId, id),
+            ConditionExpression: 'num_messages = :zero AND is_finished = :false',
+            ExpressionAttributeValues: { ':zero': 0, ':false': false },
+          },
         },
-      },
-      {
-        Update: {
-          Key: userStateKey(orgId, conversation.user_id, conversation.service_id),
-          UpdateExpression: 'REMOVE active_conversation_id',
-          ConditionExpression: 'active_conversation_id = :id',
-          ExpressionAttributeValues: { ':id': id },
+        {
+          Update: {
+            Key: userStateKey(orgId, conversation.user_id, conversation.service_id),
+            UpdateExpression: 'REMOVE active_conversation_id',
+            ConditionExpression: 'active_conversation_id = :id',
+            ExpressionAttributeValues: { ':id': id },
+          },
         },
-      },
-      {
-        ConditionCheck: {
-          Key: leaseKey(orgId, id),
-          ConditionExpression: lease.expression,
-          ExpressionAttributeValues: lease.values,
+        {
+          Delete: {
+            Key: leaseKey(orgId, id),
+            ConditionExpression: 'lease_id = :lease',
+            ExpressionAttributeValues: { ':lease': leaseId },
+          },
         },
-      },
-    ],
-    inProgress,
-  );
-  // Interactions of a failed opening may remain; nothing refers to them any more.
-  await erasePartition(conversations.partition(orgId, { id }));
+      ],
+      inProgress,
+    );
+  } catch (error) {
+    await releaseLease(orgId, id, leaseId);
+    throw error;
+  }
 };
 
 /** Replaces the tags, failing with 409 if they changed since `conversation` was read. */

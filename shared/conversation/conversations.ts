@@ -12,7 +12,7 @@ import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { asIfMissing, conversationAttributes, hasPermission, requirePermission } from '../kernel/permissions';
+import { asIfMissing, conversationAttributes, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import type { ToolMock } from '../tool/schemas';
@@ -31,13 +31,14 @@ import {
 } from './conversation-repository';
 import type { EngineSession, TurnOutcome } from './engine/contracts';
 import { runTurn } from './engine/turn';
+import { eventVisibility, visibleEvents } from './event-visibility';
 import { withProductionTime } from './fragment-times';
 import { interactionItem } from './interaction-repository';
 import { messageItem } from './message-repository';
 import { createPromptLogger, interactionLogScope } from './prompt-log';
 import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
-import { onlyVisible, outliveReader, recordedEvents } from './turn-events';
+import { outliveReader, recordedEvents } from './turn-events';
 import { startTurnMeter, type TurnFigures, type TurnMeter } from './turn-meter';
 import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type VoiceTurn } from './voice';
 
@@ -50,25 +51,6 @@ export interface StreamOptions {
   /** `current_agent_action_type`: agent actions whose type matches are sent (to callers with insight). */
   agentActionType: RegExp;
 }
-
-/**
- * Which events of a conversation's stream a caller is sent: all but the agent actions, which
- * only callers with the insights permission get, and only those whose type matches
- * `current_agent_action_type`.
- */
-export const eventVisibility = (
-  caller: Caller,
-  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
-  agentActionType: RegExp,
-): ((event: ConversationEvent) => boolean) => {
-  const showAgentActions = hasPermission(
-    caller,
-    'Conversation:GetInteractionInsights',
-    conversationAttributes(conversation),
-  );
-  return (event) =>
-    event.type !== 'current-agent-action' || (showAgentActions && agentActionType.test(event.action.type));
-};
 
 /** Interacting with a conversation and finishing it need both permissions, as in the reference. */
 const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {
@@ -323,8 +305,9 @@ const startTurn = <E extends ConversationEvent>(turn: Turn, opening: StreamEvent
     yield* streamTurn(turn);
   })();
   const { events, settled } = outliveReader(recordedEvents(conversation, turn.interactionId, all));
-  const visible = eventVisibility(turn.caller, conversation, turn.stream.agentActionType);
-  return { events: onlyVisible(events, visible) as AsyncIterable<E>, settled };
+  const visibility = eventVisibility(conversation.org_id, turn.caller, conversation, turn.stream.agentActionType);
+  const typeOf = async (id: string) => turn.newMessages.find((message) => message.id === id)?.message_type;
+  return { events: visibleEvents(events, visibility, typeOf) as AsyncIterable<E>, settled };
 };
 
 const displayName = (user: { first_name: string; last_name: string } | undefined): string =>

@@ -3,7 +3,8 @@ import type { ConversationEvent } from '../../events/stream-events';
 import type { Caller } from '../kernel/caller';
 import { conversationAttributes, hasPermission } from '../kernel/permissions';
 import { isLeaseHeld } from './conversation-repository';
-import { conversationNotFound, eventVisibility, requireConversation } from './conversations';
+import { conversationNotFound, requireConversation } from './conversations';
+import { readerNow } from './event-reader';
 import { parseEventId, readEventsAfter } from './event-repository';
 import { endsInteraction } from './turn-events';
 
@@ -50,7 +51,7 @@ export const getConversationEvents = async (
   if (!hasPermission(caller, 'Conversation:GetConversation', conversationAttributes(conversation))) {
     throw conversationNotFound(conversationId);
   }
-  const visible = eventVisibility(caller, conversation, request.agentActionType);
+  let reader = await readerNow(orgId, caller, conversation, request.agentActionType);
   return {
     events: (async function* () {
       let last = request.afterEventId;
@@ -65,7 +66,8 @@ export const getConversationEvents = async (
           contiguous += 1;
           last = event.event_id;
           ended = endsInteraction(event);
-          if (visible(event)) yield event;
+          const shown = await reader.shown(event);
+          if (shown) yield shown;
         }
         // A full page: read on at once.
         if (contiguous === pageSize) continue;
@@ -79,6 +81,10 @@ export const getConversationEvents = async (
         }
         if (Date.now() > deadline) return;
         await sleep(followIntervalMs);
+        // Following acts on the caller's authority as it is now: it stops once they may no longer read the conversation.
+        const current = await reader.current();
+        if (!current) return;
+        reader = current;
       }
     })(),
   };

@@ -24,8 +24,12 @@ const toMessage = (item: Item): MessageRecord => messages.parse(item);
 /** The item to put for a new message (written by the interaction's transaction). */
 export const messageItem = (orgId: string, message: MessageRecord): Item & PrimaryKey => messages.item(orgId, message);
 
-export const getMessage = (orgId: string, conversationId: string, id: string): Promise<MessageRecord | undefined> =>
-  messages.get(orgId, { conversation_id: conversationId, id });
+export const getMessage = (
+  orgId: string,
+  conversationId: string,
+  id: string,
+  consistent = false,
+): Promise<MessageRecord | undefined> => messages.get(orgId, { conversation_id: conversationId, id }, consistent);
 
 /**
  * The latest `limit` messages in chronological order (the model's history and the analysis'

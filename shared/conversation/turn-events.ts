@@ -81,10 +81,3 @@ export const outliveReader = <T>(source: AsyncIterable<T>): { events: AsyncItera
   };
   return { events: events(), settled };
 };
-
-export async function* onlyVisible(
-  events: AsyncIterable<ConversationEvent>,
-  visible: (event: ConversationEvent) => boolean,
-): AsyncGenerator<ConversationEvent> {
-  for await (const event of events) if (visible(event)) yield event;
-}

@@ -308,10 +308,13 @@ export const queryAll = async (spec: QuerySpec, bound = 1000): Promise<Item[]> =
   return items;
 };
 
-/** Deletes every item of one partition, a bounded batch at a time until none is left. */
-export const erasePartition = async (partition: string): Promise<void> => {
+/** Deletes every item of one partition (but those whose sort key `keep` names), a bounded batch at a time until none is left. */
+export const erasePartition = async (
+  partition: string,
+  keep: (sortKey: string) => boolean = () => false,
+): Promise<void> => {
   for (;;) {
-    const items = await queryAll({ partition }, 500);
+    const items = (await queryAll({ partition }, 500)).filter((item) => !keep(item.sk as string));
     if (items.length === 0) return;
     for (let start = 0; start < items.length; start += 25) {
       await Promise.all(

@@ -3,6 +3,7 @@ import { toolCallStateMachineVersion, toolInInitialStateMachineVersion } from '#
 import { api, apiUrl, requestInit } from '../support/client';
 import { createService, interact, startConversation, textForm, typesOf } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { storedKeysStartingWith } from '../support/table';
 import { createTool } from '../support/tools';
 
 /** The refusals, permission filtering and stream guarantees of the conversation operations. */
@@ -266,7 +267,7 @@ describe('finish-conversation', () => {
     expect(next.status).toBe(201);
   });
 
-  it('deletes a conversation without messages instead of finishing it', async () => {
+  it('deletes a conversation without messages instead of finishing it, with its stored events', async () => {
     // Prepare
     const { serviceId: failing } = await createService(
       admin,
@@ -275,6 +276,9 @@ describe('finish-conversation', () => {
     const user = await createUserSession(admin, 'DefaultUserRole');
     const response = await startConversation(user, { service_id: failing });
     expect(typesOf(response.events)).toEqual(['conversation-created', 'error']);
+    const partition = `ORG#${user.orgId}#CONVERSATION#${response.conversationId}`;
+    const stored = (await storedKeysStartingWith(partition)).map((item) => item.entity);
+    expect(stored).toContain('conversation-event');
 
     // Act
     const finished = await api(`/v1/${user.orgId}/conversation/${response.conversationId}/finish/`, {
@@ -289,6 +293,7 @@ describe('finish-conversation', () => {
       query: { id: response.conversationId },
     });
     expect(listed.body.conversations).toEqual([]);
+    expect(await storedKeysStartingWith(partition)).toEqual([]);
   });
 });
 

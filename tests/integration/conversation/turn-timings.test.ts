@@ -85,7 +85,8 @@ describe('interaction-complete', () => {
 
   it("carries a voice turn's speech recognition and synthesis times", async () => {
     // Prepare
-    const user = await createUserSession(admin, 'DefaultUserRole');
+    // Timings go to callers with the insights permissions only (an end user's stream has none).
+    const user = await createUserSession(admin, 'DefaultAdministratorRole');
     const { conversationId } = await startConversation(user, { service_id: serviceId });
     const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
     const language = speechLanguageOf('eng');
