@@ -189,9 +189,19 @@ describe('interact-with-conversation', () => {
       http_error_code: 409,
       error_description: expect.stringContaining("State 'triage' uses tool"),
     });
-    // The void interaction stored nothing, and the lease was given back.
-    const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, { token: user.token });
-    expect(messages.body.messages).toHaveLength(1);
+    // The failed interaction kept the message it announced, and nothing of the agent's; the lease was given back.
+    const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, {
+      token: user.token,
+      query: { sort_by: '+created_at' },
+    });
+    expect(messages.body.messages.map((message: { message_type: string }) => message.message_type)).toEqual([
+      'agent-message',
+      'user-message',
+    ]);
+    expect(messages.body.messages[1]).toMatchObject({
+      id: response.events[0]?.message_id,
+      message: 'I said goodbye',
+    });
     const again = await interact(user, conversationId, 'Hmm, the weather is nice');
     expect(typesOf(again.events).at(-1)).toBe('interaction-complete');
   });
