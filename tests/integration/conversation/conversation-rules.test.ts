@@ -144,7 +144,7 @@ describe('interact-with-conversation', () => {
     expect((complete?.at ?? 0) - (pieces[0]?.at ?? 0)).toBeGreaterThanOrEqual(15 * (pieces.length - 2) * 0.8);
   });
 
-  it('answers 409 to a second interaction while one is in flight', async () => {
+  it('answers 409 with a Retry-After of 1 to 5 s to a second interaction while one is in flight', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
     const conversationId = await opened(user);
@@ -162,6 +162,8 @@ describe('interact-with-conversation', () => {
     expect(inFlight.status).toBe(200);
     expect(second.status).toBe(409);
     expect(second.text).toMatch(/in progress/);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(second.headers.get('retry-after'))).toBeLessThanOrEqual(5);
     const firstEvents = (await inFlight.text())
       .trim()
       .split('\n')
