@@ -139,6 +139,7 @@ export const closeConversation = async (
   options: { leaseId?: string; trigger: 'finish-conversation' | 'end-session' },
 ): Promise<void> => {
   const { org_id: orgId, id } = conversation;
+  if (conversation.is_finished) throw alreadyFinished(id);
   let current = conversation;
   if (!options.leaseId) {
     // An interaction whose turn stopped is ended first (409 while one runs): its messages count.
@@ -681,10 +682,14 @@ export const interactWithConversation = async (
         ),
     ]);
   } catch (error) {
-    // Whether the write took effect is unknown: the lease is left to run out, and whoever takes
-    // the conversation next ends the interaction if it was stored.
     turn.stop.abort();
     turn.lease.stop();
+    // A refusal (too large, a conflict) wrote nothing: the lease is given back. After any other
+    // failure whether the write took effect is unknown: the lease is left to run out, and whoever
+    // takes the conversation next ends the interaction if it was stored.
+    if (error instanceof DomainError && !(error instanceof LeaseLostError)) {
+      await releaseLease(orgId, conversationId, lease.leaseId);
+    }
     throw error;
   }
   return startTurn(turn, engine, opening);

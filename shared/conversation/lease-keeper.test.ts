@@ -6,8 +6,8 @@ import { newId } from '../kernel/ids';
 import { getLease, LeaseLostError, releaseLease, renewLease, takeLease } from './conversation-repository';
 import { keepLease } from './lease-keeper';
 
-/** Short leases, so a test sees several renewals within a second. */
-const timing = { durationMs: 600, renewEveryMs: 100, marginMs: 100 };
+/** Short leases, so a test sees several renewals within seconds (a renewal on a busy machine may take a few hundred ms). */
+const timing = { durationMs: 2_000, renewEveryMs: 200, marginMs: 200 };
 
 /** A lease of a new conversation, taken and kept with `timing` (or what overrides it). */
 const keptLease = async (overrides: Partial<typeof timing> = {}) => {
@@ -30,7 +30,7 @@ describe('keepLease (DynamoDB Local)', () => {
     const { conversationId, lease, kept } = await keptLease();
 
     // Act
-    await new Promise((resolve) => setTimeout(resolve, 3 * timing.durationMs));
+    await new Promise((resolve) => setTimeout(resolve, 1.5 * timing.durationMs));
 
     // Assess
     expect(kept.held()).toBe(true);
@@ -46,7 +46,7 @@ describe('keepLease (DynamoDB Local)', () => {
     // Act: another holder has it (as after the lease ran out while its holder stalled).
     await releaseLease('org-lease', conversationId, lease.leaseId);
     await takeLease('org-lease', conversationId);
-    await waitFor('the lease lost', async () => (kept.signal.aborted ? true : undefined), 2_000);
+    await waitFor('the lease lost', async () => (kept.signal.aborted ? true : undefined), 5_000);
 
     // Assess
     expect(kept.held()).toBe(false);
@@ -56,7 +56,7 @@ describe('keepLease (DynamoDB Local)', () => {
   });
 
   it('counts the lease lost once its time ran out without a renewal, by its own clock', async () => {
-    // Prepare: renewals every 10 s never come within a 600 ms lease.
+    // Prepare: renewals every 10 s never come within a 2 s lease.
     const { kept } = await keptLease({ renewEveryMs: 10_000 });
 
     // Act

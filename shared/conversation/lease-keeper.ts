@@ -60,6 +60,8 @@ export const keepLease = (
       // Measured from when the renewal was sent: it may have taken effect any time after.
       heldUntilMs = startedAt + timing.durationMs - timing.marginMs;
     } catch (error) {
+      // A holder that has stopped may have given the lease back meanwhile.
+      if (stopped) return;
       if (error instanceof LeaseLostError) lose('taken by another holder');
       else logger.warn('conversation lease not renewed', { error: error as Error });
     }
