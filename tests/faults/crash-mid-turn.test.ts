@@ -23,7 +23,7 @@ import { type PlatformProcess, startPlatformProcess } from '../bench/platform-pr
  */
 const platformEnv = {
   // A model slow enough for the turn to be killed while it streams.
-  DETERMINISTIC_FRAGMENT_DELAY_MS: '100',
+  DETERMINISTIC_FRAGMENT_DELAY_MS: '50',
 };
 
 /** Streams one interaction and reads it until `stopAfter` says so; the connection is left open. */
