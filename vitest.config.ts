@@ -70,6 +70,16 @@ export default defineConfig(async () => {
         },
         {
           test: {
+            // Fault injection against the platform as `npm start` runs it, in processes of its own
+            // (each test starts and kills them): no shared platform.
+            name: 'faults',
+            include: ['tests/faults/**/*.test.ts'],
+            testTimeout: 300_000,
+            hookTimeout: 120_000,
+          },
+        },
+        {
+          test: {
             name: 'browser',
             include: ['tests/browser/**/*.test.ts'],
             globalSetup: ['tests/integration/support/global-setup.ts'],

@@ -50,6 +50,23 @@ export const recentMessages = async (
   return page.items.map(toMessage).reverse();
 };
 
+/**
+ * How many messages were stored after an interaction began (ids sort by creation time): those of
+ * the interaction itself when it is the conversation's latest, at most `bound`.
+ */
+export const countMessagesSince = async (
+  orgId: string,
+  conversationId: string,
+  interactionId: string,
+  bound = 1000,
+): Promise<number> => {
+  const page = await queryPage(
+    messages.query(orgId, { conversation_id: conversationId }, { between: [interactionId, '~'] }),
+    { limit: bound, consistent: true },
+  );
+  return page.items.length;
+};
+
 export interface MessageListQuery {
   ids?: string[];
   interactionIds?: string[];

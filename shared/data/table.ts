@@ -115,9 +115,13 @@ export interface PutOptions {
   onConditionFailure?: () => Error;
 }
 
-export const putItem = async (item: Item & PrimaryKey, options: PutOptions = {}): Promise<void> => {
+const sendPut = async (
+  item: Item & PrimaryKey,
+  options: PutOptions,
+  returnValues?: 'ALL_OLD',
+): Promise<Item | undefined> => {
   const condition = options.ifNotExists ? { expression: 'attribute_not_exists(pk)' } : options.condition;
-  await onConditionFailure(
+  const result = await onConditionFailure(
     () =>
       dynamo().send(
         new PutCommand({
@@ -126,11 +130,21 @@ export const putItem = async (item: Item & PrimaryKey, options: PutOptions = {})
           ConditionExpression: condition?.expression,
           ExpressionAttributeNames: condition?.names,
           ExpressionAttributeValues: condition?.values,
+          ReturnValues: returnValues,
         }),
       ),
     options.ifNotExists ?? options.onConditionFailure,
   );
+  return result.Attributes;
 };
+
+export const putItem = async (item: Item & PrimaryKey, options: PutOptions = {}): Promise<void> => {
+  await sendPut(item, options);
+};
+
+/** Writes an item; returns the item it replaced, if any (DynamoDB charges nothing for returning it). */
+export const replaceItem = (item: Item & PrimaryKey, options: PutOptions = {}): Promise<Item | undefined> =>
+  sendPut(item, options, 'ALL_OLD');
 
 export const updateItem = async (
   input: Omit<UpdateCommandInput, 'TableName'>,

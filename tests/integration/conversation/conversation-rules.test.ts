@@ -145,7 +145,7 @@ describe('interact-with-conversation', () => {
     expect((complete?.at ?? 0) - (pieces[0]?.at ?? 0)).toBeGreaterThanOrEqual(15 * (pieces.length - 2) * 0.8);
   });
 
-  it('answers 409 to a second interaction while one is in flight', async () => {
+  it('answers 409 with a Retry-After of 1 to 5 s to a second interaction while one is in flight', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
     const conversationId = await opened(user);
@@ -163,6 +163,8 @@ describe('interact-with-conversation', () => {
     expect(inFlight.status).toBe(200);
     expect(second.status).toBe(409);
     expect(second.text).toMatch(/in progress/);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(second.headers.get('retry-after'))).toBeLessThanOrEqual(5);
     const firstEvents = (await inFlight.text())
       .trim()
       .split('\n')
@@ -190,9 +192,19 @@ describe('interact-with-conversation', () => {
       http_error_code: 409,
       error_description: expect.stringContaining("State 'triage' uses tool"),
     });
-    // The void interaction stored nothing, and the lease was given back.
-    const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, { token: user.token });
-    expect(messages.body.messages).toHaveLength(1);
+    // The failed interaction kept the message it announced, and nothing of the agent's; the lease was given back.
+    const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, {
+      token: user.token,
+      query: { sort_by: '+created_at' },
+    });
+    expect(messages.body.messages.map((message: { message_type: string }) => message.message_type)).toEqual([
+      'agent-message',
+      'user-message',
+    ]);
+    expect(messages.body.messages[1]).toMatchObject({
+      id: response.events[0]?.message_id,
+      message: 'I said goodbye',
+    });
     const again = await interact(user, conversationId, 'Hmm, the weather is nice');
     expect(typesOf(again.events).at(-1)).toBe('interaction-complete');
   });
