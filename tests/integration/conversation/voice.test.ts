@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import type { AgentVersionBody } from '#shared/agent/schemas';
 import { encodeWav, type PcmAudio, parseWav, pcmBytes, resample } from '#shared/speech/audio';
-import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { decodeMp3, encodeMp3 } from '#shared/speech/mp3';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { api, type QueryValue, streamEvents } from '../support/client';
@@ -29,11 +29,7 @@ beforeAll(async () => {
   const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
   const language = speechLanguageOf('eng');
   if (!voice || !language) throw new Error('the catalogue lost its English voice');
-  ({ audio: spoken } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
-    text: phrase,
-    voice,
-    language,
-  }));
+  spoken = await synthesizeWithEspeak({ text: phrase, voice, language });
 });
 
 /** A new user with an open text conversation: each test talks in its own. */
