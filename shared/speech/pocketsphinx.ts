@@ -30,8 +30,7 @@ export const decoderSettings: readonly string[] = ['-fwdflat', 'no'];
 /**
  * The audio with sphinxbase's dither (`-dither yes`: +1 on a random quarter of the samples) from a
  * fixed sequence, so that the same audio is always heard alike: the digital silence of synthetic
- * speech otherwise upsets the recognizer's noise and silence estimates (its word error rate drops
- * by a sixth with it).
+ * speech otherwise upsets the recognizer's noise and silence estimates (docs/voice.md).
  */
 export const dithered = (pcm: Buffer): Buffer => {
   const out = Buffer.from(pcm);

@@ -189,7 +189,7 @@ const resident = async (label: string, settings: readonly string[], recordings: 
 export const measureRecognition = async (recordings: Recording[]): Promise<RecognitionFigures> => {
   const rows = [
     await spawnedPerMessage(recordings),
-    await resident('resident, default settings', [], recordings),
+    await resident('resident, default settings (dithered)', [], recordings),
     await resident(`resident, chosen settings (${decoderSettings.join(' ')})`, decoderSettings, recordings),
   ].filter((row): row is RecognitionRow => row !== undefined);
   return {
