@@ -15,6 +15,7 @@ const standIn = `#!/usr/bin/env node
 let buffered = Buffer.alloc(0);
 const answer = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
 if (process.env.STAND_IN_MISSING) { answer({ error: 'no library' }); process.exit(3); }
+if (process.env.STAND_IN_BROKEN) { answer({ error: 'invalid decoder settings' }); process.exit(2); }
 answer({ ready: true });
 process.stdin.on('data', (chunk) => {
   buffered = Buffer.concat([buffered, chunk]);
@@ -72,8 +73,10 @@ describe('createResidentRecognizer', () => {
 
   it('replaces a process that does not answer in time', async () => {
     // Prepare
-    const recognizer = createResidentRecognizer({ python, poolSize: 1, deadlineMs: () => 300 });
-    const before = heardBy(await recognizer.recognize(utterance('warm')))[1];
+    // Only 'hang' (4 samples, 0.25 ms of audio) has a short deadline: a busy machine does not fail the others.
+    const deadlineMs = (audioMs: number) => (audioMs < 0.3 ? 300 : 60_000);
+    const recognizer = createResidentRecognizer({ python, poolSize: 1, deadlineMs });
+    const before = heardBy(await recognizer.recognize(utterance('warm up')))[1];
 
     // Act
     const wedged = recognizer.recognize(utterance('hang'));
@@ -123,6 +126,21 @@ describe('createResidentRecognizer', () => {
         reason: { message: missingRecognizerMessage, retryable: false },
       });
     }
+  });
+});
+
+describe('createResidentRecognizer, when its process cannot start', () => {
+  it('fails the waiting utterances instead of starting process after process', async () => {
+    // Prepare
+    process.env.STAND_IN_BROKEN = '1';
+    const recognizer = createResidentRecognizer({ python });
+
+    // Act
+    const heard = recognizer.recognize(utterance('hello'));
+    delete process.env.STAND_IN_BROKEN;
+
+    // Assess
+    await expect(heard).rejects.toMatchObject({ message: 'The recognizer stopped (exit 2).', retryable: true });
   });
 });
 

@@ -175,8 +175,9 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
     worker.child.kill('SIGKILL');
     worker.job?.reject(failure);
     worker.job = undefined;
-    if (missing) {
-      for (const job of queue.splice(0)) job.reject(missing);
+    // A process that could not start would fail again: the waiting utterances fail with it.
+    if (missing || !worker.ready) {
+      for (const job of queue.splice(0)) job.reject(missing ?? failure);
     } else {
       dispatch();
     }
