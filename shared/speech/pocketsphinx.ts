@@ -111,7 +111,7 @@ export const recognizerPython = (): string => (existsSync('/usr/bin/python3') ? 
 export interface RecognizerOptions {
   python: string;
   settings: readonly string[];
-  /** Processes decoding at once, each with its own model in memory (about 60 MB). */
+  /** Processes decoding at once, each with its own model in memory (about 120 MB resident). */
   poolSize: number;
   /** How long an utterance of this length may take before its process is taken as wedged. */
   deadlineMs: (audioMs: number) => number;
