@@ -158,15 +158,21 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
   /** Set once the machine is known to lack the recognizer: later utterances fail at once. */
   let missing: SpeechUnavailableError | undefined;
 
-  /** Idle pipes must not keep this process alive; one in use must. */
-  const holdOpen = (worker: Worker, held: boolean) => {
-    for (const stream of [worker.child.stdin, worker.child.stdout, worker.child.stderr]) {
-      const socket = stream as unknown as Partial<Socket>;
-      if (held) socket.ref?.();
-      else socket.unref?.();
+  /**
+   * A process keeps this one alive while it decodes, or starts with utterances waiting for it; an
+   * idle one does not (it ends by itself when this process does).
+   */
+  const settleHolds = () => {
+    for (const worker of workers) {
+      const held = worker.job !== undefined || (!worker.ready && queue.length > 0);
+      for (const stream of [worker.child.stdin, worker.child.stdout, worker.child.stderr]) {
+        const socket = stream as unknown as Partial<Socket>;
+        if (held) socket.ref?.();
+        else socket.unref?.();
+      }
+      if (held) worker.child.ref();
+      else worker.child.unref();
     }
-    if (held) worker.child.ref();
-    else worker.child.unref();
   };
 
   const retire = (worker: Worker, failure: Error) => {
@@ -178,6 +184,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
     // A process that could not start would fail again: the waiting utterances fail with it.
     if (missing || !worker.ready) {
       for (const job of queue.splice(0)) job.reject(missing ?? failure);
+      settleHolds();
     } else {
       dispatch();
     }
@@ -187,7 +194,6 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
     const child = spawn(options.python, ['-I', '-c', program, ...options.settings], { stdio: 'pipe' });
     const worker: Worker = { child, ready: false };
     workers.add(worker);
-    holdOpen(worker, false);
     child.stderr.resume();
     child.stdin.on('error', () => {});
     child.on('error', (error: NodeJS.ErrnoException) => {
@@ -217,7 +223,6 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       const job = worker.job;
       clearTimeout(worker.timer);
       worker.job = undefined;
-      holdOpen(worker, false);
       job?.resolve(message.text ?? '');
       dispatch();
     });
@@ -226,18 +231,15 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
 
   /** Hands queued utterances to idle ready processes, starting processes while the pool has room. */
   const dispatch = () => {
-    for (;;) {
-      const job = queue[0];
-      if (!job) return;
+    for (let job = queue[0]; job; job = queue[0]) {
       const idle = [...workers].find((worker) => worker.ready && !worker.job);
       if (!idle) {
         const starting = [...workers].some((worker) => !worker.ready);
         if (!starting && workers.size < options.poolSize) start();
-        return;
+        break;
       }
       queue.shift();
       idle.job = job;
-      holdOpen(idle, true);
       const header = Buffer.alloc(4);
       header.writeUInt32LE(job.pcm.length);
       idle.child.stdin.write(Buffer.concat([header, dithered(job.pcm)]));
@@ -247,6 +249,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
         options.deadlineMs(audioMs),
       );
     }
+    settleHolds();
   };
 
   return {
@@ -261,6 +264,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
           () => {
             const index = queue.indexOf(job);
             if (index >= 0) queue.splice(index, 1);
+            settleHolds();
             reject(abortError(signal));
           },
           { once: true },
@@ -270,6 +274,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       }),
     prepare: () => {
       if (!missing && workers.size === 0) start();
+      settleHolds();
     },
     close: () => {
       for (const worker of [...workers]) retire(worker, new SpeechUnavailableError('The recognizer was closed.', true));

@@ -270,6 +270,11 @@ describe('create-conversation', () => {
     const lastStart = first?.transcript_alignment.at(-1)?.[0] ?? Number.POSITIVE_INFINITY;
     expect(lastStart).toBeLessThan((bytes.length / 2 / 16_000) * 1000);
     expect(response.events.at(-1)).toMatchObject({ type: 'interaction-complete' });
+    // The first piece is the greeting's first clause ("Hello, I'm Ada,"), not its first sentence.
+    const firstText = first?.transcript_alignment.map(([, character]) => character).join('') ?? '';
+    const greeting = String(response.events.at(-1)?.full_message);
+    expect(greeting).toMatch(/^Hello, I'm \w+, /);
+    expect(firstText).toBe(greeting.slice(0, greeting.indexOf(', ', 7) + 2));
   });
 
   it('answers 400 to a voice response without an audio_format', async () => {
