@@ -52,8 +52,8 @@ const missingExitCode = 3;
 /**
  * The program (`python3 -I -c`): the library's 0.8 ("5prealpha") C API, which takes the same
  * settings as `pocketsphinx_continuous`. Audio is decoded in blocks of 2,048 samples, as a live
- * decoder hears it: with the model's live mean normalization that reads synthetic and recorded
- * speech better than one block of the whole utterance.
+ * decoder hears it: that heard the bench's recordings better than one block of the whole
+ * utterance (docs/voice.md).
  */
 const program = `import ctypes, json, struct, sys
 out = sys.stdout
@@ -130,7 +130,6 @@ interface Job {
   pcm: Buffer;
   resolve: (text: string) => void;
   reject: (error: Error) => void;
-  signal?: AbortSignal;
 }
 
 interface Worker {
@@ -257,7 +256,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       new Promise<string>((resolve, reject) => {
         if (missing) return reject(missing);
         if (signal?.aborted) return reject(abortError(signal));
-        const job: Job = { pcm, resolve, reject, signal };
+        const job: Job = { pcm, resolve, reject };
         // An abandoned utterance leaves the queue; one being decoded finishes and its answer is dropped.
         signal?.addEventListener(
           'abort',
