@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/builtin';
+import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/pocketsphinx';
 import { startLocalAws } from './aws-stack';
 import { ensureCloudAssembly } from './cloud-assembly';
 import { readDeployment } from './deployment';
