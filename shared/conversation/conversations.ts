@@ -10,6 +10,7 @@ import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
 import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
+import type { TextPattern } from '../kernel/caller-patterns';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { asIfMissing, conversationAttributes, hasPermission, requirePermission } from '../kernel/permissions';
@@ -48,7 +49,7 @@ import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type V
  */
 export interface StreamOptions {
   /** `current_agent_action_type`: agent actions whose type matches are sent (to callers with insight). */
-  agentActionType: RegExp;
+  agentActionType: TextPattern;
 }
 
 /**
@@ -59,7 +60,7 @@ export interface StreamOptions {
 export const eventVisibility = (
   caller: Caller,
   conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
-  agentActionType: RegExp,
+  agentActionType: TextPattern,
 ): ((event: ConversationEvent) => boolean) => {
   const showAgentActions = hasPermission(
     caller,
