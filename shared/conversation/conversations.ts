@@ -12,7 +12,7 @@ import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
 import type { TextPattern } from '../kernel/caller-patterns';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
+import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
 import { asIfMissing, conversationAttributes, hasPermission, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
@@ -467,9 +467,6 @@ export interface InteractInput {
   /** Voice input (its transcript replaces `text`) and voice output. */
   voice?: VoiceRequest;
 }
-
-/** How far ahead of this server's clock a client's clock may run. */
-export const allowedClockSkewMs = 5_000;
 
 /**
  * Checks the turn and returns its external events with their timestamps as stored: a
