@@ -328,7 +328,7 @@ export const deleteUserOperation = defineOperation({
 });
 
 /** What post-conversation analysis learned about a user (carried by the user group's Lambda). */
-const insightUserPath = organizationPath.extend({ user_id: z.string().min(1).describe('The ID of the user.') });
+const insightUserPath = organizationPath.extend({ user_id: recordId.describe('The ID of the user.') });
 
 export const getUserModelOperation = defineOperation({
   operationId: 'get-user-model',
