@@ -10,8 +10,9 @@ import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
 import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
+import type { TextPattern } from '../kernel/caller-patterns';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
+import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
 import { asIfMissing, conversationAttributes, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
@@ -55,7 +56,7 @@ import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type V
  */
 export interface StreamOptions {
   /** `current_agent_action_type`: agent actions whose type matches are sent (to callers with insight). */
-  agentActionType: RegExp;
+  agentActionType: TextPattern;
 }
 
 /** Interacting with a conversation and finishing it need both permissions, as in the reference. */
@@ -546,9 +547,6 @@ export interface InteractInput {
   /** Voice input (its transcript replaces `text`) and voice output. */
   voice?: VoiceRequest;
 }
-
-/** How far ahead of this server's clock a client's clock may run. */
-export const allowedClockSkewMs = 5_000;
 
 /**
  * Checks the turn and returns its external events with their timestamps as stored: a
