@@ -61,6 +61,17 @@ export default defineConfig(async () => {
         },
         {
           test: {
+            // Fault injection (throttling, killed workers, poison messages): each file starts a
+            // platform of its own in its own process, since it changes how that platform behaves.
+            name: 'faults',
+            include: ['tests/faults/**/*.test.ts'],
+            env: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+          },
+        },
+        {
+          test: {
             name: 'integration-bundled',
             include: bundledSubset,
             globalSetup: ['tests/integration/support/global-setup.ts'],

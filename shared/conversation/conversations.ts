@@ -8,6 +8,7 @@ import type {
 import { countConversationStarted, countInteraction, recordTurnMetrics } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
+import { retryWhileBusy } from '../data/table';
 import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
@@ -300,11 +301,19 @@ async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
     yield errorEventOf(error);
   } finally {
     await promptLogger.flush();
-    await releaseLease(conversation.org_id, conversation.id, turn.leaseId).catch((error: unknown) =>
-      logger.warn('conversation lease not released', { error: error as Error }),
-    );
+    await giveLeaseBack(conversation.org_id, conversation.id, turn.leaseId);
   }
 }
+
+/**
+ * Releases the lease, through a passing throttling storm too: a turn that failed because the
+ * table was busy must not keep its conversation busy once the table answers again. A storm longer
+ * than 30 s leaves the lease to expire; that is only logged, so the turn's own outcome stands.
+ */
+const giveLeaseBack = (orgId: string, conversationId: string, leaseId: string): Promise<void> =>
+  retryWhileBusy(() => releaseLease(orgId, conversationId, leaseId), 30_000).catch((error: unknown) =>
+    logger.warn('conversation lease not released', { error: error as Error }),
+  );
 
 /** A streamed turn: its events as the caller may see them, and when it has ended, read or not. */
 export interface StreamedTurn<E extends ConversationEvent> {
@@ -573,7 +582,7 @@ export const interactWithConversation = async (
         : [],
     );
   } catch (error) {
-    await releaseLease(orgId, conversationId, leaseId);
+    await giveLeaseBack(orgId, conversationId, leaseId);
     throw error;
   }
 };

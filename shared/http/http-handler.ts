@@ -126,8 +126,8 @@ const jsonResponse = (statusCode: number, body: unknown, headers: Record<string,
 export const errorResponse = (error: unknown, headers: Record<string, string> = {}): HttpResponse => {
   if (error instanceof DomainError) {
     const extra: Record<string, string> = {};
-    if (error instanceof RateLimitedError)
-      Object.assign(extra, error.headers, { 'retry-after': String(error.retryAfterSeconds) });
+    if (error instanceof RateLimitedError) Object.assign(extra, error.headers);
+    if (error.retryAfterSeconds !== undefined) extra['retry-after'] = String(error.retryAfterSeconds);
     if (error instanceof MethodNotAllowedError) extra.allow = error.allowed.join(', ');
     const detail = error instanceof ValidationError ? error.issues : error.message;
     countErrorResponse(error.name, error.statusCode);
