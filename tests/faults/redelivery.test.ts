@@ -146,6 +146,7 @@ describe('a worker killed after its side effect, its message delivered again', (
     // Act
     await createAgent(session, { versions: 0 });
     await killed;
+    await eventually(async () => (target.received.length >= 2 ? true : undefined));
     const deliveries = await deliveriesWhen(session, destinationId, (found) => found[0]?.status === 'success');
 
     // Assess
