@@ -4,7 +4,7 @@
  */
 export class DomainError extends Error {
   readonly statusCode: number;
-  /** When the same request may succeed: sent as `Retry-After` (seconds). */
+  /** When retrying may succeed, and after how long: sent as `Retry-After`. */
   readonly retryAfterSeconds?: number;
   constructor(statusCode: number, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(message, options);

@@ -41,7 +41,7 @@ afterAll(async () => {
 /**
  * Every operation that takes credentials, called with the isolation matrix's samples as the
  * organization's super administrator, in the same order for every organization, deletions last:
- * about 40 create, read or change records, the others answer 404 or 422 for the sample values.
+ * about 40 create, read or change records, the others answer 4xx (mostly 404) for the sample values.
  * The organization's own deletion is left out, as it would end the sequence.
  */
 const sampledOperations = (() => {
