@@ -139,9 +139,14 @@ describe('at 30% of DynamoDB calls throttled or losing a race', () => {
   });
 });
 
-/** A call giving back a conversation's lease (`releaseLease`). */
-const releasesLease = (call: DynamoCall): boolean =>
-  call.operation === 'DeleteItem' && JSON.stringify(call.input.Key).includes('LEASE');
+/**
+ * What a failed turn does last: store its `error` event (whose description is in the stored
+ * event's text), or give its conversation's lease back (`releaseLease`).
+ */
+const endsFailedTurn = (call: DynamoCall): boolean =>
+  (['BatchWriteItem', 'TransactWriteItems', 'PutItem'].includes(call.operation) &&
+    JSON.stringify(call.input).includes('The table is busy; retry.')) ||
+  (call.operation === 'DeleteItem' && JSON.stringify(call.input.Key).includes('LEASE'));
 
 describe('at 100% of DynamoDB calls throttled', () => {
   it('answers a buffered call 503 with Retry-After', async () => {
@@ -167,8 +172,8 @@ describe('at 100% of DynamoDB calls throttled', () => {
     const opened = await startConversation(session, { service_id: serviceId, service_version_set_name: 'release' });
     expect(lastEvent(opened.events)?.type).toBe('interaction-complete');
     const conversationId = opened.conversationId;
-    // The storm lasts until the turn has tried to give its lease back, then passes.
-    const leaseReturnRefused = faults.faulted(releasesLease).then(() => {
+    // The storm lasts until the turn, having failed, tries to store its end or give its lease back.
+    const endRefused = faults.faulted(endsFailedTurn).then(() => {
       faults.rate = 0;
     });
 
@@ -185,7 +190,7 @@ describe('at 100% of DynamoDB calls throttled', () => {
         if (event.type === 'user-message-available') faults.rate = 1;
       },
     );
-    await leaseReturnRefused;
+    await endRefused;
 
     // Assess: the stream ended with an error event.
     const events = streamed.events.map(({ event }) => event as StreamedEvent);
