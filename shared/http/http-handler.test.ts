@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { ConflictError } from '../kernel/errors';
+import { ConflictError, ServiceUnavailableError } from '../kernel/errors';
 import { defineOperation } from '../kernel/operation';
 import { queryNumber } from '../kernel/schemas';
 import { httpHandler, implement, implementGroup } from './http-handler';
@@ -145,6 +145,14 @@ describe('httpHandler', () => {
     const response = await invoke();
     expect(response.status).toBe(409);
     expect(response.body).toEqual({ detail: 'The name exists.' });
+  });
+
+  it('answers 503 with Retry-After when the table stays busy', async () => {
+    failWith = new ServiceUnavailableError('The table is busy; retry.', 2);
+    const response = await invoke();
+    expect(response.status).toBe(503);
+    expect(response.headers?.['retry-after']).toBe('2');
+    expect(response.body).toEqual({ detail: 'The table is busy; retry.' });
   });
 
   it('hides the details of unexpected errors behind a 500', async () => {
