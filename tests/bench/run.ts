@@ -1,5 +1,6 @@
 import { createService } from './api-client';
 import { measureConversations, printConversationFigures } from './conversations';
+import { measureCost, printCostFigures } from './cost';
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
 import { measureOverhead, printOverheadFigures } from './overhead';
@@ -64,6 +65,12 @@ const sections: Record<string, () => Promise<void>> = {
     'Voice (built-in engines; real-time factor = processing time / audio duration)',
     measureVoice,
     printVoiceFigures,
+  ),
+  cost: section(
+    'Cost per conversation in AWS (targets: text at most $0.00040, voice at most $0.05; us-east-1 list prices)',
+    measureCost,
+    printCostFigures,
+    ['The cost targets are met.', 'Some cost targets are missed (see above).'],
   ),
   simulations: section(
     'Simulations (built-in models: 100 conversations of 5 turns through the simulation queue)',
