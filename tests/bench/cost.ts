@@ -81,7 +81,9 @@ const difference = <T>(after: T, before: T | undefined): T => {
     const out: Record<string, Numeric> = {};
     for (const [key, value] of Object.entries(a)) {
       const changed = diff(value, (b as Record<string, Numeric> | undefined)?.[key]);
-      if (typeof changed !== 'number' || changed !== 0) out[key] = changed;
+      const unchanged =
+        changed === 0 || (typeof changed === 'object' && !Array.isArray(changed) && Object.keys(changed).length === 0);
+      if (!unchanged) out[key] = changed;
     }
     return out;
   };
@@ -384,9 +386,15 @@ const printItems = (label: string, cost: ConversationCost) => {
       `    ${item.service.padEnd(15)} ${item.what.padEnd(64)} ${quantity(item.quantity).padStart(12)} ${item.unit.padEnd(10)} ${usd(item.usd, 7)}`,
     );
   const byItem = Object.entries(cost.usage.dynamodb.writesByItem ?? {})
-    .map(([what, units]) => ({ what, ...units, total: units.table + units.indexes }))
+    .map(([what, units]) => ({
+      what,
+      calls: units.calls ?? 0,
+      table: units.table ?? 0,
+      indexes: units.indexes ?? 0,
+      total: (units.table ?? 0) + (units.indexes ?? 0),
+    }))
     .sort((a, b) => b.total - a.total)
-    .slice(0, 12);
+    .slice(0, 16);
   console.log('    where the write units go (calls: table + index copies):');
   for (const entry of byItem)
     console.log(
