@@ -102,7 +102,7 @@ const interruptedTurn = async (orgId: string, conversationId: string, text: stri
         message_type: 'user-message',
         message_metadata: [],
       }),
-      ...eventItems(orgId, conversationId, events),
+      ...(await eventItems(orgId, conversationId, events)),
     ],
     addedMessages: 0,
   });

@@ -292,7 +292,7 @@ const storeTurn = async (
         ...figures,
       }),
       ...(invocation ? [invocation] : []),
-      ...eventItems(orgId, conversation.id, [...unstored, complete]),
+      ...(await eventItems(orgId, conversation.id, [...unstored, complete])),
     ],
     addedMessages: added,
     finalMessage: { id: agentMessage.id, text: agentMessage.message },
@@ -325,7 +325,7 @@ const endWithError = async (
   try {
     const unstored = await journal.unstored();
     await storeInteractionItems(conversation.org_id, conversation.id, {
-      puts: eventItems(conversation.org_id, conversation.id, [...unstored, event]),
+      puts: await eventItems(conversation.org_id, conversation.id, [...unstored, event]),
       addedMessages: committed ? 0 : turn.newMessages.length,
     });
     journal.storedWith(event);
@@ -510,7 +510,7 @@ export const startConversation = async (
   // The conversation, its initial message and its first event are stored at once, before the stream.
   const lease = await createConversation(conversation, [
     ...messageItems(orgId, newMessages),
-    ...eventItems(orgId, conversation.id, opening),
+    ...(await eventItems(orgId, conversation.id, opening)),
   ]);
   countConversationStarted();
   const turn = beginTurn(
@@ -667,7 +667,7 @@ export const interactWithConversation = async (
     await Promise.all([
       newMessages.length > 0 &&
         storeInteractionItems(orgId, conversationId, {
-          puts: [...messageItems(orgId, newMessages), ...eventItems(orgId, conversationId, opening)],
+          puts: [...messageItems(orgId, newMessages), ...(await eventItems(orgId, conversationId, opening))],
           addedMessages: 0,
         }),
       voice?.heard &&
