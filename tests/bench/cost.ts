@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Usage } from '#shared/aws/usage-meter';
 import { encodeWav } from '#shared/speech/audio';
-import { createBuiltinSpeech, recognizerCommand, recognizerInstalled } from '#shared/speech/builtin';
+import { synthesizeWithEspeak } from '#shared/speech/espeak';
+import { recognizerInstalled } from '#shared/speech/pocketsphinx';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { startWebhookReceiver, type WebhookReceiver } from '../integration/support/webhook-receiver';
 import {
@@ -313,12 +314,11 @@ export const priceUsage = (
 };
 
 const recordingsOfTurns = async (): Promise<Buffer[]> => {
-  const speech = createBuiltinSpeech({ recognizer: recognizerCommand() });
   const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man') ?? knownVoices[0];
   const language = speechLanguageOf('eng');
   if (!voice || !language) throw new Error('the voice catalogue has no English voice');
   const recordings: Buffer[] = [];
-  for (const text of userTurns) recordings.push(encodeWav((await speech.synthesize({ text, voice, language })).audio));
+  for (const text of userTurns) recordings.push(encodeWav(await synthesizeWithEspeak({ text, voice, language })));
   return recordings;
 };
 
