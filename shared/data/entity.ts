@@ -164,7 +164,7 @@ export const defineEntity = <
     ...(record as Item),
     ...Object.fromEntries(
       Object.values(indexes).flatMap(({ index, partition: parts, sort }) => {
-        const definition = globalIndexes.find((candidate) => candidate.indexName === index);
+        const definition = globalIndexes.find((candidate) => candidate.slot === index);
         if (!definition) throw new Error(`unknown index ${index}`);
         return [
           [definition.partitionKey, partitionKeyOf(orgId, token, parts?.(record) ?? [])],
