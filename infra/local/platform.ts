@@ -1,5 +1,6 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/builtin';
 import { startLocalAws } from './aws-stack';
@@ -10,6 +11,7 @@ import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
 import { bundledFunctions, type PlatformFunctions, sourceFunctions } from './platform-functions';
 import { missingPrerequisites } from './prerequisites';
 import { startQueuePoller } from './queue-poller';
+import { startStreamPoller } from './stream-poller';
 
 export interface PlatformCredentials {
   base_url: string;
@@ -57,6 +59,8 @@ export interface Platform {
   toolRepositoryRoot: string;
   /** Where the local tool runtime unpacks deployed tool versions (one directory per organization). */
   toolRuntimeDir: string;
+  /** Where the SQL query keeps its copies of the organizations' lake files (`org_id={org}/`). */
+  lakeCacheDir: string;
   stop(): Promise<void>;
 }
 
@@ -108,6 +112,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     EMAIL_OUTBOX_DIR: outboxDir,
     TOOL_REPOSITORY_ROOT: join(options.stateDir, 'tool-repositories'),
     TOOL_RUNTIME_DIR: join(options.stateDir, 'tool-runtime'),
+    // The SQL query's copies of lake files: per platform, as each Lambda instance has its own /tmp.
+    LAKE_CACHE_DIR: join(options.stateDir, 'lake-cache'),
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     ...options.env,
@@ -127,7 +133,9 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       const deployment = readDeployment(assemblyDir, {
         region: aws.env.AWS_REGION as string,
         tableName: aws.tableName,
+        tableStreamArn: aws.tableStream.arn,
         bucket: aws.bucket,
+        lakeBucket: aws.lakeBucket,
         queues: aws.queues,
       });
       functions = bundledFunctions(
@@ -137,7 +145,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
         options.dailyScheduleSeconds,
       );
       log(
-        `running the ${deployment.functions.length} functions of ${deployment.stackName} from ${assemblyDir}: ${deployment.methods.length} API methods, ${deployment.consumers.length} queue consumers, ${deployment.schedules.length} schedules`,
+        `running the ${deployment.functions.length} functions of ${deployment.stackName} from ${assemblyDir}: ${deployment.methods.length} API methods, ${deployment.consumers.length} queue consumers, ${deployment.streamConsumers.length} table stream consumers, ${deployment.schedules.length} schedules`,
       );
     }
     stoppers.push(() => functions.stop());
@@ -164,11 +172,39 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       stoppers.push(() => poller.stop());
     }
 
+    // The table stream's consumers, which event source mappings feed in AWS: DynamoDB Local serves the stream.
+    const streamsClient = new DynamoDBStreamsClient({
+      region: aws.env.AWS_REGION,
+      endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB,
+      credentials: {
+        accessKeyId: aws.env.AWS_ACCESS_KEY_ID as string,
+        secretAccessKey: aws.env.AWS_SECRET_ACCESS_KEY as string,
+      },
+    });
+    for (const consumer of functions.streamConsumers) {
+      const failureQueue = aws.streamFailureQueues[consumer.name];
+      if (!failureQueue) throw new Error(`no failure queue for the table stream consumer ${consumer.name}`);
+      const poller = startStreamPoller({
+        streamArn: aws.tableStream.arn,
+        streamsClient,
+        consumer: consumer.settings,
+        handler: consumer.handler,
+        functionName: consumer.functionName,
+        timeoutMs: consumer.timeoutMs,
+        failureQueue: { url: failureQueue.url, sqsClient },
+        checkpointFile: options.inMemory
+          ? undefined
+          : join(options.stateDir, 'aws', `${consumer.name}-stream-position.json`),
+        log,
+      });
+      stoppers.push(() => poller.stop());
+    }
+
     // The schedules, which EventBridge runs in AWS: now, then every period.
     for (const schedule of functions.schedules) {
       const run = (): void => {
         schedule
-          .handler({}, lambdaContext(schedule.functionName, 60_000))
+          .handler({}, lambdaContext(schedule.functionName, schedule.timeoutMs))
           .catch((error: unknown) =>
             log(`[${schedule.functionName}] failed: ${error instanceof Error ? error.message : String(error)}`),
           );
@@ -225,6 +261,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       bundledApi: functions.apiSpecs,
       toolRepositoryRoot: process.env.TOOL_REPOSITORY_ROOT as string,
       toolRuntimeDir: process.env.TOOL_RUNTIME_DIR as string,
+      lakeCacheDir: process.env.LAKE_CACHE_DIR as string,
       stop,
     };
   } catch (error) {

@@ -1,51 +1,37 @@
 import { agents } from '../agent/index';
 import { conversations, messages } from '../conversation/index';
-import { type Item, queryAll } from '../data/table';
-import { BadRequestError } from '../kernel/errors';
+import { type Item, queryPages } from '../data/table';
 import { services } from '../service/index';
 import { memories, users } from '../user/index';
 
 /**
- * The tables the SQL query sees: the organization's own records, read from the table with
- * Queries of its partitions when a query runs (so always fresh), projected onto documented
- * columns. Tables of capabilities this deployment does not have yet exist with their columns
- * and no rows, so queries naming them keep working as those capabilities arrive.
+ * The tables the SQL query sees, each made of one entity's records projected onto documented
+ * columns. The analytics lake (`lake-*.ts`) keeps them per organization as Parquet: the table's
+ * stream brings each change of a record (`row` of its new image, or its removal), and a backfill
+ * reads an organization's records with Queries of its partitions (`items`). Tables of
+ * capabilities that record nothing for SQL yet exist with their columns and no rows, so queries
+ * naming them keep working.
  */
 export type ColumnType = 'VARCHAR' | 'BOOLEAN' | 'BIGINT' | 'TIMESTAMPTZ' | 'JSON';
 
 export interface AnalyticsTable {
   name: string;
   columns: Record<string, ColumnType>;
-  rows: (orgId: string, budget: RowBudget) => Promise<Item[]>;
+  /** The column naming a record: of its versions, the latest wins. */
+  key: string;
+  /** The `entity` of the items whose changes make its rows; none while no capability fills it. */
+  entity?: string;
+  /** A stored item (its attributes, keys included) as a row of the columns. */
+  row: (item: Item) => Item;
+  /** The organization's items of `entity`, a page at a time. */
+  items: (orgId: string) => AsyncIterable<Item[]>;
 }
 
-/** At most this many records are read for one query, over all tables: the interactive engine's bound. */
-export const maxAnalyticsRows = 100_000;
-
-export class RowBudget {
-  private used = 0;
-  /** The bound of the next read, which fails the query once the organization's data outgrows the engine. */
-  take(rows: number): void {
-    this.used += rows;
-    if (this.used > maxAnalyticsRows) {
-      throw new BadRequestError(
-        `The organization's data exceeds the ${maxAnalyticsRows} records the SQL query engine reads; this environment does not support it.`,
-      );
-    }
-  }
-  get remaining(): number {
-    return maxAnalyticsRows - this.used + 1;
-  }
-}
-
-const readBounded = async (budget: RowBudget, read: (bound: number) => Promise<Item[]>): Promise<Item[]> => {
-  const items = await read(budget.remaining);
-  budget.take(items.length);
-  return items;
+const pick = (record: Item, columns: Record<string, ColumnType>): Item => {
+  const row: Item = {};
+  for (const column of Object.keys(columns)) row[column] = record[column] ?? null;
+  return row;
 };
-
-const pick = (record: Item, columns: Record<string, ColumnType>): Item =>
-  Object.fromEntries(Object.keys(columns).map((column) => [column, record[column] ?? null]));
 
 const conversationColumns = {
   id: 'VARCHAR',
@@ -63,39 +49,66 @@ const conversationColumns = {
   is_simulated: 'BOOLEAN',
 } as const satisfies Record<string, ColumnType>;
 
-const readConversations = (orgId: string, budget: RowBudget) =>
-  readBounded(budget, (bound) => queryAll(conversations.queryIndex(orgId, 'all', {}), bound));
+const userColumns = {
+  user_id: 'VARCHAR',
+  first_name: 'VARCHAR',
+  last_name: 'VARCHAR',
+  email: 'VARCHAR',
+  role_name: 'VARCHAR',
+  is_verified: 'BOOLEAN',
+  created_at: 'TIMESTAMPTZ',
+  num_conversations: 'BIGINT',
+  num_messages: 'BIGINT',
+  last_message_time: 'TIMESTAMPTZ',
+  is_simulated: 'BOOLEAN',
+} as const satisfies Record<string, ColumnType>;
 
-/** Messages live in their conversation's partition: read one conversation at a time, a few at once. */
-const readMessages = async (orgId: string, budget: RowBudget): Promise<Item[]> => {
-  const ids = (await queryAll(conversations.queryIndex(orgId, 'all', {}), budget.remaining)).map((item) =>
-    String(item.id),
-  );
-  const found: Item[] = [];
-  for (let start = 0; start < ids.length; start += 8) {
-    const batch = await Promise.all(
-      ids
-        .slice(start, start + 8)
-        .map((id) => readBounded(budget, (bound) => queryAll(messages.query(orgId, { conversation_id: id }), bound))),
-    );
-    found.push(...batch.flat());
+/** Messages live in their conversations' partitions: a page of conversations, then theirs, a few at once. */
+async function* organizationMessages(orgId: string): AsyncGenerator<Item[]> {
+  for await (const page of queryPages(conversations.queryIndex(orgId, 'all', {}), 200)) {
+    for (let start = 0; start < page.length; start += 16) {
+      const found: Item[] = [];
+      await Promise.all(
+        page.slice(start, start + 16).map(async (conversation) => {
+          for await (const items of queryPages(messages.query(orgId, { conversation_id: String(conversation.id) })))
+            found.push(...items);
+        }),
+      );
+      if (found.length > 0) yield found;
+    }
   }
-  return found;
-};
+}
 
-const noRows = async (): Promise<Item[]> => [];
+async function* none(): AsyncGenerator<Item[]> {}
+
+/** A table no capability fills yet: its columns, no rows. */
+const declared = (name: string, columns: Record<string, ColumnType>): AnalyticsTable => ({
+  name,
+  columns,
+  key: 'id',
+  row: (item) => pick(item, columns),
+  items: none,
+});
+
+const picked = (table: Omit<AnalyticsTable, 'row' | 'key'> & Partial<Pick<AnalyticsTable, 'key'>>): AnalyticsTable => ({
+  key: 'id',
+  ...table,
+  row: (item) => pick(item, table.columns),
+});
 
 export const analyticsTables: readonly AnalyticsTable[] = [
   {
     name: 'conversations',
     columns: conversationColumns,
-    rows: async (orgId, budget) =>
-      (await readConversations(orgId, budget)).map((item) => ({
-        ...pick(item, conversationColumns),
-        is_simulated: item.simulation !== undefined && item.simulation !== null,
-      })),
+    key: 'id',
+    entity: conversations.name,
+    row: (item) => ({
+      ...pick(item, conversationColumns),
+      is_simulated: item.simulation !== undefined && item.simulation !== null,
+    }),
+    items: (orgId) => queryPages(conversations.queryIndex(orgId, 'all', {})),
   },
-  {
+  picked({
     name: 'messages',
     columns: {
       id: 'VARCHAR',
@@ -107,31 +120,19 @@ export const analyticsTables: readonly AnalyticsTable[] = [
       format: 'VARCHAR',
       message_type: 'VARCHAR',
     },
-    rows: readMessages,
-  },
+    entity: messages.name,
+    items: organizationMessages,
+  }),
   {
     name: 'users',
-    columns: {
-      user_id: 'VARCHAR',
-      first_name: 'VARCHAR',
-      last_name: 'VARCHAR',
-      email: 'VARCHAR',
-      role_name: 'VARCHAR',
-      is_verified: 'BOOLEAN',
-      created_at: 'TIMESTAMPTZ',
-      num_conversations: 'BIGINT',
-      num_messages: 'BIGINT',
-      last_message_time: 'TIMESTAMPTZ',
-      is_simulated: 'BOOLEAN',
-    },
-    rows: async (orgId, budget) =>
-      (await readBounded(budget, (bound) => queryAll(users.query(orgId, {}), bound))).map((item) => ({
-        ...item,
-        ...(item.user_stats as Item),
-        is_simulated: item.is_simulated === true,
-      })),
+    columns: userColumns,
+    key: 'user_id',
+    entity: users.name,
+    row: (item) =>
+      pick({ ...item, ...(item.user_stats as Item), is_simulated: item.is_simulated === true }, userColumns),
+    items: (orgId) => queryPages(users.query(orgId, {})),
   },
-  {
+  picked({
     name: 'services',
     columns: {
       id: 'VARCHAR',
@@ -144,9 +145,10 @@ export const analyticsTables: readonly AnalyticsTable[] = [
       created_at: 'TIMESTAMPTZ',
       updated_at: 'TIMESTAMPTZ',
     },
-    rows: (orgId, budget) => readBounded(budget, (bound) => queryAll(services.query(orgId, {}), bound)),
-  },
-  {
+    entity: services.name,
+    items: (orgId) => queryPages(services.query(orgId, {})),
+  }),
+  picked({
     name: 'agents',
     columns: {
       id: 'VARCHAR',
@@ -155,9 +157,10 @@ export const analyticsTables: readonly AnalyticsTable[] = [
       latest_version: 'BIGINT',
       created_at: 'TIMESTAMPTZ',
     },
-    rows: (orgId, budget) => readBounded(budget, (bound) => queryAll(agents.heads.query(orgId, {}), bound)),
-  },
-  {
+    entity: agents.heads.name,
+    items: (orgId) => queryPages(agents.heads.query(orgId, {})),
+  }),
+  picked({
     name: 'memories',
     columns: {
       id: 'VARCHAR',
@@ -168,43 +171,38 @@ export const analyticsTables: readonly AnalyticsTable[] = [
       content: 'VARCHAR',
       context: 'VARCHAR',
     },
-    rows: (orgId, budget) => readBounded(budget, (bound) => queryAll(memories.queryIndex(orgId, 'all', {}), bound)),
-  },
-  // Capabilities not in this deployment yet: their tables exist, empty.
-  {
-    name: 'metrics',
-    columns: { id: 'VARCHAR', name: 'VARCHAR', created_at: 'TIMESTAMPTZ', updated_at: 'TIMESTAMPTZ' },
-    rows: noRows,
-  },
-  {
-    name: 'metric_evaluation_results',
-    columns: {
-      id: 'VARCHAR',
-      metric_id: 'VARCHAR',
-      conversation_id: 'VARCHAR',
-      value: 'JSON',
-      created_at: 'TIMESTAMPTZ',
-    },
-    rows: noRows,
-  },
-  {
-    name: 'tool_invocations',
-    columns: { id: 'VARCHAR', tool_id: 'VARCHAR', conversation_id: 'VARCHAR', created_at: 'TIMESTAMPTZ' },
-    rows: noRows,
-  },
-  {
-    name: 'dynamic_behavior_invocations',
-    columns: {
-      id: 'VARCHAR',
-      dynamic_behavior_set_id: 'VARCHAR',
-      conversation_id: 'VARCHAR',
-      created_at: 'TIMESTAMPTZ',
-    },
-    rows: noRows,
-  },
-  {
-    name: 'simulation_unit_test_set_runs',
-    columns: { id: 'VARCHAR', simulation_unit_test_set_id: 'VARCHAR', status: 'VARCHAR', created_at: 'TIMESTAMPTZ' },
-    rows: noRows,
-  },
+    entity: memories.name,
+    items: (orgId) => queryPages(memories.queryIndex(orgId, 'all', {})),
+  }),
+  declared('metrics', { id: 'VARCHAR', name: 'VARCHAR', created_at: 'TIMESTAMPTZ', updated_at: 'TIMESTAMPTZ' }),
+  declared('metric_evaluation_results', {
+    id: 'VARCHAR',
+    metric_id: 'VARCHAR',
+    conversation_id: 'VARCHAR',
+    value: 'JSON',
+    created_at: 'TIMESTAMPTZ',
+  }),
+  declared('tool_invocations', {
+    id: 'VARCHAR',
+    tool_id: 'VARCHAR',
+    conversation_id: 'VARCHAR',
+    created_at: 'TIMESTAMPTZ',
+  }),
+  declared('dynamic_behavior_invocations', {
+    id: 'VARCHAR',
+    dynamic_behavior_set_id: 'VARCHAR',
+    conversation_id: 'VARCHAR',
+    created_at: 'TIMESTAMPTZ',
+  }),
+  declared('simulation_unit_test_set_runs', {
+    id: 'VARCHAR',
+    simulation_unit_test_set_id: 'VARCHAR',
+    status: 'VARCHAR',
+    created_at: 'TIMESTAMPTZ',
+  }),
 ];
+
+/** The table an entity's records make, by the items' `entity` attribute. */
+export const analyticsTableOfEntity: ReadonlyMap<string, AnalyticsTable> = new Map(
+  analyticsTables.flatMap((table) => (table.entity ? [[table.entity, table] as const] : [])),
+);

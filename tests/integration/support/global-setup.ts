@@ -48,6 +48,7 @@ const startHarness = async (bundled: boolean): Promise<{ harness: Harness; stop:
     bucket: platform.bucket,
     toolRepositoryRoot: platform.toolRepositoryRoot,
     toolRuntimeDir: platform.toolRuntimeDir,
+    lakeCacheDir: platform.lakeCacheDir,
   };
   return {
     harness,
