@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -11,12 +11,14 @@ const objectExpiryDays = { 'prompt-logs/': 30, 'artifacts/': 90 } as const;
 const accessLogExpiryDays = 365;
 
 /**
- * The region's stateful resources: the single table, the artifact bucket and the JWT
- * signing key. All are retained when the stack is deleted.
+ * The region's stateful resources: the single table (and its stream), the artifact bucket, the
+ * access-log bucket and the JWT signing key. All are retained when the stack is deleted.
  */
 export class DataStore extends Construct {
   readonly table: Table;
   readonly bucket: Bucket;
+  /** Where the buckets' server access logs go, each under a prefix of its own. */
+  readonly accessLogs: Bucket;
   readonly signingKey: Secret;
 
   constructor(scope: Construct, id: string) {
@@ -32,6 +34,8 @@ export class DataStore extends Construct {
       deletionProtection: true,
       encryption: TableEncryption.AWS_MANAGED,
       removalPolicy: RemovalPolicy.RETAIN,
+      // Every change, with the item before and after: the analytics lake's feed (AnalyticsLake).
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
     });
     for (const index of globalIndexes) {
       this.table.addGlobalSecondaryIndex({
@@ -54,6 +58,7 @@ export class DataStore extends Construct {
       id: 'AwsSolutions-S1',
       reason: 'This is the access-log destination; logging it into itself would loop.',
     });
+    this.accessLogs = accessLogs;
 
     // Unversioned: objects are generated and expire, and a tenant's deletion must really delete.
     this.bucket = new Bucket(this, 'Artifacts', {

@@ -313,7 +313,7 @@ const ensureTable = async (client: DynamoDBClient, log: (line: string) => void):
   const enabledOnExistingTable = existing !== undefined && existing.StreamSpecification?.StreamEnabled !== true;
   if (enabledOnExistingTable) {
     await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: streamSpecification }));
-    log(`[dynamodb] enabled the stream of ${tableName}: fill the analytics lake with \`npm run lake:backfill\``);
+    log(`[dynamodb] enabled the stream of ${tableName}`);
   }
   try {
     const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));

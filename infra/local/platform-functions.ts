@@ -43,6 +43,9 @@ export interface PlatformFunctions {
 
 const day = 86_400;
 
+/** The compaction schedule's function, as the stack names it (its service `lake-compaction-schedule`). */
+export const lakeCompactionFunctionName = 'classic-api-lake-compaction-schedule';
+
 /** The handler modules under functions/, in this process, with the platform's environment. */
 export const sourceFunctions = (dailyScheduleSeconds: number | undefined): PlatformFunctions => ({
   api: async (group) => (await import(`../../functions/${group}/handler.ts`)).handler,
@@ -82,7 +85,7 @@ export const sourceFunctions = (dailyScheduleSeconds: number | undefined): Platf
         ),
     },
     {
-      functionName: 'classic-api-lake-compaction-schedule',
+      functionName: lakeCompactionFunctionName,
       periodSeconds: lakeCompactionMinutes * 60,
       timeoutMs: 15 * 60_000,
       handler: async (event, context) =>

@@ -8,7 +8,12 @@ import { ensureCloudAssembly } from './cloud-assembly';
 import { readDeployment } from './deployment';
 import { startGateway } from './gateway';
 import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
-import { bundledFunctions, type PlatformFunctions, sourceFunctions } from './platform-functions';
+import {
+  bundledFunctions,
+  lakeCompactionFunctionName,
+  type PlatformFunctions,
+  sourceFunctions,
+} from './platform-functions';
 import { missingPrerequisites } from './prerequisites';
 import { startQueuePoller } from './queue-poller';
 import { startStreamPoller } from './stream-poller';
@@ -33,6 +38,8 @@ export interface PlatformOptions {
   queueVisibilityTimeoutSeconds?: number;
   /** How often the daily schedules run (the API key expiration notices); default a day, and once at start. */
   dailyScheduleSeconds?: number;
+  /** How often the analytics lake is compacted; default the stack's rate (5 minutes), and once at start. */
+  lakeCompactionSeconds?: number;
   /** Extra environment for the functions (e.g. LLM settings). */
   env?: Record<string, string>;
   /**
@@ -202,6 +209,10 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
 
     // The schedules, which EventBridge runs in AWS: now, then every period.
     for (const schedule of functions.schedules) {
+      const periodSeconds =
+        schedule.functionName === lakeCompactionFunctionName
+          ? (options.lakeCompactionSeconds ?? schedule.periodSeconds)
+          : schedule.periodSeconds;
       const run = (): void => {
         schedule
           .handler({}, lambdaContext(schedule.functionName, schedule.timeoutMs))
@@ -209,7 +220,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
             log(`[${schedule.functionName}] failed: ${error instanceof Error ? error.message : String(error)}`),
           );
       };
-      const timer = setInterval(run, schedule.periodSeconds * 1000);
+      const timer = setInterval(run, periodSeconds * 1000);
       timer.unref();
       stoppers.push(async () => clearInterval(timer));
       run();
@@ -232,6 +243,18 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       process.env.TOOL_REPOSITORY_ROOT as string,
       repositoryName(root.org_id, rootTeam, 'team'),
     );
+    // A data dir from before the analytics lake: its table's stream is new, so the lake is filled from the table.
+    if (aws.tableStream.enabledOnExistingTable) {
+      const { backfillLake } = await import('#shared/admin/lake-backfill');
+      log('filling the analytics lake from the table (the backfill, in the background)');
+      backfillLake().then(
+        ({ organizations }) => log(`analytics lake filled: ${organizations.length} organizations`),
+        (error: unknown) =>
+          log(
+            `filling the analytics lake failed (run npm run lake:backfill): ${error instanceof Error ? error.message : String(error)}`,
+          ),
+      );
+    }
     const credentials: PlatformCredentials = {
       base_url: gateway.baseUrl,
       org_id: root.org_id,

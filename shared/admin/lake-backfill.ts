@@ -62,13 +62,13 @@ const writeSnapshot = async (
 const leaseWaitMs = 60_000;
 
 /**
- * Backfills one organization, holding its compaction lease meanwhile (for at most `leaseSeconds`),
- * so that no compaction merges half a snapshot. Waits up to a minute for a compaction under way.
+ * Backfills one organization, holding its compaction lease meanwhile, so that no compaction
+ * merges half a snapshot. Waits up to a minute for a compaction under way.
  */
-export const backfillOrganizationLake = async (orgId: string, leaseSeconds = 15 * 60): Promise<BackfillOutcome> => {
+export const backfillOrganizationLake = async (orgId: string): Promise<BackfillOutcome> => {
   const deadline = Date.now() + leaseWaitMs;
   for (;;) {
-    const outcome = await withCompactionLease(orgId, leaseSeconds, async () => {
+    const outcome = await withCompactionLease(orgId, async () => {
       const version = snapshotVersion(Date.now());
       const dir = await mkdtemp(join(tmpdir(), 'lake-backfill-'));
       const database = await openDuckDb();
@@ -100,12 +100,7 @@ const decodeCursor = (cursor: BackfillCursor): Item => JSON.parse(Buffer.from(cu
  * it stops after the organization under way and says where to resume (no cursor: all done).
  */
 export const backfillLake = async (
-  options: {
-    cursor?: BackfillCursor;
-    stopBy?: number;
-    leaseSeconds?: number;
-    onOrganization?: (outcome: BackfillOutcome) => void;
-  } = {},
+  options: { cursor?: BackfillCursor; stopBy?: number; onOrganization?: (outcome: BackfillOutcome) => void } = {},
 ): Promise<{ organizations: BackfillOutcome[]; cursor?: BackfillCursor }> => {
   const stopBy = options.stopBy ?? Number.POSITIVE_INFINITY;
   const organizations: BackfillOutcome[] = [];
@@ -113,7 +108,7 @@ export const backfillLake = async (
   do {
     const page = await scanOrganizationIds(startKey);
     for (const [index, orgId] of page.orgIds.entries()) {
-      const outcome = await backfillOrganizationLake(orgId, options.leaseSeconds);
+      const outcome = await backfillOrganizationLake(orgId);
       organizations.push(outcome);
       options.onOrganization?.(outcome);
       const more = index < page.orgIds.length - 1 || page.nextKey !== undefined;

@@ -51,31 +51,44 @@ const lakeChangesOf = (changes: readonly TableChange[]): Map<string, Map<Analyti
   return byOrganization;
 };
 
+const organizationsAtOnce = 8;
+
 export const recordTableChanges = async (changes: readonly TableChange[]): Promise<RecordedChanges> => {
   const recorded: RecordedChanges = { deltas: 0, rows: 0, erased: 0 };
   const byOrganization = lakeChangesOf(changes);
   if (byOrganization.size === 0) return recorded;
   const dir = await mkdtemp(join(tmpdir(), 'lake-changes-'));
   const database = await openDuckDb();
-  try {
-    for (const [orgId, tables] of byOrganization) {
-      // A deleted organization's records are being erased: their removals must not refill its folders.
-      if (!(await isOrganizationLive(orgId))) {
-        await eraseOrganizationLake(orgId);
-        recorded.erased += [...tables.values()].reduce((sum, rows) => sum + rows.length, 0);
-        continue;
-      }
+  const record = async (orgId: string, tables: Map<AnalyticsTable, ChangedRow[]>): Promise<void> => {
+    // A deleted organization's records are being erased: their removals must not refill its folders.
+    if (!(await isOrganizationLive(orgId))) {
+      await eraseOrganizationLake(orgId);
+      recorded.erased += [...tables.values()].reduce((sum, rows) => sum + rows.length, 0);
+      return;
+    }
+    const connection = await database.instance.connect();
+    try {
       for (const [table, rows] of tables) {
         const name = `${deltaFilePrefix}${newId()}.parquet`;
         const file = join(dir, name);
-        await writeDelta(database.connection, table, rows, file);
+        await writeDelta(connection, table, rows, file);
         await uploadLakeFile(`${tableFolder(table.name, orgId)}${name}`, file);
         await rm(file, { force: true });
         recorded.deltas += 1;
         recorded.rows += rows.length;
       }
-      await putLakeMarker(dirtyMarkerKey(orgId));
+    } finally {
+      connection.closeSync();
     }
+    await putLakeMarker(dirtyMarkerKey(orgId));
+  };
+  try {
+    // A batch spans many organizations when many are busy: several are written at once.
+    const organizations = [...byOrganization];
+    for (let start = 0; start < organizations.length; start += organizationsAtOnce)
+      await Promise.all(
+        organizations.slice(start, start + organizationsAtOnce).map(([orgId, tables]) => record(orgId, tables)),
+      );
   } finally {
     closeDuckDb(database);
     await rm(dir, { recursive: true, force: true });

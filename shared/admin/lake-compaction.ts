@@ -9,13 +9,14 @@ import type { AnalyticsTable } from './analytics-tables';
 import { eraseOrganizationLake, isOrganizationLive } from './lake-erasure';
 import { closeDuckDb, mergeTableFiles, openDuckDb } from './lake-files';
 import { baseFilePrefix, dirtyMarkerKey, dirtyMarkerRoot, tableFolder } from './lake-layout';
-import { releaseCompactionLease, takeCompactionLease } from './lake-repository';
+import { releaseCompactionLease, renewCompactionLease, takeCompactionLease } from './lake-repository';
 import { fetchLakeObjects, lakeTables, listTableObjects } from './lake-sync';
 
 /**
  * Compaction keeps each table folder of an organization at one compacted file plus the deltas
  * written since the last run: the latest version of every record goes into a new file, then the
- * files it replaces are deleted. One compaction at a time per organization (a lease in the table).
+ * files it replaces are deleted. One compaction (or backfill) at a time per organization: a lease
+ * in the table, renewed while the work runs.
  */
 export interface CompactionOutcome {
   orgId: string;
@@ -29,8 +30,8 @@ export interface CompactionOutcome {
   skipped?: 'leased' | 'erased';
 }
 
-/** A compaction lasts at most a Lambda's 15 minutes; a lease that outlives its compaction expires then. */
-const leaseSeconds = 15 * 60;
+/** A lease lasts this long unless renewed: a holder that died frees the organization soon after. */
+const leaseSeconds = 5 * 60;
 
 const compactTable = async (
   connection: DuckDBConnection,
@@ -85,30 +86,38 @@ export const compactLeasedOrganizationLake = async (orgId: string): Promise<Comp
 };
 
 /**
- * Runs `work` holding the organization's compaction lease for at most `seconds`, unless another
+ * Runs `work` holding the organization's compaction lease (renewed while it runs), unless another
  * compaction holds it (undefined) or the organization is gone (its lake is erased instead:
  * changes a consumer wrote while it was being deleted go with the rest).
  */
 export const withCompactionLease = async <T>(
   orgId: string,
-  seconds: number,
   work: () => Promise<T>,
 ): Promise<T | 'leased' | 'erased'> => {
   if (!(await isOrganizationLive(orgId))) {
     await eraseOrganizationLake(orgId);
     return 'erased';
   }
-  const leaseId = await takeCompactionLease(orgId, seconds);
+  const leaseId = await takeCompactionLease(orgId, leaseSeconds);
   if (!leaseId) return 'leased';
+  const renewal = setInterval(
+    () => {
+      renewCompactionLease(orgId, leaseId, leaseSeconds).catch((error: unknown) =>
+        logger.warn('could not renew the lake compaction lease', { org_id: orgId, error: error as Error }),
+      );
+    },
+    (leaseSeconds * 1000) / 3,
+  );
   try {
     return await work();
   } finally {
+    clearInterval(renewal);
     await releaseCompactionLease(orgId, leaseId);
   }
 };
 
 export const compactOrganizationLake = async (orgId: string): Promise<CompactionOutcome> => {
-  const outcome = await withCompactionLease(orgId, leaseSeconds, () => compactLeasedOrganizationLake(orgId));
+  const outcome = await withCompactionLease(orgId, () => compactLeasedOrganizationLake(orgId));
   return typeof outcome === 'string' ? { orgId, tables: 0, records: 0, deltas: 0, skipped: outcome } : outcome;
 };
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleConversationRecord } from '../conversation/fixtures';
 import { type AnalyticsTable, analyticsTables } from './analytics-tables';
 import {
   type ChangedRow,
@@ -34,20 +35,7 @@ afterAll(async () => {
 
 /** A conversation row as the stream would record it at version `seconds` (and sequence `seconds`). */
 const change = (id: string, seconds: number, fields: Record<string, unknown> = {}, deleted = false): ChangedRow => ({
-  row: conversations.row({
-    id,
-    user_id: 'u1',
-    service_id: 's1',
-    created_at: '2026-01-02T03:04:05.000Z',
-    is_finished: false,
-    finished_at: null,
-    is_analyzed: false,
-    num_messages: 1,
-    current_state: 'start',
-    user_display_name: 'Eve',
-    tags: { team: 'blue' },
-    ...fields,
-  }),
+  row: conversations.row({ ...sampleConversationRecord('org', { id, tags: { team: 'blue' } }), ...fields }),
   version: streamVersion(seconds, String(seconds)),
   deleted,
 });

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Item } from '../data/table';
-import type { AnalyticsTable, ColumnType } from './analytics-tables';
+import type { ColumnType } from './analytics-schema';
+import type { AnalyticsTable } from './analytics-tables';
 
 /**
  * The lake's Parquet files on local disk, written and read with DuckDB (embedded). Every file of

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { deleteItem, isConditionFailure, putItem } from '../data/table';
+import { deleteItem, isConditionFailure, putItem, updateItem } from '../data/table';
 
 /**
  * The analytics lake's one record in the table: an organization's compaction lease, so that one
@@ -42,5 +42,21 @@ export const releaseCompactionLease = async (orgId: string, leaseId: string): Pr
     });
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
+  }
+};
+
+/** Extends the lease by `seconds` from now; false when it is no longer this holder's. */
+export const renewCompactionLease = async (orgId: string, leaseId: string, seconds: number): Promise<boolean> => {
+  try {
+    await updateItem({
+      Key: lakeCompactionLeases.key(orgId, {}),
+      UpdateExpression: 'SET expires_at_epoch = :expires',
+      ConditionExpression: 'lease_id = :lease',
+      ExpressionAttributeValues: { ':expires': nowEpoch() + seconds, ':lease': leaseId },
+    });
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
   }
 };

@@ -75,34 +75,23 @@ const organizationLakeReader = async (orgId: string): Promise<S3Client | undefin
   });
 };
 
-/** A database whose tables are views over the organization's lake files, confined to its folder. */
-const openOrganizationDatabase = async (orgId: string) => {
+/**
+ * Makes the database's tables views over the organization's lake files (copied here first), then
+ * confines the engine to the organization's folder. Returns where it may spill, to remove after.
+ */
+const attachOrganizationTables = async (connection: DuckDBConnection, orgId: string): Promise<string> => {
   const orgDir = localOrganizationFolder(orgId);
   const files = await organizationTableFiles(orgId, orgDir, await organizationLakeReader(orgId));
   await boundLakeCache(lakeCacheRoot(), orgDir);
+  for (const table of analyticsTables)
+    await connection.run(
+      `CREATE VIEW ${table.name} AS ${tableViewSql(table, files.get(table.name) ?? { deltas: [] })}`,
+    );
   // Spilled intermediate results stay in the organization's folder, the one place the engine may write.
   const spillDir = join(orgDir, `_spill-${randomBytes(6).toString('hex')}`);
   await mkdir(spillDir, { recursive: true });
-  const database = await openDuckDb();
-  try {
-    const { connection } = database;
-    for (const table of analyticsTables)
-      await connection.run(
-        `CREATE VIEW ${table.name} AS ${tableViewSql(table, files.get(table.name) ?? { deltas: [] })}`,
-      );
-    await confineToFolder(connection, orgDir, spillDir);
-  } catch (error) {
-    closeDuckDb(database);
-    await rm(spillDir, { recursive: true, force: true });
-    throw error;
-  }
-  return {
-    ...database,
-    close: async () => {
-      closeDuckDb(database);
-      await rm(spillDir, { recursive: true, force: true });
-    },
-  };
+  await confineToFolder(connection, orgDir, spillDir);
+  return spillDir;
 };
 
 /** Runs the caller's SELECT, keeping at most `maxRows` rows; interrupted after `timeoutMs` (408). */
@@ -111,9 +100,13 @@ export const runOrganizationQuery = async (
   sql: string,
   options: { maxRows: number; timeoutMs: number },
 ): Promise<QueryResult> => {
-  const { connection, close } = await openOrganizationDatabase(orgId);
+  const database = await openDuckDb();
+  const { connection } = database;
+  let spillDir: string | undefined;
   try {
+    // Checked before anything is copied: a refused query costs nothing more.
     await requireOneSelect(connection, sql);
+    spillDir = await attachOrganizationTables(connection, orgId);
     const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
     try {
       const reader = await connection.streamAndReadUntil(sql, options.maxRows + 1);
@@ -132,6 +125,7 @@ export const runOrganizationQuery = async (
       clearTimeout(timer);
     }
   } finally {
-    await close();
+    closeDuckDb(database);
+    if (spillDir) await rm(spillDir, { recursive: true, force: true });
   }
 };

@@ -19,8 +19,6 @@ export interface LakeObject {
   size: number;
 }
 
-export const lakeClient = (): Promise<S3Client> => s3();
-
 /** The objects under `prefix`, in key order, every page. */
 export const listLakeObjects = async (prefix: string, client?: S3Client): Promise<LakeObject[]> => {
   const [reader, { ListObjectsV2Command }] = await Promise.all([client ?? s3(), s3Sdk()]);

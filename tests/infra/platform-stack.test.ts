@@ -208,14 +208,15 @@ describe('platform stack', () => {
   });
 
   it('creates one Node.js 22 function per endpoint group in the route table, per consumed queue and per schedule, on arm64 unless it carries a native binding', () => {
-    template.resourceCountIs('AWS::Lambda::Function', groupsInUse.length + consumedQueues.length + 1);
-    // The daily schedule, and the rule that routes ended tool builds (tests/infra/tool-build.test.ts).
-    template.resourceCountIs('AWS::Events::Rule', 2);
+    // The analytics lake adds three (tests/infra/analytics-lake.test.ts): its stream consumer, compaction and backfill.
+    template.resourceCountIs('AWS::Lambda::Function', groupsInUse.length + consumedQueues.length + 1 + 3);
+    // The daily schedule, the lake's compaction, and the rule that routes ended tool builds (tests/infra/tool-build.test.ts).
+    template.resourceCountIs('AWS::Events::Rule', 3);
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 day)' });
     const expected = {
       Runtime: 'nodejs22.x',
       Architectures: Match.anyValue(),
-      MemorySize: 512,
+      MemorySize: Match.anyValue(),
       TracingConfig: { Mode: 'Active' },
       LoggingConfig: Match.objectLike({ LogFormat: 'JSON', LogGroup: Match.anyValue() }),
     };
@@ -235,13 +236,21 @@ describe('platform stack', () => {
       onlyOne(functionsByDescription(template, `Consumer of the ${definition.worker} queue`));
     }
     template.allResourcesProperties('AWS::Lambda::Function', expected);
-    // The admin group carries DuckDB, whose installed binding is x86_64; every other function is Graviton.
+    // The admin group and the lake's functions carry DuckDB, whose installed binding is x86_64; every other
+    // function is Graviton. 512 MB each, but DuckDB's SQL query, compaction and backfill.
     const [, admin] = onlyOne(functionsByDescription(template, 'Endpoint group admin'));
     expect(admin.Properties.Architectures).toEqual(['x86_64']);
-    const architectures = Object.values(template.findResources('AWS::Lambda::Function')).map(
-      (fn) => (fn.Properties.Architectures as string[])[0],
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    const architectures = functions.map((fn) => (fn.Properties.Architectures as string[])[0]);
+    expect(architectures.filter((architecture) => architecture === 'arm64')).toHaveLength(architectures.length - 4);
+    expect(functions.filter((fn) => fn.Properties.MemorySize !== 512).map((fn) => fn.Properties.Description)).toEqual(
+      expect.arrayContaining([
+        'Endpoint group admin',
+        'Scheduled lake-compaction run',
+        'Lake backfill job, invoked by an operator',
+      ]),
     );
-    expect(architectures.filter((architecture) => architecture === 'arm64')).toHaveLength(architectures.length - 1);
+    expect(functions.filter((fn) => fn.Properties.MemorySize !== 512)).toHaveLength(3);
   });
 
   it('derives the REST API from the route table, streaming only the streaming operations', () => {
@@ -411,7 +420,8 @@ describe('platform stack', () => {
     }
     for (const title of ['Turn tokens', 'Turn cost (USD)']) expect(body).toContain(title);
 
-    template.resourceCountIs('AWS::CloudWatch::Alarm', queueDefinitions.length + 1);
+    // The analytics lake's stream failures are alarmed too (tests/infra/analytics-lake.test.ts).
+    template.resourceCountIs('AWS::CloudWatch::Alarm', queueDefinitions.length + 1 + 1);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: 0.01,
       ComparisonOperator: 'GreaterThanThreshold',
