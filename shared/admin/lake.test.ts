@@ -121,6 +121,29 @@ describe('analytics lake', () => {
     expect(await conversationRows(orgId)).toEqual([[a, false, '9']]);
   });
 
+  it('keeps each organization’s engine for its next queries: current files, its own folder only', async () => {
+    // Prepare: the other organization's copies are here; then the engine of `own` is started and kept.
+    const [own, other] = [await organization(), await organization()];
+    const [a, b] = [newId(), newId()];
+    await recordTableChanges([change(own, conversation(own, a), 10)]);
+    await recordTableChanges([change(other, conversation(other, newId()), 10)]);
+    await conversationRows(other);
+    await conversationRows(own);
+
+    // Act
+    await recordTableChanges([change(own, conversation(own, b), 20)]);
+    const rows = await conversationRows(own);
+    const theirs = runOrganizationQuery(
+      own,
+      `SELECT count(*) FROM '${localOrganizationFolder(other)}/conversations/*.parquet'`,
+      { maxRows: 10, timeoutMs: 30_000 },
+    );
+
+    // Assess
+    expect(rows.map((row) => row[0])).toEqual([a, b]);
+    await expect(theirs).rejects.toThrow(/Permission Error/);
+  });
+
   it('leaves an organization to the compaction holding its lease', async () => {
     const orgId = await organization();
     await recordTableChanges([change(orgId, conversation(orgId, newId()), 10)]);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { scopedLakeClient } from '../aws/lake-store';
 import { config } from '../kernel/config';
 import { BadRequestError, RequestTimeoutError } from '../kernel/errors';
@@ -76,22 +76,77 @@ const organizationLakeReader = async (orgId: string): Promise<S3Client | undefin
 };
 
 /**
- * Makes the database's tables views over the organization's lake files (copied here first), then
- * confines the engine to the organization's folder. Returns where it may spill, to remove after.
+ * An engine confined to one organization's folder, kept for that organization's next queries (a
+ * Lambda instance tends to serve the same organization again): its start and its cached Parquet
+ * metadata are not paid again. It serves no other organization; the configuration is locked.
  */
-const attachOrganizationTables = async (connection: DuckDBConnection, orgId: string): Promise<string> => {
+interface OrganizationEngine {
+  orgId: string;
+  instance: DuckDBInstance;
+  spillDir: string;
+  queries: number;
+}
+
+const engines = new Map<string, OrganizationEngine>();
+/** Engines kept while no query uses them: the most recently used only (each may take half the memory). */
+const idleEnginesKept = 1;
+
+/** A new engine, confined to the organization's folder before any query runs on it. */
+const startEngine = async (orgId: string): Promise<OrganizationEngine> => {
+  const orgDir = localOrganizationFolder(orgId);
+  // Spilled intermediate results stay in the organization's folder, the one place the engine may write.
+  const spillDir = join(orgDir, `_spill-${randomBytes(6).toString('hex')}`);
+  await mkdir(spillDir, { recursive: true });
+  const database = await openDuckDb();
+  try {
+    await confineToFolder(database.connection, orgDir, spillDir);
+  } catch (error) {
+    closeDuckDb(database);
+    throw error;
+  }
+  database.connection.closeSync();
+  return { orgId, instance: database.instance, spillDir, queries: 0 };
+};
+
+/** Engines being started: queries arriving meanwhile wait for the same one. */
+const starting = new Map<string, Promise<OrganizationEngine>>();
+
+const takeEngine = async (orgId: string): Promise<OrganizationEngine> => {
+  let engine = engines.get(orgId);
+  if (!engine) {
+    let started = starting.get(orgId);
+    if (!started) {
+      started = startEngine(orgId).finally(() => starting.delete(orgId));
+      starting.set(orgId, started);
+    }
+    engine = engines.get(orgId) ?? (await started);
+  }
+  // Most recently used last.
+  engines.delete(orgId);
+  engines.set(orgId, engine);
+  engine.queries += 1;
+  return engine;
+};
+
+const releaseEngine = async (engine: OrganizationEngine): Promise<void> => {
+  engine.queries -= 1;
+  const idle = [...engines.values()].filter((candidate) => candidate.queries === 0);
+  for (const evicted of idle.slice(0, Math.max(0, idle.length - idleEnginesKept))) {
+    engines.delete(evicted.orgId);
+    evicted.instance.closeSync();
+    await rm(evicted.spillDir, { recursive: true, force: true });
+  }
+};
+
+/** The query's tables: temporary views (its connection's own) over the organization's lake files, copied here first. */
+const attachOrganizationTables = async (connection: DuckDBConnection, orgId: string): Promise<void> => {
   const orgDir = localOrganizationFolder(orgId);
   const files = await organizationTableFiles(orgId, orgDir, await organizationLakeReader(orgId));
   await boundLakeCache(lakeCacheRoot(), orgDir);
   for (const table of analyticsTables)
     await connection.run(
-      `CREATE VIEW ${table.name} AS ${tableViewSql(table, files.get(table.name) ?? { deltas: [] })}`,
+      `CREATE TEMP VIEW ${table.name} AS ${tableViewSql(table, files.get(table.name) ?? { deltas: [] })}`,
     );
-  // Spilled intermediate results stay in the organization's folder, the one place the engine may write.
-  const spillDir = join(orgDir, `_spill-${randomBytes(6).toString('hex')}`);
-  await mkdir(spillDir, { recursive: true });
-  await confineToFolder(connection, orgDir, spillDir);
-  return spillDir;
 };
 
 /** Runs the caller's SELECT, keeping at most `maxRows` rows; interrupted after `timeoutMs` (408). */
@@ -100,13 +155,12 @@ export const runOrganizationQuery = async (
   sql: string,
   options: { maxRows: number; timeoutMs: number },
 ): Promise<QueryResult> => {
-  const database = await openDuckDb();
-  const { connection } = database;
-  let spillDir: string | undefined;
+  const engine = await takeEngine(orgId);
+  const connection = await engine.instance.connect();
   try {
     // Checked before anything is copied: a refused query costs nothing more.
     await requireOneSelect(connection, sql);
-    spillDir = await attachOrganizationTables(connection, orgId);
+    await attachOrganizationTables(connection, orgId);
     const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
     try {
       const reader = await connection.streamAndReadUntil(sql, options.maxRows + 1);
@@ -125,7 +179,7 @@ export const runOrganizationQuery = async (
       clearTimeout(timer);
     }
   } finally {
-    closeDuckDb(database);
-    if (spillDir) await rm(spillDir, { recursive: true, force: true });
+    connection.closeSync();
+    await releaseEngine(engine);
   }
 };

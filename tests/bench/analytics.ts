@@ -324,6 +324,8 @@ export const measureAnalytics = async (): Promise<AnalyticsFigures> => {
         lakeFiles: footprint.files,
         queries: await measureQueries(platform, nextCaller, orgId),
       });
+      // Shown as soon as measured: the larger size takes long to seed.
+      for (const line of sizeLines(figures.at(-1) as SizeFigures)) console.error(line);
     }
     console.error('measuring freshness');
     const freshness = await measureFreshness(platform, admin);
@@ -337,20 +339,19 @@ export const measureAnalytics = async (): Promise<AnalyticsFigures> => {
 const ms = (value: number) => `${value.toFixed(0)} ms`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
+/** What was measured at one size. */
+const sizeLines = (size: SizeFigures): string[] => [
+  `${size.messages.toLocaleString()} messages (${size.conversations.toLocaleString()} conversations): seeded in ${size.seedSeconds.toFixed(1)} s (${(size.messages / size.seedSeconds).toFixed(0)} messages/s with their conversations); the lake had them all ${size.ingestLagSeconds.toFixed(1)} s after the seeding ended`,
+  `  compaction: ${size.compactionSeconds.toFixed(1)} s (${size.compactedDeltas} delta files merged); lake: ${mib(size.lakeBytes)} in ${size.lakeFiles} files`,
+  ...size.queries.map(
+    (query) =>
+      `  ${query.name.padEnd(28)} cold p50 ${ms(query.cold.p50)}, p95 ${ms(query.cold.p95)} (${query.cold.count}); warm p50 ${ms(query.warm.p50)}, p95 ${ms(query.warm.p95)} (${query.warm.count}); ${query.rows} rows`,
+  ),
+];
+
 /** Prints the figures, whether the targets are met (warm p95 < 1 s at the largest size, freshness p95 < 60 s), then the summary line. */
 export const printAnalyticsFigures = (figures: AnalyticsFigures): boolean => {
-  for (const size of figures.sizes) {
-    console.log(
-      `${size.messages.toLocaleString()} messages (${size.conversations.toLocaleString()} conversations): seeded in ${size.seedSeconds.toFixed(1)} s (${(size.messages / size.seedSeconds).toFixed(0)} messages/s with their conversations); the lake had them all ${size.ingestLagSeconds.toFixed(1)} s after the seeding ended`,
-    );
-    console.log(
-      `  compaction: ${size.compactionSeconds.toFixed(1)} s (${size.compactedDeltas} delta files merged); lake: ${mib(size.lakeBytes)} in ${size.lakeFiles} files`,
-    );
-    for (const query of size.queries)
-      console.log(
-        `  ${query.name.padEnd(28)} cold p50 ${ms(query.cold.p50)}, p95 ${ms(query.cold.p95)} (${query.cold.count}); warm p50 ${ms(query.warm.p50)}, p95 ${ms(query.warm.p95)} (${query.warm.count}); ${query.rows} rows`,
-      );
-  }
+  for (const size of figures.sizes) for (const line of sizeLines(size)) console.log(line);
   const { freshness } = figures;
   console.log(
     `freshness (conversation announced → visible to SQL): p50 ${ms(freshness.p50)}, p95 ${ms(freshness.p95)}, max ${ms(freshness.max)} (${freshness.count} conversations)`,
