@@ -2,7 +2,8 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/builtin';
+import type { WorkerName } from '#shared/kernel/operation';
+import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/pocketsphinx';
 import { startLocalAws } from './aws-stack';
 import { ensureCloudAssembly } from './cloud-assembly';
 import { readDeployment } from './deployment';
@@ -15,7 +16,7 @@ import {
   sourceFunctions,
 } from './platform-functions';
 import { missingPrerequisites } from './prerequisites';
-import { startQueuePoller } from './queue-poller';
+import { type SqsBatchHandler, startQueuePoller } from './queue-poller';
 import { startStreamPoller } from './stream-poller';
 
 export interface PlatformCredentials {
@@ -47,6 +48,11 @@ export interface PlatformOptions {
    * context and these `-c` values, or reused when up to date), wired as the stack's template wires them.
    */
   bundled?: { context: Record<string, string> };
+  /**
+   * For the fault tests only: what the queue pollers invoke instead of each worker's handler (to
+   * kill an invocation after its side effect, or watch its batch responses).
+   */
+  wrapConsumer?: (worker: WorkerName, handler: SqsBatchHandler) => SqsBatchHandler;
   log?: (line: string) => void;
 }
 
@@ -169,7 +175,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       const poller = startQueuePoller({
         queueUrl: aws.queues[consumer.worker].url,
         queueArn: aws.queues[consumer.worker].arn,
-        handler: consumer.handler,
+        handler: options.wrapConsumer?.(consumer.worker, consumer.handler) ?? consumer.handler,
         batchSize: consumer.batchSize,
         sqsClient,
         functionName: consumer.functionName,

@@ -9,10 +9,10 @@ import {
   type Item,
   isConditionFailure,
   type PrimaryKey,
-  putItem,
   type QuerySpec,
   queryPage,
   type ResultPut,
+  replaceItem,
   transactWrite,
   updateItem,
 } from '../data/table';
@@ -61,11 +61,22 @@ export const conversations = defineEntity({
   },
 });
 
-/** Who holds the conversation right now: one operation at a time. */
+/**
+ * Who holds the conversation right now: one operation (an interaction, finishing) at a time. The
+ * lease is short and its holder renews it while it works (a heartbeat, as the DynamoDB Lock Client
+ * does), so a holder that died frees the conversation `leaseDurationMs` after its last renewal. It
+ * has no TTL: an expired lease is how the next holder learns that the previous one stopped without
+ * ending its work (see `interruptions.ts`). `expires_at_epoch` (seconds, the table's TTL attribute)
+ * is how leases were written before they were short: such a lease is read as held until then.
+ */
 export const conversationLeases = defineEntity({
   name: 'conversation-lease',
   within: conversations,
-  schema: z.object({ lease_id: z.string(), expires_at_epoch: z.number().int() }),
+  schema: z.object({
+    lease_id: z.string(),
+    held_until_ms: z.number().int().optional(),
+    expires_at_epoch: z.number().int().optional(),
+  }),
   partition: (lease: { conversation_id: string }) => [lease.conversation_id],
   sort: () => 'LEASE',
 });
@@ -83,28 +94,43 @@ const leaseKey = (orgId: string, id: string): PrimaryKey => conversationLeases.k
 const userStateKey = (orgId: string, userId: string, serviceId: string): PrimaryKey =>
   conversationUserStates.key(orgId, { user_id: userId, service_id: serviceId });
 
-/** A lease outlives the longest streamed call (5 minutes) so that a killed function's lease expires on its own. */
-const leaseSeconds = 6 * 60;
+/** How long a lease holds without renewal: a conversation whose turn died is free again this long after the last renewal. */
+export const leaseDurationMs = 30_000;
+/** How often a holder renews its lease: two renewals may fail before it runs out. */
+export const leaseRenewalIntervalMs = 10_000;
+/** Retry-After of a busy conversation: an interaction usually ends within seconds, a dead one's lease within `leaseDurationMs`. */
+const maxRetryAfterSeconds = 5;
 
 const toConversation = (item: Item): ConversationRecord => conversations.parse(item);
 
-const nowEpoch = () => Math.floor(Date.now() / 1000);
-
-const leaseItem = (orgId: string, conversationId: string, leaseId: string) =>
-  conversationLeases.item(orgId, {
-    conversation_id: conversationId,
-    lease_id: leaseId,
-    expires_at_epoch: nowEpoch() + leaseSeconds,
-  });
+const leaseItem = (orgId: string, conversationId: string, leaseId: string, heldUntilMs: number) =>
+  conversationLeases.item(orgId, { conversation_id: conversationId, lease_id: leaseId, held_until_ms: heldUntilMs });
 
 /** The lease is free, expired, or held by `leaseId`. */
-const leaseAvailable = (leaseId?: string) => ({
-  expression: `attribute_not_exists(pk) OR expires_at_epoch < :now${leaseId ? ' OR lease_id = :lease' : ''}`,
-  values: { ':now': nowEpoch(), ...(leaseId ? { ':lease': leaseId } : {}) },
-});
+const leaseAvailable = (leaseId?: string) => {
+  const now = Date.now();
+  return {
+    expression: `attribute_not_exists(pk) OR held_until_ms < :now OR expires_at_epoch < :nowEpoch${leaseId ? ' OR lease_id = :lease' : ''}`,
+    values: { ':now': now, ':nowEpoch': Math.floor(now / 1000), ...(leaseId ? { ':lease': leaseId } : {}) },
+  };
+};
 
-const inProgress = () =>
-  new ConflictError('A related operation is in progress on this conversation; retry once it has finished.');
+/** 409 for a conversation another operation holds, with when to retry. */
+export const conversationBusy = (heldUntilMs?: number): ConflictError =>
+  new ConflictError('A related operation is in progress on this conversation; retry once it has finished.', {
+    retryAfterSeconds: Math.max(1, Math.min(maxRetryAfterSeconds, Math.ceil(((heldUntilMs ?? 0) - Date.now()) / 1000))),
+  });
+
+/** A transaction lost a race with another writer of the same item (DynamoDB's TransactionConflict). */
+const concurrentChange = () => new ConflictError('The conversation changed concurrently; retry.');
+
+/** A turn's write found its lease gone or its interaction ended by someone else: it writes nothing more. */
+export class LeaseLostError extends ConflictError {
+  constructor() {
+    super('The interaction lost its hold on the conversation before it ended.');
+    this.name = 'LeaseLostError';
+  }
+}
 
 export const getConversation = (
   orgId: string,
@@ -122,14 +148,30 @@ export const getUserServiceState = async (
   return { activeConversationId: state?.active_conversation_id, finishedCount: state?.finished_count ?? 0 };
 };
 
+export interface LeaseState {
+  leaseId: string;
+  heldUntilMs: number;
+  /** Whether its holder may still be working (not expired). */
+  held: boolean;
+}
+
+const leaseStateOf = (lease: { lease_id: string; held_until_ms?: number; expires_at_epoch?: number }): LeaseState => {
+  const heldUntilMs = lease.held_until_ms ?? (lease.expires_at_epoch ?? 0) * 1000;
+  return { leaseId: lease.lease_id, heldUntilMs, held: heldUntilMs >= Date.now() };
+};
+
 /**
- * Stores a new conversation and takes its lease (the opening interaction runs under it). The
- * user-and-service guard is written in the same transaction, so of two concurrent creates for
- * one user and service only one succeeds.
- * @returns the lease id.
+ * Stores a new conversation and takes its lease (the opening interaction runs under it), with
+ * what the opening stores before it streams (`opening`: the initial message, the first event).
+ * The user-and-service guard is written in the same transaction, so of two concurrent creates
+ * for one user and service only one succeeds.
+ * @returns the lease.
  */
-export const createConversation = async (record: ConversationRecord): Promise<string> => {
-  const leaseId = randomUUID();
+export const createConversation = async (
+  record: ConversationRecord,
+  opening: (Item & PrimaryKey)[],
+): Promise<LeaseState> => {
+  const lease = { leaseId: randomUUID(), heldUntilMs: Date.now() + leaseDurationMs, held: true };
   await transactWrite(
     [
       {
@@ -141,31 +183,68 @@ export const createConversation = async (record: ConversationRecord): Promise<st
         },
       },
       conversations.create(record.org_id, record),
-      { Put: { Item: leaseItem(record.org_id, record.id, leaseId) } },
+      { Put: { Item: leaseItem(record.org_id, record.id, lease.leaseId, lease.heldUntilMs) } },
+      ...opening.map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
     ],
     () =>
       new BadRequestError(
         `The user has an unfinished conversation of service ${record.service_id}; finish it before starting another.`,
       ),
   );
-  return leaseId;
+  return lease;
 };
 
-/** Whether an operation (an interaction) holds the conversation's lease right now. */
-export const isLeaseHeld = async (orgId: string, conversationId: string): Promise<boolean> => {
+/** The conversation's lease, if any (strongly consistent). */
+export const getLease = async (orgId: string, conversationId: string): Promise<LeaseState | undefined> => {
   const lease = await conversationLeases.get(orgId, { conversation_id: conversationId }, true);
-  return lease !== undefined && lease.expires_at_epoch >= nowEpoch();
+  return lease && leaseStateOf(lease);
 };
 
-/** Takes the conversation's lease, or fails with 409 while another operation holds it. */
-export const acquireLease = async (orgId: string, conversationId: string): Promise<string> => {
-  const leaseId = randomUUID();
-  const available = leaseAvailable();
-  await putItem(leaseItem(orgId, conversationId, leaseId), {
-    condition: { expression: available.expression, values: available.values },
-    onConditionFailure: inProgress,
-  });
-  return leaseId;
+/**
+ * Takes the conversation's lease, or fails with 409 (and when to retry) while another operation
+ * holds it. `replacedExpired` tells that it took over an expired lease: its holder stopped, maybe
+ * in the middle of an interaction.
+ */
+export const takeLease = async (
+  orgId: string,
+  conversationId: string,
+): Promise<LeaseState & { replacedExpired: boolean }> => {
+  const lease = { leaseId: randomUUID(), heldUntilMs: Date.now() + leaseDurationMs, held: true };
+  const taken = new Error('lease taken');
+  try {
+    const replaced = await replaceItem(leaseItem(orgId, conversationId, lease.leaseId, lease.heldUntilMs), {
+      condition: leaseAvailable(),
+      onConditionFailure: () => taken,
+    });
+    return { ...lease, replacedExpired: replaced !== undefined };
+  } catch (error) {
+    if (error !== taken) throw error;
+    throw conversationBusy((await getLease(orgId, conversationId))?.heldUntilMs);
+  }
+};
+
+/**
+ * Renews the lease for `durationMs` from now; fails with `LeaseLostError` once another holds it.
+ * @returns until when it holds.
+ */
+export const renewLease = async (
+  orgId: string,
+  conversationId: string,
+  leaseId: string,
+  durationMs = leaseDurationMs,
+): Promise<number> => {
+  const heldUntilMs = Date.now() + durationMs;
+  await updateItem(
+    {
+      Key: leaseKey(orgId, conversationId),
+      UpdateExpression: 'SET held_until_ms = :until',
+      ConditionExpression: 'lease_id = :lease',
+      ExpressionAttributeValues: { ':until': heldUntilMs, ':lease': leaseId },
+      ReturnValues: 'NONE',
+    },
+    () => new LeaseLostError(),
+  );
+  return heldUntilMs;
 };
 
 /** Gives the lease back; a lease that expired and was taken by someone else is left alone. */
@@ -181,17 +260,24 @@ export const releaseLease = async (orgId: string, conversationId: string, leaseI
 };
 
 export interface CommittedInteraction {
-  /** Put requests of the interaction's messages and interaction record (from their repositories). */
+  /**
+   * Put requests of what the interaction stores at its end (from their repositories): its
+   * messages, interaction record and last events. Each is new: a put finding its key taken
+   * fails the commit (an event position taken means the interaction was ended elsewhere).
+   */
   puts: (Item & PrimaryKey)[];
   addedMessages: number;
   finalMessage: { id: string; text: string };
   currentState: string;
   interactionId: string;
+  /** Give the lease back with the commit (the conversation goes on); else it stays held (finishing follows). */
+  releaseLease: boolean;
 }
 
 /**
- * Writes an interaction all at once: messages, interaction record and the conversation's
- * counters. Fails with 409 if the conversation finished or the lease was lost meanwhile.
+ * Writes an interaction all at once: messages, interaction record, last events and the
+ * conversation's counters, and gives the lease back unless finishing follows. Fails with
+ * `LeaseLostError` if the lease was lost meanwhile, 409 if the conversation was finished.
  */
 export const commitInteraction = async (
   conversation: ConversationRecord,
@@ -199,6 +285,12 @@ export const commitInteraction = async (
   committed: CommittedInteraction,
 ): Promise<void> => {
   const { org_id: orgId, id } = conversation;
+  const leaseHeld = {
+    Key: leaseKey(orgId, id),
+    ConditionExpression: 'lease_id = :lease',
+    ExpressionAttributeValues: { ':lease': leaseId },
+  };
+  const conversationAt = committed.puts.length;
   await transactWrite(
     [
       ...committed.puts.map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
@@ -219,15 +311,47 @@ export const commitInteraction = async (
           },
         },
       },
-      {
-        ConditionCheck: {
-          Key: leaseKey(orgId, id),
-          ConditionExpression: 'lease_id = :lease',
-          ExpressionAttributeValues: { ':lease': leaseId },
-        },
-      },
+      // Deleting the lease costs what checking it would: the separate release is saved.
+      committed.releaseLease ? { Delete: leaseHeld } : { ConditionCheck: leaseHeld },
     ],
-    () => new ConflictError('The conversation was finished or taken over while the interaction ran.'),
+    (error) => {
+      const failed = failedConditions(error);
+      if (failed.includes(conversationAt))
+        return new ConflictError('The conversation was finished while the interaction ran.');
+      return failed.length > 0 ? new LeaseLostError() : concurrentChange();
+    },
+  );
+};
+
+/**
+ * Writes new items of an interaction all at once, each only if its key is free: what a turn
+ * stores before it streams (the user's messages, the first event), or the last events of an
+ * interaction that will not commit (its `error`), then also counting the messages it stored
+ * from the user's side, which stay. An event position already taken means the interaction was
+ * ended elsewhere: `LeaseLostError`.
+ */
+export const storeInteractionItems = async (
+  orgId: string,
+  conversationId: string,
+  written: { puts: (Item & PrimaryKey)[]; addedMessages: number },
+): Promise<void> => {
+  await transactWrite(
+    [
+      ...written.puts.map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+      ...(written.addedMessages > 0
+        ? [
+            {
+              Update: {
+                Key: conversationKey(orgId, conversationId),
+                UpdateExpression: 'SET num_messages = num_messages + :added',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeValues: { ':added': written.addedMessages },
+              },
+            },
+          ]
+        : []),
+    ],
+    (error) => (failedConditions(error).length > 0 ? new LeaseLostError() : concurrentChange()),
   );
 };
 
@@ -269,43 +393,59 @@ export const finishConversationRecord = async (
       },
     ],
     (error) =>
-      failedConditions(error).includes(0) ? new ConflictError(`Conversation ${id} is already finished.`) : inProgress(),
+      failedConditions(error).includes(0)
+        ? new ConflictError(`Conversation ${id} is already finished.`)
+        : conversationBusy(),
   );
 };
 
-/** Deletes a conversation that has no message (the reference's finish of an empty conversation). */
+/**
+ * Deletes a conversation that has no message (the reference's finish of an empty conversation),
+ * with everything its partition holds: the events and interactions of an opening that failed.
+ * They go first, under the conversation's lease (nothing else writes to the partition then), and
+ * the record last: a deletion cut short leaves an empty conversation that finishing again
+ * deletes, never events that nothing refers to (the organization's erasure finds partitions by
+ * their conversation record). 409 while an interaction holds the lease.
+ */
 export const deleteEmptyConversation = async (conversation: ConversationRecord): Promise<void> => {
   const { org_id: orgId, id } = conversation;
-  const lease = leaseAvailable();
-  await transactWrite(
-    [
-      {
-        Delete: {
-          Key: conversationKey(orgId, id),
-          ConditionExpression: 'num_messages = :zero AND is_finished = :false',
-          ExpressionAttributeValues: { ':zero': 0, ':false': false },
+  const { leaseId } = await takeLease(orgId, id);
+  try {
+    const current = await getConversation(orgId, id, true);
+    if (!current || current.num_messages > 0 || current.is_finished) throw conversationBusy();
+    const kept = new Set([conversationKey(orgId, id).sk, leaseKey(orgId, id).sk]);
+    await erasePartition(conversations.partition(orgId, { id }), (sortKey) => kept.has(sortKey));
+    await transactWrite(
+      [
+        {
+          Delete: {
+            Key: conversationKey(orgId, id),
+            ConditionExpression: 'num_messages = :zero AND is_finished = :false',
+            ExpressionAttributeValues: { ':zero': 0, ':false': false },
+          },
         },
-      },
-      {
-        Update: {
-          Key: userStateKey(orgId, conversation.user_id, conversation.service_id),
-          UpdateExpression: 'REMOVE active_conversation_id',
-          ConditionExpression: 'active_conversation_id = :id',
-          ExpressionAttributeValues: { ':id': id },
+        {
+          Update: {
+            Key: userStateKey(orgId, conversation.user_id, conversation.service_id),
+            UpdateExpression: 'REMOVE active_conversation_id',
+            ConditionExpression: 'active_conversation_id = :id',
+            ExpressionAttributeValues: { ':id': id },
+          },
         },
-      },
-      {
-        ConditionCheck: {
-          Key: leaseKey(orgId, id),
-          ConditionExpression: lease.expression,
-          ExpressionAttributeValues: lease.values,
+        {
+          Delete: {
+            Key: leaseKey(orgId, id),
+            ConditionExpression: 'lease_id = :lease',
+            ExpressionAttributeValues: { ':lease': leaseId },
+          },
         },
-      },
-    ],
-    inProgress,
-  );
-  // Interactions of a failed opening may remain; nothing refers to them any more.
-  await erasePartition(conversations.partition(orgId, { id }));
+      ],
+      () => conversationBusy(),
+    );
+  } catch (error) {
+    await releaseLease(orgId, id, leaseId);
+    throw error;
+  }
 };
 
 /** Replaces the tags, failing with 409 if they changed since `conversation` was read. */

@@ -1,7 +1,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { analysisQueueMessage, webhookQueueMessage } from '../../events/queue-messages';
-import type { StreamEvent } from '../../events/stream-events';
+import type { ConversationEvent, StreamEvent } from '../../events/stream-events';
 import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { s3 } from '../aws/clients';
@@ -14,7 +14,7 @@ import { createStateMachineVersion } from '../state-machine/state-machines';
 import { createTool } from '../tool/tools';
 import { queryMemories } from '../user/memory-repository';
 import { getUserModels } from '../user/user-model-repository';
-import { getConversation } from './conversation-repository';
+import { getConversation, getLease, renewLease, storeInteractionItems, takeLease } from './conversation-repository';
 import {
   finishConversation,
   interactWithConversation,
@@ -22,9 +22,11 @@ import {
   type StreamOptions,
   startConversation,
 } from './conversations';
+import { getConversationEvents } from './event-replay';
+import { eventIdOf, eventItems } from './event-repository';
 import { toolInInitialStateMachineVersion } from './fixtures';
 import { getInteraction } from './interaction-repository';
-import { recentMessages } from './message-repository';
+import { messageItem, recentMessages } from './message-repository';
 import { interactionLogScope, promptLogKey } from './prompt-log';
 
 const stream: StreamOptions = { agentActionType: /^.*$/ };
@@ -65,6 +67,50 @@ const say = async (orgId: string, conversationId: string, text: string) =>
       })
     ).events,
   );
+
+/**
+ * What a turn whose process died mid-stream leaves behind, written as its turn writes it: the
+ * lease, the user's message with `user-message-available`, and one more event; then its lease
+ * runs out (nothing renews it).
+ */
+const interruptedTurn = async (orgId: string, conversationId: string, text: string) => {
+  const lease = await takeLease(orgId, conversationId);
+  const interactionId = newId();
+  const messageId = newId();
+  const events = [
+    { type: 'user-message-available', message_id: messageId, user_message: text },
+    {
+      type: 'current-agent-action',
+      action: { type: 'navigate-state-machine-action-state-action-selected', action: 'help' },
+    },
+  ].map((event, n) => ({ ...event, event_id: eventIdOf(interactionId, n) }) as ConversationEvent);
+  await storeInteractionItems(orgId, conversationId, {
+    puts: [
+      messageItem(orgId, {
+        id: messageId,
+        conversation_id: conversationId,
+        interaction_id: interactionId,
+        created_at: new Date().toISOString(),
+        sender: 'User',
+        message: text,
+        format: 'text',
+        message_type: 'user-message',
+        message_metadata: [],
+      }),
+      ...eventItems(orgId, conversationId, events),
+    ],
+    addedMessages: 0,
+  });
+  await renewLease(orgId, conversationId, lease.leaseId, -1_000);
+  return { interactionId, messageId };
+};
+
+const replay = async (orgId: string, conversationId: string): Promise<ConversationEvent[]> => {
+  const { events } = await getConversationEvents(orgId, user, { conversationId, agentActionType: /^.*$/ });
+  const all: ConversationEvent[] = [];
+  for await (const event of events) all.push(event);
+  return all;
+};
 
 describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
   const aws = useLocalAws();
@@ -139,6 +185,9 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
 
     // Assess
     await expect(second).rejects.toBeInstanceOf(ConflictError);
+    const refused = (await second.catch((error: unknown) => error)) as ConflictError;
+    expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(refused.retryAfterSeconds).toBeLessThanOrEqual(5);
     await drain(first.events);
     const third = await say(orgId, conversationId, 'Still here');
     expect(third.at(-1)).toMatchObject({ type: 'interaction-complete' });
@@ -311,5 +360,71 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     // Assess
     expect(await getConversation(orgId, conversationId)).toBeUndefined();
     await drain((await start({ versionSetName: 'edge' })).events);
+  });
+
+  it('ends an interaction whose turn died when the next turn takes the conversation, keeping the message it announced', async () => {
+    // Prepare
+    const { orgId, serviceId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    const dead = await interruptedTurn(orgId, conversationId, 'My printer is jammed');
+
+    // Act
+    const next = await say(orgId, conversationId, 'Hello again');
+
+    // Assess
+    expect(next.at(-1)).toMatchObject({ type: 'interaction-complete' });
+    const ofDead = (await replay(orgId, conversationId)).filter((event) =>
+      event.event_id.startsWith(dead.interactionId),
+    );
+    expect(ofDead.map((event) => event.type)).toEqual(['user-message-available', 'current-agent-action', 'error']);
+    expect(ofDead.at(-1)).toMatchObject({
+      event_id: eventIdOf(dead.interactionId, 2),
+      http_error_code: 500,
+      error_description: expect.stringContaining('interrupted'),
+    });
+    const messages = await recentMessages(orgId, conversationId, 50);
+    expect(messages.map((message) => message.message)).toContain('My printer is jammed');
+    expect((await getConversation(orgId, conversationId))?.num_messages).toBe(messages.length);
+    // The next turn's model saw it.
+    const interactionId = (next.at(-1) as { interaction_id: string }).interaction_id;
+    const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
+    const history = await (
+      await (await s3()).send(new GetObjectCommand({ Bucket: aws().bucket, Key: `${promptLogKey(scope, 1)}-history` }))
+    ).Body?.transformToString();
+    expect(history).toContain('user: My printer is jammed');
+  });
+
+  it('ends an interrupted interaction when a replay reaches it and nothing holds the conversation, then ends the replay', async () => {
+    // Prepare
+    const { orgId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    const dead = await interruptedTurn(orgId, conversationId, 'My printer is jammed');
+
+    // Act
+    const first = await replay(orgId, conversationId);
+    const again = await replay(orgId, conversationId);
+
+    // Assess
+    expect(first.at(-1)).toMatchObject({ type: 'error', event_id: eventIdOf(dead.interactionId, 2) });
+    expect(again).toEqual(first);
+    expect(await getLease(orgId, conversationId)).toBeUndefined();
+    expect((await getConversation(orgId, conversationId))?.num_messages).toBe(2);
+  });
+
+  it('finishes a conversation whose last turn died, counting the message that turn kept', async () => {
+    // Prepare
+    const { orgId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    await interruptedTurn(orgId, conversationId, 'My printer is jammed');
+
+    // Act
+    await finishConversation(orgId, user, conversationId);
+
+    // Assess
+    expect(await getConversation(orgId, conversationId)).toMatchObject({ is_finished: true, num_messages: 2 });
+    expect((await replay(orgId, conversationId)).at(-1)).toMatchObject({ type: 'error', http_error_code: 500 });
   });
 });

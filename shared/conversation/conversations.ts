@@ -8,36 +8,45 @@ import type {
 import { countConversationStarted, countInteraction, recordTurnMetrics } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
+import { retryWhileBusy } from '../data/table';
 import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
+import type { TextPattern } from '../kernel/caller-patterns';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
-import { asIfMissing, conversationAttributes, hasPermission, requirePermission } from '../kernel/permissions';
+import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
+import { asIfMissing, conversationAttributes, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/index';
 import { recordUserActivity } from '../user/users';
 import {
-  acquireLease,
   commitInteraction,
+  conversationBusy,
   createConversation,
   deleteEmptyConversation,
   finishConversationRecord,
   getConversation,
+  getLease,
   getUserServiceState,
-  isLeaseHeld,
+  LeaseLostError,
+  type LeaseState,
   releaseLease,
+  storeInteractionItems,
 } from './conversation-repository';
 import type { EngineSession, TurnOutcome } from './engine/contracts';
 import { runTurn } from './engine/turn';
+import { eventIdOf, eventItems } from './event-repository';
+import { eventVisibility, visibleEvents } from './event-visibility';
 import { withProductionTime } from './fragment-times';
 import { interactionItem } from './interaction-repository';
+import { endIdleInterruption, interruptedError, takeConversationLease } from './interruptions';
+import { type KeptLease, keepLease } from './lease-keeper';
 import { messageItem } from './message-repository';
-import { createPromptLogger, interactionLogScope } from './prompt-log';
+import { createPromptLogger, interactionLogScope, type PromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
-import { onlyVisible, outliveReader, recordedEvents } from './turn-events';
+import { InteractionJournal, outliveReader } from './turn-events';
 import { startTurnMeter, type TurnFigures, type TurnMeter } from './turn-meter';
 import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type VoiceTurn } from './voice';
 
@@ -48,27 +57,8 @@ import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type V
  */
 export interface StreamOptions {
   /** `current_agent_action_type`: agent actions whose type matches are sent (to callers with insight). */
-  agentActionType: RegExp;
+  agentActionType: TextPattern;
 }
-
-/**
- * Which events of a conversation's stream a caller is sent: all but the agent actions, which
- * only callers with the insights permission get, and only those whose type matches
- * `current_agent_action_type`.
- */
-export const eventVisibility = (
-  caller: Caller,
-  conversation: Pick<ConversationRecord, 'id' | 'user_id' | 'service_id' | 'tags'>,
-  agentActionType: RegExp,
-): ((event: ConversationEvent) => boolean) => {
-  const showAgentActions = hasPermission(
-    caller,
-    'Conversation:GetInteractionInsights',
-    conversationAttributes(conversation),
-  );
-  return (event) =>
-    event.type !== 'current-agent-action' || (showAgentActions && agentActionType.test(event.action.type));
-};
 
 /** Interacting with a conversation and finishing it need both permissions, as in the reference. */
 const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {
@@ -134,14 +124,17 @@ export const closeConversation = async (
 ): Promise<void> => {
   const { org_id: orgId, id } = conversation;
   if (conversation.is_finished) throw alreadyFinished(id);
-  if (conversation.num_messages === 0) {
-    await deleteEmptyConversation(conversation);
-    return;
+  let current = conversation;
+  if (!options.leaseId) {
+    // An interaction whose turn stopped is ended first (409 while one runs): its messages count.
+    if (await endIdleInterruption(orgId, id)) current = await requireConversation(orgId, id, true);
+    const lease = await getLease(orgId, id);
+    if (lease?.held) throw conversationBusy(lease.heldUntilMs);
   }
-  if (!options.leaseId && (await isLeaseHeld(orgId, id))) {
-    throw new ConflictError(
-      'An interaction is in progress on this conversation; finish it once the interaction has ended.',
-    );
+  if (current.is_finished) throw alreadyFinished(id);
+  if (current.num_messages === 0) {
+    await deleteEmptyConversation(current);
+    return;
   }
   const finishedAt = nowIso();
   // Queued before the conversation is marked finished: if queueing fails the conversation
@@ -155,7 +148,7 @@ export const closeConversation = async (
     finished_at: finishedAt,
     trigger: options.trigger,
   });
-  await finishConversationRecord(conversation, finishedAt, options.leaseId);
+  await finishConversationRecord(current, finishedAt, options.leaseId);
 };
 
 export const finishConversation = async (orgId: string, caller: Caller, id: string): Promise<void> => {
@@ -171,10 +164,13 @@ export const finishConversation = async (orgId: string, caller: Caller, id: stri
 /** One streamed turn: its messages from the user side, and where the stream goes. */
 interface Turn {
   conversation: ConversationRecord;
-  leaseId: string;
+  /** The conversation's lease, renewed while the turn runs. */
+  lease: KeptLease;
   session: EngineSession;
   interactionId: string;
-  /** This turn's messages from the user's side (external events, the user message), stored with the turn. */
+  /** The interaction's events, stored as they are sent. */
+  journal: InteractionJournal;
+  /** This turn's messages from the user's side (external events, the user message), stored before its stream. */
   newMessages: MessageRecord[];
   /** Whether the turn starts the conversation (user statistics count it). */
   opening: boolean;
@@ -184,18 +180,55 @@ interface Turn {
   voice?: VoiceTurn;
   /** Measures the turn from its request on (speech recognition included). */
   meter: TurnMeter;
-  /**
-   * Writes started beside the turn rather than before its stream (the heard audio): the
-   * commit waits for them, so a stored turn has everything it refers to.
-   */
-  pendingWrites: Promise<void>[];
+  promptLogger: PromptLogger;
+  /** Stops the engine: the turn ended before it (its first write failed) or lost its lease. */
+  stop: AbortController;
 }
 
+type TurnFields = Omit<Turn, 'lease' | 'journal' | 'promptLogger' | 'stop'>;
+
+/** A turn under `lease`, whose first `storedBefore` events were stored before its stream. */
+const beginTurn = (fields: TurnFields, lease: LeaseState, storedBefore: number): Turn => {
+  const { conversation, interactionId } = fields;
+  const kept = keepLease(conversation.org_id, conversation.id, lease);
+  return {
+    ...fields,
+    lease: kept,
+    journal: new InteractionJournal(conversation, interactionId, storedBefore, kept.held),
+    promptLogger: createPromptLogger(interactionLogScope(conversation, interactionId)),
+    stop: new AbortController(),
+  };
+};
+
+/** The turn's engine, its first step under way (the model starts while the turn's first write is made). */
+interface RunningEngine {
+  steps: AsyncGenerator<StreamEvent, TurnOutcome>;
+  first: Promise<IteratorResult<StreamEvent, TurnOutcome>>;
+}
+
+const startEngine = (turn: Turn): RunningEngine => {
+  const signal = AbortSignal.any([turn.lease.signal, turn.stop.signal]);
+  const textTurn = runTurn(turn.session, engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal));
+  const steps = turn.voice ? speakTurn(turn.conversation, textTurn, turn.voice, turn.meter) : textTurn;
+  const first = steps.next();
+  // Read by the stream; a turn that ends before its stream never reads it.
+  first.catch(() => undefined);
+  return { steps, first };
+};
+
+/** The items of this turn's messages as stored (from the user's side before the stream, the agent's with the commit). */
+const messageItems = (orgId: string, stored: MessageRecord[]) => stored.map((message) => messageItem(orgId, message));
+
+/**
+ * Stores the turn all at once: the agent's messages and inner thoughts, the interaction record,
+ * the events not stored yet and `complete`; gives the lease back unless the session ends.
+ */
 const storeTurn = async (
   turn: Turn,
   outcome: TurnOutcome,
   agentName: string,
   figures: TurnFigures,
+  complete: ConversationEvent,
 ): Promise<number> => {
   const { conversation, interactionId } = turn;
   const orgId = conversation.org_id;
@@ -213,7 +246,6 @@ const storeTurn = async (
   const thoughts = outcome.innerThoughts.map((thought) => message(thought.id, thought.content, 'agent-inner-thought'));
   const agentMessage = message(outcome.agentMessageId, outcome.agentMessage, 'agent-message');
   const added = turn.newMessages.length + 1;
-  await Promise.all(turn.pendingWrites);
   const invocation = outcome.triggeredDynamicBehavior
     ? behaviorInvocationItem(conversation, outcome.triggeredDynamicBehavior, {
         newMessages: turn.newMessages,
@@ -221,9 +253,10 @@ const storeTurn = async (
         innerThoughtIds: thoughts.map((thought) => thought.id),
       })
     : undefined;
-  await commitInteraction(conversation, turn.leaseId, {
+  const unstored = await turn.journal.unstored();
+  await commitInteraction(conversation, turn.lease.leaseId, {
     puts: [
-      ...[...turn.newMessages, ...thoughts, agentMessage].map((stored) => messageItem(orgId, stored)),
+      ...messageItems(orgId, [...thoughts, agentMessage]),
       interactionItem(orgId, {
         id: interactionId,
         conversation_id: conversation.id,
@@ -244,12 +277,15 @@ const storeTurn = async (
         ...figures,
       }),
       ...(invocation ? [invocation] : []),
+      ...eventItems(orgId, conversation.id, [...unstored, complete]),
     ],
     addedMessages: added,
     finalMessage: { id: agentMessage.id, text: agentMessage.message },
     currentState: outcome.state.name,
     interactionId,
+    releaseLease: !outcome.completed,
   });
+  turn.journal.storedWith(complete);
   countInteraction();
   recordTurnMetrics(conversation.service_id, figures);
   // Statistics must not fail a committed turn.
@@ -262,49 +298,107 @@ const storeTurn = async (
 };
 
 /**
- * Runs a turn as stream events: the agent's actions, the message pieces as the model writes
- * them, then `interaction-complete` once the turn is stored, with the turn's timings and usage. When the terminal state was reached
- * the conversation is finished. A failure ends the stream with an `error` event. The lease is
- * given back however the stream ends.
+ * Ends a failed turn with its `error` event, stored with the events not stored yet (and, unless
+ * the turn had committed, counting its messages from the user's side, which stay). A turn that
+ * lost its lease stores nothing: whoever took the conversation ends the interaction, and the
+ * client is told that the turn was interrupted. `stored` says whether the interaction ended in
+ * storage; when not, the lease is left to run out and whoever takes it next ends it.
  */
-async function* streamTurn(turn: Turn): AsyncGenerator<StreamEvent> {
-  const { conversation } = turn;
-  const promptLogger = createPromptLogger(interactionLogScope(conversation, turn.interactionId));
+const endWithError = async (
+  turn: Turn,
+  error: unknown,
+  committed: boolean,
+): Promise<{ event: ConversationEvent; stored: boolean }> => {
+  const { conversation, journal } = turn;
+  const interrupted = () => ({ event: journal.identify(interruptedError), stored: false });
+  if (error instanceof LeaseLostError || !turn.lease.held()) return interrupted();
+  const event = journal.identify(errorEventOf(error));
   try {
-    const textTurn = runTurn(turn.session, engineDependencies(conversation, promptLogger, turn.meter));
-    const engine = turn.voice ? speakTurn(conversation, textTurn, turn.voice, turn.meter) : textTurn;
-    let step = await engine.next();
+    const unstored = await journal.unstored();
+    // Stored through a passing throttling storm too, so that the lease can be given back after it.
+    await retryWhileBusy(
+      () =>
+        storeInteractionItems(conversation.org_id, conversation.id, {
+          puts: eventItems(conversation.org_id, conversation.id, [...unstored, event]),
+          addedMessages: committed ? 0 : turn.newMessages.length,
+        }),
+      30_000,
+    );
+    journal.storedWith(event);
+    return { event, stored: true };
+  } catch (failure) {
+    if (failure instanceof LeaseLostError) return interrupted();
+    logger.error('interaction not ended in storage', { error: failure as Error });
+    return { event, stored: false };
+  }
+};
+
+/**
+ * Runs a turn as stream events, after its `opening` events (stored before the stream): the
+ * agent's actions, the message pieces as the model writes them, then `interaction-complete`
+ * once the turn is stored (in the same write), with the turn's timings and usage. When the
+ * terminal state was reached the conversation is finished. A failure ends the stream with an
+ * `error` event. The lease is given back once the interaction has ended in storage.
+ */
+async function* streamTurn(
+  turn: Turn,
+  engine: RunningEngine,
+  opening: ConversationEvent[],
+): AsyncGenerator<ConversationEvent> {
+  const { conversation, journal, lease } = turn;
+  // Whether the interaction has ended in storage, and whether its commit gave the lease back.
+  let ended = false;
+  let released = false;
+  try {
+    yield* opening;
+    let step = await engine.first;
     while (!step.done) {
-      yield withProductionTime(step.value);
-      step = await engine.next();
+      if (!lease.held()) throw new LeaseLostError();
+      yield journal.send(withProductionTime(step.value));
+      step = await engine.steps.next();
     }
     const outcome = step.value;
     // Measured up to the store: the stored interaction and its event carry the same figures.
     const figures = turn.meter.figures();
-    const added = await storeTurn(turn, outcome, turn.session.agent.identity.name, figures);
-    yield {
+    const complete = journal.identify({
       type: 'interaction-complete',
       message_id: outcome.agentMessageId,
       interaction_id: turn.interactionId,
       full_message: outcome.agentMessage,
       conversation_completed: outcome.completed,
       ...figures,
-    };
+    });
+    const added = await storeTurn(turn, outcome, turn.session.agent.identity.name, figures, complete);
+    ended = true;
+    released = !outcome.completed;
+    yield complete;
     if (outcome.completed) {
       const stored = { ...conversation, num_messages: conversation.num_messages + added };
       // The session ends here: `conversation_completed` above told the client, and the
       // stream closes. No further event: the reference's stream has none for it.
-      await closeConversation(stored, { leaseId: turn.leaseId, trigger: 'end-session' });
+      await closeConversation(stored, { leaseId: lease.leaseId, trigger: 'end-session' });
     }
   } catch (error) {
-    yield errorEventOf(error);
+    const ending = await endWithError(turn, error, ended);
+    ended ||= ending.stored;
+    yield ending.event;
   } finally {
-    await promptLogger.flush();
-    await releaseLease(conversation.org_id, conversation.id, turn.leaseId).catch((error: unknown) =>
-      logger.warn('conversation lease not released', { error: error as Error }),
-    );
+    turn.stop.abort();
+    lease.stop();
+    await turn.promptLogger.flush();
+    if (ended && !released) await giveLeaseBack(conversation.org_id, conversation.id, lease.leaseId);
   }
 }
+
+/**
+ * Releases the lease, through a passing throttling storm too: a turn that failed because the
+ * table was busy must not keep its conversation busy once the table answers again. A storm longer
+ * than 30 s leaves the lease to expire; that is only logged, so the turn's own outcome stands.
+ */
+const giveLeaseBack = (orgId: string, conversationId: string, leaseId: string): Promise<void> =>
+  retryWhileBusy(() => releaseLease(orgId, conversationId, leaseId), 30_000).catch((error: unknown) =>
+    logger.warn('conversation lease not released', { error: error as Error }),
+  );
 
 /** A streamed turn: its events as the caller may see them, and when it has ended, read or not. */
 export interface StreamedTurn<E extends ConversationEvent> {
@@ -312,20 +406,22 @@ export interface StreamedTurn<E extends ConversationEvent> {
   settled: Promise<void>;
 }
 
-/**
- * Starts the turn after its `opening` events, each event given its id and stored as it is
- * sent, and runs it to its end whether or not the caller stays to read it.
- */
-const startTurn = <E extends ConversationEvent>(turn: Turn, opening: StreamEvent[]): StreamedTurn<E> => {
+/** Streams the turn, run to its end whether or not the caller stays to read it. */
+const startTurn = <E extends ConversationEvent>(
+  turn: Turn,
+  engine: RunningEngine,
+  opening: ConversationEvent[],
+): StreamedTurn<E> => {
+  const { events, settled } = outliveReader(streamTurn(turn, engine, opening));
   const { conversation } = turn;
-  const all = (async function* () {
-    yield* opening;
-    yield* streamTurn(turn);
-  })();
-  const { events, settled } = outliveReader(recordedEvents(conversation, turn.interactionId, all));
-  const visible = eventVisibility(turn.caller, conversation, turn.stream.agentActionType);
-  return { events: onlyVisible(events, visible) as AsyncIterable<E>, settled };
+  const visibility = eventVisibility(conversation.org_id, turn.caller, conversation, turn.stream.agentActionType);
+  const typeOf = async (id: string) => turn.newMessages.find((message) => message.id === id)?.message_type;
+  return { events: visibleEvents(events, visibility, typeOf) as AsyncIterable<E>, settled };
 };
+
+/** The events a turn stores before its stream, with their ids: its first positions. */
+const openingEvents = (interactionId: string, events: StreamEvent[]): ConversationEvent[] =>
+  events.map((event, n) => ({ ...event, event_id: eventIdOf(interactionId, n) }) as ConversationEvent);
 
 const displayName = (user: { first_name: string; last_name: string } | undefined): string =>
   user ? `${user.first_name} ${user.last_name}`.trim() : 'User';
@@ -412,22 +508,19 @@ export const startConversation = async (
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
   const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice, meter));
-  const leaseId = await createConversation(conversation);
+  const opening = openingEvents(interactionId, [{ type: 'conversation-created', conversation_id: conversation.id }]);
+  // The conversation, its initial message and its first event are stored at once, before the stream.
+  const lease = await createConversation(conversation, [
+    ...messageItems(orgId, newMessages),
+    ...eventItems(orgId, conversation.id, opening),
+  ]);
   countConversationStarted();
-  const turn: Turn = {
-    conversation,
-    leaseId,
-    session,
-    interactionId,
-    newMessages,
-    opening: true,
-    caller,
-    stream: input.stream,
-    voice,
-    meter,
-    pendingWrites: [],
-  };
-  return startTurn(turn, [{ type: 'conversation-created', conversation_id: conversation.id }]);
+  const turn = beginTurn(
+    { conversation, session, interactionId, newMessages, opening: true, caller, stream: input.stream, voice, meter },
+    lease,
+    opening.length,
+  );
+  return startTurn(turn, startEngine(turn), opening);
 };
 
 const userSideMessage = (
@@ -466,9 +559,6 @@ export interface InteractInput {
   /** Voice input (its transcript replaces `text`) and voice output. */
   voice?: VoiceRequest;
 }
-
-/** How far ahead of this server's clock a client's clock may run. */
-export const allowedClockSkewMs = 5_000;
 
 /**
  * Checks the turn and returns its external events with their timestamps as stored: a
@@ -520,7 +610,9 @@ export const interactWithConversation = async (
   const text = voice?.heard?.transcript ?? input.text;
   const externalEvents = validateTurnInput(found, { ...input, text });
 
-  const leaseId = await acquireLease(orgId, conversationId);
+  const lease = await takeConversationLease(orgId, conversationId);
+  let turn: Turn;
+  let opening: ConversationEvent[];
   try {
     // Read again under the lease: the previous turn may have moved the conversation on.
     const conversation = await requireConversation(orgId, conversationId, true);
@@ -549,31 +641,50 @@ export const interactWithConversation = async (
       (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
     const session = await loadSession(conversation, { isReturningUser, newMessages });
     const spoken = newMessages.at(-1);
-    // The recording is stored while the turn runs, not before its stream starts; the commit waits for it.
-    const heardAudioStored = voice?.heard && spoken ? storeHeardAudio(conversation, spoken.id, voice.heard) : undefined;
-    // A turn that ends before its commit (an error, the client leaving) does not wait for it: its failure is only logged.
-    heardAudioStored?.catch((error: unknown) => logger.warn('heard audio not stored', { error: error as Error }));
-    const turn: Turn = {
-      conversation,
-      leaseId,
-      session,
+    opening = openingEvents(
       interactionId,
-      newMessages,
-      opening: false,
-      caller,
-      stream: input.stream,
-      voice,
-      meter,
-      pendingWrites: heardAudioStored ? [heardAudioStored] : [],
-    };
-    return startTurn(
-      turn,
       spoken && input.messageType !== 'skip'
         ? [{ type: 'user-message-available', message_id: spoken.id, user_message: spoken.message }]
         : [],
     );
+    turn = beginTurn(
+      { conversation, session, interactionId, newMessages, opening: false, caller, stream: input.stream, voice, meter },
+      lease,
+      opening.length,
+    );
   } catch (error) {
-    await releaseLease(orgId, conversationId, leaseId);
+    await giveLeaseBack(orgId, conversationId, lease.leaseId);
     throw error;
   }
+  const { conversation, newMessages } = turn;
+  const engine = startEngine(turn);
+  try {
+    // What `user-message-available` announces is stored before it is sent, in one write, while the
+    // model starts: the messages and that event. The recording is stored beside them, so the
+    // message's source resolves once it is announced; a recording not stored is only logged.
+    const spoken = newMessages.at(-1);
+    await Promise.all([
+      newMessages.length > 0 &&
+        storeInteractionItems(orgId, conversationId, {
+          puts: [...messageItems(orgId, newMessages), ...eventItems(orgId, conversationId, opening)],
+          addedMessages: 0,
+        }),
+      voice?.heard &&
+        spoken &&
+        storeHeardAudio(conversation, spoken.id, voice.heard).catch((error: unknown) =>
+          logger.warn('heard audio not stored', { error: error as Error }),
+        ),
+    ]);
+  } catch (error) {
+    turn.stop.abort();
+    turn.lease.stop();
+    // A refusal (too large, a conflict) wrote nothing: the lease is given back. After any other
+    // failure whether the write took effect is unknown: the lease is left to run out, and whoever
+    // takes the conversation next ends the interaction if it was stored.
+    if (error instanceof DomainError && !(error instanceof LeaseLostError)) {
+      await giveLeaseBack(orgId, conversationId, lease.leaseId);
+    }
+    throw error;
+  }
+  return startTurn(turn, engine, opening);
 };

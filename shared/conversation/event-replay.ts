@@ -1,13 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationEvent } from '../../events/stream-events';
 import type { Caller } from '../kernel/caller';
+import type { TextPattern } from '../kernel/caller-patterns';
+import { ConflictError } from '../kernel/errors';
 import { conversationAttributes, hasPermission } from '../kernel/permissions';
-import { isLeaseHeld } from './conversation-repository';
-import { conversationNotFound, eventVisibility, requireConversation } from './conversations';
-import { parseEventId, readEventsAfter } from './event-repository';
+import { getLease } from './conversation-repository';
+import { conversationNotFound, requireConversation } from './conversations';
+import { readerNow } from './event-reader';
+import { parseEventId, readEventsAfter, readRestOfItem } from './event-repository';
+import { endIdleInterruption, endOvertakenInteraction } from './interruptions';
 import { endsInteraction } from './turn-events';
 
-/** Events read per Query: a replay costs one read per page of events, and one per poll while it follows. */
+/** Items of stored events read per Query: a replay costs one read per page, and one per poll while it follows. */
 const pageSize = 100;
 /** How often a follower looks for the next events of an interaction that is still running. */
 export const followIntervalMs = 250;
@@ -31,14 +35,15 @@ export interface ReplayRequest {
   /** The last event the client has; without it, the replay starts from the conversation's first event. */
   afterEventId?: string;
   /** `current_agent_action_type`, as for the original stream. */
-  agentActionType: RegExp;
+  agentActionType: TextPattern;
 }
 
 /**
  * The stored events of a conversation after `afterEventId`, as the caller's own stream would
  * have carried them, then, while an interaction is still running, its next events as they are
- * stored, until it ends (`interaction-complete` or `error`). 404 for a conversation the caller
- * may not read.
+ * stored, until it ends (`interaction-complete` or `error`). An interaction that never ended
+ * and that nothing runs any more (its turn stopped) is ended in storage with an `error` first
+ * (`interruptions.ts`), so the replay ends too. 404 for a conversation the caller may not read.
  */
 export const getConversationEvents = async (
   orgId: string,
@@ -50,35 +55,72 @@ export const getConversationEvents = async (
   if (!hasPermission(caller, 'Conversation:GetConversation', conversationAttributes(conversation))) {
     throw conversationNotFound(conversationId);
   }
-  const visible = eventVisibility(caller, conversation, request.agentActionType);
+  let reader = await readerNow(orgId, caller, conversation, request.agentActionType);
   return {
     events: (async function* () {
       let last = request.afterEventId;
       // Whether the last event read ended its interaction; the client's own last event is not read again.
       let ended = false;
+      // Whether an interrupted interaction was looked for once the stored events ran out.
+      let interruptionEnded = false;
+      // Interactions a later one followed before they ended, once ended in storage.
+      const overtakenEnded = new Set<string>();
+      const take = async function* (events: ConversationEvent[]) {
+        for (const event of events) {
+          last = event.event_id;
+          ended = endsInteraction(event);
+          const shown = await reader.shown(event);
+          if (shown) yield shown;
+        }
+      };
+      // A resume from inside an item of stored events starts with the rest of that item.
+      if (last !== undefined) yield* take(await readRestOfItem(orgId, conversationId, last));
       const deadline = Date.now() + followForMs;
       for (;;) {
         const page = await readEventsAfter(orgId, conversationId, last, pageSize);
         let contiguous = 0;
-        for (const event of page) {
-          if (last !== undefined && !follows(last, event.event_id)) break;
+        let overtakenJustEnded = false;
+        for (const events of page) {
+          const first = events[0] as ConversationEvent;
+          if (last !== undefined && !follows(last, first.event_id)) break;
+          // A later interaction began although this one never ended (it was interrupted before
+          // interruptions were ended in storage): it is ended now, then read as stored.
+          const overtaken =
+            last !== undefined && !ended && parseEventId(first.event_id).n === 0
+              ? parseEventId(last).interactionId
+              : undefined;
+          if (overtaken !== undefined && !overtakenEnded.has(overtaken)) {
+            overtakenEnded.add(overtaken);
+            await endOvertakenInteraction(orgId, conversationId, overtaken);
+            overtakenJustEnded = true;
+            break;
+          }
           contiguous += 1;
-          last = event.event_id;
-          ended = endsInteraction(event);
-          if (visible(event)) yield event;
+          yield* take(events);
         }
-        // A full page: read on at once.
-        if (contiguous === pageSize) continue;
+        // A full page, or what ended an interaction to read: read on at once.
+        if (contiguous === pageSize || overtakenJustEnded) continue;
         if (contiguous === page.length) {
           if (ended) return;
-          if (!(await isLeaseHeld(orgId, conversationId))) {
-            // Nothing runs (an interaction cut short never ends): one last read, for events stored just before the lease was given back.
-            if ((await readEventsAfter(orgId, conversationId, last, 1)).length === 0) return;
+          const lease = await getLease(orgId, conversationId);
+          if (!lease?.held) {
+            // Nothing runs: an interaction left without its end was interrupted. It is ended in
+            // storage (once), and what ended it is read next; else the stored events are all there is.
+            if (interruptionEnded) return;
+            interruptionEnded = true;
+            await endIdleInterruption(orgId, conversationId).catch((error: unknown) => {
+              // Taken meanwhile: the new holder ends it, and the follower reads on.
+              if (!(error instanceof ConflictError)) throw error;
+            });
             continue;
           }
         }
         if (Date.now() > deadline) return;
         await sleep(followIntervalMs);
+        // Following acts on the caller's authority as it is now: it stops once they may no longer read the conversation.
+        const current = await reader.current();
+        if (!current) return;
+        reader = current;
       }
     })(),
   };

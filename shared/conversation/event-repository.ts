@@ -1,20 +1,30 @@
 import { z } from 'zod';
 import type { ConversationEvent } from '../../events/stream-events';
 import { defineEntity } from '../data/entity';
-import { batchPutItems, queryPage } from '../data/table';
-import { conversations } from './conversation-repository';
+import { type Item, type PrimaryKey, putItem, queryPage } from '../data/table';
+import { conversations, LeaseLostError } from './conversation-repository';
 
 /**
- * The events of a conversation's streams, as they were sent, under `EVENT#{event_id}` in the
- * conversation's partition: a Query of the partition from an id reads them in stream order, a
- * page at a time. Like the conversation's messages they have no TTL: they go with the
- * conversation's partition (an empty conversation's deletion, the organization's erasure).
- * The event is kept as its JSON text, so whatever a tool put in it is stored as sent.
+ * The events of a conversation's streams, as they were sent, in the conversation's partition.
+ * One item holds consecutive events of one interaction (what accumulated while the previous
+ * write was in flight), under `EVENT#{event_id}` of its first event: a Query of the partition
+ * reads them in stream order, a page at a time. Each item is written only if its key is free,
+ * so each position of an interaction's stream is written once: whoever ends an interrupted
+ * interaction takes the next position, and the interrupted turn, should it still run, can write
+ * nothing after it (the position is the fencing token). Like the conversation's messages they
+ * have no TTL: they go with the conversation's partition (an empty conversation's deletion, the
+ * organization's erasure). Each event is kept as its JSON text, so whatever a tool put in it is
+ * stored as sent; items written before events were grouped hold one, as `event`.
  */
 export const conversationEvents = defineEntity({
   name: 'conversation-event',
   within: conversations,
-  schema: z.object({ conversation_id: z.string(), event_id: z.string(), event: z.string() }),
+  schema: z.object({
+    conversation_id: z.string(),
+    event_id: z.string(),
+    events: z.array(z.string()).optional(),
+    event: z.string().optional(),
+  }),
   partition: (event: { conversation_id: string }) => [event.conversation_id],
   sortPrefix: 'EVENT#',
   sort: (event: { event_id: string }) => event.event_id,
@@ -32,61 +42,122 @@ export const parseEventId = (eventId: string): { interactionId: string; n: numbe
   return { interactionId: eventId.slice(0, separator), n: Number(eventId.slice(separator + 1)) };
 };
 
-/** Writes events in order, batching what accumulated while the previous write was in flight. */
-export interface EventLog {
-  /** Queues the event for writing; it is written soon, after the ones before it. */
-  add(event: ConversationEvent): void;
-  /** Resolves once every event added is stored; rejects with the first write that failed. */
-  flush(): Promise<void>;
-}
+/** What one item holds at most: DynamoDB's limit is 400 KB, keys and attribute names included. */
+const maxItemBytes = 350_000;
 
-export const eventLog = (orgId: string, conversationId: string): EventLog => {
-  const pending: ConversationEvent[] = [];
-  let writing: Promise<void> = Promise.resolve();
-  let failure: unknown;
-  const writeBatch = async (): Promise<void> => {
-    // One BatchWriteItem of up to 25: what came while the previous one was written goes together.
-    const batch = pending.splice(0, 25);
-    if (batch.length === 0 || failure !== undefined) return;
-    await batchPutItems(
-      batch.map((event) =>
-        conversationEvents.item(orgId, {
-          conversation_id: conversationId,
-          event_id: event.event_id,
-          event: JSON.stringify(event),
-        }),
-      ),
-    ).catch((error: unknown) => {
-      failure ??= error;
-    });
-  };
-  return {
-    add(event) {
-      pending.push(event);
-      writing = writing.then(writeBatch);
-    },
-    async flush() {
-      await writing;
-      if (failure !== undefined) throw failure;
-    },
-  };
+const itemOf = (orgId: string, conversationId: string, group: ConversationEvent[]): Item & PrimaryKey =>
+  conversationEvents.item(orgId, {
+    conversation_id: conversationId,
+    event_id: (group[0] as ConversationEvent).event_id,
+    events: group.map((event) => JSON.stringify(event)),
+  });
+
+/** Consecutive events of an interaction as the items that store them (`eventGroups`), for a transaction. */
+export const eventItems = (orgId: string, conversationId: string, events: ConversationEvent[]): (Item & PrimaryKey)[] =>
+  eventGroups(events).map((group) => itemOf(orgId, conversationId, group));
+
+/**
+ * Consecutive events in groups, each as many as one item holds: a new group starts when the next
+ * event would pass the size an item may hold. An event larger than that is a group of its own
+ * (and fails as too large, as it would have alone).
+ */
+export const eventGroups = (events: ConversationEvent[]): ConversationEvent[][] => {
+  const groups: ConversationEvent[][] = [];
+  let current: ConversationEvent[] = [];
+  let bytes = 0;
+  for (const event of events) {
+    const size = Buffer.byteLength(JSON.stringify(event));
+    if (current.length > 0 && bytes + size > maxItemBytes) {
+      groups.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(event);
+    bytes += size;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups;
 };
 
 /**
- * Up to `limit` stored events after `afterEventId` (from the first without it), in stream order.
- * Strongly consistent, so a follower polling the table sees every write that completed.
+ * Stores a group of consecutive events of an interaction (one of `eventGroups`) as one item,
+ * under the first one's id; fails with `LeaseLostError` when that position is taken (the
+ * interaction was ended by someone else).
+ */
+export const putEventGroup = async (
+  orgId: string,
+  conversationId: string,
+  group: ConversationEvent[],
+): Promise<void> => {
+  await putItem(itemOf(orgId, conversationId, group), { ifNotExists: () => new LeaseLostError() });
+};
+
+const eventsOf = (item: Item): ConversationEvent[] => {
+  const stored = conversationEvents.parse(item);
+  return (stored.events ?? [stored.event as string]).map((text) => JSON.parse(text) as ConversationEvent);
+};
+
+const afterPosition = (eventId: string) => (event: ConversationEvent) =>
+  parseEventId(event.event_id).n > parseEventId(eventId).n;
+
+/**
+ * Up to `limit` items of stored events that start after `afterEventId` (from the first without
+ * it), each item's events in stream order. Strongly consistent, so a follower polling the table
+ * sees every write that completed.
  */
 export const readEventsAfter = async (
   orgId: string,
   conversationId: string,
   afterEventId: string | undefined,
   limit: number,
-): Promise<ConversationEvent[]> => {
+): Promise<ConversationEvent[][]> => {
   // Ids have one length, so `{id}!` sorts after the id and before every later one.
   const range = afterEventId === undefined ? {} : { between: [`${afterEventId}!`, '~'] as [string, string] };
   const page = await queryPage(conversationEvents.query(orgId, { conversation_id: conversationId }, range), {
     limit,
     consistent: true,
   });
-  return page.items.map((item) => JSON.parse(conversationEvents.parse(item).event) as ConversationEvent);
+  return page.items.map(eventsOf);
+};
+
+/** The item of the interaction's stored events that holds position `eventId` or the last before it. */
+const itemAtOrBefore = async (orgId: string, conversationId: string, eventId: string): Promise<Item | undefined> => {
+  const { interactionId } = parseEventId(eventId);
+  const page = await queryPage(
+    conversationEvents.query(
+      orgId,
+      { conversation_id: conversationId },
+      { between: [eventIdOf(interactionId, 0), eventId], forward: false },
+    ),
+    { limit: 1, consistent: true },
+  );
+  return page.items[0];
+};
+
+/** The stored events after `eventId` in the item holding it: where a resume from inside an item starts. */
+export const readRestOfItem = async (
+  orgId: string,
+  conversationId: string,
+  eventId: string,
+): Promise<ConversationEvent[]> => {
+  const item = await itemAtOrBefore(orgId, conversationId, eventId);
+  return item ? eventsOf(item).filter(afterPosition(eventId)) : [];
+};
+
+/** The last stored event of the conversation, or of one of its interactions (strongly consistent). */
+export const lastStoredEvent = async (
+  orgId: string,
+  conversationId: string,
+  interactionId?: string,
+): Promise<ConversationEvent | undefined> => {
+  const range =
+    interactionId === undefined
+      ? {}
+      : { between: [eventIdOf(interactionId, 0), `${interactionId}-~`] as [string, string] };
+  const page = await queryPage(
+    conversationEvents.query(orgId, { conversation_id: conversationId }, { ...range, forward: false }),
+    { limit: 1, consistent: true },
+  );
+  const item = page.items[0];
+  return item ? eventsOf(item).at(-1) : undefined;
 };

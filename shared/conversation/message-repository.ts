@@ -24,8 +24,12 @@ const toMessage = (item: Item): MessageRecord => messages.parse(item);
 /** The item to put for a new message (written by the interaction's transaction). */
 export const messageItem = (orgId: string, message: MessageRecord): Item & PrimaryKey => messages.item(orgId, message);
 
-export const getMessage = (orgId: string, conversationId: string, id: string): Promise<MessageRecord | undefined> =>
-  messages.get(orgId, { conversation_id: conversationId, id });
+export const getMessage = (
+  orgId: string,
+  conversationId: string,
+  id: string,
+  consistent = false,
+): Promise<MessageRecord | undefined> => messages.get(orgId, { conversation_id: conversationId, id }, consistent);
 
 /**
  * The latest `limit` messages in chronological order (the model's history and the analysis'
@@ -44,6 +48,23 @@ export const recentMessages = async (
     { limit },
   );
   return page.items.map(toMessage).reverse();
+};
+
+/**
+ * How many messages were stored after an interaction began (ids sort by creation time): those of
+ * the interaction itself when it is the conversation's latest, at most `bound`.
+ */
+export const countMessagesSince = async (
+  orgId: string,
+  conversationId: string,
+  interactionId: string,
+  bound = 1000,
+): Promise<number> => {
+  const page = await queryPage(
+    messages.query(orgId, { conversation_id: conversationId }, { between: [interactionId, '~'] }),
+    { limit: bound, consistent: true },
+  );
+  return page.items.length;
 };
 
 export interface MessageListQuery {

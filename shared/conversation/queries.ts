@@ -12,10 +12,9 @@ import {
   permissionCheck,
   requirePermission,
 } from '../kernel/permissions';
-import { stateMachines } from '../state-machine/index';
-import { stateMachineAttributes } from '../state-machine/state-machines';
 import { getConversation, queryConversations, replaceConversationTags } from './conversation-repository';
 import { conversationNotFound, requireAuthorizedConversation, requireConversation } from './conversations';
+import { mayReadInsights } from './event-visibility';
 import { getInteraction, listInteractions } from './interaction-repository';
 import { getMessage, queryMessages } from './message-repository';
 import type {
@@ -77,6 +76,10 @@ export const conversationView = (
   num_messages: conversation.num_messages,
   tags: conversation.tags,
 });
+
+/** A conversation with the fields the caller may see, as `get-conversations` shows it to them. */
+export const conversationSeenBy = (caller: Caller, conversation: ConversationRecord): ConversationInstance =>
+  conversationView(conversation, visibilityFor(caller));
 
 /** Creation order; newest first unless the first sort entry asks for ascending. */
 const isDescending = (sortBy: SortEntry[]): boolean => sortBy[0]?.direction !== 'asc';
@@ -198,13 +201,9 @@ const insightsOf = async (
   caller: Caller,
   missing: () => NotFoundError,
 ): Promise<InteractionInsights> => {
+  // The same check as the stream's timings, usage and agent actions (`mayReadInsights`).
   const [machineId] = interaction.state_machine_version_info;
-  // A deleted machine still has its id checked: grants naming the id keep applying.
-  const machine = (await stateMachines.get(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
-  asIfMissing(() => {
-    requirePermission(caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation));
-    requirePermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
-  }, missing);
+  if (!(await mayReadInsights(orgId, caller, conversation, machineId))) throw missing();
   return {
     current_state_name: interaction.current_state_name,
     current_state_action: interaction.current_state_action,

@@ -123,11 +123,12 @@ const recallFromMemories =
     });
   };
 
-/** The engine's models (from the version set's preferences, prompt-logged and measured), recall, dynamic behaviours, tools and ids. */
+/** The engine's models (from the version set's preferences, prompt-logged and measured), recall, dynamic behaviours, tools and ids; `signal` stops its model calls. */
 export const engineDependencies = (
   conversation: ConversationRecord,
   promptLogger: PromptLogger,
   meter: TurnMeter,
+  signal?: AbortSignal,
 ): EngineDependencies => {
   const preferences = conversation.version_set_info.llm_model_preferences as LlmModelPreferences;
   const toolContext: ConversationToolContext = {
@@ -143,6 +144,7 @@ export const engineDependencies = (
     },
   };
   return {
+    signal,
     model: (purpose) => {
       const resolved = resolveModel(preferences, purpose);
       return meter.model(purpose, { ...resolved, provider: promptLogger.wrap(resolved.provider) });

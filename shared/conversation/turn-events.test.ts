@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { eventIdOf, parseEventId } from './event-repository';
-import { outliveReader } from './turn-events';
+import type { ConversationEvent, StreamEvent } from '../../events/stream-events';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { waitFor } from '../../tests/unit/local/wait-for';
+import { newId } from '../kernel/ids';
+import { LeaseLostError } from './conversation-repository';
+import { eventIdOf, parseEventId, putEventGroup, readEventsAfter, readRestOfItem } from './event-repository';
+import { InteractionJournal, outliveReader } from './turn-events';
 
 describe('outliveReader', () => {
   it('runs the source to its end after the reader has left, dropping what it no longer reads', async () => {
@@ -62,5 +67,108 @@ describe('event ids', () => {
     // Assess
     expect(sorted).toEqual(ids);
     expect(parseEventId(ids[2] as string)).toEqual({ interactionId: first, n: 10 });
+  });
+});
+
+describe('InteractionJournal (DynamoDB Local)', () => {
+  useLocalAws();
+
+  const piece = (n: number): StreamEvent => ({
+    type: 'new-message',
+    message: `piece ${n} `,
+    transcript_alignment: null,
+    stop: false,
+    sequence_number: n,
+    message_id: 'm1',
+  });
+  const journalOf = (leaseHeld: () => boolean = () => true) => {
+    const conversation = { org_id: 'org-journal', id: newId() };
+    return { conversation, journal: new InteractionJournal(conversation, newId(), 1, leaseHeld) };
+  };
+  const storedIds = async (conversationId: string) =>
+    (await readEventsAfter('org-journal', conversationId, undefined, 100)).flat().map((event) => event.event_id);
+
+  it('numbers events after those stored before the stream, and stores them behind it in as few items as accumulated', async () => {
+    // Prepare
+    const { conversation, journal } = journalOf();
+
+    // Act: the first write starts with one event; four more come while it is in flight.
+    const sent = [journal.send(piece(0))];
+    await new Promise((resolve) => setImmediate(resolve));
+    sent.push(...[1, 2, 3, 4].map((n) => journal.send(piece(n))));
+    const ids = sent.map((event) => event.event_id);
+    await waitFor('the events stored', async () =>
+      (await storedIds(conversation.id)).length === ids.length ? true : undefined,
+    );
+
+    // Assess
+    expect(sent.map((event) => parseEventId(event.event_id).n)).toEqual([1, 2, 3, 4, 5]);
+    expect(await storedIds(conversation.id)).toEqual(ids);
+    expect(await journal.unstored()).toEqual([]);
+    // The first write carried one event; the rest accumulated meanwhile and went as one item.
+    const items = await readEventsAfter('org-journal', conversation.id, undefined, 100);
+    expect(items.map((item) => item.length)).toEqual([1, 4]);
+    // A resume from inside an item gets the rest of it.
+    expect((await readRestOfItem('org-journal', conversation.id, ids[2] as string)).length).toBe(2);
+  });
+
+  it('writes nothing more once its lease is lost, and says so to the write that would end the interaction', async () => {
+    // Prepare
+    let held = true;
+    const { conversation, journal } = journalOf(() => held);
+    const first = journal.send(piece(0));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    // Act
+    held = false;
+    journal.send(piece(1));
+    journal.send(piece(2));
+
+    // Assess
+    await expect(journal.unstored()).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await storedIds(conversation.id)).toEqual([first.event_id]);
+  });
+
+  it('stops at a position another holder took to end the interaction, writing nothing after it', async () => {
+    // Prepare
+    const { conversation, journal } = journalOf();
+    const ending = {
+      type: 'error',
+      http_error_code: 500,
+      error_description: 'interrupted',
+      event_id: eventIdOf(journal.interactionId, 1),
+    } as ConversationEvent;
+    await putEventGroup('org-journal', conversation.id, [ending]);
+
+    // Act
+    journal.send(piece(0));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    journal.send(piece(1));
+
+    // Assess
+    await expect(journal.unstored()).rejects.toBeInstanceOf(LeaseLostError);
+    const stored = (await readEventsAfter('org-journal', conversation.id, undefined, 100)).flat();
+    expect(stored).toEqual([ending]);
+    await expect(putEventGroup('org-journal', conversation.id, [ending])).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  it('leaves up to a KB to the write that ends the interaction, and stores more than that before it', async () => {
+    // Prepare
+    const small = journalOf();
+    const large = journalOf();
+
+    // Act: the turn ends before any write behind the stream has begun.
+    const left = small.journal.send(piece(0));
+    const leftSmall = await small.journal.unstored();
+    const many = Array.from({ length: 20 }, (_, n) => large.journal.send(piece(n)));
+    const leftLarge = await large.journal.unstored();
+
+    // Assess
+    expect(leftSmall).toEqual([left]);
+    expect(await storedIds(small.conversation.id)).toEqual([]);
+    expect(leftLarge).toEqual([]);
+    expect(await storedIds(large.conversation.id)).toEqual(many.map((event) => event.event_id));
+    small.journal.storedWith(left);
+    expect(small.journal.identify(piece(9)).event_id).toBe(eventIdOf(small.journal.interactionId, 2));
   });
 });

@@ -1,33 +1,98 @@
 import type { ConversationEvent, StreamEvent } from '../../events/stream-events';
 import { logger } from '../aws/observability';
-import { eventIdOf, eventLog } from './event-repository';
+import { LeaseLostError } from './conversation-repository';
+import { eventGroups, eventIdOf, parseEventId, putEventGroup } from './event-repository';
 import type { ConversationRecord } from './schemas';
 
 /** Whether an event is the last of its interaction's stream. */
 export const endsInteraction = (event: { type: string }): boolean =>
   event.type === 'interaction-complete' || event.type === 'error';
 
+/** What is left to store when an interaction ends goes in the write that ends it up to this size. */
+const endingWriteBytes = 1024;
+
 /**
- * Gives each event of an interaction its id and stores it as it is sent. The events before the
- * last are written behind the stream, batched; the last (`interaction-complete` or `error`) is
- * sent only once it and everything before it are stored, so a reader of the stored events who
- * finds it has the whole interaction.
+ * The events of one interaction as it streams them: each gets its id (`{interaction_id}-{n}`) and
+ * is stored behind the stream as it is sent, what accumulated while the previous write was in
+ * flight as one item. Whoever ends the interaction stores the rest in the write that ends it
+ * (`unstored`, `storedWith`): the commit with `interaction-complete`, or the `error`; so a reader
+ * who finds the last event has the whole interaction. A write that fails is retried by that
+ * last write; one whose position is taken (the interaction was ended elsewhere) or made once the
+ * lease is lost stops all writing.
  */
-export async function* recordedEvents(
-  conversation: Pick<ConversationRecord, 'org_id' | 'id'>,
-  interactionId: string,
-  source: AsyncIterable<StreamEvent>,
-): AsyncGenerator<ConversationEvent> {
-  const log = eventLog(conversation.org_id, conversation.id);
-  let n = 0;
-  for await (const event of source) {
-    const identified = { ...event, event_id: eventIdOf(interactionId, n) } as ConversationEvent;
-    n += 1;
-    log.add(identified);
-    if (endsInteraction(event)) await log.flush();
-    yield identified;
+export class InteractionJournal {
+  private next: number;
+  private pending: ConversationEvent[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private writingBehind = true;
+  private failure: unknown;
+
+  constructor(
+    private readonly conversation: Pick<ConversationRecord, 'org_id' | 'id'>,
+    readonly interactionId: string,
+    /** How many events were stored before the stream started (by the conversation's creation, or with the user's message). */
+    storedBefore: number,
+    /** Whether the turn still holds the conversation's lease. */
+    private readonly leaseHeld: () => boolean,
+  ) {
+    this.next = storedBefore;
   }
-  await log.flush();
+
+  /** The event with the id of the next position, not yet sent. */
+  identify(event: StreamEvent): ConversationEvent {
+    return { ...event, event_id: eventIdOf(this.interactionId, this.next) } as ConversationEvent;
+  }
+
+  /** Gives the event its id and stores it behind the stream. */
+  send(event: StreamEvent): ConversationEvent {
+    const identified = this.identify(event);
+    this.next += 1;
+    this.pending.push(identified);
+    if (this.writingBehind) this.writing = this.writing.then(() => this.writeBehind());
+    return identified;
+  }
+
+  private async writeBehind(): Promise<void> {
+    if (!this.writingBehind || this.failure !== undefined || this.pending.length === 0) return;
+    if (!this.leaseHeld()) {
+      this.failure = new LeaseLostError();
+      return;
+    }
+    const [group = []] = eventGroups(this.pending);
+    try {
+      await putEventGroup(this.conversation.org_id, this.conversation.id, group);
+      this.pending.splice(0, group.length);
+    } catch (error) {
+      this.failure = error;
+      if (!(error instanceof LeaseLostError)) logger.warn('stream events not stored yet', { error: error as Error });
+    }
+  }
+
+  /**
+   * Stops writing behind the stream and, once the write in flight has ended, gives the events not
+   * stored yet, for the write that ends the interaction. `LeaseLostError` when the interaction
+   * was ended elsewhere.
+   */
+  async unstored(): Promise<ConversationEvent[]> {
+    this.writingBehind = false;
+    await this.writing;
+    // The write that ends the interaction is a transaction, which costs twice per KB: more than a
+    // KB left (a model faster than the writes) is stored first, as it would have been behind.
+    if (this.failure === undefined && Buffer.byteLength(JSON.stringify(this.pending)) > endingWriteBytes) {
+      this.writingBehind = true;
+      while (this.pending.length > 0 && this.failure === undefined) await this.writeBehind();
+      this.writingBehind = false;
+    }
+    if (this.failure instanceof LeaseLostError) throw this.failure;
+    if (!this.leaseHeld()) throw new LeaseLostError();
+    return [...this.pending];
+  }
+
+  /** The write that ends the interaction stored the unstored events and `last` (which `identify` gave). */
+  storedWith(last: ConversationEvent): void {
+    this.pending = [];
+    this.next = parseEventId(last.event_id).n + 1;
+  }
 }
 
 /**
@@ -81,10 +146,3 @@ export const outliveReader = <T>(source: AsyncIterable<T>): { events: AsyncItera
   };
   return { events: events(), settled };
 };
-
-export async function* onlyVisible(
-  events: AsyncIterable<ConversationEvent>,
-  visible: (event: ConversationEvent) => boolean,
-): AsyncGenerator<ConversationEvent> {
-  for await (const event of events) if (visible(event)) yield event;
-}

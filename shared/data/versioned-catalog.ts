@@ -57,6 +57,12 @@ export interface VersionedCatalogDefinition<V extends StoredVersion, H extends C
    */
   guardUnused: (orgId: string, id: string, head: H) => Promise<{ condition: string; values: Record<string, unknown> }>;
   matchesOwn: (head: H, filters: F) => boolean;
+  /**
+   * Checks, once the caller may see a record, that they may also read its content (its versions):
+   * a record copied from elsewhere carries its source's protection (the simulation's
+   * `derived_from`). Throws to refuse.
+   */
+  readsContent?: (orgId: string, caller: Caller, head: H) => Promise<void>;
 }
 
 export const defineVersionedCatalog = <V extends StoredVersion, H extends CatalogHead, F>(
@@ -164,14 +170,19 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
       return { version: created.version };
     },
 
-    listVersions: async (orgId: string, id: string, query: VersionListQuery, caller: Caller) =>
-      records.listVersions(orgId, id, query, (raw) => {
+    listVersions: async (orgId: string, id: string, query: VersionListQuery, caller: Caller) => {
+      let seen: H | undefined;
+      const page = await records.listVersions(orgId, id, query, (raw) => {
         const head = toHead(raw);
         asIfMissing(
           () => requirePermission(caller, permissions.get, definition.attributes(head)),
           () => notFound(id),
         );
-      }),
+        seen = head;
+      });
+      if (seen && definition.readsContent) await definition.readsContent(orgId, caller, seen);
+      return page;
+    },
 
     /** The latest version of a record that exists, or undefined. */
     latestVersion: async (orgId: string, id: string): Promise<V | undefined> => {

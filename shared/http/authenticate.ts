@@ -1,12 +1,8 @@
 import { verifyDpopProof } from '../auth/dpop';
 import { verifyAccessToken } from '../auth/tokens';
 import type { Caller } from '../kernel/caller';
-import { config } from '../kernel/config';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
-import { defaultRole } from '../role/default-roles';
-import { isAtLeastAsPrivileged } from '../role/privilege';
-import { activeGrantsOf } from '../user/index';
-import { loadPrincipal } from '../user/principal';
+import { callerNow } from '../user/current-caller';
 
 export interface AuthenticationRequest {
   /** Organization addressed by the request path. */
@@ -52,8 +48,6 @@ const presentedCredentials = (headers: Record<string, string>): Presented => {
   throw unauthorized();
 };
 
-const superAdministratorGrants = defaultRole('DefaultSuperAdministratorRole').permission_grants;
-
 /**
  * Authenticates a request and returns its caller.
  *
@@ -92,31 +86,16 @@ export const authenticateRequest = async (request: AuthenticationRequest): Promi
   const declaredOrg = request.headers['x-org-id']?.trim() || undefined;
   if (declaredOrg !== undefined && declaredOrg !== token.orgId) throw unauthorized();
 
-  const [principal, temporaryGrants] = await Promise.all([
-    loadPrincipal(token.orgId, token.userId),
-    activeGrantsOf(token.orgId, token.userId, new Date().toISOString()),
-  ]);
-  if (!principal) throw unauthorized();
-  if (!principal.user.is_verified) throw new ForbiddenError('The user is not verified.');
-
-  const caller: Caller = {
-    userId: principal.user.user_id,
+  const now = await callerNow({
     homeOrgId: token.orgId,
+    userId: token.userId,
     orgId: request.orgId,
-    roleId: principal.role.id,
-    roleName: principal.role.name,
-    grants: [...principal.grants, ...temporaryGrants],
-    temporaryGrants,
-    email: principal.user.email,
-    isVerified: principal.user.is_verified,
     tokenType: presented.scheme,
-  };
-  if (token.orgId === request.orgId) return caller;
-
+  });
+  if ('refused' in now && now.refused === 'unknown') throw unauthorized();
+  if ('refused' in now && now.refused === 'unverified') throw new ForbiddenError('The user is not verified.');
   const declaredCrossOrg = declaredOrg !== undefined || presented.scheme === 'Basic';
-  if (!declaredCrossOrg) throw unauthorized();
-  const isPlatformOperator =
-    token.orgId === config.rootOrganizationId && isAtLeastAsPrivileged(principal.grants, superAdministratorGrants);
-  if (!isPlatformOperator) throw new ForbiddenError('The user has no permissions in this organization.');
-  return { ...caller, isPlatformOperator: true };
+  if (token.orgId !== request.orgId && !declaredCrossOrg) throw unauthorized();
+  if ('refused' in now) throw new ForbiddenError('The user has no permissions in this organization.');
+  return now.caller;
 };

@@ -38,7 +38,7 @@ import {
 } from './api-event';
 import { authenticateRequest } from './authenticate';
 import { requireStorable } from './storable-json';
-import { parseRequestPart, type RequestPart } from './validation';
+import { parseRequestPart, type RequestPart, undeclaredQueryIssues } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
@@ -126,8 +126,8 @@ const jsonResponse = (statusCode: number, body: unknown, headers: Record<string,
 export const errorResponse = (error: unknown, headers: Record<string, string> = {}): HttpResponse => {
   if (error instanceof DomainError) {
     const extra: Record<string, string> = {};
-    if (error instanceof RateLimitedError)
-      Object.assign(extra, error.headers, { 'retry-after': String(error.retryAfterSeconds) });
+    if (error instanceof RateLimitedError) Object.assign(extra, error.headers);
+    if (error.retryAfterSeconds !== undefined) extra['retry-after'] = String(error.retryAfterSeconds);
     if (error instanceof MethodNotAllowedError) extra.allow = error.allowed.join(', ');
     const detail = error instanceof ValidationError ? error.issues : error.message;
     countErrorResponse(error.name, error.statusCode);
@@ -282,7 +282,9 @@ const dispatch = async (
   };
   const request = operation.request;
   const path = validPart(request.path, () => pathParameters, 'path');
-  const query = validPart(request.query, () => normalizeQuery(event), 'query');
+  const queryValues = normalizeQuery(event);
+  issues.push(...undeclaredQueryIssues(operation, queryValues));
+  const query = validPart(request.query, () => queryValues, 'query');
   const parsedHeaders = validPart(request.headers, () => headers, 'header');
   // A body whose type depends on the query is only read once the query is valid.
   const bodyType = request.bodyTypeFor

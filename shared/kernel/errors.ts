@@ -4,10 +4,13 @@
  */
 export class DomainError extends Error {
   readonly statusCode: number;
-  constructor(statusCode: number, message: string, options?: { cause?: unknown }) {
+  /** When retrying may succeed, and after how long: sent as `Retry-After`. */
+  readonly retryAfterSeconds?: number;
+  constructor(statusCode: number, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(message, options);
     this.name = 'DomainError';
     this.statusCode = statusCode;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 
@@ -56,7 +59,7 @@ export class MethodNotAllowedError extends DomainError {
 }
 
 export class ConflictError extends DomainError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(409, message, options);
     this.name = 'ConflictError';
   }
@@ -93,13 +96,12 @@ export class ValidationError extends DomainError {
 }
 
 export class RateLimitedError extends DomainError {
-  readonly retryAfterSeconds: number;
+  declare readonly retryAfterSeconds: number;
   /** X-RateLimit-* headers, sent with the 429 too so clients can back off. */
   readonly headers: Record<string, string>;
   constructor(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
-    super(429, message);
+    super(429, message, { retryAfterSeconds });
     this.name = 'RateLimitedError';
-    this.retryAfterSeconds = retryAfterSeconds;
     this.headers = headers;
   }
 }
@@ -108,5 +110,17 @@ export class MaintenanceError extends DomainError {
   constructor() {
     super(503, 'The service is going through temporary maintenance.');
     this.name = 'MaintenanceError';
+  }
+}
+
+/**
+ * 503 with `Retry-After`: the table refused the work for now (throttling, or a transaction that
+ * kept losing races) after the retries the client makes; the same request may succeed shortly.
+ */
+export class ServiceUnavailableError extends DomainError {
+  declare readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super(503, message, { ...options, retryAfterSeconds });
+    this.name = 'ServiceUnavailableError';
   }
 }

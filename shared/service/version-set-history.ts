@@ -26,7 +26,8 @@ export const getVersionSetHistory = async (
 
 /**
  * `POST …/version_sets/{name}/rollback`: restores the set as it was after revision `to_revision`,
- * by default as it was before its latest change. The rollback is itself a revision. 400 when
+ * by default as it was before its latest change. The rollback is itself a revision; one that
+ * restores a deleted set also needs Service:CreateVersionSet. 400 when
  * there is nothing to restore (no earlier state, or a revision that deleted the set); 404 for a
  * revision that does not exist.
  */
@@ -69,12 +70,23 @@ export const rollbackVersionSet = async (
   }
   const set = restored;
   let made: VersionSetRevisionRecord | null = null;
-  await changeService(orgId, serviceId, (current) => withVersionSet(orgId, caller, current, name, set), {
-    revision: { change: 'rolled-back', rolledBackTo: target },
-    companions: (revisions) => {
-      made = revisions[0] ?? null;
-      return [];
+  await changeService(
+    orgId,
+    serviceId,
+    async (current) => {
+      // Restoring a deleted set creates it again, which needs the permission to create it.
+      if (!Object.hasOwn(current.version_sets, name)) {
+        requireOnService(caller, 'Service:CreateVersionSet', current, versionSetAttributes(current, name));
+      }
+      return withVersionSet(orgId, caller, current, name, set);
     },
-  });
+    {
+      revision: { change: 'rolled-back', rolledBackTo: target },
+      companions: (revisions) => {
+        made = revisions[0] ?? null;
+        return [];
+      },
+    },
+  );
   return { revision: made };
 };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { logger } from '../aws/observability';
 import { requireAuthorizedConversation } from '../conversation/conversations';
-import { listMessages } from '../conversation/queries';
+import { conversationSeenBy, listMessages } from '../conversation/queries';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -9,6 +9,7 @@ import { conversationAttributes, requirePermission } from '../kernel/permissions
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { listMetrics } from '../metric/metrics';
 import { getUserModel } from '../user/insights';
+import type { DerivedFrom } from './derived-from';
 import { createPersona } from './personas';
 import { createScenario } from './scenarios';
 import type { ReferenceMessage, SuccessCriterion, UnitTestFromConversationRequest } from './schemas';
@@ -159,6 +160,8 @@ export const createUnitTestFromConversation = async (
     throw new BadRequestError(`Conversation ${conversation.id} is not finished; finish it before making a test of it.`);
   }
   const [messages, metrics, userModels] = await Promise.all([
+    // Only what the caller may read is copied: the messages as the messages list shows them to
+    // them, the user's models only when they may read them, the version set only when they may see it.
     listMessages(orgId, caller, conversation.id, {
       messageTypes: ['user-message', 'agent-message', 'external-event'],
       sortBy: [{ field: 'created_at', direction: 'asc' }],
@@ -166,7 +169,6 @@ export const createUnitTestFromConversation = async (
       continuationToken: 0,
     }),
     listMetrics(orgId, caller, { ids: input.metric_ids, creators: [], tags: [], limit: 50, continuationToken: 0 }),
-    // The persona is made from the user's models only when the caller may read them.
     getUserModel(orgId, caller, conversation.user_id).then(
       (found) => found.user_models.map((model) => quote(model.content, 4000)).slice(0, 50),
       (error: unknown) => {
@@ -184,6 +186,17 @@ export const createUnitTestFromConversation = async (
     message: message.message,
     created_at: message.created_at,
   }));
+  // The scenario and persona keep the conversation's protection: reading them needs what reading
+  // what they were made of needed (the scenario is made of the messages, the persona of both).
+  const source: DerivedFrom = {
+    conversation_id: conversation.id,
+    user_id: conversation.user_id,
+    service_id: conversation.service_id,
+    tags: conversation.tags,
+    messages: messages.messages.map((message) => ({ id: message.id, message_type: message.message_type })),
+    user_models: userModels.length > 0,
+  };
+  const versionSetName = conversationSeenBy(caller, conversation).version_set_info?.name ?? '';
   const said = transcript.filter((message) => message.sender === 'user').map((message) => message.message.trim());
   const derived = await derive(conversation, transcript, said);
   const suffix = newId().slice(-6);
@@ -195,19 +208,24 @@ export const createUnitTestFromConversation = async (
   };
   const by = derived.derivedBy;
 
-  const { simulation_persona_id } = await createPersona(orgId, caller, {
-    name: `User of conversation ${conversation.id} (${by}, ${suffix})`,
-    role: 'user',
-    tags: label,
-    initial_version: {
-      background: derived.background,
-      preferred_language: null,
-      timezone: null,
-      user_models: userModels,
-      nonsensitive_user_variables: {},
-      sensitive_user_variables: {},
+  const { simulation_persona_id } = await createPersona(
+    orgId,
+    caller,
+    {
+      name: `User of conversation ${conversation.id} (${by}, ${suffix})`,
+      role: 'user',
+      tags: label,
+      initial_version: {
+        background: derived.background,
+        preferred_language: null,
+        timezone: null,
+        user_models: userModels,
+        nonsensitive_user_variables: {},
+        sensitive_user_variables: {},
+      },
     },
-  });
+    source,
+  );
   const { simulation_scenario_id } = await createScenario(
     orgId,
     caller,
@@ -222,13 +240,14 @@ export const createUnitTestFromConversation = async (
         conversation_starts_at: conversation.created_at,
       },
     },
-    transcript,
+    { referenceTranscript: transcript, from: { ...source, user_models: false } },
   );
   const { simulation_unit_test_id } = await createUnitTest(orgId, caller, {
     name: `Regression: conversation ${conversation.id} (${suffix})`,
     description: `Made from conversation ${conversation.id} (${by}); its messages are the scenario's reference transcript.`,
     service_id: conversation.service_id,
-    service_version_set_name: conversation.version_set_info.name,
+    // Empty when the caller may not see the version set: the test then names none until someone who may sets it.
+    service_version_set_name: versionSetName,
     persona_id: simulation_persona_id,
     scenario_id: simulation_scenario_id,
     max_interactions: Math.min(100, Math.max(3, said.length + 2)),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { catalogHead } from '../data/versioned-catalog';
 import { defineVersionedEntity } from '../data/versioned-entity';
 import { creatorInfo } from '../kernel/schemas';
+import { derivedFrom } from './derived-from';
 
 /*
  * Personas, on the versioned-entity layout (partition, then sort key):
@@ -36,5 +37,6 @@ export const personas = defineVersionedEntity({
   version: storedPersonaVersion,
 });
 
-export const storedPersona = catalogHead.extend({ role: z.string() });
+/** `derived_from`: made from a conversation, whose protection its content keeps (`derived-from.ts`). */
+export const storedPersona = catalogHead.extend({ role: z.string(), derived_from: derivedFrom.optional() });
 export type StoredPersona = z.infer<typeof storedPersona>;

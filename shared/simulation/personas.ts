@@ -7,6 +7,7 @@ import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
+import { type DerivedFrom, requireSourceReadable } from './derived-from';
 import { personas, type StoredPersona, type StoredPersonaVersion, storedPersona } from './persona-repository';
 import type { CreatePersonaRequest, PersonaInstance, PersonaVersionBody, PersonaVersionInstance } from './schemas';
 
@@ -37,6 +38,7 @@ const catalog = defineVersionedCatalog({
   attributes: personaAttributes,
   guardUnused: guardUnusedTarget(usageTargets.persona, 'Simulation persona'),
   matchesOwn: (persona, roles: string[]) => roles.length === 0 || roles.includes(persona.role),
+  readsContent: (orgId, caller, head) => requireSourceReadable(orgId, caller, 'Simulation persona', head),
 });
 
 export const personaView = (persona: StoredPersona): PersonaInstance => ({
@@ -103,16 +105,28 @@ const buildVersion = async (
   };
 };
 
+/**
+ * Creates a persona. One made from a conversation (`derivedFrom`) keeps the link to what it
+ * copied; its text is not searchable, as reading it is checked against the conversation.
+ */
 export const createPersona = async (
   orgId: string,
   caller: Caller,
   request: CreatePersonaRequest,
+  derivedFrom?: DerivedFrom,
 ): Promise<{ simulation_persona_id: string }> => ({
   simulation_persona_id: await catalog.create(
     orgId,
     caller,
-    { name: request.name, tags: request.tags, attributes: { role: request.role } },
-    (id) => buildVersion(orgId, id, 1, request.initial_version, caller),
+    {
+      name: request.name,
+      tags: request.tags,
+      attributes: { role: request.role, ...(derivedFrom ? { derived_from: derivedFrom } : {}) },
+    },
+    async (id) => {
+      const built = await buildVersion(orgId, id, 1, request.initial_version, caller);
+      return derivedFrom ? { ...built, searchText: '' } : built;
+    },
   ),
 });
 

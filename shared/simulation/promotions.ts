@@ -5,10 +5,11 @@ import { queueSimulation } from '../aws/queues';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
-import { requirePermission } from '../kernel/permissions';
+import { hasPermission } from '../kernel/permissions';
 import type { PromoteVersionSetRequest, PromotionRecord, VersionSetRecord } from '../service/schemas';
 import { changeService, requireOnService, requireService, versionSetAttributes } from '../service/services';
 import { EDGE, type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
+import { refreshCaller } from '../user/current-caller';
 import { announcePromotionCompleted } from '../webhook/events';
 import { createPromotion, getPromotion, promotionEnd, updateRunningPromotion } from './promotion-repository';
 import { createRun, runStanding } from './runs';
@@ -36,6 +37,29 @@ const candidateOf = (versions: ResolvedVersionSet): VersionSetRecord => ({
 });
 
 class SetChangedError extends Error {}
+class CreatorMayNotPromoteError extends Error {}
+
+/**
+ * Whether the promotion's creator may still make it, as they stand now: a promotion completes
+ * up to hours after it started, and moves the set on their authority.
+ */
+const creatorMayPromote = async (
+  orgId: string,
+  promotion: PromotionRecord,
+  service: Parameters<typeof versionSetAttributes>[0],
+) => {
+  const creator = await refreshCaller({
+    homeOrgId: promotion.creator.org_id,
+    userId: promotion.creator.user_id,
+    orgId,
+    tokenType: 'Bearer',
+  });
+  return (
+    creator !== undefined &&
+    hasPermission(creator, 'Service:PromoteVersionSet', versionSetAttributes(service, promotion.version_set_name)) &&
+    hasPermission(creator, 'Service:GetVersionSet', versionSetAttributes(service, promotion.from))
+  );
+};
 class PromotionEndedError extends ConflictError {}
 
 /** Ends a running promotion without moving the set, and announces it; one that had already ended is left as it is. */
@@ -81,6 +105,7 @@ const promote = async (orgId: string, promotion: PromotionRecord): Promise<Promo
         ) {
           throw new SetChangedError();
         }
+        if (!(await creatorMayPromote(orgId, promotion, current))) throw new CreatorMayNotPromoteError();
         return {
           ...current,
           version_sets: { ...current.version_sets, [name]: promotion.candidate },
@@ -114,9 +139,11 @@ const promote = async (orgId: string, promotion: PromotionRecord): Promise<Promo
     const reason =
       error instanceof SetChangedError
         ? `Version set '${name}' was changed after the promotion started; it was left as it is.`
-        : error instanceof NotFoundError
-          ? `Service ${promotion.service_id} no longer exists.`
-          : undefined;
+        : error instanceof CreatorMayNotPromoteError
+          ? `Its creator may no longer promote version set '${name}' (Service:PromoteVersionSet, and Service:GetVersionSet on '${promotion.from}'); it was left as it is.`
+          : error instanceof NotFoundError
+            ? `Service ${promotion.service_id} no longer exists.`
+            : undefined;
     if (reason === undefined) throw error;
     await endWithout(orgId, promotion, 'failed', reason);
     return (await getPromotion(orgId, promotion.id)) ?? promotion;
@@ -143,10 +170,13 @@ export const promoteVersionSet = async (
   const before = Object.hasOwn(service.version_sets, name) ? service.version_sets[name] : undefined;
   if (!before) throw new NotFoundError(`Version set '${name}' does not exist in service ${serviceId}.`);
   if (body.from === name) throw new BadRequestError('A version set cannot be promoted into itself.');
-  if (!Object.hasOwn(service.version_sets, body.from)) {
-    throw new BadRequestError(`Version set '${body.from}' does not exist in service ${serviceId}.`);
+  // A set the caller may not read is answered as a missing one.
+  if (
+    !Object.hasOwn(service.version_sets, body.from) ||
+    !hasPermission(caller, 'Service:GetVersionSet', versionSetAttributes(service, body.from))
+  ) {
+    throw new NotFoundError(`Version set '${body.from}' does not exist in service ${serviceId}.`);
   }
-  requirePermission(caller, 'Service:GetVersionSet', versionSetAttributes(service, body.from));
   const versions = await resolveVersionSet(orgId, serviceId, body.from);
   const gate = body.gate ?? null;
   const run = gate

@@ -12,6 +12,7 @@ import { getMetrics } from '../metric/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import { stateMachines } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
+import { mayReadDerived } from './derived-from';
 import { getLatestPersonaVersion, getPersona } from './personas';
 import { runSummary } from './run-artifacts';
 import {
@@ -28,6 +29,7 @@ import type { StoredUnitTest } from './unit-test-repository';
 import { getUnitTests } from './unit-test-repository';
 import { getUnitTestSet, lastTriggeredRunUpdate } from './unit-test-set-repository';
 import { unitTestSetAttributes } from './unit-test-sets';
+import { noVersionSet } from './unit-tests';
 
 /** What permission grant conditions can name on a run (`user_id` is its creator). */
 export const runAttributes = (run: Pick<RunRecord, 'id' | 'simulation_unit_test_set_id' | 'creator'>) => ({
@@ -205,14 +207,24 @@ export interface RunCandidate {
   versions: ResolvedVersionSet;
 }
 
-/** Resolves what a unit test runs on now: the version set's versions, the latest persona, scenario and metric versions. */
+/**
+ * Resolves what a unit test runs on now: the version set's versions, the latest persona, scenario
+ * and metric versions. A persona or scenario made from a conversation runs only for a caller who
+ * may read what it copied (else it is answered as missing): the run would show it to its readers.
+ */
 const resolveSpec = async (
   orgId: string,
+  caller: Caller,
   unitTest: StoredUnitTest,
   runCount: number,
   candidate?: RunCandidate,
 ): Promise<StoredUnitTestRunSpec> => {
   const missing = (what: string) => new NotFoundError(`The ${what} of unit test ${unitTest.id} does not exist.`);
+  if (unitTest.service_version_set_name === noVersionSet && candidate?.serviceId !== unitTest.service_id) {
+    throw new BadRequestError(
+      `Unit test ${unitTest.id} names no version set (it was made from a conversation whose version set its creator could not see); set one before running it.`,
+    );
+  }
   const metricIds = [...new Set(unitTest.success_criterions.map((criterion) => criterion.metric_id))];
   const [versions, persona, personaVersion, scenario, scenarioVersion, metrics] = await Promise.all([
     candidate?.serviceId === unitTest.service_id
@@ -224,8 +236,8 @@ const resolveSpec = async (
     getLatestScenarioVersion(orgId, unitTest.scenario_id),
     getMetrics(orgId, metricIds),
   ]);
-  if (!persona || !personaVersion) throw missing('persona');
-  if (!scenario || !scenarioVersion) throw missing('scenario');
+  if (!persona || !personaVersion || !(await mayReadDerived(orgId, caller, persona))) throw missing('persona');
+  if (!scenario || !scenarioVersion || !(await mayReadDerived(orgId, caller, scenario))) throw missing('scenario');
   const metricVersions = Object.fromEntries(
     metricIds.map((id) => {
       const metric = metrics.get(id);
@@ -317,7 +329,7 @@ export const createRun = async (
     set.unit_test_runs.map(async ({ unit_test_id: unitTestId, run_count: runCount }) => {
       const unitTest = unitTests.get(unitTestId);
       if (!unitTest || unitTest.is_deleted) throw new NotFoundError(`Unit test ${unitTestId} does not exist.`);
-      return resolveSpec(orgId, unitTest, runCount, candidate);
+      return resolveSpec(orgId, caller, unitTest, runCount, candidate);
     }),
   );
   const now = nowIso();

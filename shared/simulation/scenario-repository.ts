@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { catalogHead } from '../data/versioned-catalog';
 import { defineVersionedEntity } from '../data/versioned-entity';
 import { creatorInfo } from '../kernel/schemas';
+import { derivedFrom } from './derived-from';
 import { initialMessageTypes, referenceMessage } from './schemas';
 
 /*
@@ -39,5 +40,6 @@ export const scenarios = defineVersionedEntity({
   version: storedScenarioVersion,
 });
 
-export const storedScenario = catalogHead;
+/** `derived_from`: made from a conversation, whose protection its content keeps (`derived-from.ts`). */
+export const storedScenario = catalogHead.extend({ derived_from: derivedFrom.optional() });
 export type StoredScenario = z.infer<typeof storedScenario>;

@@ -6,6 +6,7 @@ import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
+import { type DerivedFrom, requireSourceReadable } from './derived-from';
 import { type StoredScenario, type StoredScenarioVersion, scenarios, storedScenario } from './scenario-repository';
 import type {
   CreateScenarioRequest,
@@ -36,6 +37,7 @@ const catalog = defineVersionedCatalog({
   attributes: scenarioAttributes,
   guardUnused: guardUnusedTarget(usageTargets.scenario, 'Simulation scenario'),
   matchesOwn: () => true,
+  readsContent: (orgId, caller, head) => requireSourceReadable(orgId, caller, 'Simulation scenario', head),
 });
 
 export const scenarioView = (scenario: StoredScenario): ScenarioInstance => ({
@@ -99,14 +101,24 @@ const buildVersion = (
   });
 };
 
+/**
+ * Creates a scenario. One made from a conversation (`derived`) keeps its reference transcript and
+ * the link to what it copied; its text is not searchable, as reading it is checked against the conversation.
+ */
 export const createScenario = async (
   orgId: string,
   caller: Caller,
   request: CreateScenarioRequest,
-  referenceTranscript: ReferenceMessage[] | null = null,
+  derived?: { referenceTranscript: ReferenceMessage[]; from: DerivedFrom },
 ): Promise<{ simulation_scenario_id: string }> => ({
-  simulation_scenario_id: await catalog.create(orgId, caller, { name: request.name, tags: request.tags }, (id) =>
-    buildVersion(orgId, id, 1, request.initial_version, caller, referenceTranscript),
+  simulation_scenario_id: await catalog.create(
+    orgId,
+    caller,
+    { name: request.name, tags: request.tags, attributes: derived ? { derived_from: derived.from } : undefined },
+    async (id) => {
+      const built = await buildVersion(orgId, id, 1, request.initial_version, caller, derived?.referenceTranscript);
+      return derived ? { ...built, searchText: '' } : built;
+    },
   ),
 });
 

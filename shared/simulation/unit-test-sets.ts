@@ -16,7 +16,7 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { type SortEntry, tagsAsList } from '../kernel/list-params';
-import { requirePermission } from '../kernel/permissions';
+import { permissionCheck, requirePermission } from '../kernel/permissions';
 import type { CreateUnitTestSetRequest, UnitTestRun, UnitTestSetInstance, UpdateUnitTestSetRequest } from './schemas';
 import { claimUnitTest, getUnitTests, unitTestNotFound } from './unit-test-repository';
 import {
@@ -28,6 +28,7 @@ import {
   unitTestSets,
   unitTestSetWrites,
 } from './unit-test-set-repository';
+import { unitTestAttributes } from './unit-tests';
 
 /** What permission grant conditions can name on a unit test set. */
 export const unitTestSetAttributes = (set: Pick<StoredUnitTestSet, 'id' | 'name' | 'tags'>) => ({
@@ -54,10 +55,14 @@ export const unitTestSetView = (set: StoredUnitTestSet): UnitTestSetInstance => 
 
 const unitTestIdsOf = (runs: UnitTestRun[]): string[] => runs.map((run) => run.unit_test_id);
 
-/** 404 unless every unit test of the runs exists and is not deleted. */
-const requireLiveUnitTests = async (orgId: string, runs: UnitTestRun[]): Promise<void> => {
+/** 404 unless every unit test of the runs exists, is not deleted and may be read by the caller. */
+const requireLiveUnitTests = async (orgId: string, caller: Caller, runs: UnitTestRun[]): Promise<void> => {
   const found = await getUnitTests(orgId, unitTestIdsOf(runs));
-  const missing = unitTestIdsOf(runs).find((id) => !found.get(id) || found.get(id)?.is_deleted);
+  const readable = permissionCheck(caller, 'Simulation:GetSimulationUnitTest');
+  const missing = unitTestIdsOf(runs).find((id) => {
+    const unitTest = found.get(id);
+    return !unitTest || unitTest.is_deleted || !readable(unitTestAttributes(unitTest));
+  });
   if (missing) throw unitTestNotFound(missing);
 };
 
@@ -129,7 +134,7 @@ export const createUnitTestSet = async (
     revision: 0,
   };
   requirePermission(caller, 'Simulation:CreateSimulationUnitTestSet', unitTestSetAttributes(set));
-  await requireLiveUnitTests(orgId, set.unit_test_runs);
+  await requireLiveUnitTests(orgId, caller, set.unit_test_runs);
   await saveUnitTestSet(orgId, set, undefined);
   return { simulation_unit_test_set_id: set.id };
 };
@@ -142,7 +147,7 @@ export const updateUnitTestSet = (
 ): Promise<void> =>
   changeLiveRecord(store, orgId, id, async (current) => {
     requireOnRecord(store, caller, 'Simulation:ModifySimulationUnitTestSet', current);
-    if (request.unit_test_runs) await requireLiveUnitTests(orgId, request.unit_test_runs);
+    if (request.unit_test_runs) await requireLiveUnitTests(orgId, caller, request.unit_test_runs);
     const description = request.description;
     return {
       ...current,

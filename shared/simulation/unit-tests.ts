@@ -23,12 +23,17 @@ import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { type SortEntry, tagsAsList } from '../kernel/list-params';
-import { requirePermission } from '../kernel/permissions';
+import { hasPermission, requirePermission } from '../kernel/permissions';
 import { getMetrics, metrics } from '../metric/index';
+import { metricAttributes } from '../metric/metrics';
 import { claimVersionSet, getService } from '../service/index';
+import { serviceAttributes, versionSetAttributes } from '../service/services';
 import { EDGE } from '../service/version-sets';
-import { personas } from './persona-repository';
-import { scenarios } from './scenario-repository';
+import { mayReadDerived } from './derived-from';
+import { personas, storedPersona } from './persona-repository';
+import { personaAttributes } from './personas';
+import { scenarios, storedScenario } from './scenario-repository';
+import { scenarioAttributes } from './scenarios';
 import type { CreateUnitTestRequest, UnitTestInstance, UpdateUnitTestRequest } from './schemas';
 import {
   allUnitTests,
@@ -76,6 +81,12 @@ export const unitTestView = (unitTest: StoredUnitTest): UnitTestInstance => ({
   updated_by: unitTest.updated_by,
 });
 
+/**
+ * The version set of a unit test made from a conversation by a caller who may not see the
+ * conversation's version set: none, until someone who may read one sets it (a run refuses it meanwhile).
+ */
+export const noVersionSet = '';
+
 const metricIdsOf = (unitTest: Pick<StoredUnitTest, 'success_criterions'>): string[] => [
   ...new Set(unitTest.success_criterions.map((criterion) => criterion.metric_id)),
 ];
@@ -85,36 +96,58 @@ type References = Pick<
   'service_id' | 'service_version_set_name' | 'persona_id' | 'scenario_id' | 'success_criterions'
 >;
 
-/** Every record a unit test uses, as usage targets. */
+/** Every record a unit test uses, as usage targets (no version set while it names none). */
 const targetsOf = (unitTest: References): string[] => [
   usageTargets.persona(unitTest.persona_id),
   usageTargets.scenario(unitTest.scenario_id),
   usageTargets.service(unitTest.service_id),
-  usageTargets.versionSet(unitTest.service_id, unitTest.service_version_set_name),
+  ...(unitTest.service_version_set_name === noVersionSet
+    ? []
+    : [usageTargets.versionSet(unitTest.service_id, unitTest.service_version_set_name)]),
   ...metricIdsOf(unitTest).map(usageTargets.metric),
 ];
 
 /**
- * Checks what a unit test refers to: 404 for a missing or deleted service, version set,
- * persona, scenario or metric; 400 when a criterion's type is not its metric's.
+ * Checks what a unit test refers to: 404 for a service, version set, persona, scenario or metric
+ * that is missing, deleted, or that the caller may not read (a persona or scenario made from a
+ * conversation also needs what reading its content needs), so the answer tells nothing of what
+ * they may not see; 400 when a criterion's type is not its metric's.
  */
-const checkReferences = async (orgId: string, unitTest: References): Promise<void> => {
+const checkReferences = async (orgId: string, caller: Caller, unitTest: References): Promise<void> => {
   const [service, persona, scenario, metricsById] = await Promise.all([
     getService(orgId, unitTest.service_id),
     personas.get(orgId, unitTest.persona_id),
     scenarios.get(orgId, unitTest.scenario_id),
     getMetrics(orgId, metricIdsOf(unitTest)),
   ]);
-  if (!service) throw new NotFoundError(`Service ${unitTest.service_id} does not exist.`);
+  if (!service || !hasPermission(caller, 'Service:GetService', serviceAttributes(service))) {
+    throw new NotFoundError(`Service ${unitTest.service_id} does not exist.`);
+  }
   const setName = unitTest.service_version_set_name;
-  if (setName !== EDGE && !Object.hasOwn(service.version_sets, setName)) {
+  if (
+    setName !== noVersionSet &&
+    ((setName !== EDGE && !Object.hasOwn(service.version_sets, setName)) ||
+      !hasPermission(caller, 'Service:GetVersionSet', versionSetAttributes(service, setName)))
+  ) {
     throw new NotFoundError(`Version set '${setName}' does not exist in service ${service.id}.`);
   }
-  if (!persona || persona.deprecated) throw personas.notFound(unitTest.persona_id);
-  if (!scenario || scenario.deprecated) throw scenarios.notFound(unitTest.scenario_id);
+  const personaHead = persona && storedPersona.parse(persona);
+  const scenarioHead = scenario && storedScenario.parse(scenario);
+  const [personaReadable, scenarioReadable] = await Promise.all([
+    personaHead &&
+      hasPermission(caller, 'Simulation:GetSimulationPersona', personaAttributes(personaHead)) &&
+      mayReadDerived(orgId, caller, personaHead),
+    scenarioHead &&
+      hasPermission(caller, 'Simulation:GetSimulationScenario', scenarioAttributes(scenarioHead)) &&
+      mayReadDerived(orgId, caller, scenarioHead),
+  ]);
+  if (!personaHead || personaHead.deprecated || !personaReadable) throw personas.notFound(unitTest.persona_id);
+  if (!scenarioHead || scenarioHead.deprecated || !scenarioReadable) throw scenarios.notFound(unitTest.scenario_id);
   for (const criterion of unitTest.success_criterions) {
     const metric = metricsById.get(criterion.metric_id);
-    if (!metric || metric.deprecated) throw metrics.notFound(criterion.metric_id);
+    if (!metric || metric.deprecated || !hasPermission(caller, 'Metric:GetMetric', metricAttributes(metric))) {
+      throw metrics.notFound(criterion.metric_id);
+    }
     if (metric.metric_value.type !== criterion.criterion.type) {
       throw new BadRequestError(
         `Success criterion '${criterion.name}' is ${criterion.criterion.type}, but metric ${metric.id} is ${metric.metric_value.type}.`,
@@ -148,11 +181,12 @@ const claimsOf = (
   }
   if (
     claimed(usageTargets.service(unitTest.service_id)) ||
-    claimed(usageTargets.versionSet(unitTest.service_id, unitTest.service_version_set_name))
+    (unitTest.service_version_set_name !== noVersionSet &&
+      claimed(usageTargets.versionSet(unitTest.service_id, unitTest.service_version_set_name)))
   ) {
     claims.push({
       item: claimVersionSet(orgId, unitTest.service_id, unitTest.service_version_set_name, {
-        storedSet: unitTest.service_version_set_name !== EDGE,
+        storedSet: unitTest.service_version_set_name !== EDGE && unitTest.service_version_set_name !== noVersionSet,
       }),
       failure: () =>
         new NotFoundError(
@@ -246,7 +280,7 @@ export const createUnitTest = async (
     revision: 0,
   };
   requirePermission(caller, 'Simulation:CreateSimulationUnitTest', unitTestAttributes(unitTest));
-  await checkReferences(orgId, unitTest);
+  await checkReferences(orgId, caller, unitTest);
   await saveUnitTest(orgId, unitTest, undefined);
   return { simulation_unit_test_id: unitTest.id };
 };
@@ -276,7 +310,7 @@ export const updateUnitTest = (
       updated_at: nowIso(),
       updated_by: creatorOf(caller),
     };
-    await checkReferences(orgId, next);
+    await checkReferences(orgId, caller, next);
     return next;
   });
 

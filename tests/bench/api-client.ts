@@ -64,6 +64,8 @@ export interface TimedStream {
   events: { at: number; event: StreamedEvent }[];
   /** The body when the status is not a success (an error document, not a stream). */
   errorText?: string;
+  /** The Retry-After header of a refusal. */
+  retryAfter?: string | null;
 }
 
 /** Sends a request answered with NDJSON and reads it to the end, timing each event's arrival. */
@@ -71,7 +73,13 @@ export const streamTimed = async (baseUrl: string, path: string, init: ApiInit):
   const sentAt = performance.now();
   const response = await fetch(urlOf(baseUrl, path, init.query), requestInit(init));
   if (response.status >= 300 || !response.body) {
-    return { status: response.status, sentAt, events: [], errorText: await response.text() };
+    return {
+      status: response.status,
+      sentAt,
+      events: [],
+      errorText: await response.text(),
+      retryAfter: response.headers.get('retry-after'),
+    };
   }
   const events: TimedStream['events'] = [];
   const decoder = new TextDecoder();

@@ -24,13 +24,15 @@ export interface PlatformProcess {
   /** How the platform's functions reach the local AWS services (`local-aws.json`): endpoints, table, bucket. */
   awsEnv: Record<string, string>;
   stop(): Promise<void>;
+  /** `kill -9` of the whole process group, as a crash would end it: nothing is shut down, a data directory is kept. */
+  kill(): Promise<void>;
 }
 
 const readyTimeoutMs = 120_000;
 const stopGraceMs = 10_000;
 
-/** Platforms started and not yet stopped: their state directories, and the stop under way. */
-const running = new Map<ChildProcess, { stateDir: string; stopping?: Promise<void> }>();
+/** Platforms started and not yet stopped: their state directories (kept when given), and the stop under way. */
+const running = new Map<ChildProcess, { stateDir: string; keepStateDir: boolean; stopping?: Promise<void> }>();
 
 const groupAlive = (pid: number): boolean => {
   try {
@@ -85,7 +87,7 @@ const stopChild = (child: ChildProcess): Promise<void> => {
       signalGroup(pid, 'SIGKILL');
       await waitForGroupExit(pid, stopGraceMs);
     }
-    await rm(entry.stateDir, { recursive: true, force: true });
+    if (!entry.keepStateDir) await rm(entry.stateDir, { recursive: true, force: true });
     running.delete(child);
   })();
   return entry.stopping;
@@ -93,9 +95,9 @@ const stopChild = (child: ChildProcess): Promise<void> => {
 
 // A bench ended by an error, Ctrl-C or process.exit must not leave platforms (and JVMs) behind.
 process.once('exit', () => {
-  for (const [child, { stateDir }] of running) {
+  for (const [child, { stateDir, keepStateDir }] of running) {
     if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
-    rmSync(stateDir, { recursive: true, force: true });
+    if (!keepStateDir) rmSync(stateDir, { recursive: true, force: true });
   }
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -107,24 +109,27 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 /**
  * Starts `npx tsx infra/local/start.ts --in-memory` on a free port with a fresh state
  * directory and the given extra environment; resolves once it printed "Platform ready" and
- * wrote credentials.json. `stop()` ends the process group and removes the directory.
+ * wrote credentials.json. `stop()` ends the process group and removes the directory. With
+ * `dataDir`, the platform keeps its data there, on disk (as `npm start` does), and the directory
+ * stays: a platform started again on it finds what the previous one stored.
  */
 export const startPlatformProcess = async (options: {
   env?: Record<string, string>;
   label: string;
   /** `--bundled`: the functions of cdk.out (synthesize it first: the start waits only `readyTimeoutMs`). */
   bundled?: boolean;
+  dataDir?: string;
 }): Promise<PlatformProcess> => {
-  const stateDir = await mkdtemp(join(tmpdir(), `classic-api-bench-${options.label}-`));
+  const stateDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), `classic-api-bench-${options.label}-`)));
   const logPath = join(stateDir, 'platform.log');
-  const log = createWriteStream(logPath);
+  const log = createWriteStream(logPath, { flags: 'a' });
   const port = await freePort();
   const child = spawn(
     'npx',
     [
       'tsx',
       'infra/local/start.ts',
-      '--in-memory',
+      ...(options.dataDir ? [] : ['--in-memory']),
       '--port',
       String(port),
       '--data-dir',
@@ -133,14 +138,25 @@ export const startPlatformProcess = async (options: {
     ],
     { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } },
   );
-  running.set(child, { stateDir });
+  running.set(child, { stateDir, keepStateDir: options.dataDir !== undefined });
   // The log only helps to explain a failed start; losing it must not fail the bench.
   log.on('error', () => undefined);
   child.stderr?.pipe(log, { end: false });
 
-  const stop = async () => {
+  const closeLog = async () => {
     child.stderr?.unpipe(log);
-    await new Promise<void>((resolve) => log.end(() => resolve()));
+    if (!log.writableEnded) await new Promise<void>((resolve) => log.end(() => resolve()));
+  };
+  const stop = async () => {
+    await closeLog();
+    await stopChild(child);
+  };
+  const kill = async () => {
+    if (child.pid !== undefined) {
+      signalGroup(child.pid, 'SIGKILL');
+      await waitForGroupExit(child.pid, stopGraceMs);
+    }
+    await closeLog();
     await stopChild(child);
   };
 
@@ -171,7 +187,7 @@ export const startPlatformProcess = async (options: {
     const credentials = JSON.parse(await readFile(join(stateDir, 'credentials.json'), 'utf8')) as PlatformCredentials;
     const awsEnv = JSON.parse(await readFile(join(stateDir, 'local-aws.json'), 'utf8')) as Record<string, string>;
     const pids = () => (child.pid === undefined ? [] : groupMembers(child.pid));
-    return { baseUrl: credentials.base_url, credentials, stateDir, logPath, awsEnv, pids, stop };
+    return { baseUrl: credentials.base_url, credentials, stateDir, logPath, awsEnv, pids, stop, kill };
   } catch (error) {
     const tail = await readFile(logPath, 'utf8').catch(() => '');
     await stop();

@@ -127,9 +127,47 @@ describe('platform stack', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
   });
 
-  it('gives every queue an encrypted, TLS-only dead-letter queue and a visibility of 6x its consumer timeout', () => {
+  it('gives every queue an encrypted, TLS-only dead-letter queue after 5 receives or more, and a visibility of 6x its consumer timeout', () => {
     const resources = template.toJSON().Resources as Resources;
+    // Every queue of every template is a work queue with a redrive policy, the dead-letter queue of
+    // one, or the on-failure destination of a stream's event source mapping (the analytics lake's).
+    const queues = [...templates.values()].flatMap((each) => Object.entries(each.findResources('AWS::SQS::Queue')));
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+    const failureDestinationIds = mappings.flatMap((mapping) => {
+      const destination = mapping.Properties.DestinationConfig?.OnFailure?.Destination as
+        | { 'Fn::GetAtt': [string] }
+        | undefined;
+      return destination ? [destination['Fn::GetAtt'][0]] : [];
+    });
+    const deadLetterIds = queues.flatMap(([, queue]) => {
+      const redrive = queue.Properties.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string] } } | undefined;
+      return redrive ? [redrive.deadLetterTargetArn['Fn::GetAtt'][0]] : [];
+    });
+    expect(
+      queues.filter(
+        ([id, queue]) =>
+          !queue.Properties.RedrivePolicy && !deadLetterIds.includes(id) && !failureDestinationIds.includes(id),
+      ),
+    ).toEqual([]);
+    expect(queues).toHaveLength(2 * queueDefinitions.length + failureDestinationIds.length);
+    /** A queue that keeps what failed: encrypted, kept 14 days, reached over TLS only. */
+    const expectFailureQueue = (id: string) => {
+      expect(resources[id]?.Properties).toMatchObject({
+        MessageRetentionPeriod: 14 * 24 * 3600,
+        SqsManagedSseEnabled: true,
+      });
+      expectTlsOnly(id);
+    };
+    const expectTlsOnly = (id: string) =>
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    for (const id of failureDestinationIds) expectFailureQueue(id);
     for (const definition of queueDefinitions) {
       const { queueId, deadLetterId } = queueIds(template, definition.worker);
       const queue = resources[queueId]?.Properties as {
@@ -139,20 +177,9 @@ describe('platform stack', () => {
       };
       expect(queue.SqsManagedSseEnabled).toBe(true);
       expect(queue.RedrivePolicy.maxReceiveCount).toBe(definition.maxReceiveCount);
-      expect(resources[deadLetterId]?.Properties).toMatchObject({
-        MessageRetentionPeriod: 14 * 24 * 3600,
-        SqsManagedSseEnabled: true,
-      });
-      for (const id of [queueId, deadLetterId]) {
-        template.hasResourceProperties('AWS::SQS::QueuePolicy', {
-          Queues: [{ Ref: id }],
-          PolicyDocument: {
-            Statement: Match.arrayWith([
-              Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-            ]),
-          },
-        });
-      }
+      expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
+      expectFailureQueue(deadLetterId);
+      expectTlsOnly(queueId);
 
       const queueArn = JSON.stringify({ 'Fn::GetAtt': [queueId, 'Arn'] });
       const consumers = mappings.filter((mapping) => JSON.stringify(mapping.Properties.EventSourceArn) === queueArn);

@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, eventually } from '../support/client';
+import { conversationLeases } from '#shared/conversation/conversation-repository';
+import { conversationEvents as storedEvents } from '#shared/conversation/event-repository';
+import { api, apiUrl, eventually, requestInit } from '../support/client';
 import {
   conversationEvents,
   createService,
@@ -9,6 +12,7 @@ import {
   startConversation,
 } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { putStoredItems } from '../support/table';
 
 /**
  * Streams that survive a dropped connection: every event has an id and is stored as it is
@@ -164,7 +168,7 @@ describe('get-conversation-events', () => {
     expect(both.events).toEqual(opening.slice(2));
   });
 
-  it('leaves out agent actions for a caller without the insights permission, as their own stream did', async () => {
+  it('leaves out agent actions, timings and usage for a caller without the insights permission, as their own stream did', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
     const { conversationId, events: opening } = await startConversation(user, { service_id: serviceId });
@@ -177,8 +181,61 @@ describe('get-conversation-events', () => {
     // Assess
     expect(asUser.events).toEqual([...opening, ...turn.events]);
     expect(asUser.events.some((event) => event.type === 'current-agent-action')).toBe(false);
+    expect(asUser.events.some((event) => 'timings' in event || 'usage' in event)).toBe(false);
     expect(asAdmin.events.some((event) => event.type === 'current-agent-action')).toBe(true);
-    expect(asAdmin.events.filter((event) => event.type !== 'current-agent-action')).toEqual(asUser.events);
+    expect(asAdmin.events.filter((event) => 'usage' in event && 'timings' in event)).toHaveLength(2);
+    const withoutInsights = asAdmin.events
+      .filter((event) => event.type !== 'current-agent-action')
+      .map(({ timings: _timings, usage: _usage, ...event }) => event);
+    expect(withoutInsights).toEqual(asUser.events);
+  });
+
+  it('stops following a conversation once its caller may no longer read it', async () => {
+    // Prepare
+    const { session: owner, conversationId, opening } = await openConversation();
+    const reader = await createUserSession(admin, 'DefaultAdministratorRole');
+    // An interaction still running, as a turn mid-way leaves it: its first event stored, the lease held.
+    const running = randomBytes(12).toString('hex');
+    const firstEvent = {
+      type: 'user-message-available',
+      message_id: running,
+      user_message: 'Still there?',
+      event_id: `${running}-000000`,
+    };
+    await putStoredItems([
+      conversationLeases.item(owner.orgId, {
+        conversation_id: conversationId,
+        lease_id: 'held by the test',
+        expires_at_epoch: Math.floor(Date.now() / 1000) + 300,
+      }),
+      storedEvents.item(owner.orgId, {
+        conversation_id: conversationId,
+        event_id: firstEvent.event_id,
+        event: JSON.stringify(firstEvent),
+      }),
+    ]);
+    const following = await fetch(
+      apiUrl(`/v1/${owner.orgId}/conversation/${conversationId}/events`, {
+        after: String(opening.at(-1)?.event_id),
+      }),
+      requestInit({ token: reader.token }),
+    );
+    expect(following.status).toBe(200);
+
+    // Act
+    const demoted = await api(`/v1/${admin.orgId}/role/DefaultUserRole/assign`, {
+      token: admin.token,
+      body: { user_id: reader.userId },
+    });
+    expect(demoted.status, demoted.text).toBe(200);
+    const lines = (await following.text()).split('\n').filter((line) => line !== '');
+
+    // Assess
+    // The stream ended while the interaction still held the lease (for minutes yet): the
+    // replay saw the caller lose the conversation (checked every 5 s; the test's timeout is 60 s).
+    expect(lines.map((line) => JSON.parse(line))).toEqual([firstEvent]);
+    const again = await api(`/v1/${owner.orgId}/conversation/${conversationId}/events`, { token: reader.token });
+    expect(again.status).toBe(404);
   });
 
   it('answers 404 for an unknown conversation or one the caller may not read, and 422 for a malformed id', async () => {

@@ -3,6 +3,7 @@ import { toolCallStateMachineVersion, toolInInitialStateMachineVersion } from '#
 import { api, apiUrl, requestInit } from '../support/client';
 import { createService, interact, startConversation, textForm, typesOf } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { storedKeysStartingWith } from '../support/table';
 import { createTool } from '../support/tools';
 
 /** The refusals, permission filtering and stream guarantees of the conversation operations. */
@@ -144,7 +145,7 @@ describe('interact-with-conversation', () => {
     expect((complete?.at ?? 0) - (pieces[0]?.at ?? 0)).toBeGreaterThanOrEqual(15 * (pieces.length - 2) * 0.8);
   });
 
-  it('answers 409 to a second interaction while one is in flight', async () => {
+  it('answers 409 with a Retry-After of 1 to 5 s to a second interaction while one is in flight', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
     const conversationId = await opened(user);
@@ -162,6 +163,8 @@ describe('interact-with-conversation', () => {
     expect(inFlight.status).toBe(200);
     expect(second.status).toBe(409);
     expect(second.text).toMatch(/in progress/);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(second.headers.get('retry-after'))).toBeLessThanOrEqual(5);
     const firstEvents = (await inFlight.text())
       .trim()
       .split('\n')
@@ -189,9 +192,19 @@ describe('interact-with-conversation', () => {
       http_error_code: 409,
       error_description: expect.stringContaining("State 'triage' uses tool"),
     });
-    // The void interaction stored nothing, and the lease was given back.
-    const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, { token: user.token });
-    expect(messages.body.messages).toHaveLength(1);
+    // The failed interaction kept the message it announced, and nothing of the agent's; the lease was given back.
+    const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, {
+      token: user.token,
+      query: { sort_by: '+created_at' },
+    });
+    expect(messages.body.messages.map((message: { message_type: string }) => message.message_type)).toEqual([
+      'agent-message',
+      'user-message',
+    ]);
+    expect(messages.body.messages[1]).toMatchObject({
+      id: response.events[0]?.message_id,
+      message: 'I said goodbye',
+    });
     const again = await interact(user, conversationId, 'Hmm, the weather is nice');
     expect(typesOf(again.events).at(-1)).toBe('interaction-complete');
   });
@@ -266,7 +279,7 @@ describe('finish-conversation', () => {
     expect(next.status).toBe(201);
   });
 
-  it('deletes a conversation without messages instead of finishing it', async () => {
+  it('deletes a conversation without messages instead of finishing it, with its stored events', async () => {
     // Prepare
     const { serviceId: failing } = await createService(
       admin,
@@ -275,6 +288,9 @@ describe('finish-conversation', () => {
     const user = await createUserSession(admin, 'DefaultUserRole');
     const response = await startConversation(user, { service_id: failing });
     expect(typesOf(response.events)).toEqual(['conversation-created', 'error']);
+    const partition = `ORG#${user.orgId}#CONVERSATION#${response.conversationId}`;
+    const stored = (await storedKeysStartingWith(partition)).map((item) => item.entity);
+    expect(stored).toContain('conversation-event');
 
     // Act
     const finished = await api(`/v1/${user.orgId}/conversation/${response.conversationId}/finish/`, {
@@ -289,6 +305,7 @@ describe('finish-conversation', () => {
       query: { id: response.conversationId },
     });
     expect(listed.body.conversations).toEqual([]);
+    expect(await storedKeysStartingWith(partition)).toEqual([]);
   });
 });
 

@@ -2,10 +2,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import type { AgentVersionBody } from '#shared/agent/schemas';
 import { encodeWav, type PcmAudio, parseWav, pcmBytes, resample } from '#shared/speech/audio';
-import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { decodeMp3, encodeMp3 } from '#shared/speech/mp3';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
-import { api, type QueryValue, streamEvents } from '../support/client';
+import { api, apiUrl, type QueryValue, requestInit, streamEvents } from '../support/client';
 import { createService, type StreamedEvent, startConversation, typesOf } from '../support/conversations';
 import * as fixtures from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
@@ -29,11 +29,7 @@ beforeAll(async () => {
   const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
   const language = speechLanguageOf('eng');
   if (!voice || !language) throw new Error('the catalogue lost its English voice');
-  ({ audio: spoken } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
-    text: phrase,
-    voice,
-    language,
-  }));
+  spoken = await synthesizeWithEspeak({ text: phrase, voice, language });
 });
 
 /** A new user with an open text conversation: each test talks in its own. */
@@ -274,6 +270,11 @@ describe('create-conversation', () => {
     const lastStart = first?.transcript_alignment.at(-1)?.[0] ?? Number.POSITIVE_INFINITY;
     expect(lastStart).toBeLessThan((bytes.length / 2 / 16_000) * 1000);
     expect(response.events.at(-1)).toMatchObject({ type: 'interaction-complete' });
+    // The first piece is the greeting's first clause ("Hello, I'm Ada,"), not its first sentence.
+    const firstText = first?.transcript_alignment.map(([, character]) => character).join('') ?? '';
+    const greeting = String(response.events.at(-1)?.full_message);
+    expect(greeting).toMatch(/^Hello, I'm \w+, /);
+    expect(firstText).toBe(greeting.slice(0, greeting.indexOf(', ', 7) + 2));
   });
 
   it('answers 400 to a voice response without an audio_format', async () => {
@@ -346,6 +347,45 @@ describe('retrieve-message-source', () => {
     const spokenAudio = await decodeMp3(Buffer.from(await (await fetch(spokenSource.body.url)).arrayBuffer()));
     expect(spokenAudio.samples.length).toBeGreaterThan(0);
     expect(Date.parse(spokenSource.body.expires_at) - Date.now()).toBeGreaterThan(11 * 60 * 60 * 1000);
+  });
+
+  it('serves the heard message and its audio once user-message-available announced it, while the turn runs on', async () => {
+    // Prepare
+    const { user, conversationId } = await openConversation();
+    const sent = encodeWav(spoken);
+    const response = await fetch(
+      apiUrl(`/v1/${user.orgId}/conversation/${conversationId}/interact`, {
+        request_format: 'voice',
+        response_format: 'voice',
+        audio_format: 'mp3',
+      }),
+      requestInit({
+        method: 'POST',
+        token: user.token,
+        raw: new Uint8Array(sent),
+        headers: { 'content-type': 'audio/wav' },
+      }),
+    );
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let firstLine = '';
+    while (!firstLine.includes('\n')) firstLine += new TextDecoder().decode((await reader.read()).value);
+    const announced = JSON.parse(firstLine.split('\n')[0] as string) as StreamedEvent;
+
+    // Act: the agent's spoken answer is still being made.
+    const source = await messageSource(user, conversationId, String(announced.message_id));
+    const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, {
+      token: user.token,
+      query: { id: String(announced.message_id) },
+    });
+    await reader.cancel();
+
+    // Assess
+    expect(announced.type).toBe('user-message-available');
+    expect(source.status).toBe(200);
+    expect(Buffer.from(await (await fetch(source.body.url)).arrayBuffer()).equals(sent)).toBe(true);
+    expect(messages.body.messages).toEqual([
+      expect.objectContaining({ id: announced.message_id, message_type: 'user-message', format: 'voice' }),
+    ]);
   });
 
   it('answers 400 for a text message', async () => {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, eventually, expectStatus } from '../support/client';
-import { createService, sampleAgentVersionBody } from '../support/fixtures';
+import { createGrantedSession, createService, sampleAgentVersionBody } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { isQueueDrained, sendToQueue } from '../support/local-aws';
 import { createWordGateSet } from '../support/simulation';
@@ -175,7 +175,32 @@ describe('promote-service-version-set', () => {
     });
   });
 
-  it('moves at once without a gate, and refuses edge, unknown sets and callers without the permission', async () => {
+  it('fails, leaving the set as it was, when its creator may no longer promote by the time its gate passes', async () => {
+    // Prepare
+    const session = await admin();
+    const { serviceId } = await serviceAhead(session);
+    const setId = await createWordGateSet(session, serviceId, 'printer');
+    const started = await promote(session, serviceId, 'release', {
+      from: 'edge',
+      gate: { simulation_unit_test_set_id: setId, min_pass_rate: 1 },
+    });
+    expectStatus('promote', started, 201);
+
+    // Act
+    const demoted = await api(`/v1/${orgId}/role/DefaultUserRole/assign`, {
+      token: owner.token,
+      body: { user_id: session.userId },
+    });
+    expectStatus('assign DefaultUserRole', demoted, 200);
+    const ended = await endedPromotion(owner, serviceId, 'release', started.body.id);
+
+    // Assess
+    expect(ended).toMatchObject({ status: 'failed', pass_rate: 1, revision: null });
+    expect(ended.reason).toMatch(/creator may no longer promote/);
+    expect((await versionSets(owner, serviceId)).release.agent_version_number).toBe(1);
+  });
+
+  it('moves at once without a gate, and refuses edge, unknown sets (404, as one the caller may not read) and callers without the permission', async () => {
     // Prepare
     const session = await admin();
     const { serviceId } = await serviceAhead(session);
@@ -193,7 +218,7 @@ describe('promote-service-version-set', () => {
     expect(promoted.body).toMatchObject({ status: 'promoted', gate: null, revision: 2 });
     expect((await versionSets(session, serviceId)).release.agent_version_number).toBe(2);
     expect(intoEdge.status).toBe(400);
-    expect(unknownFrom.status).toBe(400);
+    expect(unknownFrom.status).toBe(404);
     expect(unknownSet.status).toBe(404);
     expect(forbidden.status).toBe(403);
   });
@@ -321,6 +346,43 @@ describe('rollback-service-version-set', () => {
     expect(afterBack.agent_version_number).toBe(1);
     expect(forward.body.revision).toMatchObject({ revision: 4, rolled_back_to: 2 });
     expect(afterForward.agent_version_number).toBe(2);
+  });
+
+  it('restores a deleted version set only for a caller who may also create it', async () => {
+    // Prepare
+    const session = await admin();
+    const { serviceId } = await serviceAhead(session);
+    const staging = setPath(serviceId, 'staging');
+    expectStatus(
+      'create staging',
+      await api(`${staging}/`, {
+        method: 'PUT',
+        token: session.token,
+        body: { version_set: { agent_version_number: 1 } },
+      }),
+      204,
+    );
+    expectStatus('delete staging', await api(`${staging}/`, { method: 'DELETE', token: session.token }), 204);
+    const rollbackOnly = [
+      { permission_name: 'Service:GetService', conditions: {} },
+      { permission_name: 'Service:GetVersionSet', conditions: {} },
+      { permission_name: 'Service:RollbackVersionSet', conditions: {} },
+    ];
+    const roller = await createGrantedSession(owner, rollbackOnly);
+    const creator = await createGrantedSession(owner, [
+      ...rollbackOnly,
+      { permission_name: 'Service:CreateVersionSet', conditions: {} },
+    ]);
+
+    // Act
+    const refused = await api(`${staging}/rollback`, { token: roller.token, body: {} });
+    const restored = await api(`${staging}/rollback`, { token: creator.token, body: {} });
+
+    // Assess
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('Service:CreateVersionSet');
+    expect(restored.status, restored.text).toBe(200);
+    expect((await versionSets(session, serviceId)).staging).toMatchObject({ agent_version_number: 1 });
   });
 
   it('refuses edge, a revision that does not exist and a caller without the permission', async () => {

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, eventually, expectStatus } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
+import { createGrantedSession } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
-import { createMetric, createUnitTestSet } from '../support/simulation';
+import { createMetric, createPersona, createUnitTestSet, unitTestBody } from '../support/simulation';
 
 let owner: Session;
 let orgId: string;
@@ -109,5 +110,90 @@ describe('create-simulation-unit-test-from-conversation', () => {
     expect(unreadable.status).toBe(404);
     expect(open.status).toBe(400);
     expect(unknownMetric.status).toBe(400);
+  });
+
+  it('copies no version set name, message or user model its caller may not read, and its test runs only once given a version set', async () => {
+    // Prepare
+    const session = await admin();
+    const { serviceId } = await createService(session);
+    const someone = await createUserSession(owner, 'DefaultUserRole');
+    const conversationId = await conversationOf(someone, serviceId);
+    const metricId = await createMetric(session);
+    const blind = await createGrantedSession(owner, [
+      { permission_name: 'Conversation:GetConversation', conditions: {} },
+      { permission_name: 'Service:GetService', conditions: {} },
+      { permission_name: 'Metric:GetMetric', conditions: {} },
+      { permission_name: 'Simulation:*', conditions: {} },
+    ]);
+
+    // Act
+    const created = await fromConversation(blind, { conversation_id: conversationId, metric_ids: [metricId] });
+
+    // Assess
+    expect(created.status, created.text).toBe(201);
+    const read = (path: string, query: Record<string, string> = {}) =>
+      api(`/v1/${orgId}/simulation/${path}`, { token: blind.token, query });
+    const unitTest = (await read('unit_test/', { id: created.body.simulation_unit_test_id })).body
+      .simulation_unit_tests[0];
+    expect(unitTest.service_version_set_name).toBe('');
+    const scenario = (await read(`scenario/${created.body.simulation_scenario_id}/version/`)).body
+      .simulation_scenario_versions[0];
+    expect(scenario.reference_transcript).toEqual([]);
+    expect(JSON.stringify(scenario)).not.toContain('printer');
+    const persona = (await read(`persona/${created.body.simulation_persona_id}/version/`)).body
+      .simulation_persona_versions[0];
+    expect(persona.user_models).toEqual([]);
+    const setId = await createUnitTestSet(blind, [unitTest.id], {
+      unit_test_runs: [{ unit_test_id: unitTest.id, run_count: 1 }],
+    });
+    const run = await api(`/v1/${orgId}/simulation/unit_test_set_run/`, {
+      token: blind.token,
+      body: { simulation_unit_test_set_id: setId },
+    });
+    expect(run.status).toBe(400);
+    expect(run.body.detail).toMatch(/names no version set/);
+  });
+
+  it('shows the scenario and persona it made only to callers who may read what they copied', async () => {
+    // Prepare
+    const session = await admin();
+    const { serviceId } = await createService(session);
+    const conversationId = await conversationOf(session, serviceId);
+    const metricId = await createMetric(session);
+    const created = await fromConversation(session, { conversation_id: conversationId, metric_ids: [metricId] });
+    expect(created.status, created.text).toBe(201);
+    const { simulation_scenario_id: scenarioId, simulation_persona_id: personaId } = created.body;
+    const simulationOnly = await createGrantedSession(owner, [
+      { permission_name: 'Simulation:*', conditions: {} },
+      { permission_name: 'Service:*', conditions: {} },
+      { permission_name: 'Metric:GetMetric', conditions: {} },
+    ]);
+    const versions = (reader: Session, kind: 'scenario' | 'persona', id: string) =>
+      api(`/v1/${orgId}/simulation/${kind}/${id}/version/`, { token: reader.token });
+
+    // Act
+    const [scenario, persona, ownScenario] = await Promise.all([
+      versions(simulationOnly, 'scenario', scenarioId),
+      versions(simulationOnly, 'persona', personaId),
+      versions(session, 'scenario', scenarioId),
+    ]);
+    const listed = await api(`/v1/${orgId}/simulation/scenario/`, {
+      token: simulationOnly.token,
+      query: { id: scenarioId },
+    });
+    const reused = await api(`/v1/${orgId}/simulation/unit_test/`, {
+      token: simulationOnly.token,
+      body: unitTestBody({ serviceId, personaId: await createPersona(simulationOnly), scenarioId, metricId }),
+    });
+
+    // Assess
+    expect(scenario.status).toBe(403);
+    expect(scenario.body.detail).toMatch(
+      new RegExp(`made from conversation ${conversationId}: reading it needs Conversation:GetMessage`),
+    );
+    expect(persona.status).toBe(403);
+    expect(ownScenario.status).toBe(200);
+    expect(listed.body.simulation_scenarios.map((found: { id: string }) => found.id)).toEqual([scenarioId]);
+    expect(reused.status, reused.text).toBe(404);
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import { createService, uniqueName } from '../support/fixtures';
+import { createGrantedSession, createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import {
   createMetric,
@@ -83,6 +83,29 @@ describe('create-simulation-unit-test-set', () => {
 
     // Assess
     expect(response.status, response.text).toBe(404);
+  });
+
+  it('answers 404 for a unit test the caller may not read, as for a missing one', async () => {
+    // Prepare
+    const unitTestId = await newUnitTest(await admin());
+    const session = await createGrantedSession(owner, [
+      { permission_name: 'Simulation:*', conditions: {} },
+      {
+        permission_name: 'Simulation:GetSimulationUnitTest',
+        conditions: { id: { type: 'Equals', value: unitTestId } },
+        action: 'Deny',
+      },
+    ]);
+
+    // Act
+    const response = await api(setsPath(), {
+      token: session.token,
+      body: { name: uniqueName('Set'), unit_test_runs: [{ unit_test_id: unitTestId, run_count: 1 }], tags: {} },
+    });
+
+    // Assess
+    expect(response.status, response.text).toBe(404);
+    expect(response.body.detail).toMatch(/does not exist/);
   });
 
   it('rejects a run_count of 0 with 422', async () => {

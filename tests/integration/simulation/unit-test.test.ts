@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import { createService, uniqueName } from '../support/fixtures';
+import { createGrantedSession, createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import {
   createMetric,
@@ -136,6 +136,29 @@ describe('create-simulation-unit-test', () => {
 
     // Assess
     expect(response.status, response.text).toBe(404);
+  });
+
+  it.each([
+    ['service', 'Service:GetService'],
+    ['version set', 'Service:GetVersionSet'],
+    ['persona', 'Simulation:GetSimulationPersona'],
+    ['scenario', 'Simulation:GetSimulationScenario'],
+    ['metric', 'Metric:GetMetric'],
+  ])('answers 404 for a %s the caller may not read, as for a missing one', async (_what, unreadable) => {
+    // Prepare
+    const session = await createGrantedSession(owner, [
+      { permission_name: 'Simulation:*', conditions: {} },
+      { permission_name: 'Service:*', conditions: {} },
+      { permission_name: 'Metric:GetMetric', conditions: {} },
+      { permission_name: unreadable, conditions: {}, action: 'Deny' },
+    ]);
+
+    // Act
+    const response = await api(unitTestsPath(), { token: session.token, body: unitTestBody(shared) });
+
+    // Assess
+    expect(response.status, response.text).toBe(404);
+    expect(response.body.detail).toMatch(/does not exist/);
   });
 
   it.each([

@@ -124,4 +124,4 @@ const createRole = async (
 export const createGrantedSession = async (
   owner: Session,
   grants: Parameters<typeof createRole>[1],
-): Promise<Session> => createUserSession(owner, await createRole(owner, grants));
+): Promise<Session & { email: string }> => createUserSession(owner, await createRole(owner, grants));

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, paginateScan, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, paginateScan, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { harness } from './client';
 
 /** A client of the platform's table; DynamoDB Local runs with -sharedDb, so any credentials reach it. */
@@ -108,5 +108,13 @@ export const setStoredAttributes = async (key: { pk: string; sk: string }, attri
       ExpressionAttributeValues: Object.fromEntries(names.map((name, index) => [`:v${index}`, attributes[name]])),
     }),
   );
+  client.destroy();
+};
+
+/** Writes items straight to the table: what a process mid-way leaves (a lease held, an event stored). */
+export const putStoredItems = async (items: Record<string, unknown>[]) => {
+  const { table } = harness();
+  const client = tableClient();
+  for (const item of items) await client.send(new PutCommand({ TableName: table.name, Item: item }));
   client.destroy();
 };

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import type { Caller } from '../kernel/caller';
+import { ForbiddenError, NotFoundError } from '../kernel/errors';
+import { canReadMessage } from '../kernel/permissions';
+import { tagMap } from '../kernel/schemas';
+import { requireVisibleUser } from '../user/users';
+
+/*
+ * A scenario or persona made from a conversation (`from_conversation`) carries the conversation's
+ * protection: it keeps a link to what it copied, and its content is shown only to a caller who may
+ * read those messages (and, for the user's models, that user's models) in the conversation itself.
+ */
+
+/** What a record copied from a conversation: the messages it was made from and whether the user's models. */
+export const derivedFrom = z.object({
+  conversation_id: z.string(),
+  user_id: z.string(),
+  service_id: z.string(),
+  tags: tagMap,
+  /** The messages copied (their text, or what was written from it), with what grant conditions name on them. */
+  messages: z.array(z.object({ id: z.string(), message_type: z.string() })),
+  /** Whether the user's models were copied. */
+  user_models: z.boolean(),
+});
+export type DerivedFrom = z.infer<typeof derivedFrom>;
+
+const userModelsReadable = async (orgId: string, caller: Caller, userId: string): Promise<boolean> => {
+  try {
+    await requireVisibleUser(orgId, caller, userId, 'User:GetUserModel');
+    return true;
+  } catch (error) {
+    if (error instanceof NotFoundError || error instanceof ForbiddenError) return false;
+    throw error;
+  }
+};
+
+/** Whether the caller may read everything a derived record copied, as the conversation's own reads would show it. */
+export const mayReadSource = async (orgId: string, caller: Caller, source: DerivedFrom): Promise<boolean> => {
+  const conversation = {
+    id: source.conversation_id,
+    user_id: source.user_id,
+    service_id: source.service_id,
+    tags: source.tags,
+  };
+  return (
+    source.messages.every((message) => canReadMessage(caller, conversation, message)) &&
+    (!source.user_models || (await userModelsReadable(orgId, caller, source.user_id)))
+  );
+};
+
+/** Whether the caller may read a record's content: anything not derived, or derived from what they may read. */
+export const mayReadDerived = async (
+  orgId: string,
+  caller: Caller,
+  head: { derived_from?: DerivedFrom },
+): Promise<boolean> => !head.derived_from || mayReadSource(orgId, caller, head.derived_from);
+
+/**
+ * Refuses, with 403 and the reason, a caller who may read a derived record but not what it
+ * copied from its conversation.
+ */
+export const requireSourceReadable = async (
+  orgId: string,
+  caller: Caller,
+  label: string,
+  head: { id: string; derived_from?: DerivedFrom },
+): Promise<void> => {
+  const source = head.derived_from;
+  if (!source || (await mayReadSource(orgId, caller, source))) return;
+  throw new ForbiddenError(
+    `${label} ${head.id} was made from conversation ${source.conversation_id}: reading it needs Conversation:GetMessage on the messages it copied${source.user_models ? " and User:GetUserModel on that conversation's user" : ''}.`,
+  );
+};

@@ -1,0 +1,60 @@
+import type { Caller } from '../kernel/caller';
+import { config } from '../kernel/config';
+import { defaultRole } from '../role/default-roles';
+import { isAtLeastAsPrivileged } from '../role/privilege';
+import { loadPrincipal } from './principal';
+import { activeGrantsOf } from './temporary-grant-repository';
+
+const superAdministratorGrants = defaultRole('DefaultSuperAdministratorRole').permission_grants;
+
+/** Who acts: the user, their organization, and the organization they act on. */
+export interface Identity {
+  homeOrgId: string;
+  userId: string;
+  orgId: string;
+  tokenType: Caller['tokenType'];
+}
+
+/**
+ * The caller an identity is right now: their role's grants and their temporary grants in force.
+ * `unknown` when the organization, user or role no longer exists; `unverified` for an unverified
+ * user; `not-operator` when they act on another organization without being a platform operator
+ * (a user of the root organization at least as privileged as DefaultSuperAdministratorRole).
+ */
+export const callerNow = async (
+  identity: Identity,
+): Promise<{ caller: Caller } | { refused: 'unknown' | 'unverified' | 'not-operator' }> => {
+  const [principal, temporaryGrants] = await Promise.all([
+    loadPrincipal(identity.homeOrgId, identity.userId),
+    activeGrantsOf(identity.homeOrgId, identity.userId, new Date().toISOString()),
+  ]);
+  if (!principal) return { refused: 'unknown' };
+  if (!principal.user.is_verified) return { refused: 'unverified' };
+  const caller: Caller = {
+    userId: principal.user.user_id,
+    homeOrgId: identity.homeOrgId,
+    orgId: identity.orgId,
+    roleId: principal.role.id,
+    roleName: principal.role.name,
+    grants: [...principal.grants, ...temporaryGrants],
+    temporaryGrants,
+    email: principal.user.email,
+    isVerified: principal.user.is_verified,
+    tokenType: identity.tokenType,
+  };
+  if (identity.homeOrgId === identity.orgId) return { caller };
+  const isPlatformOperator =
+    identity.homeOrgId === config.rootOrganizationId &&
+    isAtLeastAsPrivileged(principal.grants, superAdministratorGrants);
+  return isPlatformOperator ? { caller: { ...caller, isPlatformOperator: true } } : { refused: 'not-operator' };
+};
+
+/**
+ * The caller as they stand now, for work that outlasts the request that started it (a replay
+ * following a conversation, a promotion completing): undefined once they may no longer act at all. The principal is
+ * cached a few seconds per process (`loadPrincipal`), so a change is seen within that time.
+ */
+export const refreshCaller = async (identity: Identity): Promise<Caller | undefined> => {
+  const now = await callerNow(identity);
+  return 'caller' in now ? now.caller : undefined;
+};
