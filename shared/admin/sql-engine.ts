@@ -149,15 +149,31 @@ const attachOrganizationTables = async (connection: DuckDBConnection, orgId: str
     );
 };
 
+/** Runs `use` on a connection of the organization's engine; the connection is closed and the engine handed back whatever happens. */
+const withOrganizationConnection = async <T>(
+  orgId: string,
+  use: (connection: DuckDBConnection) => Promise<T>,
+): Promise<T> => {
+  const engine = await takeEngine(orgId);
+  try {
+    const connection = await engine.instance.connect();
+    try {
+      return await use(connection);
+    } finally {
+      connection.closeSync();
+    }
+  } finally {
+    await releaseEngine(engine);
+  }
+};
+
 /** Runs the caller's SELECT, keeping at most `maxRows` rows; interrupted after `timeoutMs` (408). */
-export const runOrganizationQuery = async (
+export const runOrganizationQuery = (
   orgId: string,
   sql: string,
   options: { maxRows: number; timeoutMs: number },
-): Promise<QueryResult> => {
-  const engine = await takeEngine(orgId);
-  const connection = await engine.instance.connect();
-  try {
+): Promise<QueryResult> =>
+  withOrganizationConnection(orgId, async (connection) => {
     // Checked before anything is copied: a refused query costs nothing more.
     await requireOneSelect(connection, sql);
     await attachOrganizationTables(connection, orgId);
@@ -178,8 +194,4 @@ export const runOrganizationQuery = async (
     } finally {
       clearTimeout(timer);
     }
-  } finally {
-    connection.closeSync();
-    await releaseEngine(engine);
-  }
-};
+  });
