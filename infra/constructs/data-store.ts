@@ -1,5 +1,12 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -30,12 +37,14 @@ export const indexesAtUpgradeStep = (
 };
 
 /**
- * The region's stateful resources: the single table, the artifact bucket and the JWT
- * signing key. All are retained when the stack is deleted.
+ * The region's stateful resources: the single table (and its stream), the artifact bucket, the
+ * access-log bucket and the JWT signing key. All are retained when the stack is deleted.
  */
 export class DataStore extends Construct {
   readonly table: Table;
   readonly bucket: Bucket;
+  /** Where the buckets' server access logs go, each under a prefix of its own. */
+  readonly accessLogs: Bucket;
   readonly signingKey: Secret;
   /** Whether the functions read the projected indexes (`TABLE_INDEXES=projected`): mid-upgrade only. */
   readonly readsProjectedIndexes: boolean;
@@ -53,6 +62,8 @@ export class DataStore extends Construct {
       deletionProtection: true,
       encryption: TableEncryption.AWS_MANAGED,
       removalPolicy: RemovalPolicy.RETAIN,
+      // Every change, with the item before and after: the analytics lake's feed (AnalyticsLake).
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
     });
     const { indexes, readsProjected } = indexesAtUpgradeStep(props.indexUpgradeStep);
     this.readsProjectedIndexes = readsProjected;
@@ -78,6 +89,7 @@ export class DataStore extends Construct {
       id: 'AwsSolutions-S1',
       reason: 'This is the access-log destination; logging it into itself would loop.',
     });
+    this.accessLogs = accessLogs;
 
     // Unversioned: objects are generated and expire, and a tenant's deletion must really delete.
     this.bucket = new Bucket(this, 'Artifacts', {

@@ -17,6 +17,7 @@ import { Alias } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
   businessMetric,
@@ -36,6 +37,8 @@ export interface ObservabilityProps {
   apiFunctions: ReadonlyMap<EndpointGroup, LambdaFunction>;
   queues: ReadonlyMap<WorkerName, WorkerQueue>;
   workerFunctions: ReadonlyMap<WorkerName, LambdaFunction>;
+  /** Queues where other event sources leave what their consumer gave up on (the lake's stream batches), by consumer. */
+  failureQueues?: ReadonlyMap<string, IQueue>;
   /** Where the functions publish their EMF metrics (POWERTOOLS_METRICS_NAMESPACE). */
   metricsNamespace: string;
   /** Subscribed to the alarm topic when given; operators can add other subscriptions. */
@@ -203,6 +206,24 @@ export class Observability extends Construct {
       notify(
         deadLetters.createAlarm(this, `${pascalCase(worker)}DeadLetters`, {
           alarmDescription: `Messages of the ${worker} queue exhausted their retries and wait in its dead-letter queue.`,
+          threshold: 0,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+
+    for (const [consumer, failureQueue] of props.failureQueues ?? []) {
+      const failures = failureQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period,
+        label: 'failed batches',
+      });
+      dashboard.addWidgets(graph(`${consumer}: failed batches`, [failures]));
+      notify(
+        failures.createAlarm(this, `${pascalCase(consumer)}Failures`, {
+          alarmDescription: `Batches the ${consumer} consumer failed on after every retry wait in its failure queue.`,
           threshold: 0,
           comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
           evaluationPeriods: 1,

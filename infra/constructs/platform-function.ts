@@ -6,6 +6,7 @@ import {
   DockerImage,
   type Duration,
   type RemovalPolicy,
+  Size,
   Stack,
   Validations,
 } from 'aws-cdk-lib';
@@ -77,6 +78,10 @@ export interface PlatformFunctionProps {
   description: string;
   timeout: Duration;
   defaults: FunctionDefaults;
+  /** MB; 512 unless the function needs more (CPU grows with it). */
+  memorySize?: number;
+  /** MB of /tmp; Lambda's 512 unless given. */
+  ephemeralStorageSize?: number;
 }
 
 /**
@@ -106,7 +111,8 @@ export class PlatformFunction extends Construct {
       runtime: Runtime.NODEJS_22_X,
       // Graviton, unless the bundle carries a native binding built for x86_64 (DuckDB).
       architecture: importsNativePackage(props.entry) ? Architecture.X86_64 : Architecture.ARM_64,
-      memorySize: 512,
+      memorySize: props.memorySize ?? 512,
+      ...(props.ephemeralStorageSize ? { ephemeralStorageSize: Size.mebibytes(props.ephemeralStorageSize) } : {}),
       timeout: props.timeout,
       role,
       // API Gateway's sampling rule decides which requests are traced; a function follows the decision it is handed.
@@ -190,8 +196,15 @@ export const bindQueue = (fn: LambdaFunction, { queue, definition }: PlatformQue
 /**
  * Object-level actions only (no bucket configuration, ACL or versioning actions), so
  * narrower than `IBucket.grantRead`/`grantReadWrite`; under `prefix` only when one is given.
+ * The bucket's name goes in `envName` (the artifact bucket's variable unless another is named).
  */
-export const bindBucket = (fn: LambdaFunction, bucket: IBucket, access: BucketAccess, prefix = ''): void => {
+export const bindBucket = (
+  fn: LambdaFunction,
+  bucket: IBucket,
+  access: BucketAccess,
+  prefix = '',
+  envName = 'ARTIFACT_BUCKET',
+): void => {
   const objectActions = ['s3:GetObject'];
   if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject');
   fn.addToRolePolicy(
@@ -209,7 +222,7 @@ export const bindBucket = (fn: LambdaFunction, bucket: IBucket, access: BucketAc
       ...(prefix ? { conditions: { StringLike: { 's3:prefix': `${prefix}*` } } } : {}),
     }),
   );
-  fn.addEnvironment('ARTIFACT_BUCKET', bucket.bucketName);
+  fn.addEnvironment(envName, bucket.bucketName);
   Validations.of(fn.role ?? fn).acknowledge({
     id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(bucket)}.Arn>/${prefix}*]`,
     reason: 'Object keys are per-tenant and generated at run time; access is limited to this one bucket.',

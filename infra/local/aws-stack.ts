@@ -25,6 +25,7 @@ import { createSqsServer } from 'local-aws-sqs';
 import { globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
 import type { WorkerName } from '#shared/kernel/operation';
 import { type QueueDefinition, queueDefinitions } from '#shared/kernel/queues';
+import { failureQueueName, tableStreamConsumers } from '#shared/kernel/table-stream';
 import { assertJava17 } from './java';
 import { assertPortFree, freePort } from './ports';
 
@@ -52,8 +53,17 @@ export interface LocalAws {
   /** The part of `env` that reaches the servers (region, endpoints, credentials), without the resources' names. */
   connectionEnv: Record<string, string>;
   tableName: string;
+  /** The table's stream (new and old images), which DynamoDB Local serves like DynamoDB Streams. */
+  tableStream: {
+    arn: string /** The stream was enabled on a table that had data already (a data dir from before). */;
+    enabledOnExistingTable: boolean;
+  };
   bucket: string;
+  /** The analytics lake's bucket. */
+  lakeBucket: string;
   queues: Record<WorkerName, LocalQueue>;
+  /** Per table stream consumer, the queue receiving the batches that failed every retry. */
+  streamFailureQueues: Record<string, { url: string; arn: string }>;
   stop(): Promise<void>;
 }
 
@@ -64,6 +74,7 @@ interface Service {
 
 const tableName = 'agent-platform';
 const bucket = 'agent-platform-artifacts';
+const lakeBucket = 'agent-platform-lake';
 // A JVM start on a busy 2-core machine (a CI run, tests beside a benchmark) can take tens of seconds.
 const dynamoReadyTimeoutMs = 60_000;
 
@@ -113,7 +124,7 @@ const startDynamoDb = async (
   inMemory: boolean,
   region: string,
   log: (line: string) => void,
-): Promise<Service> => {
+): Promise<Service & { stream: LocalAws['tableStream'] }> => {
   await assertJava17();
   if (port !== undefined) await assertPortFree(port, 'DynamoDB');
   const listenPort = port ?? (await freePort());
@@ -175,15 +186,19 @@ const startDynamoDb = async (
 
   const endpoint = `http://127.0.0.1:${listenPort}`;
   // Single attempts: the SDK's retry back-off would only slow the readiness poll down.
-  await prepare(new DynamoDBClient({ endpoint, region, credentials, maxAttempts: 1 }), stop, async (client) => {
-    await waitForDynamoDb(
-      client,
-      () => exitDescription,
-      () => recentOutput.join('\n'),
-    );
-    await ensureTable(client, log);
-  });
-  return { endpoint, stop };
+  const stream = await prepare(
+    new DynamoDBClient({ endpoint, region, credentials, maxAttempts: 1 }),
+    stop,
+    async (client) => {
+      await waitForDynamoDb(
+        client,
+        () => exitDescription,
+        () => recentOutput.join('\n'),
+      );
+      return ensureTable(client, log);
+    },
+  );
+  return { endpoint, stop, stream };
 };
 
 const waitForDynamoDb = async (
@@ -245,11 +260,15 @@ const indexSpec = (index: (typeof globalIndexes)[number]): GlobalSecondaryIndex 
   Projection: { ProjectionType: index.projection },
 });
 
+/** New and old images: the analytics lake's consumer records removals from the old one. */
+const streamSpecification = { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } as const;
+
 /**
  * Creates the table from the shared definition unless a previous run (with a data dir) already
- * did. DynamoDB Local makes a new table ACTIVE at once, so only added indexes need waiting for.
+ * did, with its stream. DynamoDB Local makes a new table ACTIVE at once, so only added indexes
+ * need waiting for.
  */
-const ensureTable = async (client: DynamoDBClient, log: (line: string) => void): Promise<void> => {
+const ensureTable = async (client: DynamoDBClient, log: (line: string) => void): Promise<LocalAws['tableStream']> => {
   const existing = await client.send(new DescribeTableCommand({ TableName: tableName })).then(
     ({ Table }) => Table,
     (error: unknown) => {
@@ -272,6 +291,7 @@ const ensureTable = async (client: DynamoDBClient, log: (line: string) => void):
           { AttributeName: tableKeys.sortKey, KeyType: 'RANGE' },
         ],
         GlobalSecondaryIndexes: globalIndexes.map(indexSpec),
+        StreamSpecification: streamSpecification,
       }),
     );
   } else {
@@ -302,6 +322,12 @@ const ensureTable = async (client: DynamoDBClient, log: (line: string) => void):
       log(`[dynamodb] deleted index ${index.indexName} (every attribute projected) from ${tableName}`);
     }
   }
+  // A table kept in a data dir from before the analytics lake has no stream yet.
+  const enabledOnExistingTable = existing !== undefined && existing.StreamSpecification?.StreamEnabled !== true;
+  if (enabledOnExistingTable) {
+    await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: streamSpecification }));
+    log(`[dynamodb] enabled the stream of ${tableName}`);
+  }
   try {
     const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
     if (ttl.TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {
@@ -316,6 +342,9 @@ const ensureTable = async (client: DynamoDBClient, log: (line: string) => void):
     // Expiry is a storage-cost concern, never a correctness one, so a local run can live without it.
     log(`[dynamodb] TTL not enabled on ${tableName}: ${errorText(error)}`);
   }
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  if (!Table?.LatestStreamArn) throw new Error(`DynamoDB Local reports no stream for ${tableName}`);
+  return { arn: Table.LatestStreamArn, enabledOnExistingTable };
 };
 
 /**
@@ -326,7 +355,9 @@ const startSqs = async (
   port: number | undefined,
   region: string,
   visibilityTimeoutSeconds: number | undefined,
-): Promise<Service & { queues: Record<WorkerName, LocalQueue> }> => {
+): Promise<
+  Service & { queues: Record<WorkerName, LocalQueue>; streamFailureQueues: LocalAws['streamFailureQueues'] }
+> => {
   if (port !== undefined) await assertPortFree(port, 'SQS');
   const server = await createSqsServer({
     port: port ?? 0,
@@ -343,16 +374,28 @@ const startSqs = async (
     });
 
   const endpoint = `http://127.0.0.1:${boundPort(server.address())}`;
-  const created = await prepare(new SQSClient({ endpoint, region, credentials }), stop, (client) =>
-    Promise.all(
-      queueDefinitions.map(
-        async (definition) =>
-          [definition.worker, await createQueuePair(client, definition, visibilityTimeoutSeconds)] as const,
+  const [created, failures] = await prepare(new SQSClient({ endpoint, region, credentials }), stop, (client) =>
+    Promise.all([
+      Promise.all(
+        queueDefinitions.map(
+          async (definition) =>
+            [definition.worker, await createQueuePair(client, definition, visibilityTimeoutSeconds)] as const,
+        ),
       ),
-    ),
+      Promise.all(
+        tableStreamConsumers.map(
+          async (consumer) => [consumer.name, await createQueue(client, failureQueueName(consumer), {})] as const,
+        ),
+      ),
+    ]),
   );
   // queueDefinitions holds exactly one definition per worker.
-  return { endpoint, stop, queues: Object.fromEntries(created) as Record<WorkerName, LocalQueue> };
+  return {
+    endpoint,
+    stop,
+    queues: Object.fromEntries(created) as Record<WorkerName, LocalQueue>,
+    streamFailureQueues: Object.fromEntries(failures),
+  };
 };
 
 const createQueue = async (
@@ -394,19 +437,24 @@ const startS3 = async (port: number | undefined, directory: string, region: stri
 
   const endpoint = `http://127.0.0.1:${address.port}`;
   await prepare(new S3Client({ endpoint, region, credentials, forcePathStyle: true }), stop, (client) =>
-    client.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: unknown) => {
-      // s3rver answers BucketAlreadyExists for a bucket it kept in the data dir.
-      const alreadyThere =
-        error instanceof S3ServiceException && ['BucketAlreadyExists', 'BucketAlreadyOwnedByYou'].includes(error.name);
-      if (!alreadyThere) throw error;
-    }),
+    Promise.all(
+      [bucket, lakeBucket].map((name) =>
+        client.send(new CreateBucketCommand({ Bucket: name })).catch((error: unknown) => {
+          // s3rver answers BucketAlreadyExists for a bucket it kept in the data dir.
+          const alreadyThere =
+            error instanceof S3ServiceException &&
+            ['BucketAlreadyExists', 'BucketAlreadyOwnedByYou'].includes(error.name);
+          if (!alreadyThere) throw error;
+        }),
+      ),
+    ),
   );
   return { endpoint, stop };
 };
 
 /**
- * Starts DynamoDB Local, local-aws-sqs and s3rver in parallel, creates the table, queues and
- * bucket the product expects, and returns the environment that points the AWS SDK at them.
+ * Starts DynamoDB Local, local-aws-sqs and s3rver in parallel, creates the table (with its
+ * stream), queues and buckets the product expects, and returns the environment that points the AWS SDK at them.
  */
 export const startLocalAws = async (options: LocalAwsOptions = {}): Promise<LocalAws> => {
   const region = options.region ?? 'us-east-1';
@@ -460,6 +508,7 @@ export const startLocalAws = async (options: LocalAwsOptions = {}): Promise<Loca
     ...connectionEnv,
     TABLE_NAME: tableName,
     ARTIFACT_BUCKET: bucket,
+    LAKE_BUCKET: lakeBucket,
     ...Object.fromEntries(
       queueDefinitions.flatMap((definition) => [
         [definition.urlEnv, queues[definition.worker].url],
@@ -473,5 +522,15 @@ export const startLocalAws = async (options: LocalAwsOptions = {}): Promise<Loca
     stopping ??= Promise.all([dynamodb.value.stop(), sqs.value.stop(), s3.value.stop()]).then(removeScratch);
     return stopping;
   };
-  return { env, connectionEnv, tableName, bucket, queues, stop };
+  return {
+    env,
+    connectionEnv,
+    tableName,
+    tableStream: dynamodb.value.stream,
+    bucket,
+    lakeBucket,
+    queues,
+    streamFailureQueues: sqs.value.streamFailureQueues,
+    stop,
+  };
 };

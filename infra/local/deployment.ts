@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { queueDefinitions } from '#shared/kernel/queues';
+import type { TableStreamConsumer } from '#shared/kernel/table-stream';
 import { pascalCase } from '../constructs/naming';
 import type { LocalQueue } from './aws-stack';
 
@@ -8,14 +9,17 @@ import type { LocalQueue } from './aws-stack';
  * What a synthesized stack deploys, read from its CloudFormation template (and its nested
  * stacks' `*.nested.template.json`, generically): each Lambda function's asset directory,
  * handler, timeout and environment, the API's methods with the function each integrates, the
- * SQS event source mappings and the scheduled EventBridge rules. References in the template
+ * SQS and table stream event source mappings and the scheduled EventBridge rules. References in the template
  * (Ref, Fn::GetAtt, Fn::Join, Fn::ImportValue, nested stack parameters and outputs) resolve to
  * the local engines' names, URLs and ARNs.
  */
 export interface LocalResources {
   region: string;
   tableName: string;
+  tableStreamArn: string;
   bucket: string;
+  /** The analytics lake's bucket (the template's bucket under the `AnalyticsLake` construct). */
+  lakeBucket: string;
   queues: Record<string, LocalQueue>;
 }
 
@@ -46,6 +50,12 @@ export interface Deployment {
   functions: DeployedFunction[];
   methods: DeployedMethod[];
   consumers: { worker: string; function: DeployedFunction; batchSize: number }[];
+  /** Consumers of the table's stream: the mapping's settings; `name` is the function's service name less `-stream`. */
+  streamConsumers: {
+    name: string;
+    function: DeployedFunction;
+    settings: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts'>;
+  }[];
   schedules: { expression: string; periodSeconds: number; function: DeployedFunction }[];
 }
 
@@ -205,11 +215,16 @@ export const readDeployment = (assemblyDir: string, local: LocalResources): Depl
       case 'AWS::DynamoDB::Table':
         return attribute === 'Arn'
           ? `arn:aws:dynamodb:${region}:000000000000:table/${local.tableName}`
-          : attribute
-            ? undefined
-            : local.tableName;
-      case 'AWS::S3::Bucket':
-        return attribute === 'Arn' ? `arn:aws:s3:::${local.bucket}` : attribute ? undefined : local.bucket;
+          : attribute === 'StreamArn'
+            ? local.tableStreamArn
+            : attribute
+              ? undefined
+              : local.tableName;
+      case 'AWS::S3::Bucket': {
+        const lake = String(located.resource.Metadata?.['aws:cdk:path'] ?? '').includes('/AnalyticsLake/');
+        const name = lake ? local.lakeBucket : local.bucket;
+        return attribute === 'Arn' ? `arn:aws:s3:::${name}` : attribute ? undefined : name;
+      }
       case 'AWS::SQS::Queue': {
         const found = localQueue(located);
         if (!found) return undefined;
@@ -291,7 +306,14 @@ export const readDeployment = (assemblyDir: string, local: LocalResources): Depl
     return `${resourcePathOf(located.scope, properties.ParentId)}/${String(properties.PathPart)}`;
   };
 
-  const deployment: Deployment = { stackName: chosen.name, functions: [], methods: [], consumers: [], schedules: [] };
+  const deployment: Deployment = {
+    stackName: chosen.name,
+    functions: [],
+    methods: [],
+    consumers: [],
+    streamConsumers: [],
+    schedules: [],
+  };
   for (const scope of allScopes(root)) {
     for (const [logicalId, resource] of Object.entries(scope.template.Resources ?? {})) {
       const properties = resource.Properties ?? {};
@@ -309,8 +331,23 @@ export const readDeployment = (assemblyDir: string, local: LocalResources): Depl
         });
       } else if (resource.Type === 'AWS::Lambda::EventSourceMapping') {
         const source = targetOf(scope, properties.EventSourceArn);
-        const worker = source && 'located' in source ? workerOf(source.located) : undefined;
         const fn = referencedFunction(scope, properties.FunctionName);
+        if (source && 'located' in source && source.located.resource.Type === 'AWS::DynamoDB::Table') {
+          const service = fn?.environment.POWERTOOLS_SERVICE_NAME;
+          if (!fn || source.attribute !== 'StreamArn' || !service?.endsWith('-stream'))
+            throw new Error(`event source mapping ${logicalId}: not a table stream consumer the platform knows`);
+          deployment.streamConsumers.push({
+            name: service.slice(0, -'-stream'.length),
+            function: fn,
+            settings: {
+              batchSize: Number(properties.BatchSize ?? 100),
+              batchingWindowSeconds: Number(properties.MaximumBatchingWindowInSeconds ?? 0),
+              retryAttempts: Number(properties.MaximumRetryAttempts ?? 3),
+            },
+          });
+          continue;
+        }
+        const worker = source && 'located' in source ? workerOf(source.located) : undefined;
         if (!worker || !fn) throw new Error(`event source mapping ${logicalId}: no local queue or function`);
         deployment.consumers.push({ worker, function: fn, batchSize: Number(properties.BatchSize ?? 10) });
       } else if (resource.Type === 'AWS::Events::Rule' && typeof properties.ScheduleExpression === 'string') {

@@ -3,13 +3,15 @@ import { canonicalResourcePaths, greedySegment, sharedResourcePrefix } from '#sh
 import { routeTable } from '#shared/api/route-table';
 import { type EndpointGroup, selfRoutedGroups, type WorkerName } from '#shared/kernel/operation';
 import { queueDefinitions } from '#shared/kernel/queues';
+import { lakeCompactionMinutes, type TableStreamConsumer, tableStreamConsumers } from '#shared/kernel/table-stream';
 import { type BundledFunction, type BundledFunctionSpec, bundledFunction } from './bundled-function';
 import type { DeployedFunction, Deployment } from './deployment';
 import type { SqsBatchHandler } from './queue-poller';
+import type { StreamBatchHandler } from './stream-poller';
 
 /**
  * The functions the local platform invokes: each endpoint group's API handler, the queue
- * consumers and the scheduled functions. Either the TypeScript sources, loaded into this
+ * consumers, the table stream's consumers and the scheduled functions. Either the TypeScript sources, loaded into this
  * process (`sourceFunctions`), or the deployed artifacts of a cloud assembly, each in a worker
  * thread of its own, wired as its template wires them (`bundledFunctions`).
  */
@@ -25,13 +27,24 @@ export interface PlatformFunctions {
     timeoutMs: number;
     handler: SqsBatchHandler;
   }[];
-  schedules: { functionName: string; periodSeconds: number; handler: ScheduledHandler }[];
+  /** The table stream's consumers, with the settings of their event source mapping. */
+  streamConsumers: {
+    name: string;
+    functionName: string;
+    timeoutMs: number;
+    settings: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts'>;
+    handler: StreamBatchHandler;
+  }[];
+  schedules: { functionName: string; periodSeconds: number; timeoutMs: number; handler: ScheduledHandler }[];
   /** Bundled: the function serving each endpoint group, as its worker thread runs it (for tools beside the platform). */
   apiSpecs?: Partial<Record<EndpointGroup, BundledFunctionSpec>>;
   stop(): Promise<void>;
 }
 
 const day = 86_400;
+
+/** The compaction schedule's function, as the stack names it (its service `lake-compaction-schedule`). */
+export const lakeCompactionFunctionName = 'classic-api-lake-compaction-schedule';
 
 /** The handler modules under functions/, in this process, with the platform's environment. */
 export const sourceFunctions = (dailyScheduleSeconds: number | undefined): PlatformFunctions => ({
@@ -49,12 +62,34 @@ export const sourceFunctions = (dailyScheduleSeconds: number | undefined): Platf
           context,
         ),
     })),
+  streamConsumers: tableStreamConsumers.map((consumer) => ({
+    name: consumer.name,
+    functionName: `classic-api-${consumer.name}-stream`,
+    timeoutMs: consumer.consumerTimeoutSeconds * 1000,
+    settings: consumer,
+    handler: async (event, context) =>
+      ((await import(`../../functions/streams/${consumer.name}.ts`)) as { handler: StreamBatchHandler }).handler(
+        event,
+        context,
+      ),
+  })),
   schedules: [
     {
       functionName: 'classic-api-api-key-expiration-schedule',
       periodSeconds: dailyScheduleSeconds ?? day,
+      timeoutMs: 5 * 60_000,
       handler: async (event, context) =>
         ((await import('../../functions/schedules/api-key-expiration.ts')) as { handler: ScheduledHandler }).handler(
+          event,
+          context,
+        ),
+    },
+    {
+      functionName: lakeCompactionFunctionName,
+      periodSeconds: lakeCompactionMinutes * 60,
+      timeoutMs: 15 * 60_000,
+      handler: async (event, context) =>
+        ((await import('../../functions/schedules/lake-compaction.ts')) as { handler: ScheduledHandler }).handler(
           event,
           context,
         ),
@@ -135,12 +170,20 @@ export const bundledFunctions = (
       timeoutMs: consumer.function.timeoutMs,
       handler: invoker(consumer.function) as SqsBatchHandler,
     })),
+    streamConsumers: deployment.streamConsumers.map((consumer) => ({
+      name: consumer.name,
+      functionName: consumer.function.name,
+      timeoutMs: consumer.function.timeoutMs,
+      settings: consumer.settings,
+      handler: invoker(consumer.function) as StreamBatchHandler,
+    })),
     schedules: deployment.schedules.map((schedule) => ({
       functionName: schedule.function.name,
       periodSeconds:
         schedule.periodSeconds === day && dailyScheduleSeconds !== undefined
           ? dailyScheduleSeconds
           : schedule.periodSeconds,
+      timeoutMs: schedule.function.timeoutMs,
       handler: invoker(schedule.function),
     })),
     apiSpecs: Object.fromEntries([...groups].map(([group, { fn }]) => [group, specOf(fn)])),

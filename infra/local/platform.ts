@@ -1,5 +1,6 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { meterLogBytes, metersUsage } from '#shared/aws/usage-meter';
 import type { WorkerName } from '#shared/kernel/operation';
@@ -9,9 +10,15 @@ import { ensureCloudAssembly } from './cloud-assembly';
 import { readDeployment } from './deployment';
 import { startGateway } from './gateway';
 import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
-import { bundledFunctions, type PlatformFunctions, sourceFunctions } from './platform-functions';
+import {
+  bundledFunctions,
+  lakeCompactionFunctionName,
+  type PlatformFunctions,
+  sourceFunctions,
+} from './platform-functions';
 import { missingPrerequisites } from './prerequisites';
 import { type SqsBatchHandler, startQueuePoller } from './queue-poller';
+import { startStreamPoller } from './stream-poller';
 
 export interface PlatformCredentials {
   base_url: string;
@@ -33,6 +40,8 @@ export interface PlatformOptions {
   queueVisibilityTimeoutSeconds?: number;
   /** How often the daily schedules run (the API key expiration notices); default a day, and once at start. */
   dailyScheduleSeconds?: number;
+  /** How often the analytics lake is compacted; default the stack's rate (5 minutes), and once at start. */
+  lakeCompactionSeconds?: number;
   /** Extra environment for the functions (e.g. LLM settings). */
   env?: Record<string, string>;
   /**
@@ -64,6 +73,8 @@ export interface Platform {
   toolRepositoryRoot: string;
   /** Where the local tool runtime unpacks deployed tool versions (one directory per organization). */
   toolRuntimeDir: string;
+  /** Where the SQL query keeps its copies of the organizations' lake files (`org_id={org}/`). */
+  lakeCacheDir: string;
   stop(): Promise<void>;
 }
 
@@ -115,6 +126,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     EMAIL_OUTBOX_DIR: outboxDir,
     TOOL_REPOSITORY_ROOT: join(options.stateDir, 'tool-repositories'),
     TOOL_RUNTIME_DIR: join(options.stateDir, 'tool-runtime'),
+    // The SQL query's copies of lake files: per platform, as each Lambda instance has its own /tmp.
+    LAKE_CACHE_DIR: join(options.stateDir, 'lake-cache'),
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     ...options.env,
@@ -135,7 +148,9 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       const deployment = readDeployment(assemblyDir, {
         region: aws.env.AWS_REGION as string,
         tableName: aws.tableName,
+        tableStreamArn: aws.tableStream.arn,
         bucket: aws.bucket,
+        lakeBucket: aws.lakeBucket,
         queues: aws.queues,
       });
       functions = bundledFunctions(
@@ -145,7 +160,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
         options.dailyScheduleSeconds,
       );
       log(
-        `running the ${deployment.functions.length} functions of ${deployment.stackName} from ${assemblyDir}: ${deployment.methods.length} API methods, ${deployment.consumers.length} queue consumers, ${deployment.schedules.length} schedules`,
+        `running the ${deployment.functions.length} functions of ${deployment.stackName} from ${assemblyDir}: ${deployment.methods.length} API methods, ${deployment.consumers.length} queue consumers, ${deployment.streamConsumers.length} table stream consumers, ${deployment.schedules.length} schedules`,
       );
     }
     stoppers.push(() => functions.stop());
@@ -172,16 +187,48 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       stoppers.push(() => poller.stop());
     }
 
+    // The table stream's consumers, which event source mappings feed in AWS: DynamoDB Local serves the stream.
+    const streamsClient = new DynamoDBStreamsClient({
+      region: aws.env.AWS_REGION,
+      endpoint: aws.env.AWS_ENDPOINT_URL_DYNAMODB,
+      credentials: {
+        accessKeyId: aws.env.AWS_ACCESS_KEY_ID as string,
+        secretAccessKey: aws.env.AWS_SECRET_ACCESS_KEY as string,
+      },
+    });
+    for (const consumer of functions.streamConsumers) {
+      const failureQueue = aws.streamFailureQueues[consumer.name];
+      if (!failureQueue) throw new Error(`no failure queue for the table stream consumer ${consumer.name}`);
+      const poller = startStreamPoller({
+        streamArn: aws.tableStream.arn,
+        streamsClient,
+        consumer: consumer.settings,
+        handler: consumer.handler,
+        functionName: consumer.functionName,
+        timeoutMs: consumer.timeoutMs,
+        failureQueue: { url: failureQueue.url, sqsClient },
+        checkpointFile: options.inMemory
+          ? undefined
+          : join(options.stateDir, 'aws', `${consumer.name}-stream-position.json`),
+        log,
+      });
+      stoppers.push(() => poller.stop());
+    }
+
     // The schedules, which EventBridge runs in AWS: now, then every period.
     for (const schedule of functions.schedules) {
+      const periodSeconds =
+        schedule.functionName === lakeCompactionFunctionName
+          ? (options.lakeCompactionSeconds ?? schedule.periodSeconds)
+          : schedule.periodSeconds;
       const run = (): void => {
         schedule
-          .handler({}, lambdaContext(schedule.functionName, 60_000))
+          .handler({}, lambdaContext(schedule.functionName, schedule.timeoutMs))
           .catch((error: unknown) =>
             log(`[${schedule.functionName}] failed: ${error instanceof Error ? error.message : String(error)}`),
           );
       };
-      const timer = setInterval(run, schedule.periodSeconds * 1000);
+      const timer = setInterval(run, periodSeconds * 1000);
       timer.unref();
       stoppers.push(async () => clearInterval(timer));
       run();
@@ -204,6 +251,18 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       process.env.TOOL_REPOSITORY_ROOT as string,
       repositoryName(root.org_id, rootTeam, 'team'),
     );
+    // A data dir from before the analytics lake: its table's stream is new, so the lake is filled from the table.
+    if (aws.tableStream.enabledOnExistingTable) {
+      const { backfillLake } = await import('#shared/admin/lake-backfill');
+      log('filling the analytics lake from the table (the backfill, in the background)');
+      backfillLake().then(
+        ({ organizations }) => log(`analytics lake filled: ${organizations.length} organizations`),
+        (error: unknown) =>
+          log(
+            `filling the analytics lake failed (run npm run lake:backfill): ${error instanceof Error ? error.message : String(error)}`,
+          ),
+      );
+    }
     const credentials: PlatformCredentials = {
       base_url: gateway.baseUrl,
       org_id: root.org_id,
@@ -233,6 +292,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       bundledApi: functions.apiSpecs,
       toolRepositoryRoot: process.env.TOOL_REPOSITORY_ROOT as string,
       toolRuntimeDir: process.env.TOOL_RUNTIME_DIR as string,
+      lakeCacheDir: process.env.LAKE_CACHE_DIR as string,
       stop,
     };
   } catch (error) {

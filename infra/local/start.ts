@@ -33,6 +33,17 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535) {
   process.exit(2);
 }
 
+// Local only: how often the analytics lake is compacted (the stack's rule says 5 minutes).
+const lakeCompactionSeconds = process.env.LAKE_COMPACTION_SECONDS
+  ? Number(process.env.LAKE_COMPACTION_SECONDS)
+  : undefined;
+if (lakeCompactionSeconds !== undefined && !(Number.isInteger(lakeCompactionSeconds) && lakeCompactionSeconds > 0)) {
+  console.error(
+    `LAKE_COMPACTION_SECONDS must be a positive number of seconds, got '${process.env.LAKE_COMPACTION_SECONDS}'`,
+  );
+  process.exit(2);
+}
+
 try {
   const platform = await startPlatform({
     port,
@@ -40,6 +51,9 @@ try {
     stateDir: resolve(values['data-dir']),
     inMemory: values['in-memory'],
     rootOrgId: values['root-org'],
+    lakeCompactionSeconds: process.env.LAKE_COMPACTION_SECONDS
+      ? Number(process.env.LAKE_COMPACTION_SECONDS)
+      : undefined,
     bundled: values.bundled ? { context: parseContext(values.context) } : undefined,
     log: (line) => console.error(line),
   });

@@ -6,6 +6,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { routeTable } from '#shared/api/route-table';
 import { type EndpointGroup, endpointGroups, type Operation, type WorkerName } from '#shared/kernel/operation';
+import { AnalyticsLake } from '../constructs/analytics-lake';
 import { DataStore } from '../constructs/data-store';
 import { FrontendHosting } from '../constructs/frontend-hosting';
 import { MessageQueues } from '../constructs/message-queues';
@@ -258,6 +259,21 @@ export class PlatformStack extends Stack {
       apiFunctions.set(group, fn);
     }
 
+    // The SQL query's lake, fed by the table's stream (the admin group queries it, organization erases it).
+    const queryFunction = apiFunctions.get('admin');
+    const eraseFunction = apiFunctions.get('organization');
+    const lake =
+      queryFunction && eraseFunction
+        ? new AnalyticsLake(this, 'AnalyticsLake', {
+            table: data.table,
+            accessLogs: data.accessLogs,
+            stage: settings.stage,
+            defaults,
+            queryFunction,
+            eraseFunction,
+          })
+        : undefined;
+
     const workerFunctions = new Map<WorkerName, LambdaFunction>();
     for (const [worker, queue] of queues.byWorker) {
       if (!queue.definition.hasConsumer) continue;
@@ -315,6 +331,7 @@ export class PlatformStack extends Stack {
       apiFunctions,
       queues: queues.byWorker,
       workerFunctions,
+      failureQueues: new Map(lake ? [['analytics-lake-stream', lake.failureQueue]] : []),
       metricsNamespace: defaults.metricsNamespace,
       alarmEmail: settings.alarmEmail,
     });

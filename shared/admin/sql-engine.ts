@@ -1,17 +1,24 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { scopedLakeClient } from '../aws/lake-store';
+import { config } from '../kernel/config';
 import { BadRequestError, RequestTimeoutError } from '../kernel/errors';
-import { analyticsTables, RowBudget } from './analytics-tables';
+import { analyticsTables } from './analytics-tables';
+import { closeDuckDb, confineToFolder, openDuckDb, tableViewSql } from './lake-files';
+import { organizationReadPolicy } from './lake-layout';
+import { boundLakeCache, lakeCacheRoot, localOrganizationFolder, organizationTableFiles } from './lake-sync';
 
 /**
- * Read-only SQL over one organization's data, on DuckDB (embedded). Each query gets a new
- * in-memory database holding only that organization's tables (`analytics-tables.ts`), so no
- * other organization's data is there to reach. Before the caller's SQL runs, external access
- * (files, network, extensions) is disabled and the configuration locked, and DuckDB's own
- * parser must find exactly one SELECT (no COPY, ATTACH, INSTALL, LOAD, PRAGMA, SET) whose
- * table functions are only row generators (no file readers).
+ * Read-only SQL over one organization's data, on DuckDB (embedded), reading the organization's
+ * files of the analytics lake: its tables are views over local copies of them, in a folder of
+ * its own. Before the caller's SQL runs, the engine may read that folder only
+ * (`allowed_directories`), external access (other files, network, extensions) is disabled and the
+ * configuration locked; in AWS the copies were fetched with credentials that reach only this
+ * organization's folders of the lake. DuckDB's own parser must find exactly one SELECT (no COPY,
+ * ATTACH, INSTALL, LOAD, PRAGMA, SET) whose table functions are only row generators (no file readers).
  */
 const allowedTableFunctions = new Set(['range', 'generate_series', 'unnest']);
 
@@ -56,48 +63,120 @@ const requireOneSelect = async (connection: DuckDBConnection, sql: string): Prom
     throw new BadRequestError(`The SQL query is invalid: the table function ${refused[0]} is not allowed.`);
 };
 
-const columnList = (columns: Record<string, string>): string =>
-  `{${Object.entries(columns)
-    .map(([name, type]) => `${name}: '${type}'`)
-    .join(', ')}}`;
+/** In AWS, a client whose session reaches only the organization's folders of the lake. */
+const organizationLakeReader = async (orgId: string): Promise<S3Client | undefined> => {
+  const roleArn = config.lakeReaderRoleArn;
+  if (!roleArn) return undefined;
+  return scopedLakeClient({
+    roleArn,
+    sessionName: `sql-query-${orgId}`,
+    tags: { org_id: orgId },
+    policy: organizationReadPolicy(roleArn.split(':')[1] ?? 'aws', config.lakeBucket, orgId),
+  });
+};
 
-/** A database of the organization's tables only, with external access off and the configuration locked. */
-// Half the function's 512 MB: the records read and the Node heap need the rest.
-const openOrganizationDatabase = async (
-  orgId: string,
-): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> => {
-  // The native engine loads here, on the SQL operation alone: the admin function's other cold starts skip it.
-  const { DuckDBInstance } = await import('@duckdb/node-api');
-  const instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '256MB' });
-  const connection = await instance.connect();
-  const dir = await mkdtemp(join(tmpdir(), 'sql-'));
+/**
+ * An engine confined to one organization's folder, kept for that organization's next queries (a
+ * Lambda instance tends to serve the same organization again): its start and its cached Parquet
+ * metadata are not paid again. It serves no other organization; the configuration is locked.
+ */
+interface OrganizationEngine {
+  orgId: string;
+  instance: DuckDBInstance;
+  spillDir: string;
+  queries: number;
+}
+
+const engines = new Map<string, OrganizationEngine>();
+/** Engines kept while no query uses them: the most recently used only (each may take half the memory). */
+const idleEnginesKept = 1;
+
+/** A new engine, confined to the organization's folder before any query runs on it. */
+const startEngine = async (orgId: string): Promise<OrganizationEngine> => {
+  const orgDir = localOrganizationFolder(orgId);
+  // Spilled intermediate results stay in the organization's folder, the one place the engine may write.
+  const spillDir = join(orgDir, `_spill-${randomBytes(6).toString('hex')}`);
+  await mkdir(spillDir, { recursive: true });
+  const database = await openDuckDb();
   try {
-    const budget = new RowBudget();
-    for (const table of analyticsTables) {
-      const file = join(dir, `${table.name}.ndjson`);
-      const rows = await table.rows(orgId, budget);
-      await writeFile(file, rows.map((row) => JSON.stringify(row)).join('\n'));
-      await connection.run(
-        `CREATE TABLE ${table.name} AS SELECT * FROM read_json('${file}', format = 'newline_delimited', columns = ${columnList(table.columns)})`,
-      );
+    await confineToFolder(database.connection, orgDir, spillDir);
+  } catch (error) {
+    closeDuckDb(database);
+    throw error;
+  }
+  database.connection.closeSync();
+  return { orgId, instance: database.instance, spillDir, queries: 0 };
+};
+
+/** Engines being started: queries arriving meanwhile wait for the same one. */
+const starting = new Map<string, Promise<OrganizationEngine>>();
+
+const takeEngine = async (orgId: string): Promise<OrganizationEngine> => {
+  let engine = engines.get(orgId);
+  if (!engine) {
+    let started = starting.get(orgId);
+    if (!started) {
+      started = startEngine(orgId).finally(() => starting.delete(orgId));
+      starting.set(orgId, started);
+    }
+    engine = engines.get(orgId) ?? (await started);
+  }
+  // Most recently used last.
+  engines.delete(orgId);
+  engines.set(orgId, engine);
+  engine.queries += 1;
+  return engine;
+};
+
+const releaseEngine = async (engine: OrganizationEngine): Promise<void> => {
+  engine.queries -= 1;
+  const idle = [...engines.values()].filter((candidate) => candidate.queries === 0);
+  for (const evicted of idle.slice(0, Math.max(0, idle.length - idleEnginesKept))) {
+    engines.delete(evicted.orgId);
+    evicted.instance.closeSync();
+    await rm(evicted.spillDir, { recursive: true, force: true });
+  }
+};
+
+/** The query's tables: temporary views (its connection's own) over the organization's lake files, copied here first. */
+const attachOrganizationTables = async (connection: DuckDBConnection, orgId: string): Promise<void> => {
+  const orgDir = localOrganizationFolder(orgId);
+  const files = await organizationTableFiles(orgId, orgDir, await organizationLakeReader(orgId));
+  await boundLakeCache(lakeCacheRoot(), orgDir);
+  for (const table of analyticsTables)
+    await connection.run(
+      `CREATE TEMP VIEW ${table.name} AS ${tableViewSql(table, files.get(table.name) ?? { deltas: [] })}`,
+    );
+};
+
+/** Runs `use` on a connection of the organization's engine; the connection is closed and the engine handed back whatever happens. */
+const withOrganizationConnection = async <T>(
+  orgId: string,
+  use: (connection: DuckDBConnection) => Promise<T>,
+): Promise<T> => {
+  const engine = await takeEngine(orgId);
+  try {
+    const connection = await engine.instance.connect();
+    try {
+      return await use(connection);
+    } finally {
+      connection.closeSync();
     }
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await releaseEngine(engine);
   }
-  await connection.run('SET enable_external_access = false');
-  await connection.run('SET lock_configuration = true');
-  return { instance, connection };
 };
 
 /** Runs the caller's SELECT, keeping at most `maxRows` rows; interrupted after `timeoutMs` (408). */
-export const runOrganizationQuery = async (
+export const runOrganizationQuery = (
   orgId: string,
   sql: string,
   options: { maxRows: number; timeoutMs: number },
-): Promise<QueryResult> => {
-  const { instance, connection } = await openOrganizationDatabase(orgId);
-  try {
+): Promise<QueryResult> =>
+  withOrganizationConnection(orgId, async (connection) => {
+    // Checked before anything is copied: a refused query costs nothing more.
     await requireOneSelect(connection, sql);
+    await attachOrganizationTables(connection, orgId);
     const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
     try {
       const reader = await connection.streamAndReadUntil(sql, options.maxRows + 1);
@@ -115,8 +194,4 @@ export const runOrganizationQuery = async (
     } finally {
       clearTimeout(timer);
     }
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-};
+  });

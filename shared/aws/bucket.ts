@@ -93,15 +93,16 @@ export const deleteObjectKeys = async (keys: readonly string[]): Promise<void> =
   );
 };
 
-/** Deletes every object under `prefix`, a listing page (at most 1,000 keys) at a time. */
-export const deleteObjects = async (prefix: string): Promise<void> => {
+/**
+ * Deletes every object under `prefix`, a listing page (at most 1,000 keys) at a time; of the
+ * artifact bucket unless another is named (the analytics lake).
+ */
+export const deleteObjects = async (prefix: string, bucket = config.artifactBucket): Promise<void> => {
   const [client, { DeleteObjectsCommand, ListObjectsV2Command }] = await Promise.all([s3(), s3Sdk()]);
   for (;;) {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: config.artifactBucket, Prefix: prefix }));
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
     const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
     if (keys.length === 0) return;
-    await client.send(
-      new DeleteObjectsCommand({ Bucket: config.artifactBucket, Delete: { Objects: keys, Quiet: true } }),
-    );
+    await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
   }
 };

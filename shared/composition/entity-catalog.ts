@@ -1,3 +1,5 @@
+import { eraseOrganizationLake } from '../admin/lake-erasure';
+import { lakeCompactionLeases } from '../admin/lake-repository';
 import { sqlResultRoot } from '../admin/sql-results';
 import { agents } from '../agent/agent-repository';
 import { authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
@@ -95,6 +97,7 @@ export const entityCatalog: readonly Entity[] = [
   authNonces,
   handedOutTokens,
   pagingCursors,
+  lakeCompactionLeases,
   organizationBranding,
   organizations,
 ];
@@ -105,5 +108,7 @@ export const eraseOrganizationData = async (orgId: string): Promise<void> => {
   await deleteObjects(sqlResultRoot(orgId));
   await deleteObjects(voiceAudioRoot(orgId));
   await deleteObjects(simulationArtifactsRoot(orgId));
+  // Marked deleted already: the lake's stream consumer records no more of its changes (and erases what a batch in flight wrote).
+  await eraseOrganizationLake(orgId);
   for (const entity of entityCatalog) await entity.erase(orgId);
 };

@@ -1,5 +1,40 @@
+import { newId } from '../kernel/ids';
 import { sampleStateMachineVersion } from '../state-machine/fixtures';
 import type { StateMachineVersionBody, ToolCallSpec } from '../state-machine/schemas';
+import type { ConversationRecord } from './schemas';
+
+/** A conversation record as stored, for data-layer fixtures (the analytics lake's tests and bench seed with it). */
+export const sampleConversationRecord = (
+  orgId: string,
+  fields: Partial<ConversationRecord> = {},
+): ConversationRecord => ({
+  id: newId(),
+  org_id: orgId,
+  created_at: '2026-01-02T03:04:05.000Z',
+  // Who, on what.
+  user_id: 'u1',
+  user_display_name: 'Eve',
+  service_id: 's1',
+  version_set_info: {
+    name: 'edge',
+    agent_version_info: ['agent', 1],
+    service_hierarchical_state_machine_version_info: ['machine', 1],
+    llm_model_preferences: {},
+  },
+  tags: {},
+  // Under way: one message, none of the post-conversation work.
+  current_state: 'start',
+  num_messages: 1,
+  last_interaction_id: null,
+  final_message: '',
+  final_message_id: null,
+  is_finished: false,
+  finished_at: null,
+  is_analyzed: false,
+  completed_post_processings: [],
+  notified_post_processings: [],
+  ...fields,
+});
 
 /** State machines that use what the engine does not support yet, for tests of its refusals. */
 

@@ -107,6 +107,9 @@ const withoutKeys = (item: Item): Item => {
 const partitionKeyOf = (orgId: string, token: string, parts: KeyParts = []): string =>
   [`ORG#${orgId}#${token}`, ...parts].join('#');
 
+/** The organization whose data an item is, from its partition key (a stream record's keys). */
+export const organizationOfKey = (partitionKey: string): string | undefined => /^ORG#([^#]+)#/.exec(partitionKey)?.[1];
+
 export const defineEntity = <
   S extends z.ZodType,
   P = unknown,

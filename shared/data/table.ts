@@ -13,6 +13,7 @@ import {
   QueryCommand,
   type QueryCommandInput,
   type QueryCommandOutput,
+  ScanCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
@@ -403,6 +404,47 @@ export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Pro
   }
   return { items: collected, nextKey: startKey };
 };
+
+/**
+ * One page of a filtered Scan of the whole table, for an operator's job that must visit every
+ * organization (the analytics lake's backfill), never for a request: its cost grows with the table.
+ */
+export const scanPage = async (spec: {
+  filter: Condition;
+  /** The attributes to read of each kept item. */
+  projection: string[];
+  startKey?: Item;
+}): Promise<QueryPage> => {
+  const result = await send((client) =>
+    client.send(
+      new ScanCommand({
+        TableName: config.tableName,
+        FilterExpression: spec.filter.expression,
+        ExpressionAttributeNames: {
+          ...spec.filter.names,
+          ...Object.fromEntries(spec.projection.map((name, index) => [`#p${index}`, name])),
+        },
+        ExpressionAttributeValues: spec.filter.values,
+        ProjectionExpression: spec.projection.map((_, index) => `#p${index}`).join(', '),
+        ExclusiveStartKey: spec.startKey,
+      }),
+    ),
+  );
+  return { items: result.Items ?? [], nextKey: result.LastEvaluatedKey };
+};
+
+/**
+ * Every item of a query, a page at a time, for jobs that read a whole collection on purpose (the
+ * analytics lake's backfill): the caller holds one page at a time, never the collection.
+ */
+export async function* queryPages(spec: QuerySpec, limit = 500): AsyncGenerator<Item[]> {
+  let startKey: Item | undefined;
+  do {
+    const page = await queryPage(spec, { limit, startKey });
+    if (page.items.length > 0) yield page.items;
+    startKey = page.nextKey;
+  } while (startKey);
+}
 
 /** Every item of a small, bounded partition (e.g. an organization's roles); `keysOnly` as for {@link queryPage}. */
 export const queryAll = async (spec: QuerySpec, bound = 1000, keysOnly = false): Promise<Item[]> => {

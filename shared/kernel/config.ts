@@ -19,6 +19,21 @@ export const config = {
   get artifactBucket(): string {
     return required('ARTIFACT_BUCKET');
   },
+  /** The analytics lake: the organizations' records as Parquet, fed by the table's stream. */
+  get lakeBucket(): string {
+    return required('LAKE_BUCKET');
+  },
+  /**
+   * The role the SQL query assumes to read one organization's lake folder (tagged with it). Unset
+   * locally: the local S3 has no IAM, and the engine's allowed directories confine the query.
+   */
+  get lakeReaderRoleArn(): string | undefined {
+    return process.env.LAKE_READER_ROLE_ARN || undefined;
+  },
+  /** Where the SQL query keeps its local copy of the organizations' lake files (Lambda: /tmp). */
+  get lakeCacheDir(): string | undefined {
+    return process.env.LAKE_CACHE_DIR || undefined;
+  },
   queueUrl(envName: string): string {
     return required(envName);
   },
@@ -49,7 +64,7 @@ export const config = {
   },
   /**
    * How long a SQL query may run. The spec gives 30 s, but a buffered answer must leave API
-   * Gateway's 29 s limit room for loading the data, so 25 s (tests shorten it further).
+   * Gateway's 29 s limit room for copying the organization's lake files, so 25 s (tests shorten it further).
    */
   get sqlQueryTimeoutMs(): number {
     const value = Number(process.env.SQL_QUERY_TIMEOUT_MS ?? 25_000);

@@ -5,5 +5,7 @@ export {
   getOrganization,
   markOrganizationDeleted,
   organizationCreateItems,
+  organizationScanKey,
   requireOrganization,
+  scanOrganizationIds,
 } from './organization-repository';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { deleteItem, type TransactItem, transactWrite, updateItem } from '../data/table';
+import { deleteItem, type Item, scanPage, type TransactItem, transactWrite, updateItem } from '../data/table';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { type OrganizationRecord, organizationRecord } from './schemas';
 
@@ -25,6 +25,27 @@ export const organizations = defineEntity({
       () => new ConflictError(`Organization ${orgId} was not marked deleted.`),
     ),
 });
+
+/**
+ * Organization ids, a page of a whole-table Scan at a time from `startKey` (the page's `nextKey`,
+ * or `organizationScanKey` of the last id handled): how an operator's job visits every
+ * organization (the analytics lake's backfill). No request uses it.
+ */
+export const scanOrganizationIds = async (startKey?: Item): Promise<{ orgIds: string[]; nextKey?: Item }> => {
+  const page = await scanPage({
+    filter: {
+      expression: '#entity = :organization',
+      names: { '#entity': 'entity' },
+      values: { ':organization': organizations.name },
+    },
+    projection: ['org_id'],
+    startKey,
+  });
+  return { orgIds: page.items.map((item) => String(item.org_id)), nextKey: page.nextKey };
+};
+
+/** Where a scan resumes right after the organization's record. */
+export const organizationScanKey = (orgId: string): Item => ({ ...organizations.key(orgId, {}) });
 
 export const brandingImages = ['logo', 'square_logo', 'favicon', 'signup_page_headshot'] as const;
 export type BrandingImage = (typeof brandingImages)[number];

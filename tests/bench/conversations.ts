@@ -37,6 +37,7 @@ import { type PlatformProcess, startPlatformProcess } from './platform-process';
 export interface Percentiles {
   count: number;
   p50: number;
+  p95: number;
   p99: number;
   max: number;
 }
@@ -124,7 +125,7 @@ const helpRequests = [
 export const percentiles = (values: number[]): Percentiles => {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-  return { count: sorted.length, p50: rank(50), p99: rank(99), max: sorted.at(-1) ?? Number.NaN };
+  return { count: sorted.length, p50: rank(50), p95: rank(95), p99: rank(99), max: sorted.at(-1) ?? Number.NaN };
 };
 
 const withOver = (values: number[], limit: number) => ({

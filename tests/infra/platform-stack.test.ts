@@ -164,15 +164,45 @@ describe('platform stack', () => {
 
   it('gives every queue an encrypted, TLS-only dead-letter queue after 5 receives or more, and a visibility of 6x its consumer timeout', () => {
     const resources = template.toJSON().Resources as Resources;
-    // Every queue of every template is a work queue with a redrive policy or the dead-letter queue of one.
+    // Every queue of every template is a work queue with a redrive policy, the dead-letter queue of
+    // one, or the on-failure destination of a stream's event source mapping (the analytics lake's).
     const queues = [...templates.values()].flatMap((each) => Object.entries(each.findResources('AWS::SQS::Queue')));
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+    const failureDestinationIds = mappings.flatMap((mapping) => {
+      const destination = mapping.Properties.DestinationConfig?.OnFailure?.Destination as
+        | { 'Fn::GetAtt': [string] }
+        | undefined;
+      return destination ? [destination['Fn::GetAtt'][0]] : [];
+    });
     const deadLetterIds = queues.flatMap(([, queue]) => {
       const redrive = queue.Properties.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string] } } | undefined;
       return redrive ? [redrive.deadLetterTargetArn['Fn::GetAtt'][0]] : [];
     });
-    expect(queues.filter(([id, queue]) => !queue.Properties.RedrivePolicy && !deadLetterIds.includes(id))).toEqual([]);
-    expect(queues).toHaveLength(2 * queueDefinitions.length);
-    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+    expect(
+      queues.filter(
+        ([id, queue]) =>
+          !queue.Properties.RedrivePolicy && !deadLetterIds.includes(id) && !failureDestinationIds.includes(id),
+      ),
+    ).toEqual([]);
+    expect(queues).toHaveLength(2 * queueDefinitions.length + failureDestinationIds.length);
+    /** A queue that keeps what failed: encrypted, kept 14 days, reached over TLS only. */
+    const expectFailureQueue = (id: string) => {
+      expect(resources[id]?.Properties).toMatchObject({
+        MessageRetentionPeriod: 14 * 24 * 3600,
+        SqsManagedSseEnabled: true,
+      });
+      expectTlsOnly(id);
+    };
+    const expectTlsOnly = (id: string) =>
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    for (const id of failureDestinationIds) expectFailureQueue(id);
     for (const definition of queueDefinitions) {
       const { queueId, deadLetterId } = queueIds(template, definition.worker);
       const queue = resources[queueId]?.Properties as {
@@ -183,20 +213,8 @@ describe('platform stack', () => {
       expect(queue.SqsManagedSseEnabled).toBe(true);
       expect(queue.RedrivePolicy.maxReceiveCount).toBe(definition.maxReceiveCount);
       expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
-      expect(resources[deadLetterId]?.Properties).toMatchObject({
-        MessageRetentionPeriod: 14 * 24 * 3600,
-        SqsManagedSseEnabled: true,
-      });
-      for (const id of [queueId, deadLetterId]) {
-        template.hasResourceProperties('AWS::SQS::QueuePolicy', {
-          Queues: [{ Ref: id }],
-          PolicyDocument: {
-            Statement: Match.arrayWith([
-              Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-            ]),
-          },
-        });
-      }
+      expectFailureQueue(deadLetterId);
+      expectTlsOnly(queueId);
 
       const queueArn = JSON.stringify({ 'Fn::GetAtt': [queueId, 'Arn'] });
       const consumers = mappings.filter((mapping) => JSON.stringify(mapping.Properties.EventSourceArn) === queueArn);
@@ -252,14 +270,15 @@ describe('platform stack', () => {
   });
 
   it('creates one Node.js 22 function per endpoint group in the route table, per consumed queue and per schedule, on arm64 unless it carries a native binding', () => {
-    template.resourceCountIs('AWS::Lambda::Function', groupsInUse.length + consumedQueues.length + 1);
-    // The daily schedule, and the rule that routes ended tool builds (tests/infra/tool-build.test.ts).
-    template.resourceCountIs('AWS::Events::Rule', 2);
+    // The analytics lake adds three (tests/infra/analytics-lake.test.ts): its stream consumer, compaction and backfill.
+    template.resourceCountIs('AWS::Lambda::Function', groupsInUse.length + consumedQueues.length + 1 + 3);
+    // The daily schedule, the lake's compaction, and the rule that routes ended tool builds (tests/infra/tool-build.test.ts).
+    template.resourceCountIs('AWS::Events::Rule', 3);
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 day)' });
     const expected = {
       Runtime: 'nodejs22.x',
       Architectures: Match.anyValue(),
-      MemorySize: 512,
+      MemorySize: Match.anyValue(),
       // API Gateway's sampling rule decides; the functions follow the decision they are handed.
       TracingConfig: { Mode: 'PassThrough' },
       LoggingConfig: Match.objectLike({ LogFormat: 'JSON', LogGroup: Match.anyValue() }),
@@ -280,13 +299,21 @@ describe('platform stack', () => {
       onlyOne(functionsByDescription(template, `Consumer of the ${definition.worker} queue`));
     }
     template.allResourcesProperties('AWS::Lambda::Function', expected);
-    // The admin group carries DuckDB, whose installed binding is x86_64; every other function is Graviton.
+    // The admin group and the lake's functions carry DuckDB, whose installed binding is x86_64; every other
+    // function is Graviton. 512 MB each, but DuckDB's SQL query, compaction and backfill.
     const [, admin] = onlyOne(functionsByDescription(template, 'Endpoint group admin'));
     expect(admin.Properties.Architectures).toEqual(['x86_64']);
-    const architectures = Object.values(template.findResources('AWS::Lambda::Function')).map(
-      (fn) => (fn.Properties.Architectures as string[])[0],
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    const architectures = functions.map((fn) => (fn.Properties.Architectures as string[])[0]);
+    expect(architectures.filter((architecture) => architecture === 'arm64')).toHaveLength(architectures.length - 4);
+    expect(functions.filter((fn) => fn.Properties.MemorySize !== 512).map((fn) => fn.Properties.Description)).toEqual(
+      expect.arrayContaining([
+        'Endpoint group admin',
+        'Scheduled lake-compaction run',
+        'Lake backfill job, invoked by an operator',
+      ]),
     );
-    expect(architectures.filter((architecture) => architecture === 'arm64')).toHaveLength(architectures.length - 1);
+    expect(functions.filter((fn) => fn.Properties.MemorySize !== 512)).toHaveLength(3);
   });
 
   it('derives the REST API from the route table, streaming only the streaming operations', () => {
@@ -479,7 +506,8 @@ describe('platform stack', () => {
     }
     for (const title of ['Turn tokens', 'Turn cost (USD)']) expect(body).toContain(title);
 
-    template.resourceCountIs('AWS::CloudWatch::Alarm', queueDefinitions.length + 1);
+    // The analytics lake's stream failures are alarmed too (tests/infra/analytics-lake.test.ts).
+    template.resourceCountIs('AWS::CloudWatch::Alarm', queueDefinitions.length + 1 + 1);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: 0.01,
       ComparisonOperator: 'GreaterThanThreshold',

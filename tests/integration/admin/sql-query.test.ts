@@ -1,10 +1,15 @@
+import { readdir, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api } from '../support/client';
+import { api, eventually, expectStatus, harness } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, rootSession, type Session } from '../support/identity';
 
-let first: { orgId: string; admin: Session; conversationId: string };
-let second: { orgId: string; admin: Session; conversationId: string };
+let first: { orgId: string; admin: Session; serviceId: string; conversationId: string };
+let second: { orgId: string; admin: Session; serviceId: string; conversationId: string };
+
+/** The lake's freshness target: a record written through the API is queryable within this. */
+const freshnessMs = 60_000;
 
 /** An organization with one conversation of one exchange. */
 const organizationWithConversation = async () => {
@@ -12,12 +17,8 @@ const organizationWithConversation = async () => {
   const { serviceId } = await createService(admin);
   const { conversationId } = await startConversation(admin, { service_id: serviceId });
   await interact(admin, conversationId, `Hello from ${orgId}`);
-  return { orgId, admin, conversationId };
+  return { orgId, admin, serviceId, conversationId };
 };
-
-beforeAll(async () => {
-  [first, second] = await Promise.all([organizationWithConversation(), organizationWithConversation()]);
-});
 
 const callsPerSession = 6;
 const used = new Map<string, { session: Session; calls: number }>();
@@ -38,6 +39,33 @@ const query = async (owner: Session, orgId: string, sql: string, asyncQuery = fa
     body: { sql_query: sql, async_query: asyncQuery },
   });
 };
+
+/** The query's first answer whose rows pass `done`, polled until the freshness deadline. */
+const queryUntil = (owner: Session, orgId: string, sql: string, done: (rows: unknown[][]) => boolean) =>
+  eventually(
+    async () => {
+      const answer = await query(owner, orgId, sql);
+      expectStatus(sql, answer, 200);
+      return done(answer.body.result) ? answer : undefined;
+    },
+    freshnessMs,
+    1_000,
+  );
+
+beforeAll(async () => {
+  [first, second] = await Promise.all([organizationWithConversation(), organizationWithConversation()]);
+  // The lake is fed by the table's stream: both exchanges are queryable once it has caught up.
+  await Promise.all(
+    [first, second].map(({ admin, orgId }) =>
+      queryUntil(
+        admin,
+        orgId,
+        "SELECT id FROM messages WHERE message_type = 'user-message'",
+        (rows) => rows.length > 0,
+      ),
+    ),
+  );
+});
 
 describe('submit-sql-query', () => {
   it("answers rows and typed columns over the organization's own data only", async () => {
@@ -84,6 +112,36 @@ describe('submit-sql-query', () => {
       `SELECT count(*) FROM messages WHERE message LIKE '%${second.orgId}%'`,
     );
     expect(everything.body.result).toEqual([['0']]);
+  });
+
+  it("cannot read another organization's lake folder by any path: the engine refuses what the parser lets through", async () => {
+    // Prepare: the engine's local copies, one folder per organization, as a query could guess them.
+    const cache = harness().lakeCacheDir;
+    const own = join(cache, `org_id=${first.orgId}`);
+    const theirs = join(cache, `org_id=${second.orgId}`);
+    const [theirFile] = (await readdir(join(theirs, 'messages'))).filter((name) => name.endsWith('.parquet'));
+    // A link in the organization's own folder to the other's, as if the folder had been tampered with.
+    await symlink(theirs, join(own, 'peek'));
+    const attempts = [
+      `SELECT * FROM read_parquet('${theirs}/messages/*.parquet')`,
+      `SELECT * FROM '${theirs}/messages/${theirFile}'`,
+      `SELECT * FROM '${own}/../org_id=${second.orgId}/messages/*.parquet'`,
+      `SELECT * FROM '../org_id=${second.orgId}/messages/*.parquet'`,
+      `SELECT * FROM '${cache}/org_id=*/messages/*.parquet'`,
+      `SELECT * FROM '${cache}/*/*/*.parquet'`,
+      `SELECT * FROM '${own}/peek/messages/*.parquet'`,
+    ];
+
+    // Act
+    const answers = [];
+    for (const sql of attempts) answers.push(await query(first.admin, first.orgId, sql));
+    const ownFiles = await query(first.admin, first.orgId, `SELECT count(*) > 0 FROM '${own}/messages/*.parquet'`);
+
+    // Assess
+    expect(theirFile).toBeDefined();
+    expect(answers.map((answer) => answer.status)).toEqual(attempts.map(() => 400));
+    for (const answer of answers.slice(1)) expect(answer.body.detail).toMatch(/Permission Error/);
+    expect(ownFiles.body.result).toEqual([[true]]);
   });
 
   it('refuses every statement kind but one SELECT with 400', async () => {
@@ -144,4 +202,29 @@ describe('submit-sql-query', () => {
 
     expect(answer.status).toBe(403);
   });
+
+  it(
+    'shows a conversation created through the API within 60 s, and its later changes',
+    async () => {
+      // Prepare
+      const user = await createUserSession(first.admin, 'DefaultUserRole');
+
+      // Act
+      const started = await startConversation(user, { service_id: first.serviceId });
+      expectStatus('start a conversation', started, 201);
+      const sql = `SELECT id, is_finished FROM conversations WHERE id = '${started.conversationId}'`;
+      const created = await queryUntil(first.admin, first.orgId, sql, (rows) => rows.length > 0);
+      const finished = await api(`/v1/${first.orgId}/conversation/${started.conversationId}/finish/`, {
+        method: 'POST',
+        token: user.token,
+      });
+      expectStatus('finish conversation', finished, 204);
+      const changed = await queryUntil(first.admin, first.orgId, sql, (rows) => rows[0]?.[1] === true);
+
+      // Assess
+      expect(created.body.result).toEqual([[started.conversationId, false]]);
+      expect(changed.body.result).toEqual([[started.conversationId, true]]);
+    },
+    2 * freshnessMs + 20_000,
+  );
 });

@@ -5,10 +5,10 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { api, apiUrl, eventually, expectStatus, harness } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
-import { createService, uniqueName } from '../support/fixtures';
+import { createAgent, createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
 import { createUnitTest, createUnitTestSet } from '../support/simulation';
-import { storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
+import { lakeKeysOf, storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
@@ -196,6 +196,21 @@ describe('delete-organization', () => {
     const voiceAudio = `voice-audio/${orgId}/`;
     expect(await storedObjectsStartingWith(voiceAudio)).not.toEqual([]);
 
+    // The analytics lake: the stream has recorded its conversations and messages, and a query made local copies.
+    const lakeKeys = await eventually(async () => {
+      const keys = await lakeKeysOf(orgId);
+      return ['conversations', 'messages', 'users'].every((table) => keys.some((key) => key.startsWith(`${table}/`)))
+        ? keys
+        : undefined;
+    }, 60_000);
+    const queried = await api(`/v1/${orgId}/admin/sql_query`, {
+      token: admin.token,
+      body: { sql_query: 'SELECT count(*) FROM messages' },
+    });
+    expectStatus('query the lake', queried, 200);
+    const lakeCopies = join(harness().lakeCacheDir, `org_id=${orgId}`);
+    expect(existsSync(lakeCopies)).toBe(true);
+
     const webApp = (path: string) => fetch(apiUrl(`/app/${orgId}${path}`)).then((response) => response.status);
     expect([await webApp('/'), await webApp('/favicon.ico')]).toEqual([200, 200]);
 
@@ -281,7 +296,21 @@ describe('delete-organization', () => {
     expect(storedArtifacts).not.toEqual([]);
     expect(await storedObjectsStartingWith(artifactPrefix)).toEqual([]);
     expect(existsSync(runtimeDir)).toBe(false);
+    // The lake's folders and the query's copies of them. The stream then brings the removals of its
+    // records, which write nothing: once a later change of the root organization is recorded (one
+    // stream, in order), the lake still holds nothing of it.
+    expect(lakeKeys).not.toEqual([]);
+    expect(await lakeKeysOf(orgId)).toEqual([]);
+    expect(existsSync(lakeCopies)).toBe(false);
+    const rootKeys = new Set(await lakeKeysOf(root.orgId));
+    await createAgent(root);
+    await eventually(
+      async () => ((await lakeKeysOf(root.orgId)).some((key) => !rootKeys.has(key)) ? true : undefined),
+      60_000,
+    );
+    expect(await lakeKeysOf(orgId)).toEqual([]);
     // The web app serves nothing of it any more (with a frontend domain, its DNS record is removed too).
     expect([await webApp('/'), await webApp('/favicon.ico')]).toEqual([404, 404]);
-  });
+    // Every capability's data and a run of each of its workers: more than the default minute on a busy machine.
+  }, 180_000);
 });

@@ -11,6 +11,8 @@ export interface Harness {
   bucket: Platform['bucket'];
   toolRepositoryRoot: string;
   toolRuntimeDir: string;
+  /** Where the SQL query keeps its copies of the organizations' lake files (one folder each). */
+  lakeCacheDir: string;
 }
 
 declare module 'vitest' {

@@ -71,6 +71,25 @@ export const storedObjectsStartingWith = async (prefix: string): Promise<string[
   return (listed.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : []));
 };
 
+/**
+ * Keys of the analytics lake that belong to an organization (its folder of every table, its
+ * compaction marker), read straight from the local S3 server: the whole bucket is listed.
+ */
+export const lakeKeysOf = async (orgId: string): Promise<string[]> => {
+  const client = bucketClient();
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: harness().awsEnv.LAKE_BUCKET, ContinuationToken: token }),
+    );
+    for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+    token = page.NextContinuationToken;
+  } while (token);
+  client.destroy();
+  return keys.filter((key) => key.includes(`/org_id=${orgId}/`) || key === `_dirty/${orgId}`);
+};
+
 /** A stored object's text, read straight from the local S3 server. */
 export const storedObjectText = async (key: string): Promise<string> => {
   const client = bucketClient();

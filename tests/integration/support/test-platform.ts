@@ -46,6 +46,7 @@ export const startTestPlatform = async (
     bucket: platform.bucket,
     toolRepositoryRoot: platform.toolRepositoryRoot,
     toolRuntimeDir: platform.toolRuntimeDir,
+    lakeCacheDir: platform.lakeCacheDir,
   };
   return {
     harness,

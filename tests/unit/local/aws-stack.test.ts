@@ -58,6 +58,7 @@ describe('startLocalAws (in memory)', () => {
     expect(aws().env).toMatchObject({
       TABLE_NAME: aws().tableName,
       ARTIFACT_BUCKET: aws().bucket,
+      LAKE_BUCKET: aws().lakeBucket,
       S3_FORCE_PATH_STYLE: 'true',
       AWS_REGION: 'us-east-1',
       AWS_ENDPOINT_URL_DYNAMODB: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
@@ -84,6 +85,8 @@ describe('startLocalAws (in memory)', () => {
       { AttributeName: 'sk', KeyType: 'RANGE' },
     ]);
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
+    expect(aws().tableStream).toEqual({ arn: Table?.LatestStreamArn, enabledOnExistingTable: false });
     expect(
       Table?.GlobalSecondaryIndexes?.map(({ IndexName, KeySchema, Projection }) => ({
         IndexName,
@@ -203,7 +206,7 @@ describe('startLocalAws (with a data directory)', () => {
     });
   }, 60_000);
 
-  it("adds indexes the definition gained since the kept table was created, and drops the first schema's projected ones", async () => {
+  it("adds the indexes and the stream the definition gained since the kept table was created, and drops the first schema's projected ones", async () => {
     // Prepare
     await withStack(dataDir, async (first, before) => {
       await before.dynamodb.send(new DeleteTableCommand({ TableName: first.tableName }));
@@ -243,6 +246,9 @@ describe('startLocalAws (with a data directory)', () => {
       expect(Table?.GlobalSecondaryIndexes?.map((index) => index.IndexName).sort()).toEqual(
         globalIndexes.map((index) => index.indexName).sort(),
       );
+      // The analytics lake's feed; the platform backfills the lake when it enabled it on a kept table.
+      expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      expect(second.tableStream).toEqual({ arn: Table?.LatestStreamArn, enabledOnExistingTable: true });
     });
   }, 60_000);
 });

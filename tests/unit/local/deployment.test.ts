@@ -8,7 +8,8 @@ import { type Deployment, readDeployment } from '../../../infra/local/deployment
 /**
  * A small cloud assembly written by hand: the API's method lives in a nested stack that gets the
  * API's root resource and the function's ARN as parameters, a variable is imported from another
- * stack's export, and a queue, a secret and a schedule are wired as the platform stack wires them.
+ * stack's export, and a queue, a secret, a schedule, the table's stream and the lake's bucket are
+ * wired as the platform stack wires them.
  */
 const analysisQueue: LocalQueue = {
   url: 'http://127.0.0.1:9324/000000000000/analysis',
@@ -30,6 +31,8 @@ const functionResource = (service: string, asset: string, variables: Record<stri
 const platformTemplate = {
   Resources: {
     Table: { Type: 'AWS::DynamoDB::Table' },
+    Lake: { Type: 'AWS::S3::Bucket', Metadata: { 'aws:cdk:path': 'Platform/AnalyticsLake/Lake/Resource' } },
+    Artifacts: { Type: 'AWS::S3::Bucket', Metadata: { 'aws:cdk:path': 'Platform/Data/Artifacts/Resource' } },
     Secret: { Type: 'AWS::SecretsManager::Secret' },
     AnalysisQueue: { Type: 'AWS::SQS::Queue', Metadata: { 'aws:cdk:path': 'Platform/Queues/Analysis/Resource' } },
     AnalysisDeadLetters: {
@@ -48,6 +51,21 @@ const platformTemplate = {
       ISSUER: { 'Fn::Join': [':', ['urn', { Ref: 'AWS::Region' }, { Ref: 'Table' }]] },
     }),
     WorkerFunction: functionResource('analysis-worker', 'asset.worker', {}),
+    StreamFunction: functionResource('analytics-lake-stream', 'asset.stream', {
+      LAKE_BUCKET: { Ref: 'Lake' },
+      ARTIFACT_BUCKET: { Ref: 'Artifacts' },
+    }),
+    StreamMapping: {
+      Type: 'AWS::Lambda::EventSourceMapping',
+      Properties: {
+        BatchSize: 1000,
+        MaximumBatchingWindowInSeconds: 5,
+        MaximumRetryAttempts: 3,
+        BisectBatchOnFunctionError: true,
+        EventSourceArn: { 'Fn::GetAtt': ['Table', 'StreamArn'] },
+        FunctionName: { Ref: 'StreamFunction' },
+      },
+    },
     Mapping: {
       Type: 'AWS::Lambda::EventSourceMapping',
       Properties: {
@@ -125,7 +143,9 @@ beforeAll(async () => {
   deployment = readDeployment(assemblyDir, {
     region: 'us-east-1',
     tableName: 'local-table',
+    tableStreamArn: 'arn:aws:dynamodb:ddblocal:000000000000:table/local-table/stream/2026-01-01T00:00:00.000',
     bucket: 'local-bucket',
+    lakeBucket: 'local-lake',
     queues: { analysis: analysisQueue },
   });
 });
@@ -165,5 +185,21 @@ describe('readDeployment', () => {
     expect(deployment.schedules.map((schedule) => [schedule.periodSeconds, schedule.function.name])).toEqual([
       [86_400, 'classic-api-analysis-worker'],
     ]);
+  });
+
+  it('feeds the table stream’s consumer with its mapping’s settings, and tells the lake’s bucket from the artifacts’', () => {
+    expect(
+      deployment.streamConsumers.map((consumer) => [consumer.name, consumer.function.name, consumer.settings]),
+    ).toEqual([
+      [
+        'analytics-lake',
+        'classic-api-analytics-lake-stream',
+        { batchSize: 1000, batchingWindowSeconds: 5, retryAttempts: 3 },
+      ],
+    ]);
+    expect(functionNamed('classic-api-analytics-lake-stream')?.environment).toMatchObject({
+      LAKE_BUCKET: 'local-lake',
+      ARTIFACT_BUCKET: 'local-bucket',
+    });
   });
 });

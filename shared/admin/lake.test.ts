@@ -1,0 +1,200 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { useLocalAws } from '../../tests/unit/local/use-local-aws';
+import { listLakeObjects } from '../aws/lake-store';
+import { insertOrganization } from '../composition/organization-creation';
+import { conversations } from '../conversation/conversation-repository';
+import { sampleConversationRecord } from '../conversation/fixtures';
+import type { ConversationRecord } from '../conversation/schemas';
+import { putItem } from '../data/table';
+import { newId } from '../kernel/ids';
+import { markOrganizationDeleted } from '../organization/index';
+import { backfillOrganizationLake } from './lake-backfill';
+import { recordTableChanges, type TableChange } from './lake-changes';
+import { compactOrganizationLake } from './lake-compaction';
+import { eraseOrganizationLake } from './lake-erasure';
+import { streamVersion } from './lake-layout';
+import { releaseCompactionLease, takeCompactionLease } from './lake-repository';
+import { localOrganizationFolder } from './lake-sync';
+import { runOrganizationQuery } from './sql-engine';
+
+/**
+ * The analytics lake on the local engines (DynamoDB Local, the local S3): the stream's changes
+ * recorded as deltas, read by the SQL engine, compacted, backfilled from the table and erased.
+ */
+let cacheDir: string;
+
+const organization = async (): Promise<string> => {
+  const orgId = `lake-${newId().slice(-10)}`;
+  await insertOrganization({
+    orgId,
+    fields: { org_name: 'Lake test' },
+    images: {},
+    clusterName: 'default',
+    superAdminEmail: 'admin@example.com',
+  });
+  return orgId;
+};
+
+const conversation = (orgId: string, id: string, fields: Partial<ConversationRecord> = {}): ConversationRecord =>
+  sampleConversationRecord(orgId, { id, ...fields });
+
+/** A stream change of a conversation's item, at `seconds` (and that sequence number). */
+const change = (
+  orgId: string,
+  record: ConversationRecord,
+  seconds: number,
+  kind: TableChange['kind'] = 'put',
+): TableChange => {
+  const image = conversations.item(orgId, record);
+  return { kind, keys: { pk: image.pk, sk: image.sk }, image, version: streamVersion(seconds, String(seconds)) };
+};
+
+const conversationRows = async (orgId: string): Promise<unknown[][]> =>
+  (
+    await runOrganizationQuery(orgId, 'SELECT id, is_finished, num_messages FROM conversations ORDER BY id', {
+      maxRows: 100,
+      timeoutMs: 30_000,
+    })
+  ).rows;
+
+const lakeKeys = async (orgId: string, table = 'conversations'): Promise<string[]> =>
+  (await listLakeObjects(`${table}/org_id=${orgId}/`)).map((object) => object.key.split('/').at(-1) as string);
+
+describe('analytics lake', () => {
+  useLocalAws();
+
+  beforeAll(async () => {
+    cacheDir = await mkdtemp(join(tmpdir(), 'lake-cache-'));
+    vi.stubEnv('LAKE_CACHE_DIR', cacheDir);
+  });
+  afterAll(() => rm(cacheDir, { recursive: true, force: true }));
+
+  it('records the stream’s changes as deltas, read as the latest version of each record', async () => {
+    // Prepare
+    const orgId = await organization();
+    const [a, b, c] = [newId(), newId(), newId()];
+
+    // Act
+    const first = await recordTableChanges([
+      change(orgId, conversation(orgId, a), 10),
+      change(orgId, conversation(orgId, b), 10),
+      change(orgId, conversation(orgId, c), 10),
+    ]);
+    await recordTableChanges([
+      change(orgId, conversation(orgId, a, { is_finished: true, num_messages: 4 }), 20),
+      change(orgId, conversation(orgId, b), 20, 'remove'),
+    ]);
+    // A batch delivered again (a retry) changes nothing.
+    await recordTableChanges([change(orgId, conversation(orgId, c), 10)]);
+
+    // Assess
+    expect(first).toEqual({ deltas: 1, rows: 3, erased: 0 });
+    expect(await conversationRows(orgId)).toEqual([
+      [a, true, '4'],
+      [c, false, '1'],
+    ]);
+    expect((await lakeKeys(orgId)).every((name) => name.startsWith('_delta-'))).toBe(true);
+  });
+
+  it('compacts the deltas into one file per table with the same answer', async () => {
+    // Prepare
+    const orgId = await organization();
+    const [a, b] = [newId(), newId()];
+    await recordTableChanges([change(orgId, conversation(orgId, a), 10), change(orgId, conversation(orgId, b), 10)]);
+    await recordTableChanges([change(orgId, conversation(orgId, b), 20, 'remove')]);
+    const before = await conversationRows(orgId);
+
+    // Act
+    const compacted = await compactOrganizationLake(orgId);
+    await recordTableChanges([change(orgId, conversation(orgId, a, { num_messages: 9 }), 30)]);
+
+    // Assess
+    expect(compacted).toMatchObject({ tables: 1, records: 1, deltas: 2 });
+    expect(before).toEqual([[a, false, '1']]);
+    const names = await lakeKeys(orgId);
+    expect(names.filter((name) => name.startsWith('part-'))).toHaveLength(1);
+    expect(names.filter((name) => name.startsWith('_delta-'))).toHaveLength(1);
+    expect(await conversationRows(orgId)).toEqual([[a, false, '9']]);
+  });
+
+  it('keeps each organization’s engine for its next queries: current files, its own folder only', async () => {
+    // Prepare: the other organization's copies are here; then the engine of `own` is started and kept.
+    const [own, other] = [await organization(), await organization()];
+    const [a, b] = [newId(), newId()];
+    await recordTableChanges([change(own, conversation(own, a), 10)]);
+    await recordTableChanges([change(other, conversation(other, newId()), 10)]);
+    await conversationRows(other);
+    await conversationRows(own);
+
+    // Act
+    await recordTableChanges([change(own, conversation(own, b), 20)]);
+    const rows = await conversationRows(own);
+    const theirs = runOrganizationQuery(
+      own,
+      `SELECT count(*) FROM '${localOrganizationFolder(other)}/conversations/*.parquet'`,
+      { maxRows: 10, timeoutMs: 30_000 },
+    );
+
+    // Assess
+    expect(rows.map((row) => row[0])).toEqual([a, b]);
+    await expect(theirs).rejects.toThrow(/Permission Error/);
+  });
+
+  it('leaves an organization to the compaction holding its lease', async () => {
+    const orgId = await organization();
+    await recordTableChanges([change(orgId, conversation(orgId, newId()), 10)]);
+    const leaseId = (await takeCompactionLease(orgId, 60)) as string;
+
+    const outcome = await compactOrganizationLake(orgId);
+    await releaseCompactionLease(orgId, leaseId);
+
+    expect(outcome.skipped).toBe('leased');
+    expect(await lakeKeys(orgId)).toHaveLength(1);
+  });
+
+  it('backfills from the table: the snapshot supersedes what the lake held, and compacts', async () => {
+    // Prepare: the table holds `kept`; the lake still has `stale` (a removal it never got) and an old `kept`.
+    const orgId = await organization();
+    const [kept, stale] = [newId(), newId()];
+    const long = Math.floor(Date.now() / 1000) - 3600;
+    await recordTableChanges([
+      change(orgId, conversation(orgId, kept), long),
+      change(orgId, conversation(orgId, stale), long),
+    ]);
+    await putItem(conversations.item(orgId, conversation(orgId, kept, { num_messages: 6 })));
+
+    // Act
+    const outcome = await backfillOrganizationLake(orgId);
+
+    // Assess
+    // Its super user and the conversation; two deltas of conversations, the snapshot of users.
+    expect(outcome).toMatchObject({ orgId, records: 2, compaction: { tables: 2, deltas: 3 } });
+    expect(await conversationRows(orgId)).toEqual([[kept, false, '6']]);
+    expect(await lakeKeys(orgId)).toEqual([expect.stringMatching(/^part-/)]);
+  });
+
+  it('erases a deleted organization’s lake instead of recording its changes, copies included', async () => {
+    // Prepare
+    const orgId = await organization();
+    await recordTableChanges([change(orgId, conversation(orgId, newId()), 10)]);
+    await conversationRows(orgId);
+    expect(existsSync(localOrganizationFolder(orgId))).toBe(true);
+    await markOrganizationDeleted(orgId, new Date().toISOString());
+
+    // Act: its records' removals come through the stream as the deletion erases them.
+    const recorded = await recordTableChanges([change(orgId, conversation(orgId, newId()), 20, 'remove')]);
+    const compaction = await compactOrganizationLake(orgId);
+    await eraseOrganizationLake(orgId);
+
+    // Assess
+    expect(recorded).toEqual({ deltas: 0, rows: 0, erased: 1 });
+    expect(compaction.skipped).toBe('erased');
+    expect(await lakeKeys(orgId)).toEqual([]);
+    expect(await listLakeObjects(`_dirty/${orgId}`)).toEqual([]);
+    expect(existsSync(localOrganizationFolder(orgId))).toBe(false);
+  });
+});
