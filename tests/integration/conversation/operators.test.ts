@@ -6,6 +6,7 @@ import { createGrantedSession } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { downloadPromptLogs } from '../support/prompt-logs';
 import { expectKnownMessageTypes, expectPythonParsable, interactUnion } from '../support/python-sdk-rules';
+import { createUnitTest, createWordMetric, runUnitTestOnce } from '../support/simulation';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /**
@@ -531,5 +532,39 @@ describe('operator permission', () => {
     expect(own).toEqual([403, 403, 403, 403, 403]);
     expect(other).toEqual([404, 404, 404, 404, 404, 404]);
     expect(queue.status).toBe(403);
+  });
+});
+
+describe('expected escalation in simulations', () => {
+  // Two runs share the simulation queue with every suite running at the time.
+  it('passes a unit test expecting the escalation its service makes and fails one expecting none', {
+    timeout: 240_000,
+  }, async () => {
+    // Prepare
+    const escalating = await createService(admin, escalatingMachine());
+    const metricId = await createWordMetric(admin, 'printer');
+    const [expected, unexpected] = await Promise.all(
+      [true, false].map((expectedEscalation) =>
+        createUnitTest(
+          admin,
+          { serviceId: escalating.serviceId, metricId },
+          { expected_escalation: expectedEscalation },
+        ),
+      ),
+    );
+
+    // Act
+    const runIds = await Promise.all(
+      [expected, unexpected].map((unitTest) => runUnitTestOnce(admin, unitTest.unitTestId)),
+    );
+
+    // Assess
+    const runs = await api(`/v1/${orgId}/simulation/unit_test_set_run/`, { token: admin.token, query: { id: runIds } });
+    const byId = new Map(
+      (runs.body.simulation_unit_test_set_runs as Record<string, unknown>[]).map((run) => [run.id, run]),
+    );
+    const [passing, failing] = runIds.map((id) => byId.get(id) as Record<string, unknown>);
+    expect(passing).toMatchObject({ failed_metrics: false, unit_test_run_results: [{ escalated: [true] }] });
+    expect(failing).toMatchObject({ failed_metrics: true, unit_test_run_results: [{ escalated: [true] }] });
   });
 });
