@@ -61,21 +61,23 @@ export default defineConfig(async () => {
         },
         {
           test: {
+            // Fault injection: each file starts platforms of its own, in its own process or as
+            // `npm start` runs them (the crash test kills and restarts them), since it changes how
+            // they behave: no shared platform.
+            name: 'faults',
+            include: ['tests/faults/**/*.test.ts'],
+            env: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
+            testTimeout: 300_000,
+            hookTimeout: 180_000,
+          },
+        },
+        {
+          test: {
             name: 'integration-bundled',
             include: bundledSubset,
             globalSetup: ['tests/integration/support/global-setup.ts'],
             testTimeout: 60_000,
             hookTimeout: 60_000,
-          },
-        },
-        {
-          test: {
-            // Fault injection against the platform as `npm start` runs it, in processes of its own
-            // (each test starts and kills them): no shared platform.
-            name: 'faults',
-            include: ['tests/faults/**/*.test.ts'],
-            testTimeout: 300_000,
-            hookTimeout: 120_000,
           },
         },
         {

@@ -191,6 +191,11 @@ export const turnTimings = z.object({
   speech_synthesis_ms: milliseconds
     .optional()
     .describe("Voice output only: speaking the agent's message (and fillers)."),
+  first_audio_ms: milliseconds
+    .optional()
+    .describe(
+      "Voice output only: from the request to the agent's first audio piece being sent (recognition, the model's first clause and its synthesis included).",
+    ),
 });
 
 /** The tokens of one model call and, when priced, its cost. */

@@ -2,9 +2,15 @@ import { interactWithConversation, type StreamOptions, startConversation } from 
 import { getConversationEvents } from '#shared/conversation/event-replay';
 import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
+import { callerPattern } from '#shared/kernel/caller-patterns';
 import { BadRequestError } from '#shared/kernel/errors';
 
-const streamOptions = (actionType: string): StreamOptions => ({ agentActionType: new RegExp(actionType) });
+/** `current_agent_action_type`, compiled by the linear-time engine (422 for a pattern it does not run). */
+const actionTypePattern = (source: string) => callerPattern(source, ['query', 'current_agent_action_type']);
+
+const streamOptions = async (actionType: string): Promise<StreamOptions> => ({
+  agentActionType: await actionTypePattern(actionType),
+});
 
 export const handler = streamHandler(
   implementGroup('conversation-stream', {
@@ -17,7 +23,7 @@ export const handler = streamHandler(
           ? { text: body.initial_message, type: body.initial_message_type ?? 'user-message' }
           : undefined,
         tags: body.tags,
-        stream: streamOptions(query.current_agent_action_type),
+        stream: await streamOptions(query.current_agent_action_type),
         voice: audioFormat ? { output: { audioFormat } } : undefined,
       });
     },
@@ -42,7 +48,7 @@ export const handler = streamHandler(
           content,
           timestamp: body?.external_event_message_timestamp[index] as string,
         })),
-        stream: streamOptions(query.current_agent_action_type),
+        stream: await streamOptions(query.current_agent_action_type),
         voice: input || output ? { input, output } : undefined,
       });
     },
@@ -51,7 +57,7 @@ export const handler = streamHandler(
       getConversationEvents(path.organization, caller, {
         conversationId: path.conversation_id,
         afterEventId: query.after ?? headers['last-event-id'],
-        agentActionType: new RegExp(query.current_agent_action_type),
+        agentActionType: await actionTypePattern(query.current_agent_action_type),
       }),
   }),
 );

@@ -46,6 +46,10 @@ export const parseContext = (pairs: readonly string[]): Record<string, string> =
     }),
   );
 
+/** Whether cdk.out holds the assembly of the current sources with this context (as `npm run synth` made it). */
+export const isCloudAssemblyCurrent = async (context: Record<string, string> = {}): Promise<boolean> =>
+  (await readFile(stampPath, 'utf8').catch(() => '')) === (await assemblyInputsHash(context));
+
 /** `npx cdk synth --quiet` with the context given, unless the assembly in cdk.out was made from the same inputs. */
 export const ensureCloudAssembly = async (
   context: Record<string, string>,

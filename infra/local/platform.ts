@@ -1,7 +1,8 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/builtin';
+import type { WorkerName } from '#shared/kernel/operation';
+import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/pocketsphinx';
 import { startLocalAws } from './aws-stack';
 import { ensureCloudAssembly } from './cloud-assembly';
 import { readDeployment } from './deployment';
@@ -9,7 +10,7 @@ import { startGateway } from './gateway';
 import { installLambdaRuntime, lambdaContext } from './lambda-runtime';
 import { bundledFunctions, type PlatformFunctions, sourceFunctions } from './platform-functions';
 import { missingPrerequisites } from './prerequisites';
-import { startQueuePoller } from './queue-poller';
+import { type SqsBatchHandler, startQueuePoller } from './queue-poller';
 
 export interface PlatformCredentials {
   base_url: string;
@@ -38,6 +39,11 @@ export interface PlatformOptions {
    * context and these `-c` values, or reused when up to date), wired as the stack's template wires them.
    */
   bundled?: { context: Record<string, string> };
+  /**
+   * For the fault tests only: what the queue pollers invoke instead of each worker's handler (to
+   * kill an invocation after its side effect, or watch its batch responses).
+   */
+  wrapConsumer?: (worker: WorkerName, handler: SqsBatchHandler) => SqsBatchHandler;
   log?: (line: string) => void;
 }
 
@@ -154,7 +160,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       const poller = startQueuePoller({
         queueUrl: aws.queues[consumer.worker].url,
         queueArn: aws.queues[consumer.worker].arn,
-        handler: consumer.handler,
+        handler: options.wrapConsumer?.(consumer.worker, consumer.handler) ?? consumer.handler,
         batchSize: consumer.batchSize,
         sqsClient,
         functionName: consumer.functionName,

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { access } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { recognizerCommand } from '#shared/speech/builtin';
+import { recognizerInstalled } from '#shared/speech/pocketsphinx';
 import { assertJava17 } from './java';
 
 /**
@@ -28,9 +28,6 @@ const runs = (command: string, args: string[]): Promise<boolean> =>
 
 const onPath = (command: string): Promise<boolean> => runs('sh', ['-c', 'command -v "$0"', command]);
 
-/** Debian's US English model, which `pocketsphinx_continuous` loads unless told otherwise. */
-const recognizerModel = '/usr/share/pocketsphinx/model/en-us';
-
 export const prerequisites: readonly Prerequisite[] = [
   {
     name: 'Java 17+ (DynamoDB Local)',
@@ -56,16 +53,10 @@ export const prerequisites: readonly Prerequisite[] = [
   },
   {
     name: 'PocketSphinx and its US English model (voice input)',
-    packages: ['pocketsphinx', 'pocketsphinx-en-us'],
+    packages: ['libpocketsphinx3', 'pocketsphinx-en-us'],
     // The platform starts without it and says so; the voice tests need it.
     neededBy: ['test'],
-    present: async () =>
-      (await onPath(recognizerCommand())) &&
-      (process.env.POCKETSPHINX_COMMAND !== undefined ||
-        (await access(recognizerModel).then(
-          () => true,
-          () => false,
-        ))),
+    present: () => recognizerInstalled(),
   },
   {
     name: "Chromium (the web app's browser tests)",

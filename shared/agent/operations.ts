@@ -6,6 +6,7 @@ import {
   headListQuery,
   objectId,
   organizationPath,
+  queryNumber,
   versionListQuery,
 } from '../kernel/schemas';
 import {
@@ -51,7 +52,7 @@ export const getAgentsOperation = defineOperation({
   request: {
     path: organizationPath,
     headers,
-    query: headListQuery(z.coerce.number().int().min(1).max(20).default(10)),
+    query: headListQuery(queryNumber(z.number().int().min(1).max(20)).prefault(10)),
   },
   response: { status: 200, body: listAgentsResponse },
 });

@@ -37,6 +37,9 @@ const page = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'
     auth: 'none',
     checksCredentials: true,
     streaming: true,
+    // Links to a page may carry parameters of their own (a campaign's, a cache buster): a page
+    // that declares none ignores them.
+    ignoresUndeclaredQuery: true as boolean,
     request: { path: appPath, headers: appHeaders },
     response: { status: 200, body: htmlPage, contentType: htmlContentType },
     ...fields,
@@ -53,6 +56,7 @@ const formPost = <const T extends Pick<Operation, 'operationId' | 'summary' | 'p
     auth: 'none',
     checksCredentials: true,
     streaming: true,
+    ignoresUndeclaredQuery: true,
     response: { status: 303, body: htmlPage, contentType: htmlContentType },
     extraErrors: { 403: 'The form has no valid CSRF token for this browser, or the user is not verified.' },
     ...fields,
@@ -74,6 +78,7 @@ export const requestAppSignInLinkOperation = defineOperation({
   auth: 'none',
   checksCredentials: true,
   streaming: true,
+  ignoresUndeclaredQuery: true,
   // The API's e-mail sign-in limit, in the same bucket (per address).
   rateLimitPerMinute: 5,
   request: { path: appPath, headers: appHeaders, body: signInForm, bodyType: 'form' },
@@ -84,6 +89,8 @@ export const completeAppSignInOperation = page({
   operationId: 'complete-app-sign-in',
   summary: 'Redeem an e-mailed sign-in link: sets the session cookie and redirects home',
   path: '/app/{organization}/sign-in/complete',
+  // The link the platform e-mails: it declares its one parameter, and refuses others.
+  ignoresUndeclaredQuery: false,
   request: { path: appPath, query: completeSignInQuery, headers: appHeaders },
   response: { status: 303, body: htmlPage, contentType: htmlContentType },
 });
@@ -111,6 +118,7 @@ export const startAppConversationOperation = defineOperation({
   auth: 'none',
   checksCredentials: true,
   streaming: true,
+  ignoresUndeclaredQuery: true,
   // create-conversation's limit, in its bucket.
   rateLimitPerMinute: 5,
   extraErrors: { 403: 'The form has no valid CSRF token for this browser, or the user is not verified.' },
@@ -135,6 +143,7 @@ export const sendAppMessageOperation = defineOperation({
   auth: 'none',
   checksCredentials: true,
   streaming: true,
+  ignoresUndeclaredQuery: true,
   // interact-with-conversation's limit, in its bucket.
   rateLimitPerMinute: 15,
   extraErrors: { 403: 'The form has no valid CSRF token for this browser, or the user is not verified.' },
@@ -253,6 +262,7 @@ export const getAppBrandingImageOperation = defineOperation({
   summary: "One of the organization's PNG images (logo, square logo, sign-up page headshot)",
   auth: 'none',
   streaming: true,
+  ignoresUndeclaredQuery: true,
   request: { path: brandingImagePath },
   response: { status: 200, body: z.instanceof(Buffer), contentType: 'image/png' },
 });
@@ -266,6 +276,7 @@ export const getAppFaviconOperation = defineOperation({
   summary: "The organization's favicon",
   auth: 'none',
   streaming: true,
+  ignoresUndeclaredQuery: true,
   request: { path: appPath },
   response: { status: 200, body: z.instanceof(Buffer), contentType: 'image/x-icon' },
 });
@@ -279,6 +290,7 @@ export const getAppScriptOperation = defineOperation({
   summary: "The pages' script (progressive enhancement: streamed chat replies)",
   auth: 'none',
   streaming: true,
+  ignoresUndeclaredQuery: true,
   request: { path: appPath },
   response: { status: 200, body: z.string(), contentType: 'text/javascript; charset=utf-8' },
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { importJWK, jwtVerify } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UnauthorizedError } from '../kernel/errors';
+import { allowedClockSkewMs } from '../kernel/ids';
 import { deriveP256Jwk, keyRing, publicJwks } from './signing-keys';
 import { issueAccessToken, signToken, verifyAccessToken, verifyToken } from './tokens';
 
@@ -77,6 +78,28 @@ describe('tokens', () => {
     ).toString('base64url');
     await expect(verifyAccessToken(`${header}.${forged}.${signature}`)).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(verifyAccessToken('not.a.jwt')).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+
+  it('rejects a token issued a day ahead with 401, and accepts one issued within the allowed clock skew', async () => {
+    // Prepare
+    const dayAhead = await issueAccessToken({ orgId: 'acme', userId: 'a2'.repeat(12), now: Date.now() + 86_400_000 });
+    const link = await signToken({
+      purpose: 'email-sign-in',
+      orgId: 'acme',
+      subject: 'a3'.repeat(12),
+      lifetimeSeconds: 900,
+      now: Date.now() + 60_000,
+    });
+    const slightlyAhead = await issueAccessToken({
+      orgId: 'acme',
+      userId: 'a4'.repeat(12),
+      now: Date.now() + allowedClockSkewMs / 2,
+    });
+
+    // Act / Assess
+    await expect(verifyAccessToken(dayAhead.token)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(verifyToken(link.token, 'email-sign-in')).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(verifyAccessToken(slightlyAhead.token)).resolves.toMatchObject({ userId: 'a4'.repeat(12) });
   });
 
   it('refuses a token made for another purpose', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type CryptoKey, decodeProtectedHeader, importJWK, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { UnauthorizedError } from '../kernel/errors';
+import { allowedClockSkewMs } from '../kernel/ids';
 import { keyRing } from './signing-keys';
 
 /** Access tokens live one hour. */
@@ -78,8 +79,9 @@ const verificationKey = async (kid: string | undefined): Promise<CryptoKey | Uin
 };
 
 /**
- * Verifies signature (ES256 only), issuer, expiry and purpose. Every failure is the same
- * 401, so a client learns nothing about which check failed.
+ * Verifies signature (ES256 only), issuer, expiry, issue time and purpose. Every failure is the
+ * same 401, so a client learns nothing about which check failed. A token issued later than now
+ * (beyond the clock skew allowed) is refused: no clock of the platform signed it so.
  */
 export const verifyToken = async (token: string, purpose: TokenPurpose, now = Date.now()): Promise<VerifiedToken> => {
   try {
@@ -94,6 +96,9 @@ export const verifyToken = async (token: string, purpose: TokenPurpose, now = Da
     });
     if (typeof payload.org_id !== 'string' || typeof payload.sub !== 'string' || typeof payload.jti !== 'string') {
       throw new Error('malformed claims');
+    }
+    if (typeof payload.iat !== 'number' || payload.iat * 1000 > now + allowedClockSkewMs) {
+      throw new Error('issued in the future');
     }
     return {
       orgId: payload.org_id,

@@ -50,6 +50,7 @@ describe('business metrics', () => {
         model_total_ms: 40,
         tool_calls: [{ name: 'lookup_order', ms: 30 }],
         speech_synthesis_ms: 25,
+        first_audio_ms: 60,
       },
       usage: { model_calls: [], input_tokens: 300, output_tokens: 20, cost_usd: 0 },
     });
@@ -62,6 +63,7 @@ describe('business metrics', () => {
         ['ModelTotalMs', 40],
         ['ToolCallMs', 30],
         ['SpeechSynthesisMs', 25],
+        ['FirstAudioMs', 60],
         ['InputTokens', 300],
         ['OutputTokens', 20],
         ['TurnCost', 0],

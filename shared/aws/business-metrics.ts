@@ -36,6 +36,8 @@ export const turnMetric = {
   toolCallMs: 'ToolCallMs',
   speechRecognitionMs: 'SpeechRecognitionMs',
   speechSynthesisMs: 'SpeechSynthesisMs',
+  /** Voice answers only: from the request to the first audio piece. */
+  firstAudioMs: 'FirstAudioMs',
   inputTokens: 'InputTokens',
   outputTokens: 'OutputTokens',
   /** USD; only for turns whose every model call has a price. */
@@ -66,6 +68,7 @@ export const turnLatencyMetrics = [
   turnMetric.toolCallMs,
   turnMetric.speechRecognitionMs,
   turnMetric.speechSynthesisMs,
+  turnMetric.firstAudioMs,
 ] as const;
 
 /** The dimension naming a turn's conversation service. */
@@ -135,6 +138,7 @@ export const recordTurnMetrics = (
   for (const call of timings.tool_calls) publish(turnMetric.toolCallMs, MetricUnit.Milliseconds, call.ms);
   publish(turnMetric.speechRecognitionMs, MetricUnit.Milliseconds, timings.speech_recognition_ms);
   publish(turnMetric.speechSynthesisMs, MetricUnit.Milliseconds, timings.speech_synthesis_ms);
+  publish(turnMetric.firstAudioMs, MetricUnit.Milliseconds, timings.first_audio_ms);
   publish(turnMetric.inputTokens, MetricUnit.Count, usage.input_tokens);
   publish(turnMetric.outputTokens, MetricUnit.Count, usage.output_tokens);
   publish(turnMetric.cost, MetricUnit.NoUnit, usage.cost_usd);

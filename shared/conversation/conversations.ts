@@ -8,10 +8,12 @@ import type {
 import { countConversationStarted, countInteraction, recordTurnMetrics } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
+import { retryWhileBusy } from '../data/table';
 import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
+import type { TextPattern } from '../kernel/caller-patterns';
 import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
+import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
 import { asIfMissing, conversationAttributes, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
@@ -57,7 +59,7 @@ import { prepareVoiceTurn, speakTurn, storeHeardAudio, type VoiceRequest, type V
  */
 export interface StreamOptions {
   /** `current_agent_action_type`: agent actions whose type matches are sent (to callers with insight). */
-  agentActionType: RegExp;
+  agentActionType: TextPattern;
 }
 
 /** Interacting with a conversation and finishing it need both permissions, as in the reference. */
@@ -330,10 +332,15 @@ const endWithError = async (
   const event = journal.identify(errorEventOf(error));
   try {
     const unstored = await journal.unstored();
-    await storeInteractionItems(conversation.org_id, conversation.id, {
-      puts: eventItems(conversation.org_id, conversation.id, [...unstored, event]),
-      addedMessages: committed ? 0 : turn.newMessages.length,
-    });
+    // Stored through a passing throttling storm too, so that the lease can be given back after it.
+    await retryWhileBusy(
+      () =>
+        storeInteractionItems(conversation.org_id, conversation.id, {
+          puts: eventItems(conversation.org_id, conversation.id, [...unstored, event]),
+          addedMessages: committed ? 0 : turn.newMessages.length,
+        }),
+      30_000,
+    );
     journal.storedWith(event);
     return { event, stored: true };
   } catch (failure) {
@@ -397,13 +404,19 @@ async function* streamTurn(
     turn.stop.abort();
     lease.stop();
     await turn.promptLogger.flush();
-    if (ended && !released) {
-      await releaseLease(conversation.org_id, conversation.id, lease.leaseId).catch((error: unknown) =>
-        logger.warn('conversation lease not released', { error: error as Error }),
-      );
-    }
+    if (ended && !released) await giveLeaseBack(conversation.org_id, conversation.id, lease.leaseId);
   }
 }
+
+/**
+ * Releases the lease, through a passing throttling storm too: a turn that failed because the
+ * table was busy must not keep its conversation busy once the table answers again. A storm longer
+ * than 30 s leaves the lease to expire; that is only logged, so the turn's own outcome stands.
+ */
+const giveLeaseBack = (orgId: string, conversationId: string, leaseId: string): Promise<void> =>
+  retryWhileBusy(() => releaseLease(orgId, conversationId, leaseId), 30_000).catch((error: unknown) =>
+    logger.warn('conversation lease not released', { error: error as Error }),
+  );
 
 /** A streamed turn: its events as the caller may see them, and when it has ended, read or not. */
 export interface StreamedTurn<E extends ConversationEvent> {
@@ -565,9 +578,6 @@ export interface InteractInput {
   voice?: VoiceRequest;
 }
 
-/** How far ahead of this server's clock a client's clock may run. */
-export const allowedClockSkewMs = 5_000;
-
 /**
  * Checks the turn and returns its external events with their timestamps as stored: a
  * timestamp up to `allowedClockSkewMs` in the future is a client clock running ahead, taken as now.
@@ -673,7 +683,7 @@ export const interactWithConversation = async (
       opening.length,
     );
   } catch (error) {
-    await releaseLease(orgId, conversationId, lease.leaseId);
+    await giveLeaseBack(orgId, conversationId, lease.leaseId);
     throw error;
   }
   const { conversation, newMessages } = turn;
@@ -702,7 +712,7 @@ export const interactWithConversation = async (
     // failure whether the write took effect is unknown: the lease is left to run out, and whoever
     // takes the conversation next ends the interaction if it was stored.
     if (error instanceof DomainError && !(error instanceof LeaseLostError)) {
-      await releaseLease(orgId, conversationId, lease.leaseId);
+      await giveLeaseBack(orgId, conversationId, lease.leaseId);
     }
     throw error;
   }

@@ -1,5 +1,6 @@
 import type { ConversationEvent } from '../../events/stream-events';
 import type { Caller } from '../kernel/caller';
+import type { TextPattern } from '../kernel/caller-patterns';
 import { conversationAttributes, hasPermission } from '../kernel/permissions';
 import { refreshCaller } from '../user/current-caller';
 import { getConversation } from './conversation-repository';
@@ -27,7 +28,7 @@ export const readerNow = async (
   orgId: string,
   caller: Caller,
   conversation: VisibleConversation & Pick<ConversationRecord, 'control'>,
-  agentActionType: RegExp,
+  agentActionType: TextPattern,
 ): Promise<EventReader> => {
   const checkedAt = Date.now();
   const visibility = await eventVisibility(orgId, caller, conversation, agentActionType);

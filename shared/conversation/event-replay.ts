@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationEvent } from '../../events/stream-events';
 import type { Caller } from '../kernel/caller';
+import type { TextPattern } from '../kernel/caller-patterns';
 import { ConflictError } from '../kernel/errors';
 import { conversationAttributes, hasPermission } from '../kernel/permissions';
 import { getLease } from './conversation-repository';
@@ -39,7 +40,7 @@ export interface ReplayRequest {
   /** The last event the client has; without it, the replay starts from the conversation's first event. */
   afterEventId?: string;
   /** `current_agent_action_type`, as for the original stream. */
-  agentActionType: RegExp;
+  agentActionType: TextPattern;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ConversationEvent } from '../../events/stream-events';
 import type { Caller } from '../kernel/caller';
+import type { TextPattern } from '../kernel/caller-patterns';
 import { type ConversationScope, canReadMessage, conversationAttributes, hasPermission } from '../kernel/permissions';
 import { stateMachines } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
@@ -58,7 +59,7 @@ export interface EventVisibility {
 export const visibilityOf = (
   caller: Caller,
   conversation: ConversationScope,
-  options: { insights: boolean; agentActionType: RegExp },
+  options: { insights: boolean; agentActionType: TextPattern },
 ): EventVisibility => {
   const { insights, agentActionType } = options;
   const ownConversation = caller.userId === conversation.user_id;
@@ -109,7 +110,7 @@ export const eventVisibility = async (
   orgId: string,
   caller: Caller,
   conversation: VisibleConversation,
-  agentActionType: RegExp,
+  agentActionType: TextPattern,
 ): Promise<EventVisibility> => {
   const [machineId] = conversation.version_set_info.service_hierarchical_state_machine_version_info;
   const insights = await mayReadInsights(orgId, caller, conversation, machineId);

@@ -16,3 +16,13 @@ export const withProductionTime = <E extends { type: string }>(event: E): E =>
   event.type === 'new-message' && stampsFragmentTimes()
     ? Object.assign({}, event, { diagnostic_produced_at: performance.timeOrigin + performance.now() })
     : event;
+
+/**
+ * The same setting, for a voice piece: `diagnostic_clause_at` stamps when its text was complete,
+ * before its synthesis. Call it when the text is cut; it returns what stamps the piece.
+ */
+export const clauseTimer = (): (<E extends object>(event: E) => E) => {
+  if (!stampsFragmentTimes()) return (event) => event;
+  const at = performance.timeOrigin + performance.now();
+  return (event) => Object.assign({}, event, { diagnostic_clause_at: at });
+};

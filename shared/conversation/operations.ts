@@ -7,6 +7,7 @@ import {
   organizationPath,
   queryArray,
   queryBoolean,
+  queryNumber,
 } from '../kernel/schemas';
 import {
   conversationStarterRequest,
@@ -47,12 +48,8 @@ export const getConversationsOperation = defineOperation({
       is_finished: queryBoolean.optional().describe('Whether the conversation is finished.'),
       id: queryArray(objectId).describe('The IDs of the conversations to retrieve.'),
       tag: queryArray(z.string()).describe('`key:value`, `key:*` (any value) or `key:` (no value).'),
-      limit: z.coerce
-        .number()
-        .int()
-        .min(1)
-        .max(150)
-        .default(150)
+      limit: queryNumber(z.number().int().min(1).max(150))
+        .prefault(150)
         .describe('The maximum number of conversations to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe('`created_at` prefixed with + or -; newest first by default.'),
@@ -79,7 +76,9 @@ export const getConversationMessagesOperation = defineOperation({
         'The types of messages to retrieve; all but inner thoughts by default.',
       ),
       interaction_id: queryArray(objectId).describe('The interactions whose messages to retrieve.'),
-      limit: z.coerce.number().int().min(1).max(500).default(500).describe('The maximum number of messages to return.'),
+      limit: queryNumber(z.number().int().min(1).max(500))
+        .prefault(500)
+        .describe('The maximum number of messages to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe(
         '`interaction_id` and/or `created_at` prefixed with + or -; newest first by default.',

@@ -21,6 +21,8 @@ export interface TurnMeter {
   tool<T>(name: string, call: () => Promise<T>): Promise<T>;
   /** Runs speech work (transcribing the user, speaking the agent), timed. */
   speech<T>(stage: 'recognition' | 'synthesis', work: () => Promise<T>): Promise<T>;
+  /** The agent's first audio is ready to send (a voice answer); only the first call counts. */
+  firstAudio(): void;
   figures(): TurnFigures;
 }
 
@@ -30,6 +32,7 @@ export const startTurnMeter = (prices: PriceTable = configuredPrices()): TurnMet
   const started = performance.now();
   let modelMs = 0;
   let firstTokenMs: number | undefined;
+  let firstAudioMs: number | undefined;
   const calls: ModelCallUsage[] = [];
   const toolCalls: TurnTimings['tool_calls'] = [];
   const speechMs: Partial<Record<'recognition' | 'synthesis', number>> = {};
@@ -65,6 +68,9 @@ export const startTurnMeter = (prices: PriceTable = configuredPrices()): TurnMet
       timed(work, (milliseconds) => {
         speechMs[stage] = (speechMs[stage] ?? 0) + milliseconds;
       }),
+    firstAudio: () => {
+      firstAudioMs ??= performance.now() - started;
+    },
     figures: () => {
       const costs = calls.map((call) => call.cost_usd);
       return {
@@ -75,6 +81,7 @@ export const startTurnMeter = (prices: PriceTable = configuredPrices()): TurnMet
           model_total_ms: whole(modelMs),
           tool_calls: [...toolCalls],
           ...(speechMs.synthesis === undefined ? {} : { speech_synthesis_ms: whole(speechMs.synthesis) }),
+          ...(firstAudioMs === undefined ? {} : { first_audio_ms: whole(firstAudioMs) }),
         },
         usage: {
           model_calls: [...calls],

@@ -18,6 +18,7 @@ import { type SpeechProvider, SpeechUnavailableError } from '../speech/provider'
 import { speechProvider } from '../speech/registry';
 import { type SpeechLanguage, speechLanguageOf, type Voice, voiceFor } from '../speech/voices';
 import { getUser } from '../user/index';
+import { clauseTimer } from './fragment-times';
 import type { ConversationRecord, UserMessageAudioConfig } from './schemas';
 import type { TurnMeter } from './turn-meter';
 import { type MessageAudio, storeMessageAudio } from './voice-audio';
@@ -178,11 +179,27 @@ export const storeHeardAudio = (
   heard: NonNullable<VoiceTurn['heard']>,
 ): Promise<void> => storeMessageAudio(conversation.org_id, conversation.id, messageId, heard.audio);
 
-/** Text long enough to speak: up to the last sentence end, or a clause once the text grows long. */
-const speakableEnd = (text: string): number => {
-  const sentenceEnds = [...text.matchAll(/[.!?;:]["')\]]*\s/g)];
-  const lastSentence = sentenceEnds.at(-1);
-  if (lastSentence?.index !== undefined) return lastSentence.index + lastSentence[0].length;
+/** Words the first piece of a message needs before a comma may end it: one or two words sound choppy. */
+const firstClauseWords = 3;
+const sentenceEnd = /[.!?;:]["')\]]*\s/g;
+const clauseEnd = /(?:[.!?;:,]["')\]]*|\s[-\u2013\u2014])\s/g;
+
+/**
+ * How much of the text to speak now. The first piece of a message is its first clause (up to a
+ * comma, a dash or a sentence end, once it has `firstClauseWords` words): the user hears the
+ * answer start as soon as the model has written that much. Later pieces run to the last sentence
+ * end, or a space once the text grows long: the audio already playing covers their synthesis,
+ * and whole sentences keep eSpeak's intonation.
+ */
+export const speakableEnd = (text: string, firstPiece: boolean): number => {
+  if (firstPiece) {
+    for (const clause of text.matchAll(clauseEnd)) {
+      const end = clause.index + clause[0].length;
+      if (text.slice(0, end).trim().split(/\s+/).length >= firstClauseWords) return end;
+    }
+  }
+  const lastSentence = [...text.matchAll(sentenceEnd)].at(-1);
+  if (lastSentence) return lastSentence.index + lastSentence[0].length;
   if (text.length < 160) return 0;
   const lastSpace = text.lastIndexOf(' ');
   return lastSpace > 0 ? lastSpace + 1 : 0;
@@ -192,8 +209,8 @@ const encodePiece = async (audio: PcmAudio, format: ResponseAudioFormat): Promis
   format === 'mp3' ? encodeMp3(audio) : pcmBytes(audio);
 
 /**
- * Turns the engine's text pieces into audio pieces, whole sentences at a time (each synthesis
- * timed by the turn's meter), and passes
+ * Turns the engine's text pieces into audio pieces, the first clause first and then whole
+ * sentences (each synthesis timed by the turn's meter, and the first audio's moment), and passes
  * every other event through. Once the engine is done, the message's audio is stored as its
  * source (MP3 for an MP3 answer, else WAV), before the turn is committed.
  */
@@ -213,6 +230,7 @@ export async function* speakTurn<R>(
   let sequence = 0;
   const spoken: PcmAudio[] = [];
   const speak = async (text: string, event: NewMessageEvent, stop: boolean): Promise<NewMessageEvent> => {
+    const stampClause = clauseTimer();
     const piece = { ...event, stop, sequence_number: sequence };
     sequence += 1;
     if (text.trim() === '') return { ...piece, message: '', transcript_alignment: [] };
@@ -220,7 +238,8 @@ export async function* speakTurn<R>(
     const audio = resample(speech.audio, voiceOutputSampleRate);
     spoken.push(audio);
     const bytes = await encodePiece(audio, speaking.audioFormat);
-    return { ...piece, message: bytes.toString('base64'), transcript_alignment: speech.alignment };
+    meter.firstAudio();
+    return stampClause({ ...piece, message: bytes.toString('base64'), transcript_alignment: speech.alignment });
   };
   // The reference's fillers are 16 kHz mono 16-bit WAV, whatever the answer's format.
   const spokenFiller = async (text: string): Promise<string> => {
@@ -238,11 +257,18 @@ export async function* speakTurn<R>(
     } else {
       messageId = event.message_id;
       pending += event.message;
-      const end = event.stop ? pending.length : speakableEnd(pending);
-      if (end > 0 || event.stop) {
+      // The first clause, then what is whole after it, each its own piece; the last piece says stop.
+      for (;;) {
+        const end = speakableEnd(pending, spoken.length === 0);
+        if (end === 0 || (end === pending.length && event.stop)) break;
         const text = pending.slice(0, end);
         pending = pending.slice(end);
-        yield await speak(text, event, event.stop);
+        yield await speak(text, event, false);
+      }
+      if (event.stop) {
+        const text = pending;
+        pending = '';
+        yield await speak(text, event, true);
       }
     }
     step = await engine.next();

@@ -1,7 +1,18 @@
-import { describe, expect, it } from 'vitest';
+import { ProvisionedThroughputExceededException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { ConflictError, PayloadTooLargeError } from '../kernel/errors';
+import { dynamo } from '../aws/clients';
+import { ConflictError, PayloadTooLargeError, ServiceUnavailableError } from '../kernel/errors';
 import { getItem, putItem, queryPage, transactWrite } from './table';
+
+/** The cancellation DynamoDB answers when another transaction holds the second item. */
+const lostRace = () =>
+  new TransactionCanceledException({
+    message:
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]',
+    $metadata: {},
+    CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+  });
 
 describe('table', () => {
   useLocalAws();
@@ -34,6 +45,41 @@ describe('table', () => {
     // Assess
     await expect(attempt).rejects.toThrow(ConflictError);
     expect(await getItem({ pk: 'ORG#t1#THING', sk: 'half-written' })).toBeUndefined();
+  });
+
+  describe('when DynamoDB refuses a call that wrote nothing', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('tries a transaction that lost a race again, and writes it once', async () => {
+      // Prepare
+      const client = dynamo();
+      const send = vi.spyOn(client, 'send').mockRejectedValueOnce(lostRace() as never);
+      // Act
+      await transactWrite([
+        { Put: { Item: { pk: 'ORG#t1#RACE', sk: 'a' }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { Item: { pk: 'ORG#t1#RACE', sk: 'b' } } },
+      ]);
+      // Assess
+      expect(send).toHaveBeenCalledTimes(2);
+      expect(await getItem({ pk: 'ORG#t1#RACE', sk: 'a' })).toBeDefined();
+    });
+
+    it('answers 503 with a retry time once the race is lost on every try, or the throttling outlasts the SDK’s retries', async () => {
+      // Prepare
+      const send = vi.spyOn(dynamo(), 'send').mockRejectedValue(lostRace() as never);
+      // Act / Assess
+      await expect(transactWrite([{ Put: { Item: { pk: 'ORG#t1#RACE', sk: 'c' } } }])).rejects.toMatchObject({
+        statusCode: 503,
+        retryAfterSeconds: 2,
+      });
+      expect(send).toHaveBeenCalledTimes(10);
+      send.mockRejectedValue(
+        new ProvisionedThroughputExceededException({ message: 'throttled', $metadata: {} }) as never,
+      );
+      await expect(getItem({ pk: 'ORG#t1#RACE', sk: 'c' })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    });
   });
 
   it('pages a query by the page size, skipping filtered records, and resumes after the last one returned', async () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -6,18 +7,20 @@ import {
   type BatchWriteCommandInput,
   type BatchWriteCommandOutput,
   DeleteCommand,
+  type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
+  type QueryCommandOutput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../aws/clients';
+import { dynamo, dynamoBackoffMs, dynamoMaxAttempts } from '../aws/clients';
 import { config } from '../kernel/config';
-import { ConflictError, PayloadTooLargeError } from '../kernel/errors';
+import { ConflictError, PayloadTooLargeError, ServiceUnavailableError } from '../kernel/errors';
 import { type GlobalIndexName, globalIndexes, tableKeys } from './table-definition';
 
 export type Item = Record<string, unknown>;
@@ -30,10 +33,71 @@ export interface PrimaryKey {
 export const isConditionFailure = (error: unknown): boolean =>
   error instanceof ConditionalCheckFailedException ||
   (error instanceof TransactionCanceledException &&
-    // A concurrent transaction on the same item is a lost race as well: the caller's conflict, not a 500.
-    (error.CancellationReasons ?? []).some(
-      (reason) => reason.Code === 'ConditionalCheckFailed' || reason.Code === 'TransactionConflict',
-    ));
+    (error.CancellationReasons ?? []).some((reason) => reason.Code === 'ConditionalCheckFailed'));
+
+/** Why DynamoDB cancels a transaction that trying again may let through: nothing was written. */
+const passingCancellations = new Set([
+  'None',
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
+
+/**
+ * A write that lost a race with a transaction on one of its items (a transaction cancelled for
+ * a conflict or throttling alone, or a single-item write refused while a transaction holds the
+ * item). Nothing was written; the SDK does not retry these, so `send` does.
+ */
+const isLostRace = (error: unknown): boolean =>
+  (error instanceof Error && error.name === 'TransactionConflictException') ||
+  (error instanceof TransactionCanceledException &&
+    (error.CancellationReasons ?? []).every((reason) => passingCancellations.has(reason.Code ?? 'None')));
+
+/** What the SDK gave up on after its retries: DynamoDB throttling the table or the account. */
+const isThrottled = (error: unknown): boolean =>
+  error instanceof Error &&
+  ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'].includes(error.name);
+
+/** How long a client told 503 waits before trying again. */
+const busyRetryAfterSeconds = 2;
+
+/**
+ * Every call of the table goes through here. Throttling is retried by the SDK (`dynamoMaxAttempts`,
+ * `dynamoBackoffMs`); a lost race is tried again here, as often and with the same pauses. What
+ * still fails for either reason is a 503 with `Retry-After`: busy, not broken, and nothing written.
+ */
+const send = async <Output>(call: (client: DynamoDBDocumentClient) => Promise<Output>): Promise<Output> => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call(dynamo());
+    } catch (error) {
+      const lostRace = isLostRace(error);
+      if (lostRace && attempt < dynamoMaxAttempts) {
+        await sleep(dynamoBackoffMs(attempt));
+        continue;
+      }
+      if (lostRace || isThrottled(error))
+        throw new ServiceUnavailableError('The table is busy; retry.', busyRetryAfterSeconds, { cause: error });
+      throw error;
+    }
+  }
+};
+
+/**
+ * Runs a write that must not be left undone by a passing storm (giving a conversation's lease
+ * back): while the table answers busy it is tried again, with the SDK's pauses, until `deadlineMs`.
+ */
+export const retryWhileBusy = async <T>(write: () => Promise<T>, deadlineMs: number): Promise<T> => {
+  const deadline = Date.now() + deadlineMs;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableError) || Date.now() > deadline) throw error;
+      await sleep(dynamoBackoffMs(Math.min(attempt, dynamoMaxAttempts)));
+    }
+  }
+};
 
 /** DynamoDB refuses items over 400 KB with a ValidationException naming the item size. */
 const isItemTooLarge = (error: unknown): boolean =>
@@ -57,8 +121,8 @@ const onConditionFailure = async <T>(action: () => Promise<T>, failure?: (error:
 };
 
 export const getItem = async (key: PrimaryKey, consistent = false): Promise<Item | undefined> => {
-  const result = await dynamo().send(
-    new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: consistent }),
+  const result = await send((client) =>
+    client.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: consistent })),
   );
   return result.Item;
 };
@@ -68,9 +132,11 @@ export const batchGetItems = async (keys: PrimaryKey[]): Promise<Item[]> => {
   const found: Item[] = [];
   for (let start = 0; start < keys.length; start += 100) {
     let pending: Record<string, unknown>[] | undefined = keys.slice(start, start + 100) as never;
-    while (pending && pending.length > 0) {
-      const result: BatchGetCommandOutput = await dynamo().send(
-        new BatchGetCommand({ RequestItems: { [config.tableName]: { Keys: pending } } }),
+    // What a throttled table left unread is asked for again after a pause, as for a throttled call.
+    for (let attempt = 0; pending && pending.length > 0; attempt += 1) {
+      if (attempt > 0) await sleep(dynamoBackoffMs(Math.min(attempt, dynamoMaxAttempts)));
+      const result: BatchGetCommandOutput = await send((client) =>
+        client.send(new BatchGetCommand({ RequestItems: { [config.tableName]: { Keys: pending } } })),
       );
       found.push(...(result.Responses?.[config.tableName] ?? []));
       pending = result.UnprocessedKeys?.[config.tableName]?.Keys;
@@ -91,8 +157,10 @@ export const batchPutItems = async (items: readonly (Item & PrimaryKey)[]): Prom
       [config.tableName]: items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } })),
     };
     for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt += 1) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** attempt)));
-      const result: BatchWriteCommandOutput = await dynamo().send(new BatchWriteCommand({ RequestItems: pending }));
+      if (attempt > 0) await sleep(dynamoBackoffMs(Math.min(attempt, dynamoMaxAttempts)));
+      const result: BatchWriteCommandOutput = await send((client) =>
+        client.send(new BatchWriteCommand({ RequestItems: pending })),
+      );
       pending = result.UnprocessedItems;
     }
   }
@@ -123,15 +191,17 @@ const sendPut = async (
   const condition = options.ifNotExists ? { expression: 'attribute_not_exists(pk)' } : options.condition;
   const result = await onConditionFailure(
     () =>
-      dynamo().send(
-        new PutCommand({
-          TableName: config.tableName,
-          Item: item,
-          ConditionExpression: condition?.expression,
-          ExpressionAttributeNames: condition?.names,
-          ExpressionAttributeValues: condition?.values,
-          ReturnValues: returnValues,
-        }),
+      send((client) =>
+        client.send(
+          new PutCommand({
+            TableName: config.tableName,
+            Item: item,
+            ConditionExpression: condition?.expression,
+            ExpressionAttributeNames: condition?.names,
+            ExpressionAttributeValues: condition?.values,
+            ReturnValues: returnValues,
+          }),
+        ),
       ),
     options.ifNotExists ?? options.onConditionFailure,
   );
@@ -151,7 +221,10 @@ export const updateItem = async (
   onFailure?: () => Error,
 ): Promise<Item | undefined> => {
   const result = await onConditionFailure(
-    () => dynamo().send(new UpdateCommand({ TableName: config.tableName, ReturnValues: 'ALL_NEW', ...input })),
+    () =>
+      send((client) =>
+        client.send(new UpdateCommand({ TableName: config.tableName, ReturnValues: 'ALL_NEW', ...input })),
+      ),
     onFailure,
   );
   return result.Attributes;
@@ -160,14 +233,16 @@ export const updateItem = async (
 export const deleteItem = async (key: PrimaryKey, condition?: Condition, onFailure?: () => Error): Promise<void> => {
   await onConditionFailure(
     () =>
-      dynamo().send(
-        new DeleteCommand({
-          TableName: config.tableName,
-          Key: key,
-          ConditionExpression: condition?.expression,
-          ExpressionAttributeNames: condition?.names,
-          ExpressionAttributeValues: condition?.values,
-        }),
+      send((client) =>
+        client.send(
+          new DeleteCommand({
+            TableName: config.tableName,
+            Key: key,
+            ConditionExpression: condition?.expression,
+            ExpressionAttributeNames: condition?.names,
+            ExpressionAttributeValues: condition?.values,
+          }),
+        ),
       ),
     onFailure,
   );
@@ -191,7 +266,10 @@ export const transactWrite = async (
     const [kind, body] = Object.entries(item)[0] as [string, Record<string, unknown>];
     return { [kind]: { TableName: config.tableName, ...body } } as FullTransactItem;
   });
-  await onConditionFailure(() => dynamo().send(new TransactWriteCommand({ TransactItems: withTable })), onFailure);
+  await onConditionFailure(
+    () => send((client) => client.send(new TransactWriteCommand({ TransactItems: withTable }))),
+    onFailure,
+  );
 };
 
 const conflict = () => new ConflictError('A related operation is in progress or the record changed; retry.');
@@ -285,13 +363,15 @@ export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Pro
   const collected: Item[] = [];
   let startKey = options.startKey;
   for (let round = 0; round < maxReads; round += 1) {
-    const result = await dynamo().send(
-      new QueryCommand({
-        ...queryInput(spec),
-        Limit: options.limit + 1,
-        ExclusiveStartKey: startKey,
-        ConsistentRead: options.consistent,
-      }),
+    const result = await send((client) =>
+      client.send(
+        new QueryCommand({
+          ...queryInput(spec),
+          Limit: options.limit + 1,
+          ExclusiveStartKey: startKey,
+          ConsistentRead: options.consistent,
+        }),
+      ),
     );
     collected.push(...(result.Items ?? []).filter(keep));
     startKey = result.LastEvaluatedKey;
@@ -309,12 +389,14 @@ export const queryAll = async (spec: QuerySpec, bound = 1000): Promise<Item[]> =
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {
-    const result = await dynamo().send(
-      new QueryCommand({
-        ...queryInput(spec),
-        Limit: Math.min(bound - items.length, 500),
-        ExclusiveStartKey: startKey,
-      }),
+    const result: QueryCommandOutput = await send((client) =>
+      client.send(
+        new QueryCommand({
+          ...queryInput(spec),
+          Limit: Math.min(bound - items.length, 500),
+          ExclusiveStartKey: startKey,
+        }),
+      ),
     );
     items.push(...(result.Items ?? []));
     startKey = result.LastEvaluatedKey;

@@ -7,6 +7,7 @@ import {
   organizationPath,
   queryArray,
   queryBoolean,
+  queryNumber,
   versionListQuery,
 } from '../kernel/schemas';
 import {
@@ -69,7 +70,9 @@ export const getBehaviorSetsOperation = defineOperation({
       id: queryArray(objectId).describe('The IDs of the dynamic behavior sets to retrieve.'),
       ...setFilters,
       sort_by: queryArray(z.string()).describe('`+updated_at` or `-updated_at`.'),
-      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of sets to return.'),
+      limit: queryNumber(z.number().int().min(1).max(50))
+        .prefault(50)
+        .describe('The maximum number of sets to return.'),
       continuation_token: continuationToken,
     }),
   },
@@ -135,10 +138,7 @@ export const createBehaviorVersionOperation = defineOperation({
     path: setPath,
     headers,
     query: z.object({
-      version: z.coerce
-        .number()
-        .int()
-        .min(2)
+      version: queryNumber(z.number().int().min(2))
         .optional()
         .describe('If given, the call fails with 400 unless the new version gets exactly this number.'),
     }),
@@ -173,12 +173,8 @@ export const getBehaviorInvocationsOperation = defineOperation({
     path: setPath,
     headers,
     query: z.object({
-      limit: z.coerce
-        .number()
-        .int()
-        .min(1)
-        .max(30)
-        .default(30)
+      limit: queryNumber(z.number().int().min(1).max(30))
+        .prefault(30)
         .describe('The maximum number of invocations to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe('`+invoked_at` or `-invoked_at`.'),

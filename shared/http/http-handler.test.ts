@@ -1,8 +1,9 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { ConflictError } from '../kernel/errors';
+import { ConflictError, ServiceUnavailableError } from '../kernel/errors';
 import { defineOperation } from '../kernel/operation';
+import { queryNumber } from '../kernel/schemas';
 import { httpHandler, implement, implementGroup } from './http-handler';
 
 // Built at import like a function module's handler, which reads the table setting.
@@ -19,7 +20,7 @@ const createThing = defineOperation({
   auth: 'none',
   request: {
     path: z.object({ organization: z.string(), thing_id: z.string().regex(/^[a-f0-9]{24}$/) }),
-    query: z.object({ limit: z.coerce.number().int().max(20).default(10) }),
+    query: z.object({ limit: queryNumber(z.number().int().max(20)).prefault(10) }),
     body: z.object({ name: z.string().min(1) }),
   },
   response: { status: 201, body: z.object({ id: z.string(), limit: z.number() }) },
@@ -33,6 +34,7 @@ const pingLike = defineOperation({
   summary: 'ping',
   auth: 'none',
   maintenanceExempt: true,
+  ignoresUndeclaredQuery: true,
   request: {},
   response: { status: 200, body: z.object({ ok: z.boolean() }) },
 });
@@ -101,6 +103,37 @@ describe('httpHandler', () => {
     ]);
   });
 
+  it('answers 422 naming each query parameter the operation does not declare, unless it ignores them', async () => {
+    // Act
+    const refused = await invoke({
+      multiValueQueryStringParameters: { limit: ['5'], colour: ['red'], 'tag[]': ['a'] },
+    });
+    const ignored = await invoke({
+      httpMethod: 'GET',
+      body: null,
+      multiValueQueryStringParameters: { utm_source: ['x'] },
+    });
+    // Assess
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail).toEqual([
+      { loc: ['query', 'colour'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+      { loc: ['query', 'tag'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
+    ]);
+    expect(ignored.status).toBe(200);
+  });
+
+  it('answers 422 to a number parameter that is not decimal text, or is repeated', async () => {
+    for (const limit of [[''], ['0x10'], ['1e1'], ['five'], ['5', '6']]) {
+      const response = await invoke({ multiValueQueryStringParameters: { limit } });
+      expect(response.status, `limit=${limit.join('&limit=')}`).toBe(422);
+      expect(response.body.detail).toEqual([{ loc: ['query', 'limit'], msg: expect.any(String), type: 'number_type' }]);
+    }
+    expect((await invoke({ multiValueQueryStringParameters: { limit: [' 7 '] } })).body).toEqual({
+      id: thingId,
+      limit: 7,
+    });
+  });
+
   it('answers 422 for a body that is not JSON', async () => {
     const response = await invoke({ body: '{not json' });
     expect(response.status).toBe(422);
@@ -112,6 +145,14 @@ describe('httpHandler', () => {
     const response = await invoke();
     expect(response.status).toBe(409);
     expect(response.body).toEqual({ detail: 'The name exists.' });
+  });
+
+  it('answers 503 with Retry-After when the table stays busy', async () => {
+    failWith = new ServiceUnavailableError('The table is busy; retry.', 2);
+    const response = await invoke();
+    expect(response.status).toBe(503);
+    expect(response.headers?.['retry-after']).toBe('2');
+    expect(response.body).toEqual({ detail: 'The table is busy; retry.' });
   });
 
   it('hides the details of unexpected errors behind a 500', async () => {

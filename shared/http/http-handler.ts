@@ -38,7 +38,7 @@ import {
 } from './api-event';
 import { authenticateRequest } from './authenticate';
 import { requireStorable } from './storable-json';
-import { parseRequestPart, type RequestPart } from './validation';
+import { parseRequestPart, type RequestPart, undeclaredQueryIssues } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
@@ -282,7 +282,9 @@ const dispatch = async (
   };
   const request = operation.request;
   const path = validPart(request.path, () => pathParameters, 'path');
-  const query = validPart(request.query, () => normalizeQuery(event), 'query');
+  const queryValues = normalizeQuery(event);
+  issues.push(...undeclaredQueryIssues(operation, queryValues));
+  const query = validPart(request.query, () => queryValues, 'query');
   const parsedHeaders = validPart(request.headers, () => headers, 'header');
   // A body whose type depends on the query is only read once the query is valid.
   const bodyType = request.bodyTypeFor

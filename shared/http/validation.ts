@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../kernel/errors';
+import type { Operation } from '../kernel/operation';
 
 export type RequestPart = 'path' | 'query' | 'header' | 'body';
 
@@ -46,4 +47,27 @@ export const parseRequestPart = <T extends z.ZodType>(schema: T, input: unknown,
   const result = schema.safeParse(input);
   if (!result.success) throw new ValidationError(toValidationIssues(result.error, part, input));
   return result.data;
+};
+
+/** Each operation's query parameter names, worked out on its first request. */
+const declaredQueryNames = new WeakMap<Operation, ReadonlySet<string>>();
+
+/**
+ * A 422 issue (FastAPI's `extra_forbidden`) for each query parameter the operation does not
+ * declare, unless it ignores them (`ignoresUndeclaredQuery`). Unknown headers stay accepted:
+ * clients, SDKs and browsers send their own.
+ */
+export const undeclaredQueryIssues = (operation: Operation, query: Record<string, unknown>): ValidationIssue[] => {
+  const issues: ValidationIssue[] = [];
+  if (operation.ignoresUndeclaredQuery) return issues;
+  let declared = declaredQueryNames.get(operation);
+  for (const name in query) {
+    if (!declared) {
+      declared = new Set(Object.keys(operation.request.query?.shape ?? {}));
+      declaredQueryNames.set(operation, declared);
+    }
+    if (!declared.has(name))
+      issues.push({ loc: ['query', name], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
+  }
+  return issues;
 };

@@ -81,6 +81,13 @@ export const config = {
       throw new Error('environment variable WEBHOOK_RETRY_BASE_SECONDS must be from 0 to 900');
     return value;
   },
+  /** How long a webhook destination has to answer one attempt; a worker holds the attempt for twice as long. */
+  get webhookDeliveryTimeoutMs(): number {
+    const value = Number(process.env.WEBHOOK_DELIVERY_TIMEOUT_SECONDS ?? 10);
+    if (!Number.isFinite(value) || value < 1 || value > 60)
+      throw new Error('environment variable WEBHOOK_DELIVERY_TIMEOUT_SECONDS must be from 1 to 60');
+    return value * 1000;
+  },
   /** `app.example.com` when the CDN serves each organization's web app at `{org_id}.app.example.com`. */
   get frontendDomain(): string | undefined {
     return process.env.FRONTEND_DOMAIN || undefined;

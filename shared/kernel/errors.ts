@@ -112,3 +112,15 @@ export class MaintenanceError extends DomainError {
     this.name = 'MaintenanceError';
   }
 }
+
+/**
+ * 503 with `Retry-After`: the table refused the work for now (throttling, or a transaction that
+ * kept losing races) after the retries the client makes; the same request may succeed shortly.
+ */
+export class ServiceUnavailableError extends DomainError {
+  declare readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number, options?: { cause?: unknown }) {
+    super(503, message, { ...options, retryAfterSeconds });
+    this.name = 'ServiceUnavailableError';
+  }
+}

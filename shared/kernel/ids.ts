@@ -30,3 +30,6 @@ export const idBoundAt = (time: Date, bound: 'first' | 'last'): string =>
   Math.max(0, time.getTime()).toString(16).padStart(12, '0').slice(-12) + (bound === 'first' ? '0' : 'f').repeat(12);
 
 export const nowIso = (): string => new Date().toISOString();
+
+/** How far ahead of this server's clock another may run: a client's, or that of the server that signed a token. */
+export const allowedClockSkewMs = 5_000;

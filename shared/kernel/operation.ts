@@ -109,6 +109,12 @@ export interface Operation {
   checksCredentials?: boolean;
   /** Answers even in maintenance mode. */
   maintenanceExempt?: boolean;
+  /**
+   * Ignores query parameters it does not declare, where the request's sender adds its own: a
+   * page a browser opens from a link (tracking parameters), an OAuth endpoint (RFC 6749 §3.2:
+   * unrecognized parameters are ignored). Every other operation answers 422 to them.
+   */
+  ignoresUndeclaredQuery?: boolean;
   /** Error statuses of its own beyond the common ones, with what each means (e.g. 408). */
   extraErrors?: Record<number, string>;
   request: OperationRequest;

@@ -2,7 +2,9 @@ import type { WorkerName } from './operation';
 
 /**
  * Queue settings shared by the CDK stack and the local stack. The visibility timeout is
- * six times the consumer's timeout, as AWS recommends for Lambda event sources.
+ * six times the consumer's timeout, as AWS recommends for Lambda event sources; a message
+ * goes to the dead-letter queue after its fifth failed receive (AWS recommends at least 5, so
+ * a throttled or briefly failing consumer does not send good messages there).
  */
 export interface QueueDefinition {
   worker: WorkerName;
@@ -28,7 +30,7 @@ const queue = (
   urlEnv: `${worker.toUpperCase().replaceAll('-', '_')}_QUEUE_URL`,
   consumerTimeoutSeconds,
   visibilityTimeoutSeconds: consumerTimeoutSeconds * 6,
-  maxReceiveCount: 3,
+  maxReceiveCount: 5,
   batchSize,
   maxConcurrency,
   hasConsumer,

@@ -27,6 +27,18 @@ export const clusterName = (headers: z.infer<typeof commonHeaders>): string | un
 
 export const timestamp = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time');
 
+/** A number as a query string writes it: decimal digits, a sign and a fraction at most. */
+const decimalText = /^\s*[+-]?\d+(\.\d+)?\s*$/;
+
+/**
+ * A number read from a query parameter: decimal text becomes the number `schema` checks; any
+ * other text (empty, `0x10`, `1e3`, `Infinity`) or a repeated parameter stays as it came, and the
+ * schema refuses it (422), as the reference's clients expect. (`z.coerce.number()` would read
+ * `''` as 0 and `0x10` as 16.)
+ */
+export const queryNumber = <T extends z.ZodType<number>>(schema: T) =>
+  z.preprocess((value) => (typeof value === 'string' && decimalText.test(value) ? Number(value) : value), schema);
+
 /** Continuation tokens are integers for the reference's clients, but each is an opaque handle to a stored cursor. */
 const cursorHandle = z
   .number()
@@ -34,10 +46,8 @@ const cursorHandle = z
   .min(0)
   .max(2 ** 31 - 1);
 
-export const continuationToken = z.coerce
-  .number()
-  .pipe(cursorHandle)
-  .default(0)
+export const continuationToken = queryNumber(cursorHandle)
+  .prefault(0)
   .describe(
     'Opaque: 0 or absent for the first page, otherwise the continuation_token of the previous page of the same list (same filters), for an hour. Any other value answers 400.',
   );
@@ -80,10 +90,7 @@ export const tagMap = z.record(z.string(), z.string().nullable());
 export const creatorInfo = z.object({ org_id: z.string(), user_id: z.string() });
 
 /** The optimistic check of version-creating operations. */
-export const expectedVersion = z.coerce
-  .number()
-  .int()
-  .positive()
+export const expectedVersion = queryNumber(z.number().int().positive())
   .optional()
   .describe('If given, the call fails with 409 unless the new version gets exactly this number.');
 
@@ -97,7 +104,9 @@ export const headListQuery = (limit: z.ZodType<number>) =>
 
 export const versionListQuery = z.object({
   version: z.string().optional().describe('A version number, `latest`, or an inclusive range `low-high`.'),
-  limit: z.coerce.number().int().min(1).max(10).default(10).describe('The maximum number of versions to return.'),
+  limit: queryNumber(z.number().int().min(1).max(10))
+    .prefault(10)
+    .describe('The maximum number of versions to return.'),
   continuation_token: continuationToken,
   sort_by: queryArray(z.string()).describe('`+version` or `-version`.'),
 });

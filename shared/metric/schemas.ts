@@ -6,6 +6,7 @@ import {
   pagedResponse,
   queryArray,
   queryBoolean,
+  queryNumber,
   strippedText,
   tagList,
   tagsInput,
@@ -141,7 +142,7 @@ const tagQuery = queryArray(z.string()).describe('Tags, each as `key:value`; `ke
 
 export const getMetricsQuery = z.object({
   id: queryArray(objectId).describe('The IDs of the metrics to retrieve.'),
-  limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of metrics to return.'),
+  limit: queryNumber(z.number().int().min(1).max(50)).prefault(50).describe('The maximum number of metrics to return.'),
   continuation_token: continuationToken,
   applied_to_service: queryArray(objectId).describe('The IDs of the services that the metrics are applied to.'),
   type: queryArray(metricValueType).describe('The types of the metrics.'),
@@ -260,7 +261,9 @@ export const metricEvaluationResultInstance = z.object({
 });
 
 export const getMetricEvaluationResultsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(500).describe('The maximum number of results to return.'),
+  limit: queryNumber(z.number().int().min(1).max(500))
+    .prefault(500)
+    .describe('The maximum number of results to return.'),
   continuation_token: continuationToken,
   timestamp_after: timestamp.optional().describe('Only results evaluated on or after this moment.'),
   timestamp_before: timestamp.optional().describe('Only results evaluated on or before this moment.'),

@@ -9,6 +9,7 @@ import {
   pagedResponse,
   queryArray,
   queryBoolean,
+  queryNumber,
   tagMap,
 } from '../kernel/schemas';
 
@@ -200,7 +201,7 @@ export const getTemporaryPermissionGrantsOperation = defineOperation({
       user_id: queryArray(z.string().min(1).max(64)),
       permission_grant_name: z.string().min(1).max(256).optional(),
       is_expired: queryBoolean.optional(),
-      limit: z.coerce.number().int().min(1).max(10).default(10),
+      limit: queryNumber(z.number().int().min(1).max(10)).prefault(10),
       continuation_token: continuationToken,
       creator: queryArray(z.string().max(200)),
       tag: queryArray(z.string().max(400)),

@@ -8,6 +8,7 @@ import {
   organizationPath,
   queryArray,
   queryBoolean,
+  queryNumber,
 } from '../kernel/schemas';
 import {
   createServiceRequest,
@@ -44,7 +45,9 @@ export const getServicesOperation = defineOperation({
       // The reference names this parameter `tags`, the spec `tag`; both are read.
       tag: queryArray(z.string()).describe('`key:value`, `key:*` (any value) or `key:` (no value).'),
       tags: queryArray(z.string()).describe('Same as `tag`.'),
-      limit: z.coerce.number().int().min(1).max(20).default(10).describe('The maximum number of services to return.'),
+      limit: queryNumber(z.number().int().min(1).max(20))
+        .prefault(10)
+        .describe('The maximum number of services to return.'),
       continuation_token: continuationToken,
     }),
   },
@@ -161,7 +164,9 @@ export const getVersionSetHistoryOperation = defineOperation({
     path: versionSetPath,
     headers,
     query: z.object({
-      limit: z.coerce.number().int().min(1).max(50).default(20).describe('The maximum number of revisions to return.'),
+      limit: queryNumber(z.number().int().min(1).max(50))
+        .prefault(20)
+        .describe('The maximum number of revisions to return.'),
       continuation_token: continuationToken,
     }),
   },

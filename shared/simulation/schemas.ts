@@ -7,6 +7,7 @@ import {
   pagedResponse,
   queryArray,
   queryBoolean,
+  queryNumber,
   strippedText,
   tagList,
   tagMap,
@@ -31,7 +32,7 @@ const searchText = z.string().max(1000);
 
 /** A list's `limit`: from 1 to `max`, `max` by default unless the reference says otherwise. */
 const listLimit = (max: number, fallback = max) =>
-  z.coerce.number().int().min(1).max(max).default(fallback).describe('The maximum number of records to return.');
+  queryNumber(z.number().int().min(1).max(max)).prefault(fallback).describe('The maximum number of records to return.');
 
 // Personas
 
@@ -248,10 +249,7 @@ export const updateTagsRequest = z.object({
 });
 
 export const createVersionQuery = z.object({
-  version: z.coerce
-    .number()
-    .int()
-    .min(2)
+  version: queryNumber(z.number().int().min(2))
     .optional()
     .describe('If given, the call fails with 400 unless the new version gets exactly this number.'),
 });

@@ -53,29 +53,3 @@ export const proportionalAlignment = (text: string, durationMs: number): [number
   const characters = [...text];
   return characters.map((character, index) => [Math.floor((index * durationMs) / characters.length), character]);
 };
-
-/**
- * Character timings from word timings (Polly's speech marks): each word's characters share
- * its span, and the characters between words start where the previous word ends.
- */
-export const alignmentFromWords = (
-  text: string,
-  words: { start: number; end: number; timeMs: number }[],
-  durationMs: number,
-): [number, string][] => {
-  const characters = [...text];
-  const starts = new Array<number>(characters.length).fill(0);
-  let cursor = 0;
-  let time = 0;
-  words.forEach((word, index) => {
-    const nextTime = words[index + 1]?.timeMs ?? durationMs;
-    for (; cursor < word.start && cursor < characters.length; cursor += 1) starts[cursor] = time;
-    const span = Math.max(1, word.end - word.start);
-    for (; cursor < word.end && cursor < characters.length; cursor += 1) {
-      starts[cursor] = Math.floor(word.timeMs + ((cursor - word.start) * (nextTime - word.timeMs)) / span);
-    }
-    time = nextTime;
-  });
-  for (; cursor < characters.length; cursor += 1) starts[cursor] = time;
-  return characters.map((character, index) => [starts[index] ?? 0, character]);
-};

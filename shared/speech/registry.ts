@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createAwsSpeech } from './aws';
-import { createBuiltinSpeech, recognizerCommand } from './builtin';
+import { createBuiltinSpeech } from './builtin';
 import { createOpenAiCompatibleSpeech } from './openai-compatible';
 import type { SpeechProvider } from './provider';
 
@@ -38,7 +38,7 @@ export const createSpeechProvider = (env: Record<string, string | undefined> = p
         transcriptionModel: settings.SPEECH_OPENAI_TRANSCRIPTION_MODEL,
       });
     default:
-      return createBuiltinSpeech({ recognizer: recognizerCommand(env) });
+      return createBuiltinSpeech();
   }
 };
 

@@ -7,6 +7,7 @@ import {
   objectId,
   organizationPath,
   queryBoolean,
+  queryNumber,
   versionListQuery,
 } from '../kernel/schemas';
 import {
@@ -53,7 +54,7 @@ export const getStateMachinesOperation = defineOperation({
   request: {
     path: organizationPath,
     headers,
-    query: headListQuery(z.coerce.number().int().min(1).max(50).default(50)),
+    query: headListQuery(queryNumber(z.number().int().min(1).max(50)).prefault(50)),
   },
   response: { status: 200, body: listStateMachinesResponse },
 });

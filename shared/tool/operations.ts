@@ -7,6 +7,7 @@ import {
   organizationPath,
   queryArray,
   queryBoolean,
+  queryNumber,
 } from '../kernel/schemas';
 import {
   envVarChanges,
@@ -104,7 +105,9 @@ export const getToolsOperation = defineOperation({
       deprecated: queryBoolean.optional().describe('Whether the tools are deprecated.'),
       sort_by: sortBy(['name', 'deprecated']).describe('`name` or `deprecated`, with `+` (ascending) or `-`.'),
       tag: queryArray(z.string().regex(/^[^:]+:.*$/, 'key:value')).describe('`key:value` (`*` matches any value).'),
-      limit: z.coerce.number().int().min(1).max(20).default(10).describe('The maximum number of tools to return.'),
+      limit: queryNumber(z.number().int().min(1).max(20))
+        .prefault(10)
+        .describe('The maximum number of tools to return.'),
       continuation_token: continuationToken,
     }),
   },
@@ -144,12 +147,8 @@ export const getToolInvocationsOperation = defineOperation({
     query: z.object({
       ...invocationFilters,
       version: queryArray(versionConstraint).describe('Version constraints, one per `tool_id` (same length).'),
-      limit: z.coerce
-        .number()
-        .int()
-        .min(1)
-        .max(100)
-        .default(100)
+      limit: queryNumber(z.number().int().min(1).max(100))
+        .prefault(100)
         .describe('The maximum number of invocations to return.'),
       continuation_token: continuationToken,
       sort_by: sortBy(['created_at']).describe('`created_at`, with `+` or `-` (default newest first).'),
@@ -279,7 +278,9 @@ export const getToolVersionsOperation = defineOperation({
       creator: queryArray(z.string().regex(/^[^,]+,[^,]+$/, 'org_id,user_id')).describe(
         '`org_id,user_id` of the creators.',
       ),
-      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of versions to return.'),
+      limit: queryNumber(z.number().int().min(1).max(50))
+        .prefault(50)
+        .describe('The maximum number of versions to return.'),
       continuation_token: continuationToken,
     }),
   },

@@ -8,6 +8,7 @@ import type { Ajv } from 'ajv';
 import type { Message } from 'esbuild';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { loadPatternEngine } from '../kernel/caller-patterns';
 import { BadRequestError } from '../kernel/errors';
 import type { ProjectContents } from './source-repository';
 
@@ -62,22 +63,47 @@ export class BuildError extends BadRequestError {
 // ajv is CommonJS: a bundle's lazily imported chunk of it exports `default` only, not Node's named exports.
 let schemaChecker: Promise<Ajv> | undefined;
 const loadSchemaChecker = (): Promise<Ajv> => {
-  schemaChecker ??= import('ajv').then(({ default: Ajv }) => new Ajv({ strict: false, allErrors: true }));
+  schemaChecker ??= Promise.all([import('ajv'), loadPatternEngine()]).then(([{ default: Ajv }, compilePattern]) => {
+    // The schema's `pattern` and `patternProperties` are the tool author's and the inputs the
+    // caller's (or the model's): they run on the linear-time engine, not on JavaScript's RegExp.
+    const regExp = Object.assign((pattern: string) => compilePattern(pattern), { code: 'callerPattern' });
+    return new Ajv({ strict: false, allErrors: true, code: { regExp } });
+  });
   return schemaChecker;
 };
 
+type InputValidator = ReturnType<Ajv['compile']>;
+
+/** Validators of the input schemas used lately, by the schema's JSON: each invocation would otherwise compile its own. */
+const inputValidators = new Map<string, InputValidator>();
+const maxInputValidators = 100;
+
 /** A compiled validator of a tool's input schema; a schema that does not compile fails the build. */
-export const inputValidator = async (schema: Record<string, unknown>) => {
+export const inputValidator = async (schema: Record<string, unknown>): Promise<InputValidator> => {
+  const key = JSON.stringify(schema);
+  const known = inputValidators.get(key);
+  if (known) return known;
   const checker = await loadSchemaChecker();
+  let validate: InputValidator;
   try {
-    return checker.compile(schema);
+    validate = checker.compile(schema);
   } catch (error) {
     throw new BuildError(`input_schema is not a valid JSON Schema: ${(error as Error).message}`);
+  } finally {
+    // Ajv keeps every schema it compiled (and refuses a second with the same `$id`): the
+    // validator lives on without them, and this module keeps its own bounded set.
+    checker.removeSchema();
   }
+  inputValidators.set(key, validate);
+  if (inputValidators.size > maxInputValidators) inputValidators.delete(inputValidators.keys().next().value as string);
+  return validate;
 };
 
-export const describeInputErrors = async (validate: Awaited<ReturnType<typeof inputValidator>>): Promise<string> =>
-  (await loadSchemaChecker()).errorsText(validate.errors, { dataVar: 'input_parameters' });
+/** The last validation's errors, read at once: a validator is shared, and another call may run it meanwhile. */
+export const describeInputErrors = (validate: InputValidator): Promise<string> => {
+  const { errors } = validate;
+  return loadSchemaChecker().then((checker) => checker.errorsText(errors, { dataVar: 'input_parameters' }));
+};
 
 const readDeclaration = async (value: unknown, where: string) => {
   const parsed = declaration.safeParse(value ?? {});

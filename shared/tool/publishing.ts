@@ -207,8 +207,10 @@ export const recordManagedBuild = async (
 };
 
 /**
- * Records how a deployment ended and releases the tool. Conditioned on `deploying`, so a repeat
- * changes nothing and announces nothing.
+ * Releases the tool and records how a deployment ended. Conditioned on `deploying`, so a repeat
+ * changes nothing and announces nothing. The tool is released first: a worker killed between
+ * the two leaves the version `deploying`, and the redelivered message finishes it; the other
+ * order would leave the tool held (409 to publishes) until its hold expires.
  */
 export const finishDeployment = async (
   version: StoredToolVersion,
@@ -216,14 +218,13 @@ export const finishDeployment = async (
     | { status: 'deployed'; runtime_ref: string; lambda_version: number }
     | { status: 'failed'; build_error: string },
 ): Promise<void> => {
+  await mutateTool(version.org_id, version.tool_id, (tool) => ({ next: { ...tool, operation_in_progress: null } }));
   const applied = await updateDeployingVersion(
     version,
     outcome.status === 'deployed'
       ? { status: outcome.status, runtime_ref: outcome.runtime_ref, lambda_version: outcome.lambda_version }
       : { status: outcome.status, build_error: outcome.build_error },
   );
-
-  await mutateTool(version.org_id, version.tool_id, (tool) => ({ next: { ...tool, operation_in_progress: null } }));
   if (applied && outcome.status === 'deployed') {
     await announceFrameworkResourceChange(version.org_id, {
       resourceType: 'tool',

@@ -8,6 +8,7 @@ import {
   pagedResponse,
   queryArray,
   queryBoolean,
+  queryNumber,
   timestamp,
 } from '../kernel/schemas';
 import { userPreferencesRecord } from '../organization/schemas';
@@ -137,6 +138,8 @@ export const tokenOperation = defineOperation({
   auth: 'none',
   checksCredentials: true,
   rateLimitPerMinute: 5,
+  // RFC 6749 §3.2: a token endpoint ignores the request parameters it does not know.
+  ignoresUndeclaredQuery: true,
   request: {
     path: organizationPath,
     headers: commonHeaders.extend({ dpop: z.string().min(1).optional() }),
@@ -217,7 +220,7 @@ export const getUsersOperation = defineOperation({
       user_id: queryArray(recordId),
       email: queryArray(email),
       is_verified: queryBoolean.optional(),
-      limit: z.coerce.number().int().min(1).max(100).default(100),
+      limit: queryNumber(z.number().int().min(1).max(100)).prefault(100),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe(
         '+/- first_name, last_name, email, user_stats.num_conversations, user_stats.num_messages, user_stats.last_message_time',
@@ -325,7 +328,7 @@ export const deleteUserOperation = defineOperation({
 });
 
 /** What post-conversation analysis learned about a user (carried by the user group's Lambda). */
-const insightUserPath = organizationPath.extend({ user_id: z.string().min(1).describe('The ID of the user.') });
+const insightUserPath = organizationPath.extend({ user_id: recordId.describe('The ID of the user.') });
 
 export const getUserModelOperation = defineOperation({
   operationId: 'get-user-model',
@@ -355,7 +358,9 @@ export const getMemoriesOperation = defineOperation({
     query: z.object({
       id: queryArray(objectId).describe('The IDs of the memories to retrieve.'),
       conversation_id: queryArray(objectId).describe('The conversations whose memories to retrieve.'),
-      limit: z.coerce.number().int().min(1).max(50).default(50).describe('The maximum number of memories to return.'),
+      limit: queryNumber(z.number().int().min(1).max(50))
+        .prefault(50)
+        .describe('The maximum number of memories to return.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe(
         '`conversation_id` and/or `created_at` prefixed with + or -; newest first by default.',

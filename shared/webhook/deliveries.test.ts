@@ -1,6 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type WebhookEvent, webhookQueueMessage } from '../../events/queue-messages';
 import {
@@ -11,6 +12,7 @@ import {
 import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { sealSecret } from '../auth/secret-box';
+import { sqs } from '../aws/clients';
 import { newId, nowIso } from '../kernel/ids';
 import { backoffSeconds, deliveryIdOf, processWebhookMessage } from './deliveries';
 import { getDelivery, leaseAttempt } from './delivery-repository';
@@ -67,6 +69,16 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
     return { orgId, destinationId: id, secret, event };
   };
 
+  const delayedMessages = async (): Promise<number> => {
+    const { Attributes } = await (await sqs()).send(
+      new GetQueueAttributesCommand({
+        QueueUrl: aws().queues.webhook.url,
+        AttributeNames: ['ApproximateNumberOfMessagesDelayed'],
+      }),
+    );
+    return Number(Attributes?.ApproximateNumberOfMessagesDelayed);
+  };
+
   /** Runs every queued message through the worker, each twice, as an at-least-once queue may deliver it. */
   const runQueueTwice = async (): Promise<void> => {
     const messages = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
@@ -116,7 +128,7 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
     expect(await getDelivery(orgId, destinationId, deliveryId)).toMatchObject({ status: 'success', lease_until: null });
   });
 
-  it('does not POST while another worker holds the attempt’s lease', async () => {
+  it('does not POST while another worker holds the attempt’s lease, and looks again when the lease ends', async () => {
     // Prepare
     const { orgId, destinationId, event } = await prepare();
     await processWebhookMessage(event);
@@ -124,12 +136,14 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
     const pending = await getDelivery(orgId, destinationId, deliveryIdOf(event.id, destinationId));
     await leaseAttempt(pending as NonNullable<typeof pending>, 1, Date.now(), Date.now() + 60_000);
     const before = target.received.length;
+    const delayedBefore = await delayedMessages();
 
     // Act
     await processWebhookMessage(attempt as NonNullable<typeof attempt>);
 
-    // Assess
+    // Assess: nothing sent; the same attempt waits on the queue for the lease's end, should its holder have died.
     expect(target.received.length).toBe(before);
+    expect(await delayedMessages()).toBe(delayedBefore + 1);
   });
 });
 

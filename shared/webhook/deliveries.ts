@@ -17,7 +17,7 @@ import {
 import { checkDestination, RefusedDestinationError } from './destination-address';
 import { type DestinationRecord, getDestination, listDestinations } from './destination-repository';
 import { secretContext } from './destinations';
-import { deliveryTimeoutMs, postDelivery } from './http-delivery';
+import { postDelivery } from './http-delivery';
 import { signatureHeaders } from './signing';
 
 /**
@@ -32,8 +32,8 @@ import { signatureHeaders } from './signing';
 export const deliveryIdOf = (eventId: string, destinationId: string): string =>
   createHash('sha256').update(`${eventId}\u0000${destinationId}`).digest('hex').slice(0, 24);
 
-/** An attempt holds its delivery this long: the POST's timeout with room to record it. */
-const leaseMs = deliveryTimeoutMs + 20_000;
+/** An attempt holds its delivery this long: the POST's timeout, and as long again to record it. */
+const leaseMs = (): number => 2 * config.webhookDeliveryTimeoutMs;
 
 /** The delay before attempt `next` (2 or more): exponential from the base, with ±50 % jitter, within SQS's 900 s. */
 export const backoffSeconds = (next: number, baseSeconds: number, random: () => number = Math.random): number =>
@@ -121,7 +121,10 @@ const attemptDelivery = async (message: WebhookDeliveryAttemptMessage): Promise<
   const destination = await getDestination(orgId, destinationId, true);
   if (!destination) return;
   const startedAt = Date.now();
-  if (!(await leaseAttempt(delivery, attempt, startedAt, startedAt + leaseMs))) return;
+  if (!(await leaseAttempt(delivery, attempt, startedAt, startedAt + leaseMs()))) {
+    await lookAgainAfterLease(message);
+    return;
+  }
 
   const secrets = await signingSecrets(destination, startedAt);
   const body = JSON.stringify(delivery.webhook_content);
@@ -143,6 +146,20 @@ const attemptDelivery = async (message: WebhookDeliveryAttemptMessage): Promise<
   countWebhookAttempt(delivered ? 'delivered' : last ? 'failed' : 'retrying');
   if (delivered) recordWebhookDeliveryLatency(Date.now() - Date.parse(delivery.created_at));
   if (!last) await queueNext(updated, attempt);
+};
+
+/**
+ * Another worker holds the attempt: it may record it, or it may have been killed after its POST
+ * and before recording it. The same attempt is queued again for when the lease ends, so the
+ * attempt is made, with the same delivery id (receivers deduplicate by it), should nobody record
+ * it. A holder that records it first leaves the look with nothing to do.
+ */
+const lookAgainAfterLease = async (message: WebhookDeliveryAttemptMessage): Promise<void> => {
+  const held = await getDelivery(message.org_id, message.destination_id, message.delivery_id);
+  if (held?.status !== 'pending' || held.delivery_attempts.length >= message.attempt || held.lease_until === null)
+    return;
+  const wait = Math.min(900, Math.max(1, Math.ceil((held.lease_until - Date.now()) / 1000) + 1));
+  await queueWebhookEvent(message, wait);
 };
 
 const queueNext = (delivery: DeliveryRecord, attempt: number): Promise<void> =>

@@ -1,17 +1,16 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { config } from '../kernel/config';
 import type { CheckedDestination } from './destination-address';
-
-/** A destination that has not answered within this long has failed the attempt. */
-export const deliveryTimeoutMs = 10_000;
 
 /**
  * POSTs one delivery to the vetted address of a destination: the connection goes to
  * `destination.address` (never a second DNS answer), while the Host header and TLS SNI name
  * the URL's host, so the certificate is checked against it. Redirects are not followed: a 3xx
  * is an answer like any other non-2xx. Resolves to the status code, or 0 when no answer came
- * (timeout, refused or reset connection, TLS failure).
+ * within the delivery timeout (`WEBHOOK_DELIVERY_TIMEOUT_SECONDS`), or the connection was
+ * refused or reset, or TLS failed.
  */
 export const postDelivery = (
   destination: CheckedDestination,
@@ -19,6 +18,7 @@ export const postDelivery = (
   body: string,
 ): Promise<number> =>
   new Promise((resolve) => {
+    const deliveryTimeoutMs = config.webhookDeliveryTimeoutMs;
     const pinned: LookupFunction = (_hostname, options, callback) => {
       if (options.all) callback(null, [{ address: destination.address, family: destination.family }]);
       else callback(null, destination.address, destination.family);

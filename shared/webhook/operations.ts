@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { defineOperation } from '../kernel/operation';
-import { commonHeaders, continuationToken, objectId, organizationPath, queryArray, timestamp } from '../kernel/schemas';
+import {
+  commonHeaders,
+  continuationToken,
+  objectId,
+  organizationPath,
+  queryArray,
+  queryNumber,
+  timestamp,
+} from '../kernel/schemas';
 import {
   createDestinationRequest,
   createDestinationResponse,
@@ -104,12 +112,8 @@ export const getWebhookDeliveriesOperation = defineOperation({
       type: z.string().max(100).optional().describe('The type of the webhook.'),
       created_after: timestamp.optional().describe('The earliest creation time of the deliveries to retrieve.'),
       created_before: timestamp.optional().describe('The latest creation time of the deliveries to retrieve.'),
-      limit: z.coerce
-        .number()
-        .int()
-        .min(1)
-        .max(50)
-        .default(50)
+      limit: queryNumber(z.number().int().min(1).max(50))
+        .prefault(50)
         .describe('The maximum number of deliveries to retrieve.'),
       continuation_token: continuationToken,
       sort_by: queryArray(z.string()).describe(

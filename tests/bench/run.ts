@@ -2,6 +2,7 @@ import { createService } from './api-client';
 import { measureConversations, printConversationFigures } from './conversations';
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
+import { type LatencyFigures, printLatencyTargets } from './latency-targets';
 import { measureOverhead, printOverheadFigures } from './overhead';
 import { measurePeer, printPeerFigures } from './peer';
 import { measureScale, printScaleFigures } from './scale';
@@ -9,12 +10,23 @@ import { measureSimulations, printSimulationFigures } from './simulations';
 import { measureTools, printToolFigures } from './tools';
 import { measureVoice, printVoiceFigures } from './voice';
 
+/** What the latency table at the end reads, kept as its sections ran. */
+const latency: LatencyFigures = {};
+
 /** A section: its title, then its figures; one with targets says whether they are met. */
 const section =
-  <F>(title: string, measure: () => Promise<F>, print: (figures: F) => unknown, verdict?: [string, string]) =>
+  <F>(
+    title: string,
+    measure: () => Promise<F>,
+    print: (figures: F) => unknown,
+    verdict?: [string, string],
+    keep?: (figures: F) => void,
+  ) =>
   async () => {
     console.log(`${title}\n`);
-    const met = print(await measure());
+    const figures = await measure();
+    keep?.(figures);
+    const met = print(figures);
     if (verdict) console.log(`\n${met ? verdict[0] : verdict[1]}`);
   };
 
@@ -46,6 +58,9 @@ const sections: Record<string, () => Promise<void>> = {
     measureConversations,
     printConversationFigures,
     ['All conversation targets met.', 'Some conversation targets missed (see above).'],
+    (figures) => {
+      latency.conversations = figures;
+    },
   ),
   tools: section('Tools (local runtime: a child process per run)', measureTools, printToolFigures),
   peer: section(
@@ -53,6 +68,9 @@ const sections: Record<string, () => Promise<void>> = {
     measurePeer,
     printPeerFigures,
     ['Ours is faster on every figure.', 'Some peer figures are not faster (see above).'],
+    (figures) => {
+      latency.peer = figures;
+    },
   ),
   scale: section(
     'Scale (targets: list latency flat from 1,000 to 100,000 records; no stream fails)',
@@ -61,9 +79,13 @@ const sections: Record<string, () => Promise<void>> = {
     ['The scale targets are met.', 'Some scale targets are missed (see above).'],
   ),
   voice: section(
-    'Voice (built-in engines; real-time factor = processing time / audio duration)',
+    'Voice (built-in engines: recognition accuracy and time, synthesis, first audio over HTTP by stage)',
     measureVoice,
     printVoiceFigures,
+    undefined,
+    (figures) => {
+      latency.voice = figures;
+    },
   ),
   simulations: section(
     'Simulations (built-in models: 100 conversations of 5 turns through the simulation queue)',
@@ -82,4 +104,8 @@ const selected = Object.keys(sections).filter((name) => requested.length === 0 |
 for (const [index, name] of selected.entries()) {
   if (index > 0) console.log('');
   await sections[name]?.();
+}
+if (latency.voice || latency.conversations || latency.peer) {
+  console.log('');
+  printLatencyTargets(latency);
 }

@@ -1,133 +1,240 @@
 import { performance } from 'node:perf_hooks';
-import { durationMs, encodeWav } from '#shared/speech/audio';
-import { createBuiltinSpeech, recognizerCommand, recognizerInstalled } from '#shared/speech/builtin';
+import { encodeWav, type PcmAudio } from '#shared/speech/audio';
+import { synthesizeWithNative, synthesizeWithWasm } from '#shared/speech/espeak';
+import { recognizerInstalled } from '#shared/speech/pocketsphinx';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
-import { createService, createUser, mapLimit, rootSession, type Session, streamTimed } from './api-client';
+import {
+  createService,
+  createUser,
+  mapLimit,
+  rootSession,
+  type Session,
+  streamTimed,
+  type TimedStream,
+} from './api-client';
 import { type Percentiles, percentiles } from './conversations';
 import { startPlatformProcess } from './platform-process';
+import {
+  measureRecognition,
+  printRecognitionFigures,
+  type RecognitionFigures,
+  type Recording,
+  recordReferenceSet,
+} from './recognition';
 
 /**
  * Voice figures with the built-in engines (eSpeak NG, PocketSphinx):
  *
- * 1. over HTTP, the time from sending an interact with `response_format=voice` to the first
- *    `new-message` line carrying audio: text in (synthesis only), and voice in (recognition,
- *    then synthesis);
- * 2. in process, the real-time factor (processing time ÷ audio duration; below 1 is faster than
- *    real time) of synthesis and of recognition, on the same phrases.
+ * 1. recognition: word error rate and decoding time on a fixed set of sentences (recognition.ts);
+ * 2. synthesis of one clause, native `espeak-ng` beside its WebAssembly build;
+ * 3. over HTTP, the time from sending an interact with `response_format=voice` to the first
+ *    `new-message` line carrying audio: text in, and voice in (the sentences of 1, one per turn),
+ *    with where that time went (the turn's `timings`, and the first piece's diagnostic stamps);
+ * 4. issue 33's check: a voice conversation's greeting, as PCM, sent back ten times as a WAV.
  */
-export interface VoiceFigures {
-  textInFirstAudio: Percentiles;
-  voiceInFirstAudio: Percentiles | undefined;
-  synthesisRtf: Percentiles;
-  recognitionRtf: Percentiles | undefined;
+export interface StageFigures {
+  recognition: Percentiles | undefined;
+  modelFirstToken: Percentiles;
+  /** Request sent → the first clause's text complete at the server. */
+  firstClause: Percentiles;
+  /** The first clause's synthesis (and encoding). */
+  firstClauseSynthesis: Percentiles;
+  /** Request sent → first audio piece ready at the server (`first_audio_ms` counts from the handler). */
+  firstAudioServer: Percentiles;
+  /** Request sent → first audio piece received. */
+  firstAudio: Percentiles;
 }
 
-const phrases = [
-  'I would like to order a pizza please',
-  'I need help with my order',
-  'The parcel has not arrived yet and I need help tracking it',
-  'Can you help me change the delivery address',
-  'Please help me update the invoice details',
-];
-const rounds = 2;
+export interface VoiceFigures {
+  recognition: RecognitionFigures | undefined;
+  clauseSynthesis: { native: Percentiles | undefined; wasm: Percentiles; text: string };
+  textIn: StageFigures;
+  voiceIn: StageFigures | undefined;
+  greetingEcho: (StageFigures & { audioSeconds: number }) | undefined;
+}
+
+const rounds = 10;
+const clauseText = "Hello, I'm Nova,";
 
 const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man') ?? knownVoices[0];
 const language = speechLanguageOf('eng');
 
-const measureRealTimeFactors = async (canRecognize: boolean) => {
+const measureClauseSynthesis = async (): Promise<VoiceFigures['clauseSynthesis']> => {
   if (!voice || !language) throw new Error('the voice catalogue has no English voice');
-  const speech = createBuiltinSpeech({ recognizer: recognizerCommand() });
-  // The first synthesis compiles the WebAssembly module: not counted.
-  const recordings = [await speech.synthesize({ text: 'warm up', voice, language })];
-  const synthesis: number[] = [];
-  const recognition: number[] = [];
-  for (const text of phrases.flatMap((phrase) => Array.from({ length: rounds }, () => phrase))) {
-    const started = performance.now();
-    const { audio } = await speech.synthesize({ text, voice, language });
-    synthesis.push((performance.now() - started) / durationMs(audio));
-    recordings.push({ audio, alignment: [] });
-    if (!canRecognize) continue;
-    const heardAt = performance.now();
-    await speech.transcribe({ audio, language, keyterms: [] });
-    recognition.push((performance.now() - heardAt) / durationMs(audio));
-  }
+  const request = { text: clauseText, voice, language };
+  const timed = async (synthesize: typeof synthesizeWithWasm) => {
+    await synthesize(request);
+    const times: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const started = performance.now();
+      await synthesize(request);
+      times.push(performance.now() - started);
+    }
+    return percentiles(times);
+  };
+  const native = await timed(synthesizeWithNative).catch(() => undefined);
+  return { native, wasm: await timed(synthesizeWithWasm), text: clauseText };
+};
+
+interface TurnStages {
+  recognition?: number;
+  modelFirstToken: number;
+  firstClause: number;
+  firstClauseSynthesis: number;
+  firstAudioServer: number;
+  firstAudio: number;
+}
+
+/** Where one voice answer's first audio came from, from the stream the client read. */
+const stagesOf = (stream: TimedStream, sentEpoch: number): TurnStages => {
+  const first = stream.events.find(({ event }) => event.type === 'new-message' && event.message !== '');
+  const complete = stream.events.find(({ event }) => event.type === 'interaction-complete')?.event;
+  if (!first || !complete) throw new Error(`voice answer incomplete (${stream.status} ${stream.errorText ?? ''})`);
+  const timings = complete.timings as Record<string, number | null>;
+  const clauseAt = Number(first.event.diagnostic_clause_at);
+  const producedAt = Number(first.event.diagnostic_produced_at);
   return {
-    synthesisRtf: percentiles(synthesis),
-    recognitionRtf: canRecognize ? percentiles(recognition) : undefined,
-    recordings: recordings.slice(1).map(({ audio }) => encodeWav(audio)),
+    ...(timings.speech_recognition_ms == null ? {} : { recognition: timings.speech_recognition_ms }),
+    modelFirstToken: timings.model_first_token_ms ?? Number.NaN,
+    firstClause: clauseAt - sentEpoch,
+    firstClauseSynthesis: producedAt - clauseAt,
+    firstAudioServer: timings.first_audio_ms ?? Number.NaN,
+    firstAudio: first.at - stream.sentAt,
   };
 };
 
-const firstAudioAfterInteract = async (user: Session, serviceId: string, spoken: Buffer | undefined) => {
+const stageFigures = (turns: TurnStages[]): StageFigures => {
+  const of = (pick: (turn: TurnStages) => number | undefined) => {
+    const values = turns.map(pick).filter((value): value is number => value !== undefined);
+    return values.length === 0 ? undefined : percentiles(values);
+  };
+  const required = (pick: (turn: TurnStages) => number) => of(pick) as Percentiles;
+  return {
+    recognition: of((turn) => turn.recognition),
+    modelFirstToken: required((turn) => turn.modelFirstToken),
+    firstClause: required((turn) => turn.firstClause),
+    firstClauseSynthesis: required((turn) => turn.firstClauseSynthesis),
+    firstAudioServer: required((turn) => turn.firstAudioServer),
+    firstAudio: required((turn) => turn.firstAudio),
+  };
+};
+
+const epochNow = () => performance.timeOrigin + performance.now();
+
+/** One interact with a voice answer: the text, or a WAV to recognize. */
+const voiceTurn = async (user: Session, conversationId: string, spoken: PcmAudio | undefined) => {
+  const form = new FormData();
+  form.append('recorded_message', 'I need help with my order');
+  const sentEpoch = epochNow();
+  const stream = await streamTimed(user.baseUrl, `/v1/${user.orgId}/conversation/${conversationId}/interact`, {
+    method: 'POST',
+    token: user.token,
+    raw: spoken ? new Uint8Array(encodeWav(spoken)) : form,
+    headers: spoken ? { 'content-type': 'audio/wav' } : {},
+    query: { request_format: spoken ? 'voice' : 'text', response_format: 'voice', audio_format: 'pcm' },
+  });
+  return { stream, stages: stagesOf(stream, sentEpoch) };
+};
+
+const openConversation = async (user: Session, serviceId: string, speaking: boolean) => {
   const opening = await streamTimed(user.baseUrl, `/v1/${user.orgId}/conversation/`, {
     method: 'POST',
     token: user.token,
     body: { service_id: serviceId },
-    query: { response_format: 'text' },
+    query: speaking ? { response_format: 'voice', audio_format: 'pcm' } : { response_format: 'text' },
   });
   const conversationId = String(opening.events[0]?.event.conversation_id);
-  const form = new FormData();
-  form.append('recorded_message', 'I need help with my order');
-  const stream = await streamTimed(user.baseUrl, `/v1/${user.orgId}/conversation/${conversationId}/interact`, {
-    method: 'POST',
-    token: user.token,
-    raw: spoken ? new Uint8Array(spoken) : form,
-    headers: spoken ? { 'content-type': 'audio/wav' } : {},
-    query: {
-      request_format: spoken ? 'voice' : 'text',
-      response_format: 'voice',
-      audio_format: 'pcm',
-    },
-  });
-  const first = stream.events.find(({ event }) => event.type === 'new-message' && event.message !== '');
-  if (!first) throw new Error(`interact in voice: no audio (${stream.status} ${stream.errorText ?? ''})`);
-  return first.at - stream.sentAt;
+  const greeting = opening.events
+    .filter(({ event }) => event.type === 'new-message' && event.message !== '')
+    .map(({ event }) => Buffer.from(String(event.message), 'base64'));
+  const bytes = Buffer.concat(greeting);
+  const samples = new Int16Array(bytes.length / 2);
+  for (let index = 0; index < samples.length; index += 1) samples[index] = bytes.readInt16LE(index * 2);
+  return { conversationId, greeting: { sampleRate: 16_000, samples } as PcmAudio };
 };
 
 export const measureVoice = async (): Promise<VoiceFigures> => {
   const canRecognize = await recognizerInstalled();
-  const factors = await measureRealTimeFactors(canRecognize);
-  const platform = await startPlatformProcess({ label: 'voice', env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '0' } });
+  const recordings: Recording[] = await recordReferenceSet();
+  const recognition = canRecognize ? await measureRecognition(recordings) : undefined;
+  const clauseSynthesis = await measureClauseSynthesis();
+  const platform = await startPlatformProcess({
+    label: 'voice',
+    env: { DETERMINISTIC_FRAGMENT_DELAY_MS: '0', DIAGNOSTIC_FRAGMENT_TIMES: 'true' },
+  });
   try {
     const admin = await rootSession(platform.baseUrl, platform.credentials);
     const serviceId = await createService(admin);
-    const count = 1 + factors.recordings.length;
-    const users = await mapLimit(Array.from({ length: 2 * count }), 4, () => createUser(admin, platform.credentials));
-    const time = async (measured: Session[], spoken: (index: number) => Buffer | undefined) => {
-      const times: number[] = [];
+    // One conversation per turn, each by its own user (creating conversations is rate limited per user).
+    const turns = 1 + recordings.length;
+    const users = await mapLimit(Array.from({ length: 2 * turns + 1 }), 4, () =>
+      createUser(admin, platform.credentials),
+    );
+    const time = async (measured: Session[], spoken: (index: number) => PcmAudio | undefined) => {
+      const stages: TurnStages[] = [];
       // The first turn loads the engines in the server: not counted.
       for (const [index, user] of measured.entries()) {
-        const elapsed = await firstAudioAfterInteract(user, serviceId, spoken(index));
-        if (index > 0) times.push(elapsed);
+        const { conversationId } = await openConversation(user, serviceId, false);
+        const turn = await voiceTurn(user, conversationId, spoken(index));
+        if (index > 0) stages.push(turn.stages);
       }
-      return percentiles(times);
+      return stageFigures(stages);
     };
-    const textInFirstAudio = await time(users.slice(0, count), () => undefined);
-    const voiceInFirstAudio = canRecognize
-      ? await time(users.slice(count), (index) => factors.recordings[Math.max(0, index - 1)])
-      : undefined;
-    return { textInFirstAudio, voiceInFirstAudio, ...factors };
+    const textIn = await time(users.slice(0, turns), () => undefined);
+    if (!canRecognize) return { recognition, clauseSynthesis, textIn, voiceIn: undefined, greetingEcho: undefined };
+    const voiceIn = await time(users.slice(turns, 2 * turns), (index) => recordings[Math.max(0, index - 1)]?.audio);
+    // Issue 33's check: the greeting's own audio, back as the user's message, ten times.
+    const echoUser = users[2 * turns] as Session;
+    let { conversationId, greeting } = await openConversation(echoUser, serviceId, true);
+    const echoes: TurnStages[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const turn = await voiceTurn(echoUser, conversationId, greeting);
+      echoes.push(turn.stages);
+      const complete = turn.stream.events.find(({ event }) => event.type === 'interaction-complete')?.event;
+      if (complete?.conversation_completed) ({ conversationId } = await openConversation(echoUser, serviceId, false));
+    }
+    const greetingEcho = {
+      ...stageFigures(echoes),
+      audioSeconds: greeting.samples.length / greeting.sampleRate,
+    };
+    return { recognition, clauseSynthesis, textIn, voiceIn, greetingEcho };
   } finally {
     await platform.stop();
   }
 };
 
-const spread = (figures: Percentiles, unit: (value: number) => string) =>
-  `${unit(figures.p50)} / ${unit(figures.p99)} / ${unit(figures.max)} (p50 / p99 / max of ${figures.count})`;
 const ms = (value: number) => `${value.toFixed(0)} ms`;
-const factor = (value: number) => value.toFixed(3);
+const spread = (figures: Percentiles | undefined) =>
+  figures ? `${ms(figures.p50)} / ${ms(figures.p99)} / ${ms(figures.max)}` : 'not measured';
+
+const printStages = (title: string, figures: StageFigures) => {
+  console.log(`  ${title} (p50 / p99 / max of ${figures.firstAudio.count})`);
+  const rows: [string, Percentiles | undefined][] = [
+    ['recognition (speech_recognition_ms)', figures.recognition],
+    ["model's first token (model_first_token_ms)", figures.modelFirstToken],
+    ['request sent → first clause complete', figures.firstClause],
+    ["first clause's synthesis", figures.firstClauseSynthesis],
+    ['first audio at the server (first_audio_ms)', figures.firstAudioServer],
+    ['request sent → first audio piece received', figures.firstAudio],
+  ];
+  for (const [label, value] of rows) console.log(`    ${label.padEnd(48)}${spread(value)}`);
+};
 
 export const printVoiceFigures = (figures: VoiceFigures): void => {
-  console.log(`  first audio chunk after interact, text in:  ${spread(figures.textInFirstAudio, ms)}`);
+  if (figures.recognition) printRecognitionFigures(figures.recognition);
+  else console.log('  Recognition: not measured (PocketSphinx is not installed)');
+  const { native, wasm, text } = figures.clauseSynthesis;
   console.log(
-    figures.voiceInFirstAudio
-      ? `  first audio chunk after interact, voice in: ${spread(figures.voiceInFirstAudio, ms)}`
-      : '  first audio chunk after interact, voice in: not measured (PocketSphinx is not installed)',
+    `  Synthesis of "${text}" (p50 / p99 / max of ${wasm.count}): native espeak-ng ${spread(native)}; WebAssembly ${spread(wasm)}`,
   );
-  console.log(`  real-time factor of synthesis (eSpeak NG):  ${spread(figures.synthesisRtf, factor)}`);
-  console.log(
-    figures.recognitionRtf
-      ? `  real-time factor of recognition (PocketSphinx): ${spread(figures.recognitionRtf, factor)}`
-      : '  real-time factor of recognition: not measured (PocketSphinx is not installed)',
-  );
+  printStages('Text in, voice out: first audio after interact', figures.textIn);
+  if (figures.voiceIn)
+    printStages('Voice in (the sentences above), voice out: first audio after interact', figures.voiceIn);
+  else console.log('  Voice in: not measured (PocketSphinx is not installed)');
+  if (figures.greetingEcho) {
+    printStages(
+      `The greeting's PCM (${figures.greetingEcho.audioSeconds.toFixed(1)} s) sent back as a WAV, ten times`,
+      figures.greetingEcho,
+    );
+  }
 };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav } from '#shared/speech/audio';
-import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { latestSignInLink, signInLinkCount } from '../integration/support/app-visitor';
 import { api, harness, streamAndDisconnect } from '../integration/support/client';
@@ -59,7 +59,7 @@ const writeMicrophoneRecording = async (): Promise<string> => {
   const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
   const language = speechLanguageOf('eng');
   if (!voice || !language) throw new Error('the catalogue lost its English voice');
-  const { audio } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
+  const audio = await synthesizeWithEspeak({
     text: 'I need help with my printer',
     voice,
     language,

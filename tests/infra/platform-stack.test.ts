@@ -132,8 +132,16 @@ describe('platform stack', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
   });
 
-  it('gives every queue an encrypted, TLS-only dead-letter queue and a visibility of 6x its consumer timeout', () => {
+  it('gives every queue an encrypted, TLS-only dead-letter queue after 5 receives or more, and a visibility of 6x its consumer timeout', () => {
     const resources = template.toJSON().Resources as Resources;
+    // Every queue of every template is a work queue with a redrive policy or the dead-letter queue of one.
+    const queues = [...templates.values()].flatMap((each) => Object.entries(each.findResources('AWS::SQS::Queue')));
+    const deadLetterIds = queues.flatMap(([, queue]) => {
+      const redrive = queue.Properties.RedrivePolicy as { deadLetterTargetArn: { 'Fn::GetAtt': [string] } } | undefined;
+      return redrive ? [redrive.deadLetterTargetArn['Fn::GetAtt'][0]] : [];
+    });
+    expect(queues.filter(([id, queue]) => !queue.Properties.RedrivePolicy && !deadLetterIds.includes(id))).toEqual([]);
+    expect(queues).toHaveLength(2 * queueDefinitions.length);
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
     for (const definition of queueDefinitions) {
       const { queueId, deadLetterId } = queueIds(template, definition.worker);
@@ -144,6 +152,7 @@ describe('platform stack', () => {
       };
       expect(queue.SqsManagedSseEnabled).toBe(true);
       expect(queue.RedrivePolicy.maxReceiveCount).toBe(definition.maxReceiveCount);
+      expect(queue.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
       expect(resources[deadLetterId]?.Properties).toMatchObject({
         MessageRetentionPeriod: 14 * 24 * 3600,
         SqsManagedSseEnabled: true,

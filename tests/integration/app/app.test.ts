@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav, resample } from '#shared/speech/audio';
-import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { AppVisitor, latestSignInLink, signInLinkCount, signInToApp } from '../support/app-visitor';
 import { api, harness } from '../support/client';
@@ -50,7 +50,7 @@ const recording = (): Promise<Uint8Array> => {
     const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
     const language = speechLanguageOf('eng');
     if (!voice || !language) throw new Error('the catalogue lost its English voice');
-    const { audio } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
+    const audio = await synthesizeWithEspeak({
       text: 'I need help with my printer',
       voice,
       language,

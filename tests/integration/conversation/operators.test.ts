@@ -543,7 +543,7 @@ describe('expected escalation in simulations', () => {
     // Prepare
     const escalating = await createService(admin, escalatingMachine());
     const metricId = await createWordMetric(admin, 'printer');
-    const [expected, unexpected] = await Promise.all(
+    const unitTests = await Promise.all(
       [true, false].map((expectedEscalation) =>
         createUnitTest(
           admin,
@@ -554,9 +554,7 @@ describe('expected escalation in simulations', () => {
     );
 
     // Act
-    const runIds = await Promise.all(
-      [expected, unexpected].map((unitTest) => runUnitTestOnce(admin, unitTest.unitTestId)),
-    );
+    const runIds = await Promise.all(unitTests.map((unitTest) => runUnitTestOnce(admin, unitTest.unitTestId)));
 
     // Assess
     const runs = await api(`/v1/${orgId}/simulation/unit_test_set_run/`, { token: admin.token, query: { id: runIds } });

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
 import { encodeWav } from '#shared/speech/audio';
-import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { api, streamEvents } from '../support/client';
 import { createService, interact, type StreamedEvent, startConversation } from '../support/conversations';
@@ -29,6 +29,7 @@ interface Figures {
     model_total_ms: number;
     tool_calls: { name: string; ms: number }[];
     speech_synthesis_ms?: number;
+    first_audio_ms?: number;
   };
   usage: {
     model_calls: {
@@ -69,6 +70,7 @@ describe('interaction-complete', () => {
     expect(timings.tool_calls).toEqual([]);
     expect(timings).not.toHaveProperty('speech_recognition_ms');
     expect(timings).not.toHaveProperty('speech_synthesis_ms');
+    expect(timings).not.toHaveProperty('first_audio_ms');
     expect(usage.model_calls.map((call) => call.purpose)).toContain('engage_user');
     for (const call of usage.model_calls) {
       expect(call).toMatchObject({ model: 'deterministic', tokens_estimated: true, cost_usd: 0 });
@@ -83,7 +85,7 @@ describe('interaction-complete', () => {
     expect(insights.body).toMatchObject({ timings, usage });
   });
 
-  it("carries a voice turn's speech recognition and synthesis times", async () => {
+  it("carries a voice turn's speech recognition and synthesis times, and when its first audio was ready", async () => {
     // Prepare
     // Timings go to callers with the insights permissions only (an end user's stream has none).
     const user = await createUserSession(admin, 'DefaultAdministratorRole');
@@ -91,7 +93,7 @@ describe('interaction-complete', () => {
     const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
     const language = speechLanguageOf('eng');
     if (!voice || !language) throw new Error('the catalogue lost its English voice');
-    const { audio } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
+    const audio = await synthesizeWithEspeak({
       text: 'I would like to order a pizza please',
       voice,
       language,
@@ -114,6 +116,9 @@ describe('interaction-complete', () => {
     expect(timings.total_ms).toBeGreaterThanOrEqual(
       (timings.speech_recognition_ms ?? 0) + (timings.speech_synthesis_ms ?? 0),
     );
+    // The first audio follows the recognition and comes before the turn's end.
+    expect(timings.first_audio_ms).toBeGreaterThan(timings.speech_recognition_ms ?? Number.NaN);
+    expect(timings.first_audio_ms).toBeLessThanOrEqual(timings.total_ms);
   });
 
   it('lists each tool call of the turn with its name and time', async () => {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import type { AgentVersionBody } from '#shared/agent/schemas';
 import { encodeWav, type PcmAudio, parseWav, pcmBytes, resample } from '#shared/speech/audio';
-import { createBuiltinSpeech } from '#shared/speech/builtin';
+import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { decodeMp3, encodeMp3 } from '#shared/speech/mp3';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { api, apiUrl, type QueryValue, requestInit, streamEvents } from '../support/client';
@@ -29,11 +29,7 @@ beforeAll(async () => {
   const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
   const language = speechLanguageOf('eng');
   if (!voice || !language) throw new Error('the catalogue lost its English voice');
-  ({ audio: spoken } = await createBuiltinSpeech({ recognizer: 'unused' }).synthesize({
-    text: phrase,
-    voice,
-    language,
-  }));
+  spoken = await synthesizeWithEspeak({ text: phrase, voice, language });
 });
 
 /** A new user with an open text conversation: each test talks in its own. */
@@ -274,6 +270,11 @@ describe('create-conversation', () => {
     const lastStart = first?.transcript_alignment.at(-1)?.[0] ?? Number.POSITIVE_INFINITY;
     expect(lastStart).toBeLessThan((bytes.length / 2 / 16_000) * 1000);
     expect(response.events.at(-1)).toMatchObject({ type: 'interaction-complete' });
+    // The first piece is the greeting's first clause ("Hello, I'm Ada,"), not its first sentence.
+    const firstText = first?.transcript_alignment.map(([, character]) => character).join('') ?? '';
+    const greeting = String(response.events.at(-1)?.full_message);
+    expect(greeting).toMatch(/^Hello, I'm \w+, /);
+    expect(firstText).toBe(greeting.slice(0, greeting.indexOf(', ', 7) + 2));
   });
 
   it('answers 400 to a voice response without an audio_format', async () => {

@@ -113,3 +113,14 @@ describe('get-users', () => {
     expect(response.body.detail[0].loc).toEqual(['query', 'limit']);
   });
 });
+
+describe.each(['user_model', 'memory'])('get-user-model, get-memories (%s)', (resource) => {
+  it('answers 422 to a user id longer than a key holds', async () => {
+    // Act
+    const response = await api(`/v1/${admin.orgId}/user/${'x'.repeat(5000)}/${resource}`, { token: admin.token });
+
+    // Assess
+    expect(response.status).toBe(422);
+    expect(response.body.detail[0].loc).toEqual(['path', 'user_id']);
+  });
+});

@@ -6,7 +6,7 @@ import { routeTable } from '#shared/api/route-table';
 import type { Operation } from '#shared/kernel/operation';
 import { apiUrl, harness } from '../support/client';
 import { createOrganization, createUserSession, rootSession, type Session } from '../support/identity';
-import { bodySamples, pathValueFor, sampleFor } from './samples';
+import { bodySamples, callWithSample, sampleFor, sendsJsonSample } from './samples';
 
 /**
  * Tenant isolation, generated from the route table so every operation added later is
@@ -52,35 +52,8 @@ const knownPathValues = (): Record<string, string> => ({
   role_name: 'DefaultUserRole',
 });
 
-/** Only JSON bodies are generated, and fetch sends no body with GET. */
-const sendsJsonSample = (operation: Operation): boolean =>
-  (operation.request.bodyType ?? 'json') === 'json' && operation.method !== 'GET';
-
-const call = async (operation: Operation, orgId: string, headers: Record<string, string>) => {
-  const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
-    if (name === 'organization') return orgId;
-    const known = knownPathValues()[name];
-    if (known) return encodeURIComponent(known);
-    const schema = operation.request.path?.shape[name];
-    return encodeURIComponent(schema ? pathValueFor(schema as never) : 'sample');
-  });
-  const query = (sampleFor(operation.request.query) ?? {}) as Record<string, string>;
-  const extraHeaders = Object.fromEntries(
-    Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [
-      name,
-      String(value),
-    ]),
-  );
-  const body = bodySamples[operation.operationId] ?? sampleFor(operation.request.body);
-  const isJson = sendsJsonSample(operation) && body !== undefined;
-  const response = await fetch(apiUrl(path, query), {
-    method: operation.method,
-    headers: { ...extraHeaders, ...(isJson ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: isJson ? JSON.stringify(body) : undefined,
-    redirect: 'manual',
-  });
-  return { status: response.status, text: await response.text() };
-};
+const call = (operation: Operation, orgId: string, headers: Record<string, string>) =>
+  callWithSample(operation, { orgId, headers, pathValues: knownPathValues() });
 
 const expectNoTenantData = (text: string) => {
   for (const marker of tenantMarkers) expect(text).not.toContain(marker);

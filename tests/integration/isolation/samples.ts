@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { Operation } from '#shared/kernel/operation';
+import { apiUrl } from '../support/client';
 
 /**
  * Plausible request values generated from an operation's zod schemas, so every operation
@@ -97,4 +99,42 @@ export const bodySamples: Record<string, unknown> = {
   'send-operator-message': { message: 'Hello, I am taking over from the assistant.' },
   'send-operator-guidance': { guidance: 'Offer the premium plan.' },
   'hand-back-conversation': { outcome: 'resolved', note: 'Refund issued.' },
+};
+
+/** Only JSON bodies are generated, and fetch sends no body with GET. */
+export const sendsJsonSample = (operation: Operation): boolean =>
+  (operation.request.bodyType ?? 'json') === 'json' && operation.method !== 'GET';
+
+/**
+ * Calls an operation with sample values: `pathValues` for the path parameters it names (records
+ * that exist, so permission checks run rather than "not found"), generated ones for the others,
+ * a sample query, headers and body.
+ */
+export const callWithSample = async (
+  operation: Operation,
+  request: { orgId: string; headers: Record<string, string>; pathValues: Record<string, string> },
+): Promise<{ status: number; headers: Headers; text: string }> => {
+  const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (name === 'organization') return request.orgId;
+    const known = request.pathValues[name];
+    if (known) return encodeURIComponent(known);
+    const schema = operation.request.path?.shape[name];
+    return encodeURIComponent(schema ? pathValueFor(schema as never) : 'sample');
+  });
+  const query = (sampleFor(operation.request.query) ?? {}) as Record<string, string>;
+  const extraHeaders = Object.fromEntries(
+    Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [
+      name,
+      String(value),
+    ]),
+  );
+  const body = bodySamples[operation.operationId] ?? sampleFor(operation.request.body);
+  const isJson = sendsJsonSample(operation) && body !== undefined;
+  const response = await fetch(apiUrl(path, query), {
+    method: operation.method,
+    headers: { ...extraHeaders, ...(isJson ? { 'content-type': 'application/json' } : {}), ...request.headers },
+    body: isJson ? JSON.stringify(body) : undefined,
+    redirect: 'manual',
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
 };

@@ -19,7 +19,15 @@ declare module 'vitest' {
   }
 }
 
-export const harness = (): Harness => inject('harness');
+/** Set by a test file that starts a platform of its own (`tests/faults/`). */
+let ownHarness: Harness | undefined;
+
+/** Points the support functions of this test file at a platform it started itself. */
+export const useHarness = (harness: Harness | undefined): void => {
+  ownHarness = harness;
+};
+
+export const harness = (): Harness => ownHarness ?? inject('harness');
 
 export type QueryValue = string | string[] | number | boolean | undefined;
 
@@ -81,10 +89,11 @@ export const api = async (path: string, init: ApiInit = {}): Promise<ApiResponse
   return { status: response.status, headers: response.headers, body, text };
 };
 
-/** Reads an NDJSON stream to its end, keeping each event with the time it arrived. */
+/** Reads an NDJSON stream to its end, keeping each event with the time it arrived (`onEvent` sees each as it arrives). */
 export const streamEvents = async (
   path: string,
   init: ApiInit = {},
+  onEvent?: (event: Record<string, unknown>) => void,
 ): Promise<{
   status: number;
   headers: Headers;
@@ -105,7 +114,10 @@ export const streamEvents = async (
     while (newline >= 0) {
       const line = buffered.slice(0, newline).trim();
       buffered = buffered.slice(newline + 1);
-      if (line !== '') events.push({ at: Date.now(), event: JSON.parse(line) as Record<string, unknown> });
+      if (line !== '') {
+        events.push({ at: Date.now(), event: JSON.parse(line) as Record<string, unknown> });
+        onEvent?.(events.at(-1)?.event as Record<string, unknown>);
+      }
       newline = buffered.indexOf('\n');
     }
   }

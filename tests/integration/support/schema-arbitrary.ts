@@ -130,3 +130,71 @@ export const arbitraryOf = (schema: JsonSchema | boolean, depth = 0): fc.Arbitra
   }
   return withHostile(arbitrary);
 };
+
+const isoDateTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i;
+
+const withinBounds = (schema: JsonSchema, value: number): boolean =>
+  !(
+    (typeof schema.minimum === 'number' && value < schema.minimum) ||
+    (typeof schema.maximum === 'number' && value > schema.maximum) ||
+    (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) ||
+    (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum)
+  );
+
+const stringAllows = (schema: JsonSchema, text: string): boolean => {
+  const length = [...text].length;
+  if (typeof schema.minLength === 'number' && length < schema.minLength) return false;
+  if (typeof schema.maxLength === 'number' && length > schema.maxLength) return false;
+  if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(text)) return false;
+  return schema.format !== 'date-time' || (isoDateTime.test(text) && !Number.isNaN(Date.parse(text)));
+};
+
+/**
+ * Whether `schema` allows `text` as the value of a query parameter or a header: as a string, or
+ * read as the integer, number or array item the schema asks for.
+ */
+export const allowsText = (schema: JsonSchema | boolean, text: string): boolean => {
+  if (typeof schema === 'boolean') return schema;
+  const variants = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (variants) return variants.some((variant) => allowsText(variant, text));
+  if (Array.isArray(schema.allOf)) return (schema.allOf as JsonSchema[]).every((part) => allowsText(part, text));
+  if ('const' in schema) return String(schema.const) === text;
+  if (Array.isArray(schema.enum)) return schema.enum.map(String).includes(text);
+  const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string | undefined];
+  return types.some((type) => {
+    switch (type) {
+      case undefined:
+        return true;
+      case 'string':
+        return stringAllows(schema, text);
+      case 'integer':
+        return /^[+-]?\d+$/.test(text) && withinBounds(schema, Number(text));
+      case 'number':
+        return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) && withinBounds(schema, Number(text));
+      case 'boolean':
+        return ['true', 'false'].includes(text.toLowerCase());
+      case 'array':
+        return allowsText((schema.items ?? true) as JsonSchema | boolean, text);
+      case 'null':
+        return false;
+      default:
+        return true;
+    }
+  });
+};
+
+/**
+ * Values a query parameter or header of `schema` must refuse (of these, the ones it does refuse),
+ * all printable ASCII so that they can be sent as headers: the wrong type, out of range, too
+ * long, off its pattern or its enum. Empty when the schema takes any text.
+ */
+export const forbiddenTexts = (schema: JsonSchema): string[] => {
+  const maxLength = typeof schema.maxLength === 'number' ? [`${'x'.repeat(schema.maxLength)}y`] : [];
+  const items = (schema.items ?? {}) as JsonSchema;
+  const itemMaxLength = typeof items.maxLength === 'number' ? [`${'x'.repeat(items.maxLength)}y`] : [];
+  const bounds = [schema.maximum, schema.minimum]
+    .filter((bound): bound is number => typeof bound === 'number')
+    .map((bound) => String(bound === schema.maximum ? bound + 1 : bound - 1));
+  const candidates = ['', 'x', 'not-a-value', '1.5', '0x10', '-1', '2000-13-45T99:99:99Z', ...bounds, ...maxLength];
+  return [...candidates, ...itemMaxLength].filter((text) => !allowsText(schema, text));
+};

@@ -1,4 +1,15 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import {
+  calculateJwkThumbprint,
+  decodeJwt,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  SignJWT,
+} from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handedOutTokens } from '#shared/auth/auth-session-repository';
 import { api, apiUrl, eventually, harness } from '../support/client';
@@ -64,6 +75,37 @@ describe('sign-in-with-api-key', () => {
       expect(response.status).toBe(401);
       expect(response.body).toEqual({ detail: 'Invalid authorization credentials.' });
     }
+  });
+
+  it('a token dated a day ahead answers 401, as a bearer token and as the password of HTTP Basic', async () => {
+    // Prepare: the user's own token, signed again with the platform's key, its times moved a day on.
+    const user = await createUserSession(superAdmin, 'DefaultUserRole');
+    const { private_jwk: privateJwk } = JSON.parse(
+      await readFile(join(dirname(harness().outboxDir), 'signing-key.json'), 'utf8'),
+    ) as { private_jwk: JWK };
+    const key = await importJWK(privateJwk, 'ES256');
+    const resigned = async (shiftSeconds: number) => {
+      const header = decodeProtectedHeader(user.token);
+      const claims = decodeJwt(user.token) as { iat: number; exp: number };
+      return new SignJWT({ ...claims, iat: claims.iat + shiftSeconds, exp: claims.exp + shiftSeconds })
+        .setProtectedHeader({ alg: 'ES256', typ: header.typ, kid: header.kid })
+        .sign(key);
+    };
+    const users = (authorization: string) =>
+      api(`/v1/${orgId}/user/`, { headers: { authorization }, query: { user_id: user.userId } });
+    const basic = (token: string) => `Basic ${Buffer.from(`${orgId}_${user.userId}:${token}`).toString('base64')}`;
+    const [dayAhead, unmoved] = [await resigned(86_400), await resigned(0)];
+
+    // Act
+    const statuses = [
+      (await users(`Bearer ${dayAhead}`)).status,
+      (await users(basic(dayAhead))).status,
+      (await users(`Bearer ${unmoved}`)).status,
+      (await users(basic(unmoved))).status,
+    ];
+
+    // Assess
+    expect(statuses).toEqual([401, 401, 200, 200]);
   });
 
   it('refuses an unverified user with 403', async () => {

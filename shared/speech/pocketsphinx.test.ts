@@ -1,0 +1,162 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createResidentRecognizer, dithered, missingRecognizerMessage } from './pocketsphinx';
+import { SpeechUnavailableError } from './provider';
+
+/**
+ * The pool around the recognizer's processes, with a stand-in for the Python program: it speaks
+ * the same protocol (a ready line, then a 4-byte length and the audio in, one JSON line out) and
+ * answers what it was sent, or hangs or dies when the audio says so. The real recognizer is
+ * exercised by tests/integration/conversation/voice.test.ts.
+ */
+const standIn = `#!/usr/bin/env node
+let buffered = Buffer.alloc(0);
+const answer = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
+if (process.env.STAND_IN_MISSING) { answer({ error: 'no library' }); process.exit(3); }
+if (process.env.STAND_IN_BROKEN) { answer({ error: 'invalid decoder settings' }); process.exit(2); }
+answer({ ready: true });
+process.stdin.on('data', (chunk) => {
+  buffered = Buffer.concat([buffered, chunk]);
+  while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32LE(0)) {
+    const length = buffered.readUInt32LE(0);
+    // The recognizer dithers what it sends: the low bit of each sample is noise, the high byte the text.
+    const bytes = buffered.subarray(4, 4 + length);
+    const text = Buffer.from(bytes.filter((_, index) => index % 2 === 1)).toString();
+    buffered = buffered.subarray(4 + length);
+    if (text === 'hang') continue;
+    if (text === 'die') process.exit(1);
+    answer({ text: text + ' by ' + process.pid });
+  }
+});
+`;
+
+let directory: string;
+let python: string;
+
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'recognizer-'));
+  python = join(directory, 'python3');
+  await writeFile(python, standIn);
+  await chmod(python, 0o755);
+});
+
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+/** Text as PCM the stand-in reads back: each character in the high byte of a sample. */
+const utterance = (text: string): Buffer => {
+  const pcm = Buffer.alloc(text.length * 2);
+  [...text].forEach((character, index) => {
+    pcm.writeUInt8(character.charCodeAt(0), index * 2 + 1);
+  });
+  return pcm;
+};
+
+const heardBy = (answer: string) => answer.split(' by ');
+
+describe('createResidentRecognizer', () => {
+  it('decodes concurrent utterances one at a time in one process, each answered with its own words', async () => {
+    // Prepare
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+
+    // Act
+    const answers = await Promise.all(['one', 'two', 'three'].map((text) => recognizer.recognize(utterance(text))));
+    recognizer.close();
+
+    // Assess
+    expect(answers.map((answer) => heardBy(answer)[0])).toEqual(['one', 'two', 'three']);
+    expect(new Set(answers.map((answer) => heardBy(answer)[1])).size).toBe(1);
+  });
+
+  it('replaces a process that does not answer in time', async () => {
+    // Prepare
+    // Only 'hang' (4 samples, 0.25 ms of audio) has a short deadline: a busy machine does not fail the others.
+    const deadlineMs = (audioMs: number) => (audioMs < 0.3 ? 300 : 60_000);
+    const recognizer = createResidentRecognizer({ python, poolSize: 1, deadlineMs });
+    const before = heardBy(await recognizer.recognize(utterance('warm up')))[1];
+
+    // Act
+    const wedged = recognizer.recognize(utterance('hang'));
+    await expect(wedged).rejects.toThrow(new SpeechUnavailableError('The recognizer did not answer in time.', true));
+    const after = await recognizer.recognize(utterance('again'));
+    recognizer.close();
+
+    // Assess
+    expect(heardBy(after)[0]).toBe('again');
+    expect(heardBy(after)[1]).not.toBe(before);
+  });
+
+  it('replaces a process that dies, failing only the utterance it was decoding', async () => {
+    // Prepare
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+
+    // Act
+    const [died, next] = await Promise.allSettled([
+      recognizer.recognize(utterance('die')),
+      recognizer.recognize(utterance('next')),
+    ]);
+    recognizer.close();
+
+    // Assess
+    expect(died).toMatchObject({ status: 'rejected', reason: { retryable: true } });
+    expect(next).toMatchObject({ status: 'fulfilled' });
+    expect(heardBy((next as PromiseFulfilledResult<string>).value)[0]).toBe('next');
+  });
+
+  it('says the recognizer is not installed when the interpreter or the library is missing', async () => {
+    // Prepare
+    const noInterpreter = createResidentRecognizer({ python: join(directory, 'no-such-python') });
+    process.env.STAND_IN_MISSING = '1';
+    const noLibrary = createResidentRecognizer({ python });
+
+    // Act
+    const results = await Promise.allSettled([
+      noInterpreter.recognize(utterance('hello')),
+      noLibrary.recognize(utterance('hello')),
+    ]);
+    delete process.env.STAND_IN_MISSING;
+
+    // Assess
+    for (const result of results) {
+      expect(result).toMatchObject({
+        status: 'rejected',
+        reason: { message: missingRecognizerMessage, retryable: false },
+      });
+    }
+  });
+});
+
+describe('createResidentRecognizer, when its process cannot start', () => {
+  it('fails the waiting utterances instead of starting process after process', async () => {
+    // Prepare
+    process.env.STAND_IN_BROKEN = '1';
+    const recognizer = createResidentRecognizer({ python });
+
+    // Act
+    const heard = recognizer.recognize(utterance('hello'));
+    delete process.env.STAND_IN_BROKEN;
+
+    // Assess
+    await expect(heard).rejects.toMatchObject({ message: 'The recognizer stopped (exit 2).', retryable: true });
+  });
+});
+
+describe('dithered', () => {
+  it('adds one to about a quarter of the samples, the same ones every time', () => {
+    // Prepare
+    const silence = Buffer.alloc(2 * 4_000);
+
+    // Act
+    const once = dithered(silence);
+    const twice = dithered(silence);
+
+    // Assess
+    expect(once.equals(twice)).toBe(true);
+    const raised = Array.from({ length: 4_000 }, (_, index) => once.readInt16LE(index * 2)).filter((v) => v === 1);
+    expect(raised.length).toBeGreaterThan(800);
+    expect(raised.length).toBeLessThan(1_200);
+  });
+});

@@ -1,0 +1,300 @@
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { SpeechUnavailableError } from './provider';
+
+/**
+ * The built-in recognizer, resident: PocketSphinx's library (Debian's `libpocketsphinx3`, with the
+ * `pocketsphinx-en-us` model) loaded once per process by a small Python program that drives it
+ * through `ctypes` (the standard library: no Python package to install). It reads utterances from
+ * its stdin (a 4-byte little-endian length, then 16 kHz mono 16-bit PCM) and answers each with one
+ * JSON line, so the model (about 0.5 s to load) is loaded once, not per message.
+ *
+ * One decoder per process decodes one utterance at a time: utterances wait in one queue, taken by
+ * up to `poolSize` processes. A process that dies, or takes longer than its deadline, is killed and
+ * replaced by the next utterance.
+ */
+
+/** PocketSphinx's US English acoustic model is trained on 16 kHz audio. */
+export const recognizerSampleRate = 16_000;
+
+/**
+ * The decoder's settings, chosen by measuring (`npm run bench -- voice` prints the word error rate
+ * and the decoding time of these and of PocketSphinx's defaults on the same recordings;
+ * docs/voice.md has the figures).
+ */
+export const decoderSettings: readonly string[] = ['-fwdflat', 'no'];
+
+/**
+ * The audio with sphinxbase's dither (`-dither yes`: +1 on a random quarter of the samples) from a
+ * fixed sequence, so that the same audio is always heard alike: the digital silence of synthetic
+ * speech otherwise upsets the recognizer's noise and silence estimates (docs/voice.md).
+ */
+export const dithered = (pcm: Buffer): Buffer => {
+  const out = Buffer.from(pcm);
+  let state = 1;
+  for (let offset = 0; offset + 1 < out.length; offset += 2) {
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+    const sample = out.readInt16LE(offset);
+    if ((state >>> 16) % 4 === 0 && sample < 32_767) out.writeInt16LE(sample + 1, offset);
+  }
+  return out;
+};
+
+export const missingRecognizerMessage =
+  "Voice input uses PocketSphinx, which is not installed: run 'apt-get install libpocketsphinx3 pocketsphinx-en-us' (Debian/Ubuntu) or set SPEECH_PROVIDER to aws or openai.";
+
+/** Exit status of the program when this machine lacks the library or the model. */
+const missingExitCode = 3;
+
+/**
+ * The program (`python3 -I -c`): the library's 0.8 ("5prealpha") C API, which takes the same
+ * settings as `pocketsphinx_continuous`. Audio is decoded in blocks of 2,048 samples, as a live
+ * decoder hears it: that heard the bench's recordings better than one block of the whole
+ * utterance (docs/voice.md).
+ */
+const program = `import ctypes, json, struct, sys
+out = sys.stdout
+def answer(value):
+    out.write(json.dumps(value) + "\\n")
+    out.flush()
+try:
+    ps = ctypes.CDLL("libpocketsphinx.so.3")
+    sb = ctypes.CDLL("libsphinxbase.so.3")
+except OSError as error:
+    answer({"error": str(error)})
+    sys.exit(${missingExitCode})
+vp = ctypes.c_void_p
+ps.ps_args.restype = vp
+sb.cmd_ln_parse_r.restype = vp
+sb.cmd_ln_parse_r.argtypes = [vp, vp, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int32]
+ps.ps_default_search_args.argtypes = [vp]
+ps.ps_init.restype = vp
+ps.ps_init.argtypes = [vp]
+ps.ps_start_utt.argtypes = [vp]
+ps.ps_end_utt.argtypes = [vp]
+ps.ps_process_raw.argtypes = [vp, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+ps.ps_get_hyp.restype = ctypes.c_char_p
+ps.ps_get_hyp.argtypes = [vp, vp]
+args = [b"recognizer", b"-logfn", b"/dev/null"] + [arg.encode() for arg in sys.argv[1:]]
+config = sb.cmd_ln_parse_r(None, ps.ps_args(), len(args), (ctypes.c_char_p * len(args))(*args), 1)
+if not config:
+    answer({"error": "invalid decoder settings: " + " ".join(sys.argv[1:])})
+    sys.exit(2)
+ps.ps_default_search_args(config)
+decoder = ps.ps_init(config)
+if not decoder:
+    answer({"error": "the US English model could not be loaded"})
+    sys.exit(${missingExitCode})
+answer({"ready": True})
+audio = sys.stdin.buffer
+block = 4096
+while True:
+    header = audio.read(4)
+    if len(header) < 4:
+        break
+    data = audio.read(struct.unpack("<I", header)[0])
+    ps.ps_start_utt(decoder)
+    for start in range(0, len(data), block):
+        piece = data[start:start + block]
+        ps.ps_process_raw(decoder, piece, len(piece) // 2, 0, 0)
+    ps.ps_end_utt(decoder)
+    heard = ps.ps_get_hyp(decoder, None)
+    answer({"text": heard.decode("utf-8", "replace") if heard else ""})
+`;
+
+/** Debian's interpreter has `ctypes` for sure; another one on PATH is the fallback. */
+export const recognizerPython = (): string => (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
+
+export interface RecognizerOptions {
+  python: string;
+  settings: readonly string[];
+  /** Processes decoding at once, each with its own model in memory (about 120 MB resident). */
+  poolSize: number;
+  /** How long an utterance of this length may take before its process is taken as wedged. */
+  deadlineMs: (audioMs: number) => number;
+}
+
+export interface ResidentRecognizer {
+  /** The words heard in 16 kHz mono 16-bit PCM (lowercase, space-separated; empty when none). */
+  recognize(pcm: Buffer, signal?: AbortSignal): Promise<string>;
+  /** Starts a process ahead of the first utterance, so that it does not wait for the model. */
+  prepare(): void;
+  /** Ends every process (they also end by themselves when this process does: their stdin closes). */
+  close(): void;
+}
+
+interface Job {
+  pcm: Buffer;
+  resolve: (text: string) => void;
+  reject: (error: Error) => void;
+}
+
+interface Worker {
+  child: ChildProcessWithoutNullStreams;
+  ready: boolean;
+  job?: Job;
+  timer?: NodeJS.Timeout;
+}
+
+const defaults: RecognizerOptions = {
+  python: recognizerPython(),
+  settings: decoderSettings,
+  poolSize: 2,
+  // Decoding runs at a fraction of real time; ten times the audio (at least 10 s) means it is stuck.
+  deadlineMs: (audioMs) => Math.max(10_000, 10 * audioMs),
+};
+
+const abortError = (signal: AbortSignal): Error =>
+  signal.reason instanceof Error ? signal.reason : new DOMException('The operation was aborted.', 'AbortError');
+
+export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> = {}): ResidentRecognizer => {
+  const options = { ...defaults, ...overrides };
+  const workers = new Set<Worker>();
+  const queue: Job[] = [];
+  /** Set once the machine is known to lack the recognizer: later utterances fail at once. */
+  let missing: SpeechUnavailableError | undefined;
+
+  /**
+   * A process keeps this one alive while it decodes, or starts with utterances waiting for it; an
+   * idle one does not (it ends by itself when this process does).
+   */
+  const settleHolds = () => {
+    for (const worker of workers) {
+      const held = worker.job !== undefined || (!worker.ready && queue.length > 0);
+      for (const stream of [worker.child.stdin, worker.child.stdout, worker.child.stderr]) {
+        const socket = stream as unknown as Partial<Socket>;
+        if (held) socket.ref?.();
+        else socket.unref?.();
+      }
+      if (held) worker.child.ref();
+      else worker.child.unref();
+    }
+  };
+
+  const retire = (worker: Worker, failure: Error) => {
+    if (!workers.delete(worker)) return;
+    clearTimeout(worker.timer);
+    worker.child.kill('SIGKILL');
+    worker.job?.reject(failure);
+    worker.job = undefined;
+    // A process that could not start would fail again: the waiting utterances fail with it.
+    if (missing || !worker.ready) {
+      for (const job of queue.splice(0)) job.reject(missing ?? failure);
+      settleHolds();
+    } else {
+      dispatch();
+    }
+  };
+
+  const start = (): Worker => {
+    const child = spawn(options.python, ['-I', '-c', program, ...options.settings], { stdio: 'pipe' });
+    const worker: Worker = { child, ready: false };
+    workers.add(worker);
+    child.stderr.resume();
+    child.stdin.on('error', () => {});
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') missing = new SpeechUnavailableError(missingRecognizerMessage, false);
+      retire(worker, missing ?? new SpeechUnavailableError(`The recognizer failed: ${error.message}`, true));
+    });
+    child.on('exit', (code, signal) => {
+      if (code === missingExitCode) missing = new SpeechUnavailableError(missingRecognizerMessage, false);
+      retire(
+        worker,
+        missing ?? new SpeechUnavailableError(`The recognizer stopped (${signal ?? `exit ${code}`}).`, true),
+      );
+    });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let message: { ready?: boolean; text?: string; error?: string };
+      try {
+        message = JSON.parse(line) as typeof message;
+      } catch {
+        return;
+      }
+      if (message.ready) {
+        worker.ready = true;
+        dispatch();
+        return;
+      }
+      if (message.error !== undefined) return;
+      const job = worker.job;
+      clearTimeout(worker.timer);
+      worker.job = undefined;
+      job?.resolve(message.text ?? '');
+      dispatch();
+    });
+    return worker;
+  };
+
+  /** Hands queued utterances to idle ready processes, starting processes while the pool has room. */
+  const dispatch = () => {
+    for (let job = queue[0]; job; job = queue[0]) {
+      const idle = [...workers].find((worker) => worker.ready && !worker.job);
+      if (!idle) {
+        const starting = [...workers].some((worker) => !worker.ready);
+        if (!starting && workers.size < options.poolSize) start();
+        break;
+      }
+      queue.shift();
+      idle.job = job;
+      const header = Buffer.alloc(4);
+      header.writeUInt32LE(job.pcm.length);
+      idle.child.stdin.write(Buffer.concat([header, dithered(job.pcm)]));
+      const audioMs = (job.pcm.length / 2 / recognizerSampleRate) * 1000;
+      idle.timer = setTimeout(
+        () => retire(idle, new SpeechUnavailableError('The recognizer did not answer in time.', true)),
+        options.deadlineMs(audioMs),
+      );
+    }
+    settleHolds();
+  };
+
+  return {
+    recognize: (pcm, signal) =>
+      new Promise<string>((resolve, reject) => {
+        if (missing) return reject(missing);
+        if (signal?.aborted) return reject(abortError(signal));
+        const job: Job = { pcm, resolve, reject };
+        // An abandoned utterance leaves the queue; one being decoded finishes and its answer is dropped.
+        signal?.addEventListener(
+          'abort',
+          () => {
+            const index = queue.indexOf(job);
+            if (index >= 0) queue.splice(index, 1);
+            settleHolds();
+            reject(abortError(signal));
+          },
+          { once: true },
+        );
+        queue.push(job);
+        dispatch();
+      }),
+    prepare: () => {
+      if (!missing && workers.size === 0) start();
+      settleHolds();
+    },
+    close: () => {
+      for (const worker of [...workers]) retire(worker, new SpeechUnavailableError('The recognizer was closed.', true));
+    },
+  };
+};
+
+/** Debian's US English acoustic model, which the library loads unless told otherwise. */
+const recognizerModel = '/usr/share/pocketsphinx/model/en-us/en-us';
+
+/**
+ * Whether the recognizer runs here, without loading the model: the local platform and the test
+ * prerequisites name what is missing in one line.
+ */
+export const recognizerInstalled = async (python = recognizerPython()): Promise<boolean> =>
+  existsSync(recognizerModel) &&
+  promisify(execFile)(
+    python,
+    ['-I', '-c', 'import ctypes; ctypes.CDLL("libpocketsphinx.so.3"); ctypes.CDLL("libsphinxbase.so.3")'],
+    { timeout: 10_000 },
+  ).then(
+    () => true,
+    () => false,
+  );

@@ -1,0 +1,60 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Platform, type PlatformOptions, startPlatform } from '../../../infra/local/platform';
+import type { Harness } from './client';
+
+/**
+ * The platform as the tests run it: in memory, on free ports, with short limits so tests reach
+ * them quickly. The integration projects start one per run (`global-setup.ts`); the fault tests
+ * (`tests/faults/`) start one of their own in their test process, with their own `extra` options.
+ */
+export const startTestPlatform = async (
+  extra: Partial<PlatformOptions> = {},
+): Promise<{ harness: Harness; platform: Platform; stop: () => Promise<void> }> => {
+  const stateDir = await mkdtemp(join(tmpdir(), 'classic-api-test-'));
+  const platform = await startPlatform({
+    port: 0,
+    stateDir,
+    inMemory: true,
+    rootOrgId: 'root',
+    queueVisibilityTimeoutSeconds: 2,
+    // The daily schedules run every few seconds, so a test sees an expiring API key announced.
+    dailyScheduleSeconds: 3,
+    log: (line) => {
+      if (process.env.PLATFORM_LOG) console.error(line);
+    },
+    ...extra,
+    // The offline model writes at a pace, so tests can see pieces reach the client one by one.
+    // Short limits, so tests reach them quickly: the SQL query's 30 s (shortened so the timeout test
+    // does not wait half a minute), webhook retries (about a second, then two) and the tool sandbox.
+    env: {
+      DETERMINISTIC_FRAGMENT_DELAY_MS: '15',
+      SQL_QUERY_TIMEOUT_MS: '4000',
+      WEBHOOK_RETRY_BASE_SECONDS: '1',
+      // A user's turn under an operator waits 3 s for the reply instead of 20.
+      OPERATOR_REPLY_WAIT_MS: '3000',
+      TOOL_TIMEOUT_SECONDS: '3',
+      TOOL_MEMORY_MB: '96',
+      ...extra.env,
+    },
+  });
+  const harness: Harness = {
+    baseUrl: platform.baseUrl,
+    credentials: platform.credentials,
+    outboxDir: platform.outboxDir,
+    table: platform.table,
+    awsEnv: platform.awsEnv,
+    bucket: platform.bucket,
+    toolRepositoryRoot: platform.toolRepositoryRoot,
+    toolRuntimeDir: platform.toolRuntimeDir,
+  };
+  return {
+    harness,
+    platform,
+    stop: async () => {
+      await platform.stop();
+      await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+};
