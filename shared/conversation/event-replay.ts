@@ -7,7 +7,7 @@ import { conversationAttributes, hasPermission } from '../kernel/permissions';
 import { getLease } from './conversation-repository';
 import { conversationNotFound, requireConversation } from './conversations';
 import { readerNow } from './event-reader';
-import { parseEventId, readEventsAfter, readRestOfItem } from './event-repository';
+import { lastStoredEvent, parseEventId, readEventsAfter, readRestOfItem } from './event-repository';
 import { endIdleInterruption, endOvertakenInteraction } from './interruptions';
 import { endsInteraction } from './turn-events';
 
@@ -138,3 +138,10 @@ export const getConversationEvents = async (
     })(),
   };
 };
+
+/**
+ * The id of the conversation's last stored event, where a page showing its stored messages starts
+ * following it (`after`). For a conversation the caller was already shown.
+ */
+export const lastEventIdOf = async (orgId: string, conversationId: string): Promise<string | undefined> =>
+  (await lastStoredEvent(orgId, conversationId))?.event_id;

@@ -4,6 +4,7 @@ import { api, eventually, expectStatus, streamAndDisconnect } from '../support/c
 import { createService, interact, type StreamedEvent, startConversation, typesOf } from '../support/conversations';
 import { createGrantedSession } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { createOperators } from '../support/operators';
 import { downloadPromptLogs } from '../support/prompt-logs';
 import { expectKnownMessageTypes, expectPythonParsable, interactUnion } from '../support/python-sdk-rules';
 import { createUnitTest, createWordMetric, runUnitTestOnce } from '../support/simulation';
@@ -79,10 +80,7 @@ const escalatingMachine = () => {
 beforeAll(async () => {
   ({ orgId, session: admin } = await createOrganization());
   ({ serviceId } = await createService(admin));
-  [dana, eli] = await Promise.all([
-    createUserSession(admin, 'DefaultAdministratorRole', { first_name: 'Dana', last_name: 'Operator' }),
-    createUserSession(admin, 'DefaultAdministratorRole', { first_name: 'Eli', last_name: 'Operator' }),
-  ]);
+  [dana, eli] = await createOperators(admin);
 });
 
 describe('take-over-conversation', () => {
