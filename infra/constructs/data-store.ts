@@ -1,14 +1,33 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { globalIndexes, tableKeys } from '#shared/data/table-definition';
+import { type GlobalIndexDefinition, globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
 
 /** Days after which generated objects expire, by key prefix. */
 const objectExpiryDays = { 'prompt-logs/': 30, 'artifacts/': 90 } as const;
 
 const accessLogExpiryDays = 365;
+
+/** The last step of the index upgrade: the keys-only indexes alone, as a new deployment has them. */
+export const lastIndexUpgradeStep = 13;
+
+/**
+ * The table's indexes at a step of the upgrade from the projected indexes of the first schema to
+ * the keys-only ones (`indexUpgradeStep`), and which set the functions read. CloudFormation creates
+ * or deletes one index per deployment (and does not wait for a new one to be built), so: steps 1–6
+ * add a keys-only index each while the functions read the projected ones, step 7 has the functions
+ * read the keys-only ones, steps 8–13 delete a projected index each. Without a step (a new
+ * deployment, or one upgraded), the keys-only indexes alone.
+ */
+export const indexesAtUpgradeStep = (
+  step: number | undefined,
+): { indexes: GlobalIndexDefinition[]; readsProjected: boolean } => {
+  if (step === undefined || step >= lastIndexUpgradeStep) return { indexes: globalIndexes, readsProjected: false };
+  if (step <= 6) return { indexes: [...projectedIndexes, ...globalIndexes.slice(0, step)], readsProjected: true };
+  return { indexes: [...projectedIndexes.slice(step - 7), ...globalIndexes], readsProjected: false };
+};
 
 /**
  * The region's stateful resources: the single table, the artifact bucket and the JWT
@@ -18,8 +37,10 @@ export class DataStore extends Construct {
   readonly table: Table;
   readonly bucket: Bucket;
   readonly signingKey: Secret;
+  /** Whether the functions read the projected indexes (`TABLE_INDEXES=projected`): mid-upgrade only. */
+  readonly readsProjectedIndexes: boolean;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: { indexUpgradeStep?: number } = {}) {
     super(scope, id);
 
     const string = (name: string) => ({ name, type: AttributeType.STRING });
@@ -33,11 +54,14 @@ export class DataStore extends Construct {
       encryption: TableEncryption.AWS_MANAGED,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    for (const index of globalIndexes) {
+    const { indexes, readsProjected } = indexesAtUpgradeStep(props.indexUpgradeStep);
+    this.readsProjectedIndexes = readsProjected;
+    for (const index of indexes) {
       this.table.addGlobalSecondaryIndex({
         indexName: index.indexName,
         partitionKey: string(index.partitionKey),
         sortKey: string(index.sortKey),
+        projectionType: index.projection === 'ALL' ? ProjectionType.ALL : ProjectionType.KEYS_ONLY,
       });
     }
 

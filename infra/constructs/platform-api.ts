@@ -17,6 +17,7 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnSamplingRule } from 'aws-cdk-lib/aws-xray';
 import { Construct } from 'constructs';
 import { canonicalResourcePaths, greedySegment, sharedResourcePrefix } from '#shared/api/paths';
 import { type EndpointGroup, type Operation, type OperationRequest, selfRoutedGroups } from '#shared/kernel/operation';
@@ -29,6 +30,8 @@ export interface PlatformApiProps {
   logRemovalPolicy: RemovalPolicy;
   operations: readonly Operation[];
   handlers: ReadonlyMap<EndpointGroup, LambdaFunction>;
+  /** The share of requests traced (the stage's X-Ray sampling rule); 0: the stage does not trace. */
+  tracingSampleRate: number;
 }
 
 /** Request body types that API Gateway must pass to Lambda base64-encoded rather than as text. */
@@ -110,7 +113,7 @@ export class PlatformApi extends Construct {
       cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: props.stageName,
-        tracingEnabled: true,
+        tracingEnabled: props.tracingSampleRate > 0,
         // Per-method metrics feed the per-endpoint-group dashboard.
         metricsEnabled: true,
         loggingLevel: MethodLoggingLevel.ERROR,
@@ -125,6 +128,27 @@ export class PlatformApi extends Construct {
 
     // The stack exports the URL under a stable name instead.
     this.restApi.node.tryRemoveChild('Endpoint');
+
+    if (props.tracingSampleRate > 0) {
+      // API Gateway decides which requests are traced (functions pass its decision on): a fixed
+      // share and no reservoir, so a quiet deployment is not traced whole by the default rule's
+      // first request of each second.
+      new CfnSamplingRule(this, 'TraceSampling', {
+        samplingRule: {
+          ruleName: Stack.of(this).stackName.slice(0, 32),
+          priority: 100,
+          fixedRate: props.tracingSampleRate,
+          reservoirSize: 0,
+          serviceName: `${this.restApi.restApiName}/${props.stageName}`,
+          serviceType: 'AWS::ApiGateway::Stage',
+          host: '*',
+          httpMethod: '*',
+          urlPath: '*',
+          resourceArn: '*',
+          version: 1,
+        },
+      });
+    }
 
     const integrations = new Map<EndpointGroup, LambdaIntegration>();
     const integrationFor = (group: EndpointGroup): LambdaIntegration => {

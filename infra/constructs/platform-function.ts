@@ -65,6 +65,8 @@ export interface FunctionDefaults {
   logRemovalPolicy: RemovalPolicy;
   logLevel: ApplicationLogLevel;
   environment: Record<string, string>;
+  /** Whether the functions trace the requests API Gateway sampled (and those a sampled request queued). */
+  traced: boolean;
 }
 
 export interface PlatformFunctionProps {
@@ -107,7 +109,8 @@ export class PlatformFunction extends Construct {
       memorySize: 512,
       timeout: props.timeout,
       role,
-      tracing: Tracing.ACTIVE,
+      // API Gateway's sampling rule decides which requests are traced; a function follows the decision it is handed.
+      tracing: defaults.traced ? Tracing.PASS_THROUGH : Tracing.DISABLED,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: defaults.logLevel,
@@ -119,13 +122,16 @@ export class PlatformFunction extends Construct {
         POWERTOOLS_METRICS_NAMESPACE: defaults.metricsNamespace,
         // Matches the Lambda application log level, which Powertools would otherwise warn about.
         POWERTOOLS_LOG_LEVEL: defaults.logLevel,
+        // Untraced, the X-Ray tracer is not even loaded (`shared/aws/observability.ts`).
+        ...(defaults.traced ? {} : { POWERTOOLS_TRACE_ENABLED: 'false' }),
       },
     });
 
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions.',
-    });
+    if (defaults.traced)
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions.',
+      });
     Validations.of(this.function).acknowledge({
       id: 'AwsSolutions-L1',
       reason: 'The platform pins Node.js 22 (the LTS it is built and tested on); runtime upgrades are deliberate.',

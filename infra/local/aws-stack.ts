@@ -22,7 +22,7 @@ import {
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
-import { globalIndexes, tableKeys } from '#shared/data/table-definition';
+import { globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
 import type { WorkerName } from '#shared/kernel/operation';
 import { type QueueDefinition, queueDefinitions } from '#shared/kernel/queues';
 import { assertJava17 } from './java';
@@ -213,7 +213,8 @@ const waitForDynamoDb = async (
 const isTransientFailure = (error: unknown): boolean =>
   error instanceof Error && ['InternalFailure', 'InternalServerError', 'ServiceUnavailable'].includes(error.name);
 
-const waitForIndex = async (client: DynamoDBClient, indexName: string): Promise<void> => {
+/** Waits until the index is ACTIVE, or gone (`status` undefined) when it is being deleted. */
+const waitForIndex = async (client: DynamoDBClient, indexName: string, until = 'ACTIVE'): Promise<void> => {
   const deadline = Date.now() + dynamoReadyTimeoutMs;
   for (;;) {
     let status: string | undefined;
@@ -223,7 +224,7 @@ const waitForIndex = async (client: DynamoDBClient, indexName: string): Promise<
     } catch (error) {
       if (!isTransientFailure(error) || Date.now() > deadline) throw error;
     }
-    if (status === 'ACTIVE') return;
+    if (status === until || (until === 'gone' && status === undefined)) return;
     if (Date.now() > deadline)
       throw new Error(
         `index ${indexName} on ${tableName} is still ${status ?? 'missing'} after ${dynamoReadyTimeoutMs / 1000} s`,
@@ -241,7 +242,7 @@ const indexSpec = (index: (typeof globalIndexes)[number]): GlobalSecondaryIndex 
     { AttributeName: index.partitionKey, KeyType: 'HASH' },
     { AttributeName: index.sortKey, KeyType: 'RANGE' },
   ],
-  Projection: { ProjectionType: 'ALL' },
+  Projection: { ProjectionType: index.projection },
 });
 
 /**
@@ -287,6 +288,18 @@ const ensureTable = async (client: DynamoDBClient, log: (line: string) => void):
       // DynamoDB Local, like DynamoDB, builds one new index at a time.
       await waitForIndex(client, index.indexName);
       log(`[dynamodb] added index ${index.indexName} to ${tableName}`);
+    }
+    // The first schema's indexes, every attribute projected, are replaced by the keys-only ones:
+    // nothing reads them any more, and each would still be written.
+    for (const index of projectedIndexes.filter((candidate) => present.has(candidate.indexName))) {
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          GlobalSecondaryIndexUpdates: [{ Delete: { IndexName: index.indexName } }],
+        }),
+      );
+      await waitForIndex(client, index.indexName, 'gone');
+      log(`[dynamodb] deleted index ${index.indexName} (every attribute projected) from ${tableName}`);
     }
   }
   try {

@@ -12,6 +12,7 @@ import {
 } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
 import { appPathFor, organizationOfHost } from '#shared/app/organization-host';
+import { metersUsage, recordApiRequest, recordInvocation, usagePath, usageSnapshot } from '#shared/aws/usage-meter';
 import { bodyTooLarge } from '#shared/http/api-event';
 import { type EndpointGroup, maxBodyBytesOf, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
@@ -150,23 +151,31 @@ const buildEvent = (
   };
 };
 
-const writeBuffered = (response: ServerResponse, result: APIGatewayProxyResult) => {
+/** Writes the handler's answer; returns the bytes of its body. */
+const writeBuffered = (response: ServerResponse, result: APIGatewayProxyResult): number => {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
   for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name] = values.map(String);
   response.writeHead(result.statusCode, headers);
-  response.end(result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined);
+  const body = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined;
+  response.end(body);
+  return body?.length ?? 0;
 };
 
+/** Invokes a streaming handler, writing what it writes as it writes it; returns the bytes of the body. */
 const invokeStreaming = async (
   handler: (event: unknown, stream: ResponseStream, context: Context) => Promise<void>,
   event: APIGatewayProxyEvent,
   context: Context,
   response: ServerResponse,
-) => {
+): Promise<number> => {
+  let bytes = 0;
   const stream = new ResponseStream({
     onPrelude: (prelude) => response.writeHead(prelude.statusCode ?? 200, prelude.headers ?? {}),
-    onChunk: (chunk) => response.write(chunk),
+    onChunk: (chunk) => {
+      bytes += chunk.length;
+      response.write(chunk);
+    },
   });
   // As in Lambda, a client that disconnects breaks the response stream under the handler.
   const disconnected = new Error('the client disconnected');
@@ -176,11 +185,12 @@ const invokeStreaming = async (
   try {
     await handler(event, stream, context);
   } catch (error) {
-    if (error === disconnected) return;
+    if (error === disconnected) return bytes;
     throw error;
   }
   if (!response.headersSent) response.writeHead(stream.prelude?.statusCode ?? 200, stream.prelude?.headers ?? {});
   response.end();
+  return bytes;
 };
 
 /**
@@ -229,6 +239,8 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     return [`${prefix}/${greedySegment}`, match.pathParameters];
   };
   const loadHandler = options.loadHandler ?? importGroupHandler;
+  // The cost bench's counts (`DIAGNOSTIC_USAGE=true`): each request and its function's duration.
+  const metering = metersUsage();
   const handlers = new Map<EndpointGroup, Promise<unknown>>();
   const handlerOf = (group: EndpointGroup) => {
     if (!handlers.has(group)) handlers.set(group, loadHandler(group));
@@ -238,6 +250,7 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const host = request.headers.host ?? `${options.host}:${options.port}`;
     const url = new URL(request.url ?? '/', `http://${host}`);
+    if (metering && url.pathname === usagePath) return sendJson(response, 200, usageSnapshot());
     const onPath = operationsMatching(routes, routedPath(url));
     if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
     const chosen = onPath.find((candidate) => candidate.route.operation.method === request.method);
@@ -256,8 +269,14 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const event = buildEvent(request, url, body, ...apiGatewayResource(operation, chosen), host);
     const context = lambdaContext(`classic-api-${operation.group}`, functionTimeoutMs);
     const handler = await handlerOf(operation.group);
-    if (isStreamingHandler(handler)) return invokeStreaming(handler, event, context, response);
-    return writeBuffered(response, await (handler as BufferedHandler)(event, context));
+    const invokedAt = performance.now();
+    const bytes = isStreamingHandler(handler)
+      ? await invokeStreaming(handler, event, context, response)
+      : writeBuffered(response, await (handler as BufferedHandler)(event, context));
+    if (metering) {
+      recordApiRequest(bytes);
+      recordInvocation(context.functionName, performance.now() - invokedAt);
+    }
   };
 
   const server = createServer({ noDelay: true }, (request, response) => {

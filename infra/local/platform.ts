@@ -1,6 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { meterLogBytes, metersUsage } from '#shared/aws/usage-meter';
 import type { WorkerName } from '#shared/kernel/operation';
 import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/pocketsphinx';
 import { startLocalAws } from './aws-stack';
@@ -121,6 +122,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
   // This process bootstraps the root organization (and runs the functions, unless bundled).
   Object.assign(process.env, aws.env, localEnv);
   installLambdaRuntime();
+  if (metersUsage()) meterLogBytes();
 
   const stoppers: (() => Promise<void>)[] = [() => aws.stop()];
   const stop = async () => {

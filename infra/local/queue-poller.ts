@@ -15,6 +15,7 @@ import type {
   SQSRecord,
   SQSRecordAttributes,
 } from 'aws-lambda';
+import { metersUsage, recordInvocation, recordSqsRequest } from '#shared/aws/usage-meter';
 import { lambdaContext } from './lambda-runtime';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
@@ -108,6 +109,7 @@ export const startQueuePoller = (options: QueuePollerOptions): QueuePoller => {
   const functionName = options.functionName ?? queueName;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const aborter = new AbortController();
+  const metering = metersUsage();
 
   /**
    * local-aws-sqs starts a message's visibility clock when a long poll picks it, yet answers only
@@ -146,6 +148,7 @@ export const startQueuePoller = (options: QueuePollerOptions): QueuePoller => {
 
   const handle = async (records: SQSRecord[]): Promise<void> => {
     let response: SQSBatchResponse | undefined;
+    const invokedAt = performance.now();
     try {
       response = await handler({ Records: records }, lambdaContext(functionName, timeoutMs));
     } catch (error) {
@@ -153,11 +156,14 @@ export const startQueuePoller = (options: QueuePollerOptions): QueuePoller => {
         `[${functionName}] handler failed; ${records.length} message(s) will be retried: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
       );
       return;
+    } finally {
+      if (metering) recordInvocation(functionName, performance.now() - invokedAt);
     }
     const succeeded = succeededRecords(records, response);
     if (succeeded.length < records.length)
       log(`[${functionName}] ${records.length - succeeded.length} of ${records.length} message(s) will be retried`);
     if (succeeded.length === 0) return;
+    if (metering) recordSqsRequest('DeleteMessageBatch');
     const { Failed } = await sqsClient.send(
       new DeleteMessageBatchCommand({
         QueueUrl: queueUrl,
@@ -175,6 +181,8 @@ export const startQueuePoller = (options: QueuePollerOptions): QueuePoller => {
         queue ??= await describeQueue();
         const { arn, region } = queue;
         const messages = await receive(queue.waitTimeSeconds);
+        // Only the receives that found messages: the event source mapping's empty polls are the queue's idle cost.
+        if (messages.length > 0 && metering) recordSqsRequest('ReceiveMessage');
         if (messages.length > 0) await handle(messages.map((message) => toRecord(message, arn, region)));
       } catch (error) {
         if (aborter.signal.aborted) return;

@@ -26,7 +26,21 @@ export interface DeploymentSettings {
   toolRepositoryUrl: string | undefined;
   /** Each organization's web app at `{org_id}.{domain}`, served by CloudFront; absent: only under the API. */
   frontend: FrontendSettings | undefined;
+  /**
+   * The share of API requests traced with X-Ray, 0 to 1 (`tracingSampleRate`, default
+   * {@link defaultTracingSampleRate}): API Gateway samples by the stage's sampling rule and the
+   * functions trace what it sampled; 0 turns tracing off.
+   */
+  tracingSampleRate: number;
+  /**
+   * A deployment made before the table's indexes held only keys upgrades one step per deployment
+   * (`indexUpgradeStep`, 1 to 13, `infra/constructs/data-store.ts`); none: the keys-only indexes.
+   */
+  indexUpgradeStep: number | undefined;
 }
+
+/** 5 % of requests traced: at $5 per million traces, a trace per conversation request cost more than its DynamoDB reads. */
+export const defaultTracingSampleRate = 0.05;
 
 export interface FrontendSettings {
   /** e.g. `app.example.com` (`frontendDomain`). */
@@ -80,6 +94,23 @@ const optionalPriceTable = (node: Node, key: string): string | undefined => {
     throw invalid(key, `a price table per model id (${(error as Error).message})`, value);
   }
   return json;
+};
+
+/** A share from 0 to 1: a number in cdk.json or text from `-c key=0.1`. */
+const share = (node: Node, key: string, fallback: number): number => {
+  const value: unknown = node.tryGetContext(key) ?? fallback;
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof number !== 'number' || !Number.isFinite(number) || number < 0 || number > 1)
+    throw invalid(key, 'a number from 0 to 1', value);
+  return number;
+};
+
+/** A step of the index upgrade, 1 to 13: a number in cdk.json or text from `-c key=3`. */
+const upgradeStep = (node: Node, key: string): number | undefined => {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  if (!/^([1-9]|1[0-3])$/.test(String(value))) throw invalid(key, 'a step from 1 to 13', value);
+  return Number(value);
 };
 
 /** `-c key=true` arrives as a string, cdk.json values as JSON. */
@@ -149,5 +180,7 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     signInBurst: optionalPositiveInteger(node, 'signInBurst'),
     toolRepositoryUrl: optionalText(node, 'toolRepositoryUrl'),
     frontend: frontendSettings(node, regions),
+    tracingSampleRate: share(node, 'tracingSampleRate', defaultTracingSampleRate),
+    indexUpgradeStep: upgradeStep(node, 'indexUpgradeStep'),
   };
 };

@@ -201,7 +201,7 @@ export class PlatformStack extends Stack {
     Tags.of(this).add('project', 'classic-agent-platform');
     Tags.of(this).add('stage', settings.stage);
 
-    const data = new DataStore(this, 'Data');
+    const data = new DataStore(this, 'Data', { indexUpgradeStep: settings.indexUpgradeStep });
     const queues = new MessageQueues(this, 'Queues');
     const defaults: FunctionDefaults = {
       metricsNamespace: 'ClassicApi',
@@ -214,7 +214,9 @@ export class PlatformStack extends Stack {
         SUPER_ADMIN_EMAIL: settings.superAdminEmail,
         LLM_DEFAULT_PROVIDER: settings.llmDefaultProvider,
         ...(settings.llmPrices ? { LLM_PRICES: settings.llmPrices } : {}),
+        ...(data.readsProjectedIndexes ? { TABLE_INDEXES: 'projected' } : {}),
       },
+      traced: settings.tracingSampleRate > 0,
     };
     const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;
 
@@ -301,6 +303,7 @@ export class PlatformStack extends Stack {
       logRemovalPolicy: profile.logRemovalPolicy,
       operations,
       handlers: apiFunctions,
+      tracingSampleRate: settings.tracingSampleRate,
     });
 
     if (settings.frontend) {

@@ -1,10 +1,16 @@
 import { PassThrough, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type yazl from 'yazl';
-import { listObjects, readObject, type StoredObject } from '../aws/bucket';
+import { listObjects, readObject, readObjectBytes, type StoredObject } from '../aws/bucket';
 import { logger } from '../aws/observability';
 import { getConversation } from '../conversation/index';
-import { promptLogGuard, promptLogRoot } from '../conversation/prompt-log';
+import {
+  bundleLogPrefix,
+  type PromptLogBundle,
+  parsePromptLogBundle,
+  promptLogGuard,
+  promptLogRoot,
+} from '../conversation/prompt-log';
 import type { ConversationRecord } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';
 import { NotFoundError } from '../kernel/errors';
@@ -17,7 +23,8 @@ import { requireOrganization } from '../organization/index';
  * streamed entry by entry and never built in memory. Each log gives `{log_key}-system`,
  * `{log_key}-history` and `{log_key}-metrics` (when the call's metrics were written), or `{log_key}-error` when it cannot be read or the caller may not read
  * it: Conversation:GetInteractionInsights on the conversation it is about, Service:GetService
- * on the service for starters.
+ * on the service for starters. Logs are stored a scope at a time (one object holding a turn's
+ * calls); those written before were an object per part, and are read so.
  */
 export const maxPromptLogs = 1000;
 const windowMilliseconds = 30 * 24 * 3600 * 1000;
@@ -25,26 +32,45 @@ const parts = ['system', 'history'] as const;
 /** Written once the call ended; logs from before calls were measured, or of calls cut short, have none. */
 const optionalPart = 'metrics';
 
-interface LogKey {
-  key: string;
-  hasMetrics: boolean;
-}
+/** A log to download: an object per part (as logs were first stored), or a call of a scope's stored calls. */
+type LogKey = { key: string; hasMetrics: boolean; bundle?: undefined } | { key: string; bundle: string };
+
+/** The folder a prefix names or ends inside: a scope's calls are stored beside its logs' keys. */
+const folderOf = (prefix: string): string => prefix.slice(0, prefix.lastIndexOf('/') + 1);
 
 /** Log keys (without their `-system` / `-history` / `-metrics` part) under the prefix, newer than the window, in key order. */
 const logKeysUnder = async (prefix: string, since: Date): Promise<LogKey[]> => {
-  const keys = new Map<string, boolean>();
+  const separate = new Map<string, boolean>();
+  const bundles: string[] = [];
   const collect = (objects: StoredObject[]) => {
-    keys.clear();
+    separate.clear();
+    bundles.length = 0;
     for (const object of objects) {
+      if (object.lastModified < since) continue;
+      const scope = bundleLogPrefix(object.key);
+      // A scope's calls may fall under the prefix when either contains the other.
+      if (scope !== undefined && (scope.startsWith(prefix) || prefix.startsWith(scope))) bundles.push(object.key);
       const match = /^(.*)-(system|history|metrics)$/.exec(object.key);
-      if (match?.[1] && object.lastModified >= since)
-        keys.set(match[1], keys.get(match[1]) === true || match[2] === optionalPart);
+      if (match?.[1]?.startsWith(prefix))
+        separate.set(match[1], separate.get(match[1]) === true || match[2] === optionalPart);
     }
-    return keys.size > maxPromptLogs;
+    return separate.size + bundles.length > maxPromptLogs;
   };
-  collect(await listObjects(prefix, collect));
-  return [...keys].slice(0, maxPromptLogs).map(([key, hasMetrics]) => ({ key, hasMetrics }));
+  collect(await listObjects(folderOf(prefix), collect));
+  const keys: LogKey[] = [...separate].map(([key, hasMetrics]) => ({ key, hasMetrics }));
+  for (const bundle of bundles) {
+    // A scope's calls are read here for their keys; a bundle that cannot be read gives one `-error`.
+    const calls = await readPromptLogBundle(bundle).then(
+      ({ calls: stored }) => stored.map((call) => call.key),
+      () => [`${bundleLogPrefix(bundle)}calls`],
+    );
+    keys.push(...calls.filter((key) => key.startsWith(prefix)).map((key) => ({ key, bundle })));
+    if (keys.length > maxPromptLogs) break;
+  }
+  return keys.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, maxPromptLogs);
 };
+
+const readPromptLogBundle = async (key: string) => parsePromptLogBundle(await readObjectBytes(key));
 
 /** Why the caller may not read a log, or undefined when they may. */
 const refusalFor = (caller: Caller, orgId: string) => {
@@ -73,21 +99,33 @@ const refusalFor = (caller: Caller, orgId: string) => {
  * failure part-way never leaves an entry cut short.
  */
 const logEntries = async (
-  { key: logKey, hasMetrics }: LogKey,
+  log: LogKey,
   name: string,
   refusal: (key: string) => Promise<string | undefined>,
+  bundleOf: (key: string) => Promise<PromptLogBundle>,
 ): Promise<[string, Buffer][]> => {
   try {
-    const refused = await refusal(logKey);
+    const refused = await refusal(log.key);
     if (refused !== undefined) return [[`${name}-error`, Buffer.from(refused, 'utf8')]];
+    if (log.bundle !== undefined) {
+      const call = (await bundleOf(log.bundle)).calls.find((stored) => stored.key === log.key);
+      if (!call) throw new Error(`no call ${log.key} in ${log.bundle}`);
+      return [
+        [`${name}-system`, Buffer.from(call.system, 'utf8')],
+        [`${name}-history`, Buffer.from(call.history, 'utf8')],
+        ...(call.metrics === undefined
+          ? []
+          : [[`${name}-metrics`, Buffer.from(call.metrics, 'utf8')] as [string, Buffer]]),
+      ];
+    }
     return await Promise.all(
-      [...parts, ...(hasMetrics ? [optionalPart] : [])].map(async (part): Promise<[string, Buffer]> => {
-        const body = await readObject(`${logKey}-${part}`);
+      [...parts, ...(log.hasMetrics ? [optionalPart] : [])].map(async (part): Promise<[string, Buffer]> => {
+        const body = await readObject(`${log.key}-${part}`);
         return [`${name}-${part}`, Buffer.concat(await body.toArray())];
       }),
     );
   } catch (error) {
-    logger.warn('prompt log not readable', { key: logKey, error: error as Error });
+    logger.warn('prompt log not readable', { key: log.key, error: error as Error });
     return [[`${name}-error`, Buffer.from('This log could not be read.', 'utf8')]];
   }
 };
@@ -102,8 +140,14 @@ const writeLogs = async (
   logKeys: LogKey[],
   refusal: (key: string) => Promise<string | undefined>,
 ) => {
+  // One scope's calls at a time are held in memory: the last one read.
+  let held: { key: string; bundle: Promise<PromptLogBundle> } | undefined;
+  const bundleOf = (key: string) => {
+    if (held?.key !== key) held = { key, bundle: readPromptLogBundle(key) };
+    return held.bundle;
+  };
   for (const logKey of logKeys) {
-    for (const [entryName, bytes] of await logEntries(logKey, logKey.key.slice(root.length), refusal)) {
+    for (const [entryName, bytes] of await logEntries(logKey, logKey.key.slice(root.length), refusal, bundleOf)) {
       const body = Readable.from([bytes]);
       zip.addReadStream(body, entryName);
       await finished(body);

@@ -6,6 +6,7 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { config } from '../kernel/config';
 import { traced } from './observability';
 import { countRoundTripsOf, countsRoundTrips } from './round-trips';
+import { meterDynamoDbUsage, meterRequests, metersUsage } from './usage-meter';
 
 /**
  * AWS clients, created once per process and shared. Local runs point them at the
@@ -56,6 +57,7 @@ export const dynamo = (): DynamoDBDocumentClient => {
     );
     if (interposed) client.config.requestHandler = interposed(client.config.requestHandler);
     if (countsRoundTrips()) countRoundTripsOf(client);
+    if (metersUsage()) meterDynamoDbUsage(client);
     documentClient = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     });
@@ -69,7 +71,10 @@ export const sqsSdk = () => import('@aws-sdk/client-sqs');
 export const sqs = async (): Promise<SQSClient> => {
   if (!sqsClient) {
     const { SQSClient } = await sqsSdk();
-    sqsClient ??= traced(new SQSClient({ region: config.region }));
+    if (!sqsClient) {
+      sqsClient = traced(new SQSClient({ region: config.region }));
+      if (metersUsage()) meterRequests(sqsClient, 'sqs');
+    }
   }
   return sqsClient;
 };
@@ -83,7 +88,10 @@ export const s3Sdk = () => import('@aws-sdk/client-s3');
 export const s3 = async (): Promise<S3Client> => {
   if (!s3Client) {
     const { S3Client } = await s3Sdk();
-    s3Client ??= traced(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
+    if (!s3Client) {
+      s3Client = traced(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
+      if (metersUsage()) meterRequests(s3Client, 's3');
+    }
   }
   return s3Client;
 };

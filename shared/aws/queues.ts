@@ -20,6 +20,24 @@ const send = async (worker: WorkerName, message: unknown, delaySeconds = 0): Pro
   );
 };
 
+/** Puts messages on a queue, ten to a request (SendMessageBatch); a message the queue refused fails the call. */
+const sendAll = async (worker: WorkerName, messages: readonly unknown[]): Promise<void> => {
+  if (messages.length === 0) return;
+  const [client, { SendMessageBatchCommand }] = await Promise.all([sqs(), sqsSdk()]);
+  for (let start = 0; start < messages.length; start += 10) {
+    const { Failed } = await client.send(
+      new SendMessageBatchCommand({
+        QueueUrl: config.queueUrl(queueDefinition(worker).urlEnv),
+        Entries: messages
+          .slice(start, start + 10)
+          .map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) })),
+      }),
+    );
+    if (Failed && Failed.length > 0)
+      throw new Error(`${Failed.length} message(s) not queued on ${worker}: ${Failed[0]?.Message ?? Failed[0]?.Code}`);
+  }
+};
+
 /** Puts a finished conversation on the analysis queue. */
 export const queueAnalysis = (message: AnalysisQueueMessage): Promise<void> => send('analysis', message);
 
@@ -29,6 +47,10 @@ export const queueAnalysis = (message: AnalysisQueueMessage): Promise<void> => s
  */
 export const queueWebhookEvent = (message: WebhookQueueMessage, delaySeconds = 0): Promise<void> =>
   send('webhook', message, delaySeconds);
+
+/** Puts events for the organization's webhook destinations on the webhook queue, in as few requests as can carry them. */
+export const queueWebhookEvents = (messages: readonly WebhookQueueMessage[]): Promise<void> =>
+  sendAll('webhook', messages);
 
 /** Puts a published tool version on the tool-build queue, for the builder to deploy. */
 export const queueToolBuild = (message: ToolVersionPublishedMessage): Promise<void> => send('tool-build', message);

@@ -6,7 +6,8 @@ import {
 } from '../../events/queue-messages';
 import { countAnalysisCompleted } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
-import { queueWebhookEvent } from '../aws/queues';
+import { queueWebhookEvents } from '../aws/queues';
+import type { ResultPut } from '../data/table';
 import { newId, nowIso } from '../kernel/ids';
 import type { LlmTool } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
@@ -14,12 +15,7 @@ import { getOrganization } from '../organization/index';
 import type { UserDimension } from '../organization/schemas';
 import { conversationMemories, getUserModels, memoryPut, userModelsPut } from '../user/index';
 import type { MemoryRecord, UserModel } from '../user/schemas';
-import {
-  getConversation,
-  markConversationAnalyzed,
-  recordPostProcessing,
-  recordPostProcessingNotified,
-} from './conversation-repository';
+import { getConversation, recordConversationAnalyzed, recordPostProcessings } from './conversation-repository';
 import { recentMessages } from './message-repository';
 import { analysisLogScope, createPromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord } from './schemas';
@@ -37,8 +33,10 @@ import type { ConversationRecord, MessageRecord } from './schemas';
  *    (`shared/metric/evaluation.ts`), stored as `post-session` results.
  *
  * Each step is recorded in `completed_post_processings` in the same transaction as its
- * results, so a redelivered message repeats nothing. Each completed step then gets one
- * `conversation-post-processing-complete` event on the webhook queue.
+ * results, so a redelivered message repeats nothing; the first two steps in one transaction
+ * (the user models are drawn from the memories just extracted). Each completed step then gets one
+ * `conversation-post-processing-complete` event on the webhook queue (all three in one request),
+ * and one write notes them queued and the conversation analysed.
  */
 
 /** The conversation has not been marked finished yet (its finish is still committing): retry later. */
@@ -137,20 +135,13 @@ const messageMemories = (conversation: ConversationRecord, messages: MessageReco
     ];
   });
 
-/** @returns the memories stored, or undefined when another run had already stored them. */
-const extractMemories = async (conversation: ConversationRecord): Promise<MemoryRecord[] | undefined> => {
+/** The memories to store for the conversation (not stored yet). */
+const extractMemories = async (conversation: ConversationRecord): Promise<MemoryRecord[]> => {
   const messages = (await recentMessages(conversation.org_id, conversation.id, transcriptLength)).filter(
     (message) => message.message_type !== 'agent-inner-thought',
   );
   const proposed = messages.length > 0 ? await modelMemories(conversation, messages) : [];
-  const memories = (proposed.length > 0 ? proposed : messageMemories(conversation, messages)).slice(0, maxMemories);
-  const recorded = await recordPostProcessing(
-    conversation.org_id,
-    conversation.id,
-    'extract-memories',
-    memories.map((memory) => memoryPut(conversation.org_id, memory)),
-  );
-  return recorded ? memories : undefined;
+  return (proposed.length > 0 ? proposed : messageMemories(conversation, messages)).slice(0, maxMemories);
 };
 
 /** The organization's user dimension each memory is about (null when the organization has none). */
@@ -205,11 +196,14 @@ export const mergeUserModels = (
   return models;
 };
 
-/** `extracted`: the memories this run just stored (an index read right after the write could miss them). */
+/**
+ * The user models with the conversation's memories merged in, to store. `extracted`: the memories
+ * this run is storing with them; otherwise those an earlier run stored are read (from the index).
+ */
 const generateUserModels = async (
   conversation: ConversationRecord,
   extracted: MemoryRecord[] | undefined,
-): Promise<void> => {
+): Promise<ResultPut> => {
   const { org_id: orgId, user_id: userId } = conversation;
   const [memories, previous, organization] = await Promise.all([
     extracted ?? conversationMemories(orgId, userId, conversation.id, maxMemories),
@@ -217,24 +211,38 @@ const generateUserModels = async (
     getOrganization(orgId),
   ]);
   const tags = await tagDimensions(conversation, memories, organization?.user_dimensions ?? []);
-  await recordPostProcessing(orgId, conversation.id, 'generate-user-models', [
-    userModelsPut(orgId, previous, {
-      user_id: userId,
-      user_models: mergeUserModels(previous?.user_models ?? [], memories, tags),
-      updated_at: nowIso(),
-    }),
-  ]);
+  return userModelsPut(orgId, previous, {
+    user_id: userId,
+    user_models: mergeUserModels(previous?.user_models ?? [], memories, tags),
+    updated_at: nowIso(),
+  });
 };
 
-/** Queues the webhook event of every completed step whose event was not queued yet. */
-const notifyCompletedSteps = async (conversation: ConversationRecord): Promise<void> => {
-  for (const type of steps) {
-    if (
-      !conversation.completed_post_processings.includes(type) ||
-      conversation.notified_post_processings.includes(type)
-    )
-      continue;
-    await queueWebhookEvent({
+/** Extracts the memories and generates the user models (those of the two still pending), recorded in one transaction. */
+const rememberUser = async (conversation: ConversationRecord, pending: (type: PostProcessingType) => boolean) => {
+  const types: PostProcessingType[] = [];
+  const results: ResultPut[] = [];
+  let extracted: MemoryRecord[] | undefined;
+  if (pending('extract-memories')) {
+    extracted = await extractMemories(conversation);
+    types.push('extract-memories');
+    results.push(...extracted.map((memory) => memoryPut(conversation.org_id, memory)));
+  }
+  if (pending('generate-user-models')) {
+    types.push('generate-user-models');
+    results.push(await generateUserModels(conversation, extracted));
+  }
+  if (types.length > 0) await recordPostProcessings(conversation.org_id, conversation.id, types, results);
+};
+
+/** Queues the webhook event of every completed step whose event was not queued yet; returns their types. */
+const notifyCompletedSteps = async (conversation: ConversationRecord): Promise<PostProcessingType[]> => {
+  const types = steps.filter(
+    (type) =>
+      conversation.completed_post_processings.includes(type) && !conversation.notified_post_processings.includes(type),
+  );
+  await queueWebhookEvents(
+    types.map((type) => ({
       type: 'conversation-post-processing-complete',
       id: postProcessingEventId(conversation.org_id, conversation.id, type),
       org_id: conversation.org_id,
@@ -244,9 +252,9 @@ const notifyCompletedSteps = async (conversation: ConversationRecord): Promise<v
       post_processing_type: type,
       completed_at: nowIso(),
       ...(conversation.simulation ? { is_simulated: true as const } : {}),
-    });
-    await recordPostProcessingNotified(conversation.org_id, conversation.id, type);
-  }
+    })),
+  );
+  return types;
 };
 
 /**
@@ -271,17 +279,16 @@ export const analyzeConversation = async (
   if (conversation.simulation) {
     // Simulated traffic stays apart: no memories or user models of a synthetic user, no post-session
     // results (the run judges its own metrics). The steps complete empty, so the conversation is analysed.
-    for (const type of steps.filter(pending))
-      await recordPostProcessing(conversation.org_id, conversation.id, type, []);
+    const types = steps.filter(pending);
+    if (types.length > 0) await recordPostProcessings(conversation.org_id, conversation.id, types, []);
   } else {
-    const extracted = pending('extract-memories') ? await extractMemories(conversation) : undefined;
-    if (pending('generate-user-models')) await generateUserModels(conversation, extracted);
+    await rememberUser(conversation, pending);
     if (pending('compute-metrics')) await computeMetrics(conversation);
   }
   const analysed = await read();
   if (!analysed) return;
-  await notifyCompletedSteps(analysed);
-  if (analysed.is_analyzed) return;
-  await markConversationAnalyzed(analysed.org_id, analysed.id);
-  countAnalysisCompleted();
+  const notified = await notifyCompletedSteps(analysed);
+  if (analysed.is_analyzed && notified.length === 0) return;
+  await recordConversationAnalyzed(analysed.org_id, analysed.id, notified);
+  if (!analysed.is_analyzed) countAnalysisCompleted();
 };

@@ -67,7 +67,7 @@ export const conversations = defineEntity({
   // Each conversation's partition goes whole, with its messages, interactions and lease.
   erase: async (orgId: string): Promise<void> => {
     for (;;) {
-      const page = await queryPage(conversations.queryIndex(orgId, 'all', {}), { limit: 100 });
+      const page = await queryPage(conversations.queryIndex(orgId, 'all', {}), { limit: 100, keysOnly: true });
       for (const item of page.items) await erasePartition(item.pk as string);
       if (page.items.length === 0) break;
     }
@@ -488,19 +488,27 @@ export const replaceConversationTags = async (
   );
 };
 
+/** `NOT contains(list, :name0) AND ...`, with the values it names, for a list attribute of the conversation. */
+const containsNone = (list: string, names: readonly string[]) => ({
+  expression: names.map((_, index) => `NOT contains(${list}, :name${index})`).join(' AND '),
+  values: Object.fromEntries(names.map((name, index) => [`:name${index}`, name])),
+});
+
 /**
- * Records a completed post-processing together with its results, once: a second run of the
- * same post-processing (a redelivered message) writes nothing. A result whose own condition
- * fails (a concurrent writer) fails the whole write with 409, to be retried.
- * @returns whether this call recorded it.
+ * Records completed post-processings together with their results, once: a second run of one of
+ * them (a redelivered message) writes nothing. One transaction for several steps costs one
+ * update of the conversation instead of one per step. A result whose own condition fails (a
+ * concurrent writer) fails the whole write with 409, to be retried.
+ * @returns whether this call recorded them.
  */
-export const recordPostProcessing = async (
+export const recordPostProcessings = async (
   orgId: string,
   conversationId: string,
-  type: string,
+  types: readonly string[],
   results: ResultPut[],
 ): Promise<boolean> => {
   const alreadyRecorded = new Error('post-processing already recorded');
+  const notRecorded = containsNone('completed_post_processings', types);
   try {
     await transactWrite(
       [
@@ -508,16 +516,18 @@ export const recordPostProcessing = async (
         {
           Update: {
             Key: conversationKey(orgId, conversationId),
-            UpdateExpression: 'SET completed_post_processings = list_append(completed_post_processings, :type)',
-            ConditionExpression: 'attribute_exists(pk) AND NOT contains(completed_post_processings, :name)',
-            ExpressionAttributeValues: { ':type': [type], ':name': type },
+            UpdateExpression: 'SET completed_post_processings = list_append(completed_post_processings, :types)',
+            ConditionExpression: `attribute_exists(pk) AND ${notRecorded.expression}`,
+            ExpressionAttributeValues: { ':types': [...types], ...notRecorded.values },
           },
         },
       ],
       (error) =>
         failedConditions(error).includes(results.length)
           ? alreadyRecorded
-          : new ConflictError(`The results of ${type} changed concurrently; the post-processing is retried.`),
+          : new ConflictError(
+              `The results of ${types.join(', ')} changed concurrently; the post-processing is retried.`,
+            ),
     );
     return true;
   } catch (error) {
@@ -526,34 +536,44 @@ export const recordPostProcessing = async (
   }
 };
 
-/** Notes that the webhook event of a post-processing was queued. */
-export const recordPostProcessingNotified = async (
+/** {@link recordPostProcessings} of one step. */
+export const recordPostProcessing = (
   orgId: string,
   conversationId: string,
   type: string,
-): Promise<void> => {
-  try {
-    await updateItem({
-      Key: conversationKey(orgId, conversationId),
-      UpdateExpression: 'SET notified_post_processings = list_append(notified_post_processings, :type)',
-      ConditionExpression: 'attribute_exists(pk) AND NOT contains(notified_post_processings, :name)',
-      ExpressionAttributeValues: { ':type': [type], ':name': type },
-    });
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
-};
+  results: ResultPut[],
+): Promise<boolean> => recordPostProcessings(orgId, conversationId, [type], results);
 
-export const markConversationAnalyzed = async (orgId: string, conversationId: string): Promise<void> => {
+/**
+ * Notes, in one write, that the webhook events of the post-processings `types` were queued and
+ * that the conversation is analysed. Types another run noted already are left as they are.
+ */
+export const recordConversationAnalyzed = async (
+  orgId: string,
+  conversationId: string,
+  notifiedTypes: readonly string[],
+): Promise<void> => {
+  const notNoted = containsNone('notified_post_processings', notifiedTypes);
   try {
     await updateItem({
       Key: conversationKey(orgId, conversationId),
-      UpdateExpression: 'SET is_analyzed = :true',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':true': true },
+      UpdateExpression:
+        notifiedTypes.length > 0
+          ? 'SET notified_post_processings = list_append(notified_post_processings, :types), is_analyzed = :true'
+          : 'SET is_analyzed = :true',
+      ConditionExpression: ['attribute_exists(pk)', ...(notifiedTypes.length > 0 ? [notNoted.expression] : [])].join(
+        ' AND ',
+      ),
+      ExpressionAttributeValues: {
+        ':true': true,
+        ...(notifiedTypes.length > 0 ? { ':types': [...notifiedTypes], ...notNoted.values } : {}),
+      },
+      ReturnValues: 'NONE',
     });
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
+    // Another run noted some of them meanwhile (or the conversation is gone): only the mark is left to set.
+    if (notifiedTypes.length > 0) await recordConversationAnalyzed(orgId, conversationId, []);
   }
 };
 

@@ -1,10 +1,9 @@
-import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { analysisQueueMessage, webhookQueueMessage } from '../../events/queue-messages';
 import type { ConversationEvent, StreamEvent } from '../../events/stream-events';
 import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
-import { s3 } from '../aws/clients';
+import { readObjectBytes } from '../aws/bucket';
 import { analyzeFinishedConversation } from '../composition/conversation-analysis';
 import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
@@ -27,7 +26,13 @@ import { eventIdOf, eventItems } from './event-repository';
 import { toolInInitialStateMachineVersion } from './fixtures';
 import { getInteraction } from './interaction-repository';
 import { messageItem, recentMessages } from './message-repository';
-import { interactionLogScope, promptLogKey } from './prompt-log';
+import {
+  interactionLogScope,
+  type PromptLogScope,
+  parsePromptLogBundle,
+  promptLogBundleKey,
+  promptLogKey,
+} from './prompt-log';
 
 const stream: StreamOptions = { agentActionType: /^.*$/ };
 /** The conversations' user, allowed everything (agent actions included). */
@@ -97,13 +102,17 @@ const interruptedTurn = async (orgId: string, conversationId: string, text: stri
         message_type: 'user-message',
         message_metadata: [],
       }),
-      ...eventItems(orgId, conversationId, events),
+      ...(await eventItems(orgId, conversationId, events)),
     ],
     addedMessages: 0,
   });
   await renewLease(orgId, conversationId, lease.leaseId, -1_000);
   return { interactionId, messageId };
 };
+
+/** The calls a scope's prompt logger stored, by log key. */
+const loggedCalls = async (scope: PromptLogScope) =>
+  new Map(parsePromptLogBundle(await readObjectBytes(promptLogBundleKey(scope))).calls.map((call) => [call.key, call]));
 
 const replay = async (orgId: string, conversationId: string): Promise<ConversationEvent[]> => {
   const { events } = await getConversationEvents(orgId, user, { conversationId, agentActionType: /^.*$/ });
@@ -296,16 +305,15 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
 
     // Assess
     const interactionId = (events.at(-1) as { interaction_id: string }).interaction_id;
-    const read = async (key: string) =>
-      (await (await s3()).send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
     const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
-    expect(await read(`${promptLogKey(scope, 1)}-system`)).toContain('## Choice');
-    const history = await read(`${promptLogKey(scope, 3)}-history`);
-    expect(history?.split('\n---\n')).toEqual([
+    const calls = await loggedCalls(scope);
+    expect(calls.get(promptLogKey(scope, 1))?.system).toContain('## Choice');
+    expect(calls.get(promptLogKey(scope, 3))?.history.split('\n---\n')).toEqual([
       expect.stringMatching(/^assistant: /),
       'user: I said I need help with my printer',
     ]);
-    expect(await read(`${promptLogKey(scope, 3)}-system`)).toContain('Current state: help');
+    expect(calls.get(promptLogKey(scope, 3))?.system).toContain('Current state: help');
+    expect(JSON.parse(calls.get(promptLogKey(scope, 3))?.metrics ?? '')).toMatchObject({ model: 'deterministic' });
   });
 
   it('logs the dynamic behavior selection as a prompt of its own, before the turn', async () => {
@@ -331,10 +339,8 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
 
     // Assess
     const interactionId = (events.at(-1) as { interaction_id: string }).interaction_id;
-    const read = async (key: string) =>
-      (await (await s3()).send(new GetObjectCommand({ Bucket: aws().bucket, Key: key }))).Body?.transformToString();
     const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
-    const selection = await read(`${promptLogKey(scope, 1)}-system`);
+    const selection = (await loggedCalls(scope)).get(promptLogKey(scope, 1))?.system;
     expect(selection).toContain('You select the dynamic behavior');
     expect(selection).toContain('The customer needs help with a printer');
     expect(events.at(-1)).toMatchObject({
@@ -389,9 +395,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     // The next turn's model saw it.
     const interactionId = (next.at(-1) as { interaction_id: string }).interaction_id;
     const scope = interactionLogScope({ org_id: orgId, service_id: serviceId, id: conversationId }, interactionId);
-    const history = await (
-      await (await s3()).send(new GetObjectCommand({ Bucket: aws().bucket, Key: `${promptLogKey(scope, 1)}-history` }))
-    ).Body?.transformToString();
+    const history = (await loggedCalls(scope)).get(promptLogKey(scope, 1))?.history;
     expect(history).toContain('user: My printer is jammed');
   });
 

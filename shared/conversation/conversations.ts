@@ -42,7 +42,7 @@ import { withProductionTime } from './fragment-times';
 import { interactionItem } from './interaction-repository';
 import { endIdleInterruption, interruptedError, takeConversationLease } from './interruptions';
 import { type KeptLease, keepLease } from './lease-keeper';
-import { messageItem } from './message-repository';
+import { messageItem, recentMessages } from './message-repository';
 import { escalateAfterTurn, withoutExpiredEscalation } from './operator-control';
 import { responderFor, type TurnResponder } from './operator-turns';
 import { createPromptLogger, interactionLogScope, type PromptLogger } from './prompt-log';
@@ -151,6 +151,25 @@ export const closeConversation = async (
     trigger: options.trigger,
   });
   await finishConversationRecord(current, finishedAt, options.leaseId);
+  await countInUserStatistics(current);
+};
+
+/**
+ * Adds a finished conversation and its messages to its user's statistics (`user_stats`), once per
+ * conversation: the user record is in six indexes, and rewriting it on every turn cost more
+ * than the turn's own writes. Statistics must not fail a finished conversation.
+ */
+const countInUserStatistics = async (conversation: ConversationRecord): Promise<void> => {
+  try {
+    const [last] = await recentMessages(conversation.org_id, conversation.id, 1);
+    await recordUserActivity(conversation.org_id, conversation.user_id, {
+      conversations: 1,
+      messages: conversation.num_messages,
+      at: last?.created_at ?? nowIso(),
+    });
+  } catch (error) {
+    logger.warn('user activity not recorded', { error: error as Error });
+  }
 };
 
 export const finishConversation = async (orgId: string, caller: Caller, id: string): Promise<void> => {
@@ -174,8 +193,6 @@ interface Turn {
   journal: InteractionJournal;
   /** This turn's messages from the user's side (external events, the user message), stored before its stream. */
   newMessages: MessageRecord[];
-  /** Whether the turn starts the conversation (user statistics count it). */
-  opening: boolean;
   caller: Caller;
   stream: StreamOptions;
   /** Set when the answer is spoken. */
@@ -288,7 +305,7 @@ const storeTurn = async (
         ...figures,
       }),
       ...(invocation ? [invocation] : []),
-      ...eventItems(orgId, conversation.id, [...unstored, complete]),
+      ...(await eventItems(orgId, conversation.id, [...unstored, complete])),
     ],
     addedMessages: added,
     finalMessage: answered
@@ -305,12 +322,6 @@ const storeTurn = async (
   countInteraction();
   // An operator's wait is not the agent's latency.
   if (!turn.responder) recordTurnMetrics(conversation.service_id, figures);
-  // Statistics must not fail a committed turn.
-  await recordUserActivity(orgId, conversation.user_id, {
-    conversations: turn.opening ? 1 : 0,
-    messages: added,
-    at: agentMessage.created_at,
-  }).catch((error: unknown) => logger.warn('user activity not recorded', { error: error as Error }));
   return added;
 };
 
@@ -333,10 +344,11 @@ const endWithError = async (
   try {
     const unstored = await journal.unstored();
     // Stored through a passing throttling storm too, so that the lease can be given back after it.
+    const puts = await eventItems(conversation.org_id, conversation.id, [...unstored, event]);
     await retryWhileBusy(
       () =>
         storeInteractionItems(conversation.org_id, conversation.id, {
-          puts: eventItems(conversation.org_id, conversation.id, [...unstored, event]),
+          puts,
           addedMessages: committed ? 0 : turn.newMessages.length,
         }),
       30_000,
@@ -530,11 +542,11 @@ export const startConversation = async (
   // The conversation, its initial message and its first event are stored at once, before the stream.
   const lease = await createConversation(conversation, [
     ...messageItems(orgId, newMessages),
-    ...eventItems(orgId, conversation.id, opening),
+    ...(await eventItems(orgId, conversation.id, opening)),
   ]);
   countConversationStarted();
   const turn = beginTurn(
-    { conversation, session, interactionId, newMessages, opening: true, caller, stream: input.stream, voice, meter },
+    { conversation, session, interactionId, newMessages, caller, stream: input.stream, voice, meter },
     lease,
     opening.length,
   );
@@ -672,7 +684,6 @@ export const interactWithConversation = async (
         session,
         interactionId,
         newMessages,
-        opening: false,
         caller,
         stream: input.stream,
         voice,
@@ -696,7 +707,7 @@ export const interactWithConversation = async (
     await Promise.all([
       newMessages.length > 0 &&
         storeInteractionItems(orgId, conversationId, {
-          puts: [...messageItems(orgId, newMessages), ...eventItems(orgId, conversationId, opening)],
+          puts: [...messageItems(orgId, newMessages), ...(await eventItems(orgId, conversationId, opening))],
           addedMessages: 0,
         }),
       voice?.heard &&

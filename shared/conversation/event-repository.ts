@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import type { ConversationEvent } from '../../events/stream-events';
+import { readObjectBytes, writeObject } from '../aws/bucket';
 import { defineEntity } from '../data/entity';
 import { type Item, type PrimaryKey, putItem, queryPage } from '../data/table';
+import { newId } from '../kernel/ids';
 import { conversations, LeaseLostError } from './conversation-repository';
+import { voiceAudioRoot } from './voice-audio';
 
 /**
  * The events of a conversation's streams, as they were sent, in the conversation's partition.
@@ -15,6 +18,12 @@ import { conversations, LeaseLostError } from './conversation-repository';
  * have no TTL: they go with the conversation's partition (an empty conversation's deletion, the
  * organization's erasure). Each event is kept as its JSON text, so whatever a tool put in it is
  * stored as sent; items written before events were grouped hold one, as `event`.
+ *
+ * The audio of a voice answer's events (a spoken piece's `message`, an `action-too-long` filler)
+ * is not in the item: it is stored in the artifact bucket first, one object per item
+ * (`audio_key`, under the organization's `voice-audio/` prefix), and put back when the events are
+ * read. So an item stays small whatever the answer's length (a PCM piece is 32 KB a second), and
+ * the table does not hold the audio the message's source already keeps.
  */
 export const conversationEvents = defineEntity({
   name: 'conversation-event',
@@ -24,6 +33,8 @@ export const conversationEvents = defineEntity({
     event_id: z.string(),
     events: z.array(z.string()).optional(),
     event: z.string().optional(),
+    /** The object holding the audio of these events ({@link EventAudio}), when they have any. */
+    audio_key: z.string().optional(),
   }),
   partition: (event: { conversation_id: string }) => [event.conversation_id],
   sortPrefix: 'EVENT#',
@@ -45,16 +56,75 @@ export const parseEventId = (eventId: string): { interactionId: string; n: numbe
 /** What one item holds at most: DynamoDB's limit is 400 KB, keys and attribute names included. */
 const maxItemBytes = 350_000;
 
-const itemOf = (orgId: string, conversationId: string, group: ConversationEvent[]): Item & PrimaryKey =>
-  conversationEvents.item(orgId, {
+/** The audio of an item's events, by event id: what was taken out of them to store them. */
+type EventAudio = Record<string, { message?: string; filler?: string }>;
+
+/** What of an event is audio (base64), stored apart: a spoken piece's message, a spoken filler. */
+const audioOf = (event: ConversationEvent): EventAudio[string] | undefined => {
+  if (event.type === 'new-message' && event.transcript_alignment !== null && event.message !== '')
+    return { message: event.message };
+  // A voice answer's filler is a base64 WAV (`RIFF` encodes as `UklG`); a text answer's is words.
+  if (
+    event.type === 'current-agent-action' &&
+    event.action.type === 'action-too-long' &&
+    event.action.filler.startsWith('UklG')
+  )
+    return { filler: event.action.filler };
+  return undefined;
+};
+
+/** The event as stored: without its audio. */
+const withoutAudio = (event: ConversationEvent): ConversationEvent => {
+  if (event.type === 'new-message') return { ...event, message: '' };
+  if (event.type === 'current-agent-action' && event.action.type === 'action-too-long')
+    return { ...event, action: { ...event.action, filler: '' } };
+  return event;
+};
+
+/** The event with its audio put back. */
+const withAudio = (event: ConversationEvent, audio: EventAudio[string] | undefined): ConversationEvent => {
+  if (audio?.message !== undefined && event.type === 'new-message') return { ...event, message: audio.message };
+  if (audio?.filler !== undefined && event.type === 'current-agent-action' && event.action.type === 'action-too-long')
+    return { ...event, action: { ...event.action, filler: audio.filler } };
+  return event;
+};
+
+/**
+ * The item storing a group of events; the group's audio is written to the bucket first. Its key is
+ * new each time: a write that loses the item's position leaves an object nothing reads, never one
+ * another's item names (erased with the conversation's organization, or expired by its retention).
+ */
+const itemOf = async (
+  orgId: string,
+  conversationId: string,
+  group: ConversationEvent[],
+): Promise<Item & PrimaryKey> => {
+  const audio: EventAudio = {};
+  for (const event of group) {
+    const taken = audioOf(event);
+    if (taken) audio[event.event_id] = taken;
+  }
+  const first = group[0] as ConversationEvent;
+  let audioKey: string | undefined;
+  if (Object.keys(audio).length > 0) {
+    audioKey = `${voiceAudioRoot(orgId)}${conversationId}/events/${first.event_id}-${newId()}`;
+    await writeObject(audioKey, JSON.stringify(audio), 'application/json');
+  }
+  return conversationEvents.item(orgId, {
     conversation_id: conversationId,
-    event_id: (group[0] as ConversationEvent).event_id,
-    events: group.map((event) => JSON.stringify(event)),
+    event_id: first.event_id,
+    events: group.map((event) => JSON.stringify(audio[event.event_id] ? withoutAudio(event) : event)),
+    ...(audioKey === undefined ? {} : { audio_key: audioKey }),
   });
+};
 
 /** Consecutive events of an interaction as the items that store them (`eventGroups`), for a transaction. */
-export const eventItems = (orgId: string, conversationId: string, events: ConversationEvent[]): (Item & PrimaryKey)[] =>
-  eventGroups(events).map((group) => itemOf(orgId, conversationId, group));
+export const eventItems = (
+  orgId: string,
+  conversationId: string,
+  events: ConversationEvent[],
+): Promise<(Item & PrimaryKey)[]> =>
+  Promise.all(eventGroups(events).map((group) => itemOf(orgId, conversationId, group)));
 
 /**
  * Consecutive events in groups, each as many as one item holds: a new group starts when the next
@@ -89,12 +159,16 @@ export const putEventGroup = async (
   conversationId: string,
   group: ConversationEvent[],
 ): Promise<void> => {
-  await putItem(itemOf(orgId, conversationId, group), { ifNotExists: () => new LeaseLostError() });
+  await putItem(await itemOf(orgId, conversationId, group), { ifNotExists: () => new LeaseLostError() });
 };
 
-const eventsOf = (item: Item): ConversationEvent[] => {
+/** An item's events as they were sent: their audio read back from the bucket, unless `audio` is false. */
+const eventsOf = async (item: Item, audio = true): Promise<ConversationEvent[]> => {
   const stored = conversationEvents.parse(item);
-  return (stored.events ?? [stored.event as string]).map((text) => JSON.parse(text) as ConversationEvent);
+  const events = (stored.events ?? [stored.event as string]).map((text) => JSON.parse(text) as ConversationEvent);
+  if (!audio || stored.audio_key === undefined) return events;
+  const taken = JSON.parse((await readObjectBytes(stored.audio_key)).toString('utf8')) as EventAudio;
+  return events.map((event) => withAudio(event, taken[event.event_id]));
 };
 
 const afterPosition = (eventId: string) => (event: ConversationEvent) =>
@@ -117,7 +191,7 @@ export const readEventsAfter = async (
     limit,
     consistent: true,
   });
-  return page.items.map(eventsOf);
+  return Promise.all(page.items.map((item) => eventsOf(item)));
 };
 
 /** The item of the interaction's stored events that holds position `eventId` or the last before it. */
@@ -141,10 +215,10 @@ export const readRestOfItem = async (
   eventId: string,
 ): Promise<ConversationEvent[]> => {
   const item = await itemAtOrBefore(orgId, conversationId, eventId);
-  return item ? eventsOf(item).filter(afterPosition(eventId)) : [];
+  return item ? (await eventsOf(item)).filter(afterPosition(eventId)) : [];
 };
 
-/** The last stored event of the conversation, or of one of its interactions (strongly consistent). */
+/** The last stored event of the conversation, or of one of its interactions (strongly consistent), without its audio. */
 export const lastStoredEvent = async (
   orgId: string,
   conversationId: string,
@@ -159,5 +233,5 @@ export const lastStoredEvent = async (
     { limit: 1, consistent: true },
   );
   const item = page.items[0];
-  return item ? eventsOf(item).at(-1) : undefined;
+  return item ? (await eventsOf(item, false)).at(-1) : undefined;
 };

@@ -33,10 +33,10 @@ const endAttempts = 3;
  * Stores `interruptedError` right after `last`, counting `addedMessages` messages of its
  * interaction; `LeaseLostError` when that position was taken meanwhile.
  */
-const endAfter = (orgId: string, conversationId: string, last: ConversationEvent, addedMessages: number) => {
+const endAfter = async (orgId: string, conversationId: string, last: ConversationEvent, addedMessages: number) => {
   const { interactionId, n } = parseEventId(last.event_id);
   return storeInteractionItems(orgId, conversationId, {
-    puts: eventItems(orgId, conversationId, [{ ...interruptedError, event_id: eventIdOf(interactionId, n + 1) }]),
+    puts: await eventItems(orgId, conversationId, [{ ...interruptedError, event_id: eventIdOf(interactionId, n + 1) }]),
     addedMessages,
   });
 };

@@ -1,13 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationEvent, NewMessageEvent } from '../../events/stream-events';
 import { countInteraction } from '../aws/business-metrics';
-import { logger } from '../aws/observability';
 import type { PrimaryKey } from '../data/table';
 import { config } from '../kernel/config';
 import { newId, nowIso } from '../kernel/ids';
 import { getState, initialStateFor } from '../state-machine/navigation';
 import type { ActionState } from '../state-machine/schemas';
-import { recordUserActivity } from '../user/users';
 import { commitInteraction, getConversation, releaseLease } from './conversation-repository';
 import type { EngineEvent, EngineSession, TurnOutcome } from './engine/contracts';
 import { eventIdOf, eventItems } from './event-repository';
@@ -236,7 +234,7 @@ export const deliverPendingReplies = async (orgId: string, conversationId: strin
         puts: [
           messageItem(orgId, message),
           interactionItem(orgId, interaction),
-          ...eventItems(orgId, conversationId, events),
+          ...(await eventItems(orgId, conversationId, events)),
         ],
         addedMessages: 1,
         finalMessage: { id: message.id, text: message.message },
@@ -249,9 +247,6 @@ export const deliverPendingReplies = async (orgId: string, conversationId: strin
       delivered += 1;
       previous = interaction;
       countInteraction();
-      await recordUserActivity(orgId, conversation.user_id, { messages: 1, at: message.created_at }).catch(
-        (error: unknown) => logger.warn('user activity not recorded', { error: error as Error }),
-      );
     }
     return delivered;
   } finally {

@@ -6,11 +6,15 @@ import type { LlmProvider, LlmRequest } from '../llm/provider';
 import { choiceSystemPrompt } from '../llm/structured-output';
 
 /**
- * Every model call leaves a prompt log in the artifact bucket: `{key}-system` (the system
- * prompt as sent), `{key}-history` (the turns, separated by a line of three hyphens) and, once
- * the call has ended, `{key}-metrics` (JSON: its milliseconds, first token, tokens and cost). Keys
- * are hierarchical from the organization down, so a prefix selects a subtree
- * (`get-prompt-logs`):
+ * Every model call leaves a prompt log in the artifact bucket: its system prompt as sent, its
+ * history (the turns, separated by a line of three hyphens) and, once the call has ended, its
+ * metrics (JSON: its milliseconds, first token, tokens and cost). The calls of one scope (a
+ * turn, an analysis step, a starter request) are stored together, as one object written when the
+ * scope's logger flushes (`{prefix}calls.json`, {@link PromptLogBundle}): one PUT per turn instead
+ * of three per call. The download (`get-prompt-logs`) gives each call as `{log_key}-system`,
+ * `{log_key}-history` and `{log_key}-metrics`, as when each was an object of its own (logs written
+ * before are still read so). Log keys are hierarchical from the organization down, so a prefix
+ * selects a subtree:
  *
  *     prompt-logs/{org_id}/{service_id}/{conversation_id}/{interaction_id}/{call}   a turn (`1`, `2`, ...; `recommend-1` for recommended responses)
  *     prompt-logs/{org_id}/{service_id}/{conversation_id}/analysis/{call}           post-conversation analysis
@@ -85,49 +89,78 @@ export const callMetrics = (provider: string, model: string, measurement: ModelC
   cost_usd: callCost({ provider, model, usage: measurement.usage }, configuredPrices()),
 });
 
+/** One model call's log: what the download gives as `{key}-system`, `{key}-history` and `{key}-metrics`. */
+export interface PromptLogCall {
+  key: string;
+  system: string;
+  history: string;
+  /** The `-metrics` log (JSON text), once the call has ended. */
+  metrics?: string;
+}
+
+/** The calls of one scope, stored as one object. */
+export interface PromptLogBundle {
+  calls: PromptLogCall[];
+}
+
+const bundleName = 'calls.json';
+
+/** Where a scope's calls are stored together. */
+export const promptLogBundleKey = (scope: PromptLogScope): string => `${promptLogPrefix(scope)}${bundleName}`;
+
+/** The prefix of the log keys a bundle holds, or undefined for a key that is not a bundle's. */
+export const bundleLogPrefix = (objectKey: string): string | undefined =>
+  objectKey.endsWith(bundleName) ? objectKey.slice(0, -bundleName.length) : undefined;
+
+export const parsePromptLogBundle = (bytes: Buffer): PromptLogBundle => {
+  const bundle = JSON.parse(bytes.toString('utf8')) as PromptLogBundle;
+  if (!Array.isArray(bundle.calls)) throw new Error('not a prompt-log bundle');
+  return bundle;
+};
+
 export interface PromptLogger {
   /** The provider with every call's system prompt and history logged (calls numbered from 1). */
   wrap(provider: LlmProvider): LlmProvider;
   /** The key prefix of this logger's calls (the admin prompt-log download's `prompt_log_prefix`). */
   readonly prefix: string;
-  /** Waits for the logs written so far; a failed write is logged, never thrown. */
+  /** Stores the calls logged so far (one object for the scope); a failed write is logged, never thrown. */
   flush(): Promise<void>;
 }
 
 /**
- * Logs each model call of an interaction to the artifact bucket. Writing does not hold up
- * the call (the first piece of a streamed answer must not wait for S3); `flush` before the
- * function returns makes sure every log is stored.
+ * Logs each model call of a scope, in memory until `flush` stores them all as one object in the
+ * artifact bucket: the first piece of a streamed answer never waits for S3, and a turn costs one
+ * PUT. `flush` before the function returns; a second flush stores the calls again, with those
+ * made since (the same key).
  */
 export const createPromptLogger = (scope: PromptLogScope): PromptLogger => {
-  let calls = 0;
-  const pending: Promise<void>[] = [];
-  const put = (key: string, body: string) => writeObject(key, Buffer.from(body, 'utf8'), 'text/plain; charset=utf-8');
-  const write = (key: string, parts: [suffix: string, body: string][]): void => {
-    pending.push(
-      Promise.all(parts.map(([suffix, body]) => put(`${key}-${suffix}`, body))).then(
-        () => undefined,
-        (error: unknown) => logger.warn('prompt log not written', { key, error: error as Error }),
-      ),
-    );
-  };
+  const calls: PromptLogCall[] = [];
+  let stored = JSON.stringify({ calls });
+  let writing: Promise<void> = Promise.resolve();
   return {
     prefix: promptLogPrefix(scope),
     wrap: (provider) =>
       measuredProvider(provider, (request) => {
-        calls += 1;
-        const key = promptLogKey(scope, calls);
-        // The provider adds a choice's options to the system prompt; the log shows the prompt as sent.
-        const system = request.options ? choiceSystemPrompt(request.system, request.options) : request.system;
-        write(key, [
-          ['system', system],
-          ['history', historyLog(request)],
-        ]);
-        return (measurement) =>
-          write(key, [['metrics', JSON.stringify(callMetrics(provider.name, request.model, measurement))]]);
+        const call: PromptLogCall = {
+          key: promptLogKey(scope, calls.length + 1),
+          // The provider adds a choice's options to the system prompt; the log shows the prompt as sent.
+          system: request.options ? choiceSystemPrompt(request.system, request.options) : request.system,
+          history: historyLog(request),
+        };
+        calls.push(call);
+        return (measurement) => {
+          call.metrics = JSON.stringify(callMetrics(provider.name, request.model, measurement));
+        };
       }),
-    flush: async () => {
-      await Promise.all(pending.splice(0));
+    flush: () => {
+      const body = JSON.stringify({ calls } satisfies PromptLogBundle);
+      if (body === stored) return writing;
+      stored = body;
+      const key = promptLogBundleKey(scope);
+      writing = writing
+        .then(() => writeObject(key, body, 'application/json'))
+        .catch((error: unknown) => logger.warn('prompt log not written', { key, error: error as Error }));
+      return writing;
     },
   };
 };

@@ -163,7 +163,7 @@ export const defineEntity = <
   const erase = 'within' in declaration ? async (): Promise<void> => undefined : (declaration.erase ?? defaultErase);
 
   const indexDefinition = (declared: IndexDeclaration<Stored, Stored>) => {
-    const definition = globalIndexes.find((candidate) => candidate.indexName === declared.index);
+    const definition = globalIndexes.find((candidate) => candidate.slot === declared.index);
     if (!definition) throw new Error(`unknown index ${declared.index}`);
     return definition;
   };

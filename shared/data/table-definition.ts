@@ -12,13 +12,47 @@ export const tableKeys = {
   timeToLiveAttribute: 'expires_at_epoch',
 } as const;
 
-export const globalIndexes = [
-  { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
-  { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
-  { indexName: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' },
-  { indexName: 'gsi4', partitionKey: 'gsi4pk', sortKey: 'gsi4sk' },
-  { indexName: 'gsi5', partitionKey: 'gsi5pk', sortKey: 'gsi5sk' },
-  { indexName: 'gsi6', partitionKey: 'gsi6pk', sortKey: 'gsi6sk' },
-] as const;
+/** The index slots entities declare (`index: 'gsi1'`); each has its key attributes `{slot}pk` and `{slot}sk`. */
+const indexSlots = ['gsi1', 'gsi2', 'gsi3', 'gsi4', 'gsi5', 'gsi6'] as const;
 
-export type GlobalIndexName = (typeof globalIndexes)[number]['indexName'];
+export type GlobalIndexName = (typeof indexSlots)[number];
+
+export interface GlobalIndexDefinition {
+  /** The slot entities declare. */
+  slot: GlobalIndexName;
+  /** The index's name in the table. */
+  indexName: string;
+  partitionKey: `${GlobalIndexName}pk`;
+  sortKey: `${GlobalIndexName}sk`;
+  projection: 'KEYS_ONLY' | 'ALL';
+}
+
+const indexesNamed = (name: (slot: GlobalIndexName) => string, projection: GlobalIndexDefinition['projection']) =>
+  indexSlots.map(
+    (slot): GlobalIndexDefinition => ({
+      slot,
+      indexName: name(slot),
+      partitionKey: `${slot}pk`,
+      sortKey: `${slot}sk`,
+      projection,
+    }),
+  );
+
+/**
+ * The table's indexes. They hold only keys: a Query of one reads the page's keys, then the items
+ * from the table (`queryPage` in `table.ts`), so an update that changes no index key writes no
+ * index (an item projected whole cost a copy per index on every write: a conversation, updated
+ * at every turn, was written four times over).
+ */
+export const globalIndexes = indexesNamed((slot) => `${slot}-keys`, 'KEYS_ONLY');
+
+/**
+ * The indexes of the first table schema: the same keys, every attribute projected. A deployment
+ * made before keeps them until upgraded step by step (`indexUpgradeStep`, README "Deploying"),
+ * and reads them while the keys-only ones are being built (`TABLE_INDEXES=projected`).
+ */
+export const projectedIndexes = indexesNamed((slot) => slot, 'ALL');
+
+/** Which of the two sets a deployment reads: `TABLE_INDEXES` (the keys-only ones unless `projected`). */
+export const readIndexes = (env: Record<string, string | undefined> = process.env): readonly GlobalIndexDefinition[] =>
+  env.TABLE_INDEXES === 'projected' ? projectedIndexes : globalIndexes;

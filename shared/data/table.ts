@@ -21,7 +21,7 @@ import {
 import { dynamo, dynamoBackoffMs, dynamoMaxAttempts } from '../aws/clients';
 import { config } from '../kernel/config';
 import { ConflictError, PayloadTooLargeError, ServiceUnavailableError } from '../kernel/errors';
-import { type GlobalIndexName, globalIndexes, tableKeys } from './table-definition';
+import { type GlobalIndexName, globalIndexes, readIndexes, tableKeys } from './table-definition';
 
 export type Item = Record<string, unknown>;
 export interface PrimaryKey {
@@ -294,9 +294,17 @@ export interface QuerySpec {
 
 const keyNamesOf = (index?: GlobalIndexName): { partition: string; sort: string } => {
   if (!index) return { partition: tableKeys.partitionKey, sort: tableKeys.sortKey };
-  const definition = globalIndexes.find((candidate) => candidate.indexName === index);
+  const definition = globalIndexes.find((candidate) => candidate.slot === index);
   if (!definition) throw new Error(`unknown index ${index}`);
   return { partition: definition.partitionKey, sort: definition.sortKey };
+};
+
+let indexNames: Map<GlobalIndexName, string> | undefined;
+
+/** The name in the table of the index a slot stands for (the set `TABLE_INDEXES` says this deployment reads). */
+const indexNameOf = (slot: GlobalIndexName): string => {
+  indexNames ??= new Map(readIndexes().map((definition) => [definition.slot, definition.indexName]));
+  return indexNames.get(slot) ?? slot;
 };
 
 /** The Query a spec stands for (exported for the bench, which sends it bare beside the API). */
@@ -314,7 +322,7 @@ export const queryInput = (spec: QuerySpec): QueryCommandInput => {
   }
   return {
     TableName: config.tableName,
-    IndexName: spec.index,
+    IndexName: spec.index && indexNameOf(spec.index),
     KeyConditionExpression: condition,
     ExpressionAttributeNames: {
       '#partition': names.partition,
@@ -336,6 +344,8 @@ const resumeKeyOf = (item: Item, index?: GlobalIndexName): Item => {
 
 export interface QueryPageOptions {
   limit: number;
+  /** An index query gives only the items' keys (all the caller reads, e.g. to erase them); otherwise the items are read. */
+  keysOnly?: boolean;
   startKey?: Item;
   /** Records failing this are skipped (filters and permission filtering). */
   keep?: (item: Item) => boolean;
@@ -350,6 +360,16 @@ export interface QueryPage {
   /** Where the next page starts; undefined when there is no more. */
   nextKey?: Item;
 }
+
+/**
+ * The items a query read: an index holds only their keys, so the items are read from the table
+ * (one BatchGetItem per 100; an item deleted in between is left out). The keys alone when that
+ * is all the caller reads.
+ */
+const itemsRead = async (spec: QuerySpec, read: Item[] | undefined, keysOnly = false): Promise<Item[]> =>
+  spec.index === undefined || keysOnly || !read?.length
+    ? (read ?? [])
+    : batchGetItems(read.map((item) => ({ pk: item.pk, sk: item.sk }) as PrimaryKey));
 
 /**
  * One page of a query. Filtering happens on what was read, so a selective filter can
@@ -373,7 +393,7 @@ export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Pro
         }),
       ),
     );
-    collected.push(...(result.Items ?? []).filter(keep));
+    collected.push(...(await itemsRead(spec, result.Items, options.keysOnly)).filter(keep));
     startKey = result.LastEvaluatedKey;
     if (collected.length > options.limit || !startKey) break;
   }
@@ -384,8 +404,8 @@ export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Pro
   return { items: collected, nextKey: startKey };
 };
 
-/** Every item of a small, bounded partition (e.g. an organization's roles). */
-export const queryAll = async (spec: QuerySpec, bound = 1000): Promise<Item[]> => {
+/** Every item of a small, bounded partition (e.g. an organization's roles); `keysOnly` as for {@link queryPage}. */
+export const queryAll = async (spec: QuerySpec, bound = 1000, keysOnly = false): Promise<Item[]> => {
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {
@@ -398,7 +418,7 @@ export const queryAll = async (spec: QuerySpec, bound = 1000): Promise<Item[]> =
         }),
       ),
     );
-    items.push(...(result.Items ?? []));
+    items.push(...(await itemsRead(spec, result.Items, keysOnly)));
     startKey = result.LastEvaluatedKey;
   } while (startKey && items.length < bound);
   return items;

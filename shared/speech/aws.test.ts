@@ -75,6 +75,18 @@ describe('createAwsSpeech', () => {
     expect(spoken.alignment.at(-1)?.[0]).toBeLessThan(500);
   });
 
+  it('asks for the standard engine when SPEECH_POLLY_ENGINE says so', async () => {
+    // Prepare
+    const polly = pollyAnswering(Buffer.alloc(pollySampleRate));
+    const speech = createAwsSpeech({ polly: polly.client, engine: 'standard' });
+
+    // Act
+    await speech.synthesize({ text: 'Hi there,', voice, language });
+
+    // Assess
+    expect(polly.sent[0]?.input).toMatchObject({ Engine: 'standard' });
+  });
+
   it('streams the whole utterance with stabilized partial results and keeps only the final results', async () => {
     // Prepare
     const transcribe = transcribeAnswering([

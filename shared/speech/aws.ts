@@ -24,6 +24,8 @@ const transcribeChunkBytes = 3_200;
 
 export interface AwsSpeechOptions {
   region?: string;
+  /** Polly's engine (`SPEECH_POLLY_ENGINE`): neural by default; standard bills a quarter as much, where a voice has it. */
+  engine?: 'neural' | 'standard';
   /** Clients to use instead of the SDKs' (unit tests). */
   polly?: Pick<PollyClient, 'send'>;
   transcribe?: Pick<TranscribeStreamingClient, 'send'>;
@@ -58,7 +60,7 @@ export const createAwsSpeech = (options: AwsSpeechOptions): SpeechProvider => {
         Text: request.text,
         VoiceId: request.voice.polly as never,
         LanguageCode: request.language.locale as never,
-        Engine: 'neural',
+        Engine: options.engine ?? 'neural',
         OutputFormat: 'pcm',
         SampleRate: String(pollySampleRate),
       }),

@@ -17,6 +17,8 @@ const envSchema = z
     OPENAI_API_KEY: z.string().optional(),
     SPEECH_OPENAI_MODEL: z.string().default('tts-1'),
     SPEECH_OPENAI_TRANSCRIPTION_MODEL: z.string().default('whisper-1'),
+    /** Polly's engine: neural ($16 a million characters) or standard ($4; only voices that have a standard version). */
+    SPEECH_POLLY_ENGINE: z.enum(['neural', 'standard']).default('neural'),
   })
   .refine((env) => env.SPEECH_PROVIDER !== 'openai' || env.OPENAI_BASE_URL, {
     message: 'SPEECH_PROVIDER=openai needs OPENAI_BASE_URL',
@@ -29,7 +31,7 @@ export const createSpeechProvider = (env: Record<string, string | undefined> = p
   const settings = parsed.data;
   switch (settings.SPEECH_PROVIDER) {
     case 'aws':
-      return createAwsSpeech({ region: settings.AWS_REGION });
+      return createAwsSpeech({ region: settings.AWS_REGION, engine: settings.SPEECH_POLLY_ENGINE });
     case 'openai':
       return createOpenAiCompatibleSpeech({
         baseUrl: settings.OPENAI_BASE_URL ?? '',

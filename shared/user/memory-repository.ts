@@ -29,10 +29,9 @@ export const memories = defineEntity({
   // Each user's partition goes whole.
   erase: async (orgId: string): Promise<void> => {
     for (;;) {
-      const page = await queryPage(memories.queryIndex(orgId, 'all', {}), { limit: 100 });
+      const page = await queryPage(memories.queryIndex(orgId, 'all', {}), { limit: 100, keysOnly: true });
       if (page.items.length === 0) return;
-      const users = new Set(page.items.map((item) => String(item.user_id)));
-      for (const userId of users) await erasePartition(memories.partition(orgId, { user_id: userId }));
+      for (const partition of new Set(page.items.map((item) => String(item.pk)))) await erasePartition(partition);
     }
   },
 });

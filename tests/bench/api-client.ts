@@ -120,11 +120,15 @@ export const rootSession = (baseUrl: string, credentials: PlatformCredentials): 
   signIn(baseUrl, credentials.org_id, credentials, credentials.user_id);
 
 /**
- * A new user of the root organization with DefaultUserRole: invited, verified through the
- * returned link, and signed in with the root organization's API key (as the integration
- * fixtures do for the root organization).
+ * A new user of the root organization with DefaultUserRole (or `roleName`): invited, verified
+ * through the returned link, and signed in with the root organization's API key (as the
+ * integration fixtures do for the root organization).
  */
-export const createUser = async (admin: Session, credentials: PlatformCredentials): Promise<Session> => {
+export const createUser = async (
+  admin: Session,
+  credentials: PlatformCredentials,
+  roleName = 'DefaultUserRole',
+): Promise<Session> => {
   const suffix = randomBytes(5).toString('hex');
   const invited = await call(
     admin.baseUrl,
@@ -137,7 +141,7 @@ export const createUser = async (admin: Session, credentials: PlatformCredential
         first_name: 'Bench',
         last_name: `User ${suffix}`,
         email: `bench-${suffix}@example.com`,
-        role_name: 'DefaultUserRole',
+        role_name: roleName,
       },
     },
     201,

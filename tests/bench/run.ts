@@ -1,5 +1,7 @@
 import { createService } from './api-client';
 import { measureConversations, printConversationFigures } from './conversations';
+import { measureCost, printCostFigures } from './cost';
+import { writeCostSection } from './cost-readme';
 import { measureMatching, printMatchingFigures } from './dynamic-behaviors';
 import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
 import { type LatencyFigures, printLatencyTargets } from './latency-targets';
@@ -9,6 +11,9 @@ import { measureScale, printScaleFigures } from './scale';
 import { measureSimulations, printSimulationFigures } from './simulations';
 import { measureTools, printToolFigures } from './tools';
 import { measureVoice, printVoiceFigures } from './voice';
+
+/** The README being rewritten from the cost figures, when asked. */
+let writingReadme: Promise<void> | undefined;
 
 /** What the latency table at the end reads, kept as its sections ran. */
 const latency: LatencyFigures = {};
@@ -32,7 +37,8 @@ const section =
 
 /**
  * `npm run bench`: measures the targets that tests must not time. Figures are printed, not asserted.
- * `npm run bench -- bundles conversations` runs only the named sections, in this order.
+ * `npm run bench -- bundles conversations` runs only the named sections, in this order; `--write-readme`
+ * rewrites the README's "What it costs" from the cost section's figures.
  */
 const sections: Record<string, () => Promise<void>> = {
   bundles: section(
@@ -87,6 +93,16 @@ const sections: Record<string, () => Promise<void>> = {
       latency.voice = figures;
     },
   ),
+  cost: section(
+    'Cost per conversation in AWS (targets: text at most $0.00040, voice at most $0.05; us-east-1 list prices)',
+    measureCost,
+    printCostFigures,
+    ['The cost targets are met.', 'Some cost targets are missed (see above).'],
+    // `--write-readme`: the README's "What it costs" is rewritten from these figures.
+    (figures) => {
+      if (flags.includes('--write-readme')) writingReadme = writeCostSection(figures);
+    },
+  ),
   simulations: section(
     'Simulations (built-in models: 100 conversations of 5 turns through the simulation queue)',
     measureSimulations,
@@ -94,7 +110,8 @@ const sections: Record<string, () => Promise<void>> = {
   ),
 };
 
-const requested = process.argv.slice(2);
+const flags = process.argv.slice(2).filter((argument) => argument.startsWith('--'));
+const requested = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
 const unknown = requested.filter((name) => !(name in sections));
 if (unknown.length > 0) {
   console.error(`Unknown bench section(s): ${unknown.join(', ')}. Sections: ${Object.keys(sections).join(', ')}.`);
@@ -109,3 +126,4 @@ if (latency.voice || latency.conversations || latency.peer) {
   console.log('');
   printLatencyTargets(latency);
 }
+await writingReadme;

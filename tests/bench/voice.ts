@@ -165,10 +165,11 @@ export const measureVoice = async (): Promise<VoiceFigures> => {
   try {
     const admin = await rootSession(platform.baseUrl, platform.credentials);
     const serviceId = await createService(admin);
-    // One conversation per turn, each by its own user (creating conversations is rate limited per user).
+    // One conversation per turn, each by its own user (creating conversations is rate limited per user),
+    // an administrator: a turn's `timings` are shown only to callers who may read its insights.
     const turns = 1 + recordings.length;
     const users = await mapLimit(Array.from({ length: 2 * turns + 1 }), 4, () =>
-      createUser(admin, platform.credentials),
+      createUser(admin, platform.credentials, 'DefaultAdministratorRole'),
     );
     const time = async (measured: Session[], spoken: (index: number) => PcmAudio | undefined) => {
       const stages: TurnStages[] = [];

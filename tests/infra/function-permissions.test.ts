@@ -55,6 +55,7 @@ const actionsOfCommand: Record<string, string[]> = {
     'dynamodb:DeleteItem',
     'dynamodb:ConditionCheckItem',
   ],
+  'client-sqs:SendMessageBatch': ['sqs:SendMessage'],
   'client-s3:HeadObject': ['s3:GetObject'],
   'client-s3:ListObjectsV2': ['s3:ListBucket'],
   'client-s3:DeleteObjects': ['s3:DeleteObject'],

@@ -12,10 +12,10 @@ import {
   operatorMetric,
   turnLatencyMetrics,
 } from '#shared/aws/business-metrics';
-import { globalIndexes, tableKeys } from '#shared/data/table-definition';
+import { globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
 import { endpointGroups, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
 import { queueDefinitions } from '#shared/kernel/queues';
-import { DataStore } from '../../infra/constructs/data-store';
+import { DataStore, indexesAtUpgradeStep, lastIndexUpgradeStep } from '../../infra/constructs/data-store';
 import { MessageQueues } from '../../infra/constructs/message-queues';
 import { pascalCase } from '../../infra/constructs/naming';
 import {
@@ -124,12 +124,47 @@ describe('platform stack', () => {
         GlobalSecondaryIndexes: globalIndexes.map((index) => ({
           IndexName: index.indexName,
           KeySchema: keys(index.partitionKey, index.sortKey),
-          Projection: { ProjectionType: 'ALL' },
+          Projection: { ProjectionType: 'KEYS_ONLY' },
         })),
         AttributeDefinitions: Match.arrayWith([{ AttributeName: tableKeys.partitionKey, AttributeType: 'S' }]),
       },
     });
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
+  });
+
+  it('upgrades the projected indexes of a deployment made before to keys-only ones, one index created or deleted per step', () => {
+    const before = { indexes: projectedIndexes, readsProjected: true };
+    const steps = [
+      before,
+      ...Array.from({ length: lastIndexUpgradeStep }, (_, index) => indexesAtUpgradeStep(index + 1)),
+    ];
+    const names = (step: { indexes: { indexName: string }[] }) => step.indexes.map((index) => index.indexName);
+    for (const [index, step] of steps.entries()) {
+      const previous = steps[index - 1];
+      if (!previous) continue;
+      const added = names(step).filter((name) => !names(previous).includes(name));
+      const removed = names(previous).filter((name) => !names(step).includes(name));
+      expect(added.length + removed.length).toBeLessThanOrEqual(1);
+      // The functions read only indexes the previous deployment had built, and this one keeps.
+      const read = step.readsProjected ? names(before) : globalIndexes.map((each) => each.indexName);
+      expect(names(previous)).toEqual(expect.arrayContaining(read));
+      expect(names(step)).toEqual(expect.arrayContaining(read));
+    }
+    expect(steps.at(-1)).toEqual(indexesAtUpgradeStep(undefined));
+
+    // Mid-upgrade, the same table (keys unchanged) with both sets, and functions told which to read.
+    const [stack] = synth({ regions: ['eu-central-1'], indexUpgradeStep: '3' }).stacks;
+    if (!stack) throw new Error('no stack');
+    const midway = Template.fromStack(stack);
+    const [tableId, table] = onlyOne(midway.findResources('AWS::DynamoDB::Table'));
+    expect(tableId).toBe(onlyOne(template.findResources('AWS::DynamoDB::Table'))[0]);
+    expect(table.Properties.KeySchema).toEqual(
+      onlyOne(template.findResources('AWS::DynamoDB::Table'))[1].Properties.KeySchema,
+    );
+    expect(table.Properties.GlobalSecondaryIndexes).toHaveLength(9);
+    const [, fn] = onlyOne(functionsByDescription(midway, 'Endpoint group conversation'));
+    expect(fn.Properties.Environment).toMatchObject({ Variables: { TABLE_INDEXES: 'projected' } });
+    expect(() => synth({ regions: ['eu-central-1'], indexUpgradeStep: '14' })).toThrow(/indexUpgradeStep/);
   });
 
   it('gives every queue an encrypted, TLS-only dead-letter queue after 5 receives or more, and a visibility of 6x its consumer timeout', () => {
@@ -230,7 +265,8 @@ describe('platform stack', () => {
       Runtime: 'nodejs22.x',
       Architectures: Match.anyValue(),
       MemorySize: 512,
-      TracingConfig: { Mode: 'Active' },
+      // API Gateway's sampling rule decides; the functions follow the decision they are handed.
+      TracingConfig: { Mode: 'PassThrough' },
       LoggingConfig: Match.objectLike({ LogFormat: 'JSON', LogGroup: Match.anyValue() }),
     };
     for (const group of groupsInUse) {
@@ -386,6 +422,29 @@ describe('platform stack', () => {
       StageName: 'dev',
       MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
     });
+  });
+
+  it('traces 5% of requests by default: a sampling rule of the stage without reservoir, and no tracing at tracingSampleRate 0', () => {
+    const restApi = onlyOne(template.findResources('AWS::ApiGateway::RestApi'))[1].Properties as { Name: string };
+    template.hasResourceProperties('AWS::XRay::SamplingRule', {
+      SamplingRule: {
+        FixedRate: 0.05,
+        ReservoirSize: 0,
+        ServiceName: `${restApi.Name}/prod`,
+        ServiceType: 'AWS::ApiGateway::Stage',
+      },
+    });
+
+    const [untraced] = synth({ regions: ['eu-central-1'], tracingSampleRate: '0' }).stacks;
+    if (!untraced) throw new Error('no stack');
+    const quiet = Template.fromStack(untraced);
+    quiet.resourceCountIs('AWS::XRay::SamplingRule', 0);
+    quiet.hasResourceProperties('AWS::ApiGateway::Stage', { TracingEnabled: false });
+    for (const [, fn] of Object.entries(quiet.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.TracingConfig).toBeUndefined();
+      expect(fn.Properties.Environment.Variables).toMatchObject({ POWERTOOLS_TRACE_ENABLED: 'false' });
+    }
+    expect(() => synth({ regions: ['eu-central-1'], tracingSampleRate: '2' })).toThrow(/tracingSampleRate/);
   });
 
   it('has a dashboard with a business row and a row per endpoint group and queue, DLQ alarms and a 5xx-rate alarm', () => {

@@ -25,6 +25,8 @@ export interface StatefulResource {
   type: string;
   /** The properties whose change replaces the resource, as the template gives them (absent ones left out). */
   replacing: Record<string, unknown>;
+  /** A table's global secondary indexes: by name, their key attributes and projection (`gsi1pk/gsi1sk KEYS_ONLY`). */
+  indexes?: Record<string, string>;
 }
 
 export interface StackDigest {
@@ -45,6 +47,21 @@ interface TemplateResource {
 interface Template {
   Resources: Record<string, TemplateResource>;
 }
+
+interface IndexProperty {
+  IndexName: string;
+  KeySchema: { AttributeName: string }[];
+  Projection?: { ProjectionType?: string };
+}
+
+/** What of a global secondary index CloudFormation cannot change in place: its keys and projection. */
+export const indexDigest = (indexes: readonly IndexProperty[]): Record<string, string> =>
+  Object.fromEntries(
+    indexes.map((index) => [
+      index.IndexName,
+      `${index.KeySchema.map((key) => key.AttributeName).join('/')} ${index.Projection?.ProjectionType ?? 'ALL'}`,
+    ]),
+  );
 
 const readTemplate = (dir: string, file: string): Template =>
   JSON.parse(readFileSync(join(dir, file), 'utf8')) as Template;
@@ -112,6 +129,9 @@ const stackDigest = (root: PlacedTemplate, dir: string): StackDigest => {
           replacing: Object.fromEntries(
             replacing.flatMap((name) => (name in properties ? [[name, properties[name]]] : [])),
           ),
+          ...(resource.Type === 'AWS::DynamoDB::Table'
+            ? { indexes: indexDigest((properties.GlobalSecondaryIndexes ?? []) as IndexProperty[]) }
+            : {}),
         };
       }
       if (resource.Type === 'AWS::ApiGateway::Resource') {
@@ -164,7 +184,10 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
  *   replaced (a property whose change requires replacement changed);
  * - an API path or method that the update would create while the released one still holds it
  *   (CloudFormation creates before it deletes, so API Gateway refuses the second with "Another
- *   resource with the same parent already has this name" and the update rolls back).
+ *   resource with the same parent already has this name" and the update rolls back);
+ * - a table's global secondary index changed in place (its keys or projection), or more than one
+ *   created or deleted in one update: DynamoDB and CloudFormation refuse both, and the update
+ *   rolls back (a digest without indexes, from before they were kept, is not checked).
  * A stack only `next` has is a new deployment and loses nothing.
  */
 export const upgradeProblems = (released: AssemblyDigest, next: AssemblyDigest): string[] =>
@@ -174,11 +197,12 @@ export const upgradeProblems = (released: AssemblyDigest, next: AssemblyDigest):
     const stateful = Object.entries(before.stateful).flatMap(([key, resource]) => {
       const now = digest.stateful[key];
       if (!now) return [`${stack}: ${resource.type} ${key} would be removed (or replaced under a new logical id)`];
-      return Object.keys({ ...resource.replacing, ...now.replacing }).flatMap((property) =>
+      const replaced = Object.keys({ ...resource.replacing, ...now.replacing }).flatMap((property) =>
         same(resource.replacing[property], now.replacing[property])
           ? []
           : [`${stack}: ${resource.type} ${key} would be replaced: ${property} changes`],
       );
+      return [...replaced, ...indexProblems(`${stack}: ${resource.type} ${key}`, resource.indexes, now.indexes)];
     });
     const api = Object.entries(digest.api).flatMap(([path, key]) => {
       const holder = before.api[path];
@@ -188,6 +212,27 @@ export const upgradeProblems = (released: AssemblyDigest, next: AssemblyDigest):
     });
     return [...stateful, ...api];
   });
+
+const indexProblems = (
+  where: string,
+  before: Record<string, string> | undefined,
+  now: Record<string, string> | undefined,
+): string[] => {
+  if (!before || !now) return [];
+  const changed = Object.keys(now).filter((name) => name in before && before[name] !== now[name]);
+  const created = Object.keys(now).filter((name) => !(name in before));
+  const deleted = Object.keys(before).filter((name) => !(name in now));
+  return [
+    ...changed.map(
+      (name) => `${where}: global secondary index ${name} would change in place (${before[name]} to ${now[name]})`,
+    ),
+    ...(created.length + deleted.length > 1
+      ? [
+          `${where}: ${created.length + deleted.length} global secondary indexes would be created or deleted in one update (one at most)`,
+        ]
+      : []),
+  ];
+};
 
 /** What a release deploys in each region (every regional stack is the same), and which commit it was. */
 export interface ReleaseSnapshot {

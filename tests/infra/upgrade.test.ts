@@ -1,9 +1,11 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { indexesAtUpgradeStep, lastIndexUpgradeStep } from '../../infra/constructs/data-store';
 import { cloudAssemblyDir, isCloudAssemblyCurrent } from '../../infra/local/cloud-assembly';
 import {
   type AssemblyDigest,
   assemblyDigest,
+  indexDigest,
   readSnapshot,
   releaseSnapshotPath,
   releaseTemplatesDir,
@@ -33,8 +35,39 @@ describe('upgrading a deployment', () => {
     synthesized = assemblyDigest(cloudAssemblyDir);
   });
 
-  it('from the last release replaces or removes no stateful resource and creates no API path twice', () => {
-    expect(upgradeProblems(asDeployed(released.stack, synthesized), synthesized)).toEqual([]);
+  /** The synthesized digest with the table's indexes as at a step of the index upgrade (README "Deploying"). */
+  const atIndexStep = (step: number): AssemblyDigest =>
+    Object.fromEntries(
+      Object.entries(synthesized).map(([name, stack]) => {
+        const copy = structuredClone(stack);
+        for (const resource of Object.values(copy.stateful))
+          if (resource.type === 'AWS::DynamoDB::Table')
+            resource.indexes = indexDigest(
+              indexesAtUpgradeStep(step).indexes.map((index) => ({
+                IndexName: index.indexName,
+                KeySchema: [{ AttributeName: index.partitionKey }, { AttributeName: index.sortKey }],
+                Projection: { ProjectionType: index.projection },
+              })),
+            );
+        return [name, copy];
+      }),
+    );
+
+  it('from the last release replaces or removes no stateful resource and creates no API path twice; its indexes go step by step', () => {
+    // Straight to the keys-only indexes, the table would swap all twelve in one update, which DynamoDB refuses.
+    expect(upgradeProblems(asDeployed(released.stack, synthesized), synthesized)).toEqual(
+      Object.keys(synthesized).map((name) =>
+        expect.stringMatching(new RegExp(`^${name}: .* 12 global secondary indexes would be created or deleted`)),
+      ),
+    );
+    // With indexUpgradeStep 1 to 13, one deployment each, nothing is lost or refused.
+    const path = [
+      asDeployed(released.stack, synthesized),
+      ...Array.from({ length: lastIndexUpgradeStep }, (_, index) => atIndexStep(index + 1)),
+      synthesized,
+    ];
+    for (const [index, next] of path.entries())
+      if (index > 0) expect(upgradeProblems(path[index - 1] as AssemblyDigest, next)).toEqual([]);
   });
 
   it('keeps the table, buckets, queues, secrets and log groups of the last release in the digest it checks', () => {
@@ -89,6 +122,27 @@ describe('upgradeProblems', () => {
         (next.stateful['/Table'] as { replacing: Record<string, unknown> }).replacing.KeySchema = [];
       }),
     ).toEqual(['Region: AWS::DynamoDB::Table /Table would be replaced: KeySchema changes']);
+  });
+
+  it('finds a global secondary index changed in place, and more than one created or deleted in an update', () => {
+    const withIndexes = (indexes: Record<string, string>) => (next: StackDigest) => {
+      (next.stateful['/Table'] as { indexes?: Record<string, string> }).indexes = indexes;
+    };
+    const before = { gsi1: 'gsi1pk/gsi1sk ALL' };
+    const released: AssemblyDigest = { Region: structuredClone(stack) };
+    withIndexes(before)(released.Region as StackDigest);
+    const updated = (indexes: Record<string, string>) => {
+      const next = structuredClone(released.Region as StackDigest);
+      withIndexes(indexes)(next);
+      return upgradeProblems(released, { Region: next });
+    };
+    expect(updated({ gsi1: 'gsi1pk/gsi1sk KEYS_ONLY' })).toEqual([
+      'Region: AWS::DynamoDB::Table /Table: global secondary index gsi1 would change in place (gsi1pk/gsi1sk ALL to gsi1pk/gsi1sk KEYS_ONLY)',
+    ]);
+    expect(updated({ 'gsi1-keys': 'gsi1pk/gsi1sk KEYS_ONLY' })).toEqual([
+      'Region: AWS::DynamoDB::Table /Table: 2 global secondary indexes would be created or deleted in one update (one at most)',
+    ]);
+    expect(updated({ ...before, 'gsi1-keys': 'gsi1pk/gsi1sk KEYS_ONLY' })).toEqual([]);
   });
 
   it('finds a path or method created under another logical id or in another stack before the old one goes', () => {

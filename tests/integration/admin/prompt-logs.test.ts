@@ -30,9 +30,14 @@ describe('get-prompt-logs', () => {
     const pattern = new RegExp(`^${serviceId}/${conversationId}/[a-f0-9]{24}/\\d+-(system|history|metrics)$`);
     expect(names.every((name) => pattern.test(name))).toBe(true);
     for (const name of names) {
-      const logKey = name.replace(/-(system|history|metrics)$/, '');
-      for (const part of ['system', 'history', 'metrics']) expect(names).toContain(`${logKey}-${part}`);
-      expect(entries.get(name)).toBe(await storedObjectText(`prompt-logs/${orgId}/${name}`));
+      const [, logKey = '', part = ''] = /^(.*)-(system|history|metrics)$/.exec(name) ?? [];
+      for (const each of ['system', 'history', 'metrics']) expect(names).toContain(`${logKey}-${each}`);
+      // A turn's calls are stored together, beside its logs' keys.
+      const stored = JSON.parse(
+        await storedObjectText(`prompt-logs/${orgId}/${logKey.slice(0, logKey.lastIndexOf('/') + 1)}calls.json`),
+      ) as { calls: Record<string, string>[] };
+      const call = stored.calls.find((candidate) => candidate.key === `prompt-logs/${orgId}/${logKey}`);
+      expect(entries.get(name)).toBe(call?.[part]);
     }
     const metrics = names
       .filter((name) => name.endsWith('-metrics'))

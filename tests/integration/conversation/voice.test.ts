@@ -6,9 +6,16 @@ import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { decodeMp3, encodeMp3 } from '#shared/speech/mp3';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { api, apiUrl, type QueryValue, requestInit, streamEvents } from '../support/client';
-import { createService, type StreamedEvent, startConversation, typesOf } from '../support/conversations';
+import {
+  conversationEvents,
+  createService,
+  type StreamedEvent,
+  startConversation,
+  typesOf,
+} from '../support/conversations';
 import * as fixtures from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { storedItemSizesStartingWith } from '../support/table';
 
 /**
  * Voice in and out over HTTP with the built-in engines: the test speaks a phrase with eSpeak NG,
@@ -317,6 +324,48 @@ describe('create-conversation', () => {
     expect(JSON.parse(voice.text).detail).toMatch(/isl does not support voice/);
     // Nothing was left behind: the same user starts a text conversation.
     expect(text.status).toBe(201);
+  });
+});
+
+describe('get-conversation-events', () => {
+  it('stores a 30-second spoken sentence as events without audio and replays it whole, audio read back', async () => {
+    // Prepare: the greeting states the agent's role, one sentence of about 90 words.
+    const role = Array.from(
+      { length: 9 },
+      (_, index) => `who answers every question about order number ${index + 1} with care and patience`,
+    ).join(' and ');
+    const agentId = await fixtures.createAgent(admin, {
+      body: sampleAgentVersionBody({
+        identity: { ...sampleAgentVersionBody().identity, role } as AgentVersionBody['identity'],
+      }),
+    });
+    const machineId = await fixtures.createStateMachine(admin);
+    const { serviceId: talkative } = await fixtures.createService(admin, { agentId, stateMachineId: machineId });
+    const user = await createUserSession(admin, 'DefaultUserRole');
+
+    // Act
+    const streamed = await startConversation(
+      user,
+      { service_id: talkative },
+      { response_format: 'voice', audio_format: 'pcm' },
+    );
+    const replayed = await conversationEvents(user, streamed.conversationId);
+
+    // Assess
+    expect(streamed.status).toBe(201);
+    expect(streamed.events.at(-1)).toMatchObject({ type: 'interaction-complete' });
+    const seconds = audioPieces(streamed.events).reduce(
+      (total, piece) => total + Buffer.from(piece.message, 'base64').length / 2 / 16_000,
+      0,
+    );
+    expect(seconds).toBeGreaterThan(30);
+    // The replay gives the events as streamed, audio included.
+    expect(replayed.events).toEqual(streamed.events.filter((event) => 'event_id' in event));
+    // The table holds no audio: every item of the conversation stays small.
+    const items = await storedItemSizesStartingWith(`ORG#${user.orgId}#`);
+    const events = items.filter((item) => item.entity === 'conversation-event');
+    expect(events.length).toBeGreaterThan(0);
+    expect(Math.max(...items.map((item) => item.bytes))).toBeLessThan(64 * 1024);
   });
 });
 

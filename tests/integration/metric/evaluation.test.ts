@@ -172,8 +172,8 @@ describe('evaluate-metrics', () => {
         `^prompt-logs/${orgId}/${serviceId}/${conversation.conversationId}/${conversation.interactionIds[1]}/metric-${result.id}-$`,
       ),
     );
-    expect(await objectExists(`${result.judge.prompt_log_prefix}1-system`)).toBe(true);
-    expect(await objectExists(`${result.judge.prompt_log_prefix}1-history`)).toBe(true);
+    // The judge's calls are stored together under the prefix (the download gives each as `1-system`, `1-history`).
+    expect(await objectExists(`${result.judge.prompt_log_prefix}calls.json`)).toBe(true);
   });
 
   it('evaluates up to an interaction, as a result of its own, at the latest metric version', async () => {

@@ -15,29 +15,42 @@ const tableClient = (): DynamoDBDocumentClient => {
   );
 };
 
-/**
- * What the platform stored, read straight from its table. Tests only: a Scan reads the whole
- * table, which the product never does.
- */
-export const storedKeysStartingWith = async (
-  prefix: string,
-): Promise<{ pk: string; sk: string; entity?: string }[]> => {
+/** The items under a key prefix, read whole (or only `projection`) by a Scan. */
+const scanStartingWith = async (prefix: string, projection?: string): Promise<Record<string, unknown>[]> => {
   const { table } = harness();
   const client = tableClient();
-  const found: { pk: string; sk: string; entity?: string }[] = [];
+  const found: Record<string, unknown>[] = [];
   const pages = paginateScan(
     { client },
     {
       TableName: table.name,
       FilterExpression: 'begins_with(pk, :prefix)',
       ExpressionAttributeValues: { ':prefix': prefix },
-      ProjectionExpression: 'pk, sk, entity',
+      ProjectionExpression: projection,
     },
   );
-  for await (const page of pages) found.push(...((page.Items ?? []) as { pk: string; sk: string; entity?: string }[]));
+  for await (const page of pages) found.push(...(page.Items ?? []));
   client.destroy();
   return found;
 };
+
+/**
+ * What the platform stored, read straight from its table. Tests only: a Scan reads the whole
+ * table, which the product never does.
+ */
+export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: string; sk: string; entity?: string }[]> =>
+  (await scanStartingWith(prefix, 'pk, sk, entity')) as { pk: string; sk: string; entity?: string }[];
+
+/** The items under a key prefix with their size as JSON text (about DynamoDB's item size, a little over). */
+export const storedItemSizesStartingWith = async (
+  prefix: string,
+): Promise<{ pk: string; sk: string; entity?: string; bytes: number }[]> =>
+  (await scanStartingWith(prefix)).map((item) => ({
+    pk: String(item.pk),
+    sk: String(item.sk),
+    entity: item.entity as string | undefined,
+    bytes: Buffer.byteLength(JSON.stringify(item)),
+  }));
 
 /** A client of the local S3 server (s3rver accepts only its built-in key). */
 const bucketClient = (): S3Client => {

@@ -97,7 +97,7 @@ describe('startLocalAws (in memory)', () => {
           { AttributeName: index.partitionKey, KeyType: 'HASH' },
           { AttributeName: index.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
+        Projection: { ProjectionType: 'KEYS_ONLY' },
       })),
     );
     expect(TimeToLiveDescription).toMatchObject({ AttributeName: 'expires_at_epoch', TimeToLiveStatus: 'ENABLED' });
@@ -116,7 +116,7 @@ describe('startLocalAws (in memory)', () => {
     const { Items } = await dynamo().send(
       new QueryCommand({
         TableName: aws().tableName,
-        IndexName: 'gsi1',
+        IndexName: 'gsi1-keys',
         KeyConditionExpression: 'gsi1pk = :pk',
         ExpressionAttributeValues: { ':pk': 'AGENTS' },
       }),
@@ -124,7 +124,8 @@ describe('startLocalAws (in memory)', () => {
 
     // Assess
     expect(Item).toEqual(item);
-    expect(Items).toEqual([item]);
+    // The indexes hold keys only.
+    expect(Items).toEqual([{ pk: 'ORG#1', sk: 'AGENT#1', gsi1pk: 'AGENTS', gsi1sk: 'agent one' }]);
   });
 
   it('serves an uploaded object through a presigned GET URL to plain fetch', async () => {
@@ -202,7 +203,7 @@ describe('startLocalAws (with a data directory)', () => {
     });
   }, 60_000);
 
-  it('adds indexes the definition gained since the kept table was created', async () => {
+  it("adds indexes the definition gained since the kept table was created, and drops the first schema's projected ones", async () => {
     // Prepare
     await withStack(dataDir, async (first, before) => {
       await before.dynamodb.send(new DeleteTableCommand({ TableName: first.tableName }));
@@ -213,10 +214,22 @@ describe('startLocalAws (with a data directory)', () => {
           AttributeDefinitions: [
             { AttributeName: 'pk', AttributeType: 'S' },
             { AttributeName: 'sk', AttributeType: 'S' },
+            { AttributeName: 'gsi1pk', AttributeType: 'S' },
+            { AttributeName: 'gsi1sk', AttributeType: 'S' },
           ],
           KeySchema: [
             { AttributeName: 'pk', KeyType: 'HASH' },
             { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+          GlobalSecondaryIndexes: [
+            {
+              IndexName: 'gsi1',
+              KeySchema: [
+                { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+                { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
           ],
         }),
       );

@@ -1,0 +1,162 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { addRegionalStacks } from '../../infra/stacks/regional-stacks';
+import { awsPrices } from './aws-prices';
+
+/**
+ * What the cost bench reads from the synthesized template of one region (the regional stack and
+ * its nested stacks, synthesized here with cdk.json's context and without bundling the functions,
+ * as the infra tests do): each function's memory size and architecture, the API's access log
+ * line, the share of requests traced, and the resources that cost money while nothing happens
+ * (the idle cost).
+ */
+interface Resource {
+  Type: string;
+  Properties?: Record<string, unknown>;
+}
+
+export interface FunctionSize {
+  memoryMb: number;
+  arm: boolean;
+}
+
+export interface IdleItem {
+  what: string;
+  count: number;
+  unitUsd: number;
+  usd: number;
+}
+
+export interface TemplateFacts {
+  stackName: string;
+  /** By the function name the local platform gives it (`classic-api-<group>`, `classic-api-<worker>-worker`). */
+  functions: Map<string, FunctionSize>;
+  /** The access log line's format (`$context.*` placeholders). */
+  accessLogFormat: string | undefined;
+  /** The share of requests traced: the sampling rule's fixed rate, else all (Lambda's default rule traces the first request of each second). */
+  traceSampleRate: number;
+  idle: IdleItem[];
+}
+
+const localNameOf = (description: unknown): string | undefined => {
+  const text = String(description ?? '');
+  const group = /^Endpoint group (\S+)$/.exec(text)?.[1];
+  if (group) return `classic-api-${group}`;
+  const worker = /^Consumer of the (\S+) queue$/.exec(text)?.[1];
+  return worker ? `classic-api-${worker}-worker` : undefined;
+};
+
+/** Every resource of the region's stack and of the nested stacks it names. */
+const regionResources = async (assemblyDir: string, stackName: string): Promise<Resource[]> => {
+  const files = await readdir(assemblyDir);
+  const nestedPrefix = stackName.replaceAll('-', '');
+  const templates = files.filter(
+    (file) =>
+      file === `${stackName}.template.json` ||
+      (file.startsWith(nestedPrefix) && file.endsWith('.nested.template.json')),
+  );
+  const resources: Resource[] = [];
+  for (const file of templates) {
+    const template = JSON.parse(await readFile(join(assemblyDir, file), 'utf8')) as {
+      Resources?: Record<string, Resource>;
+    };
+    resources.push(...Object.values(template.Resources ?? {}));
+  }
+  return resources;
+};
+
+/** An alarm is billed per metric it watches: a metric-math alarm for each metric it reads. */
+const alarmMetrics = (alarm: Resource): number => {
+  const metrics = alarm.Properties?.Metrics as { MetricStat?: unknown }[] | undefined;
+  return metrics ? metrics.filter((metric) => metric.MetricStat !== undefined).length : 1;
+};
+
+/** Synthesizes the app into a temporary directory, as `cdk synth` would but without bundling. */
+const synthesizedResources = async (stackName: string): Promise<Resource[]> => {
+  const outdir = await mkdtemp(join(tmpdir(), 'cost-bench-cdk-'));
+  try {
+    const { context } = JSON.parse(await readFile(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+      context: Record<string, unknown>;
+    };
+    const app = new App({ outdir, context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+    addRegionalStacks(app);
+    app.synth();
+    return await regionResources(outdir, stackName);
+  } finally {
+    await rm(outdir, { recursive: true, force: true });
+  }
+};
+
+export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateFacts> => {
+  const stackName = `ClassicApi-${region}`;
+  const resources = await synthesizedResources(stackName);
+  const ofType = (type: string) => resources.filter((resource) => resource.Type === type);
+  const functions = new Map<string, FunctionSize>();
+  for (const fn of ofType('AWS::Lambda::Function')) {
+    const name = localNameOf(fn.Properties?.Description);
+    if (!name) continue;
+    functions.set(name, {
+      memoryMb: Number(fn.Properties?.MemorySize ?? 128),
+      arm: (fn.Properties?.Architectures as string[] | undefined)?.includes('arm64') ?? false,
+    });
+  }
+  const stage = ofType('AWS::ApiGateway::Stage')[0];
+  const accessLogFormat = (stage?.Properties?.AccessLogSetting as { Format?: string } | undefined)?.Format;
+  const item = (what: string, count: number, unitUsd: number): IdleItem => ({
+    what,
+    count,
+    unitUsd,
+    usd: count * unitUsd,
+  });
+  const idle = [
+    item(
+      'CloudWatch alarm metrics',
+      ofType('AWS::CloudWatch::Alarm').reduce((sum, alarm) => sum + alarmMetrics(alarm), 0),
+      awsPrices.cloudwatchAlarmMonth.usd,
+    ),
+    item('CloudWatch dashboards', ofType('AWS::CloudWatch::Dashboard').length, awsPrices.cloudwatchDashboardMonth.usd),
+    item('Secrets Manager secrets', ofType('AWS::SecretsManager::Secret').length, awsPrices.secretMonth.usd),
+    item('KMS customer managed keys', ofType('AWS::KMS::Key').length, awsPrices.kmsKeyMonth.usd),
+    item(
+      'SQS queues polled by Lambda (empty receives, estimated)',
+      ofType('AWS::Lambda::EventSourceMapping').length,
+      awsPrices.sqsIdlePollsPerQueueMonth.usd,
+    ),
+  ].filter((entry) => entry.count > 0);
+  const rule = ofType('AWS::XRay::SamplingRule')[0]?.Properties?.SamplingRule as { FixedRate?: number } | undefined;
+  const traced = ofType('AWS::Lambda::Function').some(
+    (fn) => (fn.Properties?.TracingConfig as { Mode?: string } | undefined)?.Mode === 'Active',
+  );
+  const traceSampleRate = rule ? Number(rule.FixedRate ?? 0) : traced ? 1 : 0;
+  return { stackName, functions, accessLogFormat, traceSampleRate, idle };
+};
+
+/**
+ * The bytes of one access log line: the format with each `$context.*` variable replaced by a
+ * value of the length API Gateway writes for a typical request of the bench.
+ */
+export const accessLogLineBytes = (format: string | undefined): number => {
+  if (!format) return 0;
+  const typical: Record<string, string> = {
+    requestId: '6c1c2b6a-3f0e-4a57-9d4e-2f1b5c8e9a01',
+    extendedRequestId: 'K7v2rGxyIAMEbXw=',
+    requestTimeEpoch: '1764258000000',
+    'identity.sourceIp': '203.0.113.42',
+    'identity.userAgent': 'python-httpx/0.28.1',
+    httpMethod: 'POST',
+    resourcePath: '/v1/{organization}/conversation/{conversation_id}/interact',
+    path: '/prod/v1/acme/conversation/6748f0c2a1b2c3d4e5f60718/interact',
+    protocol: 'HTTP/1.1',
+    status: '200',
+    responseLength: '5120',
+    responseLatency: '1834',
+    integrationLatency: '1829',
+    'integration.status': '200',
+    'error.message': '-',
+    xrayTraceId: 'Root=1-6748f0c2-a1b2c3d4e5f607181a2b3c4d',
+  };
+  const line = format.replace(/\$context\.([A-Za-z.]+)/g, (_, name: string) => typical[name] ?? '-');
+  return Buffer.byteLength(line) + 1;
+};
