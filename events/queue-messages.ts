@@ -96,12 +96,75 @@ export const versionSetPromotionCompletedMessage = z.object({
   completed_at: z.string().describe('ISO 8601 time the promotion ended.'),
 });
 
+/** Who escalated a conversation: its user, the agent (a state or a dynamic behavior), or an operator. */
+export const escalationTrigger = z.enum(['user', 'agent', 'operator']);
+
+/** How an operator's stretch ended, as they said when handing back. */
+export const handbackOutcome = z.enum(['resolved', 'unresolved', 'needs-follow-up']);
+
+/**
+ * The conversation an operator event is about. These events go only to destinations that name
+ * them in `accepted_types` (the vendor SDKs' webhook parsers throw on types they do not know), and
+ * those of simulated conversations only to destinations that include them. `id` is the id of the
+ * operator action recorded in the conversation's audit trail, so a repeated send is dropped.
+ */
+const operatorEventScope = {
+  id: z.string().regex(/^[a-f0-9]{24}$/),
+  org_id: z.string(),
+  conversation_id: z.string(),
+  user_id: z.string().describe("The conversation's user."),
+  service_id: z.string(),
+  is_simulated: z
+    .literal(true)
+    .optional()
+    .describe('Present on events of simulated conversations, which reach only destinations that include them.'),
+};
+
+/** `conversation-escalation-requested`: a conversation awaits an operator. */
+export const conversationEscalationRequestedMessage = z.object({
+  type: z.literal('conversation-escalation-requested'),
+  ...operatorEventScope,
+  escalation_id: z.string(),
+  reason: z.string(),
+  triggered_by: escalationTrigger,
+  requested_by_user_id: z.string().nullable().describe('The user or operator who asked; null for the agent.'),
+  requested_at: z.string().describe('ISO 8601.'),
+  expires_at: z.string().describe('ISO 8601: unclaimed by then, the conversation returns to the agent.'),
+});
+
+/** `conversation-operator-joined`: an operator took a conversation over. */
+export const conversationOperatorJoinedMessage = z.object({
+  type: z.literal('conversation-operator-joined'),
+  ...operatorEventScope,
+  operator_user_id: z.string(),
+  operator_name: z.string(),
+  joined_at: z.string().describe('ISO 8601.'),
+  escalation_id: z.string().nullable().describe('The escalation answered; null when the operator stepped in unasked.'),
+  waited_ms: z.number().int().nullable().describe('How long the escalation waited; null without one.'),
+});
+
+/** `conversation-operator-left`: an operator handed a conversation back to the agent. */
+export const conversationOperatorLeftMessage = z.object({
+  type: z.literal('conversation-operator-left'),
+  ...operatorEventScope,
+  operator_user_id: z.string().describe('The operator who held it.'),
+  operator_name: z.string(),
+  handed_back_by_user_id: z.string().describe('Who handed it back: the holder, or another operator releasing it.'),
+  outcome: handbackOutcome,
+  joined_at: z.string().describe('ISO 8601.'),
+  left_at: z.string().describe('ISO 8601.'),
+  held_ms: z.number().int(),
+});
+
 /** Every webhook payload: the body a destination receives. */
 export const webhookEvent = z.discriminatedUnion('type', [
   conversationPostProcessingCompleteMessage,
   apiKeyExpirationSoonMessage,
   agentFrameworkResourceUpdatedMessage,
   versionSetPromotionCompletedMessage,
+  conversationEscalationRequestedMessage,
+  conversationOperatorJoinedMessage,
+  conversationOperatorLeftMessage,
 ]);
 
 /**

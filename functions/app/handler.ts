@@ -12,16 +12,30 @@ import {
   insightsPage,
   onboardingPage,
   opensConsole,
+  operatorConversationPage,
   preferencesPage,
   redirectPage,
   serviceDiagramPage,
   signInPage,
   webhookDeliveriesPage,
 } from '#shared/app/pages';
+import type { operatorNotices } from '#shared/app/schemas';
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
 import { finishConversation, interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
+import {
+  handBackConversationOperation,
+  sendOperatorGuidanceOperation,
+  sendOperatorMessageOperation,
+  takeOverConversationOperation,
+} from '#shared/conversation/operator-operations';
+import {
+  handBackConversation,
+  sendOperatorGuidance,
+  sendOperatorMessage,
+  takeOverConversation,
+} from '#shared/conversation/operators';
 import {
   createConversationOperation,
   getConversationEventsOperation,
@@ -31,7 +45,7 @@ import { authenticateRequest } from '#shared/http/authenticate';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
 import { config } from '#shared/kernel/config';
-import { ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
+import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
 import { getBrandingImage } from '#shared/organization/index';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
 import { signInWithEmailOperation } from '#shared/user/operations';
@@ -168,6 +182,30 @@ const sendMessage = async (
   });
 };
 
+/**
+ * An operator view's form: the API operation's domain function as the signed-in caller, in its
+ * rate-limit bucket, then back to the view; a 409 comes back as the view's `notice` (what was
+ * refused, said on the page) rather than an error page.
+ */
+const operatorAction = async (
+  input: BrowserRequest & { path: { conversation_id: string } },
+  csrfToken: string | undefined,
+  operation: { operationId: string; rateLimitPerMinute: number },
+  refused: (error: ConflictError) => (typeof operatorNotices)[number],
+  act: (orgId: string, caller: Caller) => Promise<unknown>,
+) => {
+  const { request, caller } = await signedInForm(input, csrfToken);
+  await limitAs(operation, caller, input.context);
+  const view = `${request.base}/console/operator/${input.path.conversation_id}`;
+  try {
+    await act(request.orgId, caller);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    return redirect(input.context, `${view}?notice=${refused(error)}`);
+  }
+  return redirect(input.context, view);
+};
+
 const page = (render: (request: AppRequest) => Promise<Html>) => async (input: BrowserRequest) =>
   htmlReply(await render((await browserOf(input)).request));
 
@@ -291,6 +329,49 @@ export const handler = streamHandler(
 
     'get-app-webhook-deliveries': (input) =>
       page((request) => webhookDeliveriesPage(request, input.path.webhook_destination_id))(input),
+
+    'get-app-operator-conversation': (input) =>
+      page((request) => operatorConversationPage(request, input.path.conversation_id, input.query.notice))(input),
+
+    'take-over-app-conversation': (input) =>
+      operatorAction(
+        input,
+        input.body.csrf_token,
+        takeOverConversationOperation,
+        () => 'taken',
+        (orgId, caller) => takeOverConversation(orgId, caller, input.path.conversation_id),
+      ),
+
+    'send-app-operator-message': (input) =>
+      operatorAction(
+        input,
+        input.body.csrf_token,
+        sendOperatorMessageOperation,
+        () => 'not-holder',
+        (orgId, caller) => sendOperatorMessage(orgId, caller, input.path.conversation_id, input.body.message),
+      ),
+
+    'send-app-operator-guidance': (input) =>
+      operatorAction(
+        input,
+        input.body.csrf_token,
+        sendOperatorGuidanceOperation,
+        () => 'busy',
+        (orgId, caller) => sendOperatorGuidance(orgId, caller, input.path.conversation_id, input.body.guidance),
+      ),
+
+    'hand-back-app-conversation': (input) =>
+      operatorAction(
+        input,
+        input.body.csrf_token,
+        handBackConversationOperation,
+        (error) => (error.retryAfterSeconds === undefined ? 'not-holder' : 'busy'),
+        (orgId, caller) =>
+          handBackConversation(orgId, caller, input.path.conversation_id, {
+            outcome: input.body.outcome,
+            note: input.body.note,
+          }),
+      ),
 
     'get-app-branding-image': async ({ path, context }) =>
       image(await getBrandingImage(path.organization, path.image), path.image, context),

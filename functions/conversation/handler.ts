@@ -4,6 +4,15 @@ import type {
   recommendResponsesOperation,
 } from '#shared/conversation/operations';
 import {
+  escalateConversation,
+  handBackConversation,
+  listOperatorActions,
+  listOperatorQueue,
+  sendOperatorGuidance,
+  sendOperatorMessage,
+  takeOverConversation,
+} from '#shared/conversation/operators';
+import {
   getInteractionInsights,
   getMessageSource,
   listConversations,
@@ -72,5 +81,33 @@ export const handler = httpHandler(
       await modifyConversationTags(path.organization, caller, path.conversation_id, body);
       return undefined;
     },
+
+    'escalate-conversation': ({ path, body, caller }) =>
+      escalateConversation(path.organization, caller, path.conversation_id, body.reason),
+
+    'take-over-conversation': ({ path, caller }) =>
+      takeOverConversation(path.organization, caller, path.conversation_id),
+
+    'send-operator-message': ({ path, body, caller }) =>
+      sendOperatorMessage(path.organization, caller, path.conversation_id, body.message),
+
+    'send-operator-guidance': ({ path, body, caller }) =>
+      sendOperatorGuidance(path.organization, caller, path.conversation_id, body.guidance),
+
+    'hand-back-conversation': ({ path, body, caller }) =>
+      handBackConversation(path.organization, caller, path.conversation_id, body),
+
+    'get-operator-queue': ({ path, query, caller }) =>
+      listOperatorQueue(path.organization, caller, {
+        control: query.control,
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      }),
+
+    'get-conversation-operator-actions': ({ path, query, caller }) =>
+      listOperatorActions(path.organization, caller, path.conversation_id, {
+        limit: query.limit,
+        continuationToken: query.continuation_token,
+      }),
   }),
 );

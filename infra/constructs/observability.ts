@@ -22,6 +22,8 @@ import { Construct } from 'constructs';
 import {
   businessMetric,
   errorDimensions,
+  escalationTriggerValues,
+  operatorMetric,
   serviceIdDimension,
   turnLatencyMetrics,
   turnMetric,
@@ -166,6 +168,35 @@ export class Observability extends Construct {
       graph('Turn cost (USD)', [
         new MathExpression({ expression: `SUM(${turnSearch(turnMetric.cost, 'Sum')})`, period, label: 'cost' }),
       ]),
+    );
+
+    // Operators: escalations by who asked (and those that expired unclaimed), how long conversations
+    // waited for an operator, and how long operators held them.
+    const search = (metricName: string, statistic: string): string =>
+      `SEARCH('{${props.metricsNamespace},service} MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`;
+    const percentiles = (title: string, metricName: string): GraphWidget =>
+      graph(
+        title,
+        (['p50', 'p99'] as const).map(
+          (statistic) =>
+            new MathExpression({ expression: `MAX(${search(metricName, statistic)})`, period, label: statistic }),
+        ),
+      );
+    dashboard.addWidgets(
+      new TextWidget({ markdown: '# Operators', width: 24, height: 1 }),
+      graph('Escalations', [
+        ...escalationTriggerValues.map(
+          (trigger) =>
+            new MathExpression({
+              expression: `SUM(SEARCH('{${props.metricsNamespace},service,trigger} MetricName="${operatorMetric.escalations}" trigger="${trigger}"', 'Sum', ${period.toSeconds()}))`,
+              period,
+              label: `by the ${trigger}`,
+            }),
+        ),
+        total(operatorMetric.escalationsExpired, 'expired unclaimed'),
+      ]),
+      percentiles('Time to take over (ms, p50, p99)', operatorMetric.takeOverWaitMs),
+      percentiles('Time under an operator (ms, p50, p99)', operatorMetric.heldMs),
     );
 
     for (const [group, fn] of props.apiFunctions) {

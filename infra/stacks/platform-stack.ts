@@ -61,13 +61,20 @@ const access = {
     agent: { table: 'readWrite', signingKey: true, sendTo: ['webhook'] },
     // Promotions start their gate run (queued simulated conversations) and the promotion's own look on the simulation queue.
     service: { table: 'readWrite', signingKey: true, sendTo: ['webhook', 'simulation'] },
-    // Writes prompt logs for the model calls it makes (suggestions).
-    conversation: { table: 'readWrite', signingKey: true, sendTo: ['analysis'], bucket: 'readWrite', models: true },
-    // Keeps the raw audio of voice messages; runs the tools the state machine calls.
+    // Writes prompt logs for the model calls it makes (suggestions); announces operator events to webhooks.
+    conversation: {
+      table: 'readWrite',
+      signingKey: true,
+      sendTo: ['analysis', 'webhook'],
+      bucket: 'readWrite',
+      models: true,
+    },
+    // Keeps the raw audio of voice messages; runs the tools the state machine calls; announces the
+    // escalations a state or a dynamic behavior asks for.
     'conversation-stream': {
       table: 'readWrite',
       signingKey: true,
-      sendTo: ['analysis'],
+      sendTo: ['analysis', 'webhook'],
       bucket: 'readWrite',
       models: true,
       speech: true,
@@ -80,11 +87,12 @@ const access = {
     // Writes the prompt logs of the judge calls it makes.
     metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
     webhook: { table: 'readWrite', signingKey: true },
-    // The web app: pages over the domain functions, chat turns (models, prompt logs, analysis, tools), sign-in e-mails.
+    // The web app: pages over the domain functions, chat turns (models, prompt logs, analysis, tools), sign-in e-mails,
+    // the operator view's actions (announced to webhooks).
     app: {
       table: 'readWrite',
       signingKey: true,
-      sendTo: ['analysis'],
+      sendTo: ['analysis', 'webhook'],
       bucket: 'readWrite',
       models: true,
       email: true,

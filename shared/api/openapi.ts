@@ -171,6 +171,9 @@ export const openApiDocument = (operations: readonly Operation[], info: { title:
       summary: operation.summary,
       tags: [operation.tag],
       ...(operation.deprecated ? { deprecated: true } : {}),
+      ...(operation.platformExtension
+        ? { description: 'A platform extension: not in the reference API.', 'x-platform-extension': true }
+        : {}),
       parameters: [
         ...parametersOf('path', operation.request.path, names),
         ...parametersOf('query', operation.request.query),

@@ -2,6 +2,7 @@ import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
 import { appOperations } from '../app/operations';
 import { conversationOperations } from '../conversation/operations';
+import { operatorOperations } from '../conversation/operator-operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
 import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
 import type { Operation } from '../kernel/operation';
@@ -31,6 +32,7 @@ export const routeOperations = [
   ...roleOperations,
   ...conversationOperations,
   ...conversationStreamOperations,
+  ...operatorOperations,
   ...dynamicBehaviorSetOperations,
   ...metricOperations,
   ...webhookOperations,

@@ -27,8 +27,12 @@ interface PageForm extends PageElement {
   querySelector(selector: 'input[name="csrf_token"]'): { value: string } | null;
   requestSubmit(): void;
 }
+interface FollowedList extends PageElement {
+  dataset: Record<string, string | undefined>;
+}
 declare const document: {
   querySelectorAll(selector: 'form[data-stream]'): Iterable<PageForm>;
+  querySelector(selector: 'ol[data-follow]'): FollowedList | null;
   getElementById(id: 'record'): RecordButton | null;
   getElementById(id: 'speak_replies'): Checkbox | null;
   getElementById(id: string): PageElement | null;
@@ -178,6 +182,70 @@ export function enhancePage(wavOf: typeof encodeWav): void {
     });
   }
 
+  // Whether a turn of this page is streaming: the follower (below) leaves the transcript to it.
+  let turnRunning = false;
+  let stopFollowing: (() => void) | undefined;
+  // The last event the transcript shows, where following resumes.
+  let followCursor: string | undefined;
+  const followed = document.querySelector('ol[data-follow]');
+  if (followed) void follow(followed);
+
+  /**
+   * Follows the conversation between the page's own turns (`data-follow`, the app's events
+   * endpoint, after `data-after`): an operator's message, or on the operator view the user's
+   * turns, appear as they are stored. A stream ends when the conversation is idle (while an
+   * operator holds it, it stays open for the next message); the page asks again after
+   * `data-interval` ms.
+   */
+  async function follow(list: FollowedList): Promise<void> {
+    const render = renderer(list, false);
+    const interval = Number(list.dataset.interval ?? 5000);
+    followCursor = list.dataset.after || undefined;
+    for (;;) {
+      if (!turnRunning && followCursor !== undefined) {
+        const controller = new AbortController();
+        stopFollowing = () => controller.abort();
+        try {
+          const response = await fetch(`${list.dataset.follow}?after=${encodeURIComponent(followCursor)}`, {
+            credentials: 'same-origin',
+            headers: { 'x-csrf-token': list.dataset.csrf ?? '' },
+            signal: controller.signal,
+          });
+          if (response.ok && response.body) {
+            await readEvents(response.body, (event) => {
+              if (turnRunning) return;
+              followCursor = String(event.event_id);
+              render(event);
+            });
+          }
+        } catch {
+          // Stopped for a turn of the page, or a network error: the next round reads on.
+        }
+        stopFollowing = undefined;
+      }
+      await new Promise((resolve) => setTimeout(resolve, interval));
+    }
+  }
+
+  /** Shows a turn's events in the transcript: the user's message, and the reply growing piece by piece. */
+  function renderer(transcript: PageElement, speak: boolean): (event: Record<string, unknown>) => void {
+    let agentBubble: PageElement | undefined;
+    return (event) => {
+      if (event.type === 'user-message-available') bubble(transcript, 'user', String(event.user_message));
+      if (event.type === 'new-message') {
+        agentBubble ??= bubble(transcript, 'agent', '');
+        const alignment = event.transcript_alignment as [number, string][] | null;
+        // A spoken piece is audio; its transcript is the alignment's characters.
+        if (alignment && speak) play(String(event.message));
+        agentBubble.textContent += alignment
+          ? alignment.map(([, character]) => character).join('')
+          : String(event.message);
+        if (event.stop === true) agentBubble = undefined;
+      }
+      if (event.type === 'interaction-complete' || event.type === 'error') agentBubble = undefined;
+    };
+  }
+
   function bubble(transcript: PageElement, sender: string, text: string): PageElement {
     const item = document.createElement('li');
     item.className = `message ${sender}`;
@@ -251,7 +319,9 @@ export function enhancePage(wavOf: typeof encodeWav): void {
     const csrfToken = form.querySelector('input[name="csrf_token"]')?.value ?? '';
     if (button) button.disabled = true;
     if (status) status.textContent = 'The agent is replying…';
-    let agentBubble: PageElement | undefined;
+    turnRunning = true;
+    stopFollowing?.();
+    const render = renderer(transcript, true);
     // The conversation's page: the message form names it, a started conversation announces it.
     let conversationUrl = form.dataset.conversation;
     let created = false;
@@ -267,17 +337,7 @@ export function enhancePage(wavOf: typeof encodeWav): void {
         conversationUrl = `${form.dataset.conversations}/${event.conversation_id}`;
         created = true;
       }
-      if (event.type === 'user-message-available') bubble(transcript, 'user', String(event.user_message));
-      if (event.type === 'new-message') {
-        agentBubble ??= bubble(transcript, 'agent', '');
-        const alignment = event.transcript_alignment as [number, string][] | null;
-        // A spoken piece is audio; its transcript is the alignment's characters.
-        if (alignment) play(String(event.message));
-        agentBubble.textContent += alignment
-          ? alignment.map(([, character]) => character).join('')
-          : String(event.message);
-        if (event.stop === true) agentBubble = undefined;
-      }
+      render(event);
       if (event.type === 'interaction-complete') completed = event.conversation_completed === true;
       if (event.type === 'error') failure = String(event.error_description);
       ended ||= event.type === 'interaction-complete' || event.type === 'error';
@@ -314,6 +374,11 @@ export function enhancePage(wavOf: typeof encodeWav): void {
       const eventsUrl = `${conversationUrl}/events?after=${encodeURIComponent(resumeAfter)}`;
       send = () => fetch(eventsUrl, { credentials: 'same-origin', headers: { 'x-csrf-token': csrfToken } });
     }
+    // Following resumes after the turn (ids sort by time).
+    if (lastEventId !== undefined && (followCursor === undefined || lastEventId > followCursor)) {
+      followCursor = lastEventId;
+    }
+    turnRunning = false;
     if (status) status.textContent = failure ?? '';
     if (!failure && created && conversationUrl) return window.location.assign(conversationUrl);
     if (!failure && completed) {

@@ -9,8 +9,12 @@ import {
   completeSignInQuery,
   conversationEventsQuery,
   csrfForm,
+  handBackForm,
   htmlContentType,
   htmlPage,
+  operatorGuidanceForm,
+  operatorMessageForm,
+  operatorViewQuery,
   preferencesForm,
   regressionTestForm,
   scriptHeaders,
@@ -253,6 +257,51 @@ export const getAppWebhookDeliveriesOperation = page({
   request: { path: webhookDeliveriesPath, headers: appHeaders },
 });
 
+/*
+ * The console's operator view (a platform extension, docs/operators.md): a conversation's live
+ * transcript with take over, reply, guidance and hand back. Each form stands in for the API's
+ * operator operation, in its rate-limit bucket, and comes back to the view (a refusal the view
+ * can explain comes back with its `notice`).
+ */
+export const getAppOperatorConversationOperation = page({
+  operationId: 'get-app-operator-conversation',
+  summary: "The operator view of a conversation: who has it, its transcript followed live, and the operator's actions",
+  path: '/app/{organization}/console/operator/{conversation_id}',
+  request: { path: appConversationPath, query: operatorViewQuery, headers: appHeaders },
+});
+
+export const takeOverAppConversationOperation = formPost({
+  operationId: 'take-over-app-conversation',
+  summary: 'Take the conversation over from the agent (operator view)',
+  path: '/app/{organization}/console/operator/{conversation_id}/take_over',
+  rateLimitPerMinute: 30,
+  request: { path: appConversationPath, headers: appHeaders, body: csrfForm, bodyType: 'form' },
+});
+
+export const sendAppOperatorMessageOperation = formPost({
+  operationId: 'send-app-operator-message',
+  summary: 'Send the user a message as the operator holding the conversation (operator view)',
+  path: '/app/{organization}/console/operator/{conversation_id}/messages',
+  rateLimitPerMinute: 60,
+  request: { path: appConversationPath, headers: appHeaders, body: operatorMessageForm, bodyType: 'form' },
+});
+
+export const sendAppOperatorGuidanceOperation = formPost({
+  operationId: 'send-app-operator-guidance',
+  summary: 'Tell the agent something the user does not see (operator view)',
+  path: '/app/{organization}/console/operator/{conversation_id}/guidance',
+  rateLimitPerMinute: 30,
+  request: { path: appConversationPath, headers: appHeaders, body: operatorGuidanceForm, bodyType: 'form' },
+});
+
+export const handBackAppConversationOperation = formPost({
+  operationId: 'hand-back-app-conversation',
+  summary: 'Hand the conversation back to the agent with an outcome and a note (operator view)',
+  path: '/app/{organization}/console/operator/{conversation_id}/hand_back',
+  rateLimitPerMinute: 30,
+  request: { path: appConversationPath, headers: appHeaders, body: handBackForm, bodyType: 'form' },
+});
+
 export const getAppBrandingImageOperation = defineOperation({
   operationId: 'get-app-branding-image',
   method: 'GET',
@@ -314,6 +363,11 @@ export const appOperations = [
   createAppRegressionTestOperation,
   getAppServiceDiagramOperation,
   getAppWebhookDeliveriesOperation,
+  getAppOperatorConversationOperation,
+  takeOverAppConversationOperation,
+  sendAppOperatorMessageOperation,
+  sendAppOperatorGuidanceOperation,
+  handBackAppConversationOperation,
   getAppBrandingImageOperation,
   getAppFaviconOperation,
   getAppScriptOperation,

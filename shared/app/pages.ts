@@ -1,4 +1,5 @@
 import { requireConversation } from '../conversation/conversations';
+import { lastEventIdOf } from '../conversation/event-replay';
 import { getConversationInsights, listConversations, listMessages } from '../conversation/queries';
 import { defaultMessageTypes } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';
@@ -14,7 +15,9 @@ import { getWebhookDeliveries, getWebhookDestinations } from '../webhook/destina
 import { stateMachineDiagram, tallyVisits } from './diagram';
 import { type Html, html } from './html';
 import { type AppRequest, layout } from './layout';
+import { operatorConversationContent, operatorQueueSection } from './operator-view';
 import { passRateChart } from './pass-rate-chart';
+import type { operatorNotices } from './schemas';
 import { recentRunCount, runPassRatesFor, simulatedCoverageFor } from './simulations';
 
 /**
@@ -123,10 +126,13 @@ export const onboardingPage = async (request: AppRequest): Promise<Html> => {
   );
 };
 
+/** How often an open conversation's page asks for messages that came between turns, when the last stream ended (ms). */
+export const chatFollowMs = 5_000;
+
 export const conversationPage = async (request: AppRequest, conversationId: string): Promise<Html> => {
   if (!request.caller) return signInPage(request);
   const caller = request.caller;
-  const [{ branding }, listed, messages] = await Promise.all([
+  const [{ branding }, listed, messages, lastEventId] = await Promise.all([
     brandingOf(request.orgId),
     listConversations(request.orgId, caller, {
       ids: [conversationId],
@@ -141,16 +147,21 @@ export const conversationPage = async (request: AppRequest, conversationId: stri
       limit: 200,
       continuationToken: 0,
     }),
+    lastEventIdOf(request.orgId, conversationId),
   ]);
   const conversation = listed.conversations[0];
   if (!conversation) throw new NotFoundError(`Conversation ${conversationId} does not exist.`);
   const { base } = request;
   const path = `${base}/conversations/${conversation.id}`;
+  // An open conversation is followed between turns: an operator's message arrives on its own.
+  const follow = conversation.is_finished
+    ? ''
+    : html` data-follow="${path}/events" data-after="${lastEventId ?? ''}" data-csrf="${request.csrfToken}" data-interval="${chatFollowMs}"`;
   return layout(
     request,
     branding,
     `Conversation of ${when(conversation.created_at)}`,
-    html`<ol id="transcript" class="transcript" aria-live="polite">${messages.messages.map(
+    html`<ol id="transcript" class="transcript" aria-live="polite"${follow}>${messages.messages.map(
       (message) =>
         html`<li class="message ${message.message_type === 'user-message' ? 'user' : 'agent'}">${message.message}</li>`,
     )}</ol><p id="chat-status" class="muted" role="status"></p>
@@ -211,8 +222,9 @@ export const consolePage = async (request: AppRequest): Promise<Html> => {
   if (!request.caller) return signInPage(request);
   const caller = requireConsole(request);
   const { base, orgId } = request;
-  const [{ branding }, services, conversations, webhooks, simulations] = await Promise.all([
+  const [{ branding }, queue, services, conversations, webhooks, simulations] = await Promise.all([
     brandingOf(orgId),
+    orNotPermitted(() => operatorQueueSection(request, caller)),
     orNotPermitted(async () => {
       const listed = await listServices(orgId, caller, { tags: [], sortBy: [], limit: 50, continuationToken: 0 });
       return listed.services.length === 0
@@ -255,7 +267,8 @@ export const consolePage = async (request: AppRequest): Promise<Html> => {
     request,
     branding,
     'Console',
-    html`<section aria-labelledby="services-heading"><h2 id="services-heading">Services</h2>${services}</section>
+    html`<section aria-labelledby="queue-heading"><h2 id="queue-heading">Operator queue</h2>${queue}</section>
+<section aria-labelledby="services-heading"><h2 id="services-heading">Services</h2>${services}</section>
 <section aria-labelledby="conversations-heading"><h2 id="conversations-heading">Recent conversations</h2>${conversations}</section>
 <section aria-labelledby="webhooks-heading"><h2 id="webhooks-heading">Webhook destinations</h2>${webhooks}</section>
 <section aria-labelledby="simulations-heading"><h2 id="simulations-heading">Simulation runs</h2>${simulations}</section>`,
@@ -284,7 +297,7 @@ export const insightsPage = async (request: AppRequest, conversationId: string):
     request,
     branding,
     'Conversation insights',
-    html`<p><a href="${request.base}/conversations/${conversationId}">The conversation's messages</a></p>
+    html`<p><a href="${request.base}/conversations/${conversationId}">The conversation's messages</a> · <a href="${request.base}/console/operator/${conversationId}">Operator view</a></p>
 ${regressionForm}
 ${interactions.length === 0 ? html`<p class="muted">No interactions yet.</p>` : ''}
 ${interactions.map((interaction, index) => {
@@ -313,6 +326,20 @@ ${interactions.map((interaction, index) => {
   }</section>`;
 })}`,
   );
+};
+
+export const operatorConversationPage = async (
+  request: AppRequest,
+  conversationId: string,
+  notice?: (typeof operatorNotices)[number],
+): Promise<Html> => {
+  if (!request.caller) return signInPage(request);
+  const caller = requireConsole(request);
+  const [{ branding }, { heading, content }] = await Promise.all([
+    brandingOf(request.orgId),
+    operatorConversationContent(request, caller, conversationId, notice),
+  ]);
+  return layout(request, branding, heading, content);
 };
 
 /** How many recent conversations of a service the diagram's shading counts. */

@@ -104,3 +104,28 @@ export const serviceDiagramPath = organizationPath.extend({
 export const webhookDeliveriesPath = organizationPath.extend({
   webhook_destination_id: objectId.describe('The identifier of the webhook destination.'),
 });
+
+/** What the operator view says after a form it posted was refused (a redirect back to it). */
+export const operatorNotices = ['taken', 'not-holder', 'busy', 'finished'] as const;
+export const operatorViewQuery = z.object({
+  notice: z
+    .enum(operatorNotices)
+    .optional()
+    .describe('Why the last action did not happen: taken by another operator, not held by you, busy, or finished.'),
+});
+
+export const operatorMessageForm = z.object({
+  csrf_token: csrfField,
+  message: z.string().trim().min(1).max(10_000).describe('What the operator tells the user.'),
+});
+
+export const operatorGuidanceForm = z.object({
+  csrf_token: csrfField,
+  guidance: z.string().trim().min(1).max(2000).describe('What the agent is told; the user does not see it.'),
+});
+
+export const handBackForm = z.object({
+  csrf_token: csrfField,
+  outcome: z.enum(['resolved', 'unresolved', 'needs-follow-up']).describe('How the operator left things.'),
+  note: z.string().trim().max(2000).default('').describe('What the operator concluded, for the agent.'),
+});

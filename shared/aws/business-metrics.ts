@@ -44,6 +44,22 @@ export const turnMetric = {
   cost: 'TurnCost',
 } as const;
 
+/**
+ * Operators (see the README's Operators): escalations by `trigger` (`user`, `agent`, `operator`),
+ * those that expired unclaimed, and how long conversations waited for an operator and were held.
+ */
+export const operatorMetric = {
+  escalations: 'Escalations',
+  escalationsExpired: 'EscalationsExpired',
+  /** From the escalation to an operator taking the conversation over. */
+  takeOverWaitMs: 'OperatorTakeOverWaitMs',
+  /** From an operator taking the conversation over to its handback. */
+  heldMs: 'OperatorHeldMs',
+} as const;
+
+/** Dimension values of `Escalations`. */
+export const escalationTriggerValues = ['user', 'agent', 'operator'] as const;
+
 /** The turn metrics graphed as latency percentiles. */
 export const turnLatencyMetrics = [
   turnMetric.totalMs,
@@ -132,4 +148,20 @@ export const recordTurnMetrics = (
 export const recordWebhookDeliveryLatency = (milliseconds: number): void => {
   const single = metrics.singleMetric();
   single.addMetric(businessMetric.webhookDeliveryLatency, MetricUnit.Milliseconds, milliseconds);
+};
+
+/** A conversation was escalated to an operator, by whom. */
+export const countEscalation = (trigger: (typeof escalationTriggerValues)[number]): void =>
+  count(operatorMetric.escalations, { trigger });
+
+/** An escalation nobody took returned its conversation to the agent. */
+export const countEscalationExpired = (): void => count(operatorMetric.escalationsExpired);
+
+/** How long the conversation waited for an operator (`takeOverWaitMs`) or was held by one (`heldMs`). */
+export const recordOperatorTime = (
+  name: typeof operatorMetric.takeOverWaitMs | typeof operatorMetric.heldMs,
+  milliseconds: number,
+): void => {
+  const single = metrics.singleMetric();
+  single.addMetric(name, MetricUnit.Milliseconds, Math.max(0, milliseconds));
 };

@@ -9,6 +9,7 @@ import { conversationLeases, conversations, conversationUserStates } from '../co
 import { conversationEvents } from '../conversation/event-repository';
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
+import { operatorActions, pendingReplies } from '../conversation/operator-repository';
 import { promptLogRoot } from '../conversation/prompt-log';
 import { voiceAudioRoot } from '../conversation/voice-audio';
 import type { Entity } from '../data/entity';
@@ -62,6 +63,8 @@ export const entityCatalog: readonly Entity[] = [
   messages,
   conversationEvents,
   conversationUserStates,
+  operatorActions,
+  pendingReplies,
   memories,
   userModels,
   behaviorSets,

@@ -29,6 +29,8 @@ import { type ConversationRecord, conversationRecord } from './schemas';
  *                 gsi1 CONVERSATION / {id}                    (all, creation order)
  *                 gsi2 CONVERSATION#USER#{user} / {id}        (a user's)
  *                 gsi3 CONVERSATION#SERVICE#{service} / {id}  (a service's)
+ *                 gsi4 CONVERSATION#OPERATOR_QUEUE / {0 pending|1 held}#{since}#{id}
+ *                                                             (only while escalated or held by an operator)
  *   lease         CONVERSATION#{id}  LEASE                    (TTL; one operation at a time)
  *   user state    CONVERSATION_USER  {user}#{service}         (unfinished-conversation guard, finished count)
  */
@@ -49,6 +51,17 @@ export const conversations = defineEntity({
       index: 'gsi3',
       partition: (of: { service_id: string }) => ['SERVICE', of.service_id],
       sort: (conversation) => conversation.id,
+    },
+    // Conversations awaiting an operator, then those an operator holds, each longest waiting first
+    // (`operator-repository.ts` puts a conversation in and takes it out).
+    operatorQueue: {
+      index: 'gsi4',
+      partition: () => ['OPERATOR_QUEUE'],
+      sort: (conversation) =>
+        conversation.control === 'operator'
+          ? `1#${conversation.operator?.joined_at}#${conversation.id}`
+          : `0#${conversation.escalation?.requested_at}#${conversation.id}`,
+      sparse: true,
     },
   },
   // Each conversation's partition goes whole, with its messages, interactions and lease.
@@ -267,11 +280,16 @@ export interface CommittedInteraction {
    */
   puts: (Item & PrimaryKey)[];
   addedMessages: number;
-  finalMessage: { id: string; text: string };
-  currentState: string;
+  finalMessage: { id: string | null; text: string };
+  /** Null only for an operator's message in a conversation whose opening never completed. */
+  currentState: string | null;
   interactionId: string;
   /** Give the lease back with the commit (the conversation goes on); else it stays held (finishing follows). */
   releaseLease: boolean;
+  /** The agent's notes (`agent_notes`) the interaction took into its working memory: removed from the conversation. */
+  consumedNotes?: string[];
+  /** Items the interaction used up (an operator's reply it delivered): each must still exist. */
+  deletes?: PrimaryKey[];
 }
 
 /**
@@ -291,6 +309,7 @@ export const commitInteraction = async (
     ExpressionAttributeValues: { ':lease': leaseId },
   };
   const conversationAt = committed.puts.length;
+  const notes = committed.consumedNotes ?? [];
   await transactWrite(
     [
       ...committed.puts.map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
@@ -299,8 +318,11 @@ export const commitInteraction = async (
           Key: conversationKey(orgId, id),
           UpdateExpression:
             'SET num_messages = num_messages + :added, current_state = :state, last_interaction_id = :interaction, ' +
-            'final_message = :final, final_message_id = :finalId',
+            `final_message = :final, final_message_id = :finalId${notes.length > 0 ? ` REMOVE ${notes.map((_, index) => `agent_notes.#note${index}`).join(', ')}` : ''}`,
           ConditionExpression: 'is_finished = :false',
+          ...(notes.length > 0
+            ? { ExpressionAttributeNames: Object.fromEntries(notes.map((note, index) => [`#note${index}`, note])) }
+            : {}),
           ExpressionAttributeValues: {
             ':added': committed.addedMessages,
             ':state': committed.currentState,
@@ -313,6 +335,7 @@ export const commitInteraction = async (
       },
       // Deleting the lease costs what checking it would: the separate release is saved.
       committed.releaseLease ? { Delete: leaseHeld } : { ConditionCheck: leaseHeld },
+      ...(committed.deletes ?? []).map((Key) => ({ Delete: { Key, ConditionExpression: 'attribute_exists(pk)' } })),
     ],
     (error) => {
       const failed = failedConditions(error);
@@ -371,7 +394,8 @@ export const finishConversationRecord = async (
       {
         Update: {
           Key: conversationKey(orgId, id),
-          UpdateExpression: 'SET is_finished = :true, finished_at = :at',
+          // A finished conversation leaves the operators' queue (whoever held it).
+          UpdateExpression: `SET is_finished = :true, finished_at = :at REMOVE ${conversations.indexAttributeNames('operatorQueue').join(', ')}`,
           ConditionExpression: 'is_finished = :false',
           ExpressionAttributeValues: { ':true': true, ':false': false, ':at': finishedAt },
         },

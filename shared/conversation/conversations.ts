@@ -43,6 +43,8 @@ import { interactionItem } from './interaction-repository';
 import { endIdleInterruption, interruptedError, takeConversationLease } from './interruptions';
 import { type KeptLease, keepLease } from './lease-keeper';
 import { messageItem, recentMessages } from './message-repository';
+import { escalateAfterTurn, withoutExpiredEscalation } from './operator-control';
+import { responderFor, type TurnResponder } from './operator-turns';
 import { createPromptLogger, interactionLogScope, type PromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
@@ -94,7 +96,7 @@ export const requireAuthorizedConversation = async (
   return conversation;
 };
 
-const alreadyFinished = (id: string) => new ConflictError(`Conversation ${id} is already finished.`);
+export const alreadyFinished = (id: string) => new ConflictError(`Conversation ${id} is already finished.`);
 
 /** A failed model call as the status clients see: 503 when retrying may help, else 502. */
 export const modelFailure = (error: LlmError): DomainError => {
@@ -200,6 +202,8 @@ interface Turn {
   promptLogger: PromptLogger;
   /** Stops the engine: the turn ended before it (its first write failed) or lost its lease. */
   stop: AbortController;
+  /** Who answers instead of the agent: an operator holding the conversation, or a holding line (`operator-turns.ts`). */
+  responder?: TurnResponder;
 }
 
 type TurnFields = Omit<Turn, 'lease' | 'journal' | 'promptLogger' | 'stop'>;
@@ -225,7 +229,9 @@ interface RunningEngine {
 
 const startEngine = (turn: Turn): RunningEngine => {
   const signal = AbortSignal.any([turn.lease.signal, turn.stop.signal]);
-  const textTurn = runTurn(turn.session, engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal));
+  const textTurn = turn.responder
+    ? turn.responder.run(turn.session, signal)
+    : runTurn(turn.session, engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal));
   const steps = turn.voice ? speakTurn(turn.conversation, textTurn, turn.voice, turn.meter) : textTurn;
   const first = steps.next();
   // Read by the stream; a turn that ends before its stream never reads it.
@@ -249,20 +255,24 @@ const storeTurn = async (
 ): Promise<number> => {
   const { conversation, interactionId } = turn;
   const orgId = conversation.org_id;
+  const operator = turn.responder?.operator();
   const message = (id: string, text: string, type: MessageRecord['message_type']): MessageRecord => ({
     id,
     conversation_id: conversation.id,
     interaction_id: interactionId,
     created_at: nowIso(),
-    sender: agentName,
+    sender: type === 'agent-message' && operator ? operator.name : agentName,
     message: text,
     format: type === 'agent-message' && turn.voice?.speaking ? 'voice' : 'text',
     message_type: type,
     message_metadata: [],
+    ...(type === 'agent-message' && operator ? { operator_user_id: operator.userId } : {}),
   });
   const thoughts = outcome.innerThoughts.map((thought) => message(thought.id, thought.content, 'agent-inner-thought'));
   const agentMessage = message(outcome.agentMessageId, outcome.agentMessage, 'agent-message');
-  const added = turn.newMessages.length + 1;
+  // An operator who did not answer in time leaves no message (`interaction-complete` says it was empty).
+  const answered = !turn.responder || outcome.agentMessage !== '';
+  const added = turn.newMessages.length + (answered ? 1 : 0);
   const invocation = outcome.triggeredDynamicBehavior
     ? behaviorInvocationItem(conversation, outcome.triggeredDynamicBehavior, {
         newMessages: turn.newMessages,
@@ -273,7 +283,7 @@ const storeTurn = async (
   const unstored = await turn.journal.unstored();
   await commitInteraction(conversation, turn.lease.leaseId, {
     puts: [
-      ...messageItems(orgId, [...thoughts, agentMessage]),
+      ...messageItems(orgId, [...thoughts, ...(answered ? [agentMessage] : [])]),
       interactionItem(orgId, {
         id: interactionId,
         conversation_id: conversation.id,
@@ -291,20 +301,27 @@ const storeTurn = async (
         engage_user_tool_call_logs: outcome.engageUserToolCallLogs,
         select_next_action_tool_call_logs: outcome.selectNextActionToolCallLogs,
         conversation_completed: outcome.completed,
+        ...(operator ? { operator_user_id: operator.userId } : {}),
         ...figures,
       }),
       ...(invocation ? [invocation] : []),
       ...(await eventItems(orgId, conversation.id, [...unstored, complete])),
     ],
     addedMessages: added,
-    finalMessage: { id: agentMessage.id, text: agentMessage.message },
+    finalMessage: answered
+      ? { id: agentMessage.id, text: agentMessage.message }
+      : { id: conversation.final_message_id, text: conversation.final_message },
     currentState: outcome.state.name,
     interactionId,
     releaseLease: !outcome.completed,
+    // The notes for the agent were in this turn's working memory (`loadSession`); it carries them on.
+    consumedNotes: Object.keys(conversation.agent_notes ?? {}),
+    deletes: turn.responder?.deletes(orgId),
   });
   turn.journal.storedWith(complete);
   countInteraction();
-  recordTurnMetrics(conversation.service_id, figures);
+  // An operator's wait is not the agent's latency.
+  if (!turn.responder) recordTurnMetrics(conversation.service_id, figures);
   return added;
 };
 
@@ -383,6 +400,7 @@ async function* streamTurn(
     const added = await storeTurn(turn, outcome, turn.session.agent.identity.name, figures, complete);
     ended = true;
     released = !outcome.completed;
+    await escalateAfterTurn(conversation, outcome.escalation);
     yield complete;
     if (outcome.completed) {
       const stored = { ...conversation, num_messages: conversation.num_messages + added };
@@ -627,8 +645,9 @@ export const interactWithConversation = async (
   let opening: ConversationEvent[];
   try {
     // Read again under the lease: the previous turn may have moved the conversation on.
-    const conversation = await requireConversation(orgId, conversationId, true);
-    if (conversation.is_finished) throw alreadyFinished(conversationId);
+    const read = await requireConversation(orgId, conversationId, true);
+    if (read.is_finished) throw alreadyFinished(conversationId);
+    const conversation = await withoutExpiredEscalation(read);
     const interactionId = newId();
     const newMessages = [
       ...externalEvents.map((event) =>
@@ -660,7 +679,17 @@ export const interactWithConversation = async (
         : [],
     );
     turn = beginTurn(
-      { conversation, session, interactionId, newMessages, caller, stream: input.stream, voice, meter },
+      {
+        conversation,
+        session,
+        interactionId,
+        newMessages,
+        caller,
+        stream: input.stream,
+        voice,
+        meter,
+        responder: responderFor(conversation),
+      },
       lease,
       opening.length,
     );

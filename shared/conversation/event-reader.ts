@@ -6,6 +6,7 @@ import { refreshCaller } from '../user/current-caller';
 import { getConversation } from './conversation-repository';
 import { eventVisibility, shownEvent, type VisibleConversation } from './event-visibility';
 import { getMessage } from './message-repository';
+import type { ConversationRecord } from './schemas';
 
 /** How often a replay following a conversation checks again that its caller may still read it (well within 10 s). */
 export const readerRecheckMs = 5_000;
@@ -13,6 +14,8 @@ export const readerRecheckMs = 5_000;
 /** A replay's reader: what it shows the caller, as the caller's authority stood when last checked. */
 export interface EventReader {
   shown(event: ConversationEvent): Promise<ConversationEvent | undefined>;
+  /** Whether an operator held the conversation when last read: their messages between turns come as interactions of their own. */
+  readonly operated: boolean;
   /**
    * This reader, or, once {@link readerRecheckMs} has passed, one for the caller and the
    * conversation as they are now; undefined once the caller may no longer read the conversation
@@ -24,7 +27,7 @@ export interface EventReader {
 export const readerNow = async (
   orgId: string,
   caller: Caller,
-  conversation: VisibleConversation,
+  conversation: VisibleConversation & Pick<ConversationRecord, 'control'>,
   agentActionType: TextPattern,
 ): Promise<EventReader> => {
   const checkedAt = Date.now();
@@ -32,6 +35,7 @@ export const readerNow = async (
   const typeOf = async (id: string) => (await getMessage(orgId, conversation.id, id, true))?.message_type;
   const reader: EventReader = {
     shown: (event) => shownEvent(visibility, event, typeOf),
+    operated: conversation.control === 'operator',
     current: async () => {
       if (Date.now() - checkedAt < readerRecheckMs) return reader;
       const [now, found] = await Promise.all([refreshCaller(caller), getConversation(orgId, conversation.id, true)]);

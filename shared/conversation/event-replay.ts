@@ -7,7 +7,7 @@ import { conversationAttributes, hasPermission } from '../kernel/permissions';
 import { getLease } from './conversation-repository';
 import { conversationNotFound, requireConversation } from './conversations';
 import { readerNow } from './event-reader';
-import { parseEventId, readEventsAfter, readRestOfItem } from './event-repository';
+import { lastStoredEvent, parseEventId, readEventsAfter, readRestOfItem } from './event-repository';
 import { endIdleInterruption, endOvertakenInteraction } from './interruptions';
 import { endsInteraction } from './turn-events';
 
@@ -15,6 +15,11 @@ import { endsInteraction } from './turn-events';
 const pageSize = 100;
 /** How often a follower looks for the next events of an interaction that is still running. */
 export const followIntervalMs = 250;
+/**
+ * How often a follower looks for an operator's next message between interactions (while an
+ * operator holds the conversation, the replay follows it past the end of the stored interactions).
+ */
+const operatorFollowIntervalMs = 1_000;
 /** How long a follower waits for more at most; then the stream ends and the client resumes from its last id. */
 const followForMs = 4 * 60_000;
 
@@ -100,23 +105,31 @@ export const getConversationEvents = async (
         }
         // A full page, or what ended an interaction to read: read on at once.
         if (contiguous === pageSize || overtakenJustEnded) continue;
+        // Whether every stored interaction has ended and none runs.
+        let idle = false;
         if (contiguous === page.length) {
-          if (ended) return;
-          const lease = await getLease(orgId, conversationId);
-          if (!lease?.held) {
-            // Nothing runs: an interaction left without its end was interrupted. It is ended in
-            // storage (once), and what ended it is read next; else the stored events are all there is.
-            if (interruptionEnded) return;
-            interruptionEnded = true;
-            await endIdleInterruption(orgId, conversationId).catch((error: unknown) => {
-              // Taken meanwhile: the new holder ends it, and the follower reads on.
-              if (!(error instanceof ConflictError)) throw error;
-            });
-            continue;
+          idle = ended;
+          if (!idle) {
+            const lease = await getLease(orgId, conversationId);
+            if (!lease?.held) {
+              // Nothing runs: an interaction left without its end was interrupted. It is ended in
+              // storage (once), and what ended it is read next; else the stored events are all there is.
+              if (!interruptionEnded) {
+                interruptionEnded = true;
+                await endIdleInterruption(orgId, conversationId).catch((error: unknown) => {
+                  // Taken meanwhile: the new holder ends it, and the follower reads on.
+                  if (!(error instanceof ConflictError)) throw error;
+                });
+                continue;
+              }
+              idle = true;
+            }
           }
+          // Unless an operator holds the conversation: their next message is an interaction of its own.
+          if (idle && !reader.operated) return;
         }
         if (Date.now() > deadline) return;
-        await sleep(followIntervalMs);
+        await sleep(idle ? operatorFollowIntervalMs : followIntervalMs);
         // Following acts on the caller's authority as it is now: it stops once they may no longer read the conversation.
         const current = await reader.current();
         if (!current) return;
@@ -125,3 +138,10 @@ export const getConversationEvents = async (
     })(),
   };
 };
+
+/**
+ * The id of the conversation's last stored event, where a page showing its stored messages starts
+ * following it (`after`). For a conversation the caller was already shown.
+ */
+export const lastEventIdOf = async (orgId: string, conversationId: string): Promise<string | undefined> =>
+  (await lastStoredEvent(orgId, conversationId))?.event_id;

@@ -23,7 +23,7 @@ import {
 } from './schemas';
 
 const headers = commonHeaders;
-const conversationPath = organizationPath.extend({
+export const conversationPath = organizationPath.extend({
   conversation_id: objectId.describe('The identifier of the conversation.'),
 });
 const interactionPath = conversationPath.extend({

@@ -17,6 +17,7 @@ import { conversationNotFound, requireAuthorizedConversation, requireConversatio
 import { mayReadInsights } from './event-visibility';
 import { getInteraction, listInteractions } from './interaction-repository';
 import { getMessage, queryMessages } from './message-repository';
+import { operatorControlOf } from './operator-control';
 import type {
   ConversationInstance,
   ConversationRecord,
@@ -37,11 +38,15 @@ interface ConversationVisibility {
   finalMessage(conversation: ConversationRecord): boolean;
   /** Service:GetVersionSet on the version set. */
   versionSet(conversation: ConversationRecord): boolean;
+  /** Conversation:Operate: who has the conversation (`operator_control`). */
+  operatorControl(conversation: ConversationRecord): boolean;
 }
 
 const visibilityFor = (caller: Caller): ConversationVisibility => {
   const listed = permissionCheck(caller, 'Conversation:GetConversation');
+  const operates = permissionCheck(caller, 'Conversation:Operate');
   return {
+    operatorControl: (conversation) => operates(conversationAttributes(conversation)),
     listed: (conversation) => listed(conversationAttributes(conversation)),
     finalMessage: (conversation) =>
       canReadMessage(caller, conversation, { id: conversation.final_message_id ?? '', message_type: 'agent-message' }),
@@ -75,6 +80,7 @@ export const conversationView = (
   version_set_info: visibility.versionSet(conversation) ? conversation.version_set_info : null,
   num_messages: conversation.num_messages,
   tags: conversation.tags,
+  ...(visibility.operatorControl(conversation) ? { operator_control: operatorControlOf(conversation) } : {}),
 });
 
 /** A conversation with the fields the caller may see, as `get-conversations` shows it to them. */
@@ -112,7 +118,8 @@ export const listConversations = async (orgId: string, caller: Caller, query: Co
   return pageBody('conversations', page, (conversation) => conversationView(conversation, visibility));
 };
 
-export const messageView = (message: MessageRecord): MessageInstance => ({
+/** A message as listed; which operator sent it is shown only to callers who operate the conversation. */
+export const messageView = (message: MessageRecord, showOperator = false): MessageInstance => ({
   id: message.id,
   interaction_id: message.interaction_id,
   created_at: message.created_at,
@@ -121,6 +128,9 @@ export const messageView = (message: MessageRecord): MessageInstance => ({
   format: message.format,
   message_type: message.message_type,
   message_metadata: message.message_metadata,
+  ...(message.operator_user_id
+    ? { from_operator: true as const, ...(showOperator ? { operator_user_id: message.operator_user_id } : {}) }
+    : {}),
 });
 
 export interface MessagesQuery {
@@ -150,7 +160,8 @@ export const listMessages = async (orgId: string, caller: Caller, conversationId
     limit: query.limit,
     continuationToken: query.continuationToken,
   });
-  return pageBody('messages', page, messageView);
+  const showOperator = hasPermission(caller, 'Conversation:Operate', conversationAttributes(conversation));
+  return pageBody('messages', page, (message) => messageView(message, showOperator));
 };
 
 /** Needs insight into the conversation and read access to its state machine; reflections are filtered by message. */

@@ -3,6 +3,7 @@ import { postProcessingType } from '../../events/queue-messages';
 import { turnTimings, turnUsage, versionInfo } from '../../events/stream-events';
 import { maxPatternLength } from '../kernel/caller-patterns';
 import { objectId, pagedResponse, timestamp } from '../kernel/schemas';
+import { whilePendingModes } from '../service/schemas';
 import { toolMock } from '../tool/schemas';
 
 const llmPreference = z.looseObject({ llm_name: z.string() });
@@ -21,6 +22,37 @@ export const simulationSource = z.object({
   run_index: z.number().int(),
 });
 export type SimulationSource = z.infer<typeof simulationSource>;
+
+/**
+ * Who answers the user: the agent, the agent while an escalation waits for an operator
+ * (`pending_operator`), or an operator who took the conversation over (`operator.ts`).
+ */
+export const controlModes = ['agent', 'pending_operator', 'operator'] as const;
+export type ControlMode = (typeof controlModes)[number];
+
+export const escalationTriggers = ['user', 'agent', 'operator'] as const;
+export type EscalationTrigger = (typeof escalationTriggers)[number];
+
+/** An escalation: why, who asked, when, and what happens until someone takes over (the service's setting then). */
+export const escalationRecord = z.object({
+  id: z.string(),
+  reason: z.string(),
+  triggered_by: z.enum(escalationTriggers),
+  /** The user or operator who asked; null when the agent did. */
+  requested_by_user_id: z.string().nullable(),
+  requested_at: z.string(),
+  /** Unclaimed by then, the conversation returns to the agent (found on its next turn). */
+  expires_at: z.string(),
+  while_pending: z.enum(whilePendingModes),
+  holding_message: z.string().nullable(),
+});
+export type EscalationRecord = z.infer<typeof escalationRecord>;
+
+/** The operator holding a conversation. */
+export const operatorHolder = z.object({ user_id: z.string(), name: z.string(), joined_at: z.string() });
+export type OperatorHolder = z.infer<typeof operatorHolder>;
+
+export const workingMemoryEntry = z.object({ content: z.string(), context: z.string() });
 
 export const conversationRecord = z.object({
   id: z.string(),
@@ -50,6 +82,17 @@ export const conversationRecord = z.object({
   tool_mocks: z.array(toolMock).optional(),
   /** A simulated conversation's clock: it started at this time (the scenario's `conversation_starts_at`), not at `created_at`. */
   clock_starts_at: z.string().optional(),
+  /** Operators (`operator.ts`): absent while the agent has it; the escalation stays while an operator holds it. */
+  control: z.enum(controlModes).optional(),
+  escalation: escalationRecord.optional(),
+  operator: operatorHolder.optional(),
+  /** How many times the conversation was escalated. */
+  escalation_count: z.number().int().optional(),
+  /**
+   * Notes for the agent not seen yet (guidance, the note of a handback), by id (ids sort by time):
+   * the next agent turn adds them to its working memory and its commit removes them.
+   */
+  agent_notes: z.record(z.string(), workingMemoryEntry).optional(),
 });
 
 export type VersionSetInfo = z.infer<typeof versionSetInfo>;
@@ -81,8 +124,6 @@ export const stateTransitionLog = z.object({
   tool_call_logs: z.array(z.array(toolCallLog)),
 });
 
-export const workingMemoryEntry = z.object({ content: z.string(), context: z.string() });
-
 export const reflectionEntry = z.object({ message_id: z.string(), content: z.string() });
 
 export const interactionRecord = z.object({
@@ -103,6 +144,8 @@ export const interactionRecord = z.object({
   engage_user_tool_call_logs: z.array(z.array(toolCallLog)).default([]),
   select_next_action_tool_call_logs: z.array(z.array(toolCallLog)).default([]),
   conversation_completed: z.boolean(),
+  /** Answered by this operator, not the agent (the agent's state, memory and behavior carry on unchanged). */
+  operator_user_id: z.string().optional(),
   /** Interactions stored before turns were measured have neither. */
   timings: turnTimings.optional(),
   usage: turnUsage.optional(),
@@ -134,6 +177,8 @@ export const messageRecord = z.object({
   format: z.enum(['text', 'voice']),
   message_type: messageType,
   message_metadata: z.array(z.string()),
+  /** An operator's message to the user: an `agent-message` whose `sender` is the operator's name. */
+  operator_user_id: z.string().optional(),
 });
 
 export type MessageRecord = z.infer<typeof messageRecord>;
@@ -251,6 +296,19 @@ export const interactRequest = z
     path: ['external_event_message_timestamp'],
   });
 
+/** Who has a conversation and why (`operator.ts`), as shown to callers with Conversation:Operate on it. */
+export const operatorControlView = z.object({
+  control: z
+    .enum(controlModes)
+    .describe('Who answers the user: the agent, the agent awaiting an operator, an operator.'),
+  operator: operatorHolder.nullable().describe('The operator holding the conversation.'),
+  escalation: escalationRecord
+    .nullable()
+    .describe('The escalation waiting for an operator, or that the holding operator answered.'),
+  escalation_count: z.number().int().describe('How many times the conversation was escalated.'),
+});
+export type OperatorControlView = z.infer<typeof operatorControlView>;
+
 export const conversationInstance = z.object({
   id: z.string(),
   user_id: z.string(),
@@ -263,6 +321,9 @@ export const conversationInstance = z.object({
   version_set_info: versionSetInfo.nullable().describe('Null without Service:GetVersionSet on the version set.'),
   num_messages: z.number().int(),
   tags: z.record(z.string(), z.string().nullable()),
+  operator_control: operatorControlView
+    .optional()
+    .describe('A platform extension: only to callers with Conversation:Operate on the conversation.'),
 });
 
 export const messageInstance = z.object({
@@ -274,6 +335,14 @@ export const messageInstance = z.object({
   format: z.enum(['text', 'voice']),
   message_type: messageType,
   message_metadata: z.array(z.string()).optional(),
+  from_operator: z
+    .literal(true)
+    .optional()
+    .describe("A platform extension: an operator's message (an agent-message whose sender is the operator)."),
+  operator_user_id: z
+    .string()
+    .optional()
+    .describe('The operator who sent it; only to callers with Conversation:Operate on the conversation.'),
 });
 
 /** Where a voice message's raw audio can be fetched (the Python SDK validates all three fields). */

@@ -10,7 +10,7 @@ import type { EngineDependencies, EngineSession, HistoryEntry } from './engine/c
 import { getInteraction } from './interaction-repository';
 import { recentMessages } from './message-repository';
 import type { PromptLogger } from './prompt-log';
-import type { ConversationRecord, MessageRecord } from './schemas';
+import type { ConversationRecord, MessageRecord, WorkingMemoryEntry } from './schemas';
 import type { ConversationToolContext } from './tool-calls';
 import type { TurnMeter } from './turn-meter';
 
@@ -43,12 +43,25 @@ export const historyEntryOf = (message: MessageRecord): HistoryEntry | undefined
     case 'external-event':
       return { role: 'external-event', text: message.message };
     case 'agent-message':
-      return { role: 'agent', text: message.message };
+      // An operator's message is the agent's side of the conversation too, said as theirs.
+      return {
+        role: 'agent',
+        text: message.operator_user_id ? `[Operator ${message.sender}] ${message.message}` : message.message,
+      };
     default:
       // Inner thoughts reach the model as reflections and working memory, not as turns.
       return undefined;
   }
 };
+
+/**
+ * What operators left the agent since its last turn (guidance, the note of a handback), oldest
+ * first: working memory of this turn, which carries them on (its commit removes them here).
+ */
+const agentNotesOf = (conversation: ConversationRecord): WorkingMemoryEntry[] =>
+  Object.entries(conversation.agent_notes ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([, note]) => note);
 
 /** What is known about the user: the context they gave and their latest user models. */
 const userContextOf = async (orgId: string, userId: string): Promise<string[]> => {
@@ -91,7 +104,7 @@ export const loadSession = async (
     currentState: conversation.current_state ?? undefined,
     isReturningUser: options.isReturningUser,
     history: [...stored, ...options.newMessages].flatMap((message) => historyEntryOf(message) ?? []),
-    workingMemory: lastInteraction?.working_memory ?? [],
+    workingMemory: [...(lastInteraction?.working_memory ?? []), ...agentNotesOf(conversation)],
     reflections: lastInteraction?.reflections ?? [],
     userContext: conversation.clock_starts_at
       ? [`The current time is ${conversationClock(conversation)} (UTC).`, ...userContext]

@@ -70,6 +70,7 @@ export const getConversationEventsOperation = defineOperation({
   summary: "Resume or replay a conversation's stream",
   auth: 'required',
   streaming: true,
+  platformExtension: true,
   // A client reconnecting after each dropped connection; a replay costs a read per page of events.
   rateLimitPerMinute: 60,
   request: {

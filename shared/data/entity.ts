@@ -43,6 +43,11 @@ export interface IndexDeclaration<R, P> {
   /** Parts of the index's partition key; none: the entity's whole partition `ORG#{orgId}#{TOKEN}`. */
   partition?: (of: P) => KeyParts;
   sort: (record: R) => string;
+  /**
+   * Only some records are in the index (a queue): `item` leaves its attributes out, and the
+   * repository sets them (`indexAttributes`) when a record enters it and removes them when it leaves.
+   */
+  sparse?: true;
 }
 
 /** A uniqueness guard: one item per value, written with its record under `attribute_not_exists(pk)`. */
@@ -160,22 +165,28 @@ export const defineEntity = <
   };
   const erase = 'within' in declaration ? async (): Promise<void> => undefined : (declaration.erase ?? defaultErase);
 
-  /** The item to write for a record: its keys, `entity`, the record and its index attributes. */
-  const item = (orgId: string, record: Stored & P & K): Item & PrimaryKey => ({
-    ...key(orgId, record),
-    entity: name,
-    ...(record as Item),
-    ...Object.fromEntries(
-      Object.values(indexes).flatMap(({ index, partition: parts, sort }) => {
-        const definition = globalIndexes.find((candidate) => candidate.slot === index);
-        if (!definition) throw new Error(`unknown index ${index}`);
-        return [
-          [definition.partitionKey, partitionKeyOf(orgId, token, parts?.(record) ?? [])],
-          [definition.sortKey, sort(record)],
-        ];
-      }),
-    ),
-  });
+  const indexDefinition = (declared: IndexDeclaration<Stored, Stored>) => {
+    const definition = globalIndexes.find((candidate) => candidate.slot === declared.index);
+    if (!definition) throw new Error(`unknown index ${declared.index}`);
+    return definition;
+  };
+  /** The key attributes that put a record in an index. */
+  const keyAttributesOf = (orgId: string, declared: IndexDeclaration<Stored, Stored>, record: Stored): Item => {
+    const definition = indexDefinition(declared);
+    return {
+      [definition.partitionKey]: partitionKeyOf(orgId, token, declared.partition?.(record) ?? []),
+      [definition.sortKey]: declared.sort(record),
+    };
+  };
+
+  /** The item to write for a record: its keys, `entity`, the record and its (non-sparse) index attributes. */
+  const item = (orgId: string, record: Stored & P & K): Item & PrimaryKey => {
+    const written: Item & PrimaryKey = { ...key(orgId, record), entity: name, ...(record as Item) };
+    for (const declared of Object.values(indexes)) {
+      if (!declared.sparse) Object.assign(written, keyAttributesOf(orgId, declared, record));
+    }
+    return written;
+  };
 
   return {
     name,
@@ -266,6 +277,16 @@ export const defineEntity = <
         partition: partitionKeyOf(orgId, token, declared.partition?.(of) ?? []),
         ...rangeOf(range, ''),
       };
+    },
+
+    /** The attributes that put a record in index `name` (a sparse index's, set when the record enters it). */
+    indexAttributes: <N extends keyof I & string>(orgId: string, name: N, record: Stored): Item =>
+      keyAttributesOf(orgId, indexes[name] as IndexDeclaration<Stored, Stored>, record),
+
+    /** The names of index `name`'s key attributes (removed when a record leaves a sparse index). */
+    indexAttributeNames: <N extends keyof I & string>(name: N): [string, string] => {
+      const definition = indexDefinition(indexes[name] as IndexDeclaration<Stored, Stored>);
+      return [definition.partitionKey, definition.sortKey];
     },
 
     guardKey,

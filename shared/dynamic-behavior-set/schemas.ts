@@ -9,12 +9,21 @@ import { toolCallSpecInput, toolCallSpecRecord } from '../state-machine/schemas'
  * `change-tool-candidates`. Both are accepted and stored as `actions[]`; records show both.
  */
 
+/** A platform extension: a behavior that asks for a person (the conversation joins the operators' queue). */
+const escalationInput = z
+  .object({ reason: strippedText.max(1000).describe('Why a person is needed; shown to operators.') })
+  .nullish()
+  .describe(
+    'A platform extension: when the behavior is selected, the conversation is escalated to an operator with this reason.',
+  );
+
 const injectInstruction = z.object({
   type: z.literal('inject-instruction'),
   instruction: strippedText.max(10_000).describe('The instruction the agent follows while the behavior is selected.'),
   overrides_instructions: z
     .boolean()
     .describe("Whether the state's own guidelines and constraints are replaced (true) or kept (false)."),
+  escalation: escalationInput,
 });
 
 const changeToolCandidates = z.object({
@@ -97,6 +106,7 @@ const injectInstructionRecord = z.object({
   type: z.literal('inject-instruction'),
   instruction: z.string(),
   overrides_instructions: z.boolean(),
+  escalation: z.object({ reason: z.string() }).nullish(),
 });
 
 export const behaviorActionRecord = z.discriminatedUnion('type', [

@@ -499,6 +499,10 @@ export const streamHandler = (implementations: readonly Implementation[]) => {
   // Middy's type has the buffered signature; streamified, it takes the response stream second.
   const streamed = handler as unknown as StreamifyHandler<APIGatewayProxyEvent, void>;
   const lasting: StreamifyHandler<APIGatewayProxyEvent, void> = async (event, responseStream, context) => {
+    // A client may leave before the body's first byte (a follower of an idle conversation waits
+    // for its next event): the broken stream is the pipeline's to find when it starts, not an
+    // unhandled error of the process.
+    responseStream.on('error', () => undefined);
     try {
       await streamed(event, responseStream, context);
     } finally {

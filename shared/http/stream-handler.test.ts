@@ -31,6 +31,7 @@ const streamed = (operationId: string, path: string, contentType?: string) =>
     response: { status: 200, body: z.object({}), ...(contentType ? { contentType } : {}) },
   });
 const events = streamed('stream-events', '/v1/{organization}/events');
+const slow = streamed('stream-slowly', '/v1/{organization}/slow');
 const document = streamed('stream-document', '/v1/{organization}/document', 'application/json');
 
 /** Two items, failing where asked: a lazy check before the first, or a failure after it. */
@@ -41,12 +42,19 @@ async function* items(failure: Failure) {
   yield { type: 'second', n: 2 };
 }
 
+/** An event that comes after a while, as a follower of an idle conversation waits for one. */
+async function* late() {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  yield { type: 'late' };
+}
+
 const handler = streamHandler([
   implement(events, async ({ query }) => ({ events: items(query.fail as Failure) })),
+  implement(slow, async () => ({ events: late() })),
   implement(document, async ({ query }) => ({ bytes: jsonArrayDocument('results', items(query.fail as Failure)) })),
 ]) as unknown as (event: APIGatewayProxyEvent, stream: ResponseStream, context: unknown) => Promise<void>;
 
-const call = async (resource: '/events' | '/document', fail: Failure) => {
+const call = async (resource: '/events' | '/document' | '/slow', fail: Failure, leaveAfterMs?: number) => {
   let prelude: StreamPrelude | undefined;
   const chunks: Buffer[] = [];
   const stream = new ResponseStream({
@@ -69,6 +77,7 @@ const call = async (resource: '/events' | '/document', fail: Failure) => {
     isBase64Encoded: false,
     requestContext: { requestId: 'r1', path: `/v1/acme${resource}` },
   } as unknown as APIGatewayProxyEvent;
+  if (leaveAfterMs !== undefined) setTimeout(() => stream.destroy(new Error('the client disconnected')), leaveAfterMs);
   await handler(event, stream, lambdaContext('test', 10_000));
   return { status: prelude?.statusCode, text: Buffer.concat(chunks).toString('utf8') };
 };
@@ -80,6 +89,14 @@ const lines = (text: string) =>
     .map((line) => JSON.parse(line));
 
 describe('streamHandler', () => {
+  it('ends quietly when the client leaves before the first event', async () => {
+    // Act: an unhandled 'error' of the broken stream would fail the run.
+    const answer = call('/slow', 'none', 10);
+
+    // Assess: the handler ends with the broken stream's error, which the runtime expects of a client that left.
+    await expect(answer).rejects.toThrow('the client disconnected');
+  });
+
   it('answers a check the producer makes before its first event with that status and a detail body', async () => {
     // Act
     const answer = await call('/events', 'before-first');

@@ -63,6 +63,16 @@ export const config = {
     return value;
   },
   /**
+   * How long a user's turn waits for the reply of the operator holding the conversation: 20 s, at
+   * most a minute (well within the streamed function's timeout); tests shorten it.
+   */
+  get operatorReplyWaitMs(): number {
+    const value = Number(process.env.OPERATOR_REPLY_WAIT_MS ?? 20_000);
+    if (!Number.isInteger(value) || value < 1 || value > 60_000)
+      throw new Error('environment variable OPERATOR_REPLY_WAIT_MS must be an integer from 1 to 60000');
+    return value;
+  },
+  /**
    * How long a SQL query may run. The spec gives 30 s, but a buffered answer must leave API
    * Gateway's 29 s limit room for copying the organization's lake files, so 25 s (tests shorten it further).
    */

@@ -95,6 +95,11 @@ export interface Operation {
   auth: AuthMode;
   streaming?: boolean;
   deprecated?: boolean;
+  /**
+   * Not in the reference: this platform's own operation. The OpenAPI document marks it
+   * (`x-platform-extension`); the vendor's SDKs do not call it.
+   */
+  platformExtension?: true;
   /** Requests per minute per user, from the spec's limits table. */
   rateLimitPerMinute?: number;
   /**

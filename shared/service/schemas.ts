@@ -53,6 +53,48 @@ const keytermsInput = z
   )
   .max(20);
 
+/** What the agent does while an escalation waits for an operator: carries on, or answers each message with a set line. */
+export const whilePendingModes = ['agent-continues', 'holding-message'] as const;
+
+/** The service's operator settings (a platform extension; see the README's Operators). */
+export const operatorEscalationSettings = z
+  .object({
+    while_pending: z
+      .enum(whilePendingModes)
+      .default('agent-continues')
+      .describe('Until an operator takes over: the agent goes on, or says `holding_message` to each message.'),
+    holding_message: strippedText
+      .max(1000)
+      .nullish()
+      .transform((text) => text ?? null)
+      .describe('What the agent says while an escalation waits (required for holding-message).'),
+    unclaimed_after_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600)
+      .default(600)
+      .describe('An escalation nobody takes within this time returns the conversation to the agent.'),
+  })
+  .refine((settings) => settings.while_pending !== 'holding-message' || settings.holding_message !== null, {
+    message: 'holding-message needs a holding_message',
+    path: ['holding_message'],
+  });
+export type OperatorEscalationSettings = z.output<typeof operatorEscalationSettings>;
+
+/** The settings of a service that set none. */
+export const defaultOperatorEscalation: OperatorEscalationSettings = {
+  while_pending: 'agent-continues',
+  holding_message: null,
+  unclaimed_after_seconds: 600,
+};
+
+export const operatorEscalationRecord = z.object({
+  while_pending: z.enum(whilePendingModes),
+  holding_message: z.string().nullable(),
+  unclaimed_after_seconds: z.number().int(),
+});
+
 export const createServiceRequest = z.object({
   service_hierarchical_state_machine_id: objectId.describe('The ID of the state machine that this service uses.'),
   agent_id: objectId.describe('The ID of the agent that this service uses.'),
@@ -64,6 +106,9 @@ export const createServiceRequest = z.object({
     .describe('The release version set; when omitted it equals the edge version set.'),
   keyterms: keytermsInput.default([]).describe('Terms that audio transcription tends to get wrong in this service.'),
   tags: tagsInput.default({}).describe('The tags of this service.'),
+  operator_escalation: operatorEscalationSettings
+    .optional()
+    .describe('A platform extension: what happens while a conversation awaits an operator.'),
 });
 
 export const createServiceResponse = z.object({ id: z.string().describe('The ID of the newly created service.') });
@@ -78,6 +123,9 @@ export const updateServiceRequest = z.object({
     .describe('The ID of the state machine that this service uses. Only updated if not-null.'),
   tags: tagsInput.nullish().describe('The tags of this service. Only updated if not-null.'),
   keyterms: keytermsInput.nullish().describe('Transcription key terms. Only updated if not-null.'),
+  operator_escalation: operatorEscalationSettings
+    .nullish()
+    .describe('A platform extension: the operator settings. Only updated if not-null.'),
 });
 
 export const upsertVersionSetRequest = z.object({
@@ -94,6 +142,9 @@ export const serviceRecord = z.object({
   agent_id: z.string().describe('The ID of the agent that this service uses.'),
   tags: tagList.describe('The tags of the service.'),
   keyterms: z.array(z.string()).describe('Terms that audio transcription tends to get wrong in this service.'),
+  operator_escalation: operatorEscalationRecord.describe(
+    'A platform extension: what happens while a conversation awaits an operator.',
+  ),
   creator: creatorInfo.describe('The user who created the service.'),
   updated_by: creatorInfo.describe('The user who last updated the service.'),
 });

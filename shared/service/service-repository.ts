@@ -15,7 +15,7 @@ import {
 } from '../kernel/list-params';
 import { creatorInfo } from '../kernel/schemas';
 import { stateMachines } from '../state-machine/index';
-import { versionSetRecord } from './schemas';
+import { operatorEscalationRecord, versionSetRecord } from './schemas';
 
 /*
  * Entities (partition, then sort key):
@@ -37,6 +37,8 @@ const storedService = z.object({
   service_hierarchical_state_machine_id: z.string(),
   tags: z.record(z.string(), z.string().nullable()),
   keyterms: z.array(z.string()),
+  /** Services created before operators have none: `defaultOperatorEscalation`. */
+  operator_escalation: operatorEscalationRecord.optional(),
   version_sets: z.record(z.string(), versionSetRecord),
   /** Each version set's latest revision number (its history, `version-set-revision-repository.ts`); kept after a deletion. */
   version_set_revisions: z.record(z.string(), z.number().int()).default({}),

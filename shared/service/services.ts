@@ -13,12 +13,13 @@ import {
 } from '../kernel/permissions';
 import { stateMachines } from '../state-machine/index';
 import { announceFrameworkResourceChange } from '../webhook/events';
-import type {
-  CreateServiceRequest,
-  ServiceRecord,
-  UpdateServiceRequest,
-  VersionSetInput,
-  VersionSetRevisionRecord,
+import {
+  type CreateServiceRequest,
+  defaultOperatorEscalation,
+  type ServiceRecord,
+  type UpdateServiceRequest,
+  type VersionSetInput,
+  type VersionSetRevisionRecord,
 } from './schemas';
 import {
   type CompanionWrite,
@@ -142,6 +143,7 @@ export const createService = async (
     service_hierarchical_state_machine_id: machine.id,
     tags: request.tags,
     keyterms: request.keyterms,
+    ...(request.operator_escalation ? { operator_escalation: request.operator_escalation } : {}),
     version_sets: { [EDGE]: edgeVersionSet(), [RELEASE]: release },
     creator,
     updated_by: creator,
@@ -180,6 +182,7 @@ const serviceViews = async (orgId: string, services: StoredService[]): Promise<S
     agent_id: service.agent_id,
     tags: tagsAsList(service.tags),
     keyterms: service.keyterms,
+    operator_escalation: service.operator_escalation ?? defaultOperatorEscalation,
     creator: service.creator,
     updated_by: service.updated_by,
   }));
@@ -264,6 +267,9 @@ export const updateService = (
         patch.service_hierarchical_state_machine_id ?? current.service_hierarchical_state_machine_id,
       tags: patch.tags ?? current.tags,
       keyterms: patch.keyterms ?? current.keyterms,
+      ...((patch.operator_escalation ?? current.operator_escalation)
+        ? { operator_escalation: patch.operator_escalation ?? current.operator_escalation }
+        : {}),
       updated_by: creatorOf(caller),
       updated_at: nowIso(),
     };

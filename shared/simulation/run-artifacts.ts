@@ -37,7 +37,8 @@ const runPassed = (record: RunConversationRecord): boolean =>
   record.outcome !== null &&
   record.outcome.error === null &&
   record.outcome.ending !== 'max-interactions' &&
-  record.outcome.criteria.every((criterion) => criterion.passed);
+  record.outcome.criteria.every((criterion) => criterion.passed) &&
+  record.outcome.escalation?.passed !== false;
 
 const rate = (passed: number, total: number): number =>
   total === 0 ? 0 : Math.round((passed / total) * 10_000) / 10_000;
@@ -53,6 +54,12 @@ export const runSummary = (run: RunRecord, records: RunConversationRecord[]) => 
       passed,
       errored: runs.filter((record) => record.outcome?.ending === 'error').length,
       max_interactions_reached: runs.filter((record) => record.outcome?.ending === 'max-interactions').length,
+      ...(spec.expected_escalation === null
+        ? {}
+        : {
+            expected_escalation: spec.expected_escalation,
+            escalated: runs.filter((record) => record.outcome?.escalation?.escalated).length,
+          }),
       pass_rate: rate(passed, runs.length),
       criteria: spec.metrics_to_evaluate.map((wanted) => {
         const judged = runs.map((record) =>

@@ -74,6 +74,8 @@ export const storedUnitTestRunSpec = unitTestRunSpec.extend({
   /** The unit test's tool mocks and starting state, as when the run was created. */
   tool_mocks: z.array(toolMock).default([]),
   initial_state: z.string().nullable().default(null),
+  /** Whether each conversation must be escalated to an operator (a built-in check beside the metrics); null: not checked. */
+  expected_escalation: z.boolean().nullable().default(null),
 });
 export type StoredUnitTestRunSpec = z.infer<typeof storedUnitTestRunSpec>;
 
@@ -89,6 +91,11 @@ export const unitTestRunResult = z.object({
   metric_evaluation_results: z.array(runMetricResults),
   /** Per run index: null while the run has not errored. */
   run_errors: z.array(z.string().nullable()),
+  /**
+   * A platform extension, with the unit test's `expected_escalation`: per run index, whether the
+   * simulated conversation was escalated to an operator (null until it ended).
+   */
+  escalated: z.array(z.boolean().nullable()).optional(),
 });
 export type UnitTestRunResult = z.infer<typeof unitTestRunResult>;
 
@@ -152,6 +159,8 @@ export const runConversationRecord = z.object({
       interactions: z.number().int(),
       error: z.string().nullable(),
       criteria: z.array(criterionOutcome),
+      /** Whether the conversation was escalated to an operator, and whether that is what the unit test expects. */
+      escalation: z.object({ escalated: z.boolean(), passed: z.boolean() }).optional(),
       /** State machine coverage: the action states engaged and the transitions taken (`from -> to`). */
       visited_states: z.array(z.string()),
       transitions: z.array(z.string()),

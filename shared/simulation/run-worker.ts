@@ -2,7 +2,7 @@ import type { SimulateConversationMessage } from '../../events/queue-messages';
 import { logger } from '../aws/observability';
 import { queueSimulation } from '../aws/queues';
 import { requireConversation } from '../conversation/conversations';
-import type { InteractionRecord } from '../conversation/schemas';
+import type { ConversationRecord, InteractionRecord } from '../conversation/schemas';
 import { newId, nowIso } from '../kernel/ids';
 import { judgeSimulatedConversation } from '../metric/evaluation';
 import { resultPut } from '../metric/index';
@@ -95,6 +95,30 @@ const criteriaOutcomes = (
     ];
   });
 
+/** Per run index, whether the conversations were escalated, with this one's (when the unit test checks it). */
+const escalatedOf = (
+  result: RunRecord['unit_test_run_results'][number],
+  runIndex: number,
+  escalation: ConversationOutcome['escalation'],
+): { escalated?: (boolean | null)[] } => {
+  if (!escalation) return result.escalated ? { escalated: result.escalated } : {};
+  const known = result.escalated ?? result.run_errors.map(() => null);
+  return { escalated: known.map((value, index) => (index === runIndex ? escalation.escalated : value)) };
+};
+
+/**
+ * The unit test's built-in escalation check: whether the conversation was escalated to an operator
+ * (its `escalation_count`), and whether that is what the unit test expects. None when it checks nothing.
+ */
+const escalationOutcome = (
+  spec: StoredUnitTestRunSpec,
+  conversation: ConversationRecord | undefined,
+): ConversationOutcome['escalation'] => {
+  if (spec.expected_escalation === null || !conversation) return undefined;
+  const escalated = (conversation.escalation_count ?? 0) > 0;
+  return { escalated, passed: escalated === spec.expected_escalation };
+};
+
 /** The run with one more conversation's outcome counted: its results, failures, errors, and completion after the last. */
 export const withOutcome = (
   run: RunRecord,
@@ -103,7 +127,9 @@ export const withOutcome = (
 ): RunRecord => {
   const finished = run.finished_conversations + 1;
   const failedMetrics =
-    outcome.ending === 'max-interactions' || outcome.criteria.some((criterion) => !criterion.passed);
+    outcome.ending === 'max-interactions' ||
+    outcome.criteria.some((criterion) => !criterion.passed) ||
+    outcome.escalation?.passed === false;
   return {
     ...run,
     unit_test_run_results: run.unit_test_run_results.map((result) =>
@@ -122,6 +148,7 @@ export const withOutcome = (
               };
             }),
             run_errors: result.run_errors.map((error, index) => (index === place.runIndex ? outcome.error : error)),
+            ...escalatedOf(result, place.runIndex, outcome.escalation),
           },
     ),
     finished_conversations: finished,
@@ -211,10 +238,11 @@ export const simulateConversationStep = async (message: SimulateConversationMess
       return;
     }
     if (step.ending === 'cancelled') return;
+    const conversation = step.conversationId ? await requireConversation(orgId, step.conversationId, true) : undefined;
     const results =
-      step.conversationId && step.ending !== 'error'
+      conversation && step.ending !== 'error'
         ? await judgeSimulatedConversation(
-            await requireConversation(orgId, step.conversationId, true),
+            conversation,
             spec.metrics_to_evaluate.map((wanted) => ({
               metricId: wanted.metric_id,
               version: spec.metric_versions[wanted.metric_id] ?? 1,
@@ -222,11 +250,13 @@ export const simulateConversationStep = async (message: SimulateConversationMess
             { runId, unitTestId: message.unit_test_id, runIndex: message.run_index },
           )
         : [];
+    const escalation = escalationOutcome(spec, conversation);
     const outcome: ConversationOutcome = {
       ending: step.ending,
       interactions: step.interactions.length,
       error: step.ending === 'error' ? (step.error ?? 'The simulated conversation failed.') : null,
       criteria: criteriaOutcomes(spec, results, step.ending === 'max-interactions'),
+      ...(escalation ? { escalation } : {}),
       ...coverageOf(step.interactions),
       finished_at: nowIso(),
     };

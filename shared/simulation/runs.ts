@@ -265,6 +265,7 @@ const resolveSpec = async (
     metric_versions: metricVersions,
     tool_mocks: unitTest.tool_mocks,
     initial_state: unitTest.initial_state,
+    expected_escalation: unitTest.expected_escalation,
     persona: {
       name: persona.name,
       role: persona.role,

@@ -303,6 +303,11 @@ const initialState = z
   .describe(
     "The state of the service's state machine the simulated conversations start in; its initial state if null.",
   );
+const expectedEscalation = z
+  .boolean()
+  .describe(
+    'A platform extension: whether each simulated conversation must be escalated to an operator (true) or must not be (false); a conversation that does otherwise fails the unit test. Null: not checked.',
+  );
 
 export const createUnitTestRequest = z.object({
   name: strippedText.max(256).describe('The name of the unit test.'),
@@ -317,6 +322,7 @@ export const createUnitTestRequest = z.object({
   tool_mocks: toolMocks.default([]),
   user_variables: unitTestUserVariables.default({}),
   initial_state: initialState.nullish(),
+  expected_escalation: expectedEscalation.nullish(),
 });
 export type CreateUnitTestRequest = z.infer<typeof createUnitTestRequest>;
 
@@ -333,6 +339,7 @@ export const updateUnitTestRequest = z.object({
   tool_mocks: toolMocks.nullish(),
   user_variables: unitTestUserVariables.nullish(),
   initial_state: initialState.nullish().describe('Only updated if present; null starts in the initial state again.'),
+  expected_escalation: expectedEscalation.nullish().describe('Only updated if present; null checks nothing.'),
 });
 export type UpdateUnitTestRequest = z.infer<typeof updateUnitTestRequest>;
 
@@ -353,6 +360,10 @@ export const unitTestInstance = z.object({
   tool_mocks: z.array(toolMock).describe('Tools the simulated conversations never run.'),
   user_variables: z.record(z.string(), z.string()).describe("The simulated user's variables, over the persona's."),
   initial_state: z.string().nullable().describe('The state the simulated conversations start in.'),
+  expected_escalation: z
+    .boolean()
+    .nullable()
+    .describe('A platform extension: whether each simulated conversation must be escalated; null: not checked.'),
   is_deleted: z.boolean(),
   tags: tagList,
   creator: creatorInfo,

@@ -32,6 +32,7 @@ export const storedUnitTest = z.object({
   tool_mocks: z.array(toolMock).default([]),
   user_variables: z.record(z.string(), z.string()).default({}),
   initial_state: z.string().nullable().default(null),
+  expected_escalation: z.boolean().nullable().default(null),
   ...catalogRecordFields,
 });
 export type StoredUnitTest = z.infer<typeof storedUnitTest>;

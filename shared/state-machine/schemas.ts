@@ -120,6 +120,12 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
         .describe(
           'If true, the agent does not perform active memory retrieval at the start of an interaction in this state.',
         ),
+      escalation: z
+        .object({ reason: rules.text.describe('Why a person is needed; shown to operators.') })
+        .nullish()
+        .describe(
+          'A platform extension: when the agent engages the user in this state, the conversation is escalated to an operator (it joins their queue) with this reason. Not on the terminal state.',
+        ),
     })
     .describe(
       'A state with an objective and actions the agent performs towards it. The session stays here until one of the exit conditions is met.',

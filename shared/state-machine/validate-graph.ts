@@ -14,6 +14,7 @@ export type GraphProblemType =
   | 'referenced_machine_not_found'
   | 'terminal_state_has_exit_conditions'
   | 'terminal_state_action_count'
+  | 'terminal_state_escalates'
   | 'decision_without_exit_conditions'
   | 'recall_source'
   | 'invalid_version_constraint';
@@ -138,6 +139,14 @@ export const validateStateMachineGraph = (
         ['body', 'states', terminal.name, 'actions'],
         'terminal_state_action_count',
         `State '${terminal.name}' is the terminal state, so it must have exactly one action, but it has ${terminal.actions.length}.`,
+      );
+    }
+    // Reaching it finishes the conversation: no operator could take it over.
+    if (terminal.escalation) {
+      report(
+        ['body', 'states', terminal.name, 'escalation'],
+        'terminal_state_escalates',
+        `State '${terminal.name}' is the terminal state, which ends the conversation, so it cannot escalate to an operator.`,
       );
     }
   }

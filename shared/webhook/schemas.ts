@@ -1,12 +1,19 @@
 import { z } from 'zod';
 import { pagedResponse, timestamp } from '../kernel/schemas';
 
-/** The reference's `WebhookType`. */
+/**
+ * The reference's `WebhookType`, and this platform's own types. A destination receives only the
+ * types it names: the vendor SDKs' webhook parsers throw on a type they do not know, so a
+ * destination that did not name the operator events never gets them.
+ */
 export const webhookType = z.enum([
   'conversation-post-processing-complete',
   'api-key-expiration-soon',
   'agent-framework-resource-updated',
   'version-set-promotion-completed',
+  'conversation-escalation-requested',
+  'conversation-operator-joined',
+  'conversation-operator-left',
 ]);
 export type WebhookType = z.infer<typeof webhookType>;
 
@@ -19,7 +26,10 @@ export const retryAttempts = z
   .max(5)
   .describe('The number of attempts to retry sending the webhook event in case of failure.');
 
-export const acceptedTypes = z.array(webhookType).max(4).describe('A list of webhook types to receive.');
+export const acceptedTypes = z
+  .array(webhookType)
+  .max(webhookType.options.length)
+  .describe('A list of webhook types to receive.');
 
 const includeSimulated = z
   .boolean()

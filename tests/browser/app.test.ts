@@ -219,7 +219,9 @@ describe('the web app in a browser', () => {
     expect(statuses).toContain('Connection lost, reconnecting… (try 1 of 5)');
     expect(statuses.at(-1)).toBe('');
     expect(delivered.map((event) => event.type)).toEqual(['user-message-available', 'new-message', 'new-message']);
-    expect(resumes, 'the event ids the page resumed after').toEqual([delivered.at(-1)?.event_id]);
+    // The page also follows the conversation between its turns, from the last event it shows (none of these).
+    const withinTheTurn = resumes.filter((after) => delivered.some((event) => event.event_id === after));
+    expect(withinTheTurn, 'the event ids the page resumed after').toEqual([delivered.at(-1)?.event_id]);
     expect(await page.locator('#transcript .message.user').count()).toBe(messagesBefore + 1);
     expect(await page.locator('#transcript .message.agent').count()).toBe(repliesBefore + 1);
     const shown = await page.locator('#transcript .message.agent').last().textContent();
@@ -320,5 +322,63 @@ describe('the web app in a browser', () => {
     await console.locator('svg.diagram g.state.simulated').first().waitFor();
     await checkAccessibility(console);
     await screenshot(console, 'console-coverage');
+  });
+});
+
+describe('the operator view in a browser', () => {
+  it('lets an operator take over a conversation a user is chatting in, answer them live, and hand back', async () => {
+    // Prepare: the user chats in one page, and asks for a person (through the API, as their client would).
+    const userContext = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    const chat = await signInThroughOutbox(userContext, member.email);
+    await chat.getByRole('button', { name: 'Start' }).click();
+    await chat.waitForURL(/\/conversations\/[0-9a-f]{24}$/);
+    const conversationId = new URL(chat.url()).pathname.split('/').at(-1) as string;
+    const escalated = await api(`/v1/${orgId}/conversation/${conversationId}/operator/escalate`, {
+      token: member.token,
+      body: { reason: 'The user asks for a person.' },
+    });
+    expect(escalated.status, escalated.text).toBe(200);
+    const operatorContext = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+    const operator = await signInThroughOutbox(operatorContext, manager.email);
+
+    // Act: the operator finds the conversation in the console's queue and takes it over.
+    await operator.goto(appUrl('/console'));
+    await operator.locator(`tr[data-conversation="${conversationId}"] a`).click();
+    await operator.getByText('The user asks for a person.').waitFor();
+    await checkAccessibility(operator);
+    await operator.getByRole('button', { name: 'Take over' }).click();
+    await operator.getByText('Held by').waitFor();
+
+    // The user writes; the operator's page shows it live, and the operator answers.
+    await chat.fill('#message', 'Hello, is a person there?');
+    await chat.press('#message', 'Enter');
+    await operator.locator('#transcript .message.user', { hasText: 'Hello, is a person there?' }).waitFor();
+    await operator.fill('#operator_message', 'Yes, Grace here. What can I do for you?');
+    await operator.getByRole('button', { name: 'Send to the user' }).click();
+
+    // Assess: the user's page shows the operator's reply (in their turn's stream, or followed after it).
+    await chat.locator('#transcript .message.agent', { hasText: 'Yes, Grace here. What can I do for you?' }).waitFor();
+    await operator.locator('#transcript .message.operator', { hasText: 'Grace here' }).waitFor();
+    await checkAccessibility(operator);
+    await screenshot(operator, 'console-operator');
+
+    // Act: hand back; the agent answers the user's next message again.
+    await operator.selectOption('#outcome', 'resolved');
+    await operator.fill('#note', 'Answered the question about the person.');
+    await operator.getByRole('button', { name: 'Hand back to the agent' }).click();
+    await operator.getByText('The agent has this conversation.').waitFor();
+    await chat.locator('form[data-stream] button[type=submit]:not([disabled])').waitFor();
+    const repliesBefore = await chat.locator('#transcript .message.agent').count();
+    await chat.fill('#message', 'Thanks, what else can you do?');
+    await chat.press('#message', 'Enter');
+
+    // Assess
+    await chat.locator('#transcript .message.agent').nth(repliesBefore).waitFor();
+    await chat.locator('form[data-stream] button[type=submit]:not([disabled])').waitFor();
+    const answer = await chat.locator('#transcript .message.agent').last().textContent();
+    expect(answer).not.toBe('');
+    expect(answer).not.toContain('Grace');
+    await operator.locator('#transcript .message.user', { hasText: 'Thanks, what else can you do?' }).waitFor();
+    await Promise.all([userContext.close(), operatorContext.close()]);
   });
 });

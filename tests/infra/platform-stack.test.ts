@@ -6,7 +6,12 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { canonicalResourcePaths } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
-import { businessMetric, turnLatencyMetrics } from '#shared/aws/business-metrics';
+import {
+  businessMetric,
+  escalationTriggerValues,
+  operatorMetric,
+  turnLatencyMetrics,
+} from '#shared/aws/business-metrics';
 import { globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
 import { endpointGroups, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
 import { queueDefinitions } from '#shared/kernel/queues';
@@ -505,6 +510,31 @@ describe('platform stack', () => {
       }
     }
     for (const title of ['Turn tokens', 'Turn cost (USD)']) expect(body).toContain(title);
+
+    // Operators: escalations by trigger and expired, time to take over and time held, as p50 and p99.
+    for (const trigger of escalationTriggerValues) {
+      expect(body).toMatch(
+        new RegExp(
+          `SEARCH\\('\\{ClassicApi,service,trigger\\} MetricName=\\W+${operatorMetric.escalations}\\W+ trigger=\\W+${trigger}\\W`,
+        ),
+      );
+    }
+    expect(body).toMatch(
+      new RegExp(`SEARCH\\('\\{ClassicApi,service\\} MetricName=\\W+${operatorMetric.escalationsExpired}\\W`),
+    );
+    for (const [title, metricName] of [
+      ['Time to take over (ms, p50, p99)', operatorMetric.takeOverWaitMs],
+      ['Time under an operator (ms, p50, p99)', operatorMetric.heldMs],
+    ]) {
+      expect(body).toContain(title);
+      for (const statistic of ['p50', 'p99']) {
+        expect(body).toMatch(
+          new RegExp(
+            `MAX\\(SEARCH\\('\\{ClassicApi,service\\} MetricName=\\W+${metricName}\\W+', '${statistic}', 300\\)\\)`,
+          ),
+        );
+      }
+    }
 
     // The analytics lake's stream failures are alarmed too (tests/infra/analytics-lake.test.ts).
     template.resourceCountIs('AWS::CloudWatch::Alarm', queueDefinitions.length + 1 + 1);

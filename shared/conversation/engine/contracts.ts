@@ -133,6 +133,8 @@ export interface TurnOutcome {
   selectNextActionToolCallLogs: z.infer<typeof toolCallLog>[][];
   /** The terminal state was reached: the session is over. */
   completed: boolean;
+  /** The state engaged or the behavior applied asks for a person: the conversation is escalated once stored. */
+  escalation: { reason: string } | null;
 }
 
 export type EngineEvent = CurrentAgentActionEvent | NewMessageEvent;
@@ -148,4 +150,6 @@ export interface AppliedBehavior {
    * them when `overridesExisting`). Tool calling reads them through `withDynamicBehavior`.
    */
   toolCallSpecs?: { specs: ToolCallSpec[]; overridesExisting: boolean };
+  /** The behaviour asks for a person (an `inject-instruction` action's `escalation`). */
+  escalation?: { reason: string };
 }

@@ -66,8 +66,10 @@ const optionOf = (
 const appliedBehaviorOf = (candidate: DynamicBehaviorCandidate): AppliedBehavior => {
   const instructions = candidate.actions.flatMap((action) => (action.type === 'inject-instruction' ? [action] : []));
   const toolChanges = candidate.actions.flatMap((action) => (action.type === 'change-tool-candidates' ? [action] : []));
+  const escalation = instructions.find((action) => action.escalation)?.escalation;
   return {
     versionInfo: candidate.versionInfo,
+    ...(escalation ? { escalation: { reason: escalation.reason } } : {}),
     instruction: instructions.length === 0 ? undefined : instructions.map((action) => action.instruction).join('\n'),
     overridesInstructions: instructions.some((action) => action.overrides_instructions),
     toolCallSpecs:

@@ -155,6 +155,27 @@ describe('runTurn', () => {
     expect(outcome.transitions).toEqual([]);
   });
 
+  it('asks for a person when the state it engages the user in escalates', async () => {
+    // Prepare
+    const base = sampleStateMachineVersion();
+    const machine = {
+      ...base,
+      states: base.states.map((state) =>
+        state.name === 'greet' && state.type === 'action'
+          ? { ...state, exit_conditions: [], escalation: { reason: 'Greeting needs a person' } }
+          : state,
+      ),
+    };
+    const session = sessionOf({ machine, currentState: 'greet', history: said('Hello!', 'Hmm, the weather is nice') });
+
+    // Act
+    const { outcome } = await run(session);
+
+    // Assess
+    expect(outcome.state.name).toBe('greet');
+    expect(outcome.escalation).toEqual({ reason: 'Greeting needs a person' });
+  });
+
   it('completes the conversation when the terminal state is reached', async () => {
     // Prepare
     const session = sessionOf({
@@ -372,6 +393,32 @@ describe('dynamic behaviors in a turn', () => {
 
     // Assess
     expect(outcome.triggeredDynamicBehavior).toEqual(behaviorInfo);
+  });
+
+  it('asks for a person when the applied behavior escalates, and not otherwise', async () => {
+    // Prepare
+    const session = sessionOf({ machine, currentState: 'greet', history: said('Hello!', 'I want a refund please') });
+    const escalating: DynamicBehaviorCandidate = {
+      ...refundBehavior(false),
+      actions: [
+        {
+          type: 'inject-instruction',
+          instruction: 'Offer the refund form',
+          overrides_instructions: false,
+          escalation: { reason: 'Refunds need a person' },
+        },
+      ],
+    };
+
+    // Act
+    const [escalated, plain] = await Promise.all([
+      run(session, withSource([escalating])),
+      run(session, withSource([refundBehavior(false)])),
+    ]);
+
+    // Assess
+    expect(escalated.outcome.escalation).toEqual({ reason: 'Refunds need a person' });
+    expect(plain.outcome.escalation).toBeNull();
   });
 
   it('matches external events as it matches user messages', async () => {

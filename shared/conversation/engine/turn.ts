@@ -2,7 +2,7 @@ import { initialStateFor, isTerminal } from '../../state-machine/navigation';
 import type { ActionState, State } from '../../state-machine/schemas';
 import { engageUser, leaveActionState } from './action-state';
 import { annotate } from './annotation-state';
-import type { EngineDependencies, EngineEvent, EngineSession, TurnOutcome } from './contracts';
+import type { AppliedBehavior, EngineDependencies, EngineEvent, EngineSession, TurnOutcome } from './contracts';
 import { decide } from './decision-state';
 import { selectDynamicBehavior } from './dynamic-behavior';
 import { StateMachineInconsistentError } from './errors';
@@ -48,6 +48,12 @@ const passThrough = (state: Exclude<State, ActionState>, turn: TurnContext): Asy
   }
 };
 
+/** A person is asked for by the state the agent engaged the user in, else by the behaviour applied. */
+const escalationAsked = (state: ActionState, behavior: AppliedBehavior | null): { reason: string } | null => {
+  const asked = state.escalation ?? behavior?.escalation;
+  return asked ? { reason: asked.reason } : null;
+};
+
 /** Runs one turn; see the module comment. */
 export async function* runTurn(
   session: EngineSession,
@@ -87,5 +93,6 @@ export async function* runTurn(
     engageUserToolCallLogs: notes.engageUserToolCallLogs,
     selectNextActionToolCallLogs: notes.selectNextActionToolCallLogs,
     completed: isTerminal(machine, engaged.name),
+    escalation: escalationAsked(engaged, behavior),
   };
 }

@@ -1,16 +1,10 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, apiUrl, eventually } from '../support/client';
+import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createGrantedSession } from '../support/fixtures';
 import { createOrganization, rootSession, type Session } from '../support/identity';
+import { downloadPromptLogs } from '../support/prompt-logs';
 import { storedObjectText, storeObject } from '../support/table';
-
-const run = promisify(execFile);
 
 let orgId: string;
 let admin: Session;
@@ -24,35 +18,10 @@ beforeAll(async () => {
   await interact(admin, conversationId, 'I said I need help with my printer');
 });
 
-/** The zip's entries (unpacked by the standard `unzip`), by name. */
-const downloadZip = async (
-  session: Session,
-  prefix: string,
-): Promise<{ status: number; entries: Map<string, string> }> => {
-  const response = await fetch(apiUrl(`/v1/${orgId}/admin/get_prompt_logs/`, { prompt_log_prefix: prefix }), {
-    headers: { authorization: `Bearer ${session.token}` },
-  });
-  const bytes = Buffer.from(await response.arrayBuffer());
-  const entries = new Map<string, string>();
-  if (response.status !== 200) return { status: response.status, entries };
-  expect(response.headers.get('content-type')).toBe('application/zip');
-  const dir = await mkdtemp(join(tmpdir(), 'prompt-logs-'));
-  try {
-    await writeFile(join(dir, 'logs.zip'), bytes);
-    await run('unzip', ['-tq', join(dir, 'logs.zip')]);
-    const names = (await run('unzip', ['-Z1', join(dir, 'logs.zip')])).stdout.split('\n').filter(Boolean);
-    await run('unzip', ['-q', join(dir, 'logs.zip'), '-d', join(dir, 'out')]);
-    for (const name of names) entries.set(name, await readFile(join(dir, 'out', name), 'utf8'));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-  return { status: response.status, entries };
-};
-
 describe('get-prompt-logs', () => {
   it("streams a zip holding each log's system prompt, history and metrics, as stored", async () => {
     // Act
-    const { status, entries } = await downloadZip(admin, `${serviceId}/${conversationId}/`);
+    const { status, entries } = await downloadPromptLogs(admin, `${serviceId}/${conversationId}/`);
 
     // Assess
     expect(status).toBe(200);
@@ -90,7 +59,7 @@ describe('get-prompt-logs', () => {
     const auditor = await createGrantedSession(admin, [{ permission_name: 'Admin:GetPromptLogs', conditions: {} }]);
 
     // Act
-    const { status, entries } = await downloadZip(auditor, `${serviceId}/${conversationId}/`);
+    const { status, entries } = await downloadPromptLogs(auditor, `${serviceId}/${conversationId}/`);
 
     // Assess
     expect(status).toBe(200);
@@ -107,7 +76,7 @@ describe('get-prompt-logs', () => {
     await storeObject(`prompt-logs/${orgId}/${broken}system`, 'a system prompt whose history is missing');
 
     // Act
-    const { status, entries } = await downloadZip(admin, `${serviceId}/${conversationId}/`);
+    const { status, entries } = await downloadPromptLogs(admin, `${serviceId}/${conversationId}/`);
 
     // Assess: `unzip -t` passed inside downloadZip, so the archive is whole.
     expect(status).toBe(200);
@@ -136,10 +105,10 @@ describe('get-prompt-logs', () => {
     expect(finished.status).toBeLessThan(300);
 
     // Act
-    const starterLogs = await downloadZip(admin, `${serviceId}/starters/`);
+    const starterLogs = await downloadPromptLogs(admin, `${serviceId}/starters/`);
     const analysisLogs = await eventually(
       async () => {
-        const zip = await downloadZip(admin, `${serviceId}/${conversationId}/analysis/`);
+        const zip = await downloadPromptLogs(admin, `${serviceId}/${conversationId}/analysis/`);
         return zip.status === 200 ? zip : undefined;
       },
       30_000,
@@ -159,7 +128,7 @@ describe('get-prompt-logs', () => {
   it('answers 404 when no log matches the prefix, and 403 without Admin:GetPromptLogs', async () => {
     const user = await createGrantedSession(admin, [{ permission_name: 'Conversation:*', conditions: {} }]);
 
-    expect((await downloadZip(admin, `${serviceId}/ffffffffffffffffffffffff/`)).status).toBe(404);
-    expect((await downloadZip(user, `${serviceId}/`)).status).toBe(403);
+    expect((await downloadPromptLogs(admin, `${serviceId}/ffffffffffffffffffffffff/`)).status).toBe(404);
+    expect((await downloadPromptLogs(user, `${serviceId}/`)).status).toBe(403);
   });
 });

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { harness } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, organizationKey, type Session } from '../support/identity';
+import { createUnion, expectPythonParsable, interactUnion } from '../support/python-sdk-rules';
 
 /**
  * Requests shaped exactly as the vendor's official SDKs send them (TypeScript: openapi-fetch
@@ -53,36 +54,6 @@ const readNdjson = async (response: Response): Promise<Record<string, unknown>[]
   }
   if (buffered.trim() !== '') events.push(JSON.parse(buffered.trim()));
   return events;
-};
-
-/**
- * The Python SDK validates every line against the reference's event union of the operation
- * (pydantic): an event of another type, or one missing a required field, raises mid-stream.
- * Fields beyond the reference's, like the platform's `event_id`, are ignored by its models.
- */
-const required: Record<string, string[]> = {
-  'conversation-created': ['conversation_id'],
-  'user-message-available': ['message_id', 'user_message'],
-  'current-agent-action': ['action'],
-  'new-message': ['message', 'transcript_alignment', 'stop', 'sequence_number', 'message_id'],
-  'interaction-complete': ['message_id', 'interaction_id', 'full_message', 'conversation_completed'],
-  error: ['http_error_code', 'error_description'],
-};
-const createUnion = ['conversation-created', 'error', 'interaction-complete', 'new-message', 'current-agent-action'];
-const interactUnion = [
-  'user-message-available',
-  'error',
-  'interaction-complete',
-  'new-message',
-  'current-agent-action',
-];
-
-const expectPythonParsable = (events: Record<string, unknown>[], union: string[]) => {
-  for (const event of events) {
-    expect(union).toContain(event.type);
-    for (const field of required[event.type as string] ?? []) expect(event).toHaveProperty(field);
-    expect(event.event_id).toMatch(/^[0-9a-f]{24}-\d{6}$/);
-  }
 };
 
 const typeScriptSignIn = (userId: string) =>

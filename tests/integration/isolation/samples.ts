@@ -94,6 +94,11 @@ export const bodySamples: Record<string, unknown> = {
     description: 'Whether the sample holds.',
     metric_value: { type: 'boolean' },
   },
+  // The operators' operations.
+  'escalate-conversation': { reason: 'The user asks for a person.' },
+  'send-operator-message': { message: 'Hello, I am taking over from the assistant.' },
+  'send-operator-guidance': { guidance: 'Offer the premium plan.' },
+  'hand-back-conversation': { outcome: 'resolved', note: 'Refund issued.' },
 };
 
 /** Only JSON bodies are generated, and fetch sends no body with GET. */

@@ -64,6 +64,21 @@ const createBehaviorSet = async (admin: Session, serviceId: string): Promise<voi
   expectStatus('create dynamic behavior set', created, 201);
 };
 
+/** A conversation an operator escalated and holds, with guidance for the agent and a message to the user (audit trail, queue entry). */
+const operateConversation = async (admin: Session, user: Session, serviceId: string): Promise<void> => {
+  const { conversationId } = await startConversation(user, { service_id: serviceId });
+  const operator = (action: string, body?: Record<string, unknown>) =>
+    api(`/v1/${admin.orgId}/conversation/${conversationId}/operator/${action}`, {
+      method: 'POST',
+      token: admin.token,
+      ...(body ? { body } : {}),
+    });
+  expectStatus('escalate', await operator('escalate', { reason: 'Erased.' }), 200);
+  expectStatus('take over', await operator('take_over'), 200);
+  expectStatus('guidance', await operator('guidance', { guidance: 'Erased.' }), 200);
+  expectStatus('operator message', await operator('messages', { message: 'Erased.' }), 200);
+};
+
 /** A DPoP-bound session: a refresh token and the proof's one-time value. */
 const createDpopSession = async (orgId: string, userId: string): Promise<void> => {
   const { privateKey, publicKey } = await generateKeyPair('ES256');
@@ -143,6 +158,8 @@ describe('delete-organization', () => {
     });
     expectStatus('promote release', promoted, 201);
     await finishAnalysedConversation(user, serviceId);
+    // Another user's: a user has one unfinished conversation of a service at a time.
+    await operateConversation(admin, await createUserSession(admin, 'DefaultUserRole'), serviceId);
     // Spoken: its audio is kept outside the table.
     await startConversation(user, { service_id: serviceId }, { response_format: 'voice', audio_format: 'mp3' });
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
@@ -229,6 +246,7 @@ describe('delete-organization', () => {
         'auth-nonce',
         'conversation',
         'conversation-event',
+        'conversation-operator-action',
         'conversation-user-state',
         'dynamic-behavior-invocation',
         'dynamic-behavior-set',

@@ -103,6 +103,7 @@ export const createService = async (
 const createRole = async (
   owner: Session,
   grants: { permission_name: string; conditions: Record<string, unknown>; action?: 'Allow' | 'Deny' }[],
+  frontendView: 'client' | 'admin' = 'client',
 ): Promise<string> => {
   const roleName = uniqueName('Role').replace(' ', '-');
   const response = await api(`/v1/${owner.orgId}/role/`, {
@@ -111,7 +112,7 @@ const createRole = async (
       role_name: roleName,
       description: 'A role made by a test.',
       permission_grants: grants.map((grant) => ({ action: 'Allow', ...grant })),
-      frontend_view: 'client',
+      frontend_view: frontendView,
       is_base_role: false,
       inherited_from: null,
     },
@@ -124,4 +125,6 @@ const createRole = async (
 export const createGrantedSession = async (
   owner: Session,
   grants: Parameters<typeof createRole>[1],
-): Promise<Session & { email: string }> => createUserSession(owner, await createRole(owner, grants));
+  /** `admin` opens the web app's console. */
+  frontendView: 'client' | 'admin' = 'client',
+): Promise<Session & { email: string }> => createUserSession(owner, await createRole(owner, grants, frontendView));

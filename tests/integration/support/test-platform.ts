@@ -32,6 +32,8 @@ export const startTestPlatform = async (
       DETERMINISTIC_FRAGMENT_DELAY_MS: '15',
       SQL_QUERY_TIMEOUT_MS: '4000',
       WEBHOOK_RETRY_BASE_SECONDS: '1',
+      // A user's turn under an operator waits 3 s for the reply instead of 20.
+      OPERATOR_REPLY_WAIT_MS: '3000',
       TOOL_TIMEOUT_SECONDS: '3',
       TOOL_MEMORY_MB: '96',
       ...extra.env,
