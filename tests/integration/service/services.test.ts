@@ -76,6 +76,8 @@ describe('create-service', () => {
         { key: 'team', value: 'blue' },
       ],
       keyterms: ['amigo'],
+      // The platform's extension field (docs/operators.md), at its defaults when not given.
+      operator_escalation: { while_pending: 'agent-continues', holding_message: null, unclaimed_after_seconds: 600 },
       creator: { org_id: orgId, user_id: session.userId },
       updated_by: { org_id: orgId, user_id: session.userId },
     });
