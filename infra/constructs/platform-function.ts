@@ -261,7 +261,7 @@ export const bindModelInvocation = (fn: LambdaFunction): void => {
  * Speaks with Amazon Polly and listens with Amazon Transcribe streaming (SPEECH_PROVIDER=aws):
  * a Lambda cannot run the built-in recognizer, a Debian program.
  */
-export const bindSpeech = (fn: LambdaFunction): void => {
+export const bindSpeech = (fn: LambdaFunction, pollyEngine: string | undefined): void => {
   fn.addToRolePolicy(
     new PolicyStatement({
       effect: Effect.ALLOW,
@@ -270,6 +270,7 @@ export const bindSpeech = (fn: LambdaFunction): void => {
     }),
   );
   fn.addEnvironment('SPEECH_PROVIDER', 'aws');
+  if (pollyEngine) fn.addEnvironment('SPEECH_POLLY_ENGINE', pollyEngine);
   Validations.of(fn.role ?? fn).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
     reason: 'Polly synthesis and Transcribe streaming act on no resource: their IAM actions take only "*".',

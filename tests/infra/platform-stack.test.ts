@@ -66,6 +66,16 @@ const queueIds = (template: Template, worker: string): { queueId: string; deadLe
   return { queueId, deadLetterId: redrive.deadLetterTargetArn['Fn::GetAtt'][0] };
 };
 
+/** The environments of the functions that speak through Polly and Transcribe. */
+const speechEnvironments = (template: Template): Record<string, string>[] =>
+  (
+    Object.values(template.findResources('AWS::Lambda::Function')) as {
+      Properties: { Environment?: { Variables: Record<string, string> } };
+    }[]
+  )
+    .map((fn) => fn.Properties.Environment?.Variables ?? {})
+    .filter((variables) => variables.SPEECH_PROVIDER === 'aws');
+
 const functionsByDescription = (template: Template, description: string): Resources =>
   template.findResources('AWS::Lambda::Function', { Properties: { Description: description } }) as Resources;
 
@@ -541,6 +551,12 @@ describe('platform stack', () => {
     expect(annotations.findWarning('*', Match.anyValue())).toEqual([]);
   });
 
+  it("leaves Polly's engine to the adapter's default (neural) without pollyEngine", () => {
+    const speaking = speechEnvironments(template);
+    expect(speaking.length).toBeGreaterThan(0);
+    for (const variables of speaking) expect(variables.SPEECH_POLLY_ENGINE).toBeUndefined();
+  });
+
   it('removes the RestApi default output in favour of ApiUrl', () => {
     expect(Object.keys(template.toJSON().Outputs).filter((id) => id.startsWith('ApiEndpoint'))).toEqual([]);
   });
@@ -711,6 +727,13 @@ describe('regions', () => {
     }
   });
 
+  it('passes pollyEngine to the speech functions as SPEECH_POLLY_ENGINE', () => {
+    const { stacks } = synth({ regions: ['eu-west-1'], pollyEngine: 'standard' });
+    const speaking = speechEnvironments(Template.fromStack(stacks[0] as PlatformStack));
+    expect(speaking.length).toBeGreaterThan(0);
+    for (const variables of speaking) expect(variables.SPEECH_POLLY_ENGINE).toBe('standard');
+  });
+
   it('accepts a comma-separated region list from the command line', () => {
     const { stacks } = synth({ regions: 'eu-west-1,ap-southeast-2' });
     expect(stacks.map((stack) => stack.region)).toEqual(['eu-west-1', 'ap-southeast-2']);
@@ -723,6 +746,7 @@ describe('regions', () => {
     [{ stage: 'Prod!' }, /"stage"/],
     [{ superAdminEmail: 'nobody' }, /"superAdminEmail"/],
     [{ maintenanceMode: 'maybe' }, /"maintenanceMode"/],
+    [{ pollyEngine: 'generative' }, /"pollyEngine"/],
   ])('rejects bad context %j', (context, message) => {
     expect(() => synth(context)).toThrow(message);
   });
