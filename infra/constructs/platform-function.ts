@@ -193,7 +193,8 @@ export const bindQueue = (fn: LambdaFunction, { queue, definition }: PlatformQue
  */
 export const bindBucket = (fn: LambdaFunction, bucket: IBucket, access: BucketAccess, prefix = ''): void => {
   const objectActions = ['s3:GetObject'];
-  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject');
+  // Tagging: conversation objects carry their retention's tag, which the lifecycle rules select by.
+  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject');
   fn.addToRolePolicy(
     new PolicyStatement({
       effect: Effect.ALLOW,

@@ -16,6 +16,7 @@ import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../k
 import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
 import { asIfMissing, conversationAttributes, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
+import { getOrganization, retentionDaysOf } from '../organization/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/index';
@@ -44,6 +45,7 @@ import { endIdleInterruption, interruptedError, takeConversationLease } from './
 import { type KeptLease, keepLease } from './lease-keeper';
 import { messageItem, recentMessages } from './message-repository';
 import { createPromptLogger, interactionLogScope, type PromptLogger } from './prompt-log';
+import { retentionOf } from './retention';
 import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
 import { InteractionJournal, outliveReader } from './turn-events';
@@ -294,7 +296,7 @@ const storeTurn = async (
         ...figures,
       }),
       ...(invocation ? [invocation] : []),
-      ...(await eventItems(orgId, conversation.id, [...unstored, complete])),
+      ...(await eventItems(conversation, [...unstored, complete])),
     ],
     addedMessages: added,
     finalMessage: { id: agentMessage.id, text: agentMessage.message },
@@ -327,10 +329,10 @@ const endWithError = async (
   try {
     const unstored = await journal.unstored();
     // Stored through a passing throttling storm too, so that the lease can be given back after it.
-    const puts = await eventItems(conversation.org_id, conversation.id, [...unstored, event]);
+    const puts = await eventItems(conversation, [...unstored, event]);
     await retryWhileBusy(
       () =>
-        storeInteractionItems(conversation.org_id, conversation.id, {
+        storeInteractionItems(conversation, {
           puts,
           addedMessages: committed ? 0 : turn.newMessages.length,
         }),
@@ -477,20 +479,22 @@ export const startConversation = async (
   const meter = startTurnMeter();
   const userId = caller.userId;
   requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
-  const [resolved, userState, user] = await Promise.all([
+  const [resolved, userState, user, organization] = await Promise.all([
     input.simulation?.versions ?? resolveVersionSet(orgId, serviceId, input.versionSetName),
     getUserServiceState(orgId, userId, serviceId),
     getUser(orgId, userId),
+    getOrganization(orgId),
   ]);
   // An unfinished conversation of the service is refused once, by the transaction that stores
   // the new one (`createConversation`): a check here as well would only repeat it.
 
+  const createdAt = nowIso();
   const conversation: ConversationRecord = {
     id: newId(),
     org_id: orgId,
     user_id: userId,
     service_id: serviceId,
-    created_at: nowIso(),
+    created_at: createdAt,
     is_finished: false,
     finished_at: null,
     is_analyzed: false,
@@ -512,6 +516,7 @@ export const startConversation = async (
     ...(input.simulation ? { simulation: input.simulation.source } : {}),
     ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
     ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
+    ...retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt),
   };
   const interactionId = newId();
   const newMessages = input.initialMessage
@@ -524,7 +529,7 @@ export const startConversation = async (
   // The conversation, its initial message and its first event are stored at once, before the stream.
   const lease = await createConversation(conversation, [
     ...messageItems(orgId, newMessages),
-    ...(await eventItems(orgId, conversation.id, opening)),
+    ...(await eventItems(conversation, opening)),
   ]);
   countConversationStarted();
   const turn = beginTurn(
@@ -677,8 +682,8 @@ export const interactWithConversation = async (
     const spoken = newMessages.at(-1);
     await Promise.all([
       newMessages.length > 0 &&
-        storeInteractionItems(orgId, conversationId, {
-          puts: [...messageItems(orgId, newMessages), ...(await eventItems(orgId, conversationId, opening))],
+        storeInteractionItems(conversation, {
+          puts: [...messageItems(orgId, newMessages), ...(await eventItems(conversation, opening))],
           addedMessages: 0,
         }),
       voice?.heard &&

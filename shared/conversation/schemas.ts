@@ -50,6 +50,13 @@ export const conversationRecord = z.object({
   tool_mocks: z.array(toolMock).optional(),
   /** A simulated conversation's clock: it started at this time (the scenario's `conversation_starts_at`), not at `created_at`. */
   clock_starts_at: z.string().optional(),
+  /**
+   * The organization's retention when the conversation began (days, absent: kept until deleted):
+   * every item of its partition expires at `expires_at_epoch` (the table's TTL attribute), its
+   * objects are tagged `retention-days={N}` for the bucket's lifecycle rule.
+   */
+  retention_days: z.number().int().optional(),
+  expires_at_epoch: z.number().int().optional(),
 });
 
 export type VersionSetInfo = z.infer<typeof versionSetInfo>;

@@ -7,3 +7,4 @@ export {
   organizationCreateItems,
   requireOrganization,
 } from './organization-repository';
+export { retentionDaysOf } from './organizations';

@@ -10,6 +10,7 @@ import { businessMetric, turnLatencyMetrics } from '#shared/aws/business-metrics
 import { globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
 import { endpointGroups, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
 import { queueDefinitions } from '#shared/kernel/queues';
+import { conversationRetentionDays } from '#shared/organization/schemas';
 import { DataStore, indexesAtUpgradeStep, lastIndexUpgradeStep } from '../../infra/constructs/data-store';
 import { MessageQueues } from '../../infra/constructs/message-queues';
 import { pascalCase } from '../../infra/constructs/naming';
@@ -226,6 +227,26 @@ describe('platform stack', () => {
       expect(timeout).toBeGreaterThan(0);
       expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * (timeout as number));
     }
+  });
+
+  it("expires a conversation's objects by their retention tag, one lifecycle rule per allowed retention, beside the table's TTL", () => {
+    const retentions = conversationRetentionDays.filter((days) => days > 0);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith(
+          retentions.map((days) =>
+            Match.objectLike({
+              TagFilters: [{ Key: 'retention-days', Value: String(days) }],
+              ExpirationInDays: days,
+              Status: 'Enabled',
+            }),
+          ),
+        ),
+      },
+    });
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      TimeToLiveSpecification: { AttributeName: 'expires_at_epoch', Enabled: true },
+    });
   });
 
   it('locks the artifact bucket down and expires generated objects', () => {
