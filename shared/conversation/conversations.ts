@@ -46,7 +46,7 @@ import { type KeptLease, keepLease } from './lease-keeper';
 import { messageItem, recentMessages } from './message-repository';
 import { createPromptLogger, interactionLogScope, type PromptLogger } from './prompt-log';
 import { retentionOf } from './retention';
-import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
+import { type ConversationRecord, type MessageRecord, newConversationState, type SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
 import { InteractionJournal, outliveReader } from './turn-events';
 import { startTurnMeter, type TurnFigures, type TurnMeter } from './turn-meter';
@@ -495,14 +495,7 @@ export const startConversation = async (
     user_id: userId,
     service_id: serviceId,
     created_at: createdAt,
-    is_finished: false,
-    finished_at: null,
-    is_analyzed: false,
-    completed_post_processings: [],
-    notified_post_processings: [],
-    final_message: '',
-    final_message_id: null,
-    num_messages: 0,
+    ...newConversationState,
     tags: input.tags,
     version_set_info: {
       name: resolved.name,

@@ -4,7 +4,7 @@ import { BadRequestError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { createConversation } from './conversation-repository';
 import { retentionOf } from './retention';
-import type { ConversationRecord } from './schemas';
+import { type ConversationRecord, newConversationState } from './schemas';
 
 useLocalAws();
 
@@ -20,14 +20,7 @@ const conversationOf = (
   user_id: 'u1',
   service_id: 's1',
   created_at: nowIso(),
-  is_finished: false,
-  finished_at: null,
-  is_analyzed: false,
-  completed_post_processings: [],
-  notified_post_processings: [],
-  final_message: '',
-  final_message_id: null,
-  num_messages: 0,
+  ...newConversationState,
   tags: {},
   version_set_info: {
     name: 'release',

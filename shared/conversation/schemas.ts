@@ -59,6 +59,18 @@ export const conversationRecord = z.object({
   expires_at_epoch: z.number().int().optional(),
 });
 
+/** What a conversation holds when it begins: unfinished, unanalysed, no message. */
+export const newConversationState = {
+  is_finished: false,
+  finished_at: null,
+  is_analyzed: false,
+  completed_post_processings: [],
+  notified_post_processings: [],
+  final_message: '',
+  final_message_id: null,
+  num_messages: 0,
+} satisfies Partial<ConversationRecord>;
+
 export type VersionSetInfo = z.infer<typeof versionSetInfo>;
 
 export type ConversationRecord = z.infer<typeof conversationRecord>;
