@@ -11,6 +11,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { type GlobalIndexDefinition, globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
+import { conversationRetentionDays } from '#shared/organization/schemas';
 
 /** Days after which generated objects expire, by key prefix. */
 const objectExpiryDays = { 'prompt-logs/': 30, 'artifacts/': 90 } as const;
@@ -105,6 +106,15 @@ export class DataStore extends Construct {
           prefix,
           expiration: Duration.days(days),
         })),
+        // A conversation's objects (voice audio, prompt logs) carry its organization's retention as a
+        // tag, one rule per value of the list; its table items expire by TTL at the same age.
+        ...conversationRetentionDays
+          .filter((days) => days > 0)
+          .map((days) => ({
+            id: `expire-conversation-data-${days}d`,
+            tagFilters: { 'retention-days': String(days) },
+            expiration: Duration.days(days),
+          })),
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       removalPolicy: RemovalPolicy.RETAIN,

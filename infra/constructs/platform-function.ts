@@ -206,7 +206,8 @@ export const bindBucket = (
   envName = 'ARTIFACT_BUCKET',
 ): void => {
   const objectActions = ['s3:GetObject'];
-  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:DeleteObject');
+  // Tagging: conversation objects carry their retention's tag, which the lifecycle rules select by.
+  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject');
   fn.addToRolePolicy(
     new PolicyStatement({
       effect: Effect.ALLOW,
@@ -274,7 +275,7 @@ export const bindModelInvocation = (fn: LambdaFunction): void => {
  * Speaks with Amazon Polly and listens with Amazon Transcribe streaming (SPEECH_PROVIDER=aws):
  * a Lambda cannot run the built-in recognizer, a Debian program.
  */
-export const bindSpeech = (fn: LambdaFunction): void => {
+export const bindSpeech = (fn: LambdaFunction, pollyEngine: string | undefined): void => {
   fn.addToRolePolicy(
     new PolicyStatement({
       effect: Effect.ALLOW,
@@ -283,6 +284,7 @@ export const bindSpeech = (fn: LambdaFunction): void => {
     }),
   );
   fn.addEnvironment('SPEECH_PROVIDER', 'aws');
+  if (pollyEngine) fn.addEnvironment('SPEECH_POLLY_ENGINE', pollyEngine);
   Validations.of(fn.role ?? fn).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
     reason: 'Polly synthesis and Transcribe streaming act on no resource: their IAM actions take only "*".',

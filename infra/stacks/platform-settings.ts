@@ -37,6 +37,8 @@ export interface DeploymentSettings {
    * (`indexUpgradeStep`, 1 to 13, `infra/constructs/data-store.ts`); none: the keys-only indexes.
    */
   indexUpgradeStep: number | undefined;
+  /** Polly's engine for the speech functions (`pollyEngine`, `SPEECH_POLLY_ENGINE`); absent: neural, the adapter's default. */
+  pollyEngine: 'neural' | 'standard' | undefined;
 }
 
 /** 5 % of requests traced: at $5 per million traces, a trace per conversation request cost more than its DynamoDB reads. */
@@ -113,6 +115,18 @@ const upgradeStep = (node: Node, key: string): number | undefined => {
   return Number(value);
 };
 
+/** One of a few words, from cdk.json or `-c key=word`; absent: undefined. */
+const optionalChoice = <Choice extends string>(
+  node: Node,
+  key: string,
+  choices: readonly Choice[],
+): Choice | undefined => {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  if (!choices.includes(value as Choice)) throw invalid(key, `one of ${choices.join(', ')}`, value);
+  return value as Choice;
+};
+
 /** `-c key=true` arrives as a string, cdk.json values as JSON. */
 const bool = (node: Node, key: string): boolean => {
   const value: unknown = node.tryGetContext(key) ?? false;
@@ -182,5 +196,6 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     frontend: frontendSettings(node, regions),
     tracingSampleRate: share(node, 'tracingSampleRate', defaultTracingSampleRate),
     indexUpgradeStep: upgradeStep(node, 'indexUpgradeStep'),
+    pollyEngine: optionalChoice(node, 'pollyEngine', ['neural', 'standard']),
   };
 };

@@ -249,7 +249,7 @@ export class PlatformStack extends Stack {
         if (settings.signInBurst) fn.addEnvironment('SIGN_IN_BURST', settings.signInBurst);
       }
       if (rights.models) bindModelInvocation(fn);
-      if (rights.speech) bindSpeech(fn);
+      if (rights.speech) bindSpeech(fn, settings.pollyEngine);
       if (rights.tools) toolRuntime.bind(fn, rights.tools);
       if (rights.toolBuilds) toolBuild.bind(fn, rights.toolBuilds);
     };

@@ -52,10 +52,22 @@ export const readObjectBytes = async (key: string): Promise<Buffer> => {
   return Buffer.from(await object.Body.transformToByteArray());
 };
 
-export const writeObject = async (key: string, body: Buffer | string, contentType: string): Promise<void> => {
+/** Stores the object, with `tags` if given (what the bucket's lifecycle rules select by). */
+export const writeObject = async (
+  key: string,
+  body: Buffer | string,
+  contentType: string,
+  tags?: Record<string, string>,
+): Promise<void> => {
   const [client, { PutObjectCommand }] = await Promise.all([s3(), s3Sdk()]);
   await client.send(
-    new PutObjectCommand({ Bucket: config.artifactBucket, Key: key, Body: body, ContentType: contentType }),
+    new PutObjectCommand({
+      Bucket: config.artifactBucket,
+      Key: key,
+      Body: body,
+      ContentType: contentType,
+      ...(tags ? { Tagging: new URLSearchParams(tags).toString() } : {}),
+    }),
   );
 };
 

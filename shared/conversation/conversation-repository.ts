@@ -18,6 +18,7 @@ import {
 } from '../data/table';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import { matchesTags, type TagFilter } from '../kernel/list-params';
+import type { ConversationPartition } from './retention';
 import { type ConversationRecord, conversationRecord } from './schemas';
 
 /**
@@ -98,7 +99,12 @@ export const conversationLeases = defineEntity({
 export const conversationUserStates = defineEntity({
   name: 'conversation-user-state',
   token: 'CONVERSATION_USER',
-  schema: z.object({ active_conversation_id: z.string().optional(), finished_count: z.number().int().optional() }),
+  schema: z.object({
+    active_conversation_id: z.string().optional(),
+    /** When the unfinished conversation expires (retention): from then on the guard is free. */
+    active_expires_at_epoch: z.number().int().optional(),
+    finished_count: z.number().int().optional(),
+  }),
   sort: (state: { user_id: string; service_id: string }) => `${state.user_id}#${state.service_id}`,
 });
 
@@ -118,6 +124,22 @@ const toConversation = (item: Item): ConversationRecord => conversations.parse(i
 
 const leaseItem = (orgId: string, conversationId: string, leaseId: string, heldUntilMs: number) =>
   conversationLeases.item(orgId, { conversation_id: conversationId, lease_id: leaseId, held_until_ms: heldUntilMs });
+
+/**
+ * New items of the conversation's partition, each to expire with the conversation (its TTL
+ * attribute), so that none outlives the record through which erasure finds the partition.
+ */
+export const expiringWith = (
+  conversation: ConversationPartition,
+  items: (Item & PrimaryKey)[],
+): (Item & PrimaryKey)[] =>
+  conversation.expires_at_epoch === undefined
+    ? items
+    : items.map((item) => ({ ...item, expires_at_epoch: conversation.expires_at_epoch }));
+
+/** Puts of new items of the conversation's partition, each failing when its key is taken. */
+const newItemPuts = (conversation: ConversationPartition, items: (Item & PrimaryKey)[]) =>
+  expiringWith(conversation, items).map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } }));
 
 /** The lease is free, expired, or held by `leaseId`. */
 const leaseAvailable = (leaseId?: string) => {
@@ -190,14 +212,23 @@ export const createConversation = async (
       {
         Update: {
           Key: userStateKey(record.org_id, record.user_id, record.service_id),
-          UpdateExpression: 'SET active_conversation_id = :id, entity = :entity',
-          ConditionExpression: 'attribute_not_exists(active_conversation_id)',
-          ExpressionAttributeValues: { ':id': record.id, ':entity': conversationUserStates.name },
+          // An unfinished conversation that expired (retention) no longer holds the guard.
+          UpdateExpression:
+            record.expires_at_epoch === undefined
+              ? 'SET active_conversation_id = :id, entity = :entity REMOVE active_expires_at_epoch'
+              : 'SET active_conversation_id = :id, entity = :entity, active_expires_at_epoch = :expires',
+          ConditionExpression: 'attribute_not_exists(active_conversation_id) OR active_expires_at_epoch < :now',
+          ExpressionAttributeValues: {
+            ':id': record.id,
+            ':entity': conversationUserStates.name,
+            ':now': Math.floor(Date.now() / 1000),
+            ...(record.expires_at_epoch === undefined ? {} : { ':expires': record.expires_at_epoch }),
+          },
         },
       },
       conversations.create(record.org_id, record),
       { Put: { Item: leaseItem(record.org_id, record.id, lease.leaseId, lease.heldUntilMs) } },
-      ...opening.map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+      ...newItemPuts(record, opening),
     ],
     () =>
       new BadRequestError(
@@ -312,7 +343,7 @@ export const commitInteraction = async (
   const notes = committed.consumedNotes ?? [];
   await transactWrite(
     [
-      ...committed.puts.map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+      ...newItemPuts(conversation, committed.puts),
       {
         Update: {
           Key: conversationKey(orgId, id),
@@ -354,13 +385,13 @@ export const commitInteraction = async (
  * ended elsewhere: `LeaseLostError`.
  */
 export const storeInteractionItems = async (
-  orgId: string,
-  conversationId: string,
+  conversation: ConversationPartition,
   written: { puts: (Item & PrimaryKey)[]; addedMessages: number },
 ): Promise<void> => {
+  const { org_id: orgId, id: conversationId } = conversation;
   await transactWrite(
     [
-      ...written.puts.map((Item) => ({ Put: { Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+      ...newItemPuts(conversation, written.puts),
       ...(written.addedMessages > 0
         ? [
             {
@@ -403,7 +434,7 @@ export const finishConversationRecord = async (
       {
         Update: {
           Key: userStateKey(orgId, conversation.user_id, conversation.service_id),
-          UpdateExpression: 'REMOVE active_conversation_id ADD finished_count :one',
+          UpdateExpression: 'REMOVE active_conversation_id, active_expires_at_epoch ADD finished_count :one',
           ConditionExpression: 'active_conversation_id = :id',
           ExpressionAttributeValues: { ':one': 1, ':id': id },
         },
@@ -451,7 +482,7 @@ export const deleteEmptyConversation = async (conversation: ConversationRecord):
         {
           Update: {
             Key: userStateKey(orgId, conversation.user_id, conversation.service_id),
-            UpdateExpression: 'REMOVE active_conversation_id',
+            UpdateExpression: 'REMOVE active_conversation_id, active_expires_at_epoch',
             ConditionExpression: 'active_conversation_id = :id',
             ExpressionAttributeValues: { ':id': id },
           },

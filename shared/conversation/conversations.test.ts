@@ -89,23 +89,26 @@ const interruptedTurn = async (orgId: string, conversationId: string, text: stri
       action: { type: 'navigate-state-machine-action-state-action-selected', action: 'help' },
     },
   ].map((event, n) => ({ ...event, event_id: eventIdOf(interactionId, n) }) as ConversationEvent);
-  await storeInteractionItems(orgId, conversationId, {
-    puts: [
-      messageItem(orgId, {
-        id: messageId,
-        conversation_id: conversationId,
-        interaction_id: interactionId,
-        created_at: new Date().toISOString(),
-        sender: 'User',
-        message: text,
-        format: 'text',
-        message_type: 'user-message',
-        message_metadata: [],
-      }),
-      ...(await eventItems(orgId, conversationId, events)),
-    ],
-    addedMessages: 0,
-  });
+  await storeInteractionItems(
+    { org_id: orgId, id: conversationId },
+    {
+      puts: [
+        messageItem(orgId, {
+          id: messageId,
+          conversation_id: conversationId,
+          interaction_id: interactionId,
+          created_at: new Date().toISOString(),
+          sender: 'User',
+          message: text,
+          format: 'text',
+          message_type: 'user-message',
+          message_metadata: [],
+        }),
+        ...(await eventItems({ org_id: orgId, id: conversationId }, events)),
+      ],
+      addedMessages: 0,
+    },
+  );
   await renewLease(orgId, conversationId, lease.leaseId, -1_000);
   return { interactionId, messageId };
 };

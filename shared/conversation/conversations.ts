@@ -16,6 +16,7 @@ import { BadRequestError, ConflictError, DomainError, NotFoundError } from '../k
 import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
 import { asIfMissing, conversationAttributes, requirePermission } from '../kernel/permissions';
 import { LlmError } from '../llm/provider';
+import { getOrganization, retentionDaysOf } from '../organization/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/index';
@@ -46,7 +47,8 @@ import { messageItem, recentMessages } from './message-repository';
 import { escalateAfterTurn, withoutExpiredEscalation } from './operator-control';
 import { responderFor, type TurnResponder } from './operator-turns';
 import { createPromptLogger, interactionLogScope, type PromptLogger } from './prompt-log';
-import type { ConversationRecord, MessageRecord, SimulationSource } from './schemas';
+import { retentionOf } from './retention';
+import { type ConversationRecord, type MessageRecord, newConversationState, type SimulationSource } from './schemas';
 import { engineDependencies, loadSession } from './session';
 import { InteractionJournal, outliveReader } from './turn-events';
 import { startTurnMeter, type TurnFigures, type TurnMeter } from './turn-meter';
@@ -305,7 +307,7 @@ const storeTurn = async (
         ...figures,
       }),
       ...(invocation ? [invocation] : []),
-      ...(await eventItems(orgId, conversation.id, [...unstored, complete])),
+      ...(await eventItems(conversation, [...unstored, complete])),
     ],
     addedMessages: added,
     finalMessage: answered
@@ -344,10 +346,10 @@ const endWithError = async (
   try {
     const unstored = await journal.unstored();
     // Stored through a passing throttling storm too, so that the lease can be given back after it.
-    const puts = await eventItems(conversation.org_id, conversation.id, [...unstored, event]);
+    const puts = await eventItems(conversation, [...unstored, event]);
     await retryWhileBusy(
       () =>
-        storeInteractionItems(conversation.org_id, conversation.id, {
+        storeInteractionItems(conversation, {
           puts,
           addedMessages: committed ? 0 : turn.newMessages.length,
         }),
@@ -495,28 +497,23 @@ export const startConversation = async (
   const meter = startTurnMeter();
   const userId = caller.userId;
   requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
-  const [resolved, userState, user] = await Promise.all([
+  const [resolved, userState, user, organization] = await Promise.all([
     input.simulation?.versions ?? resolveVersionSet(orgId, serviceId, input.versionSetName),
     getUserServiceState(orgId, userId, serviceId),
     getUser(orgId, userId),
+    getOrganization(orgId),
   ]);
   // An unfinished conversation of the service is refused once, by the transaction that stores
   // the new one (`createConversation`): a check here as well would only repeat it.
 
+  const createdAt = nowIso();
   const conversation: ConversationRecord = {
     id: newId(),
     org_id: orgId,
     user_id: userId,
     service_id: serviceId,
-    created_at: nowIso(),
-    is_finished: false,
-    finished_at: null,
-    is_analyzed: false,
-    completed_post_processings: [],
-    notified_post_processings: [],
-    final_message: '',
-    final_message_id: null,
-    num_messages: 0,
+    created_at: createdAt,
+    ...newConversationState,
     tags: input.tags,
     version_set_info: {
       name: resolved.name,
@@ -530,6 +527,7 @@ export const startConversation = async (
     ...(input.simulation ? { simulation: input.simulation.source } : {}),
     ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
     ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
+    ...retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt),
   };
   const interactionId = newId();
   const newMessages = input.initialMessage
@@ -542,7 +540,7 @@ export const startConversation = async (
   // The conversation, its initial message and its first event are stored at once, before the stream.
   const lease = await createConversation(conversation, [
     ...messageItems(orgId, newMessages),
-    ...(await eventItems(orgId, conversation.id, opening)),
+    ...(await eventItems(conversation, opening)),
   ]);
   countConversationStarted();
   const turn = beginTurn(
@@ -706,8 +704,8 @@ export const interactWithConversation = async (
     const spoken = newMessages.at(-1);
     await Promise.all([
       newMessages.length > 0 &&
-        storeInteractionItems(orgId, conversationId, {
-          puts: [...messageItems(orgId, newMessages), ...(await eventItems(orgId, conversationId, opening))],
+        storeInteractionItems(conversation, {
+          puts: [...messageItems(orgId, newMessages), ...(await eventItems(conversation, opening))],
           addedMessages: 0,
         }),
       voice?.heard &&

@@ -4,7 +4,8 @@ import { readObjectBytes, writeObject } from '../aws/bucket';
 import { defineEntity } from '../data/entity';
 import { type Item, type PrimaryKey, putItem, queryPage } from '../data/table';
 import { newId } from '../kernel/ids';
-import { conversations, LeaseLostError } from './conversation-repository';
+import { conversations, expiringWith, LeaseLostError } from './conversation-repository';
+import { type ConversationPartition, retentionTags } from './retention';
 import { voiceAudioRoot } from './voice-audio';
 
 /**
@@ -94,11 +95,8 @@ const withAudio = (event: ConversationEvent, audio: EventAudio[string] | undefin
  * new each time: a write that loses the item's position leaves an object nothing reads, never one
  * another's item names (erased with the conversation's organization, or expired by its retention).
  */
-const itemOf = async (
-  orgId: string,
-  conversationId: string,
-  group: ConversationEvent[],
-): Promise<Item & PrimaryKey> => {
+const itemOf = async (conversation: ConversationPartition, group: ConversationEvent[]): Promise<Item & PrimaryKey> => {
+  const { org_id: orgId, id: conversationId } = conversation;
   const audio: EventAudio = {};
   for (const event of group) {
     const taken = audioOf(event);
@@ -108,7 +106,7 @@ const itemOf = async (
   let audioKey: string | undefined;
   if (Object.keys(audio).length > 0) {
     audioKey = `${voiceAudioRoot(orgId)}${conversationId}/events/${first.event_id}-${newId()}`;
-    await writeObject(audioKey, JSON.stringify(audio), 'application/json');
+    await writeObject(audioKey, JSON.stringify(audio), 'application/json', retentionTags(conversation));
   }
   return conversationEvents.item(orgId, {
     conversation_id: conversationId,
@@ -120,11 +118,9 @@ const itemOf = async (
 
 /** Consecutive events of an interaction as the items that store them (`eventGroups`), for a transaction. */
 export const eventItems = (
-  orgId: string,
-  conversationId: string,
+  conversation: ConversationPartition,
   events: ConversationEvent[],
-): Promise<(Item & PrimaryKey)[]> =>
-  Promise.all(eventGroups(events).map((group) => itemOf(orgId, conversationId, group)));
+): Promise<(Item & PrimaryKey)[]> => Promise.all(eventGroups(events).map((group) => itemOf(conversation, group)));
 
 /**
  * Consecutive events in groups, each as many as one item holds: a new group starts when the next
@@ -154,12 +150,9 @@ export const eventGroups = (events: ConversationEvent[]): ConversationEvent[][] 
  * under the first one's id; fails with `LeaseLostError` when that position is taken (the
  * interaction was ended by someone else).
  */
-export const putEventGroup = async (
-  orgId: string,
-  conversationId: string,
-  group: ConversationEvent[],
-): Promise<void> => {
-  await putItem(await itemOf(orgId, conversationId, group), { ifNotExists: () => new LeaseLostError() });
+export const putEventGroup = async (conversation: ConversationPartition, group: ConversationEvent[]): Promise<void> => {
+  const [item] = expiringWith(conversation, [await itemOf(conversation, group)]);
+  await putItem(item as Item & PrimaryKey, { ifNotExists: () => new LeaseLostError() });
 };
 
 /** An item's events as they were sent: their audio read back from the bucket, unless `audio` is false. */

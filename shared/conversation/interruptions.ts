@@ -1,6 +1,7 @@
 import type { ConversationEvent, ErrorEvent } from '../../events/stream-events';
 import { ConflictError } from '../kernel/errors';
 import {
+  getConversation,
   LeaseLostError,
   type LeaseState,
   releaseLease,
@@ -35,8 +36,10 @@ const endAttempts = 3;
  */
 const endAfter = async (orgId: string, conversationId: string, last: ConversationEvent, addedMessages: number) => {
   const { interactionId, n } = parseEventId(last.event_id);
-  return storeInteractionItems(orgId, conversationId, {
-    puts: await eventItems(orgId, conversationId, [{ ...interruptedError, event_id: eventIdOf(interactionId, n + 1) }]),
+  // Read for its expiry, which the stored end shares; an interruption is rare.
+  const conversation = (await getConversation(orgId, conversationId)) ?? { org_id: orgId, id: conversationId };
+  return storeInteractionItems(conversation, {
+    puts: await eventItems(conversation, [{ ...interruptedError, event_id: eventIdOf(interactionId, n + 1) }]),
     addedMessages,
   });
 };

@@ -1,8 +1,8 @@
 import { defineEntity } from '../data/entity';
 import { type Paged, pageOfQuery } from '../data/paging';
-import { type PrimaryKey, queryPage, type TransactItem, transactWrite } from '../data/table';
+import { type Item, type PrimaryKey, queryPage, type TransactItem, transactWrite } from '../data/table';
 import { ConflictError } from '../kernel/errors';
-import { conversations } from './conversation-repository';
+import { conversations, expiringWith } from './conversation-repository';
 import {
   type OperatorActionRecord,
   operatorActionRecord,
@@ -76,7 +76,14 @@ const conversationUpdate = (
 };
 
 /** The transaction item recording an action in the audit trail. */
-const recorded = (orgId: string, action: OperatorActionRecord): TransactItem => operatorActions.create(orgId, action);
+/** A new item of the conversation's partition, to expire with the conversation (its retention). */
+const createdWith = (conversation: ConversationRecord, created: TransactItem): TransactItem => {
+  const [Item] = expiringWith(conversation, [created.Put?.Item as Item & PrimaryKey]);
+  return { Put: { ...created.Put, Item } as NonNullable<TransactItem['Put']> };
+};
+
+const recorded = (conversation: ConversationRecord, action: OperatorActionRecord): TransactItem =>
+  createdWith(conversation, operatorActions.create(conversation.org_id, action));
 
 /** Idle (the agent has it), or awaiting an operator since an escalation that has expired. */
 const agentOrExpired = '(attribute_not_exists(#control) OR (#control = :pending AND #escalation.expires_at < :now))';
@@ -107,7 +114,7 @@ export const escalateConversationRecord = async (
           ':now': escalation.requested_at,
         },
       }),
-      recorded(conversation.org_id, action),
+      recorded(conversation, action),
     ],
     () => new ConflictError('The conversation is escalated already, held by an operator, or finished.'),
   );
@@ -139,7 +146,7 @@ export const takeOverConversationRecord = async (
           ':false': false,
         },
       }),
-      recorded(conversation.org_id, action),
+      recorded(conversation, action),
     ],
     () => new ConflictError('Another operator holds this conversation, or it was finished.'),
   );
@@ -163,7 +170,7 @@ export const handBackConversationRecord = async (
         names: { '#note': note.id },
         values: { ':held': 'operator', ':holder': holderId, ':note': { content: note.content, context: note.context } },
       }),
-      recorded(conversation.org_id, action),
+      recorded(conversation, action),
     ],
     () => new ConflictError('The conversation is no longer held by this operator.'),
   );
@@ -185,7 +192,7 @@ export const expireEscalationRecord = async (
         condition: '#control = :pending AND #escalation.id = :escalation',
         values: { ':pending': 'pending_operator', ':escalation': escalationId },
       }),
-      recorded(conversation.org_id, action),
+      recorded(conversation, action),
     ]);
     return true;
   } catch (error) {
@@ -221,7 +228,7 @@ export const addAgentNote = async (
             ? { ':notes': { [note.id]: entry }, ':false': false }
             : { ':note': entry, ':false': false, ':max': maxNotes },
         }),
-        recorded(conversation.org_id, action),
+        recorded(conversation, action),
       ],
       () => tooMany,
     );
@@ -247,8 +254,8 @@ export const storePendingReply = async (
 ): Promise<void> => {
   await transactWrite(
     [
-      pendingReplies.create(conversation.org_id, reply),
-      recorded(conversation.org_id, action),
+      createdWith(conversation, pendingReplies.create(conversation.org_id, reply)),
+      recorded(conversation, action),
       {
         ConditionCheck: {
           Key: conversations.key(conversation.org_id, conversation),

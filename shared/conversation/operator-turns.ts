@@ -234,7 +234,7 @@ export const deliverPendingReplies = async (orgId: string, conversationId: strin
         puts: [
           messageItem(orgId, message),
           interactionItem(orgId, interaction),
-          ...(await eventItems(orgId, conversationId, events)),
+          ...(await eventItems(conversation, events)),
         ],
         addedMessages: 1,
         finalMessage: { id: message.id, text: message.message },

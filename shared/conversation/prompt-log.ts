@@ -4,6 +4,7 @@ import { type ModelCallMeasurement, measuredProvider } from '../llm/measured-pro
 import { callCost, configuredPrices } from '../llm/pricing';
 import type { LlmProvider, LlmRequest } from '../llm/provider';
 import { choiceSystemPrompt } from '../llm/structured-output';
+import { retentionTags } from './retention';
 
 /**
  * Every model call leaves a prompt log in the artifact bucket: its system prompt as sent, its
@@ -29,6 +30,8 @@ export interface PromptLogScope {
   segments: readonly string[];
   /** Tells apart calls made for other purposes in the same scope (e.g. `recommend-`). */
   callPrefix?: string;
+  /** The conversation's retention tag, if it has one (`retentionTags`). */
+  tags?: Record<string, string>;
 }
 
 export const promptLogRoot = (orgId: string): string => `prompt-logs/${orgId}/`;
@@ -41,19 +44,23 @@ export const promptLogPrefix = (scope: PromptLogScope): string =>
 export const promptLogKey = (scope: PromptLogScope, callNumber: number): string =>
   `${promptLogPrefix(scope)}${callNumber}`;
 
+type LoggedConversation = { org_id: string; service_id: string; id: string; retention_days?: number };
+
 export const interactionLogScope = (
-  conversation: { org_id: string; service_id: string; id: string },
+  conversation: LoggedConversation,
   interactionId: string,
   callPrefix?: string,
 ): PromptLogScope => ({
   orgId: conversation.org_id,
   segments: [conversation.service_id, conversation.id, interactionId],
   callPrefix,
+  tags: retentionTags(conversation),
 });
 
-export const analysisLogScope = (conversation: { org_id: string; service_id: string; id: string }): PromptLogScope => ({
+export const analysisLogScope = (conversation: LoggedConversation): PromptLogScope => ({
   orgId: conversation.org_id,
   segments: [conversation.service_id, conversation.id, 'analysis'],
+  tags: retentionTags(conversation),
 });
 
 export const starterLogScope = (orgId: string, serviceId: string, requestId: string): PromptLogScope => ({
@@ -158,7 +165,7 @@ export const createPromptLogger = (scope: PromptLogScope): PromptLogger => {
       stored = body;
       const key = promptLogBundleKey(scope);
       writing = writing
-        .then(() => writeObject(key, body, 'application/json'))
+        .then(() => writeObject(key, body, 'application/json', scope.tags))
         .catch((error: unknown) => logger.warn('prompt log not written', { key, error: error as Error }));
       return writing;
     },

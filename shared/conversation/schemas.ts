@@ -93,7 +93,26 @@ export const conversationRecord = z.object({
    * the next agent turn adds them to its working memory and its commit removes them.
    */
   agent_notes: z.record(z.string(), workingMemoryEntry).optional(),
+  /**
+   * The organization's retention when the conversation began (days, absent: kept until deleted):
+   * every item of its partition expires at `expires_at_epoch` (the table's TTL attribute), its
+   * objects are tagged `retention-days={N}` for the bucket's lifecycle rule.
+   */
+  retention_days: z.number().int().optional(),
+  expires_at_epoch: z.number().int().optional(),
 });
+
+/** What a conversation holds when it begins: unfinished, unanalysed, no message. */
+export const newConversationState = {
+  is_finished: false,
+  finished_at: null,
+  is_analyzed: false,
+  completed_post_processings: [],
+  notified_post_processings: [],
+  final_message: '',
+  final_message_id: null,
+  num_messages: 0,
+} satisfies Partial<ConversationRecord>;
 
 export type VersionSetInfo = z.infer<typeof versionSetInfo>;
 

@@ -138,7 +138,7 @@ describe('InteractionJournal (DynamoDB Local)', () => {
       error_description: 'interrupted',
       event_id: eventIdOf(journal.interactionId, 1),
     } as ConversationEvent;
-    await putEventGroup('org-journal', conversation.id, [ending]);
+    await putEventGroup(conversation, [ending]);
 
     // Act
     journal.send(piece(0));
@@ -149,7 +149,7 @@ describe('InteractionJournal (DynamoDB Local)', () => {
     await expect(journal.unstored()).rejects.toBeInstanceOf(LeaseLostError);
     const stored = (await readEventsAfter('org-journal', conversation.id, undefined, 100)).flat();
     expect(stored).toEqual([ending]);
-    await expect(putEventGroup('org-journal', conversation.id, [ending])).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(putEventGroup(conversation, [ending])).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it('leaves up to a KB to the write that ends the interaction, and stores more than that before it', async () => {

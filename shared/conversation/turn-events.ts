@@ -2,7 +2,7 @@ import type { ConversationEvent, StreamEvent } from '../../events/stream-events'
 import { logger } from '../aws/observability';
 import { LeaseLostError } from './conversation-repository';
 import { eventGroups, eventIdOf, parseEventId, putEventGroup } from './event-repository';
-import type { ConversationRecord } from './schemas';
+import type { ConversationPartition } from './retention';
 
 /** Whether an event is the last of its interaction's stream. */
 export const endsInteraction = (event: { type: string }): boolean =>
@@ -28,7 +28,7 @@ export class InteractionJournal {
   private failure: unknown;
 
   constructor(
-    private readonly conversation: Pick<ConversationRecord, 'org_id' | 'id'>,
+    private readonly conversation: ConversationPartition,
     readonly interactionId: string,
     /** How many events were stored before the stream started (by the conversation's creation, or with the user's message). */
     storedBefore: number,
@@ -60,7 +60,7 @@ export class InteractionJournal {
     }
     const [group = []] = eventGroups(this.pending);
     try {
-      await putEventGroup(this.conversation.org_id, this.conversation.id, group);
+      await putEventGroup(this.conversation, group);
       this.pending.splice(0, group.length);
     } catch (error) {
       this.failure = error;

@@ -1,4 +1,5 @@
 import { contentTypeOf, presignedReadUrl, writeObject } from '../aws/bucket';
+import { type ConversationPartition, retentionTags } from './retention';
 
 /**
  * The raw audio of voice messages, in the artifact bucket under
@@ -19,12 +20,16 @@ export interface MessageAudio {
 }
 
 export const storeMessageAudio = async (
-  orgId: string,
-  conversationId: string,
+  conversation: ConversationPartition,
   messageId: string,
   audio: MessageAudio,
 ): Promise<void> => {
-  await writeObject(voiceAudioKey(orgId, conversationId, messageId), audio.bytes, audio.contentType);
+  await writeObject(
+    voiceAudioKey(conversation.org_id, conversation.id, messageId),
+    audio.bytes,
+    audio.contentType,
+    retentionTags(conversation),
+  );
 };
 
 const shortLivedSeconds = 15 * 60;

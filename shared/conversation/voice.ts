@@ -178,7 +178,7 @@ export const storeHeardAudio = (
   conversation: ConversationRecord,
   messageId: string,
   heard: NonNullable<VoiceTurn['heard']>,
-): Promise<void> => storeMessageAudio(conversation.org_id, conversation.id, messageId, heard.audio);
+): Promise<void> => storeMessageAudio(conversation, messageId, heard.audio);
 
 /** Words the first piece of a message needs before a comma may end it: one or two words sound choppy. */
 const firstClauseWords = 3;
@@ -277,8 +277,7 @@ export async function* speakTurn<R>(
   if (messageId) {
     const whole = concatAudio(spoken, voiceOutputSampleRate);
     await storeMessageAudio(
-      conversation.org_id,
-      conversation.id,
+      conversation,
       messageId,
       speaking.audioFormat === 'mp3'
         ? { bytes: await encodeMp3(whole), contentType: 'audio/mpeg' }

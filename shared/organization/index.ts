@@ -9,3 +9,4 @@ export {
   requireOrganization,
   scanOrganizationIds,
 } from './organization-repository';
+export { retentionDaysOf } from './organizations';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
 import { commonHeaders, organizationPath, timestamp } from '../kernel/schemas';
 import { organizationIdPattern } from './organization-ids';
-import { organizationRecord, userDimensionRecord, userPreferencesRecord } from './schemas';
+import { conversationRetentionDays, organizationRecord, userDimensionRecord, userPreferencesRecord } from './schemas';
 import { userPreferencesInput } from './user-preferences';
 
 /*
@@ -17,6 +17,11 @@ const onboarding = z.array(z.string().max(10_000)).max(10);
 const userDimension = z.object({ description: nonEmpty, tags: z.array(z.string().trim().min(1).max(100)).max(20) });
 const userDimensions = z.array(userDimension).max(50);
 const base64Image = z.string().describe('Base64 of the image bytes.');
+const retentionDays = z
+  .literal(conversationRetentionDays)
+  .describe(
+    `Platform extension: days a conversation's data (messages, events, voice audio, prompt logs) is kept after it began, one of ${conversationRetentionDays.join(', ')}; 0 keeps it until deleted. Applies to conversations begun from then on.`,
+  );
 const devopsTeamName = z
   .string()
   .trim()
@@ -52,6 +57,12 @@ export const getOrganizationOperation = defineOperation({
           .string()
           .nullable()
           .describe('Only for a signed-in caller holding Organization:GetOrganizationDetails.'),
+        conversation_retention_days: retentionDays
+          .nullable()
+          .optional()
+          .describe(
+            'Platform extension, only for a signed-in caller holding Organization:GetOrganizationDetails: days conversation data is kept (0: until deleted).',
+          ),
       }),
   },
 });
@@ -126,6 +137,7 @@ export const modifyOrganizationOperation = defineOperation({
         square_logo: base64Image.nullish(),
         favicon: base64Image.nullish(),
         signup_page_headshot: base64Image.nullish(),
+        conversation_retention_days: retentionDays.nullish(),
       })
       .prefault({}),
   },

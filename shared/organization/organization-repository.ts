@@ -103,6 +103,7 @@ export type OrganizationChanges = Partial<
     | 'onboarding_instructions'
     | 'default_user_preferences'
     | 'user_dimensions'
+    | 'conversation_retention_days'
   >
 >;
 

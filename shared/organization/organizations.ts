@@ -3,7 +3,12 @@ import { nowIso } from '../kernel/ids';
 import { hasPermission, requirePermission } from '../kernel/permissions';
 import { checkBrandingImages } from './images';
 import { type BrandingImage, requireOrganization, updateOrganization } from './organization-repository';
-import type { UserDimension, UserPreferences } from './schemas';
+import {
+  type ConversationRetentionDays,
+  conversationRetentionDays,
+  type UserDimension,
+  type UserPreferences,
+} from './schemas';
 
 export interface OrganizationView {
   org_id: string;
@@ -14,6 +19,7 @@ export interface OrganizationView {
   onboarding_instructions: string[];
   default_user_preferences: UserPreferences | null;
   tenant_id: string | null;
+  conversation_retention_days: ConversationRetentionDays | null;
 }
 
 /** Public fields for anyone; preferences and tenant only for a caller with Organization:GetOrganizationDetails. */
@@ -29,8 +35,13 @@ export const getOrganizationView = async (orgId: string, caller: Caller | undefi
     onboarding_instructions: organization.onboarding_instructions,
     default_user_preferences: detailed ? organization.default_user_preferences : null,
     tenant_id: detailed ? organization.tenant_id : null,
+    conversation_retention_days: detailed ? retentionDaysOf(organization) : null,
   };
 };
+
+/** The organization's conversation retention in days, 0 for none (also for a value no longer on the list). */
+export const retentionDaysOf = (organization: { conversation_retention_days?: number }): ConversationRetentionDays =>
+  conversationRetentionDays.find((days) => days === organization.conversation_retention_days) ?? 0;
 
 export const getUserDimensions = async (orgId: string, caller: Caller): Promise<UserDimension[]> => {
   requirePermission(caller, 'Organization:GetOrganizationDetails');
@@ -67,6 +78,7 @@ export interface ModifyOrganizationInput extends OrganizationDescription {
   square_logo?: string | null;
   favicon?: string | null;
   signup_page_headshot?: string | null;
+  conversation_retention_days?: ConversationRetentionDays | null;
 }
 
 /** `null` or omitted leaves a field unchanged. */
@@ -86,6 +98,7 @@ export const modifyOrganization = async (
     onboarding_instructions: input.onboarding_instructions ?? undefined,
     user_dimensions: input.user_dimensions ?? undefined,
     default_user_preferences: input.default_user_preferences ?? undefined,
+    conversation_retention_days: input.conversation_retention_days ?? undefined,
   };
   await updateOrganization(orgId, changes, images, nowIso());
 };

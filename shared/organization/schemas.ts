@@ -15,6 +15,15 @@ export const userDimensionRecord = z.object({ description: z.string(), tags: z.a
 
 export type UserDimension = z.infer<typeof userDimensionRecord>;
 
+/**
+ * How many days an organization keeps a conversation's data (its messages, events, voice audio and
+ * prompt logs) after the conversation began; 0 keeps it until deleted. A fixed list, so that the
+ * bucket has one lifecycle rule per value (objects tagged `retention-days={N}`).
+ */
+export const conversationRetentionDays = [0, 7, 30, 90, 180, 365, 730] as const;
+
+export type ConversationRetentionDays = (typeof conversationRetentionDays)[number];
+
 export const organizationRecord = z.object({
   org_id: z.string(),
   org_name: z.string(),
@@ -29,6 +38,8 @@ export const organizationRecord = z.object({
   cluster_name: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
+  /** A platform extension: conversation data expires this many days after it began; absent or 0: kept. */
+  conversation_retention_days: z.number().int().optional(),
   /** Set by delete: the organization is considered deleted from then on. */
   deleted_at: z.string().optional(),
 });

@@ -66,11 +66,15 @@ export const costSection = (figures: CostFigures): string => {
     const transcribe = byService(voice, 'Transcribe');
     const heardMinutes = (voice.usage.speech?.transcribedMs ?? []).reduce((total, ms) => total + ms, 0) / 60_000;
     lines.push(
-      `| Polly engine (\`SPEECH_POLLY_ENGINE\`) | neural | ${usd(awsPrices.pollyNeuralCharacter.usd * 1e6, 0)} a million characters: ${usd(characters * awsPrices.pollyNeuralCharacter.usd, 6)} of this voice conversation (${characters} characters); standard voices would bill ${usd(awsPrices.pollyStandardCharacter.usd * 1e6, 0)} a million (${usd(characters * awsPrices.pollyStandardCharacter.usd, 6)}) |`,
+      `| Polly engine (\`pollyEngine\` in cdk.json, \`SPEECH_POLLY_ENGINE\`) | neural | ${usd(awsPrices.pollyNeuralCharacter.usd * 1e6, 0)} a million characters: ${usd(characters * awsPrices.pollyNeuralCharacter.usd, 6)} of this voice conversation (${characters} characters); standard voices would bill ${usd(awsPrices.pollyStandardCharacter.usd * 1e6, 0)} a million (${usd(characters * awsPrices.pollyStandardCharacter.usd, 6)}) |`,
       `| recognizer | Amazon Transcribe (\`SPEECH_PROVIDER=aws\`) | ${usd(awsPrices.transcribeStreamingSecond.usd * 60, 3)} a minute, 15 s minimum per request: ${usd(transcribe, 6)} for 5 short utterances; an OpenAI-compatible recognizer (whisper-1, ${usd(otherSpeechPrices.openAiWhisperMinute.usd, 3)} a minute, no minimum) ${usd(heardMinutes * otherSpeechPrices.openAiWhisperMinute.usd, 6)}, its synthesis (tts-1) ${usd(otherSpeechPrices.openAiTts1Character.usd * 1e6, 0)} a million characters; the built-in engines (eSpeak NG, PocketSphinx) only the Lambda time |`,
     );
   }
-  lines.push('', end);
+  lines.push(
+    "| `conversation_retention_days` (per organization, modify-organization) | 0 (kept until deleted) | storage only: a conversation's table items, voice audio and prompt logs expire that many days after it began (7 to 730), so storage stops growing with every conversation ever held |",
+    '',
+    end,
+  );
   return lines.join('\n');
 };
 

@@ -61,6 +61,8 @@ const actionsOfCommand: Record<string, string[]> = {
   ],
   'client-sqs:SendMessageBatch': ['sqs:SendMessage'],
   'client-s3:HeadObject': ['s3:GetObject'],
+  // A put with tags (a conversation's retention) needs both.
+  'client-s3:PutObject': ['s3:PutObject', 's3:PutObjectTagging'],
   'client-s3:ListObjectsV2': ['s3:ListBucket'],
   'client-s3:DeleteObjects': ['s3:DeleteObject'],
   'client-lambda:Invoke': ['lambda:InvokeFunction'],
@@ -105,6 +107,7 @@ const grantedWithoutCall: Record<string, string> = {
   'dynamodb:ConditionCheckItem': tableSets,
   's3:PutObject': 'bindBucket grants object writes (put and delete) as one set.',
   's3:DeleteObject': 'bindBucket grants object writes (put and delete) as one set.',
+  's3:PutObjectTagging': 'bindBucket grants object writes (put, its tags and delete) as one set.',
   's3:ListBucket': 'Without it, reading a missing object answers 403 instead of NoSuchKey.',
   'dynamodb:DescribeStream': 'The table stream’s event source mapping reads the stream with its consumer’s role.',
   'dynamodb:GetRecords': 'The table stream’s event source mapping reads the stream with its consumer’s role.',
@@ -165,12 +168,12 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
   },
   {
     functions: ['Endpoint group user'],
-    actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+    actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
     reason: 'user/insights.ts imports canReadMessage from conversations.ts, which brings the prompt-log store along.',
   },
   {
     functions: ['Endpoint group admin-stream', 'Endpoint group simulation', 'Consumer of the tool-build queue'],
-    actions: ['s3:PutObject', 's3:DeleteObject'],
+    actions: ['s3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
     reason: 'They read the bucket only (`bucket: read`); the prompt-log and artifact writers come with what they read.',
   },
   {

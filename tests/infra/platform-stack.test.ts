@@ -15,6 +15,7 @@ import {
 import { globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
 import { endpointGroups, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
 import { queueDefinitions } from '#shared/kernel/queues';
+import { conversationRetentionDays } from '#shared/organization/schemas';
 import { DataStore, indexesAtUpgradeStep, lastIndexUpgradeStep } from '../../infra/constructs/data-store';
 import { MessageQueues } from '../../infra/constructs/message-queues';
 import { pascalCase } from '../../infra/constructs/naming';
@@ -70,6 +71,16 @@ const queueIds = (template: Template, worker: string): { queueId: string; deadLe
   if (!redrive) throw new Error(`queue ${worker} has no redrive policy`);
   return { queueId, deadLetterId: redrive.deadLetterTargetArn['Fn::GetAtt'][0] };
 };
+
+/** The environments of the functions that speak through Polly and Transcribe. */
+const speechEnvironments = (template: Template): Record<string, string>[] =>
+  (
+    Object.values(template.findResources('AWS::Lambda::Function')) as {
+      Properties: { Environment?: { Variables: Record<string, string> } };
+    }[]
+  )
+    .map((fn) => fn.Properties.Environment?.Variables ?? {})
+    .filter((variables) => variables.SPEECH_PROVIDER === 'aws');
 
 const functionsByDescription = (template: Template, description: string): Resources =>
   template.findResources('AWS::Lambda::Function', { Properties: { Description: description } }) as Resources;
@@ -239,6 +250,26 @@ describe('platform stack', () => {
       expect(timeout).toBeGreaterThan(0);
       expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * (timeout as number));
     }
+  });
+
+  it("expires a conversation's objects by their retention tag, one lifecycle rule per allowed retention, beside the table's TTL", () => {
+    const retentions = conversationRetentionDays.filter((days) => days > 0);
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith(
+          retentions.map((days) =>
+            Match.objectLike({
+              TagFilters: [{ Key: 'retention-days', Value: String(days) }],
+              ExpirationInDays: days,
+              Status: 'Enabled',
+            }),
+          ),
+        ),
+      },
+    });
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      TimeToLiveSpecification: { AttributeName: 'expires_at_epoch', Enabled: true },
+    });
   });
 
   it('locks the artifact bucket down and expires generated objects', () => {
@@ -599,6 +630,12 @@ describe('platform stack', () => {
     expect(annotations.findWarning('*', Match.anyValue())).toEqual([]);
   });
 
+  it("leaves Polly's engine to the adapter's default (neural) without pollyEngine", () => {
+    const speaking = speechEnvironments(template);
+    expect(speaking.length).toBeGreaterThan(0);
+    for (const variables of speaking) expect(variables.SPEECH_POLLY_ENGINE).toBeUndefined();
+  });
+
   it('removes the RestApi default output in favour of ApiUrl', () => {
     expect(Object.keys(template.toJSON().Outputs).filter((id) => id.startsWith('ApiEndpoint'))).toEqual([]);
   });
@@ -769,6 +806,13 @@ describe('regions', () => {
     }
   });
 
+  it('passes pollyEngine to the speech functions as SPEECH_POLLY_ENGINE', () => {
+    const { stacks } = synth({ regions: ['eu-west-1'], pollyEngine: 'standard' });
+    const speaking = speechEnvironments(Template.fromStack(stacks[0] as PlatformStack));
+    expect(speaking.length).toBeGreaterThan(0);
+    for (const variables of speaking) expect(variables.SPEECH_POLLY_ENGINE).toBe('standard');
+  });
+
   it('accepts a comma-separated region list from the command line', () => {
     const { stacks } = synth({ regions: 'eu-west-1,ap-southeast-2' });
     expect(stacks.map((stack) => stack.region)).toEqual(['eu-west-1', 'ap-southeast-2']);
@@ -781,6 +825,7 @@ describe('regions', () => {
     [{ stage: 'Prod!' }, /"stage"/],
     [{ superAdminEmail: 'nobody' }, /"superAdminEmail"/],
     [{ maintenanceMode: 'maybe' }, /"maintenanceMode"/],
+    [{ pollyEngine: 'generative' }, /"pollyEngine"/],
   ])('rejects bad context %j', (context, message) => {
     expect(() => synth(context)).toThrow(message);
   });

@@ -41,6 +41,17 @@ const scanStartingWith = async (prefix: string, projection?: string): Promise<Re
 export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: string; sk: string; entity?: string }[]> =>
   (await scanStartingWith(prefix, 'pk, sk, entity')) as { pk: string; sk: string; entity?: string }[];
 
+/** The items under a key prefix with when each expires (the table's TTL attribute), if it does. */
+export const storedExpiriesStartingWith = async (
+  prefix: string,
+): Promise<{ pk: string; sk: string; entity?: string; expires_at_epoch?: number }[]> =>
+  (await scanStartingWith(prefix, 'pk, sk, entity, expires_at_epoch')) as {
+    pk: string;
+    sk: string;
+    entity?: string;
+    expires_at_epoch?: number;
+  }[];
+
 /** The items under a key prefix with their size as JSON text (about DynamoDB's item size, a little over). */
 export const storedItemSizesStartingWith = async (
   prefix: string,
