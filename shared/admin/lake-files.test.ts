@@ -74,6 +74,21 @@ describe('lake files', () => {
     expect(await view({ deltas: [] })).toEqual([]);
   });
 
+  it('reads a batch written twice (a redelivered stream batch) as one row per record', async () => {
+    const batch = [change('a', 10, { num_messages: 2 }), change('b', 10)];
+    const deltas = [await delta(batch), await delta(batch)];
+    const base = await merge({ deltas: [await delta([change('a', 5)])] });
+
+    expect(await view({ deltas })).toEqual([
+      ['a', '2', false],
+      ['b', '1', false],
+    ]);
+    expect(await view({ base: base.path, deltas })).toEqual([
+      ['a', '2', false],
+      ['b', '1', false],
+    ]);
+  });
+
   it('keeps the declared column types as DuckDB names them (JSON is its alias of VARCHAR)', async () => {
     const only = await delta([change('a', 10)]);
     const reader = await database.connection.runAndReadAll(

@@ -12,15 +12,20 @@ import { type PlatformProcess, startPlatformProcess } from './platform-process';
 /**
  * The analytics lake against the local platform (`npm start` in a child process, in memory):
  * 1. one organization seeded through the data layer (BatchWriteItem) to 100,000, then 1,000,000
- *    messages, ten per conversation; the table's stream feeds the lake as it would in AWS
- *    (DynamoDB Local's stream, polled by the platform), and the bench waits until SQL counts every
- *    message (the ingestion lag after the seeding ends), then compacts the organization;
+ *    messages, ten per conversation, in chunks of 100,000; the table's stream feeds the lake as it
+ *    would in AWS (DynamoDB Local's stream, polled by the platform). The organization is compacted
+ *    after each chunk (each compaction timed), as the deployed schedule does every few minutes, so
+ *    queries read what a deployment keeps: one compacted file and the deltas since. The bench then
+ *    waits until SQL counts every message (the ingestion lag after the seeding ends) and compacts
+ *    once more;
  * 2. three representative queries through the API (`POST /admin/sql_query`), cold (the query
  *    function's local copies of the lake deleted first, as on a new Lambda instance, less its
  *    module load) and warm, p50 and p95;
  * 3. the freshness: conversations created through the API, the time from the answer announcing
  *    each until SQL sees it (the same query engine, called in the bench's process every 250 ms).
- * The platform's own compaction schedule is set to a day, so the bench's compaction is the one.
+ * The platform's own compaction schedule is set to a day, so the bench's compactions are the ones:
+ * after each chunk of 100,000 messages, more often than the deployed schedule (every
+ * `lakeCompactionMinutes`) at the bench's writing rate, never less.
  */
 export interface QueryFigures {
   name: string;
@@ -32,7 +37,10 @@ export interface QueryFigures {
 export interface SizeFigures {
   messages: number;
   conversations: number;
+  /** Seeding only, the compactions between its chunks left out. */
   seedSeconds: number;
+  /** The compactions after each chunk of the seeding. */
+  seedCompactions: Percentiles;
   /** From the end of the seeding until SQL counted every message. */
   ingestLagSeconds: number;
   compactionSeconds: number;
@@ -51,6 +59,8 @@ export interface AnalyticsFigures {
 const sizes = [100_000, 1_000_000];
 const messagesPerConversation = 10;
 const seedConcurrency = 8;
+/** Compacted after each chunk of this many messages. */
+const chunkMessages = 100_000;
 const coldSamples = 5;
 const warmSamples = 10;
 const freshnessSamples = 20;
@@ -130,7 +140,7 @@ const conversationItems = async (orgId: string, from: number, to: number) => {
   }).flat();
 };
 
-const seed = async (orgId: string, from: number, to: number): Promise<void> => {
+const seedChunk = async (orgId: string, from: number, to: number): Promise<void> => {
   const { batchPutItems } = await import('#shared/data/table');
   const perBatch = 100;
   const batches = Array.from({ length: Math.ceil((to - from) / perBatch) }, (_, index) => from + index * perBatch);
@@ -182,6 +192,23 @@ const compact = async (orgId: string) => {
     if (outcome.skipped !== 'leased') return outcome;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
+};
+
+/** Seeds conversations `from` to `to` in chunks, compacting after each; returns the seeding's seconds and each compaction's milliseconds. */
+const seed = async (orgId: string, from: number, to: number): Promise<{ seconds: number; compactions: number[] }> => {
+  const perChunk = chunkMessages / messagesPerConversation;
+  const compactions: number[] = [];
+  let seconds = 0;
+  for (let first = from; first < to; first += perChunk) {
+    const started = performance.now();
+    await seedChunk(orgId, first, Math.min(to, first + perChunk));
+    seconds += (performance.now() - started) / 1000;
+    const compactionStarted = performance.now();
+    const outcome = await compact(orgId);
+    compactions.push(performance.now() - compactionStarted);
+    console.error(`  compacted ${outcome.deltas} delta files in ${ms(compactions.at(-1) as number)}`);
+  }
+  return { seconds, compactions };
 };
 
 const lakeFootprint = async (orgId: string): Promise<{ bytes: number; files: number }> => {
@@ -301,10 +328,8 @@ export const measureAnalytics = async (): Promise<AnalyticsFigures> => {
     for (const messages of sizes) {
       const target = messages / messagesPerConversation;
       console.error(`seeding ${messages.toLocaleString()} messages`);
-      const seedStarted = performance.now();
-      await seed(orgId, conversations, target);
+      const seeding = await seed(orgId, conversations, target);
       conversations = target;
-      const seedSeconds = (performance.now() - seedStarted) / 1000;
       const ingestStarted = performance.now();
       await waitForMessages(orgId, messages);
       const ingestLagSeconds = (performance.now() - ingestStarted) / 1000;
@@ -316,7 +341,8 @@ export const measureAnalytics = async (): Promise<AnalyticsFigures> => {
       figures.push({
         messages,
         conversations,
-        seedSeconds,
+        seedSeconds: seeding.seconds,
+        seedCompactions: percentiles(seeding.compactions),
         ingestLagSeconds,
         compactionSeconds,
         compactedDeltas: compaction.deltas,
@@ -342,6 +368,7 @@ const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 /** What was measured at one size. */
 const sizeLines = (size: SizeFigures): string[] => [
   `${size.messages.toLocaleString()} messages (${size.conversations.toLocaleString()} conversations): seeded in ${size.seedSeconds.toFixed(1)} s (${(size.messages / size.seedSeconds).toFixed(0)} messages/s with their conversations); the lake had them all ${size.ingestLagSeconds.toFixed(1)} s after the seeding ended`,
+  `  compactions while seeding: p50 ${ms(size.seedCompactions.p50)}, max ${ms(size.seedCompactions.max)} (${size.seedCompactions.count})`,
   `  compaction: ${size.compactionSeconds.toFixed(1)} s (${size.compactedDeltas} delta files merged); lake: ${mib(size.lakeBytes)} in ${size.lakeFiles} files`,
   ...size.queries.map(
     (query) =>
