@@ -113,8 +113,10 @@ export class AnalyticsLake extends Construct {
       defaults,
     }).function;
     // Reads whether an organization is live; writes delta files, and erases a deleted organization's folders.
+    // PutObjectTagging beside PutObject, as every object writer has it: a put may carry tags (retention), and
+    // tests/infra/function-permissions.test.ts cannot tell an untagged put from a tagged one.
     bindTable(this.streamConsumer, table, 'read');
-    this.grantLakeChanges(this.streamConsumer, ['s3:PutObject', 's3:DeleteObject']);
+    this.grantLakeChanges(this.streamConsumer, ['s3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject']);
     this.streamConsumer.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
