@@ -130,10 +130,22 @@ const coldLoadBytesOf = (outputs: Metafile['outputs'], entryOutput: string): num
   return bytes;
 };
 
-/** Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs` and `<outDir>/chunks/`. */
-export const bundleLambda = async (entry: string, outDir: string): Promise<BundledLambda> => {
+/**
+ * Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs` and `<outDir>/chunks/`.
+ * `extraPlugins` run after the bundling's own (the bench marks each module's code with one).
+ */
+export const bundleLambda = async (
+  entry: string,
+  outDir: string,
+  extraPlugins: Plugin[] = [],
+): Promise<BundledLambda> => {
   const outfile = join(outDir, 'index.mjs');
-  const { metafile } = await build({ ...lambdaBuildOptions(entry, outDir), metafile: true });
+  const options = lambdaBuildOptions(entry, outDir);
+  const { metafile } = await build({
+    ...options,
+    plugins: [...(options.plugins ?? []), ...extraPlugins],
+    metafile: true,
+  });
   const imported = new Set(
     Object.values(metafile.outputs).flatMap((output) => output.imports.map((used) => used.path)),
   );
