@@ -4,6 +4,7 @@ import { type CookieScope, cookieHeader, csrfCookie, parseCookies, sessionCookie
 import { csrfTokenFor, isCsrfNonce, newCsrfNonce, requireCsrfToken } from '#shared/app/csrf';
 import type { Html } from '#shared/app/html';
 import type { AppRequest } from '#shared/app/layout';
+import { appOperations } from '#shared/app/operations';
 import { appHostHeader, appLocation } from '#shared/app/organization-host';
 import {
   consolePage,
@@ -216,7 +217,7 @@ const image = (bytes: Uint8Array | undefined, what: string, context: RequestCont
 };
 
 export const handler = streamHandler(
-  implementGroup('app', {
+  implementGroup('app', [appOperations], {
     'get-app-home': page(homePage),
 
     'request-app-sign-in-link': async (input) => {

@@ -1,5 +1,6 @@
 import { interactWithConversation, type StreamOptions, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
+import { conversationStreamOperations } from '#shared/conversation/stream-operations';
 import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 import { callerPattern } from '#shared/kernel/caller-patterns';
@@ -13,7 +14,7 @@ const streamOptions = async (actionType: string): Promise<StreamOptions> => ({
 });
 
 export const handler = streamHandler(
-  implementGroup('conversation-stream', {
+  implementGroup('conversation-stream', [conversationStreamOperations], {
     'create-conversation': async ({ path, query, body, caller }) => {
       const audioFormat = requireAudioFormat(query.response_format, query.audio_format);
       return startConversation(path.organization, caller, {

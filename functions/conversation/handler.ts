@@ -1,8 +1,10 @@
 import { finishConversation } from '#shared/conversation/conversations';
-import type {
-  recommendResponsesDeprecatedOperation,
-  recommendResponsesOperation,
+import {
+  conversationOperations,
+  type recommendResponsesDeprecatedOperation,
+  type recommendResponsesOperation,
 } from '#shared/conversation/operations';
+import { operatorOperations } from '#shared/conversation/operator-operations';
 import {
   escalateConversation,
   handBackConversation,
@@ -32,7 +34,7 @@ const recommend = ({
   recommendResponses(path.organization, caller, path.conversation_id, path.interaction_id, body.context);
 
 export const handler = httpHandler(
-  implementGroup('conversation', {
+  implementGroup('conversation', [conversationOperations, operatorOperations], {
     'get-conversations': ({ path, query, caller }) =>
       listConversations(path.organization, caller, {
         ids: query.id,

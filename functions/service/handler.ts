@@ -1,5 +1,6 @@
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { pageRequest, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
+import { serviceOperations } from '#shared/service/operations';
 import {
   createService,
   deleteVersionSet,
@@ -11,7 +12,7 @@ import { getVersionSetHistory, rollbackVersionSet } from '#shared/service/versio
 import { getVersionSetPromotion, promoteVersionSet } from '#shared/simulation/promotions';
 
 export const handler = httpHandler(
-  implementGroup('service', {
+  implementGroup('service', [serviceOperations], {
     'get-services': ({ path, query, caller }) =>
       listServices(path.organization, caller, {
         ids: query.id,

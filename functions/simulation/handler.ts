@@ -8,6 +8,7 @@ import {
   versionListParams,
 } from '#shared/kernel/list-params';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
+import { simulationCatalogOperations } from '#shared/simulation/operations';
 import {
   createPersona,
   createPersonaVersion,
@@ -17,6 +18,7 @@ import {
   searchPersonas,
   updatePersona,
 } from '#shared/simulation/personas';
+import { simulationRunOperations } from '#shared/simulation/run-operations';
 import { cancelRun, createRun, getRunArtifacts, listRuns } from '#shared/simulation/runs';
 import {
   createScenario,
@@ -81,7 +83,7 @@ const unitTestSetFilters = (query: { creator?: string[]; tag?: string[]; unit_te
 });
 
 export const handler = httpHandler(
-  implementGroup('simulation', {
+  implementGroup('simulation', [simulationCatalogOperations, simulationRunOperations], {
     'create-simulation-persona': ({ path, body, caller }) => createPersona(path.organization, caller, body),
 
     'get-simulation-personas': ({ path, query, caller }) =>
