@@ -2,9 +2,11 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { meterLogBytes, metersUsage } from '#shared/aws/usage-meter';
+import { instrumentClients } from '#shared/aws/clients';
+import { clientUsageMeters, meteredSpeech, meterLogBytes, metersUsage } from '#shared/aws/usage-meter';
 import type { WorkerName } from '#shared/kernel/operation';
 import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/pocketsphinx';
+import { instrumentSpeech } from '#shared/speech/registry';
 import { startLocalAws } from './aws-stack';
 import { ensureCloudAssembly } from './cloud-assembly';
 import { readDeployment } from './deployment';
@@ -135,7 +137,12 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
   // This process bootstraps the root organization (and runs the functions, unless bundled).
   Object.assign(process.env, aws.env, localEnv);
   installLambdaRuntime();
-  if (metersUsage()) meterLogBytes();
+  // The cost bench's counts, in the functions this process runs (not in bundled ones' threads).
+  if (metersUsage()) {
+    meterLogBytes();
+    instrumentClients(clientUsageMeters);
+    instrumentSpeech(meteredSpeech);
+  }
 
   const stoppers: (() => Promise<void>)[] = [() => aws.stop()];
   const stop = async () => {

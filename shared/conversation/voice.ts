@@ -1,6 +1,5 @@
 import type { NewMessageEvent, StreamEvent } from '../../events/stream-events';
 import { getAgentVersion } from '../agent/index';
-import { meteredSpeech } from '../aws/usage-meter';
 import { BadRequestError, DomainError, UnsupportedMediaTypeError } from '../kernel/errors';
 import {
   concatAudio,
@@ -158,7 +157,7 @@ export const prepareVoiceTurn = async (
   if (!language || !voice) {
     throw new BadRequestError(`The language ${languageCode} does not support voice transcription or response.`);
   }
-  const provider = meteredSpeech(speechProvider());
+  const provider = await speechProvider();
   const turn: VoiceTurn = {
     provider,
     speaking: request.output ? { voice, language, audioFormat: request.output.audioFormat } : undefined,
