@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleCommands, type SdkCommand } from './bundle-commands';
+import { assemblyFreshness, cloudAssembly, functionsOf, type Resources, templates } from './cloud-assembly';
 
 /**
  * Each function's role against its bundle, as `cdk deploy` would ship them: the templates and
@@ -9,13 +9,7 @@ import { bundleCommands, type SdkCommand } from './bundle-commands';
  * Every AWS action the bundled code calls must be allowed on a resource of its service, and
  * every action granted must be called, unless listed below with the reason it is needed anyway.
  */
-const repositoryRoot = new URL('../../', import.meta.url).pathname;
-const cloudAssembly = join(repositoryRoot, 'cdk.out');
 
-type Resources = Record<
-  string,
-  { Type: string; Properties: Record<string, unknown>; Metadata?: Record<string, unknown> }
->;
 interface Statement {
   Effect: string;
   Action: string | string[];
@@ -161,10 +155,17 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     reason: 'It only starts builds (`toolBuilds: start`); the tool-build worker completes them.',
   },
   {
-    functions: ['Endpoint group app', 'Consumer of the simulation queue'],
+    functions: [
+      'Endpoint group app',
+      'Endpoint group conversation',
+      'Endpoint group metric',
+      'Endpoint group simulation',
+      'Consumer of the analysis queue',
+      'Consumer of the simulation queue',
+    ],
     actions: ['polly:SynthesizeSpeech', 'transcribe:StartStreamTranscription'],
     reason:
-      'Voice turns come through conversation-stream; conversations.ts reaches the speech registry from these too.',
+      'Voice turns come through conversation-stream; conversations.ts reaches the speech registry (and the chunks it imports) from these too.',
   },
   {
     functions: ['Endpoint group user'],
@@ -201,14 +202,6 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
 
 const performs = (description: string, action: string): boolean =>
   !reachedNotPerformed.some((entry) => entry.functions.includes(description) && entry.actions.includes(action));
-
-/** What the assembly holds: every template (nested ones too) by file name. */
-const templates = (): Map<string, { Resources: Resources }> =>
-  new Map(
-    readdirSync(cloudAssembly)
-      .filter((file) => file.endsWith('.template.json'))
-      .map((file) => [file, JSON.parse(readFileSync(join(cloudAssembly, file), 'utf8'))]),
-  );
 
 /** The logical ids a CloudFormation value refers to (Ref, Fn::GetAtt) and the literal text in it. */
 const referencesIn = (value: unknown): { ids: string[]; text: string[] } => {
@@ -266,36 +259,6 @@ const allowedActions = (fn: Resources[string], resources: Resources): Map<string
   }
   return allowed;
 };
-
-/** Sources the assembly is built from: a newer one means `cdk.out` no longer shows what would deploy. */
-const newestSource = (): { path: string; modified: number } => {
-  const walk = (path: string): { path: string; modified: number }[] =>
-    statSync(path).isDirectory()
-      ? readdirSync(path).flatMap((entry) => (entry === 'node_modules' ? [] : walk(join(path, entry))))
-      : /\.(ts|json)$/.test(path)
-        ? [{ path, modified: statSync(path).mtimeMs }]
-        : [];
-  return ['shared', 'functions', 'events', 'infra', 'cdk.json', 'package-lock.json']
-    .flatMap((entry) => walk(join(repositoryRoot, entry)))
-    .reduce((newest, candidate) => (candidate.modified > newest.modified ? candidate : newest));
-};
-
-const assemblyFreshness = (): string | undefined => {
-  const manifest = join(cloudAssembly, 'manifest.json');
-  let synthesized: number;
-  try {
-    synthesized = statSync(manifest).mtimeMs;
-  } catch {
-    return 'no cloud assembly: run `npm run synth` first';
-  }
-  const newest = newestSource();
-  return newest.modified > synthesized
-    ? `cdk.out is older than ${newest.path.slice(repositoryRoot.length)}: run \`npm run synth\` first`
-    : undefined;
-};
-
-const functionsOf = (template: { Resources: Resources }) =>
-  Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
 
 describe('function permissions against the bundled code', () => {
   const stale = assemblyFreshness();
