@@ -264,73 +264,88 @@ const dispatch = async (
     operation.auth === 'none' || (operation.auth === 'optional' && !headers.authorization)
       ? undefined
       : await authenticateRequest({ orgId: organization ?? '', headers, method: event.httpMethod, url });
-  if (caller) {
-    addLogKeys({ user_id: caller.userId, caller_org_id: caller.homeOrgId });
-    if (operation.rateLimitPerMinute !== undefined) {
-      Object.assign(
-        responseHeaders,
-        await enforceRateLimit({ caller, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute }),
-      );
-    }
-  }
-
-  // Only now, authenticated, is the body looked at.
-  const body = rawBody(event, maxBodyBytesOf(operation));
-
-  // Every invalid part is reported at once, as FastAPI-style clients expect.
-  const issues: ValidationIssue[] = [];
-  const collectIssues = (error: unknown): undefined => {
-    if (!(error instanceof ValidationError)) throw error;
-    issues.push(...error.issues);
-    return undefined;
-  };
-  // Synchronous: only a body may need awaiting (multipart), and most requests have none.
-  const validPart = (schema: z.ZodType | undefined, input: () => unknown, part: RequestPart): unknown => {
-    if (!schema) return undefined;
-    try {
-      return parseRequestPart(schema, input(), part);
-    } catch (error) {
-      return collectIssues(error);
-    }
-  };
-  const request = operation.request;
-  const path = validPart(request.path, () => pathParameters, 'path');
-  const queryValues = normalizeQuery(event);
-  issues.push(...undeclaredQueryIssues(operation, queryValues));
-  const query = validPart(request.query, () => queryValues, 'query');
-  const parsedHeaders = validPart(request.headers, () => headers, 'header');
-  // A body whose type depends on the query is only read once the query is valid.
-  const bodyType = request.bodyTypeFor
-    ? query === undefined
-      ? undefined
-      : request.bodyTypeFor(query as never)
-    : (request.bodyType ?? 'json');
-  const parsedBody =
-    request.body && bodyType !== undefined && bodyType !== 'binary'
-      ? await parseBody(bodyType, body, headers)
-          .then((content) => parseRequestPart(request.body as z.ZodType, content, 'body'))
-          .catch(collectIssues)
+  if (caller) addLogKeys({ user_id: caller.userId, caller_org_id: caller.homeOrgId });
+  const limited =
+    caller && operation.rateLimitPerMinute !== undefined
+      ? enforceRateLimit({ caller, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute }).then(
+          (limitHeaders) => {
+            Object.assign(responseHeaders, limitHeaders);
+          },
+        )
       : undefined;
-  if (issues.length > 0) throw new ValidationError(issues);
-  const input = {
-    path,
-    query,
-    headers: parsedHeaders,
-    body: parsedBody,
-    caller,
-    context: {
-      requestId: context.awsRequestId,
-      url,
-      method: event.httpMethod,
-      sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
-      rawBody: body,
-      setHeader: (name: string, value: string) => {
-        responseHeaders[name.toLowerCase()] = value;
+
+  // Only once authenticated (and charged its token) is the body looked at.
+  const validateAndRun = async (): Promise<unknown> => {
+    const body = rawBody(event, maxBodyBytesOf(operation));
+
+    // Every invalid part is reported at once, as FastAPI-style clients expect.
+    const issues: ValidationIssue[] = [];
+    const collectIssues = (error: unknown): undefined => {
+      if (!(error instanceof ValidationError)) throw error;
+      issues.push(...error.issues);
+      return undefined;
+    };
+    // Synchronous: only a body may need awaiting (multipart), and most requests have none.
+    const validPart = (schema: z.ZodType | undefined, input: () => unknown, part: RequestPart): unknown => {
+      if (!schema) return undefined;
+      try {
+        return parseRequestPart(schema, input(), part);
+      } catch (error) {
+        return collectIssues(error);
+      }
+    };
+    const request = operation.request;
+    const path = validPart(request.path, () => pathParameters, 'path');
+    const queryValues = normalizeQuery(event);
+    issues.push(...undeclaredQueryIssues(operation, queryValues));
+    const query = validPart(request.query, () => queryValues, 'query');
+    const parsedHeaders = validPart(request.headers, () => headers, 'header');
+    // A body whose type depends on the query is only read once the query is valid.
+    const bodyType = request.bodyTypeFor
+      ? query === undefined
+        ? undefined
+        : request.bodyTypeFor(query as never)
+      : (request.bodyType ?? 'json');
+    const parsedBody =
+      request.body && bodyType !== undefined && bodyType !== 'binary'
+        ? await parseBody(bodyType, body, headers)
+            .then((content) => parseRequestPart(request.body as z.ZodType, content, 'body'))
+            .catch(collectIssues)
+        : undefined;
+    if (issues.length > 0) throw new ValidationError(issues);
+    const input = {
+      path,
+      query,
+      headers: parsedHeaders,
+      body: parsedBody,
+      caller,
+      context: {
+        requestId: context.awsRequestId,
+        url,
+        method: event.httpMethod,
+        sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
+        rawBody: body,
+        setHeader: (name: string, value: string) => {
+          responseHeaders[name.toLowerCase()] = value;
+        },
       },
-    },
+    };
+    return implementation.run(input as never);
   };
-  const result = await implementation.run(input as never);
-  return { implementation, result };
+
+  if (!limited) return { implementation, result: await validateAndRun() };
+  // A read changes nothing, so it runs while its limit is taken: when the instance takes a new
+  // lease of tokens, that write and the read overlap instead of following each other. The
+  // answer still waits for the limit, so a refusal (429) comes before any other answer.
+  if (operation.method !== 'GET' || operation.streaming) {
+    await limited;
+    return { implementation, result: await validateAndRun() };
+  }
+  const running = validateAndRun();
+  // Awaited once the limit is known; when refused, its outcome is dropped, not left unhandled.
+  running.catch(() => undefined);
+  await limited;
+  return { implementation, result: await running };
 };
 
 /**
