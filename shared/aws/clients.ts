@@ -1,7 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { config } from '../kernel/config';
 import { loadOnce } from '../kernel/load-once';
@@ -13,7 +12,7 @@ import { countRoundTripsOf, countsRoundTrips } from './round-trips';
  * embedded servers through the SDK's own AWS_ENDPOINT_URL_<SERVICE> variables, so the
  * code path is the same as in AWS. In Lambda each call is traced as an X-Ray subsegment.
  */
-let documentClient: DynamoDBDocumentClient | undefined;
+let dynamoClient: DynamoDBClient | undefined;
 
 /**
  * DynamoDB calls refused for throttling (or a 5xx) are tried up to this many times in all, as the
@@ -42,7 +41,7 @@ let interposed: ((sdkHandler: DynamoRequestHandler) => DynamoRequestHandler) | u
  */
 export const interposeDynamoRequestHandler = (wrap: (sdkHandler: DynamoRequestHandler) => DynamoRequestHandler) => {
   interposed = wrap;
-  documentClient = undefined;
+  dynamoClient = undefined;
 };
 
 /** What is added to each AWS client when it is made (see {@link instrumentClients}). */
@@ -65,22 +64,26 @@ export const instrumentClients = (added: ClientInstruments): void => {
   instruments = added;
 };
 
-export const dynamo = (): DynamoDBDocumentClient => {
-  if (!documentClient) {
+/**
+ * The table's client. It resolves its middleware once per command type (`cacheMiddleware`), not
+ * on every call: the data layer converts items itself (`shared/data/attribute-values.ts`), as
+ * lib-dynamodb's document client, which adds middleware to each call, cannot.
+ */
+export const dynamo = (): DynamoDBClient => {
+  if (!dynamoClient) {
     const client = traced(
       new DynamoDBClient({
         region: config.region,
         retryStrategy: new ConfiguredRetryStrategy(dynamoMaxAttempts, dynamoBackoffMs),
+        cacheMiddleware: true,
       }),
     );
     if (interposed) client.config.requestHandler = interposed(client.config.requestHandler);
     if (countsRoundTrips()) countRoundTripsOf(client);
     instruments.dynamodb?.(client);
-    documentClient = DynamoDBDocumentClient.from(client, {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    });
+    dynamoClient = client;
   }
-  return documentClient;
+  return dynamoClient;
 };
 
 /** The SQS SDK, loaded on first use: only finishing a conversation, webhooks, tools and simulations queue work. */

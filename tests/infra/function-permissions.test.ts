@@ -39,15 +39,8 @@ const resourceServiceOf: Record<string, string> = { sts: 'iam' };
 
 /** Commands authorized by actions other than their own name; every other command is `<service>:<Name>`. */
 const actionsOfCommand: Record<string, string[]> = {
-  'lib-dynamodb:Get': ['dynamodb:GetItem'],
-  'lib-dynamodb:Put': ['dynamodb:PutItem'],
-  'lib-dynamodb:Update': ['dynamodb:UpdateItem'],
-  'lib-dynamodb:Delete': ['dynamodb:DeleteItem'],
-  'lib-dynamodb:BatchGet': ['dynamodb:BatchGetItem'],
-  'lib-dynamodb:BatchWrite': ['dynamodb:BatchWriteItem'],
-  'lib-dynamodb:TransactGet': ['dynamodb:GetItem'],
   // Each item of a transaction is authorized by its own action.
-  'lib-dynamodb:TransactWrite': [
+  'client-dynamodb:TransactWriteItems': [
     'dynamodb:PutItem',
     'dynamodb:UpdateItem',
     'dynamodb:DeleteItem',
@@ -292,7 +285,7 @@ describe('function permissions against the bundled code', () => {
     console.log(`${conversation?.name} constructs`, named(constructed).sort());
     expect(named(contained)).toContain('client-s3:GetBucketAcl');
     expect(named(constructed)).toEqual(
-      expect.arrayContaining(['client-sqs:SendMessage', 'client-s3:PutObject', 'lib-dynamodb:TransactWrite']),
+      expect.arrayContaining(['client-sqs:SendMessage', 'client-s3:PutObject', 'client-dynamodb:TransactWriteItems']),
     );
     expect(named(constructed)).not.toContain('client-s3:GetBucketAcl');
   });
