@@ -2,8 +2,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { recordTableChanges, type TableChange } from '#shared/admin/lake-changes';
-import { streamVersion } from '#shared/admin/lake-layout';
+import { recordTableChanges, type TableChange } from '#shared/analytics/lake-changes';
+import { streamVersion } from '#shared/analytics/lake-layout';
 import { addLogKeys, logger, withObservability } from '#shared/aws/observability';
 import { requireFunctionSettings } from '#shared/kernel/config';
 

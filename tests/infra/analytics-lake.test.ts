@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { analyticsTableSchemas } from '#shared/admin/analytics-schema';
+import { analyticsTableSchemas } from '#shared/analytics/analytics-schema';
 import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/kernel/table-stream';
 import type { AnalyticsLake } from '../../infra/constructs/analytics-lake';
 import { logicalIdOf } from '../../infra/constructs/platform-function';
