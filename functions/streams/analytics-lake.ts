@@ -28,7 +28,7 @@ const changeOf = (record: DynamoDBRecord): TableChange[] => {
 };
 
 /**
- * The consumer of the table's stream (`shared/kernel/table-stream.ts`): each batch of changes
+ * The consumer of the table's stream (`shared/analytics/lake-feed.ts`): each batch of changes
  * becomes delta files of the analytics lake. A failure throws, so the event source splits the
  * batch and retries each half, then sends what still fails to the failure queue.
  */

@@ -11,8 +11,8 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwners
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { analyticsTableSchemas, type ColumnType } from '#shared/analytics/analytics-schema';
+import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
 import { athenaResultsRoot } from '#shared/analytics/lake-layout';
-import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/kernel/table-stream';
 import { bindBucket, bindTable, type FunctionDefaults, logicalIdOf, PlatformFunction } from './platform-function';
 
 export interface AnalyticsLakeProps {

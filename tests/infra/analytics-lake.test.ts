@@ -3,7 +3,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { analyticsTableSchemas } from '#shared/analytics/analytics-schema';
-import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/kernel/table-stream';
+import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
 import type { AnalyticsLake } from '../../infra/constructs/analytics-lake';
 import { logicalIdOf } from '../../infra/constructs/platform-function';
 import type { PlatformStack } from '../../infra/stacks/platform-stack';
