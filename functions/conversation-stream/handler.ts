@@ -1,6 +1,7 @@
-import { interactWithConversation, type StreamOptions, startConversation } from '#shared/conversation/conversations';
+import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
 import { conversationStreamOperations } from '#shared/conversation/stream-operations';
+import type { StreamOptions } from '#shared/conversation/turn-lifecycle';
 import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 import { callerPattern } from '#shared/kernel/caller-patterns';

@@ -1,10 +1,10 @@
-import { finishConversation } from '#shared/conversation/conversations';
+import { finishConversation } from '#shared/conversation/finishing';
 import {
   conversationOperations,
   type recommendResponsesDeprecatedOperation,
   type recommendResponsesOperation,
 } from '#shared/conversation/operations';
-import { operatorOperations } from '#shared/conversation/operator-operations';
+import { operatorOperations } from '#shared/conversation/operator/operator-operations';
 import {
   escalateConversation,
   handBackConversation,
@@ -13,7 +13,7 @@ import {
   sendOperatorGuidance,
   sendOperatorMessage,
   takeOverConversation,
-} from '#shared/conversation/operators';
+} from '#shared/conversation/operator/operators';
 import {
   getInteractionInsights,
   getMessageSource,

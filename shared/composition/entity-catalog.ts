@@ -1,7 +1,7 @@
-import { eraseOrganizationLake } from '../admin/lake-erasure';
-import { lakeCompactionLeases } from '../admin/lake-repository';
-import { sqlResultRoot } from '../admin/sql-results';
 import { agents } from '../agent/agent-repository';
+import { eraseOrganizationLake } from '../analytics/lake-erasure';
+import { lakeCompactionLeases } from '../analytics/lake-repository';
+import { sqlResultRoot } from '../analytics/sql-results';
 import { authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit-repository';
 import { deleteObjects } from '../aws/bucket';
@@ -9,7 +9,7 @@ import { conversationLeases, conversations, conversationUserStates } from '../co
 import { conversationEvents } from '../conversation/event-repository';
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
-import { operatorActions, pendingReplies } from '../conversation/operator-repository';
+import { operatorActions, pendingReplies } from '../conversation/operator/operator-repository';
 import { promptLogRoot } from '../conversation/prompt-log';
 import { voiceAudioRoot } from '../conversation/voice-audio';
 import type { Entity } from '../data/entity';
