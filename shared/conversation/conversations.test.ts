@@ -5,6 +5,7 @@ import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { readObjectBytes } from '../aws/bucket';
 import { analyzeFinishedConversation } from '../composition/conversation-analysis';
+import { renewLease } from '../data/lease';
 import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -13,7 +14,7 @@ import { createStateMachineVersion } from '../state-machine/state-machines';
 import { createTool } from '../tool/tools';
 import { queryMemories } from '../user/memory-repository';
 import { getUserModels } from '../user/user-model-repository';
-import { getConversation, getLease, renewLease, storeInteractionItems, takeLease } from './conversation-repository';
+import { getConversation } from './conversation-repository';
 import { interactWithConversation, type StartConversationInput, startConversation } from './conversations';
 import { getConversationEvents } from './event-replay';
 import { eventIdOf, eventItems } from './event-repository';
@@ -29,6 +30,7 @@ import {
   promptLogKey,
 } from './prompt-log';
 import type { StreamOptions } from './turn-lifecycle';
+import { getConversationAndLease, storeInteractionItems, takeConversationLease } from './turn-repository';
 
 const stream: StreamOptions = { agentActionType: /^.*$/ };
 /** The conversations' user, allowed everything (agent actions included). */
@@ -75,7 +77,7 @@ const say = async (orgId: string, conversationId: string, text: string) =>
  * runs out (nothing renews it).
  */
 const interruptedTurn = async (orgId: string, conversationId: string, text: string) => {
-  const lease = await takeLease(orgId, conversationId);
+  const { grant } = await takeConversationLease(orgId, conversationId);
   const interactionId = newId();
   const messageId = newId();
   const events = [
@@ -85,27 +87,24 @@ const interruptedTurn = async (orgId: string, conversationId: string, text: stri
       action: { type: 'navigate-state-machine-action-state-action-selected', action: 'help' },
     },
   ].map((event, n) => ({ ...event, event_id: eventIdOf(interactionId, n) }) as ConversationEvent);
-  await storeInteractionItems(
-    { org_id: orgId, id: conversationId },
-    {
-      puts: [
-        messageItem(orgId, {
-          id: messageId,
-          conversation_id: conversationId,
-          interaction_id: interactionId,
-          created_at: new Date().toISOString(),
-          sender: 'User',
-          message: text,
-          format: 'text',
-          message_type: 'user-message',
-          message_metadata: [],
-        }),
-        ...(await eventItems({ org_id: orgId, id: conversationId }, events)),
-      ],
-      addedMessages: 0,
-    },
-  );
-  await renewLease(orgId, conversationId, lease.leaseId, -1_000);
+  await storeInteractionItems({ org_id: orgId, id: conversationId }, grant.token, {
+    puts: [
+      messageItem(orgId, {
+        id: messageId,
+        conversation_id: conversationId,
+        interaction_id: interactionId,
+        created_at: new Date().toISOString(),
+        sender: 'User',
+        message: text,
+        format: 'text',
+        message_type: 'user-message',
+        message_metadata: [],
+      }),
+      ...(await eventItems({ org_id: orgId, id: conversationId }, events)),
+    ],
+    addedMessages: 0,
+  });
+  await renewLease(grant, -1_000);
   return { interactionId, messageId };
 };
 
@@ -412,7 +411,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     // Assess
     expect(first.at(-1)).toMatchObject({ type: 'error', event_id: eventIdOf(dead.interactionId, 2) });
     expect(again).toEqual(first);
-    expect(await getLease(orgId, conversationId)).toBeUndefined();
+    expect((await getConversationAndLease(orgId, conversationId))?.lease.untilMs).toBeUndefined();
     expect((await getConversation(orgId, conversationId))?.num_messages).toBe(2);
   });
 

@@ -83,21 +83,24 @@ export const conversationClock = (
 
 /**
  * Everything the engine needs for the next turn of a conversation; `newMessages` are the
- * messages of this turn that are not stored yet (the user's message).
+ * messages of this turn (the user's message), which the write storing them may or may not have
+ * stored by the time the history is read: they are read as given, once.
  */
 export const loadSession = async (
   conversation: ConversationRecord,
   options: { isReturningUser: boolean; newMessages: MessageRecord[] },
 ): Promise<EngineSession> => {
   const { org_id: orgId, id } = conversation;
-  const [{ agent, machine }, stored, lastInteraction, userContext] = await Promise.all([
+  const added = new Set(options.newMessages.map((message) => message.id));
+  const [{ agent, machine }, read, lastInteraction, userContext] = await Promise.all([
     loadPinnedVersions(conversation),
-    conversation.num_messages > 0 ? recentMessages(orgId, id, historyLength) : Promise.resolve([]),
+    conversation.num_messages > 0 ? recentMessages(orgId, id, historyLength + added.size) : Promise.resolve([]),
     conversation.last_interaction_id
       ? getInteraction(orgId, id, conversation.last_interaction_id)
       : Promise.resolve(undefined),
     userContextOf(orgId, conversation.user_id),
   ]);
+  const stored = read.filter((message) => !added.has(message.id)).slice(-historyLength);
   return {
     agent,
     stateMachine: { id: machine.service_hierarchical_state_machine_id, version: machine.version, content: machine },
