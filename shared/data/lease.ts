@@ -146,7 +146,10 @@ export const takeLease = async (
   }
 };
 
-/** Renews the lease for `durationMs` from now; `LeaseLostError` once another holder has taken it. */
+/**
+ * Renews the lease for `durationMs` from now; `LeaseLostError` once another holder has taken it,
+ * or it was given back (a renewal racing the write that released it must not hold it again).
+ */
 export const renewLease = async (grant: LeaseGrant, durationMs: number): Promise<number> => {
   const untilMs = Date.now() + durationMs;
   const fence = fencedBy(grant.token);
@@ -154,7 +157,7 @@ export const renewLease = async (grant: LeaseGrant, durationMs: number): Promise
     {
       Key: grant.key,
       UpdateExpression: 'SET lease_until_ms = :leaseUntil',
-      ConditionExpression: fence.expression,
+      ConditionExpression: `${fence.expression} AND attribute_exists(lease_until_ms)`,
       ExpressionAttributeValues: { ...fence.values, ':leaseUntil': untilMs },
       ReturnValues: 'NONE',
     },

@@ -29,6 +29,23 @@ interface Freeze {
   frozen: (call: DynamoCall) => void;
 }
 
+interface Hold {
+  matches: (call: DynamoCall) => boolean;
+  held: DynamoCall[];
+  /** What DynamoDB answered each held call once it went on: its HTTP status. */
+  answered: Promise<number>[];
+  gate: Promise<void>;
+  open: () => void;
+}
+
+/** Calls held as a stalled process holds them, until `resume()` lets them go on. */
+export interface HeldCalls {
+  /** The calls held so far. */
+  held(): DynamoCall[];
+  /** Lets every held call go on as it was sent (and later ones through); resolves with DynamoDB's status for each. */
+  resume(): Promise<number[]>;
+}
+
 /** What the fault handler counted: calls seen, and faults answered by kind. */
 export interface FaultCounts {
   calls: number;
@@ -128,6 +145,7 @@ export class DynamoFaults {
   readonly seed: number;
   private readonly random: () => number;
   private readonly freezes: Freeze[] = [];
+  private readonly holds: Hold[] = [];
   private readonly counts: FaultCounts = { calls: 0, faults: {} };
   private readonly watchers: ((call: DynamoCall, faulted: boolean) => void)[] = [];
 
@@ -174,6 +192,28 @@ export class DynamoFaults {
     });
   }
 
+  /**
+   * Holds every call `matches` picks from now on, as a process that stalled (a long pause, a
+   * frozen container, a partition) holds its requests: none reaches DynamoDB until `resume()`.
+   * Then each goes on as it was sent, however late: what a stale lease holder writes when it wakes.
+   */
+  hold(matches: (call: DynamoCall) => boolean): HeldCalls {
+    let open = () => undefined as void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const hold: Hold = { matches, held: [], answered: [], gate, open };
+    this.holds.push(hold);
+    return {
+      held: () => [...hold.held],
+      resume: async () => {
+        this.holds.splice(this.holds.indexOf(hold), 1);
+        hold.open();
+        return Promise.all(hold.answered);
+      },
+    };
+  }
+
   private async handle(
     request: HttpRequest,
     forward: () => Promise<{ response: HttpResponse }>,
@@ -189,6 +229,14 @@ export class DynamoFaults {
       invocation: invocations.getStore()?.id,
     };
     this.counts.calls += 1;
+
+    const hold = this.holds.find((candidate) => candidate.matches(call));
+    if (hold) {
+      hold.held.push(call);
+      const answer = hold.gate.then(forward);
+      hold.answered.push(answer.then(({ response }) => response.statusCode));
+      return answer;
+    }
 
     const freeze = this.freezes.find((candidate) => candidate.matches(call));
     if (freeze) {
