@@ -22,6 +22,9 @@ import { finishConversation } from './finishing';
 import { toolInInitialStateMachineVersion } from './fixtures';
 import { getInteraction } from './interaction-repository';
 import { messageItem, recentMessages } from './message-repository';
+import { actionOf } from './operator/operator-control';
+import { queryPendingReplies, storePendingReply } from './operator/operator-repository';
+import { takeOverConversation } from './operator/operators';
 import {
   interactionLogScope,
   type PromptLogScope,
@@ -364,6 +367,41 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     // Assess
     expect(await getConversation(orgId, conversationId)).toBeUndefined();
     await drain((await start({ versionSetName: 'edge' })).events);
+  });
+
+  it("ends an operator's control and drops the replies not delivered when the conversation is finished", async () => {
+    // Prepare: an operator holds the conversation, a reply of theirs waiting for delivery.
+    const { orgId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    const operator = { ...caller, userId: 'operator-1' };
+    await takeOverConversation(orgId, operator, conversationId);
+    const held = (await getConversation(orgId, conversationId, true)) as NonNullable<
+      Awaited<ReturnType<typeof getConversation>>
+    >;
+    const reply = {
+      conversation_id: conversationId,
+      id: newId(),
+      text: 'One moment please.',
+      operator_user_id: operator.userId,
+      operator_name: 'Olivia',
+      created_at: new Date().toISOString(),
+    };
+    await storePendingReply(
+      held,
+      reply,
+      actionOf(held, { userId: operator.userId, name: 'Olivia' }, 'sent-message', reply.created_at),
+    );
+
+    // Act
+    await finishConversation(orgId, user, conversationId);
+
+    // Assess
+    expect(await queryPendingReplies(orgId, conversationId, 10)).toEqual([]);
+    const finished = await getConversation(orgId, conversationId, true);
+    expect(finished).toMatchObject({ is_finished: true });
+    expect(finished?.control).toBeUndefined();
+    expect(finished?.operator).toBeUndefined();
   });
 
   it('ends an interaction whose turn died when the next turn takes the conversation, keeping the message it announced', async () => {
