@@ -125,7 +125,8 @@ const invocations = new AsyncLocalStorage<{ id: string; kill: (reason: Error) =>
 
 /**
  * Runs `work` as one invocation: a call frozen inside it ends it at once with `InvocationKilled`,
- * as Lambda ends an invocation whose process died; what it was doing never continues.
+ * as Lambda ends an invocation whose process died; what it was doing never continues (its later
+ * calls, a heartbeat's included, never reach DynamoDB).
  */
 export const inInvocation = <T>(id: string, work: () => Promise<T>): Promise<T> =>
   new Promise<T>((resolve, reject) => {
@@ -146,6 +147,8 @@ export class DynamoFaults {
   private readonly random: () => number;
   private readonly freezes: Freeze[] = [];
   private readonly holds: Hold[] = [];
+  /** Invocations a freeze killed: what they left running (a lease's heartbeat) never reaches DynamoDB again. */
+  private readonly killed = new Set<string>();
   private readonly counts: FaultCounts = { calls: 0, faults: {} };
   private readonly watchers: ((call: DynamoCall, faulted: boolean) => void)[] = [];
 
@@ -230,6 +233,8 @@ export class DynamoFaults {
     };
     this.counts.calls += 1;
 
+    if (call.invocation !== undefined && this.killed.has(call.invocation)) return new Promise<never>(() => undefined);
+
     const hold = this.holds.find((candidate) => candidate.matches(call));
     if (hold) {
       hold.held.push(call);
@@ -242,6 +247,7 @@ export class DynamoFaults {
     if (freeze) {
       this.freezes.splice(this.freezes.indexOf(freeze), 1);
       if (freeze.when === 'after') await forward();
+      if (call.invocation !== undefined) this.killed.add(call.invocation);
       invocations.getStore()?.kill(new InvocationKilled(call));
       freeze.frozen(call);
       return new Promise<never>(() => undefined);
