@@ -11,6 +11,7 @@ import { getOrganization, retentionDaysOf } from '../organization/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/index';
+import { behaviorSourceFor } from './behavior-matching';
 import { requireInteraction } from './conversation-lookup';
 import {
   alreadyFinished,
@@ -136,6 +137,7 @@ export const startConversation = async (
   const newMessages = input.initialMessage
     ? [userSideMessage(conversation, interactionId, input.initialMessage.text, input.initialMessage.type, nowIso())]
     : [];
+  const behaviors = behaviorSourceFor(orgId, serviceId);
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
   const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice, meter));
@@ -153,7 +155,7 @@ export const startConversation = async (
   ]);
   countConversationStarted();
   const turn = beginTurn(
-    { conversation, session, interactionId, newMessages, caller, stream: input.stream, voice, meter },
+    { conversation, session, interactionId, newMessages, caller, stream: input.stream, voice, meter, behaviors },
     keepConversationLease(grant),
     opening.length,
   );
@@ -307,6 +309,8 @@ export const interactWithConversation = async (
     : holdConversation(conversation, seen.lease, puts);
   // Kept from when it is taken: a session read through a throttling storm may outlast its first term.
   const kept = holding.then(keepConversationLease);
+  const responder = responderFor(conversation);
+  const behaviors = responder ? undefined : behaviorSourceFor(orgId, conversation.service_id);
   // Only a conversation whose opening never completed starts from an initial state again.
   const session = (
     conversation.current_state === null
@@ -340,7 +344,8 @@ export const interactWithConversation = async (
       stream: input.stream,
       voice,
       meter,
-      responder: responderFor(conversation),
+      responder,
+      behaviors,
     },
     lease.value,
     opening.length,

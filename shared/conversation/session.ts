@@ -6,7 +6,7 @@ import { getStateMachineVersion } from '../state-machine/index';
 import { getUser, getUserModels, recentMemories } from '../user/index';
 import { userVariablesOf } from '../user/users';
 import { behaviorSourceFor } from './behavior-matching';
-import type { EngineDependencies, EngineSession, HistoryEntry } from './engine/contracts';
+import type { DynamicBehaviorSource, EngineDependencies, EngineSession, HistoryEntry } from './engine/contracts';
 import { getInteraction } from './interaction-repository';
 import { recentMessages } from './message-repository';
 import type { PromptLogger } from './prompt-log';
@@ -145,6 +145,7 @@ export const engineDependencies = (
   promptLogger: PromptLogger,
   meter: TurnMeter,
   signal?: AbortSignal,
+  behaviors: DynamicBehaviorSource = behaviorSourceFor(conversation.org_id, conversation.service_id),
 ): EngineDependencies => {
   const preferences = conversation.version_set_info.llm_model_preferences as LlmModelPreferences;
   const toolContext: ConversationToolContext = {
@@ -166,7 +167,7 @@ export const engineDependencies = (
       return meter.model(purpose, { ...resolved, provider: promptLogger.wrap(resolved.provider) });
     },
     recall: recallFromMemories(conversation.org_id, conversation.user_id),
-    dynamicBehaviors: behaviorSourceFor(conversation.org_id, conversation.service_id),
+    dynamicBehaviors: behaviors,
     newId: () => newId(),
     // The tool code (and its runtime) is imported when a state first uses a tool, not at cold start.
     resolveToolCalls: async (specs) => (await import('./tool-calls')).resolveToolCalls(conversation.org_id, specs),

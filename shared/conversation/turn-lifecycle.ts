@@ -7,7 +7,7 @@ import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
 import type { TextPattern } from '../kernel/caller-patterns';
 import { nowIso } from '../kernel/ids';
-import type { EngineSession, TurnOutcome } from './engine/contracts';
+import type { DynamicBehaviorSource, EngineSession, TurnOutcome } from './engine/contracts';
 import { runTurn } from './engine/turn';
 import { eventIdOf, eventItems } from './event-repository';
 import { eventVisibility, visibleEvents } from './event-visibility';
@@ -66,6 +66,8 @@ export interface Turn {
   stop: AbortController;
   /** Who answers instead of the agent: an operator holding the conversation, or a holding line (`operator/operator-turns.ts`). */
   responder?: TurnResponder;
+  /** The service's dynamic behaviours, read with the session (none when someone else answers). */
+  behaviors?: DynamicBehaviorSource;
 }
 
 type TurnFields = Omit<Turn, 'lease' | 'journal' | 'promptLogger' | 'stop'>;
@@ -95,7 +97,10 @@ export const startEngine = (turn: Turn): RunningEngine => {
   const signal = AbortSignal.any([turn.lease.signal, turn.stop.signal]);
   const textTurn = turn.responder
     ? turn.responder.run(turn.session, signal)
-    : runTurn(turn.session, engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal));
+    : runTurn(
+        turn.session,
+        engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal, turn.behaviors),
+      );
   const steps = turn.voice ? speakTurn(turn.conversation, textTurn, turn.voice, turn.meter) : textTurn;
   const first = steps.next();
   // Read by the stream; a turn that ends before its stream never reads it.

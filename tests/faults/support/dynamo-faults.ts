@@ -46,6 +46,13 @@ export interface HeldCalls {
   resume(): Promise<number[]>;
 }
 
+/** A call that went through, with when it was sent and when DynamoDB answered it. */
+export interface TimedCall {
+  call: DynamoCall;
+  sentAt: number;
+  answeredAt: number;
+}
+
 /** What the fault handler counted: calls seen, and faults answered by kind. */
 export interface FaultCounts {
   calls: number;
@@ -147,6 +154,7 @@ export class DynamoFaults {
   private readonly random: () => number;
   private readonly freezes: Freeze[] = [];
   private readonly holds: Hold[] = [];
+  private timeline: TimedCall[] | undefined;
   /** Invocations a freeze killed: what they left running (a lease's heartbeat) never reaches DynamoDB again. */
   private readonly killed = new Set<string>();
   private readonly counts: FaultCounts = { calls: 0, faults: {} };
@@ -217,6 +225,21 @@ export class DynamoFaults {
     };
   }
 
+  /**
+   * Records every call that goes through from now on, with when it was sent and answered, until
+   * `stop()`, which gives them: how many round trips a request makes, and how many in sequence.
+   */
+  record(): { stop: () => TimedCall[] } {
+    const timeline: TimedCall[] = [];
+    this.timeline = timeline;
+    return {
+      stop: () => {
+        if (this.timeline === timeline) this.timeline = undefined;
+        return timeline;
+      },
+    };
+  }
+
   private async handle(
     request: HttpRequest,
     forward: () => Promise<{ response: HttpResponse }>,
@@ -255,7 +278,14 @@ export class DynamoFaults {
 
     const fault = this.random() < this.rate ? this.faultFor(call) : undefined;
     for (const watcher of [...this.watchers]) watcher(call, fault !== undefined);
-    if (!fault) return forward();
+    if (!fault) {
+      const timeline = this.timeline;
+      if (!timeline) return forward();
+      const sentAt = performance.now();
+      const answer = await forward();
+      timeline.push({ call, sentAt, answeredAt: performance.now() });
+      return answer;
+    }
     const kind = String(fault.__type).split('#')[1] as string;
     this.counts.faults[kind] = (this.counts.faults[kind] ?? 0) + 1;
     return errorResponse(fault);
