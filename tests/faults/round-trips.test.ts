@@ -48,12 +48,13 @@ const storedBehind = (timed: TimedCall): boolean =>
   JSON.stringify(timed.call.input).includes('EVENT#') &&
   !JSON.stringify(timed.call.input).includes(':leaseNext');
 
+/** Each call as the log shows it: its operation, what it reads or writes, when it was sent and answered. */
 const describeCalls = (calls: TimedCall[]) => {
   const start = Math.min(...calls.map((timed) => timed.sentAt));
   return calls
     .map((timed) => {
       const text = JSON.stringify(timed.call.input);
-      const what = text.replace(/ORG#[^#"]*#/g, '').replace(/[0-9a-f]{24}/g, 'ID').slice(0, 240);
+      const what = /"IndexName":"([^"]+)"/.exec(text)?.[1] ?? /"sk":\{"S":"([A-Z_]+)/.exec(text)?.[1] ?? '';
       return `\n  ${timed.call.operation} ${what} ${(timed.sentAt - start).toFixed(1)}–${(timed.answeredAt - start).toFixed(1)} ms`;
     })
     .join('');

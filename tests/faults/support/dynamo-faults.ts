@@ -209,7 +209,7 @@ export class DynamoFaults {
    * Then each goes on as it was sent, however late: what a stale lease holder writes when it wakes.
    */
   hold(matches: (call: DynamoCall) => boolean): HeldCalls {
-    let open = () => undefined as void;
+    let open: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
