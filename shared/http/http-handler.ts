@@ -55,6 +55,12 @@ export interface RequestContext {
   rawBody: Buffer;
   /** Adds a response header. */
   setHeader(name: string, value: string): void;
+  /**
+   * Settles when the caller's rate limit admitted the request; rejects with its 429. Already
+   * settled unless the operation is `rateLimitOverlapsFirstRead`, whose implementation awaits it
+   * (with its first reads) before it writes anything, or a GET, which writes nothing.
+   */
+  admitted: Promise<void>;
 }
 
 export interface OperationInput<O extends Operation> {
@@ -264,18 +270,30 @@ const dispatch = async (
     operation.auth === 'none' || (operation.auth === 'optional' && !headers.authorization)
       ? undefined
       : await authenticateRequest({ orgId: organization ?? '', headers, method: event.httpMethod, url });
-  if (caller) addLogKeys({ user_id: caller.userId, caller_org_id: caller.homeOrgId });
-  const limited =
-    caller && operation.rateLimitPerMinute !== undefined
-      ? enforceRateLimit({ caller, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute }).then(
-          (limitHeaders) => {
-            Object.assign(responseHeaders, limitHeaders);
-          },
-        )
-      : undefined;
+  let admitted: Promise<void> = Promise.resolve();
+  if (caller) {
+    addLogKeys({ user_id: caller.userId, caller_org_id: caller.homeOrgId });
+    if (operation.rateLimitPerMinute !== undefined) {
+      admitted = enforceRateLimit({
+        caller,
+        operationId: operation.operationId,
+        perMinute: operation.rateLimitPerMinute,
+      }).then((headers) => {
+        Object.assign(responseHeaders, headers);
+      });
+      // Awaited below whatever happens: a refused request answers 429, as if refused first.
+      admitted.catch(() => undefined);
+      // A read changes nothing, so it runs while its limit is taken: when the instance takes a
+      // new lease of tokens, that write and the read overlap instead of following each other.
+      const overlaps = operation.rateLimitOverlapsFirstRead || (operation.method === 'GET' && !operation.streaming);
+      if (!overlaps) await admitted;
+    }
+  }
 
-  // Only once authenticated (and charged its token) is the body looked at.
-  const validateAndRun = async (): Promise<unknown> => {
+  // Whatever the request answers, a refused one answers 429 (as if refused first), and nothing
+  // is answered before the limit is known.
+  const result = await (async () => {
+    // Only now, authenticated, is the body looked at.
     const body = rawBody(event, maxBodyBytesOf(operation));
 
     // Every invalid part is reported at once, as FastAPI-style clients expect.
@@ -328,24 +346,16 @@ const dispatch = async (
         setHeader: (name: string, value: string) => {
           responseHeaders[name.toLowerCase()] = value;
         },
+        admitted,
       },
     };
     return implementation.run(input as never);
-  };
-
-  if (!limited) return { implementation, result: await validateAndRun() };
-  // A read changes nothing, so it runs while its limit is taken: when the instance takes a new
-  // lease of tokens, that write and the read overlap instead of following each other. The
-  // answer still waits for the limit, so a refusal (429) comes before any other answer.
-  if (operation.method !== 'GET' || operation.streaming) {
-    await limited;
-    return { implementation, result: await validateAndRun() };
-  }
-  const running = validateAndRun();
-  // Awaited once the limit is known; when refused, its outcome is dropped, not left unhandled.
-  running.catch(() => undefined);
-  await limited;
-  return { implementation, result: await running };
+  })().catch(async (error: unknown) => {
+    await admitted;
+    throw error;
+  });
+  await admitted;
+  return { implementation, result };
 };
 
 /**
