@@ -10,9 +10,10 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { analyticsTableSchemas, type ColumnType } from '#shared/analytics/analytics-schema';
+import { analyticsTableSchemas } from '#shared/analytics/analytics-schema';
 import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
 import { athenaResultsRoot } from '#shared/analytics/lake-layout';
+import type { ColumnType } from '#shared/kernel/lake-projection';
 import { bindBucket, bindTable, type FunctionDefaults, logicalIdOf, PlatformFunction } from './platform-function';
 
 export interface AnalyticsLakeProps {

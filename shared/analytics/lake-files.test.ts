@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleConversationRecord } from '../conversation/fixtures';
-import { type AnalyticsTable, analyticsTables } from './analytics-tables';
+import { conversationProjection as conversations } from '../conversation/lake-projection';
 import {
   type ChangedRow,
   closeDuckDb,
@@ -17,8 +17,6 @@ import {
   writeDelta,
 } from './lake-files';
 import { snapshotVersion, streamVersion } from './lake-layout';
-
-const conversations = analyticsTables.find((table) => table.name === 'conversations') as AnalyticsTable;
 
 let root: string;
 let database: Awaited<ReturnType<typeof openDuckDb>>;
@@ -35,7 +33,7 @@ afterAll(async () => {
 
 /** A conversation row as the stream would record it at version `seconds` (and sequence `seconds`). */
 const change = (id: string, seconds: number, fields: Record<string, unknown> = {}, deleted = false): ChangedRow => ({
-  row: conversations.row({ ...sampleConversationRecord('org', { id, tags: { team: 'blue' } }), ...fields }),
+  row: conversations.rowOfItem({ ...sampleConversationRecord('org', { id, tags: { team: 'blue' } }), ...fields }),
   version: streamVersion(seconds, String(seconds)),
   deleted,
 });

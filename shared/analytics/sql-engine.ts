@@ -6,7 +6,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { scopedLakeClient } from '../aws/lake-store';
 import { config } from '../kernel/config';
 import { BadRequestError, RequestTimeoutError } from '../kernel/errors';
-import { analyticsTables } from './analytics-tables';
+import { analyticsTableSchemas } from './analytics-schema';
 import { closeDuckDb, confineToFolder, openDuckDb, tableViewSql } from './lake-files';
 import { organizationReadPolicy } from './lake-layout';
 import { boundLakeCache, lakeCacheRoot, localOrganizationFolder, organizationTableFiles } from './lake-sync';
@@ -143,7 +143,7 @@ const attachOrganizationTables = async (connection: DuckDBConnection, orgId: str
   const orgDir = localOrganizationFolder(orgId);
   const files = await organizationTableFiles(orgId, orgDir, await organizationLakeReader(orgId));
   await boundLakeCache(lakeCacheRoot(), orgDir);
-  for (const table of analyticsTables)
+  for (const table of analyticsTableSchemas)
     await connection.run(
       `CREATE TEMP VIEW ${table.name} AS ${tableViewSql(table, files.get(table.name) ?? { deltas: [] })}`,
     );
