@@ -183,7 +183,7 @@ describe('confineToFolder', () => {
     const { connection } = confined;
     try {
       await connection.run(`CREATE VIEW conversations AS ${tableViewSql(conversations, { deltas: [ownFile] })}`);
-      await confineToFolder(connection, own, join(own, '_spill'));
+      await confineToFolder(connection, own, { dir: join(own, '_spill'), limitMb: 64 });
 
       // Act
       const attempts = [
@@ -198,6 +198,8 @@ describe('confineToFolder', () => {
         `SET allowed_directories = ['/']`,
         'SET enable_external_access = true',
         'SET lock_configuration = false',
+        `SET temp_directory = '${other}'`,
+        "SET max_temp_directory_size = '100GiB'",
       ];
       const outcomes = await Promise.all(
         attempts.map((sql) =>

@@ -168,16 +168,18 @@ export const tableViewSql = (table: LakeTableSchema, files: TableFiles): string 
 };
 
 /**
- * From now on the engine reads and writes files under `folder` only (spilling into `spillDir`,
- * inside it), reaches nothing else (other files, network, extensions), and no statement can
- * change that: DuckDB's own isolation, beside the SQL the query function lets through.
+ * From now on the engine reads and writes files under `folder` only (spilling at most
+ * `spillLimitMb` MiB into `spillDir`, inside it), reaches nothing else (other files, network,
+ * extensions), and no statement can change that: DuckDB's own isolation, beside the SQL the query
+ * function lets through.
  */
 export const confineToFolder = async (
   connection: DuckDBConnection,
   folder: string,
-  spillDir: string,
+  spill: { dir: string; limitMb: number },
 ): Promise<void> => {
-  await connection.run(`SET temp_directory = ${sqlText(spillDir)}`);
+  await connection.run(`SET temp_directory = ${sqlText(spill.dir)}`);
+  await connection.run(`SET max_temp_directory_size = '${spill.limitMb}MiB'`);
   await connection.run(`SET allowed_directories = [${sqlText(`${folder}/`)}]`);
   await connection.run('SET enable_external_access = false');
   await connection.run('SET lock_configuration = true');
