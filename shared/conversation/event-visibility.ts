@@ -4,6 +4,8 @@ import type { TextPattern } from '../kernel/caller-patterns';
 import { type ConversationScope, canReadMessage, conversationAttributes, hasPermission } from '../kernel/permissions';
 import { getStateMachine } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
+import { interruptedError } from './interruptions';
+import { plainFailures } from './model-failure';
 import type { MessageType } from './schemas';
 
 /*
@@ -34,6 +36,18 @@ export const mayReadInsights = async (
   return hasPermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
 };
 
+/** Failures whose description names nothing of the agent: every caller is told them as they are. */
+const plainErrors: ReadonlySet<string> = new Set([interruptedError.error_description, ...Object.values(plainFailures)]);
+
+/**
+ * What a caller without the insights permissions is told of any other failure: its description may
+ * name the state, the tool or the model (a tool with no deployed version, an engine limit).
+ */
+export const withheldFailure = {
+  http_error_code: 500,
+  error_description: 'The agent could not complete this turn. Send the next message, or ask an administrator.',
+};
+
 /** The caller's view of one conversation's events. */
 export interface EventVisibility {
   /**
@@ -54,7 +68,9 @@ export interface EventVisibility {
  * - agent actions only with the insights permissions (`insights`, see {@link mayReadInsights}) and
  *   a type matching `agentActionType`, and a reflection's text only to a caller who may read the
  *   agent's inner thoughts;
- * - `timings` and `usage` only with the insights permissions.
+ * - `timings` and `usage` only with the insights permissions;
+ * - an `error`'s code and description only with the insights permissions, unless it names nothing
+ *   of the agent (an interrupted turn, a model that failed): others are told {@link withheldFailure}.
  */
 export const visibilityOf = (
   caller: Caller,
@@ -98,6 +114,8 @@ export const visibilityOf = (
             ...(insights && usage ? { usage } : {}),
           };
         }
+        case 'error':
+          return insights || plainErrors.has(event.error_description) ? event : { ...event, ...withheldFailure };
         default:
           return event;
       }
