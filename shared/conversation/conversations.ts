@@ -73,6 +73,8 @@ export interface StartConversationInput {
     initialState?: string | null;
     /** The scenario's `conversation_starts_at`: the time the conversation's clock starts at. */
     clockStartsAt?: string | null;
+    /** The real conversation its persona or scenario copied from: whoever may not read that one may not read this one. */
+    derivedFrom?: ConversationRecord['derived_from'];
   };
 }
 
@@ -121,6 +123,7 @@ export const startConversation = async (
     ...(input.simulation ? { simulation: input.simulation.source } : {}),
     ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
     ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
+    ...(input.simulation?.derivedFrom ? { derived_from: input.simulation.derivedFrom } : {}),
     ...retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt),
   };
   const interactionId = newId();
