@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent, AttributeValue as EventAttributeValue } from 'aws-lambda';
+import { metersUsage, recordInvocation } from '#shared/aws/usage-meter';
 import type { TableStreamConsumer } from '#shared/kernel/table-stream';
 import { passesFilters } from './event-filter';
 import { lambdaContext } from './lambda-runtime';
@@ -34,10 +35,17 @@ export interface StreamPollerOptions {
   checkpointFile?: string;
   /** How long an empty read waits before the next (Lambda reads each shard about 4 times a second). */
   pollIntervalMs?: number;
+  /**
+   * `flush`: records wait until {@link StreamPoller.flush} (or a full batch), so what a batch holds
+   * does not depend on timing (the cost bench counts invocations); `window` by default.
+   */
+  delivery?: 'window' | 'flush';
   log?: (line: string) => void;
 }
 
 export interface StreamPoller {
+  /** Reads the stream to its current end and delivers what is buffered now, as one batch per shard. */
+  flush(): Promise<void>;
   /** Stops polling and waits for the batch being handled, if any. */
   stop(): Promise<void>;
 }
@@ -146,8 +154,17 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
     );
   };
 
-  const invoke = (records: DynamoDBRecord[]) =>
-    handler({ Records: records }, lambdaContext(options.functionName, options.timeoutMs));
+  const metering = metersUsage();
+  const invoke = async (records: DynamoDBRecord[]) => {
+    const invokedAt = performance.now();
+    try {
+      return await handler({ Records: records }, lambdaContext(options.functionName, options.timeoutMs));
+    } finally {
+      if (metering) recordInvocation(options.functionName, performance.now() - invokedAt);
+    }
+  };
+  /** Flushes asked for: resolved once a pass reads nothing and every buffer is delivered. */
+  let flushes: (() => void)[] = [];
 
   /** Hands a batch to the handler, bisecting on failure, then retrying single records. */
   const deliver = async (records: DynamoDBRecord[], shardId: string): Promise<void> => {
@@ -212,7 +229,7 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
   };
 
   /** Reads what the shard has; delivers a batch when full, when the window has passed, or at the shard's end. */
-  const pollShard = async (state: ShardState): Promise<boolean> => {
+  const pollShard = async (state: ShardState, flushing: boolean): Promise<boolean> => {
     const shardId = state.shard.ShardId as string;
     state.iterator ??= await openIterator(state);
     let read = 0;
@@ -236,7 +253,8 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
     const due =
       state.buffered.length >= consumer.batchSize ||
       state.closed ||
-      Date.now() - state.firstBufferedAt >= consumer.batchingWindowSeconds * 1000;
+      (flushing && read === 0) ||
+      (options.delivery !== 'flush' && Date.now() - state.firstBufferedAt >= consumer.batchingWindowSeconds * 1000);
     if (state.buffered.length > 0 && due) {
       const batch = state.buffered;
       state.buffered = [];
@@ -260,8 +278,14 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
           await refreshShards();
           lastRefresh = Date.now();
         }
+        const waiting = flushes;
+        flushes = [];
         let busy = false;
-        for (const state of shards.values()) if (readable(state)) busy = (await pollShard(state)) || busy;
+        for (const state of shards.values())
+          if (readable(state)) busy = (await pollShard(state, waiting.length > 0)) || busy;
+        const drained = [...shards.values()].every((state) => state.buffered.length === 0);
+        if (waiting.length > 0 && !busy && drained) for (const done of waiting) done();
+        else flushes.unshift(...waiting);
         if (!busy) await sleep(pollIntervalMs, undefined, { signal: aborter.signal });
       } catch (error) {
         if (aborter.signal.aborted) return;
@@ -273,6 +297,7 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
 
   const running = loop();
   return {
+    flush: () => new Promise<void>((resolve) => flushes.push(resolve)),
     stop: async () => {
       aborter.abort();
       await running;
