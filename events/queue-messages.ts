@@ -30,7 +30,8 @@ export const analysisQueueMessage = z.discriminatedUnion('type', [conversationFi
 /**
  * Webhook queue (`WEBHOOK_QUEUE_URL`): an event for the organization's webhook destinations.
  * The message is the webhook payload itself (`webhook_content` of the delivery); `type` is
- * matched against each destination's `accepted_types`. `id` is deterministic, so a duplicate
+ * matched against each destination's `accepted_types` and `accepted_extension_types`. `id` is
+ * deterministic, so a duplicate
  * send (at-least-once delivery) carries the same id and the webhook worker can drop it.
  */
 export const conversationPostProcessingCompleteMessage = z.object({
@@ -104,7 +105,7 @@ export const handbackOutcome = z.enum(['resolved', 'unresolved', 'needs-follow-u
 
 /**
  * The conversation an operator event is about. These events go only to destinations that name
- * them in `accepted_types` (the vendor SDKs' webhook parsers throw on types they do not know), and
+ * them in `accepted_extension_types` (the vendor SDKs' webhook parsers throw on types they do not know), and
  * those of simulated conversations only to destinations that include them. `id` is the id of the
  * operator action recorded in the conversation's audit trail, so a repeated send is dropped.
  */

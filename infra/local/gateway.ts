@@ -216,6 +216,11 @@ export interface GatewayOptions {
   operations?: readonly Operation[];
   /** Loads a group's Lambda handler; default: `functions/<group>/handler.ts`. */
   loadHandler?: (group: EndpointGroup) => Promise<unknown>;
+  /**
+   * With `DIAGNOSTIC_USAGE=true`, what the cost bench may have done when it asks, so that nothing it
+   * counts depends on timing: `POST {usagePath}/{name}` runs `name` and answers once it is done.
+   */
+  usageActions?: Record<string, () => Promise<unknown>>;
   log?: (line: string) => void;
 }
 
@@ -251,6 +256,12 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const host = request.headers.host ?? `${options.host}:${options.port}`;
     const url = new URL(request.url ?? '/', `http://${host}`);
     if (metering && url.pathname === usagePath) return sendJson(response, 200, usageSnapshot());
+    const action =
+      metering && request.method === 'POST' && options.usageActions?.[url.pathname.slice(usagePath.length + 1)];
+    if (action && url.pathname.startsWith(`${usagePath}/`)) {
+      await action();
+      return sendJson(response, 200, usageSnapshot());
+    }
     const onPath = operationsMatching(routes, routedPath(url));
     if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
     const chosen = onPath.find((candidate) => candidate.route.operation.method === request.method);

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { instrumentClients } from '#shared/aws/clients';
-import { clientUsageMeters, meteredSpeech, meterLogBytes, metersUsage } from '#shared/aws/usage-meter';
+import {
+  clientUsageMeters,
+  meteredSpeech,
+  meterLogBytes,
+  metersUsage,
+  recordInvocation,
+} from '#shared/aws/usage-meter';
 import type { WorkerName } from '#shared/kernel/operation';
 import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/pocketsphinx';
 import { instrumentSpeech } from '#shared/speech/registry';
@@ -171,10 +177,15 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       );
     }
     stoppers.push(() => functions.stop());
+    // Metering for the cost bench, the stream's batches and the schedules' runs happen when it asks
+    // (`usageActions`), not on timers: what it counts then does not depend on timing.
+    const metering = metersUsage();
+    const usageActions: Record<string, () => Promise<unknown>> = {};
     const gateway = await startGateway({
       port: options.port,
       host: options.host ?? '127.0.0.1',
       loadHandler: (group) => functions.api(group),
+      usageActions,
       log,
     });
     stoppers.push(() => gateway.stop());
@@ -217,9 +228,11 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
         checkpointFile: options.inMemory
           ? undefined
           : join(options.stateDir, 'aws', `${consumer.name}-stream-position.json`),
+        delivery: metering ? 'flush' : 'window',
         log,
       });
       stoppers.push(() => poller.stop());
+      usageActions[`stream/${consumer.name}`] = () => poller.flush();
     }
 
     // The schedules, which EventBridge runs in AWS: now, then every period.
@@ -228,12 +241,22 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
         schedule.functionName === lakeCompactionFunctionName
           ? (options.lakeCompactionSeconds ?? schedule.periodSeconds)
           : schedule.periodSeconds;
+      const invoke = async (): Promise<void> => {
+        const invokedAt = performance.now();
+        try {
+          await schedule.handler({}, lambdaContext(schedule.functionName, schedule.timeoutMs));
+        } finally {
+          if (metering) recordInvocation(schedule.functionName, performance.now() - invokedAt);
+        }
+      };
+      if (metering) {
+        usageActions[`schedule/${schedule.functionName}`] = invoke;
+        continue;
+      }
       const run = (): void => {
-        schedule
-          .handler({}, lambdaContext(schedule.functionName, schedule.timeoutMs))
-          .catch((error: unknown) =>
-            log(`[${schedule.functionName}] failed: ${error instanceof Error ? error.message : String(error)}`),
-          );
+        invoke().catch((error: unknown) =>
+          log(`[${schedule.functionName}] failed: ${error instanceof Error ? error.message : String(error)}`),
+        );
       };
       const timer = setInterval(run, periodSeconds * 1000);
       timer.unref();

@@ -80,6 +80,8 @@ export interface StartConversationInput {
     initialState?: string | null;
     /** The scenario's `conversation_starts_at`: the time the conversation's clock starts at. */
     clockStartsAt?: string | null;
+    /** The real conversation its persona or scenario copied from: whoever may not read that one may not read this one. */
+    derivedFrom?: ConversationRecord['derived_from'];
   };
   /** The request's rate limit, checked while the first reads are made (`RequestContext.admitted`): awaited before any write. */
   admitted?: Promise<void>;
@@ -131,6 +133,7 @@ export const startConversation = async (
     ...(input.simulation ? { simulation: input.simulation.source } : {}),
     ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
     ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
+    ...(input.simulation?.derivedFrom ? { derived_from: input.simulation.derivedFrom } : {}),
     ...retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt),
   };
   const interactionId = newId();

@@ -23,6 +23,14 @@ export const simulationSource = z.object({
 });
 export type SimulationSource = z.infer<typeof simulationSource>;
 
+/** The real conversation a simulated one copied its history from: what permission grants decide on as well. */
+export const conversationScope = z.object({
+  id: z.string(),
+  user_id: z.string(),
+  service_id: z.string(),
+  tags: z.record(z.string(), z.string().nullable()),
+});
+
 /**
  * Who answers the user: the agent, the agent while an escalation waits for an operator
  * (`pending_operator`), or an operator who took the conversation over (`operator.ts`).
@@ -80,6 +88,11 @@ export const conversationRecord = z.object({
   simulation: simulationSource.optional(),
   /** A simulated conversation's tool mocks (its unit test's): these tools are never run. */
   tool_mocks: z.array(toolMock).optional(),
+  /**
+   * A simulated conversation whose history was copied from a real one (message ids kept): whoever may
+   * not read that conversation may not read this one (`conversationAttributes`).
+   */
+  derived_from: conversationScope.optional(),
   /** A simulated conversation's clock: it started at this time (the scenario's `conversation_starts_at`), not at `created_at`. */
   clock_starts_at: z.string().optional(),
   /** Operators (`operator.ts`): absent while the agent has it; the escalation stays while an operator holds it. */

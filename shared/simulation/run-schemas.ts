@@ -10,7 +10,7 @@ import {
 } from '../kernel/schemas';
 import { llmConfigRecord } from '../service/schemas';
 import { toolMock } from '../tool/schemas';
-import { initialMessageTypes, successCriterionDescription } from './schemas';
+import { derivedFrom, initialMessageTypes, successCriterionDescription } from './schemas';
 
 /** Shapes of simulation unit test set runs (pure zod; no I/O). */
 
@@ -76,6 +76,11 @@ export const storedUnitTestRunSpec = unitTestRunSpec.extend({
   initial_state: z.string().nullable().default(null),
   /** Whether each conversation must be escalated to an operator (a built-in check beside the metrics); null: not checked. */
   expected_escalation: z.boolean().nullable().default(null),
+  /**
+   * What the persona and scenario copied from a conversation (`derived-from.ts`), one conversation at
+   * most: the run's conversations of this unit test, and its artifacts, keep that protection.
+   */
+  derived_from: derivedFrom.nullable().default(null),
 });
 export type StoredUnitTestRunSpec = z.infer<typeof storedUnitTestRunSpec>;
 

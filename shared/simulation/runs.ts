@@ -10,9 +10,9 @@ import { parseCreatorFilters } from '../kernel/list-params';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { getMetrics } from '../metric/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
-import { stateMachines } from '../state-machine/index';
+import { getStateMachine } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
-import { mayReadDerived } from './derived-from';
+import { mayReadDerived, requireSourceReadable } from './derived-from';
 import { getLatestPersonaVersion, getPersona } from './personas';
 import { runSummary } from './run-artifacts';
 import {
@@ -25,6 +25,7 @@ import {
 } from './run-repository';
 import type { RunInstance, RunRecord, runListQuery, StoredUnitTestRunSpec } from './run-schemas';
 import { getLatestScenarioVersion, getScenario } from './scenarios';
+import type { DerivedFrom } from './schemas';
 import type { StoredUnitTest } from './unit-test-repository';
 import { getUnitTests } from './unit-test-repository';
 import { getUnitTestSet, lastTriggeredRunUpdate } from './unit-test-set-repository';
@@ -179,11 +180,14 @@ const artifactsLinkSeconds = 3600;
  */
 export const getRunArtifacts = async (orgId: string, caller: Caller, id: string) => {
   const run = await requireRun(orgId, id, caller, 'Simulation:GetSimulationUnitTestSetRun');
+  // Its transcripts hold what a persona or scenario copied from a conversation.
+  for (const spec of run.unit_test_run_specs)
+    await requireSourceReadable(orgId, caller, `Simulation unit test set run ${id}`, spec.derived_from);
   const machineIds = new Set(
     run.unit_test_run_specs.map((spec) => spec.service_hierarchical_state_machine_version_info[0]),
   );
   for (const machineId of machineIds) {
-    const machine = await stateMachines.get(orgId, machineId);
+    const machine = await getStateMachine(orgId, machineId);
     if (machine)
       requirePermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
   }
@@ -206,6 +210,27 @@ export interface RunCandidate {
   serviceId: string;
   versions: ResolvedVersionSet;
 }
+
+/**
+ * What a unit test's persona and scenario copied from a conversation, as one source: the run's
+ * conversations carry that conversation's protection (a conversation carries one source), so a
+ * persona and a scenario made from two different conversations do not run together.
+ */
+const sourceOf = (unitTestId: string, ...copied: (DerivedFrom | undefined)[]): DerivedFrom | null => {
+  const [first, ...others] = copied.filter((source) => source !== undefined);
+  if (!first) return null;
+  const other = others.find((source) => source.conversation_id !== first.conversation_id);
+  if (other) {
+    throw new BadRequestError(
+      `Unit test ${unitTestId}'s persona and scenario were made from two conversations (${first.conversation_id}, ${other.conversation_id}); its simulated conversations can keep the protection of one: make both from the same conversation.`,
+    );
+  }
+  return {
+    ...first,
+    messages: [...new Map([...copied].flatMap((source) => source?.messages ?? []).map((m) => [m.id, m])).values()],
+    user_models: copied.some((source) => source?.user_models === true),
+  };
+};
 
 /**
  * Resolves what a unit test runs on now: the version set's versions, the latest persona, scenario
@@ -238,6 +263,7 @@ const resolveSpec = async (
   ]);
   if (!persona || !personaVersion || !(await mayReadDerived(orgId, caller, persona))) throw missing('persona');
   if (!scenario || !scenarioVersion || !(await mayReadDerived(orgId, caller, scenario))) throw missing('scenario');
+  const derivedFrom = sourceOf(unitTest.id, persona.derived_from, scenario.derived_from);
   const metricVersions = Object.fromEntries(
     metricIds.map((id) => {
       const metric = metrics.get(id);
@@ -266,6 +292,7 @@ const resolveSpec = async (
     tool_mocks: unitTest.tool_mocks,
     initial_state: unitTest.initial_state,
     expected_escalation: unitTest.expected_escalation,
+    derived_from: derivedFrom,
     persona: {
       name: persona.name,
       role: persona.role,

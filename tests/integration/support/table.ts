@@ -135,6 +135,22 @@ export const setStoredAttributes = async (key: { pk: string; sk: string }, attri
   client.destroy();
 };
 
+/** Removes attributes of a stored item: what an item written before a field existed lacks. */
+export const removeStoredAttributes = async (key: { pk: string; sk: string }, names: string[]) => {
+  const { table } = harness();
+  const client = tableClient();
+  await client.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: key,
+      ConditionExpression: 'attribute_exists(pk)',
+      UpdateExpression: `REMOVE ${names.map((_, index) => `#n${index}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name, index) => [`#n${index}`, name])),
+    }),
+  );
+  client.destroy();
+};
+
 /** Writes items straight to the table: what a process mid-way leaves (a lease held, an event stored). */
 export const putStoredItems = async (items: Record<string, unknown>[]) => {
   const { table } = harness();
