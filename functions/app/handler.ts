@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { clientScript } from '#shared/app/client-script';
 import { type CookieScope, cookieHeader, csrfCookie, parseCookies, sessionCookie } from '#shared/app/cookies';
 import { csrfTokenFor, isCsrfNonce, newCsrfNonce, requireCsrfToken } from '#shared/app/csrf';
+import { errorPage } from '#shared/app/error-page';
 import type { Html } from '#shared/app/html';
 import type { AppRequest } from '#shared/app/layout';
 import { appHostHeader, appLocation } from '#shared/app/organization-host';
@@ -384,4 +385,5 @@ export const handler = streamHandler(
       return { bytes: Readable.from([Buffer.from(clientScript)]) };
     },
   }),
+  { errorPage },
 );

@@ -56,7 +56,7 @@ const athenaResultDays = 7;
  * organizations every few minutes; a job backfills the lake from the table when invoked. The SQL
  * query reads an organization's folders with a role whose session is tagged with it and reaches
  * nothing else. Glue tables partitioned by `org_id` (projected, not crawled) and an Athena
- * workgroup with a scan cutoff open the lake to operators: `analystPolicy` says what they may do.
+ * workgroup with a scan cutoff open the lake to the deployment's administrators: `analystPolicy` says what they may do.
  */
 export class AnalyticsLake extends Construct {
   readonly bucket: Bucket;
@@ -240,7 +240,7 @@ export class AnalyticsLake extends Construct {
 
     this.workgroup = new CfnWorkGroup(this, 'Workgroup', {
       name: `classic-agent-lake-${props.stage}`,
-      description: 'Operators’ SQL over the analytics lake',
+      description: 'The deployment administrators’ SQL over the analytics lake',
       state: 'ENABLED',
       recursiveDeleteOption: true,
       workGroupConfiguration: {
@@ -293,7 +293,7 @@ export class AnalyticsLake extends Construct {
       ].map((finding) => ({
         id: `AwsSolutions-IAM5[${finding}]`,
         reason:
-          'Operators query any organization’s folders of any lake table; Athena writes its results under its own prefix.',
+          'The deployment’s administrators query any organization’s folders of any lake table; Athena writes its results under its own prefix.',
       })),
     );
     const output = (name: string, value: string) => new CfnOutput(stack, `AnalyticsLake${name}`, { value });

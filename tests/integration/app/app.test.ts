@@ -64,11 +64,14 @@ const recording = (): Promise<Uint8Array> => {
 const newMember = () => createUserSession(admin, 'DefaultUserRole');
 
 /** A page fetched through `{org_id}.localhost`, as a browser resolving it to the gateway sends it. */
-const viaOrganizationHost = (path: string): Promise<{ status: number; body: string }> =>
+const viaOrganizationHost = (
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> =>
   new Promise((resolve, reject) => {
     const { port } = new URL(harness().baseUrl);
     const sent = httpRequest(
-      { host: '127.0.0.1', port, path, headers: { host: `${orgId}.localhost:${port}` } },
+      { host: '127.0.0.1', port, path, headers: { host: `${orgId}.localhost:${port}`, ...headers } },
       (response) => {
         let body = '';
         response.setEncoding('utf8');
@@ -184,6 +187,33 @@ describe('request-app-sign-in-link', () => {
     expect(answer.status).toBe(403);
   });
 
+  it('signs in the administrator `npm start` creates, at its local address admin@localhost', async () => {
+    // Act: the root organization's super administrator, as a fresh platform has it.
+    const visitor = await signInToApp(harness().credentials.org_id, 'admin@localhost');
+
+    // Assess
+    const home = await visitor.get('/');
+    expect(home.text).toContain('Sign out');
+    expect(home.text).toContain('Platform administration');
+    expect(home.text).not.toContain('Platform operators');
+  });
+
+  it('shows a browser an address it cannot use as a page that says why, not as JSON', async () => {
+    // Prepare
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+
+    // Act
+    const answer = await visitor.post('/sign-in', { email: 'not an address' }, { accept: 'text/html' });
+
+    // Assess
+    expect(answer.status).toBe(422);
+    expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(answer.text).toContain('Please check what you entered');
+    expect(answer.text).toContain('E-mail address');
+    expect(answer.text).not.toContain('"detail"');
+  });
+
   it('answers an unknown address as a known one, without sending anything', async () => {
     // Prepare
     const visitor = new AppVisitor(orgId);
@@ -195,6 +225,50 @@ describe('request-app-sign-in-link', () => {
     // Assess
     expect(answer.status).toBe(200);
     expect(await emailsTo('nobody-here@example.com')).toEqual([]);
+  });
+});
+
+describe("the app's error pages", () => {
+  it('renders an address the app has no page at as a page with the way home', async () => {
+    // Act
+    const page = await new AppVisitor(orgId).get('/no/such/page', { accept: 'text/html,*/*' });
+
+    // Assess
+    expect(page.status).toBe(404);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('Page not found');
+    expect(page.text).toContain(`href="/app/${orgId}/"`);
+  });
+
+  it("renders a missing conversation's page as a page saying so", async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const page = await visitor.get('/conversations/0123456789abcdef01234567', { accept: 'text/html' });
+
+    // Assess
+    expect(page.status).toBe(404);
+    expect(page.text).toContain('Conversation 0123456789abcdef01234567 does not exist.');
+  });
+
+  it('renders an unknown address of {org_id}.localhost as a page linking its root', async () => {
+    // Act
+    const page = await viaOrganizationHost('/nowhere', { accept: 'text/html' });
+
+    // Assess
+    expect(page.status).toBe(404);
+    expect(page.body).toContain('Page not found');
+    expect(page.body).toContain('href="/"');
+  });
+
+  it("still answers the page script's requests, which accept any type, in JSON", async () => {
+    // Act
+    const answer = await new AppVisitor(orgId).get('/no/such/page');
+
+    // Assess
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.text)).toEqual({ detail: 'Not found.' });
   });
 });
 
