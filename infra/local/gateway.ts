@@ -247,12 +247,15 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   // A path under a self-routed group's prefix that none of its operations has (or a method they
   // lack) still reaches the group's function through its greedy resource, which answers 404 or
   // 405 itself (as a page, for the web app), as in the stack.
-  const greedyRoutes = [...prefixes].map(([group, prefix]) => ({
-    group,
-    resource: `${prefix}/${greedySegment}`,
-    match: resourceMatcher(prefix),
-    depth: prefix.split('/').filter(Boolean).length,
-  }));
+  const routedGroups = new Set(routes.map((route) => route.operation.group));
+  const greedyRoutes = [...prefixes]
+    .filter(([group]) => routedGroups.has(group))
+    .map(([group, prefix]) => ({
+      group,
+      resource: `${prefix}/${greedySegment}`,
+      match: resourceMatcher(prefix),
+      depth: prefix.split('/').filter(Boolean).length,
+    }));
   const greedyRouteOf = (
     path: string,
   ): { group: EndpointGroup; resource: string; pathParameters: Record<string, string> } | undefined => {

@@ -24,6 +24,9 @@ export const appPath = organizationPath;
 export const appConversationPath = organizationPath.extend({
   conversation_id: objectId.describe('The identifier of the conversation.'),
 });
+export const appMessagePath = appConversationPath.extend({
+  message_id: objectId.describe('The identifier of the message.'),
+});
 
 /** Every form carries the token signed over the browser's CSRF nonce. */
 const csrfField = z.string().max(2048).optional().describe('The CSRF token the page embedded in the form.');

@@ -4,7 +4,7 @@ import { encodeWav, resample } from '#shared/speech/audio';
 import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { AppVisitor, latestSignInLink, signInLinkCount, signInToApp } from '../support/app-visitor';
-import { api, harness } from '../support/client';
+import { api, apiUrl, harness } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, emailsTo, type Session } from '../support/identity';
 import { runSimulationOnce } from '../support/simulation';
@@ -436,6 +436,24 @@ const openConversation = async () => {
   return { user, visitor, conversationId, interactionId };
 };
 
+/** A user of a new role whose frontend_view is admin (the console opens) and whose grants are only these. */
+const adminViewUser = async (description: string, permissions: string[]) => {
+  const roleName = `Console-${Date.now()}-${Math.random().toString(16).slice(2, 6)}`;
+  const role = await api(`/v1/${orgId}/role/`, {
+    token: admin.token,
+    body: {
+      role_name: roleName,
+      description,
+      permission_grants: permissions.map((permission_name) => ({ action: 'Allow', permission_name, conditions: {} })),
+      frontend_view: 'admin',
+      is_base_role: false,
+      inherited_from: null,
+    },
+  });
+  expect(role.status, role.text).toBe(201);
+  return createUserSession(admin, roleName);
+};
+
 describe('send-app-message', () => {
   it("streams the user's message and the agent's reply", async () => {
     // Prepare
@@ -693,8 +711,9 @@ describe('update-app-preferences', () => {
 });
 
 describe('get-app-console', () => {
-  it('lists services, recent conversations and webhook destinations for an admin view', async () => {
+  it('leads to the dashboard and the conversation search, and lists recent conversations by service and user name', async () => {
     // Prepare
+    const { conversationId } = await openConversation();
     const visitor = await visitorOf(manager.email);
 
     // Act
@@ -702,26 +721,13 @@ describe('get-app-console', () => {
 
     // Assess
     expect(page.status).toBe(200);
-    expect(page.text).toContain(`href="/app/${orgId}/console/services/${serviceId}"`);
-    expect(page.text).toContain('Recent conversations');
-    expect(page.text).toContain('Webhook destinations');
-  });
-
-  it("charts the pass rates of simulation runs, the run's and each unit test's", async () => {
-    // Prepare
-    const runId = await completedSimulationRun();
-    const visitor = await visitorOf(manager.email);
-
-    // Act
-    const page = await visitor.get('/console');
-
-    // Assess
-    expect(page.status).toBe(200);
-    expect(page.text).toContain('<svg class="pass-rates"');
-    expect(page.text).toMatch(/class="bar overall" data-pass-rate="(0|1|0\.\d+)"/);
-    expect(page.text).toMatch(/class="bar unit-test" data-pass-rate=/);
-    expect(page.text).toContain(`<tr data-run="${runId}">`);
-    expect(page.text).toContain('completed</td><td>1 of 1</td>');
+    expect(page.text).toContain(`href="/app/${orgId}/console/dashboard"`);
+    expect(page.text).toContain(`href="/app/${orgId}/console/conversations"`);
+    expect(page.text).toContain('<nav class="sections" aria-label="Console">');
+    const row = new RegExp(`<tr data-conversation="${conversationId}">.*?</tr>`).exec(page.text)?.[0] ?? '';
+    expect(row).toContain(`href="/app/${orgId}/console/conversations/${conversationId}"`);
+    expect(row).toMatch(/<td>Service [0-9a-f]{8}<\/td>/);
+    expect(row).not.toMatch(/<td>[0-9a-f]{24}<\/td>/);
   });
 
   it("refuses a role whose frontend_view is 'client' with 403", async () => {
@@ -733,6 +739,60 @@ describe('get-app-console', () => {
 
     // Assess
     expect(page.status).toBe(403);
+  });
+});
+
+describe('get-app-services', () => {
+  it("lists the services, each opening its state machine's diagram", async () => {
+    // Prepare
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/services');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`href="/app/${orgId}/console/services/${serviceId}"`);
+    expect(page.text).toContain('aria-current="page">Services</a>');
+  });
+});
+
+describe('get-app-webhooks', () => {
+  it('lists the webhook destinations, each opening its deliveries', async () => {
+    // Prepare
+    const created = await api(`/v1/${orgId}/webhook_destination/`, {
+      token: admin.token,
+      body: { url: 'http://127.0.0.1:9/hooks/console', accepted_types: ['conversation-post-processing-complete'] },
+    });
+    expect(created.status, created.text).toBe(201);
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/webhooks');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('http://127.0.0.1:9/hooks/console');
+    expect(page.text).toContain(`href="/app/${orgId}/console/webhooks/${created.body.webhook_destination_id}"`);
+  });
+});
+
+describe('get-app-simulations', () => {
+  it("charts the pass rates of simulation runs, the run's and each unit test's", async () => {
+    // Prepare
+    const runId = await completedSimulationRun();
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/simulations');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<svg class="pass-rates"');
+    expect(page.text).toMatch(/class="bar overall" data-pass-rate="(0|1|0\.\d+)"/);
+    expect(page.text).toMatch(/class="bar unit-test" data-pass-rate=/);
+    expect(page.text).toContain(`<tr data-run="${runId}">`);
+    expect(page.text).toContain('completed</td><td>1 of 1</td>');
   });
 });
 
@@ -774,8 +834,8 @@ describe('create-app-regression-test', () => {
   });
 });
 
-describe('get-app-conversation-insights', () => {
-  it("shows each interaction's state transitions and working memory", async () => {
+describe('get-app-console-conversation', () => {
+  it("shows each turn's messages, stages in milliseconds, tokens and cost and the states it went through", async () => {
     // Prepare
     const { visitor: user, conversationId } = await openConversation();
     await user.stream(`/conversations/${conversationId}/messages`, { message: 'I said I need help with my printer' });
@@ -786,33 +846,54 @@ describe('get-app-conversation-insights', () => {
 
     // Assess
     expect(page.status).toBe(200);
-    expect(page.text).toContain('Interaction 1');
-    expect(page.text).toContain('Interaction 2');
-    expect(page.text).toContain('State transitions');
+    expect(page.text).toContain('Opening');
+    expect(page.text).toContain('Turn 1');
+    expect(page.text).toContain('I said I need help with my printer');
+    expect(page.text).toMatch(/Model first token<\/span>.*?at [\d,]+ ms \(waited [\d,]+ ms\)/);
+    expect(page.text).toMatch(/Whole turn<\/span>.*?[\d,]+ ms</);
+    expect(page.text).toMatch(/tokens in, [\d,]+ out \(estimated\), cost \$0\.00/);
     expect(page.text).toMatch(/greet → triage/);
-    expect(page.text).toContain('Working memory');
+    expect(page.text).not.toContain('None.');
+    expect(page.text).not.toContain('Empty.');
   });
 
-  it('answers 404 to an admin-view role without Conversation:GetInteractionInsights, as the API does', async () => {
+  it("plays a voice message's audio from the app, and refuses it to a user who may not read the message", async () => {
+    // Prepare
+    const { visitor: user, conversationId } = await openConversation();
+    const spoken = await user.streamRecording(`/conversations/${conversationId}/voice-messages`, await recording());
+    expect(spoken.status).toBe(200);
+    const visitor = await visitorOf(manager.email);
+    const page = await visitor.get(`/console/conversations/${conversationId}`);
+    const audioPath =
+      /<audio controls preload="none" src="\/app\/[^/]+(\/console\/conversations\/[0-9a-f]{24}\/messages\/[0-9a-f]{24}\/audio)"/.exec(
+        page.text,
+      )?.[1];
+    expect(audioPath).toBeDefined();
+
+    // Act
+    const audio = await fetch(apiUrl(`/app/${orgId}${audioPath}`), { headers: { cookie: visitor.cookieHeader() } });
+    const stranger = await visitorOf(member.email);
+    const refused = await stranger.get(audioPath as string);
+
+    // Assess
+    expect(audio.status).toBe(200);
+    expect(audio.headers.get('content-type')).toBe('audio/wav');
+    expect(
+      Buffer.from(await audio.arrayBuffer())
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('RIFF');
+    expect(refused.status).toBe(404);
+  });
+
+  it('says in one line what a role without the insights permissions does not see, and shows the rest', async () => {
     // Prepare
     const { conversationId, interactionId } = await openConversation();
-    const roleName = `Console-${Date.now()}`;
-    const role = await api(`/v1/${orgId}/role/`, {
-      token: admin.token,
-      body: {
-        role_name: roleName,
-        description: 'Reads conversations but not their insights.',
-        permission_grants: [
-          { action: 'Allow', permission_name: 'Conversation:GetConversation', conditions: {} },
-          { action: 'Allow', permission_name: 'Organization:GetServiceHierarchicalStateMachine', conditions: {} },
-        ],
-        frontend_view: 'admin',
-        is_base_role: false,
-        inherited_from: null,
-      },
-    });
-    expect(role.status).toBe(201);
-    const limited = await createUserSession(admin, roleName);
+    const limited = await adminViewUser('Reads conversations and messages but not their insights.', [
+      'Conversation:GetConversation',
+      'Conversation:GetMessage',
+      'Organization:GetServiceHierarchicalStateMachine',
+    ]);
     const visitor = await visitorOf(limited.email);
     const viaApi = await api(`/v1/${orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, {
       token: limited.token,
@@ -822,8 +903,47 @@ describe('get-app-conversation-insights', () => {
     const page = await visitor.get(`/console/conversations/${conversationId}`);
 
     // Assess
-    expect(page.status).toBe(404);
     expect(viaApi.status).toBe(404);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Your role may not read this conversation's insights");
+    expect(page.text).toContain('Hello');
+    expect(page.text).not.toContain('Whole turn');
+    expect(page.text).not.toContain('tokens in');
+  });
+
+  it('answers a conversation an admin-view role may not read with 404, as the API does', async () => {
+    // Prepare
+    const { conversationId } = await openConversation();
+    const visitor = await visitorOf((await adminViewUser('Reads services only.', ['Service:GetService'])).email);
+
+    // Act
+    const page = await visitor.get(`/console/conversations/${conversationId}`);
+
+    // Assess
+    expect(page.status).toBe(404);
+  });
+});
+
+describe('get-app-operator-queue', () => {
+  it('lists an escalated conversation with its user and service by name, awaiting since when', async () => {
+    // Prepare
+    const { user, conversationId } = await openConversation();
+    const escalated = await api(`/v1/${orgId}/conversation/${conversationId}/operator/escalate`, {
+      token: user.token,
+      body: { reason: 'The user asks for a person.' },
+    });
+    expect(escalated.status, escalated.text).toBe(200);
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/operator');
+
+    // Assess
+    expect(page.status).toBe(200);
+    const row = new RegExp(`<tr data-conversation="${conversationId}">.*?</tr>`).exec(page.text)?.[0] ?? '';
+    expect(row).toContain('awaiting since');
+    expect(row).toMatch(/<td>Service [0-9a-f]{8}<\/td>/);
+    expect(row).toContain('The user asks for a person.');
   });
 });
 
