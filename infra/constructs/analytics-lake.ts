@@ -5,14 +5,20 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaFunctionTarget } from 'aws-cdk-lib/aws-events-targets';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import { ArnPrincipal, Effect, ManagedPolicy, PolicyStatement, Role, SessionTagsPrincipal } from 'aws-cdk-lib/aws-iam';
-import { type CfnFunction, type Function as LambdaFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import {
+  type CfnFunction,
+  FilterCriteria,
+  type Function as LambdaFunction,
+  StartingPosition,
+} from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { analyticsTableSchemas, type ColumnType } from '#shared/analytics/analytics-schema';
+import { analyticsTableSchemas } from '#shared/analytics/analytics-schema';
 import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
 import { athenaResultsRoot } from '#shared/analytics/lake-layout';
+import type { ColumnType } from '#shared/kernel/lake-projection';
 import { bindBucket, bindTable, type FunctionDefaults, logicalIdOf, PlatformFunction } from './platform-function';
 
 export interface AnalyticsLakeProps {
@@ -125,6 +131,8 @@ export class AnalyticsLake extends Construct {
         bisectBatchOnError: true,
         retryAttempts: analyticsLakeStream.retryAttempts,
         onFailure: new SqsDlq(this.failureQueue),
+        // Only the records the lake keeps invoke the consumer (the local stream poller applies the same).
+        filters: analyticsLakeStream.filters.map((pattern) => FilterCriteria.filter(pattern)),
       }),
     );
 

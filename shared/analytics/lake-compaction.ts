@@ -5,12 +5,13 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { deleteLakeObject, listLakeObjects, putLakeMarker, uploadLakeFile } from '../aws/lake-store';
 import { logger } from '../aws/observability';
 import { newId } from '../kernel/ids';
-import type { AnalyticsTable } from './analytics-tables';
+import type { LakeTableSchema } from '../kernel/lake-projection';
+import { lakeTables } from './analytics-schema';
 import { eraseOrganizationLake, isOrganizationLive } from './lake-erasure';
 import { closeDuckDb, mergeTableFiles, openDuckDb } from './lake-files';
 import { baseFilePrefix, dirtyMarkerKey, dirtyMarkerRoot, tableFolder } from './lake-layout';
 import { releaseCompactionLease, renewCompactionLease, takeCompactionLease } from './lake-repository';
-import { fetchLakeObjects, lakeTables, listTableObjects } from './lake-sync';
+import { fetchLakeObjects, listTableObjects } from './lake-sync';
 
 /**
  * Compaction keeps each table folder of an organization at one compacted file plus the deltas
@@ -35,7 +36,7 @@ const leaseSeconds = 5 * 60;
 
 const compactTable = async (
   connection: DuckDBConnection,
-  table: AnalyticsTable,
+  table: LakeTableSchema,
   orgId: string,
   dir: string,
 ): Promise<{ records: number; deltas: number } | undefined> => {

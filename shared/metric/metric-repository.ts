@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { type Item, isConditionFailure, queryAll, updateItem } from '../data/table';
-import { usageStampUnchanged } from '../data/usage-links';
-import { defineVersionedEntity, versionedHead } from '../data/versioned-entity';
+import { type Item, isConditionFailure, queryAll, type TransactItem, updateItem } from '../data/table';
+import { claimVersionedHead, usageStampUnchanged } from '../data/usage-links';
+import { defineVersionedEntity } from '../data/versioned-entity';
+import { versionedHead } from '../data/versioned-head';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { creatorInfo, tagMap } from '../kernel/schemas';
 import { metricValue, metricVersionInstance } from './schemas';
@@ -59,6 +60,10 @@ export type StoredMetric = z.infer<typeof storedMetric>;
 const toMetric = (head: object): StoredMetric => storedMetric.parse(head);
 
 export const metricNotFound = (id: string) => new NotFoundError(`Metric ${id} does not exist.`);
+
+/** The transaction item marking the metric as used by a simulation (it must exist and not be deleted). */
+export const claimMetric = (orgId: string, id: string): TransactItem =>
+  claimVersionedHead(metrics.heads.key(orgId, { id }));
 
 /** What the head repeats of the latest version, and who changed the metric last. */
 export const latestVersionAttributes = (version: StoredMetricVersion) => ({

@@ -1,5 +1,5 @@
 import { listFingerprint, offsetPage, type Paged, pageOf } from '../data/paging';
-import type { VersionedHead } from '../data/versioned-entity';
+import type { VersionedHead } from '../data/versioned-head';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';

@@ -41,6 +41,9 @@ export const apiKeys = defineEntity({
   sort: (key: { id: string }) => key.id,
 });
 
+/** The partition of the organization's keys, where records about a key may live (erased with the keys). */
+export const apiKeyPartition = { token: apiKeys.token };
+
 /** How many keys the organization has, beside them. */
 export const apiKeyCounts = defineEntity({
   name: 'api-key-counter',
