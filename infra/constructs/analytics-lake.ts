@@ -47,6 +47,7 @@ const glueTypes: Record<ColumnType, string> = {
   VARCHAR: 'string',
   BOOLEAN: 'boolean',
   BIGINT: 'bigint',
+  DOUBLE: 'double',
   TIMESTAMPTZ: 'timestamp',
   JSON: 'string',
 };
