@@ -1,5 +1,5 @@
-import type { OperatorActionRecord as StoredOperatorAction } from '../conversation/operator-schemas';
-import { listOperatorActions } from '../conversation/operators';
+import type { OperatorActionRecord as StoredOperatorAction } from '../conversation/operator/operator-schemas';
+import { listOperatorActions } from '../conversation/operator/operators';
 import {
   getConversationInsights,
   listConversations,

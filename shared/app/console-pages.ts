@@ -1,4 +1,4 @@
-import { requireConversation } from '../conversation/conversations';
+import { requireConversation } from '../conversation/conversation-lookup';
 import { getConversationInsights, listConversations } from '../conversation/queries';
 import type { ConversationInstance } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';

@@ -1,5 +1,5 @@
 import type { TurnTimings, TurnUsage } from '../../events/stream-events';
-import type { OperatorActionRecord } from '../conversation/operator-schemas';
+import type { OperatorActionRecord } from '../conversation/operator/operator-schemas';
 import type { InteractionInsights, MessageInstance, ToolCallLog } from '../conversation/schemas';
 import { Html, html } from './html';
 import { milliseconds, stageTimeline } from './stage-timeline';
