@@ -80,7 +80,7 @@ export class AnalyticsLake extends Construct {
   readonly readerRole: Role;
   readonly database: CfnDatabase;
   readonly workgroup: CfnWorkGroup;
-  /** For operators' roles: query the lake with Athena through the workgroup. */
+  /** For the deployment administrators' roles: query the lake with Athena through the workgroup. */
   readonly analystPolicy: ManagedPolicy;
 
   constructor(scope: Construct, id: string, props: AnalyticsLakeProps) {
@@ -281,7 +281,8 @@ export class AnalyticsLake extends Construct {
 
     const stack = Stack.of(this);
     this.analystPolicy = new ManagedPolicy(this, 'AnalystPolicy', {
-      description: 'Query the analytics lake with Athena, in its workgroup (attach to operators’ roles)',
+      description:
+        'Query the analytics lake with Athena, in its workgroup (attach to the deployment administrators’ roles)',
       statements: [
         new PolicyStatement({
           actions: [

@@ -1,3 +1,4 @@
+import { requireConversation } from '../conversation/conversation-lookup';
 import type { OperatorActionRecord as StoredOperatorAction } from '../conversation/operator/operator-schemas';
 import { listOperatorActions } from '../conversation/operator/operators';
 import {
@@ -12,6 +13,7 @@ import { ForbiddenError, NotFoundError } from '../kernel/errors';
 import { listMetrics } from '../metric/metrics';
 import { listEvaluationResults } from '../metric/results';
 import type { MetricEvaluationResultInstance } from '../metric/schemas';
+import { statusBadges } from './console-pages';
 import { type Html, html } from './html';
 import type { AppRequest } from './layout';
 import { behaviorSetNames, metricNames, type Names, nameOf, serviceNames, userNames } from './names';
@@ -119,7 +121,7 @@ export const consoleConversation = async (
   const behaviorIds = (insights ?? []).flatMap((insight) =>
     insight.triggered_dynamic_behavior_set_version_info ? [insight.triggered_dynamic_behavior_set_version_info[0]] : [],
   );
-  const [users, services, metricsNamed, behaviors] = await Promise.all([
+  const [users, services, metricsNamed, behaviors, record] = await Promise.all([
     userNames(orgId, caller, [conversation.user_id, ...operatorIds]),
     serviceNames(orgId, caller, [conversation.service_id]),
     metricNames(
@@ -128,6 +130,8 @@ export const consoleConversation = async (
       shownResults.map((result) => result.metric_id),
     ),
     behaviorSetNames(orgId, caller, behaviorIds),
+    // Whether a simulation run made it: the record says, the API's view does not.
+    requireConversation(orgId, conversationId),
   ]);
 
   // Turns are interactions; a conversation whose insights the caller may not read is grouped by its messages' interactions.
@@ -167,12 +171,11 @@ export const consoleConversation = async (
     heading: `${nameOf(services, conversation.service_id)} with ${nameOf(users, conversation.user_id)}`,
     content: html`<dl class="summary">
 <div><dt>Started</dt><dd>${when(conversation.created_at)}</dd></div>
-<div><dt>Status</dt><dd>${conversation.is_finished ? 'finished' : 'open'}</dd></div>
+<div><dt>Status</dt><dd>${statusBadges(conversation, Boolean(record.simulation))}</dd></div>
 ${versionSet ? html`<div><dt>Version set</dt><dd>${versionSet}</dd></div>` : ''}
 <div><dt>Turns</dt><dd>${turns.length}</dd></div>
 ${insights ? html`<div><dt>Tokens</dt><dd>${tokens.toLocaleString('en-US')}</dd></div><div><dt>Cost</dt><dd>${cost === undefined ? 'unknown' : dollars(cost)}</dd></div>` : ''}
 ${control && control.escalation_count > 0 ? html`<div><dt>Escalations</dt><dd>${control.escalation_count}</dd></div>` : ''}
-${control?.control === 'operator' && control.operator ? html`<div><dt>Held by</dt><dd>${control.operator.name}</dd></div>` : ''}
 </dl>
 <p><a href="${base}/console/operator/${conversationId}">Operator view</a></p>
 ${insights ? '' : html`<p class="muted">Your role may not read this conversation's insights: timings, tokens, cost, states and tool calls are not shown.</p>`}

@@ -46,7 +46,7 @@ export const conversationRows = (
 ): Html =>
   html`<div class="table-wrap"><table><thead><tr><th scope="col">Started</th><th scope="col">Service</th><th scope="col">User</th><th scope="col" class="number">Messages</th><th scope="col">Status</th></tr></thead><tbody>${conversations.map(
     (conversation) =>
-      html`<tr data-conversation="${conversation.id}"><td><a href="${base}/console/conversations/${conversation.id}">${when(conversation.created_at)}</a></td><td>${nameOf(names.services, conversation.service_id)}</td><td>${nameOf(names.users, conversation.user_id)}</td><td class="number">${conversation.num_messages}</td><td>${statusBadges(conversation, simulated.has(conversation.id))}</td></tr>`,
+      html`<tr data-conversation="${conversation.id}"><td class="when"><a href="${base}/console/conversations/${conversation.id}">${when(conversation.created_at)}</a></td><td>${nameOf(names.services, conversation.service_id)}</td><td>${nameOf(names.users, conversation.user_id)}</td><td class="number">${conversation.num_messages}</td><td>${statusBadges(conversation, simulated.has(conversation.id))}</td></tr>`,
   )}</tbody></table></div>`;
 
 /** How many recent conversations the overview lists. */

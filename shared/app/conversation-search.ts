@@ -174,7 +174,7 @@ const rowsTable = (
     figures ? html`<th scope="col" class="number">Cost</th><th scope="col" class="number">Slowest first token</th>` : ''
   }<th scope="col">Status</th></tr></thead><tbody>${conversations.map((conversation) => {
     const figuresOf = found.get(conversation.id);
-    return html`<tr data-conversation="${conversation.id}"><td><a href="${base}/console/conversations/${conversation.id}">${when(conversation.created_at)}</a></td><td>${nameOf(names.services, conversation.service_id)}</td><td>${nameOf(names.users, conversation.user_id)}</td><td>${conversation.version_set_info?.name ?? figuresOf?.versionSet ?? ''}</td><td class="number">${conversation.num_messages}</td>${
+    return html`<tr data-conversation="${conversation.id}"><td class="when"><a href="${base}/console/conversations/${conversation.id}">${when(conversation.created_at)}</a></td><td>${nameOf(names.services, conversation.service_id)}</td><td>${nameOf(names.users, conversation.user_id)}</td><td>${conversation.version_set_info?.name ?? figuresOf?.versionSet ?? ''}</td><td class="number">${conversation.num_messages}</td>${
       figures
         ? html`<td class="number">${figuresOf?.costUsd === null || figuresOf?.costUsd === undefined ? '' : dollars(figuresOf.costUsd)}</td><td class="number">${
             figuresOf?.slowestFirstTokenMs === null || figuresOf?.slowestFirstTokenMs === undefined

@@ -64,3 +64,42 @@ describe('dashboardCharts', () => {
     for (const chart of charts) expect(chart.sql).not.toContain('is_simulated');
   });
 });
+
+describe('the cost charts', () => {
+  const costs = (rows: unknown[][]) => ({
+    columns: [
+      { name: 'day', type: 'DATE' },
+      { name: 'cost_usd', type: 'DOUBLE' },
+      { name: 'unpriced_turns', type: 'BIGINT' },
+    ],
+    rows,
+    truncated: false,
+  });
+  const costPerDay = () => dashboardCharts(filters).find((chart) => chart.id === 'cost-per-day');
+
+  it('say why they are flat when every turn cost nothing', () => {
+    // Act
+    const note = costPerDay()?.note?.(costs([['2026-03-31', 0, '0']]));
+
+    // Assess
+    expect(note).toBe(
+      'Every turn in this period cost $0.00: the built-in model is free (LLM_PRICES prices the others).',
+    );
+  });
+
+  it('count the turns left out for want of a price', () => {
+    // Act
+    const note = costPerDay()?.note?.(costs([['2026-03-31', 0.012, '2']]));
+
+    // Assess
+    expect(note).toBe('2 turns are left out: no cost recorded (a model without a price in LLM_PRICES).');
+  });
+
+  it('say nothing more when the costs are known and not all zero', () => {
+    // Act
+    const note = costPerDay()?.note?.(costs([['2026-03-31', 0.012, '0']]));
+
+    // Assess
+    expect(note).toBeUndefined();
+  });
+});

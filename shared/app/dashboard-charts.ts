@@ -25,6 +25,8 @@ export interface DashboardChart {
   permissions: PermissionName[];
   sql: string;
   chart: (result: QueryResult) => ChartSpec;
+  /** A line on what the chart cannot show by itself (costs all zero, turns without a price). */
+  note?: (result: QueryResult) => string | undefined;
 }
 
 const conversationsPermission: PermissionName = 'Conversation:GetConversation';
@@ -72,6 +74,24 @@ export const daysOf = (filters: Pick<DashboardFilters, 'from' | 'to'>): string[]
     days.push(new Date(day).toISOString().slice(0, 10));
   return days;
 };
+
+/**
+ * Why a cost chart is flat or short: every cost in the period was $0 (the built-in model is
+ * free), or turns whose model has no price (LLM_PRICES) are left out of the sums.
+ */
+const costNote =
+  (costColumns: string[], unpricedColumn?: string) =>
+  (result: QueryResult): string | undefined => {
+    const unpriced = unpricedColumn
+      ? values(result, unpricedColumn).reduce<number>((sum, value) => sum + (value ?? 0), 0)
+      : 0;
+    if (unpriced > 0)
+      return `${unpriced} ${unpriced === 1 ? 'turn is' : 'turns are'} left out: no cost recorded (a model without a price in LLM_PRICES).`;
+    const costs = costColumns.flatMap((name) => values(result, name));
+    if (costs.every((cost) => cost === 0 || cost === null))
+      return 'Every turn in this period cost $0.00: the built-in model is free (LLM_PRICES prices the others).';
+    return undefined;
+  };
 
 /** A chart of `series` columns over the `x` column. */
 const chartOf =
@@ -203,6 +223,7 @@ ${agentTurns(filters)}
 GROUP BY day
 ORDER BY day`,
       chart: daily('bar', [{ column: 'cost_usd', label: 'Cost', color: palette.accent }], 'US dollars', 0),
+      note: costNote(['cost_usd'], 'unpriced_turns'),
     },
     {
       id: 'cost-per-conversation',
@@ -230,6 +251,7 @@ ORDER BY day`,
         'US dollars',
         null,
       ),
+      note: costNote(['mean_usd', 'p95_usd']),
     },
     {
       id: 'metric-pass-rates',

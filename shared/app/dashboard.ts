@@ -73,7 +73,8 @@ const drawn = (chart: DashboardChart, outcome: Awaited<ReturnType<typeof runOrga
   if (outcome.rows.length === 0)
     return html`<p class="muted">Nothing to chart in this period.</p>${sqlDetails(chart.sql)}`;
   const spec = chart.chart(outcome);
-  return html`<div class="canvas"><canvas role="img" aria-label="${chart.title}: ${outcome.rows.length} ${spec.horizontal ? 'entries' : 'days'}, the numbers are in the table below"></canvas></div>${chartData(spec)}
+  const note = chart.note?.(outcome);
+  return html`${note ? html`<p class="muted">${note}</p>` : ''}<div class="canvas"><canvas role="img" aria-label="${chart.title}: ${outcome.rows.length} ${spec.horizontal ? 'entries' : 'days'}, the numbers are in the table below"></canvas></div>${chartData(spec)}
 <details><summary>The numbers</summary>${resultTable(outcome, chart.title)}</details>${sqlDetails(chart.sql)}`;
 };
 

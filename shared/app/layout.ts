@@ -62,6 +62,7 @@ img.logo{max-width:100%;height:auto}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid ${palette.border};vertical-align:top}
 td.number,th.number{text-align:right;white-space:nowrap}
+td.when{white-space:nowrap}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:${palette.bubble};padding:.5rem;border-radius:6px;margin:.25rem 0}
 .diagram-wrap{overflow-x:auto}
 .simulated-legend{color:${palette.simulated};border:2px dashed ${palette.simulated};padding:0 .2rem}
@@ -84,8 +85,9 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:${palette.bubble};pad
 .turn audio{display:block;width:100%;max-width:24rem;margin-top:.25rem}
 .event{border-left:6px solid ${palette.error};padding:.25rem .75rem;margin:1rem 0}
 .event.operator{border-left-color:${palette.operator}}
-.timeline{list-style:none;padding:0;margin:.5rem 0}
-.timeline li{display:grid;grid-template-columns:11rem minmax(0,1fr) 12rem;gap:.5rem;align-items:center;margin:.15rem 0}
+.timeline{list-style:none;padding:0;margin:.5rem 0;display:grid;grid-template-columns:fit-content(14rem) minmax(6rem,1fr) max-content;gap:.3rem .75rem;align-items:center}
+.timeline li{display:grid;grid-column:1/-1;grid-template-columns:subgrid;align-items:center}
+.timeline .label{overflow-wrap:anywhere}
 .timeline .track{position:relative;height:.9rem;background:${palette.bubble};border-radius:3px}
 .timeline .bar{position:absolute;top:0;bottom:0;min-width:3px;border-radius:3px;background:${palette.accent}}
 .timeline .bar.tool{background:${palette.simulated}}
@@ -105,8 +107,11 @@ summary{cursor:pointer}
   main{padding:1rem}
   .signin{grid-template-columns:1fr}
   .message{max-width:95%}
-  .timeline li{grid-template-columns:minmax(0,1fr) auto}
-  .timeline .track{grid-column:1/-1;grid-row:2}
+  .timeline{display:block}
+  .timeline li{display:flex;flex-wrap:wrap;gap:0 .5rem;margin:.4rem 0}
+  .timeline .label{flex:1 1 auto}
+  .timeline .value{margin-left:auto}
+  .timeline .track{flex:0 0 100%;order:3}
   .turn .bubble.user{margin-left:0}
   .turn .bubble.agent{margin-right:0}
 }

@@ -30,11 +30,14 @@ const statusOf = (control: OperatorControlView): Html => {
   return html`The agent has this conversation.`;
 };
 
-/** Since when an entry has been where it is: awaiting an operator, or held by one. */
-const sinceOf = (entry: { waiting_since: string; operator_control: OperatorControlView }): string =>
-  entry.operator_control.control === 'operator' && entry.operator_control.operator
-    ? `held by ${entry.operator_control.operator.name} since ${when(entry.waiting_since)}`
-    : `awaiting since ${when(entry.waiting_since)}`;
+/** Where a queue entry stands, in the queue's own words (its Since column says since when). */
+const queueStatusOf = (control: OperatorControlView): Html => {
+  if (control.control === 'operator' && control.operator)
+    return html`Held by <strong>${control.operator.name}</strong>`;
+  if (control.control === 'pending_operator' && control.escalation)
+    return html`Awaiting an operator (asked by the ${control.escalation.triggered_by}): ${control.escalation.reason}`;
+  return html`The agent has this conversation.`;
+};
 
 /**
  * The console's queue: what awaits an operator, longest waiting first, then what operators hold,
@@ -58,7 +61,7 @@ export const operatorQueueSection = async (request: AppRequest, caller: Caller, 
   ]);
   return html`<div class="table-wrap"><table><thead><tr><th scope="col">Since</th><th scope="col">User</th><th scope="col">Service</th><th scope="col">Status</th><th scope="col">Last message</th></tr></thead><tbody>${queue.entries.map(
     (entry) =>
-      html`<tr data-conversation="${entry.conversation_id}"><td><a href="${request.base}/console/operator/${entry.conversation_id}">${sinceOf(entry)}</a></td><td>${nameOf(users, entry.user_id)}</td><td>${nameOf(services, entry.service_id)}</td><td>${statusOf(entry.operator_control)}</td><td>${entry.last_message ? `${entry.last_message.sender}: ${entry.last_message.message}` : ''}</td></tr>`,
+      html`<tr data-conversation="${entry.conversation_id}"><td class="when"><a href="${request.base}/console/operator/${entry.conversation_id}">${when(entry.waiting_since)}</a></td><td>${nameOf(users, entry.user_id)}</td><td>${nameOf(services, entry.service_id)}</td><td>${queueStatusOf(entry.operator_control)}</td><td>${entry.last_message ? `${entry.last_message.sender}: ${entry.last_message.message}` : ''}</td></tr>`,
   )}</tbody></table></div>`;
 };
 

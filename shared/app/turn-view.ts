@@ -24,10 +24,12 @@ export const usageText = (usage: TurnUsage): string => {
     usage.model_calls.some((call) => call.tokens_estimated) ? ' (estimated)' : ''
   }`;
   const unpriced = usage.model_calls.filter((call) => call.cost_usd === null).map((call) => call.model);
+  // Only the built-in model counts no tokens and charges nothing.
+  const builtIn = usage.cost_usd === 0 && usage.model_calls.every((call) => call.tokens_estimated);
   const cost =
     usage.cost_usd === null
       ? `cost unknown: no price for ${[...new Set(unpriced)].join(', ')}`
-      : `cost ${dollars(usage.cost_usd)}`;
+      : `cost ${dollars(usage.cost_usd)}${builtIn ? ' (the built-in model is free)' : ''}`;
   return `${tokens}, ${cost}`;
 };
 
@@ -38,7 +40,7 @@ export const timelineView = (timings: TurnTimings, labelId: string): Html => {
   const timeline = stageTimeline(timings);
   return html`<ol class="timeline" aria-labelledby="${labelId}">${timeline.stages.map(
     (stage) =>
-      html`<li><span>${stage.label}</span><span class="track" aria-hidden="true"><span class="bar ${stage.kind}" style="${new Html(
+      html`<li><span class="label">${stage.label}</span><span class="track" aria-hidden="true"><span class="bar ${stage.kind}" style="${new Html(
         `left:${percentOf(stage.from, timeline.totalMs)};width:${percentOf(stage.to - stage.from, timeline.totalMs)}`,
       )}"></span></span><span class="value">${stage.value}</span></li>`,
   )}</ol>${
@@ -51,7 +53,7 @@ export const timelineView = (timings: TurnTimings, labelId: string): Html => {
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
 
 const toolCallView = (call: ToolCallLog): Html =>
-  html`<details><summary><strong>${call.tool_name}</strong> ${call.tool_version} · ${milliseconds(call.duration * 1000)}${call.mocked ? ' · mocked' : ''}</summary>
+  html`<details><summary><strong>${call.tool_name}</strong> ${call.tool_version} · ran ${milliseconds(call.duration * 1000)}${call.mocked ? ' · mocked' : ''}</summary>
 <p class="muted">Input</p><pre>${json(call.input)}</pre>
 <p class="muted">Output</p><pre>${call.output ?? '(no output)'}</pre></details>`;
 

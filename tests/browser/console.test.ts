@@ -1,10 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, eventually, harness } from '../integration/support/client';
+import { api, harness } from '../integration/support/client';
 import { createOrganization, createUserSession, type Session } from '../integration/support/identity';
 import { checkAccessibility } from './accessibility';
 import { appUrlOf, launchChromium, screenshot, signInThroughOutbox } from './browser-support';
-import { type ScriptedConversations, scriptConversations } from './scripted-conversations';
+import { type ScriptedConversations, scriptConversations, untilTheLakeHolds } from './scripted-conversations';
 
 /**
  * The console as a person uses it, in Chromium, on conversations a script held through the API
@@ -39,18 +39,7 @@ beforeAll(async () => {
   expect(branded.status).toBeLessThan(300);
   scripted = await scriptConversations(admin);
   manager = await createUserSession(admin, 'DefaultAdministratorRole', { first_name: 'Mia', last_name: 'Manager' });
-  // The dashboard and the search read the lake, which the table's stream feeds: wait for the metric results.
-  await eventually(
-    async () => {
-      const answer = await api(`/v1/${orgId}/admin/sql_query`, {
-        token: admin.token,
-        body: { sql_query: 'SELECT count(*) FROM metric_evaluation_results', async_query: false },
-      });
-      return Number(answer.body.result?.[0]?.[0]) >= 3 ? true : undefined;
-    },
-    90_000,
-    1_000,
-  );
+  await untilTheLakeHolds(orgId, admin);
   const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
   page = await signInThroughOutbox(context, orgId, manager.email);
 }, 300_000);
@@ -108,9 +97,15 @@ describe('the console', () => {
     const perDay = page.locator('figure#conversations-per-day');
     await perDay.getByText('The numbers').click();
     const today = new Date().toISOString().slice(0, 10);
-    await expect(perDay.getByRole('row', { name: `${today} 3 1` }).isVisible()).resolves.toBe(true);
+    await expect(perDay.getByRole('row', { name: `${today} 5 3` }).isVisible()).resolves.toBe(true);
     await perDay.getByText('The SQL query').click();
     await expect(perDay.locator('pre code').textContent()).resolves.toContain('FROM conversations c');
+    await expect(
+      page
+        .locator('figure#cost-per-day')
+        .getByText('Every turn in this period cost $0.00: the built-in model is free')
+        .isVisible(),
+    ).resolves.toBe(true);
     await checkAccessibility(page);
     await screenshot(page, 'console-dashboard', { readme: true });
   });
@@ -184,22 +179,53 @@ describe('the console', () => {
     await screenshot(page, 'console-conversation-escalated', { readme: true });
   });
 
-  it('lists the escalated conversation among the real ones, with its user and service by name', async () => {
+  it('lists the escalated conversations with their user by name, each as it stands: handed back, awaiting, held', async () => {
     // Act
     await page.goto(appUrl('/console/conversations'));
     await page.getByLabel('Escalated').selectOption('yes');
     await page.getByRole('button', { name: 'Find' }).click();
 
     // Assess
-    await page.getByText('1 conversation on this page').waitFor();
-    const row = page.locator(`tr[data-conversation="${scripted.escalated}"]`);
-    await expect(row.getByText('Ada Lovelace').isVisible()).resolves.toBe(true);
-    await expect(row.getByText('escalated 1×').isVisible()).resolves.toBe(true);
+    await page.getByText('3 conversations on this page').waitFor();
+    const row = (id: string) => page.locator(`tr[data-conversation="${id}"]`);
+    await expect(row(scripted.escalated).getByText('Ada Lovelace').isVisible()).resolves.toBe(true);
+    await expect(row(scripted.escalated).getByText('escalated 1×').isVisible()).resolves.toBe(true);
+    await expect(row(scripted.awaiting).getByText('awaiting an operator').isVisible()).resolves.toBe(true);
+    await expect(row(scripted.held).getByText('held by Grace Hopper').isVisible()).resolves.toBe(true);
+    await expect(
+      row(scripted.held)
+        .getByText(/awaiting|waiting/i)
+        .count(),
+    ).resolves.toBe(0);
   });
 
-  it('opens the queue, services, webhooks and simulations sections, each accessible', async () => {
+  it('shows the queue: the conversation awaiting an operator first, then the one an operator holds', async () => {
+    // Act
+    await page.goto(appUrl('/console/operator'));
+
+    // Assess
+    const rows = page.locator('tbody tr');
+    await expect(rows.count()).resolves.toBe(2);
+    await expect(rows.nth(0).getAttribute('data-conversation')).resolves.toBe(scripted.awaiting);
+    await expect(
+      rows
+        .nth(0)
+        .getByText(/^Awaiting an operator \(asked by the user\)/)
+        .isVisible(),
+    ).resolves.toBe(true);
+    await expect(rows.nth(1).getByText('Held by Grace Hopper').isVisible()).resolves.toBe(true);
+    await expect(
+      rows
+        .nth(1)
+        .getByText(/waiting/i)
+        .count(),
+    ).resolves.toBe(0);
+    await checkAccessibility(page);
+    await screenshot(page, 'console-operator-queue');
+  });
+
+  it('opens the services, webhooks and simulations sections, each accessible', async () => {
     for (const [section, heading] of [
-      ['Operator queue', 'Operator queue'],
       ['Services', 'Services'],
       ['Webhooks', 'Webhook destinations'],
       ['Simulations', 'Simulation runs'],

@@ -11,7 +11,9 @@ import { createTool, publishAndDeploy } from '../integration/support/tools';
  * What the console's pages are looked at with: conversations a script holds through the API, as
  * people would. A text conversation of three turns whose second calls a tool; a voice one
  * (recorded audio in, spoken MP3 out); one the user escalates, an operator takes over, answers and
- * hands back. All finish, so the metric applied to their services is evaluated.
+ * hands back. All three finish, so the metric applied to their services is evaluated. Two more
+ * stay open in the operators' queue: one the user escalated that awaits an operator, and one an
+ * operator holds.
  */
 export interface ScriptedConversations {
   serviceId: string;
@@ -25,6 +27,10 @@ export interface ScriptedConversations {
   text: string;
   voice: string;
   escalated: string;
+  /** Open, escalated by the user, awaiting an operator. */
+  awaiting: string;
+  /** Open, escalated and held by Grace Hopper. */
+  held: string;
 }
 
 /** A spoken sentence as a microphone records it: eSpeak NG's voice as WAV. */
@@ -121,5 +127,43 @@ export const scriptConversations = async (admin: Session): Promise<ScriptedConve
   await interact(user, escalated, 'Thanks, it prints again');
   await finish(user, escalated);
 
-  return { serviceId, toolServiceId, toolName, metricName, user, operator, text, voice, escalated };
+  // Open in the queue (a user holds one open conversation per service): one awaiting an operator, one Grace holds.
+  const openEscalated = async (service_id: string, said: string): Promise<string> => {
+    const id = (await startConversation(user, { service_id })).conversationId;
+    await interact(user, id, said);
+    expectStatus(
+      'escalate',
+      await operatorAction(user, id, 'escalate', { reason: 'The user asks for a person.' }),
+      200,
+    );
+    return id;
+  };
+  const awaiting = await openEscalated(serviceId, 'My order never came');
+  const held = await openEscalated(toolServiceId, 'I was charged twice');
+  expectStatus('take over', await operatorAction(operator, held, 'take_over'), 200);
+
+  return { serviceId, toolServiceId, toolName, metricName, user, operator, text, voice, escalated, awaiting, held };
+};
+
+/**
+ * Waits until the organization's lake, fed by the table's stream, holds what the script made: the
+ * finished conversations' metric results and the three escalations.
+ */
+export const untilTheLakeHolds = async (orgId: string, admin: Session): Promise<void> => {
+  await eventually(
+    async () => {
+      const answer = await api(`/v1/${orgId}/admin/sql_query`, {
+        token: admin.token,
+        body: {
+          sql_query:
+            'SELECT (SELECT count(*) FROM metric_evaluation_results), (SELECT count(*) FROM conversations WHERE escalation_count > 0)',
+          async_query: false,
+        },
+      });
+      const [results, escalated] = (answer.body.result?.[0] ?? []) as string[];
+      return Number(results) >= 3 && Number(escalated) === 3 ? true : undefined;
+    },
+    90_000,
+    1_000,
+  );
 };

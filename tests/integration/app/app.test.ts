@@ -925,7 +925,7 @@ describe('get-app-console-conversation', () => {
 });
 
 describe('get-app-operator-queue', () => {
-  it('lists an escalated conversation with its user and service by name, awaiting since when', async () => {
+  it('lists an escalated conversation with its user and service by name, awaiting an operator since when', async () => {
     // Prepare
     const { user, conversationId } = await openConversation();
     const escalated = await api(`/v1/${orgId}/conversation/${conversationId}/operator/escalate`, {
@@ -941,7 +941,8 @@ describe('get-app-operator-queue', () => {
     // Assess
     expect(page.status).toBe(200);
     const row = new RegExp(`<tr data-conversation="${conversationId}">.*?</tr>`).exec(page.text)?.[0] ?? '';
-    expect(row).toContain('awaiting since');
+    expect(row).toMatch(/<a href="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d<\/a>/);
+    expect(row).toContain('Awaiting an operator (asked by the user)');
     expect(row).toMatch(/<td>Service [0-9a-f]{8}<\/td>/);
     expect(row).toContain('The user asks for a person.');
   });

@@ -1,13 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type ScriptedConversations, scriptConversations } from '../../browser/scripted-conversations';
+import {
+  type ScriptedConversations,
+  scriptConversations,
+  untilTheLakeHolds,
+} from '../../browser/scripted-conversations';
 import { type AppVisitor, signInToApp } from '../support/app-visitor';
-import { api, apiUrl, eventually } from '../support/client';
+import { api, apiUrl } from '../support/client';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 
 /**
  * The console's pages over the organization's lake (endpoint group app-analytics): the dashboard
  * and the conversation search, on conversations a script held (text with a tool call, voice, an
- * escalation an operator took over), once the lake has them.
+ * escalation an operator took over, two open in the operators' queue), once the lake has them.
  */
 let orgId: string;
 let admin: Session;
@@ -50,23 +54,7 @@ beforeAll(async () => {
   ({ orgId, session: admin } = await createOrganization());
   scripted = await scriptConversations(admin);
   manager = await createUserSession(admin, 'DefaultAdministratorRole', { first_name: 'Mia', last_name: 'Manager' });
-  // The lake is fed by the table's stream: wait until it holds the three conversations' metric results.
-  await eventually(
-    async () => {
-      const answer = await api(`/v1/${orgId}/admin/sql_query`, {
-        token: admin.token,
-        body: {
-          sql_query:
-            'SELECT (SELECT count(*) FROM metric_evaluation_results) AS results, (SELECT count(*) FROM interactions) AS turns',
-          async_query: false,
-        },
-      });
-      const [results] = (answer.body.result?.[0] ?? []) as string[];
-      return Number(results) >= 3 ? true : undefined;
-    },
-    90_000,
-    1_000,
-  );
+  await untilTheLakeHolds(orgId, admin);
 }, 240_000);
 
 describe('get-app-dashboard', () => {
@@ -97,7 +85,7 @@ describe('get-app-dashboard', () => {
       expect(figure, id).toMatch(/The SQL query<\/summary><pre><code>(SELECT|WITH) /);
     }
     const today = new Date().toISOString().slice(0, 10);
-    expect(figureOf(page.text, 'conversations-per-day')).toContain(`<tr><td>${today}</td><td>3</td><td>1</td></tr>`);
+    expect(figureOf(page.text, 'conversations-per-day')).toContain(`<tr><td>${today}</td><td>5</td><td>3</td></tr>`);
     expect(figureOf(page.text, 'slowest-tools')).toContain(`<td>${scripted.toolName}</td>`);
     expect(figureOf(page.text, 'busiest-states')).toContain('<td>greet</td>');
     expect(figureOf(page.text, 'metric-pass-rates')).toContain(`<td>${scripted.metricName} · release</td>`);
@@ -185,7 +173,7 @@ describe('get-app-conversation-search', () => {
     const slow = await visitor.get('/console/conversations?min_first_token_ms=3600000');
 
     // Assess
-    expect(rowsOf(escalated.text)).toEqual([scripted.escalated]);
+    expect(rowsOf(escalated.text).sort()).toEqual([scripted.escalated, scripted.awaiting, scripted.held].sort());
     expect(rowsOf(all.text).sort()).toEqual([scripted.text, scripted.voice, scripted.escalated].sort());
     expect(simulated.text).toContain('No conversation matches.');
     expect(rowsOf(slow.text)).toEqual([]);
@@ -196,14 +184,14 @@ describe('get-app-conversation-search', () => {
     const visitor = await visitorOf(manager.email);
 
     // Act
-    const first = await visitor.get('/console/conversations?limit=2');
-    const next = /href="([^"]*continuation_token=2[^"]*)">Next page/.exec(first.text)?.[1]?.replaceAll('&amp;', '&');
+    const first = await visitor.get('/console/conversations?limit=3');
+    const next = /href="([^"]*continuation_token=3[^"]*)">Next page/.exec(first.text)?.[1]?.replaceAll('&amp;', '&');
     const second = await visitor.get((next ?? '').slice(`/app/${orgId}`.length));
 
     // Assess
-    expect(rowsOf(first.text)).toHaveLength(2);
-    expect(rowsOf(second.text)).toHaveLength(1);
-    expect(new Set([...rowsOf(first.text), ...rowsOf(second.text)]).size).toBe(3);
+    expect(rowsOf(first.text)).toHaveLength(3);
+    expect(rowsOf(second.text)).toHaveLength(2);
+    expect(new Set([...rowsOf(first.text), ...rowsOf(second.text)]).size).toBe(5);
     expect(second.text).not.toContain('Next page');
   });
 
@@ -224,6 +212,6 @@ describe('get-app-conversation-search', () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('needs Conversation:GetConversation on every record');
     expect(page.text).not.toContain('The SQL query');
-    expect(rowsOf(page.text).sort()).toEqual([scripted.voice, scripted.escalated].sort());
+    expect(rowsOf(page.text).sort()).toEqual([scripted.voice, scripted.escalated, scripted.awaiting].sort());
   });
 });
