@@ -240,6 +240,36 @@ describe('the console', () => {
     }
   });
 
+  it('works by keyboard: Tab reaches a conversation row with a visible focus, Enter opens it and a chart’s query', async () => {
+    // Prepare
+    await page.goto(appUrl('/console/conversations'));
+    /** Presses Tab until the focused element matches `selector`, as a keyboard user moves on. */
+    const tabTo = async (selector: string): Promise<boolean> => {
+      for (let presses = 0; presses < 80; presses += 1) {
+        await page.keyboard.press('Tab');
+        if (await page.evaluate(`document.activeElement?.matches(${JSON.stringify(selector)}) ?? false`)) return true;
+      }
+      return false;
+    };
+
+    // Act
+    const reachedRow = await tabTo(`tr[data-conversation="${scripted.voice}"] a`);
+    const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: /with Ada Lovelace/ }).waitFor();
+    const openedConversation = page.url().endsWith(`/console/conversations/${scripted.voice}`);
+    await page.goto(appUrl('/console/dashboard'));
+    const reachedQuery = await tabTo('figure#conversations-per-day details:last-of-type > summary');
+    await page.keyboard.press('Enter');
+
+    // Assess
+    expect(reachedRow).toBe(true);
+    expect(outline).toBe('solid');
+    expect(openedConversation).toBe(true);
+    expect(reachedQuery).toBe(true);
+    await expect(page.locator('figure#conversations-per-day pre code').isVisible()).resolves.toBe(true);
+  });
+
   it('reads at 360 px wide: a conversation and the dashboard', async () => {
     // Prepare
     const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
