@@ -69,6 +69,8 @@ export interface Platform {
   baseUrl: string;
   credentials: PlatformCredentials;
   outboxDir: string;
+  /** The root organization's super administrator, who signs in to its web app. */
+  superAdminEmail: string;
   /** How the functions reach the local AWS services (endpoints, credentials, table, bucket and queue URLs). */
   awsEnv: Record<string, string>;
   /** Bundled: the function serving each endpoint group (asset directory, handler, environment), as the platform runs it. */
@@ -316,6 +318,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       baseUrl: gateway.baseUrl,
       credentials,
       outboxDir,
+      superAdminEmail: process.env.SUPER_ADMIN_EMAIL as string,
       table,
       bucket,
       awsEnv: aws.env,

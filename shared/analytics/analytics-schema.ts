@@ -1,6 +1,7 @@
 import { agentProjection } from '../agent/lake-projection';
-import { conversationProjection, messageProjection } from '../conversation/lake-projection';
+import { conversationProjection, interactionProjection, messageProjection } from '../conversation/lake-projection';
 import type { Columns, LakeProjection, LakeTableSchema } from '../kernel/lake-projection';
+import { metricProjection, metricResultProjection } from '../metric/lake-projection';
 import { serviceProjection } from '../service/lake-projection';
 import { memoryProjection, userProjection } from '../user/lake-projection';
 
@@ -15,10 +16,13 @@ import { memoryProjection, userProjection } from '../user/lake-projection';
 export const lakeTables: readonly LakeProjection[] = [
   conversationProjection,
   messageProjection,
+  interactionProjection,
   userProjection,
   serviceProjection,
   agentProjection,
   memoryProjection,
+  metricProjection,
+  metricResultProjection,
 ];
 
 const declaredOnly = <C extends Columns & { id: 'VARCHAR' }>(name: string, columns: C): LakeTableSchema<C> => ({
@@ -29,14 +33,6 @@ const declaredOnly = <C extends Columns & { id: 'VARCHAR' }>(name: string, colum
 
 /** Tables of capabilities that record nothing for SQL yet: their columns, no rows. */
 export const declaredOnlySchemas: readonly LakeTableSchema[] = [
-  declaredOnly('metrics', { id: 'VARCHAR', name: 'VARCHAR', created_at: 'TIMESTAMPTZ', updated_at: 'TIMESTAMPTZ' }),
-  declaredOnly('metric_evaluation_results', {
-    id: 'VARCHAR',
-    metric_id: 'VARCHAR',
-    conversation_id: 'VARCHAR',
-    value: 'JSON',
-    created_at: 'TIMESTAMPTZ',
-  }),
   declaredOnly('tool_invocations', {
     id: 'VARCHAR',
     tool_id: 'VARCHAR',

@@ -1,6 +1,7 @@
 import { agentLakeSources } from '../agent/index';
 import { conversationLakeSources } from '../conversation/index';
 import type { LakeProjection, LakeSource } from '../kernel/lake-projection';
+import { metricLakeSources } from '../metric/index';
 import { serviceLakeSources } from '../service/index';
 import { userLakeSources } from '../user/index';
 import { lakeTables } from './analytics-schema';
@@ -15,6 +16,7 @@ const sources: readonly LakeSource[] = [
   ...userLakeSources,
   ...serviceLakeSources,
   ...agentLakeSources,
+  ...metricLakeSources,
 ];
 
 /** Each lake table's source, in the order of `lakeTables`. */

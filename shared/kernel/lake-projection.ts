@@ -6,13 +6,14 @@ import type { z } from 'zod';
  * renamed or retyped field fails to compile instead of becoming a NULL column. Pure declarations:
  * the CDK stack reads them for its Glue tables and the stream's filter.
  */
-export type ColumnType = 'VARCHAR' | 'BOOLEAN' | 'BIGINT' | 'TIMESTAMPTZ' | 'JSON';
+export type ColumnType = 'VARCHAR' | 'BOOLEAN' | 'BIGINT' | 'DOUBLE' | 'TIMESTAMPTZ' | 'JSON';
 
 /** What a row holds in a column of each type (NULL aside); timestamps are ISO 8601, JSON any value. */
 interface ColumnValues {
   VARCHAR: string;
   BOOLEAN: boolean;
   BIGINT: number;
+  DOUBLE: number;
   TIMESTAMPTZ: string;
   JSON: unknown;
 }

@@ -3,10 +3,9 @@ import { defineEntity } from '../data/entity';
 import { type Item, isConditionFailure, queryAll, type TransactItem, updateItem } from '../data/table';
 import { claimVersionedHead, usageStampUnchanged } from '../data/usage-links';
 import { defineVersionedEntity } from '../data/versioned-entity';
-import { versionedHead } from '../data/versioned-head';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
-import { creatorInfo, tagMap } from '../kernel/schemas';
-import { metricValue, metricVersionInstance } from './schemas';
+import { metricVersionInstance } from './schemas';
+import { type StoredMetric, storedMetric } from './stored-records';
 
 /**
  * Metrics, on the versioned-entity layout (partition, then sort key):
@@ -41,20 +40,6 @@ export const metricCounts = defineEntity({
   schema: z.object({ created: z.number().int() }),
   sort: () => 'COUNT',
 });
-
-export const storedMetric = versionedHead.extend({
-  org_id: z.string(),
-  applied_to_services: z.array(z.string()),
-  additional_notes: z.string().nullable(),
-  tags: tagMap,
-  updated_at: z.string(),
-  updated_by: creatorInfo,
-  description: z.string(),
-  metric_value: metricValue,
-  /** Moved by simulation unit tests that start using the metric (`simulation/usage-repository.ts`). */
-  usage_stamp: z.number().int().optional(),
-});
-export type StoredMetric = z.infer<typeof storedMetric>;
 
 /** A head as the versioned entity reads it (keeping its own attributes), as a metric. */
 const toMetric = (head: object): StoredMetric => storedMetric.parse(head);

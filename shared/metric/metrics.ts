@@ -20,7 +20,6 @@ import {
   metrics,
   organizationMetrics,
   requireMetric,
-  type StoredMetric,
   type StoredMetricVersion,
   softDeleteMetric,
   updateMetricHead,
@@ -33,6 +32,7 @@ import type {
   MetricVersionInstance,
   UpdateMetricRequest,
 } from './schemas';
+import type { StoredMetric } from './stored-records';
 import { requireMetricUnusedBySimulation } from './usage';
 
 /** What permission grant conditions can name on a metric. */
