@@ -7,6 +7,7 @@ import {
   parseTagFilters,
   versionListParams,
 } from '#shared/kernel/list-params';
+import { createBacktest, getSimulationBacktest } from '#shared/simulation/backtests';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
 import {
   createPersona,
@@ -190,6 +191,11 @@ export const handler = httpHandler(
 
     'get-simulation-unit-test-set-run-artifacts': ({ path, caller }) =>
       getRunArtifacts(path.organization, caller, path.simulation_unit_test_set_run_id),
+
+    'create-simulation-backtest': ({ path, body, caller }) => createBacktest(path.organization, caller, body),
+
+    'get-simulation-backtest': ({ path, query, caller }) =>
+      getSimulationBacktest(path.organization, caller, path.simulation_backtest_id, query),
 
     'cancel-simulation-unit-test-set-run': async ({ path, caller }) => {
       await cancelRun(path.organization, caller, path.simulation_unit_test_set_run_id);

@@ -10,8 +10,10 @@ import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
+import { simulationBacktestOperations } from '../simulation/backtest-operations';
 import { simulationCatalogOperations } from '../simulation/operations';
 import { simulationRunOperations } from '../simulation/run-operations';
+import { simulationSessionOperations } from '../simulation/session-operations';
 import { stateMachineOperations } from '../state-machine/operations';
 import { toolOperations } from '../tool/operations';
 import { userOperations } from '../user/operations';
@@ -40,6 +42,8 @@ export const routeOperations = [
   ...simulationCatalogOperations,
   ...appOperations,
   ...simulationRunOperations,
+  ...simulationSessionOperations,
+  ...simulationBacktestOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

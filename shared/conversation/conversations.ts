@@ -73,6 +73,10 @@ export interface StartConversationInput {
     initialState?: string | null;
     /** The scenario's `conversation_starts_at`: the time the conversation's clock starts at. */
     clockStartsAt?: string | null;
+    /** A replay of a real conversation: its recorded tool calls answer (no tool runs), and its protection holds. */
+    replayOf?: NonNullable<ConversationRecord['derived_from']>;
+    /** When it expires, instead of the organization's retention (a session's or a backtest's, never later). */
+    retention?: Pick<ConversationRecord, 'retention_days' | 'expires_at_epoch'>;
   };
 }
 
@@ -121,7 +125,10 @@ export const startConversation = async (
     ...(input.simulation ? { simulation: input.simulation.source } : {}),
     ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
     ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
-    ...retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt),
+    ...(input.simulation?.replayOf
+      ? { derived_from: input.simulation.replayOf, tool_replay: { conversation_id: input.simulation.replayOf.id } }
+      : {}),
+    ...(input.simulation?.retention ?? retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt)),
   };
   const interactionId = newId();
   const newMessages = input.initialMessage

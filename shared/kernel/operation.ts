@@ -23,6 +23,7 @@ export const endpointGroups = [
   'tool',
   'tool-stream',
   'simulation',
+  'simulation-stream',
   'app',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];

@@ -303,3 +303,47 @@ export const judgeSimulatedConversation = async (
   );
   return results;
 };
+
+/**
+ * Judges each metric, at the version given, over each of several transcripts of the same
+ * conversation's turns (a backtest's original and its replay), storing nothing: the values go into
+ * the caller's own record. The model and prompt logs are `conversation`'s (the replay's), so the
+ * judged conversation is only read. A metric that no longer exists is left out.
+ */
+export const judgeTranscripts = async (
+  conversation: ConversationRecord,
+  metricVersions: { metricId: string; version: number }[],
+  transcripts: MessageRecord[][],
+): Promise<{ metricId: string; version: number; values: MetricEvaluationResultInstance['result'][] }[]> => {
+  const interactionId = conversation.last_interaction_id;
+  if (!interactionId || metricVersions.length === 0) return [];
+  const found = await getMetrics(
+    conversation.org_id,
+    metricVersions.map((wanted) => wanted.metricId),
+  );
+  const chosen = metricVersions.flatMap(({ metricId, version }) => {
+    const metric = found.get(metricId);
+    return metric ? [{ ...metric, latest_version: version }] : [];
+  });
+  const signal = AbortSignal.timeout(postSessionTimeLimitMs);
+  const judged = await Promise.all(
+    transcripts.map((messages) =>
+      judgeAll(
+        {
+          conversation,
+          interactionId,
+          transcript: transcriptOf(messages),
+          // Not stored: the results are only read for their values.
+          source: (references) => ({ type: 'post-session', conversation_id: conversation.id, references }),
+          signal,
+        },
+        chosen,
+      ),
+    ),
+  );
+  return chosen.map((metric, index) => ({
+    metricId: metric.id,
+    version: metric.latest_version,
+    values: judged.map((results) => results[index]?.result ?? null),
+  }));
+};

@@ -7,6 +7,7 @@ export {
   createUser,
   getUser,
   getUserIdByEmail,
+  removeUser,
   type UserRecord,
   userCreateItems,
   userSortFields,

@@ -169,7 +169,8 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
   {
     functions: ['Endpoint group user'],
     actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
-    reason: 'user/insights.ts imports canReadMessage from the conversation capability, which brings the prompt-log store along.',
+    reason:
+      'user/insights.ts imports canReadMessage from the conversation capability, which brings the prompt-log store along.',
   },
   {
     functions: ['Endpoint group admin-stream', 'Endpoint group simulation', 'Consumer of the tool-build queue'],
