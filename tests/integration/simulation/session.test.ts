@@ -121,6 +121,11 @@ describe('create-simulation-session', () => {
       { permission_name: 'Service:*', conditions: {} },
       { permission_name: 'Conversation:GetConversation', conditions: {} },
     ]);
+    const ownOnly = await createGrantedSession(owner, [
+      { permission_name: 'Simulation:*', conditions: {} },
+      { permission_name: 'Service:*', conditions: {} },
+      { permission_name: 'Conversation:*', conditions: { user_id: { type: 'Equals', value: '$caller.user_id' } } },
+    ]);
     const before = await partitionOf(theirs);
 
     // Act
@@ -128,7 +133,7 @@ describe('create-simulation-session', () => {
       from_conversation_id: theirs,
       at_interaction_id: '0123456789abcdef01234567',
     });
-    const unreadable = await sessions(someone, '', { from_conversation_id: theirs, at_interaction_id: first?.id });
+    const unreadable = await sessions(ownOnly, '', { from_conversation_id: theirs, at_interaction_id: first?.id });
     const otherOrganization = await sessions(session, '', {
       from_conversation_id: foreign,
       at_interaction_id: first?.id,
@@ -241,7 +246,7 @@ describe('step-simulation-session', () => {
     });
 
     // Act
-    const spoken = await step(session, created.id);
+    const introduced = await step(session, created.id);
     const streamed = await fetch(
       apiUrl(`/v1/${orgId}/simulation/session/${created.id}/step`),
       requestInit({ token: session.token, body: {}, headers: { accept: 'application/x-ndjson' } }),
@@ -250,16 +255,18 @@ describe('step-simulation-session', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; step?: { session_finished: boolean } });
+    const farewell = await step(session, created.id);
     const afterwards = await step(session, created.id, { caller_text: 'One more thing' });
 
     // Assess
-    expect(spoken.status, spoken.text).toBe(200);
-    expect(spoken.body.user_message).toBe('Say the printer jams.');
+    expect(introduced.status, introduced.text).toBe(200);
+    expect(introduced.body.user_message).toContain('Get the printer fixed.');
     expect(streamed.headers.get('content-type')).toContain('application/x-ndjson');
     expect(lines.map((line) => line.type)).toEqual(
       expect.arrayContaining(['user-message-available', 'interaction-complete', 'simulation-step']),
     );
-    expect(lines.at(-1)?.step?.session_finished).toBe(true);
+    expect(lines.at(-1)?.step).toMatchObject({ user_message: 'Say the printer jams.', session_finished: false });
+    expect(farewell.body.session_finished).toBe(true);
     expect(afterwards.status).toBe(409);
   });
 });
