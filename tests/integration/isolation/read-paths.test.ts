@@ -21,7 +21,8 @@ import { createTool, publishAndDeploy } from '../support/tools';
  * a set of roles, each withholding one permission or narrowing one condition of a role that reads
  * everything. Each path reports, per facet (a message's content, an interaction's timings, usage
  * and agent actions, the version set's name, the user's models, the derived scenario and
- * persona), whether it showed it; the test fails when one path shows what another withholds.
+ * persona, the session copied from it), whether it showed it; the test fails when one path shows
+ * what another withholds.
  * Add a role here when a permission is added that guards something a read path shows.
  */
 
@@ -92,6 +93,8 @@ let messages: Message[];
 let interactionIds: string[];
 /** Made from the conversation by a caller who reads everything: others' reads of it are compared too. */
 let derivedByAll: { scenarioId: string; personaId: string };
+/** A simulation session copied from the conversation (all of it) by a caller who reads everything. */
+let copiedSession: { id: string; conversation_id: string };
 let metricId: string;
 
 /** The messages a unit test copies. */
@@ -149,6 +152,12 @@ beforeAll(async () => {
   });
   expectStatus('create unit test from conversation', made, 201);
   derivedByAll = { scenarioId: made.body.simulation_scenario_id, personaId: made.body.simulation_persona_id };
+  const session = await api(`/v1/${orgId}/simulation/session/`, {
+    token: fullReader.token,
+    body: { from_conversation_id: conversationId, at_interaction_id: interactionIds.at(-1) },
+  });
+  expectStatus('create session from conversation', session, 201);
+  copiedSession = session.body;
 }, 180_000);
 
 /** The facets of a conversation's events: each message's content, each interaction's timings, usage and agent actions. */
@@ -230,6 +239,15 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
   );
   reads.set('the scenario made from the conversation by another', everyCopiedMessage);
   reads.set('the persona made from the conversation by another', everyCopiedMessage && userModels.status === 200);
+  // A session copies every message, inner thoughts included.
+  reads.set(
+    'the session copied from the conversation by another',
+    messages.every((message) =>
+      listed.body.messages.some((shown: Message) => shown.id === message.id && shown.message !== ''),
+    ),
+  );
+  const sessionMessages = await read(`/conversation/${copiedSession.conversation_id}/messages/`, { limit: 100 });
+  const sessionDetail = await read(`/simulation/session/${copiedSession.id}`);
 
   // A unit test this caller makes of the conversation copies what they read.
   const made = await api(`/v1/${orgId}/simulation/unit_test/from_conversation`, {
@@ -262,6 +280,7 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
   const othersPersona = await read(`/simulation/persona/${derivedByAll.personaId}/version/`);
   derived.set('the scenario made from the conversation by another', othersScenario.status === 200);
   derived.set('the persona made from the conversation by another', othersPersona.status === 200);
+  derived.set('the session copied from the conversation by another', sessionDetail.status === 200);
 
   return {
     replay: eventFacets(replayed.events, true),
@@ -270,6 +289,7 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
       false,
     ),
     'the messages list': messageFacets(listed.body.messages),
+    "the copied session's messages": messageFacets(sessionMessages.body.messages ?? []),
     'message sources': sources,
     insights,
     'conversation and user reads': reads,
