@@ -141,7 +141,12 @@ const toolDeployment = [
  */
 const reachedNotPerformed: { functions: string[]; actions: string[]; reason: string }[] = [
   {
-    functions: ['Endpoint group app', 'Endpoint group conversation-stream', 'Consumer of the simulation queue'],
+    functions: [
+      'Endpoint group app',
+      'Endpoint group conversation-stream',
+      'Endpoint group simulation-stream',
+      'Consumer of the simulation queue',
+    ],
     actions: [...toolDeployment, 'lambda:DeleteFunction'],
     reason: 'They only run tools (`tools: invoke`); the tool runtime object also deploys and deletes.',
   },
@@ -161,7 +166,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     reason: 'It only starts builds (`toolBuilds: start`); the tool-build worker completes them.',
   },
   {
-    functions: ['Endpoint group app', 'Consumer of the simulation queue'],
+    functions: ['Endpoint group app', 'Endpoint group simulation-stream', 'Consumer of the simulation queue'],
     actions: ['polly:SynthesizeSpeech', 'transcribe:StartStreamTranscription'],
     reason:
       'Voice turns come through conversation-stream; conversations.ts and turn-lifecycle.ts reach the speech registry from these too.',
