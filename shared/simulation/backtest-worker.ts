@@ -105,7 +105,7 @@ const openReplay = async (
       versions: backtest.candidate,
       source: { simulation_backtest_id: backtest.id, source_conversation_id: source.id },
       toolMocks: source.tool_mocks,
-      clockStartsAt: source.clock_starts_at ?? source.created_at,
+      clockStartsAt: source.clock_starts_at ?? null,
       replayOf: originalOf(source),
       ...(backtest.expires_at_epoch === undefined
         ? {}
