@@ -5,14 +5,20 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaFunctionTarget } from 'aws-cdk-lib/aws-events-targets';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import { ArnPrincipal, Effect, ManagedPolicy, PolicyStatement, Role, SessionTagsPrincipal } from 'aws-cdk-lib/aws-iam';
-import { type CfnFunction, type Function as LambdaFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import {
+  type CfnFunction,
+  FilterCriteria,
+  type Function as LambdaFunction,
+  StartingPosition,
+} from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { analyticsTableSchemas, type ColumnType } from '#shared/admin/analytics-schema';
-import { athenaResultsRoot } from '#shared/admin/lake-layout';
-import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/kernel/table-stream';
+import { analyticsTableSchemas } from '#shared/analytics/analytics-schema';
+import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
+import { athenaResultsRoot } from '#shared/analytics/lake-layout';
+import type { ColumnType } from '#shared/kernel/lake-projection';
 import { bindBucket, bindTable, type FunctionDefaults, logicalIdOf, PlatformFunction } from './platform-function';
 
 export interface AnalyticsLakeProps {
@@ -41,6 +47,7 @@ const glueTypes: Record<ColumnType, string> = {
   VARCHAR: 'string',
   BOOLEAN: 'boolean',
   BIGINT: 'bigint',
+  DOUBLE: 'double',
   TIMESTAMPTZ: 'timestamp',
   JSON: 'string',
 };
@@ -50,13 +57,13 @@ const bytesScannedCutoff = 10 * 1024 ** 3;
 const athenaResultDays = 7;
 
 /**
- * The analytics lake (`shared/admin/lake-*.ts`): each organization's SQL tables as Parquet in a
+ * The analytics lake (`shared/analytics/`): each organization's SQL tables as Parquet in a
  * bucket of their own, `{table}/org_id={org}/…`. The table's stream feeds a consumer through an
  * event source mapping (batching, bisect on error, a failure queue); a rule compacts the changed
  * organizations every few minutes; a job backfills the lake from the table when invoked. The SQL
  * query reads an organization's folders with a role whose session is tagged with it and reaches
  * nothing else. Glue tables partitioned by `org_id` (projected, not crawled) and an Athena
- * workgroup with a scan cutoff open the lake to operators: `analystPolicy` says what they may do.
+ * workgroup with a scan cutoff open the lake to the deployment's administrators: `analystPolicy` says what they may do.
  */
 export class AnalyticsLake extends Construct {
   readonly bucket: Bucket;
@@ -125,6 +132,8 @@ export class AnalyticsLake extends Construct {
         bisectBatchOnError: true,
         retryAttempts: analyticsLakeStream.retryAttempts,
         onFailure: new SqsDlq(this.failureQueue),
+        // Only the records the lake keeps invoke the consumer (the local stream poller applies the same).
+        filters: analyticsLakeStream.filters.map((pattern) => FilterCriteria.filter(pattern)),
       }),
     );
 
@@ -240,7 +249,7 @@ export class AnalyticsLake extends Construct {
 
     this.workgroup = new CfnWorkGroup(this, 'Workgroup', {
       name: `classic-agent-lake-${props.stage}`,
-      description: 'Operators’ SQL over the analytics lake',
+      description: 'The deployment administrators’ SQL over the analytics lake',
       state: 'ENABLED',
       recursiveDeleteOption: true,
       workGroupConfiguration: {
@@ -293,7 +302,7 @@ export class AnalyticsLake extends Construct {
       ].map((finding) => ({
         id: `AwsSolutions-IAM5[${finding}]`,
         reason:
-          'Operators query any organization’s folders of any lake table; Athena writes its results under its own prefix.',
+          'The deployment’s administrators query any organization’s folders of any lake table; Athena writes its results under its own prefix.',
       })),
     );
     const output = (name: string, value: string) => new CfnOutput(stack, `AnalyticsLake${name}`, { value });

@@ -61,6 +61,8 @@ export interface Platform {
   baseUrl: string;
   credentials: PlatformCredentials;
   outboxDir: string;
+  /** The root organization's super administrator, who signs in to its web app. */
+  superAdminEmail: string;
   /** How the functions reach the local AWS services (endpoints, credentials, table, bucket and queue URLs). */
   awsEnv: Record<string, string>;
   /** Bundled: the function serving each endpoint group (asset directory, handler, environment), as the platform runs it. */
@@ -253,7 +255,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     );
     // A data dir from before the analytics lake: its table's stream is new, so the lake is filled from the table.
     if (aws.tableStream.enabledOnExistingTable) {
-      const { backfillLake } = await import('#shared/admin/lake-backfill');
+      const { backfillLake } = await import('#shared/analytics/lake-backfill');
       log('filling the analytics lake from the table (the backfill, in the background)');
       backfillLake().then(
         ({ organizations }) => log(`analytics lake filled: ${organizations.length} organizations`),
@@ -286,6 +288,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       baseUrl: gateway.baseUrl,
       credentials,
       outboxDir,
+      superAdminEmail: process.env.SUPER_ADMIN_EMAIL as string,
       table,
       bucket,
       awsEnv: aws.env,

@@ -12,6 +12,7 @@ import {
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent, AttributeValue as EventAttributeValue } from 'aws-lambda';
 import type { TableStreamConsumer } from '#shared/kernel/table-stream';
+import { passesFilters } from './event-filter';
 import { lambdaContext } from './lambda-runtime';
 
 export type StreamBatchHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<unknown>;
@@ -19,8 +20,8 @@ export type StreamBatchHandler = (event: DynamoDBStreamEvent, context: Context) 
 export interface StreamPollerOptions {
   streamArn: string;
   streamsClient: DynamoDBStreamsClient;
-  /** Batch size, batching window and retries, as the CDK stack gives the event source mapping. */
-  consumer: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts'>;
+  /** Batch size, batching window, retries and filters, as the CDK stack gives the event source mapping. */
+  consumer: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts' | 'filters'>;
   handler: StreamBatchHandler;
   functionName: string;
   timeoutMs: number;
@@ -90,7 +91,8 @@ interface ShardState {
 
 /**
  * The local stand-in for a Lambda DynamoDB Streams event source mapping, polling DynamoDB Local's
- * stream: each shard is read in order (a child shard after its parent is done), records gather
+ * stream: each shard is read in order (a child shard after its parent is done), records the
+ * mapping's filters drop are passed over (`event-filter.ts`), the others gather
  * until the batch size or the batching window, and the handler gets a real DynamoDBStreamEvent.
  * A batch whose handler throws is split in two and each half handled again (bisect on error),
  * down to one record, which is retried `retryAttempts` times; one still failing is sent to the
@@ -220,8 +222,14 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
         { abortSignal: aborter.signal },
       );
       read = Records?.length ?? 0;
-      if (read > 0 && state.buffered.length === 0) state.firstBufferedAt = Date.now();
-      state.buffered.push(...(Records ?? []).map((record) => toEventRecord(record, streamArn)));
+      // Records the mapping's filters drop never reach the handler (nor count towards a batch).
+      const kept = (Records ?? [])
+        .map((record) => toEventRecord(record, streamArn))
+        .filter((record) => passesFilters(record, consumer.filters));
+      if (kept.length > 0 && state.buffered.length === 0) state.firstBufferedAt = Date.now();
+      const lastRead = Records?.at(-1)?.dynamodb?.SequenceNumber;
+      if (state.buffered.length === 0 && kept.length === 0 && lastRead) saveCheckpoint(shardId, lastRead);
+      state.buffered.push(...kept);
       state.iterator = NextShardIterator;
       if (!NextShardIterator) state.closed = true;
     } else state.closed = true;

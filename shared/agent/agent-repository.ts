@@ -23,3 +23,6 @@ export const getAgentVersion = (
   agentId: string,
   version: number,
 ): Promise<StoredAgentVersion | undefined> => agents.getVersion(orgId, agentId, version);
+
+/** What other capabilities read of agents: heads by id, and the count of active services using one (services keep it). */
+export const { get: getAgent, getMany: getAgents, activeServiceDelta: agentActiveServiceDelta } = agents;

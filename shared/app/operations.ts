@@ -4,6 +4,7 @@ import { defineOperation, mediaMaxBodyBytes, type Operation } from '../kernel/op
 import {
   appConversationPath,
   appHeaders,
+  appMessagePath,
   appPath,
   brandingImagePath,
   completeSignInQuery,
@@ -223,16 +224,55 @@ export const updateAppPreferencesOperation = formPost({
 export const getAppConsoleOperation = page({
   operationId: 'get-app-console',
   summary:
-    'The console (roles whose frontend_view is admin): services, recent conversations, webhook destinations, simulation runs with their pass rates',
+    "The console's overview (roles whose frontend_view is admin): the way to the dashboard and the conversation search, the operator queue's first entries, recent conversations",
   path: '/app/{organization}/console',
 });
 
-export const getAppConversationInsightsOperation = page({
-  operationId: 'get-app-conversation-insights',
+export const getAppConsoleConversationOperation = page({
+  operationId: 'get-app-console-conversation',
   summary:
-    "A conversation's interactions with their insights: state transitions, working memory, reflections, tool calls",
+    'A conversation, whole (console): each turn with its stages to scale, tokens and cost, state, tool calls and dynamic behaviors; escalations and operators; metric results',
   path: '/app/{organization}/console/conversations/{conversation_id}',
   request: { path: appConversationPath, headers: appHeaders },
+});
+
+export const getAppMessageAudioOperation = defineOperation({
+  operationId: 'get-app-message-audio',
+  method: 'GET',
+  path: '/app/{organization}/console/conversations/{conversation_id}/messages/{message_id}/audio',
+  group: 'app',
+  tag: 'App',
+  summary: "A voice message's audio, for the console's player (as `get-message-source` allows)",
+  auth: 'none',
+  checksCredentials: true,
+  streaming: true,
+  ignoresUndeclaredQuery: true,
+  request: { path: appMessagePath, headers: appHeaders },
+  response: { status: 200, body: z.instanceof(Buffer), contentType: 'audio/wav' },
+});
+
+export const getAppOperatorQueueOperation = page({
+  operationId: 'get-app-operator-queue',
+  summary: 'The conversations awaiting an operator, then those operators hold (console)',
+  path: '/app/{organization}/console/operator',
+});
+
+export const getAppServicesOperation = page({
+  operationId: 'get-app-services',
+  summary: 'The services, each opening its state machine diagram (console)',
+  path: '/app/{organization}/console/services',
+});
+
+export const getAppWebhooksOperation = page({
+  operationId: 'get-app-webhooks',
+  summary: 'The webhook destinations, each opening its recent deliveries (console)',
+  path: '/app/{organization}/console/webhooks',
+});
+
+export const getAppSimulationsOperation = page({
+  operationId: 'get-app-simulations',
+  summary: "The most recent simulation runs with their pass rates, the run's and each unit test's (console)",
+  path: '/app/{organization}/console/simulations',
 });
 
 export const createAppRegressionTestOperation = formPost({
@@ -359,7 +399,12 @@ export const appOperations = [
   getAppPreferencesOperation,
   updateAppPreferencesOperation,
   getAppConsoleOperation,
-  getAppConversationInsightsOperation,
+  getAppConsoleConversationOperation,
+  getAppMessageAudioOperation,
+  getAppOperatorQueueOperation,
+  getAppServicesOperation,
+  getAppWebhooksOperation,
+  getAppSimulationsOperation,
   createAppRegressionTestOperation,
   getAppServiceDiagramOperation,
   getAppWebhookDeliveriesOperation,

@@ -24,6 +24,9 @@ export const appPath = organizationPath;
 export const appConversationPath = organizationPath.extend({
   conversation_id: objectId.describe('The identifier of the conversation.'),
 });
+export const appMessagePath = appConversationPath.extend({
+  message_id: objectId.describe('The identifier of the message.'),
+});
 
 /** Every form carries the token signed over the browser's CSRF nonce. */
 const csrfField = z.string().max(2048).optional().describe('The CSRF token the page embedded in the form.');
@@ -38,7 +41,9 @@ export const regressionTestForm = z.object({
 
 export const signInForm = z.object({
   csrf_token: csrfField,
-  email: z.email().max(320).describe('The e-mail address of the user signing in.'),
+  // What the browser's `type=email` field accepts (HTML's rule), so `admin@localhost`, the address
+  // `npm start` gives the root organization's administrator, signs in as the form lets it.
+  email: z.email({ pattern: z.regexes.html5Email }).max(320).describe('The e-mail address of the user signing in.'),
 });
 
 export const completeSignInQuery = z.object({

@@ -2,7 +2,7 @@ import type { ConversationEvent } from '../../events/stream-events';
 import type { Caller } from '../kernel/caller';
 import type { TextPattern } from '../kernel/caller-patterns';
 import { type ConversationScope, canReadMessage, conversationAttributes, hasPermission } from '../kernel/permissions';
-import { stateMachines } from '../state-machine/index';
+import { getStateMachine } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
 import type { MessageType } from './schemas';
 
@@ -30,7 +30,7 @@ export const mayReadInsights = async (
   machineId: string,
 ): Promise<boolean> => {
   if (!hasPermission(caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation))) return false;
-  const machine = (await stateMachines.get(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
+  const machine = (await getStateMachine(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
   return hasPermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
 };
 

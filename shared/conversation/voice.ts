@@ -235,6 +235,7 @@ export async function* speakTurn<R>(
     const piece = { ...event, stop, sequence_number: sequence };
     sequence += 1;
     if (text.trim() === '') return { ...piece, message: '', transcript_alignment: [] };
+    meter.firstClause();
     const speech = await synthesize(text);
     const audio = resample(speech.audio, voiceOutputSampleRate);
     spoken.push(audio);

@@ -13,10 +13,11 @@ import type { TranscriptLine } from '../llm/judge-prompt';
 import { LlmError } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { judgeMetric } from './judge';
-import { getMetrics, metricNotFound, metrics, organizationMetrics, type StoredMetric } from './metric-repository';
+import { getMetrics, metricNotFound, metrics, organizationMetrics } from './metric-repository';
 import { requireOnMetric } from './metrics';
 import { noteMetricsWithResults, resultPut } from './result-repository';
 import type { EvaluationSource, MetricEvaluationResultInstance } from './schemas';
+import type { StoredMetric } from './stored-records';
 
 /**
  * Evaluating metrics on a conversation: on request (`manual` results) and after every finished

@@ -19,7 +19,7 @@ import {
 /*
  * Metrics (group `metric`), as the reference describes them: versioned LLM-judge metrics and
  * their evaluation results. Rate limits are the reference's (the spec gives none for metrics).
- * Like every operation, they accept X-ORG-ID: a platform operator acting on this organization.
+ * Like every operation, they accept X-ORG-ID: a platform administrator acting on this organization.
  */
 
 const headers = commonHeaders.extend({

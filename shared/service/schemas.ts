@@ -260,3 +260,27 @@ export const rollbackVersionSetRequest = z.object({
 export type VersionSetRevisionRecord = z.infer<typeof versionSetRevisionRecord>;
 export type PromotionRecord = z.infer<typeof promotionRecord>;
 export type PromoteVersionSetRequest = z.infer<typeof promoteVersionSetRequest>;
+
+/** A service as stored (its item, keys aside). */
+export const storedService = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  is_active: z.boolean(),
+  agent_id: z.string(),
+  service_hierarchical_state_machine_id: z.string(),
+  tags: z.record(z.string(), z.string().nullable()),
+  keyterms: z.array(z.string()),
+  /** Services created before operators have none: `defaultOperatorEscalation`. */
+  operator_escalation: operatorEscalationRecord.optional(),
+  version_sets: z.record(z.string(), versionSetRecord),
+  /** Each version set's latest revision number (its history, `version-set-revision-repository.ts`); kept after a deletion. */
+  version_set_revisions: z.record(z.string(), z.number().int()).default({}),
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+  created_at: z.string(),
+  updated_at: z.string(),
+  /** Every write is conditioned on the revision it read, so concurrent changes cannot interleave. */
+  revision: z.number().int(),
+});
+export type StoredService = z.infer<typeof storedService>;

@@ -1,5 +1,5 @@
-import type { VersionSetRecord, VersionSetRevisionRecord } from './schemas';
-import type { CompanionWrite, StoredService } from './service-repository';
+import type { StoredService, VersionSetRecord, VersionSetRevisionRecord } from './schemas';
+import type { CompanionWrite } from './service-repository';
 import { StaleServiceError } from './service-repository';
 import { versionSetRevisionPut } from './version-set-revision-repository';
 import { EDGE } from './version-sets';

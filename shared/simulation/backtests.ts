@@ -1,11 +1,11 @@
 import { queueSimulation } from '../aws/queues';
-import { conversations } from '../conversation/index';
+import { getConversations, serviceConversationsSince } from '../conversation/index';
 import type { ConversationRecord } from '../conversation/schemas';
 import { listFingerprint, offsetPage, pageOf } from '../data/paging';
-import { type Item, queryPages } from '../data/table';
+import type { Item } from '../data/table';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';
-import { idBoundAt, newId, nowIso } from '../kernel/ids';
+import { newId, nowIso } from '../kernel/ids';
 import {
   asIfMissing,
   canReadMessage,
@@ -63,14 +63,7 @@ const conversationMissing = (id: string) => new NotFoundError(`Conversation ${id
 
 /** The named conversations, each readable by the caller (404 otherwise), of the service, with a turn. */
 const namedSources = async (orgId: string, caller: Caller, serviceId: string, ids: string[]) => {
-  const found = new Map(
-    (
-      await conversations.getMany(
-        orgId,
-        ids.map((id) => ({ id })),
-      )
-    ).map((conversation) => [conversation.id, conversation]),
-  );
+  const found = new Map((await getConversations(orgId, ids)).map((conversation) => [conversation.id, conversation]));
   return ids.map((id) => {
     const conversation = found.get(id);
     if (!conversation) throw conversationMissing(id);
@@ -91,27 +84,13 @@ const namedSources = async (orgId: string, caller: Caller, serviceId: string, id
 };
 
 /** The service's real conversations created since `since` that the caller may read, newest first, at most `limit`. */
-const recentSources = async (orgId: string, caller: Caller, serviceId: string, since: string, limit: number) => {
-  const kept: ConversationRecord[] = [];
-  let read = 0;
-  const spec = conversations.queryIndex(
-    orgId,
-    'byService',
-    { service_id: serviceId },
-    { between: [idBoundAt(new Date(since), 'first'), '~'], forward: false },
-  );
-  for await (const page of queryPages(spec, 100)) {
-    for (const item of page) {
-      const conversation = conversations.parse(item);
-      if (!conversation.simulation && conversation.last_interaction_id && readable(caller, conversation)) {
-        kept.push(conversation);
-      }
-    }
-    read += page.length;
-    if (kept.length >= limit || read >= maxConversationsRead) break;
-  }
-  return kept.slice(0, limit);
-};
+const recentSources = (orgId: string, caller: Caller, serviceId: string, since: string, limit: number) =>
+  serviceConversationsSince(orgId, serviceId, since, {
+    keep: (conversation) =>
+      !conversation.simulation && conversation.last_interaction_id !== null && readable(caller, conversation),
+    limit,
+    maxRead: maxConversationsRead,
+  });
 
 /** The metrics judged on both sides, at their latest versions: those named (404 for one the caller may not read), else those applied to the service. */
 const metricVersionsOf = async (

@@ -9,7 +9,7 @@ import { parseCreatorFilters } from '../kernel/list-params';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { getMetrics } from '../metric/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
-import { stateMachines } from '../state-machine/index';
+import { getStateMachine } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
 import { runSummary } from './run-artifacts';
 import {
@@ -180,7 +180,7 @@ export const getRunArtifacts = async (orgId: string, caller: Caller, id: string)
     run.unit_test_run_specs.map((spec) => spec.service_hierarchical_state_machine_version_info[0]),
   );
   for (const machineId of machineIds) {
-    const machine = await stateMachines.get(orgId, machineId);
+    const machine = await getStateMachine(orgId, machineId);
     if (machine)
       requirePermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
   }

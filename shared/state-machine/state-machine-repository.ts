@@ -26,3 +26,10 @@ export const getStateMachineVersion = (
   machineId: string,
   version: number,
 ): Promise<StoredStateMachineVersion | undefined> => stateMachines.getVersion(orgId, machineId, version);
+
+/** What other capabilities read of state machines: heads by id, and the count of active services using one (services keep it). */
+export const {
+  get: getStateMachine,
+  getMany: getStateMachines,
+  activeServiceDelta: stateMachineActiveServiceDelta,
+} = stateMachines;

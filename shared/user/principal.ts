@@ -2,7 +2,8 @@ import type { PermissionGrant } from '../kernel/caller';
 import { getOrganization } from '../organization/index';
 import { getRoleByName, type RoleRecord } from '../role/index';
 import { effectiveGrants, onRoleChange } from '../role/roles';
-import { getUser, type UserRecord } from './user-repository';
+import type { UserRecord } from './schemas';
+import { getUser } from './user-repository';
 
 /**
  * A user with the grants of their role as it is now. Requests load it on each call so a

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { analyticsTableSchemas } from '#shared/admin/analytics-schema';
-import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/kernel/table-stream';
+import { analyticsTableSchemas, lakeEntities } from '#shared/analytics/analytics-schema';
+import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
 import type { AnalyticsLake } from '../../infra/constructs/analytics-lake';
 import { logicalIdOf } from '../../infra/constructs/platform-function';
 import type { PlatformStack } from '../../infra/stacks/platform-stack';
@@ -91,6 +91,15 @@ describe('analytics lake', () => {
       MaximumRetryAttempts: analyticsLakeStream.retryAttempts,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
     });
+    // Only changes of the entities the lake keeps invoke it; a rate-limit bucket or a lease never does.
+    const patterns = (mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters.map((filter) =>
+      JSON.parse(filter.Pattern),
+    );
+    expect(patterns).toEqual(analyticsLakeStream.filters);
+    expect(patterns[0].dynamodb.NewImage.entity.S).toEqual(lakeEntities);
+    expect(lakeEntities).toEqual(expect.arrayContaining(['conversation', 'message', 'user']));
+    expect(lakeEntities).not.toContain('rate-limit-bucket');
+    expect(patterns[1]).toEqual({ eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: lakeEntities } } } });
     // Alarmed like the queues' dead-letter queues.
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: 0,

@@ -6,7 +6,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { scopedLakeClient } from '../aws/lake-store';
 import { config } from '../kernel/config';
 import { BadRequestError, RequestTimeoutError } from '../kernel/errors';
-import { analyticsTables } from './analytics-tables';
+import { analyticsTableSchemas } from './analytics-schema';
 import { closeDuckDb, confineToFolder, openDuckDb, tableViewSql } from './lake-files';
 import { organizationReadPolicy } from './lake-layout';
 import { boundLakeCache, lakeCacheRoot, localOrganizationFolder, organizationTableFiles } from './lake-sync';
@@ -84,6 +84,7 @@ interface OrganizationEngine {
   orgId: string;
   instance: DuckDBInstance;
   spillDir: string;
+  spillLimitMb: number;
   queries: number;
 }
 
@@ -94,18 +95,20 @@ const idleEnginesKept = 1;
 /** A new engine, confined to the organization's folder before any query runs on it. */
 const startEngine = async (orgId: string): Promise<OrganizationEngine> => {
   const orgDir = localOrganizationFolder(orgId);
-  // Spilled intermediate results stay in the organization's folder, the one place the engine may write.
+  // Spilled intermediate results stay in the organization's folder, the one place the engine may
+  // write, and within their bound there: no query fills the disk that holds other organizations' copies.
   const spillDir = join(orgDir, `_spill-${randomBytes(6).toString('hex')}`);
   await mkdir(spillDir, { recursive: true });
+  const spillLimitMb = config.sqlSpillLimitMb;
   const database = await openDuckDb();
   try {
-    await confineToFolder(database.connection, orgDir, spillDir);
+    await confineToFolder(database.connection, orgDir, { dir: spillDir, limitMb: spillLimitMb });
   } catch (error) {
     closeDuckDb(database);
     throw error;
   }
   database.connection.closeSync();
-  return { orgId, instance: database.instance, spillDir, queries: 0 };
+  return { orgId, instance: database.instance, spillDir, spillLimitMb, queries: 0 };
 };
 
 /** Engines being started: queries arriving meanwhile wait for the same one. */
@@ -143,7 +146,7 @@ const attachOrganizationTables = async (connection: DuckDBConnection, orgId: str
   const orgDir = localOrganizationFolder(orgId);
   const files = await organizationTableFiles(orgId, orgDir, await organizationLakeReader(orgId));
   await boundLakeCache(lakeCacheRoot(), orgDir);
-  for (const table of analyticsTables)
+  for (const table of analyticsTableSchemas)
     await connection.run(
       `CREATE TEMP VIEW ${table.name} AS ${tableViewSql(table, files.get(table.name) ?? { deltas: [] })}`,
     );
@@ -152,13 +155,13 @@ const attachOrganizationTables = async (connection: DuckDBConnection, orgId: str
 /** Runs `use` on a connection of the organization's engine; the connection is closed and the engine handed back whatever happens. */
 const withOrganizationConnection = async <T>(
   orgId: string,
-  use: (connection: DuckDBConnection) => Promise<T>,
+  use: (connection: DuckDBConnection, engine: OrganizationEngine) => Promise<T>,
 ): Promise<T> => {
   const engine = await takeEngine(orgId);
   try {
     const connection = await engine.instance.connect();
     try {
-      return await use(connection);
+      return await use(connection, engine);
     } finally {
       connection.closeSync();
     }
@@ -173,7 +176,7 @@ export const runOrganizationQuery = (
   sql: string,
   options: { maxRows: number; timeoutMs: number },
 ): Promise<QueryResult> =>
-  withOrganizationConnection(orgId, async (connection) => {
+  withOrganizationConnection(orgId, async (connection, engine) => {
     // Checked before anything is copied: a refused query costs nothing more.
     await requireOneSelect(connection, sql);
     await attachOrganizationTables(connection, orgId);
@@ -189,6 +192,11 @@ export const runOrganizationQuery = (
     } catch (error) {
       if (/INTERRUPT/i.test((error as Error).message)) {
         throw new RequestTimeoutError(`The query did not finish within ${options.timeoutMs / 1000} seconds.`);
+      }
+      if (/max_temp_directory_size/.test((error as Error).message)) {
+        throw new BadRequestError(
+          `The SQL query needs more than the ${engine.spillLimitMb} MiB of disk a query may spill to: narrow it (fewer rows or columns, less sorting, grouping or joining).`,
+        );
       }
       throw new BadRequestError(`The SQL query failed: ${(error as Error).message}`);
     } finally {
