@@ -1,6 +1,7 @@
 import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
 import { appOperations } from '../app/operations';
+import { appSimulationOperations } from '../app/simulation-operations';
 import { conversationOperations } from '../conversation/operations';
 import { operatorOperations } from '../conversation/operator/operator-operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
@@ -41,6 +42,7 @@ export const routeOperations = [
   ...toolOperations,
   ...simulationCatalogOperations,
   ...appOperations,
+  ...appSimulationOperations,
   ...simulationRunOperations,
   ...simulationSessionOperations,
   ...simulationBacktestOperations,

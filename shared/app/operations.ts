@@ -34,7 +34,9 @@ import {
  * (the chat's replies do), so the group is a streaming Lambda; pages are one chunk of HTML.
  * The session is a cookie, so operations authenticate it themselves (`checksCredentials`).
  */
-const page = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Operation>>(fields: T) =>
+export const page = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Operation>>(
+  fields: T,
+) =>
   defineOperation({
     method: 'GET',
     group: 'app',
@@ -51,7 +53,9 @@ const page = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'
   });
 
 /** A form posted by the browser; answered by a redirect (303, Post/Redirect/Get). */
-const formPost = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path' | 'request'> & Partial<Operation>>(
+export const formPost = <
+  const T extends Pick<Operation, 'operationId' | 'summary' | 'path' | 'request'> & Partial<Operation>,
+>(
   fields: T,
 ) =>
   defineOperation({

@@ -1,5 +1,13 @@
 import { defineEntity } from '../data/entity';
-import { batchPutItems, failedConditions, putItem, queryAll, type TransactItem, transactWrite } from '../data/table';
+import {
+  batchPutItems,
+  failedConditions,
+  putItem,
+  queryAll,
+  queryPage,
+  type TransactItem,
+  transactWrite,
+} from '../data/table';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import {
@@ -53,6 +61,20 @@ export const backtestNotFound = (id: string) => new NotFoundError(`Simulation ba
 
 export const getBacktest = (orgId: string, id: string, consistent = false): Promise<BacktestRecord | undefined> =>
   backtests.get(orgId, { id }, consistent);
+
+/** The organization's latest backtests, newest first (`keep` filters a bounded page). */
+export const queryRecentBacktests = async (
+  orgId: string,
+  limit: number,
+  keep: (backtest: BacktestRecord) => boolean,
+): Promise<BacktestRecord[]> =>
+  (
+    await queryPage(backtests.query(orgId, {}, { forward: false }), {
+      limit,
+      keep: (item) => keep(backtests.parse(item)),
+      maxReads: limit * 5,
+    })
+  ).items.map((item) => backtests.parse(item));
 
 /** Stores a new backtest with a record per source conversation to replay. */
 export const insertBacktest = async (

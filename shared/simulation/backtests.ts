@@ -22,6 +22,7 @@ import {
   insertBacktest,
   listBacktestConversations,
   listBacktestTurns,
+  queryRecentBacktests,
   replaceBacktest,
 } from './backtest-repository';
 import {
@@ -283,3 +284,9 @@ export const getSimulationBacktest = async (
     created_at: backtest.created_at,
   };
 };
+
+/** The organization's latest backtests the caller may read (the console's list), newest first. */
+export const recentBacktests = (orgId: string, caller: Caller, limit: number): Promise<BacktestRecord[]> =>
+  queryRecentBacktests(orgId, limit, (backtest) =>
+    hasPermission(caller, 'Simulation:GetSimulationBacktest', backtestAttributes(backtest)),
+  );

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { failedConditions, queryAll, transactWrite } from '../data/table';
+import { failedConditions, queryAll, queryPage, transactWrite } from '../data/table';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { maxSessionsPerTree, type SessionRecord, sessionRecord } from './session-schemas';
@@ -106,5 +106,19 @@ export const listTreeSessions = async (orgId: string, rootId: string): Promise<S
   (await queryAll(simulationSessions.queryIndex(orgId, 'byTree', { root_id: rootId }), maxSessionsPerTree)).map(
     (item) => simulationSessions.parse(item),
   );
+
+/** The organization's latest sessions, newest first (`keep` filters a bounded page). */
+export const queryRecentSessions = async (
+  orgId: string,
+  limit: number,
+  keep: (session: SessionRecord) => boolean,
+): Promise<SessionRecord[]> =>
+  (
+    await queryPage(simulationSessions.query(orgId, {}, { forward: false }), {
+      limit,
+      keep: (item) => keep(simulationSessions.parse(item)),
+      maxReads: limit * 5,
+    })
+  ).items.map((item) => simulationSessions.parse(item));
 
 export const sessionNotFound = (id: string) => new NotFoundError(`Simulation session ${id} does not exist.`);

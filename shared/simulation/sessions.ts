@@ -19,7 +19,13 @@ import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-s
 import { requireSourceReadable } from './derived-from';
 import type { PersonaSnapshot, ScenarioSnapshot } from './run-schemas';
 import type { DerivedFrom } from './schemas';
-import { getSession, insertRootSession, listTreeSessions, sessionNotFound } from './session-repository';
+import {
+  getSession,
+  insertRootSession,
+  listTreeSessions,
+  queryRecentSessions,
+  sessionNotFound,
+} from './session-repository';
 import type { CreateSessionRequest, SessionInstance, SessionRecord, SessionTurn } from './session-schemas';
 import { createSessionUser } from './session-users';
 import { snapshotPersona, snapshotScenario } from './snapshots';
@@ -293,3 +299,12 @@ export const getSessionTree = async (orgId: string, caller: Caller, id: string) 
     }),
   };
 };
+
+/** The organization's latest sessions the caller may read (the console's list), newest first. */
+export const recentSessions = (orgId: string, caller: Caller, limit: number): Promise<SessionInstance[]> =>
+  queryRecentSessions(
+    orgId,
+    limit,
+    (session) =>
+      !isExpired(session) && hasPermission(caller, 'Simulation:GetSimulationSession', sessionAttributes(session)),
+  ).then((found) => found.map(sessionView));
