@@ -39,6 +39,11 @@ export class InteractionJournal {
     this.next = storedBefore;
   }
 
+  /** Whether a write was refused because another holder has the conversation: the turn stops at once. */
+  lost(): boolean {
+    return this.failure instanceof LeaseLostError;
+  }
+
   /** The event with the id of the next position, not yet sent. */
   identify(event: StreamEvent): ConversationEvent {
     return { ...event, event_id: eventIdOf(this.interactionId, this.next) } as ConversationEvent;

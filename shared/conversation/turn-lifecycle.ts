@@ -252,7 +252,7 @@ async function* streamTurn(
     yield* opening;
     let step = await engine.first;
     while (!step.done) {
-      if (!lease.held()) throw new LeaseLostError();
+      if (!lease.held() || journal.lost()) throw new LeaseLostError();
       yield journal.send(withProductionTime(step.value));
       step = await engine.steps.next();
     }
