@@ -52,9 +52,15 @@ import {
   UnauthorizedError,
 } from '#shared/kernel/errors';
 import { getBrandingImage } from '#shared/organization/index';
+import { createBacktestOperation } from '#shared/simulation/backtest-operations';
 import { createBacktestRequest } from '#shared/simulation/backtest-schemas';
 import { createBacktest } from '#shared/simulation/backtests';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
+import {
+  createSessionOperation,
+  forkSessionOperation,
+  stepSessionOperation,
+} from '#shared/simulation/session-operations';
 import { defaultSessionHours, maxForkAlternatives } from '#shared/simulation/session-schemas';
 import {
   createSimulationSession,
@@ -280,6 +286,7 @@ export const handler = streamHandler(
 
     'create-app-simulation-session': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(createSessionOperation, caller, input.context);
       const { from_conversation_id: from, at_interaction_id: at, service_id: serviceId } = input.body;
       const created = await createSimulationSession(
         request.orgId,
@@ -298,6 +305,7 @@ export const handler = streamHandler(
 
     'step-app-simulation-session': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(stepSessionOperation, caller, input.context);
       await stepSimulationSession(request.orgId, caller, input.path.simulation_session_id, input.body.caller_text);
       return redirect(
         input.context,
@@ -307,6 +315,7 @@ export const handler = streamHandler(
 
     'fork-app-simulation-session': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(forkSessionOperation, caller, input.context);
       const alternatives = input.body.alternatives
         .split(/\r?\n/)
         .map((line) => line.trim())
@@ -331,6 +340,7 @@ export const handler = streamHandler(
 
     'create-app-simulation-backtest': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(createBacktestOperation, caller, input.context);
       const ids = input.body.conversation_ids?.split(/\s+/).filter((id) => id !== '');
       const since = Date.parse(input.body.since ?? '1970-01-01');
       if (Number.isNaN(since)) throw new BadRequestError('Give the date as YYYY-MM-DD.');

@@ -3,7 +3,7 @@ import { requireAuthorizedConversation } from '../conversation/conversation-look
 import { retentionUntil } from '../conversation/retention';
 import type { ConversationRecord } from '../conversation/schemas';
 import { type Caller, creatorOf } from '../kernel/caller';
-import { ForbiddenError, NotFoundError } from '../kernel/errors';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import {
   asIfMissing,
@@ -197,6 +197,11 @@ export const prepareSession = async (orgId: string, caller: Caller, request: Cre
     });
     const history = await historyThrough(source, request.at_interaction_id);
     requireHistoryReadable(caller, source, history.messages);
+    if (history.through.conversation_completed) {
+      throw new BadRequestError(
+        `Conversation ${source.id} ended at interaction ${request.at_interaction_id}; start from an earlier one.`,
+      );
+    }
     const [versions, snapshots] = await Promise.all([
       request.version_set_name
         ? readableVersions(orgId, caller, source.service_id, request.version_set_name)
