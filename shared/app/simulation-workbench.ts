@@ -27,7 +27,7 @@ const styles = html`<style>
 .branch.current{border-width:3px}
 .branch .turn{margin:.5rem 0;padding:.5rem}
 .turn.shared{border-style:dashed}
-.turn.diverged,tr.diverged td{border-left:6px solid #b00020}
+tr.diverged td:first-child{border-left:6px solid #b00020}
 .state{font-size:.875rem}
 </style>`;
 
@@ -151,8 +151,11 @@ ${session.from_conversation ? html`<div><dt>From conversation</dt><dd><a href="$
   };
 };
 
+const toolNames = (calls: TurnComparison['candidate']['tool_calls']): string =>
+  calls.map((call) => `${call.tool_name}${call.mocked ? ' (not run)' : ''}`).join(', ');
+
 const comparisonRow = (turn: TurnComparison): Html =>
-  html`<tr class="${turn.diverged ? 'diverged' : ''}"><td class="number">${turn.index}</td><td>${turn.user_message ?? html`<span class="muted">(opening)</span>`}</td><td>${turn.original.reply ?? ''}</td><td>${turn.candidate.reply ?? html`<span class="muted">(not reached)</span>`}</td><td class="number">${turn.difference.toFixed(2)}</td><td class="state">${turn.original.state_path.join(' → ')}${turn.state_path_changed ? html`<br><strong>${turn.candidate.state_path.join(' → ')}</strong>` : ''}</td><td>${turn.tool_calls_changed ? 'changed' : ''}</td></tr>`;
+  html`<tr class="${turn.diverged ? 'diverged' : ''}"><td class="number">${turn.index}</td><td>${turn.user_message ?? html`<span class="muted">(opening)</span>`}</td><td>${turn.original.reply ?? ''}</td><td>${turn.candidate.reply ?? html`<span class="muted">(not reached)</span>`}</td><td class="number">${turn.difference.toFixed(2)}${turn.diverged ? html`<br><span class="badge escalated">diverged</span>` : ''}</td><td class="state">${turn.original.state_path.join(' → ')}${turn.state_path_changed ? html`<br><strong>${turn.candidate.state_path.join(' → ')}</strong>` : ''}</td><td>${toolNames(turn.original.tool_calls)}${turn.tool_calls_changed ? html`<br><strong>${toolNames(turn.candidate.tool_calls) || 'none'}</strong>` : ''}</td></tr>`;
 
 /** A backtest's page: its summary, then its conversations by divergence, each with its turns compared. */
 export const consoleSimulationBacktest = async (

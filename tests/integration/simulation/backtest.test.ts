@@ -1,10 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
 import { api, eventually, expectStatus } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { sampleAgentVersionBody } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { createMetric } from '../support/simulation';
 import { storedItemsStartingWith } from '../support/table';
+import { createTool, publishAndDeploy } from '../support/tools';
 
 let owner: Session;
 let orgId: string;
@@ -92,6 +94,49 @@ describe('create-simulation-backtest', () => {
     expect(replayed.metrics).toEqual([expect.objectContaining({ metric_id: metricId })]);
     expect((byId.get(second) as { turns: unknown[] }).turns).toHaveLength(2);
     expect(await Promise.all([partitionOf(first), partitionOf(second)])).toEqual(before);
+  });
+
+  it("answers the candidate's tool calls from the source's recorded results, never running the tool", async () => {
+    // Prepare
+    const session = await admin();
+    const toolId = await createTool(session);
+    await publishAndDeploy(session, toolId, 'samples/greeting');
+    const { serviceId } = await createService(session, toolCallStateMachineVersion(toolId));
+    const source = await conversationOf(serviceId, ['My printer jams on every page']);
+    const invocations = async () =>
+      (await api(`/v1/${orgId}/tool/invocation`, { token: session.token, query: { tool_id: toolId, limit: 100 } })).body
+        .tool_invocations.length as number;
+    const before = await invocations();
+
+    // Act
+    const created = await backtests(session, '', {
+      service_id: serviceId,
+      candidate_version_set: 'release',
+      conversation_ids: [source],
+    });
+    const done = await eventually(
+      async () => {
+        const read = await backtests(session, created.body.id);
+        return read.body.status === 'running' ? undefined : read.body;
+      },
+      120_000,
+      1000,
+    );
+
+    // Assess
+    const turns = done.results[0].turns as {
+      original: { tool_calls: { tool_id: string; output: string; mocked: boolean }[] };
+      candidate: { tool_calls: { tool_id: string; output: string; mocked: boolean }[] };
+      tool_calls_changed: boolean;
+    }[];
+    const called = turns.find((turn) => turn.original.tool_calls.length > 0);
+    expect(called, JSON.stringify(turns)).toBeDefined();
+    expect(called?.tool_calls_changed).toBe(false);
+    expect(called?.candidate.tool_calls).toEqual(
+      called?.original.tool_calls.map((call) => ({ ...call, mocked: true })),
+    );
+    expect(before).toBeGreaterThan(0);
+    expect(await invocations()).toBe(before);
   });
 
   it('answers 422 for more than 200 conversations, 404 for another organization’s conversation or an unknown version set', async () => {
