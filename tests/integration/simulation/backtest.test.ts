@@ -102,7 +102,8 @@ describe('create-simulation-backtest', () => {
     const toolId = await createTool(session);
     await publishAndDeploy(session, toolId, 'samples/greeting');
     const { serviceId } = await createService(session, toolCallStateMachineVersion(toolId));
-    const source = await conversationOf(serviceId, ['My printer jams on every page']);
+    // What the user says moves the agent on to `triage`, a tool-call state.
+    const source = await conversationOf(serviceId, ['I said goodbye']);
     const invocations = async () =>
       (await api(`/v1/${orgId}/tool/invocation`, { token: session.token, query: { tool_id: toolId, limit: 100 } })).body
         .tool_invocations.length as number;
