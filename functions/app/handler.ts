@@ -415,6 +415,16 @@ export const handler = streamHandler(
     'get-app-favicon': async ({ path, context }) =>
       image(await getBrandingImage(path.organization, 'favicon'), 'favicon', context),
 
+    'get-app-asset': async ({ path, context }) => {
+      // The charting library's text comes from a chunk only these requests load.
+      const source =
+        path.asset === 'charts.js'
+          ? (await import('#shared/app/chart-script')).chartScript
+          : await (await import('#shared/app/chart-library')).chartLibrarySource();
+      context.setHeader('cache-control', 'public, max-age=86400');
+      return { bytes: Readable.from([Buffer.from(source)]) };
+    },
+
     'get-app-script': async ({ context }) => {
       context.setHeader('cache-control', 'public, max-age=300');
       return { bytes: Readable.from([Buffer.from(clientScript)]) };

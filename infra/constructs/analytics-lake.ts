@@ -29,11 +29,12 @@ export interface AnalyticsLakeProps {
   stage: string;
   defaults: FunctionDefaults;
   /**
-   * The SQL query's function (the admin group's): it assumes the reader role with the organization
-   * as session tag (and a session policy naming its folders), so it reads that organization's
-   * folders and no other; it gets more memory (and CPU) for the engine, and /tmp for its copies.
+   * The functions that run the SQL query's engine (the admin group's submit-sql-query, the
+   * console's lake pages): each assumes the reader role with the organization as session tag (and
+   * a session policy naming its folders), so it reads that organization's folders and no other;
+   * each gets more memory (and CPU) for the engine, and /tmp for its copies.
    */
-  queryFunction: LambdaFunction;
+  queryFunctions: readonly LambdaFunction[];
   /** The function that deletes organizations: it deletes their folders of the lake. */
   eraseFunction: LambdaFunction;
 }
@@ -171,14 +172,19 @@ export class AnalyticsLake extends Construct {
     );
     this.bindLake(this.backfill);
 
-    const queryRole = props.queryFunction.role;
-    if (!queryRole) throw new Error(`${props.queryFunction.node.path} has no role`);
-    // Assumed only by the query function, and only with a session tagged with one organization.
+    const queryRoles = props.queryFunctions.map((fn) => {
+      if (!fn.role) throw new Error(`${fn.node.path} has no role`);
+      return fn.role;
+    });
+    // Assumed only by the query functions, and only with a session tagged with one organization.
+    const oneOrganization = {
+      StringLike: { 'aws:RequestTag/org_id': '?*' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': ['org_id'] },
+    };
+    const [firstQueryRole, ...otherQueryRoles] = queryRoles;
+    if (!firstQueryRole) throw new Error('the analytics lake needs a query function');
     this.readerRole = new Role(this, 'Reader', {
-      assumedBy: new SessionTagsPrincipal(new ArnPrincipal(queryRole.roleArn)).withConditions({
-        StringLike: { 'aws:RequestTag/org_id': '?*' },
-        'ForAllValues:StringEquals': { 'aws:TagKeys': ['org_id'] },
-      }),
+      assumedBy: new SessionTagsPrincipal(new ArnPrincipal(firstQueryRole.roleArn)).withConditions(oneOrganization),
       description: 'Reads one organization of the analytics lake: the folders of the org_id its session is tagged with',
       maxSessionDuration: Duration.hours(1),
     });
@@ -203,7 +209,16 @@ export class AnalyticsLake extends Construct {
       id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/*/org_id=<aws:PrincipalTag/org_id>/*]`,
       reason: "The session's org_id tag names the one organization whose folders (one per table) it may read.",
     });
-    this.bindQueryFunction(props.queryFunction);
+    for (const role of otherQueryRoles)
+      this.readerRole.assumeRolePolicy?.addStatements(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['sts:AssumeRole', 'sts:TagSession'],
+          principals: [new ArnPrincipal(role.roleArn)],
+          conditions: oneOrganization,
+        }),
+      );
+    for (const fn of props.queryFunctions) this.bindQueryFunction(fn);
     this.grantLakeChanges(props.eraseFunction, ['s3:DeleteObject']);
 
     const databaseName = `classic_agent_lake_${props.stage.toLowerCase().replace(/[^a-z0-9]/g, '_')}`;

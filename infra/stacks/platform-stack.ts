@@ -98,6 +98,9 @@ const access = {
       email: true,
       tools: 'invoke',
     },
+    // The console's lake pages (dashboard, conversation search): pages as the signed-in caller, the
+    // SQL query's engine over the organization's lake (its reader role, granted with the lake).
+    'app-analytics': { table: 'read', signingKey: true },
     // Keeps tool artifacts; seals tools' secret variables (signing key); starts and queues builds
     // (the builder worker deploys them).
     tool: {
@@ -277,17 +280,18 @@ export class PlatformStack extends Stack {
       apiFunctions.set(group, fn);
     }
 
-    // The SQL query's lake, fed by the table's stream (the admin group queries it, organization erases it).
-    const queryFunction = apiFunctions.get('admin');
+    // The SQL query's lake, fed by the table's stream (the admin group and the console's lake pages
+    // query it, organization erases it).
+    const queryFunctions = (['admin', 'app-analytics'] as const).flatMap((group) => apiFunctions.get(group) ?? []);
     const eraseFunction = apiFunctions.get('organization');
     const lake =
-      queryFunction && eraseFunction
+      queryFunctions.length > 0 && eraseFunction
         ? new AnalyticsLake(this, 'AnalyticsLake', {
             table: data.table,
             accessLogs: data.accessLogs,
             stage: settings.stage,
             defaults,
-            queryFunction,
+            queryFunctions,
             eraseFunction,
           })
         : undefined;

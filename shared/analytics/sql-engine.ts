@@ -170,6 +170,37 @@ const withOrganizationConnection = async <T>(
   }
 };
 
+/** Runs one SELECT (already checked) on a connection whose tables are attached: at most `maxRows` rows, interrupted after `timeoutMs` (408). */
+const runSelect = async (
+  connection: DuckDBConnection,
+  engine: OrganizationEngine,
+  sql: string,
+  options: { maxRows: number; timeoutMs: number },
+): Promise<QueryResult> => {
+  const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
+  try {
+    const reader = await connection.streamAndReadUntil(sql, options.maxRows + 1);
+    const rows = reader.getRowsJson() as unknown[][];
+    return {
+      columns: reader.columnNames().map((name, index) => ({ name, type: String(reader.columnTypes()[index]) })),
+      rows: rows.slice(0, options.maxRows),
+      truncated: rows.length > options.maxRows,
+    };
+  } catch (error) {
+    if (/INTERRUPT/i.test((error as Error).message)) {
+      throw new RequestTimeoutError(`The query did not finish within ${options.timeoutMs / 1000} seconds.`);
+    }
+    if (/max_temp_directory_size/.test((error as Error).message)) {
+      throw new BadRequestError(
+        `The SQL query needs more than the ${engine.spillLimitMb} MiB of disk a query may spill to: narrow it (fewer rows or columns, less sorting, grouping or joining).`,
+      );
+    }
+    throw new BadRequestError(`The SQL query failed: ${(error as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
 /** Runs the caller's SELECT, keeping at most `maxRows` rows; interrupted after `timeoutMs` (408). */
 export const runOrganizationQuery = (
   orgId: string,
@@ -180,26 +211,28 @@ export const runOrganizationQuery = (
     // Checked before anything is copied: a refused query costs nothing more.
     await requireOneSelect(connection, sql);
     await attachOrganizationTables(connection, orgId);
-    const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
-    try {
-      const reader = await connection.streamAndReadUntil(sql, options.maxRows + 1);
-      const rows = reader.getRowsJson() as unknown[][];
-      return {
-        columns: reader.columnNames().map((name, index) => ({ name, type: String(reader.columnTypes()[index]) })),
-        rows: rows.slice(0, options.maxRows),
-        truncated: rows.length > options.maxRows,
-      };
-    } catch (error) {
-      if (/INTERRUPT/i.test((error as Error).message)) {
-        throw new RequestTimeoutError(`The query did not finish within ${options.timeoutMs / 1000} seconds.`);
-      }
-      if (/max_temp_directory_size/.test((error as Error).message)) {
-        throw new BadRequestError(
-          `The SQL query needs more than the ${engine.spillLimitMb} MiB of disk a query may spill to: narrow it (fewer rows or columns, less sorting, grouping or joining).`,
-        );
-      }
-      throw new BadRequestError(`The SQL query failed: ${(error as Error).message}`);
-    } finally {
-      clearTimeout(timer);
+    return runSelect(connection, engine, sql, options);
+  });
+
+/**
+ * Several SELECTs on one connection of the same engine, the organization's lake copied and
+ * attached once (a dashboard's charts): each checked as `runOrganizationQuery` checks one, each
+ * answering its rows or the error it met (one failing chart leaves the others). `timeoutMs` bounds
+ * them all: each query has what the ones before it left.
+ */
+export const runOrganizationQueries = (
+  orgId: string,
+  sqls: readonly string[],
+  options: { maxRows: number; timeoutMs: number },
+): Promise<(QueryResult | Error)[]> =>
+  withOrganizationConnection(orgId, async (connection, engine) => {
+    for (const sql of sqls) await requireOneSelect(connection, sql);
+    await attachOrganizationTables(connection, orgId);
+    const deadline = Date.now() + options.timeoutMs;
+    const results: (QueryResult | Error)[] = [];
+    for (const sql of sqls) {
+      const timeoutMs = Math.max(1, deadline - Date.now());
+      results.push(await runSelect(connection, engine, sql, { ...options, timeoutMs }).catch((error: Error) => error));
     }
+    return results;
   });

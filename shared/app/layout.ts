@@ -94,8 +94,10 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:${palette.bubble};pad
 details{margin:.5rem 0}
 summary{cursor:pointer}
 .filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(13rem,1fr));gap:0 1rem;align-items:end}
+.filters label{min-height:1.5em}
 .filters label{margin-top:.5rem}
-.chart{margin:1.5rem 0}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,30rem),1fr));gap:0 1rem}
+.chart{margin:1rem 0}
 .chart .canvas{position:relative;height:16rem}
 .pager{display:flex;gap:1rem;margin:1rem 0}
 @media (max-width:40rem){

@@ -6,10 +6,13 @@ import {
   appHeaders,
   appMessagePath,
   appPath,
+  assetPath,
   brandingImagePath,
   completeSignInQuery,
   conversationEventsQuery,
+  conversationSearchQuery,
   csrfForm,
+  dashboardQuery,
   handBackForm,
   htmlContentType,
   htmlPage,
@@ -34,23 +37,29 @@ import {
  * (the chat's replies do), so the group is a streaming Lambda; pages are one chunk of HTML.
  * The session is a cookie, so operations authenticate it themselves (`checksCredentials`).
  */
-export const page = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Operation>>(
-  fields: T,
-) =>
-  defineOperation({
-    method: 'GET',
-    group: 'app',
-    tag: 'App',
-    auth: 'none',
-    checksCredentials: true,
-    streaming: true,
-    // Links to a page may carry parameters of their own (a campaign's, a cache buster): a page
-    // that declares none ignores them.
-    ignoresUndeclaredQuery: true as boolean,
-    request: { path: appPath, headers: appHeaders },
-    response: { status: 200, body: htmlPage, contentType: htmlContentType },
-    ...fields,
-  });
+const pageIn =
+  <const G extends 'app' | 'app-analytics'>(group: G) =>
+  <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Omit<Operation, 'group'>>>(
+    fields: T,
+  ) =>
+    defineOperation({
+      method: 'GET',
+      group,
+      tag: 'App',
+      auth: 'none',
+      checksCredentials: true,
+      streaming: true,
+      // Links to a page may carry parameters of their own (a campaign's, a cache buster): a page
+      // that declares none ignores them.
+      ignoresUndeclaredQuery: true as boolean,
+      request: { path: appPath, headers: appHeaders },
+      response: { status: 200, body: htmlPage, contentType: htmlContentType },
+      ...fields,
+    });
+
+export const page = pageIn('app');
+/** A page of the console over the organization's lake, on the function that carries the SQL query's engine. */
+const lakePage = pageIn('app-analytics');
 
 /** A form posted by the browser; answered by a redirect (303, Post/Redirect/Get). */
 export const formPost = <
@@ -346,6 +355,42 @@ export const handBackAppConversationOperation = formPost({
   request: { path: appConversationPath, headers: appHeaders, body: handBackForm, bodyType: 'form' },
 });
 
+/*
+ * The console's pages over the organization's lake: their own function (`app-analytics`), which
+ * carries the SQL query's engine as the admin group's does, and the memory it needs; every other
+ * page stays on the web app's lean function. API Gateway routes their paths to it explicitly,
+ * beside the app's greedy resource.
+ */
+export const getAppDashboardOperation = lakePage({
+  operationId: 'get-app-dashboard',
+  summary:
+    "The console's dashboard: conversations and escalations per day, first token and first audio p50/p95, cost per day and per conversation, metric pass rates per version set, the busiest states and the slowest tools, each one SQL query over the organization's lake",
+  path: '/app/{organization}/console/dashboard',
+  request: { path: appPath, query: dashboardQuery, headers: appHeaders },
+});
+
+export const getAppConversationSearchOperation = lakePage({
+  operationId: 'get-app-conversation-search',
+  summary:
+    'Conversations found by service, version set, period, status, escalation, real or simulated, cost or latency over a threshold and words said (console), paged',
+  path: '/app/{organization}/console/conversations',
+  request: { path: appPath, query: conversationSearchQuery, headers: appHeaders },
+});
+
+export const getAppAssetOperation = defineOperation({
+  operationId: 'get-app-asset',
+  method: 'GET',
+  path: '/app/{organization}/assets/{asset}',
+  group: 'app',
+  tag: 'App',
+  summary: "A script the console's charts need: the charting library (Chart.js), and what draws the charts with it",
+  auth: 'none',
+  streaming: true,
+  ignoresUndeclaredQuery: true,
+  request: { path: assetPath },
+  response: { status: 200, body: z.string(), contentType: 'text/javascript; charset=utf-8' },
+});
+
 export const getAppBrandingImageOperation = defineOperation({
   operationId: 'get-app-branding-image',
   method: 'GET',
@@ -409,6 +454,9 @@ export const appOperations = [
   getAppServicesOperation,
   getAppWebhooksOperation,
   getAppSimulationsOperation,
+  getAppDashboardOperation,
+  getAppConversationSearchOperation,
+  getAppAssetOperation,
   createAppRegressionTestOperation,
   getAppServiceDiagramOperation,
   getAppWebhookDeliveriesOperation,

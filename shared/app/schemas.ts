@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { eventId } from '../../events/stream-events';
-import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
+import { commonHeaders, mapKeyName, objectId, organizationPath, queryNumber } from '../kernel/schemas';
 import { languageCode, timeZone } from '../organization/user-preferences';
 import { appHostHeader } from './organization-host';
 
@@ -98,6 +98,12 @@ export const preferencesForm = z.object({
     .describe('A checkbox: `on` when checked, absent otherwise.'),
 });
 
+/** The scripts the console's charts load: the charting library, then what draws with it. */
+export const appAssets = ['chart.umd.min.js', 'charts.js'] as const;
+export const assetPath = organizationPath.extend({
+  asset: z.enum(appAssets).describe('Which script.'),
+});
+
 export const brandingImagePath = organizationPath.extend({
   image: z.enum(['logo', 'square_logo', 'signup_page_headshot']).describe('Which PNG image of the organization.'),
 });
@@ -133,4 +139,39 @@ export const handBackForm = z.object({
   csrf_token: csrfField,
   outcome: z.enum(['resolved', 'unresolved', 'needs-follow-up']).describe('How the operator left things.'),
   note: z.string().trim().max(2000).default('').describe('What the operator concluded, for the agent.'),
+});
+
+/** A day of the period a lake page covers (the browser's date field sends `YYYY-MM-DD`). */
+const isoDay = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day, YYYY-MM-DD')
+  .refine((day) => !Number.isNaN(Date.parse(`${day}T00:00:00Z`)), 'must be a day of the calendar');
+
+/** What the dashboard's charts cover; every field may be left empty (the last 30 days, every version set and service). */
+export const dashboardQuery = z.object({
+  from: optionalField(isoDay).describe('The first day (UTC) of the period; 30 days before `to` when empty.'),
+  to: optionalField(isoDay).describe('The last day (UTC) of the period; today when empty.'),
+  version_set: optionalField(mapKeyName).describe('Only conversations of this version set.'),
+  service_id: optionalField(objectId).describe('Only conversations of this service.'),
+  simulated: z.enum(['on']).optional().describe('A checkbox: `on` counts simulated conversations too.'),
+});
+
+/** The conversation search's filters (empty fields filter nothing) and its page, as the API pages. */
+export const conversationSearchQuery = dashboardQuery.omit({ simulated: true }).extend({
+  status: optionalField(z.enum(['finished', 'open'])).describe('Only finished or only open conversations.'),
+  escalated: optionalField(z.enum(['yes', 'no'])).describe('Only conversations escalated to an operator, or never.'),
+  source: optionalField(z.enum(['real', 'simulated', 'all'])).describe(
+    'Real conversations (the default), simulated ones, or both.',
+  ),
+  min_cost_usd: optionalField(queryNumber(z.number().nonnegative().max(1_000_000))).describe(
+    'Only conversations that cost more than this (US dollars).',
+  ),
+  min_first_token_ms: optionalField(queryNumber(z.number().int().nonnegative().max(3_600_000))).describe(
+    'Only conversations with a turn whose first token came later than this (ms from its request).',
+  ),
+  text: optionalField(z.string().trim().min(1).max(200)).describe('Words said in the conversation (any message).'),
+  limit: optionalField(queryNumber(z.number().int().min(1).max(100))).describe('Conversations per page (25).'),
+  continuation_token: optionalField(queryNumber(z.number().int().nonnegative().max(1_000_000))).describe(
+    'The next page: the continuation_token of the page before it (the same filters).',
+  ),
 });

@@ -25,6 +25,7 @@ export const endpointGroups = [
   'simulation',
   'simulation-stream',
   'app',
+  'app-analytics',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 

@@ -199,6 +199,16 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     reason: 'Granted with a frontend domain (FrontendHosting); without one, no record is written.',
   },
   {
+    functions: ['Endpoint group app-analytics'],
+    actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    reason: 'Its pages only read (`table: read`); the domain functions they read through carry their writers.',
+  },
+  {
+    functions: ['Endpoint group app-analytics'],
+    actions: ['s3:GetObject', 's3:ListBucket'],
+    reason: 'It reads the lake with the reader role it assumes per organization (granted with the lake), not its own.',
+  },
+  {
     functions: ['Consumer of the table stream: the analytics lake'],
     actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     reason: 'It reads organization records (`table: read`); the entity declarations it reads with carry their writers.',
