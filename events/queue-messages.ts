@@ -277,9 +277,22 @@ export const advancePromotionMessage = z.object({
   promotion_id: z.string(),
 });
 
+/**
+ * Simulation queue: replay one real conversation of a backtest on its candidate version set, a
+ * step of turns at a time. The replay's own conversation is the checkpoint (how many of the
+ * source's interactions it has replayed); its outcome is recorded once, with the backtest's aggregate.
+ */
+export const replayBacktestConversationMessage = z.object({
+  type: z.literal('replay-backtest-conversation'),
+  org_id: z.string(),
+  simulation_backtest_id: z.string(),
+  conversation_id: z.string().describe('The source conversation.'),
+});
+
 export const simulationQueueMessage = z.discriminatedUnion('type', [
   simulateConversationMessage,
   advancePromotionMessage,
+  replayBacktestConversationMessage,
 ]);
 
 /** The id of a post-processing-complete event: the same for every send of the same completion. */
@@ -300,4 +313,5 @@ export type ToolVersionPublishedMessage = z.infer<typeof toolVersionPublishedMes
 export type SimulationQueueMessage = z.infer<typeof simulationQueueMessage>;
 export type SimulateConversationMessage = z.infer<typeof simulateConversationMessage>;
 export type AdvancePromotionMessage = z.infer<typeof advancePromotionMessage>;
+export type ReplayBacktestConversationMessage = z.infer<typeof replayBacktestConversationMessage>;
 export type VersionSetPromotionCompletedMessage = z.infer<typeof versionSetPromotionCompletedMessage>;

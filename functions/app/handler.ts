@@ -18,6 +18,8 @@ import { appOperations } from '#shared/app/operations';
 import { consolePage, signInPage } from '#shared/app/page-parts';
 import { conversationPage, homePage, onboardingPage, preferencesPage } from '#shared/app/pages';
 import type { operatorNotices } from '#shared/app/schemas';
+import { appSimulationOperations } from '#shared/app/simulation-operations';
+import { consoleSimulationBacktest, consoleSimulationSession } from '#shared/app/simulation-workbench';
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
 import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
@@ -44,9 +46,29 @@ import {
 import { type BrowserRequest, browserOf, htmlReply, page, redirect, signedInForm } from '#shared/http/browser-session';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
-import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  UnauthorizedError,
+} from '#shared/kernel/errors';
 import { getBrandingImage } from '#shared/organization/index';
+import { createBacktestOperation } from '#shared/simulation/backtest-operations';
+import { createBacktestRequest } from '#shared/simulation/backtest-schemas';
+import { createBacktest } from '#shared/simulation/backtests';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
+import {
+  createSessionOperation,
+  forkSessionOperation,
+  stepSessionOperation,
+} from '#shared/simulation/session-operations';
+import { defaultSessionHours, maxForkAlternatives } from '#shared/simulation/session-schemas';
+import {
+  createSimulationSession,
+  forkSimulationSession,
+  stepSimulationSession,
+} from '#shared/simulation/session-steps';
 import { signInWithEmailOperation } from '#shared/user/operations';
 import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
 import { updateUser } from '#shared/user/users';
@@ -129,7 +151,7 @@ const image = (bytes: Uint8Array | undefined, what: string, context: RequestCont
 };
 
 export const handler = streamHandler(
-  implementGroup('app', [appOperations], {
+  implementGroup('app', [appOperations, appSimulationOperations], {
     'get-app-home': page(homePage),
 
     'request-app-sign-in-link': async (input) => {
@@ -257,6 +279,81 @@ export const handler = streamHandler(
         metric_ids: [input.body.metric_id],
       });
       return redirect(input.context, `${request.base}/console`);
+    },
+
+    'get-app-simulation-session': (input) =>
+      page(
+        consolePage((request, caller) => consoleSimulationSession(request, caller, input.path.simulation_session_id)),
+      )(input),
+
+    'create-app-simulation-session': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(createSessionOperation, caller, input.context);
+      const { from_conversation_id: from, at_interaction_id: at, service_id: serviceId } = input.body;
+      const created = await createSimulationSession(
+        request.orgId,
+        caller,
+        from && at
+          ? { from_conversation_id: from, at_interaction_id: at, ttl_hours: defaultSessionHours }
+          : {
+              service_id: serviceId ?? '',
+              version_set_name: input.body.version_set_name ?? 'release',
+              tool_mocks: [],
+              ttl_hours: defaultSessionHours,
+            },
+      );
+      return redirect(input.context, `${request.base}/console/simulations/sessions/${created.id}`);
+    },
+
+    'step-app-simulation-session': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(stepSessionOperation, caller, input.context);
+      await stepSimulationSession(request.orgId, caller, input.path.simulation_session_id, input.body.caller_text);
+      return redirect(
+        input.context,
+        `${request.base}/console/simulations/sessions/${input.path.simulation_session_id}`,
+      );
+    },
+
+    'fork-app-simulation-session': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(forkSessionOperation, caller, input.context);
+      const alternatives = input.body.alternatives
+        .split(/\r?\n/)
+        .map((line) => line.trim())
+        .filter((line) => line !== '');
+      if (alternatives.length === 0 || alternatives.length > maxForkAlternatives) {
+        throw new BadRequestError(`Give from 1 to ${maxForkAlternatives} alternatives, one per line.`);
+      }
+      await forkSimulationSession(request.orgId, caller, input.path.simulation_session_id, {
+        at_interaction_id: input.body.at_interaction_id,
+        alternatives: alternatives.map((caller_text) => ({ caller_text })),
+      });
+      return redirect(
+        input.context,
+        `${request.base}/console/simulations/sessions/${input.path.simulation_session_id}`,
+      );
+    },
+
+    'get-app-simulation-backtest': (input) =>
+      page(
+        consolePage((request, caller) => consoleSimulationBacktest(request, caller, input.path.simulation_backtest_id)),
+      )(input),
+
+    'create-app-simulation-backtest': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(createBacktestOperation, caller, input.context);
+      const ids = input.body.conversation_ids?.split(/\s+/).filter((id) => id !== '');
+      const since = Date.parse(input.body.since ?? '1970-01-01');
+      if (Number.isNaN(since)) throw new BadRequestError('Give the date as YYYY-MM-DD.');
+      const parsed = createBacktestRequest.safeParse({
+        service_id: input.body.service_id,
+        candidate_version_set: input.body.candidate_version_set,
+        ...(ids?.length ? { conversation_ids: ids } : { since: new Date(since).toISOString() }),
+      });
+      if (!parsed.success) throw new BadRequestError(parsed.error.issues.map((issue) => issue.message).join('; '));
+      const created = await createBacktest(request.orgId, caller, parsed.data);
+      return redirect(input.context, `${request.base}/console/simulations/backtests/${created.id}`);
     },
 
     'get-app-service-diagram': (input) =>

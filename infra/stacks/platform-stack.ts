@@ -124,6 +124,16 @@ const access = {
     // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip;
     // a unit test from a conversation asks the platform's model for its scenario.
     simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read', models: true },
+    // Sessions take conversation turns as the conversation stream does (prompt logs, analysis when one ends,
+    // tools in simulation mode, sealed persona variables for them), judge metrics and ask for suggestions.
+    'simulation-stream': {
+      table: 'readWrite',
+      signingKey: true,
+      sendTo: ['analysis', 'webhook'],
+      bucket: 'readWrite',
+      models: true,
+      tools: 'invoke',
+    },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).

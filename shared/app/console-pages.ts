@@ -14,6 +14,7 @@ import { operatorConversationContent, operatorQueueSection } from './operator-vi
 import { type ConsoleContent, orNotPermitted, percentOf, when } from './page-parts';
 import { passRateChart } from './pass-rate-chart';
 import type { operatorNotices } from './schemas';
+import { simulationWorkbenchSection } from './simulation-workbench';
 import { recentRunCount, runPassRatesFor, simulatedCoverageFor } from './simulations';
 
 /**
@@ -221,7 +222,7 @@ export const consoleSimulations = async (request: AppRequest, caller: Caller): P
   section: 'simulations',
   heading: 'Simulation runs',
   wide: true,
-  content: await orNotPermitted(async () => {
+  content: html`${await orNotPermitted(async () => {
     const runs = await runPassRatesFor(request.orgId, caller);
     return runs.length === 0
       ? html`<p class="muted">No simulation run yet.</p>`
@@ -231,5 +232,5 @@ export const consoleSimulations = async (request: AppRequest, caller: Caller): P
           (run) =>
             html`<tr data-run="${run.runId}"><td>${run.label}</td><td>${run.status}</td><td>${run.finished} of ${run.total}</td><td>${percentOf(run.passRate)}</td><td>${run.unitTests.map((unitTest) => html`${unitTest.name}: ${percentOf(unitTest.passRate)}<br>`)}</td></tr>`,
         )}</tbody></table></div>`;
-  }),
+  })}${await simulationWorkbenchSection(request, caller)}`,
 });

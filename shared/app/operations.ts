@@ -57,12 +57,14 @@ const pageIn =
       ...fields,
     });
 
-const page = pageIn('app');
+export const page = pageIn('app');
 /** A page of the console over the organization's lake, on the function that carries the SQL query's engine. */
 const lakePage = pageIn('app-analytics');
 
 /** A form posted by the browser; answered by a redirect (303, Post/Redirect/Get). */
-const formPost = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path' | 'request'> & Partial<Operation>>(
+export const formPost = <
+  const T extends Pick<Operation, 'operationId' | 'summary' | 'path' | 'request'> & Partial<Operation>,
+>(
   fields: T,
 ) =>
   defineOperation({

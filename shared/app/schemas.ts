@@ -29,7 +29,7 @@ export const appMessagePath = appConversationPath.extend({
 });
 
 /** Every form carries the token signed over the browser's CSRF nonce. */
-const csrfField = z.string().max(2048).optional().describe('The CSRF token the page embedded in the form.');
+export const csrfField = z.string().max(2048).optional().describe('The CSRF token the page embedded in the form.');
 
 export const csrfForm = z.object({ csrf_token: csrfField });
 

@@ -4,3 +4,4 @@ export { getInteraction, listInteractions } from './interaction-repository';
 export { conversationLakeSources } from './lake-sources';
 export { recentMessages } from './message-repository';
 export { recordPostProcessing } from './post-processing-repository';
+export { getConversations, serviceConversationsSince } from './service-conversations';

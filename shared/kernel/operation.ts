@@ -23,6 +23,7 @@ export const endpointGroups = [
   'tool',
   'tool-stream',
   'simulation',
+  'simulation-stream',
   'app',
   'app-analytics',
 ] as const;

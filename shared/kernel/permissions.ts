@@ -72,6 +72,12 @@ export const permissionCatalog = {
     'GetSimulationUnitTestSetRun',
     'CreateSimulationUnitTestSetRun',
     'CancelSimulationUnitTestSetRun',
+    // This platform's: simulation sessions (step, fork, score, recommend) and backtests.
+    'GetSimulationSession',
+    'CreateSimulationSession',
+    'ModifySimulationSession',
+    'GetSimulationBacktest',
+    'CreateSimulationBacktest',
   ],
   Webhook: [
     'GetWebhookDestination',

@@ -2,5 +2,5 @@
 
 export { metricProjection, metricResultProjection } from './lake-projection';
 export { metricLakeSources } from './lake-sources';
-export { claimMetric, getMetrics, metricNotFound } from './metric-repository';
+export { claimMetric, getMetrics, metricNotFound, organizationMetrics } from './metric-repository';
 export { resultPut } from './result-repository';

@@ -9,6 +9,7 @@ export {
   createUser,
   getUser,
   getUserIdByEmail,
+  removeUser,
   userCreateItems,
   userSortFields,
 } from './user-repository';

@@ -23,6 +23,8 @@ export const userRecord = z.object({
   enable_devops_access: z.boolean(),
   /** A simulation run's synthetic user: readable by id, left out of the organization's lists. */
   is_simulated: z.literal(true).optional(),
+  /** A simulation session's synthetic user expires with its session (epoch seconds, the table's TTL attribute). */
+  expires_at_epoch: z.number().int().optional(),
   created_at: z.string(),
   updated_at: z.string(),
   /** Optimistic concurrency: every write moves it on. */

@@ -51,11 +51,16 @@ export const users = defineEntity({
 
 export const emailTaken = () => new ConflictError('A user with the same email already exists in this organization.');
 
-/** Transaction items creating a user and its e-mail guard. */
-export const userCreateItems = (user: UserRecord) => [
-  users.create(user.org_id, user),
-  users.guardPut(user.org_id, 'email', user),
-];
+/** Transaction items creating a user and its e-mail guard (which expires with a user that expires). */
+export const userCreateItems = (user: UserRecord) => {
+  const guard = users.guardPut(user.org_id, 'email', user);
+  return [
+    users.create(user.org_id, user),
+    user.expires_at_epoch === undefined || !guard.Put
+      ? guard
+      : { Put: { ...guard.Put, Item: { ...guard.Put.Item, expires_at_epoch: user.expires_at_epoch } } },
+  ];
+};
 
 export const createUser = async (user: UserRecord): Promise<void> => {
   await transactWrite(userCreateItems(user), emailTaken);

@@ -128,7 +128,12 @@ const toolDeployment = [
  */
 const reachedNotPerformed: { functions: string[]; actions: string[]; reason: string }[] = [
   {
-    functions: ['Endpoint group app', 'Endpoint group conversation-stream', 'Consumer of the simulation queue'],
+    functions: [
+      'Endpoint group app',
+      'Endpoint group conversation-stream',
+      'Endpoint group simulation-stream',
+      'Consumer of the simulation queue',
+    ],
     actions: [...toolDeployment, 'lambda:DeleteFunction'],
     reason: 'They only run tools (`tools: invoke`); the tool runtime object also deploys and deletes.',
   },
@@ -153,6 +158,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
       'Endpoint group conversation',
       'Endpoint group metric',
       'Endpoint group simulation',
+      'Endpoint group simulation-stream',
       'Consumer of the analysis queue',
       'Consumer of the simulation queue',
     ],

@@ -21,10 +21,10 @@ import { createTool, publishAndDeploy } from '../support/tools';
  * a set of roles, each withholding one permission or narrowing one condition of a role that reads
  * everything. Each path reports, per facet (a message's content, an interaction's timings, usage
  * and agent actions, the version set's name, the user's models, the derived scenario and
- * persona), whether it showed it; the test fails when one path shows what another withholds. The
- * paths include `final_message`, the operator queue's `last_message` (of a second, escalated
- * conversation), scenario search, SQL over the messages and a run of the unit test made from the
- * conversation (its simulated conversation and artifacts).
+ * persona, the session copied from it), whether it showed it; the test fails when one path shows
+ * what another withholds. The paths include `final_message`, the operator queue's `last_message`
+ * (of a second, escalated conversation), scenario search, SQL over the messages, a run of the unit
+ * test made from the conversation (its simulated conversation and artifacts) and a session copied from it.
  * Add a role here when a permission is added that guards something a read path shows.
  */
 
@@ -112,6 +112,8 @@ let derivedByAll: { scenarioId: string; personaId: string };
 let queued: { conversationId: string; messages: Message[] };
 /** A run of the unit test made from the conversation: its simulated conversation and the copied messages whose text it holds. */
 let derivedRun: { runId: string; conversationId: string; saying: Message[] };
+/** A simulation session copied from the conversation (all of it) by a caller who reads everything. */
+let copiedSession: { id: string; conversation_id: string };
 let metricId: string;
 
 /** The messages a unit test copies. */
@@ -169,6 +171,12 @@ beforeAll(async () => {
   });
   expectStatus('create unit test from conversation', made, 201);
   derivedByAll = { scenarioId: made.body.simulation_scenario_id, personaId: made.body.simulation_persona_id };
+  const session = await api(`/v1/${orgId}/simulation/session/`, {
+    token: fullReader.token,
+    body: { from_conversation_id: conversationId, at_interaction_id: interactionIds.at(-1) },
+  });
+  expectStatus('create session from conversation', session, 201);
+  copiedSession = session.body;
 
   const next = await startConversation(speaker, { service_id: serviceId, service_version_set_name: 'canary' });
   expect((await interact(speaker, next.conversationId, 'I need a person for my invoice')).status).toBe(200);
@@ -289,6 +297,15 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
   );
   reads.set('the scenario made from the conversation by another', everyCopiedMessage);
   reads.set('the persona made from the conversation by another', everyCopiedMessage && userModels.status === 200);
+  // A session copies every message, inner thoughts included.
+  reads.set(
+    'the session copied from the conversation by another',
+    messages.every((message) =>
+      listed.body.messages.some((shown: Message) => shown.id === message.id && shown.message !== ''),
+    ),
+  );
+  const sessionMessages = await read(`/conversation/${copiedSession.conversation_id}/messages/`, { limit: 100 });
+  const sessionDetail = await read(`/simulation/session/${copiedSession.id}`);
 
   // A unit test this caller makes of the conversation copies what they read.
   const made = await api(`/v1/${orgId}/simulation/unit_test/from_conversation`, {
@@ -321,6 +338,7 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
   const othersPersona = await read(`/simulation/persona/${derivedByAll.personaId}/version/`);
   derived.set('the scenario made from the conversation by another', othersScenario.status === 200);
   derived.set('the persona made from the conversation by another', othersPersona.status === 200);
+  derived.set('the session copied from the conversation by another', sessionDetail.status === 200);
 
   // The operator queue's latest message of the escalated conversation.
   const queue = await read('/conversation/operator/queue');
@@ -394,6 +412,7 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
     'the operator queue': operatorQueue,
     'scenario search': searches,
     'SQL over messages': sqlView,
+    "the copied session's messages": messageFacets(sessionMessages.body.messages ?? []),
     'a run made from the conversation by another': run,
     'message sources': sources,
     insights,

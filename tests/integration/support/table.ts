@@ -41,6 +41,10 @@ const scanStartingWith = async (prefix: string, projection?: string): Promise<Re
 export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: string; sk: string; entity?: string }[]> =>
   (await scanStartingWith(prefix, 'pk, sk, entity')) as { pk: string; sk: string; entity?: string }[];
 
+/** The items under a key prefix, whole, in key order: to compare what a partition holds before and after. */
+export const storedItemsStartingWith = async (prefix: string): Promise<Record<string, unknown>[]> =>
+  (await scanStartingWith(prefix)).sort((a, b) => (`${a.pk}\u0000${a.sk}` < `${b.pk}\u0000${b.sk}` ? -1 : 1));
+
 /** The items under a key prefix with when each expires (the table's TTL attribute), if it does. */
 export const storedExpiriesStartingWith = async (
   prefix: string,
