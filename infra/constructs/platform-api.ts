@@ -274,6 +274,15 @@ const pathsAlong = (path: string): string[] =>
  * routes under the prefix (the console's lake pages under the web app's `/app/{organization}`)
  * move none of the resources a deployment already has.
  */
+/**
+ * Resources one group held alone in a release, which another group's routes now come under: they
+ * stay in the stack that made them, since moving one would create it twice in an upgrade
+ * (`tests/infra/upgrade.test.ts`). The simulation sessions' streamed steps (`simulation-stream`).
+ */
+const keptWithFirstOwner: ReadonlyMap<string, EndpointGroup> = new Map([
+  ['/v1/{organization}/simulation', 'simulation'],
+]);
+
 const resourceOwners = (routes: readonly ApiRoute[]): Map<string, EndpointGroup> => {
   const groupsUnder = new Map<string, Set<EndpointGroup>>();
   for (const route of routes) {
@@ -287,6 +296,8 @@ const resourceOwners = (routes: readonly ApiRoute[]): Map<string, EndpointGroup>
   return new Map(
     [...groupsUnder].flatMap(([path, groups]): [string, EndpointGroup][] => {
       if (groups.size === 1) return [[path, [...groups][0] as EndpointGroup]];
+      const firstOwner = keptWithFirstOwner.get(path);
+      if (firstOwner && groups.has(firstOwner)) return [[path, firstOwner]];
       const prefixOwner = prefixOwners.get(path);
       return prefixOwner ? [[path, prefixOwner]] : [];
     }),

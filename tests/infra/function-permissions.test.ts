@@ -155,6 +155,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
   {
     functions: [
       'Endpoint group app',
+      'Endpoint group app-analytics',
       'Endpoint group conversation',
       'Endpoint group metric',
       'Endpoint group simulation',
