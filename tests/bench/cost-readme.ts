@@ -72,6 +72,7 @@ export const costSection = (figures: CostFigures): string => {
     `| the lake's compaction of one conversation (at most: a run every 5 minutes merges all since) | ${usd(compaction.usd, 6)} | ${monthly(compaction.usd)} | ${breakdown(compaction)} |`,
     '',
     `An idle deployment costs ${usd(idleUsd(figures), 2)} a month per region (${facts.stackName}'s template, and its scheduled functions with nothing to do):`,
+    '',
     ...idle.map((line, index) => `- ${line}${index === idle.length - 1 ? '.' : ';'}`),
     '',
     'What each setting changes:',
