@@ -1,13 +1,5 @@
 import { z } from 'zod';
-import {
-  continuationToken,
-  creatorInfo,
-  objectId,
-  queryArray,
-  queryBoolean,
-  queryNumber,
-  timestamp,
-} from '../kernel/schemas';
+import { creatorInfo, objectId, pageQuery, queryArray, queryBoolean, timestamp } from '../kernel/schemas';
 import { llmConfigRecord } from '../service/schemas';
 import { toolMock } from '../tool/schemas';
 import { derivedFrom, initialMessageTypes, successCriterionDescription } from './schemas';
@@ -194,8 +186,7 @@ export type RunInstance = z.infer<typeof runInstance>;
 
 export const runListQuery = z.object({
   id: queryArray(objectId).describe('The IDs of the simulation unit test set runs to retrieve.'),
-  limit: queryNumber(z.number().int().min(1).max(50)).prefault(50).describe('The maximum number of runs to return.'),
-  continuation_token: continuationToken,
+  ...pageQuery(50, 50, 'The maximum number of runs to return.'),
   creator: queryArray(z.string()).describe('Creators, each `org_id,user_id`.'),
   sort_by: queryArray(z.string().regex(/^[+-]?created_at$/, '`created_at`, with + or -')).describe(
     '`+created_at` or `-created_at` (the default: newest first).',
