@@ -84,9 +84,15 @@ export const conversationEventsQuery = z.object({
   after: eventId.describe('The last event the page handled: the stream starts after it.'),
 });
 
-/** Empty fields leave a preference as it is (browsers send every field of a form). */
+/**
+ * Empty fields leave a preference as it is, or filter nothing (browsers send every field of a
+ * form): declared as '' or the value, so the served schema says an empty field is accepted.
+ */
 const optionalField = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+  z
+    .union([z.literal(''), schema])
+    .transform((value) => (value === '' ? undefined : (value as z.output<T>)))
+    .optional();
 
 export const preferencesForm = z.object({
   csrf_token: csrfField,

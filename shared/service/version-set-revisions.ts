@@ -20,6 +20,10 @@ const canonical = (value: unknown): string =>
       : inner,
   );
 
+/** A version set's revision number: 0 before its first (the name may be any string, `toString` too). */
+export const revisionOf = (service: StoredService, name: string): number =>
+  Object.hasOwn(service.version_set_revisions, name) ? (service.version_set_revisions[name] ?? 0) : 0;
+
 const setOf = (service: StoredService | undefined, name: string): VersionSetRecord | null =>
   service && Object.hasOwn(service.version_sets, name) ? (service.version_sets[name] ?? null) : null;
 
@@ -42,7 +46,7 @@ export const withRevisions = (
     const before = setOf(current, name);
     const after = setOf(next, name);
     if (canonical(before) === canonical(after)) continue;
-    const revision = (current?.version_set_revisions[name] ?? 0) + 1;
+    const revision = (current ? revisionOf(current, name) : 0) + 1;
     numbers[name] = revision;
     revisions.push({
       service_id: next.id,

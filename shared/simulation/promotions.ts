@@ -8,6 +8,7 @@ import { newId, nowIso } from '../kernel/ids';
 import { hasPermission } from '../kernel/permissions';
 import type { PromoteVersionSetRequest, PromotionRecord, VersionSetRecord } from '../service/schemas';
 import { changeService, requireOnService, requireService, versionSetAttributes } from '../service/services';
+import { revisionOf } from '../service/version-set-revisions';
 import { EDGE, type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import { refreshCaller } from '../user/current-caller';
 import { announcePromotionCompleted } from '../webhook/events';
@@ -101,10 +102,7 @@ const promote = async (orgId: string, promotion: PromotionRecord): Promise<Promo
       orgId,
       promotion.service_id,
       async (current) => {
-        if (
-          !Object.hasOwn(current.version_sets, name) ||
-          (current.version_set_revisions[name] ?? 0) !== promotion.base_revision
-        ) {
+        if (!Object.hasOwn(current.version_sets, name) || revisionOf(current, name) !== promotion.base_revision) {
           throw new SetChangedError();
         }
         if (!(await creatorMayPromote(orgId, promotion, current))) throw new CreatorMayNotPromoteError();
@@ -197,7 +195,7 @@ export const promoteVersionSet = async (
     reason: null,
     before,
     candidate: candidateOf(versions),
-    base_revision: service.version_set_revisions[name] ?? 0,
+    base_revision: revisionOf(service, name),
     simulation_unit_test_set_run_id: run?.simulation_unit_test_set_run_id ?? null,
     pass_rate: null,
     revision: null,
