@@ -857,35 +857,6 @@ describe('get-app-console-conversation', () => {
     expect(page.text).not.toContain('Empty.');
   });
 
-  it("plays a voice message's audio from the app, and refuses it to a user who may not read the message", async () => {
-    // Prepare
-    const { visitor: user, conversationId } = await openConversation();
-    const spoken = await user.streamRecording(`/conversations/${conversationId}/voice-messages`, await recording());
-    expect(spoken.status).toBe(200);
-    const visitor = await visitorOf(manager.email);
-    const page = await visitor.get(`/console/conversations/${conversationId}`);
-    const audioPath =
-      /<audio controls preload="none" src="\/app\/[^/]+(\/console\/conversations\/[0-9a-f]{24}\/messages\/[0-9a-f]{24}\/audio)"/.exec(
-        page.text,
-      )?.[1];
-    expect(audioPath).toBeDefined();
-
-    // Act
-    const audio = await fetch(apiUrl(`/app/${orgId}${audioPath}`), { headers: { cookie: visitor.cookieHeader() } });
-    const stranger = await visitorOf(member.email);
-    const refused = await stranger.get(audioPath as string);
-
-    // Assess
-    expect(audio.status).toBe(200);
-    expect(audio.headers.get('content-type')).toBe('audio/wav');
-    expect(
-      Buffer.from(await audio.arrayBuffer())
-        .subarray(0, 4)
-        .toString('latin1'),
-    ).toBe('RIFF');
-    expect(refused.status).toBe(404);
-  });
-
   it('says in one line what a role without the insights permissions does not see, and shows the rest', async () => {
     // Prepare
     const { conversationId, interactionId } = await openConversation();
@@ -921,6 +892,37 @@ describe('get-app-console-conversation', () => {
 
     // Assess
     expect(page.status).toBe(404);
+  });
+});
+
+describe('get-app-message-audio', () => {
+  it("plays a voice message's audio from the app, and refuses it to a user who may not read the message", async () => {
+    // Prepare
+    const { visitor: user, conversationId } = await openConversation();
+    const spoken = await user.streamRecording(`/conversations/${conversationId}/voice-messages`, await recording());
+    expect(spoken.status).toBe(200);
+    const visitor = await visitorOf(manager.email);
+    const page = await visitor.get(`/console/conversations/${conversationId}`);
+    const audioPath =
+      /<audio controls preload="none" src="\/app\/[^/]+(\/console\/conversations\/[0-9a-f]{24}\/messages\/[0-9a-f]{24}\/audio)"/.exec(
+        page.text,
+      )?.[1];
+    expect(audioPath).toBeDefined();
+
+    // Act
+    const audio = await fetch(apiUrl(`/app/${orgId}${audioPath}`), { headers: { cookie: visitor.cookieHeader() } });
+    const stranger = await visitorOf(member.email);
+    const refused = await stranger.get(audioPath as string);
+
+    // Assess
+    expect(audio.status).toBe(200);
+    expect(audio.headers.get('content-type')).toBe('audio/wav');
+    expect(
+      Buffer.from(await audio.arrayBuffer())
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('RIFF');
+    expect(refused.status).toBe(404);
   });
 });
 
