@@ -11,7 +11,7 @@ import { sampleConversationRecord } from '../conversation/fixtures';
 import type { ConversationRecord } from '../conversation/schemas';
 import { type KeptLease, LeaseLostError, releaseLease } from '../data/lease';
 import { putItem } from '../data/table';
-import { BadRequestError } from '../kernel/errors';
+import { BadRequestError, RequestTimeoutError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { markOrganizationDeleted } from '../organization/index';
 import { backfillOrganizationLake } from './lake-backfill';
@@ -177,6 +177,20 @@ describe('analytics lake', () => {
     expect(spills).toHaveLength(1);
     expect(await readdir(join(localOrganizationFolder(other), 'conversations'))).toEqual(before);
     expect(await conversationRows(other)).toHaveLength(1);
+  });
+
+  it('answers a timeout for a query whose limit falls before its execution has begun', async () => {
+    // Prepare: an unbounded query; a 1 ms limit lands while the query is still being planned.
+    const orgId = await organization();
+    const endless = 'SELECT sum(hash(i)) FROM range(1000000000000) t(i)';
+
+    // Act
+    const answers = [];
+    for (let attempt = 0; attempt < 5; attempt += 1)
+      answers.push(await runOrganizationQuery(orgId, endless, { maxRows: 1, timeoutMs: 1 }).catch((error) => error));
+
+    // Assess
+    for (const answer of answers) expect(answer).toBeInstanceOf(RequestTimeoutError);
   });
 
   it('leaves an organization to the compaction holding its lease', async () => {

@@ -170,6 +170,8 @@ const withOrganizationConnection = async <T>(
   }
 };
 
+const interruptRepeatMs = 50;
+
 /** Runs one SELECT (already checked) on a connection whose tables are attached: at most `maxRows` rows, interrupted after `timeoutMs` (408). */
 const runSelect = async (
   connection: DuckDBConnection,
@@ -177,7 +179,15 @@ const runSelect = async (
   sql: string,
   options: { maxRows: number; timeoutMs: number },
 ): Promise<QueryResult> => {
-  const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
+  // An interrupt that lands before execution has begun is lost, so it repeats until the query settles;
+  // whatever error an interrupted query then ends with (its wording depends on its stage), the time limit caused it.
+  let interrupted = false;
+  let repeating: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    interrupted = true;
+    connection.interrupt();
+    repeating = setInterval(() => connection.interrupt(), interruptRepeatMs);
+  }, options.timeoutMs);
   try {
     const reader = await connection.streamAndReadUntil(sql, options.maxRows + 1);
     const rows = reader.getRowsJson() as unknown[][];
@@ -187,7 +197,7 @@ const runSelect = async (
       truncated: rows.length > options.maxRows,
     };
   } catch (error) {
-    if (/INTERRUPT/i.test((error as Error).message)) {
+    if (interrupted || /INTERRUPT/i.test((error as Error).message)) {
       throw new RequestTimeoutError(`The query did not finish within ${options.timeoutMs / 1000} seconds.`);
     }
     if (/max_temp_directory_size/.test((error as Error).message)) {
@@ -198,6 +208,7 @@ const runSelect = async (
     throw new BadRequestError(`The SQL query failed: ${(error as Error).message}`);
   } finally {
     clearTimeout(timer);
+    clearInterval(repeating);
   }
 };
 

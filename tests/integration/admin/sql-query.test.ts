@@ -197,13 +197,9 @@ describe('submit-sql-query', () => {
   });
 
   it('answers 408 for a query that outlasts the time limit', async () => {
-    const answer = await query(
-      first.admin,
-      first.orgId,
-      'SELECT count(*) FROM range(1000000000) a, range(1000000000) b',
-    );
+    const answer = await query(first.admin, first.orgId, 'SELECT sum(hash(i)) FROM range(1000000000000) t(i)');
 
-    expect(answer.status).toBe(408);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(408);
   });
 
   it('keeps 1,000 rows and says the result was truncated', async () => {
