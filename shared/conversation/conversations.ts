@@ -65,7 +65,7 @@ export interface StreamOptions {
 }
 
 /** Interacting with a conversation and finishing it need both permissions, as in the reference. */
-const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {
+export const requireInteraction = (caller: Caller, conversation: ConversationRecord): void => {
   requirePermission(caller, 'User:UpdateUserInfo', { user_id: conversation.user_id });
   requirePermission(caller, 'Conversation:InteractWithConversation', conversationAttributes(conversation));
 };
@@ -629,7 +629,7 @@ export const interactWithConversation = async (
   input: InteractInput,
 ): Promise<StreamedTurn<InteractEvent>> => {
   const { conversationId } = input;
-  const meter = startTurnMeter();
+  const meter = startTurnMeter(undefined, input.voice?.heard?.endedAt);
   const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
     requireInteraction(caller, conversation),
   );
@@ -654,14 +654,18 @@ export const interactWithConversation = async (
       ...(input.messageType === 'skip'
         ? []
         : [
-            userSideMessage(
-              conversation,
-              interactionId,
-              text,
-              input.messageType,
-              nowIso(),
-              voice?.heard ? 'voice' : 'text',
-            ),
+            {
+              ...userSideMessage(
+                conversation,
+                interactionId,
+                text,
+                input.messageType,
+                nowIso(),
+                voice?.heard ? 'voice' : 'text',
+              ),
+              // A live session announced the message's id when the speech started.
+              ...(voice?.heard?.messageId ? { id: voice.heard.messageId } : {}),
+            },
           ]),
     ];
     // Only a conversation whose opening never completed starts from an initial state again.
