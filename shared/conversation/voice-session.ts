@@ -17,17 +17,16 @@ import {
 import type { SpeechLanguage } from '../speech/voices';
 import {
   alreadyFinished,
-  errorEventOf,
-  finishConversation,
-  interactWithConversation,
   requireAuthorizedConversation,
   requireConversation,
   requireInteraction,
-  type StreamedTurn,
-  startConversation,
-} from './conversations';
+} from './conversation-lookup';
+import { interactWithConversation, startConversation } from './conversations';
 import { parseEventId } from './event-repository';
+import { finishConversation } from './finishing';
+import { errorEventOf } from './model-failure';
 import { heardText, type SpokenPiece, truncateSpokenMessage } from './spoken-truncation';
+import type { StreamedTurn } from './turn-lifecycle';
 import { conversationVoice } from './voice';
 import {
   type CloseCode,
