@@ -67,8 +67,8 @@ const offeredToken = (request: IncomingMessage): string | undefined => {
   return token && token !== '' ? token : undefined;
 };
 
-/** Events a client may send before `session.created` (2 s of 20 ms appends). */
-const maxEarlyEvents = 100;
+/** Events other than audio a client may send before the session is open. */
+const maxEarlyEvents = 20;
 
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -167,6 +167,8 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
     const early: ClientEvent[] = [];
     const handle = (event: ClientEvent) => {
       if (!session) {
+        // Audio before the session exists has no turn to belong to (the opening is being spoken).
+        if (event.type === 'input_audio_buffer.append') return;
         if (early.length >= maxEarlyEvents) refuse('session_not_ready', 'Too many events before session.created.');
         else early.push(event);
         return;

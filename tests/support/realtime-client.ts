@@ -107,7 +107,10 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
                 found(event);
               } else if (socket.readyState === WebSocket.CLOSED) {
                 finish();
-                fail(new Error(`the socket closed before ${type}: ${events.map((e) => e.type).join(', ')}`));
+                const errors = events
+                  .filter((candidate) => candidate.type === 'error')
+                  .map((e) => JSON.stringify(e.error));
+                fail(new Error(`the socket closed before ${type}: ${errors.join(', ')}`));
               }
             };
             const timer = setTimeout(() => {
