@@ -89,6 +89,9 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
     handleProtocols: (protocols) => (protocols.has('auth') ? 'auth' : false),
   });
 
+  /** The sessions open, so that closing the server waits for their turns to be stored. */
+  const sessions = new Set<VoiceSession>();
+
   const accept = async (request: IncomingMessage, socket: Duplex, head: Buffer, orgId: string, url: URL) => {
     if (credentialParameters.some((name) => url.searchParams.has(name))) {
       return refuseUpgrade(
@@ -224,14 +227,16 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
     ws.on('error', (error) => options.log?.(`voice session socket: ${error.message}`));
     ws.on('close', () => {
       closing = true;
-      void session?.close();
+      const closed = session;
+      if (closed) void closed.close().finally(() => sessions.delete(closed));
     });
 
     openVoiceSession(orgId, caller, target, { send, close }).then(
       (opened) => {
         session = opened;
+        sessions.add(opened);
         if (closing) {
-          void opened.close();
+          void opened.close().finally(() => sessions.delete(opened));
           return;
         }
         for (const event of early.splice(0)) handle(event);
@@ -265,10 +270,11 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
       });
       return true;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of sockets.clients) client.close(closeCodes.normal, 'The server is stopping.');
-        sockets.close(() => resolve());
-      }),
+    close: async () => {
+      for (const client of sockets.clients) client.close(closeCodes.normal, 'The server is stopping.');
+      // What the sessions' turns still write is written before the platform's storage goes away.
+      await Promise.allSettled([...sessions].map((session) => session.close()));
+      await new Promise<void>((resolve) => sockets.close(() => resolve()));
+    },
   };
 };

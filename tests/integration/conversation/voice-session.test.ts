@@ -70,7 +70,7 @@ const messagesOf = async (user: Session, conversationId: string) => {
   return response.body.messages as { id: string; message: string; message_type: string; format: string }[];
 };
 
-describe('voice-session', () => {
+describe('open-voice-session', () => {
   it('refuses an upgrade without a token, and with a token in the query string', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
@@ -196,7 +196,7 @@ describe('voice-session', () => {
   });
 });
 
-describe('voice-session, bad input', () => {
+describe('open-voice-session, bad input', () => {
   /** Opens a session without a microphone, sends `frame`, and returns the error event and how the socket closed. */
   const refused = async (send: (client: RealtimeClient) => void, microphone = false) => {
     const user = await createUserSession(admin, 'DefaultUserRole');
