@@ -5,7 +5,7 @@ import { agents } from '../agent/agent-repository';
 import { authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit-repository';
 import { deleteObjects } from '../aws/bucket';
-import { conversationLeases, conversations, conversationUserStates } from '../conversation/conversation-repository';
+import { conversations, conversationUserStates } from '../conversation/conversation-repository';
 import { conversationEvents } from '../conversation/event-repository';
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
@@ -58,7 +58,6 @@ export const entityCatalog: readonly Entity[] = [
   webhookSubscriberDirectory,
   apiKeyExpirationNotices,
   conversations,
-  conversationLeases,
   interactions,
   messages,
   conversationEvents,

@@ -15,12 +15,8 @@ import {
   vadFrameMs,
 } from '../speech/vad';
 import type { SpeechLanguage, Voice } from '../speech/voices';
-import {
-  alreadyFinished,
-  requireAuthorizedConversation,
-  requireConversation,
-  requireInteraction,
-} from './conversation-lookup';
+import { requireAuthorizedConversation, requireConversation, requireInteraction } from './conversation-lookup';
+import { alreadyFinished } from './conversation-repository';
 import { interactWithConversation, startConversation } from './conversations';
 import { finishConversation } from './finishing';
 import { errorEventOf } from './model-failure';

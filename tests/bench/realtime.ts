@@ -227,7 +227,9 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
     );
     // The administrator sees the turns' timings; the users speak at once.
     const { turns, werHuman } = await measureTurns(admin, serviceId, recordings);
+    console.log(`  turns: v2v ${turns.map((turn) => Math.round(turn.v2v)).join(', ')} ms; WER ${werHuman.toFixed(3)}`);
     const bargeIn = await measureBargeIns(users[maxSessions] as Session, serviceId, recordings);
+    console.log(`  barge-ins: ${bargeIn.map(Math.round).join(', ')} ms`);
     const concurrency: RealtimeFigures['concurrency'] = [];
     for (const level of concurrencyLevels) {
       // A session that falls so far behind that a reply never comes counts as not at real time.
@@ -238,6 +240,7 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
         },
       );
       concurrency.push(row);
+      console.log(`  ${level} sessions: slowest final ${Math.round(row.worstFinalMs)} ms`);
       if (!row.ok) break;
     }
     return {
