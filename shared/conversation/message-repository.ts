@@ -1,5 +1,5 @@
 import { defineEntity } from '../data/entity';
-import { LeaseLostError } from '../data/lease';
+import { fencedBy, LeaseLostError } from '../data/lease';
 import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
 import { failedConditions, type Item, type PrimaryKey, queryPage, transactWrite } from '../data/table';
 import { NotFoundError } from '../kernel/errors';
@@ -143,19 +143,17 @@ export const truncateAgentMessageText = async (
           ExpressionAttributeValues: { ':text': text, ':agent': 'agent-message' },
         },
       },
-      leaseCheck(conversation, leaseToken),
-      ...(isFinal
-        ? [
-            {
-              Update: {
-                Key: conversations.key(orgId, { id: conversationId }),
-                UpdateExpression: 'SET final_message = :text',
-                ConditionExpression: 'final_message_id = :id',
-                ExpressionAttributeValues: { ':text': text, ':id': messageId },
-              },
+      // The lease is on the conversation's item: one operation on it, fenced, whether or not it changes.
+      isFinal
+        ? {
+            Update: {
+              Key: conversations.key(orgId, { id: conversationId }),
+              UpdateExpression: 'SET final_message = :text',
+              ConditionExpression: `final_message_id = :id AND ${fencedBy(leaseToken).expression}`,
+              ExpressionAttributeValues: { ':text': text, ':id': messageId, ...fencedBy(leaseToken).values },
             },
-          ]
-        : []),
+          }
+        : leaseCheck(conversation, leaseToken),
     ],
     (error) => {
       const failed = failedConditions(error);

@@ -1,6 +1,11 @@
 import { durationMs, pcmBytes, resample } from './audio';
 import { synthesizeWithEspeak } from './espeak';
-import { createResidentRecognizer, type ResidentRecognizer, recognizerSampleRate } from './pocketsphinx';
+import {
+  createResidentRecognizer,
+  liveDecoderSettings,
+  type ResidentRecognizer,
+  recognizerSampleRate,
+} from './pocketsphinx';
 import { proportionalAlignment, type SpeechProvider } from './provider';
 
 /**
@@ -28,7 +33,7 @@ const sharedRecognizer = (): ResidentRecognizer => {
 const streamingProcesses = 8;
 
 const sharedStreams = (): ResidentRecognizer => {
-  processStreams ??= createResidentRecognizer({ poolSize: streamingProcesses });
+  processStreams ??= createResidentRecognizer({ poolSize: streamingProcesses, settings: liveDecoderSettings });
   return processStreams;
 };
 

@@ -20,7 +20,8 @@ import { wordErrors } from './recognition';
  * 20 ms frames, silence between turns, as a microphone does:
  *
  * 1. end of speech → first agent audio (v2v), each recording spoken as a turn, twice;
- * 2. barge-in: speech over a reply → `input_audio_buffer.speech_started`;
+ * 2. barge-in: speech over a reply → `input_audio_buffer.speech_started`, from when the frame the
+ *    detector dates the speech's start at (`audio_start_ms`) was sent;
  * 3. concurrent sessions: the most sessions, all speaking at once, whose every transcript is final
  *    within 1 s of its end of speech;
  * 4. the word error rate of the turns' transcripts (the recognizer's streaming decode).
@@ -66,16 +67,6 @@ const speechEnd = (pcm: Buffer): number => {
 
 /** The recording up to the end of its speech: the silence after it is the microphone's. */
 const trimmed = (recording: HumanRecording): Buffer => recording.pcm.subarray(0, speechEnd(recording.pcm) * frameBytes);
-
-const speechOnsetFrame = (pcm: Buffer): number => {
-  const end = speechEnd(pcm);
-  const reversed = Buffer.from(pcm.subarray(0, end * frameBytes));
-  // The first frame above the threshold, found as the end of the reversed frames' silence.
-  const frames: Buffer[] = [];
-  for (let offset = 0; offset < reversed.length; offset += frameBytes)
-    frames.unshift(reversed.subarray(offset, offset + frameBytes));
-  return end - speechEnd(Buffer.concat(frames));
-};
 
 interface Turn {
   v2v: number;
@@ -150,17 +141,14 @@ const measureBargeIns = async (user: Session, serviceId: string, recordings: Hum
       await client.say(trimmed(recording));
       const firstAudio = await client.next('response.output_audio.delta', { after, timeoutMs: 60_000 });
       const interrupting = recordings[(round + 1) % recordings.length] as HumanRecording;
-      const pcm = trimmed(interrupting);
-      const onset = speechOnsetFrame(pcm) * frameMs;
-      let onsetSentAt = 0;
-      const spoken = client.say(pcm, (firstFrameAt) => {
-        onsetSentAt = firstFrameAt + onset;
-      });
+      const spoken = client.say(trimmed(interrupting));
       const started = await client.next('input_audio_buffer.speech_started', {
         after: client.events.indexOf(firstAudio as RealtimeEvent) + 1,
         timeoutMs: 60_000,
       });
-      times.push(started.receivedAt - onsetSentAt);
+      // From when the frame where the detector placed the speech's start was sent.
+      const onsetSentAt = client.sentAtAudioMs(Number(started.audio_start_ms));
+      if (onsetSentAt !== undefined) times.push(started.receivedAt - onsetSentAt);
       client.send({
         type: 'conversation.item.truncate',
         item_id: firstAudio.item_id,

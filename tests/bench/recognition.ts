@@ -9,6 +9,7 @@ import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import {
   createResidentRecognizer,
   decoderSettings,
+  liveDecoderSettings,
   recognizerSampleRate,
   streamBlockBytes,
 } from '#shared/speech/pocketsphinx';
@@ -220,12 +221,13 @@ const streamed = async (label: string, settings: readonly string[]) => {
 export const measureRecognition = async (recordings: Recording[]): Promise<RecognitionFigures> => {
   const human = [
     await streamed('LibriVox, streamed, default settings (dithered)', []),
-    await streamed('LibriVox, streamed, -fwdflat no (the settings chosen on eSpeak before)', ['-fwdflat', 'no']),
-    await streamed(`LibriVox, streamed, chosen settings (${decoderSettings.join(' ')})`, decoderSettings),
+    await streamed(`LibriVox, streamed, whole-utterance settings (${decoderSettings.join(' ')})`, decoderSettings),
+    await streamed(`LibriVox, streamed, live settings (${liveDecoderSettings.join(' ')})`, liveDecoderSettings),
   ];
   const rows = [
     await spawnedPerMessage(recordings),
     await resident('resident, default settings (dithered)', [], recordings),
+    await resident(`resident, live settings (${liveDecoderSettings.join(' ')})`, liveDecoderSettings, recordings),
     await resident(`resident, chosen settings (${decoderSettings.join(' ')})`, decoderSettings, recordings),
   ].filter((row): row is RecognitionRow => row !== undefined);
   return {

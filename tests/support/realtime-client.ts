@@ -24,6 +24,11 @@ export interface RealtimeClient {
     options?: { after?: number; where?: (event: RealtimeEvent) => boolean; timeoutMs?: number },
   ): Promise<RealtimeEvent>;
   send(event: Record<string, unknown>): void;
+  /**
+   * When the frame holding this point of the session's audio (as the server counts it: from the
+   * first frame after `session.created`, earlier ones are dropped) was sent (`performance.now()`).
+   */
+  sentAtAudioMs(audioMs: number): number | undefined;
   /** Queues speech on the microphone; resolves with when its last frame was sent (`performance.now()`). */
   say(pcm: Buffer, onFirstFrame?: (sentAt: number) => void): Promise<number>;
   /** How the socket closed, once it has. */
@@ -64,6 +69,7 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
     socket.on('message', (data) => {
       const event = JSON.parse(data.toString()) as RealtimeEvent;
       event.receivedAt = performance.now();
+      if (event.type === 'session.created') framesBeforeSession = sentAt.length;
       events.push(event);
       for (const wake of waiters) wake();
     });
@@ -76,6 +82,9 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
     const spoken: { frames: Buffer[]; done: (at: number) => void; first?: (at: number) => void }[] = [];
     let running = true;
     const silence = Buffer.alloc(frameBytes);
+    /** When each frame was sent, and how many went before the session existed. */
+    const sentAt: number[] = [];
+    let framesBeforeSession: number | undefined;
     const pump = async () => {
       const started = performance.now();
       for (let sent = 0; running; sent += 1) {
@@ -84,7 +93,10 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
         if (!running || socket.readyState !== WebSocket.OPEN) return;
         const current = spoken[0];
         const frame = current?.frames.shift() ?? (options.microphone === false ? undefined : silence);
-        if (frame) socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') }));
+        if (frame) {
+          socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') }));
+          sentAt.push(performance.now());
+        }
         if (current?.first) {
           current.first(performance.now());
           current.first = undefined;
@@ -102,6 +114,8 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
         socket,
         events,
         send: (event) => socket.send(JSON.stringify(event)),
+        sentAtAudioMs: (audioMs) =>
+          framesBeforeSession === undefined ? undefined : sentAt[framesBeforeSession + Math.floor(audioMs / frameMs)],
         next: (type, { after = 0, where = () => true, timeoutMs = 30_000 } = {}) =>
           new Promise((found, fail) => {
             const look = () => {
