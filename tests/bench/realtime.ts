@@ -3,7 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   connectRealtime,
   frameBytes,
-  frameMs,
   type HumanRecording,
   librivoxRecordings,
   type RealtimeClient,
