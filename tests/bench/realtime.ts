@@ -45,6 +45,8 @@ export interface RealtimeFigures {
 const turnRounds = 2;
 const bargeIns = 5;
 const concurrencyLevels = [2, 4, 6, 8];
+/** A level that has not finished by then is taken as not keeping real time. */
+const levelTimeoutMs = 4 * 60_000;
 /** A transcript final later than this after its end of speech means the session fell behind real time. */
 const realTimeFinalMs = 1_000;
 /** Silence after each turn's reply, as a listener waits before speaking again. */
@@ -220,12 +222,15 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
     const concurrency: RealtimeFigures['concurrency'] = [];
     for (const level of concurrencyLevels) {
       // A session that falls so far behind that a reply never comes counts as not at real time.
-      const row = await measureConcurrency(users, await createService(admin), recordings, level).catch(
-        (error: unknown) => {
-          console.log(`  ${level} sessions: ${(error as Error).message.slice(0, 200)}`);
-          return { sessions: level, worstFinalMs: Number.POSITIVE_INFINITY, turns: 0, ok: false };
-        },
-      );
+      const row = await Promise.race([
+        measureConcurrency(users, await createService(admin), recordings, level),
+        sleep(levelTimeoutMs, undefined, { ref: false }).then(() => {
+          throw new Error(`not done within ${levelTimeoutMs / 60_000} minutes`);
+        }),
+      ]).catch((error: unknown) => {
+        console.log(`  ${level} sessions: ${(error as Error).message.slice(0, 200)}`);
+        return { sessions: level, worstFinalMs: Number.POSITIVE_INFINITY, turns: 0, ok: false };
+      });
       concurrency.push(row);
       console.log(`  ${level} sessions: slowest final ${Math.round(row.worstFinalMs)} ms`);
       if (!row.ok) break;

@@ -77,6 +77,11 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
       reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode })),
     );
     socket.once('error', reject);
+    const connecting = setTimeout(() => {
+      socket.terminate();
+      reject(new Error('the upgrade was not answered within 30 s'));
+    }, 30_000);
+    socket.once('open', () => clearTimeout(connecting));
 
     /** Speech waiting to be sent, frame by frame, and who waits for its last frame. */
     const spoken: { frames: Buffer[]; done: (at: number) => void; first?: (at: number) => void }[] = [];
@@ -156,7 +161,10 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
         close: async () => {
           running = false;
           if (socket.readyState === WebSocket.OPEN) socket.close(1000);
+          // A server that does not answer the close within 5 s is cut off.
+          const cutOff = setTimeout(() => socket.terminate(), 5_000);
           await closed;
+          clearTimeout(cutOff);
         },
       });
     });
