@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav } from '#shared/speech/audio';
 import { synthesizeWithEspeak } from '#shared/speech/espeak';
@@ -12,12 +12,12 @@ import { createService } from '../integration/support/conversations';
 import { createOrganization, createUserSession, pngImage, type Session } from '../integration/support/identity';
 import { runSimulationOnce } from '../integration/support/simulation';
 import { checkAccessibility } from './accessibility';
+import { launchWithMicrophone } from './chromium';
 
 /**
  * The web app in headless Chromium (Debian's), at `{org_id}.localhost` as a user's browser
  * reaches it. With UPDATE_SCREENSHOTS=1 the tests also write the README's screenshots.
  */
-const chromiumPath = '/usr/bin/chromium';
 const screenshotsDir = new URL('../../docs/screenshots/', import.meta.url);
 const takeScreenshots = process.env.UPDATE_SCREENSHOTS === '1';
 
@@ -71,23 +71,7 @@ const writeMicrophoneRecording = async (): Promise<string> => {
 
 beforeAll(async () => {
   const microphone = await writeMicrophoneRecording();
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      '--use-fake-device-for-media-stream',
-      '--use-fake-ui-for-media-stream',
-      `--use-file-for-fake-audio-capture=${microphone}`,
-      '--autoplay-policy=no-user-gesture-required',
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchWithMicrophone(microphone);
   ({ orgId, session: admin } = await createOrganization());
   const branded = await api(`/v1/${orgId}/organization/`, {
     method: 'POST',

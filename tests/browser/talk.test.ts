@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav, pcmFromFrames } from '#shared/speech/audio';
 import { latestSignInLink, signInLinkCount } from '../integration/support/app-visitor';
@@ -9,13 +9,13 @@ import { api, harness } from '../integration/support/client';
 import { createService, startConversation } from '../integration/support/conversations';
 import { createOrganization, createUserSession, type Session } from '../integration/support/identity';
 import { type HumanRecording, librivoxRecordings } from '../support/realtime-client';
+import { launchWithMicrophone } from './chromium';
 
 /**
  * The chat page's talk mode in headless Chromium, its microphone Chromium's fake capture device
  * playing a LibriVox recording (human speech) followed by silence, looped: the page streams it
  * over the live voice session's socket, shows the transcripts, and plays the agent's audio.
  */
-const chromiumPath = '/usr/bin/chromium';
 
 let browser: Browser;
 let orgId: string;
@@ -35,22 +35,7 @@ const writeMicrophoneRecording = async (): Promise<string> => {
 
 beforeAll(async () => {
   const microphone = await writeMicrophoneRecording();
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      '--use-fake-device-for-media-stream',
-      '--use-fake-ui-for-media-stream',
-      `--use-file-for-fake-audio-capture=${microphone}`,
-      '--autoplay-policy=no-user-gesture-required',
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchWithMicrophone(microphone);
   let admin: Session;
   ({ orgId, session: admin } = await createOrganization());
   const { serviceId } = await createService(admin);
