@@ -75,8 +75,11 @@ export interface VoiceSession {
   close(): Promise<void>;
 }
 
-/** How far the caller's audio may run ahead of the wall clock (a client's send buffer) before it is a flood. */
-const burstAllowanceMs = 2_000;
+/**
+ * How far the caller's audio may run ahead of the wall clock before it is a flood: a client (or this
+ * server, on a busy machine) that stalled for a moment sends (or reads) what it held back at once.
+ */
+const burstAllowanceMs = 5_000;
 
 export const defaultTurnDetection: TurnDetectionSettings = { silenceDurationMs: 300, prefixPaddingMs: 300 };
 

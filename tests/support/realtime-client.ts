@@ -95,7 +95,11 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
       for (let sent = 0; running; sent += 1) {
         const wait = started + sent * frameMs - performance.now();
         if (wait > 0) await sleep(wait);
-        if (!running || socket.readyState !== WebSocket.OPEN) return;
+        if (!running || socket.readyState !== WebSocket.OPEN) {
+          // Speech that can no longer be sent is over: whoever waits for it goes on (and finds the socket closed).
+          for (const waiting of spoken.splice(0)) waiting.done(Number.NaN);
+          return;
+        }
         const current = spoken[0];
         const frame = current?.frames.shift() ?? (options.microphone === false ? undefined : silence);
         if (frame) {

@@ -289,7 +289,8 @@ describe('open-voice-session, bad input', () => {
     [
       'audio faster than real time',
       (client: RealtimeClient) => {
-        for (let frame = 0; frame < 200; frame += 1) {
+        // 8 s of audio at once: more than the 5 s a stalled client may send to catch up.
+        for (let frame = 0; frame < 400; frame += 1) {
           client.send({ type: 'input_audio_buffer.append', audio: Buffer.alloc(frameBytes).toString('base64') });
         }
       },
