@@ -121,6 +121,8 @@ const access = {
     // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip;
     // a unit test from a conversation asks the platform's model for its scenario.
     simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read', models: true },
+    // Seals and opens the numbers' auth tokens and signs the call tokens handed to Twilio (signing key).
+    'phone-number': { table: 'readWrite', signingKey: true },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
