@@ -22,20 +22,21 @@ import {
 import type { operatorNotices } from '#shared/app/schemas';
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
-import { finishConversation, interactWithConversation, startConversation } from '#shared/conversation/conversations';
+import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
+import { finishConversation } from '#shared/conversation/finishing';
 import {
   handBackConversationOperation,
   sendOperatorGuidanceOperation,
   sendOperatorMessageOperation,
   takeOverConversationOperation,
-} from '#shared/conversation/operator-operations';
+} from '#shared/conversation/operator/operator-operations';
 import {
   handBackConversation,
   sendOperatorGuidance,
   sendOperatorMessage,
   takeOverConversation,
-} from '#shared/conversation/operators';
+} from '#shared/conversation/operator/operators';
 import {
   createConversationOperation,
   getConversationEventsOperation,

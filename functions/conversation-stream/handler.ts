@@ -1,5 +1,6 @@
-import { interactWithConversation, type StreamOptions, startConversation } from '#shared/conversation/conversations';
+import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
+import type { StreamOptions } from '#shared/conversation/turn-lifecycle';
 import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 import { callerPattern } from '#shared/kernel/caller-patterns';

@@ -1,4 +1,4 @@
-import { finishConversation } from '#shared/conversation/conversations';
+import { finishConversation } from '#shared/conversation/finishing';
 import type {
   recommendResponsesDeprecatedOperation,
   recommendResponsesOperation,
@@ -11,7 +11,7 @@ import {
   sendOperatorGuidance,
   sendOperatorMessage,
   takeOverConversation,
-} from '#shared/conversation/operators';
+} from '#shared/conversation/operator/operators';
 import {
   getInteractionInsights,
   getMessageSource,

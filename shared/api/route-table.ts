@@ -2,7 +2,7 @@ import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
 import { appOperations } from '../app/operations';
 import { conversationOperations } from '../conversation/operations';
-import { operatorOperations } from '../conversation/operator-operations';
+import { operatorOperations } from '../conversation/operator/operator-operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
 import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
 import type { Operation } from '../kernel/operation';

@@ -1,5 +1,5 @@
 import { lastEventIdOf } from '../conversation/event-replay';
-import { listOperatorQueue } from '../conversation/operators';
+import { listOperatorQueue } from '../conversation/operator/operators';
 import { listConversations, listMessages } from '../conversation/queries';
 import { defaultMessageTypes, type MessageInstance, type OperatorControlView } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';

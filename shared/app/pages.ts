@@ -1,4 +1,4 @@
-import { requireConversation } from '../conversation/conversations';
+import { requireConversation } from '../conversation/conversation-lookup';
 import { lastEventIdOf } from '../conversation/event-replay';
 import { getConversationInsights, listConversations, listMessages } from '../conversation/queries';
 import { defaultMessageTypes } from '../conversation/schemas';

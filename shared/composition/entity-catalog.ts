@@ -9,7 +9,7 @@ import { conversationLeases, conversations, conversationUserStates } from '../co
 import { conversationEvents } from '../conversation/event-repository';
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
-import { operatorActions, pendingReplies } from '../conversation/operator-repository';
+import { operatorActions, pendingReplies } from '../conversation/operator/operator-repository';
 import { promptLogRoot } from '../conversation/prompt-log';
 import { voiceAudioRoot } from '../conversation/voice-audio';
 import type { Entity } from '../data/entity';

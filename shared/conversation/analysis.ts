@@ -15,8 +15,9 @@ import { getOrganization } from '../organization/index';
 import type { UserDimension } from '../organization/schemas';
 import { conversationMemories, getUserModels, memoryPut, userModelsPut } from '../user/index';
 import type { MemoryRecord, UserModel } from '../user/schemas';
-import { getConversation, recordConversationAnalyzed, recordPostProcessings } from './conversation-repository';
+import { getConversation } from './conversation-repository';
 import { recentMessages } from './message-repository';
+import { recordConversationAnalyzed, recordPostProcessings } from './post-processing-repository';
 import { analysisLogScope, createPromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord } from './schemas';
 

@@ -14,15 +14,10 @@ import { createTool } from '../tool/tools';
 import { queryMemories } from '../user/memory-repository';
 import { getUserModels } from '../user/user-model-repository';
 import { getConversation, getLease, renewLease, storeInteractionItems, takeLease } from './conversation-repository';
-import {
-  finishConversation,
-  interactWithConversation,
-  type StartConversationInput,
-  type StreamOptions,
-  startConversation,
-} from './conversations';
+import { interactWithConversation, type StartConversationInput, startConversation } from './conversations';
 import { getConversationEvents } from './event-replay';
 import { eventIdOf, eventItems } from './event-repository';
+import { finishConversation } from './finishing';
 import { toolInInitialStateMachineVersion } from './fixtures';
 import { getInteraction } from './interaction-repository';
 import { messageItem, recentMessages } from './message-repository';
@@ -33,6 +28,7 @@ import {
   promptLogBundleKey,
   promptLogKey,
 } from './prompt-log';
+import type { StreamOptions } from './turn-lifecycle';
 
 const stream: StreamOptions = { agentActionType: /^.*$/ };
 /** The conversations' user, allowed everything (agent actions included). */

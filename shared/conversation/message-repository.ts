@@ -1,9 +1,10 @@
 import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
-import { type Item, type PrimaryKey, queryPage } from '../data/table';
+import { failedConditions, type Item, type PrimaryKey, queryPage, transactWrite } from '../data/table';
+import { NotFoundError } from '../kernel/errors';
 import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
-import { conversations } from './conversation-repository';
-import { type MessageRecord, type MessageType, messageRecord } from './schemas';
+import { conversationLeases, conversations, LeaseLostError } from './conversation-repository';
+import { type ConversationRecord, type MessageRecord, type MessageType, messageRecord } from './schemas';
 
 /**
  * Messages live in their conversation's partition under `MESSAGE#{id}`. Interaction ids are
@@ -114,5 +115,56 @@ export const queryMessages = async (
               keep,
             }),
     toMessage,
+  );
+};
+
+/**
+ * Replaces an agent message's text with the part the user heard (a live session's truncate after a
+ * barge-in), and the conversation's final message when it is that one, under the conversation's
+ * lease `leaseId`. 404 when no agent message has that id; `LeaseLostError` when the lease was lost.
+ */
+export const truncateAgentMessageText = async (
+  conversation: ConversationRecord,
+  leaseId: string,
+  messageId: string,
+  text: string,
+): Promise<void> => {
+  const { org_id: orgId, id: conversationId } = conversation;
+  const isFinal = conversation.final_message_id === messageId;
+  await transactWrite(
+    [
+      {
+        Update: {
+          Key: messages.key(orgId, { conversation_id: conversationId, id: messageId }),
+          UpdateExpression: 'SET message = :text',
+          ConditionExpression: 'message_type = :agent',
+          ExpressionAttributeValues: { ':text': text, ':agent': 'agent-message' },
+        },
+      },
+      {
+        ConditionCheck: {
+          Key: conversationLeases.key(orgId, { conversation_id: conversationId }),
+          ConditionExpression: 'lease_id = :lease',
+          ExpressionAttributeValues: { ':lease': leaseId },
+        },
+      },
+      ...(isFinal
+        ? [
+            {
+              Update: {
+                Key: conversations.key(orgId, { id: conversationId }),
+                UpdateExpression: 'SET final_message = :text',
+                ConditionExpression: 'final_message_id = :id',
+                ExpressionAttributeValues: { ':text': text, ':id': messageId },
+              },
+            },
+          ]
+        : []),
+    ],
+    (error) => {
+      const failed = failedConditions(error);
+      if (failed.includes(0)) return new NotFoundError(`The conversation has no agent message ${messageId}.`);
+      return new LeaseLostError();
+    },
   );
 };

@@ -12,12 +12,12 @@ import {
   permissionCheck,
   requirePermission,
 } from '../kernel/permissions';
+import { conversationNotFound, requireAuthorizedConversation, requireConversation } from './conversation-lookup';
 import { getConversation, queryConversations, replaceConversationTags } from './conversation-repository';
-import { conversationNotFound, requireAuthorizedConversation, requireConversation } from './conversations';
 import { mayReadInsights } from './event-visibility';
 import { getInteraction, listInteractions } from './interaction-repository';
 import { getMessage, queryMessages } from './message-repository';
-import { operatorControlOf } from './operator-control';
+import { operatorControlOf } from './operator/operator-control';
 import type {
   ConversationInstance,
   ConversationRecord,

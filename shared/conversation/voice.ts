@@ -35,17 +35,34 @@ export type ResponseAudioFormat = 'mp3' | 'pcm';
 /** Voice output is 16 kHz mono 16-bit: the reference's PCM16, and a rate MP3 can carry. */
 export const voiceOutputSampleRate = 16_000;
 
-/** What a client asked for in voice: audio to transcribe, a voice answer, or both. */
+/**
+ * Speech a live session recognized while it was spoken (`voice-session.ts`): the turn takes its
+ * transcript as the user message, under the id the session announced, and measures itself from
+ * the end of the speech.
+ */
+export interface HeardSpeech {
+  transcript: string;
+  audio: PcmAudio;
+  messageId: string;
+  /** From the end of the speech to its final transcript. */
+  recognitionMs: number;
+  /** When the speech ended (`performance.now()`): the turn's timings start there. */
+  endedAt: number;
+}
+
+/** What a client asked for in voice: audio to transcribe (or already heard), a voice answer, or both. */
 export interface VoiceRequest {
   input?: { body: Buffer; contentType?: string; config?: UserMessageAudioConfig | null };
-  output?: { audioFormat: ResponseAudioFormat };
+  heard?: HeardSpeech;
+  /** `silence` stops the speaking (a barge-in): the rest of the message is written, not synthesized. */
+  output?: { audioFormat: ResponseAudioFormat; silence?: AbortSignal };
 }
 
 /** A turn's voice, once checked: the transcript and audio heard, and how to speak the answer. */
 export interface VoiceTurn {
   provider: SpeechProvider;
-  heard?: { transcript: string; audio: MessageAudio };
-  speaking?: { voice: Voice; language: SpeechLanguage; audioFormat: ResponseAudioFormat };
+  heard?: { transcript: string; audio: MessageAudio; messageId?: string };
+  speaking?: { voice: Voice; language: SpeechLanguage; audioFormat: ResponseAudioFormat; silence?: AbortSignal };
 }
 
 /** The voice format's parameter checks, before anything is read: create needs an audio format. */
@@ -136,17 +153,12 @@ export const withSpeechErrors = async <T>(work: () => Promise<T>): Promise<T> =>
 };
 
 /**
- * Checks a voice request against the conversation's agent and user, transcribes the input (timed
- * by the turn's meter) and
- * settles the voice of the answer. 415 for audio it cannot read; 400 when the language (the
- * user's preferred language, else the agent's) has no voice, or nothing was heard.
+ * How a conversation speaks and listens: the user's preferred language, else the agent's, its
+ * voice, and the user's terms easy to get wrong. 400 when the language has no voice.
  */
-export const prepareVoiceTurn = async (
+export const conversationVoice = async (
   conversation: ConversationRecord,
-  request: VoiceRequest,
-  meter: TurnMeter,
-): Promise<VoiceTurn> => {
-  const decoded = request.input ? await decodeVoiceInput(request.input) : undefined;
+): Promise<{ language: SpeechLanguage; voice: Voice; keyterms: string[] }> => {
   const [agentId, agentVersion] = conversation.version_set_info.agent_version_info;
   const [agent, user] = await Promise.all([
     getAgentVersion(conversation.org_id, agentId, agentVersion),
@@ -158,16 +170,37 @@ export const prepareVoiceTurn = async (
   if (!language || !voice) {
     throw new BadRequestError(`The language ${languageCode} does not support voice transcription or response.`);
   }
+  return { language, voice, keyterms: user?.preferences.audio_keyterms ?? [] };
+};
+
+/**
+ * Checks a voice request against the conversation's agent and user, transcribes the input (timed
+ * by the turn's meter) and
+ * settles the voice of the answer. 415 for audio it cannot read; 400 when the language (the
+ * user's preferred language, else the agent's) has no voice, or nothing was heard.
+ */
+export const prepareVoiceTurn = async (
+  conversation: ConversationRecord,
+  request: VoiceRequest,
+  meter: TurnMeter,
+): Promise<VoiceTurn> => {
+  const decoded = request.input ? await decodeVoiceInput(request.input) : undefined;
+  const { language, voice, keyterms } = await conversationVoice(conversation);
   const provider = meteredSpeech(speechProvider());
   const turn: VoiceTurn = {
     provider,
-    speaking: request.output ? { voice, language, audioFormat: request.output.audioFormat } : undefined,
+    speaking: request.output
+      ? { voice, language, audioFormat: request.output.audioFormat, silence: request.output.silence }
+      : undefined,
   };
+  if (request.heard) {
+    meter.recognized(request.heard.recognitionMs);
+    const audio = { bytes: encodeWav(request.heard.audio), contentType: 'audio/wav' as const };
+    return { ...turn, heard: { transcript: request.heard.transcript, audio, messageId: request.heard.messageId } };
+  }
   if (!decoded) return turn;
   const transcript = await meter.speech('recognition', () =>
-    withSpeechErrors(() =>
-      provider.transcribe({ audio: decoded.audio, language, keyterms: user?.preferences.audio_keyterms ?? [] }),
-    ),
+    withSpeechErrors(() => provider.transcribe({ audio: decoded.audio, language, keyterms })),
   );
   if (transcript.trim() === '') throw new BadRequestError('The user message is empty: no speech was recognized.');
   return { ...turn, heard: { transcript, audio: decoded.source } };
@@ -234,7 +267,8 @@ export async function* speakTurn<R>(
     const stampClause = clauseTimer();
     const piece = { ...event, stop, sequence_number: sequence };
     sequence += 1;
-    if (text.trim() === '') return { ...piece, message: '', transcript_alignment: [] };
+    // Once the user barged in, the rest of the message is written but not spoken.
+    if (text.trim() === '' || speaking.silence?.aborted) return { ...piece, message: '', transcript_alignment: [] };
     const speech = await synthesize(text);
     const audio = resample(speech.audio, voiceOutputSampleRate);
     spoken.push(audio);

@@ -56,6 +56,16 @@ export const config = {
    * How many successful sign-ins one key and user may make at once. SDK clients sign in each
    * time they are created, so a test suite or a fleet of workers starts many in a minute.
    */
+  /** A live voice session that receives nothing for this long is closed (`VOICE_SESSION_IDLE_SECONDS`, default 30). */
+  get voiceSessionIdleMs(): number {
+    const value = Number(process.env.VOICE_SESSION_IDLE_SECONDS ?? 30);
+    return (Number.isFinite(value) && value > 0 ? value : 30) * 1000;
+  },
+  /** Live voice sessions one user may hold at once in one server (`VOICE_SESSIONS_PER_USER`, default 10). */
+  get voiceSessionsPerUser(): number {
+    const value = Number(process.env.VOICE_SESSIONS_PER_USER ?? 10);
+    return Number.isInteger(value) && value > 0 ? value : 10;
+  },
   get signInBurst(): number {
     const value = Number(process.env.SIGN_IN_BURST ?? 30);
     if (!Number.isInteger(value) || value < 1)

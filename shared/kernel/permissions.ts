@@ -45,7 +45,7 @@ export const permissionCatalog = {
     'GetMessage',
     'GetInteractionInsights',
     'GetRecommendedResponses',
-    // This platform's: operators take over, answer and hand back conversations (operators.ts).
+    // This platform's: operators take over, answer and hand back conversations (conversation/operator/operators.ts).
     'Operate',
   ],
   User: ['GetUserInfo', 'InviteUser', 'UpdateUserInfo', 'DeleteUser', 'GetUserModel'],

@@ -1,6 +1,7 @@
 import { logger } from '../aws/observability';
-import { modelFailure, requireAuthorizedConversation } from '../conversation/conversations';
+import { requireAuthorizedConversation } from '../conversation/conversation-lookup';
 import { getInteraction, recentMessages, recordPostProcessing } from '../conversation/index';
+import { modelFailure } from '../conversation/model-failure';
 import { createPromptLogger, interactionLogScope } from '../conversation/prompt-log';
 import type { ConversationRecord, MessageRecord } from '../conversation/schemas';
 import { transactWrite } from '../data/table';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { logger } from '../aws/observability';
-import { requireAuthorizedConversation } from '../conversation/conversations';
+import { requireAuthorizedConversation } from '../conversation/conversation-lookup';
 import { conversationSeenBy, listMessages } from '../conversation/queries';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../kernel/errors';

@@ -1,13 +1,10 @@
 import type { CreateConversationEvent, InteractEvent } from '../../events/stream-events';
-import {
-  closeConversation,
-  interactWithConversation,
-  requireConversation,
-  type StreamOptions,
-  startConversation,
-} from '../conversation/conversations';
+import { requireConversation } from '../conversation/conversation-lookup';
+import { interactWithConversation, startConversation } from '../conversation/conversations';
+import { closeConversation } from '../conversation/finishing';
 import { getUserServiceState, listInteractions, recentMessages } from '../conversation/index';
 import type { ConversationRecord, InteractionRecord } from '../conversation/schemas';
+import type { StreamOptions } from '../conversation/turn-lifecycle';
 import { transactWrite } from '../data/table';
 import type { Caller, PermissionGrant } from '../kernel/caller';
 import { ConflictError, DomainError } from '../kernel/errors';

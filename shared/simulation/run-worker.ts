@@ -1,7 +1,7 @@
 import type { SimulateConversationMessage } from '../../events/queue-messages';
 import { logger } from '../aws/observability';
 import { queueSimulation } from '../aws/queues';
-import { requireConversation } from '../conversation/conversations';
+import { requireConversation } from '../conversation/conversation-lookup';
 import type { ConversationRecord, InteractionRecord } from '../conversation/schemas';
 import { newId, nowIso } from '../kernel/ids';
 import { judgeSimulatedConversation } from '../metric/evaluation';

@@ -1,32 +1,38 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createResidentRecognizer, dithered, missingRecognizerMessage } from './pocketsphinx';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createResidentRecognizer, dithered, missingRecognizerMessage, streamBlockBytes } from './pocketsphinx';
 import { SpeechUnavailableError } from './provider';
 
 /**
  * The pool around the recognizer's processes, with a stand-in for the Python program: it speaks
- * the same protocol (a ready line, then a 4-byte length and the audio in, one JSON line out) and
+ * the same protocol (a ready line, then requests of a letter, a 4-byte length and the audio in, one
+ * JSON line out per request; a stream's words are the text of its audio so far) and
  * answers what it was sent, or hangs or dies when the audio says so. The real recognizer is
  * exercised by tests/integration/conversation/voice.test.ts.
  */
 const standIn = `#!/usr/bin/env node
 let buffered = Buffer.alloc(0);
+let heard = '';
 const answer = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
 if (process.env.STAND_IN_MISSING) { answer({ error: 'no library' }); process.exit(3); }
 if (process.env.STAND_IN_BROKEN) { answer({ error: 'invalid decoder settings' }); process.exit(2); }
 answer({ ready: true });
 process.stdin.on('data', (chunk) => {
   buffered = Buffer.concat([buffered, chunk]);
-  while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32LE(0)) {
-    const length = buffered.readUInt32LE(0);
+  while (buffered.length >= 5 && buffered.length >= 5 + buffered.readUInt32LE(1)) {
+    const op = String.fromCharCode(buffered[0]);
+    const length = buffered.readUInt32LE(1);
     // The recognizer dithers what it sends: the low bit of each sample is noise, the high byte the text.
-    const bytes = buffered.subarray(4, 4 + length);
+    const bytes = buffered.subarray(5, 5 + length);
     const text = Buffer.from(bytes.filter((_, index) => index % 2 === 1)).toString();
-    buffered = buffered.subarray(4 + length);
+    buffered = buffered.subarray(5 + length);
     if (text === 'hang') continue;
     if (text === 'die') process.exit(1);
+    if (op === 'S') { heard = ''; answer({ partial: '' }); continue; }
+    if (op === 'A') { heard += text; answer({ partial: heard }); continue; }
+    if (op === 'E') { heard += text; answer({ text: heard + ' by ' + process.pid }); continue; }
     answer({ text: text + ' by ' + process.pid });
   }
 });
@@ -126,6 +132,71 @@ describe('createResidentRecognizer', () => {
         reason: { message: missingRecognizerMessage, retryable: false },
       });
     }
+  });
+});
+
+describe('createResidentRecognizer, streaming', () => {
+  it('decodes an utterance as it arrives, telling the words so far block by block, and the words at its end', async () => {
+    // Prepare
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+    const partials: string[] = [];
+    const stream = recognizer.stream((words) => partials.push(words));
+    // 1,600 samples is a block: each character of the stand-in's text is one sample.
+    const block = (character: string) => utterance(character.repeat(streamBlockBytes / 2));
+
+    // Act
+    stream.write(block('a'));
+    stream.write(block('b').subarray(0, streamBlockBytes / 2));
+    stream.write(block('b').subarray(streamBlockBytes / 2));
+    stream.write(utterance('c'));
+    await vi.waitFor(() => expect(partials).toHaveLength(2));
+    const final = await stream.finish();
+    recognizer.close();
+
+    // Assess
+    const a = 'a'.repeat(streamBlockBytes / 2);
+    const b = 'b'.repeat(streamBlockBytes / 2);
+    expect(partials).toEqual([a, a + b]);
+    expect(heardBy(final)[0]).toBe(`${a + b}c`);
+  });
+
+  it('keeps its process until its utterance ends: a whole utterance waits for it, and is decoded after', async () => {
+    // Prepare
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+    const stream = recognizer.stream(() => {});
+    stream.write(utterance('streamed'));
+    let decoded = false;
+
+    // Act
+    const whole = recognizer.recognize(utterance('whole')).then((text) => {
+      decoded = true;
+      return text;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const waited = !decoded;
+    const final = await stream.finish();
+    const after = await whole;
+    recognizer.close();
+
+    // Assess
+    expect(waited).toBe(true);
+    expect(heardBy(final)[0]).toBe('streamed');
+    expect(heardBy(after)).toEqual(['whole', heardBy(final)[1]]);
+  });
+
+  it('gives its process back when cancelled', async () => {
+    // Prepare
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+    const stream = recognizer.stream(() => {});
+    stream.write(utterance('abandoned'));
+
+    // Act
+    stream.cancel();
+    const next = await recognizer.recognize(utterance('next'));
+    recognizer.close();
+
+    // Assess
+    expect(heardBy(next)[0]).toBe('next');
   });
 });
 

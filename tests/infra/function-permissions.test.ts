@@ -164,12 +164,13 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     functions: ['Endpoint group app', 'Consumer of the simulation queue'],
     actions: ['polly:SynthesizeSpeech', 'transcribe:StartStreamTranscription'],
     reason:
-      'Voice turns come through conversation-stream; conversations.ts reaches the speech registry from these too.',
+      'Voice turns come through conversation-stream; conversations.ts and turn-lifecycle.ts reach the speech registry from these too.',
   },
   {
     functions: ['Endpoint group user'],
     actions: ['s3:GetObject', 's3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject'],
-    reason: 'user/insights.ts imports canReadMessage from conversations.ts, which brings the prompt-log store along.',
+    reason:
+      'user/insights.ts imports canReadMessage from the conversation capability, which brings the prompt-log store along.',
   },
   {
     functions: ['Endpoint group admin-stream', 'Endpoint group simulation', 'Consumer of the tool-build queue'],
@@ -180,7 +181,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     functions: ['Consumer of the analysis queue'],
     actions: ['secretsmanager:GetSecretValue'],
     reason:
-      'metric/evaluation.ts reaches users.ts and its secret box through conversations.ts; analysis opens no sealed value.',
+      'metric/evaluation.ts reaches users.ts and its secret box through the conversation capability (finishing.ts); analysis opens no sealed value.',
   },
   {
     functions: ['Endpoint group admin'],

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { pagedResponse, strippedText, timestamp } from '../kernel/schemas';
-import { escalationTriggers, messageType, operatorControlView } from './schemas';
+import { pagedResponse, strippedText, timestamp } from '../../kernel/schemas';
+import { escalationTriggers, messageType, operatorControlView } from '../schemas';
 
 /** Shapes of the operators' records and operations (`operators.ts`); pure zod. */
 

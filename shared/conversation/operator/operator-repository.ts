@@ -1,15 +1,15 @@
-import { defineEntity } from '../data/entity';
-import { type Paged, pageOfQuery } from '../data/paging';
-import { type Item, type PrimaryKey, queryPage, type TransactItem, transactWrite } from '../data/table';
-import { ConflictError } from '../kernel/errors';
-import { conversations, expiringWith } from './conversation-repository';
+import { defineEntity } from '../../data/entity';
+import { type Paged, pageOfQuery } from '../../data/paging';
+import { type Item, type PrimaryKey, queryPage, type TransactItem, transactWrite } from '../../data/table';
+import { ConflictError } from '../../kernel/errors';
+import { conversations, expiringWith } from '../conversation-repository';
+import type { ConversationRecord, EscalationRecord, OperatorHolder } from '../schemas';
 import {
   type OperatorActionRecord,
   operatorActionRecord,
   type PendingReplyRecord,
   pendingReplyRecord,
 } from './operator-schemas';
-import type { ConversationRecord, EscalationRecord, OperatorHolder } from './schemas';
 
 /**
  * What operators write, beside the conversation record's own fields (`control`, `escalation`,

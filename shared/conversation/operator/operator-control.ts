@@ -1,16 +1,16 @@
-import type { WebhookEvent } from '../../events/queue-messages';
-import { countEscalation, countEscalationExpired } from '../aws/business-metrics';
-import { logger } from '../aws/observability';
-import { queueWebhookEvent } from '../aws/queues';
-import type { Caller } from '../kernel/caller';
-import { ConflictError } from '../kernel/errors';
-import { newId } from '../kernel/ids';
-import { getService } from '../service/index';
-import { defaultOperatorEscalation, type OperatorEscalationSettings } from '../service/schemas';
-import { getUser } from '../user/index';
+import type { WebhookEvent } from '../../../events/queue-messages';
+import { countEscalation, countEscalationExpired } from '../../aws/business-metrics';
+import { logger } from '../../aws/observability';
+import { queueWebhookEvent } from '../../aws/queues';
+import type { Caller } from '../../kernel/caller';
+import { ConflictError } from '../../kernel/errors';
+import { newId } from '../../kernel/ids';
+import { getService } from '../../service/index';
+import { defaultOperatorEscalation, type OperatorEscalationSettings } from '../../service/schemas';
+import { getUser } from '../../user/index';
+import type { ConversationRecord, EscalationRecord, EscalationTrigger, OperatorControlView } from '../schemas';
 import { escalateConversationRecord, expireEscalationRecord } from './operator-repository';
 import type { OperatorActionRecord } from './operator-schemas';
-import type { ConversationRecord, EscalationRecord, EscalationTrigger, OperatorControlView } from './schemas';
 
 /**
  * Who has a conversation (`control`): the agent, the agent while an escalation awaits an operator,

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { operatorMetric, recordOperatorTime } from '../aws/business-metrics';
-import { pageBody } from '../data/paging';
-import type { Caller } from '../kernel/caller';
-import { ConflictError, ForbiddenError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
+import { operatorMetric, recordOperatorTime } from '../../aws/business-metrics';
+import { pageBody } from '../../data/paging';
+import type { Caller } from '../../kernel/caller';
+import { ConflictError, ForbiddenError } from '../../kernel/errors';
+import { newId, nowIso } from '../../kernel/ids';
 import {
   asIfMissing,
   canReadMessage,
@@ -12,10 +12,11 @@ import {
   holdsAnyGrantOf,
   permissionCheck,
   requirePermission,
-} from '../kernel/permissions';
-import { getLease } from './conversation-repository';
-import { alreadyFinished, conversationNotFound, requireConversation } from './conversations';
-import { getMessage, recentMessages } from './message-repository';
+} from '../../kernel/permissions';
+import { alreadyFinished, conversationNotFound, requireConversation } from '../conversation-lookup';
+import { getLease } from '../conversation-repository';
+import { getMessage, recentMessages } from '../message-repository';
+import type { ConversationRecord, OperatorControlView } from '../schemas';
 import {
   actionOf,
   actorOf,
@@ -37,7 +38,6 @@ import {
 } from './operator-repository';
 import type { QueueEntry } from './operator-schemas';
 import { deliverPendingReplies } from './operator-turns';
-import type { ConversationRecord, OperatorControlView } from './schemas';
 
 /**
  * The operators' operations (platform extensions, `operator-operations.ts`). Each needs

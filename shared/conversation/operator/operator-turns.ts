@@ -1,20 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ConversationEvent, NewMessageEvent } from '../../events/stream-events';
-import { countInteraction } from '../aws/business-metrics';
-import type { PrimaryKey } from '../data/table';
-import { config } from '../kernel/config';
-import { newId, nowIso } from '../kernel/ids';
-import { getState, initialStateFor } from '../state-machine/navigation';
-import type { ActionState } from '../state-machine/schemas';
-import { commitInteraction, getConversation, releaseLease } from './conversation-repository';
-import type { EngineEvent, EngineSession, TurnOutcome } from './engine/contracts';
-import { eventIdOf, eventItems } from './event-repository';
-import { getInteraction, interactionItem } from './interaction-repository';
-import { takeConversationLease } from './interruptions';
-import { messageItem } from './message-repository';
+import type { ConversationEvent, NewMessageEvent } from '../../../events/stream-events';
+import { countInteraction } from '../../aws/business-metrics';
+import type { PrimaryKey } from '../../data/table';
+import { config } from '../../kernel/config';
+import { newId, nowIso } from '../../kernel/ids';
+import { getState, initialStateFor } from '../../state-machine/navigation';
+import type { ActionState } from '../../state-machine/schemas';
+import { commitInteraction, getConversation, releaseLease } from '../conversation-repository';
+import type { EngineEvent, EngineSession, TurnOutcome } from '../engine/contracts';
+import { eventIdOf, eventItems } from '../event-repository';
+import { getInteraction, interactionItem } from '../interaction-repository';
+import { takeConversationLease } from '../interruptions';
+import { messageItem } from '../message-repository';
+import type { ConversationRecord, InteractionRecord, MessageRecord } from '../schemas';
 import { pendingReplyKey, queryPendingReplies } from './operator-repository';
 import type { PendingReplyRecord } from './operator-schemas';
-import type { ConversationRecord, InteractionRecord, MessageRecord } from './schemas';
 
 /**
  * Turns the agent does not answer. While an operator holds the conversation, a user's turn stores

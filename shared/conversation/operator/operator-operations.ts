@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
-import { commonHeaders, continuationToken, organizationPath } from '../kernel/schemas';
-import { conversationPath } from './operations';
+import { defineOperation } from '../../kernel/operation';
+import { commonHeaders, continuationToken, organizationPath } from '../../kernel/schemas';
+import { conversationPath } from '../operations';
 import {
   escalateRequest,
   handBackRequest,

@@ -1,0 +1,632 @@
+import type { ConversationEvent } from '../../events/stream-events';
+import type { Caller } from '../kernel/caller';
+import { config } from '../kernel/config';
+import { DomainError, RateLimitedError } from '../kernel/errors';
+import { newId } from '../kernel/ids';
+import { type SpeechProvider, SpeechUnavailableError, type TranscriptionStream } from '../speech/provider';
+import { speechProvider } from '../speech/registry';
+import {
+  createTurnDetector,
+  createVoiceActivityDetector,
+  type TurnDetectionSettings,
+  type TurnDetector,
+  type VoiceActivityDetector,
+  vadFrameBytes,
+  vadFrameMs,
+} from '../speech/vad';
+import type { SpeechLanguage } from '../speech/voices';
+import {
+  alreadyFinished,
+  requireAuthorizedConversation,
+  requireConversation,
+  requireInteraction,
+} from './conversation-lookup';
+import { interactWithConversation, startConversation } from './conversations';
+import { parseEventId } from './event-repository';
+import { finishConversation } from './finishing';
+import { errorEventOf } from './model-failure';
+import { heardText, type SpokenPiece, truncateSpokenMessage } from './spoken-truncation';
+import type { StreamedTurn } from './turn-lifecycle';
+import { conversationVoice } from './voice';
+import {
+  type CloseCode,
+  closeCodes,
+  type ErrorType,
+  type ResponseDescription,
+  type SessionDescription,
+  type SessionUpdate,
+  sessionAudioFormat,
+  type VoiceSessionEvent,
+} from './voice-session-protocol';
+
+/**
+ * The live voice session engine: one conversation spoken over a socket, whatever the socket (the
+ * browser's OpenAI Realtime protocol, Twilio's media stream). The transport pushes 16 kHz PCM16
+ * audio and commands in and sends the events out; the engine detects turns (WebRTC's VAD),
+ * recognizes speech while it is spoken (the speech provider's stream), and runs each turn through
+ * the same turn pipeline as HTTP interact (`interactWithConversation`, `startConversation`), so
+ * the turn is stored as every other: messages, interaction, events, timings, usage, under the
+ * conversation's lease. docs/voice.md describes the interface and the protocol.
+ */
+
+/** Where the session's turns go: a new conversation of a service (its opening is the first response), or an unfinished one. */
+export type VoiceSessionTarget = { serviceId: string; versionSetName?: string } | { conversationId: string };
+
+/** What the engine needs from its transport. */
+export interface VoiceSessionSink {
+  /** Sends an event (the transport adds `event_id`, and encodes the audio as its protocol does). */
+  send(event: VoiceSessionEvent): void;
+  /** The engine ended the session (bad input, idle, over quota, the conversation ended): close the socket. */
+  close(code: CloseCode, reason: string): void;
+}
+
+/** A running session: what the transport calls. */
+export interface VoiceSession {
+  readonly conversationId: string;
+  /** More of the caller's audio: 16 kHz mono PCM16 little-endian, any length (kept until a 20 ms frame is whole). */
+  appendAudio(pcm: Buffer): void;
+  /** `session.update`: the turn detection's silence window and prefix padding (null: the client commits). */
+  update(update: SessionUpdate): void;
+  /** `input_audio_buffer.commit`: ends the utterance when turn detection is off. */
+  commit(): void;
+  /** `conversation.item.truncate`: the agent message `itemId` was heard up to `audioEndMs`; stores what was heard. */
+  truncate(itemId: string, audioEndMs: number): Promise<void>;
+  /** `response.cancel`: stops the response being spoken. */
+  cancelResponse(): void;
+  /** The caller hung up (a call's end): the conversation is finished once its last turn is stored. */
+  hangUp(): Promise<void>;
+  /** The socket closed: the session stops, the conversation stays unfinished and resumable. */
+  close(): Promise<void>;
+}
+
+/** How far the caller's audio may run ahead of the wall clock (a client's send buffer) before it is a flood. */
+const burstAllowanceMs = 2_000;
+/** Audio deltas of 200 ms: small enough to stop promptly, few enough to cost little. */
+const audioDeltaBytes = 6_400;
+const bytesPerMs = 32;
+
+export const defaultTurnDetection: TurnDetectionSettings = { silenceDurationMs: 300, prefixPaddingMs: 300 };
+
+/** Sessions open in this process, per conversation and per user: one per conversation, `voiceSessionsPerUser` per user. */
+const openConversations = new Set<string>();
+const openPerUser = new Map<string, number>();
+
+interface Utterance {
+  itemId: string;
+  stream: TranscriptionStream;
+  audio: Buffer[];
+  partial: string;
+}
+
+interface Response {
+  id?: string;
+  itemId?: string;
+  silence: AbortController;
+  cancelled: boolean;
+  done: boolean;
+  audioMs: number;
+  pieces: SpokenPiece[];
+  transcript: string;
+  /** The turn has ended in storage (a truncate waits for it). */
+  settled: Promise<void>;
+}
+
+const response = (id: string | undefined, status: ResponseDescription['status'], r: Response, extra = {}) => ({
+  id: id ?? r.id ?? '',
+  object: 'realtime.response' as const,
+  status,
+  status_details: null,
+  output: r.itemId
+    ? [
+        {
+          id: r.itemId,
+          type: 'message' as const,
+          role: 'assistant' as const,
+          content: [{ type: 'output_audio' as const, transcript: r.transcript }],
+        },
+      ]
+    : [],
+  usage: null,
+  ...extra,
+});
+
+/** The types of agent actions a session sends: none (a spoken call has no use for them). */
+const noAgentActions = { test: () => false };
+
+const pcmOf = (chunks: Buffer[]) => {
+  const bytes = Buffer.concat(chunks);
+  const samples = new Int16Array(bytes.length >> 1);
+  for (let index = 0; index < samples.length; index += 1) samples[index] = bytes.readInt16LE(index * 2);
+  return { sampleRate: sessionAudioFormat.rate, samples };
+};
+
+/**
+ * Opens a session: checks the caller may interact (as create-conversation and interact do), starts
+ * the conversation or takes up the unfinished one, and sends `session.created` then, for a new
+ * conversation, the agent's opening as the first response. Throws a `DomainError` (404, 403, 409
+ * finished or already in a session, 429 over the user's sessions) before anything is sent.
+ */
+export const openVoiceSession = async (
+  orgId: string,
+  caller: Caller,
+  target: VoiceSessionTarget,
+  sink: VoiceSessionSink,
+  provider: SpeechProvider = speechProvider(),
+): Promise<VoiceSession> => {
+  const userKey = `${orgId}/${caller.userId}`;
+  if ((openPerUser.get(userKey) ?? 0) >= config.voiceSessionsPerUser) {
+    throw new RateLimitedError(`At most ${config.voiceSessionsPerUser} voice sessions may be open at once.`, 5);
+  }
+  openPerUser.set(userKey, (openPerUser.get(userKey) ?? 0) + 1);
+  const released = { done: false };
+  const releaseUser = () => {
+    if (released.done) return;
+    released.done = true;
+    openPerUser.set(userKey, (openPerUser.get(userKey) ?? 1) - 1);
+  };
+  try {
+    return await startSession(orgId, caller, target, sink, provider, releaseUser);
+  } catch (error) {
+    releaseUser();
+    throw error;
+  }
+};
+
+const startSession = async (
+  orgId: string,
+  caller: Caller,
+  target: VoiceSessionTarget,
+  sink: VoiceSessionSink,
+  provider: SpeechProvider,
+  releaseUser: () => void,
+): Promise<VoiceSession> => {
+  const silenceFirst = new AbortController();
+  let opening: StreamedTurn<ConversationEvent> | undefined;
+  let conversationId: string;
+  if ('conversationId' in target) {
+    conversationId = target.conversationId;
+    const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
+      requireInteraction(caller, conversation),
+    );
+    if (found.is_finished) throw alreadyFinished(conversationId);
+  } else {
+    opening = await startConversation(orgId, caller, {
+      serviceId: target.serviceId,
+      versionSetName: target.versionSetName ?? 'release',
+      tags: {},
+      stream: { agentActionType: noAgentActions },
+      voice: { output: { audioFormat: 'pcm', silence: silenceFirst.signal } },
+    });
+    conversationId = '';
+  }
+  const conversationKey = () => `${orgId}/${conversationId}`;
+  const events = opening?.events[Symbol.asyncIterator]();
+  const created = await events?.next();
+  if (created && !created.done && created.value.type === 'conversation-created') {
+    conversationId = created.value.conversation_id;
+  } else if (opening) {
+    throw new DomainError(500, 'The conversation could not be started.');
+  }
+  if (openConversations.has(conversationKey())) {
+    throw new DomainError(409, `Conversation ${conversationId} is already in a voice session.`);
+  }
+  openConversations.add(conversationKey());
+  let vad: VoiceActivityDetector | undefined;
+  let speech: { language: SpeechLanguage; voiceName: string; keyterms: string[] };
+  try {
+    const conversation = await requireConversation(orgId, conversationId, true);
+    const spoken = await conversationVoice(conversation);
+    speech = { language: spoken.language, voiceName: spoken.voice.name, keyterms: spoken.keyterms };
+    vad = await createVoiceActivityDetector();
+  } catch (error) {
+    openConversations.delete(conversationKey());
+    throw error;
+  }
+  const detector = vad;
+  provider.prepareStream?.();
+
+  let turnDetection: TurnDetectionSettings | null = { ...defaultTurnDetection };
+  let turns: TurnDetector = createTurnDetector(() => turnDetection ?? defaultTurnDetection);
+  let closed = false;
+  let utterance: Utterance | undefined;
+  let active: Response | undefined;
+  const responses: Response[] = [];
+  /** Turns, truncations and the hang-up, one after the other: each holds the conversation's lease in turn. */
+  let queue: Promise<void> = Promise.resolve();
+  const enqueue = (work: () => Promise<void>) => {
+    const next = queue.then(work).catch((error: unknown) => sendError(error));
+    queue = next;
+    return next;
+  };
+  /** The last frames, for the speech before the detector was sure (prefix padding). */
+  const recentFrames: Buffer[] = [];
+  let partialFrame: Buffer = Buffer.alloc(0);
+  let inputMs = 0;
+  let firstInputAt: number | undefined;
+  let lastInputAt = performance.now();
+  let lastSpeechAt = 0;
+
+  const send = (event: VoiceSessionEvent) => {
+    if (!closed) sink.send(event);
+  };
+  const sendError = (error: unknown, code?: string) => {
+    let type: ErrorType = 'server_error';
+    let message = 'Internal server error.';
+    let errorCode = code ?? 'server_error';
+    if (error instanceof SpeechUnavailableError) {
+      message = error.message;
+      errorCode = 'speech_unavailable';
+    } else {
+      const event = errorEventOf(error);
+      message = event.error_description;
+      if (event.http_error_code < 500) type = 'invalid_request_error';
+      errorCode = code ?? `http_${event.http_error_code}`;
+    }
+    send({ type: 'error', error: { type, code: errorCode, message, param: null, event_id: null } });
+  };
+  /** Ends the session on bad input: an `error` event, then the socket closes. */
+  const refuse = (code: string, message: string, closeCode: CloseCode = closeCodes.policy) => {
+    send({ type: 'error', error: { type: 'invalid_request_error', code, message, param: null, event_id: null } });
+    sink.close(closeCode, message);
+    void stop();
+  };
+
+  const describe = (): SessionDescription => ({
+    id: `sess_${conversationId}`,
+    object: 'realtime.session',
+    type: 'realtime',
+    conversation_id: conversationId,
+    output_modalities: ['audio'],
+    audio: {
+      input: {
+        format: sessionAudioFormat,
+        turn_detection: turnDetection && {
+          type: 'server_vad',
+          silence_duration_ms: turnDetection.silenceDurationMs,
+          prefix_padding_ms: turnDetection.prefixPaddingMs,
+        },
+      },
+      output: { format: sessionAudioFormat, voice: speech.voiceName },
+    },
+  });
+
+  /** Speaks a turn's events as one response: its audio in deltas, its transcript, and `response.done`. */
+  const play = async (turn: StreamedTurn<ConversationEvent>, r: Response, first?: AsyncIterator<ConversationEvent>) => {
+    active = r;
+    responses.push(r);
+    if (responses.length > 8) responses.shift();
+    let status: ResponseDescription['status'] = 'completed';
+    let timings: Record<string, unknown> | undefined;
+    let usage: ResponseDescription['usage'] = null;
+    let ended = false;
+    try {
+      const iterator = first ?? turn.events[Symbol.asyncIterator]();
+      for (let step = await iterator.next(); !step.done; step = await iterator.next()) {
+        const event = step.value;
+        if (r.id === undefined) {
+          r.id = parseEventId(event.event_id).interactionId;
+          send({ type: 'response.created', response: response(r.id, 'in_progress', r) });
+          if (r.cancelled) send({ type: 'response.done', response: response(r.id, 'cancelled', r) });
+        }
+        if (event.type === 'new-message') {
+          r.itemId ??= event.message_id;
+          if (event.message === '' || r.cancelled) continue;
+          const audio = Buffer.from(event.message, 'base64');
+          const alignment = event.transcript_alignment ?? [];
+          const text = alignment.map(([, character]) => character).join('');
+          r.pieces.push({ text, startMs: r.audioMs, alignment });
+          r.transcript += text;
+          const ids = { response_id: r.id, item_id: r.itemId, output_index: 0, content_index: 0 } as const;
+          send({ type: 'response.output_audio_transcript.delta', ...ids, delta: text });
+          for (let offset = 0; offset < audio.length; offset += audioDeltaBytes) {
+            send({
+              type: 'response.output_audio.delta',
+              ...ids,
+              audio: audio.subarray(offset, offset + audioDeltaBytes),
+            });
+          }
+          r.audioMs += audio.length / bytesPerMs;
+        } else if (event.type === 'interaction-complete') {
+          timings = event.timings as Record<string, unknown> | undefined;
+          const turnUsage = event.usage as { input_tokens: number; output_tokens: number } | undefined;
+          usage = turnUsage
+            ? {
+                total_tokens: turnUsage.input_tokens + turnUsage.output_tokens,
+                input_tokens: turnUsage.input_tokens,
+                output_tokens: turnUsage.output_tokens,
+              }
+            : null;
+          ended = event.conversation_completed;
+        } else if (event.type === 'error') {
+          status = 'failed';
+          sendError(new DomainError(event.http_error_code, event.error_description));
+        }
+      }
+    } finally {
+      r.done = true;
+      if (!r.cancelled && r.id !== undefined) {
+        send({
+          type: 'response.done',
+          response: response(r.id, status, r, { usage, ...(timings ? { timings } : {}) }),
+        });
+      }
+      await turn.settled;
+    }
+    // The agent ended the conversation (its terminal state): the call is over.
+    if (ended) {
+      sink.close(closeCodes.normal, 'The conversation ended.');
+      void stop();
+    }
+  };
+
+  const newResponse = (silence = new AbortController()): Response => {
+    const r: Response = {
+      silence,
+      cancelled: false,
+      done: false,
+      audioMs: 0,
+      pieces: [],
+      transcript: '',
+      settled: Promise.resolve(),
+    };
+    return r;
+  };
+
+  /** A barge-in or `response.cancel`: the response still being produced stops speaking. */
+  const cancelActive = () => {
+    const r = active;
+    if (!r || r.done || r.cancelled) return;
+    r.cancelled = true;
+    r.silence.abort();
+    if (r.id !== undefined) {
+      send({
+        type: 'response.done',
+        response: {
+          ...response(r.id, 'cancelled', r),
+          status_details: { type: 'cancelled', reason: 'turn_detected' },
+        },
+      });
+    }
+  };
+
+  const userTurn = async (heard: {
+    itemId: string;
+    transcript: string;
+    audio: Buffer[];
+    endedAt: number;
+    recognitionMs: number;
+  }) => {
+    const r = newResponse();
+    const turn = await interactWithConversation(orgId, caller, {
+      conversationId,
+      messageType: 'user-message',
+      text: heard.transcript,
+      externalEvents: [],
+      stream: { agentActionType: noAgentActions },
+      voice: {
+        heard: {
+          transcript: heard.transcript,
+          audio: pcmOf(heard.audio),
+          messageId: heard.itemId,
+          recognitionMs: heard.recognitionMs,
+          endedAt: heard.endedAt,
+        },
+        output: { audioFormat: 'pcm', silence: r.silence.signal },
+      },
+    });
+    r.settled = turn.settled;
+    await play(turn, r);
+  };
+
+  const startUtterance = (audioStartMs: number) => {
+    cancelActive();
+    const itemId = newId();
+    if (turnDetection)
+      send({ type: 'input_audio_buffer.speech_started', audio_start_ms: audioStartMs, item_id: itemId });
+    const u: Utterance = {
+      itemId,
+      audio: [],
+      partial: '',
+      stream: provider.transcribeStream({
+        language: speech.language,
+        keyterms: speech.keyterms,
+        onPartial: (words) => {
+          // Partial words may be revised: a delta is sent when they only grew.
+          if (words.startsWith(u.partial) && words.length > u.partial.length) {
+            send({
+              type: 'conversation.item.input_audio_transcription.delta',
+              item_id: itemId,
+              content_index: 0,
+              delta: words.slice(u.partial.length),
+            });
+            u.partial = words;
+          }
+        },
+      }),
+    };
+    utterance = u;
+    // Another session (or this one's next utterance) finds a process with its model loaded.
+    provider.prepareStream?.();
+    const padding = Math.ceil((turnDetection?.prefixPaddingMs ?? 0) / vadFrameMs);
+    const firstFrame = Math.max(0, recentFrames.length - padding);
+    for (const frame of recentFrames.slice(firstFrame)) {
+      u.stream.write(frame);
+      u.audio.push(frame);
+    }
+  };
+
+  const endUtterance = (audioEndMs: number) => {
+    const u = utterance;
+    if (!u) return;
+    utterance = undefined;
+    const stoppedAt = performance.now();
+    const endedAt = turnDetection ? lastSpeechAt : stoppedAt;
+    if (turnDetection) send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: audioEndMs, item_id: u.itemId });
+    else send({ type: 'input_audio_buffer.committed', item_id: u.itemId, previous_item_id: null });
+    const transcript = u.stream.finish();
+    transcript.catch(() => undefined);
+    void enqueue(async () => {
+      const words = (await transcript).trim();
+      send({
+        type: 'conversation.item.input_audio_transcription.completed',
+        item_id: u.itemId,
+        content_index: 0,
+        transcript: words,
+      });
+      // Noise that the detector took for speech: no words, no turn.
+      if (words === '' || closed) return;
+      await userTurn({
+        itemId: u.itemId,
+        transcript: words,
+        audio: u.audio,
+        endedAt,
+        recognitionMs: performance.now() - stoppedAt,
+      });
+    });
+  };
+
+  const frame = (pcm: Buffer) => {
+    const isSpeech = detector.isSpeech(pcm);
+    if (isSpeech) lastSpeechAt = performance.now();
+    recentFrames.push(pcm);
+    if (recentFrames.length > 50) recentFrames.shift();
+    if (utterance) {
+      utterance.stream.write(pcm);
+      utterance.audio.push(pcm);
+    }
+    if (!turnDetection) {
+      if (!utterance) startUtterance(inputMs);
+      return;
+    }
+    const boundary = turns.next(isSpeech);
+    if (boundary?.type === 'speech-started') startUtterance(boundary.audioStartMs);
+    else if (boundary?.type === 'speech-stopped') endUtterance(boundary.audioEndMs);
+  };
+
+  const idleCheck = setInterval(() => {
+    if (performance.now() - lastInputAt > config.voiceSessionIdleMs) {
+      refuse('session_idle_timeout', `No audio or event came for ${config.voiceSessionIdleMs / 1000} s.`);
+    }
+  }, 1_000);
+  idleCheck.unref();
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      closed = true;
+      clearInterval(idleCheck);
+      utterance?.stream.cancel();
+      utterance = undefined;
+      active?.silence.abort();
+      openConversations.delete(conversationKey());
+      releaseUser();
+      // What runs ends in storage by itself: the conversation stays resumable.
+      await queue;
+      detector.close();
+    })();
+    return stopping;
+  };
+
+  send({ type: 'session.created', session: describe() });
+  if (opening && events) {
+    const greeting = newResponse(silenceFirst);
+    greeting.settled = opening.settled;
+    void enqueue(() => play(opening, greeting, events));
+  }
+
+  const touch = () => {
+    lastInputAt = performance.now();
+  };
+
+  return {
+    conversationId,
+    appendAudio: (pcm) => {
+      if (closed) return;
+      touch();
+      if (pcm.length % 2 !== 0) {
+        refuse('invalid_audio', 'The audio is not 16-bit PCM: its length is odd.');
+        return;
+      }
+      const now = performance.now();
+      firstInputAt ??= now;
+      inputMs += pcm.length / bytesPerMs;
+      if (inputMs > now - firstInputAt + burstAllowanceMs) {
+        refuse('input_audio_rate_exceeded', 'Audio is arriving faster than real time.');
+        return;
+      }
+      partialFrame = partialFrame.length > 0 ? Buffer.concat([partialFrame, pcm]) : pcm;
+      let offset = 0;
+      for (; offset + vadFrameBytes <= partialFrame.length; offset += vadFrameBytes) {
+        frame(Buffer.from(partialFrame.subarray(offset, offset + vadFrameBytes)));
+      }
+      partialFrame = partialFrame.subarray(offset);
+    },
+    update: (update) => {
+      touch();
+      const format = update.audio?.input?.format ?? update.audio?.output?.format;
+      for (const given of [update.audio?.input?.format, update.audio?.output?.format]) {
+        if (
+          given &&
+          (given.type !== sessionAudioFormat.type ||
+            (given.rate ?? sessionAudioFormat.rate) !== sessionAudioFormat.rate)
+        ) {
+          refuse(
+            'unsupported_audio_format',
+            `Audio is ${sessionAudioFormat.type} at ${sessionAudioFormat.rate} Hz; ${format?.type} at ${format?.rate ?? 'its default rate'} is not served.`,
+          );
+          return;
+        }
+      }
+      const detection = update.audio?.input?.turn_detection;
+      if (detection === null) {
+        turnDetection = null;
+      } else if (detection) {
+        turnDetection = {
+          silenceDurationMs:
+            detection.silence_duration_ms ?? turnDetection?.silenceDurationMs ?? defaultTurnDetection.silenceDurationMs,
+          prefixPaddingMs:
+            detection.prefix_padding_ms ?? turnDetection?.prefixPaddingMs ?? defaultTurnDetection.prefixPaddingMs,
+        };
+        if (!utterance) turns = createTurnDetector(() => turnDetection ?? defaultTurnDetection);
+      }
+      send({ type: 'session.updated', session: describe() });
+    },
+    commit: () => {
+      touch();
+      if (utterance) endUtterance(inputMs);
+    },
+    truncate: async (itemId, audioEndMs) => {
+      touch();
+      const r = responses.find((candidate) => candidate.itemId === itemId);
+      if (!r) {
+        send({
+          type: 'error',
+          error: {
+            type: 'invalid_request_error',
+            code: 'item_not_found',
+            message: `No agent message ${itemId} was spoken in this session.`,
+            param: 'item_id',
+            event_id: null,
+          },
+        });
+        return;
+      }
+      await enqueue(async () => {
+        await r.settled;
+        await truncateSpokenMessage(orgId, conversationId, itemId, heardText(r.pieces, audioEndMs));
+        send({ type: 'conversation.item.truncated', item_id: itemId, content_index: 0, audio_end_ms: audioEndMs });
+      });
+    },
+    cancelResponse: () => {
+      touch();
+      cancelActive();
+    },
+    hangUp: async () => {
+      utterance?.stream.cancel();
+      utterance = undefined;
+      await enqueue(() => finishConversation(orgId, caller, conversationId));
+      await stop();
+    },
+    close: stop,
+  };
+};

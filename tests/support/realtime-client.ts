@@ -1,0 +1,163 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket from 'ws';
+
+/**
+ * A client of the live voice session (`GET /v1/{org}/conversation/voice-session`) as a browser
+ * with a microphone is one: it authenticates with the `auth, <token>` subprotocol and sends 20 ms
+ * frames of 16 kHz PCM16 at real-time pace, silence when nobody speaks, for as long as it is open.
+ * The integration tests and `npm run bench -- realtime` drive the socket with it.
+ */
+
+export type RealtimeEvent = Record<string, unknown> & { type: string; event_id: string; receivedAt: number };
+
+export const frameMs = 20;
+export const frameBytes = 640;
+
+export interface RealtimeClient {
+  socket: WebSocket;
+  /** Every event received, in order, each stamped with `performance.now()` on arrival. */
+  events: RealtimeEvent[];
+  /** The first event of `type` after the `after`-th (matching `where`), waiting up to `timeoutMs`. */
+  next(
+    type: string,
+    options?: { after?: number; where?: (event: RealtimeEvent) => boolean; timeoutMs?: number },
+  ): Promise<RealtimeEvent>;
+  send(event: Record<string, unknown>): void;
+  /** Queues speech on the microphone; resolves with when its last frame was sent (`performance.now()`). */
+  say(pcm: Buffer): Promise<number>;
+  /** How the socket closed, once it has. */
+  closed: Promise<{ code: number; reason: string }>;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  baseUrl: string;
+  orgId: string;
+  token: string;
+  query: Record<string, string>;
+  /** Send 20 ms frames of silence while nothing is said (a live microphone); default true. */
+  microphone?: boolean;
+}
+
+export const voiceSessionUrl = (baseUrl: string, orgId: string, query: Record<string, string>): string => {
+  const url = new URL(`/v1/${orgId}/conversation/voice-session`, baseUrl.replace(/^http/, 'ws'));
+  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+  return url.toString();
+};
+
+export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient> =>
+  new Promise((resolve, reject) => {
+    const socket = new WebSocket(voiceSessionUrl(options.baseUrl, options.orgId, options.query), [
+      'auth',
+      options.token,
+    ]);
+    const events: RealtimeEvent[] = [];
+    const waiters = new Set<() => void>();
+    const closed = new Promise<{ code: number; reason: string }>((settle) =>
+      socket.on('close', (code, reason) => {
+        running = false;
+        settle({ code, reason: reason.toString() });
+        for (const wake of waiters) wake();
+      }),
+    );
+    socket.on('message', (data) => {
+      const event = JSON.parse(data.toString()) as RealtimeEvent;
+      event.receivedAt = performance.now();
+      events.push(event);
+      for (const wake of waiters) wake();
+    });
+    socket.once('unexpected-response', (_request, response) =>
+      reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode })),
+    );
+    socket.once('error', reject);
+
+    /** Speech waiting to be sent, frame by frame, and who waits for its last frame. */
+    const spoken: { frames: Buffer[]; done: (at: number) => void }[] = [];
+    let running = true;
+    const silence = Buffer.alloc(frameBytes);
+    const pump = async () => {
+      const started = performance.now();
+      for (let sent = 0; running; sent += 1) {
+        const wait = started + sent * frameMs - performance.now();
+        if (wait > 0) await sleep(wait);
+        if (!running || socket.readyState !== WebSocket.OPEN) return;
+        const current = spoken[0];
+        const frame = current?.frames.shift() ?? (options.microphone === false ? undefined : silence);
+        if (frame) socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') }));
+        if (current && current.frames.length === 0) {
+          spoken.shift();
+          current.done(performance.now());
+        }
+      }
+    };
+
+    socket.once('open', () => {
+      void pump();
+      resolve({
+        socket,
+        events,
+        send: (event) => socket.send(JSON.stringify(event)),
+        next: (type, { after = 0, where = () => true, timeoutMs = 30_000 } = {}) =>
+          new Promise((found, fail) => {
+            const look = () => {
+              const event = events.slice(after).find((candidate) => candidate.type === type && where(candidate));
+              if (event) {
+                finish();
+                found(event);
+              } else if (socket.readyState === WebSocket.CLOSED) {
+                finish();
+                fail(new Error(`the socket closed before ${type}: ${events.map((e) => e.type).join(', ')}`));
+              }
+            };
+            const timer = setTimeout(() => {
+              finish();
+              fail(new Error(`no ${type} within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`));
+            }, timeoutMs);
+            const finish = () => {
+              clearTimeout(timer);
+              waiters.delete(look);
+            };
+            waiters.add(look);
+            look();
+          }),
+        say: (pcm) =>
+          new Promise((done) => {
+            const frames: Buffer[] = [];
+            for (let offset = 0; offset < pcm.length; offset += frameBytes) {
+              const frame = Buffer.alloc(frameBytes);
+              pcm.copy(frame, 0, offset, Math.min(pcm.length, offset + frameBytes));
+              frames.push(frame);
+            }
+            spoken.push({ frames, done });
+          }),
+        closed,
+        close: async () => {
+          running = false;
+          if (socket.readyState === WebSocket.OPEN) socket.close(1000);
+          await closed;
+        },
+      });
+    });
+  });
+
+/** Debian's `pocketsphinx-testdata`: five LibriVox recordings of human speech (16 kHz PCM16 WAV) with their transcripts. */
+export const librivoxDirectory = '/usr/share/pocketsphinx/test/data/librivox';
+
+export interface HumanRecording {
+  id: string;
+  transcript: string;
+  /** 16 kHz mono PCM16, the WAV's samples. */
+  pcm: Buffer;
+}
+
+export const librivoxRecordings = (): HumanRecording[] =>
+  readFileSync(`${librivoxDirectory}/transcription`, 'utf8')
+    .split('\n')
+    .map((line) => /^<s> (.*) <\/s> \((.*)\)$/.exec(line.trim()))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .map(([, transcript, id]) => ({
+      id: id as string,
+      transcript: transcript as string,
+      pcm: readFileSync(`${librivoxDirectory}/${id}.wav`).subarray(44),
+    }));
