@@ -6,8 +6,8 @@ import { openVoiceSession, type VoiceSession } from '#shared/conversation/voice-
 import { type CloseCode, closeCodes, type VoiceSessionEvent } from '#shared/conversation/voice-session-protocol';
 import { config } from '#shared/kernel/config';
 import { DomainError } from '#shared/kernel/errors';
-import type { PhoneNumberRecord } from '#shared/phone-number/phone-number-repository';
-import { acceptTwilioMediaStream, verifyPhoneCall } from '#shared/phone-number/twilio-calls';
+import type { PhoneNumberRecord } from '#shared/phone-number/index';
+import { acceptTwilioMediaStream, callConversationTarget, verifyPhoneCall } from '#shared/phone-number/twilio-calls';
 import { pcmBytes, resample } from '#shared/speech/audio';
 import { decodeMulaw, encodeMulaw } from '#shared/speech/mulaw';
 import { refreshCaller } from '#shared/user/current-caller';
@@ -195,7 +195,7 @@ export const createTwilioMediaStreamServer = (options: { log?: (line: string) =>
         tokenType: 'Bearer',
       });
       if (!caller) return close(closeCodes.policy, 'The caller may no longer call.');
-      const opened = await openVoiceSession(call.orgId, caller, { serviceId: call.serviceId }, sink);
+      const opened = await openVoiceSession(call.orgId, caller, await callConversationTarget(call), sink);
       session = opened;
       if (closing) return void opened.close();
       for (const pcm of early.splice(0)) opened.appendAudio(pcm);

@@ -1,4 +1,5 @@
 import { openSecret } from '../auth/secret-box';
+import { getUserServiceState } from '../conversation/index';
 import { signToken, verifyToken } from '../auth/tokens';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
 import { getOrganization } from '../organization/index';
@@ -134,4 +135,15 @@ export const verifyPhoneCall = async (
     callSid: start.callSid,
     from: claims.from,
   };
+};
+
+/**
+ * The conversation a call talks in: the caller's unfinished one with the number's service (a call
+ * that dropped without hanging up left it open, and calling back takes it up), else a new one.
+ */
+export const callConversationTarget = async (
+  call: PhoneCall,
+): Promise<{ conversationId: string } | { serviceId: string }> => {
+  const { activeConversationId } = await getUserServiceState(call.orgId, call.userId, call.serviceId);
+  return activeConversationId ? { conversationId: activeConversationId } : { serviceId: call.serviceId };
 };

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { librivoxRecordings } from '../../support/realtime-client';
 import { dialMediaStream, mulawOfPcm16k } from '../../support/twilio-caller';
@@ -163,4 +165,65 @@ describe('twilio media stream', () => {
       expect(call.received.filter((message) => message.event === 'media')).toEqual([]);
     }
   });
+
+  it('takes up the caller’s unfinished conversation when they call back after the stream dropped', async () => {
+    const from = '+14155550194';
+    const first = await dial(await ring(from));
+    await first.next('media');
+    const dropped = await conversationOf(from);
+    first.close();
+    await first.closed;
+
+    const again = await dial(await ring(from));
+    await again.next('media', { timeoutMs: 30_000 }).catch(() => undefined);
+    const resumed = await conversationOf(from);
+    await again.hangUp();
+
+    expect(resumed.id).toBe(dropped.id);
+  }, 90_000);
+
+  it('closes only the stream that sends random frames, 1008 or 1009; another call goes on', async () => {
+    // Prepare: a call that keeps talking while the other streams are fed random frames.
+    const bystander = await dial(await ring('+14155550193'));
+    await bystander.next('media');
+    const frame = fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.json(),
+      fc
+        .record({
+          event: fc.constantFrom('media', 'mark', 'stop', 'start', 'dtmf', 'clear', 'connected', 'error'),
+          streamSid: fc.string({ maxLength: 40 }),
+          media: fc.anything(),
+        })
+        .map((message) => JSON.stringify(message)),
+      fc.uint8Array({ minLength: 1, maxLength: 2_000 }).map((bytes) => Buffer.from(bytes)),
+      fc.constant('x'.repeat(70_000)),
+    );
+    const from = '+14155550192';
+
+    // Act
+    await fc.assert(
+      fc.asyncProperty(frame, async (sent) => {
+        const call = await dial(await ring(from));
+        call.socket.send(sent);
+        const closed = await Promise.race([call.closed, sleep(3_000).then(() => undefined)]);
+        if (!closed) {
+          // Something Twilio could send (a keypress, say): the call goes on until it hangs up.
+          const ended = await call.hangUp();
+          expect(ended.code).toBe(1000);
+          return;
+        }
+        expect([1008, 1009]).toContain(closed.code);
+      }),
+      { numRuns: 15 },
+    );
+
+    // Assess: the bystander's session still answers, on its own stream.
+    const before = bystander.received.length;
+    await bystander.quiet(500);
+    await bystander.say(mulawOfPcm16k((librivoxRecordings()[2]?.pcm as Buffer).subarray(0, 96_000)));
+    const still = await bystander.next('media', { after: before, timeoutMs: 60_000 });
+    expect(still.streamSid).toBe(bystander.streamSid);
+    await bystander.hangUp();
+  }, 240_000);
 });
