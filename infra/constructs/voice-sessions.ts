@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AssetHashType, CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { AssetHashType, CfnOutput, type CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { AgentCoreRuntime, AgentRuntimeArtifact, ProtocolType, Runtime } from 'aws-cdk-lib/aws-bedrockagentcore';
 import {
   AllowedMethods,
@@ -179,6 +179,8 @@ export class VoiceSessions extends Construct {
     if (stack.bundlingRequired) stageBundle(bundleDir);
     else writeFileSync(join(bundleDir, 'Dockerfile'), dockerfile);
     const image = new DockerImageAsset(this, 'Image', { directory: bundleDir, platform: Platform.LINUX_ARM64 });
+    // Names the bundle on the task, as a function's asset names its code: the permission test reads it.
+    image.addResourceMetadata(task.node.defaultChild as CfnResource, 'ContainerDefinitions');
     const logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
     task.addContainer('Session', {
       image: ContainerImage.fromDockerImageAsset(image),

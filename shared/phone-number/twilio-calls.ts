@@ -1,6 +1,6 @@
 import { openSecret } from '../auth/secret-box';
-import { getUserServiceState } from '../conversation/index';
 import { signToken, verifyToken } from '../auth/tokens';
+import { getUserServiceState } from '../conversation/index';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
 import { getOrganization } from '../organization/index';
 import { callerUserId } from './callers';
