@@ -2,6 +2,7 @@ import { listModels } from '#shared/admin/models';
 import { submitSqlQuery } from '#shared/admin/sql-query';
 import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
+import { socketOperations } from '#shared/conversation/voice-session-operations';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { config } from '#shared/kernel/config';
 
@@ -11,7 +12,10 @@ export const handler = httpHandler(
   implementGroup('admin', {
     ping: async () => ({ in_maintenance_mode: config.maintenanceMode }),
     'get-openapi-document': async () => {
-      document ??= openApiDocument(routeTable, { title: 'Classic conversational agent API', version: '0.1.0' });
+      document ??= openApiDocument([...routeTable, ...socketOperations], {
+        title: 'Classic conversational agent API',
+        version: '0.1.0',
+      });
       return document;
     },
     'get-models': ({ path, caller }) => listModels(path.organization, caller),

@@ -20,6 +20,7 @@ import {
   webhookDeliveriesPage,
 } from '#shared/app/pages';
 import type { operatorNotices } from '#shared/app/schemas';
+import { talkScript } from '#shared/app/talk-script';
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
 import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
@@ -42,6 +43,7 @@ import {
   getConversationEventsOperation,
   interactWithConversationOperation,
 } from '#shared/conversation/stream-operations';
+import { issueVoiceSessionToken } from '#shared/conversation/voice-session-token';
 import { authenticateRequest } from '#shared/http/authenticate';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
@@ -294,6 +296,12 @@ export const handler = streamHandler(
       });
     },
 
+    'create-app-talk-token': async (input) => {
+      const { request, caller } = await signedInForm(input, input.headers['x-csrf-token']);
+      await limitAs(interactWithConversationOperation, caller, input.context);
+      return issueVoiceSessionToken(request.orgId, caller, input.path.conversation_id);
+    },
+
     'finish-app-conversation': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
       await finishConversation(request.orgId, caller, input.path.conversation_id);
@@ -382,7 +390,7 @@ export const handler = streamHandler(
 
     'get-app-script': async ({ context }) => {
       context.setHeader('cache-control', 'public, max-age=300');
-      return { bytes: Readable.from([Buffer.from(clientScript)]) };
+      return { bytes: Readable.from([Buffer.from(clientScript + talkScript)]) };
     },
   }),
 );

@@ -68,8 +68,8 @@ const offeredToken = (request: IncomingMessage): string | undefined => {
   return token && token !== '' ? token : undefined;
 };
 
-/** Events a client may send before `session.created` (2 s of 20 ms appends). */
-const maxEarlyEvents = 100;
+/** Events other than audio a client may send before the session is open. */
+const maxEarlyEvents = 20;
 
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -89,6 +89,9 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
     perMessageDeflate: false,
     handleProtocols: (protocols) => (protocols.has('auth') ? 'auth' : false),
   });
+
+  /** The sessions open, so that closing the server waits for their turns to be stored. */
+  const sessions = new Set<VoiceSession>();
 
   const accept = async (request: IncomingMessage, socket: Duplex, head: Buffer, orgId: string, url: URL) => {
     if (credentialParameters.some((name) => url.searchParams.has(name))) {
@@ -168,6 +171,8 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
     const early: ClientEvent[] = [];
     const handle = (event: ClientEvent) => {
       if (!session) {
+        // Audio before the session exists has no turn to belong to (the opening is being spoken).
+        if (event.type === 'input_audio_buffer.append') return;
         if (early.length >= maxEarlyEvents) refuse('session_not_ready', 'Too many events before session.created.');
         else early.push(event);
         return;
@@ -223,14 +228,16 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
     ws.on('error', (error) => options.log?.(`voice session socket: ${error.message}`));
     ws.on('close', () => {
       closing = true;
-      void session?.close();
+      const closed = session;
+      if (closed) void closed.close().finally(() => sessions.delete(closed));
     });
 
     openVoiceSession(orgId, caller, target, meteredSink({ send, close }, 'browser')).then(
       (opened) => {
         session = opened;
+        sessions.add(opened);
         if (closing) {
-          void opened.close();
+          void opened.close().finally(() => sessions.delete(opened));
           return;
         }
         for (const event of early.splice(0)) handle(event);
@@ -264,10 +271,11 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
       });
       return true;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of sockets.clients) client.close(closeCodes.normal, 'The server is stopping.');
-        sockets.close(() => resolve());
-      }),
+    close: async () => {
+      for (const client of sockets.clients) client.close(closeCodes.normal, 'The server is stopping.');
+      // What the sessions' turns still write is written before the platform's storage goes away.
+      await Promise.allSettled([...sessions].map((session) => session.close()));
+      await new Promise<void>((resolve) => sockets.close(() => resolve()));
+    },
   };
 };

@@ -172,7 +172,8 @@ ${
 <label for="message">Your message</label>
 <textarea id="message" name="message" required></textarea>
 <label for="speak_replies"><input id="speak_replies" name="speak_replies" type="checkbox" value="on"> Speak replies</label>
-<button type="submit">Send</button> <button type="button" id="record" data-voice="${path}/voice-messages" data-csrf="${request.csrfToken}" hidden>Record</button></form>
+<button type="submit">Send</button> <button type="button" id="record" data-voice="${path}/voice-messages" data-csrf="${request.csrfToken}" hidden>Record</button>
+<button type="button" id="talk" data-talk="${path}/talk-token" data-csrf="${request.csrfToken}" data-session="/v1/${request.orgId}/conversation/voice-session?conversation_id=${conversation.id}" aria-pressed="false" hidden>Talk</button></form>
 <form method="post" action="${path}/finish">${csrfField(request)}<button type="submit">Finish the conversation</button></form>`
 }${request.consoleAllowed ? html`<p><a href="${base}/console/conversations/${conversation.id}">Insights</a></p>` : ''}`,
   );

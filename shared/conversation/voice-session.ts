@@ -22,17 +22,16 @@ import {
   requireInteraction,
 } from './conversation-lookup';
 import { interactWithConversation, startConversation } from './conversations';
-import { parseEventId } from './event-repository';
 import { finishConversation } from './finishing';
 import { errorEventOf } from './model-failure';
-import { heardText, type SpokenPiece, truncateSpokenMessage } from './spoken-truncation';
+import { heardText, truncateSpokenMessage } from './spoken-truncation';
 import type { StreamedTurn } from './turn-lifecycle';
 import { conversationVoice } from './voice';
+import { cancelResponse, newResponse, pcmBytesPerMs, playResponse, type SpokenResponse } from './voice-responses';
 import {
   type CloseCode,
   closeCodes,
   type ErrorType,
-  type ResponseDescription,
   type SessionDescription,
   type SessionUpdate,
   sessionAudioFormat,
@@ -81,9 +80,6 @@ export interface VoiceSession {
 
 /** How far the caller's audio may run ahead of the wall clock (a client's send buffer) before it is a flood. */
 const burstAllowanceMs = 2_000;
-/** Audio deltas of 200 ms: small enough to stop promptly, few enough to cost little. */
-const audioDeltaBytes = 6_400;
-const bytesPerMs = 32;
 
 export const defaultTurnDetection: TurnDetectionSettings = { silenceDurationMs: 300, prefixPaddingMs: 300 };
 
@@ -97,38 +93,6 @@ interface Utterance {
   audio: Buffer[];
   partial: string;
 }
-
-interface Response {
-  id?: string;
-  itemId?: string;
-  silence: AbortController;
-  cancelled: boolean;
-  done: boolean;
-  audioMs: number;
-  pieces: SpokenPiece[];
-  transcript: string;
-  /** The turn has ended in storage (a truncate waits for it). */
-  settled: Promise<void>;
-}
-
-const response = (id: string | undefined, status: ResponseDescription['status'], r: Response, extra = {}) => ({
-  id: id ?? r.id ?? '',
-  object: 'realtime.response' as const,
-  status,
-  status_details: null,
-  output: r.itemId
-    ? [
-        {
-          id: r.itemId,
-          type: 'message' as const,
-          role: 'assistant' as const,
-          content: [{ type: 'output_audio' as const, transcript: r.transcript }],
-        },
-      ]
-    : [],
-  usage: null,
-  ...extra,
-});
 
 /** The types of agent actions a session sends: none (a spoken call has no use for them). */
 const noAgentActions = { test: () => false };
@@ -229,8 +193,8 @@ const startSession = async (
   let turns: TurnDetector = createTurnDetector(() => turnDetection ?? defaultTurnDetection);
   let closed = false;
   let utterance: Utterance | undefined;
-  let active: Response | undefined;
-  const responses: Response[] = [];
+  let active: SpokenResponse | undefined;
+  const responses: SpokenResponse[] = [];
   /** Turns, truncations and the hang-up, one after the other: each holds the conversation's lease in turn. */
   let queue: Promise<void> = Promise.resolve();
   const enqueue = (work: () => Promise<void>) => {
@@ -290,103 +254,25 @@ const startSession = async (
     },
   });
 
-  /** Speaks a turn's events as one response: its audio in deltas, its transcript, and `response.done`. */
-  const play = async (turn: StreamedTurn<ConversationEvent>, r: Response, first?: AsyncIterator<ConversationEvent>) => {
+  /** Speaks a turn as the session's current response; a turn that ended the conversation ends the call. */
+  const play = async (
+    turn: StreamedTurn<ConversationEvent>,
+    r: SpokenResponse,
+    first?: AsyncIterator<ConversationEvent>,
+  ) => {
     active = r;
     responses.push(r);
     if (responses.length > 8) responses.shift();
-    let status: ResponseDescription['status'] = 'completed';
-    let timings: Record<string, unknown> | undefined;
-    let usage: ResponseDescription['usage'] = null;
-    let ended = false;
-    try {
-      const iterator = first ?? turn.events[Symbol.asyncIterator]();
-      for (let step = await iterator.next(); !step.done; step = await iterator.next()) {
-        const event = step.value;
-        if (r.id === undefined) {
-          r.id = parseEventId(event.event_id).interactionId;
-          send({ type: 'response.created', response: response(r.id, 'in_progress', r) });
-          if (r.cancelled) send({ type: 'response.done', response: response(r.id, 'cancelled', r) });
-        }
-        if (event.type === 'new-message') {
-          r.itemId ??= event.message_id;
-          if (event.message === '' || r.cancelled) continue;
-          const audio = Buffer.from(event.message, 'base64');
-          const alignment = event.transcript_alignment ?? [];
-          const text = alignment.map(([, character]) => character).join('');
-          r.pieces.push({ text, startMs: r.audioMs, alignment });
-          r.transcript += text;
-          const ids = { response_id: r.id, item_id: r.itemId, output_index: 0, content_index: 0 } as const;
-          send({ type: 'response.output_audio_transcript.delta', ...ids, delta: text });
-          for (let offset = 0; offset < audio.length; offset += audioDeltaBytes) {
-            send({
-              type: 'response.output_audio.delta',
-              ...ids,
-              audio: audio.subarray(offset, offset + audioDeltaBytes),
-            });
-          }
-          r.audioMs += audio.length / bytesPerMs;
-        } else if (event.type === 'interaction-complete') {
-          timings = event.timings as Record<string, unknown> | undefined;
-          const turnUsage = event.usage as { input_tokens: number; output_tokens: number } | undefined;
-          usage = turnUsage
-            ? {
-                total_tokens: turnUsage.input_tokens + turnUsage.output_tokens,
-                input_tokens: turnUsage.input_tokens,
-                output_tokens: turnUsage.output_tokens,
-              }
-            : null;
-          ended = event.conversation_completed;
-        } else if (event.type === 'error') {
-          status = 'failed';
-          sendError(new DomainError(event.http_error_code, event.error_description));
-        }
-      }
-    } finally {
-      r.done = true;
-      if (!r.cancelled && r.id !== undefined) {
-        send({
-          type: 'response.done',
-          response: response(r.id, status, r, { usage, ...(timings ? { timings } : {}) }),
-        });
-      }
-      await turn.settled;
-    }
-    // The agent ended the conversation (its terminal state): the call is over.
+    const { ended } = await playResponse(turn, r, send, first);
     if (ended) {
       sink.close(closeCodes.normal, 'The conversation ended.');
       void stop();
     }
   };
 
-  const newResponse = (silence = new AbortController()): Response => {
-    const r: Response = {
-      silence,
-      cancelled: false,
-      done: false,
-      audioMs: 0,
-      pieces: [],
-      transcript: '',
-      settled: Promise.resolve(),
-    };
-    return r;
-  };
-
   /** A barge-in or `response.cancel`: the response still being produced stops speaking. */
   const cancelActive = () => {
-    const r = active;
-    if (!r || r.done || r.cancelled) return;
-    r.cancelled = true;
-    r.silence.abort();
-    if (r.id !== undefined) {
-      send({
-        type: 'response.done',
-        response: {
-          ...response(r.id, 'cancelled', r),
-          status_details: { type: 'cancelled', reason: 'turn_detected' },
-        },
-      });
-    }
+    if (active) cancelResponse(active, send);
   };
 
   const userTurn = async (heard: {
@@ -463,25 +349,28 @@ const startSession = async (
     const endedAt = turnDetection ? lastSpeechAt : stoppedAt;
     if (turnDetection) send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: audioEndMs, item_id: u.itemId });
     else send({ type: 'input_audio_buffer.committed', item_id: u.itemId, previous_item_id: null });
-    const transcript = u.stream.finish();
-    transcript.catch(() => undefined);
+    // The transcript is told as soon as it is final; the turn waits for the one before it.
+    const heard = u.stream.finish().then(
+      (transcript) => {
+        const words = transcript.trim();
+        send({
+          type: 'conversation.item.input_audio_transcription.completed',
+          item_id: u.itemId,
+          content_index: 0,
+          transcript: words,
+        });
+        return { words, recognitionMs: performance.now() - stoppedAt };
+      },
+      (error: unknown) => {
+        sendError(error);
+        return { words: '', recognitionMs: 0 };
+      },
+    );
     void enqueue(async () => {
-      const words = (await transcript).trim();
-      send({
-        type: 'conversation.item.input_audio_transcription.completed',
-        item_id: u.itemId,
-        content_index: 0,
-        transcript: words,
-      });
+      const { words, recognitionMs } = await heard;
       // Noise that the detector took for speech: no words, no turn.
       if (words === '' || closed) return;
-      await userTurn({
-        itemId: u.itemId,
-        transcript: words,
-        audio: u.audio,
-        endedAt,
-        recognitionMs: performance.now() - stoppedAt,
-      });
+      await userTurn({ itemId: u.itemId, transcript: words, audio: u.audio, endedAt, recognitionMs });
     });
   };
 
@@ -549,7 +438,7 @@ const startSession = async (
       }
       const now = performance.now();
       firstInputAt ??= now;
-      inputMs += pcm.length / bytesPerMs;
+      inputMs += pcm.length / pcmBytesPerMs;
       if (inputMs > now - firstInputAt + burstAllowanceMs) {
         refuse('input_audio_rate_exceeded', 'Audio is arriving faster than real time.');
         return;

@@ -22,11 +22,14 @@ import { SpeechUnavailableError } from './provider';
 export const recognizerSampleRate = 16_000;
 
 /**
- * The decoder's settings, chosen by measuring (`npm run bench -- voice` prints the word error rate
- * and the decoding time of these and of PocketSphinx's defaults on the same recordings;
- * docs/voice.md has the figures).
+ * The decoder's settings, chosen on human speech (Debian's LibriVox recordings, decoded as they
+ * arrive): no flat-lexicon second pass and no lattice rescoring, at most 3,000 HMMs a frame. They
+ * heard those recordings best of the settings tried and cost about 0.1 s of CPU per second of
+ * audio, so a live session's final words are ready within tens of milliseconds of its end.
+ * `npm run bench -- voice` prints their word error rate on the LibriVox and the eSpeak sets;
+ * docs/voice.md has the figures.
  */
-export const decoderSettings: readonly string[] = ['-fwdflat', 'no'];
+export const decoderSettings: readonly string[] = ['-fwdflat', 'no', '-bestpath', 'no', '-maxhmmpf', '3000'];
 
 /**
  * The audio with sphinxbase's dither (`-dither yes`: +1 on a random quarter of the samples) from a

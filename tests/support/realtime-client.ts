@@ -25,7 +25,7 @@ export interface RealtimeClient {
   ): Promise<RealtimeEvent>;
   send(event: Record<string, unknown>): void;
   /** Queues speech on the microphone; resolves with when its last frame was sent (`performance.now()`). */
-  say(pcm: Buffer): Promise<number>;
+  say(pcm: Buffer, onFirstFrame?: (sentAt: number) => void): Promise<number>;
   /** How the socket closed, once it has. */
   closed: Promise<{ code: number; reason: string }>;
   close(): Promise<void>;
@@ -73,7 +73,7 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
     socket.once('error', reject);
 
     /** Speech waiting to be sent, frame by frame, and who waits for its last frame. */
-    const spoken: { frames: Buffer[]; done: (at: number) => void }[] = [];
+    const spoken: { frames: Buffer[]; done: (at: number) => void; first?: (at: number) => void }[] = [];
     let running = true;
     const silence = Buffer.alloc(frameBytes);
     const pump = async () => {
@@ -85,6 +85,10 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
         const current = spoken[0];
         const frame = current?.frames.shift() ?? (options.microphone === false ? undefined : silence);
         if (frame) socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') }));
+        if (current?.first) {
+          current.first(performance.now());
+          current.first = undefined;
+        }
         if (current && current.frames.length === 0) {
           spoken.shift();
           current.done(performance.now());
@@ -107,7 +111,10 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
                 found(event);
               } else if (socket.readyState === WebSocket.CLOSED) {
                 finish();
-                fail(new Error(`the socket closed before ${type}: ${events.map((e) => e.type).join(', ')}`));
+                const errors = events
+                  .filter((candidate) => candidate.type === 'error')
+                  .map((e) => JSON.stringify(e.error));
+                fail(new Error(`the socket closed before ${type}: ${errors.join(', ')}`));
               }
             };
             const timer = setTimeout(() => {
@@ -121,7 +128,7 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
             waiters.add(look);
             look();
           }),
-        say: (pcm) =>
+        say: (pcm, first) =>
           new Promise((done) => {
             const frames: Buffer[] = [];
             for (let offset = 0; offset < pcm.length; offset += frameBytes) {
@@ -129,7 +136,7 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
               pcm.copy(frame, 0, offset, Math.min(pcm.length, offset + frameBytes));
               frames.push(frame);
             }
-            spoken.push({ frames, done });
+            spoken.push({ frames, done, first });
           }),
         closed,
         close: async () => {
