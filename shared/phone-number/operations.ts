@@ -99,6 +99,29 @@ export const twilioVoiceWebhookOperation = defineOperation({
   response: { status: 200, body: z.string().describe('TwiML'), contentType: 'text/xml' },
 });
 
+/**
+ * The call's media stream: a WebSocket (Twilio's Media Streams protocol) that the TwiML of the
+ * voice webhook points Twilio at. Served by the session container and `npm start`, not through
+ * API Gateway: in the OpenAPI document only (`shared/api/socket-operations.ts`).
+ */
+export const twilioMediaStreamOperation = defineOperation({
+  ...phoneNumber,
+  operationId: 'twilio-media-stream',
+  method: 'GET',
+  path: '/v1/{organization}/phone_number/{phone_number_id}/twilio/media-stream',
+  summary:
+    "A call's media stream (WebSocket, Twilio's Media Streams protocol, μ-law 8 kHz; signed by Twilio; docs/voice.md)",
+  auth: 'none',
+  extraErrors: { 403: 'The upgrade does not carry a valid Twilio signature for the number.' },
+  request: {
+    path: numberPath,
+    headers: headers.extend({
+      'x-twilio-signature': z.string().max(200).optional().describe("Twilio's signature of the socket's URL."),
+    }),
+  },
+  response: { status: 101 },
+});
+
 export const phoneNumberOperations = [
   createPhoneNumberOperation,
   listPhoneNumbersOperation,
