@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { firstReceived, pacedAudio } from './paced-socket';
 
 /**
  * A client of the live voice session (`GET /v1/{org}/conversation/voice-session`) as a browser
@@ -53,6 +53,7 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
       options.token,
     ]);
     const events: RealtimeEvent[] = [];
+    let running = true;
     const waiters = new Set<() => void>();
     const closed = new Promise<{ code: number; reason: string }>((settle) =>
       socket.on('close', (code, reason) => {
@@ -72,72 +73,35 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
     );
     socket.once('error', reject);
 
-    /** Speech waiting to be sent, frame by frame, and who waits for its last frame. */
-    const spoken: { frames: Buffer[]; done: (at: number) => void; first?: (at: number) => void }[] = [];
-    let running = true;
-    const silence = Buffer.alloc(frameBytes);
-    const pump = async () => {
-      const started = performance.now();
-      for (let sent = 0; running; sent += 1) {
-        const wait = started + sent * frameMs - performance.now();
-        if (wait > 0) await sleep(wait);
-        if (!running || socket.readyState !== WebSocket.OPEN) return;
-        const current = spoken[0];
-        const frame = current?.frames.shift() ?? (options.microphone === false ? undefined : silence);
-        if (frame) socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') }));
-        if (current?.first) {
-          current.first(performance.now());
-          current.first = undefined;
-        }
-        if (current && current.frames.length === 0) {
-          spoken.shift();
-          current.done(performance.now());
-        }
-      }
-    };
-
     socket.once('open', () => {
-      void pump();
+      const microphone = pacedAudio({
+        frameMs,
+        frameBytes,
+        silence: options.microphone === false ? undefined : Buffer.alloc(frameBytes),
+        isOpen: () => running && socket.readyState === WebSocket.OPEN,
+        send: (frame) =>
+          socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') })),
+      });
+      socket.once('close', () => microphone.stop());
       resolve({
         socket,
         events,
         send: (event) => socket.send(JSON.stringify(event)),
         next: (type, { after = 0, where = () => true, timeoutMs = 30_000 } = {}) =>
-          new Promise((found, fail) => {
-            const look = () => {
-              const event = events.slice(after).find((candidate) => candidate.type === type && where(candidate));
-              if (event) {
-                finish();
-                found(event);
-              } else if (socket.readyState === WebSocket.CLOSED) {
-                finish();
-                const errors = events
-                  .filter((candidate) => candidate.type === 'error')
-                  .map((e) => JSON.stringify(e.error));
-                fail(new Error(`the socket closed before ${type}: ${errors.join(', ')}`));
-              }
-            };
-            const timer = setTimeout(() => {
-              finish();
-              fail(new Error(`no ${type} within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`));
-            }, timeoutMs);
-            const finish = () => {
-              clearTimeout(timer);
-              waiters.delete(look);
-            };
-            waiters.add(look);
-            look();
-          }),
-        say: (pcm, first) =>
-          new Promise((done) => {
-            const frames: Buffer[] = [];
-            for (let offset = 0; offset < pcm.length; offset += frameBytes) {
-              const frame = Buffer.alloc(frameBytes);
-              pcm.copy(frame, 0, offset, Math.min(pcm.length, offset + frameBytes));
-              frames.push(frame);
-            }
-            spoken.push({ frames, done, first });
-          }),
+          firstReceived(
+            waiters,
+            () => events.slice(after).find((candidate) => candidate.type === type && where(candidate)),
+            () => {
+              if (socket.readyState !== WebSocket.CLOSED) return undefined;
+              const errors = events
+                .filter((candidate) => candidate.type === 'error')
+                .map((e) => JSON.stringify(e.error));
+              return new Error(`the socket closed before ${type}: ${errors.join(', ')}`);
+            },
+            timeoutMs,
+            () => new Error(`no ${type} within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`),
+          ),
+        say: (pcm, first) => microphone.say(pcm, first),
         closed,
         close: async () => {
           running = false;

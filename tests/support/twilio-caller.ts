@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { firstReceived, pacedAudio } from './paced-socket';
 
 /**
  * Twilio's side of a call's media stream, played from the Media Streams documentation: it opens
@@ -148,33 +149,6 @@ export const dialMediaStream = (options: DialOptions): Promise<TwilioCall> =>
     );
     socket.once('error', reject);
 
-    const spoken: { frames: Buffer[]; done: (at: number) => void }[] = [];
-    const silence = Buffer.alloc(telephoneFrameBytes, silenceByte);
-    const pump = async () => {
-      const started = performance.now();
-      for (let sent = 0; running; sent += 1) {
-        const wait = started + sent * frameMs - performance.now();
-        if (wait > 0) await sleep(wait);
-        if (!running || socket.readyState !== WebSocket.OPEN) return;
-        const current = spoken[0];
-        const frame = current?.frames.shift() ?? silence;
-        send({
-          event: 'media',
-          streamSid,
-          media: {
-            track: 'inbound',
-            chunk: String(sent + 1),
-            timestamp: String(sent * frameMs),
-            payload: frame.toString('base64'),
-          },
-        });
-        if (current && current.frames.length === 0) {
-          spoken.shift();
-          current.done(performance.now());
-        }
-      }
-    };
-
     socket.once('open', () => {
       send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
       send({
@@ -190,7 +164,24 @@ export const dialMediaStream = (options: DialOptions): Promise<TwilioCall> =>
           ...options.start,
         },
       });
-      void pump();
+      const microphone = pacedAudio({
+        frameMs,
+        frameBytes: telephoneFrameBytes,
+        silence: Buffer.alloc(telephoneFrameBytes, silenceByte),
+        isOpen: () => running && socket.readyState === WebSocket.OPEN,
+        send: (frame, index) =>
+          send({
+            event: 'media',
+            streamSid,
+            media: {
+              track: 'inbound',
+              chunk: String(index + 1),
+              timestamp: String(index * frameMs),
+              payload: frame.toString('base64'),
+            },
+          }),
+      });
+      socket.once('close', () => microphone.stop());
       resolve({
         socket,
         streamSid,
@@ -200,28 +191,16 @@ export const dialMediaStream = (options: DialOptions): Promise<TwilioCall> =>
         closed,
         playedMs: () => played - Math.max(0, playingUntil - performance.now()),
         next: (event, { after = 0, timeoutMs = 30_000 } = {}) =>
-          new Promise((found, fail) => {
-            const look = () => {
-              const message = received.slice(after).find((candidate) => candidate.event === event);
-              if (message) {
-                finish();
-                found(message);
-              } else if (socket.readyState === WebSocket.CLOSED) {
-                finish();
-                fail(new Error(`the stream closed (${closedWith}) before ${event}`));
-              }
-            };
-            const timer = setTimeout(() => {
-              finish();
-              fail(new Error(`no ${event} within ${timeoutMs} ms (${received.length} messages)`));
-            }, timeoutMs);
-            const finish = () => {
-              clearTimeout(timer);
-              waiters.delete(look);
-            };
-            waiters.add(look);
-            look();
-          }),
+          firstReceived(
+            waiters,
+            () => received.slice(after).find((candidate) => candidate.event === event),
+            () =>
+              socket.readyState === WebSocket.CLOSED
+                ? new Error(`the stream closed (${closedWith}) before ${event}`)
+                : undefined,
+            timeoutMs,
+            () => new Error(`no ${event} within ${timeoutMs} ms (${received.length} messages)`),
+          ),
         quiet: async (ms, timeoutMs = 60_000) => {
           const deadline = performance.now() + timeoutMs;
           while (performance.now() < deadline) {
@@ -231,16 +210,7 @@ export const dialMediaStream = (options: DialOptions): Promise<TwilioCall> =>
           }
           throw new Error(`the server kept sending for ${timeoutMs} ms`);
         },
-        say: (mulaw) =>
-          new Promise((done) => {
-            const frames: Buffer[] = [];
-            for (let offset = 0; offset < mulaw.length; offset += telephoneFrameBytes) {
-              const frame = Buffer.alloc(telephoneFrameBytes, silenceByte);
-              mulaw.copy(frame, 0, offset, Math.min(mulaw.length, offset + telephoneFrameBytes));
-              frames.push(frame);
-            }
-            spoken.push({ frames, done });
-          }),
+        say: (mulaw) => microphone.say(mulaw),
         hangUp: async () => {
           running = false;
           send({ event: 'stop', streamSid, stop: { accountSid: options.accountSid, callSid: options.callSid } });
