@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
-import { backfillLake, backfillOrganizationLake } from '#shared/admin/lake-backfill';
+import { backfillLake, backfillOrganizationLake } from '#shared/analytics/lake-backfill';
 import { logger, withObservability } from '#shared/aws/observability';
 import { requireFunctionSettings } from '#shared/kernel/config';
 

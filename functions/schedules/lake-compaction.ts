@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { compactLake } from '#shared/admin/lake-compaction';
+import { compactLake } from '#shared/analytics/lake-compaction';
 import { logger, withObservability } from '#shared/aws/observability';
 import { requireFunctionSettings } from '#shared/kernel/config';
 

@@ -2,8 +2,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { recordTableChanges, type TableChange } from '#shared/admin/lake-changes';
-import { streamVersion } from '#shared/admin/lake-layout';
+import { recordTableChanges, type TableChange } from '#shared/analytics/lake-changes';
+import { streamVersion } from '#shared/analytics/lake-layout';
 import { addLogKeys, logger, withObservability } from '#shared/aws/observability';
 import { requireFunctionSettings } from '#shared/kernel/config';
 
@@ -28,7 +28,7 @@ const changeOf = (record: DynamoDBRecord): TableChange[] => {
 };
 
 /**
- * The consumer of the table's stream (`shared/kernel/table-stream.ts`): each batch of changes
+ * The consumer of the table's stream (`shared/analytics/lake-feed.ts`): each batch of changes
  * becomes delta files of the analytics lake. A failure throws, so the event source splits the
  * batch and retries each half, then sends what still fails to the failure queue.
  */

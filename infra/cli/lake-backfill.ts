@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { BackfillOutcome } from '#shared/admin/lake-backfill';
+import type { BackfillOutcome } from '#shared/analytics/lake-backfill';
 
 /**
  * `npm run lake:backfill [-- --org ORG]`: fills the analytics lake from the table, every
@@ -30,7 +30,7 @@ const local = async (): Promise<void> => {
   if (!env.TABLE_NAME) throw new Error(`no ${path}: start the platform first (npm start), or name a --function in AWS`);
   Object.assign(process.env, env);
   // Loaded once the environment names the local engines: the product reads it when first imported.
-  const { backfillLake, backfillOrganizationLake } = await import('#shared/admin/lake-backfill');
+  const { backfillLake, backfillOrganizationLake } = await import('#shared/analytics/lake-backfill');
   if (values.org) console.log(describe(await backfillOrganizationLake(values.org)));
   else await backfillLake({ onOrganization: (outcome) => console.log(describe(outcome)) });
 };

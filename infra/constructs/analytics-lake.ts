@@ -10,9 +10,9 @@ import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources'
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { analyticsTableSchemas, type ColumnType } from '#shared/admin/analytics-schema';
-import { athenaResultsRoot } from '#shared/admin/lake-layout';
-import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/kernel/table-stream';
+import { analyticsTableSchemas, type ColumnType } from '#shared/analytics/analytics-schema';
+import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
+import { athenaResultsRoot } from '#shared/analytics/lake-layout';
 import { bindBucket, bindTable, type FunctionDefaults, logicalIdOf, PlatformFunction } from './platform-function';
 
 export interface AnalyticsLakeProps {
@@ -50,7 +50,7 @@ const bytesScannedCutoff = 10 * 1024 ** 3;
 const athenaResultDays = 7;
 
 /**
- * The analytics lake (`shared/admin/lake-*.ts`): each organization's SQL tables as Parquet in a
+ * The analytics lake (`shared/analytics/`): each organization's SQL tables as Parquet in a
  * bucket of their own, `{table}/org_id={org}/…`. The table's stream feeds a consumer through an
  * event source mapping (batching, bisect on error, a failure queue); a rule compacts the changed
  * organizations every few minutes; a job backfills the lake from the table when invoked. The SQL

@@ -156,7 +156,8 @@ export interface Bindable extends IGrantable, IConstruct {
 }
 
 export type TableAccess = 'read' | 'readWrite';
-export type BucketAccess = 'read' | 'readWrite';
+/** `write`: puts, tags and deletes without reading back (a writer of prompt logs only). */
+export type BucketAccess = 'read' | 'write' | 'readWrite';
 export type QueueAccess = 'send' | 'consume';
 
 export interface PlatformQueue {
@@ -216,9 +217,9 @@ export const bindBucket = (
   prefix = '',
   envName = 'ARTIFACT_BUCKET',
 ): void => {
-  const objectActions = ['s3:GetObject'];
+  const objectActions = access === 'write' ? [] : ['s3:GetObject'];
   // Tagging: conversation objects carry their retention's tag, which the lifecycle rules select by.
-  if (access === 'readWrite') objectActions.push('s3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject');
+  if (access !== 'read') objectActions.push('s3:PutObject', 's3:PutObjectTagging', 's3:DeleteObject');
   fn.addToRolePolicy(
     new PolicyStatement({
       effect: Effect.ALLOW,

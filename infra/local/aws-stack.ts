@@ -22,10 +22,11 @@ import {
 import { CreateBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
+import { tableStreamConsumers } from '#shared/composition/table-stream-consumers';
 import { globalIndexes, projectedIndexes, tableKeys } from '#shared/data/table-definition';
 import type { WorkerName } from '#shared/kernel/operation';
 import { type QueueDefinition, queueDefinitions } from '#shared/kernel/queues';
-import { failureQueueName, tableStreamConsumers } from '#shared/kernel/table-stream';
+import { failureQueueName } from '#shared/kernel/table-stream';
 import { assertJava17 } from './java';
 import { assertPortFree, freePort } from './ports';
 

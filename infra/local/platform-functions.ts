@@ -1,9 +1,11 @@
 import type { Context } from 'aws-lambda';
+import { lakeCompactionMinutes } from '#shared/analytics/lake-feed';
 import { canonicalResourcePaths, greedySegment, sharedResourcePrefix } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
+import { tableStreamConsumers } from '#shared/composition/table-stream-consumers';
 import { type EndpointGroup, selfRoutedGroups, type WorkerName } from '#shared/kernel/operation';
 import { queueDefinitions } from '#shared/kernel/queues';
-import { lakeCompactionMinutes, type TableStreamConsumer, tableStreamConsumers } from '#shared/kernel/table-stream';
+import type { TableStreamConsumer } from '#shared/kernel/table-stream';
 import { type BundledFunction, type BundledFunctionSpec, bundledFunction } from './bundled-function';
 import type { DeployedFunction, Deployment } from './deployment';
 import type { SqsBatchHandler } from './queue-poller';

@@ -253,7 +253,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     );
     // A data dir from before the analytics lake: its table's stream is new, so the lake is filled from the table.
     if (aws.tableStream.enabledOnExistingTable) {
-      const { backfillLake } = await import('#shared/admin/lake-backfill');
+      const { backfillLake } = await import('#shared/analytics/lake-backfill');
       log('filling the analytics lake from the table (the backfill, in the background)');
       backfillLake().then(
         ({ organizations }) => log(`analytics lake filled: ${organizations.length} organizations`),

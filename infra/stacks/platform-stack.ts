@@ -87,7 +87,7 @@ const access = {
     // Embeds the triggers of each new version (Bedrock when EMBEDDING_PROVIDER is bedrock).
     'dynamic-behavior-set': { table: 'readWrite', signingKey: true, models: true, sendTo: ['webhook'] },
     // Writes the prompt logs of the judge calls it makes.
-    metric: { table: 'readWrite', signingKey: true, bucket: 'readWrite', models: true },
+    metric: { table: 'readWrite', signingKey: true, bucket: 'write', models: true },
     webhook: { table: 'readWrite', signingKey: true },
     // The web app: pages over the domain functions, chat turns (models, prompt logs, analysis, tools), sign-in e-mails,
     // the operator view's actions (announced to webhooks).
@@ -128,7 +128,7 @@ const access = {
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
-    analysis: { table: 'readWrite', bucket: 'readWrite', sendTo: ['webhook'], models: true },
+    analysis: { table: 'readWrite', bucket: 'write', sendTo: ['webhook'], models: true },
     // Opens the destinations' sealed secrets (keyed from the signing-key secret).
     webhook: { table: 'readWrite', sendTo: ['webhook'], signingKey: true },
     // Runs simulated conversations like the conversation stream (prompt logs, analysis, tools), queues

@@ -1,3 +1,5 @@
+import { runOrganizationQuery } from '../analytics/sql-engine';
+import { sqlResultRoot } from '../analytics/sql-results';
 import { presignedReadUrl, writeObject } from '../aws/bucket';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
@@ -7,8 +9,6 @@ import { requirePermission } from '../kernel/permissions';
 import { requireOrganization } from '../organization/index';
 import { defaultRole } from '../role/default-roles';
 import { callerOutranks } from '../role/privilege';
-import { runOrganizationQuery } from './sql-engine';
-import { sqlResultRoot } from './sql-results';
 
 /**
  * `submit-sql-query`: a read-only query over the organization's own data (`sql-engine.ts`).

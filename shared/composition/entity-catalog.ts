@@ -1,7 +1,7 @@
-import { eraseOrganizationLake } from '../admin/lake-erasure';
-import { lakeCompactionLeases } from '../admin/lake-repository';
-import { sqlResultRoot } from '../admin/sql-results';
 import { agents } from '../agent/agent-repository';
+import { eraseOrganizationLake } from '../analytics/lake-erasure';
+import { lakeCompactionLeases } from '../analytics/lake-repository';
+import { sqlResultRoot } from '../analytics/sql-results';
 import { authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit-repository';
 import { deleteObjects } from '../aws/bucket';

@@ -170,7 +170,7 @@ const useLocalAws = async (platform: PlatformProcess): Promise<() => Promise<voi
 
 /** The engine the SQL query runs, in this process (no rate limit): the ingestion and freshness probes. */
 const countIn = async (orgId: string, sql: string): Promise<number> => {
-  const { runOrganizationQuery } = await import('#shared/admin/sql-engine');
+  const { runOrganizationQuery } = await import('#shared/analytics/sql-engine');
   const result = await runOrganizationQuery(orgId, sql, { maxRows: 1000, timeoutMs: 60_000 });
   return Number(result.rows[0]?.[0] ?? 0);
 };
@@ -186,7 +186,7 @@ const waitForMessages = async (orgId: string, expected: number): Promise<void> =
 };
 
 const compact = async (orgId: string) => {
-  const { compactOrganizationLake } = await import('#shared/admin/lake-compaction');
+  const { compactOrganizationLake } = await import('#shared/analytics/lake-compaction');
   for (;;) {
     const outcome = await compactOrganizationLake(orgId);
     if (outcome.skipped !== 'leased') return outcome;
@@ -214,8 +214,8 @@ const seed = async (orgId: string, from: number, to: number): Promise<{ seconds:
 const lakeFootprint = async (orgId: string): Promise<{ bytes: number; files: number }> => {
   const [{ listLakeObjects }, { lakeTables }, { tableFolder }] = await Promise.all([
     import('#shared/aws/lake-store'),
-    import('#shared/admin/lake-sync'),
-    import('#shared/admin/lake-layout'),
+    import('#shared/analytics/lake-sync'),
+    import('#shared/analytics/lake-layout'),
   ]);
   const objects = (
     await Promise.all(lakeTables.map((table) => listLakeObjects(tableFolder(table.name, orgId))))
@@ -294,7 +294,7 @@ const measureFreshness = async (platform: PlatformProcess, admin: Session): Prom
     }
     starting = false;
   })();
-  const { runOrganizationQuery } = await import('#shared/admin/sql-engine');
+  const { runOrganizationQuery } = await import('#shared/analytics/sql-engine');
   const deadline = Date.now() + 10 * 60_000;
   while (starting || seen.size < announced.size) {
     const pending = [...announced.keys()].filter((id) => !seen.has(id));
