@@ -44,9 +44,10 @@ describe('voice sessions (voiceSessionHosting=fargate, the default)', () => {
       ],
     });
     const [task] = Object.values(template.findResources('AWS::ECS::TaskDefinition'));
-    const environment = (
-      task?.Properties.ContainerDefinitions as { Environment: { Name: string; Value: unknown }[] }[]
-    )[0]?.Environment;
+    const containers = (task?.Properties.ContainerDefinitions ?? []) as {
+      Environment: { Name: string; Value: unknown }[];
+    }[];
+    const environment = containers[0]?.Environment;
     expect(environment?.map((variable) => variable.Name)).toEqual(
       expect.arrayContaining(['TABLE_NAME', 'SPEECH_PROVIDER', 'SIGNING_KEY_SECRET_ARN', 'ANALYSIS_QUEUE_URL']),
     );

@@ -221,7 +221,9 @@ describe('twilio media stream', () => {
     // Assess: the bystander's session still answers, on its own stream.
     const before = bystander.received.length;
     await bystander.quiet(500);
-    await bystander.say(mulawOfPcm16k((librivoxRecordings()[2]?.pcm as Buffer).subarray(0, 96_000)));
+    const [, , recording] = librivoxRecordings();
+    if (!recording) throw new Error('the LibriVox recordings are missing');
+    await bystander.say(mulawOfPcm16k(recording.pcm.subarray(0, 96_000)));
     const still = await bystander.next('media', { after: before, timeoutMs: 60_000 });
     expect(still.streamSid).toBe(bystander.streamSid);
     await bystander.hangUp();
