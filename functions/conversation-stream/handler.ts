@@ -15,7 +15,7 @@ const streamOptions = async (actionType: string): Promise<StreamOptions> => ({
 
 export const handler = streamHandler(
   implementGroup('conversation-stream', {
-    'create-conversation': async ({ path, query, body, caller }) => {
+    'create-conversation': async ({ path, query, body, caller, context }) => {
       const audioFormat = requireAudioFormat(query.response_format, query.audio_format);
       return startConversation(path.organization, caller, {
         serviceId: body.service_id,
@@ -26,6 +26,7 @@ export const handler = streamHandler(
         tags: body.tags,
         stream: await streamOptions(query.current_agent_action_type),
         voice: audioFormat ? { output: { audioFormat } } : undefined,
+        admitted: context.admitted,
       });
     },
 
@@ -51,6 +52,7 @@ export const handler = streamHandler(
         })),
         stream: await streamOptions(query.current_agent_action_type),
         voice: input || output ? { input, output } : undefined,
+        admitted: context.admitted,
       });
     },
 

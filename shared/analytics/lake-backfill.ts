@@ -3,12 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { uploadLakeFile } from '../aws/lake-store';
+import type { KeptLease } from '../data/lease';
 import type { Item } from '../data/table';
 import { ConflictError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { organizationScanKey, scanOrganizationIds } from '../organization/index';
 import type { AnalyticsTable } from './analytics-tables';
-import { type CompactionOutcome, compactLeasedOrganizationLake, withCompactionLease } from './lake-compaction';
+import {
+  type CompactionOutcome,
+  compactLeasedOrganizationLake,
+  stillHeld,
+  withCompactionLease,
+} from './lake-compaction';
 import { closeDuckDb, openDuckDb, writeDelta } from './lake-files';
 import { deltaFilePrefix, snapshotVersion, tableFolder } from './lake-layout';
 import { lakeTables } from './lake-sync';
@@ -38,6 +44,7 @@ const writeSnapshot = async (
   orgId: string,
   version: string,
   dir: string,
+  lease: KeptLease,
 ): Promise<number> => {
   let pending: Item[] = [];
   let records = 0;
@@ -47,6 +54,7 @@ const writeSnapshot = async (
     const rows = pending.map((row) => ({ row, version, deleted: false }));
     pending = [];
     await writeDelta(connection, table, rows, join(dir, name));
+    stillHeld(lease);
     await uploadLakeFile(`${tableFolder(table.name, orgId)}${name}`, join(dir, name));
     await rm(join(dir, name), { force: true });
   };
@@ -68,18 +76,19 @@ const leaseWaitMs = 60_000;
 export const backfillOrganizationLake = async (orgId: string): Promise<BackfillOutcome> => {
   const deadline = Date.now() + leaseWaitMs;
   for (;;) {
-    const outcome = await withCompactionLease(orgId, async () => {
+    const outcome = await withCompactionLease(orgId, async (lease) => {
       const version = snapshotVersion(Date.now());
       const dir = await mkdtemp(join(tmpdir(), 'lake-backfill-'));
       const database = await openDuckDb();
       let records = 0;
       try {
-        for (const table of lakeTables) records += await writeSnapshot(database.connection, table, orgId, version, dir);
+        for (const table of lakeTables)
+          records += await writeSnapshot(database.connection, table, orgId, version, dir, lease);
       } finally {
         closeDuckDb(database);
         await rm(dir, { recursive: true, force: true });
       }
-      return { orgId, records, compaction: await compactLeasedOrganizationLake(orgId) };
+      return { orgId, records, compaction: await compactLeasedOrganizationLake(orgId, lease) };
     });
     if (outcome === 'erased') return { orgId, records: 0, skipped: 'erased' };
     if (outcome !== 'leased') return outcome;

@@ -4,19 +4,20 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { deleteLakeObject, listLakeObjects, putLakeMarker, uploadLakeFile } from '../aws/lake-store';
 import { logger } from '../aws/observability';
+import { type KeptLease, keepLease, LeaseLostError, type LeaseTiming, releaseLease } from '../data/lease';
 import { newId } from '../kernel/ids';
 import type { AnalyticsTable } from './analytics-tables';
 import { eraseOrganizationLake, isOrganizationLive } from './lake-erasure';
 import { closeDuckDb, mergeTableFiles, openDuckDb } from './lake-files';
 import { baseFilePrefix, dirtyMarkerKey, dirtyMarkerRoot, tableFolder } from './lake-layout';
-import { releaseCompactionLease, renewCompactionLease, takeCompactionLease } from './lake-repository';
+import { takeCompactionLease } from './lake-repository';
 import { fetchLakeObjects, lakeTables, listTableObjects } from './lake-sync';
 
 /**
  * Compaction keeps each table folder of an organization at one compacted file plus the deltas
  * written since the last run: the latest version of every record goes into a new file, then the
  * files it replaces are deleted. One compaction (or backfill) at a time per organization: a lease
- * in the table, renewed while the work runs.
+ * in the table, renewed while the work runs; a compaction that lost it writes nothing more.
  */
 export interface CompactionOutcome {
   orgId: string;
@@ -30,14 +31,20 @@ export interface CompactionOutcome {
   skipped?: 'leased' | 'erased';
 }
 
-/** A lease lasts this long unless renewed: a holder that died frees the organization soon after. */
-const leaseSeconds = 5 * 60;
+/** A lease lasts 5 minutes unless renewed (every 100 s): a holder that died frees the organization soon after. */
+const leaseTiming: LeaseTiming = { durationMs: 5 * 60_000, renewEveryMs: 100_000, marginMs: 30_000 };
+
+/** Before each write of the lake: the compaction still holds the organization's lease. */
+export const stillHeld = (lease: KeptLease): void => {
+  if (!lease.held()) throw new LeaseLostError('The lake compaction lost its lease: another compaction took over.');
+};
 
 const compactTable = async (
   connection: DuckDBConnection,
   table: AnalyticsTable,
   orgId: string,
   dir: string,
+  lease: KeptLease,
 ): Promise<{ records: number; deltas: number } | undefined> => {
   const objects = await listTableObjects(table.name, orgId);
   if (objects.deltas.length > 0) {
@@ -46,30 +53,36 @@ const compactTable = async (
     const deltas = await fetchLakeObjects(objects.deltas, tableDir);
     const name = `${baseFilePrefix}${newId()}.parquet`;
     const records = await mergeTableFiles(connection, table, { base, deltas }, join(dir, name));
+    stillHeld(lease);
     if (records > 0) await uploadLakeFile(`${tableFolder(table.name, orgId)}${name}`, join(dir, name));
     // Replaced files go after the new one is in place: compacted ones first, then the deltas oldest
     // first, so a reader listing meanwhile never finds a removal gone while an older change of the
     // same record is still there (it merges whatever it finds by version).
-    for (const replaced of [...objects.olderBases, ...(objects.base ? [objects.base] : [])])
+    for (const replaced of [...objects.olderBases, ...(objects.base ? [objects.base] : []), ...objects.deltas]) {
+      stillHeld(lease);
       await deleteLakeObject(replaced.key);
-    for (const delta of objects.deltas) await deleteLakeObject(delta.key);
+    }
     return { records, deltas: objects.deltas.length };
   }
   // What a compaction that stopped half-way left: the latest compacted file holds all of it.
-  for (const replaced of objects.olderBases) await deleteLakeObject(replaced.key);
+  for (const replaced of objects.olderBases) {
+    stillHeld(lease);
+    await deleteLakeObject(replaced.key);
+  }
   return undefined;
 };
 
-/** Compacts every table of the organization; the caller holds its compaction lease. */
-export const compactLeasedOrganizationLake = async (orgId: string): Promise<CompactionOutcome> => {
+/** Compacts every table of the organization under its compaction lease, which the caller holds. */
+export const compactLeasedOrganizationLake = async (orgId: string, lease: KeptLease): Promise<CompactionOutcome> => {
   const outcome: CompactionOutcome = { orgId, tables: 0, records: 0, deltas: 0 };
   // Changes recorded from now on mark the organization again, for the next run.
+  stillHeld(lease);
   await deleteLakeObject(dirtyMarkerKey(orgId));
   const dir = await mkdtemp(join(tmpdir(), 'lake-compaction-'));
   const database = await openDuckDb();
   try {
     for (const table of lakeTables) {
-      const compacted = await compactTable(database.connection, table, orgId, dir);
+      const compacted = await compactTable(database.connection, table, orgId, dir, lease);
       if (!compacted) continue;
       outcome.tables += 1;
       outcome.records += compacted.records;
@@ -86,38 +99,32 @@ export const compactLeasedOrganizationLake = async (orgId: string): Promise<Comp
 };
 
 /**
- * Runs `work` holding the organization's compaction lease (renewed while it runs), unless another
- * compaction holds it (undefined) or the organization is gone (its lake is erased instead:
- * changes a consumer wrote while it was being deleted go with the rest).
+ * Runs `work` holding the organization's compaction lease (renewed while it runs; `work` checks
+ * `held()` before each write and stops once it is lost), unless another compaction holds it
+ * (`leased`) or the organization is gone (its lake is erased instead: changes a consumer wrote
+ * while it was being deleted go with the rest).
  */
 export const withCompactionLease = async <T>(
   orgId: string,
-  work: () => Promise<T>,
+  work: (lease: KeptLease) => Promise<T>,
 ): Promise<T | 'leased' | 'erased'> => {
   if (!(await isOrganizationLive(orgId))) {
     await eraseOrganizationLake(orgId);
     return 'erased';
   }
-  const leaseId = await takeCompactionLease(orgId, leaseSeconds);
-  if (!leaseId) return 'leased';
-  const renewal = setInterval(
-    () => {
-      renewCompactionLease(orgId, leaseId, leaseSeconds).catch((error: unknown) =>
-        logger.warn('could not renew the lake compaction lease', { org_id: orgId, error: error as Error }),
-      );
-    },
-    (leaseSeconds * 1000) / 3,
-  );
+  const grant = await takeCompactionLease(orgId, leaseTiming.durationMs);
+  if (!grant) return 'leased';
+  const lease = keepLease(grant, leaseTiming, { org_id: orgId, lease: 'lake compaction' });
   try {
-    return await work();
+    return await work(lease);
   } finally {
-    clearInterval(renewal);
-    await releaseCompactionLease(orgId, leaseId);
+    lease.stop();
+    await releaseLease(grant);
   }
 };
 
 export const compactOrganizationLake = async (orgId: string): Promise<CompactionOutcome> => {
-  const outcome = await withCompactionLease(orgId, () => compactLeasedOrganizationLake(orgId));
+  const outcome = await withCompactionLease(orgId, (lease) => compactLeasedOrganizationLake(orgId, lease));
   return typeof outcome === 'string' ? { orgId, tables: 0, records: 0, deltas: 0, skipped: outcome } : outcome;
 };
 

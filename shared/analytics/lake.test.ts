@@ -9,15 +9,16 @@ import { insertOrganization } from '../composition/organization-creation';
 import { conversations } from '../conversation/conversation-repository';
 import { sampleConversationRecord } from '../conversation/fixtures';
 import type { ConversationRecord } from '../conversation/schemas';
+import { type KeptLease, LeaseLostError, releaseLease } from '../data/lease';
 import { putItem } from '../data/table';
 import { newId } from '../kernel/ids';
 import { markOrganizationDeleted } from '../organization/index';
 import { backfillOrganizationLake } from './lake-backfill';
 import { recordTableChanges, type TableChange } from './lake-changes';
-import { compactOrganizationLake } from './lake-compaction';
+import { compactLeasedOrganizationLake, compactOrganizationLake } from './lake-compaction';
 import { eraseOrganizationLake } from './lake-erasure';
 import { streamVersion } from './lake-layout';
-import { releaseCompactionLease, takeCompactionLease } from './lake-repository';
+import { takeCompactionLease } from './lake-repository';
 import { localOrganizationFolder } from './lake-sync';
 import { runOrganizationQuery } from './sql-engine';
 
@@ -147,13 +148,35 @@ describe('analytics lake', () => {
   it('leaves an organization to the compaction holding its lease', async () => {
     const orgId = await organization();
     await recordTableChanges([change(orgId, conversation(orgId, newId()), 10)]);
-    const leaseId = (await takeCompactionLease(orgId, 60)) as string;
+    const lease = await takeCompactionLease(orgId, 60_000);
 
     const outcome = await compactOrganizationLake(orgId);
-    await releaseCompactionLease(orgId, leaseId);
+    await releaseLease(lease as NonNullable<typeof lease>);
 
     expect(outcome.skipped).toBe('leased');
     expect(await lakeKeys(orgId)).toHaveLength(1);
+  });
+
+  it('writes nothing more once the compaction lost its lease, and leaves the organization to the next', async () => {
+    // Prepare: two deltas to merge; a compaction whose lease is already another's (it stalled past it).
+    const orgId = await organization();
+    await recordTableChanges([change(orgId, conversation(orgId, newId()), 10)]);
+    await recordTableChanges([change(orgId, conversation(orgId, newId()), 20)]);
+    const before = await lakeKeys(orgId);
+    const lost: KeptLease = {
+      grant: { key: { pk: 'lost', sk: 'lost' }, token: 1, untilMs: 0 },
+      held: () => false,
+      signal: AbortSignal.abort(),
+      stop: () => undefined,
+    };
+
+    // Act
+    const compaction = await compactLeasedOrganizationLake(orgId, lost).catch((error: unknown) => error);
+
+    // Assess
+    expect(compaction).toBeInstanceOf(LeaseLostError);
+    expect(await lakeKeys(orgId)).toEqual(before);
+    expect((await compactOrganizationLake(orgId)).deltas).toBe(2);
   });
 
   it('backfills from the table: the snapshot supersedes what the lake held, and compacts', async () => {

@@ -5,7 +5,7 @@ import { sqlResultRoot } from '../analytics/sql-results';
 import { authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit-repository';
 import { deleteObjects } from '../aws/bucket';
-import { conversationLeases, conversations, conversationUserStates } from '../conversation/conversation-repository';
+import { conversations, conversationUserStates } from '../conversation/conversation-repository';
 import { conversationEvents } from '../conversation/event-repository';
 import { interactions } from '../conversation/interaction-repository';
 import { messages } from '../conversation/message-repository';
@@ -62,7 +62,6 @@ export const entityCatalog: readonly Entity[] = [
   phoneNumbers,
   phoneNumberCounts,
   conversations,
-  conversationLeases,
   interactions,
   messages,
   conversationEvents,

@@ -115,9 +115,16 @@ export const rankOptionsFromEnvironment = (): Omit<RankOptions, 'previousSetId'>
   limit: Math.max(1, Math.floor(numberSetting('DYNAMIC_BEHAVIOR_MAX_CANDIDATES', 5))),
 });
 
-/** The engine's source of dynamic behaviours for a conversation of `serviceId`. */
+/**
+ * The engine's source of dynamic behaviours for a conversation of `serviceId`. The service's sets
+ * are read when the source is made, with the turn's other reads, not when the engine first ranks:
+ * a round trip less before the first token.
+ */
 export const behaviorSourceFor = (orgId: string, serviceId: string): DynamicBehaviorSource => {
   const embedding = embeddingProvider();
+  const behaviors = behaviorsOfService(orgId, serviceId, embedding);
+  // Awaited by `rank`; a turn that ends before ranking leaves the read unawaited.
+  behaviors.catch(() => undefined);
   return {
     embed: async (text) => {
       const [vector] = await embedding.embed([text]);
@@ -125,7 +132,7 @@ export const behaviorSourceFor = (orgId: string, serviceId: string): DynamicBeha
       return vector;
     },
     rank: async (vector, previous) =>
-      rankBehaviors(vector, await behaviorsOfService(orgId, serviceId, embedding), {
+      rankBehaviors(vector, await behaviors, {
         ...rankOptionsFromEnvironment(),
         previousSetId: previous?.[0],
       }),

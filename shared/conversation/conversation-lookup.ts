@@ -1,7 +1,6 @@
 import type { Caller } from '../kernel/caller';
-import { ConflictError, NotFoundError } from '../kernel/errors';
 import { asIfMissing, conversationAttributes, requirePermission } from '../kernel/permissions';
-import { getConversation } from './conversation-repository';
+import { conversationNotFound, getConversation } from './conversation-repository';
 import type { ConversationRecord } from './schemas';
 
 /** Interacting with a conversation and finishing it need both permissions, as in the reference. */
@@ -9,9 +8,6 @@ export const requireInteraction = (caller: Caller, conversation: ConversationRec
   requirePermission(caller, 'User:UpdateUserInfo', { user_id: conversation.user_id });
   requirePermission(caller, 'Conversation:InteractWithConversation', conversationAttributes(conversation));
 };
-
-export const conversationNotFound = (id: string): NotFoundError =>
-  new NotFoundError(`Conversation ${id} does not exist.`);
 
 /** The conversation, or 404. */
 export const requireConversation = async (
@@ -38,5 +34,3 @@ export const requireAuthorizedConversation = async (
   );
   return conversation;
 };
-
-export const alreadyFinished = (id: string) => new ConflictError(`Conversation ${id} is already finished.`);

@@ -5,6 +5,7 @@ import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { readObjectBytes } from '../aws/bucket';
 import { analyzeFinishedConversation } from '../composition/conversation-analysis';
+import { renewLease } from '../data/lease';
 import { createBehaviorSet } from '../dynamic-behavior-set/behavior-sets';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
@@ -13,7 +14,7 @@ import { createStateMachineVersion } from '../state-machine/state-machines';
 import { createTool } from '../tool/tools';
 import { queryMemories } from '../user/memory-repository';
 import { getUserModels } from '../user/user-model-repository';
-import { getConversation, getLease, renewLease, storeInteractionItems, takeLease } from './conversation-repository';
+import { getConversation } from './conversation-repository';
 import { interactWithConversation, type StartConversationInput, startConversation } from './conversations';
 import { getConversationEvents } from './event-replay';
 import { eventIdOf, eventItems } from './event-repository';
@@ -21,6 +22,9 @@ import { finishConversation } from './finishing';
 import { toolInInitialStateMachineVersion } from './fixtures';
 import { getInteraction } from './interaction-repository';
 import { messageItem, recentMessages } from './message-repository';
+import { actionOf } from './operator/operator-control';
+import { queryPendingReplies, storePendingReply } from './operator/operator-repository';
+import { takeOverConversation } from './operator/operators';
 import {
   interactionLogScope,
   type PromptLogScope,
@@ -29,6 +33,7 @@ import {
   promptLogKey,
 } from './prompt-log';
 import type { StreamOptions } from './turn-lifecycle';
+import { getConversationAndLease, storeInteractionItems, takeConversationLease } from './turn-repository';
 
 const stream: StreamOptions = { agentActionType: /^.*$/ };
 /** The conversations' user, allowed everything (agent actions included). */
@@ -75,7 +80,7 @@ const say = async (orgId: string, conversationId: string, text: string) =>
  * runs out (nothing renews it).
  */
 const interruptedTurn = async (orgId: string, conversationId: string, text: string) => {
-  const lease = await takeLease(orgId, conversationId);
+  const { grant } = await takeConversationLease(orgId, conversationId);
   const interactionId = newId();
   const messageId = newId();
   const events = [
@@ -85,27 +90,24 @@ const interruptedTurn = async (orgId: string, conversationId: string, text: stri
       action: { type: 'navigate-state-machine-action-state-action-selected', action: 'help' },
     },
   ].map((event, n) => ({ ...event, event_id: eventIdOf(interactionId, n) }) as ConversationEvent);
-  await storeInteractionItems(
-    { org_id: orgId, id: conversationId },
-    {
-      puts: [
-        messageItem(orgId, {
-          id: messageId,
-          conversation_id: conversationId,
-          interaction_id: interactionId,
-          created_at: new Date().toISOString(),
-          sender: 'User',
-          message: text,
-          format: 'text',
-          message_type: 'user-message',
-          message_metadata: [],
-        }),
-        ...(await eventItems({ org_id: orgId, id: conversationId }, events)),
-      ],
-      addedMessages: 0,
-    },
-  );
-  await renewLease(orgId, conversationId, lease.leaseId, -1_000);
+  await storeInteractionItems({ org_id: orgId, id: conversationId }, grant.token, {
+    puts: [
+      messageItem(orgId, {
+        id: messageId,
+        conversation_id: conversationId,
+        interaction_id: interactionId,
+        created_at: new Date().toISOString(),
+        sender: 'User',
+        message: text,
+        format: 'text',
+        message_type: 'user-message',
+        message_metadata: [],
+      }),
+      ...(await eventItems({ org_id: orgId, id: conversationId }, events)),
+    ],
+    addedMessages: 0,
+  });
+  await renewLease(grant, -1_000);
   return { interactionId, messageId };
 };
 
@@ -367,6 +369,41 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     await drain((await start({ versionSetName: 'edge' })).events);
   });
 
+  it("ends an operator's control and drops the replies not delivered when the conversation is finished", async () => {
+    // Prepare: an operator holds the conversation, a reply of theirs waiting for delivery.
+    const { orgId, start } = await prepare();
+    const [created] = await drain((await start()).events);
+    const conversationId = (created as { conversation_id: string }).conversation_id;
+    const operator = { ...caller, userId: 'operator-1' };
+    await takeOverConversation(orgId, operator, conversationId);
+    const held = (await getConversation(orgId, conversationId, true)) as NonNullable<
+      Awaited<ReturnType<typeof getConversation>>
+    >;
+    const reply = {
+      conversation_id: conversationId,
+      id: newId(),
+      text: 'One moment please.',
+      operator_user_id: operator.userId,
+      operator_name: 'Olivia',
+      created_at: new Date().toISOString(),
+    };
+    await storePendingReply(
+      held,
+      reply,
+      actionOf(held, { userId: operator.userId, name: 'Olivia' }, 'sent-message', reply.created_at),
+    );
+
+    // Act
+    await finishConversation(orgId, user, conversationId);
+
+    // Assess
+    expect(await queryPendingReplies(orgId, conversationId, 10)).toEqual([]);
+    const finished = await getConversation(orgId, conversationId, true);
+    expect(finished).toMatchObject({ is_finished: true });
+    expect(finished?.control).toBeUndefined();
+    expect(finished?.operator).toBeUndefined();
+  });
+
   it('ends an interaction whose turn died when the next turn takes the conversation, keeping the message it announced', async () => {
     // Prepare
     const { orgId, serviceId, start } = await prepare();
@@ -412,7 +449,7 @@ describe('conversations domain (DynamoDB Local, SQS, S3)', () => {
     // Assess
     expect(first.at(-1)).toMatchObject({ type: 'error', event_id: eventIdOf(dead.interactionId, 2) });
     expect(again).toEqual(first);
-    expect(await getLease(orgId, conversationId)).toBeUndefined();
+    expect((await getConversationAndLease(orgId, conversationId))?.lease.untilMs).toBeUndefined();
     expect((await getConversation(orgId, conversationId))?.num_messages).toBe(2);
   });
 

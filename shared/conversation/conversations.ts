@@ -1,28 +1,28 @@
-import type { ConversationEvent, CreateConversationEvent, InteractEvent } from '../../events/stream-events';
+import type { CreateConversationEvent, InteractEvent } from '../../events/stream-events';
 import { countConversationStarted } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
+import { isLeaseAbandoned, isLeaseHeld, type KeptLease, LeaseLostError } from '../data/lease';
+import type { Item, PrimaryKey } from '../data/table';
 import type { Caller } from '../kernel/caller';
 import { BadRequestError, DomainError } from '../kernel/errors';
 import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
-import { requirePermission } from '../kernel/permissions';
+import { asIfMissing, requirePermission } from '../kernel/permissions';
 import { getOrganization, retentionDaysOf } from '../organization/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/index';
+import { behaviorSourceFor } from './behavior-matching';
+import { requireInteraction } from './conversation-lookup';
 import {
   alreadyFinished,
-  requireAuthorizedConversation,
-  requireConversation,
-  requireInteraction,
-} from './conversation-lookup';
-import {
+  conversationBusy,
+  conversationKey,
+  conversationNotFound,
   createConversation,
   getUserServiceState,
-  LeaseLostError,
-  storeInteractionItems,
 } from './conversation-repository';
 import { eventItems } from './event-repository';
-import { takeConversationLease } from './interruptions';
+import { takeIdleConversation } from './interruptions';
 import { withoutExpiredEscalation } from './operator/operator-control';
 import { responderFor } from './operator/operator-turns';
 import { retentionOf } from './retention';
@@ -37,9 +37,16 @@ import {
   type StreamOptions,
   startEngine,
   startTurn,
-  type Turn,
 } from './turn-lifecycle';
 import { startTurnMeter } from './turn-meter';
+import {
+  conversationLeaseTiming,
+  getConversationAndLease,
+  holdConversation,
+  keepConversationLease,
+  removeInteractionItems,
+  storeInteractionItems,
+} from './turn-repository';
 import { prepareVoiceTurn, storeHeardAudio, type VoiceRequest } from './voice';
 
 /**
@@ -74,6 +81,8 @@ export interface StartConversationInput {
     /** The scenario's `conversation_starts_at`: the time the conversation's clock starts at. */
     clockStartsAt?: string | null;
   };
+  /** The request's rate limit, checked while the first reads are made (`RequestContext.admitted`): awaited before any write. */
+  admitted?: Promise<void>;
 }
 
 /**
@@ -96,6 +105,7 @@ export const startConversation = async (
     getUserServiceState(orgId, userId, serviceId),
     getUser(orgId, userId),
     getOrganization(orgId),
+    input.admitted,
   ]);
   // An unfinished conversation of the service is refused once, by the transaction that stores
   // the new one (`createConversation`): a check here as well would only repeat it.
@@ -127,19 +137,26 @@ export const startConversation = async (
   const newMessages = input.initialMessage
     ? [userSideMessage(conversation, interactionId, input.initialMessage.text, input.initialMessage.type, nowIso())]
     : [];
+  const behaviors = behaviorSourceFor(orgId, serviceId);
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
   const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
   const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice, meter));
   const opening = openingEvents(interactionId, [{ type: 'conversation-created', conversation_id: conversation.id }]);
-  // The conversation, its initial message and its first event are stored at once, before the stream.
-  const lease = await createConversation(conversation, [
+  // The conversation, its initial message and its first event are stored at once, before the
+  // stream, the conversation holding its first lease.
+  const grant = {
+    key: conversationKey(orgId, conversation.id),
+    token: 1,
+    untilMs: Date.now() + conversationLeaseTiming().durationMs,
+  };
+  await createConversation(conversation, grant, [
     ...messageItems(orgId, newMessages),
     ...(await eventItems(conversation, opening)),
   ]);
   countConversationStarted();
   const turn = beginTurn(
-    { conversation, session, interactionId, newMessages, caller, stream: input.stream, voice, meter },
-    lease,
+    { conversation, session, interactionId, newMessages, caller, stream: input.stream, voice, meter, behaviors },
+    keepConversationLease(grant),
     opening.length,
   );
   return startTurn(turn, startEngine(turn), opening);
@@ -180,6 +197,8 @@ export interface InteractInput {
   stream: StreamOptions;
   /** Voice input (its transcript replaces `text`) and voice output. */
   voice?: VoiceRequest;
+  /** The request's rate limit, checked while the first read is made (`RequestContext.admitted`): awaited before any write. */
+  admitted?: Promise<void>;
 }
 
 /**
@@ -216,6 +235,10 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  * agent's turn and `interaction-complete` (`conversation_completed` when the session ended). Fails
  * before streaming with 404 (unknown conversation), 409 (finished, or another interaction in
  * flight) and 400 (empty message).
+ *
+ * Two round trips before the model starts, each its requests at once: the conversation with its
+ * lease is read (while the rate limit is checked); then one write takes the lease seen free and
+ * stores what `user-message-available` announces (while the session is read).
  */
 export const interactWithConversation = async (
   orgId: string,
@@ -224,104 +247,126 @@ export const interactWithConversation = async (
 ): Promise<StreamedTurn<InteractEvent>> => {
   const { conversationId } = input;
   const meter = startTurnMeter(undefined, input.voice?.heard?.endedAt);
-  const found = await requireAuthorizedConversation(orgId, conversationId, (conversation) =>
-    requireInteraction(caller, conversation),
+  const [read] = await Promise.all([getConversationAndLease(orgId, conversationId), input.admitted]);
+  if (!read) throw conversationNotFound(conversationId);
+  asIfMissing(
+    () => requireInteraction(caller, read.conversation),
+    () => conversationNotFound(conversationId),
   );
-  if (found.is_finished) throw alreadyFinished(conversationId);
-  const voice = input.voice && (await prepareVoiceTurn(found, input.voice, meter));
+  if (read.conversation.is_finished) throw alreadyFinished(conversationId);
+  if (isLeaseHeld(read.lease)) throw conversationBusy(read.lease.untilMs);
+  const voice = input.voice && (await prepareVoiceTurn(read.conversation, input.voice, meter));
   const text = voice?.heard?.transcript ?? input.text;
-  const externalEvents = validateTurnInput(found, { ...input, text });
+  const externalEvents = validateTurnInput(read.conversation, { ...input, text });
 
-  const lease = await takeConversationLease(orgId, conversationId);
-  let turn: Turn;
-  let opening: ConversationEvent[];
-  try {
-    // Read again under the lease: the previous turn may have moved the conversation on.
-    const read = await requireConversation(orgId, conversationId, true);
-    if (read.is_finished) throw alreadyFinished(conversationId);
-    const conversation = await withoutExpiredEscalation(read);
-    const interactionId = newId();
-    const newMessages = [
-      ...externalEvents.map((event) =>
-        userSideMessage(conversation, interactionId, event.content, 'external-event', event.timestamp),
-      ),
-      ...(input.messageType === 'skip'
-        ? []
-        : [
-            {
-              ...userSideMessage(
-                conversation,
-                interactionId,
-                text,
-                input.messageType,
-                nowIso(),
-                voice?.heard ? 'voice' : 'text',
-              ),
-              // A live session announced the message's id when the speech started.
-              ...(voice?.heard?.messageId ? { id: voice.heard.messageId } : {}),
-            },
-          ]),
-    ];
-    // Only a conversation whose opening never completed starts from an initial state again.
-    const isReturningUser =
-      conversation.current_state === null &&
-      (await getUserServiceState(orgId, conversation.user_id, conversation.service_id)).finishedCount > 0;
-    const session = await loadSession(conversation, { isReturningUser, newMessages });
-    const spoken = newMessages.at(-1);
-    opening = openingEvents(
-      interactionId,
-      spoken && input.messageType !== 'skip'
-        ? [{ type: 'user-message-available', message_id: spoken.id, user_message: spoken.message }]
-        : [],
-    );
-    turn = beginTurn(
-      {
-        conversation,
-        session,
-        interactionId,
-        newMessages,
-        caller,
-        stream: input.stream,
-        voice,
-        meter,
-        responder: responderFor(conversation),
-      },
-      lease,
-      opening.length,
-    );
-  } catch (error) {
-    await giveLeaseBack(orgId, conversationId, lease.leaseId);
-    throw error;
-  }
-  const { conversation, newMessages } = turn;
-  const engine = startEngine(turn);
-  try {
-    // What `user-message-available` announces is stored before it is sent, in one write, while the
-    // model starts: the messages and that event. The recording is stored beside them, so the
-    // message's source resolves once it is announced; a recording not stored is only logged.
-    const spoken = newMessages.at(-1);
-    await Promise.all([
-      newMessages.length > 0 &&
-        storeInteractionItems(conversation, {
-          puts: [...messageItems(orgId, newMessages), ...(await eventItems(conversation, opening))],
-          addedMessages: 0,
-        }),
-      voice?.heard &&
-        spoken &&
-        storeHeardAudio(conversation, spoken.id, voice.heard).catch((error: unknown) =>
+  // A lease its holder abandoned: the interaction it left unended is ended first, under the lease
+  // this turn then goes on with (rare: the previous turn's process died or stalled).
+  const taken = isLeaseAbandoned(read.lease) ? await takeIdleConversation(orgId, conversationId) : undefined;
+  const seen = taken ? await getConversationAndLease(orgId, conversationId) : read;
+  if (!seen) throw conversationNotFound(conversationId);
+  const conversation = await withoutExpiredEscalation(seen.conversation);
+  const interactionId = newId();
+  const newMessages = [
+    ...externalEvents.map((event) =>
+      userSideMessage(conversation, interactionId, event.content, 'external-event', event.timestamp),
+    ),
+    ...(input.messageType === 'skip'
+      ? []
+      : [
+          {
+            ...userSideMessage(
+              conversation,
+              interactionId,
+              text,
+              input.messageType,
+              nowIso(),
+              voice?.heard ? 'voice' : 'text',
+            ),
+            // A live session announced the message's id when the speech started.
+            ...(voice?.heard?.messageId ? { id: voice.heard.messageId } : {}),
+          },
+        ]),
+  ];
+  const spoken = newMessages.at(-1);
+  const opening = openingEvents(
+    interactionId,
+    spoken && input.messageType !== 'skip'
+      ? [{ type: 'user-message-available', message_id: spoken.id, user_message: spoken.message }]
+      : [],
+  );
+  // What `user-message-available` announces is stored before it is sent, in the write that takes
+  // the lease: the messages and that event. The session is read meanwhile.
+  const puts = [...messageItems(orgId, newMessages), ...(await eventItems(conversation, opening))];
+  const holding = taken
+    ? (puts.length === 0
+        ? Promise.resolve()
+        : storeInteractionItems(conversation, taken.grant.token, { puts, addedMessages: 0 })
+      ).then(
+        () => taken.grant,
+        async (error: unknown) => {
+          // A refusal wrote nothing: the lease is given back. After any other failure whether the
+          // write took effect is unknown: the lease is left to run out.
+          if (error instanceof DomainError && !(error instanceof LeaseLostError)) await giveLeaseBack(taken.grant);
+          throw error;
+        },
+      )
+    : holdConversation(conversation, seen.lease, puts);
+  // Kept from when it is taken: a session read through a throttling storm may outlast its first term.
+  const kept = holding.then(keepConversationLease);
+  const responder = responderFor(conversation);
+  const behaviors = responder ? undefined : behaviorSourceFor(orgId, conversation.service_id);
+  // Only a conversation whose opening never completed starts from an initial state again.
+  const session = (
+    conversation.current_state === null
+      ? getUserServiceState(orgId, conversation.user_id, conversation.service_id).then(
+          (state) => state.finishedCount > 0,
+        )
+      : Promise.resolve(false)
+  ).then((isReturningUser) => loadSession(conversation, { isReturningUser, newMessages }));
+  // The recording is stored beside the message, so its source resolves once it is announced; a
+  // recording not stored is only logged.
+  const heard =
+    voice?.heard && spoken
+      ? storeHeardAudio(conversation, spoken.id, voice.heard).catch((error: unknown) =>
           logger.warn('heard audio not stored', { error: error as Error }),
-        ),
-    ]);
-  } catch (error) {
-    turn.stop.abort();
-    turn.lease.stop();
-    // A refusal (too large, a conflict) wrote nothing: the lease is given back. After any other
-    // failure whether the write took effect is unknown: the lease is left to run out, and whoever
-    // takes the conversation next ends the interaction if it was stored.
-    if (error instanceof DomainError && !(error instanceof LeaseLostError)) {
-      await giveLeaseBack(orgId, conversationId, lease.leaseId);
-    }
-    throw error;
+        )
+      : undefined;
+  const [lease, loaded] = await Promise.allSettled([kept, session]);
+  await heard;
+  if (lease.status === 'rejected') throw lease.reason;
+  if (loaded.status === 'rejected') {
+    await withdrawTurn(conversation, lease.value, puts);
+    throw loaded.reason;
   }
-  return startTurn(turn, engine, opening);
+  const turn = beginTurn(
+    {
+      conversation,
+      session: loaded.value,
+      interactionId,
+      newMessages,
+      caller,
+      stream: input.stream,
+      voice,
+      meter,
+      responder,
+      behaviors,
+    },
+    lease.value,
+    opening.length,
+  );
+  return startTurn(turn, startEngine(turn), opening);
+};
+
+/**
+ * A turn whose session could not be read (its versions are gone: 404) leaves nothing behind: what
+ * its first write stored is removed under its lease, which is given back. Should that fail, the
+ * lease is left to run out, and whoever takes the conversation next ends the interaction.
+ */
+const withdrawTurn = async (conversation: ConversationRecord, lease: KeptLease, stored: (Item & PrimaryKey)[]) => {
+  lease.stop();
+  try {
+    await removeInteractionItems(conversation, lease.grant.token, stored);
+  } catch (error) {
+    logger.warn('a turn that failed before its stream was not withdrawn', { error: error as Error });
+  }
 };

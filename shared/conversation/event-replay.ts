@@ -1,15 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationEvent } from '../../events/stream-events';
+import { isLeaseHeld } from '../data/lease';
 import type { Caller } from '../kernel/caller';
 import type { TextPattern } from '../kernel/caller-patterns';
 import { ConflictError } from '../kernel/errors';
 import { conversationAttributes, hasPermission } from '../kernel/permissions';
-import { conversationNotFound, requireConversation } from './conversation-lookup';
-import { getLease } from './conversation-repository';
+import { requireConversation } from './conversation-lookup';
+import { conversationNotFound } from './conversation-repository';
 import { readerNow } from './event-reader';
 import { lastStoredEvent, parseEventId, readEventsAfter, readRestOfItem } from './event-repository';
 import { endIdleInterruption, endOvertakenInteraction } from './interruptions';
 import { endsInteraction } from './turn-events';
+import { getConversationAndLease } from './turn-repository';
 
 /** Items of stored events read per Query: a replay costs one read per page, and one per poll while it follows. */
 const pageSize = 100;
@@ -110,8 +112,8 @@ export const getConversationEvents = async (
         if (contiguous === page.length) {
           idle = ended;
           if (!idle) {
-            const lease = await getLease(orgId, conversationId);
-            if (!lease?.held) {
+            const now = await getConversationAndLease(orgId, conversationId);
+            if (!now || !isLeaseHeld(now.lease)) {
               // Nothing runs: an interaction left without its end was interrupted. It is ended in
               // storage (once), and what ended it is read next; else the stored events are all there is.
               if (!interruptionEnded) {

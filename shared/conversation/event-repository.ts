@@ -2,20 +2,23 @@ import { z } from 'zod';
 import type { ConversationEvent } from '../../events/stream-events';
 import { readObjectBytes, writeObject } from '../aws/bucket';
 import { defineEntity } from '../data/entity';
-import { type Item, type PrimaryKey, putItem, queryPage } from '../data/table';
+import { LeaseLostError } from '../data/lease';
+import { type Item, type PrimaryKey, queryPage, transactWrite } from '../data/table';
 import { newId } from '../kernel/ids';
-import { conversations, expiringWith, LeaseLostError } from './conversation-repository';
+import { conversations, newItemPuts } from './conversation-repository';
 import { type ConversationPartition, retentionTags } from './retention';
+import { leaseCheck } from './turn-repository';
 import { voiceAudioRoot } from './voice-audio';
 
 /**
  * The events of a conversation's streams, as they were sent, in the conversation's partition.
  * One item holds consecutive events of one interaction (what accumulated while the previous
  * write was in flight), under `EVENT#{event_id}` of its first event: a Query of the partition
- * reads them in stream order, a page at a time. Each item is written only if its key is free,
- * so each position of an interaction's stream is written once: whoever ends an interrupted
- * interaction takes the next position, and the interrupted turn, should it still run, can write
- * nothing after it (the position is the fencing token). Like the conversation's messages they
+ * reads them in stream order, a page at a time. Each item is written only if its key is free and
+ * the conversation's lease is still its writer's (its fencing token, `turn-repository.ts`), so
+ * each position of an interaction's stream is written once, and by the holder: whoever ends an
+ * interrupted interaction takes the next position, and the interrupted turn, should it still
+ * run, can write nothing more. Like the conversation's messages they
  * have no TTL: they go with the conversation's partition (an empty conversation's deletion, the
  * organization's erasure). Each event is kept as its JSON text, so whatever a tool put in it is
  * stored as sent; items written before events were grouped hold one, as `event`.
@@ -147,12 +150,19 @@ export const eventGroups = (events: ConversationEvent[]): ConversationEvent[][] 
 
 /**
  * Stores a group of consecutive events of an interaction (one of `eventGroups`) as one item,
- * under the first one's id; fails with `LeaseLostError` when that position is taken (the
- * interaction was ended by someone else).
+ * under the first one's id, fenced by the conversation's lease `token`; fails with
+ * `LeaseLostError` when the lease is another's or that position is taken (the interaction was
+ * ended by someone else).
  */
-export const putEventGroup = async (conversation: ConversationPartition, group: ConversationEvent[]): Promise<void> => {
-  const [item] = expiringWith(conversation, [await itemOf(conversation, group)]);
-  await putItem(item as Item & PrimaryKey, { ifNotExists: () => new LeaseLostError() });
+export const putEventGroup = async (
+  conversation: ConversationPartition,
+  group: ConversationEvent[],
+  token: number,
+): Promise<void> => {
+  await transactWrite(
+    [...newItemPuts(conversation, [await itemOf(conversation, group)]), leaseCheck(conversation, token)],
+    () => new LeaseLostError(),
+  );
 };
 
 /** An item's events as they were sent: their audio read back from the bucket, unless `audio` is false. */

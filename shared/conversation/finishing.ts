@@ -1,40 +1,39 @@
 import { logger } from '../aws/observability';
 import { queueAnalysis } from '../aws/queues';
+import { isLeaseHeld } from '../data/lease';
 import type { Caller } from '../kernel/caller';
 import { nowIso } from '../kernel/ids';
 import { recordUserActivity } from '../user/users';
-import {
-  alreadyFinished,
-  requireAuthorizedConversation,
-  requireConversation,
-  requireInteraction,
-} from './conversation-lookup';
-import {
-  conversationBusy,
-  deleteEmptyConversation,
-  finishConversationRecord,
-  getLease,
-} from './conversation-repository';
+import { requireAuthorizedConversation, requireInteraction } from './conversation-lookup';
+import { alreadyFinished, conversationBusy, conversationNotFound } from './conversation-repository';
 import { endIdleInterruption } from './interruptions';
 import { recentMessages } from './message-repository';
+import { pendingReplyKey, queryPendingReplies, removePendingReplies } from './operator/operator-repository';
 import type { ConversationRecord } from './schemas';
+import { deleteEmptyConversation, finishConversationRecord, getConversationAndLease } from './turn-repository';
+
+/** The operators' replies not delivered that the write finishing a conversation deletes with it (a transaction holds 100 items). */
+const repliesDroppedWithFinish = 50;
 
 /**
- * Finishes a conversation: queues its analysis and marks it finished (a conversation without
- * messages is deleted instead). `leaseId` is given when an interaction ends its own session.
+ * Finishes a conversation: queues its analysis and marks it finished, which ends its operator's
+ * control and drops the operator's replies not delivered (a conversation without messages is
+ * deleted instead). `token` (the lease's) is given when an interaction ends its own session.
  */
 export const closeConversation = async (
   conversation: ConversationRecord,
-  options: { leaseId?: string; trigger: 'finish-conversation' | 'end-session' },
+  options: { token?: number; trigger: 'finish-conversation' | 'end-session' },
 ): Promise<void> => {
   const { org_id: orgId, id } = conversation;
   if (conversation.is_finished) throw alreadyFinished(id);
   let current = conversation;
-  if (!options.leaseId) {
+  if (options.token === undefined) {
     // An interaction whose turn stopped is ended first (409 while one runs): its messages count.
-    if (await endIdleInterruption(orgId, id)) current = await requireConversation(orgId, id, true);
-    const lease = await getLease(orgId, id);
-    if (lease?.held) throw conversationBusy(lease.heldUntilMs);
+    await endIdleInterruption(orgId, id);
+    const now = await getConversationAndLease(orgId, id);
+    if (!now) throw conversationNotFound(id);
+    if (isLeaseHeld(now.lease)) throw conversationBusy(now.lease.untilMs);
+    current = now.conversation;
   }
   if (current.is_finished) throw alreadyFinished(id);
   if (current.num_messages === 0) {
@@ -53,7 +52,13 @@ export const closeConversation = async (
     finished_at: finishedAt,
     trigger: options.trigger,
   });
-  await finishConversationRecord(current, finishedAt, options.leaseId);
+  const pending = await queryPendingReplies(orgId, id, repliesDroppedWithFinish);
+  await finishConversationRecord(current, finishedAt, {
+    token: options.token,
+    pendingReplies: pending.map((reply) => pendingReplyKey(orgId, reply)),
+  });
+  // More than one transaction holds: the rest go after (no reply is added to a finished conversation).
+  if (pending.length === repliesDroppedWithFinish) await removePendingReplies(orgId, id);
   await countInUserStatistics(current);
 };
 

@@ -1,16 +1,12 @@
 import type { ConversationEvent, ErrorEvent } from '../../events/stream-events';
+import { type LeaseGrant, LeaseLostError, releaseLease } from '../data/lease';
 import { ConflictError } from '../kernel/errors';
-import {
-  getConversation,
-  LeaseLostError,
-  type LeaseState,
-  releaseLease,
-  storeInteractionItems,
-  takeLease,
-} from './conversation-repository';
 import { eventIdOf, eventItems, lastStoredEvent, parseEventId } from './event-repository';
 import { countMessagesSince } from './message-repository';
+import type { ConversationPartition } from './retention';
+import type { ConversationRecord } from './schemas';
 import { endsInteraction } from './turn-events';
+import { storeInteractionItems, takeConversationLease } from './turn-repository';
 
 /**
  * Interactions that began and never ended: their turn's process died, or the turn lost its lease.
@@ -32,13 +28,16 @@ const endAttempts = 3;
 
 /**
  * Stores `interruptedError` right after `last`, counting `addedMessages` messages of its
- * interaction; `LeaseLostError` when that position was taken meanwhile.
+ * interaction, under the lease `token`; `LeaseLostError` when that position was taken meanwhile.
  */
-const endAfter = async (orgId: string, conversationId: string, last: ConversationEvent, addedMessages: number) => {
+const endAfter = async (
+  conversation: ConversationPartition,
+  token: number,
+  last: ConversationEvent,
+  addedMessages: number,
+) => {
   const { interactionId, n } = parseEventId(last.event_id);
-  // Read for its expiry, which the stored end shares; an interruption is rare.
-  const conversation = (await getConversation(orgId, conversationId)) ?? { org_id: orgId, id: conversationId };
-  return storeInteractionItems(conversation, {
+  return storeInteractionItems(conversation, token, {
     puts: await eventItems(conversation, [{ ...interruptedError, event_id: eventIdOf(interactionId, n + 1) }]),
     addedMessages,
   });
@@ -47,20 +46,24 @@ const endAfter = async (orgId: string, conversationId: string, last: Conversatio
 /**
  * Ends the conversation's latest interaction if it began and never ended: stores `interruptedError`
  * at the position after its last stored event, and counts the messages it stored from the user's
- * side before it streamed (they stay). The caller holds the conversation's lease, so no turn
- * begins meanwhile; the interrupted turn, should it still run, finds that position taken and
- * writes nothing more. Nothing to do for an interaction that ended.
+ * side before it streamed (they stay). The caller holds the conversation's lease (`token`), so no
+ * turn begins meanwhile; the interrupted turn, should it still run, finds its lease taken and that
+ * position taken, and writes nothing more. Nothing to do for an interaction that ended.
  */
-export const endInterruptedInteraction = async (orgId: string, conversationId: string): Promise<boolean> => {
+export const endInterruptedInteraction = async (
+  conversation: ConversationPartition,
+  token: number,
+): Promise<boolean> => {
+  const { org_id: orgId, id } = conversation;
   for (let attempt = 0; attempt < endAttempts; attempt += 1) {
-    const last = await lastStoredEvent(orgId, conversationId);
+    const last = await lastStoredEvent(orgId, id);
     if (!last || endsInteraction(last)) return false;
     const { interactionId } = parseEventId(last.event_id);
     try {
-      await endAfter(orgId, conversationId, last, await countMessagesSince(orgId, conversationId, interactionId));
+      await endAfter(conversation, token, last, await countMessagesSince(orgId, id, interactionId));
       return true;
     } catch (error) {
-      // The interrupted turn stored more meanwhile: end it after that.
+      // The interrupted turn stored more before its lease was taken: end it after that.
       if (!(error instanceof LeaseLostError)) throw error;
     }
   }
@@ -70,14 +73,18 @@ export const endInterruptedInteraction = async (orgId: string, conversationId: s
 };
 
 /**
- * Takes the conversation's lease (409 while another holds it). A lease that had expired tells that
- * its holder stopped without giving it back: what it left unended is ended first. Should that
- * fail, the lease is left to run out, so that whoever takes it next tries again.
+ * Takes the conversation's lease for an operation between turns (409 while another holds it). A
+ * lease that had been abandoned tells that its holder stopped without giving it back: what it
+ * left unended is ended first. Should that fail, the lease is left to run out, so that whoever
+ * takes it next tries again.
  */
-export const takeConversationLease = async (orgId: string, conversationId: string): Promise<LeaseState> => {
-  const lease = await takeLease(orgId, conversationId);
-  if (lease.replacedExpired) await endInterruptedInteraction(orgId, conversationId);
-  return lease;
+export const takeIdleConversation = async (
+  orgId: string,
+  conversationId: string,
+): Promise<{ grant: LeaseGrant; conversation: ConversationRecord }> => {
+  const taken = await takeConversationLease(orgId, conversationId);
+  if (taken.abandoned) await endInterruptedInteraction(taken.conversation, taken.grant.token);
+  return taken;
 };
 
 /**
@@ -88,16 +95,19 @@ export const takeConversationLease = async (orgId: string, conversationId: strin
 export const endIdleInterruption = async (orgId: string, conversationId: string): Promise<boolean> => {
   const last = await lastStoredEvent(orgId, conversationId);
   if (!last || endsInteraction(last)) return false;
-  const lease = await takeLease(orgId, conversationId);
-  const ended = await endInterruptedInteraction(orgId, conversationId);
-  await releaseLease(orgId, conversationId, lease.leaseId);
-  return ended;
+  const { grant, conversation } = await takeConversationLease(orgId, conversationId);
+  try {
+    return await endInterruptedInteraction(conversation, grant.token);
+  } finally {
+    await releaseLease(grant);
+  }
 };
 
 /**
  * Ends an interaction that a later one followed without it having ended: one interrupted before
  * interrupted interactions were ended as above (it stored no message before its end, so none
- * is counted). Nothing is done when it has ended, or when its next position is taken meanwhile.
+ * is counted). Nothing is done when it has ended, when an operation holds the conversation, or
+ * when its next position is taken meanwhile.
  */
 export const endOvertakenInteraction = async (
   orgId: string,
@@ -106,7 +116,16 @@ export const endOvertakenInteraction = async (
 ): Promise<void> => {
   const last = await lastStoredEvent(orgId, conversationId, interactionId);
   if (!last || endsInteraction(last)) return;
-  await endAfter(orgId, conversationId, last, 0).catch((error: unknown) => {
-    if (!(error instanceof LeaseLostError)) throw error;
+  const taken = await takeConversationLease(orgId, conversationId).catch((error: unknown) => {
+    if (error instanceof ConflictError) return undefined;
+    throw error;
   });
+  if (!taken) return;
+  try {
+    await endAfter(taken.conversation, taken.grant.token, last, 0).catch((error: unknown) => {
+      if (!(error instanceof LeaseLostError)) throw error;
+    });
+  } finally {
+    await releaseLease(taken.grant);
+  }
 };

@@ -1,10 +1,12 @@
 import { defineEntity } from '../data/entity';
+import { LeaseLostError } from '../data/lease';
 import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
 import { failedConditions, type Item, type PrimaryKey, queryPage, transactWrite } from '../data/table';
 import { NotFoundError } from '../kernel/errors';
 import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
-import { conversationLeases, conversations, LeaseLostError } from './conversation-repository';
+import { conversations } from './conversation-repository';
 import { type ConversationRecord, type MessageRecord, type MessageType, messageRecord } from './schemas';
+import { leaseCheck } from './turn-repository';
 
 /**
  * Messages live in their conversation's partition under `MESSAGE#{id}`. Interaction ids are
@@ -120,12 +122,12 @@ export const queryMessages = async (
 
 /**
  * Replaces an agent message's text with the part the user heard (a live session's truncate after a
- * barge-in), and the conversation's final message when it is that one, under the conversation's
- * lease `leaseId`. 404 when no agent message has that id; `LeaseLostError` when the lease was lost.
+ * barge-in), and the conversation's final message when it is that one, fenced by the conversation's
+ * lease (`leaseToken`). 404 when no agent message has that id; `LeaseLostError` when the lease was lost.
  */
 export const truncateAgentMessageText = async (
   conversation: ConversationRecord,
-  leaseId: string,
+  leaseToken: number,
   messageId: string,
   text: string,
 ): Promise<void> => {
@@ -141,13 +143,7 @@ export const truncateAgentMessageText = async (
           ExpressionAttributeValues: { ':text': text, ':agent': 'agent-message' },
         },
       },
-      {
-        ConditionCheck: {
-          Key: conversationLeases.key(orgId, { conversation_id: conversationId }),
-          ConditionExpression: 'lease_id = :lease',
-          ExpressionAttributeValues: { ':lease': leaseId },
-        },
-      },
+      leaseCheck(conversation, leaseToken),
       ...(isFinal
         ? [
             {

@@ -12,8 +12,13 @@ import {
   permissionCheck,
   requirePermission,
 } from '../kernel/permissions';
-import { conversationNotFound, requireAuthorizedConversation, requireConversation } from './conversation-lookup';
-import { getConversation, queryConversations, replaceConversationTags } from './conversation-repository';
+import { requireAuthorizedConversation, requireConversation } from './conversation-lookup';
+import {
+  conversationNotFound,
+  getConversation,
+  queryConversations,
+  replaceConversationTags,
+} from './conversation-repository';
 import { mayReadInsights } from './event-visibility';
 import { getInteraction, listInteractions } from './interaction-repository';
 import { getMessage, queryMessages } from './message-repository';

@@ -44,16 +44,19 @@ describe('retentionOf', () => {
   });
 });
 
+/** The lease a new conversation's opening holds. */
+const firstLease = { token: 1, untilMs: Date.now() + 30_000 };
+
 describe('createConversation', () => {
   it('frees the user-and-service guard of an unfinished conversation once its retention expired it', async () => {
     // Prepare
     const orgId = `org-${newId()}`;
-    await createConversation(conversationOf(orgId, { retention_days: 7, expires_at_epoch: 1 }), []);
+    await createConversation(conversationOf(orgId, { retention_days: 7, expires_at_epoch: 1 }), firstLease, []);
 
     // Act
-    await createConversation(conversationOf(orgId, retentionOf(7, nowIso())), []);
+    await createConversation(conversationOf(orgId, retentionOf(7, nowIso())), firstLease, []);
 
     // Assess
-    await expect(createConversation(conversationOf(orgId, {}), [])).rejects.toBeInstanceOf(BadRequestError);
+    await expect(createConversation(conversationOf(orgId, {}), firstLease, [])).rejects.toBeInstanceOf(BadRequestError);
   });
 });

@@ -6,7 +6,7 @@ import { getStateMachineVersion } from '../state-machine/index';
 import { getUser, getUserModels, recentMemories } from '../user/index';
 import { userVariablesOf } from '../user/users';
 import { behaviorSourceFor } from './behavior-matching';
-import type { EngineDependencies, EngineSession, HistoryEntry } from './engine/contracts';
+import type { DynamicBehaviorSource, EngineDependencies, EngineSession, HistoryEntry } from './engine/contracts';
 import { getInteraction } from './interaction-repository';
 import { recentMessages } from './message-repository';
 import type { PromptLogger } from './prompt-log';
@@ -83,21 +83,24 @@ export const conversationClock = (
 
 /**
  * Everything the engine needs for the next turn of a conversation; `newMessages` are the
- * messages of this turn that are not stored yet (the user's message).
+ * messages of this turn (the user's message), which the write storing them may or may not have
+ * stored by the time the history is read: they are read as given, once.
  */
 export const loadSession = async (
   conversation: ConversationRecord,
   options: { isReturningUser: boolean; newMessages: MessageRecord[] },
 ): Promise<EngineSession> => {
   const { org_id: orgId, id } = conversation;
-  const [{ agent, machine }, stored, lastInteraction, userContext] = await Promise.all([
+  const added = new Set(options.newMessages.map((message) => message.id));
+  const [{ agent, machine }, read, lastInteraction, userContext] = await Promise.all([
     loadPinnedVersions(conversation),
-    conversation.num_messages > 0 ? recentMessages(orgId, id, historyLength) : Promise.resolve([]),
+    conversation.num_messages > 0 ? recentMessages(orgId, id, historyLength + added.size) : Promise.resolve([]),
     conversation.last_interaction_id
       ? getInteraction(orgId, id, conversation.last_interaction_id)
       : Promise.resolve(undefined),
     userContextOf(orgId, conversation.user_id),
   ]);
+  const stored = read.filter((message) => !added.has(message.id)).slice(-historyLength);
   return {
     agent,
     stateMachine: { id: machine.service_hierarchical_state_machine_id, version: machine.version, content: machine },
@@ -142,6 +145,7 @@ export const engineDependencies = (
   promptLogger: PromptLogger,
   meter: TurnMeter,
   signal?: AbortSignal,
+  behaviors: DynamicBehaviorSource = behaviorSourceFor(conversation.org_id, conversation.service_id),
 ): EngineDependencies => {
   const preferences = conversation.version_set_info.llm_model_preferences as LlmModelPreferences;
   const toolContext: ConversationToolContext = {
@@ -163,7 +167,7 @@ export const engineDependencies = (
       return meter.model(purpose, { ...resolved, provider: promptLogger.wrap(resolved.provider) });
     },
     recall: recallFromMemories(conversation.org_id, conversation.user_id),
-    dynamicBehaviors: behaviorSourceFor(conversation.org_id, conversation.service_id),
+    dynamicBehaviors: behaviors,
     newId: () => newId(),
     // The tool code (and its runtime) is imported when a state first uses a tool, not at cold start.
     resolveToolCalls: async (specs) => (await import('./tool-calls')).resolveToolCalls(conversation.org_id, specs),

@@ -1,6 +1,5 @@
-import { NotFoundError } from '../kernel/errors';
-import { getConversation, releaseLease } from './conversation-repository';
-import { takeConversationLease } from './interruptions';
+import { releaseLease } from '../data/lease';
+import { takeIdleConversation } from './interruptions';
 import { truncateAgentMessageText } from './message-repository';
 
 /**
@@ -51,12 +50,10 @@ export const truncateSpokenMessage = async (
   messageId: string,
   text: string,
 ): Promise<void> => {
-  const lease = await takeConversationLease(orgId, conversationId);
+  const { grant, conversation } = await takeIdleConversation(orgId, conversationId);
   try {
-    const conversation = await getConversation(orgId, conversationId, true);
-    if (!conversation) throw new NotFoundError(`Conversation ${conversationId} does not exist.`);
-    await truncateAgentMessageText(conversation, lease.leaseId, messageId, text);
+    await truncateAgentMessageText(conversation, grant.token, messageId, text);
   } finally {
-    await releaseLease(orgId, conversationId, lease.leaseId);
+    await releaseLease(grant);
   }
 };

@@ -16,6 +16,7 @@ export const createConversationOperation = defineOperation({
   auth: 'required',
   streaming: true,
   rateLimitPerMinute: 5,
+  rateLimitOverlapsFirstRead: true,
   request: {
     path: organizationPath,
     query: createConversationQuery,
@@ -35,6 +36,7 @@ export const interactWithConversationOperation = defineOperation({
   auth: 'required',
   streaming: true,
   rateLimitPerMinute: 15,
+  rateLimitOverlapsFirstRead: true,
   request: {
     path: organizationPath.extend({ conversation_id: objectId.describe('The identifier of the conversation.') }),
     query: interactQuery,

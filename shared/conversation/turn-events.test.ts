@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ConversationEvent, StreamEvent } from '../../events/stream-events';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { waitFor } from '../../tests/unit/local/wait-for';
+import { LeaseLostError } from '../data/lease';
+import { putItem, updateItem } from '../data/table';
 import { newId } from '../kernel/ids';
-import { LeaseLostError } from './conversation-repository';
+import { conversationKey } from './conversation-repository';
 import { eventIdOf, parseEventId, putEventGroup, readEventsAfter, readRestOfItem } from './event-repository';
 import { InteractionJournal, outliveReader } from './turn-events';
 
@@ -81,16 +83,18 @@ describe('InteractionJournal (DynamoDB Local)', () => {
     sequence_number: n,
     message_id: 'm1',
   });
-  const journalOf = (leaseHeld: () => boolean = () => true) => {
+  /** A journal of a new interaction of a conversation whose lease (token 1) its turn holds. */
+  const journalOf = async (held: () => boolean = () => true) => {
     const conversation = { org_id: 'org-journal', id: newId() };
-    return { conversation, journal: new InteractionJournal(conversation, newId(), 1, leaseHeld) };
+    await putItem({ ...conversationKey(conversation.org_id, conversation.id), entity: 'conversation', lease_token: 1 });
+    return { conversation, journal: new InteractionJournal(conversation, newId(), 1, { token: 1, held }) };
   };
   const storedIds = async (conversationId: string) =>
     (await readEventsAfter('org-journal', conversationId, undefined, 100)).flat().map((event) => event.event_id);
 
   it('numbers events after those stored before the stream, and stores them behind it in as few items as accumulated', async () => {
     // Prepare
-    const { conversation, journal } = journalOf();
+    const { conversation, journal } = await journalOf();
 
     // Act: the first write starts with one event; four more come while it is in flight.
     const sent = [journal.send(piece(0))];
@@ -115,7 +119,7 @@ describe('InteractionJournal (DynamoDB Local)', () => {
   it('writes nothing more once its lease is lost, and says so to the write that would end the interaction', async () => {
     // Prepare
     let held = true;
-    const { conversation, journal } = journalOf(() => held);
+    const { conversation, journal } = await journalOf(() => held);
     const first = journal.send(piece(0));
     await new Promise((resolve) => setTimeout(resolve, 200));
 
@@ -129,16 +133,39 @@ describe('InteractionJournal (DynamoDB Local)', () => {
     expect(await storedIds(conversation.id)).toEqual([first.event_id]);
   });
 
+  it('writes nothing once another holder has taken the lease, however long its own clock counts it held', async () => {
+    // Prepare: the turn stalled past its lease, and another took the conversation (token 2).
+    const { conversation, journal } = await journalOf();
+    const first = journal.send(piece(0));
+    await waitFor('the first event stored', async () =>
+      (await storedIds(conversation.id)).length === 1 ? true : undefined,
+    );
+    await updateItem({
+      Key: conversationKey(conversation.org_id, conversation.id),
+      UpdateExpression: 'SET lease_token = :next',
+      ExpressionAttributeValues: { ':next': 2 },
+    });
+
+    // Act
+    journal.send(piece(1));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    journal.send(piece(2));
+
+    // Assess
+    await expect(journal.unstored()).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await storedIds(conversation.id)).toEqual([first.event_id]);
+  });
+
   it('stops at a position another holder took to end the interaction, writing nothing after it', async () => {
     // Prepare
-    const { conversation, journal } = journalOf();
+    const { conversation, journal } = await journalOf();
     const ending = {
       type: 'error',
       http_error_code: 500,
       error_description: 'interrupted',
       event_id: eventIdOf(journal.interactionId, 1),
     } as ConversationEvent;
-    await putEventGroup(conversation, [ending]);
+    await putEventGroup(conversation, [ending], 1);
 
     // Act
     journal.send(piece(0));
@@ -149,13 +176,13 @@ describe('InteractionJournal (DynamoDB Local)', () => {
     await expect(journal.unstored()).rejects.toBeInstanceOf(LeaseLostError);
     const stored = (await readEventsAfter('org-journal', conversation.id, undefined, 100)).flat();
     expect(stored).toEqual([ending]);
-    await expect(putEventGroup(conversation, [ending])).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(putEventGroup(conversation, [ending], 1)).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it('leaves up to a KB to the write that ends the interaction, and stores more than that before it', async () => {
     // Prepare
-    const small = journalOf();
-    const large = journalOf();
+    const small = await journalOf();
+    const large = await journalOf();
 
     // Act: the turn ends before any write behind the stream has begun.
     const left = small.journal.send(piece(0));

@@ -1,6 +1,6 @@
 import type { ConversationEvent, StreamEvent } from '../../events/stream-events';
 import { logger } from '../aws/observability';
-import { LeaseLostError } from './conversation-repository';
+import { LeaseLostError } from '../data/lease';
 import { eventGroups, eventIdOf, parseEventId, putEventGroup } from './event-repository';
 import type { ConversationPartition } from './retention';
 
@@ -17,8 +17,9 @@ const endingWriteBytes = 1024;
  * flight as one item. Whoever ends the interaction stores the rest in the write that ends it
  * (`unstored`, `storedWith`): the commit with `interaction-complete`, or the `error`; so a reader
  * who finds the last event has the whole interaction. A write that fails is retried by that
- * last write; one whose position is taken (the interaction was ended elsewhere) or made once the
- * lease is lost stops all writing.
+ * last write; one refused because the lease is another's or its position is taken (the
+ * interaction was ended elsewhere) stops all writing. Each write names the lease's fencing token
+ * in its condition: a holder's own clock (`leaseHeld`) only stops it from trying.
  */
 export class InteractionJournal {
   private next: number;
@@ -32,10 +33,15 @@ export class InteractionJournal {
     readonly interactionId: string,
     /** How many events were stored before the stream started (by the conversation's creation, or with the user's message). */
     storedBefore: number,
-    /** Whether the turn still holds the conversation's lease. */
-    private readonly leaseHeld: () => boolean,
+    /** The lease the turn holds: its fencing token, and whether it still holds it by its own clock. */
+    private readonly lease: { token: number; held: () => boolean },
   ) {
     this.next = storedBefore;
+  }
+
+  /** Whether a write was refused because another holder has the conversation: the turn stops at once. */
+  lost(): boolean {
+    return this.failure instanceof LeaseLostError;
   }
 
   /** The event with the id of the next position, not yet sent. */
@@ -54,13 +60,13 @@ export class InteractionJournal {
 
   private async writeBehind(): Promise<void> {
     if (!this.writingBehind || this.failure !== undefined || this.pending.length === 0) return;
-    if (!this.leaseHeld()) {
+    if (!this.lease.held()) {
       this.failure = new LeaseLostError();
       return;
     }
     const [group = []] = eventGroups(this.pending);
     try {
-      await putEventGroup(this.conversation, group);
+      await putEventGroup(this.conversation, group, this.lease.token);
       this.pending.splice(0, group.length);
     } catch (error) {
       this.failure = error;
@@ -84,7 +90,7 @@ export class InteractionJournal {
       this.writingBehind = false;
     }
     if (this.failure instanceof LeaseLostError) throw this.failure;
-    if (!this.leaseHeld()) throw new LeaseLostError();
+    if (!this.lease.held()) throw new LeaseLostError();
     return [...this.pending];
   }
 

@@ -1,19 +1,13 @@
 import type { ConversationEvent, StreamEvent } from '../../events/stream-events';
 import { countInteraction, recordTurnMetrics } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
+import { type KeptLease, type LeaseGrant, LeaseLostError, releaseLease } from '../data/lease';
 import { retryWhileBusy } from '../data/table';
 import { behaviorInvocationItem } from '../dynamic-behavior-set/index';
 import type { Caller } from '../kernel/caller';
 import type { TextPattern } from '../kernel/caller-patterns';
 import { nowIso } from '../kernel/ids';
-import {
-  commitInteraction,
-  LeaseLostError,
-  type LeaseState,
-  releaseLease,
-  storeInteractionItems,
-} from './conversation-repository';
-import type { EngineSession, TurnOutcome } from './engine/contracts';
+import type { DynamicBehaviorSource, EngineSession, TurnOutcome } from './engine/contracts';
 import { runTurn } from './engine/turn';
 import { eventIdOf, eventItems } from './event-repository';
 import { eventVisibility, visibleEvents } from './event-visibility';
@@ -21,7 +15,6 @@ import { closeConversation } from './finishing';
 import { withProductionTime } from './fragment-times';
 import { interactionItem } from './interaction-repository';
 import { interruptedError } from './interruptions';
-import { type KeptLease, keepLease } from './lease-keeper';
 import { messageItem } from './message-repository';
 import { errorEventOf } from './model-failure';
 import { escalateAfterTurn } from './operator/operator-control';
@@ -31,6 +24,7 @@ import type { ConversationRecord, MessageRecord } from './schemas';
 import { engineDependencies } from './session';
 import { InteractionJournal, outliveReader } from './turn-events';
 import type { TurnFigures, TurnMeter } from './turn-meter';
+import { commitInteraction, storeInteractionItems } from './turn-repository';
 import { speakTurn, type VoiceTurn } from './voice';
 
 /**
@@ -72,18 +66,22 @@ export interface Turn {
   stop: AbortController;
   /** Who answers instead of the agent: an operator holding the conversation, or a holding line (`operator/operator-turns.ts`). */
   responder?: TurnResponder;
+  /** The service's dynamic behaviours, read with the session (none when someone else answers). */
+  behaviors?: DynamicBehaviorSource;
 }
 
 type TurnFields = Omit<Turn, 'lease' | 'journal' | 'promptLogger' | 'stop'>;
 
-/** A turn under `lease`, whose first `storedBefore` events were stored before its stream. */
-export const beginTurn = (fields: TurnFields, lease: LeaseState, storedBefore: number): Turn => {
+/** A turn under `lease` (kept from when it was taken), whose first `storedBefore` events were stored before its stream. */
+export const beginTurn = (fields: TurnFields, lease: KeptLease, storedBefore: number): Turn => {
   const { conversation, interactionId } = fields;
-  const kept = keepLease(conversation.org_id, conversation.id, lease);
   return {
     ...fields,
-    lease: kept,
-    journal: new InteractionJournal(conversation, interactionId, storedBefore, kept.held),
+    lease,
+    journal: new InteractionJournal(conversation, interactionId, storedBefore, {
+      token: lease.grant.token,
+      held: lease.held,
+    }),
     promptLogger: createPromptLogger(interactionLogScope(conversation, interactionId)),
     stop: new AbortController(),
   };
@@ -99,7 +97,10 @@ export const startEngine = (turn: Turn): RunningEngine => {
   const signal = AbortSignal.any([turn.lease.signal, turn.stop.signal]);
   const textTurn = turn.responder
     ? turn.responder.run(turn.session, signal)
-    : runTurn(turn.session, engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal));
+    : runTurn(
+        turn.session,
+        engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal, turn.behaviors),
+      );
   const steps = turn.voice ? speakTurn(turn.conversation, textTurn, turn.voice, turn.meter) : textTurn;
   const first = steps.next();
   // Read by the stream; a turn that ends before its stream never reads it.
@@ -150,7 +151,7 @@ const storeTurn = async (
       })
     : undefined;
   const unstored = await turn.journal.unstored();
-  await commitInteraction(conversation, turn.lease.leaseId, {
+  await commitInteraction(conversation, turn.lease.grant.token, {
     puts: [
       ...messageItems(orgId, [...thoughts, ...(answered ? [agentMessage] : [])]),
       interactionItem(orgId, {
@@ -216,7 +217,7 @@ const endWithError = async (
     const puts = await eventItems(conversation, [...unstored, event]);
     await retryWhileBusy(
       () =>
-        storeInteractionItems(conversation, {
+        storeInteractionItems(conversation, turn.lease.grant.token, {
           puts,
           addedMessages: committed ? 0 : turn.newMessages.length,
         }),
@@ -251,7 +252,7 @@ async function* streamTurn(
     yield* opening;
     let step = await engine.first;
     while (!step.done) {
-      if (!lease.held()) throw new LeaseLostError();
+      if (!lease.held() || journal.lost()) throw new LeaseLostError();
       yield journal.send(withProductionTime(step.value));
       step = await engine.steps.next();
     }
@@ -275,7 +276,7 @@ async function* streamTurn(
       const stored = { ...conversation, num_messages: conversation.num_messages + added };
       // The session ends here: `conversation_completed` above told the client, and the
       // stream closes. No further event: the reference's stream has none for it.
-      await closeConversation(stored, { leaseId: lease.leaseId, trigger: 'end-session' });
+      await closeConversation(stored, { token: lease.grant.token, trigger: 'end-session' });
     }
   } catch (error) {
     const ending = await endWithError(turn, error, ended);
@@ -285,7 +286,7 @@ async function* streamTurn(
     turn.stop.abort();
     lease.stop();
     await turn.promptLogger.flush();
-    if (ended && !released) await giveLeaseBack(conversation.org_id, conversation.id, lease.leaseId);
+    if (ended && !released) await giveLeaseBack(lease.grant);
   }
 }
 
@@ -294,10 +295,10 @@ async function* streamTurn(
  * table was busy must not keep its conversation busy once the table answers again. A storm longer
  * than 30 s leaves the lease to expire; that is only logged, so the turn's own outcome stands.
  */
-export const giveLeaseBack = (orgId: string, conversationId: string, leaseId: string): Promise<void> =>
-  retryWhileBusy(() => releaseLease(orgId, conversationId, leaseId), 30_000).catch((error: unknown) =>
-    logger.warn('conversation lease not released', { error: error as Error }),
-  );
+export const giveLeaseBack = (grant: LeaseGrant): Promise<void> =>
+  retryWhileBusy(() => releaseLease(grant), 30_000).catch((error: unknown) => {
+    logger.warn('conversation lease not released', { error: error as Error });
+  });
 
 /** A streamed turn: its events as the caller may see them, and when it has ended, read or not. */
 export interface StreamedTurn<E extends ConversationEvent> {

@@ -29,6 +29,8 @@ export interface SpokenResponse {
   transcript: string;
   /** The turn has ended in storage (a truncate waits for it). */
   settled: Promise<void>;
+  /** The last of the turn's events sent: where reading the conversation's events goes on. */
+  lastEventId?: string;
 }
 
 export const newResponse = (silence = new AbortController()): SpokenResponse => ({
@@ -41,7 +43,7 @@ export const newResponse = (silence = new AbortController()): SpokenResponse => 
   settled: Promise.resolve(),
 });
 
-const describe = (
+export const responseDescription = (
   r: SpokenResponse,
   status: ResponseDescription['status'],
   extra: Partial<ResponseDescription> = {},
@@ -66,6 +68,20 @@ const describe = (
 
 type Send = (event: VoiceSessionEvent) => void;
 
+/** A spoken piece: its transcript, then its audio (16 kHz PCM16) in deltas. */
+export const sendSpokenPiece = (
+  send: Send,
+  ids: { response_id: string; item_id: string },
+  text: string,
+  audio: Buffer,
+): void => {
+  const at = { ...ids, output_index: 0, content_index: 0 } as const;
+  send({ type: 'response.output_audio_transcript.delta', ...at, delta: text });
+  for (let offset = 0; offset < audio.length; offset += audioDeltaBytes) {
+    send({ type: 'response.output_audio.delta', ...at, audio: audio.subarray(offset, offset + audioDeltaBytes) });
+  }
+};
+
 /** Stops a response still being produced: it is silenced, and `response.done` says it was cancelled. */
 export const cancelResponse = (r: SpokenResponse, send: Send): void => {
   if (r.done || r.cancelled) return;
@@ -74,7 +90,7 @@ export const cancelResponse = (r: SpokenResponse, send: Send): void => {
   if (r.id !== undefined) {
     send({
       type: 'response.done',
-      response: describe(r, 'cancelled', { status_details: { type: 'cancelled', reason: 'turn_detected' } }),
+      response: responseDescription(r, 'cancelled', { status_details: { type: 'cancelled', reason: 'turn_detected' } }),
     });
   }
 };
@@ -109,10 +125,11 @@ export const playResponse = async (
     const iterator = first ?? turn.events[Symbol.asyncIterator]();
     for (let step = await iterator.next(); !step.done; step = await iterator.next()) {
       const event = step.value;
+      r.lastEventId = event.event_id;
       if (r.id === undefined) {
         r.id = parseEventId(event.event_id).interactionId;
-        send({ type: 'response.created', response: describe(r, 'in_progress') });
-        if (r.cancelled) send({ type: 'response.done', response: describe(r, 'cancelled') });
+        send({ type: 'response.created', response: responseDescription(r, 'in_progress') });
+        if (r.cancelled) send({ type: 'response.done', response: responseDescription(r, 'cancelled') });
       }
       if (event.type === 'new-message') {
         r.itemId ??= event.message_id;
@@ -122,15 +139,7 @@ export const playResponse = async (
         const text = alignment.map(([, character]) => character).join('');
         r.pieces.push({ text, startMs: r.audioMs, alignment });
         r.transcript += text;
-        const ids = { response_id: r.id, item_id: r.itemId, output_index: 0, content_index: 0 } as const;
-        send({ type: 'response.output_audio_transcript.delta', ...ids, delta: text });
-        for (let offset = 0; offset < audio.length; offset += audioDeltaBytes) {
-          send({
-            type: 'response.output_audio.delta',
-            ...ids,
-            audio: audio.subarray(offset, offset + audioDeltaBytes),
-          });
-        }
+        sendSpokenPiece(send, { response_id: r.id, item_id: r.itemId }, text, audio);
         r.audioMs += audio.length / pcmBytesPerMs;
       } else if (event.type === 'interaction-complete') {
         // Timings and usage are there for callers who may read the turn's insights.
@@ -146,7 +155,8 @@ export const playResponse = async (
     }
   } finally {
     r.done = true;
-    if (!r.cancelled && r.id !== undefined) send({ type: 'response.done', response: describe(r, status, extra) });
+    if (!r.cancelled && r.id !== undefined)
+      send({ type: 'response.done', response: responseDescription(r, status, extra) });
     await turn.settled;
   }
   return { ended };

@@ -1,6 +1,7 @@
 import { accessTokenLifetimeSeconds, issueAccessToken } from '../auth/tokens';
 import type { Caller } from '../kernel/caller';
-import { alreadyFinished, requireAuthorizedConversation, requireInteraction } from './conversation-lookup';
+import { requireAuthorizedConversation, requireInteraction } from './conversation-lookup';
+import { alreadyFinished } from './conversation-repository';
 
 /**
  * A token for a browser to open a live voice session on a conversation: the web app's session is

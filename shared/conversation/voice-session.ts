@@ -14,19 +14,16 @@ import {
   vadFrameBytes,
   vadFrameMs,
 } from '../speech/vad';
-import type { SpeechLanguage } from '../speech/voices';
-import {
-  alreadyFinished,
-  requireAuthorizedConversation,
-  requireConversation,
-  requireInteraction,
-} from './conversation-lookup';
+import type { SpeechLanguage, Voice } from '../speech/voices';
+import { requireAuthorizedConversation, requireConversation, requireInteraction } from './conversation-lookup';
+import { alreadyFinished } from './conversation-repository';
 import { interactWithConversation, startConversation } from './conversations';
 import { finishConversation } from './finishing';
 import { errorEventOf } from './model-failure';
 import { heardText, truncateSpokenMessage } from './spoken-truncation';
 import type { StreamedTurn } from './turn-lifecycle';
 import { conversationVoice } from './voice';
+import { type ConversationFollower, followConversation, followIntervalMs } from './voice-follower';
 import { cancelResponse, newResponse, pcmBytesPerMs, playResponse, type SpokenResponse } from './voice-responses';
 import {
   type CloseCode,
@@ -176,12 +173,20 @@ const startSession = async (
   }
   openConversations.add(conversationKey());
   let vad: VoiceActivityDetector | undefined;
-  let speech: { language: SpeechLanguage; voiceName: string; keyterms: string[] };
+  let speech: { language: SpeechLanguage; voice: Voice; keyterms: string[] };
+  let follower: ConversationFollower;
   try {
     const conversation = await requireConversation(orgId, conversationId, true);
-    const spoken = await conversationVoice(conversation);
-    speech = { language: spoken.language, voiceName: spoken.voice.name, keyterms: spoken.keyterms };
+    speech = await conversationVoice(conversation);
     vad = await createVoiceActivityDetector();
+    follower = await followConversation({
+      orgId,
+      caller,
+      conversationId,
+      provider,
+      speaking: speech,
+      send: (event) => send(event),
+    });
   } catch (error) {
     openConversations.delete(conversationKey());
     throw error;
@@ -197,8 +202,15 @@ const startSession = async (
   const responses: SpokenResponse[] = [];
   /** Turns, truncations and the hang-up, one after the other: each holds the conversation's lease in turn. */
   let queue: Promise<void> = Promise.resolve();
+  let queued = 0;
   const enqueue = (work: () => Promise<void>) => {
-    const next = queue.then(work).catch((error: unknown) => sendError(error));
+    queued += 1;
+    const next = queue
+      .then(work)
+      .catch((error: unknown) => sendError(error))
+      .finally(() => {
+        queued -= 1;
+      });
     queue = next;
     return next;
   };
@@ -250,7 +262,7 @@ const startSession = async (
           prefix_padding_ms: turnDetection.prefixPaddingMs,
         },
       },
-      output: { format: sessionAudioFormat, voice: speech.voiceName },
+      output: { format: sessionAudioFormat, voice: speech.voice.name },
     },
   });
 
@@ -264,6 +276,9 @@ const startSession = async (
     responses.push(r);
     if (responses.length > 8) responses.shift();
     const { ended } = await playResponse(turn, r, send, first);
+    if (r.lastEventId && (!follower.lastEventId || r.lastEventId > follower.lastEventId)) {
+      follower.lastEventId = r.lastEventId;
+    }
     if (ended) {
       sink.close(closeCodes.normal, 'The conversation ended.');
       void stop();
@@ -399,11 +414,25 @@ const startSession = async (
   }, 1_000);
   idleCheck.unref();
 
+  // Between turns, messages the session did not produce (an operator's) are spoken as they come.
+  const following = setInterval(() => {
+    if (closed || queued > 0 || utterance) return;
+    void enqueue(async () => {
+      for (const spoken of await follower.speakNewMessages()) {
+        active = spoken;
+        responses.push(spoken);
+        if (responses.length > 8) responses.shift();
+      }
+    });
+  }, followIntervalMs);
+  following.unref();
+
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       closed = true;
       clearInterval(idleCheck);
+      clearInterval(following);
       utterance?.stream.cancel();
       utterance = undefined;
       active?.silence.abort();

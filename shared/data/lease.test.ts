@@ -94,6 +94,21 @@ describe('leases (DynamoDB Local)', () => {
     );
   });
 
+  it('does not hold again a lease given back when a late renewal arrives', async () => {
+    // Prepare: the holder's work ended with the write that gave the lease back.
+    const key = newKey();
+    const taken = await takeLease(key, { durationMs: 10_000 });
+    const grant = taken?.grant as NonNullable<typeof taken>['grant'];
+    await releaseLease(grant);
+
+    // Act: its heartbeat beats once more before it is stopped.
+    const late = await renewLease(grant, 10_000).catch((error: unknown) => error);
+
+    // Assess
+    expect(late).toBeInstanceOf(LeaseLostError);
+    expect(storedLeaseOf(await getItem(key, true))).toEqual({ token: 1, untilMs: undefined });
+  });
+
   it('takes a lease seen free in a read only if nobody took it since', async () => {
     // Prepare
     const key = newKey();

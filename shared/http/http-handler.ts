@@ -55,6 +55,12 @@ export interface RequestContext {
   rawBody: Buffer;
   /** Adds a response header. */
   setHeader(name: string, value: string): void;
+  /**
+   * Settles when the caller's rate limit admitted the request; rejects with its 429. Already
+   * settled unless the operation is `rateLimitOverlapsFirstRead`, whose implementation awaits it
+   * (with its first reads) before it writes anything.
+   */
+  admitted: Promise<void>;
 }
 
 export interface OperationInput<O extends Operation> {
@@ -251,72 +257,88 @@ const dispatch = async (
     operation.auth === 'none' || (operation.auth === 'optional' && !headers.authorization)
       ? undefined
       : await authenticateRequest({ orgId: organization ?? '', headers, method: event.httpMethod, url });
+  let admitted: Promise<void> = Promise.resolve();
   if (caller) {
     addLogKeys({ user_id: caller.userId, caller_org_id: caller.homeOrgId });
     if (operation.rateLimitPerMinute !== undefined) {
-      Object.assign(
-        responseHeaders,
-        await enforceRateLimit({ caller, operationId: operation.operationId, perMinute: operation.rateLimitPerMinute }),
-      );
+      admitted = enforceRateLimit({
+        caller,
+        operationId: operation.operationId,
+        perMinute: operation.rateLimitPerMinute,
+      }).then((headers) => {
+        Object.assign(responseHeaders, headers);
+      });
+      // Awaited below whatever happens: a refused request answers 429, as if refused first.
+      admitted.catch(() => undefined);
+      if (!operation.rateLimitOverlapsFirstRead) await admitted;
     }
   }
 
-  // Only now, authenticated, is the body looked at.
-  const body = rawBody(event, maxBodyBytesOf(operation));
+  // Whatever the request answers, a refused one answers 429 (as if refused first), and nothing
+  // is answered before the limit is known.
+  const result = await (async () => {
+    // Only now, authenticated, is the body looked at.
+    const body = rawBody(event, maxBodyBytesOf(operation));
 
-  // Every invalid part is reported at once, as FastAPI-style clients expect.
-  const issues: ValidationIssue[] = [];
-  const collectIssues = (error: unknown): undefined => {
-    if (!(error instanceof ValidationError)) throw error;
-    issues.push(...error.issues);
-    return undefined;
-  };
-  // Synchronous: only a body may need awaiting (multipart), and most requests have none.
-  const validPart = (schema: z.ZodType | undefined, input: () => unknown, part: RequestPart): unknown => {
-    if (!schema) return undefined;
-    try {
-      return parseRequestPart(schema, input(), part);
-    } catch (error) {
-      return collectIssues(error);
-    }
-  };
-  const request = operation.request;
-  const path = validPart(request.path, () => pathParameters, 'path');
-  const queryValues = normalizeQuery(event);
-  issues.push(...undeclaredQueryIssues(operation, queryValues));
-  const query = validPart(request.query, () => queryValues, 'query');
-  const parsedHeaders = validPart(request.headers, () => headers, 'header');
-  // A body whose type depends on the query is only read once the query is valid.
-  const bodyType = request.bodyTypeFor
-    ? query === undefined
-      ? undefined
-      : request.bodyTypeFor(query as never)
-    : (request.bodyType ?? 'json');
-  const parsedBody =
-    request.body && bodyType !== undefined && bodyType !== 'binary'
-      ? await parseBody(bodyType, body, headers)
-          .then((content) => parseRequestPart(request.body as z.ZodType, content, 'body'))
-          .catch(collectIssues)
-      : undefined;
-  if (issues.length > 0) throw new ValidationError(issues);
-  const input = {
-    path,
-    query,
-    headers: parsedHeaders,
-    body: parsedBody,
-    caller,
-    context: {
-      requestId: context.awsRequestId,
-      url,
-      method: event.httpMethod,
-      sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
-      rawBody: body,
-      setHeader: (name: string, value: string) => {
-        responseHeaders[name.toLowerCase()] = value;
+    // Every invalid part is reported at once, as FastAPI-style clients expect.
+    const issues: ValidationIssue[] = [];
+    const collectIssues = (error: unknown): undefined => {
+      if (!(error instanceof ValidationError)) throw error;
+      issues.push(...error.issues);
+      return undefined;
+    };
+    // Synchronous: only a body may need awaiting (multipart), and most requests have none.
+    const validPart = (schema: z.ZodType | undefined, input: () => unknown, part: RequestPart): unknown => {
+      if (!schema) return undefined;
+      try {
+        return parseRequestPart(schema, input(), part);
+      } catch (error) {
+        return collectIssues(error);
+      }
+    };
+    const request = operation.request;
+    const path = validPart(request.path, () => pathParameters, 'path');
+    const queryValues = normalizeQuery(event);
+    issues.push(...undeclaredQueryIssues(operation, queryValues));
+    const query = validPart(request.query, () => queryValues, 'query');
+    const parsedHeaders = validPart(request.headers, () => headers, 'header');
+    // A body whose type depends on the query is only read once the query is valid.
+    const bodyType = request.bodyTypeFor
+      ? query === undefined
+        ? undefined
+        : request.bodyTypeFor(query as never)
+      : (request.bodyType ?? 'json');
+    const parsedBody =
+      request.body && bodyType !== undefined && bodyType !== 'binary'
+        ? await parseBody(bodyType, body, headers)
+            .then((content) => parseRequestPart(request.body as z.ZodType, content, 'body'))
+            .catch(collectIssues)
+        : undefined;
+    if (issues.length > 0) throw new ValidationError(issues);
+    const input = {
+      path,
+      query,
+      headers: parsedHeaders,
+      body: parsedBody,
+      caller,
+      context: {
+        requestId: context.awsRequestId,
+        url,
+        method: event.httpMethod,
+        sourceIp: event.requestContext?.identity?.sourceIp ?? 'unknown',
+        rawBody: body,
+        setHeader: (name: string, value: string) => {
+          responseHeaders[name.toLowerCase()] = value;
+        },
+        admitted,
       },
-    },
-  };
-  const result = await implementation.run(input as never);
+    };
+    return implementation.run(input as never);
+  })().catch(async (error: unknown) => {
+    await admitted;
+    throw error;
+  });
+  await admitted;
   return { implementation, result };
 };
 

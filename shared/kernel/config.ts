@@ -73,6 +73,16 @@ export const config = {
     return value;
   },
   /**
+   * How long a conversation's lease holds past its holder's last renewal (renewed every third of
+   * it): a conversation whose turn died is free again this long after. 30 s; tests shorten it.
+   */
+  get conversationLeaseMs(): number {
+    const value = Number(process.env.CONVERSATION_LEASE_MS ?? 30_000);
+    if (!Number.isInteger(value) || value < 1_000 || value > 300_000)
+      throw new Error('environment variable CONVERSATION_LEASE_MS must be an integer from 1000 to 300000');
+    return value;
+  },
+  /**
    * How long a user's turn waits for the reply of the operator holding the conversation: 20 s, at
    * most a minute (well within the streamed function's timeout); tests shorten it.
    */

@@ -104,6 +104,12 @@ export interface Operation {
   /** Requests per minute per user, from the spec's limits table. */
   rateLimitPerMinute?: number;
   /**
+   * The rate limit is checked while the operation makes its first reads, not before it: its
+   * implementation gets the check as `context.admitted` and awaits it before it writes anything
+   * (a refused request answers 429 whatever it read). For the operations on a hot path.
+   */
+  rateLimitOverlapsFirstRead?: true;
+  /**
    * Checks credentials of its own though it has no caller (sign-in, e-mailed links): it
    * answers 401 to wrong ones and 403 to an unverified user.
    */

@@ -13,9 +13,10 @@ import { drainQueue } from '../../tests/unit/local/drain-queue';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { sealSecret } from '../auth/secret-box';
 import { sqs } from '../aws/clients';
+import { renewLease } from '../data/lease';
 import { newId, nowIso } from '../kernel/ids';
 import { backoffSeconds, deliveryIdOf, processWebhookMessage } from './deliveries';
-import { getDelivery, leaseAttempt } from './delivery-repository';
+import { getDelivery, leaseAttempt, recordAttempt } from './delivery-repository';
 import { createDestination } from './destination-repository';
 import { secretContext } from './destinations';
 import { newWebhookSecret } from './signing';
@@ -114,9 +115,8 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
     const [attempt] = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
     const deliveryId = deliveryIdOf(event.id, destinationId);
     const pending = await getDelivery(orgId, destinationId, deliveryId);
-    expect(await leaseAttempt(pending as NonNullable<typeof pending>, 1, Date.now() - 60_000, Date.now() - 1)).toBe(
-      true,
-    );
+    const abandoned = await leaseAttempt(pending as NonNullable<typeof pending>, 1, 60_000);
+    await renewLease(abandoned as NonNullable<typeof abandoned>, -1);
     const before = target.received.length;
 
     // Act: the attempt's message returns to the queue once its visibility timeout passes.
@@ -125,7 +125,39 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
     // Assess
     const posted = target.received.slice(before);
     expect(posted.map((delivery) => delivery.headers['x-amigo-idempotent-key'])).toEqual([deliveryId]);
-    expect(await getDelivery(orgId, destinationId, deliveryId)).toMatchObject({ status: 'success', lease_until: null });
+    expect(await getDelivery(orgId, destinationId, deliveryId)).toMatchObject({ status: 'success', lease_token: 2 });
+    expect((await getDelivery(orgId, destinationId, deliveryId))?.lease_until_ms).toBeUndefined();
+  });
+
+  it('records nothing for a worker that stalled past its lease once another took the delivery', async () => {
+    // Prepare: the first worker's lease ran out mid-attempt; a second worker took the delivery.
+    const { orgId, destinationId, event } = await prepare();
+    await processWebhookMessage(event);
+    await drainQueue(aws().queues.webhook.url);
+    const deliveryId = deliveryIdOf(event.id, destinationId);
+    const pending = (await getDelivery(orgId, destinationId, deliveryId)) as NonNullable<
+      Awaited<ReturnType<typeof getDelivery>>
+    >;
+    const stale = (await leaseAttempt(pending, 1, 60_000)) as NonNullable<Awaited<ReturnType<typeof leaseAttempt>>>;
+    await renewLease(stale, -1);
+    const current = (await leaseAttempt(pending, 1, 60_000)) as NonNullable<Awaited<ReturnType<typeof leaseAttempt>>>;
+    const attempted = (statusCode: number) => ({
+      ...pending,
+      delivery_attempts: [{ delivery_time: new Date().toISOString(), status_code: statusCode }],
+      status: 'success' as const,
+    });
+
+    // Act
+    const staleRecorded = await recordAttempt(attempted(500), stale.token);
+    const recorded = await recordAttempt(attempted(200), current.token);
+
+    // Assess
+    expect(staleRecorded).toBe(false);
+    expect(recorded).toBe(true);
+    expect(await getDelivery(orgId, destinationId, deliveryId)).toMatchObject({
+      delivery_attempts: [{ status_code: 200 }],
+      lease_token: current.token,
+    });
   });
 
   it('does not POST while another worker holds the attempt’s lease, and looks again when the lease ends', async () => {
@@ -134,7 +166,7 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
     await processWebhookMessage(event);
     const [attempt] = (await drainQueue(aws().queues.webhook.url)).map((body) => webhookQueueMessage.parse(body));
     const pending = await getDelivery(orgId, destinationId, deliveryIdOf(event.id, destinationId));
-    await leaseAttempt(pending as NonNullable<typeof pending>, 1, Date.now(), Date.now() + 60_000);
+    await leaseAttempt(pending as NonNullable<typeof pending>, 1, 60_000);
     const before = target.received.length;
     const delayedBefore = await delayedMessages();
 

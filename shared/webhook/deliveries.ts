@@ -4,6 +4,7 @@ import { openSecret } from '../auth/secret-box';
 import { countWebhookAttempt, recordWebhookDeliveryLatency } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueWebhookEvent } from '../aws/queues';
+import { type KeptLease, keepLease, type LeaseTiming } from '../data/lease';
 import { config } from '../kernel/config';
 import { nowIso } from '../kernel/ids';
 import {
@@ -32,8 +33,11 @@ import { signatureHeaders } from './signing';
 export const deliveryIdOf = (eventId: string, destinationId: string): string =>
   createHash('sha256').update(`${eventId}\u0000${destinationId}`).digest('hex').slice(0, 24);
 
-/** An attempt holds its delivery this long: the POST's timeout, and as long again to record it. */
-const leaseMs = (): number => 2 * config.webhookDeliveryTimeoutMs;
+/** An attempt holds its delivery this long unless renewed: the POST's timeout, and as long again to record it. */
+const attemptLeaseTiming = (): LeaseTiming => {
+  const durationMs = 2 * config.webhookDeliveryTimeoutMs;
+  return { durationMs, renewEveryMs: Math.floor(durationMs / 3), marginMs: Math.floor(durationMs / 6) };
+};
 
 /** The delay before attempt `next` (2 or more): exponential from the base, with ±50 % jitter, within SQS's 900 s. */
 export const backoffSeconds = (next: number, baseSeconds: number, random: () => number = Math.random): number =>
@@ -65,7 +69,6 @@ const fanOut = async (event: WebhookEvent): Promise<void> => {
       status: 'pending',
       delivery_attempts: [],
       dual_signed: false,
-      lease_until: null,
       created_at: now,
       updated_at: now,
       expires_at_epoch: Math.floor(Date.now() / 1000) + deliveryRetentionDays * 24 * 3600,
@@ -90,11 +93,16 @@ const signingSecrets = async (destination: DestinationRecord, now: number): Prom
   return dual ? [current, await openSecret(context, destination.sealed_previous_secret as string)] : [current];
 };
 
-/** POSTs the delivery once; the status code, or 0 when no answer came or the address was refused. */
-const post = async (destination: DestinationRecord, headers: Record<string, string>, body: string): Promise<number> => {
+/** POSTs the delivery once; the status code, or 0 when no answer came, the address was refused or `signal` stopped it. */
+const post = async (
+  destination: DestinationRecord,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+): Promise<number> => {
   try {
     const checked = await checkDestination(destination.url, config.webhookAllowLocalDestinations);
-    return await postDelivery(checked, headers, body);
+    return await postDelivery(checked, headers, body, signal);
   } catch (error) {
     if (!(error instanceof RefusedDestinationError)) throw error;
     logger.warn('webhook destination refused at delivery', {
@@ -121,14 +129,38 @@ const attemptDelivery = async (message: WebhookDeliveryAttemptMessage): Promise<
   const destination = await getDestination(orgId, destinationId, true);
   if (!destination) return;
   const startedAt = Date.now();
-  if (!(await leaseAttempt(delivery, attempt, startedAt, startedAt + leaseMs()))) {
+  const timing = attemptLeaseTiming();
+  const grant = await leaseAttempt(delivery, attempt, timing.durationMs);
+  if (!grant) {
     await lookAgainAfterLease(message);
     return;
   }
+  const lease = keepLease(grant, timing, { webhook_delivery_id: delivery.id });
+  try {
+    await attemptLeased(delivery, destination, attempt, startedAt, lease);
+  } finally {
+    lease.stop();
+  }
+};
 
+/** Makes attempt `attempt` under its lease: the POST stops once the lease is lost, and is recorded under its fencing token. */
+const attemptLeased = async (
+  delivery: DeliveryRecord,
+  destination: DestinationRecord,
+  attempt: number,
+  startedAt: number,
+  lease: KeptLease,
+): Promise<void> => {
   const secrets = await signingSecrets(destination, startedAt);
   const body = JSON.stringify(delivery.webhook_content);
-  const statusCode = await post(destination, signatureHeaders(secrets, delivery.id, startedAt, body), body);
+  const statusCode = await post(
+    destination,
+    signatureHeaders(secrets, delivery.id, startedAt, body),
+    body,
+    lease.signal,
+  );
+  // Another worker took the delivery (this one stalled past its lease): it makes the attempt.
+  if (!lease.held()) return;
   const delivered = statusCode >= 200 && statusCode < 300;
   const last = delivered || attempt > destination.retry_attempts;
   const updated: DeliveryRecord = {
@@ -139,10 +171,9 @@ const attemptDelivery = async (message: WebhookDeliveryAttemptMessage): Promise<
     ],
     status: delivered ? 'success' : last ? 'failed' : 'pending',
     dual_signed: delivery.dual_signed || secrets.length > 1,
-    lease_until: null,
     updated_at: nowIso(),
   };
-  if (!(await recordAttempt(updated))) return;
+  if (!(await recordAttempt(updated, lease.grant.token))) return;
   countWebhookAttempt(delivered ? 'delivered' : last ? 'failed' : 'retrying');
   if (delivered) recordWebhookDeliveryLatency(Date.now() - Date.parse(delivery.created_at));
   if (!last) await queueNext(updated, attempt);
@@ -156,9 +187,13 @@ const attemptDelivery = async (message: WebhookDeliveryAttemptMessage): Promise<
  */
 const lookAgainAfterLease = async (message: WebhookDeliveryAttemptMessage): Promise<void> => {
   const held = await getDelivery(message.org_id, message.destination_id, message.delivery_id);
-  if (held?.status !== 'pending' || held.delivery_attempts.length >= message.attempt || held.lease_until === null)
+  if (
+    held?.status !== 'pending' ||
+    held.delivery_attempts.length >= message.attempt ||
+    held.lease_until_ms === undefined
+  )
     return;
-  const wait = Math.min(900, Math.max(1, Math.ceil((held.lease_until - Date.now()) / 1000) + 1));
+  const wait = Math.min(900, Math.max(1, Math.ceil((held.lease_until_ms - Date.now()) / 1000) + 1));
   await queueWebhookEvent(message, wait);
 };
 

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { fencedBy, type LeaseGrant, takeLease } from '../data/lease';
 import { type Paged, pageOfQuery } from '../data/paging';
-import { type Item, putItem, queryPage, updateItem } from '../data/table';
+import { type Item, putItem, queryPage } from '../data/table';
 import type { GlobalIndexName } from '../data/table-definition';
 import { deliveryAttempt, webhookType } from './schemas';
 
@@ -9,10 +10,12 @@ import { deliveryAttempt, webhookType } from './schemas';
  * Webhook deliveries: one record per (event, destination), keyed by the deterministic
  * delivery id, which is also the idempotent key the receiver sees. Every attempt rewrites the
  * whole record under a condition on the attempts already recorded, so a redelivered queue
- * message or a second worker can never add an attempt twice. A lease marks an attempt in
- * flight, so a duplicate message does not POST while another worker does; a worker killed
- * mid-delivery leaves a lease that expires, and its message, returning to the queue, retries
- * with the same key. Records expire after 30 days (DynamoDB TTL).
+ * message or a second worker can never add an attempt twice. A lease on the record
+ * (`shared/data/lease.ts`, so it expires with it) marks an attempt in flight, so a duplicate
+ * message does not POST while another worker does, and the attempt is recorded under its fencing
+ * token: a worker that stalled past its lease records nothing once another has taken the
+ * delivery. A worker killed mid-delivery leaves a lease that runs out, and its message, returning
+ * to the queue, retries with the same key. Records expire after 30 days (DynamoDB TTL).
  */
 export const deliveryRetentionDays = 30;
 
@@ -27,8 +30,9 @@ const deliveryRecord = z.object({
   status: z.enum(['pending', 'success', 'failed']),
   delivery_attempts: z.array(deliveryAttempt),
   dual_signed: z.boolean(),
-  /** Until when an attempt in flight holds the delivery (epoch milliseconds). */
-  lease_until: z.number().int().nullable(),
+  /** The lease of the attempt in flight (`shared/data/lease.ts`): its fencing token, and until when it holds (epoch milliseconds). */
+  lease_token: z.number().int().optional(),
+  lease_until_ms: z.number().int().optional(),
   created_at: z.string(),
   updated_at: z.string(),
   expires_at_epoch: z.number().int(),
@@ -78,48 +82,38 @@ export const createDeliveryOnce = async (record: DeliveryRecord): Promise<boolea
 };
 
 /**
- * Takes the lease for attempt number `attempt` (1-based) until `leaseUntil`: only while the
- * delivery is pending with `attempt - 1` attempts recorded and no live lease. False when
+ * Takes the lease for attempt number `attempt` (1-based) for `durationMs`: only while the
+ * delivery is pending with `attempt - 1` attempts recorded and no live lease. Undefined when
  * another worker holds it or the attempt was already recorded.
  */
 export const leaseAttempt = async (
   delivery: DeliveryRecord,
   attempt: number,
-  now: number,
-  leaseUntil: number,
-): Promise<boolean> => {
-  try {
-    await updateItem(
-      {
-        Key: webhookDeliveries.key(delivery.org_id, delivery),
-        UpdateExpression: 'SET lease_until = :until',
-        ConditionExpression:
-          '#status = :pending AND size(delivery_attempts) = :recorded AND (attribute_not_exists(lease_until) OR lease_until = :none OR lease_until < :now)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':until': leaseUntil,
-          ':pending': 'pending',
-          ':recorded': attempt - 1,
-          ':none': null,
-          ':now': now,
-        },
-      },
-      () => new Error('lease taken'),
-    );
-    return true;
-  } catch (error) {
-    if ((error as Error).message === 'lease taken') return false;
-    throw error;
-  }
-};
-
-/** Writes the delivery after an attempt, unless that attempt was already recorded. */
-export const recordAttempt = async (updated: DeliveryRecord): Promise<boolean> => {
-  try {
-    await putItem(webhookDeliveries.item(updated.org_id, updated), {
+  durationMs: number,
+): Promise<LeaseGrant | undefined> =>
+  (
+    await takeLease(webhookDeliveries.key(delivery.org_id, delivery), {
+      durationMs,
       condition: {
-        expression: 'size(delivery_attempts) = :recorded',
-        values: { ':recorded': updated.delivery_attempts.length - 1 },
+        expression: '#status = :pending AND size(delivery_attempts) = :recorded',
+        names: { '#status': 'status' },
+        values: { ':pending': 'pending', ':recorded': attempt - 1 },
+      },
+    })
+  )?.grant;
+
+/**
+ * Writes the delivery after an attempt, giving the attempt's lease (`token`) back, unless that
+ * attempt was already recorded or another worker has taken the delivery since.
+ */
+export const recordAttempt = async (updated: DeliveryRecord, token: number): Promise<boolean> => {
+  const fence = fencedBy(token);
+  const { lease_until_ms: _released, ...record } = updated;
+  try {
+    await putItem(webhookDeliveries.item(updated.org_id, { ...record, lease_token: token }), {
+      condition: {
+        expression: `size(delivery_attempts) = :recorded AND ${fence.expression}`,
+        values: { ':recorded': updated.delivery_attempts.length - 1, ...fence.values },
       },
       onConditionFailure: () => new Error('attempt recorded'),
     });

@@ -10,12 +10,13 @@ import type { CheckedDestination } from './destination-address';
  * the URL's host, so the certificate is checked against it. Redirects are not followed: a 3xx
  * is an answer like any other non-2xx. Resolves to the status code, or 0 when no answer came
  * within the delivery timeout (`WEBHOOK_DELIVERY_TIMEOUT_SECONDS`), or the connection was
- * refused or reset, or TLS failed.
+ * refused or reset, or TLS failed, or `signal` stopped it (the attempt lost its lease).
  */
 export const postDelivery = (
   destination: CheckedDestination,
   headers: Record<string, string>,
   body: string,
+  signal?: AbortSignal,
 ): Promise<number> =>
   new Promise((resolve) => {
     const deliveryTimeoutMs = config.webhookDeliveryTimeoutMs;
@@ -36,6 +37,7 @@ export const postDelivery = (
           'user-agent': 'classic-agent-platform-webhooks/1',
         },
         timeout: deliveryTimeoutMs,
+        signal,
       },
       (response) => {
         // The answer's body is not needed; draining it frees the socket.

@@ -231,7 +231,9 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
     );
     // The administrator sees the turns' timings; the users speak at once.
     const { turns, werHuman } = await measureTurns(admin, serviceId, recordings);
+    console.log(`  turns: v2v ${turns.map((turn) => Math.round(turn.v2v)).join(', ')} ms; WER ${werHuman.toFixed(3)}`);
     const bargeIn = await measureBargeIns(users[maxSessions] as Session, serviceId, recordings);
+    console.log(`  barge-ins: ${bargeIn.map(Math.round).join(', ')} ms`);
     const twilio = await measureTwilioCalls(
       admin,
       serviceId,
@@ -241,8 +243,15 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
     );
     const concurrency: RealtimeFigures['concurrency'] = [];
     for (const level of concurrencyLevels) {
-      const row = await measureConcurrency(users, await createService(admin), recordings, level);
+      // A session that falls so far behind that a reply never comes counts as not at real time.
+      const row = await measureConcurrency(users, await createService(admin), recordings, level).catch(
+        (error: unknown) => {
+          console.log(`  ${level} sessions: ${(error as Error).message.slice(0, 200)}`);
+          return { sessions: level, worstFinalMs: Number.POSITIVE_INFINITY, turns: 0, ok: false };
+        },
+      );
       concurrency.push(row);
+      console.log(`  ${level} sessions: slowest final ${Math.round(row.worstFinalMs)} ms`);
       if (!row.ok) break;
     }
     return {

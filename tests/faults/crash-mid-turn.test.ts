@@ -149,11 +149,14 @@ describe('crash mid-turn', () => {
       expect(events.map((event) => Number(String(event.event_id).split('-')[1]))).toEqual(events.map((_, n) => n));
     }
     const byInteraction = await replayAs(user);
-    // The killed interaction: what was stored of it is what its client read (the events sent
-    // last may not have been stored yet), from user-message-available on, then the error.
+    // The killed interaction: what was stored of it and what its client read are the same stream
+    // from user-message-available on (either may hold a few events more: the events sent last may
+    // not have been stored, and on a loaded machine the kill may land after more were sent and
+    // stored than the client read), then the error.
     const killed = byInteraction.get(String(announced.event_id).split('-')[0] as string) ?? [];
     expect(killed.length).toBeGreaterThanOrEqual(2);
-    expect(killed.slice(0, -1)).toEqual(read.slice(0, killed.length - 1));
+    const common = Math.min(killed.length - 1, read.length);
+    expect(killed.slice(0, common)).toEqual(read.slice(0, common));
     expect(killed.at(-1)).toMatchObject({
       type: 'error',
       http_error_code: 500,

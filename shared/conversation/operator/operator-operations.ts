@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../kernel/operation';
-import { commonHeaders, continuationToken, organizationPath } from '../../kernel/schemas';
+import { commonHeaders, continuationToken, organizationPath, queryNumber } from '../../kernel/schemas';
 import { conversationPath } from '../operations';
 import {
   escalateRequest,
@@ -112,7 +112,7 @@ export const getConversationOperatorActionsOperation = defineOperation({
     path: conversationPath,
     headers,
     query: z.object({
-      limit: z.coerce.number().int().min(1).max(100).default(50).describe('The most actions to return.'),
+      limit: queryNumber(z.number().int().min(1).max(100)).prefault(50).describe('The most actions to return.'),
       continuation_token: continuationToken,
     }),
   },

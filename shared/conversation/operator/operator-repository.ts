@@ -1,6 +1,6 @@
 import { defineEntity } from '../../data/entity';
 import { type Paged, pageOfQuery } from '../../data/paging';
-import { type Item, type PrimaryKey, queryPage, type TransactItem, transactWrite } from '../../data/table';
+import { deleteItem, type Item, type PrimaryKey, queryPage, type TransactItem, transactWrite } from '../../data/table';
 import { ConflictError } from '../../kernel/errors';
 import { conversations, expiringWith } from '../conversation-repository';
 import type { ConversationRecord, EscalationRecord, OperatorHolder } from '../schemas';
@@ -284,6 +284,19 @@ export const queryPendingReplies = async (
 
 export const pendingReplyKey = (orgId: string, reply: PendingReplyRecord): PrimaryKey =>
   pendingReplies.key(orgId, reply);
+
+/** Deletes every operator's reply the conversation has not delivered (it was finished), a page at a time. */
+export const removePendingReplies = async (orgId: string, conversationId: string): Promise<void> => {
+  for (;;) {
+    const page = await queryPage(pendingReplies.query(orgId, { conversation_id: conversationId }), {
+      limit: 100,
+      consistent: true,
+    });
+    for (const item of page.items) await deleteItem({ pk: item.pk as string, sk: item.sk as string });
+    // Each page is deleted before the next is read: the next read starts from the first again.
+    if (!page.nextKey) return;
+  }
+};
 
 export interface QueueQuery {
   control?: 'pending_operator' | 'operator';

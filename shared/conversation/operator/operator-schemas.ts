@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pagedResponse, strippedText, timestamp } from '../../kernel/schemas';
+import { pagedResponse, queryNumber, strippedText, timestamp } from '../../kernel/schemas';
 import { escalationTriggers, messageType, operatorControlView } from '../schemas';
 
 /** Shapes of the operators' records and operations (`operators.ts`); pure zod. */
@@ -115,7 +115,7 @@ export const queueQuery = z.object({
     .enum(['pending_operator', 'operator'])
     .optional()
     .describe('Only the conversations awaiting an operator, or only those held; both by default (pending first).'),
-  limit: z.coerce.number().int().min(1).max(50).default(20).describe('The most entries to return.'),
+  limit: queryNumber(z.number().int().min(1).max(50)).prefault(20).describe('The most entries to return.'),
 });
 
 export const queueResponse = pagedResponse({ entries: z.array(queueEntry) });

@@ -1,18 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationEvent, NewMessageEvent } from '../../../events/stream-events';
 import { countInteraction } from '../../aws/business-metrics';
+import { releaseLease } from '../../data/lease';
 import type { PrimaryKey } from '../../data/table';
 import { config } from '../../kernel/config';
 import { newId, nowIso } from '../../kernel/ids';
 import { getState, initialStateFor } from '../../state-machine/navigation';
 import type { ActionState } from '../../state-machine/schemas';
-import { commitInteraction, getConversation, releaseLease } from '../conversation-repository';
+import { getConversation } from '../conversation-repository';
 import type { EngineEvent, EngineSession, TurnOutcome } from '../engine/contracts';
 import { eventIdOf, eventItems } from '../event-repository';
 import { getInteraction, interactionItem } from '../interaction-repository';
-import { takeConversationLease } from '../interruptions';
+import { takeIdleConversation } from '../interruptions';
 import { messageItem } from '../message-repository';
 import type { ConversationRecord, InteractionRecord, MessageRecord } from '../schemas';
+import { commitInteraction } from '../turn-repository';
 import { pendingReplyKey, queryPendingReplies } from './operator-repository';
 import type { PendingReplyRecord } from './operator-schemas';
 
@@ -200,18 +202,16 @@ const deliveryBatch = 10;
  * Stores the operators' pending messages of an idle conversation, each as an interaction of its own
  * (message, interaction record and events `new-message`, `new-message` (stop), `interaction-complete`,
  * in one transaction with the reply's removal), under the conversation's lease. 409 while a turn or
- * another operation holds it. Says how many it stored.
+ * another operation holds it. Says how many it stored (none for a finished conversation).
  */
 export const deliverPendingReplies = async (orgId: string, conversationId: string): Promise<number> => {
-  const lease = await takeConversationLease(orgId, conversationId);
+  const { grant, conversation } = await takeIdleConversation(orgId, conversationId);
   let released = false;
   let delivered = 0;
   try {
-    const [conversation, replies] = await Promise.all([
-      getConversation(orgId, conversationId, true),
-      queryPendingReplies(orgId, conversationId, deliveryBatch),
-    ]);
-    if (!conversation || conversation.is_finished || replies.length === 0) return 0;
+    if (conversation.is_finished) return 0;
+    const replies = await queryPendingReplies(orgId, conversationId, deliveryBatch);
+    if (replies.length === 0) return 0;
     let previous = conversation.last_interaction_id
       ? await getInteraction(orgId, conversationId, conversation.last_interaction_id)
       : undefined;
@@ -230,7 +230,7 @@ export const deliverPendingReplies = async (orgId: string, conversationId: strin
         },
       ].map((event, n) => ({ ...event, event_id: eventIdOf(interactionId, n) }) as ConversationEvent);
       const last = index === replies.length - 1;
-      await commitInteraction(conversation, lease.leaseId, {
+      await commitInteraction(conversation, grant.token, {
         puts: [
           messageItem(orgId, message),
           interactionItem(orgId, interaction),
@@ -250,6 +250,6 @@ export const deliverPendingReplies = async (orgId: string, conversationId: strin
     }
     return delivered;
   } finally {
-    if (!released) await releaseLease(orgId, conversationId, lease.leaseId);
+    if (!released) await releaseLease(grant);
   }
 };

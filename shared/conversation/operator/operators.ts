@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { operatorMetric, recordOperatorTime } from '../../aws/business-metrics';
+import { isLeaseHeld } from '../../data/lease';
 import { pageBody } from '../../data/paging';
 import type { Caller } from '../../kernel/caller';
 import { ConflictError, ForbiddenError } from '../../kernel/errors';
@@ -13,10 +14,11 @@ import {
   permissionCheck,
   requirePermission,
 } from '../../kernel/permissions';
-import { alreadyFinished, conversationNotFound, requireConversation } from '../conversation-lookup';
-import { getLease } from '../conversation-repository';
+import { requireConversation } from '../conversation-lookup';
+import { alreadyFinished, conversationNotFound } from '../conversation-repository';
 import { getMessage, recentMessages } from '../message-repository';
 import type { ConversationRecord, OperatorControlView } from '../schemas';
+import { getConversationAndLease } from '../turn-repository';
 import {
   actionOf,
   actorOf,
@@ -43,7 +45,9 @@ import { deliverPendingReplies } from './operator-turns';
  * The operators' operations (platform extensions, `operator-operations.ts`). Each needs
  * Conversation:GetConversation on the conversation (404 without, as for a missing one) and
  * Conversation:Operate (403), except that a conversation's own user may escalate it (a person is
- * asked for by the user). Every action is recorded in the conversation's audit trail, with who
+ * asked for by the user). Nobody operates their own conversation, whatever their role grants
+ * (403): a user whose role grants `Conversation:*` on their own conversations could otherwise take
+ * theirs over, speak as its agent and whisper into its prompt. Every action is recorded in the conversation's audit trail, with who
  * and when (`get-conversation-operator-actions`). See the README's Operators.
  */
 
@@ -58,7 +62,14 @@ const controlResponse = (conversation: ConversationRecord): OperatorControlView 
   ...operatorControlOf(conversation),
 });
 
-/** The conversation, if the caller may operate it: 404 if they may not read it, 403 if they may read but not operate it. */
+/** Whether the caller is the conversation's own user, who never operates it. */
+const ownConversation = (caller: Caller, conversation: ConversationRecord): boolean =>
+  conversation.user_id === caller.userId;
+
+/**
+ * The conversation, if the caller may operate it: 404 if they may not read it, 403 if they may
+ * read but not operate it, or it is their own.
+ */
 const operableConversation = async (orgId: string, caller: Caller, id: string): Promise<ConversationRecord> => {
   const conversation = await requireConversation(orgId, id, true);
   const attributes = conversationAttributes(conversation);
@@ -66,6 +77,9 @@ const operableConversation = async (orgId: string, caller: Caller, id: string): 
     () => requirePermission(caller, 'Conversation:GetConversation', attributes),
     () => conversationNotFound(id),
   );
+  if (ownConversation(caller, conversation)) {
+    throw new ForbiddenError('Nobody operates their own conversation: an operator of the organization can.');
+  }
   requirePermission(caller, 'Conversation:Operate', attributes);
   return conversation;
 };
@@ -151,24 +165,30 @@ const holderOnly = (conversation: ConversationRecord, caller: Caller): void => {
 
 /**
  * Waits until `done` says the pending replies are stored: by a turn holding the lease (a user's
- * turn waiting for the reply), or by this call taking the lease when nothing holds it. Says whether
- * that happened within `deliveryWaitMs`.
+ * turn waiting for the reply), or by this call taking the lease when nothing holds it. Says
+ * whether that happened within `deliveryWaitMs`, or that the conversation was finished (its
+ * pending replies deleted with it) or deleted meanwhile: then at once.
  */
-const awaitDelivery = async (orgId: string, conversationId: string, done: () => Promise<boolean>) => {
+const awaitDelivery = async (
+  orgId: string,
+  conversationId: string,
+  done: () => Promise<boolean>,
+): Promise<'delivered' | 'pending' | 'finished'> => {
   const deadline = Date.now() + deliveryWaitMs;
   for (;;) {
-    if (await done()) return true;
-    const lease = await getLease(orgId, conversationId);
-    if (!lease?.held) {
+    if (await done()) return 'delivered';
+    const now = await getConversationAndLease(orgId, conversationId);
+    if (!now || now.conversation.is_finished) return 'finished';
+    if (!isLeaseHeld(now.lease)) {
       try {
-        await deliverPendingReplies(orgId, conversationId);
-        continue;
+        // Looked at again at once only when it stored something; else after a pause, within the deadline.
+        if ((await deliverPendingReplies(orgId, conversationId)) > 0) continue;
       } catch (error) {
         // Taken meanwhile (a user's turn): it delivers the reply.
         if (!(error instanceof ConflictError)) throw error;
       }
     }
-    if (Date.now() > deadline) return false;
+    if (Date.now() > deadline) return 'pending';
     await sleep(deliveryPollMs);
   }
 };
@@ -208,8 +228,13 @@ export const sendOperatorMessage = async (
     interactionId = (await getMessage(orgId, conversationId, reply.id, true))?.interaction_id ?? null;
     return interactionId !== null;
   };
-  const delivered = await awaitDelivery(orgId, conversationId, stored);
-  return { message_id: reply.id, status: delivered ? 'delivered' : 'pending', interaction_id: interactionId };
+  const delivery = await awaitDelivery(orgId, conversationId, stored);
+  if (delivery === 'finished') {
+    throw new ConflictError(
+      `Conversation ${conversationId} was finished before the message was delivered: it was not sent.`,
+    );
+  }
+  return { message_id: reply.id, status: delivery, interaction_id: interactionId };
 };
 
 /**
@@ -249,7 +274,8 @@ const handbackNote = (
  * `hand-back-conversation`: the agent answers again, from its state, with the operator's messages
  * in its history and a note (never shown to the user) saying the stretch has ended and how. The
  * holder hands back, or another operator releases a conversation its holder left. The operator's
- * messages not stored yet are delivered first (409 while a turn holds the conversation too long).
+ * messages not stored yet are delivered first (409 while a turn holds the conversation too long);
+ * a finished conversation is released at once (its undelivered messages went with its finish).
  */
 export const handBackConversation = async (
   orgId: string,
@@ -260,14 +286,20 @@ export const handBackConversation = async (
   const conversation = await operableConversation(orgId, caller, conversationId);
   const { operator } = conversation;
   if (conversation.control !== 'operator' || !operator) {
-    throw new ConflictError('No operator holds this conversation.');
+    throw new ConflictError(
+      conversation.is_finished
+        ? `Conversation ${conversationId} is finished: its operator's control ended with it.`
+        : 'No operator holds this conversation.',
+    );
   }
-  const flushed = await awaitDelivery(
-    orgId,
-    conversationId,
-    async () => (await queryPendingReplies(orgId, conversationId, 1)).length === 0,
-  );
-  if (!flushed) {
+  const flushed = conversation.is_finished
+    ? 'finished'
+    : await awaitDelivery(
+        orgId,
+        conversationId,
+        async () => (await queryPendingReplies(orgId, conversationId, 1)).length === 0,
+      );
+  if (flushed === 'pending') {
     throw new ConflictError('A message of the operator is not delivered yet: the conversation is busy; retry.', {
       retryAfterSeconds: 5,
     });
@@ -339,7 +371,12 @@ export const listOperatorQueue = async (
     ...query,
     visible: (conversation) => {
       const attributes = conversationAttributes(conversation);
-      return readable(attributes) && operable(attributes) && !escalationExpired(conversation, now);
+      return (
+        !ownConversation(caller, conversation) &&
+        readable(attributes) &&
+        operable(attributes) &&
+        !escalationExpired(conversation, now)
+      );
     },
   });
   const entries = await Promise.all(

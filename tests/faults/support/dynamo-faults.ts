@@ -29,6 +29,30 @@ interface Freeze {
   frozen: (call: DynamoCall) => void;
 }
 
+interface Hold {
+  matches: (call: DynamoCall) => boolean;
+  held: DynamoCall[];
+  /** What DynamoDB answered each held call once it went on: its HTTP status. */
+  answered: Promise<number>[];
+  gate: Promise<void>;
+  open: () => void;
+}
+
+/** Calls held as a stalled process holds them, until `resume()` lets them go on. */
+export interface HeldCalls {
+  /** The calls held so far. */
+  held(): DynamoCall[];
+  /** Lets every held call go on as it was sent (and later ones through); resolves with DynamoDB's status for each. */
+  resume(): Promise<number[]>;
+}
+
+/** A call that went through, with when it was sent and when DynamoDB answered it. */
+export interface TimedCall {
+  call: DynamoCall;
+  sentAt: number;
+  answeredAt: number;
+}
+
 /** What the fault handler counted: calls seen, and faults answered by kind. */
 export interface FaultCounts {
   calls: number;
@@ -108,7 +132,8 @@ const invocations = new AsyncLocalStorage<{ id: string; kill: (reason: Error) =>
 
 /**
  * Runs `work` as one invocation: a call frozen inside it ends it at once with `InvocationKilled`,
- * as Lambda ends an invocation whose process died; what it was doing never continues.
+ * as Lambda ends an invocation whose process died; what it was doing never continues (its later
+ * calls, a heartbeat's included, never reach DynamoDB).
  */
 export const inInvocation = <T>(id: string, work: () => Promise<T>): Promise<T> =>
   new Promise<T>((resolve, reject) => {
@@ -128,6 +153,10 @@ export class DynamoFaults {
   readonly seed: number;
   private readonly random: () => number;
   private readonly freezes: Freeze[] = [];
+  private readonly holds: Hold[] = [];
+  private timeline: TimedCall[] | undefined;
+  /** Invocations a freeze killed: what they left running (a lease's heartbeat) never reaches DynamoDB again. */
+  private readonly killed = new Set<string>();
   private readonly counts: FaultCounts = { calls: 0, faults: {} };
   private readonly watchers: ((call: DynamoCall, faulted: boolean) => void)[] = [];
 
@@ -174,6 +203,43 @@ export class DynamoFaults {
     });
   }
 
+  /**
+   * Holds every call `matches` picks from now on, as a process that stalled (a long pause, a
+   * frozen container, a partition) holds its requests: none reaches DynamoDB until `resume()`.
+   * Then each goes on as it was sent, however late: what a stale lease holder writes when it wakes.
+   */
+  hold(matches: (call: DynamoCall) => boolean): HeldCalls {
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const hold: Hold = { matches, held: [], answered: [], gate, open };
+    this.holds.push(hold);
+    return {
+      held: () => [...hold.held],
+      resume: async () => {
+        this.holds.splice(this.holds.indexOf(hold), 1);
+        hold.open();
+        return Promise.all(hold.answered);
+      },
+    };
+  }
+
+  /**
+   * Records every call that goes through from now on, with when it was sent and answered, until
+   * `stop()`, which gives them: how many round trips a request makes, and how many in sequence.
+   */
+  record(): { stop: () => TimedCall[] } {
+    const timeline: TimedCall[] = [];
+    this.timeline = timeline;
+    return {
+      stop: () => {
+        if (this.timeline === timeline) this.timeline = undefined;
+        return timeline;
+      },
+    };
+  }
+
   private async handle(
     request: HttpRequest,
     forward: () => Promise<{ response: HttpResponse }>,
@@ -190,10 +256,21 @@ export class DynamoFaults {
     };
     this.counts.calls += 1;
 
+    if (call.invocation !== undefined && this.killed.has(call.invocation)) return new Promise<never>(() => undefined);
+
+    const hold = this.holds.find((candidate) => candidate.matches(call));
+    if (hold) {
+      hold.held.push(call);
+      const answer = hold.gate.then(forward);
+      hold.answered.push(answer.then(({ response }) => response.statusCode));
+      return answer;
+    }
+
     const freeze = this.freezes.find((candidate) => candidate.matches(call));
     if (freeze) {
       this.freezes.splice(this.freezes.indexOf(freeze), 1);
       if (freeze.when === 'after') await forward();
+      if (call.invocation !== undefined) this.killed.add(call.invocation);
       invocations.getStore()?.kill(new InvocationKilled(call));
       freeze.frozen(call);
       return new Promise<never>(() => undefined);
@@ -201,7 +278,14 @@ export class DynamoFaults {
 
     const fault = this.random() < this.rate ? this.faultFor(call) : undefined;
     for (const watcher of [...this.watchers]) watcher(call, fault !== undefined);
-    if (!fault) return forward();
+    if (!fault) {
+      const timeline = this.timeline;
+      if (!timeline) return forward();
+      const sentAt = performance.now();
+      const answer = await forward();
+      timeline.push({ call, sentAt, answeredAt: performance.now() });
+      return answer;
+    }
     const kind = String(fault.__type).split('#')[1] as string;
     this.counts.faults[kind] = (this.counts.faults[kind] ?? 0) + 1;
     return errorResponse(fault);

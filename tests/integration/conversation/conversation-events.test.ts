@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { conversationLeases } from '#shared/conversation/conversation-repository';
+import { conversations } from '#shared/conversation/conversation-repository';
 import { conversationEvents as storedEvents } from '#shared/conversation/event-repository';
 import { api, apiUrl, eventually, requestInit } from '../support/client';
 import {
@@ -12,7 +12,7 @@ import {
   startConversation,
 } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
-import { putStoredItems } from '../support/table';
+import { putStoredItems, setStoredAttributes } from '../support/table';
 
 /**
  * Streams that survive a dropped connection: every event has an id and is stored as it is
@@ -202,12 +202,11 @@ describe('get-conversation-events', () => {
       user_message: 'Still there?',
       event_id: `${running}-000000`,
     };
+    await setStoredAttributes(conversations.key(owner.orgId, { id: conversationId }), {
+      lease_token: 99,
+      lease_until_ms: Date.now() + 300_000,
+    });
     await putStoredItems([
-      conversationLeases.item(owner.orgId, {
-        conversation_id: conversationId,
-        lease_id: 'held by the test',
-        expires_at_epoch: Math.floor(Date.now() / 1000) + 300,
-      }),
       storedEvents.item(owner.orgId, {
         conversation_id: conversationId,
         event_id: firstEvent.event_id,

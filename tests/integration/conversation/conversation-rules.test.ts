@@ -174,6 +174,27 @@ describe('interact-with-conversation', () => {
     expect(typesOf(third.events).at(-1)).toBe('interaction-complete');
   });
 
+  it('answers the 16th interaction of a minute 429, storing nothing though it read the conversation meanwhile', async () => {
+    // Prepare: 15 interactions a minute; the first 15 go to a conversation that does not exist.
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const conversationId = await opened(user);
+    for (let n = 0; n < 15; n += 1) {
+      const missing = await interact(user, 'd'.repeat(24), 'Hello?');
+      expect(missing.status).toBe(404);
+    }
+
+    // Act
+    const refused = await interact(user, conversationId, 'Are you there?');
+
+    // Assess
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const messages = await api(`/v1/${user.orgId}/conversation/${conversationId}/messages/`, { token: user.token });
+    expect(messages.status).toBe(200);
+    const stored = (messages.body as { messages: { message: string }[] }).messages;
+    expect(stored.some((message) => message.message === 'Are you there?')).toBe(false);
+  });
+
   it('ends the stream with an error event when the designated tool has no deployed version', async () => {
     // Prepare
     const { serviceId: toolService } = await createService(admin, toolCallStateMachineVersion(await createTool(admin)));

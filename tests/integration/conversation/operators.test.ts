@@ -533,6 +533,85 @@ describe('operator permission', () => {
   });
 });
 
+describe('operating one’s own conversation', () => {
+  it('answers 403 to a user whose role grants Conversation:* on their own conversations, whatever it grants', async () => {
+    // Prepare: a custom end-user role: everything on the conversations of its holder.
+    const own = { user_id: { type: 'Equals', value: '$caller.user_id' } };
+    const user = await createGrantedSession(admin, [
+      { permission_name: 'Conversation:*', conditions: own },
+      { permission_name: 'User:*', conditions: own },
+      { permission_name: 'Service:*', conditions: {} },
+    ]);
+    const started = await startConversation(user, { service_id: serviceId });
+    expectStatus('start conversation', started, 201);
+    const { conversationId } = started;
+
+    // Act
+    const takeover = await takeOver(user, conversationId);
+    const calls = [
+      () => sendMessage(user, conversationId, 'I am the agent now'),
+      () => api(operatorPath(conversationId, 'guidance'), { token: user.token, body: { guidance: 'Obey me.' } }),
+      () => handBack(user, conversationId),
+      () => api(operatorPath(conversationId, 'actions'), { token: user.token }),
+    ];
+    const others = [];
+    for (const call of calls) others.push((await call()).status);
+    const queue = await api(`/v1/${orgId}/conversation/operator/queue`, { token: user.token });
+    const escalated = await escalate(user, conversationId);
+
+    // Assess: nothing was taken over; asking for a person stays theirs.
+    expect(takeover.status, takeover.text).toBe(403);
+    expect(takeover.body.detail).toMatch(/own conversation/);
+    expect(others).toEqual([403, 403, 403, 403]);
+    expect(queue.status).toBe(200);
+    expect(queue.body.entries).toEqual([]);
+    expect(escalated.status, escalated.text).toBe(200);
+    expect((await conversationSeenBy(admin, conversationId)).operator_control.control).toBe('pending_operator');
+  });
+});
+
+describe('operating a finished conversation', () => {
+  it("answers at once: finishing ended the operator's control and dropped the reply not delivered", async () => {
+    // Prepare: Dana holds the conversation; the user waits in a turn for her reply, then finishes.
+    const { user, conversationId } = await heldConversation();
+    const waiting = interact(user, conversationId, 'Are you there?');
+    await eventually(async () =>
+      (await messagesOf(admin, conversationId)).some((message) => message.message === 'Are you there?')
+        ? true
+        : undefined,
+    );
+    await waiting;
+    const finished = await api(`/v1/${orgId}/conversation/${conversationId}/finish/`, {
+      method: 'POST',
+      token: user.token,
+    });
+    expect(finished.status, finished.text).toBe(204);
+
+    // Act
+    const message = await sendMessage(dana, conversationId, 'Sorry for the wait!');
+    const guidance = await api(operatorPath(conversationId, 'guidance'), {
+      token: dana.token,
+      body: { guidance: 'Be brief.' },
+    });
+    const handedBack = await handBack(dana, conversationId);
+
+    // Assess
+    expect(message.status, message.text).toBe(409);
+    expect(message.body.detail).toMatch(/already finished/);
+    expect(guidance.status).toBe(409);
+    expect(handedBack.status).toBe(409);
+    expect(handedBack.body.detail).toMatch(/finished: its operator's control ended with it/);
+    expect((await conversationSeenBy(admin, conversationId)).operator_control).toMatchObject({
+      control: 'agent',
+      operator: null,
+    });
+    const queue = await api(`/v1/${orgId}/conversation/operator/queue`, { token: dana.token });
+    expect(
+      (queue.body.entries as { conversation_id: string }[]).some((entry) => entry.conversation_id === conversationId),
+    ).toBe(false);
+  });
+});
+
 describe('expected escalation in simulations', () => {
   // Two runs share the simulation queue with every suite running at the time.
   it('passes a unit test expecting the escalation its service makes and fails one expecting none', {

@@ -6,11 +6,13 @@ import {
   type HumanRecording,
   librivoxRecordings,
   type RealtimeClient,
+  type RealtimeEvent,
   voiceSessionUrl,
 } from '../../support/realtime-client';
 import { api, harness } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { createOperators } from '../support/operators';
 
 /**
  * The live voice session over its socket, as a browser with a microphone uses it: real-time 20 ms
@@ -193,6 +195,48 @@ describe('open-voice-session', () => {
     expect((created.session as { conversation_id: string }).conversation_id).toBe(conversationId);
     expect(conversation.body.conversations[0].is_finished).toBe(false);
     expect(again.events.some((event) => event.type === 'response.created')).toBe(false);
+  });
+});
+
+describe('open-voice-session, with an operator', () => {
+  it("speaks an operator's messages to the caller while the operator holds the call, and the agent's once handed back", async () => {
+    // Prepare
+    const [operator] = await createOperators(admin);
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const client = await connect(user, { service_id: serviceId });
+    const conversationId = ((await client.next('session.created')).session as { conversation_id: string })
+      .conversation_id;
+    await client.next('response.done');
+    const operatorPath = (action: string) => `/v1/${admin.orgId}/conversation/${conversationId}/operator/${action}`;
+
+    // Act: the operator takes the call over and speaks; then hands it back and the caller speaks.
+    expect((await api(operatorPath('take_over'), { method: 'POST', token: operator.token })).status).toBe(200);
+    const afterTakeOver = client.events.length;
+    const sent = await api(operatorPath('messages'), {
+      token: operator.token,
+      body: { message: 'Hello, this is Dana from support.' },
+    });
+    const spoken = await client.next('response.done', { after: afterTakeOver, timeoutMs: 20_000 });
+    const operatorAudio = client.events
+      .slice(afterTakeOver)
+      .filter((event) => event.type === 'response.output_audio.delta');
+    const handedBack = await api(operatorPath('hand_back'), {
+      token: operator.token,
+      body: { outcome: 'resolved', note: '' },
+    });
+    const afterHandBack = client.events.length;
+    await client.say(short.pcm);
+    const agentReply = await client.next('response.done', { after: afterHandBack, timeoutMs: 60_000 });
+
+    // Assess
+    expect(sent.status).toBeLessThan(300);
+    expect(handedBack.status).toBe(200);
+    const transcriptOf = (event: RealtimeEvent) =>
+      (event.response as { output: { content: { transcript: string }[] }[] }).output[0]?.content[0]?.transcript;
+    expect(transcriptOf(spoken)).toBe('Hello, this is Dana from support.');
+    expect(operatorAudio.length).toBeGreaterThan(0);
+    expect(transcriptOf(agentReply)).not.toBe('Hello, this is Dana from support.');
+    expect((agentReply.response as { status: string }).status).toBe('completed');
   });
 });
 

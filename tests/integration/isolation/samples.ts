@@ -120,7 +120,13 @@ export const sendsJsonSample = (operation: Operation): boolean =>
  */
 export const callWithSample = async (
   operation: Operation,
-  request: { orgId: string; headers: Record<string, string>; pathValues: Record<string, string> },
+  request: {
+    orgId: string;
+    headers: Record<string, string>;
+    pathValues: Record<string, string>;
+    /** Query parameters sent instead of the samples'. */
+    query?: Record<string, string>;
+  },
 ): Promise<{ status: number; headers: Headers; text: string }> => {
   const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     if (name === 'organization') return request.orgId;
@@ -129,7 +135,7 @@ export const callWithSample = async (
     const schema = operation.request.path?.shape[name];
     return encodeURIComponent(schema ? pathValueFor(schema as never) : 'sample');
   });
-  const query = (sampleFor(operation.request.query) ?? {}) as Record<string, string>;
+  const query = { ...((sampleFor(operation.request.query) ?? {}) as Record<string, string>), ...request.query };
   const extraHeaders = Object.fromEntries(
     Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [
       name,
