@@ -2,7 +2,7 @@ import { listModels } from '#shared/admin/models';
 import { submitSqlQuery } from '#shared/admin/sql-query';
 import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
-import { socketOperations } from '#shared/conversation/voice-session-operations';
+import { socketOperations } from '#shared/api/socket-operations';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { config } from '#shared/kernel/config';
 

@@ -15,6 +15,7 @@ import type { Caller } from '#shared/kernel/caller';
 import { DomainError } from '#shared/kernel/errors';
 import { objectId } from '#shared/kernel/schemas';
 import { speechProvider } from '#shared/speech/registry';
+import { meteredSink } from './session-metrics';
 
 /**
  * The browser transport of the live voice session: `GET /v1/{organization}/conversation/voice-session`
@@ -44,7 +45,7 @@ const targetQuery = z.union([
   z.object({ conversation_id: objectId }).strict(),
 ]);
 
-const refuseUpgrade = (socket: Duplex, status: number, reason: string, detail: string) => {
+export const refuseUpgrade = (socket: Duplex, status: number, reason: string, detail: string) => {
   const body = JSON.stringify({ detail });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -231,7 +232,7 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
       if (closed) void closed.close().finally(() => sessions.delete(closed));
     });
 
-    openVoiceSession(orgId, caller, target, { send, close }).then(
+    openVoiceSession(orgId, caller, target, meteredSink({ send, close }, 'browser')).then(
       (opened) => {
         session = opened;
         sessions.add(opened);

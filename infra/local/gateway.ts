@@ -282,8 +282,8 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
 
   // Live voice sessions upgrade on the same port, served by the module the session container runs
   // (loaded at start: it readies the recognizer, so the first session does not wait for its model).
-  const voiceSessions = import('../../functions/voice-session/server.ts').then((module) =>
-    module.createVoiceSessionServer({ log: options.log }),
+  const voiceSessions = import('../../functions/voice-session/sockets.ts').then((module) =>
+    module.createSessionSockets({ log: options.log }),
   );
   voiceSessions.catch(() => undefined);
   const voiceSessionServer = () => voiceSessions;

@@ -14,6 +14,7 @@ import { pascalCase } from '../constructs/naming';
 import { Observability } from '../constructs/observability';
 import { isStreamingGroup, PlatformApi } from '../constructs/platform-api';
 import {
+  type Bindable,
   type BucketAccess,
   bindBucket,
   bindEmailSender,
@@ -28,6 +29,7 @@ import {
 } from '../constructs/platform-function';
 import { ToolBuild, type ToolBuildAccess } from '../constructs/tool-build';
 import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
+import { VoiceSessions } from '../constructs/voice-sessions';
 import type { DeploymentSettings } from './platform-settings';
 
 interface Access {
@@ -121,6 +123,8 @@ const access = {
     // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip;
     // a unit test from a conversation asks the platform's model for its scenario.
     simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read', models: true },
+    // Seals and opens the numbers' auth tokens and signs the call tokens handed to Twilio (signing key).
+    'phone-number': { table: 'readWrite', signingKey: true },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
@@ -144,10 +148,22 @@ const access = {
   schedules: {
     'api-key-expiration': { table: 'readWrite', sendTo: ['webhook'] },
   },
+  // Live voice sessions (the container, `infra/constructs/voice-sessions.ts`) take turns as
+  // conversation-stream does: the same grants, plus opening numbers' auth tokens (signing key).
+  voiceSession: {
+    table: 'readWrite',
+    signingKey: true,
+    sendTo: ['analysis', 'webhook'],
+    bucket: 'readWrite',
+    models: true,
+    speech: true,
+    tools: 'invoke',
+  },
 } as const satisfies {
   api: Record<EndpointGroup, Access>;
   workers: Record<WorkerName, Access>;
   schedules: Record<string, Access>;
+  voiceSession: Access;
 };
 
 /** Functions run on a schedule (`functions/schedules/<name>.ts`) and how often. */
@@ -233,7 +249,7 @@ export class PlatformStack extends Stack {
       logRetention: profile.logRetention,
       logRemovalPolicy: profile.logRemovalPolicy,
     });
-    const grant = (fn: LambdaFunction, rights: Access): void => {
+    const grant = (fn: Bindable, rights: Access): void => {
       if (rights.table) bindTable(fn, data.table, rights.table);
       if (rights.bucket)
         bindBucket(fn, data.bucket, rights.bucket, 'bucketPrefix' in rights ? rights.bucketPrefix : '');
@@ -311,6 +327,16 @@ export class PlatformStack extends Stack {
         targets: [new LambdaFunctionTarget(fn)],
       });
     }
+
+    const voiceSessions = new VoiceSessions(this, 'VoiceSessions', {
+      hosting: settings.voiceSessionHosting,
+      grant: (sessions) => grant(sessions, access.voiceSession),
+      environment: defaults.environment,
+      metricsNamespace: defaults.metricsNamespace,
+      logRetention: profile.logRetention,
+    });
+    // The TwiML a call is answered with points Twilio at the sessions' host.
+    apiFunctions.get('phone-number')?.addEnvironment('VOICE_SESSION_URL', voiceSessions.url);
 
     this.api = new PlatformApi(this, 'Api', {
       stageName: settings.stage,

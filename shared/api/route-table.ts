@@ -8,6 +8,7 @@ import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations
 import type { Operation } from '../kernel/operation';
 import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
+import { phoneNumberOperations } from '../phone-number/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
 import { simulationCatalogOperations } from '../simulation/operations';
@@ -40,6 +41,7 @@ export const routeOperations = [
   ...simulationCatalogOperations,
   ...appOperations,
   ...simulationRunOperations,
+  ...phoneNumberOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

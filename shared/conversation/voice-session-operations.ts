@@ -31,6 +31,3 @@ export const voiceSessionOperation = defineOperation({
   extraErrors: { 401: 'No token in the subprotocol, or a token in the query string.' },
   response: { status: 101 },
 });
-
-/** Operations served over a WebSocket: in the OpenAPI document, not in the route table's functions. */
-export const socketOperations = [voiceSessionOperation] as const;

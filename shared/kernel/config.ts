@@ -127,6 +127,20 @@ export const config = {
   get frontendDomain(): string | undefined {
     return process.env.FRONTEND_DOMAIN || undefined;
   },
+  /**
+   * The API's address as clients configure it (`https://api.example.com`), when a proxy or CDN in
+   * front of the API does not pass on the host it was addressed by: Twilio signs the URL it called.
+   */
+  get publicApiBaseUrl(): string | undefined {
+    return process.env.PUBLIC_API_BASE_URL?.replace(/\/+$/, '') || undefined;
+  },
+  /**
+   * Where the voice session sockets are served (`wss://voice.example.com`): the stack sets it to
+   * its voice session host; unset, the API's own host (`npm start` serves both on one port).
+   */
+  get voiceSessionUrl(): string | undefined {
+    return process.env.VOICE_SESSION_URL?.replace(/\/+$/, '') || undefined;
+  },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';
   },

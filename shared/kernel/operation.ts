@@ -24,6 +24,7 @@ export const endpointGroups = [
   'tool-stream',
   'simulation',
   'app',
+  'phone-number',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { awsPrices, otherSpeechPrices, pricesTakenOn } from './aws-prices';
+import { awsPrices, hostedVoicePlatformPrices, otherSpeechPrices, pricesTakenOn } from './aws-prices';
+import type { CallMinute } from './call-minute';
 import { type ConversationCost, type CostFigures, idleUsd } from './cost';
 
 /**
@@ -28,6 +29,37 @@ const breakdown = (cost: ConversationCost): string => {
   return services.map((entry) => `${entry.service} ${usd(entry.usd, 6)}`).join(', ');
 };
 
+const hostingLabel: Record<CallMinute['hosting'], string> = {
+  fargate: 'this platform, sessions on Fargate (the default)',
+  agentcore: 'this platform, sessions on AgentCore (`voiceSessionHosting=agentcore`)',
+};
+
+const minuteBreakdown = (minute: CallMinute): string =>
+  [...minute.items]
+    .sort((a, b) => b.usd - a.usd)
+    .map((item) => `${item.service} ${usd(item.usd, 6)}`)
+    .join(', ');
+
+/** A minute of a live call (phone or browser socket) beside the hosted voice platforms' published fees. */
+const callMinuteLines = (minutes: CallMinute[]): string[] =>
+  minutes.length === 0
+    ? []
+    : [
+        '',
+        `A minute of a live call (the phone or browser voice session), LLM excluded, from the voice conversation's`,
+        `counts above: the caller's speech as recorded, the agent's read at 15 characters a second, a second between`,
+        `turns (${minutes[0]?.turnsPerMinute.toFixed(1)} turns a minute); Transcribe hears the whole minute; the session's compute is its share of`,
+        "the hosting (`tests/bench/call-minute.ts`). Telephony (Twilio's per-minute rate) is billed by the carrier on top of every row:",
+        '',
+        '| a minute of a live call | per minute | where it goes |',
+        '|---|---|---|',
+        ...minutes.map(
+          (minute) => `| ${hostingLabel[minute.hosting]} | ${usd(minute.usd, 4)} | ${minuteBreakdown(minute)} |`,
+        ),
+        `| Vapi, platform fee | ${usd(hostedVoicePlatformPrices.vapiPlatformMinute.usd, 2)} | speech, model and telephony billed on top |`,
+        `| Retell, voice engine | from ${usd(hostedVoicePlatformPrices.retellVoiceEngineMinute.usd, 2)} | model and telephony billed on top |`,
+      ];
+
 export const costSection = (figures: CostFigures): string => {
   const { text, voice, facts } = figures;
   const lines = [
@@ -48,6 +80,7 @@ export const costSection = (figures: CostFigures): string => {
           `| voice, PCM in and out | ${usd(voice.usd, 6)} (${voice.writes} write units) | ${monthly(voice.usd)} | ${breakdown(voice)} |`,
         ]
       : ['| voice | not measured (no recognizer on the machine that ran the bench) | | |']),
+    ...callMinuteLines(figures.callMinutes),
     '',
     `An idle deployment costs ${usd(idleUsd(facts), 2)} a month per region (${facts.stackName}'s template):`,
     ...facts.idle.map(

@@ -2,8 +2,10 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
+import { agentCoreSession, callsPerTask } from '../../infra/constructs/voice-sessions';
 import { addRegionalStacks } from '../../infra/stacks/regional-stacks';
 import { awsPrices } from './aws-prices';
+import type { SessionHosting } from './call-minute';
 
 /**
  * What the cost bench reads from the synthesized template of one region (the regional stack and
@@ -38,6 +40,8 @@ export interface TemplateFacts {
   /** The share of requests traced: the sampling rule's fixed rate, else all (Lambda's default rule traces the first request of each second). */
   traceSampleRate: number;
   idle: IdleItem[];
+  /** The live voice sessions' hosting: the Fargate task of the template, then AgentCore's microVM (`voiceSessionHosting=agentcore`). */
+  sessionHostings: SessionHosting[];
 }
 
 const localNameOf = (description: unknown): string | undefined => {
@@ -110,6 +114,10 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
     unitUsd,
     usd: count * unitUsd,
   });
+  const sessionTask = ofType('AWS::ECS::TaskDefinition')[0];
+  const taskVcpu = Number(sessionTask?.Properties?.Cpu ?? 0) / 1024;
+  const taskGb = Number(sessionTask?.Properties?.Memory ?? 0) / 1024;
+  const hoursPerMonth = 730;
   const idle = [
     item(
       'CloudWatch alarm metrics',
@@ -124,13 +132,29 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
       ofType('AWS::Lambda::EventSourceMapping').length,
       awsPrices.sqsIdlePollsPerQueueMonth.usd,
     ),
+    item(
+      `Fargate voice session tasks kept running (${taskVcpu} vCPU, ${taskGb} GB, arm64)`,
+      ofType('AWS::ECS::Service').reduce((sum, service) => sum + Number(service.Properties?.DesiredCount ?? 0), 0),
+      (taskVcpu * awsPrices.fargateArmVcpuHour.usd + taskGb * awsPrices.fargateArmGbHour.usd) * hoursPerMonth,
+    ),
+    item(
+      'Application Load Balancers (the hour and one capacity unit)',
+      ofType('AWS::ElasticLoadBalancingV2::LoadBalancer').length,
+      (awsPrices.albHour.usd + awsPrices.albLcuHour.usd) * hoursPerMonth,
+    ),
   ].filter((entry) => entry.count > 0);
   const rule = ofType('AWS::XRay::SamplingRule')[0]?.Properties?.SamplingRule as { FixedRate?: number } | undefined;
   const traced = ofType('AWS::Lambda::Function').some(
     (fn) => (fn.Properties?.TracingConfig as { Mode?: string } | undefined)?.Mode === 'Active',
   );
   const traceSampleRate = rule ? Number(rule.FixedRate ?? 0) : traced ? 1 : 0;
-  return { stackName, functions, accessLogFormat, traceSampleRate, idle };
+  const sessionHostings: SessionHosting[] = [
+    ...(sessionTask
+      ? [{ hosting: 'fargate' as const, vcpu: taskVcpu, memoryGb: taskGb, callsPerTask, activeCpuShare: 1 }]
+      : []),
+    { hosting: 'agentcore', ...agentCoreSession, callsPerTask: 1 },
+  ];
+  return { stackName, functions, accessLogFormat, traceSampleRate, idle, sessionHostings };
 };
 
 /**

@@ -17,6 +17,7 @@ import {
   type TimedStream,
 } from './api-client';
 import { awsPrices, pricesTakenOn } from './aws-prices';
+import { type CallMinute, priceCallMinute } from './call-minute';
 import { accessLogLineBytes, readTemplateFacts, type TemplateFacts } from './cost-template';
 import { type PlatformProcess, startPlatformProcess } from './platform-process';
 
@@ -70,6 +71,8 @@ export interface CostFigures {
   traceSampleRate: number;
   text: ConversationCost;
   voice: ConversationCost | undefined;
+  /** A minute of a live call, under each hosting of the voice sessions (the stack's default first). */
+  callMinutes: CallMinute[];
 }
 
 type Numeric = number | number[] | { [key: string]: Numeric };
@@ -362,13 +365,21 @@ export const measureCost = async (): Promise<CostFigures> => {
       201,
     );
     const text = await measureConversation(platform, admin, serviceId, receiver, undefined);
-    const voice = await measureConversation(platform, admin, serviceId, receiver, { recordings });
+    const voice = priceUsage(
+      await measureConversation(platform, admin, serviceId, receiver, { recordings }),
+      facts,
+      pollyRequests,
+      traceSampleRate,
+    );
     return {
       facts,
       pollyRequestsPerText: pollyRequests,
       traceSampleRate,
       text: priceUsage(text, facts, pollyRequests, traceSampleRate),
-      voice: priceUsage(voice, facts, pollyRequests, traceSampleRate),
+      voice,
+      callMinutes: canRecognize
+        ? facts.sessionHostings.map((host) => priceCallMinute(voice, userTurns.length, pollyRequests, host))
+        : [],
     };
   } finally {
     await platform.stop();
@@ -414,13 +425,22 @@ export const printCostFigures = (figures: CostFigures): boolean => {
   );
   printItems('text conversation', text);
   if (voice) printItems('voice conversation (PCM in and out)', voice);
+  for (const minute of figures.callMinutes) {
+    console.log(
+      `  a minute of a live call, LLM excluded (${minute.hosting}, ${minute.turnsPerMinute.toFixed(1)} turns a minute): ${usd(minute.usd)}`,
+    );
+    for (const item of minute.items)
+      console.log(
+        `    ${item.service.padEnd(15)} ${item.what.padEnd(78)} ${quantity(item.quantity).padStart(10)} ${item.unit.padEnd(12)} ${usd(item.usd, 7)}`,
+      );
+  }
   console.log(`  idle, per region and month (${facts.stackName}'s template): ${usd(idleUsd(facts), 2)}`);
   for (const item of facts.idle)
     console.log(
       `    ${item.what.padEnd(58)} ${String(item.count).padStart(4)} × ${usd(item.unitUsd, 3)} = ${usd(item.usd, 2)}`,
     );
   console.log(
-    `\ncost: text_usd=${text.usd.toFixed(6)} voice_usd=${(voice?.usd ?? Number.NaN).toFixed(6)} text_writes=${text.writes} voice_writes=${voice?.writes ?? 'n/a'}`,
+    `\ncost: text_usd=${text.usd.toFixed(6)} voice_usd=${(voice?.usd ?? Number.NaN).toFixed(6)} text_writes=${text.writes} voice_writes=${voice?.writes ?? 'n/a'} call_minute_usd=${(figures.callMinutes[0]?.usd ?? Number.NaN).toFixed(6)}`,
   );
   return text.usd <= 0.0004 && (voice?.usd ?? 0) <= 0.05;
 };

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   connectRealtime,
   frameBytes,
+  frameMs,
   type HumanRecording,
   librivoxRecordings,
   type RealtimeClient,
@@ -11,6 +12,7 @@ import {
 import { createService, createUser, mapLimit, rootSession, type Session } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
 import { startPlatformProcess } from './platform-process';
+import { measureTwilioCalls, type TwilioFigures } from './realtime-twilio';
 import { wordErrors } from './recognition';
 
 /**
@@ -39,6 +41,8 @@ export interface RealtimeFigures {
   concurrency: { sessions: number; worstFinalMs: number; turns: number; ok: boolean }[];
   sessions: number;
   werHuman: number;
+  /** The same callers over Twilio's Media Streams protocol (μ-law 8 kHz), through the voice webhook. */
+  twilio: TwilioFigures;
   load: { before: number; after: number };
 }
 
@@ -67,7 +71,18 @@ const speechEnd = (pcm: Buffer): number => {
 };
 
 /** The recording up to the end of its speech: the silence after it is the microphone's. */
-const trimmed = (recording: HumanRecording): Buffer => recording.pcm.subarray(0, speechEnd(recording.pcm) * frameBytes);
+export const trimmed = (recording: HumanRecording): Buffer =>
+  recording.pcm.subarray(0, speechEnd(recording.pcm) * frameBytes);
+
+export const speechOnsetFrame = (pcm: Buffer): number => {
+  const end = speechEnd(pcm);
+  const reversed = Buffer.from(pcm.subarray(0, end * frameBytes));
+  // The first frame above the threshold, found as the end of the reversed frames' silence.
+  const frames: Buffer[] = [];
+  for (let offset = 0; offset < reversed.length; offset += frameBytes)
+    frames.unshift(reversed.subarray(offset, offset + frameBytes));
+  return end - speechEnd(Buffer.concat(frames));
+};
 
 interface Turn {
   v2v: number;
@@ -219,6 +234,13 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
     console.log(`  turns: v2v ${turns.map((turn) => Math.round(turn.v2v)).join(', ')} ms; WER ${werHuman.toFixed(3)}`);
     const bargeIn = await measureBargeIns(users[maxSessions] as Session, serviceId, recordings);
     console.log(`  barge-ins: ${bargeIn.map(Math.round).join(', ')} ms`);
+    const twilio = await measureTwilioCalls(
+      admin,
+      serviceId,
+      recordings,
+      trimmed,
+      (pcm) => speechOnsetFrame(pcm) * frameMs,
+    );
     const concurrency: RealtimeFigures['concurrency'] = [];
     for (const level of concurrencyLevels) {
       // A session that falls so far behind that a reply never comes counts as not at real time.
@@ -249,6 +271,7 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
       concurrency,
       sessions: Math.max(0, ...concurrency.filter((row) => row.ok).map((row) => row.sessions)),
       werHuman,
+      twilio,
       load: { before, after: loadavg()[0] as number },
     };
   } finally {
@@ -270,6 +293,8 @@ export const printRealtimeFigures = (figures: RealtimeFigures): boolean => {
   console.log(row('  → response.created', figures.stages.created));
   console.log(row('server first_audio_ms (stored timings)', figures.serverFirstAudio));
   console.log(row('barge-in: speech onset → speech_started', figures.bargeIn));
+  console.log(row('Twilio: end of speech → first agent media', figures.twilio.v2v));
+  console.log(row('Twilio: barge-in, speech onset → clear', figures.twilio.bargeIn));
   for (const level of figures.concurrency) {
     console.log(
       `  ${`${level.sessions} sessions at once`.padEnd(46)} slowest final ${ms(level.worstFinalMs)} over ${level.turns} turns: ${level.ok ? 'real time' : 'behind'}`,

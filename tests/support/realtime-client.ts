@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { firstReceived, pacedAudio } from './paced-socket';
 
 /**
  * A client of the live voice session (`GET /v1/{org}/conversation/voice-session`) as a browser
@@ -58,6 +58,10 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
       options.token,
     ]);
     const events: RealtimeEvent[] = [];
+    let running = true;
+    /** When each frame was sent, and how many went before the session existed. */
+    const sentAt: number[] = [];
+    let framesBeforeSession: number | undefined;
     const waiters = new Set<() => void>();
     const closed = new Promise<{ code: number; reason: string }>((settle) =>
       socket.on('close', (code, reason) => {
@@ -83,42 +87,18 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
     }, 30_000);
     socket.once('open', () => clearTimeout(connecting));
 
-    /** Speech waiting to be sent, frame by frame, and who waits for its last frame. */
-    const spoken: { frames: Buffer[]; done: (at: number) => void; first?: (at: number) => void }[] = [];
-    let running = true;
-    const silence = Buffer.alloc(frameBytes);
-    /** When each frame was sent, and how many went before the session existed. */
-    const sentAt: number[] = [];
-    let framesBeforeSession: number | undefined;
-    const pump = async () => {
-      const started = performance.now();
-      for (let sent = 0; running; sent += 1) {
-        const wait = started + sent * frameMs - performance.now();
-        if (wait > 0) await sleep(wait);
-        if (!running || socket.readyState !== WebSocket.OPEN) {
-          // Speech that can no longer be sent is over: whoever waits for it goes on (and finds the socket closed).
-          for (const waiting of spoken.splice(0)) waiting.done(Number.NaN);
-          return;
-        }
-        const current = spoken[0];
-        const frame = current?.frames.shift() ?? (options.microphone === false ? undefined : silence);
-        if (frame) {
+    socket.once('open', () => {
+      const microphone = pacedAudio({
+        frameMs,
+        frameBytes,
+        silence: options.microphone === false ? undefined : Buffer.alloc(frameBytes),
+        isOpen: () => running && socket.readyState === WebSocket.OPEN,
+        send: (frame) => {
           socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') }));
           sentAt.push(performance.now());
-        }
-        if (current?.first) {
-          current.first(performance.now());
-          current.first = undefined;
-        }
-        if (current && current.frames.length === 0) {
-          spoken.shift();
-          current.done(performance.now());
-        }
-      }
-    };
-
-    socket.once('open', () => {
-      void pump();
+        },
+      });
+      socket.once('close', () => microphone.stop());
       resolve({
         socket,
         events,
@@ -126,41 +106,20 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
         sentAtAudioMs: (audioMs) =>
           framesBeforeSession === undefined ? undefined : sentAt[framesBeforeSession + Math.floor(audioMs / frameMs)],
         next: (type, { after = 0, where = () => true, timeoutMs = 30_000 } = {}) =>
-          new Promise((found, fail) => {
-            const look = () => {
-              const event = events.slice(after).find((candidate) => candidate.type === type && where(candidate));
-              if (event) {
-                finish();
-                found(event);
-              } else if (socket.readyState === WebSocket.CLOSED) {
-                finish();
-                const errors = events
-                  .filter((candidate) => candidate.type === 'error')
-                  .map((e) => JSON.stringify(e.error));
-                fail(new Error(`the socket closed before ${type}: ${errors.join(', ')}`));
-              }
-            };
-            const timer = setTimeout(() => {
-              finish();
-              fail(new Error(`no ${type} within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`));
-            }, timeoutMs);
-            const finish = () => {
-              clearTimeout(timer);
-              waiters.delete(look);
-            };
-            waiters.add(look);
-            look();
-          }),
-        say: (pcm, first) =>
-          new Promise((done) => {
-            const frames: Buffer[] = [];
-            for (let offset = 0; offset < pcm.length; offset += frameBytes) {
-              const frame = Buffer.alloc(frameBytes);
-              pcm.copy(frame, 0, offset, Math.min(pcm.length, offset + frameBytes));
-              frames.push(frame);
-            }
-            spoken.push({ frames, done, first });
-          }),
+          firstReceived(
+            waiters,
+            () => events.slice(after).find((candidate) => candidate.type === type && where(candidate)),
+            () => {
+              if (socket.readyState !== WebSocket.CLOSED) return undefined;
+              const errors = events
+                .filter((candidate) => candidate.type === 'error')
+                .map((e) => JSON.stringify(e.error));
+              return new Error(`the socket closed before ${type}: ${errors.join(', ')}`);
+            },
+            timeoutMs,
+            () => new Error(`no ${type} within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`),
+          ),
+        say: (pcm, first) => microphone.say(pcm, first),
         closed,
         close: async () => {
           running = false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { routeShape } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
-import { socketOperations } from '#shared/conversation/voice-session-operations';
+import { socketOperations } from '#shared/api/socket-operations';
 import { api, harness } from '../support/client';
 
 describe('ping', () => {

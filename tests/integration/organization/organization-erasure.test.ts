@@ -10,6 +10,7 @@ import { createOrganization, createUserSession, organizationKey, rootSession, ty
 import { createUnitTest, createUnitTestSet } from '../support/simulation';
 import { lakeKeysOf, storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
+import { incomingCallForm, newPhoneNumber, newTwilioAccount, postVoiceWebhook } from '../support/twilio';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
@@ -176,6 +177,24 @@ describe('delete-organization', () => {
       },
     });
     expectStatus('grant a temporary permission', granted, 201);
+    // A phone number (its auth token sealed in its record) and the user its first caller became.
+    const twilio = newTwilioAccount();
+    const phoneNumber = newPhoneNumber();
+    const number = await api(`/v1/${orgId}/phone_number/`, {
+      token: admin.token,
+      body: {
+        phone_number: phoneNumber,
+        service_id: serviceId,
+        provider: 'twilio',
+        twilio_account_sid: twilio.accountSid,
+        twilio_auth_token: twilio.authToken,
+      },
+    });
+    expectStatus('create a phone number', number, 201);
+    const call = await postVoiceWebhook(orgId, incomingCallForm(twilio, { to: phoneNumber, from: '+14155550100' }), {
+      authToken: twilio.authToken,
+    });
+    expectStatus('answer a call', call, 200);
     const toolId = await createTool(admin);
     await setEnvvars(admin, toolId, [{ name: 'GREETING', value: 'sealed greeting', is_secret: true }]);
     await invoke(admin, toolId, await publishAndDeploy(admin, toolId, 'samples/greeting'), [{ name: 'Eve' }]);
@@ -264,6 +283,9 @@ describe('delete-organization', () => {
         'organization',
         'organization-branding',
         'paging-cursor',
+        'phone-number',
+        'phone-number-counter',
+        'phone-number-e164',
         'refresh-token',
         'replaced-role',
         'role',

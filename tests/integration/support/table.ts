@@ -41,6 +41,9 @@ const scanStartingWith = async (prefix: string, projection?: string): Promise<Re
 export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: string; sk: string; entity?: string }[]> =>
   (await scanStartingWith(prefix, 'pk, sk, entity')) as { pk: string; sk: string; entity?: string }[];
 
+/** The items under a key prefix, every attribute (to look for what must never be stored, such as a secret in clear). */
+export const storedItemsStartingWith = (prefix: string): Promise<Record<string, unknown>[]> => scanStartingWith(prefix);
+
 /** The items under a key prefix with when each expires (the table's TTL attribute), if it does. */
 export const storedExpiriesStartingWith = async (
   prefix: string,
