@@ -299,7 +299,8 @@ export const handler = streamHandler(
     'create-app-talk-token': async (input) => {
       const { request, caller } = await signedInForm(input, input.headers['x-csrf-token']);
       await limitAs(interactWithConversationOperation, caller, input.context);
-      return issueVoiceSessionToken(request.orgId, caller, input.path.conversation_id);
+      const token = await issueVoiceSessionToken(request.orgId, caller, input.path.conversation_id);
+      return { bytes: Readable.from([JSON.stringify(token)]) };
     },
 
     'finish-app-conversation': async (input) => {

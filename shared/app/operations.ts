@@ -191,6 +191,8 @@ export const createAppTalkTokenOperation = defineOperation({
   summary: "A token for the conversation's live voice session (the page's talk mode opens the socket with it)",
   auth: 'none',
   checksCredentials: true,
+  // One JSON document, streamed as every answer of the group is (a Lambda streams all or none).
+  streaming: true,
   // A voice session stands in for interact-with-conversation: its limit.
   rateLimitPerMinute: 15,
   extraErrors: { 403: 'The request has no valid CSRF token for this browser, or the user is not verified.' },
@@ -203,6 +205,7 @@ export const createAppTalkTokenOperation = defineOperation({
         .describe('An access token of the signed-in user, for Sec-WebSocket-Protocol: auth, <token>.'),
       expires_in: z.number().int(),
     }),
+    contentType: 'application/json',
   },
 });
 
