@@ -195,7 +195,8 @@ const startSession = async (
     throw error;
   }
   const detector = vad;
-  provider.prepareStream?.();
+  // Each utterance finds a recognizer with its model loaded.
+  const releaseRecognizer = provider.reserveStream?.();
 
   let turnDetection: TurnDetectionSettings | null = { ...defaultTurnDetection };
   let turns: TurnDetector = createTurnDetector(() => turnDetection ?? defaultTurnDetection);
@@ -349,8 +350,6 @@ const startSession = async (
       }),
     };
     utterance = u;
-    // Another session (or this one's next utterance) finds a process with its model loaded.
-    provider.prepareStream?.();
     const padding = Math.ceil((turnDetection?.prefixPaddingMs ?? 0) / vadFrameMs);
     const firstFrame = Math.max(0, recentFrames.length - padding);
     for (const frame of recentFrames.slice(firstFrame)) {
@@ -439,6 +438,7 @@ const startSession = async (
       utterance?.stream.cancel();
       utterance = undefined;
       active?.silence.abort();
+      releaseRecognizer?.();
       openConversations.delete(conversationKey());
       releaseUser();
       // What runs ends in storage by itself: the conversation stays resumable.

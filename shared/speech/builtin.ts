@@ -55,5 +55,6 @@ export const createBuiltinSpeech = (
       recognizer().recognize(pcmBytes(resample(request.audio, recognizerSampleRate)), request.signal),
     transcribeStream: (request) => streams().stream(request.onPartial),
     prepareStream: () => streams().prepare(),
+    reserveStream: () => streams().reserve(),
   };
 };

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -18,6 +18,7 @@ let heard = '';
 const answer = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
 if (process.env.STAND_IN_MISSING) { answer({ error: 'no library' }); process.exit(3); }
 if (process.env.STAND_IN_BROKEN) { answer({ error: 'invalid decoder settings' }); process.exit(2); }
+if (process.env.STAND_IN_STARTS) require('node:fs').appendFileSync(process.env.STAND_IN_STARTS, process.pid + '\\n');
 answer({ ready: true });
 process.stdin.on('data', (chunk) => {
   buffered = Buffer.concat([buffered, chunk]);
@@ -28,7 +29,7 @@ process.stdin.on('data', (chunk) => {
     const bytes = buffered.subarray(5, 5 + length);
     const text = Buffer.from(bytes.filter((_, index) => index % 2 === 1)).toString();
     buffered = buffered.subarray(5 + length);
-    if (text === 'hang') continue;
+    if (text.startsWith('hang')) continue;
     if (text === 'die') process.exit(1);
     if (op === 'S') { heard = ''; answer({ partial: '' }); continue; }
     if (op === 'A') { heard += text; answer({ partial: heard }); continue; }
@@ -182,6 +183,55 @@ describe('createResidentRecognizer, streaming', () => {
     expect(waited).toBe(true);
     expect(heardBy(final)[0]).toBe('streamed');
     expect(heardBy(after)).toEqual(['whole', heardBy(final)[1]]);
+  });
+
+  it('fails an utterance whose process was replaced while it was being decoded, instead of waiting forever', async () => {
+    // Prepare
+    // A block of audio (100 ms) that the stand-in never answers has a short deadline.
+    const deadlineMs = (audioMs: number) => (audioMs > 99 && audioMs < 101 ? 300 : 60_000);
+    const recognizer = createResidentRecognizer({ python, poolSize: 1, deadlineMs });
+    await recognizer.recognize(utterance('warm up'));
+    // The stream takes the loaded process at once; its first block is sent and never answered.
+    const stream = recognizer.stream(() => {});
+    stream.write(utterance('hang'.padEnd(streamBlockBytes / 2, '.')));
+
+    // Act
+    const final = stream.finish();
+
+    // Assess
+    await expect(final).rejects.toBeInstanceOf(SpeechUnavailableError);
+    expect(heardBy(await recognizer.recognize(utterance('next')))[0]).toBe('next');
+    recognizer.close();
+  });
+
+  it('keeps a process loaded for each reserved session and a spare, and ends the extra ones once released', async () => {
+    // Prepare
+    const starts = join(directory, 'starts');
+    await writeFile(starts, '');
+    process.env.STAND_IN_STARTS = starts;
+    const recognizer = createResidentRecognizer({ python, poolSize: 8 });
+    const started = async () => (await readFile(starts, 'utf8')).split('\n').filter(Boolean);
+
+    // Act
+    const releases = [recognizer.reserve(), recognizer.reserve()];
+    await vi.waitFor(async () => expect(await started()).toHaveLength(3));
+    const streams = [recognizer.stream(() => {}), recognizer.stream(() => {})];
+    streams.forEach((stream, index) => {
+      stream.write(utterance(`session ${index}`));
+    });
+    const finals = await Promise.all(streams.map((stream) => stream.finish()));
+    const startedWhileSpeaking = (await started()).length;
+    for (const release of releases) release();
+    const after = heardBy(await recognizer.recognize(utterance('after')))[1];
+    delete process.env.STAND_IN_STARTS;
+    recognizer.close();
+
+    // Assess
+    expect(finals.map((final) => heardBy(final)[0])).toEqual(['session 0', 'session 1']);
+    expect(new Set(finals.map((final) => heardBy(final)[1])).size).toBe(2);
+    // The two utterances took processes already loaded, and the spare is there: none started for them.
+    expect(startedWhileSpeaking).toBe(3);
+    expect(await started()).toContain(after);
   });
 
   it('gives its process back when cancelled', async () => {

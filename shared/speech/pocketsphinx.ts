@@ -164,6 +164,12 @@ export interface ResidentRecognizer {
   stream(onPartial: (words: string) => void): RecognitionStream;
   /** Starts a process unless one is idle (or starting), so that the next utterance does not wait for the model. */
   prepare(): void;
+  /**
+   * A live session opened: until the returned release is called, the pool keeps a process loaded
+   * for each session reserved and one spare (up to `poolSize`), so that a session's utterance
+   * never waits for a model to load, which takes seconds on a busy machine.
+   */
+  reserve(): () => void;
   /** Ends every process (they also end by themselves when this process does: their stdin closes). */
   close(): void;
 }
@@ -213,6 +219,8 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
   const options = { ...defaults, ...overrides };
   const workers = new Set<Worker>();
   const queue: Claim[] = [];
+  /** Live sessions that keep a process each (`reserve`). */
+  let reserved = 0;
   /** Set once the machine is known to lack the recognizer: later utterances fail at once. */
   let missing: SpeechUnavailableError | undefined;
 
@@ -252,6 +260,11 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
   /** Sends one request (`U` a whole utterance, `S` start, `A` more audio, `E` end) and waits for its answer. */
   const request = (worker: Worker, op: 'U' | 'S' | 'A' | 'E', pcm: Buffer): Promise<Answer> =>
     new Promise<Answer>((resolve, reject) => {
+      // A process already replaced answers nothing: a stream still holding it fails now, not never.
+      if (!workers.has(worker)) {
+        reject(new SpeechUnavailableError('The recognizer stopped.', true));
+        return;
+      }
       const header = Buffer.alloc(5);
       header.write(op, 0, 'latin1');
       header.writeUInt32LE(pcm.length, 1);
@@ -307,18 +320,24 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
     dispatch();
   };
 
-  /** Hands waiting claims to idle ready processes, starting processes while the pool has room. */
+  /**
+   * Hands waiting claims to idle ready processes, then starts processes (at once, not one after
+   * another) while the pool has room: one for each claim no unclaimed process will take, and as
+   * many as the reserved sessions and a spare need.
+   */
   const dispatch = () => {
     for (let claim = queue[0]; claim; claim = queue[0]) {
       const idle = [...workers].find((worker) => worker.ready && !worker.claimed);
-      if (!idle) {
-        const starting = [...workers].some((worker) => !worker.ready);
-        if (!starting && workers.size < options.poolSize) start();
-        break;
-      }
+      if (!idle) break;
       queue.shift();
       idle.claimed = true;
       claim.take(idle);
+    }
+    const unclaimed = [...workers].filter((worker) => !worker.claimed).length;
+    const forClaims = queue.length - unclaimed;
+    const forSessions = reserved > 0 ? reserved + 1 - workers.size : 0;
+    for (let missing = Math.max(forClaims, forSessions); missing > 0 && workers.size < options.poolSize; missing -= 1) {
+      start();
     }
     settleHolds();
   };
@@ -448,7 +467,25 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       if (!missing && !idle && workers.size < options.poolSize) start();
       settleHolds();
     },
+    reserve: () => {
+      reserved += 1;
+      if (!missing) dispatch();
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        reserved -= 1;
+        // Processes no session needs any more (beyond the spare) end: each holds a model in memory.
+        const wanted = reserved + 1;
+        for (const worker of [...workers]) {
+          if (workers.size <= wanted) break;
+          if (worker.ready && !worker.claimed)
+            retire(worker, new SpeechUnavailableError('The recognizer was closed.', true));
+        }
+      };
+    },
     close: () => {
+      reserved = 0;
       for (const worker of [...workers]) retire(worker, new SpeechUnavailableError('The recognizer was closed.', true));
     },
   };

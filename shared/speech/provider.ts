@@ -51,8 +51,10 @@ export interface SpeechProvider {
   transcribe(request: TranscriptionRequest): Promise<string>;
   /** Transcribes an utterance as it arrives (`streamingSampleRate`), telling its words so far. */
   transcribeStream(request: StreamingTranscriptionRequest): TranscriptionStream;
-  /** A live session opened or an utterance began: the next utterance's recognizer gets ready meanwhile, where it has to load. */
+  /** The server started: the first live session's recognizer gets ready meanwhile, where it has to load. */
   prepareStream?(): void;
+  /** A live session opened: a recognizer stays ready for its utterances until the returned release is called. */
+  reserveStream?(): () => void;
 }
 
 /**
