@@ -27,7 +27,7 @@ export interface SpokenResponse {
   audioMs: number;
   pieces: SpokenPiece[];
   transcript: string;
-  /** The turn has ended in storage (a truncate waits for it). */
+  /** The turn has ended in storage: its last event (`interaction-complete` or `error`) was read. A truncate waits for it. */
   settled: Promise<void>;
   /** The last of the turn's events sent: where reading the conversation's events goes on. */
   lastEventId?: string;
@@ -110,7 +110,8 @@ const usageOf = (usage: unknown): ResponseDescription['usage'] => {
  * Speaks a turn's events as one response: `response.created` at its first event, each audio
  * piece's transcript then its audio in deltas (none once cancelled), `response.done` at its end;
  * an `error` event of the turn becomes an `error` and a failed response. Resolves once the turn
- * has ended in storage, saying whether it ended the conversation.
+ * has ended in storage (its last event, sent once stored), saying whether it ended the
+ * conversation: what the turn does after (flushing its prompt log) does not hold the next turn up.
  */
 export const playResponse = async (
   turn: StreamedTurn<ConversationEvent>,
@@ -121,8 +122,8 @@ export const playResponse = async (
   let status: ResponseDescription['status'] = 'completed';
   let extra: Partial<ResponseDescription> = {};
   let ended = false;
+  const iterator = first ?? turn.events[Symbol.asyncIterator]();
   try {
-    const iterator = first ?? turn.events[Symbol.asyncIterator]();
     for (let step = await iterator.next(); !step.done; step = await iterator.next()) {
       const event = step.value;
       r.lastEventId = event.event_id;
@@ -146,18 +147,21 @@ export const playResponse = async (
         const timings = event.timings as Record<string, unknown> | undefined;
         extra = { usage: usageOf(event.usage), ...(timings ? { timings } : {}) };
         ended = event.conversation_completed;
+        break;
       } else if (event.type === 'error') {
         status = 'failed';
         const code = `http_${event.http_error_code}`;
         const type = event.http_error_code < 500 ? 'invalid_request_error' : 'server_error';
         send({ type: 'error', error: { type, code, message: event.error_description, param: null, event_id: null } });
+        break;
       }
     }
   } finally {
     r.done = true;
     if (!r.cancelled && r.id !== undefined)
       send({ type: 'response.done', response: responseDescription(r, status, extra) });
-    await turn.settled;
+    // The turn goes on to its end without a reader.
+    void iterator.return?.();
   }
   return { ended };
 };

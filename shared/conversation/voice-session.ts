@@ -270,6 +270,9 @@ const startSession = async (
     },
   });
 
+  /** Turns still finishing after their end was stored (their prompt logs): the session's end waits for them. */
+  const finishing = new Set<Promise<void>>();
+
   /** Speaks a turn as the session's current response; a turn that ended the conversation ends the call. */
   const play = async (
     turn: StreamedTurn<ConversationEvent>,
@@ -279,7 +282,14 @@ const startSession = async (
     active = r;
     responses.push(r);
     if (responses.length > 8) responses.shift();
-    const { ended } = await playResponse(turn, r, send, first);
+    finishing.add(turn.settled);
+    void turn.settled.finally(() => finishing.delete(turn.settled));
+    const playing = playResponse(turn, r, send, first);
+    r.settled = playing.then(
+      () => undefined,
+      () => undefined,
+    );
+    const { ended } = await playing;
     if (r.lastEventId && (!follower.lastEventId || r.lastEventId > follower.lastEventId)) {
       follower.lastEventId = r.lastEventId;
     }
@@ -319,7 +329,6 @@ const startSession = async (
         output: { audioFormat: 'pcm', silence: r.silence.signal },
       },
     });
-    r.settled = turn.settled;
     await play(turn, r);
   };
 
@@ -443,6 +452,7 @@ const startSession = async (
       releaseUser();
       // What runs ends in storage by itself: the conversation stays resumable.
       await queue;
+      await Promise.allSettled([...finishing]);
       detector.close();
     })();
     return stopping;
@@ -451,7 +461,6 @@ const startSession = async (
   send({ type: 'session.created', session: describe() });
   if (opening && events) {
     const greeting = newResponse(silenceFirst);
-    greeting.settled = opening.settled;
     void enqueue(() => play(opening, greeting, events));
   }
 

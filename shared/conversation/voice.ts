@@ -19,6 +19,7 @@ import { type SpeechProvider, SpeechUnavailableError } from '../speech/provider'
 import { speechProvider } from '../speech/registry';
 import { type SpeechLanguage, speechLanguageOf, type Voice, voiceFor } from '../speech/voices';
 import { getUser } from '../user/index';
+import type { EngineDependencies } from './engine/contracts';
 import { clauseTimer } from './fragment-times';
 import type { ConversationRecord, UserMessageAudioConfig } from './schemas';
 import type { TurnMeter } from './turn-meter';
@@ -54,7 +55,10 @@ export interface HeardSpeech {
 export interface VoiceRequest {
   input?: { body: Buffer; contentType?: string; config?: UserMessageAudioConfig | null };
   heard?: HeardSpeech;
-  /** `silence` stops the speaking (a barge-in): the rest of the message is written, not synthesized. */
+  /**
+   * `silence` stops the answer (a barge-in): nothing more is synthesized, and the model's message
+   * ends there (`hushedAnswer`); the message keeps what was written by then.
+   */
   output?: { audioFormat: ResponseAudioFormat; silence?: AbortSignal };
 }
 
@@ -212,6 +216,35 @@ export const storeHeardAudio = (
   messageId: string,
   heard: NonNullable<VoiceTurn['heard']>,
 ): Promise<void> => storeMessageAudio(conversation, messageId, heard.audio);
+
+/**
+ * The engine's dependencies for an answer a barge-in stops (`silence`): the agent's message ends
+ * where the user spoke over it. Nobody hears the rest (the truncate cuts the stored message to
+ * what was played), and the user's turn, which waits for this one to be stored, comes sooner.
+ */
+export const hushedAnswer = (deps: EngineDependencies, silence: AbortSignal): EngineDependencies => ({
+  ...deps,
+  model: (purpose) => {
+    const model = deps.model(purpose);
+    if (purpose !== 'engage_user') return model;
+    const { provider } = model;
+    return {
+      ...model,
+      provider: {
+        name: provider.name,
+        async *streamText(request) {
+          for await (const fragment of provider.streamText(request)) {
+            if (silence.aborted) return;
+            yield fragment;
+          }
+        },
+        chooseOption: (request) => provider.chooseOption(request),
+        callTools: (request) => provider.callTools(request),
+        generateObject: (request) => provider.generateObject(request),
+      },
+    };
+  },
+});
 
 /** Words the first piece of a message needs before a comma may end it: one or two words sound choppy. */
 const firstClauseWords = 3;
