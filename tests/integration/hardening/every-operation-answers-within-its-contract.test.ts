@@ -4,7 +4,7 @@ import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
 import type { Operation } from '#shared/kernel/operation';
 import { apiUrl } from '../support/client';
-import { createService } from '../support/fixtures';
+import { createService, knownPathValues } from '../support/fixtures';
 import { createOrganization, rootSession, type Session } from '../support/identity';
 import { arbitraryOf, forbiddenTexts, type JsonSchema } from '../support/schema-arbitrary';
 
@@ -46,16 +46,7 @@ let knownIds: Record<string, string>;
 
 beforeAll(async () => {
   ({ session: admin } = await createOrganization(await rootSession()));
-  const service = await createService(admin);
-  knownIds = {
-    agent_id: service.agentId,
-    service_id: service.serviceId,
-    service_hierarchical_state_machine_id: service.stateMachineId,
-    state_machine_id: service.stateMachineId,
-    requested_user_id: admin.userId,
-    user_id: admin.userId,
-    role_name: 'DefaultUserRole',
-  };
+  knownIds = knownPathValues(admin, await createService(admin));
 });
 
 interface FuzzedRequest {

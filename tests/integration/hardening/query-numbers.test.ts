@@ -3,7 +3,7 @@ import { openApiDocument } from '#shared/api/openapi';
 import { routeTable } from '#shared/api/route-table';
 import type { Operation } from '#shared/kernel/operation';
 import { callWithSample } from '../isolation/samples';
-import { createService } from '../support/fixtures';
+import { createService, knownPathValues } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import type { JsonSchema } from '../support/schema-arbitrary';
 
@@ -51,14 +51,7 @@ beforeAll(async () => {
     await createUserSession(admin, 'DefaultAdministratorRole'),
     await createUserSession(admin, 'DefaultAdministratorRole'),
   ];
-  knownIds = {
-    agent_id: service.agentId,
-    service_id: service.serviceId,
-    service_hierarchical_state_machine_id: service.stateMachineId,
-    state_machine_id: service.stateMachineId,
-    requested_user_id: admin.userId,
-    user_id: admin.userId,
-  };
+  knownIds = knownPathValues(admin, service);
 });
 
 /** The 422's issues about query parameter `name`, if the answer is a 422. */

@@ -128,3 +128,14 @@ export const createGrantedSession = async (
   /** `admin` opens the web app's console. */
   frontendView: 'client' | 'admin' = 'client',
 ): Promise<Session & { email: string }> => createUserSession(owner, await createRole(owner, grants, frontendView));
+
+/** Records that exist, for path parameters of these names, so requests made from samples get past "not found". */
+export const knownPathValues = (admin: Session, service: ServiceFixture): Record<string, string> => ({
+  agent_id: service.agentId,
+  service_id: service.serviceId,
+  service_hierarchical_state_machine_id: service.stateMachineId,
+  state_machine_id: service.stateMachineId,
+  requested_user_id: admin.userId,
+  user_id: admin.userId,
+  role_name: 'DefaultUserRole',
+});
