@@ -12,6 +12,7 @@ import { messages } from '../conversation/message-repository';
 import { operatorActions, pendingReplies } from '../conversation/operator/operator-repository';
 import { promptLogRoot } from '../conversation/prompt-log';
 import { voiceAudioRoot } from '../conversation/voice-audio';
+import { voiceSessionSlots } from '../conversation/voice-session-repository';
 import type { Entity } from '../data/entity';
 import { pagingCursors } from '../data/paging';
 import { simulationUsages } from '../data/usage-links';
@@ -68,6 +69,7 @@ export const entityCatalog: readonly Entity[] = [
   conversationUserStates,
   operatorActions,
   pendingReplies,
+  voiceSessionSlots,
   memories,
   userModels,
   behaviorSets,

@@ -1,4 +1,5 @@
 import type { ConversationEvent } from '../../events/stream-events';
+import { enforceRateLimit } from '../auth/rate-limit';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { DomainError, RateLimitedError } from '../kernel/errors';
@@ -21,6 +22,7 @@ import { interactWithConversation, startConversation } from './conversations';
 import { finishConversation } from './finishing';
 import { errorEventOf } from './model-failure';
 import { heardText, truncateSpokenMessage } from './spoken-truncation';
+import { createConversationOperation, interactWithConversationOperation } from './stream-operations';
 import type { StreamedTurn } from './turn-lifecycle';
 import { conversationVoice } from './voice';
 import { type ConversationFollower, followConversation, followIntervalMs } from './voice-follower';
@@ -34,6 +36,7 @@ import {
   sessionAudioFormat,
   type VoiceSessionEvent,
 } from './voice-session-protocol';
+import { holdVoiceSessionSlot, releaseVoiceSessionSlot } from './voice-session-repository';
 
 /**
  * The live voice session engine: one conversation spoken over a socket, whatever the socket (the
@@ -83,9 +86,11 @@ const burstAllowanceMs = 5_000;
 
 export const defaultTurnDetection: TurnDetectionSettings = { silenceDurationMs: 300, prefixPaddingMs: 300 };
 
-/** Sessions open in this process, per conversation and per user: one per conversation, `voiceSessionsPerUser` per user. */
+/**
+ * Sessions open in this process, per conversation: one per conversation. (A user's sessions are
+ * counted across servers, in the table: `voice-session-repository.ts`.)
+ */
 const openConversations = new Set<string>();
-const openPerUser = new Map<string, number>();
 
 interface Utterance {
   itemId: string;
@@ -105,10 +110,12 @@ const pcmOf = (chunks: Buffer[]) => {
 };
 
 /**
- * Opens a session: checks the caller may interact (as create-conversation and interact do), starts
- * the conversation or takes up the unfinished one, and sends `session.created` then, for a new
- * conversation, the agent's opening as the first response. Throws a `DomainError` (404, 403, 409
- * finished or already in a session, 429 over the user's sessions) before anything is sent.
+ * Opens a session: checks the caller may interact (as create-conversation and interact do, in their
+ * rate limits' buckets), takes one of the user's session slots (counted across every server),
+ * starts the conversation or takes up the unfinished one, and sends `session.created` then, for a
+ * new conversation, the agent's opening as the first response. Throws a `DomainError` (404, 403,
+ * 409 finished or already in a session, 429 over the user's sessions or a rate limit) before
+ * anything is sent.
  */
 export const openVoiceSession = async (
   orgId: string,
@@ -117,23 +124,33 @@ export const openVoiceSession = async (
   sink: VoiceSessionSink,
   provider: SpeechProvider = speechProvider(),
 ): Promise<VoiceSession> => {
-  const userKey = `${orgId}/${caller.userId}`;
-  if ((openPerUser.get(userKey) ?? 0) >= config.voiceSessionsPerUser) {
+  const slot = await holdVoiceSessionSlot(orgId, caller.userId, config.voiceSessionsPerUser);
+  if (!slot) {
     throw new RateLimitedError(`At most ${config.voiceSessionsPerUser} voice sessions may be open at once.`, 5);
   }
-  openPerUser.set(userKey, (openPerUser.get(userKey) ?? 0) + 1);
-  const released = { done: false };
-  const releaseUser = () => {
-    if (released.done) return;
-    released.done = true;
-    openPerUser.set(userKey, (openPerUser.get(userKey) ?? 1) - 1);
+  let released: Promise<void> | undefined;
+  const releaseSlot = () => {
+    released ??= releaseVoiceSessionSlot(slot);
+    return released;
   };
   try {
-    return await startSession(orgId, caller, target, sink, provider, releaseUser);
+    return await startSession(orgId, caller, target, sink, provider, releaseSlot);
   } catch (error) {
-    releaseUser();
+    await releaseSlot();
     throw error;
   }
+};
+
+/** A turn's (or a new conversation's) admission under the rate limit of the REST operation it stands for. */
+const admission = (caller: Caller, operation: { operationId: string; rateLimitPerMinute: number }) => {
+  const admitted = enforceRateLimit({
+    caller,
+    operationId: operation.operationId,
+    perMinute: operation.rateLimitPerMinute,
+  }).then(() => undefined);
+  // Awaited by the turn with its first reads; a refusal is its answer.
+  admitted.catch(() => undefined);
+  return admitted;
 };
 
 const startSession = async (
@@ -142,7 +159,7 @@ const startSession = async (
   target: VoiceSessionTarget,
   sink: VoiceSessionSink,
   provider: SpeechProvider,
-  releaseUser: () => void,
+  releaseSlot: () => Promise<void>,
 ): Promise<VoiceSession> => {
   const silenceFirst = new AbortController();
   let opening: StreamedTurn<ConversationEvent> | undefined;
@@ -160,6 +177,7 @@ const startSession = async (
       tags: {},
       stream: { agentActionType: noAgentActions },
       voice: { output: { audioFormat: 'pcm', silence: silenceFirst.signal } },
+      admitted: admission(caller, createConversationOperation),
     });
     conversationId = '';
   }
@@ -304,32 +322,42 @@ const startSession = async (
     if (active) cancelResponse(active, send);
   };
 
+  /**
+   * The caller's turn, started as soon as their speech ended: its first reads (and its rate
+   * limit) overlap the decoding of the last words, which it waits for before it writes anything.
+   */
   const userTurn = async (heard: {
     itemId: string;
-    transcript: string;
     audio: Buffer[];
     endedAt: number;
-    recognitionMs: number;
+    recognized: Promise<{ transcript: string; recognitionMs: number }>;
   }) => {
     const r = newResponse();
-    const turn = await interactWithConversation(orgId, caller, {
+    const starting = interactWithConversation(orgId, caller, {
       conversationId,
       messageType: 'user-message',
-      text: heard.transcript,
+      text: '',
       externalEvents: [],
       stream: { agentActionType: noAgentActions },
       voice: {
         heard: {
-          transcript: heard.transcript,
+          recognized: heard.recognized,
           audio: pcmOf(heard.audio),
           messageId: heard.itemId,
-          recognitionMs: heard.recognitionMs,
           endedAt: heard.endedAt,
         },
+        known: speech,
         output: { audioFormat: 'pcm', silence: r.silence.signal },
       },
+      admitted: admission(caller, interactWithConversationOperation),
     });
-    await play(turn, r);
+    starting.catch(() => undefined);
+    // Noise that the detector took for speech: no words, no turn (refused before it wrote anything).
+    if ((await heard.recognized).transcript === '') {
+      await starting.catch(() => undefined);
+      return;
+    }
+    await play(await starting, r);
   };
 
   const startUtterance = (audioStartMs: number) => {
@@ -376,27 +404,25 @@ const startSession = async (
     if (turnDetection) send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: audioEndMs, item_id: u.itemId });
     else send({ type: 'input_audio_buffer.committed', item_id: u.itemId, previous_item_id: null });
     // The transcript is told as soon as it is final; the turn waits for the one before it.
-    const heard = u.stream.finish().then(
-      (transcript) => {
-        const words = transcript.trim();
+    const recognized = u.stream.finish().then(
+      (words) => {
+        const transcript = words.trim();
         send({
           type: 'conversation.item.input_audio_transcription.completed',
           item_id: u.itemId,
           content_index: 0,
-          transcript: words,
+          transcript,
         });
-        return { words, recognitionMs: performance.now() - stoppedAt };
+        return { transcript, recognitionMs: performance.now() - stoppedAt };
       },
       (error: unknown) => {
         sendError(error);
-        return { words: '', recognitionMs: 0 };
+        return { transcript: '', recognitionMs: 0 };
       },
     );
     void enqueue(async () => {
-      const { words, recognitionMs } = await heard;
-      // Noise that the detector took for speech: no words, no turn.
-      if (words === '' || closed) return;
-      await userTurn({ itemId: u.itemId, transcript: words, audio: u.audio, endedAt, recognitionMs });
+      if (closed) return;
+      await userTurn({ itemId: u.itemId, audio: u.audio, endedAt, recognized });
     });
   };
 
@@ -449,10 +475,10 @@ const startSession = async (
       active?.silence.abort();
       releaseRecognizer?.();
       openConversations.delete(conversationKey());
-      releaseUser();
       // What runs ends in storage by itself: the conversation stays resumable.
       await queue;
       await Promise.allSettled([...finishing]);
+      await releaseSlot();
       detector.close();
     })();
     return stopping;

@@ -39,14 +39,15 @@ export const voiceOutputSampleRate = 16_000;
 /**
  * Speech a live session recognized while it was spoken (`voice-session.ts`): the turn takes its
  * transcript as the user message, under the id the session announced, and measures itself from
- * the end of the speech.
+ * the end of the speech. The session starts the turn when the speech ends, while its last words
+ * are decoded: the turn's first reads overlap the decoding, and it waits for the words before it
+ * writes anything.
  */
 export interface HeardSpeech {
-  transcript: string;
+  /** The final words, and how long they took from the end of the speech. */
+  recognized: Promise<{ transcript: string; recognitionMs: number }>;
   audio: PcmAudio;
   messageId: string;
-  /** From the end of the speech to its final transcript. */
-  recognitionMs: number;
   /** When the speech ended (`performance.now()`): the turn's timings start there. */
   endedAt: number;
 }
@@ -55,6 +56,8 @@ export interface HeardSpeech {
 export interface VoiceRequest {
   input?: { body: Buffer; contentType?: string; config?: UserMessageAudioConfig | null };
   heard?: HeardSpeech;
+  /** How the conversation speaks and listens, when the caller knows it (a live session read it when it opened): not read again. */
+  known?: ConversationVoice;
   /**
    * `silence` stops the answer (a barge-in): nothing more is synthesized, and the model's message
    * ends there (`hushedAnswer`); the message keeps what was written by then.
@@ -160,9 +163,13 @@ export const withSpeechErrors = async <T>(work: () => Promise<T>): Promise<T> =>
  * How a conversation speaks and listens: the user's preferred language, else the agent's, its
  * voice, and the user's terms easy to get wrong. 400 when the language has no voice.
  */
-export const conversationVoice = async (
-  conversation: ConversationRecord,
-): Promise<{ language: SpeechLanguage; voice: Voice; keyterms: string[] }> => {
+export interface ConversationVoice {
+  language: SpeechLanguage;
+  voice: Voice;
+  keyterms: string[];
+}
+
+export const conversationVoice = async (conversation: ConversationRecord): Promise<ConversationVoice> => {
   const [agentId, agentVersion] = conversation.version_set_info.agent_version_info;
   const [agent, user] = await Promise.all([
     getAgentVersion(conversation.org_id, agentId, agentVersion),
@@ -189,7 +196,7 @@ export const prepareVoiceTurn = async (
   meter: TurnMeter,
 ): Promise<VoiceTurn> => {
   const decoded = request.input ? await decodeVoiceInput(request.input) : undefined;
-  const { language, voice, keyterms } = await conversationVoice(conversation);
+  const { language, voice, keyterms } = request.known ?? (await conversationVoice(conversation));
   const provider = meteredSpeech(speechProvider());
   const turn: VoiceTurn = {
     provider,
@@ -198,9 +205,10 @@ export const prepareVoiceTurn = async (
       : undefined,
   };
   if (request.heard) {
-    meter.recognized(request.heard.recognitionMs);
+    const { transcript, recognitionMs } = await request.heard.recognized;
+    meter.recognized(recognitionMs);
     const audio = { bytes: encodeWav(request.heard.audio), contentType: 'audio/wav' as const };
-    return { ...turn, heard: { transcript: request.heard.transcript, audio, messageId: request.heard.messageId } };
+    return { ...turn, heard: { transcript, audio, messageId: request.heard.messageId } };
   }
   if (!decoded) return turn;
   const transcript = await meter.speech('recognition', () =>

@@ -61,7 +61,7 @@ export const config = {
     const value = Number(process.env.VOICE_SESSION_IDLE_SECONDS ?? 30);
     return (Number.isFinite(value) && value > 0 ? value : 30) * 1000;
   },
-  /** Live voice sessions one user may hold at once in one server (`VOICE_SESSIONS_PER_USER`, default 10). */
+  /** Live voice sessions one user may hold at once, across all servers (`VOICE_SESSIONS_PER_USER`, default 10). */
   get voiceSessionsPerUser(): number {
     const value = Number(process.env.VOICE_SESSIONS_PER_USER ?? 10);
     return Number.isInteger(value) && value > 0 ? value : 10;

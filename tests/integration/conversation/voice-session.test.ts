@@ -1,5 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { rateLimitBuckets } from '#shared/auth/rate-limit-repository';
+import { voiceSessionSlots } from '#shared/conversation/voice-session-repository';
 import {
   connectRealtime,
   frameBytes,
@@ -13,6 +15,7 @@ import { api, harness } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { createOperators } from '../support/operators';
+import { putStoredItems } from '../support/table';
 
 /**
  * The live voice session over its socket, as a browser with a microphone uses it: real-time 20 ms
@@ -324,6 +327,60 @@ describe('open-voice-session, bad input', () => {
     expect(closed.code).toBe(1008);
     expect(first.socket.readyState).toBe(WebSocket.OPEN);
     expect(second.socket.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it('counts the user’s sessions on every server: slots held elsewhere refuse the next, one whose server stopped renewing it does not', async () => {
+    // Prepare: another server holds both of the user's slots (the test platform allows two).
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const slotHeldUntil = (slot: number, untilMs: number) => ({
+      ...voiceSessionSlots.item(user.orgId, { userId: user.userId, slot }),
+      lease_token: 1,
+      lease_until_ms: untilMs,
+    });
+    await putStoredItems([slotHeldUntil(0, Date.now() + 60_000), slotHeldUntil(1, Date.now() + 60_000)]);
+
+    // Act
+    const refusedClient = await connect(user, { service_id: serviceId });
+    const refusal = await refusedClient.closed;
+    // That server dies: its lease on slot 1 runs out without a renewal.
+    await putStoredItems([slotHeldUntil(1, Date.now() - 1_000)]);
+    const admitted = await connect(user, { service_id: serviceId });
+    const created = await admitted.next('session.created');
+
+    // Assess
+    const error = refusedClient.events.find((event) => event.type === 'error') as unknown as {
+      error: { code: string };
+    };
+    expect(error.error.code).toBe('http_429');
+    expect(refusal.code).toBe(1008);
+    expect(created.session).toMatchObject({ object: 'realtime.session' });
+  });
+
+  it('takes each spoken turn from interact’s rate limit: over it, the turn is refused with an error and nothing is stored', async () => {
+    // Prepare: the user's interact bucket is empty (15 turns this minute).
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const client = await connect(user, { service_id: serviceId });
+    const conversationId = ((await client.next('session.created')).session as { conversation_id: string })
+      .conversation_id;
+    await client.next('response.done');
+    await putStoredItems([
+      rateLimitBuckets.item(user.orgId, {
+        subject: user.userId,
+        name: 'interact-with-conversation',
+        full_at_ms: Date.now() + 10 * 60_000,
+      }),
+    ]);
+    const after = client.events.length;
+
+    // Act
+    await client.say(short.pcm);
+    await client.next('conversation.item.input_audio_transcription.completed', { after });
+    const error = await client.next('error', { after });
+
+    // Assess
+    expect((error.error as { code: string }).code).toBe('http_429');
+    expect(client.socket.readyState).toBe(WebSocket.OPEN);
+    expect((await messagesOf(user, conversationId)).map((message) => message.message_type)).toEqual(['agent-message']);
   });
 
   it('closes each session fed random frames with an error event, and serves the next session', async () => {

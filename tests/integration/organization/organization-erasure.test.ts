@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { connectRealtime } from '../../support/realtime-client';
 import { api, apiUrl, eventually, expectStatus, harness } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createAgent, createService, uniqueName } from '../support/fixtures';
@@ -161,8 +162,21 @@ describe('delete-organization', () => {
     await finishAnalysedConversation(user, serviceId);
     // Another user's: a user has one unfinished conversation of a service at a time.
     await operateConversation(admin, await createUserSession(admin, 'DefaultUserRole'), serviceId);
-    // Spoken: its audio is kept outside the table.
-    await startConversation(user, { service_id: serviceId }, { response_format: 'voice', audio_format: 'mp3' });
+    // Spoken: its audio is kept outside the table. Then taken up over a live voice session (its slot is kept in the table).
+    const spoken = await startConversation(
+      user,
+      { service_id: serviceId },
+      { response_format: 'voice', audio_format: 'mp3' },
+    );
+    const live = await connectRealtime({
+      baseUrl: harness().baseUrl,
+      orgId,
+      token: user.token,
+      query: { conversation_id: spoken.conversationId },
+      microphone: false,
+    });
+    await live.next('session.created');
+    await live.close();
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
     expect(paged.body.continuation_token).not.toBeNull();
     await createDpopSession(orgId, user.userId);
@@ -318,6 +332,7 @@ describe('delete-organization', () => {
         'user-model',
         'version-set-promotion',
         'version-set-revision',
+        'voice-session-slot',
         'webhook-delivery',
         'webhook-destination',
         'webhook-destination-counter',
