@@ -20,6 +20,7 @@ import {
   webhookDeliveriesPage,
 } from '#shared/app/pages';
 import type { operatorNotices } from '#shared/app/schemas';
+import { talkConnectSources } from '#shared/app/talk-address';
 import { talkScript } from '#shared/app/talk-script';
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
@@ -68,11 +69,14 @@ interface BrowserRequest {
   context: RequestContext;
 }
 
+/** The live voice sessions' origin where they are served on a host of their own (the talk mode's socket). */
+const voiceSessionOrigin = talkConnectSources(config.voiceSessionUrl);
+
 const securityHeaders = (context: RequestContext) => {
   // Scripts and styles come from the app itself; nothing may frame it or post its forms elsewhere.
   context.setHeader(
     'content-security-policy',
-    "default-src 'self'; img-src 'self'; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    `default-src 'self'; connect-src 'self'${voiceSessionOrigin}; img-src 'self'; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   );
   context.setHeader('x-content-type-options', 'nosniff');
   context.setHeader('referrer-policy', 'same-origin');

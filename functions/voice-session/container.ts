@@ -23,12 +23,6 @@ const server = createServer((request, response) => {
 });
 
 server.on('upgrade', (request, socket, head) => {
-  const url = new URL(request.url ?? '/', 'http://localhost');
-  const organization = url.searchParams.get('organization');
-  if (url.pathname === '/ws' && organization) {
-    url.searchParams.delete('organization');
-    request.url = `/v1/${encodeURIComponent(organization)}/conversation/voice-session${url.search}`;
-  }
   if (!sockets.handleUpgrade(request, socket, head)) {
     socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   }

@@ -31,6 +31,19 @@ import { meteredSink } from './session-metrics';
  */
 
 export const voiceSessionPathPattern = /^\/v1\/([^/]+)\/conversation\/voice-session\/?$/;
+/** AgentCore's path for a runtime's socket: the same session, its organization a query parameter (`/ws?organization=acme&service_id=…`). */
+export const agentCorePath = '/ws';
+
+/** The organization a session's upgrade is for, from its path (or AgentCore's query); undefined when it is not a session's. */
+const sessionOrganization = (url: URL): string | undefined => {
+  if (url.pathname === agentCorePath) {
+    const organization = url.searchParams.get('organization') ?? undefined;
+    url.searchParams.delete('organization');
+    return organization;
+  }
+  const match = voiceSessionPathPattern.exec(url.pathname);
+  return match ? decodeURIComponent(match[1] as string) : undefined;
+};
 
 /** The largest frame taken: 64 KB is 2 s of audio in base64, far more than one append needs. */
 export const maxFrameBytes = 64 * 1024;
@@ -263,9 +276,9 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
   return {
     handleUpgrade: (request, socket, head) => {
       const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
-      const match = voiceSessionPathPattern.exec(url.pathname);
-      if (!match) return false;
-      accept(request, socket, head, decodeURIComponent(match[1] as string), url).catch((error: unknown) => {
+      const organization = sessionOrganization(url);
+      if (organization === undefined) return false;
+      accept(request, socket, head, organization, url).catch((error: unknown) => {
         options.log?.(`voice session upgrade: ${(error as Error).stack ?? String(error)}`);
         socket.destroy();
       });

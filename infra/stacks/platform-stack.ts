@@ -51,6 +51,17 @@ interface Access {
   toolBuilds?: ToolBuildAccess;
 }
 
+/** What taking a turn needs: conversation-stream's grants and the voice session container's. */
+const turnTaking = {
+  table: 'readWrite',
+  signingKey: true,
+  sendTo: ['analysis', 'webhook'],
+  bucket: 'readWrite',
+  models: true,
+  speech: true,
+  tools: 'invoke',
+} as const satisfies Access;
+
 /** Every function's permissions, in one place. Anything not listed is denied. */
 const access = {
   api: {
@@ -73,15 +84,7 @@ const access = {
     },
     // Keeps the raw audio of voice messages; runs the tools the state machine calls; announces the
     // escalations a state or a dynamic behavior asks for.
-    'conversation-stream': {
-      table: 'readWrite',
-      signingKey: true,
-      sendTo: ['analysis', 'webhook'],
-      bucket: 'readWrite',
-      models: true,
-      speech: true,
-      tools: 'invoke',
-    },
+    'conversation-stream': turnTaking,
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
     // Embeds the triggers of each new version (Bedrock when EMBEDDING_PROVIDER is bedrock).
@@ -149,16 +152,8 @@ const access = {
     'api-key-expiration': { table: 'readWrite', sendTo: ['webhook'] },
   },
   // Live voice sessions (the container, `infra/constructs/voice-sessions.ts`) take turns as
-  // conversation-stream does: the same grants, plus opening numbers' auth tokens (signing key).
-  voiceSession: {
-    table: 'readWrite',
-    signingKey: true,
-    sendTo: ['analysis', 'webhook'],
-    bucket: 'readWrite',
-    models: true,
-    speech: true,
-    tools: 'invoke',
-  },
+  // conversation-stream does, with the same grants (the signing key also opens numbers' auth tokens).
+  voiceSession: turnTaking,
 } as const satisfies {
   api: Record<EndpointGroup, Access>;
   workers: Record<WorkerName, Access>;
@@ -328,15 +323,22 @@ export class PlatformStack extends Stack {
       });
     }
 
-    const voiceSessions = new VoiceSessions(this, 'VoiceSessions', {
-      hosting: settings.voiceSessionHosting,
-      grant: (sessions) => grant(sessions, access.voiceSession),
-      environment: defaults.environment,
-      metricsNamespace: defaults.metricsNamespace,
-      logRetention: profile.logRetention,
-    });
-    // The TwiML a call is answered with points Twilio at the sessions' host.
-    apiFunctions.get('phone-number')?.addEnvironment('VOICE_SESSION_URL', voiceSessions.url);
+    const hosting = settings.voiceSessionHosting;
+    const voiceSessions =
+      hosting === 'none'
+        ? undefined
+        : new VoiceSessions(this, 'VoiceSessions', {
+            hosting,
+            grant: (sessions) => grant(sessions, access.voiceSession),
+            environment: defaults.environment,
+            metricsNamespace: defaults.metricsNamespace,
+            logRetention: profile.logRetention,
+          });
+    // The TwiML a call is answered with points Twilio at the sessions' host, and the web app's
+    // talk mode opens its socket there; `none` tells both that this deployment serves no sessions.
+    for (const group of ['phone-number', 'app'] as const) {
+      apiFunctions.get(group)?.addEnvironment('VOICE_SESSION_URL', voiceSessions?.url ?? 'none');
+    }
 
     this.api = new PlatformApi(this, 'Api', {
       stageName: settings.stage,

@@ -3,6 +3,7 @@ import { lastEventIdOf } from '../conversation/event-replay';
 import { getConversationInsights, listConversations, listMessages } from '../conversation/queries';
 import { defaultMessageTypes } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';
+import { config } from '../kernel/config';
 import { ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
 import { listMetrics } from '../metric/metrics';
 import { getBrandingImage } from '../organization/index';
@@ -19,6 +20,7 @@ import { operatorConversationContent, operatorQueueSection } from './operator-vi
 import { passRateChart } from './pass-rate-chart';
 import type { operatorNotices } from './schemas';
 import { recentRunCount, runPassRatesFor, simulatedCoverageFor } from './simulations';
+import { talkSessionAddress } from './talk-address';
 
 /**
  * The app's pages. Each reads through the domain functions with the signed-in caller, so a
@@ -173,10 +175,17 @@ ${
 <textarea id="message" name="message" required></textarea>
 <label for="speak_replies"><input id="speak_replies" name="speak_replies" type="checkbox" value="on"> Speak replies</label>
 <button type="submit">Send</button> <button type="button" id="record" data-voice="${path}/voice-messages" data-csrf="${request.csrfToken}" hidden>Record</button>
-<button type="button" id="talk" data-talk="${path}/talk-token" data-csrf="${request.csrfToken}" data-session="/v1/${request.orgId}/conversation/voice-session?conversation_id=${conversation.id}" aria-pressed="false" hidden>Talk</button></form>
+${talkButton(request, path, conversation.id)}</form>
 <form method="post" action="${path}/finish">${csrfField(request)}<button type="submit">Finish the conversation</button></form>`
 }${request.consoleAllowed ? html`<p><a href="${base}/console/conversations/${conversation.id}">Insights</a></p>` : ''}`,
   );
+};
+
+/** The talk mode's button, where the deployment serves live voice sessions (`talk-address.ts`). */
+const talkButton = (request: AppRequest, path: string, conversationId: string): Html | string => {
+  const session = talkSessionAddress(config.voiceSessionUrl, request.orgId, conversationId);
+  if (session === undefined) return '';
+  return html` <button type="button" id="talk" data-talk="${path}/talk-token" data-csrf="${request.csrfToken}" data-session="${session}" aria-pressed="false" hidden>Talk</button>`;
 };
 
 export const preferencesPage = async (request: AppRequest, notice?: string): Promise<Html> => {

@@ -110,7 +110,9 @@ export function talkMode(): void {
     const { access_token: token } = (await granted.json()) as { access_token: string };
     const scheme = window.location.protocol === 'https:' ? 'wss' : 'ws';
     const Socket = WebSocket as new (url: string, protocols: string[]) => TalkSocket;
-    const socket = new Socket(`${scheme}://${window.location.host}${button.dataset.session}`, ['auth', token]);
+    // The sessions' own host in AWS, this page's host under npm start.
+    const address = new URL(button.dataset.session ?? '', `${scheme}://${window.location.host}`);
+    const socket = new Socket(address.toString(), ['auth', token]);
     const stream = await microphone.getUserMedia({
       audio: { echoCancellation: true, noiseSuppression: true, channelCount: 1 },
     });

@@ -135,11 +135,15 @@ export const config = {
     return process.env.PUBLIC_API_BASE_URL?.replace(/\/+$/, '') || undefined;
   },
   /**
-   * Where the voice session sockets are served (`wss://voice.example.com`): the stack sets it to
-   * its voice session host; unset, the API's own host (`npm start` serves both on one port).
+   * Where the voice session sockets are served (`VOICE_SESSION_URL`): `wss://voice.example.com`
+   * (the stack sets it to its voice session host); unset (undefined), the API's own host (`npm
+   * start` serves both on one port); `none` (null), nowhere (`voiceSessionHosting=none`): the web
+   * app offers no talk mode and calls to the organization's numbers are not taken.
    */
-  get voiceSessionUrl(): string | undefined {
-    return process.env.VOICE_SESSION_URL?.replace(/\/+$/, '') || undefined;
+  get voiceSessionUrl(): string | null | undefined {
+    const value = process.env.VOICE_SESSION_URL?.replace(/\/+$/, '');
+    if (value === 'none') return null;
+    return value || undefined;
   },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';

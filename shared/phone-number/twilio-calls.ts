@@ -52,21 +52,29 @@ export interface PhoneCall {
   from: string;
 }
 
+/** A deployment without live voice sessions (`voiceSessionHosting=none`) says so and hangs up. */
+const noSessionsTwiml = [
+  '<?xml version="1.0" encoding="UTF-8"?>',
+  '<Response><Say>This number cannot take calls at the moment.</Say><Hangup/></Response>',
+].join('');
+
 /**
  * Answers a call: the number is found from `To` and must belong to the Twilio account that signs;
  * the signature is checked with that number's auth token; the TwiML connects the call to
- * `mediaStreamBase` + the number's media-stream path, with the call's token as a parameter.
+ * `mediaStreamBase` + the number's media-stream path, with the call's token as a parameter (none:
+ * the deployment serves no sessions, and the call is told so).
  */
 export const answerTwilioCall = async (
   orgId: string,
   call: { CallSid: string; AccountSid: string; From: string; To: string },
   request: TwilioRequest,
-  mediaStreamBase: string,
+  mediaStreamBase: string | undefined,
 ): Promise<string> => {
   const organization = await getOrganization(orgId);
   const number = organization ? await findPhoneNumber(orgId, call.To) : undefined;
   if (!organization || !number || number.twilio_account_sid !== call.AccountSid) throw refused();
   await requireTwilioSignature(number, request);
+  if (mediaStreamBase === undefined) return noSessionsTwiml;
   const userId = await callerUserId(organization, call.From, call.CallSid);
   const { token } = await signToken({
     purpose: 'phone-call',

@@ -70,5 +70,6 @@ describe('voiceSessionBase', () => {
     expect(voiceSessionBase('https://api.example.com/v1/acme/x', 'wss://voice.example.com')).toBe(
       'wss://voice.example.com',
     );
+    expect(voiceSessionBase('https://api.example.com/v1/acme/x', null)).toBeUndefined();
   });
 });

@@ -64,6 +64,9 @@ export const addressedUrl = (requestUrl: string, forwardedHost: string | undefin
   return `${url.protocol}//${host}${requestUrl.slice(url.origin.length)}`;
 };
 
-/** The voice session sockets' base: the configured one, else the API's own host as ws:// or wss://. */
-export const voiceSessionBase = (addressed: string, configured: string | undefined): string =>
-  configured ?? baseOf(addressed).replace(/^http/, 'ws');
+/**
+ * The voice session sockets' base: the configured one, else the API's own host as ws:// or wss://;
+ * undefined when the deployment serves no sessions (`VOICE_SESSION_URL=none`).
+ */
+export const voiceSessionBase = (addressed: string, configured: string | null | undefined): string | undefined =>
+  configured === null ? undefined : (configured ?? baseOf(addressed).replace(/^http/, 'ws'));

@@ -152,6 +152,12 @@ export const awsPrices = {
     confirmed: false,
     note: 'as the vCPU-hour',
   },
+  publicIpv4Hour: {
+    usd: 0.005,
+    per: 'in-use public IPv4 address-hour (a load balancer has one per zone, a task with a public IP one)',
+    source: 'https://aws.amazon.com/vpc/pricing/',
+    confirmed: false,
+  },
   albHour: {
     usd: 0.0225,
     per: 'Application Load Balancer-hour',

@@ -60,6 +60,19 @@ const callMinuteLines = (minutes: CallMinute[]): string[] =>
         `| Retell, voice engine | from ${usd(hostedVoicePlatformPrices.retellVoiceEngineMinute.usd, 2)} | model and telephony billed on top |`,
       ];
 
+/** What the live voice sessions' hosting adds to the idle cost, and what a deployment without them pays. */
+const liveVoiceIdleLines = (facts: CostFigures['facts']): string[] => {
+  const hosting = facts.idle.filter((item) => item.liveVoice);
+  if (hosting.length === 0) return [];
+  const withoutUsd = idleUsd(facts) - hosting.reduce((sum, item) => sum + item.usd, 0);
+  return [
+    '',
+    `Of that, ${usd(idleUsd(facts) - withoutUsd, 2)} is the live voice sessions' hosting (the Fargate task kept`,
+    'running for calls, its load balancer and their addresses): a deployment without live voice',
+    `(\`voiceSessionHosting=none\`, README "Voice sessions" in Deploying) costs ${usd(withoutUsd, 2)} a month idle.`,
+  ];
+};
+
 export const costSection = (figures: CostFigures): string => {
   const { text, voice, facts } = figures;
   const lines = [
@@ -87,6 +100,7 @@ export const costSection = (figures: CostFigures): string => {
       (item, index) =>
         `- ${item.what} ${item.count} × ${usd(item.unitUsd, 3)}${index === facts.idle.length - 1 ? '.' : ';'}`,
     ),
+    ...liveVoiceIdleLines(facts),
     '',
     'What each setting changes:',
     '',

@@ -15,6 +15,7 @@ import type { SessionHosting } from './call-minute';
  * (the idle cost).
  */
 interface Resource {
+  id?: string;
   Type: string;
   Properties?: Record<string, unknown>;
 }
@@ -29,6 +30,8 @@ export interface IdleItem {
   count: number;
   unitUsd: number;
   usd: number;
+  /** Part of the live voice sessions' hosting: gone with `voiceSessionHosting=none`. */
+  liveVoice?: true;
 }
 
 export interface TemplateFacts {
@@ -52,7 +55,7 @@ const localNameOf = (description: unknown): string | undefined => {
   return worker ? `classic-api-${worker}-worker` : undefined;
 };
 
-/** Every resource of the region's stack and of the nested stacks it names. */
+/** Every resource of the region's stack and of the nested stacks it names, with its logical id. */
 const regionResources = async (assemblyDir: string, stackName: string): Promise<Resource[]> => {
   const files = await readdir(assemblyDir);
   const nestedPrefix = stackName.replaceAll('-', '');
@@ -66,7 +69,7 @@ const regionResources = async (assemblyDir: string, stackName: string): Promise<
     const template = JSON.parse(await readFile(join(assemblyDir, file), 'utf8')) as {
       Resources?: Record<string, Resource>;
     };
-    resources.push(...Object.values(template.Resources ?? {}));
+    resources.push(...Object.entries(template.Resources ?? {}).map(([id, resource]) => ({ ...resource, id })));
   }
   return resources;
 };
@@ -108,12 +111,30 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
   }
   const stage = ofType('AWS::ApiGateway::Stage')[0];
   const accessLogFormat = (stage?.Properties?.AccessLogSetting as { Format?: string } | undefined)?.Format;
-  const item = (what: string, count: number, unitUsd: number): IdleItem => ({
+  const item = (what: string, count: number, unitUsd: number, liveVoice?: true): IdleItem => ({
     what,
     count,
     unitUsd,
     usd: count * unitUsd,
+    ...(liveVoice ? { liveVoice } : {}),
   });
+  // The live voice sessions' own resources (infra/constructs/voice-sessions.ts).
+  const ofVoiceSessions = (type: string) => ofType(type).filter((resource) => resource.id?.startsWith('VoiceSessions'));
+  const secrets = ofType('AWS::SecretsManager::Secret');
+  const sessionSecrets = ofVoiceSessions('AWS::SecretsManager::Secret').length;
+  const loadBalancers = ofType('AWS::ElasticLoadBalancingV2::LoadBalancer');
+  const publicTasks = ofType('AWS::ECS::Service')
+    .filter(
+      (service) =>
+        (service.Properties?.NetworkConfiguration as { AwsvpcConfiguration?: { AssignPublicIp?: string } } | undefined)
+          ?.AwsvpcConfiguration?.AssignPublicIp === 'ENABLED',
+    )
+    .reduce((sum, service) => sum + Number(service.Properties?.DesiredCount ?? 0), 0);
+  // An internet-facing load balancer holds a public address in each of its subnets' zones.
+  const balancerAddresses = loadBalancers.reduce(
+    (sum, balancer) => sum + ((balancer.Properties?.Subnets as unknown[] | undefined)?.length ?? 0),
+    0,
+  );
   const sessionTask = ofType('AWS::ECS::TaskDefinition')[0];
   const taskVcpu = Number(sessionTask?.Properties?.Cpu ?? 0) / 1024;
   const taskGb = Number(sessionTask?.Properties?.Memory ?? 0) / 1024;
@@ -125,7 +146,13 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
       awsPrices.cloudwatchAlarmMonth.usd,
     ),
     item('CloudWatch dashboards', ofType('AWS::CloudWatch::Dashboard').length, awsPrices.cloudwatchDashboardMonth.usd),
-    item('Secrets Manager secrets', ofType('AWS::SecretsManager::Secret').length, awsPrices.secretMonth.usd),
+    item('Secrets Manager secrets', secrets.length - sessionSecrets, awsPrices.secretMonth.usd),
+    item(
+      "Secrets Manager secret of the voice sessions' origin header",
+      sessionSecrets,
+      awsPrices.secretMonth.usd,
+      true,
+    ),
     item('KMS customer managed keys', ofType('AWS::KMS::Key').length, awsPrices.kmsKeyMonth.usd),
     item(
       'SQS queues polled by Lambda (empty receives, estimated)',
@@ -136,11 +163,19 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
       `Fargate voice session tasks kept running (${taskVcpu} vCPU, ${taskGb} GB, arm64)`,
       ofType('AWS::ECS::Service').reduce((sum, service) => sum + Number(service.Properties?.DesiredCount ?? 0), 0),
       (taskVcpu * awsPrices.fargateArmVcpuHour.usd + taskGb * awsPrices.fargateArmGbHour.usd) * hoursPerMonth,
+      true,
     ),
     item(
       'Application Load Balancers (the hour and one capacity unit)',
-      ofType('AWS::ElasticLoadBalancingV2::LoadBalancer').length,
+      loadBalancers.length,
       (awsPrices.albHour.usd + awsPrices.albLcuHour.usd) * hoursPerMonth,
+      true,
+    ),
+    item(
+      "Public IPv4 addresses (the load balancer's, one per zone, and the tasks')",
+      balancerAddresses + publicTasks,
+      awsPrices.publicIpv4Hour.usd * hoursPerMonth,
+      true,
     ),
   ].filter((entry) => entry.count > 0);
   const rule = ofType('AWS::XRay::SamplingRule')[0]?.Properties?.SamplingRule as { FixedRate?: number } | undefined;

@@ -89,7 +89,7 @@ export const measureTwilioCalls = async (
   serviceId: string,
   recordings: HumanRecording[],
   trimmed: (recording: HumanRecording) => Buffer,
-  speechOnsetMs: (pcm: Buffer) => number,
+  speechOnsetMs: (pcm: Buffer) => Promise<number>,
 ): Promise<TwilioFigures> => {
   const ring = await phoneLine(admin, serviceId);
   const v2v: number[] = [];
@@ -111,11 +111,15 @@ export const measureTwilioCalls = async (
       await interrupter.say(mulawOfPcm16k(trimmed(recording)));
       await interrupter.next('media', { after, timeoutMs: 60_000 });
       const over = trimmed(recordings[(index + 1) % recordings.length] as HumanRecording);
-      const sentAt = performance.now();
+      const onsetMs = await speechOnsetMs(over);
+      let firstFrameAt = 0;
       const clearedAfter = interrupter.received.length;
-      void interrupter.say(mulawOfPcm16k(over));
+      void interrupter.say(mulawOfPcm16k(over), (at) => {
+        firstFrameAt = at;
+      });
       const cleared = await interrupter.next('clear', { after: clearedAfter, timeoutMs: 60_000 });
-      bargeIn.push(cleared.receivedAt - (sentAt + speechOnsetMs(over)));
+      // From when the frame the server's detector dates the speech's start at was sent.
+      bargeIn.push(cleared.receivedAt - (firstFrameAt + onsetMs));
       await sleep(pauseMs);
     }
   } finally {

@@ -1,10 +1,11 @@
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { defaultTurnDetection } from '#shared/conversation/voice-session';
+import { createTurnDetector, createVoiceActivityDetector } from '#shared/speech/vad';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
 import {
   connectRealtime,
   frameBytes,
-  frameMs,
   type HumanRecording,
   librivoxRecordings,
   type RealtimeClient,
@@ -97,14 +98,22 @@ const speechEnd = (pcm: Buffer): number => {
 export const trimmed = (recording: HumanRecording): Buffer =>
   recording.pcm.subarray(0, speechEnd(recording.pcm) * frameBytes);
 
-export const speechOnsetFrame = (pcm: Buffer): number => {
-  const end = speechEnd(pcm);
-  const reversed = Buffer.from(pcm.subarray(0, end * frameBytes));
-  // The first frame above the threshold, found as the end of the reversed frames' silence.
-  const frames: Buffer[] = [];
-  for (let offset = 0; offset < reversed.length; offset += frameBytes)
-    frames.unshift(reversed.subarray(offset, offset + frameBytes));
-  return end - speechEnd(Buffer.concat(frames));
+/**
+ * Where the server's turn detector dates the speech's start in a recording (`audio_start_ms`):
+ * the same detector run over it. Twilio's protocol does not tell it, so the bench works it out.
+ */
+export const detectedSpeechOnsetMs = async (pcm: Buffer): Promise<number> => {
+  const vad = await createVoiceActivityDetector();
+  const turns = createTurnDetector(() => defaultTurnDetection);
+  try {
+    for (let offset = 0; offset + frameBytes <= pcm.length; offset += frameBytes) {
+      const boundary = turns.next(vad.isSpeech(pcm.subarray(offset, offset + frameBytes)));
+      if (boundary?.type === 'speech-started') return boundary.audioStartMs;
+    }
+    return 0;
+  } finally {
+    vad.close();
+  }
 };
 
 interface Turn {
@@ -257,13 +266,7 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
     console.log(`  turns: v2v ${turns.map((turn) => Math.round(turn.v2v)).join(', ')} ms; WER ${werHuman.toFixed(3)}`);
     const bargeIn = await measureBargeIns(users[maxSessions] as Session, serviceId, recordings);
     console.log(`  barge-ins: ${bargeIn.map(Math.round).join(', ')} ms`);
-    const twilio = await measureTwilioCalls(
-      admin,
-      serviceId,
-      recordings,
-      trimmed,
-      (pcm) => speechOnsetFrame(pcm) * frameMs,
-    );
+    const twilio = await measureTwilioCalls(admin, serviceId, recordings, trimmed, detectedSpeechOnsetMs);
     const concurrency: RealtimeFigures['concurrency'] = [];
     for (const level of concurrencyLevels) {
       // A session that falls so far behind that a reply never comes counts as not at real time.

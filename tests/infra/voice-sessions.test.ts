@@ -116,15 +116,17 @@ describe('voice sessions (voiceSessionHosting=fargate, the default)', () => {
     expect(actions).not.toContain('dynamodb:Scan');
   });
 
-  it('points the phone-number function at the sessions (VOICE_SESSION_URL, wss:// on CloudFront)', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Description: 'Endpoint group phone-number',
-      Environment: {
-        Variables: Match.objectLike({
-          VOICE_SESSION_URL: { 'Fn::Join': ['', ['wss://', Match.objectLike({ 'Fn::GetAtt': Match.anyValue() })]] },
-        }),
-      },
-    });
+  it('points the phone-number and app functions at the sessions (VOICE_SESSION_URL, wss:// on CloudFront)', () => {
+    for (const group of ['phone-number', 'app']) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: `Endpoint group ${group}`,
+        Environment: {
+          Variables: Match.objectLike({
+            VOICE_SESSION_URL: { 'Fn::Join': ['', ['wss://', Match.objectLike({ 'Fn::GetAtt': Match.anyValue() })]] },
+          }),
+        },
+      });
+    }
     template.resourceCountIs('AWS::BedrockAgentCore::Runtime', 0);
   });
 
@@ -153,4 +155,19 @@ describe('voice sessions (voiceSessionHosting=agentcore)', () => {
   it('refuses another hosting at synth', () => {
     expect(() => templateOf({ voiceSessionHosting: 'lambda' })).toThrow(/voiceSessionHosting/);
   });
+});
+
+describe('voice sessions (voiceSessionHosting=none)', () => {
+  it('runs nothing for sessions, and tells the phone-number and app functions there are none', () => {
+    const template = templateOf({ voiceSessionHosting: 'none' });
+    template.resourceCountIs('AWS::ECS::Service', 0);
+    template.resourceCountIs('AWS::ElasticLoadBalancingV2::LoadBalancer', 0);
+    template.resourceCountIs('AWS::BedrockAgentCore::Runtime', 0);
+    for (const group of ['phone-number', 'app']) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: `Endpoint group ${group}`,
+        Environment: { Variables: Match.objectLike({ VOICE_SESSION_URL: 'none' }) },
+      });
+    }
+  }, 180_000);
 });

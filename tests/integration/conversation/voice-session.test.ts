@@ -177,6 +177,31 @@ describe('open-voice-session', () => {
     expect(spoken.startsWith(greeting?.message as string)).toBe(true);
   });
 
+  it("serves the same session on AgentCore's path, /ws, the organization a query parameter", async () => {
+    // Prepare
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const url = new URL('/ws', harness().baseUrl.replace(/^http/, 'ws'));
+    url.searchParams.set('organization', user.orgId);
+    url.searchParams.set('service_id', serviceId);
+
+    // Act
+    const socket = new WebSocket(url, ['auth', user.token]);
+    const created = await new Promise<{ type: string; session: { conversation_id: string } }>((resolve, reject) => {
+      socket.once('message', (data) => resolve(JSON.parse(data.toString())));
+      socket.once('unexpected-response', (_request, response) => reject(new Error(`refused ${response.statusCode}`)));
+    });
+    socket.close();
+
+    // Assess
+    expect(socket.protocol).toBe('auth');
+    expect(created.type).toBe('session.created');
+    const conversation = await api(`/v1/${user.orgId}/conversation/`, {
+      token: user.token,
+      query: { id: [created.session.conversation_id] },
+    });
+    expect(conversation.body.conversations).toHaveLength(1);
+  });
+
   it('leaves a closed session resumable, and takes it up again by conversation_id', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
