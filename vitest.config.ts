@@ -18,6 +18,12 @@ const bundledSubset = [
   // DuckDB's native binding, beside the admin bundle; the streamed prompt-log zip.
   'tests/integration/admin/sql-query.test.ts',
   'tests/integration/admin/prompt-logs.test.ts',
+  // The simulation-stream group's sessions (turns, forks, a streamed step) and a backtest on the simulation worker.
+  'tests/integration/simulation/session.test.ts',
+  'tests/integration/simulation/backtest.test.ts',
+  // The console's lake pages (app-analytics: DuckDB beside its bundle) and the charting library the
+  // app's bundle carries inlined.
+  'tests/integration/app/console-lake.test.ts',
 ];
 
 /**

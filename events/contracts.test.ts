@@ -8,6 +8,7 @@ import {
 } from './queue-messages';
 import {
   sampleAnalysisMessage,
+  sampleBacktestReplayMessage,
   sampleCreateConversationStream,
   sampleErrorEvent,
   sampleIds,
@@ -51,6 +52,7 @@ describe('queue messages', () => {
     for (const message of sampleWebhookMessages) expect(webhookQueueMessage.parse(message)).toEqual(message);
     expect(toolBuildQueueMessage.parse(sampleToolBuildMessage)).toEqual(sampleToolBuildMessage);
     expect(simulationQueueMessage.parse(sampleSimulationMessage)).toEqual(sampleSimulationMessage);
+    expect(simulationQueueMessage.parse(sampleBacktestReplayMessage)).toEqual(sampleBacktestReplayMessage);
   });
 
   it('derives the same 24-hex event id for the same completion and another for another type', () => {

@@ -30,7 +30,8 @@ export const analysisQueueMessage = z.discriminatedUnion('type', [conversationFi
 /**
  * Webhook queue (`WEBHOOK_QUEUE_URL`): an event for the organization's webhook destinations.
  * The message is the webhook payload itself (`webhook_content` of the delivery); `type` is
- * matched against each destination's `accepted_types`. `id` is deterministic, so a duplicate
+ * matched against each destination's `accepted_types` and `accepted_extension_types`. `id` is
+ * deterministic, so a duplicate
  * send (at-least-once delivery) carries the same id and the webhook worker can drop it.
  */
 export const conversationPostProcessingCompleteMessage = z.object({
@@ -104,7 +105,7 @@ export const handbackOutcome = z.enum(['resolved', 'unresolved', 'needs-follow-u
 
 /**
  * The conversation an operator event is about. These events go only to destinations that name
- * them in `accepted_types` (the vendor SDKs' webhook parsers throw on types they do not know), and
+ * them in `accepted_extension_types` (the vendor SDKs' webhook parsers throw on types they do not know), and
  * those of simulated conversations only to destinations that include them. `id` is the id of the
  * operator action recorded in the conversation's audit trail, so a repeated send is dropped.
  */
@@ -276,9 +277,22 @@ export const advancePromotionMessage = z.object({
   promotion_id: z.string(),
 });
 
+/**
+ * Simulation queue: replay one real conversation of a backtest on its candidate version set, a
+ * step of turns at a time. The replay's own conversation is the checkpoint (how many of the
+ * source's interactions it has replayed); its outcome is recorded once, with the backtest's aggregate.
+ */
+export const replayBacktestConversationMessage = z.object({
+  type: z.literal('replay-backtest-conversation'),
+  org_id: z.string(),
+  simulation_backtest_id: z.string(),
+  conversation_id: z.string().describe('The source conversation.'),
+});
+
 export const simulationQueueMessage = z.discriminatedUnion('type', [
   simulateConversationMessage,
   advancePromotionMessage,
+  replayBacktestConversationMessage,
 ]);
 
 /** The id of a post-processing-complete event: the same for every send of the same completion. */
@@ -299,4 +313,5 @@ export type ToolVersionPublishedMessage = z.infer<typeof toolVersionPublishedMes
 export type SimulationQueueMessage = z.infer<typeof simulationQueueMessage>;
 export type SimulateConversationMessage = z.infer<typeof simulateConversationMessage>;
 export type AdvancePromotionMessage = z.infer<typeof advancePromotionMessage>;
+export type ReplayBacktestConversationMessage = z.infer<typeof replayBacktestConversationMessage>;
 export type VersionSetPromotionCompletedMessage = z.infer<typeof versionSetPromotionCompletedMessage>;

@@ -264,3 +264,11 @@ export const sampleSimulationMessage: SimulationQueueMessage = {
   run_index: 0,
   checkpoint: { conversation_id: sampleIds.conversation, interactions: 10 },
 };
+
+/** A step of a backtest's replay of one real conversation. */
+export const sampleBacktestReplayMessage: SimulationQueueMessage = {
+  type: 'replay-backtest-conversation',
+  org_id: sampleIds.org,
+  simulation_backtest_id: '00000000000000000000000d',
+  conversation_id: sampleIds.conversation,
+};

@@ -182,11 +182,25 @@ export const turnTimings = z.object({
   model_first_token_ms: milliseconds
     .nullable()
     .describe("From asking the model for the agent's message to its first piece; null if it wrote none."),
+  first_token_ms: milliseconds
+    .optional()
+    .describe(
+      "From the request to the first piece of the agent's message (recognition and earlier model calls included); absent if it wrote none.",
+    ),
+  first_clause_ms: milliseconds
+    .optional()
+    .describe("Voice output only: from the request to the agent's first clause being ready to speak."),
   model_total_ms: milliseconds.describe(
     'Every model call of the turn, added up: the time spent waiting on the models, not on what read their answers.',
   ),
   tool_calls: z
-    .array(z.object({ name: z.string(), ms: milliseconds }))
+    .array(
+      z.object({
+        name: z.string(),
+        ms: milliseconds,
+        at_ms: milliseconds.optional().describe('When the call started, from the request.'),
+      }),
+    )
     .describe('Each tool call of the turn, in order, with its name.'),
   speech_synthesis_ms: milliseconds
     .optional()

@@ -33,6 +33,25 @@ const englishOnlyZodLocales: Plugin = {
 };
 
 /**
+ * Files the app serves to browsers from npm packages (the console's charting library): each
+ * module reading one at run time (`shared/app/chart-library.ts`) is replaced by one that holds the
+ * file's text, so the bundle needs no `node_modules` beside it. The module's export keeps its name
+ * and what it answers.
+ */
+const inlinedBrowserFiles: Plugin = {
+  name: 'inlined-browser-files',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]shared[\\/]app[\\/]chart-library\.ts$/ }, async () => {
+      const { chartLibraryFile, chartLibrarySource } = await import('#shared/app/chart-library');
+      return {
+        contents: `export const chartLibraryFile = ${JSON.stringify(chartLibraryFile)};\nexport const chartLibrarySource = async () => ${JSON.stringify(await chartLibrarySource())};\n`,
+        loader: 'ts',
+      };
+    });
+  },
+};
+
+/**
  * Packages with native bindings cannot be bundled: a function importing one gets them copied
  * beside its bundle (`node_modules/`), as installed here (linux-x64 glibc), and so runs on
  * Lambda's x86_64 (see `importsNativePackage`).
@@ -68,7 +87,7 @@ export const lambdaBuildOptions = (entry: string, outdir: string): BuildOptions 
   banner: {
     js: "import { createRequire as topLevelCreateRequire } from 'node:module'; const require = topLevelCreateRequire(import.meta.url);",
   },
-  plugins: [englishOnlyZodLocales],
+  plugins: [englishOnlyZodLocales, inlinedBrowserFiles],
   external: [...nativePackages, ...localOnlyPackages],
   alias: { semver: join(repositoryRoot, 'infra/bundling-shims/semver.ts') },
   logLevel: 'error',
@@ -130,10 +149,22 @@ const coldLoadBytesOf = (outputs: Metafile['outputs'], entryOutput: string): num
   return bytes;
 };
 
-/** Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs` and `<outDir>/chunks/`. */
-export const bundleLambda = async (entry: string, outDir: string): Promise<BundledLambda> => {
+/**
+ * Bundles a handler (path relative to the repository root) into `<outDir>/index.mjs` and `<outDir>/chunks/`.
+ * `extraPlugins` run after the bundling's own (the bench marks each module's code with one).
+ */
+export const bundleLambda = async (
+  entry: string,
+  outDir: string,
+  extraPlugins: Plugin[] = [],
+): Promise<BundledLambda> => {
   const outfile = join(outDir, 'index.mjs');
-  const { metafile } = await build({ ...lambdaBuildOptions(entry, outDir), metafile: true });
+  const options = lambdaBuildOptions(entry, outDir);
+  const { metafile } = await build({
+    ...options,
+    plugins: [...(options.plugins ?? []), ...extraPlugins],
+    metafile: true,
+  });
   const imported = new Set(
     Object.values(metafile.outputs).flatMap((output) => output.imports.map((used) => used.path)),
   );

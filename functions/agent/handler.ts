@@ -1,7 +1,9 @@
 import { createAgent, createAgentVersion, deprecateAgent, listAgents, listAgentVersions } from '#shared/agent/agents';
+import { agentOperations } from '#shared/agent/operations';
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { pageRequest, versionListParams as versionQuery } from '#shared/kernel/list-params';
+import { stateMachineOperations } from '#shared/state-machine/operations';
 import {
   createStateMachine,
   createStateMachineVersion,
@@ -11,7 +13,7 @@ import {
 } from '#shared/state-machine/state-machines';
 
 export const handler = httpHandler(
-  implementGroup('agent', {
+  implementGroup('agent', [agentOperations, stateMachineOperations], {
     'create-agent': ({ path, body, caller }) => createAgent(path.organization, caller, body.agent_name),
 
     'get-agents': async ({ path, query, caller }) => {

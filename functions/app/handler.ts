@@ -1,26 +1,25 @@
 import { Readable } from 'node:stream';
 import { clientScript } from '#shared/app/client-script';
-import { type CookieScope, cookieHeader, csrfCookie, parseCookies, sessionCookie } from '#shared/app/cookies';
-import { csrfTokenFor, isCsrfNonce, newCsrfNonce, requireCsrfToken } from '#shared/app/csrf';
-import type { Html } from '#shared/app/html';
-import type { AppRequest } from '#shared/app/layout';
-import { appHostHeader, appLocation } from '#shared/app/organization-host';
+import { consoleConversation } from '#shared/app/console-conversation';
 import {
-  consolePage,
-  conversationPage,
-  homePage,
-  insightsPage,
-  onboardingPage,
-  opensConsole,
-  operatorConversationPage,
-  preferencesPage,
-  redirectPage,
-  serviceDiagramPage,
-  signInPage,
-  webhookDeliveriesPage,
-} from '#shared/app/pages';
+  consoleOperatorConversation,
+  consoleOperatorQueue,
+  consoleOverview,
+  consoleServiceDiagram,
+  consoleServices,
+  consoleSimulations,
+  consoleWebhookDeliveries,
+  consoleWebhooks,
+} from '#shared/app/console-pages';
+import { cookieHeader, csrfCookie, sessionCookie } from '#shared/app/cookies';
+import { requireCsrfToken } from '#shared/app/csrf';
+import { errorPage } from '#shared/app/error-page';
+import { appOperations } from '#shared/app/operations';
+import { consolePage, signInPage } from '#shared/app/page-parts';
+import { conversationPage, homePage, onboardingPage, preferencesPage } from '#shared/app/pages';
 import type { operatorNotices } from '#shared/app/schemas';
-import { talkConnectSources } from '#shared/app/talk-address';
+import { appSimulationOperations } from '#shared/app/simulation-operations';
+import { consoleSimulationBacktest, consoleSimulationSession } from '#shared/app/simulation-workbench';
 import { talkScript } from '#shared/app/talk-script';
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
@@ -39,19 +38,39 @@ import {
   sendOperatorMessage,
   takeOverConversation,
 } from '#shared/conversation/operator/operators';
+import { getMessageAudio } from '#shared/conversation/queries';
 import {
   createConversationOperation,
   getConversationEventsOperation,
   interactWithConversationOperation,
 } from '#shared/conversation/stream-operations';
 import { issueVoiceSessionToken } from '#shared/conversation/voice-session-token';
-import { authenticateRequest } from '#shared/http/authenticate';
+import { type BrowserRequest, browserOf, htmlReply, page, redirect, signedInForm } from '#shared/http/browser-session';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
-import { config } from '#shared/kernel/config';
-import { ConflictError, ForbiddenError, NotFoundError, UnauthorizedError } from '#shared/kernel/errors';
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  UnauthorizedError,
+} from '#shared/kernel/errors';
 import { getBrandingImage } from '#shared/organization/index';
+import { createBacktestOperation } from '#shared/simulation/backtest-operations';
+import { createBacktestRequest } from '#shared/simulation/backtest-schemas';
+import { createBacktest } from '#shared/simulation/backtests';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
+import {
+  createSessionOperation,
+  forkSessionOperation,
+  stepSessionOperation,
+} from '#shared/simulation/session-operations';
+import { defaultSessionHours, maxForkAlternatives } from '#shared/simulation/session-schemas';
+import {
+  createSimulationSession,
+  forkSimulationSession,
+  stepSimulationSession,
+} from '#shared/simulation/session-steps';
 import { signInWithEmailOperation } from '#shared/user/operations';
 import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
 import { updateUser } from '#shared/user/users';
@@ -63,94 +82,8 @@ import { updateUser } from '#shared/user/users';
  * `shared/app/pages.ts`, which read through the domain functions as that caller.
  */
 
-interface BrowserRequest {
-  path: { organization: string };
-  headers: { cookie?: string; [appHostHeader]?: string };
-  context: RequestContext;
-}
-
-/** The live voice sessions' origin where they are served on a host of their own (the talk mode's socket). */
-const voiceSessionOrigin = talkConnectSources(config.voiceSessionUrl);
-
-const securityHeaders = (context: RequestContext) => {
-  // Scripts and styles come from the app itself; nothing may frame it or post its forms elsewhere.
-  context.setHeader(
-    'content-security-policy',
-    `default-src 'self'; connect-src 'self'${voiceSessionOrigin}; img-src 'self'; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-  );
-  context.setHeader('x-content-type-options', 'nosniff');
-  context.setHeader('referrer-policy', 'same-origin');
-  context.setHeader('cache-control', 'no-store');
-};
-
-/** The signed-in caller, or undefined when the cookie is absent, expired or not this organization's. */
-const sessionCaller = async (orgId: string, token: string | undefined, context: RequestContext) => {
-  if (!token) return undefined;
-  try {
-    return await authenticateRequest({
-      orgId,
-      headers: { authorization: `Bearer ${token}` },
-      method: context.method,
-      url: context.url,
-    });
-  } catch (error) {
-    if (error instanceof UnauthorizedError || error instanceof ForbiddenError) return undefined;
-    throw error;
-  }
-};
-
-interface Browser {
-  request: AppRequest;
-  cookies: Record<string, string>;
-  scope: CookieScope;
-}
-
-const browserOf = async ({ path, headers, context }: BrowserRequest): Promise<Browser> => {
-  const orgId = path.organization;
-  const { origin, base, secure } = appLocation(
-    new URL(context.url),
-    orgId,
-    headers[appHostHeader],
-    config.frontendDomain,
-  );
-  const scope: CookieScope = { path: base || '/', secure };
-  const cookies = parseCookies(headers.cookie);
-  let nonce = cookies[csrfCookie];
-  if (!isCsrfNonce(nonce)) {
-    nonce = newCsrfNonce();
-    // Only pages hand out a nonce: a form posted without one is refused.
-    if (context.method === 'GET') context.setHeader('set-cookie', cookieHeader(csrfCookie, nonce, scope, 86_400 * 30));
-  }
-  const caller = await sessionCaller(orgId, cookies[sessionCookie], context);
-  const request: AppRequest = {
-    orgId,
-    base,
-    origin,
-    caller,
-    csrfToken: await csrfTokenFor(orgId, nonce),
-    consoleAllowed: await opensConsole(orgId, caller),
-  };
-  securityHeaders(context);
-  return { request, cookies, scope };
-};
-
 /** The chat shows the agent's messages, none of its actions. */
 const chatActionTypes = /^$/;
-
-const htmlReply = (page: Html) => ({ bytes: Readable.from([Buffer.from(page.text)]) });
-
-const redirect = (context: RequestContext, location: string) => {
-  context.setHeader('location', location);
-  return htmlReply(redirectPage(location));
-};
-
-/** A posted form, or a request of the page script: its CSRF token checked against the browser's nonce, and a signed-in caller. */
-const signedInForm = async (input: BrowserRequest, csrfToken: string | undefined) => {
-  const browser = await browserOf(input);
-  await requireCsrfToken(browser.request.orgId, browser.cookies[csrfCookie], csrfToken);
-  if (!browser.request.caller) throw new UnauthorizedError();
-  return { ...browser, caller: browser.request.caller as Caller };
-};
 
 /** Takes a request from the caller's bucket of the API operation the app stands in for. */
 const limitAs = async (
@@ -213,9 +146,6 @@ const operatorAction = async (
   return redirect(input.context, view);
 };
 
-const page = (render: (request: AppRequest) => Promise<Html>) => async (input: BrowserRequest) =>
-  htmlReply(await render((await browserOf(input)).request));
-
 const image = (bytes: Uint8Array | undefined, what: string, context: RequestContext) => {
   if (!bytes) throw new NotFoundError(`The organization has no ${what}.`);
   context.setHeader('cache-control', 'public, max-age=300');
@@ -223,7 +153,7 @@ const image = (bytes: Uint8Array | undefined, what: string, context: RequestCont
 };
 
 export const handler = streamHandler(
-  implementGroup('app', {
+  implementGroup('app', [appOperations, appSimulationOperations], {
     'get-app-home': page(homePage),
 
     'request-app-sign-in-link': async (input) => {
@@ -325,10 +255,31 @@ export const handler = streamHandler(
       return redirect(input.context, `${request.base}/preferences`);
     },
 
-    'get-app-console': page(consolePage),
+    'get-app-console': page(consolePage(consoleOverview)),
 
-    'get-app-conversation-insights': (input) =>
-      page((request) => insightsPage(request, input.path.conversation_id))(input),
+    'get-app-console-conversation': (input) =>
+      page(consolePage((request, caller) => consoleConversation(request, caller, input.path.conversation_id)))(input),
+
+    'get-app-message-audio': async (input) => {
+      const { request } = await browserOf(input);
+      if (!request.caller) throw new UnauthorizedError();
+      const audio = await getMessageAudio(
+        request.orgId,
+        request.caller,
+        input.path.conversation_id,
+        input.path.message_id,
+      );
+      input.context.setHeader('content-type', audio.contentType);
+      return { bytes: audio.body };
+    },
+
+    'get-app-operator-queue': page(consolePage(consoleOperatorQueue)),
+
+    'get-app-services': page(consolePage(consoleServices)),
+
+    'get-app-webhooks': page(consolePage(consoleWebhooks)),
+
+    'get-app-simulations': page(consolePage(consoleSimulations)),
 
     'create-app-regression-test': async (input) => {
       const { request, caller } = await signedInForm(input, input.body.csrf_token);
@@ -339,13 +290,95 @@ export const handler = streamHandler(
       return redirect(input.context, `${request.base}/console`);
     },
 
-    'get-app-service-diagram': (input) => page((request) => serviceDiagramPage(request, input.path.service_id))(input),
+    'get-app-simulation-session': (input) =>
+      page(
+        consolePage((request, caller) => consoleSimulationSession(request, caller, input.path.simulation_session_id)),
+      )(input),
+
+    'create-app-simulation-session': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(createSessionOperation, caller, input.context);
+      const { from_conversation_id: from, at_interaction_id: at, service_id: serviceId } = input.body;
+      const created = await createSimulationSession(
+        request.orgId,
+        caller,
+        from && at
+          ? { from_conversation_id: from, at_interaction_id: at, ttl_hours: defaultSessionHours }
+          : {
+              service_id: serviceId ?? '',
+              version_set_name: input.body.version_set_name ?? 'release',
+              tool_mocks: [],
+              ttl_hours: defaultSessionHours,
+            },
+      );
+      return redirect(input.context, `${request.base}/console/simulations/sessions/${created.id}`);
+    },
+
+    'step-app-simulation-session': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(stepSessionOperation, caller, input.context);
+      await stepSimulationSession(request.orgId, caller, input.path.simulation_session_id, input.body.caller_text);
+      return redirect(
+        input.context,
+        `${request.base}/console/simulations/sessions/${input.path.simulation_session_id}`,
+      );
+    },
+
+    'fork-app-simulation-session': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(forkSessionOperation, caller, input.context);
+      const alternatives = input.body.alternatives
+        .split(/\r?\n/)
+        .map((line) => line.trim())
+        .filter((line) => line !== '');
+      if (alternatives.length === 0 || alternatives.length > maxForkAlternatives) {
+        throw new BadRequestError(`Give from 1 to ${maxForkAlternatives} alternatives, one per line.`);
+      }
+      await forkSimulationSession(request.orgId, caller, input.path.simulation_session_id, {
+        at_interaction_id: input.body.at_interaction_id,
+        alternatives: alternatives.map((caller_text) => ({ caller_text })),
+      });
+      return redirect(
+        input.context,
+        `${request.base}/console/simulations/sessions/${input.path.simulation_session_id}`,
+      );
+    },
+
+    'get-app-simulation-backtest': (input) =>
+      page(
+        consolePage((request, caller) => consoleSimulationBacktest(request, caller, input.path.simulation_backtest_id)),
+      )(input),
+
+    'create-app-simulation-backtest': async (input) => {
+      const { request, caller } = await signedInForm(input, input.body.csrf_token);
+      await limitAs(createBacktestOperation, caller, input.context);
+      const ids = input.body.conversation_ids?.split(/\s+/).filter((id) => id !== '');
+      const since = Date.parse(input.body.since ?? '1970-01-01');
+      if (Number.isNaN(since)) throw new BadRequestError('Give the date as YYYY-MM-DD.');
+      const parsed = createBacktestRequest.safeParse({
+        service_id: input.body.service_id,
+        candidate_version_set: input.body.candidate_version_set,
+        ...(ids?.length ? { conversation_ids: ids } : { since: new Date(since).toISOString() }),
+      });
+      if (!parsed.success) throw new BadRequestError(parsed.error.issues.map((issue) => issue.message).join('; '));
+      const created = await createBacktest(request.orgId, caller, parsed.data);
+      return redirect(input.context, `${request.base}/console/simulations/backtests/${created.id}`);
+    },
+
+    'get-app-service-diagram': (input) =>
+      page(consolePage((request, caller) => consoleServiceDiagram(request, caller, input.path.service_id)))(input),
 
     'get-app-webhook-deliveries': (input) =>
-      page((request) => webhookDeliveriesPage(request, input.path.webhook_destination_id))(input),
+      page(
+        consolePage((request, caller) => consoleWebhookDeliveries(request, caller, input.path.webhook_destination_id)),
+      )(input),
 
     'get-app-operator-conversation': (input) =>
-      page((request) => operatorConversationPage(request, input.path.conversation_id, input.query.notice))(input),
+      page(
+        consolePage((request, caller) =>
+          consoleOperatorConversation(request, caller, input.path.conversation_id, input.query.notice),
+        ),
+      )(input),
 
     'take-over-app-conversation': (input) =>
       operatorAction(
@@ -393,9 +426,20 @@ export const handler = streamHandler(
     'get-app-favicon': async ({ path, context }) =>
       image(await getBrandingImage(path.organization, 'favicon'), 'favicon', context),
 
+    'get-app-asset': async ({ path, context }) => {
+      // The charting library's text comes from a chunk only these requests load.
+      const source =
+        path.asset === 'charts.js'
+          ? (await import('#shared/app/chart-script')).chartScript
+          : await (await import('#shared/app/chart-library')).chartLibrarySource();
+      context.setHeader('cache-control', 'public, max-age=86400');
+      return { bytes: Readable.from([Buffer.from(source)]) };
+    },
+
     'get-app-script': async ({ context }) => {
       context.setHeader('cache-control', 'public, max-age=300');
       return { bytes: Readable.from([Buffer.from(clientScript + talkScript)]) };
     },
   }),
+  { errorPage },
 );

@@ -1,5 +1,6 @@
 import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
+import { conversationStreamOperations } from '#shared/conversation/stream-operations';
 import type { StreamOptions } from '#shared/conversation/turn-lifecycle';
 import { requireAudioFormat } from '#shared/conversation/voice';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
@@ -14,7 +15,7 @@ const streamOptions = async (actionType: string): Promise<StreamOptions> => ({
 });
 
 export const handler = streamHandler(
-  implementGroup('conversation-stream', {
+  implementGroup('conversation-stream', [conversationStreamOperations], {
     'create-conversation': async ({ path, query, body, caller, context }) => {
       const audioFormat = requireAudioFormat(query.response_format, query.audio_format);
       return startConversation(path.organization, caller, {

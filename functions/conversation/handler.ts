@@ -1,8 +1,10 @@
 import { finishConversation } from '#shared/conversation/finishing';
-import type {
-  recommendResponsesDeprecatedOperation,
-  recommendResponsesOperation,
+import {
+  conversationOperations,
+  type recommendResponsesDeprecatedOperation,
+  type recommendResponsesOperation,
 } from '#shared/conversation/operations';
+import { operatorOperations } from '#shared/conversation/operator/operator-operations';
 import {
   escalateConversation,
   handBackConversation,
@@ -24,15 +26,21 @@ import { getConversationStarters, recommendResponses } from '#shared/conversatio
 import { httpHandler, implementGroup, type OperationInput } from '#shared/http/http-handler';
 import { pageRequest, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
 
-const recommend = ({
+// Its GET form runs while its rate limit is taken (a read): the model is called only once admitted.
+const recommend = async ({
   path,
   body,
   caller,
-}: OperationInput<typeof recommendResponsesOperation> | OperationInput<typeof recommendResponsesDeprecatedOperation>) =>
-  recommendResponses(path.organization, caller, path.conversation_id, path.interaction_id, body.context);
+  context,
+}:
+  | OperationInput<typeof recommendResponsesOperation>
+  | OperationInput<typeof recommendResponsesDeprecatedOperation>) => {
+  await context.admitted;
+  return recommendResponses(path.organization, caller, path.conversation_id, path.interaction_id, body.context);
+};
 
 export const handler = httpHandler(
-  implementGroup('conversation', {
+  implementGroup('conversation', [conversationOperations, operatorOperations], {
     'get-conversations': ({ path, query, caller }) =>
       listConversations(path.organization, caller, {
         ids: query.id,

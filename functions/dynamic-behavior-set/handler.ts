@@ -9,6 +9,7 @@ import {
   searchBehaviorSets,
   updateBehaviorSet,
 } from '#shared/dynamic-behavior-set/behavior-sets';
+import { dynamicBehaviorSetOperations } from '#shared/dynamic-behavior-set/operations';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import {
   pageRequest,
@@ -31,7 +32,7 @@ const setFilters = (query: {
 });
 
 export const handler = httpHandler(
-  implementGroup('dynamic-behavior-set', {
+  implementGroup('dynamic-behavior-set', [dynamicBehaviorSetOperations], {
     'create-dynamic-behavior-set': ({ path, body, caller }) => createBehaviorSet(path.organization, caller, body),
 
     'get-dynamic-behavior-sets': ({ path, query, caller }) =>

@@ -18,6 +18,7 @@ import {
   searchMetrics,
   updateMetric,
 } from '#shared/metric/metrics';
+import { metricOperations } from '#shared/metric/operations';
 import { listEvaluationResults } from '#shared/metric/results';
 
 const filtersOf = (query: {
@@ -33,7 +34,7 @@ const filtersOf = (query: {
 });
 
 export const handler = httpHandler(
-  implementGroup('metric', {
+  implementGroup('metric', [metricOperations], {
     'get-metrics': ({ path, query, caller }) =>
       listMetrics(path.organization, caller, {
         ...filtersOf(query),

@@ -1,14 +1,14 @@
 import { publicJwks } from '#shared/auth/signing-keys';
 import { createOrganization } from '#shared/composition/organization-creation';
-import { deleteOrganization } from '#shared/composition/organization-erasure';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { ValidationError } from '#shared/kernel/errors';
 import { clusterName } from '#shared/kernel/schemas';
+import { organizationOperations } from '#shared/organization/operations';
 import { getOrganizationView, getUserDimensions, modifyOrganization } from '#shared/organization/organizations';
 import { createApiKey, deleteApiKey, listApiKeys } from '#shared/user/api-keys';
 
 export const handler = httpHandler(
-  implementGroup('organization', {
+  implementGroup('organization', [organizationOperations], {
     'get-organization': ({ path, caller }) => getOrganizationView(path.organization, caller),
     'create-organization': async ({ path, headers, body, caller }) => {
       const cluster = clusterName(headers);
@@ -36,6 +36,8 @@ export const handler = httpHandler(
       return undefined;
     },
     'delete-organization': async ({ path, caller }) => {
+      // Erasure reaches every capability's records: loaded by the rare request that needs it.
+      const { deleteOrganization } = await import('#shared/composition/organization-erasure');
       await deleteOrganization(path.organization, caller);
       return undefined;
     },

@@ -1,5 +1,6 @@
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { config } from '#shared/kernel/config';
+import { phoneNumberOperations } from '#shared/phone-number/operations';
 import {
   createPhoneNumber,
   deletePhoneNumber,
@@ -10,7 +11,7 @@ import { answerTwilioCall } from '#shared/phone-number/twilio-calls';
 import { addressedUrl, voiceSessionBase } from '#shared/phone-number/twilio-signature';
 
 export const handler = httpHandler(
-  implementGroup('phone-number', {
+  implementGroup('phone-number', [phoneNumberOperations], {
     'create-phone-number': ({ path, body, caller }) => createPhoneNumber(path.organization, caller, body),
     'list-phone-numbers': ({ path, query, caller }) => listPhoneNumbers(path.organization, caller, query),
     'get-phone-number': ({ path, caller }) => getPhoneNumberDetails(path.organization, caller, path.phone_number_id),

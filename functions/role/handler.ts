@@ -1,13 +1,13 @@
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { pageRequest, parseCreatorFilters, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
-import { temporaryGrantSortFields } from '#shared/role/operations';
+import { roleOperations, temporaryGrantSortFields } from '#shared/role/operations';
 import { createRole, listRoles, modifyRole } from '#shared/role/roles';
 import { assignRole } from '#shared/user/role-assignment';
 import { createTemporaryGrant, listTemporaryGrants, temporaryGrantView } from '#shared/user/temporary-grants';
 
 export const handler = httpHandler(
-  implementGroup('role', {
+  implementGroup('role', [roleOperations], {
     'get-roles': async ({ path, query, caller }) => ({
       roles: await listRoles(path.organization, caller, {
         ids: query.id,

@@ -1,5 +1,6 @@
 import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { pageRequest, parseSortBy, parseTagFilters } from '#shared/kernel/list-params';
+import { serviceOperations } from '#shared/service/operations';
 import {
   createService,
   deleteVersionSet,
@@ -8,10 +9,9 @@ import {
   upsertVersionSet,
 } from '#shared/service/services';
 import { getVersionSetHistory, rollbackVersionSet } from '#shared/service/version-set-history';
-import { getVersionSetPromotion, promoteVersionSet } from '#shared/simulation/promotions';
 
 export const handler = httpHandler(
-  implementGroup('service', {
+  implementGroup('service', [serviceOperations], {
     'get-services': ({ path, query, caller }) =>
       listServices(path.organization, caller, {
         ids: query.id,
@@ -38,19 +38,24 @@ export const handler = httpHandler(
       return null;
     },
 
-    'promote-service-version-set': ({ path, body, caller }) =>
-      promoteVersionSet(path.organization, caller, {
+    // Promotions run simulations: their code (runs, unit tests, conversations) loads on first use.
+    'promote-service-version-set': async ({ path, body, caller }) => {
+      const { promoteVersionSet } = await import('#shared/simulation/promotions');
+      return promoteVersionSet(path.organization, caller, {
         serviceId: path.service_id,
         versionSetName: path.version_set_name,
         body,
-      }),
+      });
+    },
 
-    'get-service-version-set-promotion': ({ path, caller }) =>
-      getVersionSetPromotion(path.organization, caller, {
+    'get-service-version-set-promotion': async ({ path, caller }) => {
+      const { getVersionSetPromotion } = await import('#shared/simulation/promotions');
+      return getVersionSetPromotion(path.organization, caller, {
         serviceId: path.service_id,
         versionSetName: path.version_set_name,
         promotionId: path.promotion_id,
-      }),
+      });
+    },
 
     'get-service-version-set-history': ({ path, query, caller }) =>
       getVersionSetHistory(path.organization, caller, {

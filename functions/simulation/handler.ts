@@ -7,7 +7,10 @@ import {
   parseTagFilters,
   versionListParams,
 } from '#shared/kernel/list-params';
+import { simulationBacktestOperations } from '#shared/simulation/backtest-operations';
+import { createBacktest, getSimulationBacktest } from '#shared/simulation/backtests';
 import { createUnitTestFromConversation } from '#shared/simulation/from-conversation';
+import { simulationCatalogOperations } from '#shared/simulation/operations';
 import {
   createPersona,
   createPersonaVersion,
@@ -17,6 +20,7 @@ import {
   searchPersonas,
   updatePersona,
 } from '#shared/simulation/personas';
+import { simulationRunOperations } from '#shared/simulation/run-operations';
 import { cancelRun, createRun, getRunArtifacts, listRuns } from '#shared/simulation/runs';
 import {
   createScenario,
@@ -81,7 +85,7 @@ const unitTestSetFilters = (query: { creator?: string[]; tag?: string[]; unit_te
 });
 
 export const handler = httpHandler(
-  implementGroup('simulation', {
+  implementGroup('simulation', [simulationCatalogOperations, simulationRunOperations, simulationBacktestOperations], {
     'create-simulation-persona': ({ path, body, caller }) => createPersona(path.organization, caller, body),
 
     'get-simulation-personas': ({ path, query, caller }) =>
@@ -190,6 +194,11 @@ export const handler = httpHandler(
 
     'get-simulation-unit-test-set-run-artifacts': ({ path, caller }) =>
       getRunArtifacts(path.organization, caller, path.simulation_unit_test_set_run_id),
+
+    'create-simulation-backtest': ({ path, body, caller }) => createBacktest(path.organization, caller, body),
+
+    'get-simulation-backtest': ({ path, query, caller }) =>
+      getSimulationBacktest(path.organization, caller, path.simulation_backtest_id, query),
 
     'cancel-simulation-unit-test-set-run': async ({ path, caller }) => {
       await cancelRun(path.organization, caller, path.simulation_unit_test_set_run_id);

@@ -1,9 +1,10 @@
 import { implementGroup, jsonArrayDocument, streamHandler } from '#shared/http/http-handler';
 import { invokeToolVersion } from '#shared/tool/invocations';
+import { toolOperations } from '#shared/tool/operations';
 import { testTool } from '#shared/tool/test-runs';
 
 export const handler = streamHandler(
-  implementGroup('tool-stream', {
+  implementGroup('tool-stream', [toolOperations], {
     'test-tool': async ({ path, body, caller }) => ({
       bytes: jsonArrayDocument('invocation_results', await testTool(path.organization, caller, body)),
     }),

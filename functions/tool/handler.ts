@@ -3,6 +3,7 @@ import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { pageRequest } from '#shared/kernel/list-params';
 import { modifyToolEnvvars } from '#shared/tool/environment';
 import { listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
+import { toolOperations } from '#shared/tool/operations';
 import { publishToolVersion } from '#shared/tool/publishing';
 import { scaffoldRelease } from '#shared/tool/scaffold';
 import { createTool, deprecateTool, listTools, modifyTool } from '#shared/tool/tools';
@@ -23,7 +24,7 @@ const invocationFilters = (query: {
 });
 
 export const handler = httpHandler(
-  implementGroup('tool', {
+  implementGroup('tool', [toolOperations], {
     'get-tool-scaffold-release': async () => scaffoldRelease(),
 
     'create-tool': ({ path, body, caller }) => createTool(path.organization, caller, body),

@@ -13,6 +13,7 @@ import {
   tokenOperation,
   type updateUserInfoDeprecatedOperation,
   type updateUserInfoOperation,
+  userOperations,
 } from '#shared/user/operations';
 import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
 import {
@@ -64,7 +65,7 @@ const update = async ({
 };
 
 export const handler = httpHandler(
-  implementGroup('user', {
+  implementGroup('user', [userOperations], {
     'sign-in-with-api-key': ({ path, headers, context }) => {
       const attempt = { orgId: path.organization, credentialId: headers['x-api-key-id'], userId: headers['x-user-id'] };
       return limitedSignIn(attempt, signInWithApiKeyOperation, context, (chargeIssuance) =>

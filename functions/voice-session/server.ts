@@ -95,7 +95,11 @@ export interface VoiceSessionServer {
 
 export const createVoiceSessionServer = (options: { log?: (line: string) => void } = {}): VoiceSessionServer => {
   // The first session's recognizer loads its model now, not while the caller speaks.
-  speechProvider().prepareStream?.();
+  // (A provider that cannot be built fails the first session instead, with its error.)
+  speechProvider().then(
+    (provider) => provider.prepareStream?.(),
+    () => undefined,
+  );
   const sockets = new WebSocketServer({
     noServer: true,
     maxPayload: readableFrameBytes,

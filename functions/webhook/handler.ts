@@ -8,9 +8,10 @@ import {
   rotateWebhookDestinationSecret,
   updateWebhookDestination,
 } from '#shared/webhook/destinations';
+import { webhookOperations } from '#shared/webhook/operations';
 
 export const handler = httpHandler(
-  implementGroup('webhook', {
+  implementGroup('webhook', [webhookOperations], {
     'create-webhook-destination': ({ path, body, caller }) => createWebhookDestination(path.organization, caller, body),
     get_webhook_destinations: ({ path, query, caller }) => getWebhookDestinations(path.organization, caller, query.id),
     'update-webhook-destination': async ({ path, body, caller }) => {

@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import yauzl from 'yauzl';
 import type { RunSummary } from '#shared/simulation/run-artifacts';
+import { gateOnBacktest } from './backtest-gate';
 
 /**
  * `npm run simulate -- --base-url URL --org ORG --set SET_ID --min-pass-rate 0.9`: a release gate.
@@ -16,6 +17,11 @@ import type { RunSummary } from '#shared/simulation/run-artifacts';
  * met (`promote-service-version-set`). It waits for the promotion, prints its outcome and exits 0
  * only if the set was promoted (1 rejected, 2 failed or unreadable).
  *
+ * With `--backtest --service SERVICE_ID [--candidate edge] [--conversation ID ...] [--since ISO]
+ * [--limit N] [--max-divergence-rate 0.1] [--promote NAME]`, the gate is a backtest instead: the
+ * candidate version set replays the service's real conversations (`backtest-gate.ts`); it exits 1
+ * when more of them diverge than allowed, and with `--promote` the promotion waits on it.
+ *
  * Credentials: AMIGO_API_KEY, AMIGO_API_KEY_ID and AMIGO_USER_ID, else `.data/credentials.json`
  * (written by `npm start`), which also gives the base URL and organization when not passed.
  */
@@ -26,6 +32,12 @@ const { values } = parseArgs({
     org: { type: 'string' },
     set: { type: 'string' },
     promote: { type: 'string' },
+    backtest: { type: 'boolean', default: false },
+    candidate: { type: 'string', default: 'edge' },
+    conversation: { type: 'string', multiple: true },
+    since: { type: 'string' },
+    limit: { type: 'string', default: '50' },
+    'max-divergence-rate': { type: 'string', default: '0' },
     service: { type: 'string' },
     from: { type: 'string', default: 'edge' },
     'min-pass-rate': { type: 'string', default: '1' },
@@ -75,7 +87,7 @@ const loadCredentials = async (): Promise<Credentials> => {
 const credentials = await loadCredentials();
 const baseUrl = (values['base-url'] ?? credentials.base_url ?? fail('--base-url is required')).replace(/\/$/, '');
 const org = values.org ?? credentials.org_id ?? fail('--org is required');
-const setId = values.set ?? fail('--set is required');
+const setId = values.backtest ? '' : (values.set ?? fail('--set is required'));
 const minPassRate = Number(values['min-pass-rate']);
 if (!(minPassRate >= 0 && minPassRate <= 1)) fail('--min-pass-rate must be a number from 0 to 1');
 const deadline = Date.now() + Number(values['timeout-seconds']) * 1000;
@@ -212,7 +224,7 @@ const startPromotion = async (name: string): Promise<Promotion> => {
 };
 
 /** Waits for the promotion to end and exits: 0 promoted, 1 rejected, 2 failed. */
-const awaitPromotion = async (name: string, started: Promotion): Promise<never> => {
+const awaitPromotion = async (name: string, started: { id: string }): Promise<never> => {
   const path = `/service/${values.service}/version_sets/${encodeURIComponent(name)}/promotions/${started.id}`;
   for (;;) {
     const promotion = (await expectOk(await call('GET', path), 'reading the promotion')) as Promotion;
@@ -229,6 +241,24 @@ const awaitPromotion = async (name: string, started: Promotion): Promise<never> 
     await new Promise((resolve) => setTimeout(resolve, 3000));
   }
 };
+
+if (values.backtest) {
+  const serviceId = values.service ?? fail('--service is required with --backtest');
+  values.service = serviceId;
+  await gateOnBacktest(
+    {
+      serviceId,
+      candidate: values.candidate,
+      conversationIds: values.conversation,
+      since: values.since,
+      limit: Number(values.limit),
+      maxDivergenceRate: Number(values['max-divergence-rate']),
+      promote: values.promote,
+      deadline,
+    },
+    { call, expectOk, fail, percent, awaitPromotion },
+  );
+}
 
 const promotion = values.promote ? await startPromotion(values.promote) : undefined;
 const runId =

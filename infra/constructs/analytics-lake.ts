@@ -5,14 +5,20 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction as LambdaFunctionTarget } from 'aws-cdk-lib/aws-events-targets';
 import { CfnDatabase, CfnTable } from 'aws-cdk-lib/aws-glue';
 import { ArnPrincipal, Effect, ManagedPolicy, PolicyStatement, Role, SessionTagsPrincipal } from 'aws-cdk-lib/aws-iam';
-import { type CfnFunction, type Function as LambdaFunction, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import {
+  type CfnFunction,
+  FilterCriteria,
+  type Function as LambdaFunction,
+  StartingPosition,
+} from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { analyticsTableSchemas, type ColumnType } from '#shared/analytics/analytics-schema';
+import { analyticsTableSchemas } from '#shared/analytics/analytics-schema';
 import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
 import { athenaResultsRoot } from '#shared/analytics/lake-layout';
+import type { ColumnType } from '#shared/kernel/lake-projection';
 import { bindBucket, bindTable, type FunctionDefaults, logicalIdOf, PlatformFunction } from './platform-function';
 
 export interface AnalyticsLakeProps {
@@ -23,11 +29,12 @@ export interface AnalyticsLakeProps {
   stage: string;
   defaults: FunctionDefaults;
   /**
-   * The SQL query's function (the admin group's): it assumes the reader role with the organization
-   * as session tag (and a session policy naming its folders), so it reads that organization's
-   * folders and no other; it gets more memory (and CPU) for the engine, and /tmp for its copies.
+   * The functions that run the SQL query's engine (the admin group's submit-sql-query, the
+   * console's lake pages): each assumes the reader role with the organization as session tag (and
+   * a session policy naming its folders), so it reads that organization's folders and no other;
+   * each gets more memory (and CPU) for the engine, and /tmp for its copies.
    */
-  queryFunction: LambdaFunction;
+  queryFunctions: readonly LambdaFunction[];
   /** The function that deletes organizations: it deletes their folders of the lake. */
   eraseFunction: LambdaFunction;
 }
@@ -41,6 +48,7 @@ const glueTypes: Record<ColumnType, string> = {
   VARCHAR: 'string',
   BOOLEAN: 'boolean',
   BIGINT: 'bigint',
+  DOUBLE: 'double',
   TIMESTAMPTZ: 'timestamp',
   JSON: 'string',
 };
@@ -56,7 +64,7 @@ const athenaResultDays = 7;
  * organizations every few minutes; a job backfills the lake from the table when invoked. The SQL
  * query reads an organization's folders with a role whose session is tagged with it and reaches
  * nothing else. Glue tables partitioned by `org_id` (projected, not crawled) and an Athena
- * workgroup with a scan cutoff open the lake to operators: `analystPolicy` says what they may do.
+ * workgroup with a scan cutoff open the lake to the deployment's administrators: `analystPolicy` says what they may do.
  */
 export class AnalyticsLake extends Construct {
   readonly bucket: Bucket;
@@ -72,7 +80,7 @@ export class AnalyticsLake extends Construct {
   readonly readerRole: Role;
   readonly database: CfnDatabase;
   readonly workgroup: CfnWorkGroup;
-  /** For operators' roles: query the lake with Athena through the workgroup. */
+  /** For the deployment administrators' roles: query the lake with Athena through the workgroup. */
   readonly analystPolicy: ManagedPolicy;
 
   constructor(scope: Construct, id: string, props: AnalyticsLakeProps) {
@@ -125,6 +133,8 @@ export class AnalyticsLake extends Construct {
         bisectBatchOnError: true,
         retryAttempts: analyticsLakeStream.retryAttempts,
         onFailure: new SqsDlq(this.failureQueue),
+        // Only the records the lake keeps invoke the consumer (the local stream poller applies the same).
+        filters: analyticsLakeStream.filters.map((pattern) => FilterCriteria.filter(pattern)),
       }),
     );
 
@@ -162,14 +172,19 @@ export class AnalyticsLake extends Construct {
     );
     this.bindLake(this.backfill);
 
-    const queryRole = props.queryFunction.role;
-    if (!queryRole) throw new Error(`${props.queryFunction.node.path} has no role`);
-    // Assumed only by the query function, and only with a session tagged with one organization.
+    const queryRoles = props.queryFunctions.map((fn) => {
+      if (!fn.role) throw new Error(`${fn.node.path} has no role`);
+      return fn.role;
+    });
+    // Assumed only by the query functions, and only with a session tagged with one organization.
+    const oneOrganization = {
+      StringLike: { 'aws:RequestTag/org_id': '?*' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': ['org_id'] },
+    };
+    const [firstQueryRole, ...otherQueryRoles] = queryRoles;
+    if (!firstQueryRole) throw new Error('the analytics lake needs a query function');
     this.readerRole = new Role(this, 'Reader', {
-      assumedBy: new SessionTagsPrincipal(new ArnPrincipal(queryRole.roleArn)).withConditions({
-        StringLike: { 'aws:RequestTag/org_id': '?*' },
-        'ForAllValues:StringEquals': { 'aws:TagKeys': ['org_id'] },
-      }),
+      assumedBy: new SessionTagsPrincipal(new ArnPrincipal(firstQueryRole.roleArn)).withConditions(oneOrganization),
       description: 'Reads one organization of the analytics lake: the folders of the org_id its session is tagged with',
       maxSessionDuration: Duration.hours(1),
     });
@@ -194,7 +209,16 @@ export class AnalyticsLake extends Construct {
       id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/*/org_id=<aws:PrincipalTag/org_id>/*]`,
       reason: "The session's org_id tag names the one organization whose folders (one per table) it may read.",
     });
-    this.bindQueryFunction(props.queryFunction);
+    for (const role of otherQueryRoles)
+      this.readerRole.assumeRolePolicy?.addStatements(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['sts:AssumeRole', 'sts:TagSession'],
+          principals: [new ArnPrincipal(role.roleArn)],
+          conditions: oneOrganization,
+        }),
+      );
+    for (const fn of props.queryFunctions) this.bindQueryFunction(fn);
     this.grantLakeChanges(props.eraseFunction, ['s3:DeleteObject']);
 
     const databaseName = `classic_agent_lake_${props.stage.toLowerCase().replace(/[^a-z0-9]/g, '_')}`;
@@ -240,7 +264,7 @@ export class AnalyticsLake extends Construct {
 
     this.workgroup = new CfnWorkGroup(this, 'Workgroup', {
       name: `classic-agent-lake-${props.stage}`,
-      description: 'Operators’ SQL over the analytics lake',
+      description: 'The deployment administrators’ SQL over the analytics lake',
       state: 'ENABLED',
       recursiveDeleteOption: true,
       workGroupConfiguration: {
@@ -257,7 +281,8 @@ export class AnalyticsLake extends Construct {
 
     const stack = Stack.of(this);
     this.analystPolicy = new ManagedPolicy(this, 'AnalystPolicy', {
-      description: 'Query the analytics lake with Athena, in its workgroup (attach to operators’ roles)',
+      description:
+        'Query the analytics lake with Athena, in its workgroup (attach to the deployment administrators’ roles)',
       statements: [
         new PolicyStatement({
           actions: [
@@ -293,7 +318,7 @@ export class AnalyticsLake extends Construct {
       ].map((finding) => ({
         id: `AwsSolutions-IAM5[${finding}]`,
         reason:
-          'Operators query any organization’s folders of any lake table; Athena writes its results under its own prefix.',
+          'The deployment’s administrators query any organization’s folders of any lake table; Athena writes its results under its own prefix.',
       })),
     );
     const output = (name: string, value: string) => new CfnOutput(stack, `AnalyticsLake${name}`, { value });

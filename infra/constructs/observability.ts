@@ -45,7 +45,7 @@ export interface ObservabilityProps {
   failureQueues?: ReadonlyMap<string, IQueue>;
   /** Where the functions publish their EMF metrics (POWERTOOLS_METRICS_NAMESPACE). */
   metricsNamespace: string;
-  /** Subscribed to the alarm topic when given; operators can add other subscriptions. */
+  /** Subscribed to the alarm topic when given; the deployment's administrators can add other subscriptions. */
   alarmEmail?: string;
 }
 

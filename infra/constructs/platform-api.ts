@@ -269,15 +269,38 @@ const pathsAlong = (path: string): string[] =>
 
 /**
  * The endpoint group whose routes stack holds each resource: the one group routed at or under
- * it. A resource that several groups route under stays in the parent stack (absent here).
+ * it. A resource that several groups route under stays in the parent stack (absent here), unless
+ * it is along a self-routed group's prefix: that group's stack keeps it, so that another group's
+ * routes under the prefix (the console's lake pages under the web app's `/app/{organization}`)
+ * move none of the resources a deployment already has.
  */
+/**
+ * Resources one group held alone in a release, which another group's routes now come under: they
+ * stay in the stack that made them, since moving one would create it twice in an upgrade
+ * (`tests/infra/upgrade.test.ts`). The simulation sessions' streamed steps (`simulation-stream`).
+ */
+const keptWithFirstOwner: ReadonlyMap<string, EndpointGroup> = new Map([
+  ['/v1/{organization}/simulation', 'simulation'],
+]);
+
 const resourceOwners = (routes: readonly ApiRoute[]): Map<string, EndpointGroup> => {
   const groupsUnder = new Map<string, Set<EndpointGroup>>();
   for (const route of routes) {
     for (const path of pathsAlong(route.path)) groupsUnder.set(path, new Set(groupsUnder.get(path)).add(route.group));
   }
+  const prefixOwners = new Map(
+    routes
+      .filter((route) => route.selfRouted)
+      .flatMap((route) => pathsAlong(route.path).map((path) => [path, route.group] as const)),
+  );
   return new Map(
-    [...groupsUnder].flatMap(([path, groups]) => (groups.size === 1 ? [[path, [...groups][0] as EndpointGroup]] : [])),
+    [...groupsUnder].flatMap(([path, groups]): [string, EndpointGroup][] => {
+      if (groups.size === 1) return [[path, [...groups][0] as EndpointGroup]];
+      const firstOwner = keptWithFirstOwner.get(path);
+      if (firstOwner && groups.has(firstOwner)) return [[path, firstOwner]];
+      const prefixOwner = prefixOwners.get(path);
+      return prefixOwner ? [[path, prefixOwner]] : [];
+    }),
   );
 };
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { queueDefinitions } from '#shared/kernel/queues';
-import type { TableStreamConsumer } from '#shared/kernel/table-stream';
+import type { StreamEventPattern, TableStreamConsumer } from '#shared/kernel/table-stream';
 import { pascalCase } from '../constructs/naming';
 import type { LocalQueue } from './aws-stack';
 
@@ -54,7 +54,7 @@ export interface Deployment {
   streamConsumers: {
     name: string;
     function: DeployedFunction;
-    settings: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts'>;
+    settings: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts' | 'filters'>;
   }[];
   schedules: { expression: string; periodSeconds: number; function: DeployedFunction }[];
 }
@@ -343,6 +343,9 @@ export const readDeployment = (assemblyDir: string, local: LocalResources): Depl
               batchSize: Number(properties.BatchSize ?? 100),
               batchingWindowSeconds: Number(properties.MaximumBatchingWindowInSeconds ?? 0),
               retryAttempts: Number(properties.MaximumRetryAttempts ?? 3),
+              filters: ((record(properties.FilterCriteria)?.Filters as { Pattern: string }[] | undefined) ?? []).map(
+                (filter) => JSON.parse(filter.Pattern) as StreamEventPattern,
+              ),
             },
           });
           continue;

@@ -15,7 +15,13 @@ import { routeTable } from '#shared/api/route-table';
 import { appPathFor, organizationOfHost } from '#shared/app/organization-host';
 import { metersUsage, recordApiRequest, recordInvocation, usagePath, usageSnapshot } from '#shared/aws/usage-meter';
 import { bodyTooLarge } from '#shared/http/api-event';
-import { type EndpointGroup, maxBodyBytesOf, type Operation, selfRoutedGroups } from '#shared/kernel/operation';
+import {
+  defaultMaxBodyBytes,
+  type EndpointGroup,
+  maxBodyBytesOf,
+  type Operation,
+  selfRoutedGroups,
+} from '#shared/kernel/operation';
 import { isStreamingHandler, lambdaContext, ResponseStream } from './lambda-runtime';
 
 /**
@@ -217,6 +223,11 @@ export interface GatewayOptions {
   operations?: readonly Operation[];
   /** Loads a group's Lambda handler; default: `functions/<group>/handler.ts`. */
   loadHandler?: (group: EndpointGroup) => Promise<unknown>;
+  /**
+   * With `DIAGNOSTIC_USAGE=true`, what the cost bench may have done when it asks, so that nothing it
+   * counts depends on timing: `POST {usagePath}/{name}` runs `name` and answers once it is done.
+   */
+  usageActions?: Record<string, () => Promise<unknown>>;
   log?: (line: string) => void;
 }
 
@@ -239,6 +250,33 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     if (prefix === undefined || match.resource === prefix) return [match.resource, match.pathParameters];
     return [`${prefix}/${greedySegment}`, match.pathParameters];
   };
+  // A path under a self-routed group's prefix that none of its operations has (or a method they
+  // lack) still reaches the group's function through its greedy resource, which answers 404 or
+  // 405 itself (as a page, for the web app), as in the stack.
+  const routedGroups = new Set(routes.map((route) => route.operation.group));
+  const greedyRoutes = [...prefixes]
+    .filter(([group]) => routedGroups.has(group))
+    .map(([group, prefix]) => ({
+      group,
+      resource: `${prefix}/${greedySegment}`,
+      match: resourceMatcher(prefix),
+      depth: prefix.split('/').filter(Boolean).length,
+    }));
+  const greedyRouteOf = (
+    path: string,
+  ): { group: EndpointGroup; resource: string; pathParameters: Record<string, string> } | undefined => {
+    const segments = path.split('/').filter(Boolean);
+    for (const route of greedyRoutes) {
+      const matched = segments.length > route.depth ? route.match(segments.slice(0, route.depth)) : undefined;
+      if (matched)
+        return {
+          group: route.group,
+          resource: route.resource,
+          pathParameters: { ...matched.pathParameters, proxy: segments.slice(route.depth).join('/') },
+        };
+    }
+    return undefined;
+  };
   const loadHandler = options.loadHandler ?? importGroupHandler;
   // The cost bench's counts (`DIAGNOSTIC_USAGE=true`): each request and its function's duration.
   const metering = metersUsage();
@@ -252,24 +290,37 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     const host = request.headers.host ?? `${options.host}:${options.port}`;
     const url = new URL(request.url ?? '/', `http://${host}`);
     if (metering && url.pathname === usagePath) return sendJson(response, 200, usageSnapshot());
-    const onPath = operationsMatching(routes, routedPath(url));
-    if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
+    const action =
+      metering && request.method === 'POST' && options.usageActions?.[url.pathname.slice(usagePath.length + 1)];
+    if (action && url.pathname.startsWith(`${usagePath}/`)) {
+      await action();
+      return sendJson(response, 200, usageSnapshot());
+    }
+    const path = routedPath(url);
+    const onPath = operationsMatching(routes, path);
     const chosen = onPath.find((candidate) => candidate.route.operation.method === request.method);
-    if (!chosen) {
+    const greedy = chosen ? undefined : greedyRouteOf(path);
+    if (!chosen && !greedy) {
+      if (onPath.length === 0) return sendJson(response, 404, { detail: 'Not Found' });
       const allowed = [...new Set(onPath.map((candidate) => candidate.route.operation.method))];
       return sendJson(response, 405, { detail: 'Method Not Allowed' }, { allow: allowed.join(', ') });
     }
-    const operation: Operation = chosen.route.operation;
+    const operation: Operation | undefined = chosen?.route.operation;
     // As the function would answer, but before a byte of the body is taken in.
-    if (operation.auth === 'required' && !request.headers.authorization) {
+    if (operation?.auth === 'required' && !request.headers.authorization) {
       return refuseUnread(request, response, 401, 'Invalid authorization credentials.');
     }
-    const maxBytes = Math.min(maxBodyBytesOf(operation), apiGatewayMaxPayloadBytes);
+    const maxBytes = Math.min(operation ? maxBodyBytesOf(operation) : defaultMaxBodyBytes, apiGatewayMaxPayloadBytes);
     const body = await readBody(request, maxBytes);
     if (body === undefined) return refuseUnread(request, response, 413, bodyTooLarge(maxBytes).message);
-    const event = buildEvent(request, url, body, ...apiGatewayResource(operation, chosen), host);
-    const context = lambdaContext(`classic-api-${operation.group}`, functionTimeoutMs);
-    const handler = await handlerOf(operation.group);
+    const [resource, pathParameters] =
+      operation && chosen
+        ? apiGatewayResource(operation, chosen)
+        : [greedy?.resource ?? '', greedy?.pathParameters ?? {}];
+    const group = (operation?.group ?? greedy?.group) as EndpointGroup;
+    const event = buildEvent(request, url, body, resource, pathParameters, host);
+    const context = lambdaContext(`classic-api-${group}`, functionTimeoutMs);
+    const handler = await handlerOf(group);
     const invokedAt = performance.now();
     const bytes = isStreamingHandler(handler)
       ? await invokeStreaming(handler, event, context, response)

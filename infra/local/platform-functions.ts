@@ -34,7 +34,7 @@ export interface PlatformFunctions {
     name: string;
     functionName: string;
     timeoutMs: number;
-    settings: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts'>;
+    settings: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts' | 'filters'>;
     handler: StreamBatchHandler;
   }[];
   schedules: { functionName: string; periodSeconds: number; timeoutMs: number; handler: ScheduledHandler }[];

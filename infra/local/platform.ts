@@ -2,9 +2,17 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { meterLogBytes, metersUsage } from '#shared/aws/usage-meter';
+import { instrumentClients } from '#shared/aws/clients';
+import {
+  clientUsageMeters,
+  meteredSpeech,
+  meterLogBytes,
+  metersUsage,
+  recordInvocation,
+} from '#shared/aws/usage-meter';
 import type { WorkerName } from '#shared/kernel/operation';
 import { missingRecognizerMessage, recognizerInstalled } from '#shared/speech/pocketsphinx';
+import { instrumentSpeech } from '#shared/speech/registry';
 import { startLocalAws } from './aws-stack';
 import { ensureCloudAssembly } from './cloud-assembly';
 import { readDeployment } from './deployment';
@@ -61,6 +69,8 @@ export interface Platform {
   baseUrl: string;
   credentials: PlatformCredentials;
   outboxDir: string;
+  /** The root organization's super administrator, who signs in to its web app. */
+  superAdminEmail: string;
   /** How the functions reach the local AWS services (endpoints, credentials, table, bucket and queue URLs). */
   awsEnv: Record<string, string>;
   /** Bundled: the function serving each endpoint group (asset directory, handler, environment), as the platform runs it. */
@@ -135,7 +145,12 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
   // This process bootstraps the root organization (and runs the functions, unless bundled).
   Object.assign(process.env, aws.env, localEnv);
   installLambdaRuntime();
-  if (metersUsage()) meterLogBytes();
+  // The cost bench's counts, in the functions this process runs (not in bundled ones' threads).
+  if (metersUsage()) {
+    meterLogBytes();
+    instrumentClients(clientUsageMeters);
+    instrumentSpeech(meteredSpeech);
+  }
 
   const stoppers: (() => Promise<void>)[] = [() => aws.stop()];
   const stop = async () => {
@@ -164,10 +179,15 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       );
     }
     stoppers.push(() => functions.stop());
+    // Metering for the cost bench, the stream's batches and the schedules' runs happen when it asks
+    // (`usageActions`), not on timers: what it counts then does not depend on timing.
+    const metering = metersUsage();
+    const usageActions: Record<string, () => Promise<unknown>> = {};
     const gateway = await startGateway({
       port: options.port,
       host: options.host ?? '127.0.0.1',
       loadHandler: (group) => functions.api(group),
+      usageActions,
       log,
     });
     stoppers.push(() => gateway.stop());
@@ -210,9 +230,11 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
         checkpointFile: options.inMemory
           ? undefined
           : join(options.stateDir, 'aws', `${consumer.name}-stream-position.json`),
+        delivery: metering ? 'flush' : 'window',
         log,
       });
       stoppers.push(() => poller.stop());
+      usageActions[`stream/${consumer.name}`] = () => poller.flush();
     }
 
     // The schedules, which EventBridge runs in AWS: now, then every period.
@@ -221,12 +243,22 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
         schedule.functionName === lakeCompactionFunctionName
           ? (options.lakeCompactionSeconds ?? schedule.periodSeconds)
           : schedule.periodSeconds;
+      const invoke = async (): Promise<void> => {
+        const invokedAt = performance.now();
+        try {
+          await schedule.handler({}, lambdaContext(schedule.functionName, schedule.timeoutMs));
+        } finally {
+          if (metering) recordInvocation(schedule.functionName, performance.now() - invokedAt);
+        }
+      };
+      if (metering) {
+        usageActions[`schedule/${schedule.functionName}`] = invoke;
+        continue;
+      }
       const run = (): void => {
-        schedule
-          .handler({}, lambdaContext(schedule.functionName, schedule.timeoutMs))
-          .catch((error: unknown) =>
-            log(`[${schedule.functionName}] failed: ${error instanceof Error ? error.message : String(error)}`),
-          );
+        invoke().catch((error: unknown) =>
+          log(`[${schedule.functionName}] failed: ${error instanceof Error ? error.message : String(error)}`),
+        );
       };
       const timer = setInterval(run, periodSeconds * 1000);
       timer.unref();
@@ -286,6 +318,7 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       baseUrl: gateway.baseUrl,
       credentials,
       outboxDir,
+      superAdminEmail: process.env.SUPER_ADMIN_EMAIL as string,
       table,
       bucket,
       awsEnv: aws.env,

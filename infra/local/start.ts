@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises';
+import { watch } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseContext } from './cloud-assembly';
@@ -44,6 +45,26 @@ if (lakeCompactionSeconds !== undefined && !(Number.isInteger(lakeCompactionSeco
   process.exit(2);
 }
 
+/**
+ * Locally no mail leaves the machine: each message the platform writes to the outbox is
+ * announced here with its link, so whoever started the platform signs in from this terminal.
+ */
+const printMailedLinks = (outboxDir: string) => {
+  const announced = new Set<string>();
+  const watcher = watch(outboxDir, async (_event, name) => {
+    if (!name?.endsWith('.json') || name.startsWith('.') || announced.has(name)) return;
+    announced.add(name);
+    const mail = JSON.parse(await readFile(join(outboxDir, name), 'utf8').catch(() => '{}')) as {
+      to?: string;
+      subject?: string;
+      text?: string;
+    };
+    const link = /https?:\/\/\S+/.exec(mail.text ?? '')?.[0];
+    if (mail.to && link) console.log(`e-mail to ${mail.to} (${mail.subject}): ${link}`);
+  });
+  watcher.unref();
+};
+
 try {
   const platform = await startPlatform({
     port,
@@ -80,6 +101,10 @@ try {
   console.log(`  credentials  ${resolve(values['data-dir'], 'credentials.json')}`);
   console.log(`  OpenAPI      ${credentials.base_url}/openapi.json`);
   console.log(`  web app      ${credentials.base_url.replace('127.0.0.1', `${credentials.org_id}.localhost`)}/`);
+  console.log(
+    `  sign in      type ${platform.superAdminEmail} there: the e-mailed link is printed here (mail is kept in ${platform.outboxDir})`,
+  );
+  printMailedLinks(platform.outboxDir);
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;

@@ -11,7 +11,9 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent, AttributeValue as EventAttributeValue } from 'aws-lambda';
+import { metersUsage, recordInvocation } from '#shared/aws/usage-meter';
 import type { TableStreamConsumer } from '#shared/kernel/table-stream';
+import { passesFilters } from './event-filter';
 import { lambdaContext } from './lambda-runtime';
 
 export type StreamBatchHandler = (event: DynamoDBStreamEvent, context: Context) => Promise<unknown>;
@@ -19,8 +21,8 @@ export type StreamBatchHandler = (event: DynamoDBStreamEvent, context: Context) 
 export interface StreamPollerOptions {
   streamArn: string;
   streamsClient: DynamoDBStreamsClient;
-  /** Batch size, batching window and retries, as the CDK stack gives the event source mapping. */
-  consumer: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts'>;
+  /** Batch size, batching window, retries and filters, as the CDK stack gives the event source mapping. */
+  consumer: Pick<TableStreamConsumer, 'batchSize' | 'batchingWindowSeconds' | 'retryAttempts' | 'filters'>;
   handler: StreamBatchHandler;
   functionName: string;
   timeoutMs: number;
@@ -33,10 +35,17 @@ export interface StreamPollerOptions {
   checkpointFile?: string;
   /** How long an empty read waits before the next (Lambda reads each shard about 4 times a second). */
   pollIntervalMs?: number;
+  /**
+   * `flush`: records wait until {@link StreamPoller.flush} (or a full batch), so what a batch holds
+   * does not depend on timing (the cost bench counts invocations); `window` by default.
+   */
+  delivery?: 'window' | 'flush';
   log?: (line: string) => void;
 }
 
 export interface StreamPoller {
+  /** Reads the stream to its current end and delivers what is buffered now, as one batch per shard. */
+  flush(): Promise<void>;
   /** Stops polling and waits for the batch being handled, if any. */
   stop(): Promise<void>;
 }
@@ -90,7 +99,8 @@ interface ShardState {
 
 /**
  * The local stand-in for a Lambda DynamoDB Streams event source mapping, polling DynamoDB Local's
- * stream: each shard is read in order (a child shard after its parent is done), records gather
+ * stream: each shard is read in order (a child shard after its parent is done), records the
+ * mapping's filters drop are passed over (`event-filter.ts`), the others gather
  * until the batch size or the batching window, and the handler gets a real DynamoDBStreamEvent.
  * A batch whose handler throws is split in two and each half handled again (bisect on error),
  * down to one record, which is retried `retryAttempts` times; one still failing is sent to the
@@ -144,8 +154,17 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
     );
   };
 
-  const invoke = (records: DynamoDBRecord[]) =>
-    handler({ Records: records }, lambdaContext(options.functionName, options.timeoutMs));
+  const metering = metersUsage();
+  const invoke = async (records: DynamoDBRecord[]) => {
+    const invokedAt = performance.now();
+    try {
+      return await handler({ Records: records }, lambdaContext(options.functionName, options.timeoutMs));
+    } finally {
+      if (metering) recordInvocation(options.functionName, performance.now() - invokedAt);
+    }
+  };
+  /** Flushes asked for: resolved once a pass reads nothing and every buffer is delivered. */
+  let flushes: (() => void)[] = [];
 
   /** Hands a batch to the handler, bisecting on failure, then retrying single records. */
   const deliver = async (records: DynamoDBRecord[], shardId: string): Promise<void> => {
@@ -210,7 +229,7 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
   };
 
   /** Reads what the shard has; delivers a batch when full, when the window has passed, or at the shard's end. */
-  const pollShard = async (state: ShardState): Promise<boolean> => {
+  const pollShard = async (state: ShardState, flushing: boolean): Promise<boolean> => {
     const shardId = state.shard.ShardId as string;
     state.iterator ??= await openIterator(state);
     let read = 0;
@@ -220,15 +239,22 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
         { abortSignal: aborter.signal },
       );
       read = Records?.length ?? 0;
-      if (read > 0 && state.buffered.length === 0) state.firstBufferedAt = Date.now();
-      state.buffered.push(...(Records ?? []).map((record) => toEventRecord(record, streamArn)));
+      // Records the mapping's filters drop never reach the handler (nor count towards a batch).
+      const kept = (Records ?? [])
+        .map((record) => toEventRecord(record, streamArn))
+        .filter((record) => passesFilters(record, consumer.filters));
+      if (kept.length > 0 && state.buffered.length === 0) state.firstBufferedAt = Date.now();
+      const lastRead = Records?.at(-1)?.dynamodb?.SequenceNumber;
+      if (state.buffered.length === 0 && kept.length === 0 && lastRead) saveCheckpoint(shardId, lastRead);
+      state.buffered.push(...kept);
       state.iterator = NextShardIterator;
       if (!NextShardIterator) state.closed = true;
     } else state.closed = true;
     const due =
       state.buffered.length >= consumer.batchSize ||
       state.closed ||
-      Date.now() - state.firstBufferedAt >= consumer.batchingWindowSeconds * 1000;
+      (flushing && read === 0) ||
+      (options.delivery !== 'flush' && Date.now() - state.firstBufferedAt >= consumer.batchingWindowSeconds * 1000);
     if (state.buffered.length > 0 && due) {
       const batch = state.buffered;
       state.buffered = [];
@@ -252,8 +278,14 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
           await refreshShards();
           lastRefresh = Date.now();
         }
+        const waiting = flushes;
+        flushes = [];
         let busy = false;
-        for (const state of shards.values()) if (readable(state)) busy = (await pollShard(state)) || busy;
+        for (const state of shards.values())
+          if (readable(state)) busy = (await pollShard(state, waiting.length > 0)) || busy;
+        const drained = [...shards.values()].every((state) => state.buffered.length === 0);
+        if (waiting.length > 0 && !busy && drained) for (const done of waiting) done();
+        else flushes.unshift(...waiting);
         if (!busy) await sleep(pollIntervalMs, undefined, { signal: aborter.signal });
       } catch (error) {
         if (aborter.signal.aborted) return;
@@ -265,6 +297,7 @@ export const startStreamPoller = (options: StreamPollerOptions): StreamPoller =>
 
   const running = loop();
   return {
+    flush: () => new Promise<void>((resolve) => flushes.push(resolve)),
     stop: async () => {
       aborter.abort();
       await running;

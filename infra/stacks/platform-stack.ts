@@ -103,6 +103,9 @@ const access = {
       email: true,
       tools: 'invoke',
     },
+    // The console's lake pages (dashboard, conversation search): pages as the signed-in caller, the
+    // SQL query's engine over the organization's lake (its reader role, granted with the lake).
+    'app-analytics': { table: 'read', signingKey: true },
     // Keeps tool artifacts; seals tools' secret variables (signing key); starts and queues builds
     // (the builder worker deploys them).
     tool: {
@@ -128,6 +131,16 @@ const access = {
     simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read', models: true },
     // Seals and opens the numbers' auth tokens and signs the call tokens handed to Twilio (signing key).
     'phone-number': { table: 'readWrite', signingKey: true },
+    // Sessions take conversation turns as the conversation stream does (prompt logs, analysis when one ends,
+    // tools in simulation mode, sealed persona variables for them), judge metrics and ask for suggestions.
+    'simulation-stream': {
+      table: 'readWrite',
+      signingKey: true,
+      sendTo: ['analysis', 'webhook'],
+      bucket: 'readWrite',
+      models: true,
+      tools: 'invoke',
+    },
   },
   workers: {
     // Writes the prompt logs of its judge calls (compute-metrics).
@@ -278,17 +291,18 @@ export class PlatformStack extends Stack {
       apiFunctions.set(group, fn);
     }
 
-    // The SQL query's lake, fed by the table's stream (the admin group queries it, organization erases it).
-    const queryFunction = apiFunctions.get('admin');
+    // The SQL query's lake, fed by the table's stream (the admin group and the console's lake pages
+    // query it, organization erases it).
+    const queryFunctions = (['admin', 'app-analytics'] as const).flatMap((group) => apiFunctions.get(group) ?? []);
     const eraseFunction = apiFunctions.get('organization');
     const lake =
-      queryFunction && eraseFunction
+      queryFunctions.length > 0 && eraseFunction
         ? new AnalyticsLake(this, 'AnalyticsLake', {
             table: data.table,
             accessLogs: data.accessLogs,
             stage: settings.stage,
             defaults,
-            queryFunction,
+            queryFunctions,
             eraseFunction,
           })
         : undefined;

@@ -1,20 +1,21 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
-import { commonHeaders, organizationPath } from '../kernel/schemas';
+import { defineOperation, operationDefiner } from '../kernel/operation';
+import { organizationPath } from '../kernel/schemas';
 
-export const pingOperation = defineOperation({
+const adminOperation = operationDefiner({ group: 'admin', tag: 'Admin' });
+
+export const pingOperation = adminOperation({
   operationId: 'ping',
   method: 'GET',
   path: '/v1/{organization}/admin/ping',
-  group: 'admin',
-  tag: 'Admin',
   summary: 'Check the service and whether it is in maintenance mode',
   auth: 'none',
   maintenanceExempt: true,
-  request: { path: organizationPath, headers: commonHeaders },
+  request: { path: organizationPath },
   response: { status: 200, body: z.object({ in_maintenance_mode: z.boolean() }) },
 });
 
+// Not an API call of an organization: no path parameters, no headers.
 export const openApiOperation = defineOperation({
   operationId: 'get-openapi-document',
   method: 'GET',
@@ -28,16 +29,13 @@ export const openApiOperation = defineOperation({
   response: { status: 200, body: z.record(z.string(), z.unknown()) },
 });
 
-export const getModelsOperation = defineOperation({
+export const getModelsOperation = adminOperation({
   operationId: 'get-models',
   method: 'GET',
   path: '/v1/{organization}/admin/get_models/',
-  group: 'admin',
-  tag: 'Admin',
   summary: 'The models this deployment can use: the built-in stand-in, the default model and LLM_MODEL_MAP entries',
-  auth: 'required',
   rateLimitPerMinute: 20,
-  request: { path: organizationPath, headers: commonHeaders },
+  request: { path: organizationPath },
   response: {
     status: 200,
     body: z.object({
@@ -54,20 +52,16 @@ export const getModelsOperation = defineOperation({
   },
 });
 
-export const submitSqlQueryOperation = defineOperation({
+export const submitSqlQueryOperation = adminOperation({
   operationId: 'submit-sql-query',
   method: 'POST',
   path: '/v1/{organization}/admin/sql_query',
-  group: 'admin',
-  tag: 'Admin',
   summary:
     "Run one read-only SELECT over the organization's own data (DuckDB); needs more privilege than DefaultAdministratorRole",
-  auth: 'required',
   rateLimitPerMinute: 6,
   extraErrors: { 408: 'The query cannot be executed within the time limit.' },
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     body: z.object({
       sql_query: z.string().trim().min(1).max(100_000),
       async_query: z
@@ -93,20 +87,17 @@ export const submitSqlQueryOperation = defineOperation({
 
 export const adminOperations = [pingOperation, openApiOperation, getModelsOperation, submitSqlQueryOperation] as const;
 
-export const getPromptLogsOperation = defineOperation({
+export const getPromptLogsOperation = adminOperation({
   operationId: 'get-prompt-logs',
   method: 'GET',
   path: '/v1/{organization}/admin/get_prompt_logs/',
   group: 'admin-stream',
-  tag: 'Admin',
   summary:
     'A zip of the prompt logs under a prefix from the past 30 days (at most 1,000), streamed: `{log_key}-system`, `{log_key}-history` and `{log_key}-metrics` (time, tokens, cost), or `{log_key}-error`',
-  auth: 'required',
   streaming: true,
   rateLimitPerMinute: 20,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     query: z.object({
       prompt_log_prefix: z
         .string()

@@ -15,11 +15,13 @@ export const agents = defineVersionedEntity({
 });
 
 /**
- * Version `version` of an agent, or undefined when the agent or that version does not exist.
- * Versions are immutable, so a conversation may keep what it read for its whole life.
+ * What other capabilities read of agents: heads by id, a version (undefined when the agent or that
+ * version does not exist; versions are immutable, so a conversation may keep what it read for its
+ * whole life), and the count of active services using one (services keep it).
  */
-export const getAgentVersion = (
-  orgId: string,
-  agentId: string,
-  version: number,
-): Promise<StoredAgentVersion | undefined> => agents.getVersion(orgId, agentId, version);
+export const {
+  get: getAgent,
+  getMany: getAgents,
+  getVersion: getAgentVersion,
+  activeServiceDelta: agentActiveServiceDelta,
+} = agents;

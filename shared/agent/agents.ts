@@ -1,5 +1,6 @@
 import type { Paged } from '../data/paging';
-import type { HeadListQuery, HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
+import type { HeadListQuery, HeadView, VersionListQuery } from '../data/versioned-entity';
+import type { VersionedHead } from '../data/versioned-head';
 import { type Caller, creatorOf } from '../kernel/caller';
 import type { NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';

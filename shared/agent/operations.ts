@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
+import { operationDefiner } from '../kernel/operation';
 import {
-  commonHeaders,
   expectedVersion,
   headListQuery,
   objectId,
@@ -24,75 +23,60 @@ import {
  * as the reference's FastAPI endpoints returning nothing do.
  */
 
-const headers = commonHeaders;
+const agentOperation = operationDefiner({ group: 'agent', tag: 'Organization' });
+
 const agentPath = organizationPath.extend({ agent_id: objectId.describe('The ID of the agent.') });
 
-export const createAgentOperation = defineOperation({
+export const createAgentOperation = agentOperation({
   operationId: 'create-agent',
   method: 'POST',
   path: '/v1/{organization}/organization/agent',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Create an agent',
-  auth: 'required',
   rateLimitPerMinute: 10,
-  request: { path: organizationPath, headers, body: createAgentRequest },
+  request: { path: organizationPath, body: createAgentRequest },
   response: { status: 201, body: createAgentResponse },
 });
 
-export const getAgentsOperation = defineOperation({
+export const getAgentsOperation = agentOperation({
   operationId: 'get-agents',
   method: 'GET',
   path: '/v1/{organization}/organization/agent',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Get agents for an organization',
-  auth: 'required',
   rateLimitPerMinute: 20,
   request: {
     path: organizationPath,
-    headers,
     query: headListQuery(queryNumber(z.number().int().min(1).max(20)).prefault(10)),
   },
   response: { status: 200, body: listAgentsResponse },
 });
 
-export const createAgentVersionOperation = defineOperation({
+export const createAgentVersionOperation = agentOperation({
   operationId: 'create-agent-version',
   method: 'POST',
   path: '/v1/{organization}/organization/agent/{agent_id}/',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Create an agent version',
-  auth: 'required',
   rateLimitPerMinute: 10,
-  request: { path: agentPath, headers, query: z.object({ version: expectedVersion }), body: agentVersionBody },
+  request: { path: agentPath, query: z.object({ version: expectedVersion }), body: agentVersionBody },
   response: { status: 201, body: createAgentVersionResponse },
 });
 
-export const deleteAgentOperation = defineOperation({
+export const deleteAgentOperation = agentOperation({
   operationId: 'delete-agent',
   method: 'DELETE',
   path: '/v1/{organization}/organization/agent/{agent_id}/',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Delete (deprecate) an agent',
-  auth: 'required',
   rateLimitPerMinute: 10,
-  request: { path: agentPath, headers },
+  request: { path: agentPath },
   response: { status: 200, body: z.null() },
 });
 
-export const getAgentVersionsOperation = defineOperation({
+export const getAgentVersionsOperation = agentOperation({
   operationId: 'get-agent-versions',
   method: 'GET',
   path: '/v1/{organization}/organization/agent/{agent_id}/version',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Get agent versions',
-  auth: 'required',
   rateLimitPerMinute: 20,
-  request: { path: agentPath, headers, query: versionListQuery },
+  request: { path: agentPath, query: versionListQuery },
   response: { status: 200, body: listAgentVersionsResponse },
 });
 

@@ -7,8 +7,9 @@ import type { KeptLease } from '../data/lease';
 import type { Item } from '../data/table';
 import { ConflictError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
+import type { LakeSource } from '../kernel/lake-projection';
 import { organizationScanKey, scanOrganizationIds } from '../organization/index';
-import type { AnalyticsTable } from './analytics-tables';
+import { lakeSources } from './analytics-tables';
 import {
   type CompactionOutcome,
   compactLeasedOrganizationLake,
@@ -17,7 +18,6 @@ import {
 } from './lake-compaction';
 import { closeDuckDb, openDuckDb, writeDelta } from './lake-files';
 import { deltaFilePrefix, snapshotVersion, tableFolder } from './lake-layout';
-import { lakeTables } from './lake-sync';
 
 /**
  * The backfill fills an organization's lake from the table: every record of its analytics tables,
@@ -40,7 +40,7 @@ const rowsPerFile = 50_000;
 
 const writeSnapshot = async (
   connection: DuckDBConnection,
-  table: AnalyticsTable,
+  { projection: table, rows: rowsOf }: LakeSource,
   orgId: string,
   version: string,
   dir: string,
@@ -58,9 +58,9 @@ const writeSnapshot = async (
     await uploadLakeFile(`${tableFolder(table.name, orgId)}${name}`, join(dir, name));
     await rm(join(dir, name), { force: true });
   };
-  for await (const items of table.items(orgId)) {
-    for (const item of items) pending.push(table.row(item));
-    records += items.length;
+  for await (const rows of rowsOf(orgId)) {
+    pending.push(...rows);
+    records += rows.length;
     if (pending.length >= rowsPerFile) await flush();
   }
   await flush();
@@ -82,8 +82,8 @@ export const backfillOrganizationLake = async (orgId: string): Promise<BackfillO
       const database = await openDuckDb();
       let records = 0;
       try {
-        for (const table of lakeTables)
-          records += await writeSnapshot(database.connection, table, orgId, version, dir, lease);
+        for (const source of lakeSources)
+          records += await writeSnapshot(database.connection, source, orgId, version, dir, lease);
       } finally {
         closeDuckDb(database);
         await rm(dir, { recursive: true, force: true });

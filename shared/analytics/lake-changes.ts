@@ -5,7 +5,8 @@ import { putLakeMarker, uploadLakeFile } from '../aws/lake-store';
 import { organizationOfKey } from '../data/entity';
 import type { Item } from '../data/table';
 import { newId } from '../kernel/ids';
-import { type AnalyticsTable, analyticsTableOfEntity } from './analytics-tables';
+import type { LakeProjection } from '../kernel/lake-projection';
+import { lakeTableOfEntity } from './analytics-tables';
 import { eraseOrganizationLake, isOrganizationLive } from './lake-erasure';
 import { type ChangedRow, closeDuckDb, openDuckDb, writeDelta } from './lake-files';
 import { deltaFilePrefix, dirtyMarkerKey, tableFolder } from './lake-layout';
@@ -36,17 +37,17 @@ export interface RecordedChanges {
 }
 
 /** Groups the changes the lake keeps by organization, then table. */
-const lakeChangesOf = (changes: readonly TableChange[]): Map<string, Map<AnalyticsTable, ChangedRow[]>> => {
-  const byOrganization = new Map<string, Map<AnalyticsTable, ChangedRow[]>>();
+const lakeChangesOf = (changes: readonly TableChange[]): Map<string, Map<LakeProjection, ChangedRow[]>> => {
+  const byOrganization = new Map<string, Map<LakeProjection, ChangedRow[]>>();
   for (const change of changes) {
-    const table = analyticsTableOfEntity.get(String(change.image.entity));
+    const table = lakeTableOfEntity.get(String(change.image.entity));
     const orgId = organizationOfKey(String(change.keys.pk));
     if (!table || !orgId) continue;
-    const tables = byOrganization.get(orgId) ?? new Map<AnalyticsTable, ChangedRow[]>();
+    const tables = byOrganization.get(orgId) ?? new Map<LakeProjection, ChangedRow[]>();
     byOrganization.set(orgId, tables);
     const rows = tables.get(table) ?? [];
     tables.set(table, rows);
-    rows.push({ row: table.row(change.image), version: change.version, deleted: change.kind === 'remove' });
+    rows.push({ row: table.rowOfItem(change.image), version: change.version, deleted: change.kind === 'remove' });
   }
   return byOrganization;
 };
@@ -59,7 +60,7 @@ export const recordTableChanges = async (changes: readonly TableChange[]): Promi
   if (byOrganization.size === 0) return recorded;
   const dir = await mkdtemp(join(tmpdir(), 'lake-changes-'));
   const database = await openDuckDb();
-  const record = async (orgId: string, tables: Map<AnalyticsTable, ChangedRow[]>): Promise<void> => {
+  const record = async (orgId: string, tables: Map<LakeProjection, ChangedRow[]>): Promise<void> => {
     // A deleted organization's records are being erased: their removals must not refill its folders.
     if (!(await isOrganizationLive(orgId))) {
       await eraseOrganizationLake(orgId);

@@ -6,12 +6,13 @@ import { deleteLakeObject, listLakeObjects, putLakeMarker, uploadLakeFile } from
 import { logger } from '../aws/observability';
 import { type KeptLease, keepLease, LeaseLostError, type LeaseTiming, releaseLease } from '../data/lease';
 import { newId } from '../kernel/ids';
-import type { AnalyticsTable } from './analytics-tables';
+import type { LakeTableSchema } from '../kernel/lake-projection';
+import { lakeTables } from './analytics-schema';
 import { eraseOrganizationLake, isOrganizationLive } from './lake-erasure';
 import { closeDuckDb, mergeTableFiles, openDuckDb } from './lake-files';
 import { baseFilePrefix, dirtyMarkerKey, dirtyMarkerRoot, tableFolder } from './lake-layout';
 import { takeCompactionLease } from './lake-repository';
-import { fetchLakeObjects, lakeTables, listTableObjects } from './lake-sync';
+import { fetchLakeObjects, listTableObjects } from './lake-sync';
 
 /**
  * Compaction keeps each table folder of an organization at one compacted file plus the deltas
@@ -41,7 +42,7 @@ export const stillHeld = (lease: KeptLease): void => {
 
 const compactTable = async (
   connection: DuckDBConnection,
-  table: AnalyticsTable,
+  table: LakeTableSchema,
   orgId: string,
   dir: string,
   lease: KeptLease,

@@ -3,8 +3,9 @@ import { deleteObjects } from '../aws/bucket';
 import { deleteLakeObject } from '../aws/lake-store';
 import { config } from '../kernel/config';
 import { getOrganization } from '../organization/index';
+import { lakeTables } from './analytics-schema';
 import { dirtyMarkerKey, tableFolder } from './lake-layout';
-import { lakeTables, localOrganizationFolder } from './lake-sync';
+import { localOrganizationFolder } from './lake-sync';
 
 /**
  * Erases the organization's analytics lake: its folder of every table and its compaction marker,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleConversationRecord } from '../conversation/fixtures';
-import { type AnalyticsTable, analyticsTables } from './analytics-tables';
+import { conversationProjection as conversations } from '../conversation/lake-projection';
 import {
   type ChangedRow,
   closeDuckDb,
@@ -17,8 +17,6 @@ import {
   writeDelta,
 } from './lake-files';
 import { snapshotVersion, streamVersion } from './lake-layout';
-
-const conversations = analyticsTables.find((table) => table.name === 'conversations') as AnalyticsTable;
 
 let root: string;
 let database: Awaited<ReturnType<typeof openDuckDb>>;
@@ -35,7 +33,7 @@ afterAll(async () => {
 
 /** A conversation row as the stream would record it at version `seconds` (and sequence `seconds`). */
 const change = (id: string, seconds: number, fields: Record<string, unknown> = {}, deleted = false): ChangedRow => ({
-  row: conversations.row({ ...sampleConversationRecord('org', { id, tags: { team: 'blue' } }), ...fields }),
+  row: conversations.rowOfItem({ ...sampleConversationRecord('org', { id, tags: { team: 'blue' } }), ...fields }),
   version: streamVersion(seconds, String(seconds)),
   deleted,
 });
@@ -185,7 +183,7 @@ describe('confineToFolder', () => {
     const { connection } = confined;
     try {
       await connection.run(`CREATE VIEW conversations AS ${tableViewSql(conversations, { deltas: [ownFile] })}`);
-      await confineToFolder(connection, own, join(own, '_spill'));
+      await confineToFolder(connection, own, { dir: join(own, '_spill'), limitMb: 64 });
 
       // Act
       const attempts = [
@@ -200,6 +198,8 @@ describe('confineToFolder', () => {
         `SET allowed_directories = ['/']`,
         'SET enable_external_access = true',
         'SET lock_configuration = false',
+        `SET temp_directory = '${other}'`,
+        "SET max_temp_directory_size = '100GiB'",
       ];
       const outcomes = await Promise.all(
         attempts.map((sql) =>

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Item } from '../data/table';
-import type { ColumnType } from './analytics-schema';
-import type { AnalyticsTable } from './analytics-tables';
+import type { ColumnType, LakeTableSchema } from '../kernel/lake-projection';
 
 /**
  * The lake's Parquet files on local disk, written and read with DuckDB (embedded). Every file of
@@ -51,12 +50,12 @@ const columnTypes = (columns: Record<string, ColumnType>, extra: Record<string, 
     .join(', ')}}`;
 
 /** The table's columns, each cast to its declared type (Parquet keeps JSON as text). */
-const typedColumns = (table: AnalyticsTable, from = ''): string =>
+const typedColumns = (table: LakeTableSchema, from = ''): string =>
   Object.entries(table.columns)
     .map(([name, type]) => `CAST(${from}${name} AS ${type}) AS ${name}`)
     .join(', ');
 
-const columnNames = (table: AnalyticsTable, from = ''): string =>
+const columnNames = (table: LakeTableSchema, from = ''): string =>
   Object.keys(table.columns)
     .map((name) => `${from}${name}`)
     .join(', ');
@@ -66,7 +65,7 @@ const parquetOptions = '(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880
 /** Rows written through newline-delimited JSON, which DuckDB reads with the declared column types. */
 const copyJsonRows = async (
   connection: DuckDBConnection,
-  table: AnalyticsTable,
+  table: LakeTableSchema,
   rows: readonly Item[],
   extra: Record<string, string>,
   out: string,
@@ -85,7 +84,7 @@ const copyJsonRows = async (
 /** Writes a delta: each changed record's row, version and removal flag. */
 export const writeDelta = (
   connection: DuckDBConnection,
-  table: AnalyticsTable,
+  table: LakeTableSchema,
   changes: readonly ChangedRow[],
   out: string,
 ): Promise<void> =>
@@ -98,7 +97,7 @@ export const writeDelta = (
   );
 
 /** The latest of each record's versions among the deltas (a removal included). */
-const latestChanges = (table: AnalyticsTable, deltas: readonly string[]): string =>
+const latestChanges = (table: LakeTableSchema, deltas: readonly string[]): string =>
   `SELECT ${columnNames(table)}, _version, _deleted FROM read_parquet(${fileList(deltas)}, union_by_name = true)
    QUALIFY row_number() OVER (PARTITION BY ${table.key} ORDER BY _version DESC) = 1`;
 
@@ -110,7 +109,7 @@ const latestChanges = (table: AnalyticsTable, deltas: readonly string[]): string
  */
 export const mergeTableFiles = async (
   connection: DuckDBConnection,
-  table: AnalyticsTable,
+  table: LakeTableSchema,
   files: TableFiles,
   out: string,
 ): Promise<number> => {
@@ -149,7 +148,7 @@ export const mergeTableFiles = async (
  * change at least as new, and each latest change (not a removal) not superseded by a newer
  * compacted version (a compaction may have written its file before deleting the deltas it read).
  */
-export const tableViewSql = (table: AnalyticsTable, files: TableFiles): string => {
+export const tableViewSql = (table: LakeTableSchema, files: TableFiles): string => {
   if (!files.base && files.deltas.length === 0)
     return `SELECT ${Object.entries(table.columns)
       .map(([name, type]) => `CAST(NULL AS ${type}) AS ${name}`)
@@ -169,16 +168,18 @@ export const tableViewSql = (table: AnalyticsTable, files: TableFiles): string =
 };
 
 /**
- * From now on the engine reads and writes files under `folder` only (spilling into `spillDir`,
- * inside it), reaches nothing else (other files, network, extensions), and no statement can
- * change that: DuckDB's own isolation, beside the SQL the query function lets through.
+ * From now on the engine reads and writes files under `folder` only (spilling at most
+ * `spillLimitMb` MiB into `spillDir`, inside it), reaches nothing else (other files, network,
+ * extensions), and no statement can change that: DuckDB's own isolation, beside the SQL the query
+ * function lets through.
  */
 export const confineToFolder = async (
   connection: DuckDBConnection,
   folder: string,
-  spillDir: string,
+  spill: { dir: string; limitMb: number },
 ): Promise<void> => {
-  await connection.run(`SET temp_directory = ${sqlText(spillDir)}`);
+  await connection.run(`SET temp_directory = ${sqlText(spill.dir)}`);
+  await connection.run(`SET max_temp_directory_size = '${spill.limitMb}MiB'`);
   await connection.run(`SET allowed_directories = [${sqlText(`${folder}/`)}]`);
   await connection.run('SET enable_external_access = false');
   await connection.run('SET lock_configuration = true');

@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { downloadLakeObject, isMissingObject, type LakeObject, listLakeObjects } from '../aws/lake-store';
 import { config } from '../kernel/config';
-import { type AnalyticsTable, analyticsTables } from './analytics-tables';
+import { lakeTables } from './analytics-schema';
 import type { TableFiles } from './lake-files';
 import { lakeFileKind, lakeOrganization, tableFolder } from './lake-layout';
 
@@ -20,9 +20,6 @@ export const lakeCacheRoot = (): string => config.lakeCacheDir ?? join(tmpdir(),
 
 export const localOrganizationFolder = (orgId: string): string =>
   join(lakeCacheRoot(), `org_id=${lakeOrganization(orgId)}`);
-
-/** The tables the lake holds files of (the others have none: no capability fills them yet). */
-export const lakeTables: readonly AnalyticsTable[] = analyticsTables.filter((table) => table.entity !== undefined);
 
 export interface TableObjects {
   /** The latest compacted file. */

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -11,6 +11,7 @@ import { sampleConversationRecord } from '../conversation/fixtures';
 import type { ConversationRecord } from '../conversation/schemas';
 import { type KeptLease, LeaseLostError, releaseLease } from '../data/lease';
 import { putItem } from '../data/table';
+import { BadRequestError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { markOrganizationDeleted } from '../organization/index';
 import { backfillOrganizationLake } from './lake-backfill';
@@ -143,6 +144,39 @@ describe('analytics lake', () => {
     // Assess
     expect(rows.map((row) => row[0])).toEqual([a, b]);
     await expect(theirs).rejects.toThrow(/Permission Error/);
+  });
+
+  it('spills within its bound in its own folder: over it, a 400 that says so, and other organizations’ copies stay', async () => {
+    // Prepare: an engine with little memory (16 MiB) and 4 MiB to spill; another organization's copies beside.
+    const [own, other] = [await organization(), await organization()];
+    for (const orgId of [own, other]) await recordTableChanges([change(orgId, conversation(orgId, newId()), 10)]);
+    await conversationRows(other);
+    const before = await readdir(join(localOrganizationFolder(other), 'conversations'));
+    const saved = { ...process.env };
+    Object.assign(process.env, { AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '32', SQL_SPILL_LIMIT_MB: '4' });
+
+    // Act: its engine starts with these settings.
+    let small: Awaited<ReturnType<typeof runOrganizationQuery>>;
+    let large: unknown;
+    try {
+      small = await runOrganizationQuery(own, 'SELECT count(*) FROM range(1000)', { maxRows: 1, timeoutMs: 30_000 });
+      large = await runOrganizationQuery(
+        own,
+        'SELECT range, md5(range::VARCHAR) AS digest FROM range(3000000) ORDER BY digest',
+        { maxRows: 10, timeoutMs: 60_000 },
+      ).catch((error: unknown) => error);
+    } finally {
+      process.env = saved;
+    }
+
+    // Assess
+    expect(small.rows).toEqual([['1000']]);
+    expect(large).toBeInstanceOf(BadRequestError);
+    expect((large as Error).message).toContain('needs more than the 4 MiB of disk a query may spill to');
+    const spills = (await readdir(localOrganizationFolder(own))).filter((name) => name.startsWith('_spill-'));
+    expect(spills).toHaveLength(1);
+    expect(await readdir(join(localOrganizationFolder(other), 'conversations'))).toEqual(before);
+    expect(await conversationRows(other)).toHaveLength(1);
   });
 
   it('leaves an organization to the compaction holding its lease', async () => {

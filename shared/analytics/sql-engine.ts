@@ -6,7 +6,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { scopedLakeClient } from '../aws/lake-store';
 import { config } from '../kernel/config';
 import { BadRequestError, RequestTimeoutError } from '../kernel/errors';
-import { analyticsTables } from './analytics-tables';
+import { analyticsTableSchemas } from './analytics-schema';
 import { closeDuckDb, confineToFolder, openDuckDb, tableViewSql } from './lake-files';
 import { organizationReadPolicy } from './lake-layout';
 import { boundLakeCache, lakeCacheRoot, localOrganizationFolder, organizationTableFiles } from './lake-sync';
@@ -84,6 +84,7 @@ interface OrganizationEngine {
   orgId: string;
   instance: DuckDBInstance;
   spillDir: string;
+  spillLimitMb: number;
   queries: number;
 }
 
@@ -94,18 +95,20 @@ const idleEnginesKept = 1;
 /** A new engine, confined to the organization's folder before any query runs on it. */
 const startEngine = async (orgId: string): Promise<OrganizationEngine> => {
   const orgDir = localOrganizationFolder(orgId);
-  // Spilled intermediate results stay in the organization's folder, the one place the engine may write.
+  // Spilled intermediate results stay in the organization's folder, the one place the engine may
+  // write, and within their bound there: no query fills the disk that holds other organizations' copies.
   const spillDir = join(orgDir, `_spill-${randomBytes(6).toString('hex')}`);
   await mkdir(spillDir, { recursive: true });
+  const spillLimitMb = config.sqlSpillLimitMb;
   const database = await openDuckDb();
   try {
-    await confineToFolder(database.connection, orgDir, spillDir);
+    await confineToFolder(database.connection, orgDir, { dir: spillDir, limitMb: spillLimitMb });
   } catch (error) {
     closeDuckDb(database);
     throw error;
   }
   database.connection.closeSync();
-  return { orgId, instance: database.instance, spillDir, queries: 0 };
+  return { orgId, instance: database.instance, spillDir, spillLimitMb, queries: 0 };
 };
 
 /** Engines being started: queries arriving meanwhile wait for the same one. */
@@ -143,7 +146,7 @@ const attachOrganizationTables = async (connection: DuckDBConnection, orgId: str
   const orgDir = localOrganizationFolder(orgId);
   const files = await organizationTableFiles(orgId, orgDir, await organizationLakeReader(orgId));
   await boundLakeCache(lakeCacheRoot(), orgDir);
-  for (const table of analyticsTables)
+  for (const table of analyticsTableSchemas)
     await connection.run(
       `CREATE TEMP VIEW ${table.name} AS ${tableViewSql(table, files.get(table.name) ?? { deltas: [] })}`,
     );
@@ -152,18 +155,49 @@ const attachOrganizationTables = async (connection: DuckDBConnection, orgId: str
 /** Runs `use` on a connection of the organization's engine; the connection is closed and the engine handed back whatever happens. */
 const withOrganizationConnection = async <T>(
   orgId: string,
-  use: (connection: DuckDBConnection) => Promise<T>,
+  use: (connection: DuckDBConnection, engine: OrganizationEngine) => Promise<T>,
 ): Promise<T> => {
   const engine = await takeEngine(orgId);
   try {
     const connection = await engine.instance.connect();
     try {
-      return await use(connection);
+      return await use(connection, engine);
     } finally {
       connection.closeSync();
     }
   } finally {
     await releaseEngine(engine);
+  }
+};
+
+/** Runs one SELECT (already checked) on a connection whose tables are attached: at most `maxRows` rows, interrupted after `timeoutMs` (408). */
+const runSelect = async (
+  connection: DuckDBConnection,
+  engine: OrganizationEngine,
+  sql: string,
+  options: { maxRows: number; timeoutMs: number },
+): Promise<QueryResult> => {
+  const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
+  try {
+    const reader = await connection.streamAndReadUntil(sql, options.maxRows + 1);
+    const rows = reader.getRowsJson() as unknown[][];
+    return {
+      columns: reader.columnNames().map((name, index) => ({ name, type: String(reader.columnTypes()[index]) })),
+      rows: rows.slice(0, options.maxRows),
+      truncated: rows.length > options.maxRows,
+    };
+  } catch (error) {
+    if (/INTERRUPT/i.test((error as Error).message)) {
+      throw new RequestTimeoutError(`The query did not finish within ${options.timeoutMs / 1000} seconds.`);
+    }
+    if (/max_temp_directory_size/.test((error as Error).message)) {
+      throw new BadRequestError(
+        `The SQL query needs more than the ${engine.spillLimitMb} MiB of disk a query may spill to: narrow it (fewer rows or columns, less sorting, grouping or joining).`,
+      );
+    }
+    throw new BadRequestError(`The SQL query failed: ${(error as Error).message}`);
+  } finally {
+    clearTimeout(timer);
   }
 };
 
@@ -173,25 +207,32 @@ export const runOrganizationQuery = (
   sql: string,
   options: { maxRows: number; timeoutMs: number },
 ): Promise<QueryResult> =>
-  withOrganizationConnection(orgId, async (connection) => {
+  withOrganizationConnection(orgId, async (connection, engine) => {
     // Checked before anything is copied: a refused query costs nothing more.
     await requireOneSelect(connection, sql);
     await attachOrganizationTables(connection, orgId);
-    const timer = setTimeout(() => connection.interrupt(), options.timeoutMs);
-    try {
-      const reader = await connection.streamAndReadUntil(sql, options.maxRows + 1);
-      const rows = reader.getRowsJson() as unknown[][];
-      return {
-        columns: reader.columnNames().map((name, index) => ({ name, type: String(reader.columnTypes()[index]) })),
-        rows: rows.slice(0, options.maxRows),
-        truncated: rows.length > options.maxRows,
-      };
-    } catch (error) {
-      if (/INTERRUPT/i.test((error as Error).message)) {
-        throw new RequestTimeoutError(`The query did not finish within ${options.timeoutMs / 1000} seconds.`);
-      }
-      throw new BadRequestError(`The SQL query failed: ${(error as Error).message}`);
-    } finally {
-      clearTimeout(timer);
+    return runSelect(connection, engine, sql, options);
+  });
+
+/**
+ * Several SELECTs on one connection of the same engine, the organization's lake copied and
+ * attached once (a dashboard's charts): each checked as `runOrganizationQuery` checks one, each
+ * answering its rows or the error it met (one failing chart leaves the others). `timeoutMs` bounds
+ * them all: each query has what the ones before it left.
+ */
+export const runOrganizationQueries = (
+  orgId: string,
+  sqls: readonly string[],
+  options: { maxRows: number; timeoutMs: number },
+): Promise<(QueryResult | Error)[]> =>
+  withOrganizationConnection(orgId, async (connection, engine) => {
+    for (const sql of sqls) await requireOneSelect(connection, sql);
+    await attachOrganizationTables(connection, orgId);
+    const deadline = Date.now() + options.timeoutMs;
+    const results: (QueryResult | Error)[] = [];
+    for (const sql of sqls) {
+      const timeoutMs = Math.max(1, deadline - Date.now());
+      results.push(await runSelect(connection, engine, sql, { ...options, timeoutMs }).catch((error: Error) => error));
     }
+    return results;
   });

@@ -1,6 +1,7 @@
 import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
 import { appOperations } from '../app/operations';
+import { appSimulationOperations } from '../app/simulation-operations';
 import { conversationOperations } from '../conversation/operations';
 import { operatorOperations } from '../conversation/operator/operator-operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
@@ -11,8 +12,10 @@ import { organizationOperations } from '../organization/operations';
 import { phoneNumberOperations } from '../phone-number/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
+import { simulationBacktestOperations } from '../simulation/backtest-operations';
 import { simulationCatalogOperations } from '../simulation/operations';
 import { simulationRunOperations } from '../simulation/run-operations';
+import { simulationSessionOperations } from '../simulation/session-operations';
 import { stateMachineOperations } from '../state-machine/operations';
 import { toolOperations } from '../tool/operations';
 import { userOperations } from '../user/operations';
@@ -40,8 +43,11 @@ export const routeOperations = [
   ...toolOperations,
   ...simulationCatalogOperations,
   ...appOperations,
+  ...appSimulationOperations,
   ...simulationRunOperations,
   ...phoneNumberOperations,
+  ...simulationSessionOperations,
+  ...simulationBacktestOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

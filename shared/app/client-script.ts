@@ -1,3 +1,5 @@
+import { browserScript } from './browser-script';
+
 /*
  * The few browser APIs the script uses, declared here: the project compiles against Node's
  * types, and the DOM library's globals would clash with them.
@@ -394,4 +396,4 @@ export function enhancePage(wavOf: typeof encodeWav): void {
 }
 
 /** The script as the browser receives it. */
-export const clientScript = `"use strict";(${enhancePage.toString()})(${encodeWav.toString()});\n`;
+export const clientScript = browserScript(enhancePage, encodeWav);

@@ -4,11 +4,15 @@ import { defineOperation, mediaMaxBodyBytes, type Operation } from '../kernel/op
 import {
   appConversationPath,
   appHeaders,
+  appMessagePath,
   appPath,
+  assetPath,
   brandingImagePath,
   completeSignInQuery,
   conversationEventsQuery,
+  conversationSearchQuery,
   csrfForm,
+  dashboardQuery,
   handBackForm,
   htmlContentType,
   htmlPage,
@@ -33,24 +37,34 @@ import {
  * (the chat's replies do), so the group is a streaming Lambda; pages are one chunk of HTML.
  * The session is a cookie, so operations authenticate it themselves (`checksCredentials`).
  */
-const page = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Operation>>(fields: T) =>
-  defineOperation({
-    method: 'GET',
-    group: 'app',
-    tag: 'App',
-    auth: 'none',
-    checksCredentials: true,
-    streaming: true,
-    // Links to a page may carry parameters of their own (a campaign's, a cache buster): a page
-    // that declares none ignores them.
-    ignoresUndeclaredQuery: true as boolean,
-    request: { path: appPath, headers: appHeaders },
-    response: { status: 200, body: htmlPage, contentType: htmlContentType },
-    ...fields,
-  });
+const pageIn =
+  <const G extends 'app' | 'app-analytics'>(group: G) =>
+  <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Omit<Operation, 'group'>>>(
+    fields: T,
+  ) =>
+    defineOperation({
+      method: 'GET',
+      group,
+      tag: 'App',
+      auth: 'none',
+      checksCredentials: true,
+      streaming: true,
+      // Links to a page may carry parameters of their own (a campaign's, a cache buster): a page
+      // that declares none ignores them.
+      ignoresUndeclaredQuery: true as boolean,
+      request: { path: appPath, headers: appHeaders },
+      response: { status: 200, body: htmlPage, contentType: htmlContentType },
+      ...fields,
+    });
+
+export const page = pageIn('app');
+/** A page of the console over the organization's lake, on the function that carries the SQL query's engine. */
+const lakePage = pageIn('app-analytics');
 
 /** A form posted by the browser; answered by a redirect (303, Post/Redirect/Get). */
-const formPost = <const T extends Pick<Operation, 'operationId' | 'summary' | 'path' | 'request'> & Partial<Operation>>(
+export const formPost = <
+  const T extends Pick<Operation, 'operationId' | 'summary' | 'path' | 'request'> & Partial<Operation>,
+>(
   fields: T,
 ) =>
   defineOperation({
@@ -251,16 +265,55 @@ export const updateAppPreferencesOperation = formPost({
 export const getAppConsoleOperation = page({
   operationId: 'get-app-console',
   summary:
-    'The console (roles whose frontend_view is admin): services, recent conversations, webhook destinations, simulation runs with their pass rates',
+    "The console's overview (roles whose frontend_view is admin): the way to the dashboard and the conversation search, the operator queue's first entries, recent conversations",
   path: '/app/{organization}/console',
 });
 
-export const getAppConversationInsightsOperation = page({
-  operationId: 'get-app-conversation-insights',
+export const getAppConsoleConversationOperation = page({
+  operationId: 'get-app-console-conversation',
   summary:
-    "A conversation's interactions with their insights: state transitions, working memory, reflections, tool calls",
+    'A conversation, whole (console): each turn with its stages to scale, tokens and cost, state, tool calls and dynamic behaviors; escalations and operators; metric results',
   path: '/app/{organization}/console/conversations/{conversation_id}',
   request: { path: appConversationPath, headers: appHeaders },
+});
+
+export const getAppMessageAudioOperation = defineOperation({
+  operationId: 'get-app-message-audio',
+  method: 'GET',
+  path: '/app/{organization}/console/conversations/{conversation_id}/messages/{message_id}/audio',
+  group: 'app',
+  tag: 'App',
+  summary: "A voice message's audio, for the console's player (as `get-message-source` allows)",
+  auth: 'none',
+  checksCredentials: true,
+  streaming: true,
+  ignoresUndeclaredQuery: true,
+  request: { path: appMessagePath, headers: appHeaders },
+  response: { status: 200, body: z.instanceof(Buffer), contentType: 'audio/wav' },
+});
+
+export const getAppOperatorQueueOperation = page({
+  operationId: 'get-app-operator-queue',
+  summary: 'The conversations awaiting an operator, then those operators hold (console)',
+  path: '/app/{organization}/console/operator',
+});
+
+export const getAppServicesOperation = page({
+  operationId: 'get-app-services',
+  summary: 'The services, each opening its state machine diagram (console)',
+  path: '/app/{organization}/console/services',
+});
+
+export const getAppWebhooksOperation = page({
+  operationId: 'get-app-webhooks',
+  summary: 'The webhook destinations, each opening its recent deliveries (console)',
+  path: '/app/{organization}/console/webhooks',
+});
+
+export const getAppSimulationsOperation = page({
+  operationId: 'get-app-simulations',
+  summary: "The most recent simulation runs with their pass rates, the run's and each unit test's (console)",
+  path: '/app/{organization}/console/simulations',
 });
 
 export const createAppRegressionTestOperation = formPost({
@@ -330,6 +383,42 @@ export const handBackAppConversationOperation = formPost({
   request: { path: appConversationPath, headers: appHeaders, body: handBackForm, bodyType: 'form' },
 });
 
+/*
+ * The console's pages over the organization's lake: their own function (`app-analytics`), which
+ * carries the SQL query's engine as the admin group's does, and the memory it needs; every other
+ * page stays on the web app's lean function. API Gateway routes their paths to it explicitly,
+ * beside the app's greedy resource.
+ */
+export const getAppDashboardOperation = lakePage({
+  operationId: 'get-app-dashboard',
+  summary:
+    "The console's dashboard: conversations and escalations per day, first token and first audio p50/p95, cost per day and per conversation, metric pass rates per version set, the busiest states and the slowest tools, each one SQL query over the organization's lake",
+  path: '/app/{organization}/console/dashboard',
+  request: { path: appPath, query: dashboardQuery, headers: appHeaders },
+});
+
+export const getAppConversationSearchOperation = lakePage({
+  operationId: 'get-app-conversation-search',
+  summary:
+    'Conversations found by service, version set, period, status, escalation, real or simulated, cost or latency over a threshold and words said (console), paged',
+  path: '/app/{organization}/console/conversations',
+  request: { path: appPath, query: conversationSearchQuery, headers: appHeaders },
+});
+
+export const getAppAssetOperation = defineOperation({
+  operationId: 'get-app-asset',
+  method: 'GET',
+  path: '/app/{organization}/assets/{asset}',
+  group: 'app',
+  tag: 'App',
+  summary: "A script the console's charts need: the charting library (Chart.js), and what draws the charts with it",
+  auth: 'none',
+  streaming: true,
+  ignoresUndeclaredQuery: true,
+  request: { path: assetPath },
+  response: { status: 200, body: z.string(), contentType: 'text/javascript; charset=utf-8' },
+});
+
 export const getAppBrandingImageOperation = defineOperation({
   operationId: 'get-app-branding-image',
   method: 'GET',
@@ -388,7 +477,15 @@ export const appOperations = [
   getAppPreferencesOperation,
   updateAppPreferencesOperation,
   getAppConsoleOperation,
-  getAppConversationInsightsOperation,
+  getAppConsoleConversationOperation,
+  getAppMessageAudioOperation,
+  getAppOperatorQueueOperation,
+  getAppServicesOperation,
+  getAppWebhooksOperation,
+  getAppSimulationsOperation,
+  getAppDashboardOperation,
+  getAppConversationSearchOperation,
+  getAppAssetOperation,
   createAppRegressionTestOperation,
   getAppServiceDiagramOperation,
   getAppWebhookDeliveriesOperation,

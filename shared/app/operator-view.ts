@@ -6,6 +6,8 @@ import type { Caller } from '../kernel/caller';
 import { ForbiddenError, NotFoundError } from '../kernel/errors';
 import { type Html, html } from './html';
 import type { AppRequest } from './layout';
+import { nameOf, serviceNames, userNames } from './names';
+import { csrfField, when } from './page-parts';
 import type { operatorNotices } from './schemas';
 
 /**
@@ -15,13 +17,8 @@ import type { operatorNotices } from './schemas';
  * back. Both read through the operators' domain functions as the signed-in caller.
  */
 
-const when = (iso: string): string => iso.slice(0, 16).replace('T', ' ');
-
 /** How often the operator view asks for new events when the last stream ended (ms). */
 export const operatorFollowMs = 2_000;
-
-const csrfField = (request: AppRequest): Html =>
-  html`<input type="hidden" name="csrf_token" value="${request.csrfToken}">`;
 
 const statusOf = (control: OperatorControlView): Html => {
   if (control.control === 'operator' && control.operator) {
@@ -33,14 +30,39 @@ const statusOf = (control: OperatorControlView): Html => {
   return html`The agent has this conversation.`;
 };
 
-/** The console's queue: what awaits an operator, longest waiting first, then what operators hold. */
-export const operatorQueueSection = async (request: AppRequest, caller: Caller): Promise<Html> => {
-  const queue = await listOperatorQueue(request.orgId, caller, { limit: 20, continuationToken: 0 });
-  if (queue.entries.length === 0) return html`<p class="muted">No conversation awaits an operator.</p>`;
-  return html`<table><thead><tr><th scope="col">Waiting since</th><th scope="col">Status</th><th scope="col">Last message</th></tr></thead><tbody>${queue.entries.map(
+/** Where a queue entry stands, in the queue's own words (its Since column says since when). */
+const queueStatusOf = (control: OperatorControlView): Html => {
+  if (control.control === 'operator' && control.operator)
+    return html`Held by <strong>${control.operator.name}</strong>`;
+  if (control.control === 'pending_operator' && control.escalation)
+    return html`Awaiting an operator (asked by the ${control.escalation.triggered_by}): ${control.escalation.reason}`;
+  return html`The agent has this conversation.`;
+};
+
+/**
+ * The console's queue: what awaits an operator, longest waiting first, then what operators hold,
+ * each with its user and service by name. `limit` entries (the overview shows a few).
+ */
+export const operatorQueueSection = async (request: AppRequest, caller: Caller, limit = 20): Promise<Html> => {
+  const queue = await listOperatorQueue(request.orgId, caller, { limit, continuationToken: 0 });
+  if (queue.entries.length === 0)
+    return html`<p class="muted">No conversation awaits an operator or is held by one.</p>`;
+  const [users, services] = await Promise.all([
+    userNames(
+      request.orgId,
+      caller,
+      queue.entries.map((entry) => entry.user_id),
+    ),
+    serviceNames(
+      request.orgId,
+      caller,
+      queue.entries.map((entry) => entry.service_id),
+    ),
+  ]);
+  return html`<div class="table-wrap"><table><thead><tr><th scope="col">Since</th><th scope="col">User</th><th scope="col">Service</th><th scope="col">Status</th><th scope="col">Last message</th></tr></thead><tbody>${queue.entries.map(
     (entry) =>
-      html`<tr data-conversation="${entry.conversation_id}"><td><a href="${request.base}/console/operator/${entry.conversation_id}">${when(entry.waiting_since)}</a></td><td>${statusOf(entry.operator_control)}</td><td>${entry.last_message ? `${entry.last_message.sender}: ${entry.last_message.message}` : ''}</td></tr>`,
-  )}</tbody></table>`;
+      html`<tr data-conversation="${entry.conversation_id}"><td class="when"><a href="${request.base}/console/operator/${entry.conversation_id}">${when(entry.waiting_since)}</a></td><td>${nameOf(users, entry.user_id)}</td><td>${nameOf(services, entry.service_id)}</td><td>${queueStatusOf(entry.operator_control)}</td><td>${entry.last_message ? `${entry.last_message.sender}: ${entry.last_message.message}` : ''}</td></tr>`,
+  )}</tbody></table></div>`;
 };
 
 const notices: Record<(typeof operatorNotices)[number], string> = {
@@ -116,7 +138,7 @@ export const operatorConversationContent = async (
     heading: `Operator view: conversation of ${when(conversation.created_at)}`,
     content: html`${notice ? html`<p class="error" role="alert">${notices[notice]}</p>` : ''}
 <p id="operator-status">${statusOf(control)}</p>
-<p><a href="${base}/console/conversations/${conversationId}">Insights</a></p>
+<p><a href="${base}/console/conversations/${conversationId}">The whole conversation</a></p>
 <h2 id="transcript-heading">Transcript</h2>
 <ol id="transcript" class="transcript" aria-labelledby="transcript-heading" aria-live="polite" data-follow="${base}/conversations/${conversationId}/events" data-after="${lastEventId ?? ''}" data-csrf="${request.csrfToken}" data-interval="${operatorFollowMs}">${messages.messages.map(bubble)}</ol>
 ${conversation.is_finished ? html`<p class="muted">This conversation is finished.</p>` : actionForms(request, path, control, caller)}`,

@@ -10,6 +10,8 @@ export const palette = {
   error: '#b91c1c',
   /** Simulation: coverage outlines and unit tests' bars, told apart from the accent of real use. */
   simulated: '#7c3aed',
+  /** A person who took a conversation over: their stretches and messages. */
+  operator: '#9a3412',
 } as const;
 
 /** [foreground, background] of every text the pages show. */
@@ -23,6 +25,7 @@ export const textPairs: [keyof typeof palette, keyof typeof palette][] = [
   ['accent', 'bubble'],
   ['error', 'page'],
   ['simulated', 'page'],
+  ['operator', 'page'],
 ];
 
 const channel = (value: number): number => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { eventId } from '../../events/stream-events';
-import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
+import { commonHeaders, mapKeyName, objectId, organizationPath, queryNumber } from '../kernel/schemas';
 import { languageCode, timeZone } from '../organization/user-preferences';
 import { appHostHeader } from './organization-host';
 
@@ -24,9 +24,12 @@ export const appPath = organizationPath;
 export const appConversationPath = organizationPath.extend({
   conversation_id: objectId.describe('The identifier of the conversation.'),
 });
+export const appMessagePath = appConversationPath.extend({
+  message_id: objectId.describe('The identifier of the message.'),
+});
 
 /** Every form carries the token signed over the browser's CSRF nonce. */
-const csrfField = z.string().max(2048).optional().describe('The CSRF token the page embedded in the form.');
+export const csrfField = z.string().max(2048).optional().describe('The CSRF token the page embedded in the form.');
 
 export const csrfForm = z.object({ csrf_token: csrfField });
 
@@ -38,7 +41,9 @@ export const regressionTestForm = z.object({
 
 export const signInForm = z.object({
   csrf_token: csrfField,
-  email: z.email().max(320).describe('The e-mail address of the user signing in.'),
+  // What the browser's `type=email` field accepts (HTML's rule), so `admin@localhost`, the address
+  // `npm start` gives the root organization's administrator, signs in as the form lets it.
+  email: z.email({ pattern: z.regexes.html5Email }).max(320).describe('The e-mail address of the user signing in.'),
 });
 
 export const completeSignInQuery = z.object({
@@ -79,9 +84,15 @@ export const conversationEventsQuery = z.object({
   after: eventId.describe('The last event the page handled: the stream starts after it.'),
 });
 
-/** Empty fields leave a preference as it is (browsers send every field of a form). */
+/**
+ * Empty fields leave a preference as it is, or filter nothing (browsers send every field of a
+ * form): declared as '' or the value, so the served schema says an empty field is accepted.
+ */
 const optionalField = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+  z
+    .union([z.literal(''), schema])
+    .transform((value) => (value === '' ? undefined : (value as z.output<T>)))
+    .optional();
 
 export const preferencesForm = z.object({
   csrf_token: csrfField,
@@ -91,6 +102,12 @@ export const preferencesForm = z.object({
     .enum(['on', 'off'])
     .optional()
     .describe('A checkbox: `on` when checked, absent otherwise.'),
+});
+
+/** The scripts the console's charts load: the charting library, then what draws with it. */
+export const appAssets = ['chart.umd.min.js', 'charts.js'] as const;
+export const assetPath = organizationPath.extend({
+  asset: z.enum(appAssets).describe('Which script.'),
 });
 
 export const brandingImagePath = organizationPath.extend({
@@ -128,4 +145,39 @@ export const handBackForm = z.object({
   csrf_token: csrfField,
   outcome: z.enum(['resolved', 'unresolved', 'needs-follow-up']).describe('How the operator left things.'),
   note: z.string().trim().max(2000).default('').describe('What the operator concluded, for the agent.'),
+});
+
+/** A day of the period a lake page covers (the browser's date field sends `YYYY-MM-DD`). */
+const isoDay = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a day, YYYY-MM-DD')
+  .refine((day) => !Number.isNaN(Date.parse(`${day}T00:00:00Z`)), 'must be a day of the calendar');
+
+/** What the dashboard's charts cover; every field may be left empty (the last 30 days, every version set and service). */
+export const dashboardQuery = z.object({
+  from: optionalField(isoDay).describe('The first day (UTC) of the period; 30 days before `to` when empty.'),
+  to: optionalField(isoDay).describe('The last day (UTC) of the period; today when empty.'),
+  version_set: optionalField(mapKeyName).describe('Only conversations of this version set.'),
+  service_id: optionalField(objectId).describe('Only conversations of this service.'),
+  simulated: z.enum(['on']).optional().describe('A checkbox: `on` counts simulated conversations too.'),
+});
+
+/** The conversation search's filters (empty fields filter nothing) and its page, as the API pages. */
+export const conversationSearchQuery = dashboardQuery.omit({ simulated: true }).extend({
+  status: optionalField(z.enum(['finished', 'open'])).describe('Only finished or only open conversations.'),
+  escalated: optionalField(z.enum(['yes', 'no'])).describe('Only conversations escalated to an operator, or never.'),
+  source: optionalField(z.enum(['real', 'simulated', 'all'])).describe(
+    'Real conversations (the default), simulated ones, or both.',
+  ),
+  min_cost_usd: optionalField(queryNumber(z.number().nonnegative().max(1_000_000))).describe(
+    'Only conversations that cost more than this (US dollars).',
+  ),
+  min_first_token_ms: optionalField(queryNumber(z.number().int().nonnegative().max(3_600_000))).describe(
+    'Only conversations with a turn whose first token came later than this (ms from its request).',
+  ),
+  text: optionalField(z.string().trim().min(1).max(200)).describe('Words said in the conversation (any message).'),
+  limit: optionalField(queryNumber(z.number().int().min(1).max(100))).describe('Conversations per page (25).'),
+  continuation_token: optionalField(queryNumber(z.number().int().nonnegative().max(1_000_000))).describe(
+    'The next page: the continuation_token of the page before it (the same filters).',
+  ),
 });

@@ -221,19 +221,23 @@ describe('enforceRateLimit', () => {
     ).resolves.toBeDefined();
   });
 
-  it('counts a platform operator per organization acted on', async () => {
+  it('counts a platform administrator per organization acted on', async () => {
     // Prepare
-    const operator = { ...caller, userId: randomUUID(), homeOrgId: 'root', isPlatformOperator: true };
-    await enforceRateLimit({ caller: { ...operator, orgId: 'one' }, operationId: 'create-organization', perMinute: 1 });
+    const administrator = { ...caller, userId: randomUUID(), homeOrgId: 'root', isPlatformAdministrator: true };
+    await enforceRateLimit({
+      caller: { ...administrator, orgId: 'one' },
+      operationId: 'create-organization',
+      perMinute: 1,
+    });
 
     // Act
     const other = await enforceRateLimit({
-      caller: { ...operator, orgId: 'two' },
+      caller: { ...administrator, orgId: 'two' },
       operationId: 'create-organization',
       perMinute: 1,
     });
     const same = await enforceRateLimit({
-      caller: { ...operator, orgId: 'one' },
+      caller: { ...administrator, orgId: 'one' },
       operationId: 'create-organization',
       perMinute: 1,
     }).catch((error: unknown) => error);

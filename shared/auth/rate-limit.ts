@@ -246,7 +246,7 @@ export const requireToken = async (address: BucketAddress, policy: BucketPolicy,
 
 /**
  * The per-user, per-operation limit the request pipeline applies to authenticated callers:
- * the spec's per-minute figure is both the burst and the refill rate. A platform operator's
+ * the spec's per-minute figure is both the burst and the refill rate. A platform administrator's
  * requests are counted per organization acted on: work on one tenant does not throttle work
  * on another (creating organizations for many tenants in a row). Tokens are taken a lease at a
  * time (`createRateLimiter`), so most requests make no round trip for their limit.
@@ -261,7 +261,7 @@ export const enforceRateLimit = (args: {
   processLimiter.take(
     {
       orgId: args.caller.homeOrgId,
-      subject: args.caller.isPlatformOperator ? `${args.caller.userId}@${args.caller.orgId}` : args.caller.userId,
+      subject: args.caller.isPlatformAdministrator ? `${args.caller.userId}@${args.caller.orgId}` : args.caller.userId,
       name: args.operationId,
     },
     { burst: args.perMinute, perMinute: args.perMinute },

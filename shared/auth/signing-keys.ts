@@ -1,5 +1,4 @@
 import { createECDH, createHmac, randomBytes } from 'node:crypto';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { base64url, type CryptoKey, calculateJwkThumbprint, importJWK, type JWK } from 'jose';
 import { config } from '../kernel/config';
 import { readOrCreateSecretFile } from './secret-file';
@@ -62,7 +61,9 @@ const freshMaterial = (): KeyMaterial => ({ private_jwk: deriveP256Jwk(randomByt
 const readFileMaterial = async (path: string): Promise<KeyMaterial> =>
   JSON.parse(await readOrCreateSecretFile(path, () => JSON.stringify(freshMaterial()))) as KeyMaterial;
 
+/** Read once per process (the ring is kept), and only in AWS: the SDK is imported here, not at cold start. */
 const readSecretMaterial = async (secretId: string): Promise<KeyMaterial> => {
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const client = new SecretsManagerClient({ region: config.region });
   const result = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
   return JSON.parse(result.SecretString ?? '{}') as KeyMaterial;

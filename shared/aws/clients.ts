@@ -1,21 +1,18 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { config } from '../kernel/config';
+import { loadOnce } from '../kernel/load-once';
 import { traced } from './observability';
 import { countRoundTripsOf, countsRoundTrips } from './round-trips';
-import { meterDynamoDbUsage, meterRequests, metersUsage } from './usage-meter';
 
 /**
  * AWS clients, created once per process and shared. Local runs point them at the
  * embedded servers through the SDK's own AWS_ENDPOINT_URL_<SERVICE> variables, so the
  * code path is the same as in AWS. In Lambda each call is traced as an X-Ray subsegment.
  */
-let documentClient: DynamoDBDocumentClient | undefined;
-let sqsClient: SQSClient | undefined;
-let s3Client: S3Client | undefined;
+let dynamoClient: DynamoDBClient | undefined;
 
 /**
  * DynamoDB calls refused for throttling (or a 5xx) are tried up to this many times in all, as the
@@ -44,40 +41,60 @@ let interposed: ((sdkHandler: DynamoRequestHandler) => DynamoRequestHandler) | u
  */
 export const interposeDynamoRequestHandler = (wrap: (sdkHandler: DynamoRequestHandler) => DynamoRequestHandler) => {
   interposed = wrap;
-  documentClient = undefined;
+  dynamoClient = undefined;
 };
 
-export const dynamo = (): DynamoDBDocumentClient => {
-  if (!documentClient) {
+/** What is added to each AWS client when it is made (see {@link instrumentClients}). */
+export interface ClientInstruments {
+  dynamodb?(client: DynamoDBClient): void;
+  s3?(client: S3Client): void;
+  sqs?(client: SQSClient): void;
+}
+
+let instruments: ClientInstruments = {};
+
+/**
+ * For the local platform's diagnostics only: the cost bench's usage meter
+ * (`shared/aws/usage-meter.ts`), which `infra/local/platform.ts` installs with
+ * `DIAGNOSTIC_USAGE=true` before any client is made. Each client takes the instruments once,
+ * when it is built. No function calls this, so no bundle carries the meter and a request pays
+ * nothing for it.
+ */
+export const instrumentClients = (added: ClientInstruments): void => {
+  instruments = added;
+};
+
+/**
+ * The table's client. It resolves its middleware once per command type (`cacheMiddleware`), not
+ * on every call: the data layer converts items itself (`shared/data/attribute-values.ts`), as
+ * lib-dynamodb's document client, which adds middleware to each call, cannot.
+ */
+export const dynamo = (): DynamoDBClient => {
+  if (!dynamoClient) {
     const client = traced(
       new DynamoDBClient({
         region: config.region,
         retryStrategy: new ConfiguredRetryStrategy(dynamoMaxAttempts, dynamoBackoffMs),
+        cacheMiddleware: true,
       }),
     );
     if (interposed) client.config.requestHandler = interposed(client.config.requestHandler);
     if (countsRoundTrips()) countRoundTripsOf(client);
-    if (metersUsage()) meterDynamoDbUsage(client);
-    documentClient = DynamoDBDocumentClient.from(client, {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    });
+    instruments.dynamodb?.(client);
+    dynamoClient = client;
   }
-  return documentClient;
+  return dynamoClient;
 };
 
 /** The SQS SDK, loaded on first use: only finishing a conversation, webhooks, tools and simulations queue work. */
 export const sqsSdk = () => import('@aws-sdk/client-sqs');
 
-export const sqs = async (): Promise<SQSClient> => {
-  if (!sqsClient) {
-    const { SQSClient } = await sqsSdk();
-    if (!sqsClient) {
-      sqsClient = traced(new SQSClient({ region: config.region }));
-      if (metersUsage()) meterRequests(sqsClient, 'sqs');
-    }
-  }
-  return sqsClient;
-};
+export const sqs: () => Promise<SQSClient> = loadOnce(async () => {
+  const { SQSClient } = await sqsSdk();
+  const client = traced(new SQSClient({ region: config.region }));
+  instruments.sqs?.(client);
+  return client;
+});
 
 /**
  * The S3 SDK (~130 KiB minified), loaded on first use: most requests never touch the bucket,
@@ -85,13 +102,9 @@ export const sqs = async (): Promise<SQSClient> => {
  */
 export const s3Sdk = () => import('@aws-sdk/client-s3');
 
-export const s3 = async (): Promise<S3Client> => {
-  if (!s3Client) {
-    const { S3Client } = await s3Sdk();
-    if (!s3Client) {
-      s3Client = traced(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
-      if (metersUsage()) meterRequests(s3Client, 's3');
-    }
-  }
-  return s3Client;
-};
+export const s3: () => Promise<S3Client> = loadOnce(async () => {
+  const { S3Client } = await s3Sdk();
+  const client = traced(new S3Client({ region: config.region, forcePathStyle: config.s3ForcePathStyle }));
+  instruments.s3?.(client);
+  return client;
+});

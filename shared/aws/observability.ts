@@ -14,9 +14,12 @@ const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'classic-api';
 /** What the invocation being served is about (organization, caller, message), for its log lines. */
 let invocationKeys: LogAttributes = {};
 
-/** Adds keys to every log line of the invocation being served; the next invocation starts without them. */
+/**
+ * Adds keys to every log line of the invocation being served; the next invocation starts without
+ * them. Set in place: each request adds keys two or three times, and a line copies them when written.
+ */
 export const addLogKeys = (keys: LogAttributes): void => {
-  invocationKeys = { ...invocationKeys, ...keys };
+  Object.assign(invocationKeys, keys);
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { ClientInstruments } from './clients';
 
 /**
  * Counts what the platform's work would be billed for, for the cost bench (`npm run bench -- cost`):
@@ -9,7 +10,10 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
  * them), API requests, the text and audio sent to speech engines, and the bytes of log lines
  * written. The local gateway serves the counts at {@link usagePath}. Process-wide counters, as
  * for round trips: the bench drives one conversation at a time and reads the difference.
- * Off, no middleware is added and nothing is counted.
+ * The local platform installs the meter (`infra/local/platform.ts`): on each AWS client as it is
+ * made ({@link clientUsageMeters}) and on the speech provider as it is built, so it counts only
+ * the functions it runs in its own process. Off, nothing is installed, and no Lambda bundle
+ * imports this module (`tests/infra/bundle-contents.test.ts`).
  */
 export const metersUsage = (): boolean => process.env.DIAGNOSTIC_USAGE === 'true';
 
@@ -168,7 +172,7 @@ const countCapacity = (command: string, input: WriteInput, consumed: ConsumedCap
 const refusedWrites = new Set(['ConditionalCheckFailedException', 'TransactionCanceledException']);
 
 /** Asks every item call for its consumed capacity (the table's and each index's) and counts it. */
-export const meterDynamoDbUsage = (client: DynamoDBClient): void => {
+const meterDynamoDbUsage = (client: DynamoDBClient): void => {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = context.commandName ?? '';
@@ -191,7 +195,7 @@ export const meterDynamoDbUsage = (client: DynamoDBClient): void => {
 };
 
 /** Counts each request of an S3 or SQS client by operation (and the bytes each PutObject writes). */
-export const meterRequests = (client: { middlewareStack: object }, service: 's3' | 'sqs'): void => {
+const meterRequests = (client: { middlewareStack: object }, service: 's3' | 'sqs'): void => {
   // Every client's stack takes the same middleware; only the typing of their inputs differs.
   (client.middlewareStack as DynamoDBClient['middlewareStack']).add(
     (next, context) => async (args) => {
@@ -206,6 +210,13 @@ export const meterRequests = (client: { middlewareStack: object }, service: 's3'
   );
 };
 
+/** The meters each AWS client takes when it is made (`instrumentClients`). */
+export const clientUsageMeters: ClientInstruments = {
+  dynamodb: meterDynamoDbUsage,
+  s3: (client) => meterRequests(client, 's3'),
+  sqs: (client) => meterRequests(client, 'sqs'),
+};
+
 interface SpeechEngine {
   synthesize(request: { text: string }): Promise<unknown>;
   transcribe(request: { audio: { sampleRate: number; samples: { length: number } } }): Promise<string>;
@@ -216,7 +227,6 @@ interface SpeechEngine {
  * what Polly and Transcribe bill, whichever engine runs (the built-in engines run locally).
  */
 export const meteredSpeech = <S extends SpeechEngine>(speech: S): S => {
-  if (!metersUsage()) return speech;
   const metered = Object.create(speech) as S;
   metered.synthesize = (request) => {
     usage.speech.synthesizedCharacters.push([...request.text].length);

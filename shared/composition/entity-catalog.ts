@@ -24,11 +24,13 @@ import { phoneNumberCounts, phoneNumbers } from '../phone-number/phone-number-re
 import { replacedRoles, roles } from '../role/role-repository';
 import { services, serviceTags } from '../service/service-repository';
 import { versionSetRevisions } from '../service/version-set-revision-repository';
+import { backtestConversations, backtests, backtestTurns } from '../simulation/backtest-repository';
 import { personas } from '../simulation/persona-repository';
 import { versionSetPromotions } from '../simulation/promotion-repository';
 import { simulationArtifactsRoot } from '../simulation/run-artifacts';
 import { runConversations, runs, unfinishedRuns } from '../simulation/run-repository';
 import { scenarios } from '../simulation/scenario-repository';
+import { sessionTrees, simulationSessions } from '../simulation/session-repository';
 import { unitTests } from '../simulation/unit-test-repository';
 import { unitTestSets } from '../simulation/unit-test-set-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
@@ -53,6 +55,12 @@ export const entityCatalog: readonly Entity[] = [
   runs,
   runConversations,
   unfinishedRuns,
+  // Backtests likewise: a replay that finds its backtest gone stops.
+  backtests,
+  backtestConversations,
+  backtestTurns,
+  simulationSessions,
+  sessionTrees,
   // Destinations before deliveries: once they are gone, no event fans out into new deliveries.
   webhookDestinations,
   webhookDestinationCounts,

@@ -1,7 +1,7 @@
 import { secretMatches } from '../auth/secrets';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
-import { getOrganization } from '../organization/index';
+import { getOrganization, renameOrganization } from '../organization/index';
 import { defaultUserPreferences } from '../organization/user-preferences';
 import { defaultRole } from '../role/default-roles';
 import { issueApiKey, maxApiKeyDays } from '../user/api-keys';
@@ -27,14 +27,29 @@ export interface RootCredentials {
 const superRole = defaultRole('DefaultSuperAdministratorRole');
 const bootstrapKeyName = 'bootstrap';
 
+/** The root organization's name and title: the people who administer the platform (not conversation operators). */
+export const rootOrganizationName = 'Platform administration';
+
+/** What releases before it named the root organization; a deployment started on one is renamed once. */
+const formerNames = { org_name: 'Platform', title: 'Platform operators' };
+
 const ensureOrganization = async (orgId: string, email: string): Promise<void> => {
-  if (await getOrganization(orgId, { consistent: true })) return;
+  const existing = await getOrganization(orgId, { consistent: true });
+  if (existing) {
+    // Only the former defaults are replaced: a name the administrators chose stays.
+    if (existing.title === formerNames.title)
+      await renameOrganization(orgId, {
+        title: rootOrganizationName,
+        org_name: existing.org_name === formerNames.org_name ? rootOrganizationName : undefined,
+      });
+    return;
+  }
   try {
     await insertOrganization({
       orgId,
       fields: {
-        org_name: 'Platform',
-        title: 'Platform operators',
+        org_name: rootOrganizationName,
+        title: rootOrganizationName,
         main_description: 'The root organization, from which other organizations are created.',
       },
       images: {},
@@ -115,7 +130,7 @@ export const bootstrapRootOrganization = async (args: {
       name: bootstrapKeyName,
       creator: { org_id: args.orgId, user_id: user.user_id },
       creatorGrants: superRole.permission_grants,
-      creatorIsPlatformOperator: true,
+      creatorIsPlatformAdministrator: true,
     });
   let key: Awaited<ReturnType<typeof issue>>;
   try {

@@ -153,11 +153,12 @@ export const createConversation = async (
       {
         Update: {
           Key: userStateKey(record.org_id, record.user_id, record.service_id),
-          // An unfinished conversation that expired (retention) no longer holds the guard.
+          // An unfinished conversation that expired (retention) no longer holds the guard. A simulated
+          // conversation's user is its own (synthetic, used once): the guard expires with it.
           UpdateExpression:
             record.expires_at_epoch === undefined
               ? 'SET active_conversation_id = :id, entity = :entity REMOVE active_expires_at_epoch'
-              : 'SET active_conversation_id = :id, entity = :entity, active_expires_at_epoch = :expires',
+              : `SET active_conversation_id = :id, entity = :entity, active_expires_at_epoch = :expires${record.simulation ? ', expires_at_epoch = :expires' : ''}`,
           ConditionExpression: 'attribute_not_exists(active_conversation_id) OR active_expires_at_epoch < :now',
           ExpressionAttributeValues: {
             ':id': record.id,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type ConversationEvent, conversationEvent } from '../../events/stream-events';
 import type { Caller, PermissionGrant } from '../kernel/caller';
-import { shownEvent, visibilityOf } from './event-visibility';
+import { shownEvent, visibilityOf, withheldFailure } from './event-visibility';
+import { interruptedError } from './interruptions';
 
 const conversation = { id: 'c'.repeat(24), user_id: 'owner', service_id: 's'.repeat(24), tags: {} };
 const interactionId = 'a'.repeat(24);
@@ -147,6 +148,37 @@ describe('visibilityOf', () => {
     expect(byType(full, 'interaction-complete')).toEqual(turn[3]);
     expect(byType(full, 'current-agent-action')).toEqual(turn[1]);
     expect((byType(withoutThoughts, 'current-agent-action').action as { reflection: string }).reflection).toBe('');
+  });
+
+  it("tells a caller without the insights permissions a failure's generic code and description, never the state or tool it names", async () => {
+    // Prepare
+    const failed: ConversationEvent = {
+      type: 'error',
+      http_error_code: 409,
+      error_description: "State 'triage' uses tool 0123, which has no deployed version matching '>=1'.",
+      event_id: id(5),
+    };
+    const interrupted: ConversationEvent = { ...interruptedError, event_id: id(6) };
+    const reader = callerWith([{ permission_name: 'Conversation:*', conditions: {} }]);
+    const shown = async (insights: boolean, event: ConversationEvent) =>
+      shownEvent(visibilityOf(reader, conversation, { insights, agentActionType: /.*/ }), event, async () => undefined);
+
+    // Act
+    const withInsights = await shown(true, failed);
+    const without = await shown(false, failed);
+    const plainWithout = await shown(false, interrupted);
+    const ownUser = await shownEvent(
+      visibilityOf(callerWith([], 'owner'), conversation, { insights: false, agentActionType: /.*/ }),
+      failed,
+      async () => undefined,
+    );
+
+    // Assess
+    expect(withInsights).toEqual(failed);
+    expect(without).toEqual({ type: 'error', event_id: id(5), ...withheldFailure });
+    expect(ownUser).toEqual(without);
+    expect(JSON.stringify(without)).not.toMatch(/triage|0123|tool/);
+    expect(plainWithout).toEqual(interrupted);
   });
 
   it('looks a user message up only when the caller grants tell user messages and external events apart', async () => {

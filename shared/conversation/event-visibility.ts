@@ -2,8 +2,10 @@ import type { ConversationEvent } from '../../events/stream-events';
 import type { Caller } from '../kernel/caller';
 import type { TextPattern } from '../kernel/caller-patterns';
 import { type ConversationScope, canReadMessage, conversationAttributes, hasPermission } from '../kernel/permissions';
-import { stateMachines } from '../state-machine/index';
+import { getStateMachine } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
+import { interruptedError } from './interruptions';
+import { plainFailures } from './model-failure';
 import type { MessageType } from './schemas';
 
 /*
@@ -30,8 +32,20 @@ export const mayReadInsights = async (
   machineId: string,
 ): Promise<boolean> => {
   if (!hasPermission(caller, 'Conversation:GetInteractionInsights', conversationAttributes(conversation))) return false;
-  const machine = (await stateMachines.get(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
+  const machine = (await getStateMachine(orgId, machineId)) ?? { id: machineId, name: '', deprecated: true };
   return hasPermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
+};
+
+/** Failures whose description names nothing of the agent: every caller is told them as they are. */
+const plainErrors: ReadonlySet<string> = new Set([interruptedError.error_description, ...Object.values(plainFailures)]);
+
+/**
+ * What a caller without the insights permissions is told of any other failure: its description may
+ * name the state, the tool or the model (a tool with no deployed version, an engine limit).
+ */
+export const withheldFailure = {
+  http_error_code: 500,
+  error_description: 'The agent could not complete this turn. Send the next message, or ask an administrator.',
 };
 
 /** The caller's view of one conversation's events. */
@@ -54,7 +68,9 @@ export interface EventVisibility {
  * - agent actions only with the insights permissions (`insights`, see {@link mayReadInsights}) and
  *   a type matching `agentActionType`, and a reflection's text only to a caller who may read the
  *   agent's inner thoughts;
- * - `timings` and `usage` only with the insights permissions.
+ * - `timings` and `usage` only with the insights permissions;
+ * - an `error`'s code and description only with the insights permissions, unless it names nothing
+ *   of the agent (an interrupted turn, a model that failed): others are told {@link withheldFailure}.
  */
 export const visibilityOf = (
   caller: Caller,
@@ -98,6 +114,8 @@ export const visibilityOf = (
             ...(insights && usage ? { usage } : {}),
           };
         }
+        case 'error':
+          return insights || plainErrors.has(event.error_description) ? event : { ...event, ...withheldFailure };
         default:
           return event;
       }

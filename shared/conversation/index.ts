@@ -1,5 +1,7 @@
 /** What other capabilities may use of conversation's records; everything else stays behind its domain functions. */
-export { conversations, getConversation, getUserServiceState } from './conversation-repository';
+export { getConversation, getUserServiceState } from './conversation-repository';
 export { getInteraction, listInteractions } from './interaction-repository';
-export { messages, recentMessages } from './message-repository';
+export { conversationLakeSources } from './lake-sources';
+export { recentMessages } from './message-repository';
 export { recordPostProcessing } from './post-processing-repository';
+export { getConversations, serviceConversationsSince } from './service-conversations';

@@ -33,7 +33,7 @@ import type {
   MessageSource,
   MessageType,
 } from './schemas';
-import { messageAudioUrl } from './voice-audio';
+import { messageAudioUrl, readMessageAudio } from './voice-audio';
 
 /** Which parts of a conversation the caller may see (permission filtering of fields). */
 interface ConversationVisibility {
@@ -239,15 +239,13 @@ const insightsOf = async (
   };
 };
 
-/** Text messages have no recorded source; voice messages (not stored by this deployment) would. */
-export const getMessageSource = async (
+/** A message the caller may read (Conversation:GetMessage); a missing one and a hidden one get the same 404. */
+const readableMessage = async (
   orgId: string,
   caller: Caller,
   conversationId: string,
   messageId: string,
-  longLived: boolean,
-): Promise<MessageSource> => {
-  // A missing conversation, a missing message and one the caller may not see all get the same answer.
+): Promise<MessageRecord> => {
   const missing = () => new NotFoundError(`Message ${messageId} does not exist in conversation ${conversationId}.`);
   const conversation = await getConversation(orgId, conversationId);
   const message = conversation && (await getMessage(orgId, conversationId, messageId));
@@ -256,11 +254,31 @@ export const getMessageSource = async (
     () => requirePermission(caller, 'Conversation:GetMessage', messageAttributes(conversation, message)),
     missing,
   );
+  return message;
+};
+
+/** Text messages have no recorded source; voice messages (not stored by this deployment) would. */
+export const getMessageSource = async (
+  orgId: string,
+  caller: Caller,
+  conversationId: string,
+  messageId: string,
+  longLived: boolean,
+): Promise<MessageSource> => {
+  const message = await readableMessage(orgId, caller, conversationId, messageId);
   const source = message.format === 'voice' && (await messageAudioUrl(orgId, conversationId, messageId, longLived));
   if (!source) {
     throw new BadRequestError(`Message ${messageId} is a text message; only voice messages have an audio source.`);
   }
   return source;
+};
+
+/** A voice message's audio, read as `get-message-source` allows (the console plays it from its own origin). */
+export const getMessageAudio = async (orgId: string, caller: Caller, conversationId: string, messageId: string) => {
+  const message = await readableMessage(orgId, caller, conversationId, messageId);
+  const audio = message.format === 'voice' ? await readMessageAudio(orgId, conversationId, messageId) : undefined;
+  if (!audio) throw new NotFoundError(`Message ${messageId} has no audio.`);
+  return audio;
 };
 
 const maxTags = 20;

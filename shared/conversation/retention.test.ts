@@ -3,7 +3,7 @@ import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { BadRequestError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { createConversation } from './conversation-repository';
-import { retentionOf } from './retention';
+import { retentionOf, retentionUntil } from './retention';
 import { type ConversationRecord, newConversationState } from './schemas';
 
 useLocalAws();
@@ -41,6 +41,29 @@ describe('retentionOf', () => {
       expires_at_epoch: Date.parse('2026-01-01T00:00:00.000Z') / 1000 + 30 * daySeconds,
     });
     expect(retentionOf(0, '2026-01-01T00:00:00.000Z')).toEqual({});
+  });
+});
+
+describe('retentionUntil', () => {
+  const createdAt = '2026-01-01T00:00:00.000Z';
+  const created = Date.parse(createdAt) / 1000;
+
+  it("expires when asked, tagging objects with the shortest of the bucket's rules that keeps them as long", () => {
+    expect(retentionUntil(0, createdAt, created + 3600)).toEqual({
+      retention_days: 7,
+      expires_at_epoch: created + 3600,
+    });
+    expect(retentionUntil(0, createdAt, created + 10 * daySeconds)).toEqual({
+      retention_days: 30,
+      expires_at_epoch: created + 10 * daySeconds,
+    });
+  });
+
+  it("never keeps a conversation past the organization's retention", () => {
+    expect(retentionUntil(7, createdAt, created + 30 * daySeconds)).toEqual({
+      retention_days: 7,
+      expires_at_epoch: created + 7 * daySeconds,
+    });
   });
 });
 

@@ -16,12 +16,30 @@ export const versionSetInfo = z.object({
 });
 
 /** Which simulated conversation of a run a conversation is (the reference's `simulation-conversation` source). */
-export const simulationSource = z.object({
+export const runConversationSource = z.object({
   simulation_unit_test_set_run_id: z.string(),
   unit_test_id: z.string(),
   run_index: z.number().int(),
 });
+
+/**
+ * What a simulated conversation belongs to: a run's conversation, a simulation session (stepped
+ * by hand, forked), or a backtest's replay of a real conversation on a candidate version set.
+ */
+export const simulationSource = z.union([
+  runConversationSource,
+  z.object({ simulation_session_id: z.string() }),
+  z.object({ simulation_backtest_id: z.string(), source_conversation_id: z.string() }),
+]);
 export type SimulationSource = z.infer<typeof simulationSource>;
+
+/** The real conversation a simulated one copied its history from: what permission grants decide on as well. */
+export const conversationScope = z.object({
+  id: z.string(),
+  user_id: z.string(),
+  service_id: z.string(),
+  tags: z.record(z.string(), z.string().nullable()),
+});
 
 /**
  * Who answers the user: the agent, the agent while an escalation waits for an operator
@@ -80,6 +98,16 @@ export const conversationRecord = z.object({
   simulation: simulationSource.optional(),
   /** A simulated conversation's tool mocks (its unit test's): these tools are never run. */
   tool_mocks: z.array(toolMock).optional(),
+  /**
+   * A simulated conversation replaying a real one's tool calls: a call of the same tool with the same
+   * input answers what that conversation recorded, any other is mocked; no tool runs.
+   */
+  tool_replay: z.object({ conversation_id: z.string() }).optional(),
+  /**
+   * A simulated conversation whose history was copied from a real one (message ids kept): whoever may
+   * not read that conversation may not read this one (`conversationAttributes`).
+   */
+  derived_from: conversationScope.optional(),
   /** A simulated conversation's clock: it started at this time (the scenario's `conversation_starts_at`), not at `created_at`. */
   clock_starts_at: z.string().optional(),
   /** Operators (`operator.ts`): absent while the agent has it; the escalation stays while an operator holds it. */

@@ -155,6 +155,7 @@ export const engineDependencies = (
     stateMachine: conversation.version_set_info.service_hierarchical_state_machine_version_info,
     simulation: conversation.simulation,
     toolMocks: conversation.tool_mocks,
+    ...(conversation.tool_replay ? { toolReplay: { conversationId: conversation.tool_replay.conversation_id } } : {}),
     userVariables: async () => {
       const user = await getUser(conversation.org_id, conversation.user_id);
       return user ? userVariablesOf(user) : { nonsensitive_user_variables: {}, sensitive_user_variables: {} };

@@ -1,39 +1,34 @@
 import { z } from 'zod';
 import { conversationEvent, createConversationEvent, eventId, interactEvent } from '../../events/stream-events';
-import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
+import { mediaMaxBodyBytes, operationDefiner } from '../kernel/operation';
 import { commonHeaders, objectId, organizationPath } from '../kernel/schemas';
 import { createConversationQuery, createConversationRequest, interactQuery, interactRequest } from './schemas';
 
 /** The streaming operations: each answers with newline-delimited JSON events (Lambda response streaming). */
 
-export const createConversationOperation = defineOperation({
+const streamOperation = operationDefiner({ group: 'conversation-stream', tag: 'Conversation' });
+
+export const createConversationOperation = streamOperation({
   operationId: 'create-conversation',
   method: 'POST',
   path: '/v1/{organization}/conversation/',
-  group: 'conversation-stream',
-  tag: 'Conversation',
   summary: 'Create a conversation',
-  auth: 'required',
   streaming: true,
   rateLimitPerMinute: 5,
   rateLimitOverlapsFirstRead: true,
   request: {
     path: organizationPath,
     query: createConversationQuery,
-    headers: commonHeaders,
     body: createConversationRequest,
   },
   response: { status: 201, body: createConversationEvent, contentType: 'application/x-ndjson' },
 });
 
-export const interactWithConversationOperation = defineOperation({
+export const interactWithConversationOperation = streamOperation({
   operationId: 'interact-with-conversation',
   method: 'POST',
   path: '/v1/{organization}/conversation/{conversation_id}/interact',
-  group: 'conversation-stream',
-  tag: 'Conversation',
   summary: 'Interact with a conversation',
-  auth: 'required',
   streaming: true,
   rateLimitPerMinute: 15,
   rateLimitOverlapsFirstRead: true,
@@ -63,14 +58,11 @@ export const interactWithConversationOperation = defineOperation({
  * last `event_id` it read (or replays it whole). It streams from the streaming group, so it may
  * follow a running interaction for minutes.
  */
-export const getConversationEventsOperation = defineOperation({
+export const getConversationEventsOperation = streamOperation({
   operationId: 'get-conversation-events',
   method: 'GET',
   path: '/v1/{organization}/conversation/{conversation_id}/events',
-  group: 'conversation-stream',
-  tag: 'Conversation',
   summary: "Resume or replay a conversation's stream",
-  auth: 'required',
   streaming: true,
   platformExtension: true,
   // A client reconnecting after each dropped connection; a replay costs a read per page of events.

@@ -7,7 +7,8 @@ import type { InvocationMetadata, InvocationSource, ToolMock } from '../tool/sch
 import { formatVersion } from '../tool/version-constraint';
 import { resolveToolVersion } from '../tool/versions';
 import type { ResolvedToolCall, ToolCallRequest } from './engine/contracts';
-import type { SimulationSource, toolCallLog } from './schemas';
+import { recordedToolCalls, toolCallKey, unrecordedCallOutput } from './recorded-tool-calls';
+import type { SimulationSource, ToolCallLog, toolCallLog } from './schemas';
 
 /**
  * Tools inside conversations: the engine's `resolveToolCalls` and `callTool` extensions
@@ -53,6 +54,8 @@ export interface ConversationToolContext {
   /** The user's variables (sensitive ones opened), given to every tool the conversation calls. */
   /** A simulated conversation's mocks: these tools answer the mock and never run. */
   toolMocks?: readonly ToolMock[];
+  /** A replay of a real conversation: its recorded calls answer, others are mocked; no tool runs (`recorded-tool-calls.ts`). */
+  toolReplay?: { conversationId: string };
   userVariables: () => Promise<{
     nonsensitive_user_variables: Record<string, string>;
     sensitive_user_variables: Record<string, string>;
@@ -98,12 +101,45 @@ const mockedCall = async (mock: ToolMock, request: ToolCallRequest): Promise<z.i
  * or `simulation-conversation` with mode `conversation-simulation` in a simulated conversation).
  * An input the tool's schema refuses is a failed call the model sees, not a failed turn.
  */
+/** A replay's answer: what the replayed conversation recorded for this tool and input, else a mock. */
+const replayedCall = async (
+  context: ConversationToolContext & { toolReplay: { conversationId: string } },
+  request: ToolCallRequest,
+): Promise<ToolCallLog> => {
+  const recorded = (await recordedToolCalls(context.orgId, context.toolReplay.conversationId)).get(
+    toolCallKey({ tool_id: request.tool.toolId, input: request.input }),
+  );
+  return {
+    tool_name: request.tool.llmTool.name,
+    tool_id: request.tool.toolId,
+    tool_version: request.tool.version,
+    input: request.input,
+    output: recorded ? recorded.output : unrecordedCallOutput,
+    duration: 0,
+    mocked: true,
+  };
+};
+
+/** The invocation source of a simulated conversation's call: a run's conversation names its place, others none. */
+const simulationInvocationSource = (
+  simulation: SimulationSource,
+  invocationMetadata: InvocationMetadata,
+): InvocationSource => ({
+  type: 'simulation-conversation',
+  ...('simulation_unit_test_set_run_id' in simulation
+    ? simulation
+    : { simulation_unit_test_set_run_id: null, unit_test_id: null, run_index: null }),
+  invocation_metadata: invocationMetadata,
+});
+
 export const callConversationTool = async (
   context: ConversationToolContext,
   request: ToolCallRequest,
 ): Promise<z.infer<typeof toolCallLog>> => {
   const mock = context.toolMocks?.find((candidate) => candidate.tool_id === request.tool.toolId);
   if (mock) return mockedCall(mock, request);
+  const { toolReplay } = context;
+  if (toolReplay) return replayedCall({ ...context, toolReplay }, request);
   countToolCall();
   const found = await resolveToolVersion(context.orgId, request.tool.toolId, `==${request.tool.version}`);
   const validate = found ? await inputValidator(found.version.input_schema) : undefined;
@@ -120,7 +156,7 @@ export const callConversationTool = async (
     return log(`The input does not conform to the tool's input schema: ${await describeInputErrors(validate)}.`, 0);
   const invocationMetadata = metadataOf(request, context.stateMachine);
   const source: InvocationSource = context.simulation
-    ? { type: 'simulation-conversation', ...context.simulation, invocation_metadata: invocationMetadata }
+    ? simulationInvocationSource(context.simulation, invocationMetadata)
     : {
         type: 'regular-conversation',
         user_id: context.userId,

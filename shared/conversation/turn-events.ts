@@ -8,6 +8,13 @@ import type { ConversationPartition } from './retention';
 export const endsInteraction = (event: { type: string }): boolean =>
   event.type === 'interaction-complete' || event.type === 'error';
 
+/**
+ * Measuring usage (`DIAGNOSTIC_USAGE`, the cost bench), a turn sends its next event once the
+ * previous one is stored: one write per event, as in AWS when DynamoDB keeps up with the model,
+ * whatever the local engine's pace, so the count does not depend on timing.
+ */
+export const writesThrough = (): boolean => process.env.DIAGNOSTIC_USAGE === 'true';
+
 /** What is left to store when an interaction ends goes in the write that ends it up to this size. */
 const endingWriteBytes = 1024;
 
@@ -56,6 +63,11 @@ export class InteractionJournal {
     this.pending.push(identified);
     if (this.writingBehind) this.writing = this.writing.then(() => this.writeBehind());
     return identified;
+  }
+
+  /** Resolves once the events sent so far are stored, or their write failed (`unstored` tells which). */
+  written(): Promise<void> {
+    return this.writing;
   }
 
   private async writeBehind(): Promise<void> {

@@ -22,7 +22,7 @@ import type { TurnResponder } from './operator/operator-turns';
 import { createPromptLogger, interactionLogScope, type PromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord } from './schemas';
 import { engineDependencies } from './session';
-import { InteractionJournal, outliveReader } from './turn-events';
+import { InteractionJournal, outliveReader, writesThrough } from './turn-events';
 import type { TurnFigures, TurnMeter } from './turn-meter';
 import { commitInteraction, storeInteractionItems } from './turn-repository';
 import { hushedAnswer, speakTurn, type VoiceTurn } from './voice';
@@ -251,9 +251,11 @@ async function* streamTurn(
   try {
     yield* opening;
     let step = await engine.first;
+    const eachStored = writesThrough();
     while (!step.done) {
       if (!lease.held() || journal.lost()) throw new LeaseLostError();
       yield journal.send(withProductionTime(step.value));
+      if (eachStored) await journal.written();
       step = await engine.steps.next();
     }
     const outcome = step.value;

@@ -23,6 +23,8 @@ export interface TurnMeter {
   speech<T>(stage: 'recognition' | 'synthesis', work: () => Promise<T>): Promise<T>;
   /** Speech recognized before the turn (a live session's, while it was spoken): the time after its end. */
   recognized(milliseconds: number): void;
+  /** The agent's first clause is ready to speak (a voice answer); only the first call counts. */
+  firstClause(): void;
   /** The agent's first audio is ready to send (a voice answer); only the first call counts. */
   firstAudio(): void;
   figures(): TurnFigures;
@@ -34,6 +36,8 @@ const whole = (milliseconds: number): number => Math.round(milliseconds);
 export const startTurnMeter = (prices: PriceTable = configuredPrices(), started = performance.now()): TurnMeter => {
   let modelMs = 0;
   let firstTokenMs: number | undefined;
+  let firstTokenAtMs: number | undefined;
+  let firstClauseMs: number | undefined;
   let firstAudioMs: number | undefined;
   const calls: ModelCallUsage[] = [];
   const toolCalls: TurnTimings['tool_calls'] = [];
@@ -51,27 +55,39 @@ export const startTurnMeter = (prices: PriceTable = configuredPrices(), started 
   return {
     model: (purpose, model) => ({
       ...model,
-      provider: measuredProvider(model.provider, () => ({ durationMs, firstFragmentMs, usage }) => {
-        modelMs += durationMs;
-        // The agent's message is what the user waits for; other streams (reflections) are not.
-        if (purpose === 'engage_user' && firstFragmentMs !== undefined) firstTokenMs ??= firstFragmentMs;
-        calls.push({
-          model: model.model,
-          purpose,
-          input_tokens: usage?.inputTokens ?? null,
-          output_tokens: usage?.outputTokens ?? null,
-          tokens_estimated: usage?.estimated === true,
-          cost_usd: callCost({ provider: model.provider.name, model: model.model, usage }, prices),
-        });
+      provider: measuredProvider(model.provider, () => {
+        const calledAtMs = performance.now() - started;
+        return ({ durationMs, firstFragmentMs, usage }) => {
+          modelMs += durationMs;
+          // The agent's message is what the user waits for; other streams (reflections) are not.
+          if (purpose === 'engage_user' && firstFragmentMs !== undefined && firstTokenMs === undefined) {
+            firstTokenMs = firstFragmentMs;
+            firstTokenAtMs = calledAtMs + firstFragmentMs;
+          }
+          calls.push({
+            model: model.model,
+            purpose,
+            input_tokens: usage?.inputTokens ?? null,
+            output_tokens: usage?.outputTokens ?? null,
+            tokens_estimated: usage?.estimated === true,
+            cost_usd: callCost({ provider: model.provider.name, model: model.model, usage }, prices),
+          });
+        };
       }),
     }),
-    tool: (name, call) => timed(call, (milliseconds) => toolCalls.push({ name, ms: whole(milliseconds) })),
+    tool: (name, call) => {
+      const atMs = whole(performance.now() - started);
+      return timed(call, (milliseconds) => toolCalls.push({ name, ms: whole(milliseconds), at_ms: atMs }));
+    },
     speech: (stage, work) =>
       timed(work, (milliseconds) => {
         speechMs[stage] = (speechMs[stage] ?? 0) + milliseconds;
       }),
     recognized: (milliseconds) => {
       speechMs.recognition = (speechMs.recognition ?? 0) + milliseconds;
+    },
+    firstClause: () => {
+      firstClauseMs ??= performance.now() - started;
     },
     firstAudio: () => {
       firstAudioMs ??= performance.now() - started;
@@ -83,6 +99,8 @@ export const startTurnMeter = (prices: PriceTable = configuredPrices(), started 
           total_ms: whole(performance.now() - started),
           ...(speechMs.recognition === undefined ? {} : { speech_recognition_ms: whole(speechMs.recognition) }),
           model_first_token_ms: firstTokenMs === undefined ? null : whole(firstTokenMs),
+          ...(firstTokenAtMs === undefined ? {} : { first_token_ms: whole(firstTokenAtMs) }),
+          ...(firstClauseMs === undefined ? {} : { first_clause_ms: whole(firstClauseMs) }),
           model_total_ms: whole(modelMs),
           tool_calls: [...toolCalls],
           ...(speechMs.synthesis === undefined ? {} : { speech_synthesis_ms: whole(speechMs.synthesis) }),

@@ -1,4 +1,5 @@
-import { contentTypeOf, presignedReadUrl, writeObject } from '../aws/bucket';
+import type { Readable } from 'node:stream';
+import { contentTypeOf, presignedReadUrl, readObject, writeObject } from '../aws/bucket';
 import { type ConversationPartition, retentionTags } from './retention';
 
 /**
@@ -52,4 +53,16 @@ export const messageAudioUrl = async (
     expires_at: new Date(Date.now() + expiresIn * 1000).toISOString(),
     content_type: contentType === 'audio/mpeg' ? 'audio/mpeg' : 'audio/wav',
   };
+};
+
+/** The message's audio as a stream with its type, or undefined when none is stored (the console plays it). */
+export const readMessageAudio = async (
+  orgId: string,
+  conversationId: string,
+  messageId: string,
+): Promise<{ body: Readable; contentType: AudioContentType } | undefined> => {
+  const key = voiceAudioKey(orgId, conversationId, messageId);
+  const contentType = await contentTypeOf(key);
+  if (contentType === undefined) return undefined;
+  return { body: await readObject(key), contentType: contentType === 'audio/mpeg' ? 'audio/mpeg' : 'audio/wav' };
 };

@@ -122,7 +122,7 @@ export const openVoiceSession = async (
   caller: Caller,
   target: VoiceSessionTarget,
   sink: VoiceSessionSink,
-  provider: SpeechProvider = speechProvider(),
+  provider?: SpeechProvider,
 ): Promise<VoiceSession> => {
   const slot = await holdVoiceSessionSlot(orgId, caller.userId, config.voiceSessionsPerUser);
   if (!slot) {
@@ -134,7 +134,7 @@ export const openVoiceSession = async (
     return released;
   };
   try {
-    return await startSession(orgId, caller, target, sink, provider, releaseSlot);
+    return await startSession(orgId, caller, target, sink, provider ?? (await speechProvider()), releaseSlot);
   } catch (error) {
     await releaseSlot();
     throw error;

@@ -1,6 +1,5 @@
 import type { NewMessageEvent, StreamEvent } from '../../events/stream-events';
 import { getAgentVersion } from '../agent/index';
-import { meteredSpeech } from '../aws/usage-meter';
 import { BadRequestError, DomainError, UnsupportedMediaTypeError } from '../kernel/errors';
 import {
   concatAudio,
@@ -197,7 +196,7 @@ export const prepareVoiceTurn = async (
 ): Promise<VoiceTurn> => {
   const decoded = request.input ? await decodeVoiceInput(request.input) : undefined;
   const { language, voice, keyterms } = request.known ?? (await conversationVoice(conversation));
-  const provider = meteredSpeech(speechProvider());
+  const provider = await speechProvider();
   const turn: VoiceTurn = {
     provider,
     speaking: request.output
@@ -310,6 +309,7 @@ export async function* speakTurn<R>(
     sequence += 1;
     // Once the user barged in, the rest of the message is written but not spoken.
     if (text.trim() === '' || speaking.silence?.aborted) return { ...piece, message: '', transcript_alignment: [] };
+    meter.firstClause();
     const speech = await synthesize(text);
     const audio = resample(speech.audio, voiceOutputSampleRate);
     spoken.push(audio);

@@ -1,27 +1,33 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
-  BatchWriteCommand,
-  type BatchWriteCommandInput,
-  type BatchWriteCommandOutput,
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
+  BatchGetItemCommand,
+  type BatchGetItemCommandInput,
+  BatchWriteItemCommand,
+  type BatchWriteItemCommandInput,
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  type DeleteItemCommandInput,
+  type DynamoDBClient,
+  GetItemCommand,
+  type GetItemCommandInput,
+  PutItemCommand,
+  type PutItemCommandInput,
   QueryCommand,
-  type QueryCommandInput,
-  type QueryCommandOutput,
+  type QueryCommandInput as RawQueryInput,
   ScanCommand,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+  type ScanCommandInput,
+  TransactionCanceledException,
+  type TransactWriteItem,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+// The document shapes callers write (items as plain objects); `attribute-values.ts` converts them.
+import type { QueryCommandInput, TransactWriteCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { dynamo, dynamoBackoffMs, dynamoMaxAttempts } from '../aws/clients';
 import { config } from '../kernel/config';
 import { ConflictError, PayloadTooLargeError, ServiceUnavailableError } from '../kernel/errors';
+import { type Attributes, fromAttributes, fromAttributesIfAny, toAttributes, withAttributes } from './attribute-values';
 import { type GlobalIndexName, globalIndexes, readIndexes, tableKeys } from './table-definition';
 
 export type Item = Record<string, unknown>;
@@ -67,7 +73,7 @@ const busyRetryAfterSeconds = 2;
  * `dynamoBackoffMs`); a lost race is tried again here, as often and with the same pauses. What
  * still fails for either reason is a 503 with `Retry-After`: busy, not broken, and nothing written.
  */
-const send = async <Output>(call: (client: DynamoDBDocumentClient) => Promise<Output>): Promise<Output> => {
+const send = async <Output>(call: (client: DynamoDBClient) => Promise<Output>): Promise<Output> => {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await call(dynamo());
@@ -123,23 +129,26 @@ const onConditionFailure = async <T>(action: () => Promise<T>, failure?: (error:
 
 export const getItem = async (key: PrimaryKey, consistent = false): Promise<Item | undefined> => {
   const result = await send((client) =>
-    client.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: consistent })),
+    client.send(
+      new GetItemCommand(
+        withAttributes<GetItemCommandInput>({ TableName: config.tableName, Key: key, ConsistentRead: consistent }),
+      ),
+    ),
   );
-  return result.Item;
+  return fromAttributesIfAny(result.Item);
 };
 
 /** Reads up to 100 keys at once; missing items are left out. Order follows `keys`. */
 export const batchGetItems = async (keys: PrimaryKey[]): Promise<Item[]> => {
   const found: Item[] = [];
   for (let start = 0; start < keys.length; start += 100) {
-    let pending: Record<string, unknown>[] | undefined = keys.slice(start, start + 100) as never;
+    let pending: Attributes[] | undefined = keys.slice(start, start + 100).map((key) => toAttributes({ ...key }));
     // What a throttled table left unread is asked for again after a pause, as for a throttled call.
     for (let attempt = 0; pending && pending.length > 0; attempt += 1) {
       if (attempt > 0) await sleep(dynamoBackoffMs(Math.min(attempt, dynamoMaxAttempts)));
-      const result: BatchGetCommandOutput = await send((client) =>
-        client.send(new BatchGetCommand({ RequestItems: { [config.tableName]: { Keys: pending } } })),
-      );
-      found.push(...(result.Responses?.[config.tableName] ?? []));
+      const request: BatchGetItemCommandInput = { RequestItems: { [config.tableName]: { Keys: pending } } };
+      const result = await send((client) => client.send(new BatchGetItemCommand(request)));
+      found.push(...(result.Responses?.[config.tableName] ?? []).map(fromAttributes));
       pending = result.UnprocessedKeys?.[config.tableName]?.Keys;
     }
   }
@@ -154,14 +163,13 @@ export const batchGetItems = async (keys: PrimaryKey[]): Promise<Item[]> => {
  */
 export const batchPutItems = async (items: readonly (Item & PrimaryKey)[]): Promise<void> => {
   for (let start = 0; start < items.length; start += 25) {
-    let pending: BatchWriteCommandInput['RequestItems'] = {
-      [config.tableName]: items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: item } })),
+    let pending: BatchWriteItemCommandInput['RequestItems'] = {
+      [config.tableName]: items.slice(start, start + 25).map((item) => ({ PutRequest: { Item: toAttributes(item) } })),
     };
     for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt += 1) {
       if (attempt > 0) await sleep(dynamoBackoffMs(Math.min(attempt, dynamoMaxAttempts)));
-      const result: BatchWriteCommandOutput = await send((client) =>
-        client.send(new BatchWriteCommand({ RequestItems: pending })),
-      );
+      const request: BatchWriteItemCommandInput = { RequestItems: pending };
+      const result = await send((client) => client.send(new BatchWriteItemCommand(request)));
       pending = result.UnprocessedItems;
     }
   }
@@ -194,19 +202,21 @@ const sendPut = async (
     () =>
       send((client) =>
         client.send(
-          new PutCommand({
-            TableName: config.tableName,
-            Item: item,
-            ConditionExpression: condition?.expression,
-            ExpressionAttributeNames: condition?.names,
-            ExpressionAttributeValues: condition?.values,
-            ReturnValues: returnValues,
-          }),
+          new PutItemCommand(
+            withAttributes<PutItemCommandInput>({
+              TableName: config.tableName,
+              Item: item,
+              ConditionExpression: condition?.expression,
+              ExpressionAttributeNames: condition?.names,
+              ExpressionAttributeValues: condition?.values,
+              ReturnValues: returnValues,
+            }),
+          ),
         ),
       ),
     options.ifNotExists ?? options.onConditionFailure,
   );
-  return result.Attributes;
+  return fromAttributesIfAny(result.Attributes);
 };
 
 export const putItem = async (item: Item & PrimaryKey, options: PutOptions = {}): Promise<void> => {
@@ -224,11 +234,15 @@ export const updateItem = async (
   const result = await onConditionFailure(
     () =>
       send((client) =>
-        client.send(new UpdateCommand({ TableName: config.tableName, ReturnValues: 'ALL_NEW', ...input })),
+        client.send(
+          new UpdateItemCommand(
+            withAttributes<UpdateItemCommandInput>({ TableName: config.tableName, ReturnValues: 'ALL_NEW', ...input }),
+          ),
+        ),
       ),
     onFailure,
   );
-  return result.Attributes;
+  return fromAttributesIfAny(result.Attributes);
 };
 
 export const deleteItem = async (key: PrimaryKey, condition?: Condition, onFailure?: () => Error): Promise<void> => {
@@ -236,13 +250,15 @@ export const deleteItem = async (key: PrimaryKey, condition?: Condition, onFailu
     () =>
       send((client) =>
         client.send(
-          new DeleteCommand({
-            TableName: config.tableName,
-            Key: key,
-            ConditionExpression: condition?.expression,
-            ExpressionAttributeNames: condition?.names,
-            ExpressionAttributeValues: condition?.values,
-          }),
+          new DeleteItemCommand(
+            withAttributes<DeleteItemCommandInput>({
+              TableName: config.tableName,
+              Key: key,
+              ConditionExpression: condition?.expression,
+              ExpressionAttributeNames: condition?.names,
+              ExpressionAttributeValues: condition?.values,
+            }),
+          ),
         ),
       ),
     onFailure,
@@ -265,10 +281,10 @@ export const transactWrite = async (
 ): Promise<void> => {
   const withTable = items.map((item) => {
     const [kind, body] = Object.entries(item)[0] as [string, Record<string, unknown>];
-    return { [kind]: { TableName: config.tableName, ...body } } as FullTransactItem;
+    return { [kind]: withAttributes({ TableName: config.tableName, ...body }) } as TransactWriteItem;
   });
   await onConditionFailure(
-    () => send((client) => client.send(new TransactWriteCommand({ TransactItems: withTable }))),
+    () => send((client) => client.send(new TransactWriteItemsCommand({ TransactItems: withTable }))),
     onFailure,
   );
 };
@@ -386,16 +402,18 @@ export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Pro
   for (let round = 0; round < maxReads; round += 1) {
     const result = await send((client) =>
       client.send(
-        new QueryCommand({
-          ...queryInput(spec),
-          Limit: options.limit + 1,
-          ExclusiveStartKey: startKey,
-          ConsistentRead: options.consistent,
-        }),
+        new QueryCommand(
+          withAttributes<RawQueryInput>({
+            ...queryInput(spec),
+            Limit: options.limit + 1,
+            ExclusiveStartKey: startKey,
+            ConsistentRead: options.consistent,
+          }),
+        ),
       ),
     );
-    collected.push(...(await itemsRead(spec, result.Items, options.keysOnly)).filter(keep));
-    startKey = result.LastEvaluatedKey;
+    collected.push(...(await itemsRead(spec, result.Items?.map(fromAttributes), options.keysOnly)).filter(keep));
+    startKey = fromAttributesIfAny(result.LastEvaluatedKey);
     if (collected.length > options.limit || !startKey) break;
   }
   if (collected.length > options.limit) {
@@ -417,20 +435,22 @@ export const scanPage = async (spec: {
 }): Promise<QueryPage> => {
   const result = await send((client) =>
     client.send(
-      new ScanCommand({
-        TableName: config.tableName,
-        FilterExpression: spec.filter.expression,
-        ExpressionAttributeNames: {
-          ...spec.filter.names,
-          ...Object.fromEntries(spec.projection.map((name, index) => [`#p${index}`, name])),
-        },
-        ExpressionAttributeValues: spec.filter.values,
-        ProjectionExpression: spec.projection.map((_, index) => `#p${index}`).join(', '),
-        ExclusiveStartKey: spec.startKey,
-      }),
+      new ScanCommand(
+        withAttributes<ScanCommandInput>({
+          TableName: config.tableName,
+          FilterExpression: spec.filter.expression,
+          ExpressionAttributeNames: {
+            ...spec.filter.names,
+            ...Object.fromEntries(spec.projection.map((name, index) => [`#p${index}`, name])),
+          },
+          ExpressionAttributeValues: spec.filter.values,
+          ProjectionExpression: spec.projection.map((_, index) => `#p${index}`).join(', '),
+          ExclusiveStartKey: spec.startKey,
+        }),
+      ),
     ),
   );
-  return { items: result.Items ?? [], nextKey: result.LastEvaluatedKey };
+  return { items: (result.Items ?? []).map(fromAttributes), nextKey: fromAttributesIfAny(result.LastEvaluatedKey) };
 };
 
 /**
@@ -451,17 +471,19 @@ export const queryAll = async (spec: QuerySpec, bound = 1000, keysOnly = false):
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {
-    const result: QueryCommandOutput = await send((client) =>
+    const result = await send((client) =>
       client.send(
-        new QueryCommand({
-          ...queryInput(spec),
-          Limit: Math.min(bound - items.length, 500),
-          ExclusiveStartKey: startKey,
-        }),
+        new QueryCommand(
+          withAttributes<RawQueryInput>({
+            ...queryInput(spec),
+            Limit: Math.min(bound - items.length, 500),
+            ExclusiveStartKey: startKey,
+          }),
+        ),
       ),
     );
-    items.push(...(await itemsRead(spec, result.Items, keysOnly)));
-    startKey = result.LastEvaluatedKey;
+    items.push(...(await itemsRead(spec, result.Items?.map(fromAttributes), keysOnly)));
+    startKey = fromAttributesIfAny(result.LastEvaluatedKey);
   } while (startKey && items.length < bound);
   return items;
 };

@@ -15,7 +15,7 @@ import { keysPage, type Paged, pageOfQuery, sortedPage } from './paging';
 import { bestMatches, byUpdatedAt, matchesCreators, maxCatalogRecords } from './record-catalog';
 import { type Item, isConditionFailure, queryAll, queryPage, updateItem } from './table';
 import type { StoredVersion, VersionedEntity, VersionListQuery } from './versioned-entity';
-import { versionedHead } from './versioned-entity';
+import { versionedHead } from './versioned-head';
 
 /*
  * A versioned catalog (the simulation's personas and scenarios): named, tagged, softly deleted

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { sortableValue, type VersionFilter } from '../kernel/list-params';
-import { creatorInfo } from '../kernel/schemas';
 import { defineEntity } from './entity';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
 import { createProcessCache } from './process-cache';
@@ -16,6 +15,7 @@ import {
   transactWrite,
   updateItem,
 } from './table';
+import { type VersionedHead, versionedHead } from './versioned-head';
 
 /**
  * Agents and service hierarchical state machines are the same kind of record: a named,
@@ -27,28 +27,6 @@ import {
  *   name guard  T_NAME       {name}                        (names are unique in an organization)
  *   version     T_VERSION    {id}#{version, zero-padded}
  */
-export const versionedHead = z.object({
-  id: z.string(),
-  name: z.string(),
-  deprecated: z.boolean(),
-  latest_version: z
-    .number()
-    .int()
-    .nullish()
-    .transform((value) => value ?? null),
-  created_at: z.string(),
-  creator: creatorInfo,
-  /**
-   * How many active services use the record, kept in the same transactions that activate,
-   * deactivate or repoint a service; deprecation is conditioned on it being 0.
-   */
-  active_services: z
-    .number()
-    .int()
-    .optional()
-    .transform((count) => count ?? 0),
-});
-export type VersionedHead = z.infer<typeof versionedHead>;
 
 /**
  * What the list operations show of a head, which is also all a list's filters and the permission

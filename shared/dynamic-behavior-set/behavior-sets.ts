@@ -15,7 +15,7 @@ import { searchRelevance } from '../kernel/search';
 import { encodeVector } from '../llm/embedding';
 import { LlmError } from '../llm/provider';
 import { embeddingProvider } from '../llm/registry';
-import { services } from '../service/index';
+import { getServices } from '../service/index';
 import { requireToolsExist } from '../tool/usable-tools';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import {
@@ -78,14 +78,7 @@ const versionView = (version: StoredBehaviorVersion): BehaviorVersionRecord => (
 });
 
 const requireServicesExist = async (orgId: string, serviceIds: string[]): Promise<void> => {
-  const found = new Set(
-    (
-      await services.getMany(
-        orgId,
-        [...new Set(serviceIds)].map((id) => ({ id })),
-      )
-    ).map((s) => s.id),
-  );
+  const found = new Set((await getServices(orgId, [...new Set(serviceIds)])).map((s) => s.id));
   const missing = serviceIds.find((id) => !found.has(id));
   if (missing) throw new NotFoundError(`Service ${missing} does not exist.`);
 };

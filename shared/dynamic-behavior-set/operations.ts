@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
+import { operationDefiner } from '../kernel/operation';
 import {
-  commonHeaders,
-  continuationToken,
   objectId,
   organizationPath,
+  pageQuery,
   queryArray,
   queryBoolean,
   queryNumber,
@@ -28,8 +27,8 @@ import {
  * search and invocations and 500 for writes; where the two differ the lower is kept).
  */
 
-const headers = commonHeaders;
-const tag = 'Dynamic Behavior Set';
+const behaviorSetOperation = operationDefiner({ group: 'dynamic-behavior-set', tag: 'Dynamic Behavior Set' });
+
 const setPath = organizationPath.extend({
   dynamic_behavior_set_id: objectId.describe('The ID of the dynamic behavior set.'),
 });
@@ -41,56 +40,42 @@ const setFilters = {
   tag: queryArray(z.string()).describe('`key:value`, `key:*` (any value) or `key:` (no value).'),
 };
 
-export const createBehaviorSetOperation = defineOperation({
+export const createBehaviorSetOperation = behaviorSetOperation({
   operationId: 'create-dynamic-behavior-set',
   method: 'POST',
   path: '/v1/{organization}/dynamic_behavior_set/',
-  group: 'dynamic-behavior-set',
-  tag,
   summary: 'Create a dynamic behavior set',
-  auth: 'required',
   rateLimitPerMinute: 200,
-  request: { path: organizationPath, headers, body: createBehaviorSetRequest },
+  request: { path: organizationPath, body: createBehaviorSetRequest },
   response: { status: 201, body: createBehaviorSetResponse },
 });
 
-export const getBehaviorSetsOperation = defineOperation({
+export const getBehaviorSetsOperation = behaviorSetOperation({
   operationId: 'get-dynamic-behavior-sets',
   method: 'GET',
   path: '/v1/{organization}/dynamic_behavior_set/',
-  group: 'dynamic-behavior-set',
-  tag,
   summary: 'Get dynamic behavior sets',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: organizationPath,
-    headers,
     query: z.object({
       id: queryArray(objectId).describe('The IDs of the dynamic behavior sets to retrieve.'),
       ...setFilters,
       sort_by: queryArray(z.string()).describe('`+updated_at` or `-updated_at`.'),
-      limit: queryNumber(z.number().int().min(1).max(50))
-        .prefault(50)
-        .describe('The maximum number of sets to return.'),
-      continuation_token: continuationToken,
+      ...pageQuery(50, 50, 'The maximum number of sets to return.'),
     }),
   },
   response: { status: 200, body: listBehaviorSetsResponse },
 });
 
-export const searchBehaviorSetsOperation = defineOperation({
+export const searchBehaviorSetsOperation = behaviorSetOperation({
   operationId: 'search-dynamic-behavior-sets',
   method: 'GET',
   path: '/v1/{organization}/dynamic_behavior_set/search',
-  group: 'dynamic-behavior-set',
-  tag,
   summary: 'Search dynamic behavior sets',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: organizationPath,
-    headers,
     query: z.object({
       query: z.string().max(1000).describe('Terms to look for in the names and the latest triggers of the sets.'),
       ...setFilters,
@@ -99,44 +84,34 @@ export const searchBehaviorSetsOperation = defineOperation({
   response: { status: 200, body: searchBehaviorSetsResponse },
 });
 
-export const deleteBehaviorSetOperation = defineOperation({
+export const deleteBehaviorSetOperation = behaviorSetOperation({
   operationId: 'delete-dynamic-behavior-instruction',
   method: 'DELETE',
   path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/',
-  group: 'dynamic-behavior-set',
-  tag,
   summary: 'Delete a dynamic behavior set',
-  auth: 'required',
   rateLimitPerMinute: 500,
-  request: { path: setPath, headers },
+  request: { path: setPath },
   response: { status: 200, body: z.null() },
 });
 
-export const updateBehaviorSetOperation = defineOperation({
+export const updateBehaviorSetOperation = behaviorSetOperation({
   operationId: 'update-dynamic-behavior-set',
   method: 'POST',
   path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/',
-  group: 'dynamic-behavior-set',
-  tag,
   summary: 'Update a dynamic behavior set',
-  auth: 'required',
   rateLimitPerMinute: 500,
-  request: { path: setPath, headers, body: updateBehaviorSetRequest },
+  request: { path: setPath, body: updateBehaviorSetRequest },
   response: { status: 204 },
 });
 
-export const createBehaviorVersionOperation = defineOperation({
+export const createBehaviorVersionOperation = behaviorSetOperation({
   operationId: 'create-dynamic-behavior-set-version',
   method: 'POST',
   path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/version/',
-  group: 'dynamic-behavior-set',
-  tag,
   summary: 'Create a new version of a dynamic behavior set',
-  auth: 'required',
   rateLimitPerMinute: 200,
   request: {
     path: setPath,
-    headers,
     query: z.object({
       version: queryNumber(z.number().int().min(2))
         .optional()
@@ -147,36 +122,26 @@ export const createBehaviorVersionOperation = defineOperation({
   response: { status: 201, body: createBehaviorVersionResponse },
 });
 
-export const getBehaviorVersionsOperation = defineOperation({
+export const getBehaviorVersionsOperation = behaviorSetOperation({
   operationId: 'get-dynamic-behavior-set-versions',
   method: 'GET',
   path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/version/',
-  group: 'dynamic-behavior-set',
-  tag,
   summary: 'Get dynamic behavior set versions',
-  auth: 'required',
   rateLimitPerMinute: 500,
-  request: { path: setPath, headers, query: versionListQuery },
+  request: { path: setPath, query: versionListQuery },
   response: { status: 200, body: listBehaviorVersionsResponse },
 });
 
-export const getBehaviorInvocationsOperation = defineOperation({
+export const getBehaviorInvocationsOperation = behaviorSetOperation({
   operationId: 'get-dynamic-behavior-invocations',
   method: 'GET',
   path: '/v1/{organization}/dynamic_behavior_set/{dynamic_behavior_set_id}/invocation/',
-  group: 'dynamic-behavior-set',
-  tag,
   summary: 'Get dynamic behavior invocations',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: setPath,
-    headers,
     query: z.object({
-      limit: queryNumber(z.number().int().min(1).max(30))
-        .prefault(30)
-        .describe('The maximum number of invocations to return.'),
-      continuation_token: continuationToken,
+      ...pageQuery(30, 30, 'The maximum number of invocations to return.'),
       sort_by: queryArray(z.string()).describe('`+invoked_at` or `-invoked_at`.'),
     }),
   },

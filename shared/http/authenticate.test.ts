@@ -50,7 +50,7 @@ describe('authenticateRequest', () => {
       roleName: 'DefaultUserRole',
       tokenType: 'Bearer',
     });
-    expect(caller.isPlatformOperator).toBeUndefined();
+    expect(caller.isPlatformAdministrator).toBeUndefined();
   });
 
   it('answers the same 401 for a missing, malformed or unknown credential', async () => {
@@ -85,7 +85,7 @@ describe('authenticateRequest', () => {
     const basic = Buffer.from(`root_${userId}:${token}`).toString('base64');
     const viaBasic = await authenticateRequest(request('acme', { authorization: `Basic ${basic}` }));
     for (const caller of [viaHeader, viaBasic]) {
-      expect(caller).toMatchObject({ orgId: 'acme', homeOrgId: 'root', isPlatformOperator: true });
+      expect(caller).toMatchObject({ orgId: 'acme', homeOrgId: 'root', isPlatformAdministrator: true });
     }
     expect(viaBasic.tokenType).toBe('Basic');
   });

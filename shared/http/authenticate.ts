@@ -58,7 +58,7 @@ const presentedCredentials = (headers: Record<string, string>): Presented => {
  *
  * The token's organization is the caller's home organization. A request on another
  * organization must say so (header `X-ORG-ID: <home org>`, or HTTP Basic) and is honoured only
- * for a platform operator: a user of the root organization whose role is at least as
+ * for a platform administrator: a user of the root organization whose role is at least as
  * privileged as DefaultSuperAdministratorRole. Anyone else gets 401 without the header and
  * 403 with it. Every credential failure is the same 401.
  */

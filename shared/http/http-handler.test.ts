@@ -1,10 +1,12 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { adminOperations } from '../admin/operations';
+import { agentOperations } from '../agent/operations';
 import { ConflictError, ServiceUnavailableError } from '../kernel/errors';
 import { defineOperation } from '../kernel/operation';
 import { queryNumber } from '../kernel/schemas';
-import { httpHandler, implement, implementGroup } from './http-handler';
+import { type GroupImplementation, httpHandler, implement, implementGroup } from './http-handler';
 
 // Built at import like a function module's handler, which reads the table setting.
 const tableName = vi.hoisted(() => 'things');
@@ -194,7 +196,7 @@ describe('implementGroup', () => {
   const sql = async () => ({ execution_time_ms: 0, result: [], truncated: false, columns: [] });
 
   it('binds every operation of the group to its function, in route table order', () => {
-    const implementations = implementGroup('admin', {
+    const implementations = implementGroup('admin', [adminOperations], {
       ping,
       'get-openapi-document': openApi,
       'get-models': models,
@@ -210,13 +212,21 @@ describe('implementGroup', () => {
 
   it('fails the build for a missing, an extra or a mistyped implementation', () => {
     // `tsc --noEmit` checks these calls; they are not run.
+    const agentRuns = {} as GroupImplementation<'agent'>;
     const compileTimeChecks = () => [
       // @ts-expect-error an operation of the group is not implemented
-      implementGroup('admin', { ping }),
+      implementGroup('admin', [adminOperations], { ping }),
       // @ts-expect-error an operation of another group is not part of this one
-      implementGroup('admin', { ping, 'get-openapi-document': openApi, 'create-agent': ping }),
-      // @ts-expect-error a function answers with the wrong body
-      implementGroup('admin', { ping: async () => ({ in_maintenance_mode: 'no' }), 'get-openapi-document': openApi }),
+      implementGroup('admin', [adminOperations], { ping, 'get-openapi-document': openApi, 'create-agent': ping }),
+      implementGroup('admin', [adminOperations], {
+        // @ts-expect-error a function answers with the wrong body
+        ping: async () => ({ in_maintenance_mode: 'no' }),
+        'get-openapi-document': openApi,
+        'get-models': models,
+        'submit-sql-query': sql,
+      }),
+      // @ts-expect-error the list holding some of the group's operations is not passed
+      implementGroup('agent', [agentOperations], agentRuns),
     ];
     expect(compileTimeChecks).toBeTypeOf('function');
   });

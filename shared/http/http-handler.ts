@@ -11,7 +11,7 @@ import {
   resourceMatcher,
   routeShape,
 } from '../api/paths';
-import { type RouteOperation, routeOperations } from '../api/route-table';
+import type { RouteOperation } from '../api/route-table';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { countErrorResponse } from '../aws/business-metrics';
 import { addLogKeys, logger, withObservability } from '../aws/observability';
@@ -58,7 +58,7 @@ export interface RequestContext {
   /**
    * Settles when the caller's rate limit admitted the request; rejects with its 429. Already
    * settled unless the operation is `rateLimitOverlapsFirstRead`, whose implementation awaits it
-   * (with its first reads) before it writes anything.
+   * (with its first reads) before it writes anything, or a GET, which writes nothing.
    */
   admitted: Promise<void>;
 }
@@ -103,16 +103,29 @@ export type GroupImplementation<G extends EndpointGroup> = {
   [O in GroupOperation<G> as O['operationId']]: Run<O>;
 };
 
+/** The declared operation lists a group's handler passes (a capability's `operations.ts` exports). */
+type OperationLists = readonly (readonly Operation[])[];
+
+/** The group's operations that none of the passed lists holds: named in the compiler's error. */
+type UnlistedOperations<G extends EndpointGroup, L extends OperationLists> = Exclude<
+  GroupOperation<G>,
+  L[number][number]
+>['operationId'];
+
 /**
- * Binds every operation of an endpoint group to its function. The compiler checks the
- * object against the route table, so a route the group carries cannot go unimplemented.
+ * Binds every operation of an endpoint group to its function. The compiler checks the object
+ * against the route table, so a route the group carries cannot go unimplemented, and checks that
+ * the lists passed hold every operation of the group. A function loads only its own group's
+ * lists, not the route table: building every operation's schemas cost each cold start ~40 ms.
  */
-export const implementGroup = <G extends EndpointGroup>(
+export const implementGroup = <G extends EndpointGroup, const L extends OperationLists>(
   group: G,
+  lists: L & ([UnlistedOperations<G, L>] extends [never] ? unknown : { unlisted: UnlistedOperations<G, L> }),
   // Not inferred from: the group name alone chooses the operations, so each function is typed from its operation.
   runs: NoInfer<GroupImplementation<G>>,
 ): readonly Implementation[] =>
-  routeOperations
+  lists
+    .flat()
     .filter((operation) => operation.group === group)
     .map((operation) => implement(operation, runs[operation.operationId as keyof typeof runs] as Run<Operation>));
 
@@ -128,20 +141,67 @@ const jsonResponse = (statusCode: number, body: unknown, headers: Record<string,
   body: body === undefined ? '' : JSON.stringify(body),
 });
 
-/** One place renders every error: `{"detail": ...}`, 5xx details hidden. */
-export const errorResponse = (error: unknown, headers: Record<string, string> = {}): HttpResponse => {
+/** What a failure answers: its status, the headers it adds and its `detail`, 5xx details hidden. */
+export interface Failure {
+  statusCode: number;
+  headers: Record<string, string>;
+  detail: string | ValidationIssue[];
+}
+
+/** One place maps every error to its answer (and counts it). */
+const failureOf = (error: unknown): Failure => {
   if (error instanceof DomainError) {
-    const extra: Record<string, string> = {};
-    if (error instanceof RateLimitedError) Object.assign(extra, error.headers);
-    if (error.retryAfterSeconds !== undefined) extra['retry-after'] = String(error.retryAfterSeconds);
-    if (error instanceof MethodNotAllowedError) extra.allow = error.allowed.join(', ');
+    const headers: Record<string, string> = {};
+    if (error instanceof RateLimitedError) Object.assign(headers, error.headers);
+    if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
+    if (error instanceof MethodNotAllowedError) headers.allow = error.allowed.join(', ');
     const detail = error instanceof ValidationError ? error.issues : error.message;
     countErrorResponse(error.name, error.statusCode);
-    return jsonResponse(error.statusCode, { detail }, { ...headers, ...extra });
+    return { statusCode: error.statusCode, headers, detail };
   }
   logger.error('unhandled error', { error: error as Error });
   countErrorResponse(error instanceof Error ? error.name : 'UnknownError', 500);
-  return jsonResponse(500, { detail: 'Internal server error.' }, headers);
+  return { statusCode: 500, headers: {}, detail: 'Internal server error.' };
+};
+
+/** One place renders every error: `{"detail": ...}`. */
+export const errorResponse = (error: unknown, headers: Record<string, string> = {}): HttpResponse => {
+  const failure = failureOf(error);
+  return jsonResponse(failure.statusCode, { detail: failure.detail }, { ...headers, ...failure.headers });
+};
+
+/**
+ * A group whose pages a browser opens (the web app) renders a failure as a page for a request
+ * that accepts HTML (a navigation, a posted form); scripts and API clients still read JSON.
+ */
+export type ErrorPage = (
+  failure: Failure,
+  request: { url: URL; headers: Record<string, string>; pathParameters: Record<string, string | undefined> },
+) => string;
+
+export interface HandlerOptions {
+  errorPage?: ErrorPage;
+}
+
+const failureResponse = (
+  error: unknown,
+  headers: Record<string, string>,
+  event: APIGatewayProxyEvent,
+  { errorPage }: HandlerOptions,
+): HttpResponse => {
+  const requestHeaders = errorPage ? normalizeHeaders(event) : {};
+  if (!errorPage || !requestHeaders.accept?.includes('text/html')) return errorResponse(error, headers);
+  const failure = failureOf(error);
+  const body = errorPage(failure, {
+    url: new URL(requestUrl(event, requestHeaders)),
+    headers: requestHeaders,
+    pathParameters: event.pathParameters ?? {},
+  });
+  return {
+    statusCode: failure.statusCode,
+    headers: { ...headers, ...failure.headers, 'content-type': 'text/html; charset=utf-8' },
+    body,
+  };
 };
 
 const requestUrl = (event: APIGatewayProxyEvent, headers: Record<string, string>): string => {
@@ -270,7 +330,10 @@ const dispatch = async (
       });
       // Awaited below whatever happens: a refused request answers 429, as if refused first.
       admitted.catch(() => undefined);
-      if (!operation.rateLimitOverlapsFirstRead) await admitted;
+      // A read changes nothing, so it runs while its limit is taken: when the instance takes a
+      // new lease of tokens, that write and the read overlap instead of following each other.
+      const overlaps = operation.rateLimitOverlapsFirstRead || (operation.method === 'GET' && !operation.streaming);
+      if (!overlaps) await admitted;
     }
   }
 
@@ -356,7 +419,7 @@ const dispatchCounted: typeof dispatch = (routes, event, context, responseHeader
     : dispatch(routes, event, context, responseHeaders);
 
 /** The Lambda handler of a buffered endpoint group. */
-export const httpHandler = (implementations: readonly Implementation[]) => {
+export const httpHandler = (implementations: readonly Implementation[], options: HandlerOptions = {}) => {
   requireFunctionSettings();
   const routes = groupRoutes(implementations);
   return withObservability(
@@ -383,7 +446,7 @@ export const httpHandler = (implementations: readonly Implementation[]) => {
         }
         return jsonResponse(status, result, headers) as APIGatewayProxyResult;
       } catch (error) {
-        return errorResponse(error, headers) as APIGatewayProxyResult;
+        return failureResponse(error, headers, event, options) as APIGatewayProxyResult;
       }
     }),
   );
@@ -486,7 +549,7 @@ const primed = async (body: Readable): Promise<Readable> => {
  * with `detail` for a JSON document (binary bodies close their own format, as the prompt-log
  * zip does with an error entry).
  */
-export const streamHandler = (implementations: readonly Implementation[]) => {
+export const streamHandler = (implementations: readonly Implementation[], options: HandlerOptions = {}) => {
   requireFunctionSettings();
   const routes = groupRoutes(implementations);
   // Per invocation (its context): what the invocation must wait for besides the response.
@@ -511,7 +574,7 @@ export const streamHandler = (implementations: readonly Implementation[]) => {
           body,
         };
       } catch (error) {
-        return errorResponse(error, headers);
+        return failureResponse(error, headers, event, options);
       }
     }),
   );

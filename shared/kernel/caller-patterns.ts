@@ -1,5 +1,6 @@
 import type { RE2JS } from 're2js';
 import { ValidationError, type ValidationIssue } from './errors';
+import { loadOnce } from './load-once';
 
 /** What tells whether a text matches: one of the platform's own RegExps, or a caller's compiled pattern. */
 export interface TextPattern {
@@ -25,8 +26,6 @@ export class PatternError extends Error {
 /** Compiles a caller's pattern, or throws a {@link PatternError}; the result searches a text as `RegExp.test` does. */
 export type PatternCompiler = (source: string) => TextPattern;
 
-let engine: Promise<PatternCompiler> | undefined;
-
 /**
  * The engine for patterns callers write: RE2 (re2js, a pure-JavaScript port), which matches in
  * time linear in the text for every pattern, so none backtracks for minutes as `^(.*.*)*X$`
@@ -35,8 +34,8 @@ let engine: Promise<PatternCompiler> | undefined;
  * longer than {@link maxPatternLength} or compiling to more than {@link maxPatternProgramSize}
  * instructions. Loaded on first use: most requests send the default pattern, which never needs it.
  */
-export const loadPatternEngine = (): Promise<PatternCompiler> => {
-  engine ??= import('re2js').then(({ RE2JS }) => (source: string) => {
+export const loadPatternEngine: () => Promise<PatternCompiler> = loadOnce(() =>
+  import('re2js').then(({ RE2JS }) => (source: string): TextPattern => {
     if (source.length > maxPatternLength) throw new PatternError(`is longer than ${maxPatternLength} characters`);
     let compiled: RE2JS;
     try {
@@ -53,9 +52,8 @@ export const loadPatternEngine = (): Promise<PatternCompiler> => {
       throw new PatternError(`compiles to more than ${maxPatternProgramSize} instructions`);
     }
     return compiled;
-  });
-  return engine;
-};
+  }),
+);
 
 /**
  * Patterns every client sends (the reference's default, and the one that matches nothing),

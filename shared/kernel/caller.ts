@@ -37,7 +37,7 @@ export interface Caller {
    * (through X-ORG-ID or HTTP Basic). Outranks every role of that organization
    * (see `shared/role/privilege.ts`).
    */
-  isPlatformOperator?: boolean;
+  isPlatformAdministrator?: boolean;
 }
 
 /** The caller as records name the user behind a change (`creator`, `updated_by`). */

@@ -103,6 +103,17 @@ export const config = {
     return value;
   },
   /**
+   * How much one organization's SQL query may spill to disk (MiB), in the organization's own folder:
+   * with the lake files' copies (2 GiB at most) it stays inside the query function's 4 GiB of /tmp,
+   * so no organization's query can fill the space that holds the others' copies.
+   */
+  get sqlSpillLimitMb(): number {
+    const value = Number(process.env.SQL_SPILL_LIMIT_MB ?? 1024);
+    if (!Number.isInteger(value) || value < 1)
+      throw new Error('environment variable SQL_SPILL_LIMIT_MB must be a positive integer');
+    return value;
+  },
+  /**
    * Local development only: webhook destinations may use http:// and loopback addresses, so a
    * developer can receive on their laptop. Never set in AWS (the stack does not set it).
    */

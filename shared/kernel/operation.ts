@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { commonHeaders } from './schemas';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -23,8 +24,10 @@ export const endpointGroups = [
   'tool',
   'tool-stream',
   'simulation',
+  'simulation-stream',
   'app',
   'phone-number',
+  'app-analytics',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 
@@ -129,6 +132,50 @@ export interface Operation {
 }
 
 export const defineOperation = <const T extends Operation>(operation: T): T => operation;
+
+/** What the operations of one capability (or one of its topics) share. */
+export interface OperationDefaults {
+  /** The Lambda that carries them; one operation may name another (a streamed one). */
+  group: EndpointGroup;
+  tag: string;
+  /** `required` unless given. */
+  auth?: AuthMode;
+  /** `commonHeaders` unless given; an operation's own `request.headers` wins. */
+  headers?: z.ZodObject;
+  platformExtension?: true;
+}
+
+/** An operation as declared beside its defaults: what it does not say, they give. */
+export type OperationDeclaration = Omit<Operation, 'group' | 'tag' | 'auth'> &
+  Partial<Pick<Operation, 'group' | 'tag' | 'auth'>>;
+
+type DefaultedFields<D extends OperationDefaults> = Omit<D, 'auth' | 'headers'> & {
+  auth: D['auth'] extends AuthMode ? D['auth'] : 'required';
+};
+type DefaultHeaders<D extends OperationDefaults> = D['headers'] extends z.ZodObject
+  ? D['headers']
+  : typeof commonHeaders;
+type WithDefaults<D extends OperationDefaults, T extends OperationDeclaration> = Omit<T, 'request'> &
+  Omit<DefaultedFields<D>, keyof T> & {
+    request: T['request'] extends { headers: z.ZodType } ? T['request'] : T['request'] & { headers: DefaultHeaders<D> };
+  };
+
+/**
+ * `defineOperation` for a capability's operations, each declared with what is its own (id, method,
+ * path, summary, rate limit, schemas) while the group, tag, authentication and headers they share
+ * are said once: `const agentOperation = operationDefiner({ group: 'agent', tag: 'Organization' })`.
+ */
+export const operationDefiner =
+  <const D extends OperationDefaults>({ headers = commonHeaders, ...shared }: D) =>
+  <const T extends OperationDeclaration>(operation: T): WithDefaults<D, T> => {
+    const defined: Operation = {
+      auth: 'required',
+      ...shared,
+      ...operation,
+      request: { headers, ...operation.request },
+    };
+    return defined as WithDefaults<D, T>;
+  };
 
 /** The same operation under an older path or method, kept (and marked deprecated) for existing clients. */
 export const deprecatedAlias = <

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Caller, PermissionGrant } from './caller';
 import { ConflictError, ForbiddenError, NotFoundError } from './errors';
-import { allPermissionNames, asIfMissing, filterPermitted, hasPermission, requirePermission } from './permissions';
+import {
+  allPermissionNames,
+  asIfMissing,
+  canReadMessage,
+  conversationAttributes,
+  filterPermitted,
+  hasPermission,
+  requirePermission,
+} from './permissions';
 
 const callerWith = (grants: PermissionGrant[]): Caller => ({
   userId: 'u1',
@@ -48,6 +56,51 @@ describe('hasPermission', () => {
     ]);
     expect(hasPermission(caller, 'Conversation:GetConversation', { user_id: 'u1' })).toBe(true);
     expect(hasPermission(caller, 'Conversation:GetConversation', { user_id: 'u2' })).toBe(false);
+  });
+});
+
+describe('a conversation copied from another', () => {
+  const copy = {
+    id: 'c2',
+    user_id: 'simulated',
+    service_id: 's1',
+    tags: {},
+    derived_from: { id: 'c1', user_id: 'vip', service_id: 's1', tags: {} },
+  };
+
+  it('is readable only by a caller whose grants allow both the copy and the original', () => {
+    const allButVip = callerWith([
+      allow('Conversation:GetConversation', { user_id: { type: 'NotEquals', value: 'vip' } }),
+    ]);
+    const everything = callerWith([allow('Conversation:*')]);
+    const ownOnly = callerWith([
+      allow('Conversation:GetConversation', { user_id: { type: 'Equals', value: '$caller.user_id' } }),
+    ]);
+
+    expect(hasPermission(allButVip, 'Conversation:GetConversation', conversationAttributes(copy))).toBe(false);
+    expect(
+      hasPermission(
+        allButVip,
+        'Conversation:GetConversation',
+        conversationAttributes({ ...copy, derived_from: undefined }),
+      ),
+    ).toBe(true);
+    expect(hasPermission(everything, 'Conversation:GetConversation', conversationAttributes(copy))).toBe(true);
+    expect(hasPermission(ownOnly, 'Conversation:GetConversation', conversationAttributes(copy))).toBe(false);
+  });
+
+  it('keeps a grant on a copied message id: a message withheld in the original is withheld in the copy', () => {
+    const caller = callerWith([
+      allow('Conversation:GetMessage'),
+      {
+        action: 'Deny',
+        permission_name: 'Conversation:GetMessage',
+        conditions: { message_id: { type: 'Equals', value: 'm1' } },
+      },
+    ]);
+
+    expect(canReadMessage(caller, copy, { id: 'm1' })).toBe(false);
+    expect(canReadMessage(caller, copy, { id: 'm2' })).toBe(true);
   });
 });
 

@@ -72,6 +72,12 @@ export const permissionCatalog = {
     'GetSimulationUnitTestSetRun',
     'CreateSimulationUnitTestSetRun',
     'CancelSimulationUnitTestSetRun',
+    // This platform's: simulation sessions (step, fork, score, recommend) and backtests.
+    'GetSimulationSession',
+    'CreateSimulationSession',
+    'ModifySimulationSession',
+    'GetSimulationBacktest',
+    'CreateSimulationBacktest',
   ],
   Webhook: [
     'GetWebhookDestination',
@@ -103,8 +109,15 @@ export const allPermissionNames = Object.entries(permissionCatalog).flatMap(([gr
   names.map((name) => `${group}:${name}`),
 ) as readonly PermissionName[];
 
+/**
+ * The attributes of the record a record was copied from (a simulated conversation replaying a real
+ * one): a grant decides on the copy only as it decides on both, so whoever may not read the
+ * original may not read the copy, whichever path reads it.
+ */
+export const copiedFrom: unique symbol = Symbol('copied from');
+
 /** Attributes of the record a permission is checked against (for grant conditions). */
-export type ResourceAttributes = Record<string, unknown>;
+export type ResourceAttributes = Record<string, unknown> & { [copiedFrom]?: ResourceAttributes };
 
 export const nameMatches = (pattern: string, permission: string): boolean => {
   if (pattern === '*' || pattern === permission) return true;
@@ -163,7 +176,14 @@ export const permissionCheck = (
     const granted = decide(named);
     return () => granted;
   }
-  return (attributes = {}) => decide(named.filter((grant) => conditionsHold(grant, attributes, caller)));
+  const decideOn = (attributes: ResourceAttributes): boolean => {
+    const original = attributes[copiedFrom];
+    return (
+      decide(named.filter((grant) => conditionsHold(grant, attributes, caller))) &&
+      (original === undefined || decideOn(original))
+    );
+  };
+  return (attributes = {}) => decideOn(attributes);
 };
 
 /**
@@ -223,10 +243,14 @@ export interface ConversationScope {
   user_id: string;
   service_id: string;
   tags: Record<string, string | null>;
+  /**
+   * The real conversation a simulated one replays (its history copied, message ids kept): grants
+   * decide on the copy as on both ({@link copiedFrom}).
+   */
+  derived_from?: Omit<ConversationScope, 'derived_from'>;
 }
 
-/** What permission grant conditions can name on a conversation (`user_id` is its owner). */
-export const conversationAttributes = (conversation: ConversationScope) => ({
+const ownConversationAttributes = (conversation: Omit<ConversationScope, 'derived_from'>) => ({
   id: conversation.id,
   conversation_id: conversation.id,
   user_id: conversation.user_id,
@@ -234,12 +258,29 @@ export const conversationAttributes = (conversation: ConversationScope) => ({
   tags: conversation.tags,
 });
 
-/** What permission grant conditions can name on a message of a conversation. */
-export const messageAttributes = (conversation: ConversationScope, message: { id: string; message_type?: string }) => ({
-  ...conversationAttributes(conversation),
+/** What permission grant conditions can name on a conversation (`user_id` is its owner). */
+export const conversationAttributes = (conversation: ConversationScope): ResourceAttributes => ({
+  ...ownConversationAttributes(conversation),
+  ...(conversation.derived_from ? { [copiedFrom]: ownConversationAttributes(conversation.derived_from) } : {}),
+});
+
+const ownMessageAttributes = (
+  conversation: Omit<ConversationScope, 'derived_from'>,
+  message: { id: string; message_type?: string },
+) => ({
+  ...ownConversationAttributes(conversation),
   id: message.id,
   message_id: message.id,
   message_type: message.message_type,
+});
+
+/** What permission grant conditions can name on a message of a conversation (a copied one keeps its id). */
+export const messageAttributes = (
+  conversation: ConversationScope,
+  message: { id: string; message_type?: string },
+): ResourceAttributes => ({
+  ...ownMessageAttributes(conversation, message),
+  ...(conversation.derived_from ? { [copiedFrom]: ownMessageAttributes(conversation.derived_from, message) } : {}),
 });
 
 export const canReadMessage = (

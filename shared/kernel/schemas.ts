@@ -52,6 +52,18 @@ export const continuationToken = queryNumber(cursorHandle)
     'Opaque: 0 or absent for the first page, otherwise the continuation_token of the previous page of the same list (same filters), for an hour. Any other value answers 400.',
   );
 
+/**
+ * A list's paging parameters, spread into its query: `limit`, from 1 to `max` (`fallback` when
+ * absent), and the `continuation_token` of the page before.
+ */
+export const pageQuery = (max: number, fallback: number, description?: string) => {
+  const limit = queryNumber(z.number().int().min(1).max(max)).prefault(fallback);
+  return {
+    limit: description === undefined ? limit : limit.describe(description),
+    continuation_token: continuationToken,
+  };
+};
+
 export const pagedResponse = <T extends z.ZodRawShape>(shape: T) =>
   z.object({
     ...shape,
@@ -104,10 +116,7 @@ export const headListQuery = (limit: z.ZodType<number>) =>
 
 export const versionListQuery = z.object({
   version: z.string().optional().describe('A version number, `latest`, or an inclusive range `low-high`.'),
-  limit: queryNumber(z.number().int().min(1).max(10))
-    .prefault(10)
-    .describe('The maximum number of versions to return.'),
-  continuation_token: continuationToken,
+  ...pageQuery(10, 10, 'The maximum number of versions to return.'),
   sort_by: queryArray(z.string()).describe('`+version` or `-version`.'),
 });
 

@@ -8,6 +8,15 @@
  * are declared by the capabilities they feed (the lake's: `shared/analytics/lake-feed.ts`) and
  * listed in `shared/composition/table-stream-consumers.ts`.
  */
+/**
+ * A Lambda event filter pattern (the subset used here): an object whose leaves are lists of the
+ * values a record's field may hold, matched against the record as the function receives it
+ * (`{ dynamodb: { NewImage: { entity: { S: ['message'] } } } }`).
+ */
+export interface StreamEventPattern {
+  readonly [field: string]: StreamEventPattern | readonly (string | number | boolean)[];
+}
+
 export interface TableStreamConsumer {
   /** `functions/streams/<name>.ts`; its failure queue is `<name>-stream-failures`. */
   name: 'analytics-lake';
@@ -17,6 +26,11 @@ export interface TableStreamConsumer {
   batchingWindowSeconds: number;
   retryAttempts: number;
   consumerTimeoutSeconds: number;
+  /**
+   * The records that invoke it: those matching any of these patterns (Lambda event filtering on
+   * the event source mapping, `FilterCriteria`); the others are dropped unseen and cost nothing.
+   */
+  filters: readonly StreamEventPattern[];
 }
 
 export const failureQueueName = (consumer: TableStreamConsumer): string => `${consumer.name}-stream-failures`;

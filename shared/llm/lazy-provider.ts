@@ -1,3 +1,4 @@
+import { loadOnce } from '../kernel/load-once';
 import type { EmbeddingProvider } from './embedding';
 import type { LlmProvider } from './provider';
 
@@ -6,19 +7,8 @@ import type { LlmProvider } from './provider';
  * bundle only loads the provider code the deployment actually uses. A failed load is not
  * kept: the next call tries again.
  */
-const memoized = <T>(load: () => Promise<T>): (() => Promise<T>) => {
-  let loading: Promise<T> | undefined;
-  return () => {
-    loading ??= load().catch((error: unknown) => {
-      loading = undefined;
-      throw error;
-    });
-    return loading;
-  };
-};
-
 export const lazyProvider = (name: string, load: () => Promise<LlmProvider>): LlmProvider => {
-  const loaded = memoized(load);
+  const loaded = loadOnce(load);
   return {
     name,
     async *streamText(request) {
@@ -31,6 +21,6 @@ export const lazyProvider = (name: string, load: () => Promise<LlmProvider>): Ll
 };
 
 export const lazyEmbedding = (model: string, load: () => Promise<EmbeddingProvider>): EmbeddingProvider => {
-  const loaded = memoized(load);
+  const loaded = loadOnce(load);
   return { model, embed: async (texts, signal) => (await loaded()).embed(texts, signal) };
 };

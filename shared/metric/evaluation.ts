@@ -13,10 +13,11 @@ import type { TranscriptLine } from '../llm/judge-prompt';
 import { LlmError } from '../llm/provider';
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { judgeMetric } from './judge';
-import { getMetrics, metricNotFound, metrics, organizationMetrics, type StoredMetric } from './metric-repository';
+import { getMetrics, metricNotFound, metrics, organizationMetrics } from './metric-repository';
 import { requireOnMetric } from './metrics';
 import { noteMetricsWithResults, resultPut } from './result-repository';
 import type { EvaluationSource, MetricEvaluationResultInstance } from './schemas';
+import type { StoredMetric } from './stored-records';
 
 /**
  * Evaluating metrics on a conversation: on request (`manual` results) and after every finished
@@ -252,6 +253,18 @@ export const computeMetrics = async (conversation: ConversationRecord): Promise<
   );
 };
 
+/** The metrics of `metricVersions` that still exist, each to be judged at the version given (a deleted one still is). */
+const metricsAtVersions = async (orgId: string, metricVersions: { metricId: string; version: number }[]) => {
+  const found = await getMetrics(
+    orgId,
+    metricVersions.map((wanted) => wanted.metricId),
+  );
+  return metricVersions.flatMap(({ metricId, version }) => {
+    const metric = found.get(metricId);
+    return metric ? [{ ...metric, latest_version: version }] : [];
+  });
+};
+
 /** A simulated conversation's place in its run, which its results' `simulation` source names. */
 export interface SimulationPlace {
   runId: string;
@@ -272,14 +285,7 @@ export const judgeSimulatedConversation = async (
 ): Promise<MetricEvaluationResultInstance[]> => {
   const interactionId = conversation.last_interaction_id;
   if (!interactionId || metricVersions.length === 0) return [];
-  const found = await getMetrics(
-    conversation.org_id,
-    metricVersions.map((wanted) => wanted.metricId),
-  );
-  const chosen = metricVersions.flatMap(({ metricId, version }) => {
-    const metric = found.get(metricId);
-    return metric ? [{ ...metric, latest_version: version }] : [];
-  });
+  const chosen = await metricsAtVersions(conversation.org_id, metricVersions);
   const messages = await recentMessages(conversation.org_id, conversation.id, transcriptLength);
   const results = await judgeAll(
     {
@@ -302,4 +308,41 @@ export const judgeSimulatedConversation = async (
     results.map((result) => result.metric_id),
   );
   return results;
+};
+
+/**
+ * Judges each metric, at the version given, over each of several transcripts of the same
+ * conversation's turns (a backtest's original and its replay), storing nothing: the values go into
+ * the caller's own record. The model and prompt logs are `conversation`'s (the replay's), so the
+ * judged conversation is only read. A metric that no longer exists is left out.
+ */
+export const judgeTranscripts = async (
+  conversation: ConversationRecord,
+  metricVersions: { metricId: string; version: number }[],
+  transcripts: MessageRecord[][],
+): Promise<{ metricId: string; version: number; values: MetricEvaluationResultInstance['result'][] }[]> => {
+  const interactionId = conversation.last_interaction_id;
+  if (!interactionId || metricVersions.length === 0) return [];
+  const chosen = await metricsAtVersions(conversation.org_id, metricVersions);
+  const signal = AbortSignal.timeout(postSessionTimeLimitMs);
+  const judged = await Promise.all(
+    transcripts.map((messages) =>
+      judgeAll(
+        {
+          conversation,
+          interactionId,
+          transcript: transcriptOf(messages),
+          // Not stored: the results are only read for their values.
+          source: (references) => ({ type: 'post-session', conversation_id: conversation.id, references }),
+          signal,
+        },
+        chosen,
+      ),
+    ),
+  );
+  return chosen.map((metric, index) => ({
+    metricId: metric.id,
+    version: metric.latest_version,
+    values: judged.map((results) => results[index]?.result ?? null),
+  }));
 };

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { type Item, isConditionFailure, queryAll, updateItem } from '../data/table';
-import { usageStampUnchanged } from '../data/usage-links';
-import { defineVersionedEntity, versionedHead } from '../data/versioned-entity';
+import { type Item, isConditionFailure, queryAll, type TransactItem, updateItem } from '../data/table';
+import { claimVersionedHead, usageStampUnchanged } from '../data/usage-links';
+import { defineVersionedEntity } from '../data/versioned-entity';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
-import { creatorInfo, tagMap } from '../kernel/schemas';
-import { metricValue, metricVersionInstance } from './schemas';
+import { metricVersionInstance } from './schemas';
+import { type StoredMetric, storedMetric } from './stored-records';
 
 /**
  * Metrics, on the versioned-entity layout (partition, then sort key):
@@ -41,24 +41,14 @@ export const metricCounts = defineEntity({
   sort: () => 'COUNT',
 });
 
-export const storedMetric = versionedHead.extend({
-  org_id: z.string(),
-  applied_to_services: z.array(z.string()),
-  additional_notes: z.string().nullable(),
-  tags: tagMap,
-  updated_at: z.string(),
-  updated_by: creatorInfo,
-  description: z.string(),
-  metric_value: metricValue,
-  /** Moved by simulation unit tests that start using the metric (`simulation/usage-repository.ts`). */
-  usage_stamp: z.number().int().optional(),
-});
-export type StoredMetric = z.infer<typeof storedMetric>;
-
 /** A head as the versioned entity reads it (keeping its own attributes), as a metric. */
 const toMetric = (head: object): StoredMetric => storedMetric.parse(head);
 
 export const metricNotFound = (id: string) => new NotFoundError(`Metric ${id} does not exist.`);
+
+/** The transaction item marking the metric as used by a simulation (it must exist and not be deleted). */
+export const claimMetric = (orgId: string, id: string): TransactItem =>
+  claimVersionedHead(metrics.heads.key(orgId, { id }));
 
 /** What the head repeats of the latest version, and who changed the metric last. */
 export const latestVersionAttributes = (version: StoredMetricVersion) => ({

@@ -1,5 +1,5 @@
 import { listFingerprint, offsetPage, type Paged, pageOf } from '../data/paging';
-import type { VersionedHead } from '../data/versioned-entity';
+import type { VersionedHead } from '../data/versioned-head';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
@@ -20,7 +20,6 @@ import {
   metrics,
   organizationMetrics,
   requireMetric,
-  type StoredMetric,
   type StoredMetricVersion,
   softDeleteMetric,
   updateMetricHead,
@@ -33,6 +32,7 @@ import type {
   MetricVersionInstance,
   UpdateMetricRequest,
 } from './schemas';
+import type { StoredMetric } from './stored-records';
 import { requireMetricUnusedBySimulation } from './usage';
 
 /** What permission grant conditions can name on a metric. */

@@ -4,7 +4,8 @@ import { type Paged, pageOfQuery } from '../data/paging';
 import type { ResultPut } from '../data/table';
 import { type Item, putItem, queryAll, queryPage } from '../data/table';
 import { maxMetricsPerOrganization } from './metric-repository';
-import { type MetricEvaluationResultInstance, metricEvaluationResultInstance } from './schemas';
+import type { MetricEvaluationResultInstance } from './schemas';
+import { type StoredResult, storedResult } from './stored-records';
 
 /**
  * Metric evaluation results. The sort key says what a result is the result of, so the rules
@@ -21,13 +22,6 @@ import { type MetricEvaluationResultInstance, metricEvaluationResultInstance } f
  *
  * Result ids sort by creation time, so a time range is a range of index sort keys.
  */
-const storedResult = metricEvaluationResultInstance.extend({
-  /** What the result is the result of: its sort key. */
-  source_key: z.string(),
-  /** The evaluated conversation (none for simulations), for the conversation index. */
-  conversation_id: z.string().nullable(),
-});
-type StoredResult = z.infer<typeof storedResult>;
 
 export const metricResults = defineEntity({
   name: 'metric-result',

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import {
-  continuationToken,
   creatorInfo,
   objectId,
   pagedResponse,
+  pageQuery,
   queryArray,
   queryBoolean,
-  queryNumber,
   strippedText,
   tagList,
   tagsInput,
@@ -142,8 +141,7 @@ const tagQuery = queryArray(z.string()).describe('Tags, each as `key:value`; `ke
 
 export const getMetricsQuery = z.object({
   id: queryArray(objectId).describe('The IDs of the metrics to retrieve.'),
-  limit: queryNumber(z.number().int().min(1).max(50)).prefault(50).describe('The maximum number of metrics to return.'),
-  continuation_token: continuationToken,
+  ...pageQuery(50, 50, 'The maximum number of metrics to return.'),
   applied_to_service: queryArray(objectId).describe('The IDs of the services that the metrics are applied to.'),
   type: queryArray(metricValueType).describe('The types of the metrics.'),
   is_deleted: queryBoolean
@@ -261,10 +259,7 @@ export const metricEvaluationResultInstance = z.object({
 });
 
 export const getMetricEvaluationResultsQuery = z.object({
-  limit: queryNumber(z.number().int().min(1).max(500))
-    .prefault(500)
-    .describe('The maximum number of results to return.'),
-  continuation_token: continuationToken,
+  ...pageQuery(500, 500, 'The maximum number of results to return.'),
   timestamp_after: timestamp.optional().describe('Only results evaluated on or after this moment.'),
   timestamp_before: timestamp.optional().describe('Only results evaluated on or before this moment.'),
   metric_id: queryArray(objectId).describe('The IDs of the metrics.'),

@@ -9,4 +9,4 @@ export {
   requireOrganization,
   scanOrganizationIds,
 } from './organization-repository';
-export { retentionDaysOf } from './organizations';
+export { renameOrganization, retentionDaysOf } from './organizations';

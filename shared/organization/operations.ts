@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineOperation, mediaMaxBodyBytes } from '../kernel/operation';
-import { commonHeaders, organizationPath, timestamp } from '../kernel/schemas';
+import { mediaMaxBodyBytes, operationDefiner } from '../kernel/operation';
+import { organizationPath, timestamp } from '../kernel/schemas';
 import { organizationIdPattern } from './organization-ids';
 import { conversationRetentionDays, organizationRecord, userDimensionRecord, userPreferencesRecord } from './schemas';
 import { userPreferencesInput } from './user-preferences';
@@ -9,6 +9,8 @@ import { userPreferencesInput } from './user-preferences';
  * Organizations, their API keys, user dimensions and the public signing keys (group
  * `organization`). Agents and state machines under /organization/ belong to group `agent`.
  */
+
+const organizationOperation = operationDefiner({ group: 'organization', tag: 'Organization' });
 
 /** Bounds keep the organization record well inside DynamoDB's item size: oversized input is a 422. */
 const nonEmpty = z.string().trim().min(1).max(1000);
@@ -29,15 +31,13 @@ const devopsTeamName = z
   .max(20)
   .regex(/^[a-z-]+$/, 'must contain only lowercase letters and hyphens');
 
-export const getOrganizationOperation = defineOperation({
+export const getOrganizationOperation = organizationOperation({
   operationId: 'get-organization',
   method: 'GET',
   path: '/v1/{organization}/organization/',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Get an organization',
   auth: 'optional',
-  request: { path: organizationPath, headers: commonHeaders },
+  request: { path: organizationPath },
   response: {
     status: 200,
     body: organizationRecord
@@ -67,14 +67,11 @@ export const getOrganizationOperation = defineOperation({
   },
 });
 
-export const createOrganizationOperation = defineOperation({
+export const createOrganizationOperation = organizationOperation({
   operationId: 'create-organization',
   method: 'PUT',
   path: '/v1/{organization}/organization/',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Create an organization',
-  auth: 'required',
   rateLimitPerMinute: 5,
   request: {
     // Base64 images.
@@ -85,7 +82,6 @@ export const createOrganizationOperation = defineOperation({
         .regex(organizationIdPattern, 'must be lowercase letters, digits and inner hyphens, at most 63 characters')
         .describe('The ID of the organization to create.'),
     }),
-    headers: commonHeaders,
     body: z
       .object({
         org_name: nonEmpty,
@@ -110,20 +106,16 @@ export const createOrganizationOperation = defineOperation({
   response: { status: 201, body: z.object({ org_id: z.string() }) },
 });
 
-export const modifyOrganizationOperation = defineOperation({
+export const modifyOrganizationOperation = organizationOperation({
   operationId: 'modify-organization',
   method: 'POST',
   path: '/v1/{organization}/organization/',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Modify an organization',
-  auth: 'required',
   rateLimitPerMinute: 10,
   request: {
     // Base64 images.
     maxBodyBytes: mediaMaxBodyBytes,
     path: organizationPath,
-    headers: commonHeaders,
     body: z
       .object({
         org_name: nonEmpty.nullish(),
@@ -144,31 +136,24 @@ export const modifyOrganizationOperation = defineOperation({
   response: { status: 204 },
 });
 
-export const deleteOrganizationOperation = defineOperation({
+export const deleteOrganizationOperation = organizationOperation({
   operationId: 'delete-organization',
   method: 'DELETE',
   path: '/v1/{organization}/organization/',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Delete an organization and erase all its data',
-  auth: 'required',
   rateLimitPerMinute: 5,
-  request: { path: organizationPath, headers: commonHeaders },
+  request: { path: organizationPath },
   response: { status: 204 },
 });
 
-export const createApiKeyOperation = defineOperation({
+export const createApiKeyOperation = organizationOperation({
   operationId: 'create-api-key',
   method: 'POST',
   path: '/v1/{organization}/organization/api_key/',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Create an API key',
-  auth: 'required',
   rateLimitPerMinute: 5,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     body: z.object({
       name: z.string().trim().min(1).max(256).nullish().describe('An optional name to recognise the key by.'),
       duration: z.string().max(64).describe('ISO 8601 duration from 1 to 90 days, e.g. P30D.'),
@@ -181,16 +166,13 @@ export const createApiKeyOperation = defineOperation({
   },
 });
 
-export const getApiKeysOperation = defineOperation({
+export const getApiKeysOperation = organizationOperation({
   operationId: 'get-api-keys',
   method: 'GET',
   path: '/v1/{organization}/organization/api_key/',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Get API keys for the organization',
-  auth: 'required',
   rateLimitPerMinute: 10,
-  request: { path: organizationPath, headers: commonHeaders },
+  request: { path: organizationPath },
   response: {
     status: 200,
     body: z.object({
@@ -212,44 +194,35 @@ export const getApiKeysOperation = defineOperation({
   },
 });
 
-export const deleteApiKeyOperation = defineOperation({
+export const deleteApiKeyOperation = organizationOperation({
   operationId: 'delete-api-key',
   method: 'DELETE',
   path: '/v1/{organization}/organization/api_key/{api_key_id}/',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Delete an API key',
-  auth: 'required',
   rateLimitPerMinute: 10,
   request: {
     path: organizationPath.extend({ api_key_id: z.string().min(1).max(64).describe('ID of the API key to delete.') }),
-    headers: commonHeaders,
   },
   response: { status: 200, body: z.object({ deleted_key_id: z.string() }) },
 });
 
-export const getUserDimensionsOperation = defineOperation({
+export const getUserDimensionsOperation = organizationOperation({
   operationId: 'get-user-dimensions',
   method: 'GET',
   path: '/v1/{organization}/organization/user_dimensions/',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Get user dimensions for the organization',
-  auth: 'required',
   rateLimitPerMinute: 20,
-  request: { path: organizationPath, headers: commonHeaders },
+  request: { path: organizationPath },
   response: { status: 200, body: z.object({ user_dimensions: z.array(userDimensionRecord) }) },
 });
 
-export const getJwksOperation = defineOperation({
+export const getJwksOperation = organizationOperation({
   operationId: 'get-jwks',
   method: 'GET',
   path: '/v1/{organization}/organization/jwks.json',
-  group: 'organization',
-  tag: 'Organization',
   summary: 'Public keys that verify the tokens the platform issues (JSON Web Key Set)',
   auth: 'none',
-  request: { path: organizationPath, headers: commonHeaders },
+  request: { path: organizationPath },
   response: {
     status: 200,
     body: z.object({

@@ -81,6 +81,10 @@ export interface ModifyOrganizationInput extends OrganizationDescription {
   conversation_retention_days?: ConversationRetentionDays | null;
 }
 
+/** Sets the organization's name and title (undefined leaves one unchanged): the platform renaming its root organization. */
+export const renameOrganization = (orgId: string, names: { org_name?: string; title?: string }): Promise<void> =>
+  updateOrganization(orgId, names, {}, nowIso());
+
 /** `null` or omitted leaves a field unchanged. */
 export const modifyOrganization = async (
   orgId: string,

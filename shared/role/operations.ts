@@ -1,19 +1,19 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
+import { operationDefiner } from '../kernel/operation';
 import {
-  commonHeaders,
-  continuationToken,
   creatorInfo,
   objectId,
   organizationPath,
   pagedResponse,
+  pageQuery,
   queryArray,
   queryBoolean,
-  queryNumber,
   tagMap,
 } from '../kernel/schemas';
 
 /* Roles and their permission grants (group `role`). */
+
+const roleOperation = operationDefiner({ group: 'role', tag: 'Role' });
 
 const condition = z.discriminatedUnion('type', [
   z.object({ type: z.literal('Equals'), value: z.unknown() }),
@@ -48,18 +48,14 @@ const roleNamePath = organizationPath.extend({
   role_name: z.string().min(1).max(256).describe('The name of the role.'),
 });
 
-export const getRolesOperation = defineOperation({
+export const getRolesOperation = roleOperation({
   operationId: 'get-roles',
   method: 'GET',
   path: '/v1/{organization}/role/',
-  group: 'role',
-  tag: 'Role',
   summary: 'Get roles',
-  auth: 'required',
   rateLimitPerMinute: 20,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     query: z.object({
       return_permission_grants: queryBoolean.default(false),
       id: queryArray(objectId),
@@ -84,18 +80,14 @@ export const getRolesOperation = defineOperation({
   },
 });
 
-export const createRoleOperation = defineOperation({
+export const createRoleOperation = roleOperation({
   operationId: 'create-role',
   method: 'POST',
   path: '/v1/{organization}/role/',
-  group: 'role',
-  tag: 'Role',
   summary: 'Create a role',
-  auth: 'required',
   rateLimitPerMinute: 20,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     body: z.object({
       role_name: z.string().trim().min(1).max(256),
       description: z.string().trim().min(1).max(2000),
@@ -108,18 +100,14 @@ export const createRoleOperation = defineOperation({
   response: { status: 201, body: z.object({ role_id: z.string() }) },
 });
 
-export const modifyRoleOperation = defineOperation({
+export const modifyRoleOperation = roleOperation({
   operationId: 'modify-role',
   method: 'POST',
   path: '/v1/{organization}/role/{role_name}',
-  group: 'role',
-  tag: 'Role',
   summary: 'Modify a role (a change to grants, frontend view or inherited role makes a new role of the same name)',
-  auth: 'required',
   rateLimitPerMinute: 10,
   request: {
     path: roleNamePath,
-    headers: commonHeaders,
     body: z
       .object({
         description: z.string().trim().min(1).max(2000).nullish(),
@@ -132,16 +120,13 @@ export const modifyRoleOperation = defineOperation({
   response: { status: 200, body: z.object({ role_id: z.string() }) },
 });
 
-export const assignRoleOperation = defineOperation({
+export const assignRoleOperation = roleOperation({
   operationId: 'assign-role',
   method: 'POST',
   path: '/v1/{organization}/role/{role_name}/assign',
-  group: 'role',
-  tag: 'Role',
   summary: 'Assign a role to a user',
-  auth: 'required',
   rateLimitPerMinute: 1000,
-  request: { path: roleNamePath, headers: commonHeaders, body: z.object({ user_id: z.string().min(1).max(64) }) },
+  request: { path: roleNamePath, body: z.object({ user_id: z.string().min(1).max(64) }) },
   response: { status: 200, body: z.object({ role_id: z.string() }) },
 });
 
@@ -159,18 +144,14 @@ const grantTags = z.record(
     .nullable(),
 );
 
-export const createTemporaryPermissionGrantOperation = defineOperation({
+export const createTemporaryPermissionGrantOperation = roleOperation({
   operationId: 'create-temporary-permission-grant',
   method: 'POST',
   path: '/v1/{organization}/role/temporary_permission_grant/',
-  group: 'role',
-  tag: 'Role',
   summary: 'Grant a user one permission for a limited time (never more than the granter holds)',
-  auth: 'required',
   rateLimitPerMinute: 100,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     body: z.object({
       user_id: z.string().min(1).max(64),
       duration: z.string().min(2).max(64).describe('ISO 8601, from 1 minute to 90 days.'),
@@ -184,25 +165,20 @@ export const createTemporaryPermissionGrantOperation = defineOperation({
 
 export const temporaryGrantSortFields = ['user_id', 'expires_at', 'permission_grant.permission_name'] as const;
 
-export const getTemporaryPermissionGrantsOperation = defineOperation({
+export const getTemporaryPermissionGrantsOperation = roleOperation({
   operationId: 'get-temporary-permission-grants',
   method: 'GET',
   path: '/v1/{organization}/role/temporary_permission_grants/',
-  group: 'role',
-  tag: 'Role',
   summary: 'Get temporary permission grants',
-  auth: 'required',
   rateLimitPerMinute: 100,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     query: z.object({
       id: queryArray(objectId),
       user_id: queryArray(z.string().min(1).max(64)),
       permission_grant_name: z.string().min(1).max(256).optional(),
       is_expired: queryBoolean.optional(),
-      limit: queryNumber(z.number().int().min(1).max(10)).prefault(10),
-      continuation_token: continuationToken,
+      ...pageQuery(10, 10),
       creator: queryArray(z.string().max(200)),
       tag: queryArray(z.string().max(400)),
       sort_by: queryArray(z.string()).describe(

@@ -59,11 +59,11 @@ describe('privilege order', () => {
     expect(isAtLeastAsPrivileged([allow('*'), deny('Organization:DeleteOrganization')], [allow('*')])).toBe(false);
   });
 
-  it('lets a platform operator outrank any role, even its own', () => {
-    const caller = { grants: grantsOf('DefaultSuperAdministratorRole'), isPlatformOperator: true } as Caller;
+  it('lets a platform administrator outrank any role, even its own', () => {
+    const caller = { grants: grantsOf('DefaultSuperAdministratorRole'), isPlatformAdministrator: true } as Caller;
     expect(callerOutranks(caller, grantsOf('DefaultSuperAdministratorRole'))).toBe(true);
-    expect(callerOutranks({ ...caller, isPlatformOperator: false }, grantsOf('DefaultSuperAdministratorRole'))).toBe(
-      false,
-    );
+    expect(
+      callerOutranks({ ...caller, isPlatformAdministrator: false }, grantsOf('DefaultSuperAdministratorRole')),
+    ).toBe(false);
   });
 });

@@ -60,9 +60,9 @@ export const isAtLeastAsPrivileged = (a: readonly PermissionGrant[], b: readonly
 export const isMorePrivileged = (a: readonly PermissionGrant[], b: readonly PermissionGrant[]): boolean =>
   isAtLeastAsPrivileged(a, b) && !isAtLeastAsPrivileged(b, a);
 
-/** The caller outranks a role: a platform operator outranks every role of another organization. */
+/** The caller outranks a role: a platform administrator outranks every role of another organization. */
 export const callerOutranks = (caller: Caller, grants: readonly PermissionGrant[]): boolean =>
-  caller.isPlatformOperator === true || isMorePrivileged(caller.grants, grants);
+  caller.isPlatformAdministrator === true || isMorePrivileged(caller.grants, grants);
 
 export const callerAtLeast = (caller: Caller, grants: readonly PermissionGrant[]): boolean =>
-  caller.isPlatformOperator === true || isAtLeastAsPrivileged(caller.grants, grants);
+  caller.isPlatformAdministrator === true || isAtLeastAsPrivileged(caller.grants, grants);

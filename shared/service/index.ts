@@ -1,2 +1,4 @@
 /** What other capabilities may use of service's records; everything else stays behind its domain functions. */
-export { claimVersionSet, getService, services } from './service-repository';
+
+export { serviceLakeSources } from './lake-sources';
+export { claimVersionSet, getService, getServices } from './service-repository';

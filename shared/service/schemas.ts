@@ -188,10 +188,23 @@ export const versionSetHistoryResponse = pagedResponse({
   revisions: z.array(versionSetRevisionRecord).describe('The revisions, newest first.'),
 });
 
-export const promotionGate = z.object({
-  simulation_unit_test_set_id: objectId.describe('The simulation unit test set the candidate versions must pass.'),
-  min_pass_rate: z.number().min(0).max(1).describe('The share of simulated conversations that must pass, 0 to 1.'),
-});
+export const promotionGate = z.union([
+  z.object({
+    simulation_unit_test_set_id: objectId.describe('The simulation unit test set the candidate versions must pass.'),
+    min_pass_rate: z.number().min(0).max(1).describe('The share of simulated conversations that must pass, 0 to 1.'),
+  }),
+  z.object({
+    simulation_backtest_id: objectId.describe(
+      "A backtest of the `from` set's current versions on the service's real conversations (platform extension).",
+    ),
+    max_divergence_rate: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe('The largest share of replayed conversations that may diverge from the originals, 0 to 1.'),
+  }),
+]);
+export type PromotionGate = z.infer<typeof promotionGate>;
 
 export const promoteVersionSetRequest = z.object({
   from: z
@@ -225,6 +238,10 @@ export const promotionRecord = z.object({
   candidate: versionSetRecord.describe("The versions promoted: the `from` set's, resolved when the promotion started."),
   simulation_unit_test_set_run_id: z.string().nullable().describe("The gate's simulation run."),
   pass_rate: z.number().nullable().describe("The gate run's pass rate, once it completed."),
+  divergence_rate: z
+    .number()
+    .nullish()
+    .describe("The gate backtest's divergence rate, once it completed (a backtest gate only)."),
   revision: z.number().int().nullable().describe('The revision of the version set the promotion made, once promoted.'),
   creator: creatorInfo,
   created_at: z.string(),
@@ -243,3 +260,27 @@ export const rollbackVersionSetRequest = z.object({
 export type VersionSetRevisionRecord = z.infer<typeof versionSetRevisionRecord>;
 export type PromotionRecord = z.infer<typeof promotionRecord>;
 export type PromoteVersionSetRequest = z.infer<typeof promoteVersionSetRequest>;
+
+/** A service as stored (its item, keys aside). */
+export const storedService = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  is_active: z.boolean(),
+  agent_id: z.string(),
+  service_hierarchical_state_machine_id: z.string(),
+  tags: z.record(z.string(), z.string().nullable()),
+  keyterms: z.array(z.string()),
+  /** Services created before operators have none: `defaultOperatorEscalation`. */
+  operator_escalation: operatorEscalationRecord.optional(),
+  version_sets: z.record(z.string(), versionSetRecord),
+  /** Each version set's latest revision number (its history, `version-set-revision-repository.ts`); kept after a deletion. */
+  version_set_revisions: z.record(z.string(), z.number().int()).default({}),
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+  created_at: z.string(),
+  updated_at: z.string(),
+  /** Every write is conditioned on the revision it read, so concurrent changes cannot interleave. */
+  revision: z.number().int(),
+});
+export type StoredService = z.infer<typeof storedService>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agents } from '../agent/index';
+import { agentActiveServiceDelta } from '../agent/index';
 import { defineEntity } from '../data/entity';
 import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
 import { failedConditions, type Item, queryAll, queryPage, type TransactItem, transactWrite } from '../data/table';
@@ -13,9 +13,8 @@ import {
   sortableValue,
   type TagFilter,
 } from '../kernel/list-params';
-import { creatorInfo } from '../kernel/schemas';
-import { stateMachines } from '../state-machine/index';
-import { operatorEscalationRecord, versionSetRecord } from './schemas';
+import { stateMachineActiveServiceDelta } from '../state-machine/index';
+import { type StoredService, storedService } from './schemas';
 
 /*
  * Entities (partition, then sort key):
@@ -27,29 +26,6 @@ import { operatorEscalationRecord, versionSetRecord } from './schemas';
  * Version sets live inside the service item; every change rewrites the item conditioned on its revision.
  * Agents and state machines count the active services using them (`active_services`), in the same transactions.
  */
-
-const storedService = z.object({
-  id: z.string(),
-  name: z.string(),
-  description: z.string(),
-  is_active: z.boolean(),
-  agent_id: z.string(),
-  service_hierarchical_state_machine_id: z.string(),
-  tags: z.record(z.string(), z.string().nullable()),
-  keyterms: z.array(z.string()),
-  /** Services created before operators have none: `defaultOperatorEscalation`. */
-  operator_escalation: operatorEscalationRecord.optional(),
-  version_sets: z.record(z.string(), versionSetRecord),
-  /** Each version set's latest revision number (its history, `version-set-revision-repository.ts`); kept after a deletion. */
-  version_set_revisions: z.record(z.string(), z.number().int()).default({}),
-  creator: creatorInfo,
-  updated_by: creatorInfo,
-  created_at: z.string(),
-  updated_at: z.string(),
-  /** Every write is conditioned on the revision it read, so concurrent changes cannot interleave. */
-  revision: z.number().int(),
-});
-export type StoredService = z.infer<typeof storedService>;
 
 export const services = defineEntity({
   name: 'service',
@@ -115,6 +91,13 @@ export interface CompanionWrite {
   failure: Failure;
 }
 
+/** The services of `ids` that exist, in the order asked. */
+export const getServices = (orgId: string, ids: readonly string[]): Promise<StoredService[]> =>
+  services.getMany(
+    orgId,
+    ids.map((id) => ({ id })),
+  );
+
 /**
  * Writes a new or changed service and everything that must change with it, in one transaction:
  * the active-name guard, the active-service counts of its agent and state machine, and the tag
@@ -175,23 +158,23 @@ export const saveService = async (
   // Keep the active-service counts of the agent and state machine in step, so neither can be
   // deprecated while an active service uses it, and a service cannot start using a deprecated one.
   const uses = [
-    { store: agents, label: 'Agent', id: (of: StoredService) => of.agent_id },
+    { activeServiceDelta: agentActiveServiceDelta, label: 'Agent', id: (of: StoredService) => of.agent_id },
     {
-      store: stateMachines,
+      activeServiceDelta: stateMachineActiveServiceDelta,
       label: 'Service hierarchical state machine',
       id: (of: StoredService) => of.service_hierarchical_state_machine_id,
     },
   ];
-  for (const { store, id, label } of uses) {
+  for (const { activeServiceDelta, id, label } of uses) {
     const before = previous?.is_active ? id(previous) : undefined;
     const after = service.is_active ? id(service) : undefined;
     if (before === after) continue;
     if (before !== undefined) {
-      add(store.activeServiceDelta(orgId, before, -1), () => new StaleServiceError(service.id));
+      add(activeServiceDelta(orgId, before, -1), () => new StaleServiceError(service.id));
     }
     if (after !== undefined) {
       add(
-        store.activeServiceDelta(orgId, after, 1),
+        activeServiceDelta(orgId, after, 1),
         () =>
           new BadRequestError(`${label} ${after} is deprecated or has no version; an active service cannot use it.`),
       );

@@ -1,5 +1,5 @@
-import { agents } from '../agent/index';
-import type { VersionedHead } from '../data/versioned-entity';
+import { getAgent, getAgents } from '../agent/index';
+import type { VersionedHead } from '../data/versioned-head';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
@@ -11,12 +11,13 @@ import {
   permissionCheck,
   requirePermission,
 } from '../kernel/permissions';
-import { stateMachines } from '../state-machine/index';
+import { getStateMachine, getStateMachines } from '../state-machine/index';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import {
   type CreateServiceRequest,
   defaultOperatorEscalation,
   type ServiceRecord,
+  type StoredService,
   type UpdateServiceRequest,
   type VersionSetInput,
   type VersionSetRevisionRecord,
@@ -28,7 +29,6 @@ import {
   listServices as listStoredServices,
   type ServiceListQuery,
   StaleServiceError,
-  type StoredService,
   saveService,
 } from './service-repository';
 import { requireServiceUnusedBySimulation, requireVersionSetUnusedBySimulation } from './usage';
@@ -117,8 +117,8 @@ export const createService = async (
   requirePermission(caller, 'Service:CreateService', attributes);
   requirePermission(caller, 'Service:CreateVersionSet', attributes);
   const [agent, machine] = await Promise.all([
-    agents.get(orgId, request.agent_id),
-    stateMachines.get(orgId, request.service_hierarchical_state_machine_id),
+    getAgent(orgId, request.agent_id),
+    getStateMachine(orgId, request.service_hierarchical_state_machine_id),
   ]);
   if (!agent) throw new NotFoundError(`Agent ${request.agent_id} does not exist.`);
   if (!machine) {
@@ -160,11 +160,11 @@ export const createService = async (
 /** Services as clients see them: tags as a list, edge showing the versions it currently resolves to. */
 const serviceViews = async (orgId: string, services: StoredService[]): Promise<ServiceRecord[]> => {
   const [agentHeads, machineHeads] = await Promise.all([
-    agents.getMany(
+    getAgents(
       orgId,
       services.map((service) => service.agent_id),
     ),
-    stateMachines.getMany(
+    getStateMachines(
       orgId,
       services.map((service) => service.service_hierarchical_state_machine_id),
     ),
@@ -277,7 +277,7 @@ export const updateService = (
     if (next.agent_id !== current.agent_id || activating) {
       checkReplacement(
         next,
-        await agents.get(orgId, next.agent_id),
+        await getAgent(orgId, next.agent_id),
         next.agent_id,
         labels.agent,
         (set) => set.agent_version_number,
@@ -287,7 +287,7 @@ export const updateService = (
     if (machineId !== current.service_hierarchical_state_machine_id || activating) {
       checkReplacement(
         next,
-        await stateMachines.get(orgId, machineId),
+        await getStateMachine(orgId, machineId),
         machineId,
         labels.stateMachine,
         (set) => set.service_hierarchical_state_machine_version_number,
@@ -315,8 +315,8 @@ export const withVersionSet = async (
   set: VersionSetInput,
 ): Promise<StoredService> => {
   const [agent, machine] = await Promise.all([
-    agents.get(orgId, current.agent_id),
-    stateMachines.get(orgId, current.service_hierarchical_state_machine_id),
+    getAgent(orgId, current.agent_id),
+    getStateMachine(orgId, current.service_hierarchical_state_machine_id),
   ]);
   const latest = { agent: agent?.latest_version ?? null, stateMachine: machine?.latest_version ?? null };
   return {

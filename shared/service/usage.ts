@@ -1,6 +1,6 @@
-import { agents } from '../agent/index';
+import { getAgent } from '../agent/index';
 import { requireUnused, usageTargets } from '../data/usage-links';
-import { stateMachines } from '../state-machine/index';
+import { getStateMachine } from '../state-machine/index';
 
 /*
  * Which records are in use, for the rules that forbid deprecating, deactivating or deleting them.
@@ -10,11 +10,11 @@ import { stateMachines } from '../state-machine/index';
 
 /** Whether an active service uses the agent; such an agent cannot be deprecated. */
 export const isAgentUsedByActiveService = async (orgId: string, agentId: string): Promise<boolean> =>
-  ((await agents.get(orgId, agentId, true))?.active_services ?? 0) > 0;
+  ((await getAgent(orgId, agentId, true))?.active_services ?? 0) > 0;
 
 /** Whether an active service uses the state machine; such a machine cannot be deprecated. */
 export const isStateMachineUsedByActiveService = async (orgId: string, machineId: string): Promise<boolean> =>
-  ((await stateMachines.get(orgId, machineId, true))?.active_services ?? 0) > 0;
+  ((await getStateMachine(orgId, machineId, true))?.active_services ?? 0) > 0;
 
 /**
  * 400, naming the unit test, while a simulation unit test uses the service; such a service

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StoredService } from './service-repository';
+import type { StoredService } from './schemas';
 import { withRevisions } from './version-set-revisions';
 import { edgeVersionSet } from './version-sets';
 

@@ -1,5 +1,5 @@
-import type { VersionSetRecord, VersionSetRevisionRecord } from './schemas';
-import type { CompanionWrite, StoredService } from './service-repository';
+import type { StoredService, VersionSetRecord, VersionSetRevisionRecord } from './schemas';
+import type { CompanionWrite } from './service-repository';
 import { StaleServiceError } from './service-repository';
 import { versionSetRevisionPut } from './version-set-revision-repository';
 import { EDGE } from './version-sets';
@@ -19,6 +19,10 @@ const canonical = (value: unknown): string =>
       ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
       : inner,
   );
+
+/** A version set's revision number: 0 before its first (the name may be any string, `toString` too). */
+export const revisionOf = (service: StoredService, name: string): number =>
+  Object.hasOwn(service.version_set_revisions, name) ? (service.version_set_revisions[name] ?? 0) : 0;
 
 const setOf = (service: StoredService | undefined, name: string): VersionSetRecord | null =>
   service && Object.hasOwn(service.version_sets, name) ? (service.version_sets[name] ?? null) : null;
@@ -42,7 +46,7 @@ export const withRevisions = (
     const before = setOf(current, name);
     const after = setOf(next, name);
     if (canonical(before) === canonical(after)) continue;
-    const revision = (current?.version_set_revisions[name] ?? 0) + 1;
+    const revision = (current ? revisionOf(current, name) : 0) + 1;
     numbers[name] = revision;
     revisions.push({
       service_id: next.id,

@@ -1,6 +1,6 @@
-import { agents } from '../agent/index';
+import { getAgent } from '../agent/index';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
-import { stateMachines } from '../state-machine/index';
+import { getStateMachine } from '../state-machine/index';
 import type { LlmConfigInput, LlmConfigRecord, VersionSetInput, VersionSetRecord } from './schemas';
 import { getService } from './service-repository';
 
@@ -115,10 +115,10 @@ export const resolveVersionSet = async (
   };
   const machineId = service.service_hierarchical_state_machine_id;
   const [agentVersion, stateMachineVersion] = await Promise.all([
-    latestOf(set.agent_version_number, () => agents.get(orgId, service.agent_id), 'agent'),
+    latestOf(set.agent_version_number, () => getAgent(orgId, service.agent_id), 'agent'),
     latestOf(
       set.service_hierarchical_state_machine_version_number,
-      () => stateMachines.get(orgId, machineId),
+      () => getStateMachine(orgId, machineId),
       'service hierarchical state machine',
     ),
   ]);

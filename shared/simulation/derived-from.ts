@@ -1,28 +1,14 @@
-import { z } from 'zod';
 import type { Caller } from '../kernel/caller';
 import { ForbiddenError, NotFoundError } from '../kernel/errors';
 import { canReadMessage } from '../kernel/permissions';
-import { tagMap } from '../kernel/schemas';
 import { requireVisibleUser } from '../user/users';
+import type { DerivedFrom } from './schemas';
 
 /*
  * A scenario or persona made from a conversation (`from_conversation`) carries the conversation's
  * protection: it keeps a link to what it copied, and its content is shown only to a caller who may
  * read those messages (and, for the user's models, that user's models) in the conversation itself.
  */
-
-/** What a record copied from a conversation: the messages it was made from and whether the user's models. */
-export const derivedFrom = z.object({
-  conversation_id: z.string(),
-  user_id: z.string(),
-  service_id: z.string(),
-  tags: tagMap,
-  /** The messages copied (their text, or what was written from it), with what grant conditions name on them. */
-  messages: z.array(z.object({ id: z.string(), message_type: z.string() })),
-  /** Whether the user's models were copied. */
-  user_models: z.boolean(),
-});
-export type DerivedFrom = z.infer<typeof derivedFrom>;
 
 const userModelsReadable = async (orgId: string, caller: Caller, userId: string): Promise<boolean> => {
   try {
@@ -56,18 +42,17 @@ export const mayReadDerived = async (
 ): Promise<boolean> => !head.derived_from || mayReadSource(orgId, caller, head.derived_from);
 
 /**
- * Refuses, with 403 and the reason, a caller who may read a derived record but not what it
- * copied from its conversation.
+ * Refuses, with 403 and the reason, a caller who may read a derived record (`what`: "Simulation
+ * scenario {id}") but not what it copied from its conversation.
  */
 export const requireSourceReadable = async (
   orgId: string,
   caller: Caller,
-  label: string,
-  head: { id: string; derived_from?: DerivedFrom },
+  what: string,
+  source: DerivedFrom | null | undefined,
 ): Promise<void> => {
-  const source = head.derived_from;
   if (!source || (await mayReadSource(orgId, caller, source))) return;
   throw new ForbiddenError(
-    `${label} ${head.id} was made from conversation ${source.conversation_id}: reading it needs Conversation:GetMessage on the messages it copied${source.user_models ? " and User:GetUserModel on that conversation's user" : ''}.`,
+    `${what} was made from conversation ${source.conversation_id}: reading it needs Conversation:GetMessage on the messages it copied${source.user_models ? " and User:GetUserModel on that conversation's user" : ''}.`,
   );
 };

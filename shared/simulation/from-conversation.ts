@@ -9,10 +9,9 @@ import { conversationAttributes, requirePermission } from '../kernel/permissions
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { listMetrics } from '../metric/metrics';
 import { getUserModel } from '../user/insights';
-import type { DerivedFrom } from './derived-from';
 import { createPersona } from './personas';
 import { createScenario } from './scenarios';
-import type { ReferenceMessage, SuccessCriterion, UnitTestFromConversationRequest } from './schemas';
+import type { DerivedFrom, ReferenceMessage, SuccessCriterion, UnitTestFromConversationRequest } from './schemas';
 import { simulatedUserPurpose } from './simulated-user';
 import { createUnitTest } from './unit-tests';
 

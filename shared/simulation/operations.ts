@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
-import { commonHeaders, objectId, organizationPath, pagedResponse, versionListQuery } from '../kernel/schemas';
+import { operationDefiner } from '../kernel/operation';
+import { objectId, organizationPath, pagedResponse, versionListQuery } from '../kernel/schemas';
 import {
   createPersonaRequest,
   createScenarioRequest,
@@ -40,10 +40,7 @@ import {
  * sets. Paths, statuses, shapes and rate limits follow the reference, operation by operation.
  */
 
-const headers = commonHeaders;
-const tag = 'Simulation';
-const group = 'simulation';
-const auth = 'required';
+const simulationOperation = operationDefiner({ group: 'simulation', tag: 'Simulation' });
 
 const personaPath = organizationPath.extend({
   simulation_persona_id: objectId.describe('The ID of the simulation persona.'),
@@ -60,335 +57,260 @@ const unitTestSetPath = organizationPath.extend({
 
 // Personas
 
-export const createPersonaOperation = defineOperation({
+export const createPersonaOperation = simulationOperation({
   operationId: 'create-simulation-persona',
   method: 'POST',
   path: '/v1/{organization}/simulation/persona/',
-  group,
-  tag,
   summary: 'Create a simulation persona',
-  auth,
   rateLimitPerMinute: 100,
-  request: { path: organizationPath, headers, body: createPersonaRequest },
+  request: { path: organizationPath, body: createPersonaRequest },
   response: { status: 201, body: z.object({ simulation_persona_id: z.string() }) },
 });
 
-export const getPersonasOperation = defineOperation({
+export const getPersonasOperation = simulationOperation({
   operationId: 'get-simulation-personas',
   method: 'GET',
   path: '/v1/{organization}/simulation/persona/',
-  group,
-  tag,
   summary: 'Get simulation personas',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, headers, query: getPersonasQuery },
+  request: { path: organizationPath, query: getPersonasQuery },
   response: { status: 200, body: getPersonasResponse },
 });
 
-export const createPersonaVersionOperation = defineOperation({
+export const createPersonaVersionOperation = simulationOperation({
   operationId: 'create-simulation-persona-version',
   method: 'POST',
   path: '/v1/{organization}/simulation/persona/{simulation_persona_id}/version/',
-  group,
-  tag,
   summary: 'Create a new simulation persona version',
-  auth,
   rateLimitPerMinute: 100,
-  request: { path: personaPath, headers, query: createVersionQuery, body: personaVersionBody },
+  request: { path: personaPath, query: createVersionQuery, body: personaVersionBody },
   response: { status: 201, body: createVersionResponse },
 });
 
-export const getPersonaVersionsOperation = defineOperation({
+export const getPersonaVersionsOperation = simulationOperation({
   operationId: 'get-simulation-persona-versions',
   method: 'GET',
   path: '/v1/{organization}/simulation/persona/{simulation_persona_id}/version/',
-  group,
-  tag,
   summary: 'Get simulation persona versions',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: personaPath, headers, query: versionListQuery },
+  request: { path: personaPath, query: versionListQuery },
   response: { status: 200, body: pagedResponse({ simulation_persona_versions: z.array(personaVersionInstance) }) },
 });
 
-export const updatePersonaOperation = defineOperation({
+export const updatePersonaOperation = simulationOperation({
   operationId: 'update-simulation-persona',
   method: 'POST',
   path: '/v1/{organization}/simulation/persona/{simulation_persona_id}/',
-  group,
-  tag,
   summary: 'Update a simulation persona',
-  auth,
   rateLimitPerMinute: 100,
-  request: { path: personaPath, headers, body: updateTagsRequest },
+  request: { path: personaPath, body: updateTagsRequest },
   response: { status: 204 },
 });
 
-export const deletePersonaOperation = defineOperation({
+export const deletePersonaOperation = simulationOperation({
   operationId: 'delete-simulation-persona',
   method: 'DELETE',
   path: '/v1/{organization}/simulation/persona/{simulation_persona_id}/',
-  group,
-  tag,
   summary: 'Delete a simulation persona',
-  auth,
   rateLimitPerMinute: 100,
-  request: { path: personaPath, headers },
+  request: { path: personaPath },
   response: { status: 204 },
 });
 
-export const searchPersonasOperation = defineOperation({
+export const searchPersonasOperation = simulationOperation({
   operationId: 'search-simulation-personas',
   method: 'GET',
   path: '/v1/{organization}/simulation/persona/search',
-  group,
-  tag,
   summary: 'Search simulation personas',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, headers, query: searchPersonasQuery },
+  request: { path: organizationPath, query: searchPersonasQuery },
   response: { status: 200, body: z.object({ simulation_personas: z.array(personaInstance) }) },
 });
 
 // Scenarios
 
-export const createScenarioOperation = defineOperation({
+export const createScenarioOperation = simulationOperation({
   operationId: 'create-simulation-scenario',
   method: 'POST',
   path: '/v1/{organization}/simulation/scenario/',
-  group,
-  tag,
   summary: 'Create a simulation scenario',
-  auth,
   rateLimitPerMinute: 500,
-  request: { path: organizationPath, headers, body: createScenarioRequest },
+  request: { path: organizationPath, body: createScenarioRequest },
   response: { status: 201, body: z.object({ simulation_scenario_id: z.string() }) },
 });
 
-export const getScenariosOperation = defineOperation({
+export const getScenariosOperation = simulationOperation({
   operationId: 'get-simulation-scenarios',
   method: 'GET',
   path: '/v1/{organization}/simulation/scenario/',
-  group,
-  tag,
   summary: 'Get simulation scenarios',
-  auth,
   rateLimitPerMinute: 200,
-  request: { path: organizationPath, headers, query: getScenariosQuery },
+  request: { path: organizationPath, query: getScenariosQuery },
   response: { status: 200, body: getScenariosResponse },
 });
 
-export const createScenarioVersionOperation = defineOperation({
+export const createScenarioVersionOperation = simulationOperation({
   operationId: 'create-simulation-scenario-version',
   method: 'POST',
   path: '/v1/{organization}/simulation/scenario/{simulation_scenario_id}/version/',
-  group,
-  tag,
   summary: 'Create a new simulation scenario version',
-  auth,
   rateLimitPerMinute: 500,
-  request: { path: scenarioPath, headers, query: createVersionQuery, body: scenarioVersionBody },
+  request: { path: scenarioPath, query: createVersionQuery, body: scenarioVersionBody },
   response: { status: 201, body: createVersionResponse },
 });
 
-export const getScenarioVersionsOperation = defineOperation({
+export const getScenarioVersionsOperation = simulationOperation({
   operationId: 'get-simulation-scenario-versions',
   method: 'GET',
   path: '/v1/{organization}/simulation/scenario/{simulation_scenario_id}/version/',
-  group,
-  tag,
   summary: 'Get simulation scenario versions',
-  auth,
   rateLimitPerMinute: 500,
-  request: { path: scenarioPath, headers, query: versionListQuery },
+  request: { path: scenarioPath, query: versionListQuery },
   response: { status: 200, body: pagedResponse({ simulation_scenario_versions: z.array(scenarioVersionInstance) }) },
 });
 
-export const updateScenarioOperation = defineOperation({
+export const updateScenarioOperation = simulationOperation({
   operationId: 'update-simulation-scenario',
   method: 'POST',
   path: '/v1/{organization}/simulation/scenario/{simulation_scenario_id}/',
-  group,
-  tag,
   summary: 'Update a simulation scenario',
-  auth,
   rateLimitPerMinute: 500,
-  request: { path: scenarioPath, headers, body: updateTagsRequest },
+  request: { path: scenarioPath, body: updateTagsRequest },
   response: { status: 204 },
 });
 
-export const deleteScenarioOperation = defineOperation({
+export const deleteScenarioOperation = simulationOperation({
   operationId: 'delete-simulation-scenario',
   method: 'DELETE',
   path: '/v1/{organization}/simulation/scenario/{simulation_scenario_id}/',
-  group,
-  tag,
   summary: 'Delete a simulation scenario',
-  auth,
   rateLimitPerMinute: 500,
-  request: { path: scenarioPath, headers },
+  request: { path: scenarioPath },
   response: { status: 204 },
 });
 
-export const searchScenariosOperation = defineOperation({
+export const searchScenariosOperation = simulationOperation({
   operationId: 'search-simulation-scenarios',
   method: 'GET',
   path: '/v1/{organization}/simulation/scenario/search',
-  group,
-  tag,
   summary: 'Search simulation scenarios',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, headers, query: searchScenariosQuery },
+  request: { path: organizationPath, query: searchScenariosQuery },
   response: { status: 200, body: z.object({ simulation_scenarios: z.array(scenarioInstance) }) },
 });
 
 // Unit tests
 
-export const createUnitTestOperation = defineOperation({
+export const createUnitTestOperation = simulationOperation({
   operationId: 'create-simulation-unit-test',
   method: 'POST',
   path: '/v1/{organization}/simulation/unit_test/',
-  group,
-  tag,
   summary: 'Create a simulation unit test',
-  auth,
   rateLimitPerMinute: 500,
-  request: { path: organizationPath, headers, body: createUnitTestRequest },
+  request: { path: organizationPath, body: createUnitTestRequest },
   response: { status: 201, body: z.object({ simulation_unit_test_id: z.string() }) },
 });
 
 /** A finished conversation as a regression test: a scenario and persona made from it, and a unit test over them. */
-export const createUnitTestFromConversationOperation = defineOperation({
+export const createUnitTestFromConversationOperation = simulationOperation({
   operationId: 'create-simulation-unit-test-from-conversation',
   method: 'POST',
   path: '/v1/{organization}/simulation/unit_test/from_conversation',
-  group,
-  tag,
   summary: 'Create a simulation unit test from a conversation',
-  auth,
   rateLimitPerMinute: 20,
-  request: { path: organizationPath, headers, body: unitTestFromConversationRequest },
+  request: { path: organizationPath, body: unitTestFromConversationRequest },
   response: { status: 201, body: unitTestFromConversationResponse },
 });
 
-export const getUnitTestsOperation = defineOperation({
+export const getUnitTestsOperation = simulationOperation({
   operationId: 'get-simulation-unit-tests',
   method: 'GET',
   path: '/v1/{organization}/simulation/unit_test/',
-  group,
-  tag,
   summary: 'Get simulation unit tests',
-  auth,
   rateLimitPerMinute: 200,
-  request: { path: organizationPath, headers, query: getUnitTestsQuery },
+  request: { path: organizationPath, query: getUnitTestsQuery },
   response: { status: 200, body: getUnitTestsResponse },
 });
 
-export const updateUnitTestOperation = defineOperation({
+export const updateUnitTestOperation = simulationOperation({
   operationId: 'update-simulation-unit-test',
   method: 'POST',
   path: '/v1/{organization}/simulation/unit_test/{simulation_unit_test_id}/',
-  group,
-  tag,
   summary: 'Update a simulation unit test',
-  auth,
   rateLimitPerMinute: 500,
-  request: { path: unitTestPath, headers, body: updateUnitTestRequest },
+  request: { path: unitTestPath, body: updateUnitTestRequest },
   response: { status: 204 },
 });
 
-export const deleteUnitTestOperation = defineOperation({
+export const deleteUnitTestOperation = simulationOperation({
   operationId: 'delete-simulation-unit-test',
   method: 'DELETE',
   path: '/v1/{organization}/simulation/unit_test/{simulation_unit_test_id}/',
-  group,
-  tag,
   summary: 'Delete a simulation unit test',
-  auth,
   rateLimitPerMinute: 500,
-  request: { path: unitTestPath, headers },
+  request: { path: unitTestPath },
   response: { status: 204 },
 });
 
-export const searchUnitTestsOperation = defineOperation({
+export const searchUnitTestsOperation = simulationOperation({
   operationId: 'search-simulation-unit-tests',
   method: 'GET',
   path: '/v1/{organization}/simulation/unit_test/search/',
-  group,
-  tag,
   summary: 'Search simulation unit tests',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, headers, query: searchUnitTestsQuery },
+  request: { path: organizationPath, query: searchUnitTestsQuery },
   response: { status: 200, body: z.object({ simulation_unit_tests: z.array(searchedUnitTest) }) },
 });
 
 // Unit test sets
 
-export const getUnitTestSetsOperation = defineOperation({
+export const getUnitTestSetsOperation = simulationOperation({
   operationId: 'get-simulation-unit-test-sets',
   method: 'GET',
   path: '/v1/{organization}/simulation/unit_test_set/',
-  group,
-  tag,
   summary: 'Get simulation unit test sets',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, headers, query: getUnitTestSetsQuery },
+  request: { path: organizationPath, query: getUnitTestSetsQuery },
   response: { status: 200, body: getUnitTestSetsResponse },
 });
 
-export const createUnitTestSetOperation = defineOperation({
+export const createUnitTestSetOperation = simulationOperation({
   operationId: 'create-simulation-unit-test-set',
   method: 'POST',
   path: '/v1/{organization}/simulation/unit_test_set/',
-  group,
-  tag,
   summary: 'Create a simulation unit test set',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, headers, body: createUnitTestSetRequest },
+  request: { path: organizationPath, body: createUnitTestSetRequest },
   response: { status: 201, body: z.object({ simulation_unit_test_set_id: z.string() }) },
 });
 
-export const searchUnitTestSetsOperation = defineOperation({
+export const searchUnitTestSetsOperation = simulationOperation({
   operationId: 'search-simulation-unit-test-sets',
   method: 'GET',
   path: '/v1/{organization}/simulation/unit_test_set/search/',
-  group,
-  tag,
   summary: 'Search simulation unit test sets',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, headers, query: searchUnitTestSetsQuery },
+  request: { path: organizationPath, query: searchUnitTestSetsQuery },
   response: { status: 200, body: z.object({ simulation_unit_test_sets: z.array(searchedUnitTestSet) }) },
 });
 
-export const updateUnitTestSetOperation = defineOperation({
+export const updateUnitTestSetOperation = simulationOperation({
   operationId: 'update-simulation-unit-test-set',
   method: 'POST',
   path: '/v1/{organization}/simulation/unit_test_set/{simulation_unit_test_set_id}',
-  group,
-  tag,
   summary: 'Update a simulation unit test set',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: unitTestSetPath, headers, body: updateUnitTestSetRequest },
+  request: { path: unitTestSetPath, body: updateUnitTestSetRequest },
   response: { status: 204 },
 });
 
-export const deleteUnitTestSetOperation = defineOperation({
+export const deleteUnitTestSetOperation = simulationOperation({
   operationId: 'delete-simulation-unit-test-set',
   method: 'DELETE',
   path: '/v1/{organization}/simulation/unit_test_set/{simulation_unit_test_set_id}',
-  group,
-  tag,
   summary: 'Delete a simulation unit test set',
-  auth,
   rateLimitPerMinute: 50,
-  request: { path: unitTestSetPath, headers },
+  request: { path: unitTestSetPath },
   response: { status: 204 },
 });
 

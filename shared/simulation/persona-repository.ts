@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { catalogHead } from '../data/versioned-catalog';
 import { defineVersionedEntity } from '../data/versioned-entity';
 import { creatorInfo } from '../kernel/schemas';
-import { derivedFrom } from './derived-from';
+import { derivedFrom } from './schemas';
 
 /*
  * Personas, on the versioned-entity layout (partition, then sort key):

@@ -7,9 +7,15 @@ import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
-import { type DerivedFrom, requireSourceReadable } from './derived-from';
+import { requireSourceReadable } from './derived-from';
 import { personas, type StoredPersona, type StoredPersonaVersion, storedPersona } from './persona-repository';
-import type { CreatePersonaRequest, PersonaInstance, PersonaVersionBody, PersonaVersionInstance } from './schemas';
+import type {
+  CreatePersonaRequest,
+  DerivedFrom,
+  PersonaInstance,
+  PersonaVersionBody,
+  PersonaVersionInstance,
+} from './schemas';
 
 /** What permission grant conditions can name on a persona. */
 export const personaAttributes = (persona: {
@@ -38,7 +44,8 @@ const catalog = defineVersionedCatalog({
   attributes: personaAttributes,
   guardUnused: guardUnusedTarget(usageTargets.persona, 'Simulation persona'),
   matchesOwn: (persona, roles: string[]) => roles.length === 0 || roles.includes(persona.role),
-  readsContent: (orgId, caller, head) => requireSourceReadable(orgId, caller, 'Simulation persona', head),
+  readsContent: (orgId, caller, head) =>
+    requireSourceReadable(orgId, caller, `Simulation persona ${head.id}`, head.derived_from),
 });
 
 export const personaView = (persona: StoredPersona): PersonaInstance => ({

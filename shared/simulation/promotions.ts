@@ -8,9 +8,12 @@ import { newId, nowIso } from '../kernel/ids';
 import { hasPermission } from '../kernel/permissions';
 import type { PromoteVersionSetRequest, PromotionRecord, VersionSetRecord } from '../service/schemas';
 import { changeService, requireOnService, requireService, versionSetAttributes } from '../service/services';
+import { revisionOf } from '../service/version-set-revisions';
 import { EDGE, type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
 import { refreshCaller } from '../user/current-caller';
 import { announcePromotionCompleted } from '../webhook/events';
+import { getBacktest } from './backtest-repository';
+import { backtestAttributes } from './backtests';
 import { createPromotion, getPromotion, promotionEnd, updateRunningPromotion } from './promotion-repository';
 import { createRun, runStanding } from './runs';
 
@@ -99,10 +102,7 @@ const promote = async (orgId: string, promotion: PromotionRecord): Promise<Promo
       orgId,
       promotion.service_id,
       async (current) => {
-        if (
-          !Object.hasOwn(current.version_sets, name) ||
-          (current.version_set_revisions[name] ?? 0) !== promotion.base_revision
-        ) {
+        if (!Object.hasOwn(current.version_sets, name) || revisionOf(current, name) !== promotion.base_revision) {
           throw new SetChangedError();
         }
         if (!(await creatorMayPromote(orgId, promotion, current))) throw new CreatorMayNotPromoteError();
@@ -179,9 +179,12 @@ export const promoteVersionSet = async (
   }
   const versions = await resolveVersionSet(orgId, serviceId, body.from);
   const gate = body.gate ?? null;
-  const run = gate
-    ? await createRun(orgId, caller, gate.simulation_unit_test_set_id, { serviceId, versions })
-    : undefined;
+  if (gate && 'simulation_backtest_id' in gate)
+    await requireBacktestOf(orgId, caller, gate.simulation_backtest_id, versions);
+  const run =
+    gate && 'simulation_unit_test_set_id' in gate
+      ? await createRun(orgId, caller, gate.simulation_unit_test_set_id, { serviceId, versions })
+      : undefined;
   const promotion: PromotionRecord = {
     id: newId(),
     service_id: serviceId,
@@ -192,7 +195,7 @@ export const promoteVersionSet = async (
     reason: null,
     before,
     candidate: candidateOf(versions),
-    base_revision: service.version_set_revisions[name] ?? 0,
+    base_revision: revisionOf(service, name),
     simulation_unit_test_set_run_id: run?.simulation_unit_test_set_run_id ?? null,
     pass_rate: null,
     revision: null,
@@ -201,7 +204,7 @@ export const promoteVersionSet = async (
     finished_at: null,
   };
   await createPromotion(orgId, promotion);
-  if (!run) return promote(orgId, promotion);
+  if (!gate) return promote(orgId, promotion);
   try {
     await queueSimulation({ type: 'advance-version-set-promotion', org_id: orgId, promotion_id: promotion.id });
   } catch (error) {
@@ -236,6 +239,10 @@ export const advancePromotion = async (message: AdvancePromotionMessage): Promis
   const orgId = message.org_id;
   const promotion = await getPromotion(orgId, message.promotion_id);
   if (promotion?.status !== 'running') return;
+  if (promotion.gate && 'simulation_backtest_id' in promotion.gate) {
+    await advanceOnBacktest(message, promotion, promotion.gate);
+    return;
+  }
   const runId = promotion.simulation_unit_test_set_run_id;
   const standing = runId ? await runStanding(orgId, runId) : undefined;
   if (!promotion.gate || !runId || !standing) {
@@ -256,12 +263,81 @@ export const advancePromotion = async (message: AdvancePromotionMessage): Promis
   }
   const passRate = standing.passRate ?? 0;
   const scored = { ...promotion, pass_rate: passRate };
-  if (passRate < promotion.gate.min_pass_rate) {
+  const minPassRate = 'min_pass_rate' in promotion.gate ? promotion.gate.min_pass_rate : 1;
+  if (passRate < minPassRate) {
     await endWithout(
       orgId,
       scored,
       'rejected',
-      `The gate's pass rate ${passRate} is below the required ${promotion.gate.min_pass_rate}.`,
+      `The gate's pass rate ${passRate} is below the required ${minPassRate}.`,
+    );
+    return;
+  }
+  const ended = await promote(orgId, scored);
+  logger.info('version set promotion ended', { promotion_id: promotion.id, status: ended.status });
+};
+
+/**
+ * A backtest gate: the backtest (which the caller may read) must be of the service and have
+ * replayed exactly the versions `from` resolves to now (400 otherwise: the promotion would move
+ * versions nobody backtested).
+ */
+const requireBacktestOf = async (orgId: string, caller: Caller, backtestId: string, versions: ResolvedVersionSet) => {
+  const backtest = await getBacktest(orgId, backtestId, true);
+  const missing = new NotFoundError(`Simulation backtest ${backtestId} does not exist.`);
+  if (!backtest || !hasPermission(caller, 'Simulation:GetSimulationBacktest', backtestAttributes(backtest)))
+    throw missing;
+  const { candidate } = backtest;
+  if (
+    candidate.agentId !== versions.agentId ||
+    candidate.agentVersion !== versions.agentVersion ||
+    candidate.stateMachineId !== versions.stateMachineId ||
+    candidate.stateMachineVersion !== versions.stateMachineVersion
+  ) {
+    throw new BadRequestError(
+      `Simulation backtest ${backtestId} replayed other versions than the set to promote has now; backtest these.`,
+    );
+  }
+  if (backtest.status === 'failed')
+    throw new BadRequestError(`Simulation backtest ${backtestId} failed: ${backtest.reason}`);
+};
+
+/**
+ * The look at a promotion gated by a backtest: while it runs, again later; once completed, the
+ * set moves if its divergence rate is within the gate's maximum, else the promotion is rejected.
+ */
+const advanceOnBacktest = async (
+  message: AdvancePromotionMessage,
+  promotion: PromotionRecord,
+  gate: { simulation_backtest_id: string; max_divergence_rate: number },
+) => {
+  const orgId = message.org_id;
+  const backtest = await getBacktest(orgId, gate.simulation_backtest_id, true);
+  if (!backtest || backtest.status === 'failed') {
+    await endWithout(
+      orgId,
+      promotion,
+      'failed',
+      `The gate backtest ${gate.simulation_backtest_id} ${backtest ? 'failed' : 'does not exist'}.`,
+    );
+    return;
+  }
+  if (backtest.status === 'running') {
+    if (Date.now() - Date.parse(promotion.created_at) > promotionDeadlineMs) {
+      await endWithout(orgId, promotion, 'failed', `The gate backtest ${backtest.id} did not complete in time.`);
+      return;
+    }
+    await queueSimulation(message, promotionPollSeconds);
+    return;
+  }
+  const rate = backtest.summary?.divergence_rate ?? 1;
+  const scored = { ...promotion, divergence_rate: rate };
+  if (rate > gate.max_divergence_rate) {
+    await endWithout(
+      orgId,
+      scored,
+      'rejected',
+      `The gate backtest's divergence rate ${rate} is above the allowed ${gate.max_divergence_rate}.`,
     );
     return;
   }

@@ -28,16 +28,22 @@ import { nextSimulatedUserTurn } from './simulated-user';
 
 /** The most messages the simulated user reads back (max_interactions is at most 100, two or three messages each). */
 const transcriptBound = 400;
-/** What a synthetic user may do: start, talk in and finish its own conversations. */
+/**
+ * What a synthetic user may do: start, talk in and finish its own conversations. It exists only in
+ * this worker, which has it talk in its record's conversation alone: talking there is not
+ * conditioned, since a conversation made from a real one (`derived_from`) is decided on as on that
+ * one too, whose user it is not (the run's creator was checked to read what it copied).
+ */
 const syntheticUserGrants: PermissionGrant[] = [
-  'Conversation:CreateConversation',
-  'Conversation:InteractWithConversation',
-  'User:UpdateUserInfo',
-].map((permission_name) => ({
-  action: 'Allow',
-  permission_name,
-  conditions: { user_id: { type: 'Equals', value: '$caller.user_id' } },
-}));
+  ...['Conversation:CreateConversation', 'User:UpdateUserInfo'].map(
+    (permission_name): PermissionGrant => ({
+      action: 'Allow',
+      permission_name,
+      conditions: { user_id: { type: 'Equals', value: '$caller.user_id' } },
+    }),
+  ),
+  { action: 'Allow', permission_name: 'Conversation:InteractWithConversation', conditions: {} },
+];
 /** The synthetic user sees no agent actions, as a user without insight permissions would. */
 const userStream: StreamOptions = { agentActionType: /^$/ };
 
@@ -215,6 +221,16 @@ const openConversation = async (
       toolMocks: spec.tool_mocks,
       initialState: spec.initial_state,
       clockStartsAt: spec.scenario.conversation_starts_at,
+      ...(spec.derived_from
+        ? {
+            derivedFrom: {
+              id: spec.derived_from.conversation_id,
+              user_id: spec.derived_from.user_id,
+              service_id: spec.derived_from.service_id,
+              tags: spec.derived_from.tags,
+            },
+          }
+        : {}),
     },
   });
   return consumeTurn(events);

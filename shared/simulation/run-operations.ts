@@ -1,23 +1,21 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
-import { commonHeaders, organizationPath, pagedResponse } from '../kernel/schemas';
+import { operationDefiner } from '../kernel/operation';
+import { organizationPath, pagedResponse } from '../kernel/schemas';
 import { createRunRequest, runIdPath, runInstance, runListQuery } from './run-schemas';
 
 /* Simulation unit test set runs (group `simulation`): start, list, cancel, and the artifacts of a completed run. */
 
-const headers = commonHeaders;
+const runOperation = operationDefiner({ group: 'simulation', tag: 'Simulation' });
+
 const runPath = organizationPath.extend(runIdPath.shape);
 
-export const getRunsOperation = defineOperation({
+export const getRunsOperation = runOperation({
   operationId: 'get-simulation-unit-test-set-runs',
   method: 'GET',
   path: '/v1/{organization}/simulation/unit_test_set_run/',
-  group: 'simulation',
-  tag: 'Simulation',
   summary: 'Get simulation unit test set runs',
-  auth: 'required',
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, query: runListQuery, headers },
+  request: { path: organizationPath, query: runListQuery },
   response: {
     status: 200,
     body: pagedResponse({
@@ -34,32 +32,26 @@ export const getRunsOperation = defineOperation({
   },
 });
 
-export const createRunOperation = defineOperation({
+export const createRunOperation = runOperation({
   operationId: 'create-simulation-unit-test-set-run',
   method: 'POST',
   path: '/v1/{organization}/simulation/unit_test_set_run/',
-  group: 'simulation',
-  tag: 'Simulation',
   summary: 'Create a simulation unit test set run',
-  auth: 'required',
   rateLimitPerMinute: 20,
-  request: { path: organizationPath, headers, body: createRunRequest },
+  request: { path: organizationPath, body: createRunRequest },
   response: {
     status: 201,
     body: z.object({ simulation_unit_test_set_run_id: z.string().describe('The ID of the created run.') }),
   },
 });
 
-export const getRunArtifactsOperation = defineOperation({
+export const getRunArtifactsOperation = runOperation({
   operationId: 'get-simulation-unit-test-set-run-artifacts',
   method: 'GET',
   path: '/v1/{organization}/simulation/unit_test_set_run/{simulation_unit_test_set_run_id}/artifacts/',
-  group: 'simulation',
-  tag: 'Simulation',
   summary: 'Get simulation unit test set run artifacts',
-  auth: 'required',
   rateLimitPerMinute: 100,
-  request: { path: runPath, headers },
+  request: { path: runPath },
   response: {
     status: 200,
     body: z.object({
@@ -69,16 +61,13 @@ export const getRunArtifactsOperation = defineOperation({
   },
 });
 
-export const cancelRunOperation = defineOperation({
+export const cancelRunOperation = runOperation({
   operationId: 'cancel-simulation-unit-test-set-run',
   method: 'DELETE',
   path: '/v1/{organization}/simulation/unit_test_set_run/{simulation_unit_test_set_run_id}/',
-  group: 'simulation',
-  tag: 'Simulation',
   summary: 'Cancel a simulation unit test set run',
-  auth: 'required',
   rateLimitPerMinute: 10,
-  request: { path: runPath, headers },
+  request: { path: runPath },
   response: { status: 204 },
 });
 

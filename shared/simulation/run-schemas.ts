@@ -1,16 +1,8 @@
 import { z } from 'zod';
-import {
-  continuationToken,
-  creatorInfo,
-  objectId,
-  queryArray,
-  queryBoolean,
-  queryNumber,
-  timestamp,
-} from '../kernel/schemas';
+import { creatorInfo, objectId, pageQuery, queryArray, queryBoolean, timestamp } from '../kernel/schemas';
 import { llmConfigRecord } from '../service/schemas';
 import { toolMock } from '../tool/schemas';
-import { initialMessageTypes, successCriterionDescription } from './schemas';
+import { derivedFrom, initialMessageTypes, successCriterionDescription } from './schemas';
 
 /** Shapes of simulation unit test set runs (pure zod; no I/O). */
 
@@ -76,6 +68,11 @@ export const storedUnitTestRunSpec = unitTestRunSpec.extend({
   initial_state: z.string().nullable().default(null),
   /** Whether each conversation must be escalated to an operator (a built-in check beside the metrics); null: not checked. */
   expected_escalation: z.boolean().nullable().default(null),
+  /**
+   * What the persona and scenario copied from a conversation (`derived-from.ts`), one conversation at
+   * most: the run's conversations of this unit test, and its artifacts, keep that protection.
+   */
+  derived_from: derivedFrom.nullable().default(null),
 });
 export type StoredUnitTestRunSpec = z.infer<typeof storedUnitTestRunSpec>;
 
@@ -189,8 +186,7 @@ export type RunInstance = z.infer<typeof runInstance>;
 
 export const runListQuery = z.object({
   id: queryArray(objectId).describe('The IDs of the simulation unit test set runs to retrieve.'),
-  limit: queryNumber(z.number().int().min(1).max(50)).prefault(50).describe('The maximum number of runs to return.'),
-  continuation_token: continuationToken,
+  ...pageQuery(50, 50, 'The maximum number of runs to return.'),
   creator: queryArray(z.string()).describe('Creators, each `org_id,user_id`.'),
   sort_by: queryArray(z.string().regex(/^[+-]?created_at$/, '`created_at`, with + or -')).describe(
     '`+created_at` or `-created_at` (the default: newest first).',

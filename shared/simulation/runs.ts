@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import { sealSecrets } from '../auth/secret-box';
 import { presignedReadUrl } from '../aws/bucket';
 import { queueSimulation } from '../aws/queues';
 import { pageBody } from '../data/paging';
@@ -10,10 +9,9 @@ import { parseCreatorFilters } from '../kernel/list-params';
 import { asIfMissing, hasPermission, requirePermission } from '../kernel/permissions';
 import { getMetrics } from '../metric/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
-import { stateMachines } from '../state-machine/index';
+import { getStateMachine } from '../state-machine/index';
 import { stateMachineAttributes } from '../state-machine/state-machines';
-import { mayReadDerived } from './derived-from';
-import { getLatestPersonaVersion, getPersona } from './personas';
+import { requireSourceReadable } from './derived-from';
 import { runSummary } from './run-artifacts';
 import {
   getRun,
@@ -24,7 +22,8 @@ import {
   replaceRun,
 } from './run-repository';
 import type { RunInstance, RunRecord, runListQuery, StoredUnitTestRunSpec } from './run-schemas';
-import { getLatestScenarioVersion, getScenario } from './scenarios';
+import type { DerivedFrom } from './schemas';
+import { snapshotPersona, snapshotScenario } from './snapshots';
 import type { StoredUnitTest } from './unit-test-repository';
 import { getUnitTests } from './unit-test-repository';
 import { getUnitTestSet, lastTriggeredRunUpdate } from './unit-test-set-repository';
@@ -179,11 +178,14 @@ const artifactsLinkSeconds = 3600;
  */
 export const getRunArtifacts = async (orgId: string, caller: Caller, id: string) => {
   const run = await requireRun(orgId, id, caller, 'Simulation:GetSimulationUnitTestSetRun');
+  // Its transcripts hold what a persona or scenario copied from a conversation.
+  for (const spec of run.unit_test_run_specs)
+    await requireSourceReadable(orgId, caller, `Simulation unit test set run ${id}`, spec.derived_from);
   const machineIds = new Set(
     run.unit_test_run_specs.map((spec) => spec.service_hierarchical_state_machine_version_info[0]),
   );
   for (const machineId of machineIds) {
-    const machine = await stateMachines.get(orgId, machineId);
+    const machine = await getStateMachine(orgId, machineId);
     if (machine)
       requirePermission(caller, 'Organization:GetServiceHierarchicalStateMachine', stateMachineAttributes(machine));
   }
@@ -208,6 +210,27 @@ export interface RunCandidate {
 }
 
 /**
+ * What a unit test's persona and scenario copied from a conversation, as one source: the run's
+ * conversations carry that conversation's protection (a conversation carries one source), so a
+ * persona and a scenario made from two different conversations do not run together.
+ */
+const sourceOf = (unitTestId: string, ...copied: (DerivedFrom | undefined)[]): DerivedFrom | null => {
+  const [first, ...others] = copied.filter((source) => source !== undefined);
+  if (!first) return null;
+  const other = others.find((source) => source.conversation_id !== first.conversation_id);
+  if (other) {
+    throw new BadRequestError(
+      `Unit test ${unitTestId}'s persona and scenario were made from two conversations (${first.conversation_id}, ${other.conversation_id}); its simulated conversations can keep the protection of one: make both from the same conversation.`,
+    );
+  }
+  return {
+    ...first,
+    messages: [...new Map([...copied].flatMap((source) => source?.messages ?? []).map((m) => [m.id, m])).values()],
+    user_models: copied.some((source) => source?.user_models === true),
+  };
+};
+
+/**
  * Resolves what a unit test runs on now: the version set's versions, the latest persona, scenario
  * and metric versions. A persona or scenario made from a conversation runs only for a caller who
  * may read what it copied (else it is answered as missing): the run would show it to its readers.
@@ -226,18 +249,18 @@ const resolveSpec = async (
     );
   }
   const metricIds = [...new Set(unitTest.success_criterions.map((criterion) => criterion.metric_id))];
-  const [versions, persona, personaVersion, scenario, scenarioVersion, metrics] = await Promise.all([
+  const [versions, persona, scenario, metrics] = await Promise.all([
     candidate?.serviceId === unitTest.service_id
       ? candidate.versions
       : resolveVersionSet(orgId, unitTest.service_id, unitTest.service_version_set_name),
-    getPersona(orgId, unitTest.persona_id),
-    getLatestPersonaVersion(orgId, unitTest.persona_id),
-    getScenario(orgId, unitTest.scenario_id),
-    getLatestScenarioVersion(orgId, unitTest.scenario_id),
+    // The unit test's variables over the persona's.
+    snapshotPersona(orgId, caller, unitTest.persona_id, { variables: unitTest.user_variables }),
+    snapshotScenario(orgId, caller, unitTest.scenario_id),
     getMetrics(orgId, metricIds),
   ]);
-  if (!persona || !personaVersion || !(await mayReadDerived(orgId, caller, persona))) throw missing('persona');
-  if (!scenario || !scenarioVersion || !(await mayReadDerived(orgId, caller, scenario))) throw missing('scenario');
+  if (!persona) throw missing('persona');
+  if (!scenario) throw missing('scenario');
+  const derivedFrom = sourceOf(unitTest.id, persona.derivedFrom, scenario.derivedFrom);
   const metricVersions = Object.fromEntries(
     metricIds.map((id) => {
       const metric = metrics.get(id);
@@ -253,8 +276,8 @@ const resolveSpec = async (
     version_set_name: versions.name,
     service_hierarchical_state_machine_version_info: [versions.stateMachineId, versions.stateMachineVersion],
     agent_version_info: [versions.agentId, versions.agentVersion],
-    scenario_version_info: [scenario.id, scenarioVersion.version],
-    persona_version_info: [persona.id, personaVersion.version],
+    scenario_version_info: [unitTest.scenario_id, scenario.version],
+    persona_version_info: [unitTest.persona_id, persona.version],
     llm_model_preferences: versions.llmModelPreferences,
     max_interactions: unitTest.max_interactions,
     metrics_to_evaluate: unitTest.success_criterions.map((criterion) => ({
@@ -266,25 +289,9 @@ const resolveSpec = async (
     tool_mocks: unitTest.tool_mocks,
     initial_state: unitTest.initial_state,
     expected_escalation: unitTest.expected_escalation,
-    persona: {
-      name: persona.name,
-      role: persona.role,
-      background: personaVersion.background,
-      preferred_language: personaVersion.preferred_language,
-      timezone: personaVersion.timezone,
-      user_models: personaVersion.user_models,
-      // The unit test's variables over the persona's.
-      nonsensitive_user_variables: { ...personaVersion.nonsensitive_user_variables, ...unitTest.user_variables },
-      // Sealed again: the run keeps them as the persona does.
-      sealed_sensitive_user_variables: await sealSecrets(orgId, personaVersion.sensitive_user_variables),
-    },
-    scenario: {
-      objective: scenarioVersion.objective,
-      instructions: scenarioVersion.instructions,
-      initial_message_type: scenarioVersion.initial_message_type,
-      initial_external_event: scenarioVersion.initial_external_event,
-      conversation_starts_at: scenarioVersion.conversation_starts_at,
-    },
+    derived_from: derivedFrom,
+    persona: persona.snapshot,
+    scenario: scenario.snapshot,
   };
 };
 

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { catalogHead } from '../data/versioned-catalog';
 import { defineVersionedEntity } from '../data/versioned-entity';
 import { creatorInfo } from '../kernel/schemas';
-import { derivedFrom } from './derived-from';
-import { initialMessageTypes, referenceMessage } from './schemas';
+import { derivedFrom, initialMessageTypes, referenceMessage } from './schemas';
 
 /*
  * Scenarios, on the versioned-entity layout (partition, then sort key):

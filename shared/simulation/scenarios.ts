@@ -6,10 +6,11 @@ import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
-import { type DerivedFrom, requireSourceReadable } from './derived-from';
+import { requireSourceReadable } from './derived-from';
 import { type StoredScenario, type StoredScenarioVersion, scenarios, storedScenario } from './scenario-repository';
 import type {
   CreateScenarioRequest,
+  DerivedFrom,
   ReferenceMessage,
   ScenarioInstance,
   ScenarioVersionBody,
@@ -37,7 +38,8 @@ const catalog = defineVersionedCatalog({
   attributes: scenarioAttributes,
   guardUnused: guardUnusedTarget(usageTargets.scenario, 'Simulation scenario'),
   matchesOwn: () => true,
-  readsContent: (orgId, caller, head) => requireSourceReadable(orgId, caller, 'Simulation scenario', head),
+  readsContent: (orgId, caller, head) =>
+    requireSourceReadable(orgId, caller, `Simulation scenario ${head.id}`, head.derived_from),
 });
 
 export const scenarioView = (scenario: StoredScenario): ScenarioInstance => ({

@@ -508,3 +508,16 @@ export const unitTestFromConversationResponse = z.object({
   simulation_scenario_id: z.string(),
   simulation_persona_id: z.string(),
 });
+
+/** What a record copied from a conversation: the messages it was made from and whether the user's models. */
+export const derivedFrom = z.object({
+  conversation_id: z.string(),
+  user_id: z.string(),
+  service_id: z.string(),
+  tags: tagMap,
+  /** The messages copied (their text, or what was written from it), with what grant conditions name on them. */
+  messages: z.array(z.object({ id: z.string(), message_type: z.string() })),
+  /** Whether the user's models were copied. */
+  user_models: z.boolean(),
+});
+export type DerivedFrom = z.infer<typeof derivedFrom>;

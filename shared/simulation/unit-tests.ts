@@ -24,7 +24,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors'
 import { newId, nowIso } from '../kernel/ids';
 import { type SortEntry, tagsAsList } from '../kernel/list-params';
 import { hasPermission, requirePermission } from '../kernel/permissions';
-import { getMetrics, metrics } from '../metric/index';
+import { claimMetric, getMetrics, metricNotFound } from '../metric/index';
 import { metricAttributes } from '../metric/metrics';
 import { claimVersionSet, getService } from '../service/index';
 import { serviceAttributes, versionSetAttributes } from '../service/services';
@@ -147,7 +147,7 @@ const checkReferences = async (orgId: string, caller: Caller, unitTest: Referenc
   for (const criterion of unitTest.success_criterions) {
     const metric = metricsById.get(criterion.metric_id);
     if (!metric || metric.deprecated || !hasPermission(caller, 'Metric:GetMetric', metricAttributes(metric))) {
-      throw metrics.notFound(criterion.metric_id);
+      throw metricNotFound(criterion.metric_id);
     }
     if (metric.metric_value.type !== criterion.criterion.type) {
       throw new BadRequestError(
@@ -197,8 +197,8 @@ const claimsOf = (
   }
   for (const metricId of metricIdsOf(unitTest).filter((id) => claimed(usageTargets.metric(id)))) {
     claims.push({
-      item: claimVersionedHead(metrics.heads.key(orgId, { id: metricId })),
-      failure: () => metrics.notFound(metricId),
+      item: claimMetric(orgId, metricId),
+      failure: () => metricNotFound(metricId),
     });
   }
   return claims;

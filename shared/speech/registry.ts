@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { createAwsSpeech } from './aws';
-import { createBuiltinSpeech } from './builtin';
-import { createOpenAiCompatibleSpeech } from './openai-compatible';
+import { loadOnce } from '../kernel/load-once';
 import type { SpeechProvider } from './provider';
 
 /**
@@ -25,29 +23,49 @@ const envSchema = z
     path: ['OPENAI_BASE_URL'],
   });
 
-export const createSpeechProvider = (env: Record<string, string | undefined> = process.env): SpeechProvider => {
+/**
+ * The provider `env` names. Its module (and its engines or SDK) is imported here, when a voice
+ * turn first needs it: a function's cold start loads no speech code.
+ */
+export const createSpeechProvider = async (
+  env: Record<string, string | undefined> = process.env,
+): Promise<SpeechProvider> => {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) throw new Error(`invalid speech configuration: ${z.prettifyError(parsed.error)}`);
   const settings = parsed.data;
   switch (settings.SPEECH_PROVIDER) {
-    case 'aws':
+    case 'aws': {
+      const { createAwsSpeech } = await import('./aws');
       return createAwsSpeech({ region: settings.AWS_REGION, engine: settings.SPEECH_POLLY_ENGINE });
-    case 'openai':
+    }
+    case 'openai': {
+      const { createOpenAiCompatibleSpeech } = await import('./openai-compatible');
       return createOpenAiCompatibleSpeech({
         baseUrl: settings.OPENAI_BASE_URL ?? '',
         apiKey: settings.OPENAI_API_KEY,
         speechModel: settings.SPEECH_OPENAI_MODEL,
         transcriptionModel: settings.SPEECH_OPENAI_TRANSCRIPTION_MODEL,
       });
-    default:
+    }
+    default: {
+      const { createBuiltinSpeech } = await import('./builtin');
       return createBuiltinSpeech();
+    }
   }
 };
 
-let processProvider: SpeechProvider | undefined;
+let instrument = (provider: SpeechProvider): SpeechProvider => provider;
 
-/** The provider of this process, built once from `process.env`. */
-export const speechProvider = (): SpeechProvider => {
-  processProvider ??= createSpeechProvider();
-  return processProvider;
+/**
+ * For the local platform's diagnostics only: the cost bench's usage meter counts what is sent
+ * to speech (`meteredSpeech`, installed by `infra/local/platform.ts` before any voice turn). The
+ * process's provider is wrapped once, when it is built.
+ */
+export const instrumentSpeech = (wrap: (provider: SpeechProvider) => SpeechProvider): void => {
+  instrument = wrap;
 };
+
+/** The provider of this process, built once from `process.env` on the first voice turn. */
+export const speechProvider: () => Promise<SpeechProvider> = loadOnce(async () =>
+  instrument(await createSpeechProvider()),
+);

@@ -1,2 +1,8 @@
 /** What other capabilities may use of state-machine's records; everything else stays behind its domain functions. */
-export { getStateMachineVersion, type StoredStateMachineVersion, stateMachines } from './state-machine-repository';
+export {
+  getStateMachine,
+  getStateMachines,
+  getStateMachineVersion,
+  type StoredStateMachineVersion,
+  stateMachineActiveServiceDelta,
+} from './state-machine-repository';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
+import { operationDefiner } from '../kernel/operation';
 import {
-  commonHeaders,
   expectedVersion,
   headListQuery,
   objectId,
@@ -24,53 +23,43 @@ import {
  * `agent` Lambda; paths, statuses and shapes follow the reference.
  */
 
-const headers = commonHeaders;
+const stateMachineOperation = operationDefiner({ group: 'agent', tag: 'Organization' });
+
 const machinePath = organizationPath.extend({
   service_hierarchical_state_machine_id: objectId.describe('The ID of the service hierarchical state machine.'),
 });
 
-export const createStateMachineOperation = defineOperation({
+export const createStateMachineOperation = stateMachineOperation({
   operationId: 'create-service-hierarchical-state-machine',
   method: 'POST',
   path: '/v1/{organization}/organization/service_hierarchical_state_machine',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Create a service hierarchical state machine',
-  auth: 'required',
   rateLimitPerMinute: 10,
-  request: { path: organizationPath, headers, body: createStateMachineRequest },
+  request: { path: organizationPath, body: createStateMachineRequest },
   response: { status: 201, body: createStateMachineResponse },
 });
 
-export const getStateMachinesOperation = defineOperation({
+export const getStateMachinesOperation = stateMachineOperation({
   operationId: 'get-service-hierarchical-state-machines',
   method: 'GET',
   path: '/v1/{organization}/organization/service_hierarchical_state_machine',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Get service hierarchical state machines for an organization',
-  auth: 'required',
   rateLimitPerMinute: 20,
   request: {
     path: organizationPath,
-    headers,
     query: headListQuery(queryNumber(z.number().int().min(1).max(50)).prefault(50)),
   },
   response: { status: 200, body: listStateMachinesResponse },
 });
 
-export const createStateMachineVersionOperation = defineOperation({
+export const createStateMachineVersionOperation = stateMachineOperation({
   operationId: 'create-service-hierarchical-state-machine-version',
   method: 'POST',
   path: '/v1/{organization}/organization/service_hierarchical_state_machine/{service_hierarchical_state_machine_id}/',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Create a service hierarchical state machine version',
-  auth: 'required',
   rateLimitPerMinute: 10,
   request: {
     path: machinePath,
-    headers,
     query: z.object({
       version: expectedVersion,
       dry_run: queryBoolean.optional().describe('Only validate the version; nothing is stored.'),
@@ -80,32 +69,25 @@ export const createStateMachineVersionOperation = defineOperation({
   response: { status: 201, body: createStateMachineVersionResponse },
 });
 
-export const deleteStateMachineOperation = defineOperation({
+export const deleteStateMachineOperation = stateMachineOperation({
   operationId: 'delete-service-hierarchical-state-machine',
   method: 'DELETE',
   path: '/v1/{organization}/organization/service_hierarchical_state_machine/{state_machine_id}/',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Delete (deprecate) a service hierarchical state machine',
-  auth: 'required',
   rateLimitPerMinute: 10,
   request: {
     path: organizationPath.extend({ state_machine_id: objectId.describe('The ID of the state machine to delete.') }),
-    headers,
   },
   response: { status: 200, body: z.null() },
 });
 
-export const getStateMachineVersionsOperation = defineOperation({
+export const getStateMachineVersionsOperation = stateMachineOperation({
   operationId: 'get-service-hierarchical-state-machine-versions',
   method: 'GET',
   path: '/v1/{organization}/organization/service_hierarchical_state_machine/{service_hierarchical_state_machine_id}/version',
-  group: 'agent',
-  tag: 'Organization',
   summary: 'Get service hierarchical state machine versions',
-  auth: 'required',
   rateLimitPerMinute: 20,
-  request: { path: machinePath, headers, query: versionListQuery },
+  request: { path: machinePath, query: versionListQuery },
   response: { status: 200, body: listStateMachineVersionsResponse },
 });
 

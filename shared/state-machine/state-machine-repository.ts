@@ -18,11 +18,13 @@ export const stateMachines = defineVersionedEntity({
 });
 
 /**
- * Version `version` of a state machine, or undefined when the machine or that version does not
- * exist. Versions are immutable, so a conversation may keep what it read for its whole life.
+ * What other capabilities read of state machines: heads by id, a version (undefined when the
+ * machine or that version does not exist; versions are immutable, so a conversation may keep what
+ * it read for its whole life), and the count of active services using one (services keep it).
  */
-export const getStateMachineVersion = (
-  orgId: string,
-  machineId: string,
-  version: number,
-): Promise<StoredStateMachineVersion | undefined> => stateMachines.getVersion(orgId, machineId, version);
+export const {
+  get: getStateMachine,
+  getMany: getStateMachines,
+  getVersion: getStateMachineVersion,
+  activeServiceDelta: stateMachineActiveServiceDelta,
+} = stateMachines;

@@ -6,7 +6,8 @@ import {
   visibleHeads,
 } from '../agent/agents';
 import type { Paged } from '../data/paging';
-import type { HeadView, VersionedHead, VersionListQuery } from '../data/versioned-entity';
+import type { HeadView, VersionListQuery } from '../data/versioned-entity';
+import type { VersionedHead } from '../data/versioned-head';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ValidationError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';

@@ -1,14 +1,6 @@
 import { z } from 'zod';
-import { defineOperation } from '../kernel/operation';
-import {
-  commonHeaders,
-  continuationToken,
-  objectId,
-  organizationPath,
-  queryArray,
-  queryBoolean,
-  queryNumber,
-} from '../kernel/schemas';
+import { operationDefiner } from '../kernel/operation';
+import { objectId, organizationPath, pageQuery, queryArray, queryBoolean } from '../kernel/schemas';
 import {
   envVarChanges,
   getToolInvocationsResponse,
@@ -33,7 +25,8 @@ import { versionConstraint } from './version-constraint';
  * refuses two names at one level, so both are `{version}` here (the URLs are the same).
  */
 
-const headers = commonHeaders;
+const toolOperation = operationDefiner({ group: 'tool', tag: 'Tool' });
+
 const toolPath = organizationPath.extend(toolIdPath.shape);
 
 const sortBy = (fields: readonly string[]) =>
@@ -54,16 +47,13 @@ const invocationFilters = {
   succeeded: queryBoolean.optional().describe('Whether the invocation succeeded.'),
 };
 
-export const getToolScaffoldReleaseOperation = defineOperation({
+export const getToolScaffoldReleaseOperation = toolOperation({
   operationId: 'get-tool-scaffold-release',
   method: 'GET',
   path: '/v1/{organization}/tool/amigo_tool_scaffold.tar.gz',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Get the latest tool scaffold release',
-  auth: 'required',
   rateLimitPerMinute: 50,
-  request: { path: organizationPath, headers },
+  request: { path: organizationPath },
   response: {
     status: 200,
     contentType: 'application/gzip',
@@ -71,104 +61,80 @@ export const getToolScaffoldReleaseOperation = defineOperation({
   },
 });
 
-export const createToolOperation = defineOperation({
+export const createToolOperation = toolOperation({
   operationId: 'create-tool',
   method: 'POST',
   path: '/v1/{organization}/tool/',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Create a new tool',
-  auth: 'required',
   rateLimitPerMinute: 20,
   request: {
     path: organizationPath,
-    headers,
     body: z.object({ name: toolName, description: z.string().max(4096), tags: toolTags }),
   },
   response: { status: 201, body: z.object({ id: z.string() }) },
 });
 
-export const getToolsOperation = defineOperation({
+export const getToolsOperation = toolOperation({
   operationId: 'get-tools',
   method: 'GET',
   path: '/v1/{organization}/tool/',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Get tools',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: organizationPath,
-    headers,
     query: z.object({
       id: queryArray(objectId).describe('The IDs of the tools to retrieve.'),
       deprecated: queryBoolean.optional().describe('Whether the tools are deprecated.'),
       sort_by: sortBy(['name', 'deprecated']).describe('`name` or `deprecated`, with `+` (ascending) or `-`.'),
       tag: queryArray(z.string().regex(/^[^:]+:.*$/, 'key:value')).describe('`key:value` (`*` matches any value).'),
-      limit: queryNumber(z.number().int().min(1).max(20))
-        .prefault(10)
-        .describe('The maximum number of tools to return.'),
-      continuation_token: continuationToken,
+      ...pageQuery(20, 10, 'The maximum number of tools to return.'),
     }),
   },
   response: { status: 200, body: getToolsResponse },
 });
 
-export const testToolOperation = defineOperation({
+export const testToolOperation = toolOperation({
   operationId: 'test-tool',
   method: 'POST',
   path: '/v1/{organization}/tool/test',
   // Streamed (one JSON document, written a result at a time) because in AWS the build alone may take minutes.
   group: 'tool-stream',
   streaming: true,
-  tag: 'Tool',
   summary: 'Test a tool',
-  auth: 'required',
   rateLimitPerMinute: 1,
   extraErrors: {
     503: 'The service is going through temporary maintenance, or the build did not end within 4 minutes (it was stopped; retry).',
   },
-  request: { path: organizationPath, headers, body: testToolRequest },
+  request: { path: organizationPath, body: testToolRequest },
   response: { status: 200, body: invocationResultsResponse, contentType: 'application/json' },
 });
 
-export const getToolInvocationsOperation = defineOperation({
+export const getToolInvocationsOperation = toolOperation({
   operationId: 'get-tool-invocations',
   method: 'GET',
   path: '/v1/{organization}/tool/invocation',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Get tool invocations',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: organizationPath,
-    headers,
     query: z.object({
       ...invocationFilters,
       version: queryArray(versionConstraint).describe('Version constraints, one per `tool_id` (same length).'),
-      limit: queryNumber(z.number().int().min(1).max(100))
-        .prefault(100)
-        .describe('The maximum number of invocations to return.'),
-      continuation_token: continuationToken,
+      ...pageQuery(100, 100, 'The maximum number of invocations to return.'),
       sort_by: sortBy(['created_at']).describe('`created_at`, with `+` or `-` (default newest first).'),
     }),
   },
   response: { status: 200, body: getToolInvocationsResponse },
 });
 
-export const searchToolInvocationsOperation = defineOperation({
+export const searchToolInvocationsOperation = toolOperation({
   operationId: 'search-tool-invocations',
   method: 'GET',
   path: '/v1/{organization}/tool/invocation/search',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Search tool invocations',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: organizationPath,
-    headers,
     query: z.object({
       query: z.string().min(1).max(256).describe('The text to find.'),
       query_against: queryArray(
@@ -185,92 +151,71 @@ export const searchToolInvocationsOperation = defineOperation({
   response: { status: 200, body: z.object({ tool_invocations: z.array(toolInvocationInstance) }) },
 });
 
-export const deprecateToolVersionOperation = defineOperation({
+export const deprecateToolVersionOperation = toolOperation({
   operationId: 'deprecate-tool-version',
   method: 'DELETE',
   path: '/v1/{organization}/tool/{tool_id}/version/{version}',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Deprecate tool versions',
-  auth: 'required',
   rateLimitPerMinute: 20,
   request: {
     path: toolPath.extend({
       version: versionConstraint.describe('A version specifier (PEP 440); every matching version is deprecated.'),
     }),
-    headers,
   },
   response: { status: 204 },
 });
 
-export const deprecateToolOperation = defineOperation({
+export const deprecateToolOperation = toolOperation({
   operationId: 'deprecate-tool',
   method: 'DELETE',
   path: '/v1/{organization}/tool/{tool_id}',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Deprecate a tool',
-  auth: 'required',
   rateLimitPerMinute: 20,
-  request: { path: toolPath, headers },
+  request: { path: toolPath },
   response: { status: 204 },
 });
 
-export const modifyToolOperation = defineOperation({
+export const modifyToolOperation = toolOperation({
   operationId: 'modify-tool',
   method: 'POST',
   path: '/v1/{organization}/tool/{tool_id}',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Modify a tool',
-  auth: 'required',
   rateLimitPerMinute: 20,
   request: {
     path: toolPath,
-    headers,
     body: z.object({ description: z.string().max(4096).nullish(), tags: toolTags.nullish() }),
   },
   response: { status: 204 },
 });
 
-export const modifyToolEnvvarsOperation = defineOperation({
+export const modifyToolEnvvarsOperation = toolOperation({
   operationId: 'modify-tool-envvars',
   method: 'POST',
   path: '/v1/{organization}/tool/{tool_id}/envvar',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Modify the environment variables of a tool',
-  auth: 'required',
   rateLimitPerMinute: 20,
-  request: { path: toolPath, headers, body: envVarChanges },
+  request: { path: toolPath, body: envVarChanges },
   response: { status: 204 },
 });
 
-export const publishToolVersionOperation = defineOperation({
+export const publishToolVersionOperation = toolOperation({
   operationId: 'publish-tool-version',
   method: 'POST',
   path: '/v1/{organization}/tool/{tool_id}/version',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Publish a new version of a tool',
-  auth: 'required',
   rateLimitPerMinute: 10,
-  request: { path: toolPath, headers, body: publishRequest },
+  request: { path: toolPath, body: publishRequest },
   response: { status: 201, body: z.object({ new_version: z.string() }) },
 });
 
-export const getToolVersionsOperation = defineOperation({
+export const getToolVersionsOperation = toolOperation({
   operationId: 'get-tool-versions',
   method: 'GET',
   path: '/v1/{organization}/tool/{tool_id}/version',
-  group: 'tool',
-  tag: 'Tool',
   summary: 'Get tool versions',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: toolPath,
-    headers,
     query: z.object({
       deprecated: queryBoolean.optional().describe('Whether the versions are deprecated.'),
       versions: versionConstraint.optional().describe('A version specifier (PEP 440).'),
@@ -278,30 +223,24 @@ export const getToolVersionsOperation = defineOperation({
       creator: queryArray(z.string().regex(/^[^,]+,[^,]+$/, 'org_id,user_id')).describe(
         '`org_id,user_id` of the creators.',
       ),
-      limit: queryNumber(z.number().int().min(1).max(50))
-        .prefault(50)
-        .describe('The maximum number of versions to return.'),
-      continuation_token: continuationToken,
+      ...pageQuery(50, 50, 'The maximum number of versions to return.'),
     }),
   },
   response: { status: 200, body: getToolVersionsResponse },
 });
 
-export const invokeToolVersionOperation = defineOperation({
+export const invokeToolVersionOperation = toolOperation({
   operationId: 'invoke-tool-version',
   method: 'POST',
   path: '/v1/{organization}/tool/{tool_id}/version/{version}/invoke',
   // Streamed like test-tool (one JSON document, a result at a time): ten inputs, each up to the tool's timeout, outlast 29 s.
   group: 'tool-stream',
   streaming: true,
-  tag: 'Tool',
   summary: 'Invoke a tool version',
-  auth: 'required',
   rateLimitPerMinute: 10,
   extraErrors: { 409: 'The version is not deployed: it is still deploying, or its deployment failed.' },
   request: {
     path: toolPath.extend({ version: z.string().regex(/^\d+\.\d+\.\d+$/, 'a version such as 1.0.0') }),
-    headers,
     body: z.object({ inputs: invocationInputs }),
   },
   response: { status: 200, body: invocationResultsResponse, contentType: 'application/json' },

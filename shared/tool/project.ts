@@ -10,6 +10,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { loadPatternEngine } from '../kernel/caller-patterns';
 import { BadRequestError } from '../kernel/errors';
+import { loadOnce } from '../kernel/load-once';
 import type { ProjectContents } from './source-repository';
 
 /**
@@ -61,16 +62,14 @@ export class BuildError extends BadRequestError {
 // ajv (and esbuild below) are imported on first use: only tool builds and invocations need
 // them, and the conversation and organization bundles reach this module without using them.
 // ajv is CommonJS: a bundle's lazily imported chunk of it exports `default` only, not Node's named exports.
-let schemaChecker: Promise<Ajv> | undefined;
-const loadSchemaChecker = (): Promise<Ajv> => {
-  schemaChecker ??= Promise.all([import('ajv'), loadPatternEngine()]).then(([{ default: Ajv }, compilePattern]) => {
+const loadSchemaChecker = loadOnce(() =>
+  Promise.all([import('ajv'), loadPatternEngine()]).then(([{ default: Ajv }, compilePattern]) => {
     // The schema's `pattern` and `patternProperties` are the tool author's and the inputs the
     // caller's (or the model's): they run on the linear-time engine, not on JavaScript's RegExp.
     const regExp = Object.assign((pattern: string) => compilePattern(pattern), { code: 'callerPattern' });
     return new Ajv({ strict: false, allErrors: true, code: { regExp } });
-  });
-  return schemaChecker;
-};
+  }),
+);
 
 type InputValidator = ReturnType<Ajv['compile']>;
 

@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../kernel/config';
 import { NotFoundError } from '../kernel/errors';
 import { type ProjectFiles, sampleProjects } from './sample-projects';
@@ -79,6 +78,7 @@ export const repositoryName = (orgId: string, devopsTeamName: string | null, rep
 const remoteCredentials = async (): Promise<Record<string, string>> => {
   const secretArn = process.env.TOOL_REPOSITORY_SECRET_ARN;
   if (!secretArn) return {};
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const secret = await new SecretsManagerClient({ region: config.region }).send(
     new GetSecretValueCommand({ SecretId: secretArn }),
   );

@@ -11,21 +11,28 @@ import { permissionGrantRecord } from '../role/index';
  * many exist; creating a key increments it under a `< max` condition in the same
  * transaction, so concurrent creations cannot exceed the limit.
  */
-const apiKeyRecord = z.object({
-  id: z.string(),
-  org_id: z.string(),
-  name: z.string().nullable(),
-  secret_hash: z.string(),
-  role_name: z.string(),
-  creator: creatorInfo,
-  /** The creator's grants when the key was made: a key never signs in anyone above them. */
-  creator_grants: z.array(permissionGrantRecord),
-  creator_is_platform_operator: z.boolean(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  expires_at: z.string(),
-});
-export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
+const apiKeyRecord = z
+  .object({
+    id: z.string(),
+    org_id: z.string(),
+    name: z.string().nullable(),
+    secret_hash: z.string(),
+    role_name: z.string(),
+    creator: creatorInfo,
+    /** The creator's grants when the key was made: a key never signs in anyone above them. */
+    creator_grants: z.array(permissionGrantRecord),
+    creator_is_platform_administrator: z.boolean().optional(),
+    /** The same, as keys made before "operator" came to mean a person answering conversations store it. */
+    creator_is_platform_operator: z.boolean().optional(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    expires_at: z.string(),
+  })
+  .transform(({ creator_is_platform_operator, ...key }) => ({
+    ...key,
+    creator_is_platform_administrator: key.creator_is_platform_administrator ?? creator_is_platform_operator === true,
+  }));
+export type ApiKeyRecord = z.output<typeof apiKeyRecord>;
 
 export const apiKeys = defineEntity({
   name: 'api-key',
@@ -34,6 +41,9 @@ export const apiKeys = defineEntity({
   sortPrefix: 'KEY#',
   sort: (key: { id: string }) => key.id,
 });
+
+/** The partition of the organization's keys, where records about a key may live (erased with the keys). */
+export const apiKeyPartition = { token: apiKeys.token };
 
 /** How many keys the organization has, beside them. */
 export const apiKeyCounts = defineEntity({

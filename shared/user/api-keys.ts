@@ -36,7 +36,7 @@ export interface IssueApiKey {
   name: string | null;
   creator: { org_id: string; user_id: string };
   creatorGrants: PermissionGrant[];
-  creatorIsPlatformOperator: boolean;
+  creatorIsPlatformAdministrator: boolean;
 }
 
 export interface IssuedApiKey {
@@ -65,7 +65,7 @@ export const issueApiKey = async (issue: IssueApiKey): Promise<IssuedApiKey> => 
     role_name: issue.roleName,
     creator: issue.creator,
     creator_grants: issue.creatorGrants,
-    creator_is_platform_operator: issue.creatorIsPlatformOperator,
+    creator_is_platform_administrator: issue.creatorIsPlatformAdministrator,
     created_at: at,
     updated_at: at,
     expires_at: new Date(Date.now() + issue.lifetimeSeconds * 1000).toISOString(),
@@ -99,7 +99,7 @@ export const createApiKey = async (orgId: string, caller: Caller, input: CreateA
     name: input.name ?? null,
     creator: creatorOf(caller),
     creatorGrants: caller.grants,
-    creatorIsPlatformOperator: caller.isPlatformOperator === true,
+    creatorIsPlatformAdministrator: caller.isPlatformAdministrator === true,
   });
 };
 

@@ -18,12 +18,12 @@ export interface Identity {
 /**
  * The caller an identity is right now: their role's grants and their temporary grants in force.
  * `unknown` when the organization, user or role no longer exists; `unverified` for an unverified
- * user; `not-operator` when they act on another organization without being a platform operator
+ * user; `not-platform-administrator` when they act on another organization without being a platform administrator
  * (a user of the root organization at least as privileged as DefaultSuperAdministratorRole).
  */
 export const callerNow = async (
   identity: Identity,
-): Promise<{ caller: Caller } | { refused: 'unknown' | 'unverified' | 'not-operator' }> => {
+): Promise<{ caller: Caller } | { refused: 'unknown' | 'unverified' | 'not-platform-administrator' }> => {
   const [principal, temporaryGrants] = await Promise.all([
     loadPrincipal(identity.homeOrgId, identity.userId),
     activeGrantsOf(identity.homeOrgId, identity.userId, new Date().toISOString()),
@@ -43,10 +43,12 @@ export const callerNow = async (
     tokenType: identity.tokenType,
   };
   if (identity.homeOrgId === identity.orgId) return { caller };
-  const isPlatformOperator =
+  const isPlatformAdministrator =
     identity.homeOrgId === config.rootOrganizationId &&
     isAtLeastAsPrivileged(principal.grants, superAdministratorGrants);
-  return isPlatformOperator ? { caller: { ...caller, isPlatformOperator: true } } : { refused: 'not-operator' };
+  return isPlatformAdministrator
+    ? { caller: { ...caller, isPlatformAdministrator: true } }
+    : { refused: 'not-platform-administrator' };
 };
 
 /**

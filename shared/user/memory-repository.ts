@@ -38,9 +38,12 @@ export const memories = defineEntity({
 
 const toMemory = (item: Item): MemoryRecord => memories.parse(item);
 
-/** The write of a new memory, for the analysis' transaction. */
-export const memoryPut = (orgId: string, memory: MemoryRecord): ResultPut => ({
-  Item: memories.item(orgId, memory),
+/** The write of a new memory, for the analysis' transaction (a synthetic user's copy expires with it). */
+export const memoryPut = (orgId: string, memory: MemoryRecord, expiresAtEpoch?: number): ResultPut => ({
+  Item: {
+    ...memories.item(orgId, memory),
+    ...(expiresAtEpoch === undefined ? {} : { expires_at_epoch: expiresAtEpoch }),
+  },
   ConditionExpression: 'attribute_not_exists(pk)',
 });
 

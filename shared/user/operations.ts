@@ -1,14 +1,13 @@
 import { z } from 'zod';
-import { defineOperation, deprecatedAlias } from '../kernel/operation';
+import { deprecatedAlias, operationDefiner } from '../kernel/operation';
 import {
   commonHeaders,
-  continuationToken,
   objectId,
   organizationPath,
   pagedResponse,
+  pageQuery,
   queryArray,
   queryBoolean,
-  queryNumber,
   timestamp,
 } from '../kernel/schemas';
 import { userPreferencesRecord } from '../organization/schemas';
@@ -19,6 +18,8 @@ import { memoryInstance, userModelResponse } from './schemas';
  * Users and sign-in (group `user`). Operations on fixed paths come before those on
  * `/user/{requested_user_id}` so that a gateway matching in table order picks them first.
  */
+
+const userOperation = operationDefiner({ group: 'user', tag: 'User' });
 
 /** Bounds keep every record well inside DynamoDB's item size, so oversized input is a 422, never a 500. */
 const nonEmpty = z.string().trim().min(1).max(256);
@@ -74,12 +75,10 @@ const variables = (max: number) =>
     .refine((value) => Object.keys(value).length <= max, `at most ${max} variables`)
     .default({});
 
-export const signInWithApiKeyOperation = defineOperation({
+export const signInWithApiKeyOperation = userOperation({
   operationId: 'sign-in-with-api-key',
   method: 'POST',
   path: '/v1/{organization}/user/signin_with_api_key',
-  group: 'user',
-  tag: 'User',
   summary: 'Sign in with API key',
   auth: 'none',
   checksCredentials: true,
@@ -96,43 +95,36 @@ export const signInWithApiKeyOperation = defineOperation({
   response: { status: 200, body: z.object({ id_token: z.string(), expires_at: timestamp }) },
 });
 
-export const signInWithEmailOperation = defineOperation({
+export const signInWithEmailOperation = userOperation({
   operationId: 'sign-in-with-email',
   method: 'POST',
   path: '/v1/{organization}/user/signin',
-  group: 'user',
-  tag: 'User',
   summary: 'Sign in with email: sends a one-time sign-in link',
   auth: 'none',
   // Counted per address by the operation itself, so nobody floods a mailbox with links.
   rateLimitPerMinute: 5,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     body: z.object({ redirect_link: z.url().min(1).max(2083), email }),
   },
   response: { status: 200, body: z.object({ user_id: z.string() }) },
 });
 
-export const emailSignInCallbackOperation = defineOperation({
+export const emailSignInCallbackOperation = userOperation({
   operationId: 'complete-sign-in-with-email',
   method: 'GET',
   path: '/v1/{organization}/user/signin/callback',
-  group: 'user',
-  tag: 'User',
   summary: 'The e-mailed sign-in link: redirects (303) to redirect_link with #id_token=...&expires_at=...',
   auth: 'none',
   checksCredentials: true,
-  request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
+  request: { path: organizationPath, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 303 },
 });
 
-export const tokenOperation = defineOperation({
+export const tokenOperation = userOperation({
   operationId: 'request-token',
   method: 'POST',
   path: '/v1/{organization}/user/token',
-  group: 'user',
-  tag: 'User',
   summary:
     'OAuth-style token endpoint: grant_type urn:classic-api:params:oauth:grant-type:api-key or refresh_token; DPoP-bound with a DPoP proof header',
   auth: 'none',
@@ -160,16 +152,14 @@ export const tokenOperation = defineOperation({
   },
 });
 
-export const verifyUserOperation = defineOperation({
+export const verifyUserOperation = userOperation({
   operationId: 'verify-user',
   method: 'GET',
   path: '/v1/{organization}/user/verify',
-  group: 'user',
-  tag: 'User',
   summary: 'The verify_link of an invitation: marks the user verified',
   auth: 'none',
   checksCredentials: true,
-  request: { path: organizationPath, headers: commonHeaders, query: z.object({ token: z.string().min(1).max(4096) }) },
+  request: { path: organizationPath, query: z.object({ token: z.string().min(1).max(4096) }) },
   response: { status: 200, body: z.object({ user_id: z.string(), is_verified: z.literal(true) }) },
 });
 
@@ -185,16 +175,13 @@ const inviteBody = z.object({
 });
 const inviteResponse = { status: 201, body: z.object({ user_id: z.string(), verify_link: z.string().nullable() }) };
 
-export const createInvitedUserOperation = defineOperation({
+export const createInvitedUserOperation = userOperation({
   operationId: 'create-invited-user',
   method: 'POST',
   path: '/v1/{organization}/user/',
-  group: 'user',
-  tag: 'User',
   summary: 'Create a new user',
-  auth: 'required',
   rateLimitPerMinute: 1000,
-  request: { path: organizationPath, headers: commonHeaders, body: inviteBody },
+  request: { path: organizationPath, body: inviteBody },
   response: inviteResponse,
 });
 
@@ -204,24 +191,19 @@ export const inviteUserOperation = deprecatedAlias(createInvitedUserOperation, {
   summary: 'Invite a user (deprecated: use POST /user/)',
 });
 
-export const getUsersOperation = defineOperation({
+export const getUsersOperation = userOperation({
   operationId: 'get-users',
   method: 'GET',
   path: '/v1/{organization}/user/',
-  group: 'user',
-  tag: 'User',
   summary: 'Get users',
-  auth: 'required',
   rateLimitPerMinute: 60,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     query: z.object({
       user_id: queryArray(recordId),
       email: queryArray(email),
       is_verified: queryBoolean.optional(),
-      limit: queryNumber(z.number().int().min(1).max(100)).prefault(100),
-      continuation_token: continuationToken,
+      ...pageQuery(100, 100),
       sort_by: queryArray(z.string()).describe(
         '+/- first_name, last_name, email, user_stats.num_conversations, user_stats.num_messages, user_stats.last_message_time',
       ),
@@ -230,18 +212,14 @@ export const getUsersOperation = defineOperation({
   response: { status: 200, body: pagedResponse({ users: z.array(userInstance) }) },
 });
 
-export const searchUsersOperation = defineOperation({
+export const searchUsersOperation = userOperation({
   operationId: 'search-users',
   method: 'GET',
   path: '/v1/{organization}/user/search/',
-  group: 'user',
-  tag: 'User',
   summary: 'Search users whose name or email contains the query (top 50)',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: organizationPath,
-    headers: commonHeaders,
     query: z.object({ query: z.string().trim().min(1).max(256), user_id: queryArray(recordId) }),
   },
   response: { status: 200, body: z.object({ users: z.array(userInstance) }) },
@@ -262,16 +240,13 @@ const updateUserBody = z
   })
   .prefault({});
 
-export const updateUserInfoOperation = defineOperation({
+export const updateUserInfoOperation = userOperation({
   operationId: 'update-user-info',
   method: 'POST',
   path: '/v1/{organization}/user/{requested_user_id}',
-  group: 'user',
-  tag: 'User',
   summary: 'Update user info',
-  auth: 'required',
   rateLimitPerMinute: 100,
-  request: { path: userPath, headers: commonHeaders, body: updateUserBody },
+  request: { path: userPath, body: updateUserBody },
   response: { status: 204 },
 });
 
@@ -282,18 +257,14 @@ const userVariableName = z
   .max(64)
   .regex(/^[a-z_][a-z0-9_]*$/, 'lowercase letters, digits and underscores');
 
-export const modifyUserVariablesOperation = defineOperation({
+export const modifyUserVariablesOperation = userOperation({
   operationId: 'modify-user-variables',
   method: 'POST',
   path: '/v1/{organization}/user/{requested_user_id}/variable',
-  group: 'user',
-  tag: 'User',
   summary: 'Modify the variables of a user (given to tools during invocation)',
-  auth: 'required',
   rateLimitPerMinute: 50,
   request: {
     path: userPath,
-    headers: commonHeaders,
     body: z.object({
       upserts: z
         .array(z.object({ name: userVariableName, value: z.string().min(1).max(255), is_secret: z.boolean() }))
@@ -314,54 +285,41 @@ export const updateUserInfoDeprecatedOperation = deprecatedAlias(updateUserInfoO
   summary: 'Update user info (deprecated: use POST /user/{requested_user_id})',
 });
 
-export const deleteUserOperation = defineOperation({
+export const deleteUserOperation = userOperation({
   operationId: 'delete-user',
   method: 'DELETE',
   path: '/v1/{organization}/user/{requested_user_id}',
-  group: 'user',
-  tag: 'User',
   summary: 'Delete a user',
-  auth: 'required',
   rateLimitPerMinute: 1000,
-  request: { path: userPath, headers: commonHeaders },
+  request: { path: userPath },
   response: { status: 204 },
 });
 
 /** What post-conversation analysis learned about a user (carried by the user group's Lambda). */
 const insightUserPath = organizationPath.extend({ user_id: recordId.describe('The ID of the user.') });
 
-export const getUserModelOperation = defineOperation({
+export const getUserModelOperation = userOperation({
   operationId: 'get-user-model',
   method: 'GET',
   path: '/v1/{organization}/user/{user_id}/user_model',
-  group: 'user',
-  tag: 'User',
   summary: 'Get user model',
-  auth: 'required',
   rateLimitPerMinute: 60,
-  request: { path: insightUserPath, headers: commonHeaders },
+  request: { path: insightUserPath },
   response: { status: 200, body: userModelResponse },
 });
 
-export const getMemoriesOperation = defineOperation({
+export const getMemoriesOperation = userOperation({
   operationId: 'get-memories',
   method: 'GET',
   path: '/v1/{organization}/user/{user_id}/memory',
-  group: 'user',
-  tag: 'User',
   summary: 'Get memories',
-  auth: 'required',
   rateLimitPerMinute: 40,
   request: {
     path: insightUserPath,
-    headers: commonHeaders,
     query: z.object({
       id: queryArray(objectId).describe('The IDs of the memories to retrieve.'),
       conversation_id: queryArray(objectId).describe('The conversations whose memories to retrieve.'),
-      limit: queryNumber(z.number().int().min(1).max(50))
-        .prefault(50)
-        .describe('The maximum number of memories to return.'),
-      continuation_token: continuationToken,
+      ...pageQuery(50, 50, 'The maximum number of memories to return.'),
       sort_by: queryArray(z.string()).describe(
         '`conversation_id` and/or `created_at` prefixed with + or -; newest first by default.',
       ),

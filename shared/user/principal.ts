@@ -1,8 +1,10 @@
+import { createProcessCache } from '../data/process-cache';
 import type { PermissionGrant } from '../kernel/caller';
 import { getOrganization } from '../organization/index';
 import { getRoleByName, type RoleRecord } from '../role/index';
 import { effectiveGrants, onRoleChange } from '../role/roles';
-import { getUser, type UserRecord } from './user-repository';
+import type { UserRecord } from './schemas';
+import { getUser } from './user-repository';
 
 /**
  * A user with the grants of their role as it is now. Requests load it on each call so a
@@ -18,10 +20,21 @@ export interface Principal {
 const cacheMilliseconds = 3000;
 const cache = new Map<string, { at: number; value: Promise<Principal | undefined> }>();
 
+/**
+ * The organization and roles principals are made of, shared by the process's users for as long
+ * as a principal is kept (the same few seconds of staleness): a user's first request, or their
+ * first after a pause, reads only their own record instead of three in two round trips.
+ */
+const organizationsFound = createProcessCache<true>({ ttlMs: cacheMilliseconds, maxEntries: 1000 });
+const rolesRead = createProcessCache<RoleRecord>({ ttlMs: cacheMilliseconds, maxEntries: 10_000 });
+
 const load = async (orgId: string, userId: string): Promise<Principal | undefined> => {
-  const [organization, user] = await Promise.all([getOrganization(orgId), getUser(orgId, userId)]);
-  if (!organization || !user) return undefined;
-  const role = await getRoleByName(orgId, user.role_name);
+  const [organizationFound, user] = await Promise.all([
+    organizationsFound.get(orgId, '', async () => ((await getOrganization(orgId)) ? true : undefined)),
+    getUser(orgId, userId),
+  ]);
+  if (!organizationFound || !user) return undefined;
+  const role = await rolesRead.get(orgId, user.role_name, () => getRoleByName(orgId, user.role_name));
   if (!role) return undefined;
   return { user, role, grants: await effectiveGrants(orgId, role) };
 };
@@ -40,6 +53,7 @@ export const loadPrincipal = (orgId: string, userId: string, now = Date.now()): 
 
 /** Drops cached principals of one user, or of a whole organization (role changes, deletion). */
 export const forgetPrincipals = (orgId: string, userId?: string): void => {
+  if (userId === undefined) rolesRead.forget(orgId);
   for (const key of cache.keys()) {
     const [cachedOrg, cachedUser] = key.split('\u0000');
     if (cachedOrg === orgId && (userId === undefined || cachedUser === userId)) cache.delete(key);

@@ -1,6 +1,36 @@
 import { z } from 'zod';
 import { timestamp } from '../kernel/schemas';
-import { userDimensionRecord } from '../organization/schemas';
+import { userDimensionRecord, userPreferencesRecord } from '../organization/schemas';
+
+export const userRecord = z.object({
+  org_id: z.string(),
+  user_id: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  email: z.string(),
+  role_name: z.string(),
+  is_verified: z.boolean(),
+  verified_at: z.string().nullable(),
+  preferences: userPreferencesRecord,
+  user_stats: z.object({
+    num_conversations: z.number().int(),
+    num_messages: z.number().int(),
+    last_message_time: z.string().nullable(),
+  }),
+  additional_context: z.array(z.string()),
+  nonsensitive_variables: z.record(z.string(), z.string()),
+  sensitive_variables: z.record(z.string(), z.string()),
+  enable_devops_access: z.boolean(),
+  /** A simulation run's synthetic user: readable by id, left out of the organization's lists. */
+  is_simulated: z.literal(true).optional(),
+  /** A simulation session's synthetic user expires with its session (epoch seconds, the table's TTL attribute). */
+  expires_at_epoch: z.number().int().optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  /** Optimistic concurrency: every write moves it on. */
+  version: z.number().int(),
+});
+export type UserRecord = z.infer<typeof userRecord>;
 
 export const memoryRecord = z.object({
   id: z.string(),

@@ -50,7 +50,7 @@ const authorizeKeyForUser = async ({ orgId, apiKeyId, userId }: KeySignIn, secre
   if (!principal || !keyRole) throw unauthorized();
   const keyGrants = await effectiveGrants(orgId, keyRole);
   if (!isAtLeastAsPrivileged(keyGrants, principal.grants)) throw unauthorized();
-  if (!key.creator_is_platform_operator && !isAtLeastAsPrivileged(key.creator_grants, principal.grants)) {
+  if (!key.creator_is_platform_administrator && !isAtLeastAsPrivileged(key.creator_grants, principal.grants)) {
     throw unauthorized();
   }
   if (!principal.user.is_verified) throw new ForbiddenError('The user is not verified.');

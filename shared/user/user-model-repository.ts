@@ -25,8 +25,13 @@ export const userModelsPut = (
   orgId: string,
   previous: UserModelsRecord | undefined,
   next: Omit<UserModelsRecord, 'revision'>,
+  expiresAtEpoch?: number,
 ): ResultPut => ({
-  Item: userModels.item(orgId, { ...next, revision: (previous?.revision ?? 0) + 1 }),
+  Item: {
+    ...userModels.item(orgId, { ...next, revision: (previous?.revision ?? 0) + 1 }),
+    // A synthetic user's models expire with it.
+    ...(expiresAtEpoch === undefined ? {} : { expires_at_epoch: expiresAtEpoch }),
+  },
   ...(previous
     ? { ConditionExpression: 'revision = :revision', ExpressionAttributeValues: { ':revision': previous.revision } }
     : { ConditionExpression: 'attribute_not_exists(pk)' }),

@@ -1,39 +1,10 @@
-import { z } from 'zod';
 import { defineEntity } from '../data/entity';
 import { listFingerprint, type Paged, pageOf, sortedPage } from '../data/paging';
 import { batchGetItems, getItem, type Item, putItem, queryPage, transactWrite } from '../data/table';
 import type { GlobalIndexName } from '../data/table-definition';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { compareBySortEntries, fieldValue, sortableValue } from '../kernel/list-params';
-import { userPreferencesRecord } from '../organization/schemas';
-
-export const userRecord = z.object({
-  org_id: z.string(),
-  user_id: z.string(),
-  first_name: z.string(),
-  last_name: z.string(),
-  email: z.string(),
-  role_name: z.string(),
-  is_verified: z.boolean(),
-  verified_at: z.string().nullable(),
-  preferences: userPreferencesRecord,
-  user_stats: z.object({
-    num_conversations: z.number().int(),
-    num_messages: z.number().int(),
-    last_message_time: z.string().nullable(),
-  }),
-  additional_context: z.array(z.string()),
-  nonsensitive_variables: z.record(z.string(), z.string()),
-  sensitive_variables: z.record(z.string(), z.string()),
-  enable_devops_access: z.boolean(),
-  /** A simulation run's synthetic user: readable by id, left out of the organization's lists. */
-  is_simulated: z.literal(true).optional(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  /** Optimistic concurrency: every write moves it on. */
-  version: z.number().int(),
-});
-export type UserRecord = z.infer<typeof userRecord>;
+import { type UserRecord, userRecord } from './schemas';
 
 export const userSortFields = [
   'first_name',
@@ -80,11 +51,16 @@ export const users = defineEntity({
 
 export const emailTaken = () => new ConflictError('A user with the same email already exists in this organization.');
 
-/** Transaction items creating a user and its e-mail guard. */
-export const userCreateItems = (user: UserRecord) => [
-  users.create(user.org_id, user),
-  users.guardPut(user.org_id, 'email', user),
-];
+/** Transaction items creating a user and its e-mail guard (which expires with a user that expires). */
+export const userCreateItems = (user: UserRecord) => {
+  const guard = users.guardPut(user.org_id, 'email', user);
+  return [
+    users.create(user.org_id, user),
+    user.expires_at_epoch === undefined || !guard.Put
+      ? guard
+      : { Put: { ...guard.Put, Item: { ...guard.Put.Item, expires_at_epoch: user.expires_at_epoch } } },
+  ];
+};
 
 export const createUser = async (user: UserRecord): Promise<void> => {
   await transactWrite(userCreateItems(user), emailTaken);

@@ -14,6 +14,7 @@ import { getRoleByName } from '../role/index';
 import { callerOutranks } from '../role/privilege';
 import { effectiveGrants } from '../role/roles';
 import { forgetPrincipals } from './principal';
+import type { UserRecord } from './schemas';
 import {
   createUser,
   getUserIdsByEmail,
@@ -23,7 +24,6 @@ import {
   queryUsersMatching,
   removeUser,
   requireUser,
-  type UserRecord,
   type UserSortField,
 } from './user-repository';
 

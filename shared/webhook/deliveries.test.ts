@@ -14,10 +14,11 @@ import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { sealSecret } from '../auth/secret-box';
 import { sqs } from '../aws/clients';
 import { renewLease } from '../data/lease';
+import { updateItem } from '../data/table';
 import { newId, nowIso } from '../kernel/ids';
 import { backoffSeconds, deliveryIdOf, processWebhookMessage } from './deliveries';
 import { getDelivery, leaseAttempt, recordAttempt } from './delivery-repository';
-import { createDestination } from './destination-repository';
+import { createDestination, getDestination, webhookDestinations } from './destination-repository';
 import { secretContext } from './destinations';
 import { newWebhookSecret } from './signing';
 
@@ -44,6 +45,7 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
         org_id: orgId,
         url: target.url,
         accepted_types: ['agent-framework-resource-updated'],
+        accepted_extension_types: [],
         retry_attempts: 3,
         include_simulated: false,
         sealed_secret: await sealSecret(secretContext(orgId, id), secret),
@@ -158,6 +160,44 @@ describe('webhook worker (DynamoDB Local, SQS)', () => {
       delivery_attempts: [{ status_code: 200 }],
       lease_token: current.token,
     });
+  });
+
+  it('reads a destination stored with an operator type in accepted_types as now stored, and still delivers it that type', async () => {
+    // Prepare: as destinations were stored before the extension types had a field of their own.
+    const { orgId, destinationId } = await prepare();
+    await updateItem({
+      Key: webhookDestinations.key(orgId, { id: destinationId }),
+      UpdateExpression: 'SET accepted_types = :types REMOVE accepted_extension_types',
+      ExpressionAttributeValues: { ':types': ['agent-framework-resource-updated', 'conversation-operator-joined'] },
+    });
+    const joined: WebhookEvent = {
+      type: 'conversation-operator-joined',
+      id: newId(),
+      org_id: orgId,
+      conversation_id: newId(),
+      user_id: newId(),
+      service_id: newId(),
+      operator_user_id: newId(),
+      operator_name: 'Dana',
+      joined_at: nowIso(),
+      escalation_id: null,
+      waited_ms: null,
+    };
+    const before = target.received.length;
+
+    // Act
+    const stored = await getDestination(orgId, destinationId, true);
+    await processWebhookMessage(joined);
+    await runQueueTwice();
+
+    // Assess
+    expect(stored).toMatchObject({
+      accepted_types: ['agent-framework-resource-updated'],
+      accepted_extension_types: ['conversation-operator-joined'],
+    });
+    expect(target.received.slice(before).map((delivery) => JSON.parse(delivery.body).type)).toEqual([
+      'conversation-operator-joined',
+    ]);
   });
 
   it('does not POST while another worker holds the attempt’s lease, and looks again when the lease ends', async () => {

@@ -55,7 +55,9 @@ const fanOut = async (event: WebhookEvent): Promise<void> => {
   // Events of simulated conversations reach only the destinations that opted in.
   const simulated = 'is_simulated' in event && event.is_simulated === true;
   const destinations = (await listDestinations(event.org_id)).filter(
-    (destination) => destination.accepted_types.includes(event.type) && (!simulated || destination.include_simulated),
+    (destination) =>
+      (destination.accepted_types as string[]).concat(destination.accepted_extension_types).includes(event.type) &&
+      (!simulated || destination.include_simulated),
   );
   for (const destination of destinations) {
     const now = nowIso();

@@ -4,7 +4,7 @@ import { fencedBy, type LeaseGrant, takeLease } from '../data/lease';
 import { type Paged, pageOfQuery } from '../data/paging';
 import { type Item, putItem, queryPage } from '../data/table';
 import type { GlobalIndexName } from '../data/table-definition';
-import { deliveryAttempt, webhookType } from './schemas';
+import { deliveryAttempt, sentWebhookType } from './schemas';
 
 /**
  * Webhook deliveries: one record per (event, destination), keyed by the deterministic
@@ -24,7 +24,7 @@ const deliveryRecord = z.object({
   org_id: z.string(),
   destination_id: z.string(),
   event_id: z.string(),
-  type: webhookType,
+  type: sentWebhookType,
   webhook_content: z.record(z.string(), z.unknown()),
   /** `pending` while attempts remain; the log shows only finished deliveries. */
   status: z.enum(['pending', 'success', 'failed']),

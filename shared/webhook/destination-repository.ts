@@ -4,7 +4,17 @@ import { countOneLess, countOneMore, type RecordCount } from '../data/record-cou
 import { queryAll, transactWrite, updateItem } from '../data/table';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { creatorInfo } from '../kernel/schemas';
-import { webhookType } from './schemas';
+import {
+  type ExtensionWebhookType,
+  extensionWebhookType,
+  sentWebhookType,
+  type WebhookType,
+  webhookType,
+} from './schemas';
+
+/** Which list a stored type belongs in (`destinationRecord` reads older destinations into both). */
+const isReferenceType = (type: string): type is WebhookType => webhookType.safeParse(type).success;
+const isExtensionType = (type: string): type is ExtensionWebhookType => extensionWebhookType.safeParse(type).success;
 
 /**
  * Webhook destinations. The signing secret is stored sealed (`shared/auth/secret-box.ts`),
@@ -12,25 +22,34 @@ import { webhookType } from './schemas';
  * `dual_signing_stops_at`. A counter item beside the destinations holds how many exist, so
  * concurrent creations cannot pass the organization's maximum (as API keys do).
  */
-const destinationRecord = z.object({
-  id: z.string(),
-  org_id: z.string(),
-  url: z.string(),
-  accepted_types: z.array(webhookType),
-  retry_attempts: z.number().int(),
-  /** Whether events of simulated conversations reach this destination (off unless asked). */
-  include_simulated: z.boolean().default(false),
-  sealed_secret: z.string(),
-  sealed_previous_secret: z.string().nullable(),
-  dual_signing_stops_at: z.string().nullable(),
-  secret_generated_at: z.string(),
-  /** The last rotation, which limits the next one; null before the first. */
-  last_rotated_at: z.string().nullable(),
-  creator: creatorInfo,
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-export type DestinationRecord = z.infer<typeof destinationRecord>;
+const destinationRecord = z
+  .object({
+    id: z.string(),
+    org_id: z.string(),
+    url: z.string(),
+    /** Destinations stored before the extension types had their own field may hold them here too. */
+    accepted_types: z.array(sentWebhookType),
+    accepted_extension_types: z.array(extensionWebhookType).default([]),
+    retry_attempts: z.number().int(),
+    /** Whether events of simulated conversations reach this destination (off unless asked). */
+    include_simulated: z.boolean().default(false),
+    sealed_secret: z.string(),
+    sealed_previous_secret: z.string().nullable(),
+    dual_signing_stops_at: z.string().nullable(),
+    secret_generated_at: z.string(),
+    /** The last rotation, which limits the next one; null before the first. */
+    last_rotated_at: z.string().nullable(),
+    creator: creatorInfo,
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  // Read as now stored: the reference's types in accepted_types, the platform's own beside them.
+  .transform(({ accepted_types, accepted_extension_types, ...record }) => ({
+    ...record,
+    accepted_types: accepted_types.filter(isReferenceType),
+    accepted_extension_types: [...new Set([...accepted_extension_types, ...accepted_types.filter(isExtensionType)])],
+  }));
+export type DestinationRecord = z.output<typeof destinationRecord>;
 
 export const webhookDestinations = defineEntity({
   name: 'webhook-destination',
@@ -79,7 +98,9 @@ export const createDestination = async (record: DestinationRecord, max: number):
 export const updateDestinationSettings = async (
   orgId: string,
   id: string,
-  changes: Partial<Pick<DestinationRecord, 'retry_attempts' | 'accepted_types' | 'include_simulated'>> & {
+  changes: Partial<
+    Pick<DestinationRecord, 'retry_attempts' | 'accepted_types' | 'accepted_extension_types' | 'include_simulated'>
+  > & {
     updated_at: string;
   },
 ): Promise<void> => {

@@ -19,7 +19,7 @@ import {
   updateDestinationSettings,
 } from './destination-repository';
 import { registerWebhookSubscriber } from './expiration-notices';
-import { maxDestinationsPerOrganization, type WebhookType } from './schemas';
+import { type ExtensionWebhookType, maxDestinationsPerOrganization, type WebhookType } from './schemas';
 import { newWebhookSecret } from './signing';
 
 /** After a rotation both secrets sign for this long. */
@@ -61,7 +61,13 @@ const refusedUrl = (reason: string) =>
 export const createWebhookDestination = async (
   orgId: string,
   caller: Caller,
-  body: { url: string; accepted_types: WebhookType[]; retry_attempts: number; include_simulated?: boolean },
+  body: {
+    url: string;
+    accepted_types: WebhookType[];
+    retry_attempts: number;
+    accepted_extension_types?: ExtensionWebhookType[];
+    include_simulated?: boolean;
+  },
 ): Promise<{ webhook_destination_id: string; secret: string }> => {
   requirePermission(caller, 'Webhook:CreateWebhookDestination');
   await requireOrganization(orgId);
@@ -80,6 +86,7 @@ export const createWebhookDestination = async (
       org_id: orgId,
       url: body.url,
       accepted_types: [...new Set(body.accepted_types)],
+      accepted_extension_types: [...new Set(body.accepted_extension_types ?? [])],
       retry_attempts: body.retry_attempts,
       include_simulated: body.include_simulated ?? false,
       sealed_secret: await sealSecret(secretContext(orgId, id), secret),
@@ -103,6 +110,7 @@ const view = (destination: DestinationRecord) => ({
   secret_generated_at: destination.secret_generated_at,
   retry_attempts: destination.retry_attempts,
   accepted_types: destination.accepted_types,
+  accepted_extension_types: destination.accepted_extension_types,
   include_simulated: destination.include_simulated,
 });
 
@@ -122,12 +130,26 @@ export const updateWebhookDestination = async (
   orgId: string,
   caller: Caller,
   id: string,
-  body: { retry_attempts?: number | null; accepted_types?: WebhookType[] | null; include_simulated?: boolean | null },
+  body: {
+    retry_attempts?: number | null;
+    accepted_types?: WebhookType[] | null;
+    accepted_extension_types?: ExtensionWebhookType[] | null;
+    include_simulated?: boolean | null;
+  },
 ): Promise<void> => {
-  await destinationFor(orgId, id, caller, 'Webhook:UpdateWebhookDestination');
+  const destination = await destinationFor(orgId, id, caller, 'Webhook:UpdateWebhookDestination');
+  // Either list changed writes both, as now stored: a destination stored with extension types in
+  // accepted_types keeps them (in their own field) when only accepted_types changes.
+  const types =
+    body.accepted_types != null || body.accepted_extension_types != null
+      ? {
+          accepted_types: [...new Set(body.accepted_types ?? destination.accepted_types)],
+          accepted_extension_types: [...new Set(body.accepted_extension_types ?? destination.accepted_extension_types)],
+        }
+      : {};
   await updateDestinationSettings(orgId, id, {
     ...(body.retry_attempts != null ? { retry_attempts: body.retry_attempts } : {}),
-    ...(body.accepted_types != null ? { accepted_types: [...new Set(body.accepted_types)] } : {}),
+    ...types,
     ...(body.include_simulated != null ? { include_simulated: body.include_simulated } : {}),
     updated_at: nowIso(),
   });

@@ -5,7 +5,7 @@ import { defineEntity, type Entity } from '../data/entity';
 import { deleteItem, putItem, queryPage } from '../data/table';
 import { config } from '../kernel/config';
 import { nowIso } from '../kernel/ids';
-import { apiKeys, queryApiKeys } from '../user/index';
+import { apiKeyPartition, queryApiKeys } from '../user/index';
 
 /**
  * `api-key-expiration-soon`, sent once per API key expiring within 7 days by a daily schedule
@@ -34,7 +34,7 @@ export const webhookSubscriberDirectory: Entity = {
 
 export const apiKeyExpirationNotices = defineEntity({
   name: 'api-key-expiration-notice',
-  within: apiKeys,
+  within: apiKeyPartition,
   schema: z.object({ api_key_id: z.string(), noticed_at: z.string() }),
   sortPrefix: 'EXPIRYNOTICE#',
   sort: (notice: { api_key_id: string }) => notice.api_key_id,

@@ -2,20 +2,34 @@ import { z } from 'zod';
 import { pagedResponse, timestamp } from '../kernel/schemas';
 
 /**
- * The reference's `WebhookType`, and this platform's own types. A destination receives only the
- * types it names: the vendor SDKs' webhook parsers throw on a type they do not know, so a
- * destination that did not name the operator events never gets them.
+ * This platform's own webhook types, which the reference does not have: a destination receives
+ * them only when it names them in `accepted_extension_types`, so one the SDKs' parsers read never does.
  */
-export const webhookType = z.enum([
-  'conversation-post-processing-complete',
-  'api-key-expiration-soon',
-  'agent-framework-resource-updated',
+const extensionTypes = [
   'version-set-promotion-completed',
   'conversation-escalation-requested',
   'conversation-operator-joined',
   'conversation-operator-left',
-]);
+] as const;
+/**
+ * The reference's `WebhookType`: all `accepted_types` ever holds, since the official SDKs read it
+ * as a closed set (their webhook parsers throw on a type they do not know, reference-notes §9).
+ */
+export const webhookType = z.enum(
+  ['conversation-post-processing-complete', 'api-key-expiration-soon', 'agent-framework-resource-updated'],
+  {
+    error: (issue) =>
+      `Expected one of the reference's webhook types (conversation-post-processing-complete, api-key-expiration-soon, agent-framework-resource-updated)${typeof issue.input === 'string' && (extensionTypes as readonly string[]).includes(issue.input) ? `; ${issue.input} is a platform extension: name it in accepted_extension_types` : ''}.`,
+  },
+);
 export type WebhookType = z.infer<typeof webhookType>;
+
+export const extensionWebhookType = z.enum(extensionTypes);
+export type ExtensionWebhookType = z.infer<typeof extensionWebhookType>;
+
+/** Every type the platform sends: a delivery's. */
+export const sentWebhookType = z.enum([...webhookType.options, ...extensionTypes]);
+export type SentWebhookType = z.infer<typeof sentWebhookType>;
 
 export const maxDestinationsPerOrganization = 10;
 
@@ -31,9 +45,18 @@ export const acceptedTypes = z
   .max(webhookType.options.length)
   .describe('A list of webhook types to receive.');
 
+const acceptedExtensionTypes = z
+  .array(extensionWebhookType)
+  .max(extensionWebhookType.options.length)
+  .describe(
+    "A platform extension: the platform's own webhook types to receive besides accepted_types (operator events, version-set promotions). The official SDKs' webhook parsers do not know them.",
+  );
+
 const includeSimulated = z
   .boolean()
-  .describe('Whether events of simulated conversations (simulation runs) are delivered too; by default they are not.');
+  .describe(
+    'A platform extension: whether events of simulated conversations (simulation runs) are delivered too; by default they are not.',
+  );
 
 export const webhookDestination = z.object({
   id: z.string(),
@@ -41,13 +64,15 @@ export const webhookDestination = z.object({
   secret_generated_at: timestamp.describe('The UTC time at which the webhook secret was generated.'),
   retry_attempts: z.number().int(),
   accepted_types: z.array(webhookType),
-  include_simulated: z.boolean().describe('Whether events of simulated conversations are delivered too.'),
+  accepted_extension_types: acceptedExtensionTypes,
+  include_simulated: includeSimulated,
 });
 
 export const createDestinationRequest = z.object({
   url: z.string().min(1).max(2048).describe('The URL to which the webhook will be sent. The URL must be in HTTPS.'),
   accepted_types: acceptedTypes,
   retry_attempts: retryAttempts.default(3),
+  accepted_extension_types: acceptedExtensionTypes.default([]),
   include_simulated: includeSimulated.default(false),
 });
 
@@ -61,6 +86,7 @@ export const createDestinationResponse = z.object({
 export const updateDestinationRequest = z.object({
   retry_attempts: retryAttempts.nullish(),
   accepted_types: acceptedTypes.nullish(),
+  accepted_extension_types: acceptedExtensionTypes.nullish(),
   include_simulated: includeSimulated.nullish(),
 });
 

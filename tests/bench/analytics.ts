@@ -214,7 +214,7 @@ const seed = async (orgId: string, from: number, to: number): Promise<{ seconds:
 const lakeFootprint = async (orgId: string): Promise<{ bytes: number; files: number }> => {
   const [{ listLakeObjects }, { lakeTables }, { tableFolder }] = await Promise.all([
     import('#shared/aws/lake-store'),
-    import('#shared/analytics/lake-sync'),
+    import('#shared/analytics/analytics-schema'),
     import('#shared/analytics/lake-layout'),
   ]);
   const objects = (

@@ -1,5 +1,5 @@
 import { awsPrices } from './aws-prices';
-import type { ConversationCost, LineItem } from './cost';
+import type { ConversationCost, LineItem } from './cost-pricing';
 
 /**
  * What a minute of a live call (the phone or browser voice session) costs in AWS, LLM excluded:

@@ -15,9 +15,16 @@ import type { SessionHosting } from './call-minute';
  * (the idle cost).
  */
 interface Resource {
-  id?: string;
   Type: string;
   Properties?: Record<string, unknown>;
+}
+
+/** A scheduled function: what runs while nothing else happens. */
+export interface ScheduledFunction {
+  /** The function's local name (`classic-api-<service>`). */
+  name: string;
+  /** Runs in a 30-day month, from its rule's `rate(...)`. */
+  runsPerMonth: number;
 }
 
 export interface FunctionSize {
@@ -36,8 +43,10 @@ export interface IdleItem {
 
 export interface TemplateFacts {
   stackName: string;
-  /** By the function name the local platform gives it (`classic-api-<group>`, `classic-api-<worker>-worker`). */
+  /** By the function name the local platform gives it (`classic-api-<service>`: `classic-api-<group>`, `classic-api-<worker>-worker`, ...). */
   functions: Map<string, FunctionSize>;
+  /** The functions EventBridge rules run. */
+  schedules: ScheduledFunction[];
   /** The access log line's format (`$context.*` placeholders). */
   accessLogFormat: string | undefined;
   /** The share of requests traced: the sampling rule's fixed rate, else all (Lambda's default rule traces the first request of each second). */
@@ -47,16 +56,25 @@ export interface TemplateFacts {
   sessionHostings: SessionHosting[];
 }
 
-const localNameOf = (description: unknown): string | undefined => {
-  const text = String(description ?? '');
-  const group = /^Endpoint group (\S+)$/.exec(text)?.[1];
-  if (group) return `classic-api-${group}`;
-  const worker = /^Consumer of the (\S+) queue$/.exec(text)?.[1];
-  return worker ? `classic-api-${worker}-worker` : undefined;
+/** The name the local platform gives a function: `classic-api-` and its service name. */
+const localNameOf = (fn: Resource): string | undefined => {
+  const variables = (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables;
+  const service = variables?.POWERTOOLS_SERVICE_NAME;
+  return typeof service === 'string' ? `classic-api-${service}` : undefined;
 };
 
-/** Every resource of the region's stack and of the nested stacks it names, with its logical id. */
-const regionResources = async (assemblyDir: string, stackName: string): Promise<Resource[]> => {
+const minutesPer: Record<string, number> = { minute: 1, hour: 60, day: 1440 };
+const monthMinutes = 30 * 1440;
+
+/** Runs a month of a `rate(N unit)` schedule. */
+const runsPerMonth = (expression: string): number => {
+  const rate = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression);
+  if (!rate) throw new Error(`schedule ${expression}: only rate() schedules are priced`);
+  return monthMinutes / (Number(rate[1]) * (minutesPer[rate[2] as string] as number));
+};
+
+/** Every resource of the region's stack and of the nested stacks it names, by logical id. */
+const regionResources = async (assemblyDir: string, stackName: string): Promise<Map<string, Resource>> => {
   const files = await readdir(assemblyDir);
   const nestedPrefix = stackName.replaceAll('-', '');
   const templates = files.filter(
@@ -64,12 +82,12 @@ const regionResources = async (assemblyDir: string, stackName: string): Promise<
       file === `${stackName}.template.json` ||
       (file.startsWith(nestedPrefix) && file.endsWith('.nested.template.json')),
   );
-  const resources: Resource[] = [];
+  const resources = new Map<string, Resource>();
   for (const file of templates) {
     const template = JSON.parse(await readFile(join(assemblyDir, file), 'utf8')) as {
       Resources?: Record<string, Resource>;
     };
-    resources.push(...Object.entries(template.Resources ?? {}).map(([id, resource]) => ({ ...resource, id })));
+    for (const [id, resource] of Object.entries(template.Resources ?? {})) resources.set(id, resource);
   }
   return resources;
 };
@@ -81,7 +99,7 @@ const alarmMetrics = (alarm: Resource): number => {
 };
 
 /** Synthesizes the app into a temporary directory, as `cdk synth` would but without bundling. */
-const synthesizedResources = async (stackName: string): Promise<Resource[]> => {
+const synthesizedResources = async (stackName: string): Promise<Map<string, Resource>> => {
   const outdir = await mkdtemp(join(tmpdir(), 'cost-bench-cdk-'));
   try {
     const { context } = JSON.parse(await readFile(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
@@ -99,10 +117,16 @@ const synthesizedResources = async (stackName: string): Promise<Resource[]> => {
 export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateFacts> => {
   const stackName = `ClassicApi-${region}`;
   const resources = await synthesizedResources(stackName);
-  const ofType = (type: string) => resources.filter((resource) => resource.Type === type);
+  const ofType = (type: string) => [...resources.values()].filter((resource) => resource.Type === type);
+  /** The resource an `Fn::GetAtt` or `Ref` names. */
+  const referenced = (value: unknown): Resource | undefined => {
+    const reference = value as { 'Fn::GetAtt'?: [string]; Ref?: string } | undefined;
+    const id = reference?.['Fn::GetAtt']?.[0] ?? reference?.Ref;
+    return id === undefined ? undefined : resources.get(id);
+  };
   const functions = new Map<string, FunctionSize>();
   for (const fn of ofType('AWS::Lambda::Function')) {
-    const name = localNameOf(fn.Properties?.Description);
+    const name = localNameOf(fn);
     if (!name) continue;
     functions.set(name, {
       memoryMb: Number(fn.Properties?.MemorySize ?? 128),
@@ -119,7 +143,8 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
     ...(liveVoice ? { liveVoice } : {}),
   });
   // The live voice sessions' own resources (infra/constructs/voice-sessions.ts).
-  const ofVoiceSessions = (type: string) => ofType(type).filter((resource) => resource.id?.startsWith('VoiceSessions'));
+  const ofVoiceSessions = (type: string) =>
+    [...resources].filter(([id, resource]) => resource.Type === type && id.startsWith('VoiceSessions'));
   const secrets = ofType('AWS::SecretsManager::Secret');
   const sessionSecrets = ofVoiceSessions('AWS::SecretsManager::Secret').length;
   const loadBalancers = ofType('AWS::ElasticLoadBalancingV2::LoadBalancer');
@@ -156,7 +181,10 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
     item('KMS customer managed keys', ofType('AWS::KMS::Key').length, awsPrices.kmsKeyMonth.usd),
     item(
       'SQS queues polled by Lambda (empty receives, estimated)',
-      ofType('AWS::Lambda::EventSourceMapping').length,
+      // The table stream's mapping reads DynamoDB Streams, free for Lambda triggers.
+      ofType('AWS::Lambda::EventSourceMapping').filter(
+        (mapping) => referenced(mapping.Properties?.EventSourceArn)?.Type === 'AWS::SQS::Queue',
+      ).length,
       awsPrices.sqsIdlePollsPerQueueMonth.usd,
     ),
     item(
@@ -189,7 +217,16 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
       : []),
     { hosting: 'agentcore', ...agentCoreSession, callsPerTask: 1 },
   ];
-  return { stackName, functions, accessLogFormat, traceSampleRate, idle, sessionHostings };
+  const schedules = ofType('AWS::Events::Rule').flatMap((rule) => {
+    const expression = rule.Properties?.ScheduleExpression;
+    if (typeof expression !== 'string') return [];
+    return ((rule.Properties?.Targets as { Arn?: unknown }[] | undefined) ?? []).flatMap((target) => {
+      const fn = referenced(target.Arn);
+      const name = fn && localNameOf(fn);
+      return name ? [{ name, runsPerMonth: runsPerMonth(expression) }] : [];
+    });
+  });
+  return { stackName, functions, schedules, accessLogFormat, traceSampleRate, idle, sessionHostings };
 };
 
 /**

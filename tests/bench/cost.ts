@@ -16,10 +16,12 @@ import {
   streamTimed,
   type TimedStream,
 } from './api-client';
-import { awsPrices, pricesTakenOn } from './aws-prices';
+import { pricesTakenOn } from './aws-prices';
 import { type CallMinute, priceCallMinute } from './call-minute';
-import { accessLogLineBytes, readTemplateFacts, type TemplateFacts } from './cost-template';
-import { type PlatformProcess, startPlatformProcess } from './platform-process';
+import { type ConversationCost, priceUsage, sum } from './cost-pricing';
+import { readTemplateFacts, type TemplateFacts } from './cost-template';
+import type { DurationScenario } from './lambda-durations';
+import { startPlatformProcess } from './platform-process';
 
 /**
  * `npm run bench -- cost`: what one conversation costs a deployment in AWS, counted on the local
@@ -35,7 +37,15 @@ import { type PlatformProcess, startPlatformProcess } from './platform-process';
  * what the AWS adapters would be billed for the same turns is computed from the texts sent to
  * synthesis (times the SynthesizeSpeech requests the Polly adapter sends per text, counted against
  * a stand-in endpoint here) and the audio sent to recognition (15-second minimum per request).
- * Counts are deterministic enough on a loaded machine; durations (Lambda GB-seconds) are not.
+ * The analytics lake is counted too: its stream consumer's invocations (one per request that
+ * changed what it keeps, see `settle`) and the delta files and markers it puts, the compaction of
+ * the conversation's changes, and, for an idle month, each scheduled function's run with nothing to do.
+ *
+ * The counts do not depend on timing, so the README's "What it costs" stays the same until what
+ * the platform calls changes (`tests/integration/readme/cost-section.test.ts`): the bench waits
+ * for the platform to settle between requests, metering makes the local platform deliver the
+ * stream's batches and run its schedules only when the bench asks, and durations, which vary, are
+ * priced at the reference figures of `lambda-durations.ts` (this run's are printed beside them).
  */
 
 /** A model writing a fragment every 20 ms (50 a second): a fast hosted model's pace. */
@@ -49,20 +59,12 @@ const userTurns = [
   'Please help me update the invoice details',
 ];
 
-export interface LineItem {
-  service: string;
-  what: string;
-  quantity: number;
-  unit: string;
+/** A scheduled function's runs of an idle month: one run with nothing to do, times the runs its rule makes. */
+export interface IdleSchedule {
+  name: string;
+  runsPerMonth: number;
+  run: ConversationCost;
   usd: number;
-}
-
-export interface ConversationCost {
-  usage: Usage;
-  items: LineItem[];
-  usd: number;
-  /** Write units: the table's and its indexes'. */
-  writes: number;
 }
 
 export interface CostFigures {
@@ -73,6 +75,9 @@ export interface CostFigures {
   voice: ConversationCost | undefined;
   /** A minute of a live call, under each hosting of the voice sessions (the stack's default first). */
   callMinutes: CallMinute[];
+  /** The lake's compaction of one conversation's changes (one run per conversation: at most what it costs). */
+  compaction: ConversationCost;
+  idleSchedules: IdleSchedule[];
 }
 
 type Numeric = number | number[] | { [key: string]: Numeric };
@@ -98,6 +103,30 @@ const readUsage = async (baseUrl: string): Promise<Usage> => {
   const response = await fetch(new URL('/_local/usage', baseUrl));
   if (response.status !== 200) throw new Error(`usage counts: ${response.status} (is DIAGNOSTIC_USAGE set?)`);
   return (await response.json()) as Usage;
+};
+
+/**
+ * Asks the platform to do now what it otherwise does on a timer (`usageActions` of the local
+ * gateway): deliver the table stream's records to the lake's consumer, run a schedule.
+ */
+const usageAction = async (baseUrl: string, action: string): Promise<void> => {
+  const response = await fetch(new URL(`/_local/usage/${action}`, baseUrl), { method: 'POST' });
+  if (response.status !== 200) throw new Error(`${action}: ${response.status} (is DIAGNOSTIC_USAGE set?)`);
+};
+
+const lakeStream = 'stream/analytics-lake';
+
+/**
+ * Waits for the platform to finish what a request set off, then has the lake's consumer take the
+ * stream's records of it as one batch: in AWS a request's writes fall in one batching window
+ * (5 s) and a user takes longer than that to answer, so each request that writes what the lake
+ * keeps costs one invocation. Timing then decides nothing the bench counts: the waits also outlast
+ * every short-lived cache and rate-limit lease (3 s at most).
+ */
+const settle = async (baseUrl: string): Promise<Usage> => {
+  await settledUsage(baseUrl);
+  await usageAction(baseUrl, lakeStream);
+  return settledUsage(baseUrl);
 };
 
 /** Waits until nothing is counted any more for `quietMs` (the workers have finished). */
@@ -174,6 +203,7 @@ interface Spoken {
 
 /** The opening, 5 turns, finish; resolves once the analysis has delivered its 3 webhook events. */
 const converse = async (user: Session, serviceId: string, receiver: WebhookReceiver, spoken: Spoken | undefined) => {
+  const settled = () => settle(user.baseUrl);
   const voiceOut: Record<string, string> = spoken
     ? { response_format: 'voice', audio_format: 'pcm' }
     : { response_format: 'text' };
@@ -184,6 +214,7 @@ const converse = async (user: Session, serviceId: string, receiver: WebhookRecei
     query: voiceOut,
   });
   expectComplete('opening', opening, 201);
+  await settled();
   const conversationId = String(opening.events[0]?.event.conversation_id);
   for (const [index, text] of userTurns.entries()) {
     const recording = spoken?.recordings?.[index];
@@ -197,6 +228,7 @@ const converse = async (user: Session, serviceId: string, receiver: WebhookRecei
       query: { request_format: recording ? 'voice' : 'text', ...voiceOut },
     });
     expectComplete(`turn ${index + 1}`, turn, 200);
+    await settled();
   }
   const delivered = receiver.received.length;
   await call(
@@ -211,109 +243,7 @@ const converse = async (user: Session, serviceId: string, receiver: WebhookRecei
     if (Date.now() > deadline) throw new Error('the analysis did not deliver its 3 webhook events within 2 minutes');
     await sleep(250);
   }
-};
-
-const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
-
-/** The usage of one conversation as line items at the list prices. */
-export const priceUsage = (
-  usage: Usage,
-  facts: TemplateFacts,
-  pollyRequests: number,
-  traceSampleRate: number,
-): ConversationCost => {
-  const items: LineItem[] = [];
-  const add = (service: string, what: string, quantity: number, unit: string, unitUsd: number) => {
-    if (quantity > 0) items.push({ service, what, quantity, unit, usd: quantity * unitUsd });
-  };
-  const { dynamodb } = usage;
-  const writes = (dynamodb.writes?.table ?? 0) + (dynamodb.writes?.indexes ?? 0);
-  add('DynamoDB', 'write units, table', dynamodb.writes?.table ?? 0, 'WRU', awsPrices.dynamodbWriteUnit.usd);
-  add('DynamoDB', 'write units, index copies', dynamodb.writes?.indexes ?? 0, 'WRU', awsPrices.dynamodbWriteUnit.usd);
-  add(
-    'DynamoDB',
-    'refused conditional writes (1 unit each)',
-    dynamodb.failedConditionalWrites ?? 0,
-    'WRU',
-    awsPrices.dynamodbWriteUnit.usd,
-  );
-  add(
-    'DynamoDB',
-    'read units',
-    (dynamodb.reads?.table ?? 0) + (dynamodb.reads?.indexes ?? 0),
-    'RRU',
-    awsPrices.dynamodbReadUnit.usd,
-  );
-  const s3 = usage.s3 ?? {};
-  const putClass = ['PutObject', 'CopyObject', 'ListObjectsV2', 'CreateMultipartUpload', 'UploadPart'];
-  const free = ['DeleteObject', 'DeleteObjects'];
-  const s3Count = (names: (name: string) => boolean) =>
-    sum(Object.entries(s3).flatMap(([name, count]) => (names(name) ? [count] : [])));
-  add(
-    'S3',
-    'PUT/LIST requests',
-    s3Count((name) => putClass.includes(name)),
-    'requests',
-    awsPrices.s3Put.usd,
-  );
-  add(
-    'S3',
-    'GET/HEAD requests',
-    s3Count((name) => !putClass.includes(name) && !free.includes(name)),
-    'requests',
-    awsPrices.s3Get.usd,
-  );
-  add('SQS', 'requests', sum(Object.values(usage.sqs ?? {})), 'requests', awsPrices.sqsRequest.usd);
-  add('API Gateway', 'REST requests', usage.apiRequests ?? 0, 'requests', awsPrices.apiGatewayRestRequest.usd);
-  const invocations = Object.entries(usage.lambda ?? {});
-  add(
-    'Lambda',
-    'invocations',
-    sum(invocations.map(([, entry]) => entry.invocations)),
-    'requests',
-    awsPrices.lambdaRequest.usd,
-  );
-  for (const [name, entry] of invocations) {
-    const size = facts.functions.get(name) ?? { memoryMb: 512, arm: true };
-    const gbSeconds = (entry.billedMs / 1000) * (size.memoryMb / 1024);
-    add(
-      'Lambda',
-      `duration ${name.replace(/^classic-api-/, '')} (${size.memoryMb} MB, ${(entry.billedMs / 1000).toFixed(1)} s)`,
-      gbSeconds,
-      'GB-s',
-      size.arm ? awsPrices.lambdaArmGbSecond.usd : awsPrices.lambdaX86GbSecond.usd,
-    );
-  }
-  add('Data transfer', 'response bytes out', (usage.responseBytes ?? 0) / 1e9, 'GB', awsPrices.dataTransferOutGb.usd);
-  const logBytes = (usage.logBytes ?? 0) + (usage.apiRequests ?? 0) * accessLogLineBytes(facts.accessLogFormat);
-  add('CloudWatch Logs', 'function log lines and access log lines', logBytes / 1e9, 'GB', awsPrices.logsIngestedGb.usd);
-  const workerInvocations = sum(
-    invocations.filter(([name]) => name.endsWith('-worker')).map(([, entry]) => entry.invocations),
-  );
-  add(
-    'X-Ray',
-    `traces (requests and worker invocations × sampled ${traceSampleRate})`,
-    ((usage.apiRequests ?? 0) + workerInvocations) * traceSampleRate,
-    'traces',
-    awsPrices.xrayTraceRecorded.usd,
-  );
-  const characters = sum(usage.speech?.synthesizedCharacters ?? []);
-  add(
-    'Polly',
-    `neural characters (${characters} sent × ${pollyRequests} request${pollyRequests === 1 ? '' : 's'} per text)`,
-    characters * pollyRequests,
-    'characters',
-    awsPrices.pollyNeuralCharacter.usd,
-  );
-  const heard = usage.speech?.transcribedMs ?? [];
-  add(
-    'Transcribe',
-    `streaming seconds (${heard.length} requests, ${(sum(heard) / 1000).toFixed(1)} s of audio, 15 s minimum each)`,
-    sum(heard.map((ms) => Math.max(15, Math.ceil(ms / 1000)))),
-    'seconds',
-    awsPrices.transcribeStreamingSecond.usd,
-  );
-  return { usage, items, usd: sum(items.map((item) => item.usd)), writes };
+  await settled();
 };
 
 const recordingsOfTurns = async (): Promise<Buffer[]> => {
@@ -325,18 +255,14 @@ const recordingsOfTurns = async (): Promise<Buffer[]> => {
   return recordings;
 };
 
-const measureConversation = async (
-  platform: PlatformProcess,
-  admin: Session,
-  serviceId: string,
-  receiver: WebhookReceiver,
-  spoken: Spoken | undefined,
-): Promise<Usage> => {
-  const user = await createUser(admin, platform.credentials);
-  const before = await settledUsage(platform.baseUrl);
-  await converse(user, serviceId, receiver, spoken);
-  return difference(await settledUsage(platform.baseUrl), before);
+/** What `work` adds to the counts, once the platform is settled before and after it. */
+const usageOf = async (baseUrl: string, work: () => Promise<unknown>): Promise<Usage> => {
+  const before = await settle(baseUrl);
+  await work();
+  return difference(await settle(baseUrl), before);
 };
+
+const compactionSchedule = 'classic-api-lake-compaction-schedule';
 
 export const measureCost = async (): Promise<CostFigures> => {
   const facts = await readTemplateFacts();
@@ -345,40 +271,60 @@ export const measureCost = async (): Promise<CostFigures> => {
   const canRecognize = await recognizerInstalled();
   const recordings = canRecognize ? await recordingsOfTurns() : undefined;
   const receiver = await startWebhookReceiver();
+  // Metering, the platform delivers the stream's batches and runs its schedules only when asked (`settle`, `usageAction`).
   const platform = await startPlatformProcess({
     label: 'cost',
     env: {
       DIAGNOSTIC_USAGE: 'true',
+      // `npm start`'s root organization whatever the caller's environment (the integration tests set their own):
+      // its id is in the keys and records of what is counted, so its length is in the write units.
+      ROOT_ORG_ID: 'local',
       // What a production stage logs (its functions' application log level).
       POWERTOOLS_LOG_LEVEL: 'INFO',
       DETERMINISTIC_FRAGMENT_DELAY_MS: String(fragmentDelayMs),
     },
   });
+  const { baseUrl } = platform;
+  const priced = (usage: Usage, scenario: DurationScenario) =>
+    priceUsage(usage, facts, { pollyRequests, traceSampleRate, scenario });
+  const runSchedule = (name: string) => usageAction(baseUrl, `schedule/${name}`);
   try {
-    const admin = await rootSession(platform.baseUrl, platform.credentials);
+    const admin = await rootSession(baseUrl, platform.credentials);
     const serviceId = await createService(admin);
     await call(
-      platform.baseUrl,
+      baseUrl,
       'create webhook destination',
       `/v1/${admin.orgId}/webhook_destination/`,
       { token: admin.token, body: { url: receiver.url, accepted_types: ['conversation-post-processing-complete'] } },
       201,
     );
-    const text = await measureConversation(platform, admin, serviceId, receiver, undefined);
-    const voice = priceUsage(
-      await measureConversation(platform, admin, serviceId, receiver, { recordings }),
-      facts,
-      pollyRequests,
-      traceSampleRate,
-    );
+    // The setup's changes compacted: the measured compaction merges one conversation's.
+    await usageOf(baseUrl, () => runSchedule(compactionSchedule));
+    const conversation = async (spoken: Spoken | undefined) => {
+      const user = await createUser(admin, platform.credentials);
+      const usage = await usageOf(baseUrl, () => converse(user, serviceId, receiver, spoken));
+      return { usage, compaction: await usageOf(baseUrl, () => runSchedule(compactionSchedule)) };
+    };
+    const text = await conversation(undefined);
+    const voice = await conversation({ recordings });
+    const pricedVoice = priced(voice.usage, 'voice');
+    // Nothing changed since the last compaction: each schedule's run does only what an idle one does.
+    const idleSchedules: IdleSchedule[] = [];
+    for (const schedule of facts.schedules) {
+      const run = priced(await usageOf(baseUrl, () => runSchedule(schedule.name)), 'idle');
+      idleSchedules.push({ ...schedule, run, usd: run.usd * schedule.runsPerMonth });
+    }
     return {
       facts,
       pollyRequestsPerText: pollyRequests,
       traceSampleRate,
-      text: priceUsage(text, facts, pollyRequests, traceSampleRate),
-      voice,
+      text: priced(text.usage, 'text'),
+      voice: pricedVoice,
+      compaction: priced(text.compaction, 'compaction'),
+      idleSchedules,
+      // A live call's minute prices the voice conversation's recognized speech.
       callMinutes: canRecognize
-        ? facts.sessionHostings.map((host) => priceCallMinute(voice, userTurns.length, pollyRequests, host))
+        ? facts.sessionHostings.map((host) => priceCallMinute(pricedVoice, userTurns.length, pollyRequests, host))
         : [],
     };
   } finally {
@@ -406,6 +352,13 @@ const printItems = (label: string, cost: ConversationCost) => {
     }))
     .sort((a, b) => b.total - a.total)
     .slice(0, 16);
+  console.log(
+    `    S3 requests: ${Object.entries(cost.usage.s3 ?? {})
+      .map(([operation, count]) => `${operation} ${count}`)
+      .join(', ')}; SQS requests: ${Object.entries(cost.usage.sqs ?? {})
+      .map(([operation, count]) => `${operation} ${count}`)
+      .join(', ')}`,
+  );
   console.log('    where the write units go (calls: table + index copies):');
   for (const entry of byItem)
     console.log(
@@ -413,7 +366,8 @@ const printItems = (label: string, cost: ConversationCost) => {
     );
 };
 
-export const idleUsd = (facts: TemplateFacts) => sum(facts.idle.map((item) => item.usd));
+export const idleUsd = (figures: CostFigures) =>
+  sum(figures.facts.idle.map((item) => item.usd)) + sum(figures.idleSchedules.map((schedule) => schedule.usd));
 
 export const printCostFigures = (figures: CostFigures): boolean => {
   const { facts, text, voice } = figures;
@@ -425,6 +379,7 @@ export const printCostFigures = (figures: CostFigures): boolean => {
   );
   printItems('text conversation', text);
   if (voice) printItems('voice conversation (PCM in and out)', voice);
+  printItems("the lake's compaction of one conversation", figures.compaction);
   for (const minute of figures.callMinutes) {
     console.log(
       `  a minute of a live call, LLM excluded (${minute.hosting}, ${minute.turnsPerMinute.toFixed(1)} turns a minute): ${usd(minute.usd)}`,
@@ -434,11 +389,20 @@ export const printCostFigures = (figures: CostFigures): boolean => {
         `    ${item.service.padEnd(15)} ${item.what.padEnd(78)} ${quantity(item.quantity).padStart(10)} ${item.unit.padEnd(12)} ${usd(item.usd, 7)}`,
       );
   }
-  console.log(`  idle, per region and month (${facts.stackName}'s template): ${usd(idleUsd(facts), 2)}`);
+  console.log(`  idle, per region and month (${facts.stackName}'s template): ${usd(idleUsd(figures), 2)}`);
   for (const item of facts.idle)
     console.log(
       `    ${item.what.padEnd(58)} ${String(item.count).padStart(4)} × ${usd(item.unitUsd, 3)} = ${usd(item.usd, 2)}`,
     );
+  for (const schedule of figures.idleSchedules) {
+    console.log(
+      `    ${`${schedule.name.replace(/^classic-api-/, '')} runs`.padEnd(58)} ${String(schedule.runsPerMonth).padStart(4)} × ${usd(schedule.run.usd, 7)} = ${usd(schedule.usd, 2)}`,
+    );
+    for (const item of schedule.run.items)
+      console.log(
+        `      ${item.service.padEnd(15)} ${item.what.padEnd(62)} ${quantity(item.quantity).padStart(10)} ${item.unit}`,
+      );
+  }
   console.log(
     `\ncost: text_usd=${text.usd.toFixed(6)} voice_usd=${(voice?.usd ?? Number.NaN).toFixed(6)} text_writes=${text.writes} voice_writes=${voice?.writes ?? 'n/a'} call_minute_usd=${(figures.callMinutes[0]?.usd ?? Number.NaN).toFixed(6)}`,
   );

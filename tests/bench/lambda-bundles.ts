@@ -6,14 +6,18 @@ import { routeTable } from '#shared/api/route-table';
 import { queueDefinitions } from '#shared/kernel/queues';
 import { type BundledLambda, bundleLambda } from '../../infra/bundling';
 import { percentiles } from './conversations';
+import { type ImportCosts, measureImportCosts, printImportCosts } from './import-costs';
 
 /**
  * Per Lambda bundle: the handler module's minified size, what a cold start loads (the handler
  * and the chunks it imports statically), the whole bundle with its lazily imported chunks, cold
  * initialisation (a fresh Node process imports the bundle and serves one ping: the median of
- * `coldSamples` processes, as one reading on a busy machine is noise) and the handler's CPU time
- * per ping invocation. Targets: what a cold start loads under 1 MB, cold init under 250 ms. A
+ * `coldSamples` processes, as one reading on a busy machine is noise) with the CPU time it took
+ * (which a busy machine inflates less than the wall time), and the handler's CPU time per ping
+ * invocation. Targets: what a cold start loads under 1 MB, cold init under 250 ms. A
  * function carrying a native engine (DuckDB) is listed with the size of that engine.
+ * `--imports` adds what each module costs a cold start (`import-costs.ts`); `--function=agent,user`
+ * measures only those functions.
  */
 const run = promisify(execFile);
 const outDir = resolve('.bench/bundles');
@@ -33,6 +37,7 @@ const folderBytes = async (dir: string): Promise<number> => {
 /** A child process that imports the bundle, serves one ping, then runs many for CPU time. */
 const probeScript = (bundlePath: string, invocations: number) => `
 const started = performance.now();
+const cpuStarted = process.cpuUsage();
 globalThis.awslambda = {
   streamifyResponse: (fn) => fn,
   HttpResponseStream: { from: (stream, prelude) => { stream.prelude = prelude; return stream; } },
@@ -56,10 +61,11 @@ const invoke = async () => {
 };
 const status = await invoke();
 const coldMs = performance.now() - started;
+const coldCpu = process.cpuUsage(cpuStarted);
 const cpuBefore = process.cpuUsage();
 for (let i = 0; i < ${invocations}; i += 1) await invoke();
 const cpu = process.cpuUsage(cpuBefore);
-console.log(JSON.stringify({ coldMs, status, cpuMicrosPerInvocation: (cpu.user + cpu.system) / Math.max(${invocations}, 1) }));
+console.log(JSON.stringify({ coldMs, coldCpuMs: (coldCpu.user + coldCpu.system) / 1000, status, cpuMicrosPerInvocation: (cpu.user + cpu.system) / Math.max(${invocations}, 1) }));
 `;
 
 export interface BundleFigures extends Omit<BundledLambda, 'entryPath'> {
@@ -69,8 +75,12 @@ export interface BundleFigures extends Omit<BundledLambda, 'entryPath'> {
   /** Time a fresh process takes to import the native packages (loaded by the operations that use them); 0 without any. */
   nativeLoadMs: number;
   coldMs: number;
+  /** CPU time (every thread's) of the cold init: steadier than its wall time on a busy machine. */
+  coldCpuMs: number;
   status: number;
   cpuMicrosPerInvocation: number;
+  /** What each import costs a cold start, when asked for. */
+  imports?: ImportCosts;
 }
 
 const probeEnv = {
@@ -82,7 +92,19 @@ const probeEnv = {
   POWERTOOLS_LOG_LEVEL: 'ERROR',
 };
 
-export const measureLambdaBundles = async (invocations = 500): Promise<BundleFigures[]> => {
+export interface BundleOptions {
+  /** Also measure what each import costs a cold start, and print it after the table. */
+  importCosts?: boolean;
+  /** Only these functions (by the names the table shows); every one when empty. */
+  only?: string[];
+  invocations?: number;
+}
+
+export const measureLambdaBundles = async ({
+  importCosts = false,
+  only = [],
+  invocations = 500,
+}: BundleOptions = {}): Promise<BundleFigures[]> => {
   await mkdir(outDir, { recursive: true });
   const groups = [...new Set(routeTable.map((operation) => operation.group))];
   const entries = [
@@ -90,7 +112,7 @@ export const measureLambdaBundles = async (invocations = 500): Promise<BundleFig
     ...queueDefinitions
       .filter((queue) => queue.hasConsumer)
       .map((queue) => ({ name: `worker-${queue.worker}`, entry: `functions/workers/${queue.worker}.ts` })),
-  ];
+  ].filter(({ name }) => only.length === 0 || only.includes(name));
   const figures: BundleFigures[] = [];
   for (const { name, entry } of entries) {
     const bundleDir = join(outDir, name);
@@ -108,14 +130,24 @@ export const measureLambdaBundles = async (invocations = 500): Promise<BundleFig
       const { stdout } = await run(process.execPath, [path], { env: probeEnv });
       return JSON.parse(stdout.trim().split('\n').at(-1) as string) as Pick<
         BundleFigures,
-        'coldMs' | 'status' | 'cpuMicrosPerInvocation'
+        'coldMs' | 'coldCpuMs' | 'status' | 'cpuMicrosPerInvocation'
       >;
     };
     const measured = await probe(probePath);
-    const coldTimes = [measured.coldMs];
-    for (let sample = 1; sample < coldSamples; sample += 1) coldTimes.push((await probe(coldPath)).coldMs);
+    const colds = [measured];
+    for (let sample = 1; sample < coldSamples; sample += 1) colds.push(await probe(coldPath));
     const nativeLoadMs = sizes.nativePackages.length > 0 ? await nativeLoadTime(bundleDir, sizes.nativePackages) : 0;
-    figures.push({ name, ...sizes, nativeBytes, nativeLoadMs, ...measured, coldMs: percentiles(coldTimes).p50 });
+    const imports = importCosts ? await measureImportCosts(entry, join(outDir, `${name}-marked`), probeEnv) : undefined;
+    figures.push({
+      name,
+      ...sizes,
+      nativeBytes,
+      nativeLoadMs,
+      ...measured,
+      coldMs: percentiles(colds.map((cold) => cold.coldMs)).p50,
+      coldCpuMs: percentiles(colds.map((cold) => cold.coldCpuMs)).p50,
+      imports,
+    });
   }
   return figures;
 };
@@ -139,8 +171,10 @@ console.log(JSON.stringify({ loadMs: performance.now() - started }));`,
 
 const workerProbe = (bundlePath: string) => `
 const started = performance.now();
+const cpuStarted = process.cpuUsage();
 await import(${JSON.stringify(bundlePath)});
-console.log(JSON.stringify({ coldMs: performance.now() - started, status: 0, cpuMicrosPerInvocation: 0 }));
+const coldCpu = process.cpuUsage(cpuStarted);
+console.log(JSON.stringify({ coldMs: performance.now() - started, coldCpuMs: (coldCpu.user + coldCpu.system) / 1000, status: 0, cpuMicrosPerInvocation: 0 }));
 `;
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0).padStart(5)} KiB`;
@@ -157,6 +191,7 @@ export const printBundleTable = (figures: BundleFigures[]): boolean => {
         `${kib(figure.coldLoadBytes)}${sizeOk ? '' : ' (over 1 MB)'}`.padEnd(24),
         `${kib(figure.totalBytes)} in ${String(figure.chunkCount + 1).padStart(2)} files`.padEnd(22),
         `${figure.coldMs.toFixed(0).padStart(5)} ms${coldOk ? '' : ' (over 250 ms)'}`.padEnd(22),
+        `${figure.coldCpuMs.toFixed(0).padStart(5)} ms`.padEnd(12),
         figure.name.startsWith('worker-')
           ? '     n/a'
           : `${figure.cpuMicrosPerInvocation.toFixed(0).padStart(6)} µs (status ${figure.status})`,
@@ -164,7 +199,7 @@ export const printBundleTable = (figures: BundleFigures[]): boolean => {
     };
   });
   console.log(
-    `${'bundle'.padEnd(22)}${'handler'.padEnd(12)}${'cold start loads'.padEnd(24)}${'whole bundle'.padEnd(22)}${'cold init (median)'.padEnd(22)}CPU per ping`,
+    `${'bundle'.padEnd(22)}${'handler'.padEnd(12)}${'cold start loads'.padEnd(24)}${'whole bundle'.padEnd(22)}${'cold init (median)'.padEnd(22)}${'its CPU'.padEnd(12)}CPU per ping`,
   );
   for (const row of rows) console.log(row.line);
   const native = figures.filter((figure) => figure.nativePackages.length > 0);
@@ -174,6 +209,11 @@ export const printBundleTable = (figures: BundleFigures[]): boolean => {
       console.log(
         `  ${figure.name.padEnd(20)}${figure.nativePackages.join(', ')}: ${kib(figure.nativeBytes)} on disk; cold init ${figure.coldMs.toFixed(0)} ms without it (loaded lazily), loading it ${figure.nativeLoadMs.toFixed(0)} ms more on the first operation using it`,
       );
+  }
+  const measuredImports = figures.filter((figure) => figure.imports);
+  if (measuredImports.length > 0) {
+    console.log('\nWhat each import costs a cold start (median CPU ms of its own top-level code, by package or file):');
+    for (const figure of measuredImports) printImportCosts(figure.name, figure.imports as ImportCosts);
   }
   return rows.every((row) => row.ok);
 };

@@ -1,7 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBClient,
+  GetItemCommand,
+  type GetItemCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { agents } from '#shared/agent/agent-repository';
+import { fromAttributes, fromAttributesIfAny, withAttributes } from '#shared/data/attribute-values';
 import { queryInput } from '#shared/data/table';
 import { type Percentiles, percentiles } from './conversations';
 
@@ -44,31 +50,40 @@ export const warmUsers = 10;
 /** The users one measurement needs: those of the samples, then those of the warm-up. */
 export const usersPerMeasurement = Math.ceil(samplesPerPath / perUser) + warmUsers;
 
-/** A document client straight to the platform's DynamoDB Local, as the data layer's (`local-aws.json`). */
-export const bareClient = (awsEnv: Record<string, string>): DynamoDBDocumentClient =>
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      region: awsEnv.AWS_REGION,
-      endpoint: awsEnv.AWS_ENDPOINT_URL_DYNAMODB,
-      credentials: {
-        accessKeyId: awsEnv.AWS_ACCESS_KEY_ID as string,
-        secretAccessKey: awsEnv.AWS_SECRET_ACCESS_KEY as string,
-      },
-    }),
-  );
+/**
+ * A client straight to the platform's DynamoDB Local, made and used as the data layer's
+ * (`shared/aws/clients.ts`: middleware resolved once per command type; items converted by
+ * `shared/data/attribute-values.ts`), so the bare calls cost what the function's own calls do.
+ */
+export const bareClient = (awsEnv: Record<string, string>): DynamoDBClient =>
+  new DynamoDBClient({
+    region: awsEnv.AWS_REGION,
+    endpoint: awsEnv.AWS_ENDPOINT_URL_DYNAMODB,
+    credentials: {
+      accessKeyId: awsEnv.AWS_ACCESS_KEY_ID as string,
+      secretAccessKey: awsEnv.AWS_SECRET_ACCESS_KEY as string,
+    },
+    cacheMiddleware: true,
+  });
 
 /**
  * get-agents and get-agent-versions of one agent, each with the Query (and Get) the data layer
  * builds for it (`queryInput` reads TABLE_NAME: the caller sets it).
  */
 export const measuredPaths = (
-  client: DynamoDBDocumentClient,
+  client: DynamoDBClient,
   tableName: string,
   orgId: string,
   agentId: string,
 ): MeasuredPath[] => {
   const query = (spec: Parameters<typeof queryInput>[0], limit: number) => () =>
-    client.send(new QueryCommand({ ...queryInput(spec), TableName: tableName, Limit: limit }));
+    client
+      .send(
+        new QueryCommand(
+          withAttributes<QueryCommandInput>({ ...queryInput(spec), TableName: tableName, Limit: limit }),
+        ),
+      )
+      .then((result) => result.Items?.map(fromAttributes));
   return [
     {
       name: 'get-agents (limit 10)',
@@ -83,7 +98,17 @@ export const measuredPaths = (
       path: `/v1/${orgId}/organization/agent/${agentId}/version`,
       query: { limit: '10' },
       bare: [
-        () => client.send(new GetCommand({ TableName: tableName, Key: agents.heads.key(orgId, { id: agentId }) })),
+        () =>
+          client
+            .send(
+              new GetItemCommand(
+                withAttributes<GetItemCommandInput>({
+                  TableName: tableName,
+                  Key: agents.heads.key(orgId, { id: agentId }),
+                }),
+              ),
+            )
+            .then((result) => fromAttributesIfAny(result.Item)),
         query(agents.versions.query(orgId, {}, { prefix: `${agentId}#`, forward: true }), 11),
       ],
     },

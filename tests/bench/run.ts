@@ -45,7 +45,15 @@ const section =
 const sections: Record<string, () => Promise<void>> = {
   bundles: section(
     'Lambda bundles (target: what a cold start loads < 1 MB minified, cold init < 250 ms)',
-    measureLambdaBundles,
+    () =>
+      measureLambdaBundles({
+        importCosts: flags.includes('--imports'),
+        only:
+          flags
+            .find((flag) => flag.startsWith('--function='))
+            ?.slice('--function='.length)
+            .split(',') ?? [],
+      }),
     printBundleTable,
     ['All bundle targets met.', 'Some bundle targets missed (see above).'],
   ),

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { agents } from '#shared/agent/agent-repository';
 import { batchPutItems, type Item, type PrimaryKey } from '#shared/data/table';
 import { newId, nowIso } from '#shared/kernel/ids';
+import { dataLayerEnv } from '../support/data-layer-env';
 import { createUser, mapLimit, rootSession, type Session, startConversation } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
 import { type PlatformProcess, startPlatformProcess } from './platform-process';
@@ -46,15 +47,6 @@ const sizes = [1_000, 10_000, 100_000];
 const listSamples = 18;
 const seedConcurrency = 8;
 const openStreams = 200;
-
-/** Environment the data layer reads, set from the platform's `local-aws.json` while seeding. */
-const dataLayerEnv = [
-  'AWS_REGION',
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_ENDPOINT_URL_DYNAMODB',
-  'TABLE_NAME',
-];
 
 /** Agent heads and their name guards, as `agents.create` writes them (without versions). */
 const agentItems = (orgId: string, creator: { org_id: string; user_id: string }, count: number, from: number) =>

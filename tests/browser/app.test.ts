@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
@@ -6,21 +6,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav } from '#shared/speech/audio';
 import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
-import { latestSignInLink, signInLinkCount } from '../integration/support/app-visitor';
-import { api, harness, streamAndDisconnect } from '../integration/support/client';
+import { api, streamAndDisconnect } from '../integration/support/client';
 import { createService } from '../integration/support/conversations';
 import { createOrganization, createUserSession, pngImage, type Session } from '../integration/support/identity';
 import { runSimulationOnce } from '../integration/support/simulation';
 import { checkAccessibility } from './accessibility';
-import { launchWithMicrophone } from './chromium';
+import { appUrlOf, launchWithMicrophone, screenshot, signInThroughOutbox as signInAt } from './browser-support';
 
 /**
  * The web app in headless Chromium (Debian's), at `{org_id}.localhost` as a user's browser
- * reaches it. With UPDATE_SCREENSHOTS=1 the tests also write the README's screenshots.
+ * reaches it: the chat, and the console's operator view. Each page it looks at is photographed
+ * into tests/browser/screenshots/; with UPDATE_SCREENSHOTS=1 the README's pictures are written too.
  */
-const screenshotsDir = new URL('../../docs/screenshots/', import.meta.url);
-const takeScreenshots = process.env.UPDATE_SCREENSHOTS === '1';
-
 let browser: Browser;
 let admin: Session;
 let orgId: string;
@@ -31,28 +28,9 @@ let serviceId = '';
 /** A simulation run over the service, started early: the console's last step charts it. */
 let simulationRun: Promise<string>;
 
-const appUrl = (path: string): string => `http://${orgId}.localhost:${new URL(harness().baseUrl).port}${path}`;
+const appUrl = (path: string): string => appUrlOf(orgId, path);
 
-const screenshot = async (page: Page, name: string) => {
-  if (!takeScreenshots) return;
-  await mkdir(screenshotsDir, { recursive: true });
-  // The keyboard checks leave a focus ring somewhere; the picture shows the page at rest.
-  await page.evaluate('document.activeElement && document.activeElement.blur()');
-  await page.screenshot({ path: new URL(`${name}.png`, screenshotsDir).pathname, fullPage: true });
-};
-
-/** Signs in as a user would: types the address, presses Enter, opens the link from the outbox. */
-const signInThroughOutbox = async (context: BrowserContext, email: string): Promise<Page> => {
-  const page = await context.newPage();
-  await page.goto(appUrl('/'));
-  const before = await signInLinkCount(email);
-  await page.fill('#email', email);
-  await page.press('#email', 'Enter');
-  await page.getByText('a link is on its way').waitFor();
-  await page.goto(await latestSignInLink(email, before));
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-  return page;
-};
+const signInThroughOutbox = (context: BrowserContext, email: string): Promise<Page> => signInAt(context, orgId, email);
 
 /** What the fake microphone says (eSpeak NG's voice, as a WAV Chromium loops). */
 const writeMicrophoneRecording = async (): Promise<string> => {
@@ -109,7 +87,7 @@ describe('the web app in a browser', () => {
     await signInPage.goto(appUrl('/'));
     await signInPage.getByRole('heading', { name: 'Sign in to Acme Support' }).waitFor();
     await checkAccessibility(signInPage);
-    await screenshot(signInPage, 'sign-in');
+    await screenshot(signInPage, 'sign-in', { readme: true });
 
     // Act
     page = await signInThroughOutbox(context, member.email);
@@ -150,7 +128,7 @@ describe('the web app in a browser', () => {
     await expect(page.locator('#transcript .message.user').last().textContent()).resolves.toBe(
       'I said I need help with my printer',
     );
-    await screenshot(page, 'chat');
+    await screenshot(page, 'chat', { readme: true });
   });
 
   it('resumes a reply whose connection broke mid-stream, showing every piece of it exactly once', async () => {
@@ -255,7 +233,7 @@ describe('the web app in a browser', () => {
     }
   });
 
-  it("shows the conversation's insights and the service's diagram in the console", async () => {
+  it("shows the conversation whole and the service's diagram in the console", async () => {
     // Prepare
     const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
     const console = await signInThroughOutbox(context, manager.email);
@@ -266,17 +244,17 @@ describe('the web app in a browser', () => {
     await console.goto(appUrl(`/console${new URL(conversationUrl).pathname}`));
 
     // Assess
-    await console.getByRole('heading', { name: /Interaction 2/ }).waitFor();
+    await console.getByRole('heading', { name: /Turn 2/ }).waitFor();
     await expect(console.getByText('greet → triage').first().isVisible()).resolves.toBe(true);
     await checkAccessibility(console);
-    await screenshot(console, 'console-insights');
+    await screenshot(console, 'console-chat-conversation');
 
-    await console.goto(appUrl('/console'));
+    await console.goto(appUrl('/console/services'));
     await console.locator('a[href*="/console/services/"]').first().click();
     await console.locator('svg.diagram').waitFor();
     expect(Number(await console.locator('g.state[data-state="greet"]').getAttribute('data-visits'))).toBeGreaterThan(0);
     await checkAccessibility(console);
-    await screenshot(console, 'console-diagram');
+    await screenshot(console, 'console-diagram', { readme: true });
   });
 
   // A simulation run waits its turn on the simulation queue, longer while other suites run.
@@ -289,23 +267,18 @@ describe('the web app in a browser', () => {
     const console = await signInThroughOutbox(context, manager.email);
 
     // Act
-    await console.goto(appUrl('/console'));
+    await console.goto(appUrl('/console/simulations'));
 
     // Assess
     const chart = console.locator('svg.pass-rates');
     await chart.waitFor();
     expect(await chart.locator('rect.bar.overall').count()).toBe(1);
     await checkAccessibility(console);
-    if (takeScreenshots) {
-      await mkdir(screenshotsDir, { recursive: true });
-      await console
-        .locator('section[aria-labelledby="simulations-heading"]')
-        .screenshot({ path: new URL('console-simulations.png', screenshotsDir).pathname });
-    }
+    await screenshot(console, 'console-simulations', { readme: true });
     await console.goto(appUrl(`/console/services/${serviceId}`));
     await console.locator('svg.diagram g.state.simulated').first().waitFor();
     await checkAccessibility(console);
-    await screenshot(console, 'console-coverage');
+    await screenshot(console, 'console-coverage', { readme: true });
   });
 });
 
@@ -327,6 +300,7 @@ describe('the operator view in a browser', () => {
 
     // Act: the operator finds the conversation in the console's queue and takes it over.
     await operator.goto(appUrl('/console'));
+    await operator.getByRole('link', { name: 'Operator queue' }).click();
     await operator.locator(`tr[data-conversation="${conversationId}"] a`).click();
     await operator.getByText('The user asks for a person.').waitFor();
     await checkAccessibility(operator);

@@ -9,7 +9,7 @@ import { api, harness } from '../integration/support/client';
 import { createService, startConversation } from '../integration/support/conversations';
 import { createOrganization, createUserSession, type Session } from '../integration/support/identity';
 import { type HumanRecording, librivoxRecordings } from '../support/realtime-client';
-import { launchWithMicrophone } from './chromium';
+import { launchWithMicrophone } from './browser-support';
 
 /**
  * The chat page's talk mode in headless Chromium, its microphone Chromium's fake capture device

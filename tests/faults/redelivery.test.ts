@@ -28,7 +28,7 @@ import { startFaultPlatform } from './support/fault-platform';
  * there, as when Lambda's process dies); the message comes back after the 2 s visibility timeout
  * of the test platform, and the redelivery repeats nothing: a webhook goes out again with the
  * same delivery id, or not at all; an analysis, a metric result and a simulated conversation's
- * outcome are recorded once; a tool version is deployed once. A poison message fails alone in its
+ * outcome (and a backtest replay's) are recorded once; a tool version is deployed once. A poison message fails alone in its
  * batch and reaches the dead-letter queue after its receive count.
  */
 interface Invocation {
@@ -245,6 +245,42 @@ describe('a worker killed after its side effect, its message delivered again', (
       query: { simulation_unit_test_set_run_id: runId },
     });
     expect(results.body.metric_evaluation_results).toHaveLength(1);
+  });
+
+  it('simulation: a backtest replay takes no turn again and records its outcome and turns once', async () => {
+    // Prepare
+    const { session } = await createOrganization(await rootSession());
+    const { serviceId } = await createService(session);
+    const user = await createUserSession(session, 'DefaultUserRole');
+    const { conversationId } = await startConversation(user, { service_id: serviceId });
+    await interact(user, conversationId, 'My printer jams');
+    // Killed with the replay over and compared, as its outcome is about to be recorded.
+    const killedBefore = killedInvocations('simulation').length;
+    const killed = killAt('simulation', 'TransactWriteItems', 'outcome = :none', 'before');
+
+    // Act
+    const created = await api(`/v1/${session.orgId}/simulation/backtest/`, {
+      token: session.token,
+      body: { service_id: serviceId, candidate_version_set: 'release', conversation_ids: [conversationId] },
+    });
+    expectStatus('backtest', created, 201);
+    await killed;
+    const backtest = await eventually(async () => {
+      const read = await api(`/v1/${session.orgId}/simulation/backtest/${created.body.id}`, { token: session.token });
+      return read.body.status === 'completed' ? read.body : undefined;
+    }, 60_000);
+
+    // Assess: one more killed invocation (the file's other simulation test killed one too)
+    expect(killedInvocations('simulation')).toHaveLength(killedBefore + 1);
+    expect(backtest.finished_conversations).toBe(1);
+    expect(backtest.summary).toMatchObject({ conversations: 1, completed: 1, turns_compared: 2 });
+    expect(backtest.results[0].turns.map((turn: { index: number }) => turn.index)).toEqual([0, 1]);
+    const conversations = await api(`/v1/${session.orgId}/conversation/`, {
+      token: session.token,
+      query: { service_id: serviceId },
+    });
+    // The source and one replay.
+    expect(conversations.body.conversations).toHaveLength(2);
   });
 
   it('tool-build: deploys the version again, records it deployed once and leaves the tool free', async () => {

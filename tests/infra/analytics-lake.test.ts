@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { analyticsTableSchemas } from '#shared/analytics/analytics-schema';
+import { analyticsTableSchemas, lakeEntities } from '#shared/analytics/analytics-schema';
 import { analyticsLakeStream, lakeCompactionMinutes } from '#shared/analytics/lake-feed';
 import type { AnalyticsLake } from '../../infra/constructs/analytics-lake';
 import { logicalIdOf } from '../../infra/constructs/platform-function';
@@ -91,6 +91,15 @@ describe('analytics lake', () => {
       MaximumRetryAttempts: analyticsLakeStream.retryAttempts,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
     });
+    // Only changes of the entities the lake keeps invoke it; a rate-limit bucket or a lease never does.
+    const patterns = (mapping.Properties.FilterCriteria as { Filters: { Pattern: string }[] }).Filters.map((filter) =>
+      JSON.parse(filter.Pattern),
+    );
+    expect(patterns).toEqual(analyticsLakeStream.filters);
+    expect(patterns[0].dynamodb.NewImage.entity.S).toEqual(lakeEntities);
+    expect(lakeEntities).toEqual(expect.arrayContaining(['conversation', 'message', 'user']));
+    expect(lakeEntities).not.toContain('rate-limit-bucket');
+    expect(patterns[1]).toEqual({ eventName: ['REMOVE'], dynamodb: { OldImage: { entity: { S: lakeEntities } } } });
     // Alarmed like the queues' dead-letter queues.
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: 0,
@@ -181,20 +190,21 @@ describe('analytics lake', () => {
     });
   });
 
-  it('lets the SQL query read one organization’s folders only: a reader role it assumes with the organization as session tag', () => {
-    const admin = functionId('Endpoint group admin');
-    const adminRole = roleOf(admin);
+  it('lets the SQL query and the console read one organization’s folders only: a reader role they assume with the organization as session tag', () => {
     const reader = resources[readerId] as Resource;
+    const queryFunctions = ['Endpoint group admin', 'Endpoint group app-analytics'].map(functionId);
 
-    // Trusted by the admin function's role alone, and only for a session tagged with one org_id.
+    // Trusted by the query functions' roles alone, and only for a session tagged with one org_id.
     const trust = (reader.Properties.AssumeRolePolicyDocument as { Statement: Statement[] }).Statement;
-    expect(trust).toHaveLength(1);
-    expect(trust[0]?.Action).toEqual(['sts:AssumeRole', 'sts:TagSession']);
-    expect(refersTo(trust[0]?.Principal, adminRole)).toBe(true);
-    expect(trust[0]?.Condition).toEqual({
-      StringLike: { 'aws:RequestTag/org_id': '?*' },
-      'ForAllValues:StringEquals': { 'aws:TagKeys': ['org_id'] },
-    });
+    expect(trust).toHaveLength(queryFunctions.length);
+    for (const [index, fn] of queryFunctions.entries()) {
+      expect(trust[index]?.Action).toEqual(['sts:AssumeRole', 'sts:TagSession']);
+      expect(refersTo(trust[index]?.Principal, roleOf(fn))).toBe(true);
+      expect(trust[index]?.Condition).toEqual({
+        StringLike: { 'aws:RequestTag/org_id': '?*' },
+        'ForAllValues:StringEquals': { 'aws:TagKeys': ['org_id'] },
+      });
+    }
     // It reads the folders of its session's org_id only.
     const readerStatements = statementsOf(readerId);
     expect(actionsOf(readerStatements).sort()).toEqual(['s3:GetObject', 's3:ListBucket']);
@@ -204,15 +214,17 @@ describe('analytics lake', () => {
     expect(readerStatements.find((statement) => statement.Action === 's3:ListBucket')?.Condition).toEqual({
       StringLike: { 's3:prefix': folders },
     });
-    // The admin function itself has no grant on the lake: it reads through the reader role.
-    const adminStatements = statementsOf(adminRole);
-    expect(adminStatements.filter((statement) => refersTo(statement.Resource, lakeId))).toEqual([]);
-    const assume = adminStatements.find((statement) => actionsOf([statement]).includes('sts:AssumeRole'));
-    expect(assume?.Action).toEqual(['sts:AssumeRole', 'sts:TagSession']);
-    expect(assume?.Resource).toEqual({ 'Fn::GetAtt': [readerId, 'Arn'] });
-    const variables = (propertiesOf(admin).Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(variables.LAKE_READER_ROLE_ARN).toEqual({ 'Fn::GetAtt': [readerId, 'Arn'] });
-    expect(variables.LAKE_BUCKET).toEqual({ Ref: lakeId });
+    for (const fn of queryFunctions) {
+      // The query function itself has no grant on the lake: it reads through the reader role.
+      const statements = statementsOf(roleOf(fn));
+      expect(statements.filter((statement) => refersTo(statement.Resource, lakeId))).toEqual([]);
+      const assume = statements.find((statement) => actionsOf([statement]).includes('sts:AssumeRole'));
+      expect(assume?.Action).toEqual(['sts:AssumeRole', 'sts:TagSession']);
+      expect(assume?.Resource).toEqual({ 'Fn::GetAtt': [readerId, 'Arn'] });
+      const variables = (propertiesOf(fn).Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables.LAKE_READER_ROLE_ARN).toEqual({ 'Fn::GetAtt': [readerId, 'Arn'] });
+      expect(variables.LAKE_BUCKET).toEqual({ Ref: lakeId });
+    }
   });
 
   it('lets deleting an organization delete its folders, and nothing more of the lake', () => {

@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleCommands, type SdkCommand } from './bundle-commands';
+import { assemblyFreshness, cloudAssembly, functionsOf, type Resources, templates } from './cloud-assembly';
 
 /**
  * Each function's role against its bundle, as `cdk deploy` would ship them: the templates and
@@ -9,13 +9,7 @@ import { bundleCommands, type SdkCommand } from './bundle-commands';
  * Every AWS action the bundled code calls must be allowed on a resource of its service, and
  * every action granted must be called, unless listed below with the reason it is needed anyway.
  */
-const repositoryRoot = new URL('../../', import.meta.url).pathname;
-const cloudAssembly = join(repositoryRoot, 'cdk.out');
 
-type Resources = Record<
-  string,
-  { Type: string; Properties: Record<string, unknown>; Metadata?: Record<string, unknown> }
->;
 interface Statement {
   Effect: string;
   Action: string | string[];
@@ -45,15 +39,8 @@ const resourceServiceOf: Record<string, string> = { sts: 'iam' };
 
 /** Commands authorized by actions other than their own name; every other command is `<service>:<Name>`. */
 const actionsOfCommand: Record<string, string[]> = {
-  'lib-dynamodb:Get': ['dynamodb:GetItem'],
-  'lib-dynamodb:Put': ['dynamodb:PutItem'],
-  'lib-dynamodb:Update': ['dynamodb:UpdateItem'],
-  'lib-dynamodb:Delete': ['dynamodb:DeleteItem'],
-  'lib-dynamodb:BatchGet': ['dynamodb:BatchGetItem'],
-  'lib-dynamodb:BatchWrite': ['dynamodb:BatchWriteItem'],
-  'lib-dynamodb:TransactGet': ['dynamodb:GetItem'],
   // Each item of a transaction is authorized by its own action.
-  'lib-dynamodb:TransactWrite': [
+  'client-dynamodb:TransactWriteItems': [
     'dynamodb:PutItem',
     'dynamodb:UpdateItem',
     'dynamodb:DeleteItem',
@@ -144,6 +131,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     functions: [
       'Endpoint group app',
       'Endpoint group conversation-stream',
+      'Endpoint group simulation-stream',
       'Consumer of the simulation queue',
       'Voice session container',
     ],
@@ -166,10 +154,19 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     reason: 'It only starts builds (`toolBuilds: start`); the tool-build worker completes them.',
   },
   {
-    functions: ['Endpoint group app', 'Consumer of the simulation queue'],
+    functions: [
+      'Endpoint group app',
+      'Endpoint group app-analytics',
+      'Endpoint group conversation',
+      'Endpoint group metric',
+      'Endpoint group simulation',
+      'Endpoint group simulation-stream',
+      'Consumer of the analysis queue',
+      'Consumer of the simulation queue',
+    ],
     actions: ['polly:SynthesizeSpeech', 'transcribe:StartStreamTranscription'],
     reason:
-      'Voice turns come through conversation-stream; conversations.ts and turn-lifecycle.ts reach the speech registry from these too.',
+      'Voice turns come through conversation-stream; turn-lifecycle.ts reaches the speech registry (and the chunks it imports) from these too.',
   },
   {
     functions: ['Endpoint group user'],
@@ -199,6 +196,16 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     reason: 'Granted with a frontend domain (FrontendHosting); without one, no record is written.',
   },
   {
+    functions: ['Endpoint group app-analytics'],
+    actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    reason: 'Its pages only read (`table: read`); the domain functions they read through carry their writers.',
+  },
+  {
+    functions: ['Endpoint group app-analytics'],
+    actions: ['s3:GetObject', 's3:ListBucket'],
+    reason: 'It reads the lake with the reader role it assumes per organization (granted with the lake), not its own.',
+  },
+  {
     functions: ['Consumer of the table stream: the analytics lake'],
     actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     reason: 'It reads organization records (`table: read`); the entity declarations it reads with carry their writers.',
@@ -207,14 +214,6 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
 
 const performs = (description: string, action: string): boolean =>
   !reachedNotPerformed.some((entry) => entry.functions.includes(description) && entry.actions.includes(action));
-
-/** What the assembly holds: every template (nested ones too) by file name. */
-const templates = (): Map<string, { Resources: Resources }> =>
-  new Map(
-    readdirSync(cloudAssembly)
-      .filter((file) => file.endsWith('.template.json'))
-      .map((file) => [file, JSON.parse(readFileSync(join(cloudAssembly, file), 'utf8'))]),
-  );
 
 /** The logical ids a CloudFormation value refers to (Ref, Fn::GetAtt) and the literal text in it. */
 const referencesIn = (value: unknown): { ids: string[]; text: string[] } => {
@@ -277,37 +276,11 @@ const allowedActions = (fn: Resources[string], resources: Resources): Map<string
   return allowed;
 };
 
-/** Sources the assembly is built from: a newer one means `cdk.out` no longer shows what would deploy. */
-const newestSource = (): { path: string; modified: number } => {
-  const walk = (path: string): { path: string; modified: number }[] =>
-    statSync(path).isDirectory()
-      ? readdirSync(path).flatMap((entry) => (entry === 'node_modules' ? [] : walk(join(path, entry))))
-      : /\.(ts|json)$/.test(path)
-        ? [{ path, modified: statSync(path).mtimeMs }]
-        : [];
-  return ['shared', 'functions', 'events', 'infra', 'cdk.json', 'package-lock.json']
-    .flatMap((entry) => walk(join(repositoryRoot, entry)))
-    .reduce((newest, candidate) => (candidate.modified > newest.modified ? candidate : newest));
-};
-
-const assemblyFreshness = (): string | undefined => {
-  const manifest = join(cloudAssembly, 'manifest.json');
-  let synthesized: number;
-  try {
-    synthesized = statSync(manifest).mtimeMs;
-  } catch {
-    return 'no cloud assembly: run `npm run synth` first';
-  }
-  const newest = newestSource();
-  return newest.modified > synthesized
-    ? `cdk.out is older than ${newest.path.slice(repositoryRoot.length)}: run \`npm run synth\` first`
-    : undefined;
-};
-
-const functionsOf = (template: { Resources: Resources }) =>
-  Object.entries(template.Resources).filter(
-    ([, resource]) => resource.Type === 'AWS::Lambda::Function' || resource.Type === 'AWS::ECS::TaskDefinition',
-  );
+/** The Lambda functions and the voice session task (the container runs code bundled as the functions are). */
+const runnersOf = (template: { Resources: Resources }) => [
+  ...functionsOf(template),
+  ...Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::ECS::TaskDefinition'),
+];
 
 /** What a case is called: a function's description, the task's purpose. */
 const descriptionOf = (resource: Resources[string], id: string): string =>
@@ -319,7 +292,7 @@ describe('function permissions against the bundled code', () => {
   const stale = assemblyFreshness();
   const assembled = stale ? new Map<string, { Resources: Resources }>() : templates();
   const cases = [...assembled].flatMap(([file, template]) =>
-    functionsOf(template).map(([id, fn]) => ({
+    runnersOf(template).map(([id, fn]) => ({
       name: `${file.replace('.template.json', '')} ${descriptionOf(fn, id)}`,
       fn,
       resources: template.Resources,
@@ -347,7 +320,7 @@ describe('function permissions against the bundled code', () => {
     console.log(`${conversation?.name} constructs`, named(constructed).sort());
     expect(named(contained)).toContain('client-s3:GetBucketAcl');
     expect(named(constructed)).toEqual(
-      expect.arrayContaining(['client-sqs:SendMessage', 'client-s3:PutObject', 'lib-dynamodb:TransactWrite']),
+      expect.arrayContaining(['client-sqs:SendMessage', 'client-s3:PutObject', 'client-dynamodb:TransactWriteItems']),
     );
     expect(named(constructed)).not.toContain('client-s3:GetBucketAcl');
   });

@@ -46,6 +46,7 @@ interface TemplateResource {
 }
 interface Template {
   Resources: Record<string, TemplateResource>;
+  Outputs?: Record<string, { Value: unknown }>;
 }
 
 interface IndexProperty {
@@ -73,6 +74,8 @@ interface PlacedTemplate {
   /** The parent's value for each parameter, resolved in the parent. */
   parameters: Record<string, unknown>;
   parent?: PlacedTemplate;
+  /** Its nested stacks, by their resource id in it. */
+  children: Map<string, PlacedTemplate>;
 }
 
 /** The nested stacks of a template with their templates' files (CDK's asset metadata). */
@@ -86,7 +89,9 @@ const nestedStacksOf = (placed: PlacedTemplate, dir: string): PlacedTemplate[] =
       template: readTemplate(dir, file),
       parameters: (resource.Properties?.Parameters ?? {}) as Record<string, unknown>,
       parent: placed,
+      children: new Map(),
     };
+    placed.children.set(id, child);
     return [child, ...nestedStacksOf(child, dir)];
   });
 
@@ -100,6 +105,10 @@ const resolveParent = (value: unknown, placed: PlacedTemplate): ResourceRef => {
     if (ref in placed.template.Resources) return { kind: 'resource', placed, id: ref };
     if (ref in placed.parameters && placed.parent) return resolveParent(placed.parameters[ref], placed.parent);
   }
+  // A resource of a sibling nested stack, passed up through that stack's output.
+  const output = getAtt?.[1]?.startsWith('Outputs.') ? getAtt[1].slice('Outputs.'.length) : undefined;
+  const nested = getAtt ? placed.children.get(getAtt[0]) : undefined;
+  if (output && nested?.template.Outputs?.[output]) return resolveParent(nested.template.Outputs[output].Value, nested);
   throw new Error(`cannot follow API resource reference ${JSON.stringify(value)} in stack '${placed.stackKey}'`);
 };
 
@@ -162,7 +171,7 @@ export const assemblyDigest = (dir: string): AssemblyDigest => {
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, file]) => [
         name,
-        stackDigest({ stackKey: '', template: readTemplate(dir, file), parameters: {} }, dir),
+        stackDigest({ stackKey: '', template: readTemplate(dir, file), parameters: {}, children: new Map() }, dir),
       ]),
   );
 };

@@ -45,12 +45,9 @@ const capabilityOf = (path: string): string | undefined => {
   return top === 'shared' && folder !== undefined && layerOf(folder) === capability ? folder : undefined;
 };
 
-/**
- * Every import (static, re-export or dynamic) of the non-test sources of shared/, functions/,
- * infra/ and events/ that lands in shared/, as repository-relative paths without extension.
- */
-const importsIntoShared = async (): Promise<{ file: string; target: string }[]> => {
-  const files = (
+/** The non-test sources of shared/, functions/, infra/ and events/, as repository-relative paths. */
+const sourceFiles = async (): Promise<string[]> =>
+  (
     await Promise.all(
       ['shared', 'functions', 'infra', 'events'].map(async (folder) =>
         (await readdir(join(root, folder), { recursive: true })).map((name) => join(folder, name)),
@@ -59,16 +56,65 @@ const importsIntoShared = async (): Promise<{ file: string; target: string }[]> 
   )
     .flat()
     .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
+
+/** The repository-relative path an import specifier of `file` names. */
+const targetOf = (file: string, spec: string): string =>
+  spec.startsWith('#shared/') ? join('shared', spec.slice('#shared/'.length)) : normalize(join(dirname(file), spec));
+
+/**
+ * Every import (static, re-export or dynamic) of the non-test sources of shared/, functions/,
+ * infra/ and events/ that lands in shared/, as repository-relative paths without extension.
+ */
+const importsIntoShared = async (): Promise<{ file: string; target: string }[]> => {
+  const files = await sourceFiles();
   const imports = await Promise.all(
     files.map(async (file) => {
       const text = await readFile(join(root, file), 'utf8');
       return [...text.matchAll(/(?:from|import)\s*\(?\s*'([.#][^']+)'/g)].flatMap((match) => {
-        const spec = match[1] as string;
-        const target = spec.startsWith('#shared/')
-          ? join('shared', spec.slice('#shared/'.length))
-          : normalize(join(dirname(file), spec));
+        const target = targetOf(file, match[1] as string);
         return target.startsWith('shared/') ? [{ file, target: target.replace(/\.ts$/, '') }] : [];
       });
+    }),
+  );
+  return imports.flat();
+};
+
+/** Each capability's entity handles: what its files declare with `defineEntity` or `defineVersionedEntity`. */
+const entityHandles = async (): Promise<Map<string, Set<string>>> => {
+  const handles = new Map<string, Set<string>>();
+  for (const name of await readdir(join(root, 'shared'), { recursive: true })) {
+    const file = join('shared', name);
+    const capability = capabilityOf(file);
+    if (!capability || !file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
+    const text = await readFile(join(root, file), 'utf8');
+    for (const match of text.matchAll(/export const (\w+) = define(?:Versioned)?Entity\b/g))
+      handles.set(capability, (handles.get(capability) ?? new Set()).add(match[1] as string));
+  }
+  return handles;
+};
+
+/** The names each import (or re-export) of the non-test sources takes from a module of shared/. */
+const namedImportsIntoShared = async (): Promise<{ file: string; target: string; names: string[] }[]> => {
+  const files = await sourceFiles();
+  const imports = await Promise.all(
+    files.map(async (file) => {
+      const text = await readFile(join(root, file), 'utf8');
+      return [...text.matchAll(/(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'([.#][^']+)'/g)].flatMap(
+        (match) => {
+          const target = targetOf(file, match[2] as string);
+          const names = (match[1] as string)
+            .split(',')
+            .map(
+              (part) =>
+                part
+                  .trim()
+                  .replace(/^type\s+/, '')
+                  .split(/\s+as\s+/)[0] as string,
+            )
+            .filter(Boolean);
+          return target.startsWith('shared/') ? [{ file, target, names }] : [];
+        },
+      );
     }),
   );
   return imports.flat();
@@ -211,6 +257,23 @@ describe('layers', () => {
       .filter(({ target }) => target.endsWith('-repository') && capabilityOf(target) !== undefined)
       .filter(({ file, target }) => capabilityOf(file) !== capabilityOf(target) && file !== entityCatalog)
       .map(({ file, target }) => `${file} imports ${target}`);
+
+    // Assess
+    expect(reaching).toEqual([]);
+  });
+
+  it("lets only a capability's own files use its entity handles; others use its lookups and domain functions", async () => {
+    // Prepare
+    const handles = await entityHandles();
+
+    // Act
+    const reaching = (await namedImportsIntoShared())
+      .filter(({ file, target }) => capabilityOf(file) !== capabilityOf(target) && file !== entityCatalog)
+      .flatMap(({ file, target, names }) =>
+        names
+          .filter((name) => handles.get(capabilityOf(target) ?? '')?.has(name))
+          .map((name) => `${file} uses ${capabilityOf(target)}'s entity ${name}`),
+      );
 
     // Assess
     expect(reaching).toEqual([]);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineOperation } from '../../kernel/operation';
-import { commonHeaders, continuationToken, organizationPath, queryNumber } from '../../kernel/schemas';
+import { operationDefiner } from '../../kernel/operation';
+import { continuationToken, organizationPath, pageQuery } from '../../kernel/schemas';
 import { conversationPath } from '../operations';
 import {
   escalateRequest,
@@ -22,71 +22,59 @@ import {
  * conversation group's function; none streams (sending a message waits at most 10 s).
  */
 
-const headers = commonHeaders;
-const operator = {
-  group: 'conversation',
-  tag: 'Conversation',
-  auth: 'required',
-  platformExtension: true,
-} as const;
+const operatorOperation = operationDefiner({ group: 'conversation', tag: 'Conversation', platformExtension: true });
 
-export const escalateConversationOperation = defineOperation({
-  ...operator,
+export const escalateConversationOperation = operatorOperation({
   operationId: 'escalate-conversation',
   method: 'POST',
   path: '/v1/{organization}/conversation/{conversation_id}/operator/escalate',
   summary: "Ask for an operator: the conversation joins the operators' queue",
   rateLimitPerMinute: 10,
-  request: { path: conversationPath, headers, body: escalateRequest },
+  request: { path: conversationPath, body: escalateRequest },
   response: { status: 200, body: operatorControlResponse },
 });
 
-export const takeOverConversationOperation = defineOperation({
-  ...operator,
+export const takeOverConversationOperation = operatorOperation({
   operationId: 'take-over-conversation',
   method: 'POST',
   path: '/v1/{organization}/conversation/{conversation_id}/operator/take_over',
   summary: 'Take a conversation over from the agent (409 when another operator holds it)',
   rateLimitPerMinute: 30,
-  request: { path: conversationPath, headers },
+  request: { path: conversationPath },
   response: { status: 200, body: operatorControlResponse },
 });
 
-export const sendOperatorMessageOperation = defineOperation({
-  ...operator,
+export const sendOperatorMessageOperation = operatorOperation({
   operationId: 'send-operator-message',
   method: 'POST',
   path: '/v1/{organization}/conversation/{conversation_id}/operator/messages',
   summary: 'Send the user a message as the operator holding the conversation',
   rateLimitPerMinute: 60,
-  request: { path: conversationPath, headers, body: sendOperatorMessageRequest },
+  request: { path: conversationPath, body: sendOperatorMessageRequest },
   response: { status: 200, body: sendOperatorMessageResponse },
 });
 
-export const sendOperatorGuidanceOperation = defineOperation({
-  ...operator,
+export const sendOperatorGuidanceOperation = operatorOperation({
   operationId: 'send-operator-guidance',
   method: 'POST',
   path: '/v1/{organization}/conversation/{conversation_id}/operator/guidance',
   summary: 'Tell the agent something the user does not see',
   rateLimitPerMinute: 30,
-  request: { path: conversationPath, headers, body: sendGuidanceRequest },
+  request: { path: conversationPath, body: sendGuidanceRequest },
   response: { status: 200, body: sendGuidanceResponse },
 });
 
-export const handBackConversationOperation = defineOperation({
-  ...operator,
+export const handBackConversationOperation = operatorOperation({
   operationId: 'hand-back-conversation',
   method: 'POST',
   path: '/v1/{organization}/conversation/{conversation_id}/operator/hand_back',
   summary: 'Hand a conversation back to the agent, with an outcome and a note for it',
   rateLimitPerMinute: 30,
-  request: { path: conversationPath, headers, body: handBackRequest },
+  request: { path: conversationPath, body: handBackRequest },
   response: { status: 200, body: operatorControlResponse },
 });
 
-export const getOperatorQueueOperation = defineOperation({
-  ...operator,
+export const getOperatorQueueOperation = operatorOperation({
   operationId: 'get-operator-queue',
   method: 'GET',
   path: '/v1/{organization}/conversation/operator/queue',
@@ -95,14 +83,12 @@ export const getOperatorQueueOperation = defineOperation({
   rateLimitPerMinute: 60,
   request: {
     path: organizationPath,
-    headers,
     query: queueQuery.extend({ continuation_token: continuationToken }),
   },
   response: { status: 200, body: queueResponse },
 });
 
-export const getConversationOperatorActionsOperation = defineOperation({
-  ...operator,
+export const getConversationOperatorActionsOperation = operatorOperation({
   operationId: 'get-conversation-operator-actions',
   method: 'GET',
   path: '/v1/{organization}/conversation/{conversation_id}/operator/actions',
@@ -110,10 +96,8 @@ export const getConversationOperatorActionsOperation = defineOperation({
   rateLimitPerMinute: 30,
   request: {
     path: conversationPath,
-    headers,
     query: z.object({
-      limit: queryNumber(z.number().int().min(1).max(100)).prefault(50).describe('The most actions to return.'),
-      continuation_token: continuationToken,
+      ...pageQuery(100, 50, 'The most actions to return.'),
     }),
   },
   response: { status: 200, body: operatorActionsResponse },

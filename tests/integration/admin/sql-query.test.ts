@@ -95,6 +95,39 @@ describe('submit-sql-query', () => {
     expect(theirs.body.result).toEqual([[second.conversationId]]);
   });
 
+  it("answers each turn's stage times, tokens and cost, and each conversation's version set and escalations", async () => {
+    // Act
+    const turns = await queryUntil(
+      first.admin,
+      first.orgId,
+      `SELECT total_ms, first_token_ms, input_tokens, cost_usd, current_state_name FROM interactions WHERE conversation_id = '${first.conversationId}' ORDER BY id`,
+      (rows) => rows.length === 2,
+    );
+    const conversation = await query(
+      first.admin,
+      first.orgId,
+      `SELECT version_set_name, escalation_count FROM conversations WHERE id = '${first.conversationId}'`,
+    );
+
+    // Assess: the opening and the exchange, as their insights say (the built-in model costs nothing).
+    expect(turns.body.columns.map((column: { type: string }) => column.type)).toEqual([
+      'BIGINT',
+      'BIGINT',
+      'BIGINT',
+      'DOUBLE',
+      'VARCHAR',
+    ]);
+    // BIGINT comes as JSON text, DOUBLE as a number.
+    for (const [totalMs, firstTokenMs, inputTokens, costUsd, state] of turns.body.result) {
+      expect(Number(totalMs)).toBeGreaterThan(0);
+      expect(Number(firstTokenMs)).toBeLessThanOrEqual(Number(totalMs));
+      expect(Number(inputTokens)).toBeGreaterThan(0);
+      expect(costUsd).toBe(0);
+      expect(state).toBe('greet');
+    }
+    expect(conversation.body.result).toEqual([['release', '0']]);
+  });
+
   it("cannot reach another organization's data, files or settings", async () => {
     const attempts = [
       `SELECT * FROM read_json_auto('/etc/passwd')`,

@@ -4,7 +4,7 @@ import { encodeWav, resample } from '#shared/speech/audio';
 import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { AppVisitor, latestSignInLink, signInLinkCount, signInToApp } from '../support/app-visitor';
-import { api, harness } from '../support/client';
+import { api, apiUrl, harness } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, emailsTo, type Session } from '../support/identity';
 import { runSimulationOnce } from '../support/simulation';
@@ -64,11 +64,14 @@ const recording = (): Promise<Uint8Array> => {
 const newMember = () => createUserSession(admin, 'DefaultUserRole');
 
 /** A page fetched through `{org_id}.localhost`, as a browser resolving it to the gateway sends it. */
-const viaOrganizationHost = (path: string): Promise<{ status: number; body: string }> =>
+const viaOrganizationHost = (
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> =>
   new Promise((resolve, reject) => {
     const { port } = new URL(harness().baseUrl);
     const sent = httpRequest(
-      { host: '127.0.0.1', port, path, headers: { host: `${orgId}.localhost:${port}` } },
+      { host: '127.0.0.1', port, path, headers: { host: `${orgId}.localhost:${port}`, ...headers } },
       (response) => {
         let body = '';
         response.setEncoding('utf8');
@@ -184,6 +187,33 @@ describe('request-app-sign-in-link', () => {
     expect(answer.status).toBe(403);
   });
 
+  it('signs in the administrator `npm start` creates, at its local address admin@localhost', async () => {
+    // Act: the root organization's super administrator, as a fresh platform has it.
+    const visitor = await signInToApp(harness().credentials.org_id, 'admin@localhost');
+
+    // Assess
+    const home = await visitor.get('/');
+    expect(home.text).toContain('Sign out');
+    expect(home.text).toContain('Platform administration');
+    expect(home.text).not.toContain('Platform operators');
+  });
+
+  it('shows a browser an address it cannot use as a page that says why, not as JSON', async () => {
+    // Prepare
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+
+    // Act
+    const answer = await visitor.post('/sign-in', { email: 'not an address' }, { accept: 'text/html' });
+
+    // Assess
+    expect(answer.status).toBe(422);
+    expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(answer.text).toContain('Please check what you entered');
+    expect(answer.text).toContain('E-mail address');
+    expect(answer.text).not.toContain('"detail"');
+  });
+
   it('answers an unknown address as a known one, without sending anything', async () => {
     // Prepare
     const visitor = new AppVisitor(orgId);
@@ -195,6 +225,50 @@ describe('request-app-sign-in-link', () => {
     // Assess
     expect(answer.status).toBe(200);
     expect(await emailsTo('nobody-here@example.com')).toEqual([]);
+  });
+});
+
+describe("the app's error pages", () => {
+  it('renders an address the app has no page at as a page with the way home', async () => {
+    // Act
+    const page = await new AppVisitor(orgId).get('/no/such/page', { accept: 'text/html,*/*' });
+
+    // Assess
+    expect(page.status).toBe(404);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('Page not found');
+    expect(page.text).toContain(`href="/app/${orgId}/"`);
+  });
+
+  it("renders a missing conversation's page as a page saying so", async () => {
+    // Prepare
+    const visitor = await visitorOf(member.email);
+
+    // Act
+    const page = await visitor.get('/conversations/0123456789abcdef01234567', { accept: 'text/html' });
+
+    // Assess
+    expect(page.status).toBe(404);
+    expect(page.text).toContain('Conversation 0123456789abcdef01234567 does not exist.');
+  });
+
+  it('renders an unknown address of {org_id}.localhost as a page linking its root', async () => {
+    // Act
+    const page = await viaOrganizationHost('/nowhere', { accept: 'text/html' });
+
+    // Assess
+    expect(page.status).toBe(404);
+    expect(page.body).toContain('Page not found');
+    expect(page.body).toContain('href="/"');
+  });
+
+  it("still answers the page script's requests, which accept any type, in JSON", async () => {
+    // Act
+    const answer = await new AppVisitor(orgId).get('/no/such/page');
+
+    // Assess
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.text)).toEqual({ detail: 'Not found.' });
   });
 });
 
@@ -360,6 +434,24 @@ const openConversation = async () => {
     started.events.find(({ event }) => event.type === 'interaction-complete')?.event.interaction_id,
   );
   return { user, visitor, conversationId, interactionId };
+};
+
+/** A user of a new role whose frontend_view is admin (the console opens) and whose grants are only these. */
+const adminViewUser = async (description: string, permissions: string[]) => {
+  const roleName = `Console-${Date.now()}-${Math.random().toString(16).slice(2, 6)}`;
+  const role = await api(`/v1/${orgId}/role/`, {
+    token: admin.token,
+    body: {
+      role_name: roleName,
+      description,
+      permission_grants: permissions.map((permission_name) => ({ action: 'Allow', permission_name, conditions: {} })),
+      frontend_view: 'admin',
+      is_base_role: false,
+      inherited_from: null,
+    },
+  });
+  expect(role.status, role.text).toBe(201);
+  return createUserSession(admin, roleName);
 };
 
 describe('send-app-message', () => {
@@ -619,8 +711,9 @@ describe('update-app-preferences', () => {
 });
 
 describe('get-app-console', () => {
-  it('lists services, recent conversations and webhook destinations for an admin view', async () => {
+  it('leads to the dashboard and the conversation search, and lists recent conversations by service and user name', async () => {
     // Prepare
+    const { conversationId } = await openConversation();
     const visitor = await visitorOf(manager.email);
 
     // Act
@@ -628,26 +721,13 @@ describe('get-app-console', () => {
 
     // Assess
     expect(page.status).toBe(200);
-    expect(page.text).toContain(`href="/app/${orgId}/console/services/${serviceId}"`);
-    expect(page.text).toContain('Recent conversations');
-    expect(page.text).toContain('Webhook destinations');
-  });
-
-  it("charts the pass rates of simulation runs, the run's and each unit test's", async () => {
-    // Prepare
-    const runId = await completedSimulationRun();
-    const visitor = await visitorOf(manager.email);
-
-    // Act
-    const page = await visitor.get('/console');
-
-    // Assess
-    expect(page.status).toBe(200);
-    expect(page.text).toContain('<svg class="pass-rates"');
-    expect(page.text).toMatch(/class="bar overall" data-pass-rate="(0|1|0\.\d+)"/);
-    expect(page.text).toMatch(/class="bar unit-test" data-pass-rate=/);
-    expect(page.text).toContain(`<tr data-run="${runId}">`);
-    expect(page.text).toContain('completed</td><td>1 of 1</td>');
+    expect(page.text).toContain(`href="/app/${orgId}/console/dashboard"`);
+    expect(page.text).toContain(`href="/app/${orgId}/console/conversations"`);
+    expect(page.text).toContain('<nav class="sections" aria-label="Console">');
+    const row = new RegExp(`<tr data-conversation="${conversationId}">.*?</tr>`).exec(page.text)?.[0] ?? '';
+    expect(row).toContain(`href="/app/${orgId}/console/conversations/${conversationId}"`);
+    expect(row).toMatch(/<td>Service [0-9a-f]{8}<\/td>/);
+    expect(row).not.toMatch(/<td>[0-9a-f]{24}<\/td>/);
   });
 
   it("refuses a role whose frontend_view is 'client' with 403", async () => {
@@ -659,6 +739,60 @@ describe('get-app-console', () => {
 
     // Assess
     expect(page.status).toBe(403);
+  });
+});
+
+describe('get-app-services', () => {
+  it("lists the services, each opening its state machine's diagram", async () => {
+    // Prepare
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/services');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`href="/app/${orgId}/console/services/${serviceId}"`);
+    expect(page.text).toContain('aria-current="page">Services</a>');
+  });
+});
+
+describe('get-app-webhooks', () => {
+  it('lists the webhook destinations, each opening its deliveries', async () => {
+    // Prepare
+    const created = await api(`/v1/${orgId}/webhook_destination/`, {
+      token: admin.token,
+      body: { url: 'http://127.0.0.1:9/hooks/console', accepted_types: ['conversation-post-processing-complete'] },
+    });
+    expect(created.status, created.text).toBe(201);
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/webhooks');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('http://127.0.0.1:9/hooks/console');
+    expect(page.text).toContain(`href="/app/${orgId}/console/webhooks/${created.body.webhook_destination_id}"`);
+  });
+});
+
+describe('get-app-simulations', () => {
+  it("charts the pass rates of simulation runs, the run's and each unit test's", async () => {
+    // Prepare
+    const runId = await completedSimulationRun();
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/simulations');
+
+    // Assess
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<svg class="pass-rates"');
+    expect(page.text).toMatch(/class="bar overall" data-pass-rate="(0|1|0\.\d+)"/);
+    expect(page.text).toMatch(/class="bar unit-test" data-pass-rate=/);
+    expect(page.text).toContain(`<tr data-run="${runId}">`);
+    expect(page.text).toContain('completed</td><td>1 of 1</td>');
   });
 });
 
@@ -700,8 +834,8 @@ describe('create-app-regression-test', () => {
   });
 });
 
-describe('get-app-conversation-insights', () => {
-  it("shows each interaction's state transitions and working memory", async () => {
+describe('get-app-console-conversation', () => {
+  it("shows each turn's messages, stages in milliseconds, tokens and cost and the states it went through", async () => {
     // Prepare
     const { visitor: user, conversationId } = await openConversation();
     await user.stream(`/conversations/${conversationId}/messages`, { message: 'I said I need help with my printer' });
@@ -712,33 +846,54 @@ describe('get-app-conversation-insights', () => {
 
     // Assess
     expect(page.status).toBe(200);
-    expect(page.text).toContain('Interaction 1');
-    expect(page.text).toContain('Interaction 2');
-    expect(page.text).toContain('State transitions');
+    expect(page.text).toContain('Opening');
+    expect(page.text).toContain('Turn 1');
+    expect(page.text).toContain('I said I need help with my printer');
+    expect(page.text).toMatch(/Model first token<\/span>.*?at [\d,]+ ms \(waited [\d,]+ ms\)/);
+    expect(page.text).toMatch(/Whole turn<\/span>.*?[\d,]+ ms</);
+    expect(page.text).toMatch(/tokens in, [\d,]+ out \(estimated\), cost \$0\.00/);
     expect(page.text).toMatch(/greet → triage/);
-    expect(page.text).toContain('Working memory');
+    expect(page.text).not.toContain('None.');
+    expect(page.text).not.toContain('Empty.');
   });
 
-  it('answers 404 to an admin-view role without Conversation:GetInteractionInsights, as the API does', async () => {
+  it("plays a voice message's audio from the app, and refuses it to a user who may not read the message", async () => {
+    // Prepare
+    const { visitor: user, conversationId } = await openConversation();
+    const spoken = await user.streamRecording(`/conversations/${conversationId}/voice-messages`, await recording());
+    expect(spoken.status).toBe(200);
+    const visitor = await visitorOf(manager.email);
+    const page = await visitor.get(`/console/conversations/${conversationId}`);
+    const audioPath =
+      /<audio controls preload="none" src="\/app\/[^/]+(\/console\/conversations\/[0-9a-f]{24}\/messages\/[0-9a-f]{24}\/audio)"/.exec(
+        page.text,
+      )?.[1];
+    expect(audioPath).toBeDefined();
+
+    // Act
+    const audio = await fetch(apiUrl(`/app/${orgId}${audioPath}`), { headers: { cookie: visitor.cookieHeader() } });
+    const stranger = await visitorOf(member.email);
+    const refused = await stranger.get(audioPath as string);
+
+    // Assess
+    expect(audio.status).toBe(200);
+    expect(audio.headers.get('content-type')).toBe('audio/wav');
+    expect(
+      Buffer.from(await audio.arrayBuffer())
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('RIFF');
+    expect(refused.status).toBe(404);
+  });
+
+  it('says in one line what a role without the insights permissions does not see, and shows the rest', async () => {
     // Prepare
     const { conversationId, interactionId } = await openConversation();
-    const roleName = `Console-${Date.now()}`;
-    const role = await api(`/v1/${orgId}/role/`, {
-      token: admin.token,
-      body: {
-        role_name: roleName,
-        description: 'Reads conversations but not their insights.',
-        permission_grants: [
-          { action: 'Allow', permission_name: 'Conversation:GetConversation', conditions: {} },
-          { action: 'Allow', permission_name: 'Organization:GetServiceHierarchicalStateMachine', conditions: {} },
-        ],
-        frontend_view: 'admin',
-        is_base_role: false,
-        inherited_from: null,
-      },
-    });
-    expect(role.status).toBe(201);
-    const limited = await createUserSession(admin, roleName);
+    const limited = await adminViewUser('Reads conversations and messages but not their insights.', [
+      'Conversation:GetConversation',
+      'Conversation:GetMessage',
+      'Organization:GetServiceHierarchicalStateMachine',
+    ]);
     const visitor = await visitorOf(limited.email);
     const viaApi = await api(`/v1/${orgId}/conversation/${conversationId}/interaction/${interactionId}/insights`, {
       token: limited.token,
@@ -748,8 +903,48 @@ describe('get-app-conversation-insights', () => {
     const page = await visitor.get(`/console/conversations/${conversationId}`);
 
     // Assess
-    expect(page.status).toBe(404);
     expect(viaApi.status).toBe(404);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Your role may not read this conversation's insights");
+    expect(page.text).toContain('Hello');
+    expect(page.text).not.toContain('Whole turn');
+    expect(page.text).not.toContain('tokens in');
+  });
+
+  it('answers a conversation an admin-view role may not read with 404, as the API does', async () => {
+    // Prepare
+    const { conversationId } = await openConversation();
+    const visitor = await visitorOf((await adminViewUser('Reads services only.', ['Service:GetService'])).email);
+
+    // Act
+    const page = await visitor.get(`/console/conversations/${conversationId}`);
+
+    // Assess
+    expect(page.status).toBe(404);
+  });
+});
+
+describe('get-app-operator-queue', () => {
+  it('lists an escalated conversation with its user and service by name, awaiting an operator since when', async () => {
+    // Prepare
+    const { user, conversationId } = await openConversation();
+    const escalated = await api(`/v1/${orgId}/conversation/${conversationId}/operator/escalate`, {
+      token: user.token,
+      body: { reason: 'The user asks for a person.' },
+    });
+    expect(escalated.status, escalated.text).toBe(200);
+    const visitor = await visitorOf(manager.email);
+
+    // Act
+    const page = await visitor.get('/console/operator');
+
+    // Assess
+    expect(page.status).toBe(200);
+    const row = new RegExp(`<tr data-conversation="${conversationId}">.*?</tr>`).exec(page.text)?.[0] ?? '';
+    expect(row).toMatch(/<a href="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d<\/a>/);
+    expect(row).toContain('Awaiting an operator (asked by the user)');
+    expect(row).toMatch(/<td>Service [0-9a-f]{8}<\/td>/);
+    expect(row).toContain('The user asks for a person.');
   });
 });
 

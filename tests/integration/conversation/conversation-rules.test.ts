@@ -1,7 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toolCallStateMachineVersion, toolInInitialStateMachineVersion } from '#shared/conversation/fixtures';
 import { api, apiUrl, requestInit } from '../support/client';
-import { createService, interact, startConversation, textForm, typesOf } from '../support/conversations';
+import {
+  conversationEvents,
+  createService,
+  interact,
+  startConversation,
+  textForm,
+  typesOf,
+} from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { storedKeysStartingWith } from '../support/table';
 import { createTool } from '../support/tools';
@@ -195,7 +202,7 @@ describe('interact-with-conversation', () => {
     expect(stored.some((message) => message.message === 'Are you there?')).toBe(false);
   });
 
-  it('ends the stream with an error event when the designated tool has no deployed version', async () => {
+  it('ends the stream with an error event when the designated tool has no deployed version, naming it only to callers with insights', async () => {
     // Prepare
     const { serviceId: toolService } = await createService(admin, toolCallStateMachineVersion(await createTool(admin)));
     const user = await createUserSession(admin, 'DefaultUserRole');
@@ -207,8 +214,17 @@ describe('interact-with-conversation', () => {
     // Assess
     expect(response.status).toBe(200);
     expect(typesOf(response.events)).toEqual(['user-message-available', 'error']);
+    // The user is told a generic failure; the administrator's replay names the state and the tool.
     expect(response.events.at(-1)).toEqual({
       event_id: expect.stringMatching(/^[0-9a-f]{24}-\d{6}$/),
+      type: 'error',
+      http_error_code: 500,
+      error_description: 'The agent could not complete this turn. Send the next message, or ask an administrator.',
+    });
+    expect(response.text).not.toContain('triage');
+    const replayed = await conversationEvents(admin, conversationId);
+    expect(replayed.events.at(-1)).toEqual({
+      event_id: response.events.at(-1)?.event_id,
       type: 'error',
       http_error_code: 409,
       error_description: expect.stringContaining("State 'triage' uses tool"),

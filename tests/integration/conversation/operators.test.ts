@@ -299,12 +299,12 @@ describe('escalate-conversation', () => {
     const [optedIn, other] = await Promise.all([startWebhookReceiver(), startWebhookReceiver()]);
     const destinations: string[] = [];
     for (const [receiver, types] of [
-      [optedIn, ['conversation-escalation-requested']],
-      [other, ['conversation-post-processing-complete', 'agent-framework-resource-updated']],
+      [optedIn, { accepted_types: [], accepted_extension_types: ['conversation-escalation-requested'] }],
+      [other, { accepted_types: ['conversation-post-processing-complete', 'agent-framework-resource-updated'] }],
     ] as const) {
       const created = await api(`/v1/${orgId}/webhook_destination/`, {
         token: admin.token,
-        body: { url: receiver.url, accepted_types: types },
+        body: { url: receiver.url, ...types },
       });
       expectStatus('create webhook destination', created, 201);
       destinations.push(created.body.webhook_destination_id);

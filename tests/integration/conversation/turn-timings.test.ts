@@ -26,9 +26,11 @@ interface Figures {
     total_ms: number;
     speech_recognition_ms?: number;
     model_first_token_ms: number | null;
+    first_token_ms?: number;
     model_total_ms: number;
-    tool_calls: { name: string; ms: number }[];
+    tool_calls: { name: string; ms: number; at_ms?: number }[];
     speech_synthesis_ms?: number;
+    first_clause_ms?: number;
     first_audio_ms?: number;
   };
   usage: {
@@ -67,6 +69,10 @@ describe('interaction-complete', () => {
     expect(timings.total_ms).toBeGreaterThanOrEqual(timings.model_total_ms);
     expect(timings.model_total_ms).toBeGreaterThanOrEqual(timings.model_first_token_ms ?? Number.NaN);
     expect(timings.model_first_token_ms).toBeGreaterThanOrEqual(0);
+    // The first piece, from the request: after the model was asked, within the turn.
+    expect(timings.first_token_ms).toBeGreaterThanOrEqual(timings.model_first_token_ms ?? Number.NaN);
+    expect(timings.first_token_ms).toBeLessThanOrEqual(timings.total_ms);
+    expect(timings).not.toHaveProperty('first_clause_ms');
     expect(timings.tool_calls).toEqual([]);
     expect(timings).not.toHaveProperty('speech_recognition_ms');
     expect(timings).not.toHaveProperty('speech_synthesis_ms');
@@ -116,8 +122,10 @@ describe('interaction-complete', () => {
     expect(timings.total_ms).toBeGreaterThanOrEqual(
       (timings.speech_recognition_ms ?? 0) + (timings.speech_synthesis_ms ?? 0),
     );
-    // The first audio follows the recognition and comes before the turn's end.
-    expect(timings.first_audio_ms).toBeGreaterThan(timings.speech_recognition_ms ?? Number.NaN);
+    // Recognition, the first piece, the first clause ready to speak and its audio come in that order, within the turn.
+    expect(timings.first_token_ms).toBeGreaterThan(timings.speech_recognition_ms ?? Number.NaN);
+    expect(timings.first_clause_ms).toBeGreaterThanOrEqual(timings.first_token_ms ?? Number.NaN);
+    expect(timings.first_audio_ms).toBeGreaterThan(timings.first_clause_ms ?? Number.NaN);
     expect(timings.first_audio_ms).toBeLessThanOrEqual(timings.total_ms);
   });
 
@@ -134,7 +142,8 @@ describe('interaction-complete', () => {
 
     // Assess
     const { timings, interaction_id } = completeOf(turn.events);
-    expect(timings.tool_calls).toEqual([{ name: toolName, ms: expect.any(Number) }]);
+    expect(timings.tool_calls).toEqual([{ name: toolName, ms: expect.any(Number), at_ms: expect.any(Number) }]);
+    expect(timings.tool_calls[0]?.at_ms).toBeLessThan(timings.total_ms);
     expect(timings.tool_calls[0]?.ms).toBeGreaterThan(0);
     const insights = await insightsOf(admin, conversationId, String(interaction_id));
     expect(insights.body.timings).toEqual(timings);

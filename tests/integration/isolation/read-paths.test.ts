@@ -12,7 +12,7 @@ import {
 } from '../support/conversations';
 import { createGrantedSession } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
-import { createMetric } from '../support/simulation';
+import { createMetric, runUnitTestOnce } from '../support/simulation';
 import { createTool, publishAndDeploy } from '../support/tools';
 
 /**
@@ -21,7 +21,10 @@ import { createTool, publishAndDeploy } from '../support/tools';
  * a set of roles, each withholding one permission or narrowing one condition of a role that reads
  * everything. Each path reports, per facet (a message's content, an interaction's timings, usage
  * and agent actions, the version set's name, the user's models, the derived scenario and
- * persona), whether it showed it; the test fails when one path shows what another withholds.
+ * persona, the session copied from it), whether it showed it; the test fails when one path shows
+ * what another withholds. The paths include `final_message`, the operator queue's `last_message`
+ * (of a second, escalated conversation), scenario search, SQL over the messages, a run of the unit
+ * test made from the conversation (its simulated conversation and artifacts) and a session copied from it.
  * Add a role here when a permission is added that guards something a read path shows.
  */
 
@@ -32,6 +35,7 @@ const readsEverything: Grant[] = [
   'Conversation:GetConversation',
   'Conversation:GetMessage',
   'Conversation:GetInteractionInsights',
+  'Conversation:Operate',
   'Organization:GetServiceHierarchicalStateMachine',
   'Service:GetService',
   'Service:GetVersionSet',
@@ -39,6 +43,8 @@ const readsEverything: Grant[] = [
   'User:GetUserModel',
   'Metric:GetMetric',
   'Simulation:*',
+  // Refused to all of these roles (the SQL query needs more privilege than an administrator): what it would show is compared when it answers.
+  'Admin:SqlQuery',
 ].map((permission_name) => ({ permission_name, conditions: {} }));
 
 const without = (permission: string, replacement?: Grant): Grant[] => [
@@ -51,7 +57,8 @@ const messageTypesOnly = (...types: string[]): Grant => ({
   conditions: { message_type: { type: 'In', values: types } },
 });
 
-const roles: { name: string; grants: Grant[] }[] = [
+/** Grants of a role; a function when they name what `beforeAll` makes. */
+const roles: { name: string; grants: Grant[] | (() => Grant[]) }[] = [
   { name: 'reads everything', grants: readsEverything },
   { name: 'without GetMessage', grants: without('Conversation:GetMessage') },
   {
@@ -69,6 +76,15 @@ const roles: { name: string; grants: Grant[] }[] = [
   },
   { name: 'without GetVersionSet', grants: without('Service:GetVersionSet') },
   { name: 'without GetUserModel', grants: without('User:GetUserModel') },
+  {
+    // Reads the simulated conversations of a run made from it, unless they carry its protection.
+    name: 'GetMessage on every conversation but this one',
+    grants: () =>
+      without('Conversation:GetMessage', {
+        permission_name: 'Conversation:GetMessage',
+        conditions: { conversation_id: { type: 'NotEquals', value: conversationId } },
+      }),
+  },
 ];
 
 /** What one path showed: facet → shown. A path reports only the facets it carries. */
@@ -92,6 +108,12 @@ let messages: Message[];
 let interactionIds: string[];
 /** Made from the conversation by a caller who reads everything: others' reads of it are compared too. */
 let derivedByAll: { scenarioId: string; personaId: string };
+/** Another conversation of the same user, escalated: it waits in the operator queue. */
+let queued: { conversationId: string; messages: Message[] };
+/** A run of the unit test made from the conversation: its simulated conversation and the copied messages whose text it holds. */
+let derivedRun: { runId: string; conversationId: string; saying: Message[] };
+/** A simulation session copied from the conversation (all of it) by a caller who reads everything. */
+let copiedSession: { id: string; conversation_id: string };
 let metricId: string;
 
 /** The messages a unit test copies. */
@@ -149,7 +171,48 @@ beforeAll(async () => {
   });
   expectStatus('create unit test from conversation', made, 201);
   derivedByAll = { scenarioId: made.body.simulation_scenario_id, personaId: made.body.simulation_persona_id };
-}, 180_000);
+  const session = await api(`/v1/${orgId}/simulation/session/`, {
+    token: fullReader.token,
+    body: { from_conversation_id: conversationId, at_interaction_id: interactionIds.at(-1) },
+  });
+  expectStatus('create session from conversation', session, 201);
+  copiedSession = session.body;
+
+  const next = await startConversation(speaker, { service_id: serviceId, service_version_set_name: 'canary' });
+  expect((await interact(speaker, next.conversationId, 'I need a person for my invoice')).status).toBe(200);
+  expectStatus(
+    'escalate',
+    await api(`/v1/${orgId}/conversation/${next.conversationId}/operator/escalate`, {
+      token: speaker.token,
+      body: { reason: 'Asked for a person' },
+    }),
+    200,
+  );
+  const queuedMessages = await api(`/v1/${orgId}/conversation/${next.conversationId}/messages/`, {
+    token: speaker.token,
+    query: { limit: 100 },
+  });
+  queued = { conversationId: next.conversationId, messages: queuedMessages.body.messages };
+
+  // The scenario tells the simulated user to say the user's words: its conversation holds the copied text.
+  const runId = await runUnitTestOnce(fullReader, made.body.simulation_unit_test_id);
+  const ofService = await api(`/v1/${orgId}/conversation/`, { token: owner.token, query: { service_id: serviceId } });
+  const simulated = ofService.body.conversations.find(
+    (candidate: { user_id: string }) => candidate.user_id !== speaker.userId,
+  );
+  const said = await api(`/v1/${orgId}/conversation/${simulated.id}/messages/`, {
+    token: owner.token,
+    query: { limit: 100 },
+  });
+  const texts: string[] = said.body.messages
+    .filter((message: Message) => message.message_type !== 'agent-message')
+    .map((message: Message) => message.message);
+  const saying = copied().filter(
+    (message) => message.message_type !== 'agent-message' && texts.some((text) => text.includes(message.message)),
+  );
+  expect(saying.length).toBeGreaterThan(0);
+  derivedRun = { runId, conversationId: simulated.id, saying };
+}, 400_000);
 
 /** The facets of a conversation's events: each message's content, each interaction's timings, usage and agent actions. */
 const eventFacets = (events: StreamedEvent[], withAgentActions: boolean): PathView => {
@@ -180,10 +243,10 @@ const eventFacets = (events: StreamedEvent[], withAgentActions: boolean): PathVi
   return view;
 };
 
-/** Whether each copied message is in the list with its text. */
-const messageFacets = (shown: Message[]): PathView =>
+/** Whether each of `all` (a conversation's messages) is in the list with its text. */
+const messageFacets = (shown: Message[], all: Message[] = messages): PathView =>
   new Map(
-    messages.map((message) => [
+    all.map((message) => [
       `content of ${message.id}`,
       shown.some((listed) => listed.id === message.id && listed.message !== ''),
     ]),
@@ -204,6 +267,8 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
 
   const listed = await read(`/conversation/${conversationId}/messages/`, { limit: 100 });
   expectStatus('messages', listed, 200);
+  const queuedListed = await read(`/conversation/${queued.conversationId}/messages/`, { limit: 100 });
+  expectStatus('messages of the queued conversation', queuedListed, 200);
 
   const sources: PathView = new Map();
   for (const message of messages.filter((candidate) => candidate.format === 'voice')) {
@@ -221,15 +286,26 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
 
   const conversation = (await read('/conversation/', { id: conversationId })).body.conversations[0];
   const userModels = await read(`/user/${conversation.user_id}/user_model`);
+  const finalMessage = messages.filter((message) => message.message_type === 'agent-message').at(-1) as Message;
   const reads: PathView = new Map([
     ['version set name', conversation.version_set_info !== null],
     ['user models', userModels.status === 200 && userModels.body.user_models.length > 0],
+    [`content of ${finalMessage.id}`, conversation.final_message !== ''],
   ]);
   const everyCopiedMessage = copied().every((message) =>
     listed.body.messages.some((shown: Message) => shown.id === message.id && shown.message !== ''),
   );
   reads.set('the scenario made from the conversation by another', everyCopiedMessage);
   reads.set('the persona made from the conversation by another', everyCopiedMessage && userModels.status === 200);
+  // A session copies every message, inner thoughts included.
+  reads.set(
+    'the session copied from the conversation by another',
+    messages.every((message) =>
+      listed.body.messages.some((shown: Message) => shown.id === message.id && shown.message !== ''),
+    ),
+  );
+  const sessionMessages = await read(`/conversation/${copiedSession.conversation_id}/messages/`, { limit: 100 });
+  const sessionDetail = await read(`/simulation/session/${copiedSession.id}`);
 
   // A unit test this caller makes of the conversation copies what they read.
   const made = await api(`/v1/${orgId}/simulation/unit_test/from_conversation`, {
@@ -262,6 +338,66 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
   const othersPersona = await read(`/simulation/persona/${derivedByAll.personaId}/version/`);
   derived.set('the scenario made from the conversation by another', othersScenario.status === 200);
   derived.set('the persona made from the conversation by another', othersPersona.status === 200);
+  derived.set('the session copied from the conversation by another', sessionDetail.status === 200);
+
+  // The operator queue's latest message of the escalated conversation.
+  const queue = await read('/conversation/operator/queue');
+  expectStatus('operator queue', queue, 200);
+  const entry = queue.body.entries.find(
+    (candidate: { conversation_id: string }) => candidate.conversation_id === queued.conversationId,
+  );
+  const operatorQueue: PathView = new Map(
+    entry?.last_message ? [[`content of ${entry.last_message.id}`, entry.last_message.message !== '']] : [],
+  );
+
+  // What a search finds: the derived scenario, by a word it copied (reported only when found; the
+  // longest word, which its name does not hold).
+  const searches: PathView = new Map();
+  for (const message of copied().filter((candidate) => candidate.message_type === 'user-message')) {
+    const word = message.message
+      .split(/\W+/)
+      .reduce((longest, next) => (next.length > longest.length ? next : longest));
+    const found = await read('/simulation/scenario/search', { query: word });
+    expectStatus('scenario search', found, 200);
+    if (found.body.simulation_scenarios.some((scenario: { id: string }) => scenario.id === derivedByAll.scenarioId))
+      searches.set(`content of ${message.id}`, true);
+  }
+
+  // SQL over the messages, when the caller may run it.
+  const sql = await api(`/v1/${orgId}/admin/sql_query`, {
+    token: session.token,
+    body: {
+      sql_query: `SELECT id, message FROM messages WHERE conversation_id = '${conversationId}'`,
+      async_query: false,
+    },
+  });
+  const sqlView: PathView = new Map(
+    sql.status === 200
+      ? (sql.body.result as [string, string][]).map(([id, text]): [string, boolean] => [
+          `content of ${id}`,
+          text !== '',
+        ])
+      : [],
+  );
+
+  // The run made from the conversation: its simulated conversation says the copied words; its artifacts hold them.
+  const simulated = await read(`/conversation/${derivedRun.conversationId}/messages/`, { limit: 100 });
+  // The user's side of it: the agent may repeat the user's words, as it did in the conversation itself.
+  const said: string[] =
+    simulated.status === 200
+      ? simulated.body.messages
+          .filter((message: Message) => message.message_type !== 'agent-message')
+          .map((message: Message) => message.message)
+      : [];
+  const run: PathView = new Map(
+    derivedRun.saying.map((message): [string, boolean] => [
+      `content of ${message.id}`,
+      said.some((text) => text.includes(message.message)),
+    ]),
+  );
+  const artifacts = await read(`/simulation/unit_test_set_run/${derivedRun.runId}/artifacts/`);
+  if (artifacts.status === 200 || /was made from conversation/.test(artifacts.text))
+    run.set('the persona made from the conversation by another', artifacts.status === 200);
 
   return {
     replay: eventFacets(replayed.events, true),
@@ -269,7 +405,15 @@ const readPaths = async (session: Session, browser: AppVisitor): Promise<Record<
       app.events.map(({ event }) => event as StreamedEvent),
       false,
     ),
-    'the messages list': messageFacets(listed.body.messages),
+    'the messages list': new Map([
+      ...messageFacets(listed.body.messages),
+      ...messageFacets(queuedListed.body.messages, queued.messages),
+    ]),
+    'the operator queue': operatorQueue,
+    'scenario search': searches,
+    'SQL over messages': sqlView,
+    "the copied session's messages": messageFacets(sessionMessages.body.messages ?? []),
+    'a run made from the conversation by another': run,
     'message sources': sources,
     insights,
     'conversation and user reads': reads,
@@ -301,7 +445,7 @@ describe('every read path', () => {
     'shows a caller whose role $name the same as every other path',
     async ({ name, grants }) => {
       // Prepare
-      const session = await createGrantedSession(owner, grants);
+      const session = await createGrantedSession(owner, typeof grants === 'function' ? grants() : grants);
       const browser = await signInToApp(orgId, session.email);
 
       // Act

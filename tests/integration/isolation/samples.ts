@@ -107,6 +107,15 @@ export const bodySamples: Record<string, unknown> = {
     twilio_account_sid: `AC${'0'.repeat(32)}`,
     twilio_auth_token: 'x'.repeat(32),
   },
+  // Simulation sessions and backtests: one of the alternative shapes each, valid as it stands.
+  'create-simulation-session': { service_id: '0123456789abcdef01234567', version_set_name: 'release' },
+  'step-simulation-session': { caller_text: 'Hello' },
+  'fork-simulation-session': { alternatives: [{ caller_text: 'Hello' }] },
+  'create-simulation-backtest': {
+    service_id: '0123456789abcdef01234567',
+    candidate_version_set: 'edge',
+    conversation_ids: ['0123456789abcdef01234568'],
+  },
 };
 
 /** Only JSON bodies are generated, and fetch sends no body with GET. */

@@ -280,7 +280,7 @@ describe('get-metrics', () => {
     expect(response.body.metrics).toEqual([]);
   });
 
-  it('answers a platform operator acting through X-ORG-ID', async () => {
+  it('answers a platform administrator acting through X-ORG-ID', async () => {
     // Prepare
     const root = await rootSession();
 

@@ -38,7 +38,7 @@ const createReplacedRole = async (admin: Session): Promise<void> => {
 };
 
 /** A conversation through to its end, waited on until analysed (memories and user models). */
-const finishAnalysedConversation = async (user: Session, serviceId: string): Promise<void> => {
+const finishAnalysedConversation = async (user: Session, serviceId: string): Promise<string> => {
   const { conversationId } = await startConversation(user, { service_id: serviceId });
   await interact(user, conversationId, 'I said I need help with my printer');
   await interact(user, conversationId, 'My request is resolved, goodbye');
@@ -46,6 +46,34 @@ const finishAnalysedConversation = async (user: Session, serviceId: string): Pro
     const response = await api(`/v1/${user.orgId}/conversation/`, { token: user.token, query: { id: conversationId } });
     return response.body.conversations?.[0]?.is_analyzed ? true : undefined;
   }, 30_000);
+  return conversationId;
+};
+
+/** A simulation session forked once (a fork tree) and a completed backtest of the conversation. */
+const simulate = async (admin: Session, serviceId: string, conversationId: string): Promise<void> => {
+  const session = await api(`/v1/${admin.orgId}/simulation/session/`, {
+    token: admin.token,
+    body: { service_id: serviceId },
+  });
+  expectStatus('create a simulation session', session, 201);
+  const fork = await api(`/v1/${admin.orgId}/simulation/session/${session.body.id}/fork`, {
+    token: admin.token,
+    body: { alternatives: [{ caller_text: 'My printer jams' }] },
+  });
+  expectStatus('fork the session', fork, 201);
+  const backtest = await api(`/v1/${admin.orgId}/simulation/backtest/`, {
+    token: admin.token,
+    body: { service_id: serviceId, candidate_version_set: 'edge', conversation_ids: [conversationId] },
+  });
+  expectStatus('backtest', backtest, 201);
+  await eventually(
+    async () => {
+      const read = await api(`/v1/${admin.orgId}/simulation/backtest/${backtest.body.id}`, { token: admin.token });
+      return read.body.status === 'completed' ? true : undefined;
+    },
+    60_000,
+    1000,
+  );
 };
 
 /** An active dynamic behavior set applied to the service, which the conversation below triggers (an invocation). */
@@ -159,7 +187,7 @@ describe('delete-organization', () => {
       body: { from: 'edge' },
     });
     expectStatus('promote release', promoted, 201);
-    await finishAnalysedConversation(user, serviceId);
+    await simulate(admin, serviceId, await finishAnalysedConversation(user, serviceId));
     // Another user's: a user has one unfinished conversation of a service at a time.
     await operateConversation(admin, await createUserSession(admin, 'DefaultUserRole'), serviceId);
     // Spoken: its audio is kept outside the table. Then taken up over a live voice session (its slot is kept in the table).
@@ -312,8 +340,13 @@ describe('delete-organization', () => {
         'simulation-scenario',
         'simulation-scenario-name',
         'simulation-scenario-version',
+        'simulation-backtest',
+        'simulation-backtest-conversation',
+        'simulation-backtest-turn',
         'simulation-run',
         'simulation-run-conversation',
+        'simulation-session',
+        'simulation-session-tree',
         'simulation-unit-test',
         'simulation-unit-test-name',
         'simulation-unit-test-set',

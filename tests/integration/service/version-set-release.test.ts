@@ -69,7 +69,7 @@ describe('promote-service-version-set', () => {
     const receiver = await startWebhookReceiver();
     const destination = await api(`/v1/${orgId}/webhook_destination/`, {
       token: session.token,
-      body: { url: receiver.url, accepted_types: ['version-set-promotion-completed'] },
+      body: { url: receiver.url, accepted_types: [], accepted_extension_types: ['version-set-promotion-completed'] },
     });
     expectStatus('create webhook destination', destination, 201);
     const { serviceId, agentId } = await serviceAhead(session);

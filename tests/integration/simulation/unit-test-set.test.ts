@@ -1,19 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import { createGrantedSession, createService, uniqueName } from '../support/fixtures';
+import { createGrantedSession, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import {
-  createMetric,
-  createPersona,
-  createScenario,
   createUnitTest,
+  createUnitTestReferences,
   createUnitTestSet,
-  type UnitTestFixture,
+  type UnitTestReferences,
 } from '../support/simulation';
 
 let owner: Session;
 let orgId: string;
-let shared: Omit<UnitTestFixture, 'unitTestId'>;
+let shared: UnitTestReferences;
 
 /** A fresh administrator per test: operations are rate limited per user (sets: 50 a minute). */
 const admin = () => createUserSession(owner, 'DefaultAdministratorRole');
@@ -31,13 +29,7 @@ const getSet = async (session: Session, id: string) => {
 
 beforeAll(async () => {
   ({ orgId, session: owner } = await createOrganization());
-  const [service, personaId, scenarioId, metricId] = await Promise.all([
-    createService(owner),
-    createPersona(owner),
-    createScenario(owner),
-    createMetric(owner),
-  ]);
-  shared = { serviceId: service.serviceId, personaId, scenarioId, metricId };
+  shared = await createUnitTestReferences(owner);
 });
 
 describe('create-simulation-unit-test-set', () => {

@@ -1,20 +1,21 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api } from '../support/client';
-import { createGrantedSession, createService, uniqueName } from '../support/fixtures';
+import { createGrantedSession, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import {
   createMetric,
   createPersona,
   createScenario,
   createUnitTest,
-  type UnitTestFixture,
+  createUnitTestReferences,
+  type UnitTestReferences,
   unitTestBody,
 } from '../support/simulation';
 
 let owner: Session;
 let orgId: string;
 /** Records the unit tests of this file share; each test creates its own unit tests over them. */
-let shared: Omit<UnitTestFixture, 'unitTestId'>;
+let shared: UnitTestReferences;
 
 /** A fresh administrator per test: operations are rate limited per user. */
 const admin = () => createUserSession(owner, 'DefaultAdministratorRole');
@@ -30,13 +31,7 @@ const getUnitTest = async (session: Session, id: string) => {
 
 beforeAll(async () => {
   ({ orgId, session: owner } = await createOrganization());
-  const [service, personaId, scenarioId, metricId] = await Promise.all([
-    createService(owner),
-    createPersona(owner),
-    createScenario(owner),
-    createMetric(owner),
-  ]);
-  shared = { serviceId: service.serviceId, personaId, scenarioId, metricId };
+  shared = await createUnitTestReferences(owner);
 });
 
 describe('create-simulation-unit-test', () => {

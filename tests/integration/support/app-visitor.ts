@@ -43,19 +43,24 @@ export class AppVisitor {
     return { status: response.status, headers: response.headers, text };
   }
 
-  async get(path: string): Promise<PageAnswer> {
+  /** A page; `headers` add to the cookies (a browser's navigation sends `accept: text/html`). */
+  async get(path: string, headers: Record<string, string> = {}): Promise<PageAnswer> {
     const response = await fetch(apiUrl(`${this.base}${path}`), {
-      headers: { cookie: this.cookieHeader() },
+      headers: { cookie: this.cookieHeader(), ...headers },
       redirect: 'manual',
     });
     return this.answer(response);
   }
 
   /** Posts a form; the page's CSRF token is added unless `csrf_token` is given (even empty). */
-  async post(path: string, fields: Record<string, string> = {}): Promise<PageAnswer> {
+  async post(
+    path: string,
+    fields: Record<string, string> = {},
+    headers: Record<string, string> = {},
+  ): Promise<PageAnswer> {
     const response = await fetch(apiUrl(`${this.base}${path}`), {
       method: 'POST',
-      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams({ csrf_token: this.csrfToken, ...fields }),
       redirect: 'manual',
     });

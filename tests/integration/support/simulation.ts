@@ -67,10 +67,7 @@ export interface UnitTestFixture {
 }
 
 /** The body of a unit test over the references, with one boolean criterion on `metricId`. */
-export const unitTestBody = (
-  references: Omit<UnitTestFixture, 'unitTestId'>,
-  overrides: Record<string, unknown> = {},
-) => ({
+export const unitTestBody = (references: UnitTestReferences, overrides: Record<string, unknown> = {}) => ({
   name: uniqueName('Unit test'),
   description: 'The agent gets the printer working.',
   service_id: references.serviceId,
@@ -85,19 +82,29 @@ export const unitTestBody = (
   ...overrides,
 });
 
-/** A unit test over a new service, persona, scenario and boolean metric (or those given). */
-export const createUnitTest = async (
+export type UnitTestReferences = Omit<UnitTestFixture, 'unitTestId'>;
+
+/** A new service, persona, scenario and boolean metric for unit tests to name (or those given). */
+export const createUnitTestReferences = async (
   session: Session,
-  references: Partial<Omit<UnitTestFixture, 'unitTestId'>> = {},
-  overrides: Record<string, unknown> = {},
-): Promise<UnitTestFixture> => {
+  references: Partial<UnitTestReferences> = {},
+): Promise<UnitTestReferences> => {
   const [serviceId, personaId, scenarioId, metricId] = await Promise.all([
     references.serviceId ?? createService(session).then((service) => service.serviceId),
     references.personaId ?? createPersona(session),
     references.scenarioId ?? createScenario(session),
     references.metricId ?? createMetric(session),
   ]);
-  const resolved = { serviceId, personaId, scenarioId, metricId };
+  return { serviceId, personaId, scenarioId, metricId };
+};
+
+/** A unit test over a new service, persona, scenario and boolean metric (or those given). */
+export const createUnitTest = async (
+  session: Session,
+  references: Partial<UnitTestReferences> = {},
+  overrides: Record<string, unknown> = {},
+): Promise<UnitTestFixture> => {
+  const resolved = await createUnitTestReferences(session, references);
   const unitTestId = await post(session, 'unit test', 'simulation/unit_test/', unitTestBody(resolved, overrides));
   return { unitTestId, ...resolved };
 };

@@ -41,8 +41,12 @@ const scanStartingWith = async (prefix: string, projection?: string): Promise<Re
 export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: string; sk: string; entity?: string }[]> =>
   (await scanStartingWith(prefix, 'pk, sk, entity')) as { pk: string; sk: string; entity?: string }[];
 
-/** The items under a key prefix, every attribute (to look for what must never be stored, such as a secret in clear). */
-export const storedItemsStartingWith = (prefix: string): Promise<Record<string, unknown>[]> => scanStartingWith(prefix);
+/**
+ * The items under a key prefix, whole, in key order: to compare what a partition holds before and
+ * after, or to look for what must never be stored (a secret in clear).
+ */
+export const storedItemsStartingWith = async (prefix: string): Promise<Record<string, unknown>[]> =>
+  (await scanStartingWith(prefix)).sort((a, b) => (`${a.pk}\u0000${a.sk}` < `${b.pk}\u0000${b.sk}` ? -1 : 1));
 
 /** The items under a key prefix with when each expires (the table's TTL attribute), if it does. */
 export const storedExpiriesStartingWith = async (
@@ -133,6 +137,22 @@ export const setStoredAttributes = async (key: { pk: string; sk: string }, attri
       UpdateExpression: `SET ${names.map((_, index) => `#n${index} = :v${index}`).join(', ')}`,
       ExpressionAttributeNames: Object.fromEntries(names.map((name, index) => [`#n${index}`, name])),
       ExpressionAttributeValues: Object.fromEntries(names.map((name, index) => [`:v${index}`, attributes[name]])),
+    }),
+  );
+  client.destroy();
+};
+
+/** Removes attributes of a stored item: what an item written before a field existed lacks. */
+export const removeStoredAttributes = async (key: { pk: string; sk: string }, names: string[]) => {
+  const { table } = harness();
+  const client = tableClient();
+  await client.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: key,
+      ConditionExpression: 'attribute_exists(pk)',
+      UpdateExpression: `REMOVE ${names.map((_, index) => `#n${index}`).join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(names.map((name, index) => [`#n${index}`, name])),
     }),
   );
   client.destroy();

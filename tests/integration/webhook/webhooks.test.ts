@@ -3,6 +3,7 @@ import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createAgent } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
+import { removeStoredAttributes, setStoredAttributes } from '../support/table';
 import {
   type ReceivedDelivery,
   standardSignatureVerifies,
@@ -109,6 +110,7 @@ describe('create-webhook-destination', () => {
         secret_generated_at: expect.any(String),
         retry_attempts: 3,
         accepted_types: ['conversation-post-processing-complete'],
+        accepted_extension_types: [],
         include_simulated: false,
       },
     ]);
@@ -140,6 +142,48 @@ describe('create-webhook-destination', () => {
       expect(response.status).toBe(422);
       expect(response.body.detail[0]).toMatchObject({ loc: ['body', 'url'], type: 'value_error' });
     }
+  });
+
+  it("keeps accepted_types inside the reference's values: the platform's own types are opted into with accepted_extension_types", async () => {
+    // Prepare
+    const session = await admin();
+    const target = await receiver();
+
+    // Act
+    const mixed = await api(destinationsPath(), {
+      token: session.token,
+      body: { url: target.url, accepted_types: ['conversation-operator-joined'] },
+    });
+    const created = await api(destinationsPath(), {
+      token: session.token,
+      body: {
+        url: target.url,
+        accepted_types: ['conversation-post-processing-complete'],
+        accepted_extension_types: ['conversation-operator-joined', 'conversation-escalation-requested'],
+      },
+    });
+    const listed = await api(destinationsPath(), {
+      token: session.token,
+      query: { id: created.body.webhook_destination_id },
+    });
+
+    // Assess
+    expect(mixed.status).toBe(422);
+    expect(mixed.text).toContain(
+      'conversation-operator-joined is a platform extension: name it in accepted_extension_types',
+    );
+    expect(created.status).toBe(201);
+    expect(listed.body.webhook_destinations[0]).toMatchObject({
+      accepted_types: ['conversation-post-processing-complete'],
+      accepted_extension_types: ['conversation-operator-joined', 'conversation-escalation-requested'],
+    });
+    const referenceTypes = [
+      'conversation-post-processing-complete',
+      'api-key-expiration-soon',
+      'agent-framework-resource-updated',
+    ];
+    for (const destination of listed.body.webhook_destinations)
+      for (const type of destination.accepted_types) expect(referenceTypes).toContain(type);
   });
 
   it('rejects retry_attempts outside 1 to 5 and unknown types with 422', async () => {
@@ -235,6 +279,40 @@ describe('update-webhook-destination', () => {
       url: target.url,
       retry_attempts: 5,
       accepted_types: ['api-key-expiration-soon'],
+    });
+  });
+
+  it('shows a destination stored with operator types in accepted_types as now stored, and keeps them when accepted_types changes', async () => {
+    // Prepare: as destinations were stored before accepted_extension_types.
+    const session = await admin();
+    const created = await api(destinationsPath(), {
+      token: session.token,
+      body: { url: (await receiver()).url, accepted_types: [] },
+    });
+    const id = created.body.webhook_destination_id;
+    const key = { pk: `ORG#${orgId}#WHDEST`, sk: `DEST#${id}` };
+    await setStoredAttributes(key, {
+      accepted_types: ['conversation-post-processing-complete', 'conversation-operator-left'],
+    });
+    await removeStoredAttributes(key, ['accepted_extension_types']);
+
+    // Act
+    const before = await api(destinationsPath(), { token: session.token, query: { id } });
+    const retyped = await api(destinationPath(id), {
+      token: session.token,
+      body: { accepted_types: ['api-key-expiration-soon'] },
+    });
+    const after = await api(destinationsPath(), { token: session.token, query: { id } });
+
+    // Assess
+    expect(before.body.webhook_destinations[0]).toMatchObject({
+      accepted_types: ['conversation-post-processing-complete'],
+      accepted_extension_types: ['conversation-operator-left'],
+    });
+    expect(retyped.status).toBe(204);
+    expect(after.body.webhook_destinations[0]).toMatchObject({
+      accepted_types: ['api-key-expiration-soon'],
+      accepted_extension_types: ['conversation-operator-left'],
     });
   });
 

@@ -62,6 +62,7 @@ const platformTemplate = {
         MaximumBatchingWindowInSeconds: 5,
         MaximumRetryAttempts: 3,
         BisectBatchOnFunctionError: true,
+        FilterCriteria: { Filters: [{ Pattern: '{"dynamodb":{"NewImage":{"entity":{"S":["message"]}}}}' }] },
         EventSourceArn: { 'Fn::GetAtt': ['Table', 'StreamArn'] },
         FunctionName: { Ref: 'StreamFunction' },
       },
@@ -187,14 +188,19 @@ describe('readDeployment', () => {
     ]);
   });
 
-  it('feeds the table stream’s consumer with its mapping’s settings, and tells the lake’s bucket from the artifacts’', () => {
+  it('feeds the table stream’s consumer with its mapping’s settings and filters, and tells the lake’s bucket from the artifacts’', () => {
     expect(
       deployment.streamConsumers.map((consumer) => [consumer.name, consumer.function.name, consumer.settings]),
     ).toEqual([
       [
         'analytics-lake',
         'classic-api-analytics-lake-stream',
-        { batchSize: 1000, batchingWindowSeconds: 5, retryAttempts: 3 },
+        {
+          batchSize: 1000,
+          batchingWindowSeconds: 5,
+          retryAttempts: 3,
+          filters: [{ dynamodb: { NewImage: { entity: { S: ['message'] } } } }],
+        },
       ],
     ]);
     expect(functionNamed('classic-api-analytics-lake-stream')?.environment).toMatchObject({

@@ -7,6 +7,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { StreamEventPattern } from '#shared/kernel/table-stream';
 import type { LocalAws } from '../../../infra/local/aws-stack';
 import { type StreamBatchHandler, type StreamPoller, startStreamPoller } from '../../../infra/local/stream-poller';
 import { useLocalAws } from './use-local-aws';
@@ -21,11 +22,15 @@ describe('startStreamPoller', () => {
   const pollers: StreamPoller[] = [];
 
   /** Polls the table's stream as the analytics lake's mapping would, with quick retries. */
-  const poll = (handler: StreamBatchHandler, checkpointFile?: string): StreamPoller => {
+  const poll = (
+    handler: StreamBatchHandler,
+    checkpointFile?: string,
+    filters: readonly StreamEventPattern[] = [],
+  ): StreamPoller => {
     const poller = startStreamPoller({
       streamArn: aws.tableStream.arn,
       streamsClient: streams,
-      consumer: { batchSize: 100, batchingWindowSeconds: 1, retryAttempts: 1 },
+      consumer: { batchSize: 100, batchingWindowSeconds: 1, retryAttempts: 1, filters },
       handler,
       functionName: 'stream-test',
       timeoutMs: 10_000,
@@ -100,6 +105,29 @@ describe('startStreamPoller', () => {
     expect(removed.dynamodb?.OldImage).toMatchObject({ version: { N: '2' } });
     const sequence = received.map((record) => BigInt(record.dynamodb?.SequenceNumber ?? '0'));
     expect([...sequence].sort((a, b) => (a < b ? -1 : 1))).toEqual(sequence);
+  });
+
+  it('never invokes the handler with the records its filters drop, as a filtered mapping does', async () => {
+    // Prepare
+    const mine = prefix();
+    const received: DynamoDBRecord[] = [];
+    poll(
+      async (event) => {
+        received.push(...event.Records.filter((record) => keyOf(record).startsWith(mine)));
+      },
+      undefined,
+      [{ dynamodb: { NewImage: { entity: { S: ['kept'] } } } }],
+    );
+
+    // Act
+    await put(`${mine}bucket`, { entity: { S: 'rate-limit-bucket' } });
+    await put(`${mine}kept`, { entity: { S: 'kept' } });
+    await put(`${mine}untagged`);
+    await put(`${mine}last`, { entity: { S: 'kept' } });
+
+    // Assess
+    await waitFor('the kept records', async () => (received.length >= 2 ? true : undefined));
+    expect(received.map(keyOf)).toEqual([`${mine}kept`, `${mine}last`]);
   });
 
   it('splits a failing batch, retries the record that keeps failing, then records it in the failure queue and moves on', async () => {
