@@ -265,8 +265,9 @@ const startSession = async (
   /** Ends the session on bad input: an `error` event, then the socket closes. */
   const refuse = (code: string, message: string, closeCode: CloseCode = closeCodes.policy) => {
     send({ type: 'error', error: { type: 'invalid_request_error', code, message, param: null, event_id: null } });
-    sink.close(closeCode, message);
     void stop();
+    // The socket closes once the user's slot is free: a client that reconnects on the close is counted right.
+    void releaseSlot().finally(() => sink.close(closeCode, message));
   };
 
   const describe = (): SessionDescription => ({
@@ -475,10 +476,12 @@ const startSession = async (
       active?.silence.abort();
       releaseRecognizer?.();
       openConversations.delete(conversationKey());
-      // What runs ends in storage by itself: the conversation stays resumable.
+      // The session is over for the user's count at once; what runs ends in storage by itself (the
+      // conversation stays resumable).
+      const freed = releaseSlot();
       await queue;
       await Promise.allSettled([...finishing]);
-      await releaseSlot();
+      await freed;
       detector.close();
     })();
     return stopping;

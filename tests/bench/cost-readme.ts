@@ -69,7 +69,7 @@ const liveVoiceIdleLines = (figures: CostFigures): string[] => {
     '',
     `Of that, ${usd(hostingUsd, 2)} is the live voice sessions' hosting (the Fargate task kept`,
     'running for calls, its load balancer and their addresses): a deployment without live voice',
-    `(\`voiceSessionHosting=none\`, README "Voice sessions" in Deploying) costs ${usd(withoutUsd, 2)} a month idle.`,
+    `(\`voiceSessionHosting=none\`, "Voice sessions" under Deploying) costs ${usd(withoutUsd, 2)} a month idle.`,
   ];
 };
 
