@@ -192,7 +192,8 @@ ${
 ${backtest.withheld > 0 ? html`<p class="muted">${backtest.withheld} conversations are left out: your role may not read them.</p>` : ''}
 ${backtest.results.map(
   (result) =>
-    html`<details class="conversation-result" data-conversation="${result.conversation_id}"${result.diverged_turns > 0 ? html` open` : ''}><summary><a href="${request.base}/console/conversations/${result.conversation_id}">${result.conversation_id}</a> · ${result.status}${result.error ? `: ${result.error}` : ''} · ${result.diverged_turns} of ${result.turns.length} turns diverged${result.first_divergence === null ? '' : ` (first at turn ${result.first_divergence})`} · mean difference ${result.mean_difference.toFixed(2)}</summary>
+    html`<details class="conversation-result" data-conversation="${result.conversation_id}"${result.diverged_turns > 0 ? html` open` : ''}><summary>Conversation ${result.conversation_id} · ${result.status}${result.error ? `: ${result.error}` : ''} · ${result.diverged_turns} of ${result.turns.length} turns diverged${result.first_divergence === null ? '' : ` (first at turn ${result.first_divergence})`} · mean difference ${result.mean_difference.toFixed(2)}</summary>
+<p><a href="${request.base}/console/conversations/${result.conversation_id}">Open the original conversation</a></p>
 <div class="table-wrap"><table><thead><tr><th scope="col" class="number">Turn</th><th scope="col">User said</th><th scope="col">Original reply</th><th scope="col">Candidate reply</th><th scope="col" class="number">Difference</th><th scope="col">States</th><th scope="col">Tool calls</th></tr></thead><tbody>${result.turns.map(comparisonRow)}</tbody></table></div></details>`,
 )}`,
   };

@@ -20,7 +20,7 @@ export const conversationProjection = lakeProjection(conversationRecord, {
     tags: 'JSON',
   },
   derived: {
-    /** A simulation run's conversation, kept apart from real use. */
+    /** A simulated conversation (a run's, a session's or a backtest's replay), kept apart from real use. */
     is_simulated: { type: 'BOOLEAN', value: (conversation) => conversation.simulation !== undefined },
     /** The version set it runs (the release it measures). */
     version_set_name: { type: 'VARCHAR', value: (conversation) => conversation.version_set_info.name },

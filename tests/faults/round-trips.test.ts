@@ -39,6 +39,18 @@ const inSequence = (calls: TimedCall[]): number => {
   return Math.max(0, ...depth.values());
 };
 
+/**
+ * Waits until the platform makes no DynamoDB call for `quietMs`: the opening's work behind its
+ * stream, which a loaded machine can still be doing, is not the next turn's.
+ */
+const settled = async (quietMs = 300, maxMs = 15_000): Promise<void> => {
+  for (const deadline = Date.now() + maxMs; Date.now() < deadline; ) {
+    const probe = faults.record();
+    await new Promise((resolve) => setTimeout(resolve, quietMs));
+    if (probe.stop().length === 0) return;
+  }
+};
+
 /** The calls sent before `until` (when the client read the first event, or the first token). */
 const sentBefore = (calls: TimedCall[], until: number) => calls.filter((timed) => timed.sentAt < until);
 
@@ -68,6 +80,8 @@ describe('round trips before the first token', () => {
     expect(opening.status).toBe(201);
     const path = `/v1/${user.orgId}/conversation/${opening.conversationId}/interact`;
     const query = { request_format: 'text', response_format: 'text' };
+
+    await settled();
 
     // Act
     const recording = faults.record();
