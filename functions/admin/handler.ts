@@ -6,11 +6,16 @@ import { config } from '#shared/kernel/config';
 
 /** The OpenAPI document describes every operation: the whole route table loads only when it is asked for. */
 const describeApi = async () => {
-  const [{ openApiDocument }, { routeTable }] = await Promise.all([
+  const [{ openApiDocument }, { routeTable }, { socketOperations }] = await Promise.all([
     import('#shared/api/openapi'),
     import('#shared/api/route-table'),
+    import('#shared/api/socket-operations'),
   ]);
-  return openApiDocument(routeTable, { title: 'Classic conversational agent API', version: '0.1.0' });
+  // The sockets (the voice session, Twilio's media stream) as platform extensions beside the routes.
+  return openApiDocument([...routeTable, ...socketOperations], {
+    title: 'Classic conversational agent API',
+    version: '0.1.0',
+  });
 };
 
 let document: ReturnType<typeof describeApi> | undefined;

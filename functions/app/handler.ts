@@ -20,6 +20,7 @@ import { conversationPage, homePage, onboardingPage, preferencesPage } from '#sh
 import type { operatorNotices } from '#shared/app/schemas';
 import { appSimulationOperations } from '#shared/app/simulation-operations';
 import { consoleSimulationBacktest, consoleSimulationSession } from '#shared/app/simulation-workbench';
+import { talkScript } from '#shared/app/talk-script';
 import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
 import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
@@ -43,6 +44,7 @@ import {
   getConversationEventsOperation,
   interactWithConversationOperation,
 } from '#shared/conversation/stream-operations';
+import { issueVoiceSessionToken } from '#shared/conversation/voice-session-token';
 import { type BrowserRequest, browserOf, htmlReply, page, redirect, signedInForm } from '#shared/http/browser-session';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
@@ -226,6 +228,13 @@ export const handler = streamHandler(
         afterEventId: input.query.after,
         agentActionType: chatActionTypes,
       });
+    },
+
+    'create-app-talk-token': async (input) => {
+      const { request, caller } = await signedInForm(input, input.headers['x-csrf-token']);
+      await limitAs(interactWithConversationOperation, caller, input.context);
+      const token = await issueVoiceSessionToken(request.orgId, caller, input.path.conversation_id);
+      return { bytes: Readable.from([JSON.stringify(token)]) };
     },
 
     'finish-app-conversation': async (input) => {
@@ -429,7 +438,7 @@ export const handler = streamHandler(
 
     'get-app-script': async ({ context }) => {
       context.setHeader('cache-control', 'public, max-age=300');
-      return { bytes: Readable.from([Buffer.from(clientScript)]) };
+      return { bytes: Readable.from([Buffer.from(clientScript + talkScript)]) };
     },
   }),
   { errorPage },

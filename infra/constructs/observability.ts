@@ -27,6 +27,8 @@ import {
   serviceIdDimension,
   turnLatencyMetrics,
   turnMetric,
+  voiceSessionMetric,
+  voiceSessionTransports,
   webhookAttemptOutcomes,
 } from '#shared/aws/business-metrics';
 import type { EndpointGroup, WorkerName } from '#shared/kernel/operation';
@@ -197,6 +199,24 @@ export class Observability extends Construct {
       ]),
       percentiles('Time to take over (ms, p50, p99)', operatorMetric.takeOverWaitMs),
       percentiles('Time under an operator (ms, p50, p99)', operatorMetric.heldMs),
+    );
+
+    // Live voice sessions (the container, `infra/constructs/voice-sessions.ts`): sessions opened
+    // by transport, end of the caller's speech to the agent's first audio, barge-ins.
+    const byTransport = (metricName: string) =>
+      voiceSessionTransports.map(
+        (transport) =>
+          new MathExpression({
+            expression: `SUM(SEARCH('{${props.metricsNamespace},service,transport} MetricName="${metricName}" transport="${transport}"', 'Sum', ${period.toSeconds()}))`,
+            period,
+            label: transport,
+          }),
+      );
+    dashboard.addWidgets(
+      new TextWidget({ markdown: '# Voice sessions', width: 24, height: 1 }),
+      graph('Voice sessions opened', byTransport(voiceSessionMetric.sessions)),
+      percentiles('End of speech to first audio (ms, p50, p99)', voiceSessionMetric.endOfSpeechToFirstAudioMs),
+      graph('Barge-ins', byTransport(voiceSessionMetric.bargeIns)),
     );
 
     for (const [group, fn] of props.apiFunctions) {

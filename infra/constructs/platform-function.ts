@@ -11,7 +11,7 @@ import {
   Validations,
 } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Effect, type IGrantable, type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   type ApplicationLogLevel,
   Architecture,
@@ -27,7 +27,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import type { QueueDefinition } from '#shared/kernel/queues';
 import { importsNativePackage, repositoryRoot } from '../bundling';
 
@@ -145,6 +145,16 @@ export class PlatformFunction extends Construct {
   }
 }
 
+/**
+ * What the bind helpers grant to: a function, or the voice session container (its task role and
+ * its environment, `infra/constructs/voice-sessions.ts`), which runs the same code.
+ */
+export interface Bindable extends IGrantable, IConstruct {
+  addToRolePolicy(statement: PolicyStatement): void;
+  addEnvironment(name: string, value: string): unknown;
+  readonly role?: IRole;
+}
+
 export type TableAccess = 'read' | 'readWrite';
 /** `write`: puts, tags and deletes without reading back (a writer of prompt logs only). */
 export type BucketAccess = 'read' | 'write' | 'readWrite';
@@ -160,7 +170,7 @@ export interface PlatformQueue {
  * `grantReadData`/`grantReadWriteData`: no Scan (the code never scans) and no stream reads.
  * Transactions need no action of their own: each item in one is authorized by its action.
  */
-export const bindTable = (fn: LambdaFunction, table: ITable, access: TableAccess): void => {
+export const bindTable = (fn: Bindable, table: ITable, access: TableAccess): void => {
   const actions = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'];
   if (access === 'readWrite') {
     actions.push('dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem');
@@ -179,12 +189,13 @@ export const bindTable = (fn: LambdaFunction, table: ITable, access: TableAccess
  * `send` grants SendMessage and sets the queue URL variable; `consume` subscribes the
  * function with the queue's batch settings (the event source grants receive/delete).
  */
-export const bindQueue = (fn: LambdaFunction, { queue, definition }: PlatformQueue, access: QueueAccess): void => {
+export const bindQueue = (fn: Bindable, { queue, definition }: PlatformQueue, access: QueueAccess): void => {
   if (access === 'send') {
     queue.grantSendMessages(fn);
     fn.addEnvironment(definition.urlEnv, queue.queueUrl);
     return;
   }
+  if (!(fn instanceof LambdaFunction)) throw new Error('only a function consumes a queue');
   fn.addEventSource(
     new SqsEventSource(queue, {
       batchSize: definition.batchSize,
@@ -200,7 +211,7 @@ export const bindQueue = (fn: LambdaFunction, { queue, definition }: PlatformQue
  * The bucket's name goes in `envName` (the artifact bucket's variable unless another is named).
  */
 export const bindBucket = (
-  fn: LambdaFunction,
+  fn: Bindable,
   bucket: IBucket,
   access: BucketAccess,
   prefix = '',
@@ -232,13 +243,13 @@ export const bindBucket = (
 };
 
 /** Grants read access to a secret and sets the variable that carries its ARN. */
-export const bindSecret = (fn: LambdaFunction, secret: ISecret, envName: string): void => {
+export const bindSecret = (fn: Bindable, secret: ISecret, envName: string): void => {
   secret.grantRead(fn);
   fn.addEnvironment(envName, secret.secretArn);
 };
 
 /** Allows SESv2 SendEmail from the sender's address or domain identity in this region only. */
-export const bindEmailSender = (fn: LambdaFunction, from: string): void => {
+export const bindEmailSender = (fn: Bindable, from: string): void => {
   const stack = Stack.of(fn);
   const domain = from.slice(from.indexOf('@') + 1);
   fn.addToRolePolicy(
@@ -254,7 +265,7 @@ export const bindEmailSender = (fn: LambdaFunction, from: string): void => {
 };
 
 /** Allows invoking this region's Bedrock foundation models; the model is chosen per agent at run time. */
-export const bindModelInvocation = (fn: LambdaFunction): void => {
+export const bindModelInvocation = (fn: Bindable): void => {
   const stack = Stack.of(fn);
   fn.addToRolePolicy(
     new PolicyStatement({
@@ -276,7 +287,7 @@ export const bindModelInvocation = (fn: LambdaFunction): void => {
  * Speaks with Amazon Polly and listens with Amazon Transcribe streaming (SPEECH_PROVIDER=aws):
  * a Lambda cannot run the built-in recognizer, a Debian program.
  */
-export const bindSpeech = (fn: LambdaFunction, pollyEngine: string | undefined): void => {
+export const bindSpeech = (fn: Bindable, pollyEngine: string | undefined): void => {
   fn.addToRolePolicy(
     new PolicyStatement({
       effect: Effect.ALLOW,

@@ -5,7 +5,6 @@ import { BuildSpec, ComputeType, LinuxBuildImage, Project, Source } from 'aws-cd
 import { Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Asset } from 'aws-cdk-lib/aws-s3-assets';
@@ -13,7 +12,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { repositoryRoot } from '../bundling';
-import { logicalIdOf } from './platform-function';
+import { type Bindable, logicalIdOf } from './platform-function';
 import { findingResource } from './tool-runtime';
 
 export interface ToolBuildProps {
@@ -147,7 +146,7 @@ export class ToolBuild extends Construct {
   }
 
   /** Lets `fn` use tool builds as `access` says and tells it which project builds them. */
-  bind(fn: LambdaFunction, access: ToolBuildAccess): void {
+  bind(fn: Bindable, access: ToolBuildAccess): void {
     fn.addEnvironment('TOOL_BUILDER', 'codebuild');
     fn.addEnvironment('TOOL_BUILD_PROJECT', this.project.projectName);
     const buildActions = {

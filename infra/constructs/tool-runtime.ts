@@ -1,8 +1,8 @@
 import { Stack, Token, Validations } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import type { Bindable } from './platform-function';
 
 export interface ToolRuntimeProps {
   stage: string;
@@ -92,7 +92,7 @@ export class ToolRuntime extends Construct {
   }
 
   /** Lets `fn` use tool functions as `access` says and tells it where they are. */
-  bind(fn: LambdaFunction, access: ToolRuntimeAccess): void {
+  bind(fn: Bindable, access: ToolRuntimeAccess): void {
     const stack = Stack.of(this);
     const functions = `arn:${stack.partition}:lambda:${stack.region}:${stack.account}:function:${this.functionPrefix}-*`;
     fn.addEnvironment('TOOL_RUNTIME', 'lambda');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import {
   canonicalResourcePaths,
@@ -330,12 +331,33 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     }
   };
 
+  // Live voice sessions upgrade on the same port, served by the module the session container runs
+  // (loaded at start: it readies the recognizer, so the first session does not wait for its model).
+  const voiceSessions = import('../../functions/voice-session/sockets.ts').then((module) =>
+    module.createSessionSockets({ log: options.log }),
+  );
+  voiceSessions.catch(() => undefined);
+  const voiceSessionServer = () => voiceSessions;
+
   const server = createServer({ noDelay: true }, (request, response) => {
     serve(request, response).catch((error: unknown) => {
       options.log?.(`gateway: ${(error as Error).stack ?? String(error)}`);
       if (!response.headersSent) sendJson(response, 502, { detail: 'Internal server error.' });
       else response.destroy();
     });
+  });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    voiceSessionServer().then(
+      (voice) => {
+        if (!voice.handleUpgrade(request, socket, head)) {
+          socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        }
+      },
+      (error: unknown) => {
+        options.log?.(`gateway: ${(error as Error).stack ?? String(error)}`);
+        socket.destroy();
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -345,10 +367,12 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
   return {
     server,
     baseUrl: `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await (await voiceSessions.catch(() => undefined))?.close();
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
 };

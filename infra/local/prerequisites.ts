@@ -59,6 +59,16 @@ export const prerequisites: readonly Prerequisite[] = [
     present: () => recognizerInstalled(),
   },
   {
+    name: 'LibriVox recordings of human speech (the live voice tests and bench)',
+    packages: ['pocketsphinx-testdata'],
+    neededBy: ['test'],
+    present: () =>
+      access('/usr/share/pocketsphinx/test/data/librivox/transcription').then(
+        () => true,
+        () => false,
+      ),
+  },
+  {
     name: "Chromium (the web app's browser tests)",
     packages: ['chromium'],
     neededBy: ['test'],

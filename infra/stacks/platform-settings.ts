@@ -39,6 +39,13 @@ export interface DeploymentSettings {
   indexUpgradeStep: number | undefined;
   /** Polly's engine for the speech functions (`pollyEngine`, `SPEECH_POLLY_ENGINE`); absent: neural, the adapter's default. */
   pollyEngine: 'neural' | 'standard' | undefined;
+  /**
+   * Where live voice sessions run (`voiceSessionHosting`): `fargate` (the default: an ECS service
+   * both browsers and Twilio reach), `agentcore` (an AgentCore runtime besides, for SigV4 clients)
+   * or `none` (no live voice: no talk mode in the web app, calls to numbers are not taken, and
+   * nothing runs while idle). README "Deploying" says why the default.
+   */
+  voiceSessionHosting: 'fargate' | 'agentcore' | 'none';
 }
 
 /** 5 % of requests traced: at $5 per million traces, a trace per conversation request cost more than its DynamoDB reads. */
@@ -197,5 +204,6 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     tracingSampleRate: share(node, 'tracingSampleRate', defaultTracingSampleRate),
     indexUpgradeStep: upgradeStep(node, 'indexUpgradeStep'),
     pollyEngine: optionalChoice(node, 'pollyEngine', ['neural', 'standard']),
+    voiceSessionHosting: optionalChoice(node, 'voiceSessionHosting', ['fargate', 'agentcore', 'none']) ?? 'fargate',
   };
 };

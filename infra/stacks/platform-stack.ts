@@ -14,6 +14,7 @@ import { pascalCase } from '../constructs/naming';
 import { Observability } from '../constructs/observability';
 import { isStreamingGroup, PlatformApi } from '../constructs/platform-api';
 import {
+  type Bindable,
   type BucketAccess,
   bindBucket,
   bindEmailSender,
@@ -28,6 +29,7 @@ import {
 } from '../constructs/platform-function';
 import { ToolBuild, type ToolBuildAccess } from '../constructs/tool-build';
 import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
+import { VoiceSessions } from '../constructs/voice-sessions';
 import type { DeploymentSettings } from './platform-settings';
 
 interface Access {
@@ -48,6 +50,17 @@ interface Access {
   /** Starts tool builds in CodeBuild, or completes them (reads their logs). */
   toolBuilds?: ToolBuildAccess;
 }
+
+/** What taking a turn needs: conversation-stream's grants and the voice session container's. */
+const turnTaking = {
+  table: 'readWrite',
+  signingKey: true,
+  sendTo: ['analysis', 'webhook'],
+  bucket: 'readWrite',
+  models: true,
+  speech: true,
+  tools: 'invoke',
+} as const satisfies Access;
 
 /** Every function's permissions, in one place. Anything not listed is denied. */
 const access = {
@@ -71,15 +84,7 @@ const access = {
     },
     // Keeps the raw audio of voice messages; runs the tools the state machine calls; announces the
     // escalations a state or a dynamic behavior asks for.
-    'conversation-stream': {
-      table: 'readWrite',
-      signingKey: true,
-      sendTo: ['analysis', 'webhook'],
-      bucket: 'readWrite',
-      models: true,
-      speech: true,
-      tools: 'invoke',
-    },
+    'conversation-stream': turnTaking,
     user: { table: 'readWrite', signingKey: true, email: true },
     role: { table: 'readWrite', signingKey: true },
     // Embeds the triggers of each new version (Bedrock when EMBEDDING_PROVIDER is bedrock).
@@ -124,6 +129,8 @@ const access = {
     // Runs: queues simulated conversations, seals persona variables into the snapshot, presigns the artifacts zip;
     // a unit test from a conversation asks the platform's model for its scenario.
     simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read', models: true },
+    // Seals and opens the numbers' auth tokens and signs the call tokens handed to Twilio (signing key).
+    'phone-number': { table: 'readWrite', signingKey: true },
     // Sessions take conversation turns as the conversation stream does (prompt logs, analysis when one ends,
     // tools in simulation mode, sealed persona variables for them), judge metrics and ask for suggestions.
     'simulation-stream': {
@@ -157,10 +164,14 @@ const access = {
   schedules: {
     'api-key-expiration': { table: 'readWrite', sendTo: ['webhook'] },
   },
+  // Live voice sessions (the container, `infra/constructs/voice-sessions.ts`) take turns as
+  // conversation-stream does, with the same grants (the signing key also opens numbers' auth tokens).
+  voiceSession: turnTaking,
 } as const satisfies {
   api: Record<EndpointGroup, Access>;
   workers: Record<WorkerName, Access>;
   schedules: Record<string, Access>;
+  voiceSession: Access;
 };
 
 /** Functions run on a schedule (`functions/schedules/<name>.ts`) and how often. */
@@ -246,7 +257,7 @@ export class PlatformStack extends Stack {
       logRetention: profile.logRetention,
       logRemovalPolicy: profile.logRemovalPolicy,
     });
-    const grant = (fn: LambdaFunction, rights: Access): void => {
+    const grant = (fn: Bindable, rights: Access): void => {
       if (rights.table) bindTable(fn, data.table, rights.table);
       if (rights.bucket)
         bindBucket(fn, data.bucket, rights.bucket, 'bucketPrefix' in rights ? rights.bucketPrefix : '');
@@ -324,6 +335,23 @@ export class PlatformStack extends Stack {
         schedule: Schedule.rate(every),
         targets: [new LambdaFunctionTarget(fn)],
       });
+    }
+
+    const hosting = settings.voiceSessionHosting;
+    const voiceSessions =
+      hosting === 'none'
+        ? undefined
+        : new VoiceSessions(this, 'VoiceSessions', {
+            hosting,
+            grant: (sessions) => grant(sessions, access.voiceSession),
+            environment: defaults.environment,
+            metricsNamespace: defaults.metricsNamespace,
+            logRetention: profile.logRetention,
+          });
+    // The TwiML a call is answered with points Twilio at the sessions' host, and the web app's
+    // talk mode opens its socket there; `none` tells both that this deployment serves no sessions.
+    for (const group of ['phone-number', 'app'] as const) {
+      apiFunctions.get(group)?.addEnvironment('VOICE_SESSION_URL', voiceSessions?.url ?? 'none');
     }
 
     this.api = new PlatformApi(this, 'Api', {

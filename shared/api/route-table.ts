@@ -9,6 +9,7 @@ import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations
 import type { Operation } from '../kernel/operation';
 import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
+import { phoneNumberOperations } from '../phone-number/operations';
 import { roleOperations } from '../role/operations';
 import { serviceOperations } from '../service/operations';
 import { simulationBacktestOperations } from '../simulation/backtest-operations';
@@ -44,6 +45,7 @@ export const routeOperations = [
   ...appOperations,
   ...appSimulationOperations,
   ...simulationRunOperations,
+  ...phoneNumberOperations,
   ...simulationSessionOperations,
   ...simulationBacktestOperations,
 ] as const;

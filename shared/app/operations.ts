@@ -195,6 +195,34 @@ export const sendAppVoiceMessageOperation = defineOperation({
   response: { status: 200, body: interactEvent, contentType: 'application/x-ndjson' },
 });
 
+/** The chat's talk mode: a token for the live voice session's socket, which takes it in its subprotocol. */
+export const createAppTalkTokenOperation = defineOperation({
+  operationId: 'create-app-talk-token',
+  method: 'POST',
+  path: '/app/{organization}/conversations/{conversation_id}/talk-token',
+  group: 'app',
+  tag: 'App',
+  summary: "A token for the conversation's live voice session (the page's talk mode opens the socket with it)",
+  auth: 'none',
+  checksCredentials: true,
+  // One JSON document, streamed as every answer of the group is (a Lambda streams all or none).
+  streaming: true,
+  // A voice session stands in for interact-with-conversation: its limit.
+  rateLimitPerMinute: 15,
+  extraErrors: { 403: 'The request has no valid CSRF token for this browser, or the user is not verified.' },
+  request: { path: appConversationPath, headers: scriptHeaders },
+  response: {
+    status: 200,
+    body: z.object({
+      access_token: z
+        .string()
+        .describe('An access token of the signed-in user, for Sec-WebSocket-Protocol: auth, <token>.'),
+      expires_in: z.number().int(),
+    }),
+    contentType: 'application/json',
+  },
+});
+
 /** The chat's way back after a dropped connection: `get-conversation-events` behind the session cookie. */
 export const getAppConversationEventsOperation = defineOperation({
   operationId: 'get-app-conversation-events',
@@ -444,6 +472,7 @@ export const appOperations = [
   sendAppMessageOperation,
   sendAppVoiceMessageOperation,
   getAppConversationEventsOperation,
+  createAppTalkTokenOperation,
   finishAppConversationOperation,
   getAppPreferencesOperation,
   updateAppPreferencesOperation,

@@ -1,12 +1,14 @@
 import { lastEventIdOf } from '../conversation/event-replay';
 import { listConversations, listMessages } from '../conversation/queries';
 import { defaultMessageTypes } from '../conversation/schemas';
+import { config } from '../kernel/config';
 import { NotFoundError } from '../kernel/errors';
 import { listServices } from '../service/services';
 import { requireVisibleUser } from '../user/users';
 import { type Html, html } from './html';
 import { type AppRequest, layout } from './layout';
 import { brandingOf, csrfField, signInPage, when } from './page-parts';
+import { talkSessionAddress } from './talk-address';
 
 /**
  * The app's pages for everyone who signs in: the chat, onboarding and preferences. Each reads
@@ -119,10 +121,18 @@ ${
 <label for="message">Your message</label>
 <textarea id="message" name="message" required></textarea>
 <label for="speak_replies"><input id="speak_replies" name="speak_replies" type="checkbox" value="on"> Speak replies</label>
-<button type="submit">Send</button> <button type="button" id="record" data-voice="${path}/voice-messages" data-csrf="${request.csrfToken}" hidden>Record</button></form>
+<button type="submit">Send</button> <button type="button" id="record" data-voice="${path}/voice-messages" data-csrf="${request.csrfToken}" hidden>Record</button>
+${talkButton(request, path, conversation.id)}</form>
 <form method="post" action="${path}/finish">${csrfField(request)}<button type="submit">Finish the conversation</button></form>`
 }${request.consoleAllowed ? html`<p><a href="${base}/console/conversations/${conversation.id}">This conversation in the console</a></p>` : ''}`,
   );
+};
+
+/** The talk mode's button, where the deployment serves live voice sessions (`talk-address.ts`). */
+const talkButton = (request: AppRequest, path: string, conversationId: string): Html | string => {
+  const session = talkSessionAddress(config.voiceSessionUrl, request.orgId, conversationId);
+  if (session === undefined) return '';
+  return html` <button type="button" id="talk" data-talk="${path}/talk-token" data-csrf="${request.csrfToken}" data-session="${session}" aria-pressed="false" hidden>Talk</button>`;
 };
 
 export const preferencesPage = async (request: AppRequest, notice?: string): Promise<Html> => {

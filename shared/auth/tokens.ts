@@ -13,7 +13,7 @@ export const jwtIssuer = (): string => process.env.JWT_ISSUER ?? 'classic-api';
  * Every token the platform signs carries a `typ` header naming its purpose, so a token made
  * for one purpose (an e-mail verification link) is never accepted for another (an API call).
  */
-export type TokenPurpose = 'access' | 'verify-email' | 'email-sign-in' | 'app-form';
+export type TokenPurpose = 'access' | 'verify-email' | 'email-sign-in' | 'app-form' | 'phone-call';
 
 const typeHeader: Record<TokenPurpose, string> = {
   access: 'at+jwt',
@@ -21,6 +21,8 @@ const typeHeader: Record<TokenPurpose, string> = {
   'email-sign-in': 'email-sign-in+jwt',
   // The web app's CSRF token (`shared/app/csrf.ts`).
   'app-form': 'app-form+jwt',
+  // A phone call's media stream: handed to Twilio in the TwiML that connects it (`shared/phone-number/`).
+  'phone-call': 'phone-call+jwt',
 };
 
 export interface IssuedToken {

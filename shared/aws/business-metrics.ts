@@ -57,6 +57,21 @@ export const operatorMetric = {
   heldMs: 'OperatorHeldMs',
 } as const;
 
+/**
+ * Live voice sessions (the browser socket and Twilio's media stream), by `transport`: sessions
+ * opened, end of the caller's speech to the agent's first audio, and barge-ins (the caller
+ * speaking over an answer being produced or played).
+ */
+export const voiceSessionMetric = {
+  sessions: 'VoiceSessions',
+  endOfSpeechToFirstAudioMs: 'VoiceEndOfSpeechToFirstAudioMs',
+  bargeIns: 'VoiceBargeIns',
+} as const;
+
+/** Dimension values of `VoiceSessions`' `transport`. */
+export const voiceSessionTransports = ['browser', 'twilio'] as const;
+export type VoiceSessionTransport = (typeof voiceSessionTransports)[number];
+
 /** Dimension values of `Escalations`. */
 export const escalationTriggerValues = ['user', 'agent', 'operator'] as const;
 
@@ -142,6 +157,20 @@ export const recordTurnMetrics = (
   publish(turnMetric.inputTokens, MetricUnit.Count, usage.input_tokens);
   publish(turnMetric.outputTokens, MetricUnit.Count, usage.output_tokens);
   publish(turnMetric.cost, MetricUnit.NoUnit, usage.cost_usd);
+};
+
+/** A voice session opened on a transport. */
+export const countVoiceSession = (transport: VoiceSessionTransport): void =>
+  count(voiceSessionMetric.sessions, { transport });
+
+/** The caller spoke over the agent's answer. */
+export const countBargeIn = (transport: VoiceSessionTransport): void =>
+  count(voiceSessionMetric.bargeIns, { transport });
+
+/** From the end of the caller's speech to the agent's first audio of the answer. */
+export const recordEndOfSpeechToFirstAudio = (milliseconds: number): void => {
+  const single = metrics.singleMetric();
+  single.addMetric(voiceSessionMetric.endOfSpeechToFirstAudioMs, MetricUnit.Milliseconds, Math.max(0, milliseconds));
 };
 
 /** How long a delivered webhook took from its event's fan-out to the destination's 2xx. */

@@ -12,6 +12,7 @@ import { messages } from '../conversation/message-repository';
 import { operatorActions, pendingReplies } from '../conversation/operator/operator-repository';
 import { promptLogRoot } from '../conversation/prompt-log';
 import { voiceAudioRoot } from '../conversation/voice-audio';
+import { voiceSessionSlots } from '../conversation/voice-session-repository';
 import type { Entity } from '../data/entity';
 import { pagingCursors } from '../data/paging';
 import { simulationUsages } from '../data/usage-links';
@@ -19,6 +20,7 @@ import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-
 import { metricCounts, metrics } from '../metric/metric-repository';
 import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
 import { organizationBranding, organizations } from '../organization/organization-repository';
+import { phoneNumberCounts, phoneNumbers } from '../phone-number/phone-number-repository';
 import { replacedRoles, roles } from '../role/role-repository';
 import { services, serviceTags } from '../service/service-repository';
 import { versionSetRevisions } from '../service/version-set-revision-repository';
@@ -65,6 +67,9 @@ export const entityCatalog: readonly Entity[] = [
   webhookDeliveries,
   webhookSubscriberDirectory,
   apiKeyExpirationNotices,
+  // Numbers before conversations: once they (and their sealed auth tokens) are gone, no call is answered.
+  phoneNumbers,
+  phoneNumberCounts,
   conversations,
   interactions,
   messages,
@@ -72,6 +77,7 @@ export const entityCatalog: readonly Entity[] = [
   conversationUserStates,
   operatorActions,
   pendingReplies,
+  voiceSessionSlots,
   memories,
   userModels,
   behaviorSets,

@@ -256,7 +256,7 @@ export const interactWithConversation = async (
   input: InteractInput,
 ): Promise<StreamedTurn<InteractEvent>> => {
   const { conversationId } = input;
-  const meter = startTurnMeter();
+  const meter = startTurnMeter(undefined, input.voice?.heard?.endedAt);
   const [read] = await Promise.all([getConversationAndLease(orgId, conversationId), input.admitted]);
   if (!read) throw conversationNotFound(conversationId);
   asIfMissing(
@@ -283,14 +283,18 @@ export const interactWithConversation = async (
     ...(input.messageType === 'skip'
       ? []
       : [
-          userSideMessage(
-            conversation,
-            interactionId,
-            text,
-            input.messageType,
-            nowIso(),
-            voice?.heard ? 'voice' : 'text',
-          ),
+          {
+            ...userSideMessage(
+              conversation,
+              interactionId,
+              text,
+              input.messageType,
+              nowIso(),
+              voice?.heard ? 'voice' : 'text',
+            ),
+            // A live session announced the message's id when the speech started.
+            ...(voice?.heard?.messageId ? { id: voice.heard.messageId } : {}),
+          },
         ]),
   ];
   const spoken = newMessages.at(-1);

@@ -1,9 +1,12 @@
 import { defineEntity } from '../data/entity';
+import { fencedBy, LeaseLostError } from '../data/lease';
 import { compareText, keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
-import { type Item, type PrimaryKey, queryPage } from '../data/table';
+import { failedConditions, type Item, type PrimaryKey, queryPage, transactWrite } from '../data/table';
+import { NotFoundError } from '../kernel/errors';
 import { compareBySortEntries, fieldValue, mixesDirections, type SortEntry } from '../kernel/list-params';
 import { conversations } from './conversation-repository';
-import { type MessageRecord, type MessageType, messageRecord } from './schemas';
+import { type ConversationRecord, type MessageRecord, type MessageType, messageRecord } from './schemas';
+import { leaseCheck } from './turn-repository';
 
 /**
  * Messages live in their conversation's partition under `MESSAGE#{id}`. Interaction ids are
@@ -114,5 +117,48 @@ export const queryMessages = async (
               keep,
             }),
     toMessage,
+  );
+};
+
+/**
+ * Replaces an agent message's text with the part the user heard (a live session's truncate after a
+ * barge-in), and the conversation's final message when it is that one, fenced by the conversation's
+ * lease (`leaseToken`). 404 when no agent message has that id; `LeaseLostError` when the lease was lost.
+ */
+export const truncateAgentMessageText = async (
+  conversation: ConversationRecord,
+  leaseToken: number,
+  messageId: string,
+  text: string,
+): Promise<void> => {
+  const { org_id: orgId, id: conversationId } = conversation;
+  const isFinal = conversation.final_message_id === messageId;
+  await transactWrite(
+    [
+      {
+        Update: {
+          Key: messages.key(orgId, { conversation_id: conversationId, id: messageId }),
+          UpdateExpression: 'SET message = :text',
+          ConditionExpression: 'message_type = :agent',
+          ExpressionAttributeValues: { ':text': text, ':agent': 'agent-message' },
+        },
+      },
+      // The lease is on the conversation's item: one operation on it, fenced, whether or not it changes.
+      isFinal
+        ? {
+            Update: {
+              Key: conversations.key(orgId, { id: conversationId }),
+              UpdateExpression: 'SET final_message = :text',
+              ConditionExpression: `final_message_id = :id AND ${fencedBy(leaseToken).expression}`,
+              ExpressionAttributeValues: { ':text': text, ':id': messageId, ...fencedBy(leaseToken).values },
+            },
+          }
+        : leaseCheck(conversation, leaseToken),
+    ],
+    (error) => {
+      const failed = failedConditions(error);
+      if (failed.includes(0)) return new NotFoundError(`The conversation has no agent message ${messageId}.`);
+      return new LeaseLostError();
+    },
   );
 };

@@ -25,7 +25,7 @@ import { engineDependencies } from './session';
 import { InteractionJournal, outliveReader, writesThrough } from './turn-events';
 import type { TurnFigures, TurnMeter } from './turn-meter';
 import { commitInteraction, storeInteractionItems } from './turn-repository';
-import { speakTurn, type VoiceTurn } from './voice';
+import { hushedAnswer, speakTurn, type VoiceTurn } from './voice';
 
 /**
  * A turn's lifecycle, once its conversation is held and what it stores before its stream is
@@ -95,12 +95,12 @@ export interface RunningEngine {
 
 export const startEngine = (turn: Turn): RunningEngine => {
   const signal = AbortSignal.any([turn.lease.signal, turn.stop.signal]);
-  const textTurn = turn.responder
-    ? turn.responder.run(turn.session, signal)
-    : runTurn(
-        turn.session,
-        engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal, turn.behaviors),
-      );
+  const silence = turn.voice?.speaking?.silence;
+  const deps = () => {
+    const made = engineDependencies(turn.conversation, turn.promptLogger, turn.meter, signal, turn.behaviors);
+    return silence ? hushedAnswer(made, silence) : made;
+  };
+  const textTurn = turn.responder ? turn.responder.run(turn.session, signal) : runTurn(turn.session, deps());
   const steps = turn.voice ? speakTurn(turn.conversation, textTurn, turn.voice, turn.meter) : textTurn;
   const first = steps.next();
   // Read by the stream; a turn that ends before its stream never reads it.

@@ -21,6 +21,8 @@ export interface TurnMeter {
   tool<T>(name: string, call: () => Promise<T>): Promise<T>;
   /** Runs speech work (transcribing the user, speaking the agent), timed. */
   speech<T>(stage: 'recognition' | 'synthesis', work: () => Promise<T>): Promise<T>;
+  /** Speech recognized before the turn (a live session's, while it was spoken): the time after its end. */
+  recognized(milliseconds: number): void;
   /** The agent's first clause is ready to speak (a voice answer); only the first call counts. */
   firstClause(): void;
   /** The agent's first audio is ready to send (a voice answer); only the first call counts. */
@@ -30,8 +32,8 @@ export interface TurnMeter {
 
 const whole = (milliseconds: number): number => Math.round(milliseconds);
 
-export const startTurnMeter = (prices: PriceTable = configuredPrices()): TurnMeter => {
-  const started = performance.now();
+/** `started`: the turn's origin (`performance.now()`), its request, or the end of the speech it answers. */
+export const startTurnMeter = (prices: PriceTable = configuredPrices(), started = performance.now()): TurnMeter => {
   let modelMs = 0;
   let firstTokenMs: number | undefined;
   let firstTokenAtMs: number | undefined;
@@ -81,6 +83,9 @@ export const startTurnMeter = (prices: PriceTable = configuredPrices()): TurnMet
       timed(work, (milliseconds) => {
         speechMs[stage] = (speechMs[stage] ?? 0) + milliseconds;
       }),
+    recognized: (milliseconds) => {
+      speechMs.recognition = (speechMs.recognition ?? 0) + milliseconds;
+    },
     firstClause: () => {
       firstClauseMs ??= performance.now() - started;
     },

@@ -18,6 +18,7 @@ import { type SpeechProvider, SpeechUnavailableError } from '../speech/provider'
 import { speechProvider } from '../speech/registry';
 import { type SpeechLanguage, speechLanguageOf, type Voice, voiceFor } from '../speech/voices';
 import { getUser } from '../user/index';
+import type { EngineDependencies } from './engine/contracts';
 import { clauseTimer } from './fragment-times';
 import type { ConversationRecord, UserMessageAudioConfig } from './schemas';
 import type { TurnMeter } from './turn-meter';
@@ -34,17 +35,40 @@ export type ResponseAudioFormat = 'mp3' | 'pcm';
 /** Voice output is 16 kHz mono 16-bit: the reference's PCM16, and a rate MP3 can carry. */
 export const voiceOutputSampleRate = 16_000;
 
-/** What a client asked for in voice: audio to transcribe, a voice answer, or both. */
+/**
+ * Speech a live session recognized while it was spoken (`voice-session.ts`): the turn takes its
+ * transcript as the user message, under the id the session announced, and measures itself from
+ * the end of the speech. The session starts the turn when the speech ends, while its last words
+ * are decoded: the turn's first reads overlap the decoding, and it waits for the words before it
+ * writes anything.
+ */
+export interface HeardSpeech {
+  /** The final words, and how long they took from the end of the speech. */
+  recognized: Promise<{ transcript: string; recognitionMs: number }>;
+  audio: PcmAudio;
+  messageId: string;
+  /** When the speech ended (`performance.now()`): the turn's timings start there. */
+  endedAt: number;
+}
+
+/** What a client asked for in voice: audio to transcribe (or already heard), a voice answer, or both. */
 export interface VoiceRequest {
   input?: { body: Buffer; contentType?: string; config?: UserMessageAudioConfig | null };
-  output?: { audioFormat: ResponseAudioFormat };
+  heard?: HeardSpeech;
+  /** How the conversation speaks and listens, when the caller knows it (a live session read it when it opened): not read again. */
+  known?: ConversationVoice;
+  /**
+   * `silence` stops the answer (a barge-in): nothing more is synthesized, and the model's message
+   * ends there (`hushedAnswer`); the message keeps what was written by then.
+   */
+  output?: { audioFormat: ResponseAudioFormat; silence?: AbortSignal };
 }
 
 /** A turn's voice, once checked: the transcript and audio heard, and how to speak the answer. */
 export interface VoiceTurn {
   provider: SpeechProvider;
-  heard?: { transcript: string; audio: MessageAudio };
-  speaking?: { voice: Voice; language: SpeechLanguage; audioFormat: ResponseAudioFormat };
+  heard?: { transcript: string; audio: MessageAudio; messageId?: string };
+  speaking?: { voice: Voice; language: SpeechLanguage; audioFormat: ResponseAudioFormat; silence?: AbortSignal };
 }
 
 /** The voice format's parameter checks, before anything is read: create needs an audio format. */
@@ -135,17 +159,16 @@ export const withSpeechErrors = async <T>(work: () => Promise<T>): Promise<T> =>
 };
 
 /**
- * Checks a voice request against the conversation's agent and user, transcribes the input (timed
- * by the turn's meter) and
- * settles the voice of the answer. 415 for audio it cannot read; 400 when the language (the
- * user's preferred language, else the agent's) has no voice, or nothing was heard.
+ * How a conversation speaks and listens: the user's preferred language, else the agent's, its
+ * voice, and the user's terms easy to get wrong. 400 when the language has no voice.
  */
-export const prepareVoiceTurn = async (
-  conversation: ConversationRecord,
-  request: VoiceRequest,
-  meter: TurnMeter,
-): Promise<VoiceTurn> => {
-  const decoded = request.input ? await decodeVoiceInput(request.input) : undefined;
+export interface ConversationVoice {
+  language: SpeechLanguage;
+  voice: Voice;
+  keyterms: string[];
+}
+
+export const conversationVoice = async (conversation: ConversationRecord): Promise<ConversationVoice> => {
   const [agentId, agentVersion] = conversation.version_set_info.agent_version_info;
   const [agent, user] = await Promise.all([
     getAgentVersion(conversation.org_id, agentId, agentVersion),
@@ -157,16 +180,38 @@ export const prepareVoiceTurn = async (
   if (!language || !voice) {
     throw new BadRequestError(`The language ${languageCode} does not support voice transcription or response.`);
   }
+  return { language, voice, keyterms: user?.preferences.audio_keyterms ?? [] };
+};
+
+/**
+ * Checks a voice request against the conversation's agent and user, transcribes the input (timed
+ * by the turn's meter) and
+ * settles the voice of the answer. 415 for audio it cannot read; 400 when the language (the
+ * user's preferred language, else the agent's) has no voice, or nothing was heard.
+ */
+export const prepareVoiceTurn = async (
+  conversation: ConversationRecord,
+  request: VoiceRequest,
+  meter: TurnMeter,
+): Promise<VoiceTurn> => {
+  const decoded = request.input ? await decodeVoiceInput(request.input) : undefined;
+  const { language, voice, keyterms } = request.known ?? (await conversationVoice(conversation));
   const provider = await speechProvider();
   const turn: VoiceTurn = {
     provider,
-    speaking: request.output ? { voice, language, audioFormat: request.output.audioFormat } : undefined,
+    speaking: request.output
+      ? { voice, language, audioFormat: request.output.audioFormat, silence: request.output.silence }
+      : undefined,
   };
+  if (request.heard) {
+    const { transcript, recognitionMs } = await request.heard.recognized;
+    meter.recognized(recognitionMs);
+    const audio = { bytes: encodeWav(request.heard.audio), contentType: 'audio/wav' as const };
+    return { ...turn, heard: { transcript, audio, messageId: request.heard.messageId } };
+  }
   if (!decoded) return turn;
   const transcript = await meter.speech('recognition', () =>
-    withSpeechErrors(() =>
-      provider.transcribe({ audio: decoded.audio, language, keyterms: user?.preferences.audio_keyterms ?? [] }),
-    ),
+    withSpeechErrors(() => provider.transcribe({ audio: decoded.audio, language, keyterms })),
   );
   if (transcript.trim() === '') throw new BadRequestError('The user message is empty: no speech was recognized.');
   return { ...turn, heard: { transcript, audio: decoded.source } };
@@ -178,6 +223,35 @@ export const storeHeardAudio = (
   messageId: string,
   heard: NonNullable<VoiceTurn['heard']>,
 ): Promise<void> => storeMessageAudio(conversation, messageId, heard.audio);
+
+/**
+ * The engine's dependencies for an answer a barge-in stops (`silence`): the agent's message ends
+ * where the user spoke over it. Nobody hears the rest (the truncate cuts the stored message to
+ * what was played), and the user's turn, which waits for this one to be stored, comes sooner.
+ */
+export const hushedAnswer = (deps: EngineDependencies, silence: AbortSignal): EngineDependencies => ({
+  ...deps,
+  model: (purpose) => {
+    const model = deps.model(purpose);
+    if (purpose !== 'engage_user') return model;
+    const { provider } = model;
+    return {
+      ...model,
+      provider: {
+        name: provider.name,
+        async *streamText(request) {
+          for await (const fragment of provider.streamText(request)) {
+            if (silence.aborted) return;
+            yield fragment;
+          }
+        },
+        chooseOption: (request) => provider.chooseOption(request),
+        callTools: (request) => provider.callTools(request),
+        generateObject: (request) => provider.generateObject(request),
+      },
+    };
+  },
+});
 
 /** Words the first piece of a message needs before a comma may end it: one or two words sound choppy. */
 const firstClauseWords = 3;
@@ -233,7 +307,8 @@ export async function* speakTurn<R>(
     const stampClause = clauseTimer();
     const piece = { ...event, stop, sequence_number: sequence };
     sequence += 1;
-    if (text.trim() === '') return { ...piece, message: '', transcript_alignment: [] };
+    // Once the user barged in, the rest of the message is written but not spoken.
+    if (text.trim() === '' || speaking.silence?.aborted) return { ...piece, message: '', transcript_alignment: [] };
     meter.firstClause();
     const speech = await synthesize(text);
     const audio = resample(speech.audio, voiceOutputSampleRate);

@@ -100,32 +100,36 @@ export const leaseTakeAfter = (
 /**
  * Takes the lease of the item at `key` for `durationMs` in one conditional update, if it is free
  * and `condition` (if any) holds. `setIfAbsent` gives attributes an item made by the take gets
- * (its `entity`, its TTL). Undefined when either condition failed.
+ * (its `entity`, its TTL); `set`, attributes every take writes (a TTL that moves with each take).
+ * Undefined when either condition failed.
  * @returns the grant and the item as it was before (the record it guards, and its previous lease).
  */
 export const takeLease = async (
   key: PrimaryKey,
-  options: { durationMs: number; condition?: Condition; setIfAbsent?: Item },
+  options: { durationMs: number; condition?: Condition; setIfAbsent?: Item; set?: Item },
 ): Promise<{ grant: LeaseGrant; previous: Item | undefined } | undefined> => {
   const now = Date.now();
   const free = leaseFree(now);
   const untilMs = now + options.durationMs;
   const absent = Object.entries(options.setIfAbsent ?? {});
+  const always = Object.entries(options.set ?? {});
   try {
     const previous = await updateItem({
       Key: key,
       UpdateExpression: [
         'SET lease_token = if_not_exists(lease_token, :leaseZero) + :leaseOne, lease_until_ms = :leaseUntil',
         ...absent.map((_, index) => `#leaseAbsent${index} = if_not_exists(#leaseAbsent${index}, :leaseAbsent${index})`),
+        ...always.map((_, index) => `#leaseSet${index} = :leaseSet${index}`),
       ].join(', '),
       ConditionExpression: options.condition
         ? `${free.expression} AND (${options.condition.expression})`
         : free.expression,
-      ...(absent.length > 0 || options.condition?.names
+      ...(absent.length > 0 || always.length > 0 || options.condition?.names
         ? {
             ExpressionAttributeNames: {
               ...options.condition?.names,
               ...Object.fromEntries(absent.map(([name], index) => [`#leaseAbsent${index}`, name])),
+              ...Object.fromEntries(always.map(([name], index) => [`#leaseSet${index}`, name])),
             },
           }
         : {}),
@@ -136,6 +140,7 @@ export const takeLease = async (
         ':leaseOne': 1,
         ':leaseUntil': untilMs,
         ...Object.fromEntries(absent.map(([, value], index) => [`:leaseAbsent${index}`, value])),
+        ...Object.fromEntries(always.map(([, value], index) => [`:leaseSet${index}`, value])),
       },
       ReturnValues: 'ALL_OLD',
     });

@@ -6,6 +6,7 @@ import type { AppRequest } from '../app/layout';
 import { appHostHeader, appLocation } from '../app/organization-host';
 import { opensConsole } from '../app/page-parts';
 import { redirectPage } from '../app/pages';
+import { talkConnectSources } from '../app/talk-address';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
@@ -24,11 +25,15 @@ export interface BrowserRequest {
   context: RequestContext;
 }
 
+/** The live voice sessions' origin where they are served on a host of their own (the talk mode's socket). */
+const voiceSessionOrigin = talkConnectSources(config.voiceSessionUrl);
+
 const securityHeaders = (context: RequestContext) => {
-  // Scripts and styles come from the app itself; nothing may frame it or post its forms elsewhere.
+  // Scripts and styles come from the app itself (and the talk mode's socket from the sessions' host);
+  // nothing may frame it or post its forms elsewhere.
   context.setHeader(
     'content-security-policy',
-    "default-src 'self'; img-src 'self'; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    `default-src 'self'; connect-src 'self'${voiceSessionOrigin}; img-src 'self'; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   );
   context.setHeader('x-content-type-options', 'nosniff');
   context.setHeader('referrer-policy', 'same-origin');

@@ -56,6 +56,16 @@ export const config = {
    * How many successful sign-ins one key and user may make at once. SDK clients sign in each
    * time they are created, so a test suite or a fleet of workers starts many in a minute.
    */
+  /** A live voice session that receives nothing for this long is closed (`VOICE_SESSION_IDLE_SECONDS`, default 30). */
+  get voiceSessionIdleMs(): number {
+    const value = Number(process.env.VOICE_SESSION_IDLE_SECONDS ?? 30);
+    return (Number.isFinite(value) && value > 0 ? value : 30) * 1000;
+  },
+  /** Live voice sessions one user may hold at once, across all servers (`VOICE_SESSIONS_PER_USER`, default 10). */
+  get voiceSessionsPerUser(): number {
+    const value = Number(process.env.VOICE_SESSIONS_PER_USER ?? 10);
+    return Number.isInteger(value) && value > 0 ? value : 10;
+  },
   get signInBurst(): number {
     const value = Number(process.env.SIGN_IN_BURST ?? 30);
     if (!Number.isInteger(value) || value < 1)
@@ -127,6 +137,24 @@ export const config = {
   /** `app.example.com` when the CDN serves each organization's web app at `{org_id}.app.example.com`. */
   get frontendDomain(): string | undefined {
     return process.env.FRONTEND_DOMAIN || undefined;
+  },
+  /**
+   * The API's address as clients configure it (`https://api.example.com`), when a proxy or CDN in
+   * front of the API does not pass on the host it was addressed by: Twilio signs the URL it called.
+   */
+  get publicApiBaseUrl(): string | undefined {
+    return process.env.PUBLIC_API_BASE_URL?.replace(/\/+$/, '') || undefined;
+  },
+  /**
+   * Where the voice session sockets are served (`VOICE_SESSION_URL`): `wss://voice.example.com`
+   * (the stack sets it to its voice session host); unset (undefined), the API's own host (`npm
+   * start` serves both on one port); `none` (null), nowhere (`voiceSessionHosting=none`): the web
+   * app offers no talk mode and calls to the organization's numbers are not taken.
+   */
+  get voiceSessionUrl(): string | null | undefined {
+    const value = process.env.VOICE_SESSION_URL?.replace(/\/+$/, '');
+    if (value === 'none') return null;
+    return value || undefined;
   },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';

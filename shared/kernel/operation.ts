@@ -26,6 +26,7 @@ export const endpointGroups = [
   'simulation',
   'simulation-stream',
   'app',
+  'phone-number',
   'app-analytics',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];

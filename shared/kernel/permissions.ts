@@ -93,6 +93,8 @@ export const permissionCatalog = {
     'DeleteDynamicBehaviorInstruction',
   ],
   Admin: ['GetModels', 'GetPromptLogs', 'SqlQuery'],
+  // This platform's: the organization's phone numbers and the calls they answer (shared/phone-number).
+  PhoneNumber: ['GetPhoneNumber', 'CreatePhoneNumber', 'DeletePhoneNumber'],
 } as const;
 
 export type PermissionGroup = keyof typeof permissionCatalog;

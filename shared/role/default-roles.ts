@@ -43,6 +43,7 @@ const contentGroups = [
   'Simulation',
   'Webhook',
   'DynamicBehaviorInstruction',
+  'PhoneNumber',
 ];
 
 const userGrants: PermissionGrant[] = [

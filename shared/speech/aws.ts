@@ -4,8 +4,11 @@ import { durationMs, type PcmAudio, pcmBytes } from './audio';
 import {
   proportionalAlignment,
   type SpeechProvider,
+  type StreamingTranscriptionRequest,
   type SynthesisRequest,
+  streamingSampleRate,
   type TranscriptionRequest,
+  type TranscriptionStream,
 } from './provider';
 
 /**
@@ -73,37 +76,95 @@ export const createAwsSpeech = (options: AwsSpeechOptions): SpeechProvider => {
     return { audio, alignment: proportionalAlignment(request.text, durationMs(audio)) };
   };
 
-  const transcribeSpeech = async (request: TranscriptionRequest) => {
-    const { sdk, client } = await transcribe;
-    const audio = pcmBytes(request.audio);
-    // The whole utterance is here: it goes out at once, in events of the recommended size.
+  /**
+   * A live utterance: its audio goes out as it arrives, in events of the recommended size, and
+   * the words so far are the final results' text and the latest partial result.
+   */
+  const transcribeStream = (
+    request: StreamingTranscriptionRequest,
+    sampleRate = streamingSampleRate,
+    signal?: AbortSignal,
+  ): TranscriptionStream => {
+    const chunks: Buffer[] = [];
+    let wake: (() => void) | undefined;
+    let ended = false;
+    const abandon = new AbortController();
+    signal?.addEventListener('abort', () => abandon.abort(signal.reason), { once: true });
     async function* audioStream() {
-      for (let offset = 0; offset < audio.length; offset += transcribeChunkBytes) {
-        yield { AudioEvent: { AudioChunk: audio.subarray(offset, offset + transcribeChunkBytes) } };
+      let unsent = Buffer.alloc(0);
+      for (;;) {
+        unsent = Buffer.concat([unsent, ...chunks.splice(0)]);
+        while (unsent.length >= transcribeChunkBytes || (ended && unsent.length > 0)) {
+          yield { AudioEvent: { AudioChunk: unsent.subarray(0, transcribeChunkBytes) } };
+          unsent = unsent.subarray(transcribeChunkBytes);
+        }
+        if (ended) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
       }
     }
-    // Ad-hoc keyterms need a custom vocabulary created beforehand; streaming takes none inline.
-    const response = await client.send(
-      new sdk.StartStreamTranscriptionCommand({
-        LanguageCode: request.language.locale as never,
-        MediaEncoding: 'pcm',
-        MediaSampleRateHertz: request.audio.sampleRate,
-        EnablePartialResultsStabilization: true,
-        PartialResultsStability: 'high',
-        AudioStream: audioStream(),
-      }),
-      { abortSignal: request.signal },
-    );
-    // Partial results are revised until their segment's final result: only finals make the text.
-    const finals: string[] = [];
-    for await (const event of response.TranscriptResultStream ?? []) {
-      for (const result of event.TranscriptEvent?.Transcript?.Results ?? []) {
-        const text = result.Alternatives?.[0]?.Transcript;
-        if (!result.IsPartial && text) finals.push(text);
+    const transcript = (async () => {
+      const { sdk, client } = await transcribe;
+      const response = await client.send(
+        new sdk.StartStreamTranscriptionCommand({
+          LanguageCode: request.language.locale as never,
+          MediaEncoding: 'pcm',
+          MediaSampleRateHertz: sampleRate,
+          EnablePartialResultsStabilization: true,
+          PartialResultsStability: 'high',
+          AudioStream: audioStream(),
+        }),
+        { abortSignal: abandon.signal },
+      );
+      // Partial results are revised until their segment's final result: only finals make the text.
+      const finals: string[] = [];
+      for await (const event of response.TranscriptResultStream ?? []) {
+        for (const result of event.TranscriptEvent?.Transcript?.Results ?? []) {
+          const text = result.Alternatives?.[0]?.Transcript;
+          if (!text) continue;
+          if (!result.IsPartial) finals.push(text);
+          request.onPartial([...finals, ...(result.IsPartial ? [text] : [])].join(' '));
+        }
       }
-    }
-    return finals.join(' ');
+      return finals.join(' ');
+    })();
+    transcript.catch(() => {});
+    const push = () => {
+      wake?.();
+      wake = undefined;
+    };
+    return {
+      write: (pcm) => {
+        if (ended) return;
+        chunks.push(pcm);
+        push();
+      },
+      finish: () => {
+        ended = true;
+        push();
+        return transcript;
+      },
+      cancel: () => {
+        ended = true;
+        push();
+        abandon.abort();
+      },
+    };
   };
 
-  return { name: 'aws', synthesize, transcribe: transcribeSpeech };
+  /** A whole utterance: it goes out at once, in events of the recommended size. */
+  const transcribeSpeech = (request: TranscriptionRequest): Promise<string> => {
+    // Ad-hoc keyterms need a custom vocabulary created beforehand; streaming takes none inline.
+    const stream = transcribeStream({ ...request, onPartial: () => {} }, request.audio.sampleRate, request.signal);
+    stream.write(pcmBytes(request.audio));
+    return stream.finish();
+  };
+
+  return {
+    name: 'aws',
+    synthesize,
+    transcribe: transcribeSpeech,
+    transcribeStream: (request: StreamingTranscriptionRequest) => transcribeStream(request),
+  };
 };

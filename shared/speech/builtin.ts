@@ -1,6 +1,11 @@
 import { durationMs, pcmBytes, resample } from './audio';
 import { synthesizeWithEspeak } from './espeak';
-import { createResidentRecognizer, type ResidentRecognizer, recognizerSampleRate } from './pocketsphinx';
+import {
+  createResidentRecognizer,
+  liveDecoderSettings,
+  type ResidentRecognizer,
+  recognizerSampleRate,
+} from './pocketsphinx';
 import { proportionalAlignment, type SpeechProvider } from './provider';
 
 /**
@@ -12,6 +17,7 @@ import { proportionalAlignment, type SpeechProvider } from './provider';
  */
 
 let processRecognizer: ResidentRecognizer | undefined;
+let processStreams: ResidentRecognizer | undefined;
 
 /** One recognizer pool per process, shared by every provider made in it. */
 const sharedRecognizer = (): ResidentRecognizer => {
@@ -19,8 +25,23 @@ const sharedRecognizer = (): ResidentRecognizer => {
   return processRecognizer;
 };
 
-export const createBuiltinSpeech = (options: { recognizer?: ResidentRecognizer } = {}): SpeechProvider => {
+/**
+ * Live sessions' utterances, each keeping a process while it is spoken: a pool of their own, so
+ * that they never wait behind whole uploaded utterances, sized for the sessions one machine keeps
+ * at real time (`npm run bench -- realtime`).
+ */
+const streamingProcesses = 8;
+
+const sharedStreams = (): ResidentRecognizer => {
+  processStreams ??= createResidentRecognizer({ poolSize: streamingProcesses, settings: liveDecoderSettings });
+  return processStreams;
+};
+
+export const createBuiltinSpeech = (
+  options: { recognizer?: ResidentRecognizer; streams?: ResidentRecognizer } = {},
+): SpeechProvider => {
   const recognizer = () => options.recognizer ?? sharedRecognizer();
+  const streams = () => options.streams ?? sharedStreams();
   return {
     name: 'builtin',
     synthesize: async (request) => {
@@ -32,5 +53,8 @@ export const createBuiltinSpeech = (options: { recognizer?: ResidentRecognizer }
     // PocketSphinx 0.8 has no vocabulary biasing for free speech: keyterms are not used.
     transcribe: (request) =>
       recognizer().recognize(pcmBytes(resample(request.audio, recognizerSampleRate)), request.signal),
+    transcribeStream: (request) => streams().stream(request.onPartial),
+    prepareStream: () => streams().prepare(),
+    reserveStream: () => streams().reserve(),
   };
 };

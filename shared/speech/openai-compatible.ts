@@ -1,5 +1,6 @@
 import { durationMs, encodeWav, parseWav } from './audio';
 import {
+  bufferedTranscription,
   proportionalAlignment,
   type SpeechProvider,
   SpeechUnavailableError,
@@ -72,5 +73,10 @@ export const createOpenAiCompatibleSpeech = (options: OpenAiSpeechOptions): Spee
     return typeof body.text === 'string' ? body.text.trim() : '';
   };
 
-  return { name: 'openai', synthesize, transcribe };
+  return {
+    name: 'openai',
+    synthesize,
+    transcribe,
+    transcribeStream: (request) => bufferedTranscription(transcribe, request),
+  };
 };

@@ -1,32 +1,39 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createResidentRecognizer, dithered, missingRecognizerMessage } from './pocketsphinx';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createResidentRecognizer, dithered, missingRecognizerMessage, streamBlockBytes } from './pocketsphinx';
 import { SpeechUnavailableError } from './provider';
 
 /**
  * The pool around the recognizer's processes, with a stand-in for the Python program: it speaks
- * the same protocol (a ready line, then a 4-byte length and the audio in, one JSON line out) and
+ * the same protocol (a ready line, then requests of a letter, a 4-byte length and the audio in, one
+ * JSON line out per request; a stream's words are the text of its audio so far) and
  * answers what it was sent, or hangs or dies when the audio says so. The real recognizer is
  * exercised by tests/integration/conversation/voice.test.ts.
  */
 const standIn = `#!/usr/bin/env node
 let buffered = Buffer.alloc(0);
+let heard = '';
 const answer = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
 if (process.env.STAND_IN_MISSING) { answer({ error: 'no library' }); process.exit(3); }
 if (process.env.STAND_IN_BROKEN) { answer({ error: 'invalid decoder settings' }); process.exit(2); }
+if (process.env.STAND_IN_STARTS) require('node:fs').appendFileSync(process.env.STAND_IN_STARTS, process.pid + '\\n');
 answer({ ready: true });
 process.stdin.on('data', (chunk) => {
   buffered = Buffer.concat([buffered, chunk]);
-  while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32LE(0)) {
-    const length = buffered.readUInt32LE(0);
+  while (buffered.length >= 5 && buffered.length >= 5 + buffered.readUInt32LE(1)) {
+    const op = String.fromCharCode(buffered[0]);
+    const length = buffered.readUInt32LE(1);
     // The recognizer dithers what it sends: the low bit of each sample is noise, the high byte the text.
-    const bytes = buffered.subarray(4, 4 + length);
+    const bytes = buffered.subarray(5, 5 + length);
     const text = Buffer.from(bytes.filter((_, index) => index % 2 === 1)).toString();
-    buffered = buffered.subarray(4 + length);
-    if (text === 'hang') continue;
+    buffered = buffered.subarray(5 + length);
+    if (text.startsWith('hang')) continue;
     if (text === 'die') process.exit(1);
+    if (op === 'S') { heard = ''; answer({ partial: '' }); continue; }
+    if (op === 'A') { heard += text; answer({ partial: heard }); continue; }
+    if (op === 'E') { heard += text; answer({ text: heard + ' by ' + process.pid }); continue; }
     answer({ text: text + ' by ' + process.pid });
   }
 });
@@ -126,6 +133,120 @@ describe('createResidentRecognizer', () => {
         reason: { message: missingRecognizerMessage, retryable: false },
       });
     }
+  });
+});
+
+describe('createResidentRecognizer, streaming', () => {
+  it('decodes an utterance as it arrives, telling the words so far block by block, and the words at its end', async () => {
+    // Prepare
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+    const partials: string[] = [];
+    const stream = recognizer.stream((words) => partials.push(words));
+    // 1,600 samples is a block: each character of the stand-in's text is one sample.
+    const block = (character: string) => utterance(character.repeat(streamBlockBytes / 2));
+
+    // Act
+    stream.write(block('a'));
+    stream.write(block('b').subarray(0, streamBlockBytes / 2));
+    stream.write(block('b').subarray(streamBlockBytes / 2));
+    stream.write(utterance('c'));
+    await vi.waitFor(() => expect(partials).toHaveLength(2));
+    const final = await stream.finish();
+    recognizer.close();
+
+    // Assess
+    const a = 'a'.repeat(streamBlockBytes / 2);
+    const b = 'b'.repeat(streamBlockBytes / 2);
+    expect(partials).toEqual([a, a + b]);
+    expect(heardBy(final)[0]).toBe(`${a + b}c`);
+  });
+
+  it('keeps its process until its utterance ends: a whole utterance waits for it, and is decoded after', async () => {
+    // Prepare
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+    const stream = recognizer.stream(() => {});
+    stream.write(utterance('streamed'));
+    let decoded = false;
+
+    // Act
+    const whole = recognizer.recognize(utterance('whole')).then((text) => {
+      decoded = true;
+      return text;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const waited = !decoded;
+    const final = await stream.finish();
+    const after = await whole;
+    recognizer.close();
+
+    // Assess
+    expect(waited).toBe(true);
+    expect(heardBy(final)[0]).toBe('streamed');
+    expect(heardBy(after)).toEqual(['whole', heardBy(final)[1]]);
+  });
+
+  it('fails an utterance whose process was replaced while it was being decoded, instead of waiting forever', async () => {
+    // Prepare
+    // A block of audio (100 ms) that the stand-in never answers has a short deadline.
+    const deadlineMs = (audioMs: number) => (audioMs > 99 && audioMs < 101 ? 300 : 60_000);
+    const recognizer = createResidentRecognizer({ python, poolSize: 1, deadlineMs });
+    await recognizer.recognize(utterance('warm up'));
+    // The stream takes the loaded process at once; its first block is sent and never answered.
+    const stream = recognizer.stream(() => {});
+    stream.write(utterance('hang'.padEnd(streamBlockBytes / 2, '.')));
+
+    // Act
+    const final = stream.finish();
+
+    // Assess
+    await expect(final).rejects.toBeInstanceOf(SpeechUnavailableError);
+    expect(heardBy(await recognizer.recognize(utterance('next')))[0]).toBe('next');
+    recognizer.close();
+  });
+
+  it('keeps a process loaded for each reserved session and a spare, and ends the extra ones once released', async () => {
+    // Prepare
+    const starts = join(directory, 'starts');
+    await writeFile(starts, '');
+    process.env.STAND_IN_STARTS = starts;
+    const recognizer = createResidentRecognizer({ python, poolSize: 8 });
+    const started = async () => (await readFile(starts, 'utf8')).split('\n').filter(Boolean);
+
+    // Act
+    const releases = [recognizer.reserve(), recognizer.reserve()];
+    await vi.waitFor(async () => expect(await started()).toHaveLength(3));
+    const streams = [recognizer.stream(() => {}), recognizer.stream(() => {})];
+    streams.forEach((stream, index) => {
+      stream.write(utterance(`session ${index}`));
+    });
+    const finals = await Promise.all(streams.map((stream) => stream.finish()));
+    const startedWhileSpeaking = (await started()).length;
+    for (const release of releases) release();
+    const after = heardBy(await recognizer.recognize(utterance('after')))[1];
+    delete process.env.STAND_IN_STARTS;
+    recognizer.close();
+
+    // Assess
+    expect(finals.map((final) => heardBy(final)[0])).toEqual(['session 0', 'session 1']);
+    expect(new Set(finals.map((final) => heardBy(final)[1])).size).toBe(2);
+    // The two utterances took processes already loaded, and the spare is there: none started for them.
+    expect(startedWhileSpeaking).toBe(3);
+    expect(await started()).toContain(after);
+  });
+
+  it('gives its process back when cancelled', async () => {
+    // Prepare
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+    const stream = recognizer.stream(() => {});
+    stream.write(utterance('abandoned'));
+
+    // Act
+    stream.cancel();
+    const next = await recognizer.recognize(utterance('next'));
+    recognizer.close();
+
+    // Assess
+    expect(heardBy(next)[0]).toBe('next');
   });
 });
 

@@ -23,13 +23,66 @@ export interface TranscriptionRequest {
   signal?: AbortSignal;
 }
 
+export interface StreamingTranscriptionRequest {
+  language: SpeechLanguage;
+  keyterms: string[];
+  /** The words heard so far, whenever they change (partial results, revised until the end). */
+  onPartial(words: string): void;
+}
+
+/** An utterance transcribed while it is spoken (a live voice session's turn). */
+export interface TranscriptionStream {
+  /** More of the utterance: 16 kHz mono 16-bit little-endian PCM, as it arrives. */
+  write(pcm: Buffer): void;
+  /** The utterance ended: its words (the same as `transcribe` would give); rejects with `SpeechUnavailableError`. */
+  finish(): Promise<string>;
+  /** The utterance is abandoned: what was sent is dropped. */
+  cancel(): void;
+}
+
+/** Live audio is 16 kHz mono PCM16 (a voice session's input, the recognizers' rate). */
+export const streamingSampleRate = 16_000;
+
 /** Text to speech and speech to text, one implementation per deployment (`SPEECH_PROVIDER`). */
 export interface SpeechProvider {
   readonly name: string;
   synthesize(request: SynthesisRequest): Promise<SynthesizedSpeech>;
   /** The words heard, lowercase or as the provider writes them; empty when nothing was recognized. */
   transcribe(request: TranscriptionRequest): Promise<string>;
+  /** Transcribes an utterance as it arrives (`streamingSampleRate`), telling its words so far. */
+  transcribeStream(request: StreamingTranscriptionRequest): TranscriptionStream;
+  /** The server started: the first live session's recognizer gets ready meanwhile, where it has to load. */
+  prepareStream?(): void;
+  /** A live session opened: a recognizer stays ready for its utterances until the returned release is called. */
+  reserveStream?(): () => void;
 }
+
+/**
+ * For a provider that only takes whole files (an OpenAI-compatible server): the utterance is kept
+ * until it ends, then transcribed at once; no partial words.
+ */
+export const bufferedTranscription = (
+  transcribe: SpeechProvider['transcribe'],
+  request: StreamingTranscriptionRequest,
+): TranscriptionStream => {
+  const chunks: Buffer[] = [];
+  const abandon = new AbortController();
+  return {
+    write: (pcm) => chunks.push(pcm),
+    finish: () => {
+      const pcm = Buffer.concat(chunks);
+      const samples = new Int16Array(pcm.length >> 1);
+      for (let index = 0; index < samples.length; index += 1) samples[index] = pcm.readInt16LE(index * 2);
+      return transcribe({
+        audio: { sampleRate: streamingSampleRate, samples },
+        language: request.language,
+        keyterms: request.keyterms,
+        signal: abandon.signal,
+      });
+    },
+    cancel: () => abandon.abort(),
+  };
+};
 
 /**
  * The provider cannot serve: `retryable` when its server failed (trying later may help), not

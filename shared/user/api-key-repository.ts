@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { countOneLess, countOneMore, type RecordCount } from '../data/record-count';
 import { queryAll, transactWrite } from '../data/table';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { creatorInfo } from '../kernel/schemas';
@@ -58,23 +59,18 @@ export const getApiKey = (orgId: string, keyId: string): Promise<ApiKeyRecord | 
 export const queryApiKeys = async (orgId: string): Promise<ApiKeyRecord[]> =>
   (await queryAll(apiKeys.query(orgId, {}))).map(apiKeys.parse);
 
+const keyCount = (orgId: string): RecordCount => ({
+  key: apiKeyCounts.key(orgId, {}),
+  entity: apiKeyCounts.name,
+  field: 'key_count',
+});
+
 const limitReached = (max: number) =>
   new BadRequestError(`The organization has reached the maximum of ${max} API keys; delete one first.`);
 
 export const insertApiKey = async (record: ApiKeyRecord, max: number): Promise<void> => {
-  await transactWrite(
-    [
-      {
-        Update: {
-          Key: apiKeyCounts.key(record.org_id, {}),
-          UpdateExpression: 'SET entity = :entity ADD key_count :one',
-          ConditionExpression: 'attribute_not_exists(key_count) OR key_count < :max',
-          ExpressionAttributeValues: { ':one': 1, ':max': max, ':entity': apiKeyCounts.name },
-        },
-      },
-      apiKeys.create(record.org_id, record),
-    ],
-    () => limitReached(max),
+  await transactWrite([countOneMore(keyCount(record.org_id), max), apiKeys.create(record.org_id, record)], () =>
+    limitReached(max),
   );
 };
 
@@ -82,14 +78,7 @@ export const removeApiKey = async (orgId: string, keyId: string): Promise<void> 
   await transactWrite(
     [
       { Delete: { Key: apiKeys.key(orgId, { id: keyId }), ConditionExpression: 'attribute_exists(pk)' } },
-      {
-        Update: {
-          Key: apiKeyCounts.key(orgId, {}),
-          UpdateExpression: 'ADD key_count :minusOne',
-          ConditionExpression: 'key_count > :zero',
-          ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-        },
-      },
+      countOneLess(keyCount(orgId)),
     ],
     () => new NotFoundError(`API key ${keyId} does not exist.`),
   );

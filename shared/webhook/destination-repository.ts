@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { countOneLess, countOneMore, type RecordCount } from '../data/record-count';
 import { queryAll, transactWrite, updateItem } from '../data/table';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { creatorInfo } from '../kernel/schemas';
@@ -66,6 +67,12 @@ export const webhookDestinationCounts = defineEntity({
   sort: () => 'COUNT',
 });
 
+const destinationCount = (orgId: string): RecordCount => ({
+  key: webhookDestinationCounts.key(orgId, {}),
+  entity: webhookDestinationCounts.name,
+  field: 'destination_count',
+});
+
 const missing = (id: string) => new NotFoundError(`Webhook destination ${id} not found.`);
 
 export const getDestination = (orgId: string, id: string, consistent = false): Promise<DestinationRecord | undefined> =>
@@ -83,17 +90,7 @@ export const listDestinations = async (orgId: string): Promise<DestinationRecord
 
 export const createDestination = async (record: DestinationRecord, max: number): Promise<void> => {
   await transactWrite(
-    [
-      {
-        Update: {
-          Key: webhookDestinationCounts.key(record.org_id, {}),
-          UpdateExpression: 'SET entity = :entity ADD destination_count :one',
-          ConditionExpression: 'attribute_not_exists(destination_count) OR destination_count < :max',
-          ExpressionAttributeValues: { ':one': 1, ':max': max, ':entity': webhookDestinationCounts.name },
-        },
-      },
-      webhookDestinations.create(record.org_id, record),
-    ],
+    [countOneMore(destinationCount(record.org_id), max), webhookDestinations.create(record.org_id, record)],
     () => new BadRequestError(`The organization already has the maximum of ${max} webhook destinations.`),
   );
 };
@@ -150,14 +147,7 @@ export const deleteDestination = async (orgId: string, id: string): Promise<void
   await transactWrite(
     [
       { Delete: { Key: webhookDestinations.key(orgId, { id }), ConditionExpression: 'attribute_exists(pk)' } },
-      {
-        Update: {
-          Key: webhookDestinationCounts.key(orgId, {}),
-          UpdateExpression: 'ADD destination_count :minusOne',
-          ConditionExpression: 'destination_count > :zero',
-          ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
-        },
-      },
+      countOneLess(destinationCount(orgId)),
     ],
     () => missing(id),
   );

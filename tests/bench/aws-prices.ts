@@ -125,12 +125,76 @@ export const awsPrices = {
   },
   secretMonth: { usd: 0.4, per: 'secret per month', source: page('secrets-manager'), confirmed: false },
   kmsKeyMonth: { usd: 1, per: 'customer managed KMS key per month', source: page('kms'), confirmed: false },
+  fargateArmVcpuHour: {
+    usd: 0.03238,
+    per: 'vCPU-hour of an ECS Fargate task, Linux/ARM (per second, 1-minute minimum)',
+    source: 'https://aws.amazon.com/fargate/pricing/',
+    confirmed: false,
+    note: 'Linux/x86 is $0.04048; ARM is 20% less',
+  },
+  fargateArmGbHour: {
+    usd: 0.00356,
+    per: 'GB-hour of an ECS Fargate task, Linux/ARM',
+    source: 'https://aws.amazon.com/fargate/pricing/',
+    confirmed: false,
+  },
+  agentCoreVcpuHour: {
+    usd: 0.0895,
+    per: 'vCPU-hour of AgentCore Runtime, per second, only while the CPU is active (I/O waits are free)',
+    source: 'https://aws.amazon.com/bedrock/agentcore/pricing/',
+    confirmed: false,
+    note: 'as quoted by elliot-digital.co.uk and factualminds.com (2026)',
+  },
+  agentCoreGbHour: {
+    usd: 0.00945,
+    per: 'GB-hour of AgentCore Runtime memory, per second, at the session peak',
+    source: 'https://aws.amazon.com/bedrock/agentcore/pricing/',
+    confirmed: false,
+    note: 'as the vCPU-hour',
+  },
+  publicIpv4Hour: {
+    usd: 0.005,
+    per: 'in-use public IPv4 address-hour (a load balancer has one per zone, a task with a public IP one)',
+    source: 'https://aws.amazon.com/vpc/pricing/',
+    confirmed: false,
+  },
+  albHour: {
+    usd: 0.0225,
+    per: 'Application Load Balancer-hour',
+    source: 'https://aws.amazon.com/elasticloadbalancing/pricing/',
+    confirmed: false,
+  },
+  albLcuHour: {
+    usd: 0.008,
+    per: 'load balancer capacity unit-hour (an idle ALB bills at least one LCU)',
+    source: 'https://aws.amazon.com/elasticloadbalancing/pricing/',
+    confirmed: false,
+  },
   sqsIdlePollsPerQueueMonth: {
     usd: 648_000 * (0.4 / 1e6),
     per: 'queue consumed by a Lambda event source mapping, per month, while idle',
     source: 'https://aws.amazon.com/premiumsupport/knowledge-center/sqs-high-charges/',
     confirmed: false,
     note: 'an estimate: the knowledge-center article says a mapping long-polls an idle queue and its empty receives are billed, but not how often; assumed 5 pollers, each a 20-second long poll (648,000 requests a month)',
+  },
+} as const satisfies Record<string, Price>;
+
+/**
+ * The hosted voice platforms' published per-minute fees, beside which the README puts a minute of
+ * a live call here: what they charge on top of the model, and (Vapi) of speech and telephony.
+ */
+export const hostedVoicePlatformPrices = {
+  vapiPlatformMinute: {
+    usd: 0.05,
+    per: 'minute, Vapi platform fee (speech, model and telephony billed on top)',
+    source: 'https://vapi.ai/pricing',
+    confirmed: false,
+  },
+  retellVoiceEngineMinute: {
+    usd: 0.07,
+    per: 'minute, Retell voice engine, from (the model and telephony billed on top)',
+    source: 'https://www.retellai.com/pricing',
+    confirmed: false,
   },
 } as const satisfies Record<string, Price>;
 

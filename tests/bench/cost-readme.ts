@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { awsPrices, otherSpeechPrices, pricesTakenOn } from './aws-prices';
+import { awsPrices, hostedVoicePlatformPrices, otherSpeechPrices, pricesTakenOn } from './aws-prices';
+import type { CallMinute } from './call-minute';
 import { type CostFigures, idleUsd } from './cost';
 import type { ConversationCost } from './cost-pricing';
 
@@ -18,19 +19,58 @@ const end = '<!-- cost:end -->';
 
 const usd = (value: number, digits: number) => `$${value.toFixed(digits)}`;
 const monthly = (perConversation: number) => usd(perConversation * 1000 * 30, 2);
-const byService = (cost: ConversationCost, service: string) =>
+const byService = (cost: Pick<ConversationCost, 'items'>, service: string) =>
   cost.items.filter((item) => item.service === service).reduce((total, item) => total + item.usd, 0);
 const quantityOf = (cost: ConversationCost, service: string) =>
   cost.items.filter((item) => item.service === service).reduce((total, item) => total + item.quantity, 0);
 
-/** The services of a conversation's line items, largest first, as `DynamoDB $0.000163`. */
-const breakdown = (cost: ConversationCost, digits = 6): string => {
+/** The services of a conversation's (or a call minute's) line items, largest first, as `DynamoDB $0.000163`. */
+const breakdown = (cost: Pick<ConversationCost, 'items'>, digits = 6): string => {
   const services = [...new Set(cost.items.map((item) => item.service))]
     .map((service) => ({ service, usd: byService(cost, service) }))
     // What rounds to nothing at these digits says nothing.
     .filter((entry) => entry.usd >= 0.5 * 10 ** -digits)
     .sort((a, b) => b.usd - a.usd);
   return services.map((entry) => `${entry.service} ${usd(entry.usd, digits)}`).join(', ');
+};
+
+const hostingLabel: Record<CallMinute['hosting'], string> = {
+  fargate: 'this platform, sessions on Fargate (the default)',
+  agentcore: 'this platform, sessions on AgentCore (`voiceSessionHosting=agentcore`)',
+};
+
+/** A minute of a live call (phone or browser socket) beside the hosted voice platforms' published fees. */
+const callMinuteLines = (minutes: CallMinute[]): string[] =>
+  minutes.length === 0
+    ? []
+    : [
+        '',
+        `A minute of a live call (the phone or browser voice session), LLM excluded, from the voice conversation's`,
+        `counts above: the caller's speech as recorded, the agent's read at 15 characters a second, a second between`,
+        `turns (${minutes[0]?.turnsPerMinute.toFixed(1)} turns a minute); Transcribe hears the whole minute; the session's compute is its share of`,
+        "the hosting (`tests/bench/call-minute.ts`). Telephony (Twilio's per-minute rate) is billed by the carrier on top of every row:",
+        '',
+        '| a minute of a live call | per minute | where it goes |',
+        '|---|---|---|',
+        ...minutes.map(
+          (minute) => `| ${hostingLabel[minute.hosting]} | ${usd(minute.usd, 4)} | ${breakdown(minute)} |`,
+        ),
+        `| Vapi, platform fee | ${usd(hostedVoicePlatformPrices.vapiPlatformMinute.usd, 2)} | speech, model and telephony billed on top |`,
+        `| Retell, voice engine | from ${usd(hostedVoicePlatformPrices.retellVoiceEngineMinute.usd, 2)} | model and telephony billed on top |`,
+      ];
+
+/** What the live voice sessions' hosting adds to the idle cost, and what a deployment without them pays. */
+const liveVoiceIdleLines = (figures: CostFigures): string[] => {
+  const hosting = figures.facts.idle.filter((item) => item.liveVoice);
+  if (hosting.length === 0) return [];
+  const hostingUsd = hosting.reduce((sum, item) => sum + item.usd, 0);
+  const withoutUsd = idleUsd(figures) - hostingUsd;
+  return [
+    '',
+    `Of that, ${usd(hostingUsd, 2)} is the live voice sessions' hosting (the Fargate task kept`,
+    'running for calls, its load balancer and their addresses): a deployment without live voice',
+    `(\`voiceSessionHosting=none\`, "Voice sessions" under Deploying) costs ${usd(withoutUsd, 2)} a month idle.`,
+  ];
 };
 
 /** How many times the lake's stream consumer ran for a conversation. */
@@ -70,10 +110,12 @@ export const costSection = (figures: CostFigures): string => {
         ]
       : ['| voice | not measured (no recognizer on the machine that ran the bench) | | |']),
     `| the lake's compaction of one conversation (at most: a run every 5 minutes merges all since) | ${usd(compaction.usd, 6)} | ${monthly(compaction.usd)} | ${breakdown(compaction)} |`,
+    ...callMinuteLines(figures.callMinutes),
     '',
     `An idle deployment costs ${usd(idleUsd(figures), 2)} a month per region (${facts.stackName}'s template, and its scheduled functions with nothing to do):`,
     '',
     ...idle.map((line, index) => `- ${line}${index === idle.length - 1 ? '.' : ';'}`),
+    ...liveVoiceIdleLines(figures),
     '',
     'What each setting changes:',
     '',

@@ -2,8 +2,10 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
+import { agentCoreSession, callsPerTask } from '../../infra/constructs/voice-sessions';
 import { addRegionalStacks } from '../../infra/stacks/regional-stacks';
 import { awsPrices } from './aws-prices';
+import type { SessionHosting } from './call-minute';
 
 /**
  * What the cost bench reads from the synthesized template of one region (the regional stack and
@@ -35,6 +37,8 @@ export interface IdleItem {
   count: number;
   unitUsd: number;
   usd: number;
+  /** Part of the live voice sessions' hosting: gone with `voiceSessionHosting=none`. */
+  liveVoice?: true;
 }
 
 export interface TemplateFacts {
@@ -48,6 +52,8 @@ export interface TemplateFacts {
   /** The share of requests traced: the sampling rule's fixed rate, else all (Lambda's default rule traces the first request of each second). */
   traceSampleRate: number;
   idle: IdleItem[];
+  /** The live voice sessions' hosting: the Fargate task of the template, then AgentCore's microVM (`voiceSessionHosting=agentcore`). */
+  sessionHostings: SessionHosting[];
 }
 
 /** The name the local platform gives a function: `classic-api-` and its service name. */
@@ -129,12 +135,35 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
   }
   const stage = ofType('AWS::ApiGateway::Stage')[0];
   const accessLogFormat = (stage?.Properties?.AccessLogSetting as { Format?: string } | undefined)?.Format;
-  const item = (what: string, count: number, unitUsd: number): IdleItem => ({
+  const item = (what: string, count: number, unitUsd: number, liveVoice?: true): IdleItem => ({
     what,
     count,
     unitUsd,
     usd: count * unitUsd,
+    ...(liveVoice ? { liveVoice } : {}),
   });
+  // The live voice sessions' own resources (infra/constructs/voice-sessions.ts).
+  const ofVoiceSessions = (type: string) =>
+    [...resources].filter(([id, resource]) => resource.Type === type && id.startsWith('VoiceSessions'));
+  const secrets = ofType('AWS::SecretsManager::Secret');
+  const sessionSecrets = ofVoiceSessions('AWS::SecretsManager::Secret').length;
+  const loadBalancers = ofType('AWS::ElasticLoadBalancingV2::LoadBalancer');
+  const publicTasks = ofType('AWS::ECS::Service')
+    .filter(
+      (service) =>
+        (service.Properties?.NetworkConfiguration as { AwsvpcConfiguration?: { AssignPublicIp?: string } } | undefined)
+          ?.AwsvpcConfiguration?.AssignPublicIp === 'ENABLED',
+    )
+    .reduce((sum, service) => sum + Number(service.Properties?.DesiredCount ?? 0), 0);
+  // An internet-facing load balancer holds a public address in each of its subnets' zones.
+  const balancerAddresses = loadBalancers.reduce(
+    (sum, balancer) => sum + ((balancer.Properties?.Subnets as unknown[] | undefined)?.length ?? 0),
+    0,
+  );
+  const sessionTask = ofType('AWS::ECS::TaskDefinition')[0];
+  const taskVcpu = Number(sessionTask?.Properties?.Cpu ?? 0) / 1024;
+  const taskGb = Number(sessionTask?.Properties?.Memory ?? 0) / 1024;
+  const hoursPerMonth = 730;
   const idle = [
     item(
       'CloudWatch alarm metrics',
@@ -142,7 +171,13 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
       awsPrices.cloudwatchAlarmMonth.usd,
     ),
     item('CloudWatch dashboards', ofType('AWS::CloudWatch::Dashboard').length, awsPrices.cloudwatchDashboardMonth.usd),
-    item('Secrets Manager secrets', ofType('AWS::SecretsManager::Secret').length, awsPrices.secretMonth.usd),
+    item('Secrets Manager secrets', secrets.length - sessionSecrets, awsPrices.secretMonth.usd),
+    item(
+      "Secrets Manager secret of the voice sessions' origin header",
+      sessionSecrets,
+      awsPrices.secretMonth.usd,
+      true,
+    ),
     item('KMS customer managed keys', ofType('AWS::KMS::Key').length, awsPrices.kmsKeyMonth.usd),
     item(
       'SQS queues polled by Lambda (empty receives, estimated)',
@@ -152,12 +187,36 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
       ).length,
       awsPrices.sqsIdlePollsPerQueueMonth.usd,
     ),
+    item(
+      `Fargate voice session tasks kept running (${taskVcpu} vCPU, ${taskGb} GB, arm64)`,
+      ofType('AWS::ECS::Service').reduce((sum, service) => sum + Number(service.Properties?.DesiredCount ?? 0), 0),
+      (taskVcpu * awsPrices.fargateArmVcpuHour.usd + taskGb * awsPrices.fargateArmGbHour.usd) * hoursPerMonth,
+      true,
+    ),
+    item(
+      'Application Load Balancers (the hour and one capacity unit)',
+      loadBalancers.length,
+      (awsPrices.albHour.usd + awsPrices.albLcuHour.usd) * hoursPerMonth,
+      true,
+    ),
+    item(
+      "Public IPv4 addresses (the load balancer's, one per zone, and the tasks')",
+      balancerAddresses + publicTasks,
+      awsPrices.publicIpv4Hour.usd * hoursPerMonth,
+      true,
+    ),
   ].filter((entry) => entry.count > 0);
   const rule = ofType('AWS::XRay::SamplingRule')[0]?.Properties?.SamplingRule as { FixedRate?: number } | undefined;
   const traced = ofType('AWS::Lambda::Function').some(
     (fn) => (fn.Properties?.TracingConfig as { Mode?: string } | undefined)?.Mode === 'Active',
   );
   const traceSampleRate = rule ? Number(rule.FixedRate ?? 0) : traced ? 1 : 0;
+  const sessionHostings: SessionHosting[] = [
+    ...(sessionTask
+      ? [{ hosting: 'fargate' as const, vcpu: taskVcpu, memoryGb: taskGb, callsPerTask, activeCpuShare: 1 }]
+      : []),
+    { hosting: 'agentcore', ...agentCoreSession, callsPerTask: 1 },
+  ];
   const schedules = ofType('AWS::Events::Rule').flatMap((rule) => {
     const expression = rule.Properties?.ScheduleExpression;
     if (typeof expression !== 'string') return [];
@@ -167,7 +226,7 @@ export const readTemplateFacts = async (region = 'us-east-1'): Promise<TemplateF
       return name ? [{ name, runsPerMonth: runsPerMonth(expression) }] : [];
     });
   });
-  return { stackName, functions, schedules, accessLogFormat, traceSampleRate, idle };
+  return { stackName, functions, schedules, accessLogFormat, traceSampleRate, idle, sessionHostings };
 };
 
 /**

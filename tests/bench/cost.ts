@@ -17,6 +17,7 @@ import {
   type TimedStream,
 } from './api-client';
 import { pricesTakenOn } from './aws-prices';
+import { type CallMinute, priceCallMinute } from './call-minute';
 import { type ConversationCost, priceUsage, sum } from './cost-pricing';
 import { readTemplateFacts, type TemplateFacts } from './cost-template';
 import type { DurationScenario } from './lambda-durations';
@@ -72,6 +73,8 @@ export interface CostFigures {
   traceSampleRate: number;
   text: ConversationCost;
   voice: ConversationCost | undefined;
+  /** A minute of a live call, under each hosting of the voice sessions (the stack's default first). */
+  callMinutes: CallMinute[];
   /** The lake's compaction of one conversation's changes (one run per conversation: at most what it costs). */
   compaction: ConversationCost;
   idleSchedules: IdleSchedule[];
@@ -304,6 +307,7 @@ export const measureCost = async (): Promise<CostFigures> => {
     };
     const text = await conversation(undefined);
     const voice = await conversation({ recordings });
+    const pricedVoice = priced(voice.usage, 'voice');
     // Nothing changed since the last compaction: each schedule's run does only what an idle one does.
     const idleSchedules: IdleSchedule[] = [];
     for (const schedule of facts.schedules) {
@@ -315,9 +319,13 @@ export const measureCost = async (): Promise<CostFigures> => {
       pollyRequestsPerText: pollyRequests,
       traceSampleRate,
       text: priced(text.usage, 'text'),
-      voice: priced(voice.usage, 'voice'),
+      voice: pricedVoice,
       compaction: priced(text.compaction, 'compaction'),
       idleSchedules,
+      // A live call's minute prices the voice conversation's recognized speech.
+      callMinutes: canRecognize
+        ? facts.sessionHostings.map((host) => priceCallMinute(pricedVoice, userTurns.length, pollyRequests, host))
+        : [],
     };
   } finally {
     await platform.stop();
@@ -372,6 +380,15 @@ export const printCostFigures = (figures: CostFigures): boolean => {
   printItems('text conversation', text);
   if (voice) printItems('voice conversation (PCM in and out)', voice);
   printItems("the lake's compaction of one conversation", figures.compaction);
+  for (const minute of figures.callMinutes) {
+    console.log(
+      `  a minute of a live call, LLM excluded (${minute.hosting}, ${minute.turnsPerMinute.toFixed(1)} turns a minute): ${usd(minute.usd)}`,
+    );
+    for (const item of minute.items)
+      console.log(
+        `    ${item.service.padEnd(15)} ${item.what.padEnd(78)} ${quantity(item.quantity).padStart(10)} ${item.unit.padEnd(12)} ${usd(item.usd, 7)}`,
+      );
+  }
   console.log(`  idle, per region and month (${facts.stackName}'s template): ${usd(idleUsd(figures), 2)}`);
   for (const item of facts.idle)
     console.log(
@@ -387,7 +404,7 @@ export const printCostFigures = (figures: CostFigures): boolean => {
       );
   }
   console.log(
-    `\ncost: text_usd=${text.usd.toFixed(6)} voice_usd=${(voice?.usd ?? Number.NaN).toFixed(6)} text_writes=${text.writes} voice_writes=${voice?.writes ?? 'n/a'}`,
+    `\ncost: text_usd=${text.usd.toFixed(6)} voice_usd=${(voice?.usd ?? Number.NaN).toFixed(6)} text_writes=${text.writes} voice_writes=${voice?.writes ?? 'n/a'} call_minute_usd=${(figures.callMinutes[0]?.usd ?? Number.NaN).toFixed(6)}`,
   );
   return text.usd <= 0.0004 && (voice?.usd ?? 0) <= 0.05;
 };

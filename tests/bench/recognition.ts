@@ -4,10 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { durationMs, encodeWav, type PcmAudio, pcmBytes, resample } from '#shared/speech/audio';
+import { durationMs, encodeWav, type PcmAudio, pcmBytes, pcmFromFrames, resample } from '#shared/speech/audio';
 import { synthesizeWithEspeak } from '#shared/speech/espeak';
-import { createResidentRecognizer, decoderSettings, recognizerSampleRate } from '#shared/speech/pocketsphinx';
+import {
+  createResidentRecognizer,
+  decoderSettings,
+  liveDecoderSettings,
+  recognizerSampleRate,
+  streamBlockBytes,
+} from '#shared/speech/pocketsphinx';
 import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
+import { librivoxRecordings } from '../support/realtime-client';
 import { type Percentiles, percentiles } from './conversations';
 
 /**
@@ -71,6 +78,8 @@ export interface RecognitionFigures {
   recordings: number;
   audioSeconds: number;
   rows: RecognitionRow[];
+  /** Human speech (Debian's LibriVox recordings), decoded as a live session's stream, by settings. */
+  human: RecognitionRow[];
 }
 
 const wordsOf = (text: string): string[] =>
@@ -186,10 +195,39 @@ const resident = async (label: string, settings: readonly string[], recordings: 
   }
 };
 
+/** The LibriVox recordings decoded as a live session decodes them: 100 ms blocks as they would arrive. */
+const streamed = async (label: string, settings: readonly string[]) => {
+  const recordings: Recording[] = librivoxRecordings().map((recording) => ({
+    text: recording.transcript,
+    voice: 'LibriVox',
+    audio: pcmFromFrames(recording.pcm, { sampleRate: 16_000, channels: 1, sampleWidth: 2 }),
+  }));
+  const recognizer = createResidentRecognizer({ settings, poolSize: 1 });
+  try {
+    await recognizer.recognize(Buffer.alloc(0));
+    return await rowOf(label, recordings, (recording) => {
+      const stream = recognizer.stream(() => {});
+      const pcm = pcmBytes(recording.audio);
+      for (let offset = 0; offset < pcm.length; offset += streamBlockBytes) {
+        stream.write(pcm.subarray(offset, offset + streamBlockBytes));
+      }
+      return stream.finish();
+    });
+  } finally {
+    recognizer.close();
+  }
+};
+
 export const measureRecognition = async (recordings: Recording[]): Promise<RecognitionFigures> => {
+  const human = [
+    await streamed('LibriVox, streamed, default settings (dithered)', []),
+    await streamed(`LibriVox, streamed, whole-utterance settings (${decoderSettings.join(' ')})`, decoderSettings),
+    await streamed(`LibriVox, streamed, live settings (${liveDecoderSettings.join(' ')})`, liveDecoderSettings),
+  ];
   const rows = [
     await spawnedPerMessage(recordings),
     await resident('resident, default settings (dithered)', [], recordings),
+    await resident(`resident, live settings (${liveDecoderSettings.join(' ')})`, liveDecoderSettings, recordings),
     await resident(`resident, chosen settings (${decoderSettings.join(' ')})`, decoderSettings, recordings),
   ].filter((row): row is RecognitionRow => row !== undefined);
   return {
@@ -197,6 +235,7 @@ export const measureRecognition = async (recordings: Recording[]): Promise<Recog
     recordings: recordings.length,
     audioSeconds: recordings.reduce((total, recording) => total + durationMs(recording.audio), 0) / 1000,
     rows,
+    human,
   };
 };
 
@@ -208,6 +247,14 @@ export const printRecognitionFigures = (figures: RecognitionFigures): void => {
     `  ${'decoder'.padEnd(96)}${'WER'.padStart(7)}${'time/audio p50'.padStart(16)}${'p99'.padStart(7)}${'all'.padStart(7)}`,
   );
   for (const row of figures.rows) {
+    console.log(
+      `  ${row.label.padEnd(96)}${`${(row.wordErrorRate * 100).toFixed(1)}%`.padStart(7)}${row.timeRatio.p50.toFixed(3).padStart(16)}${row.timeRatio.p99.toFixed(3).padStart(7)}${row.totalRatio.toFixed(3).padStart(7)}`,
+    );
+  }
+  console.log(
+    '  Human speech: the 5 LibriVox recordings of pocketsphinx-testdata (71 words), decoded as a live session decodes them',
+  );
+  for (const row of figures.human) {
     console.log(
       `  ${row.label.padEnd(96)}${`${(row.wordErrorRate * 100).toFixed(1)}%`.padStart(7)}${row.timeRatio.p50.toFixed(3).padStart(16)}${row.timeRatio.p99.toFixed(3).padStart(7)}${row.totalRatio.toFixed(3).padStart(7)}`,
     );

@@ -8,6 +8,7 @@ import { measureLambdaBundles, printBundleTable } from './lambda-bundles';
 import { type LatencyFigures, printLatencyTargets } from './latency-targets';
 import { measureOverhead, printOverheadFigures } from './overhead';
 import { measurePeer, printPeerFigures } from './peer';
+import { measureRealtime, printRealtimeFigures } from './realtime';
 import { measureScale, printScaleFigures } from './scale';
 import { measureSimulations, printSimulationFigures } from './simulations';
 import { measureTools, printToolFigures } from './tools';
@@ -92,6 +93,12 @@ const sections: Record<string, () => Promise<void>> = {
     () => measureScale(createService),
     printScaleFigures,
     ['The scale targets are met.', 'Some scale targets are missed (see above).'],
+  ),
+  realtime: section(
+    'Live voice sessions over the browser protocol (targets with the built-in engines: end of speech → first audio p50 ≤ 500 ms, p99 ≤ 1,000 ms; barge-in ≤ 300 ms; ≥ 6 sessions at real time; WER on human speech ≤ 0.35)',
+    measureRealtime,
+    printRealtimeFigures,
+    ['All realtime targets met.', 'Some realtime targets missed (see above).'],
   ),
   voice: section(
     'Voice (built-in engines: recognition accuracy and time, synthesis, first audio over HTTP by stage)',

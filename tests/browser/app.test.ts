@@ -11,7 +11,7 @@ import { createService } from '../integration/support/conversations';
 import { createOrganization, createUserSession, pngImage, type Session } from '../integration/support/identity';
 import { runSimulationOnce } from '../integration/support/simulation';
 import { checkAccessibility } from './accessibility';
-import { appUrlOf, launchChromium, screenshot, signInThroughOutbox as signInAt } from './browser-support';
+import { appUrlOf, launchWithMicrophone, screenshot, signInThroughOutbox as signInAt } from './browser-support';
 
 /**
  * The web app in headless Chromium (Debian's), at `{org_id}.localhost` as a user's browser
@@ -49,12 +49,7 @@ const writeMicrophoneRecording = async (): Promise<string> => {
 
 beforeAll(async () => {
   const microphone = await writeMicrophoneRecording();
-  browser = await launchChromium([
-    '--use-fake-device-for-media-stream',
-    '--use-fake-ui-for-media-stream',
-    `--use-file-for-fake-audio-capture=${microphone}`,
-    '--autoplay-policy=no-user-gesture-required',
-  ]);
+  browser = await launchWithMicrophone(microphone);
   ({ orgId, session: admin } = await createOrganization());
   const branded = await api(`/v1/${orgId}/organization/`, {
     method: 'POST',

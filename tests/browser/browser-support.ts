@@ -26,6 +26,18 @@ export const launchChromium = (extraArgs: string[] = []): Promise<Browser> =>
     ],
   });
 
+/**
+ * Headless Chromium whose microphone is Chromium's fake capture device playing `microphone` (a WAV
+ * it loops), with the permission prompt answered yes and audio allowed to play without a gesture.
+ */
+export const launchWithMicrophone = (microphone: string): Promise<Browser> =>
+  launchChromium([
+    '--use-fake-device-for-media-stream',
+    '--use-fake-ui-for-media-stream',
+    `--use-file-for-fake-audio-capture=${microphone}`,
+    '--autoplay-policy=no-user-gesture-required',
+  ]);
+
 /** The address of `path` on the organization's own host. */
 export const appUrlOf = (orgId: string, path: string): string =>
   `http://${orgId}.localhost:${new URL(harness().baseUrl).port}${path}`;

@@ -133,6 +133,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
       'Endpoint group conversation-stream',
       'Endpoint group simulation-stream',
       'Consumer of the simulation queue',
+      'Voice session container',
     ],
     actions: [...toolDeployment, 'lambda:DeleteFunction'],
     reason: 'They only run tools (`tools: invoke`); the tool runtime object also deploys and deletes.',
@@ -253,7 +254,11 @@ const grantsAction = (granted: string, action: string): boolean =>
 
 /** Each allowed action of a function's role, with the services of the resources it is allowed on. */
 const allowedActions = (fn: Resources[string], resources: Resources): Map<string, Set<string>> => {
-  const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+  // A function's role, or the voice session task's (the container runs code bundled as the functions are).
+  const role = (fn.Type === 'AWS::ECS::TaskDefinition' ? fn.Properties.TaskRoleArn : fn.Properties.Role) as {
+    'Fn::GetAtt': [string];
+  };
+  const roleId = role['Fn::GetAtt'][0];
   const statements = Object.values(resources)
     .filter(
       (resource) =>
@@ -271,12 +276,24 @@ const allowedActions = (fn: Resources[string], resources: Resources): Map<string
   return allowed;
 };
 
+/** The Lambda functions and the voice session task (the container runs code bundled as the functions are). */
+const runnersOf = (template: { Resources: Resources }) => [
+  ...functionsOf(template),
+  ...Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::ECS::TaskDefinition'),
+];
+
+/** What a case is called: a function's description, the task's purpose. */
+const descriptionOf = (resource: Resources[string], id: string): string =>
+  resource.Type === 'AWS::ECS::TaskDefinition'
+    ? 'Voice session container'
+    : String(resource.Properties.Description ?? id);
+
 describe('function permissions against the bundled code', () => {
   const stale = assemblyFreshness();
   const assembled = stale ? new Map<string, { Resources: Resources }>() : templates();
   const cases = [...assembled].flatMap(([file, template]) =>
-    functionsOf(template).map(([id, fn]) => ({
-      name: `${file.replace('.template.json', '')} ${String(fn.Properties.Description ?? id)}`,
+    runnersOf(template).map(([id, fn]) => ({
+      name: `${file.replace('.template.json', '')} ${descriptionOf(fn, id)}`,
       fn,
       resources: template.Resources,
     })),
@@ -311,7 +328,8 @@ describe('function permissions against the bundled code', () => {
   it.each(cases)('$name may call exactly what its bundle calls', ({ name, fn, resources }) => {
     const assetPath = fn.Metadata?.['aws:asset:path'];
     if (typeof assetPath !== 'string') throw new Error(`${name} has no bundled asset`);
-    const description = String(fn.Properties.Description);
+    const description =
+      fn.Type === 'AWS::ECS::TaskDefinition' ? 'Voice session container' : String(fn.Properties.Description);
     const called = [...new Set(constructedBy(assetPath).flatMap(actionsOf))]
       .filter((action) => performs(description, action))
       .sort();

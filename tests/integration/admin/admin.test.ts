@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { routeShape } from '#shared/api/paths';
 import { routeTable } from '#shared/api/route-table';
+import { socketOperations } from '#shared/api/socket-operations';
 import { api, harness } from '../support/client';
 
 describe('ping', () => {
@@ -12,7 +13,7 @@ describe('ping', () => {
 });
 
 describe('openapi document', () => {
-  it('describes every operation of the route table as OpenAPI 3.1, each under one template per URL', async () => {
+  it('describes every operation of the route table and the voice session socket as OpenAPI 3.1, each under one template per URL', async () => {
     // Act
     const response = await api('/openapi.json');
 
@@ -28,7 +29,7 @@ describe('openapi document', () => {
       ),
     );
     expect(described.sort()).toEqual(
-      routeTable
+      [...routeTable, ...socketOperations]
         .map((operation) => `${operation.method} ${routeShape(operation.path)} ${operation.operationId}`)
         .sort(),
     );

@@ -99,6 +99,14 @@ export const bodySamples: Record<string, unknown> = {
   'send-operator-message': { message: 'Hello, I am taking over from the assistant.' },
   'send-operator-guidance': { guidance: 'Offer the premium plan.' },
   'hand-back-conversation': { outcome: 'resolved', note: 'Refund issued.' },
+  // Phone numbers: an E.164 number and a Twilio account SID match patterns the generator does not.
+  'create-phone-number': {
+    phone_number: '+14155550100',
+    service_id: 'f'.repeat(24),
+    provider: 'twilio',
+    twilio_account_sid: `AC${'0'.repeat(32)}`,
+    twilio_auth_token: 'x'.repeat(32),
+  },
   // Simulation sessions and backtests: one of the alternative shapes each, valid as it stands.
   'create-simulation-session': { service_id: '0123456789abcdef01234567', version_set_name: 'release' },
   'step-simulation-session': { caller_text: 'Hello' },

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { connectRealtime } from '../../support/realtime-client';
 import { api, apiUrl, eventually, expectStatus, harness } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createAgent, createService, uniqueName } from '../support/fixtures';
@@ -10,6 +11,7 @@ import { createOrganization, createUserSession, organizationKey, rootSession, ty
 import { createUnitTest, createUnitTestSet } from '../support/simulation';
 import { lakeKeysOf, storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
+import { incomingCallForm, newPhoneNumber, newTwilioAccount, postVoiceWebhook } from '../support/twilio';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
@@ -188,8 +190,21 @@ describe('delete-organization', () => {
     await simulate(admin, serviceId, await finishAnalysedConversation(user, serviceId));
     // Another user's: a user has one unfinished conversation of a service at a time.
     await operateConversation(admin, await createUserSession(admin, 'DefaultUserRole'), serviceId);
-    // Spoken: its audio is kept outside the table.
-    await startConversation(user, { service_id: serviceId }, { response_format: 'voice', audio_format: 'mp3' });
+    // Spoken: its audio is kept outside the table. Then taken up over a live voice session (its slot is kept in the table).
+    const spoken = await startConversation(
+      user,
+      { service_id: serviceId },
+      { response_format: 'voice', audio_format: 'mp3' },
+    );
+    const live = await connectRealtime({
+      baseUrl: harness().baseUrl,
+      orgId,
+      token: user.token,
+      query: { conversation_id: spoken.conversationId },
+      microphone: false,
+    });
+    await live.next('session.created');
+    await live.close();
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
     expect(paged.body.continuation_token).not.toBeNull();
     await createDpopSession(orgId, user.userId);
@@ -204,6 +219,24 @@ describe('delete-organization', () => {
       },
     });
     expectStatus('grant a temporary permission', granted, 201);
+    // A phone number (its auth token sealed in its record) and the user its first caller became.
+    const twilio = newTwilioAccount();
+    const phoneNumber = newPhoneNumber();
+    const number = await api(`/v1/${orgId}/phone_number/`, {
+      token: admin.token,
+      body: {
+        phone_number: phoneNumber,
+        service_id: serviceId,
+        provider: 'twilio',
+        twilio_account_sid: twilio.accountSid,
+        twilio_auth_token: twilio.authToken,
+      },
+    });
+    expectStatus('create a phone number', number, 201);
+    const call = await postVoiceWebhook(orgId, incomingCallForm(twilio, { to: phoneNumber, from: '+14155550100' }), {
+      authToken: twilio.authToken,
+    });
+    expectStatus('answer a call', call, 200);
     const toolId = await createTool(admin);
     await setEnvvars(admin, toolId, [{ name: 'GREETING', value: 'sealed greeting', is_secret: true }]);
     await invoke(admin, toolId, await publishAndDeploy(admin, toolId, 'samples/greeting'), [{ name: 'Eve' }]);
@@ -292,6 +325,9 @@ describe('delete-organization', () => {
         'organization',
         'organization-branding',
         'paging-cursor',
+        'phone-number',
+        'phone-number-counter',
+        'phone-number-e164',
         'refresh-token',
         'replaced-role',
         'role',
@@ -329,6 +365,7 @@ describe('delete-organization', () => {
         'user-model',
         'version-set-promotion',
         'version-set-revision',
+        'voice-session-slot',
         'webhook-delivery',
         'webhook-destination',
         'webhook-destination-counter',

@@ -41,7 +41,10 @@ const scanStartingWith = async (prefix: string, projection?: string): Promise<Re
 export const storedKeysStartingWith = async (prefix: string): Promise<{ pk: string; sk: string; entity?: string }[]> =>
   (await scanStartingWith(prefix, 'pk, sk, entity')) as { pk: string; sk: string; entity?: string }[];
 
-/** The items under a key prefix, whole, in key order: to compare what a partition holds before and after. */
+/**
+ * The items under a key prefix, whole, in key order: to compare what a partition holds before and
+ * after, or to look for what must never be stored (a secret in clear).
+ */
 export const storedItemsStartingWith = async (prefix: string): Promise<Record<string, unknown>[]> =>
   (await scanStartingWith(prefix)).sort((a, b) => (`${a.pk}\u0000${a.sk}` < `${b.pk}\u0000${b.sk}` ? -1 : 1));
 

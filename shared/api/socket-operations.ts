@@ -1,0 +1,8 @@
+import { voiceSessionOperation } from '../conversation/voice-session-operations';
+import { twilioMediaStreamOperation } from '../phone-number/operations';
+
+/**
+ * Operations served over a WebSocket (by the session container, and by `npm start`'s gateway):
+ * in the OpenAPI document beside the route table, not deployed as functions.
+ */
+export const socketOperations = [voiceSessionOperation, twilioMediaStreamOperation] as const;

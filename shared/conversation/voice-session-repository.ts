@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { logger } from '../aws/observability';
+import { defineEntity } from '../data/entity';
+import { isLeaseHeld, type KeptLease, keepLease, releaseLease, storedLeaseOf, takeLease } from '../data/lease';
+import { queryPage } from '../data/table';
+
+/**
+ * The live voice sessions a user has open, counted across every server of the deployment: one
+ * slot item per session, up to the user's quota, each held by a lease (`data/lease.ts`) that the
+ * session's server renews while the session runs. Opening a session reads the user's slots (one
+ * Query) and takes a free one (one conditional update); closing it gives the lease back. A server
+ * that dies frees its slots one lease term later.
+ */
+export const voiceSessionSlots = defineEntity({
+  name: 'voice-session-slot',
+  token: 'VOICESLOT',
+  schema: z.object({ slot: z.number().int() }),
+  sort: (of: { userId: string; slot: number }) => `${of.userId}#${String(of.slot).padStart(4, '0')}`,
+});
+
+/** A session frees its slot this long after its server stopped renewing it (it died, or lost the table). */
+const slotTiming = { durationMs: 60_000, renewEveryMs: 20_000, marginMs: 5_000 };
+/** Slots no session uses expire from the table a day after their last take. */
+const slotLifetimeSeconds = 24 * 60 * 60;
+/** Another server may take the slot seen free first: the slots are read again. */
+const takeAttempts = 3;
+
+/**
+ * Takes one of the user's `quota` slots for a session opening now, kept (renewed) until it is
+ * given back; undefined when every slot is held (the user is at their quota).
+ */
+export const holdVoiceSessionSlot = async (
+  orgId: string,
+  userId: string,
+  quota: number,
+): Promise<KeptLease | undefined> => {
+  for (let attempt = 0; attempt < takeAttempts; attempt += 1) {
+    const page = await queryPage(voiceSessionSlots.query(orgId, {}, { prefix: `${userId}#` }), {
+      limit: quota,
+      consistent: true,
+    });
+    const held = new Set(
+      page.items.filter((item) => isLeaseHeld(storedLeaseOf(item))).map((item) => voiceSessionSlots.parse(item).slot),
+    );
+    const free = Array.from({ length: quota }, (_, slot) => slot).find((slot) => !held.has(slot));
+    if (free === undefined) return undefined;
+    const taken = await takeLease(voiceSessionSlots.key(orgId, { userId, slot: free }), {
+      durationMs: slotTiming.durationMs,
+      setIfAbsent: { entity: voiceSessionSlots.name, slot: free },
+      set: { expires_at_epoch: Math.ceil(Date.now() / 1000) + slotLifetimeSeconds },
+    });
+    if (taken) return keepLease(taken.grant, slotTiming, { voice_session_slot: `${userId}#${free}` });
+  }
+  return undefined;
+};
+
+/** Gives a session's slot back (a slot another server took meanwhile is left alone). */
+export const releaseVoiceSessionSlot = async (slot: KeptLease): Promise<void> => {
+  slot.stop();
+  await releaseLease(slot.grant).catch((error: unknown) => {
+    // Not given back: it frees itself when its lease runs out.
+    logger.warn('voice session slot not released', { error: error as Error });
+  });
+};

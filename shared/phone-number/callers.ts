@@ -1,0 +1,53 @@
+import { transactWrite } from '../data/table';
+import { ConflictError } from '../kernel/errors';
+import type { OrganizationRecord } from '../organization/schemas';
+import { getUserIdByEmail, userCreateItems } from '../user/index';
+import { newUserRecord } from '../user/users';
+import { e164Number } from './schemas';
+
+/**
+ * Who calls: a caller's number is a user of the organization, created on their first call and
+ * found again by the next (the user's e-mail guard is the index: `+14155550100@phone.invalid`, an
+ * address that takes no mail, so the user cannot sign in). A withheld or unusable caller ID
+ * (`anonymous`, a SIP address) gets a user of its own per call, so two such callers never share
+ * one user's conversation.
+ */
+export const phoneCallerDomain = 'phone.invalid';
+
+const callerEmail = (from: string, callSid: string): string =>
+  e164Number.safeParse(from).success
+    ? `${from}@${phoneCallerDomain}`
+    : `call-${callSid.toLowerCase()}@${phoneCallerDomain}`;
+
+/** The user id of the caller, creating the user on the number's first call. */
+export const callerUserId = async (
+  organization: OrganizationRecord,
+  from: string,
+  callSid: string,
+): Promise<string> => {
+  const orgId = organization.org_id;
+  const email = callerEmail(from, callSid);
+  const known = await getUserIdByEmail(orgId, email);
+  if (known) return known;
+  const identified = e164Number.safeParse(from).success;
+  const user = newUserRecord({
+    orgId,
+    firstName: identified ? from : 'Unknown caller',
+    lastName: '',
+    email,
+    roleName: 'DefaultUserRole',
+    // The carrier vouches for the number as an e-mail link vouches for an address.
+    verified: true,
+    preferences: organization.default_user_preferences,
+    nonsensitiveVariables: identified ? { phone_number: from } : {},
+  });
+  try {
+    await transactWrite(userCreateItems(user));
+    return user.user_id;
+  } catch (error) {
+    // A concurrent first call created them meanwhile.
+    const created = error instanceof ConflictError ? await getUserIdByEmail(orgId, email) : undefined;
+    if (!created) throw error;
+    return created;
+  }
+};

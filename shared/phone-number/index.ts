@@ -1,0 +1,2 @@
+/** What other layers may use of phone-number's records; everything else stays behind its domain functions. */
+export type { PhoneNumberRecord } from './phone-number-repository';

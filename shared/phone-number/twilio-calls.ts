@@ -1,0 +1,157 @@
+import { openSecret } from '../auth/secret-box';
+import { signToken, verifyToken } from '../auth/tokens';
+import { getUserServiceState } from '../conversation/index';
+import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
+import { getOrganization } from '../organization/index';
+import { callerUserId } from './callers';
+import { findPhoneNumber, getPhoneNumber, type PhoneNumberRecord } from './phone-number-repository';
+import { authTokenContext } from './phone-numbers';
+import { isTwilioSignatureValid } from './twilio-signature';
+
+/**
+ * Twilio's voice webhook: the number's voice URL. Twilio posts the call's form, signed with the
+ * account's auth token; a call of a number of the organization, correctly signed, is answered
+ * with TwiML that connects it (`<Connect><Stream>`, bidirectional) to this platform's media-stream
+ * socket for the number. The caller becomes a user of the organization on their first call.
+ */
+
+/** How long Twilio has to open the media stream after our answer: it does so at once. */
+const callTokenLifetimeSeconds = 300;
+
+/** Every refusal reads the same, so the answer tells nothing of which numbers exist. */
+const refused = () => new ForbiddenError('The request does not carry a valid Twilio signature.');
+
+/** A signed request of Twilio's, as it arrived. */
+export interface TwilioRequest {
+  /** The URL Twilio called, as it addressed it (scheme, host, path, query). */
+  url: string;
+  signature: string | undefined;
+  /** The raw form: every field Twilio sent is signed, those this platform does not read included. */
+  form: URLSearchParams;
+}
+
+/** The media-stream socket's path for a number: Twilio's `<Stream>` URL takes no query string. */
+export const mediaStreamPath = (orgId: string, phoneNumberId: string): string =>
+  `/v1/${encodeURIComponent(orgId)}/phone_number/${phoneNumberId}/twilio/media-stream`;
+
+/** Opens the number's auth token and checks the request's signature with it; refuses otherwise. */
+export const requireTwilioSignature = async (number: PhoneNumberRecord, request: TwilioRequest): Promise<void> => {
+  const authToken = await openSecret(authTokenContext(number.org_id, number.id), number.sealed_auth_token);
+  if (!isTwilioSignatureValid(authToken, request.signature, request.url, request.form)) throw refused();
+};
+
+const xmlEscape = (text: string): string => text.replace(/[<>&"']/g, (character) => `&#${character.charCodeAt(0)};`);
+
+/** The call's claims, carried by the token Twilio hands back in the stream's `start` message. */
+export interface PhoneCall {
+  orgId: string;
+  phoneNumberId: string;
+  serviceId: string;
+  userId: string;
+  callSid: string;
+  from: string;
+}
+
+/** A deployment without live voice sessions (`voiceSessionHosting=none`) says so and hangs up. */
+const noSessionsTwiml = [
+  '<?xml version="1.0" encoding="UTF-8"?>',
+  '<Response><Say>This number cannot take calls at the moment.</Say><Hangup/></Response>',
+].join('');
+
+/**
+ * Answers a call: the number is found from `To` and must belong to the Twilio account that signs;
+ * the signature is checked with that number's auth token; the TwiML connects the call to
+ * `mediaStreamBase` + the number's media-stream path, with the call's token as a parameter (none:
+ * the deployment serves no sessions, and the call is told so).
+ */
+export const answerTwilioCall = async (
+  orgId: string,
+  call: { CallSid: string; AccountSid: string; From: string; To: string },
+  request: TwilioRequest,
+  mediaStreamBase: string | undefined,
+): Promise<string> => {
+  const organization = await getOrganization(orgId);
+  const number = organization ? await findPhoneNumber(orgId, call.To) : undefined;
+  if (!organization || !number || number.twilio_account_sid !== call.AccountSid) throw refused();
+  await requireTwilioSignature(number, request);
+  if (mediaStreamBase === undefined) return noSessionsTwiml;
+  const userId = await callerUserId(organization, call.From, call.CallSid);
+  const { token } = await signToken({
+    purpose: 'phone-call',
+    orgId,
+    subject: userId,
+    lifetimeSeconds: callTokenLifetimeSeconds,
+    claims: { phone_number_id: number.id, service_id: number.service_id, call_sid: call.CallSid, from: call.From },
+  });
+  const streamUrl = `${mediaStreamBase}${mediaStreamPath(orgId, number.id)}`;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<Response><Connect>',
+    `<Stream url="${xmlEscape(streamUrl)}">`,
+    `<Parameter name="call_token" value="${xmlEscape(token)}"/>`,
+    '</Stream>',
+    '</Connect></Response>',
+  ].join('');
+};
+
+/**
+ * The media stream's side: the number of the socket's path, whose signature of the upgrade request
+ * is checked before the socket opens (the `start` message then carries the call's token).
+ */
+export const acceptTwilioMediaStream = async (
+  orgId: string,
+  phoneNumberId: string,
+  request: Omit<TwilioRequest, 'form'>,
+): Promise<PhoneNumberRecord> => {
+  const number = /^[a-f0-9]{24}$/.test(phoneNumberId) ? await getPhoneNumber(orgId, phoneNumberId) : undefined;
+  if (!number) throw refused();
+  await requireTwilioSignature(number, { ...request, form: new URLSearchParams() });
+  return number;
+};
+
+/**
+ * The call a stream's `start` message is for: its token must be this platform's, for this
+ * organization and number, and name the call Twilio says it is streaming.
+ */
+export const verifyPhoneCall = async (
+  number: PhoneNumberRecord,
+  start: { callSid: string; callToken: string | undefined },
+): Promise<PhoneCall> => {
+  if (!start.callToken) throw refused();
+  let verified: Awaited<ReturnType<typeof verifyToken>>;
+  try {
+    verified = await verifyToken(start.callToken, 'phone-call');
+  } catch (error) {
+    if (error instanceof UnauthorizedError) throw refused();
+    throw error;
+  }
+  const claims = verified.payload;
+  if (
+    verified.orgId !== number.org_id ||
+    claims.phone_number_id !== number.id ||
+    claims.call_sid !== start.callSid ||
+    typeof claims.service_id !== 'string' ||
+    typeof claims.from !== 'string'
+  ) {
+    throw refused();
+  }
+  return {
+    orgId: number.org_id,
+    phoneNumberId: number.id,
+    serviceId: claims.service_id,
+    userId: verified.subject,
+    callSid: start.callSid,
+    from: claims.from,
+  };
+};
+
+/**
+ * The conversation a call talks in: the caller's unfinished one with the number's service (a call
+ * that dropped without hanging up left it open, and calling back takes it up), else a new one.
+ */
+export const callConversationTarget = async (
+  call: PhoneCall,
+): Promise<{ conversationId: string } | { serviceId: string }> => {
+  const { activeConversationId } = await getUserServiceState(call.orgId, call.userId, call.serviceId);
+  return activeConversationId ? { conversationId: activeConversationId } : { serviceId: call.serviceId };
+};

@@ -1,0 +1,65 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { type ApiResponse, api, apiUrl } from './client';
+
+/**
+ * Twilio's side of a call, played from its documentation: the voice webhook's form and the
+ * `X-Twilio-Signature` it carries (the URL, then every field sorted by name as name and value,
+ * HMAC-SHA1 keyed by the account's auth token, base64). Written here independently of the
+ * platform's validator, so a test does not check the platform against itself.
+ */
+export const twilioSign = (authToken: string, url: string, form: Record<string, string> = {}): string => {
+  const signed = Object.keys(form)
+    .sort()
+    .reduce((text, name) => `${text}${name}${form[name]}`, url);
+  return createHmac('sha1', authToken).update(signed).digest('base64');
+};
+
+const hex = (bytes: number) => randomBytes(bytes).toString('hex');
+
+export interface TwilioAccount {
+  accountSid: string;
+  authToken: string;
+}
+
+export const newTwilioAccount = (): TwilioAccount => ({ accountSid: `AC${hex(16)}`, authToken: hex(16) });
+
+/** A US number no other test uses. */
+export const newPhoneNumber = (): string => `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+
+/** The form Twilio posts to a number's voice URL when it rings (the fields of an inbound call). */
+export const incomingCallForm = (
+  account: TwilioAccount,
+  call: { to: string; from: string },
+): Record<string, string> => ({
+  AccountSid: account.accountSid,
+  ApiVersion: '2010-04-01',
+  CallSid: `CA${hex(16)}`,
+  CallStatus: 'ringing',
+  Called: call.to,
+  Caller: call.from,
+  Direction: 'inbound',
+  From: call.from,
+  FromCountry: 'US',
+  To: call.to,
+  ToCountry: 'US',
+});
+
+export const voiceWebhookPath = (orgId: string): string => `/v1/${orgId}/phone_number/twilio/voice`;
+
+/** Posts the form as Twilio does, signed for `signedUrl` (the URL as Twilio addressed it) with `authToken`. */
+export const postVoiceWebhook = (
+  orgId: string,
+  form: Record<string, string>,
+  signing: { authToken: string; signedUrl?: string; signature?: string; headers?: Record<string, string> },
+): Promise<ApiResponse> => {
+  const url = signing.signedUrl ?? apiUrl(voiceWebhookPath(orgId));
+  return api(voiceWebhookPath(orgId), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': signing.signature ?? twilioSign(signing.authToken, url, form),
+      ...signing.headers,
+    },
+    raw: new URLSearchParams(form).toString(),
+  });
+};

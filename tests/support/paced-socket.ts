@@ -1,0 +1,101 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * What the test clients of the voice session sockets share (the browser's, `realtime-client.ts`,
+ * and Twilio's, `twilio-caller.ts`): a microphone sending a frame every `frameMs` at real-time pace,
+ * and waiting for the first received message that matches.
+ */
+export interface PacedAudio {
+  /**
+   * Queues audio, cut into frames (the last padded with silence); resolves with when its last frame
+   * was sent, or NaN when the socket closed before it was.
+   */
+  say(audio: Buffer, first?: (at: number) => void): Promise<number>;
+  stop(): void;
+}
+
+export const pacedAudio = (options: {
+  frameMs: number;
+  frameBytes: number;
+  /** Sent when nothing is said; none: nothing is sent then. */
+  silence: Buffer | undefined;
+  isOpen: () => boolean;
+  send: (frame: Buffer, index: number) => void;
+}): PacedAudio => {
+  const spoken: { frames: Buffer[]; done: (at: number) => void; first?: (at: number) => void }[] = [];
+  let running = true;
+  const pump = async () => {
+    const started = performance.now();
+    for (let sent = 0; running; sent += 1) {
+      const wait = started + sent * options.frameMs - performance.now();
+      if (wait > 0) await sleep(wait);
+      if (!running || !options.isOpen()) {
+        // Speech that can no longer be sent is over: whoever waits for it goes on (and finds the socket closed).
+        for (const waiting of spoken.splice(0)) waiting.done(Number.NaN);
+        return;
+      }
+      const current = spoken[0];
+      const frame = current?.frames.shift() ?? options.silence;
+      if (frame) options.send(frame, sent);
+      if (current?.first) {
+        current.first(performance.now());
+        current.first = undefined;
+      }
+      if (current && current.frames.length === 0) {
+        spoken.shift();
+        current.done(performance.now());
+      }
+    }
+  };
+  void pump();
+  return {
+    say: (audio, first) =>
+      new Promise((done) => {
+        const frames: Buffer[] = [];
+        for (let offset = 0; offset < audio.length; offset += options.frameBytes) {
+          const frame = Buffer.alloc(options.frameBytes, options.silence?.[0] ?? 0);
+          audio.copy(frame, 0, offset, Math.min(audio.length, offset + options.frameBytes));
+          frames.push(frame);
+        }
+        spoken.push({ frames, done, first });
+      }),
+    stop: () => {
+      running = false;
+    },
+  };
+};
+
+/**
+ * The first message `find` picks, looked for again each time `waiters` are woken (a message came,
+ * the socket closed); fails with `closed()`'s error once the socket is closed, or after `timeoutMs`.
+ */
+export const firstReceived = <T>(
+  waiters: Set<() => void>,
+  find: () => T | undefined,
+  closed: () => Error | undefined,
+  timeoutMs: number,
+  timedOut: () => Error,
+): Promise<T> =>
+  new Promise((found, fail) => {
+    const finish = () => {
+      clearTimeout(timer);
+      waiters.delete(look);
+    };
+    const look = () => {
+      const message = find();
+      const error = message === undefined ? closed() : undefined;
+      if (message !== undefined) {
+        finish();
+        found(message);
+      } else if (error) {
+        finish();
+        fail(error);
+      }
+    };
+    const timer = setTimeout(() => {
+      finish();
+      fail(timedOut());
+    }, timeoutMs);
+    waiters.add(look);
+    look();
+  });
