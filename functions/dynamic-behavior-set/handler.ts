@@ -51,10 +51,8 @@ export const handler = httpHandler(
       return null;
     },
 
-    'update-dynamic-behavior-set': async ({ path, body, caller }) => {
-      await updateBehaviorSet(path.organization, caller, path.dynamic_behavior_set_id, body);
-      return undefined;
-    },
+    'update-dynamic-behavior-set': ({ path, body, caller }) =>
+      updateBehaviorSet(path.organization, caller, path.dynamic_behavior_set_id, body),
 
     'create-dynamic-behavior-set-version': ({ path, query, body, caller }) =>
       createBehaviorVersion(path.organization, caller, path.dynamic_behavior_set_id, body, {

@@ -23,15 +23,11 @@ export const handler = httpHandler(
 
     'create-service': ({ path, body, caller }) => createService(path.organization, caller, body),
 
-    'upsert-service-version-set': async ({ path, body, caller }) => {
-      await upsertVersionSet(path.organization, caller, path.service_id, path.version_set_name, body.version_set);
-      return undefined;
-    },
+    'upsert-service-version-set': ({ path, body, caller }) =>
+      upsertVersionSet(path.organization, caller, path.service_id, path.version_set_name, body.version_set),
 
-    'delete-service-version-set': async ({ path, caller }) => {
-      await deleteVersionSet(path.organization, caller, path.service_id, path.version_set_name);
-      return undefined;
-    },
+    'delete-service-version-set': ({ path, caller }) =>
+      deleteVersionSet(path.organization, caller, path.service_id, path.version_set_name),
 
     'update-service': async ({ path, body, caller }) => {
       await updateService(path.organization, caller, path.service_id, body);

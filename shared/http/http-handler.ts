@@ -82,16 +82,19 @@ export interface OperationInput<O extends Operation> {
  */
 export type StreamingReply = ({ events: AsyncIterable<unknown> } | { bytes: Readable }) & { settled?: Promise<void> };
 
+/** What an operation's function answers; one without a response body (a 204) answers nothing (`Promise<void>`). */
 export type OperationResult<O extends Operation> = O['streaming'] extends true
-  ? StreamingReply
-  : Reply<O['response']['body']> | undefined;
+  ? Promise<StreamingReply>
+  : O['response'] extends { body: z.ZodType }
+    ? Promise<Reply<O['response']['body']> | undefined>
+    : Promise<void>;
 
 export interface Implementation<O extends Operation = Operation> {
   operation: O;
-  run(input: OperationInput<O>): Promise<OperationResult<O>>;
+  run(input: OperationInput<O>): OperationResult<O>;
 }
 
-export type Run<O extends Operation> = (input: OperationInput<O>) => Promise<OperationResult<O>>;
+export type Run<O extends Operation> = (input: OperationInput<O>) => OperationResult<O>;
 
 /** Binds an operation to the function that carries it out. */
 export const implement = <O extends Operation>(operation: O, run: Run<O>): Implementation<O> => ({ operation, run });
