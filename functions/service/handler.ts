@@ -29,10 +29,8 @@ export const handler = httpHandler(
     'delete-service-version-set': ({ path, caller }) =>
       deleteVersionSet(path.organization, caller, path.service_id, path.version_set_name),
 
-    'update-service': async ({ path, body, caller }) => {
-      await updateService(path.organization, caller, path.service_id, body);
-      return null;
-    },
+    'update-service': ({ path, body, caller }) =>
+      updateService(path.organization, caller, path.service_id, body).then(() => null),
 
     // Promotions run simulations: their code (runs, unit tests, conversations) loads on first use.
     'promote-service-version-set': async ({ path, body, caller }) => {
