@@ -4,7 +4,7 @@ import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { DomainError, RateLimitedError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import { type SpeechProvider, SpeechUnavailableError, type TranscriptionStream } from '../speech/provider';
+import { type SpeechProvider, SpeechUnavailableError } from '../speech/provider';
 import { speechProvider } from '../speech/registry';
 import {
   createTurnDetector,
@@ -37,6 +37,7 @@ import {
   type VoiceSessionEvent,
 } from './voice-session-protocol';
 import { holdVoiceSessionSlot, releaseVoiceSessionSlot } from './voice-session-repository';
+import { type HeardUtterance, hearUtterance } from './voice-utterance';
 
 /**
  * The live voice session engine: one conversation spoken over a socket, whatever the socket (the
@@ -87,17 +88,16 @@ const burstAllowanceMs = 5_000;
 export const defaultTurnDetection: TurnDetectionSettings = { silenceDurationMs: 300, prefixPaddingMs: 300 };
 
 /**
+ * How long the caller is silent before their words are settled early: half the silence window,
+ * which leaves the other half for the recognizer's last pass (~60 ms with PocketSphinx).
+ */
+const earlySettleMs = (detection: TurnDetectionSettings) => detection.silenceDurationMs / 2;
+
+/**
  * Sessions open in this process, per conversation: one per conversation. (A user's sessions are
  * counted across servers, in the table: `voice-session-repository.ts`.)
  */
 const openConversations = new Set<string>();
-
-interface Utterance {
-  itemId: string;
-  stream: TranscriptionStream;
-  audio: Buffer[];
-  partial: string;
-}
 
 /** The types of agent actions a session sends: none (a spoken call has no use for them). */
 const noAgentActions = { test: () => false };
@@ -219,7 +219,9 @@ const startSession = async (
   let turnDetection: TurnDetectionSettings | null = { ...defaultTurnDetection };
   let turns: TurnDetector = createTurnDetector(() => turnDetection ?? defaultTurnDetection);
   let closed = false;
-  let utterance: Utterance | undefined;
+  let utterance: HeardUtterance | undefined;
+  /** Frames without speech since the last one with it: part of the silence window settles the words early. */
+  let silentFrames = 0;
   let active: SpokenResponse | undefined;
   const responses: SpokenResponse[] = [];
   /** Turns, truncations and the hang-up, one after the other: each holds the conversation's lease in turn. */
@@ -366,34 +368,28 @@ const startSession = async (
     const itemId = newId();
     if (turnDetection)
       send({ type: 'input_audio_buffer.speech_started', audio_start_ms: audioStartMs, item_id: itemId });
-    const u: Utterance = {
+    let partial = '';
+    const u = hearUtterance({
       itemId,
-      audio: [],
-      partial: '',
-      stream: provider.transcribeStream({
-        language: speech.language,
-        keyterms: speech.keyterms,
-        onPartial: (words) => {
-          // Partial words may be revised: a delta is sent when they only grew.
-          if (words.startsWith(u.partial) && words.length > u.partial.length) {
-            send({
-              type: 'conversation.item.input_audio_transcription.delta',
-              item_id: itemId,
-              content_index: 0,
-              delta: words.slice(u.partial.length),
-            });
-            u.partial = words;
-          }
-        },
-      }),
-    };
+      recognize: (onPartial) =>
+        provider.transcribeStream({ language: speech.language, keyterms: speech.keyterms, onPartial }),
+      onWords: (words) => {
+        // Partial words may be revised: a delta is sent when they only grew.
+        if (words.startsWith(partial) && words.length > partial.length) {
+          send({
+            type: 'conversation.item.input_audio_transcription.delta',
+            item_id: itemId,
+            content_index: 0,
+            delta: words.slice(partial.length),
+          });
+          partial = words;
+        }
+      },
+    });
     utterance = u;
     const padding = Math.ceil((turnDetection?.prefixPaddingMs ?? 0) / vadFrameMs);
     const firstFrame = Math.max(0, recentFrames.length - padding);
-    for (const frame of recentFrames.slice(firstFrame)) {
-      u.stream.write(frame);
-      u.audio.push(frame);
-    }
+    for (const frame of recentFrames.slice(firstFrame)) u.write(frame);
   };
 
   const endUtterance = (audioEndMs: number) => {
@@ -405,7 +401,7 @@ const startSession = async (
     if (turnDetection) send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: audioEndMs, item_id: u.itemId });
     else send({ type: 'input_audio_buffer.committed', item_id: u.itemId, previous_item_id: null });
     // The transcript is told as soon as it is final; the turn waits for the one before it.
-    const recognized = u.stream.finish().then(
+    const recognized = u.finish().then(
       (words) => {
         const transcript = words.trim();
         send({
@@ -432,14 +428,14 @@ const startSession = async (
     if (isSpeech) lastSpeechAt = performance.now();
     recentFrames.push(pcm);
     if (recentFrames.length > 50) recentFrames.shift();
-    if (utterance) {
-      utterance.stream.write(pcm);
-      utterance.audio.push(pcm);
-    }
+    utterance?.write(pcm);
     if (!turnDetection) {
       if (!utterance) startUtterance(inputMs);
       return;
     }
+    silentFrames = isSpeech ? 0 : silentFrames + 1;
+    if (utterance && isSpeech) utterance.resume();
+    else if (utterance && silentFrames * vadFrameMs >= earlySettleMs(turnDetection)) utterance.settleEarly();
     const boundary = turns.next(isSpeech);
     if (boundary?.type === 'speech-started') startUtterance(boundary.audioStartMs);
     else if (boundary?.type === 'speech-stopped') endUtterance(boundary.audioEndMs);
@@ -471,7 +467,7 @@ const startSession = async (
       closed = true;
       clearInterval(idleCheck);
       clearInterval(following);
-      utterance?.stream.cancel();
+      utterance?.cancel();
       utterance = undefined;
       active?.silence.abort();
       releaseRecognizer?.();
@@ -581,7 +577,7 @@ const startSession = async (
       cancelActive();
     },
     hangUp: async () => {
-      utterance?.stream.cancel();
+      utterance?.cancel();
       utterance = undefined;
       await enqueue(() => finishConversation(orgId, caller, conversationId));
       await stop();

@@ -6,6 +6,7 @@ import { getOrganization } from '../organization/index';
 import { callerUserId } from './callers';
 import { findPhoneNumber, getPhoneNumber, type PhoneNumberRecord } from './phone-number-repository';
 import { authTokenContext } from './phone-numbers';
+import { e164Number } from './schemas';
 import { isTwilioSignatureValid } from './twilio-signature';
 
 /**
@@ -71,7 +72,9 @@ export const answerTwilioCall = async (
   mediaStreamBase: string | undefined,
 ): Promise<string> => {
   const organization = await getOrganization(orgId);
-  const number = organization ? await findPhoneNumber(orgId, call.To) : undefined;
+  // Only an E.164 `To` can be one of the organization's numbers (a SIP address, or nothing, cannot).
+  const number =
+    organization && e164Number.safeParse(call.To).success ? await findPhoneNumber(orgId, call.To) : undefined;
   if (!organization || !number || number.twilio_account_sid !== call.AccountSid) throw refused();
   await requireTwilioSignature(number, request);
   if (mediaStreamBase === undefined) return noSessionsTwiml;

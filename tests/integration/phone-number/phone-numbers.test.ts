@@ -278,6 +278,22 @@ describe('twilio-voice-webhook', () => {
     expect(unknownNumber.status).toBe(403);
   });
 
+  it('refuses with 403 a call to no number of ours: an empty To, a SIP address', async () => {
+    const account = newTwilioAccount();
+    await createNumber(admin, account);
+
+    const answers = [];
+    for (const to of ['', 'sip:agent@example.com'])
+      answers.push(
+        await postVoiceWebhook(admin.orgId, incomingCallForm(account, { to, from: '' }), {
+          authToken: account.authToken,
+        }),
+      );
+
+    expect(answers.map((answer) => answer.status)).toEqual([403, 403]);
+    expect(answers[0]?.body).toEqual({ detail: expect.any(String) });
+  });
+
   it('checks the signature against the URL a proxy was addressed by (X-Forwarded-Proto and X-Forwarded-Host)', async () => {
     const account = newTwilioAccount();
     const { id, phoneNumber } = await createNumber(admin, account);
