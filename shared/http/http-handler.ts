@@ -41,7 +41,6 @@ import { requireStorable } from './storable-json';
 import { parseRequestPart, type RequestPart, undeclaredQueryIssues } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
-type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
 
 /** What the HTTP layer learned about a request, handed to the operation's implementation. */
 export interface RequestContext {
@@ -82,12 +81,11 @@ export interface OperationInput<O extends Operation> {
  */
 export type StreamingReply = ({ events: AsyncIterable<unknown> } | { bytes: Readable }) & { settled?: Promise<void> };
 
-/** What an operation's function answers; one without a response body (a 204) answers nothing (`Promise<void>`). */
 export type OperationResult<O extends Operation> = O['streaming'] extends true
   ? Promise<StreamingReply>
-  : O['response'] extends { body: z.ZodType }
-    ? Promise<Reply<O['response']['body']> | undefined>
-    : Promise<void>;
+  : O['response'] extends { body: infer B extends z.ZodType }
+    ? Promise<z.input<B> | undefined>
+    : Promise<void>; // no response body (a 204): the function answers nothing
 
 export interface Implementation<O extends Operation = Operation> {
   operation: O;
