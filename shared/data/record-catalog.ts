@@ -249,22 +249,14 @@ export const bestMatches = <R extends { name: string; updated_at: string }>(
     .slice(0, searchResults)
     .map((entry) => entry.record);
 
-/** The best matches of the text among the `records` the caller may see that `matches` keeps (`bestMatches`). */
+/** The best matches of the text among the `records` the caller may see (`bestMatches`). */
 export const searchRecords = <R extends CatalogRecord>(
   store: RecordStore<R>,
   caller: Caller,
   records: R[],
   text: string,
-  matches: (record: R) => boolean,
   textOf: (record: R) => string,
-): R[] => {
-  const visible = visibleTo(store, caller);
-  return bestMatches(
-    records.filter((record) => matches(record) && visible(record)),
-    text,
-    textOf,
-  );
-};
+): R[] => bestMatches(records.filter(visibleTo(store, caller)), text, textOf);
 
 /** A record as search hits show it: the id is `_id`. */
 export const asSearchHit = <V extends { id: string }>({ id, ...view }: V): Omit<V, 'id'> & { _id: string } => ({

@@ -180,15 +180,8 @@ export const listUnitTestSets = async (
 
 /** The best live matches of the text over the names and descriptions (`bestMatches`). */
 export const searchUnitTestSets = async (orgId: string, caller: Caller, text: string, filters: UnitTestSetFilters) => {
-  const matches = (set: StoredUnitTestSet) => matchesFilters(set, { ...filters, isDeleted: false });
-  const found = searchRecords(
-    store,
-    caller,
-    await allUnitTestSets(orgId),
-    text,
-    matches,
-    (set) => set.description ?? '',
-  );
+  const live = (await allUnitTestSets(orgId)).filter((set) => matchesFilters(set, { ...filters, isDeleted: false }));
+  const found = searchRecords(store, caller, live, text, (set) => set.description ?? '');
   return {
     simulation_unit_test_sets: found.map((set) => asSearchHit(unitTestSetView(set))),
   };

@@ -351,15 +351,10 @@ export const listUnitTests = async (
 
 /** The best live matches of the text over the names and descriptions (`bestMatches`). */
 export const searchUnitTests = async (orgId: string, caller: Caller, text: string, filters: UnitTestFilters) => {
-  const matches = (unitTest: StoredUnitTest) => matchesFilters(unitTest, { ...filters, isDeleted: false });
-  const found = searchRecords(
-    store,
-    caller,
-    await allUnitTests(orgId),
-    text,
-    matches,
-    (unitTest) => unitTest.description,
+  const live = (await allUnitTests(orgId)).filter((unitTest) =>
+    matchesFilters(unitTest, { ...filters, isDeleted: false }),
   );
+  const found = searchRecords(store, caller, live, text, (unitTest) => unitTest.description);
   return {
     simulation_unit_tests: found.map((unitTest) => asSearchHit(unitTestView(unitTest))),
   };
