@@ -28,10 +28,7 @@ export const handler = httpHandler(
     'create-agent-version': ({ path, query, body, caller }) =>
       createAgentVersion(path.organization, caller, path.agent_id, body, { expectedVersion: query.version }),
 
-    'delete-agent': async ({ path, caller }) => {
-      await deprecateAgent(path.organization, caller, path.agent_id);
-      return null;
-    },
+    'delete-agent': ({ path, caller }) => deprecateAgent(path.organization, caller, path.agent_id).then(() => null),
 
     'get-agent-versions': async ({ path, query, caller }) => {
       const page = await listAgentVersions(path.organization, caller, path.agent_id, versionQuery(query));
@@ -56,10 +53,8 @@ export const handler = httpHandler(
         dryRun: query.dry_run ?? false,
       }),
 
-    'delete-service-hierarchical-state-machine': async ({ path, caller }) => {
-      await deleteStateMachine(path.organization, caller, path.state_machine_id);
-      return null;
-    },
+    'delete-service-hierarchical-state-machine': ({ path, caller }) =>
+      deleteStateMachine(path.organization, caller, path.state_machine_id).then(() => null),
 
     'get-service-hierarchical-state-machine-versions': async ({ path, query, caller }) => {
       const page = await listStateMachineVersions(

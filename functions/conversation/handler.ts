@@ -61,10 +61,7 @@ export const handler = httpHandler(
         ...pageRequest(query),
       }),
 
-    'finish-conversation': async ({ path, caller }) => {
-      await finishConversation(path.organization, caller, path.conversation_id);
-      return undefined;
-    },
+    'finish-conversation': ({ path, caller }) => finishConversation(path.organization, caller, path.conversation_id),
 
     'recommend-responses-for-interaction': recommend,
     'recommend-responses-for-interaction-get': recommend,
@@ -85,10 +82,8 @@ export const handler = httpHandler(
         instructions: body.generation_instructions,
       }),
 
-    'modify-tags-of-conversation': async ({ path, body, caller }) => {
-      await modifyConversationTags(path.organization, caller, path.conversation_id, body);
-      return undefined;
-    },
+    'modify-tags-of-conversation': ({ path, body, caller }) =>
+      modifyConversationTags(path.organization, caller, path.conversation_id, body),
 
     'escalate-conversation': ({ path, body, caller }) =>
       escalateConversation(path.organization, caller, path.conversation_id, body.reason),

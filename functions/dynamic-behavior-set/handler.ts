@@ -46,15 +46,11 @@ export const handler = httpHandler(
     'search-dynamic-behavior-sets': ({ path, query, caller }) =>
       searchBehaviorSets(path.organization, caller, { text: query.query, ...setFilters(query) }),
 
-    'delete-dynamic-behavior-instruction': async ({ path, caller }) => {
-      await deleteBehaviorSet(path.organization, caller, path.dynamic_behavior_set_id);
-      return null;
-    },
+    'delete-dynamic-behavior-instruction': ({ path, caller }) =>
+      deleteBehaviorSet(path.organization, caller, path.dynamic_behavior_set_id).then(() => null),
 
-    'update-dynamic-behavior-set': async ({ path, body, caller }) => {
-      await updateBehaviorSet(path.organization, caller, path.dynamic_behavior_set_id, body);
-      return undefined;
-    },
+    'update-dynamic-behavior-set': ({ path, body, caller }) =>
+      updateBehaviorSet(path.organization, caller, path.dynamic_behavior_set_id, body),
 
     'create-dynamic-behavior-set-version': ({ path, query, body, caller }) =>
       createBehaviorVersion(path.organization, caller, path.dynamic_behavior_set_id, body, {

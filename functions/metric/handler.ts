@@ -46,15 +46,10 @@ export const handler = httpHandler(
 
     'create-metric': ({ path, body, caller }) => createMetric(path.organization, caller, body),
 
-    'update-metric': async ({ path, body, caller }) => {
-      await updateMetric(path.organization, caller, path.metric_id, body);
-      return null;
-    },
+    'update-metric': ({ path, body, caller }) =>
+      updateMetric(path.organization, caller, path.metric_id, body).then(() => null),
 
-    'delete-metric': async ({ path, caller }) => {
-      await deleteMetric(path.organization, caller, path.metric_id);
-      return null;
-    },
+    'delete-metric': ({ path, caller }) => deleteMetric(path.organization, caller, path.metric_id).then(() => null),
 
     'search-metrics': ({ path, query, caller }) =>
       searchMetrics(path.organization, caller, query.query, filtersOf(query)),

@@ -31,10 +31,7 @@ export const handler = httpHandler(
         ),
       };
     },
-    'modify-organization': async ({ path, body, caller }) => {
-      await modifyOrganization(path.organization, caller, body);
-      return undefined;
-    },
+    'modify-organization': ({ path, body, caller }) => modifyOrganization(path.organization, caller, body),
     'delete-organization': async ({ path, caller }) => {
       // Erasure reaches every capability's records: loaded by the rare request that needs it.
       const { deleteOrganization } = await import('#shared/composition/organization-erasure');

@@ -15,10 +15,7 @@ export const handler = httpHandler(
     'create-phone-number': ({ path, body, caller }) => createPhoneNumber(path.organization, caller, body),
     'list-phone-numbers': ({ path, query, caller }) => listPhoneNumbers(path.organization, caller, query),
     'get-phone-number': ({ path, caller }) => getPhoneNumberDetails(path.organization, caller, path.phone_number_id),
-    'delete-phone-number': async ({ path, caller }) => {
-      await deletePhoneNumber(path.organization, caller, path.phone_number_id);
-      return undefined;
-    },
+    'delete-phone-number': ({ path, caller }) => deletePhoneNumber(path.organization, caller, path.phone_number_id),
     'twilio-voice-webhook': ({ path, headers, body, context }) => {
       const url = addressedUrl(context.url, headers['x-forwarded-host'], config.publicApiBaseUrl);
       return answerTwilioCall(

@@ -23,20 +23,14 @@ export const handler = httpHandler(
 
     'create-service': ({ path, body, caller }) => createService(path.organization, caller, body),
 
-    'upsert-service-version-set': async ({ path, body, caller }) => {
-      await upsertVersionSet(path.organization, caller, path.service_id, path.version_set_name, body.version_set);
-      return undefined;
-    },
+    'upsert-service-version-set': ({ path, body, caller }) =>
+      upsertVersionSet(path.organization, caller, path.service_id, path.version_set_name, body.version_set),
 
-    'delete-service-version-set': async ({ path, caller }) => {
-      await deleteVersionSet(path.organization, caller, path.service_id, path.version_set_name);
-      return undefined;
-    },
+    'delete-service-version-set': ({ path, caller }) =>
+      deleteVersionSet(path.organization, caller, path.service_id, path.version_set_name),
 
-    'update-service': async ({ path, body, caller }) => {
-      await updateService(path.organization, caller, path.service_id, body);
-      return null;
-    },
+    'update-service': ({ path, body, caller }) =>
+      updateService(path.organization, caller, path.service_id, body).then(() => null),
 
     // Promotions run simulations: their code (runs, unit tests, conversations) loads on first use.
     'promote-service-version-set': async ({ path, body, caller }) => {

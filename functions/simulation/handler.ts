@@ -106,15 +106,11 @@ export const handler = httpHandler(
         await listPersonaVersions(path.organization, caller, path.simulation_persona_id, versionListParams(query)),
       ),
 
-    'update-simulation-persona': async ({ path, body, caller }) => {
-      await updatePersona(path.organization, caller, path.simulation_persona_id, body.tags);
-      return undefined;
-    },
+    'update-simulation-persona': ({ path, body, caller }) =>
+      updatePersona(path.organization, caller, path.simulation_persona_id, body.tags),
 
-    'delete-simulation-persona': async ({ path, caller }) => {
-      await deletePersona(path.organization, caller, path.simulation_persona_id);
-      return undefined;
-    },
+    'delete-simulation-persona': ({ path, caller }) =>
+      deletePersona(path.organization, caller, path.simulation_persona_id),
 
     'search-simulation-personas': ({ path, query, caller }) =>
       searchPersonas(path.organization, caller, query.query, { ...commonFilters(query), roles: query.role ?? [] }),
@@ -135,15 +131,11 @@ export const handler = httpHandler(
         await listScenarioVersions(path.organization, caller, path.simulation_scenario_id, versionListParams(query)),
       ),
 
-    'update-simulation-scenario': async ({ path, body, caller }) => {
-      await updateScenario(path.organization, caller, path.simulation_scenario_id, body.tags);
-      return undefined;
-    },
+    'update-simulation-scenario': ({ path, body, caller }) =>
+      updateScenario(path.organization, caller, path.simulation_scenario_id, body.tags),
 
-    'delete-simulation-scenario': async ({ path, caller }) => {
-      await deleteScenario(path.organization, caller, path.simulation_scenario_id);
-      return undefined;
-    },
+    'delete-simulation-scenario': ({ path, caller }) =>
+      deleteScenario(path.organization, caller, path.simulation_scenario_id),
 
     'search-simulation-scenarios': ({ path, query, caller }) =>
       searchScenarios(path.organization, caller, query.query, commonFilters(query)),
@@ -156,15 +148,11 @@ export const handler = httpHandler(
     'get-simulation-unit-tests': ({ path, query, caller }) =>
       listUnitTests(path.organization, caller, { ...unitTestFilters(query), ...listParams(query) }),
 
-    'update-simulation-unit-test': async ({ path, body, caller }) => {
-      await updateUnitTest(path.organization, caller, path.simulation_unit_test_id, body);
-      return undefined;
-    },
+    'update-simulation-unit-test': ({ path, body, caller }) =>
+      updateUnitTest(path.organization, caller, path.simulation_unit_test_id, body),
 
-    'delete-simulation-unit-test': async ({ path, caller }) => {
-      await deleteUnitTest(path.organization, caller, path.simulation_unit_test_id);
-      return undefined;
-    },
+    'delete-simulation-unit-test': ({ path, caller }) =>
+      deleteUnitTest(path.organization, caller, path.simulation_unit_test_id),
 
     'search-simulation-unit-tests': ({ path, query, caller }) =>
       searchUnitTests(path.organization, caller, query.query, unitTestFilters(query)),
@@ -177,15 +165,11 @@ export const handler = httpHandler(
     'search-simulation-unit-test-sets': ({ path, query, caller }) =>
       searchUnitTestSets(path.organization, caller, query.query, unitTestSetFilters(query)),
 
-    'update-simulation-unit-test-set': async ({ path, body, caller }) => {
-      await updateUnitTestSet(path.organization, caller, path.simulation_unit_test_set_id, body);
-      return undefined;
-    },
+    'update-simulation-unit-test-set': ({ path, body, caller }) =>
+      updateUnitTestSet(path.organization, caller, path.simulation_unit_test_set_id, body),
 
-    'delete-simulation-unit-test-set': async ({ path, caller }) => {
-      await deleteUnitTestSet(path.organization, caller, path.simulation_unit_test_set_id);
-      return undefined;
-    },
+    'delete-simulation-unit-test-set': ({ path, caller }) =>
+      deleteUnitTestSet(path.organization, caller, path.simulation_unit_test_set_id),
 
     'get-simulation-unit-test-set-runs': ({ path, query, caller }) => listRuns(path.organization, caller, query),
 
@@ -200,9 +184,7 @@ export const handler = httpHandler(
     'get-simulation-backtest': ({ path, query, caller }) =>
       getSimulationBacktest(path.organization, caller, path.simulation_backtest_id, query),
 
-    'cancel-simulation-unit-test-set-run': async ({ path, caller }) => {
-      await cancelRun(path.organization, caller, path.simulation_unit_test_set_run_id);
-      return undefined;
-    },
+    'cancel-simulation-unit-test-set-run': ({ path, caller }) =>
+      cancelRun(path.organization, caller, path.simulation_unit_test_set_run_id),
   }),
 );

@@ -58,25 +58,14 @@ export const handler = httpHandler(
       }),
     }),
 
-    'deprecate-tool-version': async ({ path, caller }) => {
-      await deprecateToolVersions(path.organization, caller, path.tool_id, path.version);
-      return undefined;
-    },
+    'deprecate-tool-version': ({ path, caller }) =>
+      deprecateToolVersions(path.organization, caller, path.tool_id, path.version),
 
-    'deprecate-tool': async ({ path, caller }) => {
-      await deprecateTool(path.organization, caller, path.tool_id);
-      return undefined;
-    },
+    'deprecate-tool': ({ path, caller }) => deprecateTool(path.organization, caller, path.tool_id),
 
-    'modify-tool': async ({ path, body, caller }) => {
-      await modifyTool(path.organization, caller, path.tool_id, body);
-      return undefined;
-    },
+    'modify-tool': ({ path, body, caller }) => modifyTool(path.organization, caller, path.tool_id, body),
 
-    'modify-tool-envvars': async ({ path, body, caller }) => {
-      await modifyToolEnvvars(path.organization, caller, path.tool_id, body);
-      return undefined;
-    },
+    'modify-tool-envvars': ({ path, body, caller }) => modifyToolEnvvars(path.organization, caller, path.tool_id, body),
 
     'publish-tool-version': ({ path, body, caller }) =>
       publishToolVersion(path.organization, caller, path.tool_id, body),

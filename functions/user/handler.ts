@@ -131,14 +131,9 @@ export const handler = httpHandler(
     }),
     'update-user-info': update,
     'update-user-info-deprecated': update,
-    'modify-user-variables': async ({ path, body, caller }) => {
-      await modifyUserVariables(path.organization, caller, path.requested_user_id, body);
-      return undefined;
-    },
-    'delete-user': async ({ path, caller }) => {
-      await deleteUser(path.organization, caller, path.requested_user_id);
-      return undefined;
-    },
+    'modify-user-variables': ({ path, body, caller }) =>
+      modifyUserVariables(path.organization, caller, path.requested_user_id, body),
+    'delete-user': ({ path, caller }) => deleteUser(path.organization, caller, path.requested_user_id),
     'get-user-model': ({ path, caller }) => getUserModel(path.organization, caller, path.user_id),
     'get-memories': ({ path, query, caller }) =>
       listMemories(path.organization, caller, path.user_id, {

@@ -14,14 +14,10 @@ export const handler = httpHandler(
   implementGroup('webhook', [webhookOperations], {
     'create-webhook-destination': ({ path, body, caller }) => createWebhookDestination(path.organization, caller, body),
     get_webhook_destinations: ({ path, query, caller }) => getWebhookDestinations(path.organization, caller, query.id),
-    'update-webhook-destination': async ({ path, body, caller }) => {
-      await updateWebhookDestination(path.organization, caller, path.webhook_destination_id, body);
-      return undefined;
-    },
-    'delete-webhook-destination': async ({ path, caller }) => {
-      await deleteWebhookDestination(path.organization, caller, path.webhook_destination_id);
-      return undefined;
-    },
+    'update-webhook-destination': ({ path, body, caller }) =>
+      updateWebhookDestination(path.organization, caller, path.webhook_destination_id, body),
+    'delete-webhook-destination': ({ path, caller }) =>
+      deleteWebhookDestination(path.organization, caller, path.webhook_destination_id),
     'rotate-webhook-destination-secret': ({ path, caller }) =>
       rotateWebhookDestinationSecret(path.organization, caller, path.webhook_destination_id),
     'get-webhook-deliveries': async ({ path, query, caller }) =>

@@ -1,4 +1,4 @@
-import { versionedHead } from '../data/versioned-head';
+import { versionedHead, versionedHeadColumns } from '../data/versioned-head';
 import { lakeProjection } from '../kernel/lake-projection';
 
 /** Agents (their heads) as the SQL query's table (`shared/analytics/`). */
@@ -6,11 +6,5 @@ export const agentProjection = lakeProjection(versionedHead, {
   name: 'agents',
   entity: 'agent',
   key: 'id',
-  fields: {
-    id: 'VARCHAR',
-    name: 'VARCHAR',
-    deprecated: 'BOOLEAN',
-    latest_version: 'BIGINT',
-    created_at: 'TIMESTAMPTZ',
-  },
+  fields: versionedHeadColumns,
 });

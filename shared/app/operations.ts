@@ -37,11 +37,19 @@ import {
  * (the chat's replies do), so the group is a streaming Lambda; pages are one chunk of HTML.
  * The session is a cookie, so operations authenticate it themselves (`checksCredentials`).
  */
+/** A page's or form's request: the app's headers (the session cookie) unless it declares its own; a page's path is the app's unless it says. */
+type AppRequest<T extends Partial<Pick<Operation, 'request'>>> = T['request'] extends object
+  ? T['request'] extends { headers: z.ZodObject }
+    ? T['request']
+    : T['request'] & { headers: typeof appHeaders }
+  : { path: typeof appPath; headers: typeof appHeaders };
+
 const pageIn =
   <const G extends 'app' | 'app-analytics'>(group: G) =>
-  <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Omit<Operation, 'group'>>>(
-    fields: T,
-  ) =>
+  <const T extends Pick<Operation, 'operationId' | 'summary' | 'path'> & Partial<Omit<Operation, 'group'>>>({
+    request,
+    ...fields
+  }: T) =>
     defineOperation({
       method: 'GET',
       group,
@@ -52,7 +60,7 @@ const pageIn =
       // Links to a page may carry parameters of their own (a campaign's, a cache buster): a page
       // that declares none ignores them.
       ignoresUndeclaredQuery: true as boolean,
-      request: { path: appPath, headers: appHeaders },
+      request: { path: appPath, headers: appHeaders, ...request } as AppRequest<T>,
       response: { status: 200, body: htmlPage, contentType: htmlContentType },
       ...fields,
     });
@@ -64,9 +72,10 @@ const lakePage = pageIn('app-analytics');
 /** A form posted by the browser; answered by a redirect (303, Post/Redirect/Get). */
 export const formPost = <
   const T extends Pick<Operation, 'operationId' | 'summary' | 'path' | 'request'> & Partial<Operation>,
->(
-  fields: T,
-) =>
+>({
+  request,
+  ...fields
+}: T) =>
   defineOperation({
     method: 'POST',
     group: 'app',
@@ -77,6 +86,7 @@ export const formPost = <
     ignoresUndeclaredQuery: true,
     response: { status: 303, body: htmlPage, contentType: htmlContentType },
     extraErrors: { 403: 'The form has no valid CSRF token for this browser, or the user is not verified.' },
+    request: { headers: appHeaders, ...request } as AppRequest<T>,
     ...fields,
   });
 
@@ -109,7 +119,7 @@ export const completeAppSignInOperation = page({
   path: '/app/{organization}/sign-in/complete',
   // The link the platform e-mails: it declares its one parameter, and refuses others.
   ignoresUndeclaredQuery: false,
-  request: { path: appPath, query: completeSignInQuery, headers: appHeaders },
+  request: { path: appPath, query: completeSignInQuery },
   response: { status: 303, body: htmlPage, contentType: htmlContentType },
 });
 
@@ -117,7 +127,7 @@ export const signOutOfAppOperation = formPost({
   operationId: 'sign-out-of-app',
   summary: 'Sign out: clears the session cookie',
   path: '/app/{organization}/sign-out',
-  request: { path: appPath, headers: appHeaders, body: csrfForm, bodyType: 'form' },
+  request: { path: appPath, body: csrfForm, bodyType: 'form' },
 });
 
 export const getAppOnboardingOperation = page({
@@ -148,7 +158,7 @@ export const getAppConversationOperation = page({
   operationId: 'get-app-conversation',
   summary: 'A conversation: its messages, and while it is open, the message box',
   path: '/app/{organization}/conversations/{conversation_id}',
-  request: { path: appConversationPath, headers: appHeaders },
+  request: { path: appConversationPath },
 });
 
 export const sendAppMessageOperation = defineOperation({
@@ -246,7 +256,7 @@ export const finishAppConversationOperation = formPost({
   operationId: 'finish-app-conversation',
   summary: 'Finish a conversation',
   path: '/app/{organization}/conversations/{conversation_id}/finish',
-  request: { path: appConversationPath, headers: appHeaders, body: csrfForm, bodyType: 'form' },
+  request: { path: appConversationPath, body: csrfForm, bodyType: 'form' },
 });
 
 export const getAppPreferencesOperation = page({
@@ -259,7 +269,7 @@ export const updateAppPreferencesOperation = formPost({
   operationId: 'update-app-preferences',
   summary: "Change the signed-in user's preferences",
   path: '/app/{organization}/preferences',
-  request: { path: appPath, headers: appHeaders, body: preferencesForm, bodyType: 'form' },
+  request: { path: appPath, body: preferencesForm, bodyType: 'form' },
 });
 
 export const getAppConsoleOperation = page({
@@ -274,7 +284,7 @@ export const getAppConsoleConversationOperation = page({
   summary:
     'A conversation, whole (console): each turn with its stages to scale, tokens and cost, state, tool calls and dynamic behaviors; escalations and operators; metric results',
   path: '/app/{organization}/console/conversations/{conversation_id}',
-  request: { path: appConversationPath, headers: appHeaders },
+  request: { path: appConversationPath },
 });
 
 export const getAppMessageAudioOperation = defineOperation({
@@ -320,7 +330,7 @@ export const createAppRegressionTestOperation = formPost({
   operationId: 'create-app-regression-test',
   summary: 'Make a simulation unit test of a finished conversation, judged by a metric (console)',
   path: '/app/{organization}/console/conversations/{conversation_id}/regression_test',
-  request: { path: appConversationPath, headers: appHeaders, body: regressionTestForm, bodyType: 'form' },
+  request: { path: appConversationPath, body: regressionTestForm, bodyType: 'form' },
 });
 
 export const getAppServiceDiagramOperation = page({
@@ -328,14 +338,14 @@ export const getAppServiceDiagramOperation = page({
   summary:
     "A service's state machine as a diagram, shaded by how often recent conversations visited each state, with simulation runs' coverage",
   path: '/app/{organization}/console/services/{service_id}',
-  request: { path: serviceDiagramPath, headers: appHeaders },
+  request: { path: serviceDiagramPath },
 });
 
 export const getAppWebhookDeliveriesOperation = page({
   operationId: 'get-app-webhook-deliveries',
   summary: "A webhook destination's recent deliveries",
   path: '/app/{organization}/console/webhooks/{webhook_destination_id}',
-  request: { path: webhookDeliveriesPath, headers: appHeaders },
+  request: { path: webhookDeliveriesPath },
 });
 
 /*
@@ -348,7 +358,7 @@ export const getAppOperatorConversationOperation = page({
   operationId: 'get-app-operator-conversation',
   summary: "The operator view of a conversation: who has it, its transcript followed live, and the operator's actions",
   path: '/app/{organization}/console/operator/{conversation_id}',
-  request: { path: appConversationPath, query: operatorViewQuery, headers: appHeaders },
+  request: { path: appConversationPath, query: operatorViewQuery },
 });
 
 export const takeOverAppConversationOperation = formPost({
@@ -356,7 +366,7 @@ export const takeOverAppConversationOperation = formPost({
   summary: 'Take the conversation over from the agent (operator view)',
   path: '/app/{organization}/console/operator/{conversation_id}/take_over',
   rateLimitPerMinute: 30,
-  request: { path: appConversationPath, headers: appHeaders, body: csrfForm, bodyType: 'form' },
+  request: { path: appConversationPath, body: csrfForm, bodyType: 'form' },
 });
 
 export const sendAppOperatorMessageOperation = formPost({
@@ -364,7 +374,7 @@ export const sendAppOperatorMessageOperation = formPost({
   summary: 'Send the user a message as the operator holding the conversation (operator view)',
   path: '/app/{organization}/console/operator/{conversation_id}/messages',
   rateLimitPerMinute: 60,
-  request: { path: appConversationPath, headers: appHeaders, body: operatorMessageForm, bodyType: 'form' },
+  request: { path: appConversationPath, body: operatorMessageForm, bodyType: 'form' },
 });
 
 export const sendAppOperatorGuidanceOperation = formPost({
@@ -372,7 +382,7 @@ export const sendAppOperatorGuidanceOperation = formPost({
   summary: 'Tell the agent something the user does not see (operator view)',
   path: '/app/{organization}/console/operator/{conversation_id}/guidance',
   rateLimitPerMinute: 30,
-  request: { path: appConversationPath, headers: appHeaders, body: operatorGuidanceForm, bodyType: 'form' },
+  request: { path: appConversationPath, body: operatorGuidanceForm, bodyType: 'form' },
 });
 
 export const handBackAppConversationOperation = formPost({
@@ -380,7 +390,7 @@ export const handBackAppConversationOperation = formPost({
   summary: 'Hand the conversation back to the agent with an outcome and a note (operator view)',
   path: '/app/{organization}/console/operator/{conversation_id}/hand_back',
   rateLimitPerMinute: 30,
-  request: { path: appConversationPath, headers: appHeaders, body: handBackForm, bodyType: 'form' },
+  request: { path: appConversationPath, body: handBackForm, bodyType: 'form' },
 });
 
 /*
@@ -394,7 +404,7 @@ export const getAppDashboardOperation = lakePage({
   summary:
     "The console's dashboard: conversations and escalations per day, first token and first audio p50/p95, cost per day and per conversation, metric pass rates per version set, the busiest states and the slowest tools, each one SQL query over the organization's lake",
   path: '/app/{organization}/console/dashboard',
-  request: { path: appPath, query: dashboardQuery, headers: appHeaders },
+  request: { path: appPath, query: dashboardQuery },
 });
 
 export const getAppConversationSearchOperation = lakePage({
@@ -402,7 +412,7 @@ export const getAppConversationSearchOperation = lakePage({
   summary:
     'Conversations found by service, version set, period, status, escalation, real or simulated, cost or latency over a threshold and words said (console), paged',
   path: '/app/{organization}/console/conversations',
-  request: { path: appPath, query: conversationSearchQuery, headers: appHeaders },
+  request: { path: appPath, query: conversationSearchQuery },
 });
 
 export const getAppAssetOperation = defineOperation({

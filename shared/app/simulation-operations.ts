@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { objectId, organizationPath } from '../kernel/schemas';
 import { formPost, page } from './operations';
-import { appHeaders, appPath, csrfField } from './schemas';
+import { appPath, csrfField } from './schemas';
 
 /*
  * The console's simulation workbench (under Simulations): a session's fork tree with its branches
@@ -52,42 +52,42 @@ export const getAppSimulationSessionOperation = page({
   operationId: 'get-app-simulation-session',
   summary: "A simulation session's fork tree, its branches side by side: step one, fork one at a turn (console)",
   path: '/app/{organization}/console/simulations/sessions/{simulation_session_id}',
-  request: { path: appSessionPath, headers: appHeaders },
+  request: { path: appSessionPath },
 });
 
 export const createAppSimulationSessionOperation = formPost({
   operationId: 'create-app-simulation-session',
   summary: 'Start a simulation session on a service, or from a real conversation (console)',
   path: '/app/{organization}/console/simulations/sessions',
-  request: { path: appPath, headers: appHeaders, body: createSessionForm, bodyType: 'form' },
+  request: { path: appPath, body: createSessionForm, bodyType: 'form' },
 });
 
 export const stepAppSimulationSessionOperation = formPost({
   operationId: 'step-app-simulation-session',
   summary: 'Take one turn of a simulation session (console)',
   path: '/app/{organization}/console/simulations/sessions/{simulation_session_id}/step',
-  request: { path: appSessionPath, headers: appHeaders, body: stepSessionForm, bodyType: 'form' },
+  request: { path: appSessionPath, body: stepSessionForm, bodyType: 'form' },
 });
 
 export const forkAppSimulationSessionOperation = formPost({
   operationId: 'fork-app-simulation-session',
   summary: 'Fork a simulation session at a turn into alternatives (console)',
   path: '/app/{organization}/console/simulations/sessions/{simulation_session_id}/fork',
-  request: { path: appSessionPath, headers: appHeaders, body: forkSessionForm, bodyType: 'form' },
+  request: { path: appSessionPath, body: forkSessionForm, bodyType: 'form' },
 });
 
 export const getAppSimulationBacktestOperation = page({
   operationId: 'get-app-simulation-backtest',
   summary: "A backtest's conversations, the most diverged first, each with its turns compared (console)",
   path: '/app/{organization}/console/simulations/backtests/{simulation_backtest_id}',
-  request: { path: appBacktestPath, headers: appHeaders },
+  request: { path: appBacktestPath },
 });
 
 export const createAppSimulationBacktestOperation = formPost({
   operationId: 'create-app-simulation-backtest',
   summary: 'Backtest a candidate version set on real conversations (console)',
   path: '/app/{organization}/console/simulations/backtests',
-  request: { path: appPath, headers: appHeaders, body: createBacktestForm, bodyType: 'form' },
+  request: { path: appPath, body: createBacktestForm, bodyType: 'form' },
 });
 
 export const appSimulationOperations = [

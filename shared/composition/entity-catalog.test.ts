@@ -24,7 +24,9 @@ describe('entity-catalog', () => {
   it('lists every entity declared under shared/, so organization deletion erases every entity', async () => {
     // Prepare
     const declared = (await sources('shared')).flatMap(({ text }) =>
-      [...text.matchAll(/export const (\w+) = define(?:Versioned)?Entity\(/g)].map((match) => match[1] as string),
+      [...text.matchAll(/export const (\w+) = define(?:(?:Versioned)?Entity|RecordCount)\(/g)].map(
+        (match) => match[1] as string,
+      ),
     );
     const catalog = await readFile(new URL('./entity-catalog.ts', import.meta.url), 'utf8');
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { Caller } from '../kernel/caller';
+import { type Caller, creatorOf } from '../kernel/caller';
 import { ConflictError, type NotFoundError } from '../kernel/errors';
+import { newId, nowIso } from '../kernel/ids';
 import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter } from '../kernel/list-params';
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { creatorInfo, tagMap } from '../kernel/schemas';
@@ -61,6 +62,28 @@ export const catalogRecordFields = {
   revision: z.number().int(),
 };
 
+/** The shared fields of a new record: live, at revision 0, created and last updated now by the caller. */
+export const newRecordFields = (
+  orgId: string,
+  caller: Caller,
+  request: { name: string; tags: Record<string, string | null> },
+) => {
+  const now = nowIso();
+  const creator = creatorOf(caller);
+  return {
+    id: newId(),
+    org_id: orgId,
+    name: request.name,
+    is_deleted: false,
+    tags: request.tags,
+    creator,
+    updated_by: creator,
+    created_at: now,
+    updated_at: now,
+    revision: 0,
+  };
+};
+
 export interface CatalogRecord {
   id: string;
   name: string;
@@ -87,6 +110,30 @@ export interface RecordStore<R extends CatalogRecord> {
   read: PermissionName;
   attributes: (record: R) => Record<string, unknown>;
 }
+
+/** What a store reads of its entity: records keyed by `id`, with an index named `updated_at`. */
+interface CatalogEntity<R> {
+  name: string;
+  parse: (item: Item) => R;
+  key: (orgId: string, of: { id: string }) => PrimaryKey;
+  query: (orgId: string, of: Record<string, never>) => QuerySpec;
+  queryIndex: (orgId: string, name: 'updated_at', of: Record<string, never>, range: { forward: boolean }) => QuerySpec;
+  get: (orgId: string, of: { id: string }, consistent?: boolean) => Promise<R | undefined>;
+}
+
+/** The store of a kind declared with `defineEntity` (`id` keys, the `updated_at` index): its reads come from the entity. */
+export const entityStore = <R extends CatalogRecord>(
+  entity: CatalogEntity<R>,
+  kind: Omit<RecordStore<R>, 'list' | 'parse' | 'key' | 'query' | 'get'>,
+): RecordStore<R> => ({
+  list: entity.name,
+  parse: (item) => entity.parse(item),
+  key: (orgId, id) => entity.key(orgId, { id }),
+  query: (orgId, updatedAt) =>
+    updatedAt ? entity.queryIndex(orgId, 'updated_at', {}, updatedAt) : entity.query(orgId, {}),
+  get: (orgId, id, consistent) => entity.get(orgId, { id }, consistent),
+  ...kind,
+});
 
 export interface RecordFilters {
   isDeleted?: boolean;
@@ -137,6 +184,21 @@ export const changeLiveRecord = async <R extends CatalogRecord>(
   throw new ConflictError(`${store.label} ${id} is being changed by other requests at the same time; retry.`);
 };
 
+/** Deletes a live record softly, once the caller holds `permission` on it and `beforeDelete` (a usage guard) let it go. */
+export const softDeleteRecord = <R extends CatalogRecord & { updated_by: { org_id: string; user_id: string } }>(
+  store: RecordStore<R>,
+  orgId: string,
+  caller: Caller,
+  id: string,
+  permission: PermissionName,
+  beforeDelete?: () => Promise<void>,
+): Promise<void> =>
+  changeLiveRecord(store, orgId, id, async (current) => {
+    requireOnRecord(store, caller, permission, current);
+    await beforeDelete?.();
+    return { ...current, is_deleted: true, updated_at: nowIso(), updated_by: creatorOf(caller) };
+  });
+
 /** One page of the records the caller may see that `matches` keeps: by id, in creation order, or by `updated_at`. */
 export const pageOfRecords = <R extends CatalogRecord, Q extends object>(
   store: RecordStore<R>,
@@ -186,6 +248,15 @@ export const bestMatches = <R extends { name: string; updated_at: string }>(
     .sort((a, b) => b.score - a.score || b.record.updated_at.localeCompare(a.record.updated_at))
     .slice(0, searchResults)
     .map((entry) => entry.record);
+
+/** The best matches of the text among the `records` the caller may see (`bestMatches`). */
+export const searchRecords = <R extends CatalogRecord>(
+  store: RecordStore<R>,
+  caller: Caller,
+  records: R[],
+  text: string,
+  textOf: (record: R) => string,
+): R[] => bestMatches(records.filter(visibleTo(store, caller)), text, textOf);
 
 /** A record as search hits show it: the id is `_id`. */
 export const asSearchHit = <V extends { id: string }>({ id, ...view }: V): Omit<V, 'id'> & { _id: string } => ({

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { defineEntity } from './entity';
 import type { PrimaryKey, TransactItem } from './table';
 
 /**
@@ -12,6 +14,22 @@ export interface RecordCount {
   /** The attribute holding the count. */
   field: string;
 }
+
+/**
+ * Declares the count of the records of `within` (its entity, for the catalog, named `name`), kept
+ * in `field` of the item `COUNT` in their partition; `of(orgId)` is the organization's count.
+ */
+export const defineRecordCount = (name: string, within: { token: string }, field: string) => {
+  const counter = defineEntity({
+    name,
+    within,
+    schema: z.object({ [field]: z.number().int() }),
+    sort: () => 'COUNT',
+  });
+  return Object.assign(counter, {
+    of: (orgId: string): RecordCount => ({ key: counter.key(orgId, {}), entity: counter.name, field }),
+  });
+};
 
 /** Counts one more record; the transaction fails on this item when the count has reached `max`. */
 export const countOneMore = (count: RecordCount, max: number): TransactItem => ({

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { BadRequestError } from '../kernel/errors';
 import { defineEntity } from './entity';
+import { nameKeyPart } from './key-parts';
 import { type PrimaryKey, queryPage, type TransactItem } from './table';
-import { nameKeyPart } from './versioned-entity';
 
 /*
  * What simulation unit tests (and unit test sets) use, for the rules that refuse deleting or

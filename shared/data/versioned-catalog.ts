@@ -43,8 +43,18 @@ export interface CatalogFilters<F> {
   own: F;
 }
 
-export interface VersionedCatalogDefinition<V extends StoredVersion, H extends CatalogHead, F> {
+export interface VersionedCatalogDefinition<V extends StoredVersion, H extends CatalogHead, F, B, VV> {
   records: VersionedEntity<V>;
+  /** A version built from the request's body, and the text search reads of it. */
+  buildVersion: (
+    orgId: string,
+    id: string,
+    version: number,
+    body: B,
+    caller: Caller,
+  ) => Promise<{ record: V; searchText: string }>;
+  /** A version as the API shows it. */
+  versionView: (version: Omit<V, 'id'> & { id?: string }) => VV;
   head: z.ZodType<H>;
   /** How messages name a record, e.g. `Simulation persona`. */
   label: string;
@@ -65,8 +75,8 @@ export interface VersionedCatalogDefinition<V extends StoredVersion, H extends C
   readsContent?: (orgId: string, caller: Caller, head: H) => Promise<void>;
 }
 
-export const defineVersionedCatalog = <V extends StoredVersion, H extends CatalogHead, F>(
-  definition: VersionedCatalogDefinition<V, H, F>,
+export const defineVersionedCatalog = <V extends StoredVersion, H extends CatalogHead, F, B, VV>(
+  definition: VersionedCatalogDefinition<V, H, F, B, VV>,
 ) => {
   const { records, label, permissions } = definition;
   const toHead = (raw: object): H => definition.head.parse(raw);
@@ -137,16 +147,16 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
     },
 
     /** Adds the next version; 400 when `expectedVersion` is not its number. */
-    appendVersion: async (
+    createVersion: async (
       orgId: string,
-      id: string,
       caller: Caller,
-      expectedVersion: number | undefined,
-      build: (next: number) => Promise<{ record: V; searchText: string }>,
+      id: string,
+      body: B,
+      options: { expectedVersion?: number } = {},
     ): Promise<{ version: number }> => {
       const searchTexts = new Map<number, string>();
       const created = await records.appendVersion(orgId, id, {
-        expectedVersion,
+        expectedVersion: options.expectedVersion,
         versionMismatch: (message) => new BadRequestError(message),
         authorize: (raw) => {
           const head = toHead(raw);
@@ -157,7 +167,7 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
           );
         },
         build: async (_latest, next) => {
-          const { record, searchText } = await build(next);
+          const { record, searchText } = await definition.buildVersion(orgId, id, next, body, caller);
           searchTexts.set(next, searchText);
           return record;
         },
@@ -170,7 +180,7 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
       return { version: created.version };
     },
 
-    listVersions: async (orgId: string, id: string, query: VersionListQuery, caller: Caller) => {
+    listVersions: async (orgId: string, caller: Caller, id: string, query: VersionListQuery): Promise<Paged<VV>> => {
       let seen: H | undefined;
       const page = await records.listVersions(orgId, id, query, (raw) => {
         const head = toHead(raw);
@@ -181,7 +191,7 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
         seen = head;
       });
       if (seen && definition.readsContent) await definition.readsContent(orgId, caller, seen);
-      return page;
+      return { ...page, items: page.items.map(definition.versionView) };
     },
 
     /** The latest version of a record that exists, or undefined. */
@@ -234,9 +244,9 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
 
     updateTags: async (
       orgId: string,
+      caller: Caller,
       id: string,
       tags: Record<string, string | null> | null | undefined,
-      caller: Caller,
     ): Promise<void> => {
       await authorized(orgId, id, caller, permissions.modify);
       try {
@@ -253,7 +263,7 @@ export const defineVersionedCatalog = <V extends StoredVersion, H extends Catalo
     },
 
     /** Deletes softly; 404 when missing or already deleted, 400 while a unit test uses it. */
-    softDelete: async (orgId: string, id: string, caller: Caller): Promise<void> => {
+    softDelete: async (orgId: string, caller: Caller, id: string): Promise<void> => {
       for (let attempt = 0; attempt < 5; attempt += 1) {
         const head = await authorized(orgId, id, caller, permissions.delete, true);
         if (head.deprecated) throw notFound(id);

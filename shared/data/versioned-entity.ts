@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { BadRequestError, ConflictError, NotFoundError, PayloadTooLargeError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { sortableValue, type VersionFilter } from '../kernel/list-params';
 import { defineEntity } from './entity';
+import { uniqueName } from './key-parts';
 import { keysPage, listFingerprint, type Paged, pageOf, pageOfQuery } from './paging';
 import { createProcessCache } from './process-cache';
 import {
@@ -103,13 +103,6 @@ export const ensureRecordFits = (record: unknown, what: string): void => {
   }
 };
 
-/**
- * A name as part of a key. Sort keys hold at most 1 KB, and names have no length limit in the
- * reference, so a long name is replaced by its digest: still unique, just not readable.
- */
-export const nameKeyPart = (name: string): string =>
-  Buffer.byteLength(name) <= 512 ? name : `sha256:${createHash('sha256').update(name).digest('hex')}`;
-
 /** A concurrent writer took the number; reading again and rebuilding is enough to resolve it. */
 const appendAttempts = 5;
 
@@ -124,12 +117,7 @@ export const defineVersionedEntity = <V extends StoredVersion>(definition: Versi
     schema: versionedHead.loose(),
     sort: (head: { id: string }) => head.id,
     guards: {
-      name: {
-        token: `${token}_NAME`,
-        value: (head) => head.name,
-        sort: nameKeyPart,
-        holds: (head) => ({ id: head.id }),
-      },
+      name: uniqueName(`${token}_NAME`, (head) => ({ id: head.id })),
     },
   });
   const versions = defineEntity({

@@ -24,3 +24,12 @@ export const versionedHead = z.object({
     .transform((count) => count ?? 0),
 });
 export type VersionedHead = z.infer<typeof versionedHead>;
+
+/** The columns every versioned record's head gives its lake table (`lakeProjection`'s `fields`). */
+export const versionedHeadColumns = {
+  id: 'VARCHAR',
+  name: 'VARCHAR',
+  deprecated: 'BOOLEAN',
+  latest_version: 'BIGINT',
+  created_at: 'TIMESTAMPTZ',
+} as const;

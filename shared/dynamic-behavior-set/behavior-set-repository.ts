@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { byFieldThenId, uniqueName } from '../data/key-parts';
 import {
   deleteItem,
   failedConditions,
@@ -9,7 +10,7 @@ import {
   type TransactItem,
   transactWrite,
 } from '../data/table';
-import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
+import { ensureRecordFits } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { sortableValue } from '../kernel/list-params';
@@ -67,16 +68,11 @@ export const behaviorSets = defineEntity({
   schema: storedSet,
   sort: (set: { id: string }) => set.id,
   indexes: {
-    updated_at: { index: 'gsi1', sort: (set) => `${sortableValue(set.updated_at)}#${set.id}` },
-    is_active: { index: 'gsi2', sort: (set) => `${sortableValue(set.is_active)}#${set.id}` },
+    updated_at: { index: 'gsi1', sort: byFieldThenId('updated_at') },
+    is_active: { index: 'gsi2', sort: byFieldThenId('is_active') },
   },
   guards: {
-    'active-name': {
-      token: 'DBS_ACTIVE_NAME',
-      value: (set) => set.name,
-      sort: nameKeyPart,
-      holds: (set) => ({ dynamic_behavior_set_id: set.id }),
-    },
+    'active-name': uniqueName('DBS_ACTIVE_NAME', (set) => ({ dynamic_behavior_set_id: set.id })),
   },
 });
 

@@ -41,7 +41,6 @@ import { requireStorable } from './storable-json';
 import { parseRequestPart, type RequestPart, undeclaredQueryIssues } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
-type Reply<T> = T extends z.ZodType ? z.input<T> : undefined;
 
 /** What the HTTP layer learned about a request, handed to the operation's implementation. */
 export interface RequestContext {
@@ -83,15 +82,17 @@ export interface OperationInput<O extends Operation> {
 export type StreamingReply = ({ events: AsyncIterable<unknown> } | { bytes: Readable }) & { settled?: Promise<void> };
 
 export type OperationResult<O extends Operation> = O['streaming'] extends true
-  ? StreamingReply
-  : Reply<O['response']['body']> | undefined;
+  ? Promise<StreamingReply>
+  : O['response'] extends { body: infer B extends z.ZodType }
+    ? Promise<z.input<B> | undefined>
+    : Promise<void>; // no response body (a 204): the function answers nothing
 
 export interface Implementation<O extends Operation = Operation> {
   operation: O;
-  run(input: OperationInput<O>): Promise<OperationResult<O>>;
+  run(input: OperationInput<O>): OperationResult<O>;
 }
 
-export type Run<O extends Operation> = (input: OperationInput<O>) => Promise<OperationResult<O>>;
+export type Run<O extends Operation> = (input: OperationInput<O>) => OperationResult<O>;
 
 /** Binds an operation to the function that carries it out. */
 export const implement = <O extends Operation>(operation: O, run: Run<O>): Implementation<O> => ({ operation, run });

@@ -9,7 +9,7 @@ import {
 import { describe, expect, it, vi } from 'vitest';
 import { createBedrockProvider } from './bedrock';
 import type { LlmRequest } from './provider';
-import { collect, greetingRequest, stayOrLeaveOptions } from './test-fixtures';
+import { collect, greetingRequest, llmError, stayOrLeaveOptions } from './test-fixtures';
 
 // A thin adapter over the SDK: only `client.send` is mocked, the commands are the real ones.
 const mockClient = (respond: (command: unknown) => unknown) => {
@@ -24,6 +24,14 @@ async function* events(...items: ConverseStreamOutput[]): AsyncGenerator<Convers
 const textDelta = (text: string): ConverseStreamOutput => ({
   contentBlockDelta: { contentBlockIndex: 0, delta: { text } },
 });
+
+/** A Converse answer of the assistant with these content blocks, and its token use when given. */
+const answer = (content: object[], usage?: object) => ({
+  output: { message: { role: 'assistant', content } },
+  ...(usage ? { usage } : {}),
+});
+
+const toolUse = (name: string, input: object) => ({ toolUse: { toolUseId: 't1', name, input } });
 
 const request = (extra: Partial<LlmRequest> = {}): LlmRequest =>
   greetingRequest('anthropic.claude-3-5-haiku-20241022-v1:0', extra);
@@ -80,10 +88,9 @@ describe('Bedrock provider', () => {
 
   it('reports the token use of a tool-calling turn', async () => {
     // Prepare
-    const { client } = mockClient(() => ({
-      output: { message: { role: 'assistant', content: [{ text: 'Done.' }] } },
-      usage: { inputTokens: 80, outputTokens: 2, totalTokens: 82 },
-    }));
+    const { client } = mockClient(() =>
+      answer([{ text: 'Done.' }], { inputTokens: 80, outputTokens: 2, totalTokens: 82 }),
+    );
     const provider = createBedrockProvider({ client });
     const reported: unknown[] = [];
 
@@ -118,22 +125,9 @@ describe('Bedrock provider', () => {
 
   it('forces the choose_option tool and returns its input as the choice', async () => {
     // Prepare
-    const { client, send } = mockClient(() => ({
-      output: {
-        message: {
-          role: 'assistant',
-          content: [
-            {
-              toolUse: {
-                toolUseId: 't1',
-                name: 'choose_option',
-                input: { id: 'leave', reasoning: 'The user said bye.' },
-              },
-            },
-          ],
-        },
-      },
-    }));
+    const { client, send } = mockClient(() =>
+      answer([toolUse('choose_option', { id: 'leave', reasoning: 'The user said bye.' })]),
+    );
     const provider = createBedrockProvider({ client });
 
     // Act
@@ -155,36 +149,21 @@ describe('Bedrock provider', () => {
 
   it('rejects a choice outside the options as a non-retryable LlmError', async () => {
     // Prepare
-    const { client } = mockClient(() => ({
-      output: {
-        message: {
-          role: 'assistant',
-          content: [{ toolUse: { toolUseId: 't1', name: 'choose_option', input: { id: 'elsewhere', reasoning: '' } } }],
-        },
-      },
-    }));
+    const { client } = mockClient(() => answer([toolUse('choose_option', { id: 'elsewhere', reasoning: '' })]));
     const provider = createBedrockProvider({ client });
 
     // Act
     const choice = provider.chooseOption({ ...request(), options: stayOrLeaveOptions });
 
     // Assess
-    await expect(choice).rejects.toMatchObject({ name: 'LlmError', retryable: false });
+    await expect(choice).rejects.toMatchObject(llmError(false));
   });
 
   it('offers the tools and returns the text and tool calls of the answer', async () => {
     // Prepare
-    const { client, send } = mockClient(() => ({
-      output: {
-        message: {
-          role: 'assistant',
-          content: [
-            { text: 'Let me check.' },
-            { toolUse: { toolUseId: 't1', name: 'lookup_order', input: { orderId: 'A-12' } } },
-          ],
-        },
-      },
-    }));
+    const { client, send } = mockClient(() =>
+      answer([{ text: 'Let me check.' }, toolUse('lookup_order', { orderId: 'A-12' })]),
+    );
     const provider = createBedrockProvider({ client });
     const tools = [{ name: 'lookup_order', description: 'Look up an order', inputSchema: { type: 'object' } }];
 
@@ -232,12 +211,7 @@ describe('Bedrock provider', () => {
 
     // Assess
     for (const call of [streamed, chosen]) {
-      await expect(call).rejects.toMatchObject({
-        name: 'LlmError',
-        retryable,
-        message: expect.stringContaining(name),
-        cause: error,
-      });
+      await expect(call).rejects.toMatchObject({ ...llmError(retryable, name), cause: error });
     }
   });
 
@@ -251,11 +225,7 @@ describe('Bedrock provider', () => {
     const streamed = collect(provider.streamText(request()));
 
     // Assess
-    await expect(streamed).rejects.toMatchObject({
-      name: 'LlmError',
-      retryable: true,
-      message: expect.stringContaining('too many tokens'),
-    });
+    await expect(streamed).rejects.toMatchObject(llmError(true, 'too many tokens'));
   });
 
   it('passes the abort signal to the SDK and rejects with its reason', async () => {
@@ -277,23 +247,13 @@ describe('Bedrock provider', () => {
 
   it('answers a structured request through a forced tool call, with the token use', async () => {
     // Prepare
-    const { client, send } = mockClient(() => ({
-      output: {
-        message: {
-          role: 'assistant',
-          content: [
-            {
-              toolUse: {
-                toolUseId: 't1',
-                name: 'judge_metric',
-                input: { value: 4, references: ['m1'], justification: 'ok' },
-              },
-            },
-          ],
-        },
-      },
-      usage: { inputTokens: 200, outputTokens: 30, totalTokens: 230 },
-    }));
+    const { client, send } = mockClient(() =>
+      answer([toolUse('judge_metric', { value: 4, references: ['m1'], justification: 'ok' })], {
+        inputTokens: 200,
+        outputTokens: 30,
+        totalTokens: 230,
+      }),
+    );
     const provider = createBedrockProvider({ client });
     const schema = { type: 'object', properties: { value: { type: 'number' } }, required: ['value'] };
 
@@ -320,14 +280,12 @@ describe('Bedrock provider', () => {
 
   it('refuses an answer without the structured tool call, for the caller to ask again', async () => {
     // Prepare
-    const { client } = mockClient(() => ({
-      output: { message: { role: 'assistant', content: [{ text: 'I think yes.' }] } },
-    }));
+    const { client } = mockClient(() => answer([{ text: 'I think yes.' }]));
     const provider = createBedrockProvider({ client });
 
     // Act / Assess
     await expect(
       provider.generateObject({ ...request(), schemaName: 'judge_metric', schemaDescription: '', schema: {} }),
-    ).rejects.toMatchObject({ name: 'LlmError', retryable: false });
+    ).rejects.toMatchObject(llmError(false));
   });
 });

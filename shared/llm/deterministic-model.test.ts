@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createDeterministicModel } from './deterministic-model';
 import { buildSystemPrompt } from './prompt';
 import type { LlmMessage, LlmOption, LlmRequest } from './provider';
-import { collect, supportAgentPrompt } from './test-fixtures';
+import { collect, llmError, supportAgentPrompt } from './test-fixtures';
 
 // Without the one-off instruction, which the last test covers.
 const { dynamicInstruction, ...promptWithoutInstruction } = supportAgentPrompt;
@@ -273,7 +273,7 @@ describe('deterministic model', () => {
     const choice = model.chooseOption({ ...request([user('bye')]), options: [] });
 
     // Assess
-    await expect(choice).rejects.toMatchObject({ name: 'LlmError', retryable: false });
+    await expect(choice).rejects.toMatchObject(llmError(false));
   });
 
   it('calls the tools whose required parameters the latest message fills, and answers with its reply too', async () => {

@@ -10,6 +10,7 @@ import {
 } from './embedding';
 import { LlmError } from './provider';
 import { createProviderRegistry } from './registry';
+import { llmError } from './test-fixtures';
 
 const norm = (vector: Float32Array) => Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
 
@@ -95,7 +96,7 @@ describe('OpenAI-compatible embedding', () => {
     const embedding = createOpenAiCompatibleEmbedding({ baseUrl: 'http://models/v1', model: 'nomic', fetch });
 
     // Act / Assess
-    await expect(embedding.embed(['a'])).rejects.toMatchObject({ name: 'LlmError', retryable: true });
+    await expect(embedding.embed(['a'])).rejects.toMatchObject(llmError(true));
   });
 });
 

@@ -1,6 +1,7 @@
 // The prompt and answer shape of an LLM judge, shared by whoever asks for a judgement and by
 // the deterministic model, which reads the same prompt back to judge by rules.
 import { z } from 'zod';
+import { jsonSection, readJsonSection } from './json-section';
 import type { LlmMessage } from './provider';
 
 /** The kind of value a judged metric takes. */
@@ -34,7 +35,6 @@ export interface JudgePromptInput {
 export const JUDGE_SCHEMA_NAME = 'judge_metric';
 
 const METRIC_HEADING = '## Metric';
-const FENCE = '```';
 
 const valueRule = (value: JudgedValue): string => {
   switch (value.type) {
@@ -62,10 +62,7 @@ export const buildJudgePrompt = ({
       '(the ids in brackets; never an id that is not in the transcript), and a short justification.',
     `${valueRule(metric.value)} Use null only when the metric does not apply to this conversation.`,
     '',
-    METRIC_HEADING,
-    `${FENCE}json`,
-    JSON.stringify(metric),
-    FENCE,
+    ...jsonSection(METRIC_HEADING, metric),
   ].join('\n'),
   messages: [
     {
@@ -92,16 +89,7 @@ const transcriptLine = /^\[([^\]]+)\] ([^:]*): (.*)$/;
 
 /** Reads back what {@link buildJudgePrompt} wrote; undefined when the prompt is not a judge prompt. */
 export const parseJudgePrompt = (request: { system: string; messages: LlmMessage[] }): JudgePromptInput | undefined => {
-  const start = request.system.indexOf(`${METRIC_HEADING}\n${FENCE}json\n`);
-  if (start < 0) return undefined;
-  const json = request.system.slice(start + METRIC_HEADING.length + FENCE.length + 6).split(`\n${FENCE}`)[0] ?? '';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-  const metric = judgedMetric.safeParse(parsed);
+  const metric = judgedMetric.safeParse(readJsonSection(request.system, METRIC_HEADING));
   if (!metric.success) return undefined;
   const transcript = (request.messages[0]?.content ?? '').split('\n').flatMap((line) => {
     const match = transcriptLine.exec(line);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOpenAiCompatibleProvider } from './openai-compatible';
 import type { LlmRequest } from './provider';
-import { collect, greetingRequest, stayOrLeaveOptions } from './test-fixtures';
+import { collect, greetingRequest, llmError, stayOrLeaveOptions } from './test-fixtures';
 
 interface ReceivedRequest {
   path: string | undefined;
@@ -173,11 +173,7 @@ describe('OpenAI-compatible provider', () => {
 
     // Assess
     for (const call of [streamed, chosen]) {
-      await expect(call).rejects.toMatchObject({
-        name: 'LlmError',
-        retryable,
-        message: expect.stringContaining(`HTTP ${status}`),
-      });
+      await expect(call).rejects.toMatchObject(llmError(retryable, `HTTP ${status}`));
     }
   });
 
@@ -191,7 +187,7 @@ describe('OpenAI-compatible provider', () => {
     const streamed = collect(provider.streamText(request()));
 
     // Assess
-    await expect(streamed).rejects.toMatchObject({ name: 'LlmError', retryable: true });
+    await expect(streamed).rejects.toMatchObject(llmError(true));
   });
 
   it('reports an error event inside the stream as a retryable LlmError', async () => {
@@ -207,11 +203,7 @@ describe('OpenAI-compatible provider', () => {
     const streamed = collect(provider.streamText(request()));
 
     // Assess
-    await expect(streamed).rejects.toMatchObject({
-      name: 'LlmError',
-      retryable: true,
-      message: expect.stringContaining('model overloaded'),
-    });
+    await expect(streamed).rejects.toMatchObject(llmError(true, 'model overloaded'));
   });
 
   it('reports a malformed stream event as a non-retryable LlmError', async () => {
@@ -226,7 +218,7 @@ describe('OpenAI-compatible provider', () => {
     const streamed = collect(provider.streamText(request()));
 
     // Assess
-    await expect(streamed).rejects.toMatchObject({ name: 'LlmError', retryable: false });
+    await expect(streamed).rejects.toMatchObject(llmError(false));
   });
 
   it('stops with the abort reason when the signal aborts mid-stream', { timeout: 5_000 }, async () => {
@@ -307,7 +299,7 @@ describe('OpenAI-compatible provider', () => {
     const choice = provider.chooseOption({ ...request(), options: stayOrLeaveOptions });
 
     // Assess
-    await expect(choice).rejects.toMatchObject({ name: 'LlmError', retryable: false });
+    await expect(choice).rejects.toMatchObject(llmError(false));
   });
 
   it('offers the tools and returns the tool calls the model makes', async () => {

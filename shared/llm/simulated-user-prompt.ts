@@ -2,6 +2,7 @@
 // for the user's next turn, and by the deterministic model, which reads the same prompt back to
 // answer by rules.
 import { z } from 'zod';
+import { jsonSection, readJsonSection } from './json-section';
 import type { LlmMessage } from './provider';
 
 /** Who the simulated user is and what they came for (a persona version and a scenario version). */
@@ -33,7 +34,6 @@ export interface SimulatedUserPromptInput {
 export const SIMULATED_USER_SCHEMA_NAME = 'simulated_user_turn';
 
 const BRIEF_HEADING = '## Brief';
-const FENCE = '```';
 
 /** The simulated user's turn: what they say, and whether they are done with the conversation. */
 export const simulatedUserTurn = z.object({
@@ -70,10 +70,7 @@ export const buildSimulatedUserPrompt = ({
     "Pursue the scenario's objective and follow its instructions. Write only your next message. Set " +
       '`conversation_completed` to true when the objective is met or clearly cannot be, and say goodbye in that message.',
     '',
-    BRIEF_HEADING,
-    `${FENCE}json`,
-    JSON.stringify(brief),
-    FENCE,
+    ...jsonSection(BRIEF_HEADING, brief),
   ].join('\n'),
   messages: [
     {
@@ -104,16 +101,7 @@ export const parseSimulatedUserPrompt = (request: {
   system: string;
   messages: LlmMessage[];
 }): SimulatedUserPromptInput | undefined => {
-  const start = request.system.indexOf(`${BRIEF_HEADING}\n${FENCE}json\n`);
-  if (start < 0) return undefined;
-  const json = request.system.slice(start + BRIEF_HEADING.length + FENCE.length + 6).split(`\n${FENCE}`)[0] ?? '';
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-  const found = brief.safeParse(parsed);
+  const found = brief.safeParse(readJsonSection(request.system, BRIEF_HEADING));
   if (!found.success) return undefined;
   const transcript = (request.messages[0]?.content ?? '').split('\n').flatMap((line) => {
     const match = transcriptLine.exec(line);

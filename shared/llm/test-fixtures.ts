@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { SystemPromptInput } from './prompt';
 import type { LlmOption, LlmRequest } from './provider';
 
@@ -46,3 +47,10 @@ export const stayOrLeaveOptions: LlmOption[] = [
   { id: 'stay', description: 'Continue in this state' },
   { id: 'leave', description: 'The user says goodbye' },
 ];
+
+/** What a provider's failure is expected to look like: an `LlmError`, retryable or not, its message naming `cause`. */
+export const llmError = (retryable: boolean, cause?: string) => ({
+  name: 'LlmError',
+  retryable,
+  ...(cause === undefined ? {} : { message: expect.stringContaining(cause) }),
+});

@@ -1,3 +1,4 @@
+import { versionedHeadColumns } from '../data/versioned-head';
 import { lakeProjection } from '../kernel/lake-projection';
 import { storedMetric, storedResult } from './stored-records';
 
@@ -7,11 +8,7 @@ export const metricProjection = lakeProjection(storedMetric, {
   entity: 'metric',
   key: 'id',
   fields: {
-    id: 'VARCHAR',
-    name: 'VARCHAR',
-    deprecated: 'BOOLEAN',
-    latest_version: 'BIGINT',
-    created_at: 'TIMESTAMPTZ',
+    ...versionedHeadColumns,
     updated_at: 'TIMESTAMPTZ',
   },
   derived: {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
 import { type Paged, pageOf } from '../data/paging';
-import { countOneLess, countOneMore, type RecordCount } from '../data/record-count';
+import { countOneLess, countOneMore, defineRecordCount } from '../data/record-count';
 import { failedConditions, getItem, queryPage, transactWrite } from '../data/table';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { creatorInfo } from '../kernel/schemas';
@@ -41,18 +41,7 @@ export const phoneNumbers = defineEntity({
 });
 
 /** How many numbers the organization has, beside them. */
-export const phoneNumberCounts = defineEntity({
-  name: 'phone-number-counter',
-  within: phoneNumbers,
-  schema: z.object({ number_count: z.number().int() }),
-  sort: () => 'COUNT',
-});
-
-const numberCount = (orgId: string): RecordCount => ({
-  key: phoneNumberCounts.key(orgId, {}),
-  entity: phoneNumberCounts.name,
-  field: 'number_count',
-});
+export const phoneNumberCounts = defineRecordCount('phone-number-counter', phoneNumbers, 'number_count');
 
 const missing = (id: string) => new NotFoundError(`Phone number ${id} not found.`);
 
@@ -82,7 +71,7 @@ export const queryPhoneNumbers = (
 export const insertPhoneNumber = async (record: PhoneNumberRecord, max: number): Promise<void> => {
   await transactWrite(
     [
-      countOneMore(numberCount(record.org_id), max),
+      countOneMore(phoneNumberCounts.of(record.org_id), max),
       phoneNumbers.create(record.org_id, record),
       phoneNumbers.guardPut(record.org_id, 'e164', record),
     ],
@@ -103,7 +92,7 @@ export const removePhoneNumber = async (number: PhoneNumberRecord): Promise<void
         },
       },
       { Delete: { Key: phoneNumbers.guardKey(number.org_id, 'e164', number.phone_number) } },
-      countOneLess(numberCount(number.org_id)),
+      countOneLess(phoneNumberCounts.of(number.org_id)),
     ],
     () => missing(number.id),
   );

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { agentActiveServiceDelta } from '../agent/index';
 import { defineEntity } from '../data/entity';
+import { byFieldThenId, nameKeyPart, uniqueName } from '../data/key-parts';
 import { keysPage, type Paged, pageOfQuery, sortedPage } from '../data/paging';
 import { failedConditions, type Item, queryAll, queryPage, type TransactItem, transactWrite } from '../data/table';
-import { ensureRecordFits, nameKeyPart } from '../data/versioned-entity';
+import { ensureRecordFits } from '../data/versioned-entity';
 import { BadRequestError, ConflictError } from '../kernel/errors';
 import {
   compareBySortEntries,
@@ -35,15 +36,10 @@ export const services = defineEntity({
   indexes: {
     // Long names sort by their first 256 characters; the id keeps the key unique.
     name: { index: 'gsi1', sort: (service) => `${sortableValue(service.name).slice(0, 256)}#${service.id}` },
-    is_active: { index: 'gsi2', sort: (service) => `${sortableValue(service.is_active)}#${service.id}` },
+    is_active: { index: 'gsi2', sort: byFieldThenId('is_active') },
   },
   guards: {
-    'active-name': {
-      token: 'SERVICE_ACTIVE_NAME',
-      value: (service) => service.name,
-      sort: nameKeyPart,
-      holds: (service) => ({ service_id: service.id }),
-    },
+    'active-name': uniqueName('SERVICE_ACTIVE_NAME', (service) => ({ service_id: service.id })),
   },
 });
 

@@ -1,9 +1,7 @@
 import { openSecrets, sealSecrets } from '../auth/secret-box';
-import type { Paged } from '../data/paging';
 import { commonFilterValues } from '../data/record-catalog';
 import { guardUnusedTarget, usageTargets } from '../data/usage-links';
 import { defineVersionedCatalog } from '../data/versioned-catalog';
-import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
@@ -29,23 +27,6 @@ export const personaAttributes = (persona: {
   name: persona.name,
   role: persona.role,
   tags: persona.tags,
-});
-
-const catalog = defineVersionedCatalog({
-  records: personas,
-  head: storedPersona,
-  label: 'Simulation persona',
-  permissions: {
-    get: 'Simulation:GetSimulationPersona',
-    create: 'Simulation:CreateSimulationPersona',
-    modify: 'Simulation:ModifySimulationPersona',
-    delete: 'Simulation:DeleteSimulationPersona',
-  },
-  attributes: personaAttributes,
-  guardUnused: guardUnusedTarget(usageTargets.persona, 'Simulation persona'),
-  matchesOwn: (persona, roles: string[]) => roles.length === 0 || roles.includes(persona.role),
-  readsContent: (orgId, caller, head) =>
-    requireSourceReadable(orgId, caller, `Simulation persona ${head.id}`, head.derived_from),
 });
 
 export const personaView = (persona: StoredPersona): PersonaInstance => ({
@@ -112,6 +93,25 @@ const buildVersion = async (
   };
 };
 
+const catalog = defineVersionedCatalog({
+  records: personas,
+  head: storedPersona,
+  buildVersion,
+  versionView,
+  label: 'Simulation persona',
+  permissions: {
+    get: 'Simulation:GetSimulationPersona',
+    create: 'Simulation:CreateSimulationPersona',
+    modify: 'Simulation:ModifySimulationPersona',
+    delete: 'Simulation:DeleteSimulationPersona',
+  },
+  attributes: personaAttributes,
+  guardUnused: guardUnusedTarget(usageTargets.persona, 'Simulation persona'),
+  matchesOwn: (persona, roles: string[]) => roles.length === 0 || roles.includes(persona.role),
+  readsContent: (orgId, caller, head) =>
+    requireSourceReadable(orgId, caller, `Simulation persona ${head.id}`, head.derived_from),
+});
+
 /**
  * Creates a persona. One made from a conversation (`derivedFrom`) keeps the link to what it
  * copied; its text is not searchable, as reading it is checked against the conversation.
@@ -137,26 +137,9 @@ export const createPersona = async (
   ),
 });
 
-export const createPersonaVersion = (
-  orgId: string,
-  caller: Caller,
-  personaId: string,
-  body: PersonaVersionBody,
-  options: { expectedVersion?: number } = {},
-): Promise<{ version: number }> =>
-  catalog.appendVersion(orgId, personaId, caller, options.expectedVersion, (next) =>
-    buildVersion(orgId, personaId, next, body, caller),
-  );
+export const createPersonaVersion = catalog.createVersion;
 
-export const listPersonaVersions = async (
-  orgId: string,
-  caller: Caller,
-  personaId: string,
-  query: VersionListQuery,
-): Promise<Paged<PersonaVersionInstance>> => {
-  const page = await catalog.listVersions(orgId, personaId, query, caller);
-  return { ...page, items: page.items.map(versionView) };
-};
+export const listPersonaVersions = catalog.listVersions;
 
 export interface PersonaFilters {
   creators: CreatorFilter[];
@@ -192,16 +175,10 @@ export const searchPersonas = async (orgId: string, caller: Caller, text: string
   simulation_personas: (await catalog.search(orgId, caller, text, { ...filters, own: filters.roles })).map(personaView),
 });
 
-export const updatePersona = (
-  orgId: string,
-  caller: Caller,
-  personaId: string,
-  tags: Record<string, string | null> | null | undefined,
-): Promise<void> => catalog.updateTags(orgId, personaId, tags, caller);
+export const updatePersona = catalog.updateTags;
 
 /** Deletes softly; 400 while a unit test uses the persona. */
-export const deletePersona = (orgId: string, caller: Caller, personaId: string): Promise<void> =>
-  catalog.softDelete(orgId, personaId, caller);
+export const deletePersona = catalog.softDelete;
 
 /** The persona (deleted ones included: existing references stay valid), for runs. */
 export const getPersona = async (orgId: string, personaId: string): Promise<StoredPersona | undefined> => {

@@ -1,8 +1,6 @@
-import type { Paged } from '../data/paging';
 import { commonFilterValues } from '../data/record-catalog';
 import { guardUnusedTarget, usageTargets } from '../data/usage-links';
 import { defineVersionedCatalog } from '../data/versioned-catalog';
-import type { VersionListQuery } from '../data/versioned-entity';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { newId, nowIso } from '../kernel/ids';
 import type { CreatorFilter, SortEntry, TagFilter } from '../kernel/list-params';
@@ -23,23 +21,6 @@ export const scenarioAttributes = (scenario: { id: string; name: string; tags: R
   simulation_scenario_id: scenario.id,
   name: scenario.name,
   tags: scenario.tags,
-});
-
-const catalog = defineVersionedCatalog({
-  records: scenarios,
-  head: storedScenario,
-  label: 'Simulation scenario',
-  permissions: {
-    get: 'Simulation:GetSimulationScenario',
-    create: 'Simulation:CreateSimulationScenario',
-    modify: 'Simulation:ModifySimulationScenario',
-    delete: 'Simulation:DeleteSimulationScenario',
-  },
-  attributes: scenarioAttributes,
-  guardUnused: guardUnusedTarget(usageTargets.scenario, 'Simulation scenario'),
-  matchesOwn: () => true,
-  readsContent: (orgId, caller, head) =>
-    requireSourceReadable(orgId, caller, `Simulation scenario ${head.id}`, head.derived_from),
 });
 
 export const scenarioView = (scenario: StoredScenario): ScenarioInstance => ({
@@ -103,6 +84,25 @@ const buildVersion = (
   });
 };
 
+const catalog = defineVersionedCatalog({
+  records: scenarios,
+  head: storedScenario,
+  buildVersion,
+  versionView,
+  label: 'Simulation scenario',
+  permissions: {
+    get: 'Simulation:GetSimulationScenario',
+    create: 'Simulation:CreateSimulationScenario',
+    modify: 'Simulation:ModifySimulationScenario',
+    delete: 'Simulation:DeleteSimulationScenario',
+  },
+  attributes: scenarioAttributes,
+  guardUnused: guardUnusedTarget(usageTargets.scenario, 'Simulation scenario'),
+  matchesOwn: () => true,
+  readsContent: (orgId, caller, head) =>
+    requireSourceReadable(orgId, caller, `Simulation scenario ${head.id}`, head.derived_from),
+});
+
 /**
  * Creates a scenario. One made from a conversation (`derived`) keeps its reference transcript and
  * the link to what it copied; its text is not searchable, as reading it is checked against the conversation.
@@ -124,26 +124,9 @@ export const createScenario = async (
   ),
 });
 
-export const createScenarioVersion = (
-  orgId: string,
-  caller: Caller,
-  scenarioId: string,
-  body: ScenarioVersionBody,
-  options: { expectedVersion?: number } = {},
-): Promise<{ version: number }> =>
-  catalog.appendVersion(orgId, scenarioId, caller, options.expectedVersion, (next) =>
-    buildVersion(orgId, scenarioId, next, body, caller),
-  );
+export const createScenarioVersion = catalog.createVersion;
 
-export const listScenarioVersions = async (
-  orgId: string,
-  caller: Caller,
-  scenarioId: string,
-  query: VersionListQuery,
-): Promise<Paged<ScenarioVersionInstance>> => {
-  const page = await catalog.listVersions(orgId, scenarioId, query, caller);
-  return { ...page, items: page.items.map(versionView) };
-};
+export const listScenarioVersions = catalog.listVersions;
 
 export interface ScenarioFilters {
   creators: CreatorFilter[];
@@ -176,16 +159,10 @@ export const searchScenarios = async (orgId: string, caller: Caller, text: strin
   simulation_scenarios: (await catalog.search(orgId, caller, text, { ...filters, own: undefined })).map(scenarioView),
 });
 
-export const updateScenario = (
-  orgId: string,
-  caller: Caller,
-  scenarioId: string,
-  tags: Record<string, string | null> | null | undefined,
-): Promise<void> => catalog.updateTags(orgId, scenarioId, tags, caller);
+export const updateScenario = catalog.updateTags;
 
 /** Deletes softly; 400 while a unit test uses the scenario. */
-export const deleteScenario = (orgId: string, caller: Caller, scenarioId: string): Promise<void> =>
-  catalog.softDelete(orgId, scenarioId, caller);
+export const deleteScenario = catalog.softDelete;
 
 /** The scenario (deleted ones included: existing references stay valid), for runs. */
 export const getScenario = async (orgId: string, scenarioId: string): Promise<StoredScenario | undefined> => {

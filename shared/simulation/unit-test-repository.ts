@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { byFieldThenId, uniqueName } from '../data/key-parts';
 import { catalogRecordFields, maxCatalogRecords } from '../data/record-catalog';
 import { type Item, queryAll, type TransactItem } from '../data/table';
-import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
-import { sortableValue } from '../kernel/list-params';
 import { toolMock } from '../tool/schemas';
 import { successCriterion } from './schemas';
 
@@ -43,15 +42,10 @@ export const unitTests = defineEntity({
   schema: storedUnitTest,
   sort: (unitTest: { id: string }) => unitTest.id,
   indexes: {
-    updated_at: { index: 'gsi1', sort: (unitTest) => `${sortableValue(unitTest.updated_at)}#${unitTest.id}` },
+    updated_at: { index: 'gsi1', sort: byFieldThenId('updated_at') },
   },
   guards: {
-    name: {
-      token: 'SIM_UNIT_TEST_NAME',
-      value: (unitTest) => unitTest.name,
-      sort: nameKeyPart,
-      holds: (unitTest) => ({ simulation_unit_test_id: unitTest.id }),
-    },
+    name: uniqueName('SIM_UNIT_TEST_NAME', (unitTest) => ({ simulation_unit_test_id: unitTest.id })),
   },
 });
 

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { byFieldThenId, uniqueName } from '../data/key-parts';
 import { catalogRecordFields, maxCatalogRecords } from '../data/record-catalog';
 import { type Item, queryAll, type TransactItem, transactWrite } from '../data/table';
-import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
-import { sortableValue } from '../kernel/list-params';
 import { unitTestRun } from './schemas';
 
 /*
@@ -32,15 +31,10 @@ export const unitTestSets = defineEntity({
   schema: storedUnitTestSet,
   sort: (set: { id: string }) => set.id,
   indexes: {
-    updated_at: { index: 'gsi1', sort: (set) => `${sortableValue(set.updated_at)}#${set.id}` },
+    updated_at: { index: 'gsi1', sort: byFieldThenId('updated_at') },
   },
   guards: {
-    name: {
-      token: 'SIM_UNIT_TEST_SET_NAME',
-      value: (set) => set.name,
-      sort: nameKeyPart,
-      holds: (set) => ({ simulation_unit_test_set_id: set.id }),
-    },
+    name: uniqueName('SIM_UNIT_TEST_SET_NAME', (set) => ({ simulation_unit_test_set_id: set.id })),
   },
 });
 

@@ -1,27 +1,28 @@
 import {
   asSearchHit,
-  bestMatches,
   changeLiveRecord,
   commonFilterValues,
+  entityStore,
   matchesCommonFilters,
+  newRecordFields,
   pageOfRecords,
   type RecordFilters,
-  type RecordStore,
   requireOnRecord,
+  searchRecords,
+  softDeleteRecord,
   visibleTo,
 } from '../data/record-catalog';
 import { failedConditions, transactWrite } from '../data/table';
 import { linkUsages, unlinkUsages, usageChanges, usageTargets } from '../data/usage-links';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { ConflictError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
+import { nowIso } from '../kernel/ids';
 import { type SortEntry, tagsAsList } from '../kernel/list-params';
 import { permissionCheck, requirePermission } from '../kernel/permissions';
 import type { CreateUnitTestSetRequest, UnitTestRun, UnitTestSetInstance, UpdateUnitTestSetRequest } from './schemas';
 import { claimUnitTest, getUnitTests, unitTestNotFound } from './unit-test-repository';
 import {
   allUnitTestSets,
-  getUnitTestSet,
   StaleUnitTestSetError,
   type StoredUnitTestSet,
   unitTestSetNotFound,
@@ -96,42 +97,25 @@ const saveUnitTestSet = async (
   await transactWrite(items, (error) => failureAt(failedConditions(error)[0] ?? 0));
 };
 
-const store: RecordStore<StoredUnitTestSet> = {
-  list: unitTestSets.name,
-  parse: (item) => unitTestSets.parse(item),
-  key: (orgId, id) => unitTestSets.key(orgId, { id }),
-  query: (orgId, updatedAt) =>
-    updatedAt ? unitTestSets.queryIndex(orgId, 'updated_at', {}, updatedAt) : unitTestSets.query(orgId, {}),
-  get: getUnitTestSet,
+const store = entityStore<StoredUnitTestSet>(unitTestSets, {
   save: saveUnitTestSet,
   isStale: (error) => error instanceof StaleUnitTestSetError,
   notFound: unitTestSetNotFound,
   label: 'Simulation unit test set',
   read: 'Simulation:GetSimulationUnitTestSet',
   attributes: unitTestSetAttributes,
-};
+});
 
 export const createUnitTestSet = async (
   orgId: string,
   caller: Caller,
   request: CreateUnitTestSetRequest,
 ): Promise<{ simulation_unit_test_set_id: string }> => {
-  const now = nowIso();
-  const creator = creatorOf(caller);
   const set: StoredUnitTestSet = {
-    id: newId(),
-    org_id: orgId,
-    name: request.name,
+    ...newRecordFields(orgId, caller, request),
     description: request.description ?? null,
     unit_test_runs: request.unit_test_runs,
     last_triggered_run_id: null,
-    is_deleted: false,
-    tags: request.tags,
-    creator,
-    updated_by: creator,
-    created_at: now,
-    updated_at: now,
-    revision: 0,
   };
   requirePermission(caller, 'Simulation:CreateSimulationUnitTestSet', unitTestSetAttributes(set));
   await requireLiveUnitTests(orgId, caller, set.unit_test_runs);
@@ -162,10 +146,7 @@ export const updateUnitTestSet = (
 
 /** Deletes softly, releasing the unit tests the set held. */
 export const deleteUnitTestSet = (orgId: string, caller: Caller, id: string): Promise<void> =>
-  changeLiveRecord(store, orgId, id, async (current) => {
-    requireOnRecord(store, caller, 'Simulation:DeleteSimulationUnitTestSet', current);
-    return { ...current, is_deleted: true, updated_at: nowIso(), updated_by: creatorOf(caller) };
-  });
+  softDeleteRecord(store, orgId, caller, id, 'Simulation:DeleteSimulationUnitTestSet');
 
 export interface UnitTestSetFilters extends RecordFilters {
   unitTestIds: string[];
@@ -199,13 +180,9 @@ export const listUnitTestSets = async (
 
 /** The best live matches of the text over the names and descriptions (`bestMatches`). */
 export const searchUnitTestSets = async (orgId: string, caller: Caller, text: string, filters: UnitTestSetFilters) => {
-  const visible = visibleTo(store, caller);
-  const candidates = (await allUnitTestSets(orgId)).filter(
-    (set) => matchesFilters(set, { ...filters, isDeleted: false }) && visible(set),
-  );
+  const live = (await allUnitTestSets(orgId)).filter((set) => matchesFilters(set, { ...filters, isDeleted: false }));
+  const found = searchRecords(store, caller, live, text, (set) => set.description ?? '');
   return {
-    simulation_unit_test_sets: bestMatches(candidates, text, (set) => set.description ?? '').map((set) =>
-      asSearchHit(unitTestSetView(set)),
-    ),
+    simulation_unit_test_sets: found.map((set) => asSearchHit(unitTestSetView(set))),
   };
 };

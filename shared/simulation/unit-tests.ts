@@ -1,13 +1,15 @@
 import {
   asSearchHit,
-  bestMatches,
   changeLiveRecord,
   commonFilterValues,
+  entityStore,
   matchesCommonFilters,
+  newRecordFields,
   pageOfRecords,
   type RecordFilters,
-  type RecordStore,
   requireOnRecord,
+  searchRecords,
+  softDeleteRecord,
   visibleTo,
 } from '../data/record-catalog';
 import { failedConditions, type TransactItem, transactWrite } from '../data/table';
@@ -21,7 +23,7 @@ import {
 } from '../data/usage-links';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
-import { newId, nowIso } from '../kernel/ids';
+import { nowIso } from '../kernel/ids';
 import { type SortEntry, tagsAsList } from '../kernel/list-params';
 import { hasPermission, requirePermission } from '../kernel/permissions';
 import { claimMetric, getMetrics, metricNotFound } from '../metric/index';
@@ -37,7 +39,6 @@ import { scenarioAttributes } from './scenarios';
 import type { CreateUnitTestRequest, UnitTestInstance, UpdateUnitTestRequest } from './schemas';
 import {
   allUnitTests,
-  getUnitTest,
   StaleUnitTestError,
   type StoredUnitTest,
   unitTestNotFound,
@@ -235,32 +236,22 @@ const saveUnitTest = async (
   await transactWrite(items, (error) => failureAt(failedConditions(error)[0] ?? 0));
 };
 
-const store: RecordStore<StoredUnitTest> = {
-  list: unitTests.name,
-  parse: (item) => unitTests.parse(item),
-  key: (orgId, id) => unitTests.key(orgId, { id }),
-  query: (orgId, updatedAt) =>
-    updatedAt ? unitTests.queryIndex(orgId, 'updated_at', {}, updatedAt) : unitTests.query(orgId, {}),
-  get: getUnitTest,
+const store = entityStore<StoredUnitTest>(unitTests, {
   save: saveUnitTest,
   isStale: (error) => error instanceof StaleUnitTestError,
   notFound: unitTestNotFound,
   label: 'Simulation unit test',
   read: 'Simulation:GetSimulationUnitTest',
   attributes: unitTestAttributes,
-};
+});
 
 export const createUnitTest = async (
   orgId: string,
   caller: Caller,
   request: CreateUnitTestRequest,
 ): Promise<{ simulation_unit_test_id: string }> => {
-  const now = nowIso();
-  const creator = creatorOf(caller);
   const unitTest: StoredUnitTest = {
-    id: newId(),
-    org_id: orgId,
-    name: request.name,
+    ...newRecordFields(orgId, caller, request),
     description: request.description,
     service_id: request.service_id,
     service_version_set_name: request.service_version_set_name,
@@ -273,13 +264,6 @@ export const createUnitTest = async (
     user_variables: request.user_variables,
     initial_state: request.initial_state ?? null,
     expected_escalation: request.expected_escalation ?? null,
-    is_deleted: false,
-    tags: request.tags,
-    creator,
-    updated_by: creator,
-    created_at: now,
-    updated_at: now,
-    revision: 0,
   };
   requirePermission(caller, 'Simulation:CreateSimulationUnitTest', unitTestAttributes(unitTest));
   await checkReferences(orgId, caller, unitTest);
@@ -320,11 +304,9 @@ export const updateUnitTest = (
 
 /** Deletes softly, releasing what the unit test used; 400 while a set holds it. */
 export const deleteUnitTest = (orgId: string, caller: Caller, id: string): Promise<void> =>
-  changeLiveRecord(store, orgId, id, async (current) => {
-    requireOnRecord(store, caller, 'Simulation:DeleteSimulationUnitTest', current);
-    await requireUnused(orgId, usageTargets.unitTest(id), `Simulation unit test ${id}`);
-    return { ...current, is_deleted: true, updated_at: nowIso(), updated_by: creatorOf(caller) };
-  });
+  softDeleteRecord(store, orgId, caller, id, 'Simulation:DeleteSimulationUnitTest', () =>
+    requireUnused(orgId, usageTargets.unitTest(id), `Simulation unit test ${id}`),
+  );
 
 export interface UnitTestFilters extends RecordFilters {
   serviceIds: string[];
@@ -369,13 +351,11 @@ export const listUnitTests = async (
 
 /** The best live matches of the text over the names and descriptions (`bestMatches`). */
 export const searchUnitTests = async (orgId: string, caller: Caller, text: string, filters: UnitTestFilters) => {
-  const visible = visibleTo(store, caller);
-  const candidates = (await allUnitTests(orgId)).filter(
-    (unitTest) => matchesFilters(unitTest, { ...filters, isDeleted: false }) && visible(unitTest),
+  const live = (await allUnitTests(orgId)).filter((unitTest) =>
+    matchesFilters(unitTest, { ...filters, isDeleted: false }),
   );
+  const found = searchRecords(store, caller, live, text, (unitTest) => unitTest.description);
   return {
-    simulation_unit_tests: bestMatches(candidates, text, (unitTest) => unitTest.description).map((unitTest) =>
-      asSearchHit(unitTestView(unitTest)),
-    ),
+    simulation_unit_tests: found.map((unitTest) => asSearchHit(unitTestView(unitTest))),
   };
 };

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { uniqueName } from '../data/key-parts';
 import { putItem, queryAll, transactWrite } from '../data/table';
-import { nameKeyPart } from '../data/versioned-entity';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { sortableValue } from '../kernel/list-params';
@@ -57,7 +57,7 @@ export const tools = defineEntity({
     },
   },
   guards: {
-    name: { token: 'TOOL_NAME', value: (tool) => tool.name, sort: nameKeyPart, holds: (tool) => ({ id: tool.id }) },
+    name: uniqueName('TOOL_NAME', (tool) => ({ id: tool.id })),
   },
 });
 

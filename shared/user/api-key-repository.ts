@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { countOneLess, countOneMore, type RecordCount } from '../data/record-count';
+import { countOneLess, countOneMore, defineRecordCount } from '../data/record-count';
 import { queryAll, transactWrite } from '../data/table';
 import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { creatorInfo } from '../kernel/schemas';
@@ -46,12 +46,7 @@ export const apiKeys = defineEntity({
 export const apiKeyPartition = { token: apiKeys.token };
 
 /** How many keys the organization has, beside them. */
-export const apiKeyCounts = defineEntity({
-  name: 'api-key-counter',
-  within: apiKeys,
-  schema: z.object({ key_count: z.number().int() }),
-  sort: () => 'COUNT',
-});
+export const apiKeyCounts = defineRecordCount('api-key-counter', apiKeys, 'key_count');
 
 export const getApiKey = (orgId: string, keyId: string): Promise<ApiKeyRecord | undefined> =>
   apiKeys.get(orgId, { id: keyId });
@@ -59,17 +54,11 @@ export const getApiKey = (orgId: string, keyId: string): Promise<ApiKeyRecord | 
 export const queryApiKeys = async (orgId: string): Promise<ApiKeyRecord[]> =>
   (await queryAll(apiKeys.query(orgId, {}))).map(apiKeys.parse);
 
-const keyCount = (orgId: string): RecordCount => ({
-  key: apiKeyCounts.key(orgId, {}),
-  entity: apiKeyCounts.name,
-  field: 'key_count',
-});
-
 const limitReached = (max: number) =>
   new BadRequestError(`The organization has reached the maximum of ${max} API keys; delete one first.`);
 
 export const insertApiKey = async (record: ApiKeyRecord, max: number): Promise<void> => {
-  await transactWrite([countOneMore(keyCount(record.org_id), max), apiKeys.create(record.org_id, record)], () =>
+  await transactWrite([countOneMore(apiKeyCounts.of(record.org_id), max), apiKeys.create(record.org_id, record)], () =>
     limitReached(max),
   );
 };
@@ -78,7 +67,7 @@ export const removeApiKey = async (orgId: string, keyId: string): Promise<void> 
   await transactWrite(
     [
       { Delete: { Key: apiKeys.key(orgId, { id: keyId }), ConditionExpression: 'attribute_exists(pk)' } },
-      countOneLess(keyCount(orgId)),
+      countOneLess(apiKeyCounts.of(orgId)),
     ],
     () => new NotFoundError(`API key ${keyId} does not exist.`),
   );

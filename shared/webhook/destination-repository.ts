@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { countOneLess, countOneMore, type RecordCount } from '../data/record-count';
+import { countOneLess, countOneMore, defineRecordCount } from '../data/record-count';
 import { queryAll, transactWrite, updateItem } from '../data/table';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { creatorInfo } from '../kernel/schemas';
@@ -60,18 +60,11 @@ export const webhookDestinations = defineEntity({
 });
 
 /** How many destinations the organization has, beside them. */
-export const webhookDestinationCounts = defineEntity({
-  name: 'webhook-destination-counter',
-  within: webhookDestinations,
-  schema: z.object({ destination_count: z.number().int() }),
-  sort: () => 'COUNT',
-});
-
-const destinationCount = (orgId: string): RecordCount => ({
-  key: webhookDestinationCounts.key(orgId, {}),
-  entity: webhookDestinationCounts.name,
-  field: 'destination_count',
-});
+export const webhookDestinationCounts = defineRecordCount(
+  'webhook-destination-counter',
+  webhookDestinations,
+  'destination_count',
+);
 
 const missing = (id: string) => new NotFoundError(`Webhook destination ${id} not found.`);
 
@@ -90,7 +83,7 @@ export const listDestinations = async (orgId: string): Promise<DestinationRecord
 
 export const createDestination = async (record: DestinationRecord, max: number): Promise<void> => {
   await transactWrite(
-    [countOneMore(destinationCount(record.org_id), max), webhookDestinations.create(record.org_id, record)],
+    [countOneMore(webhookDestinationCounts.of(record.org_id), max), webhookDestinations.create(record.org_id, record)],
     () => new BadRequestError(`The organization already has the maximum of ${max} webhook destinations.`),
   );
 };
@@ -147,7 +140,7 @@ export const deleteDestination = async (orgId: string, id: string): Promise<void
   await transactWrite(
     [
       { Delete: { Key: webhookDestinations.key(orgId, { id }), ConditionExpression: 'attribute_exists(pk)' } },
-      countOneLess(destinationCount(orgId)),
+      countOneLess(webhookDestinationCounts.of(orgId)),
     ],
     () => missing(id),
   );

@@ -4,12 +4,11 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav } from '#shared/speech/audio';
-import { synthesizeWithEspeak } from '#shared/speech/espeak';
-import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { api, streamAndDisconnect } from '../integration/support/client';
 import { createService } from '../integration/support/conversations';
 import { createOrganization, createUserSession, pngImage, type Session } from '../integration/support/identity';
 import { runSimulationOnce } from '../integration/support/simulation';
+import { spokenEnglish } from '../support/spoken-english';
 import { checkAccessibility } from './accessibility';
 import { appUrlOf, launchWithMicrophone, screenshot, signInThroughOutbox as signInAt } from './browser-support';
 
@@ -34,14 +33,7 @@ const signInThroughOutbox = (context: BrowserContext, email: string): Promise<Pa
 
 /** What the fake microphone says (eSpeak NG's voice, as a WAV Chromium loops). */
 const writeMicrophoneRecording = async (): Promise<string> => {
-  const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
-  const language = speechLanguageOf('eng');
-  if (!voice || !language) throw new Error('the catalogue lost its English voice');
-  const audio = await synthesizeWithEspeak({
-    text: 'I need help with my printer',
-    voice,
-    language,
-  });
+  const audio = await spokenEnglish('I need help with my printer');
   const path = join(await mkdtemp(join(tmpdir(), 'app-microphone-')), 'microphone.wav');
   await writeFile(path, encodeWav(audio));
   return path;

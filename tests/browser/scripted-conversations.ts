@@ -1,11 +1,10 @@
 import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
 import { encodeWav } from '#shared/speech/audio';
-import { synthesizeWithEspeak } from '#shared/speech/espeak';
-import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
 import { api, eventually, expectStatus, streamEvents } from '../integration/support/client';
 import { createService, interact, startConversation } from '../integration/support/conversations';
 import { createUserSession, type Session } from '../integration/support/identity';
 import { createTool, publishAndDeploy } from '../integration/support/tools';
+import { spokenEnglish } from '../support/spoken-english';
 
 /**
  * What the console's pages are looked at with: conversations a script holds through the API, as
@@ -35,10 +34,7 @@ export interface ScriptedConversations {
 
 /** A spoken sentence as a microphone records it: eSpeak NG's voice as WAV. */
 export const spokenSentence = async (text: string): Promise<Uint8Array> => {
-  const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
-  const language = speechLanguageOf('eng');
-  if (!voice || !language) throw new Error('the catalogue lost its English voice');
-  return new Uint8Array(encodeWav(await synthesizeWithEspeak({ text, voice, language })));
+  return new Uint8Array(encodeWav(await spokenEnglish(text)));
 };
 
 const finish = async (session: Session, conversationId: string) =>

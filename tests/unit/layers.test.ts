@@ -79,7 +79,7 @@ const importsIntoShared = async (): Promise<{ file: string; target: string }[]> 
   return imports.flat();
 };
 
-/** Each capability's entity handles: what its files declare with `defineEntity` or `defineVersionedEntity`. */
+/** Each capability's entity handles: what its files declare with `defineEntity`, `defineVersionedEntity` or `defineRecordCount`. */
 const entityHandles = async (): Promise<Map<string, Set<string>>> => {
   const handles = new Map<string, Set<string>>();
   for (const name of await readdir(join(root, 'shared'), { recursive: true })) {
@@ -87,7 +87,7 @@ const entityHandles = async (): Promise<Map<string, Set<string>>> => {
     const capability = capabilityOf(file);
     if (!capability || !file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
     const text = await readFile(join(root, file), 'utf8');
-    for (const match of text.matchAll(/export const (\w+) = define(?:Versioned)?Entity\b/g))
+    for (const match of text.matchAll(/export const (\w+) = define(?:(?:Versioned)?Entity|RecordCount)\b/g))
       handles.set(capability, (handles.get(capability) ?? new Set()).add(match[1] as string));
   }
   return handles;

@@ -1,8 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav, resample } from '#shared/speech/audio';
-import { synthesizeWithEspeak } from '#shared/speech/espeak';
-import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
+import { spokenEnglish } from '../../support/spoken-english';
 import { AppVisitor, latestSignInLink, signInLinkCount, signInToApp } from '../support/app-visitor';
 import { api, apiUrl, harness } from '../support/client';
 import { createService } from '../support/conversations';
@@ -47,14 +46,7 @@ const completedSimulationRun = (): Promise<string> => {
 let spoken: Promise<Uint8Array> | undefined;
 const recording = (): Promise<Uint8Array> => {
   spoken ??= (async () => {
-    const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
-    const language = speechLanguageOf('eng');
-    if (!voice || !language) throw new Error('the catalogue lost its English voice');
-    const audio = await synthesizeWithEspeak({
-      text: 'I need help with my printer',
-      voice,
-      language,
-    });
+    const audio = await spokenEnglish('I need help with my printer');
     return new Uint8Array(encodeWav(resample(audio, 16_000)));
   })();
   return spoken;

@@ -1,8 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
 import { encodeWav } from '#shared/speech/audio';
-import { synthesizeWithEspeak } from '#shared/speech/espeak';
-import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
+import { spokenEnglish } from '../../support/spoken-english';
 import { api, streamEvents } from '../support/client';
 import { createService, interact, type StreamedEvent, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
@@ -96,14 +95,7 @@ describe('interaction-complete', () => {
     // Timings go to callers with the insights permissions only (an end user's stream has none).
     const user = await createUserSession(admin, 'DefaultAdministratorRole');
     const { conversationId } = await startConversation(user, { service_id: serviceId });
-    const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
-    const language = speechLanguageOf('eng');
-    if (!voice || !language) throw new Error('the catalogue lost its English voice');
-    const audio = await synthesizeWithEspeak({
-      text: 'I would like to order a pizza please',
-      voice,
-      language,
-    });
+    const audio = await spokenEnglish('I would like to order a pizza please');
 
     // Act
     const response = await streamEvents(`/v1/${user.orgId}/conversation/${conversationId}/interact`, {

@@ -2,9 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import type { AgentVersionBody } from '#shared/agent/schemas';
 import { encodeWav, type PcmAudio, parseWav, pcmBytes, resample } from '#shared/speech/audio';
-import { synthesizeWithEspeak } from '#shared/speech/espeak';
 import { decodeMp3, encodeMp3 } from '#shared/speech/mp3';
-import { knownVoices, speechLanguageOf } from '#shared/speech/voices';
+import { spokenEnglish } from '../../support/spoken-english';
 import { api, apiUrl, type QueryValue, requestInit, streamEvents } from '../support/client';
 import {
   conversationEvents,
@@ -33,10 +32,7 @@ let spoken: PcmAudio;
 beforeAll(async () => {
   ({ session: admin } = await createOrganization());
   ({ serviceId } = await createService(admin));
-  const voice = knownVoices.find((candidate) => candidate.name === 'Barbershop Man');
-  const language = speechLanguageOf('eng');
-  if (!voice || !language) throw new Error('the catalogue lost its English voice');
-  spoken = await synthesizeWithEspeak({ text: phrase, voice, language });
+  spoken = await spokenEnglish(phrase);
 });
 
 /** A new user with an open text conversation: each test talks in its own. */

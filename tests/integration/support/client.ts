@@ -163,17 +163,4 @@ export const streamAndDisconnect = async (
   return events;
 };
 
-/** Polls until `check` returns a value other than undefined, or fails after the deadline. */
-export const eventually = async <T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
-  intervalMs = 200,
-): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-};
+export { eventually } from '../../support/eventually';

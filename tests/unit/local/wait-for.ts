@@ -1,16 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '../../support/eventually';
 
-/** Polls until the probe yields a value, failing with the description once the deadline passes. */
-export const waitFor = async <T>(
-  description: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 15_000,
-): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
-    await sleep(50);
-  }
-};
+/** Polls every 50 ms until the probe yields a value, failing with the description once the deadline passes. */
+export const waitFor = <T>(description: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> =>
+  eventually(probe, timeoutMs, 50, description);
