@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { streamEvents } from '../integration/support/client';
 import { createService, startConversation, textForm } from '../integration/support/conversations';
 import { createOrganization, createUserSession, type Session } from '../integration/support/identity';
-import type { DynamoFaults, TimedCall } from './support/dynamo-faults';
+import { type DynamoFaults, inInvocation, type TimedCall } from './support/dynamo-faults';
 import { startFaultPlatform } from './support/fault-platform';
 
 /**
@@ -19,8 +19,14 @@ let admin: Session;
 let serviceId: string;
 
 beforeAll(async () => {
-  // The daily schedules run once, at start, not every 3 s as for the integration tests: their calls are not the turn's.
-  ({ faults, stop } = await startFaultPlatform({ dailyScheduleSeconds: 24 * 60 * 60 }));
+  ({ faults, stop } = await startFaultPlatform({
+    // The daily schedules run once, at start, not every 3 s as for the integration tests.
+    dailyScheduleSeconds: 24 * 60 * 60,
+    // Each queue worker's invocation is marked, so that its calls (a webhook fan-out of the
+    // opening's events, reading the destinations) are not counted as the turn's.
+    wrapConsumer: (worker, handler) => (event, context) =>
+      inInvocation(`${worker}:${context.awsRequestId}`, () => handler(event, context)),
+  }));
   ({ session: admin } = await createOrganization());
   ({ serviceId } = await createService(admin));
 });
@@ -96,8 +102,13 @@ describe('round trips before the first token', () => {
         if (event.type === 'new-message') firstTokenAt = Math.min(firstTokenAt, performance.now());
       },
     );
-    // Only the organization's own calls: any other work of the platform's (a schedule's) is not the turn's.
-    const calls = recording.stop().filter((timed) => JSON.stringify(timed.call.input).includes(`ORG#${user.orgId}#`));
+    // Only the organization's own calls outside the queue workers: the platform's other work is not the turn's.
+    const calls = recording
+      .stop()
+      .filter(
+        (timed) =>
+          timed.call.invocation === undefined && JSON.stringify(timed.call.input).includes(`ORG#${user.orgId}#`),
+      );
 
     // Assess
     expect(turn.status).toBe(200);
