@@ -85,7 +85,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
 });
 
-describe('twilio media stream', () => {
+describe('twilio-media-stream', () => {
   it('answers μ-law speech with the agent’s media on the same streamSid, stores the turn, and finishes the conversation on stop', async () => {
     // Prepare
     const [recording] = librivoxRecordings();
