@@ -21,7 +21,7 @@ import type { operatorNotices } from '#shared/app/schemas';
 import { appSimulationOperations } from '#shared/app/simulation-operations';
 import { consoleSimulationBacktest, consoleSimulationSession } from '#shared/app/simulation-workbench';
 import { talkScript } from '#shared/app/talk-script';
-import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
+import { enforceRateLimit } from '#shared/auth/rate-limit';
 import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
 import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
@@ -71,8 +71,7 @@ import {
   forkSimulationSession,
   stepSimulationSession,
 } from '#shared/simulation/session-steps';
-import { signInWithEmailOperation } from '#shared/user/operations';
-import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
+import { limitEmailSignIn, redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
 import { updateUser } from '#shared/user/users';
 
 /**
@@ -160,14 +159,7 @@ export const handler = streamHandler(
       const { path, body, context } = input;
       const { request, cookies } = await browserOf(input);
       await requireCsrfToken(request.orgId, cookies[csrfCookie], body.csrf_token);
-      const headers = await takeToken(
-        {
-          orgId: path.organization,
-          subject: `signin:email:${body.email.toLowerCase()}`,
-          name: signInWithEmailOperation.operationId,
-        },
-        { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
-      );
+      const headers = await limitEmailSignIn(path.organization, body.email);
       for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
       const home = `${request.origin}${request.base}`;
       await signInWithEmail(request.orgId, body.email, `${home}/`, request.origin, `${home}/sign-in/complete`).catch(

@@ -1,4 +1,4 @@
-import { limitSignIn, type SignInAttempt, takeToken } from '#shared/auth/rate-limit';
+import { limitSignIn, type SignInAttempt } from '#shared/auth/rate-limit';
 import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup, type OperationInput, type RequestContext } from '#shared/http/http-handler';
@@ -9,13 +9,18 @@ import {
   type createInvitedUserOperation,
   type inviteUserOperation,
   signInWithApiKeyOperation,
-  signInWithEmailOperation,
   tokenOperation,
   type updateUserInfoDeprecatedOperation,
   type updateUserInfoOperation,
   userOperations,
 } from '#shared/user/operations';
-import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
+import {
+  completeEmailSignIn,
+  limitEmailSignIn,
+  requestToken,
+  signInWithApiKey,
+  signInWithEmail,
+} from '#shared/user/sign-in';
 import {
   apiBaseUrl,
   deleteUser,
@@ -77,14 +82,7 @@ export const handler = httpHandler(
       );
     },
     'sign-in-with-email': async ({ path, body, context }) => {
-      const headers = await takeToken(
-        {
-          orgId: path.organization,
-          subject: `signin:email:${body.email.toLowerCase()}`,
-          name: signInWithEmailOperation.operationId,
-        },
-        { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
-      );
+      const headers = await limitEmailSignIn(path.organization, body.email);
       for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
       return signInWithEmail(path.organization, body.email, body.redirect_link, apiBaseUrl(context.url));
     },
