@@ -22,7 +22,6 @@ import {
   signInWithEmail,
 } from '#shared/user/sign-in';
 import {
-  apiBaseUrl,
   deleteUser,
   inviteUser,
   listUsers,
@@ -56,9 +55,8 @@ const invite = ({
   path,
   body,
   caller,
-  context,
 }: OperationInput<typeof createInvitedUserOperation> | OperationInput<typeof inviteUserOperation>) =>
-  inviteUser(path.organization, caller, body, apiBaseUrl(context.url));
+  inviteUser(path.organization, caller, body);
 
 const update = async ({
   path,
@@ -84,7 +82,7 @@ export const handler = httpHandler(
     'sign-in-with-email': async ({ path, body, context }) => {
       const headers = await limitEmailSignIn(path.organization, body.email);
       for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
-      return signInWithEmail(path.organization, body.email, body.redirect_link, apiBaseUrl(context.url));
+      return signInWithEmail(path.organization, body.email, { redirectLink: body.redirect_link });
     },
     'complete-sign-in-with-email': async ({ path, query, context }) => {
       context.setHeader('location', await completeEmailSignIn(path.organization, query.token));

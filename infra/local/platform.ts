@@ -191,6 +191,11 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       log,
     });
     stoppers.push(() => gateway.stop());
+    // The gateway's own URL is the platform's public address, which e-mailed links point at (never a
+    // request's Host). Set before anything runs a function: bundled ones take their variables when
+    // first invoked, the others read them on use.
+    localEnv.PUBLIC_BASE_URL ??= gateway.baseUrl;
+    process.env.PUBLIC_BASE_URL = localEnv.PUBLIC_BASE_URL;
 
     const sqsClient = new SQSClient({ region: aws.env.AWS_REGION });
     for (const consumer of functions.consumers) {

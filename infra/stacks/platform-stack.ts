@@ -364,6 +364,15 @@ export class PlatformStack extends Stack {
       tracingSampleRate: settings.tracingSampleRate,
     });
 
+    // E-mailed links (sign-in, verification) point at the API's own URL, never at a request's Host.
+    // Built from the API's id, as the frontend's origin is: the URL names the stage, which depends on
+    // the methods, which depend on these functions.
+    const publicBaseUrl = `https://${this.api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${settings.stage}`;
+    for (const [group, fn] of apiFunctions) {
+      const rights: Access = access.api[group];
+      if (rights.email) fn.addEnvironment('PUBLIC_BASE_URL', publicBaseUrl);
+    }
+
     if (settings.frontend) {
       const hosting = new FrontendHosting(this, 'Frontend', {
         settings: settings.frontend,

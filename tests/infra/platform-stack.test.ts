@@ -630,6 +630,22 @@ describe('platform stack', () => {
     );
   });
 
+  it("points the e-mailed links of the functions that send e-mail at the API's own URL, built from its id", () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as {
+      Properties: { Environment?: { Variables: Record<string, unknown> } };
+    }[];
+    const linking = functions.filter((fn) => fn.Properties.Environment?.Variables.PUBLIC_BASE_URL !== undefined);
+    expect(linking.map((fn) => fn.Properties.Environment?.Variables.POWERTOOLS_SERVICE_NAME).sort()).toEqual([
+      'app',
+      'user',
+    ]);
+    for (const fn of linking) {
+      expect(JSON.stringify(fn.Properties.Environment?.Variables.PUBLIC_BASE_URL)).toMatch(
+        /^\{"Fn::Join":\["",\["https:\/\/",\{"Ref":"Api\w+"\},".execute-api.eu-central-1.",\{"Ref":"AWS::URLSuffix"\},"\/\w+"\]\]\}$/,
+      );
+    }
+  });
+
   it('reports no errors or warnings while synthesizing', () => {
     const annotations = Annotations.fromStack(stack);
     expect(annotations.findError('*', Match.anyValue())).toEqual([]);
