@@ -22,9 +22,9 @@ import type { operatorNotices } from '#shared/app/schemas';
 import { appSimulationOperations } from '#shared/app/simulation-operations';
 import { consoleSimulationBacktest, consoleSimulationSession } from '#shared/app/simulation-workbench';
 import { talkScript } from '#shared/app/talk-script';
+import { appSessionLifetimeSeconds, endAppSession, openAppSession } from '#shared/auth/app-sessions';
 import { enforceRateLimit } from '#shared/auth/rate-limit';
 import { newSecret } from '#shared/auth/secrets';
-import { accessTokenLifetimeSeconds, issueAccessToken } from '#shared/auth/tokens';
 import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
 import { finishConversation } from '#shared/conversation/finishing';
@@ -186,10 +186,10 @@ export const handler = streamHandler(
     'complete-app-sign-in': async (input) => {
       const { request, cookies, scope } = await browserOf(input);
       const userId = await redeemAppSignInLink(request.orgId, input.query.token, cookies[signInCookie]);
-      const issued = await issueAccessToken({ orgId: request.orgId, userId });
+      const issued = await openAppSession(request.orgId, userId);
       input.context.setHeader(
         'set-cookie',
-        cookieHeader(sessionCookie, issued.token, scope, accessTokenLifetimeSeconds),
+        cookieHeader(sessionCookie, issued.token, scope, appSessionLifetimeSeconds),
       );
       return redirect(input.context, `${request.base}/`);
     },
@@ -197,6 +197,9 @@ export const handler = streamHandler(
     'sign-out-of-app': async (input) => {
       const { request, cookies, scope } = await browserOf(input);
       await requireCsrfToken(request.orgId, cookies[csrfCookie], input.body.csrf_token);
+      // Ends the session, not only the cookie: its token and the talk tokens handed to its pages stop working.
+      const { caller } = request;
+      if (caller?.appSessionId !== undefined) await endAppSession(caller.homeOrgId, caller.appSessionId);
       input.context.setHeader('set-cookie', cookieHeader(sessionCookie, '', scope, 0));
       return redirect(input.context, `${request.base}/`);
     },

@@ -376,9 +376,11 @@ describe('complete-app-sign-in', () => {
 });
 
 describe('sign-out-of-app', () => {
-  it('clears the session cookie', async () => {
-    // Prepare
-    const visitor = await visitorOf(member.email);
+  it('clears the session cookie and ends its session, so a copy of the cookie signs in no more', async () => {
+    // Prepare: a session of its own (signing out ends it for every tab that shares it).
+    const visitor = await signInToApp(orgId, (await newMember()).email);
+    const copy = new AppVisitor(orgId);
+    for (const [name, value] of visitor.cookies) copy.cookies.set(name, value);
 
     // Act
     const answer = await visitor.post('/sign-out');
@@ -387,6 +389,8 @@ describe('sign-out-of-app', () => {
     expect(answer.status).toBe(303);
     expect(visitor.cookies.has('app_session')).toBe(false);
     expect((await visitor.get('/')).text).toContain('E-mail me a sign-in link');
+    expect(copy.cookies.has('app_session')).toBe(true);
+    expect((await copy.get('/')).text).toContain('E-mail me a sign-in link');
   });
 
   it('refuses a sign-out without its CSRF token with 403', async () => {
