@@ -321,7 +321,7 @@ describe('complete-app-sign-in', () => {
     await other.get('/');
 
     // Act
-    const elsewhere = await other.get(`/sign-in/complete${link.search}`);
+    const elsewhere = await other.get(`/sign-in/complete${link.search}`, { accept: 'text/html' });
     const withoutCookies = await new AppVisitor(orgId).get(`/sign-in/complete${link.search}`);
     const inTheAsker = await asker.get(`/sign-in/complete${link.search}`);
 
@@ -332,6 +332,7 @@ describe('complete-app-sign-in', () => {
       expect(refused.text).toContain('ask for a link of your own');
       expect(refused.headers.getSetCookie().some((line) => line.startsWith('app_session='))).toBe(false);
     }
+    expect(elsewhere.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(other.cookies.has('app_session')).toBe(false);
     expect(inTheAsker.status).toBe(303);
     expect(asker.cookies.has('app_session')).toBe(true);
