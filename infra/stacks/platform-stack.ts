@@ -131,6 +131,10 @@ const access = {
     simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read', models: true },
     // Seals and opens the numbers' auth tokens and signs the call tokens handed to Twilio (signing key).
     'phone-number': { table: 'readWrite', signingKey: true },
+    // Places and changes calls through Twilio's REST API with the numbers' auth tokens (opened with
+    // the signing key, which also signs an answered call's stream token), presigns the recordings,
+    // and finishes the conversation of a call that ended (its analysis).
+    call: { table: 'readWrite', signingKey: true, bucket: 'read', sendTo: ['analysis'] },
     // Sessions take conversation turns as the conversation stream does (prompt logs, analysis when one ends,
     // tools in simulation mode, sealed persona variables for them), judge metrics and ask for suggestions.
     'simulation-stream': {

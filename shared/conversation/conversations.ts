@@ -22,6 +22,7 @@ import {
   getUserServiceState,
 } from './conversation-repository';
 import { eventItems } from './event-repository';
+import { closeConversation } from './finishing';
 import { takeIdleConversation } from './interruptions';
 import { withoutExpiredEscalation } from './operator/operator-control';
 import { responderFor } from './operator/operator-turns';
@@ -116,33 +117,16 @@ export const startConversation = async (
   // An unfinished conversation of the service is refused once, by the transaction that stores
   // the new one (`createConversation`): a check here as well would only repeat it.
 
-  const createdAt = nowIso();
-  const conversation: ConversationRecord = {
-    id: newId(),
-    org_id: orgId,
-    user_id: userId,
-    service_id: serviceId,
-    created_at: createdAt,
-    ...newConversationState,
+  const conversation = newConversationRecord({
+    orgId,
+    userId,
+    serviceId,
+    resolved,
+    user,
+    organization,
     tags: input.tags,
-    version_set_info: {
-      name: resolved.name,
-      agent_version_info: [resolved.agentId, resolved.agentVersion],
-      service_hierarchical_state_machine_version_info: [resolved.stateMachineId, resolved.stateMachineVersion],
-      llm_model_preferences: resolved.llmModelPreferences,
-    },
-    current_state: input.simulation?.initialState ?? null,
-    last_interaction_id: null,
-    user_display_name: displayName(user),
-    ...(input.simulation ? { simulation: input.simulation.source } : {}),
-    ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
-    ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
-    ...(input.simulation?.derivedFrom ? { derived_from: input.simulation.derivedFrom } : {}),
-    ...(input.simulation?.replayOf
-      ? { derived_from: input.simulation.replayOf, tool_replay: { conversation_id: input.simulation.replayOf.id } }
-      : {}),
-    ...(input.simulation?.retention ?? retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt)),
-  };
+    simulation: input.simulation,
+  });
   const interactionId = newId();
   const newMessages = input.initialMessage
     ? [userSideMessage(conversation, interactionId, input.initialMessage.text, input.initialMessage.type, nowIso())]
@@ -170,6 +154,105 @@ export const startConversation = async (
     opening.length,
   );
   return startTurn(turn, startEngine(turn), opening);
+};
+
+/** A new conversation's record, its versions pinned to the version set as resolved. */
+const newConversationRecord = (of: {
+  orgId: string;
+  userId: string;
+  serviceId: string;
+  resolved: ResolvedVersionSet;
+  user: Parameters<typeof displayName>[0];
+  organization: Awaited<ReturnType<typeof getOrganization>>;
+  tags: Record<string, string | null>;
+  simulation?: StartConversationInput['simulation'];
+  agentNotes?: ConversationRecord['agent_notes'];
+}): ConversationRecord => {
+  const { simulation, resolved, organization } = of;
+  const createdAt = nowIso();
+  return {
+    id: newId(),
+    org_id: of.orgId,
+    user_id: of.userId,
+    service_id: of.serviceId,
+    created_at: createdAt,
+    ...newConversationState,
+    tags: of.tags,
+    version_set_info: {
+      name: resolved.name,
+      agent_version_info: [resolved.agentId, resolved.agentVersion],
+      service_hierarchical_state_machine_version_info: [resolved.stateMachineId, resolved.stateMachineVersion],
+      llm_model_preferences: resolved.llmModelPreferences,
+    },
+    current_state: simulation?.initialState ?? null,
+    last_interaction_id: null,
+    user_display_name: displayName(of.user),
+    ...(simulation ? { simulation: simulation.source } : {}),
+    ...(simulation?.toolMocks?.length ? { tool_mocks: simulation.toolMocks } : {}),
+    ...(simulation?.clockStartsAt ? { clock_starts_at: simulation.clockStartsAt } : {}),
+    ...(simulation?.derivedFrom ? { derived_from: simulation.derivedFrom } : {}),
+    ...(simulation?.replayOf
+      ? { derived_from: simulation.replayOf, tool_replay: { conversation_id: simulation.replayOf.id } }
+      : {}),
+    ...(of.agentNotes ? { agent_notes: of.agentNotes } : {}),
+    ...(simulation?.retention ?? retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt)),
+  };
+};
+
+/**
+ * Starts a conversation that no one has spoken in yet, for a call placed to its user: stored
+ * without its opening, which the agent speaks once the callee answers (an interact, a `skip` when
+ * the callee is silent), with `note` (why the call is made) in the agent's working memory from
+ * that first turn. Checks what create-conversation checks (the caller is the callee's user); 400
+ * while the user has an unfinished conversation of the service.
+ */
+export const startConversationAwaitingAnswer = async (
+  orgId: string,
+  callee: Caller,
+  input: { serviceId: string; versionSetName: string; note: { context: string; content: string } },
+): Promise<{ conversationId: string }> => {
+  requirePermission(callee, 'Conversation:CreateConversation', {
+    user_id: callee.userId,
+    service_id: input.serviceId,
+  });
+  const [resolved, user, organization] = await Promise.all([
+    resolveVersionSet(orgId, input.serviceId, input.versionSetName),
+    getUser(orgId, callee.userId),
+    getOrganization(orgId),
+  ]);
+  const conversation = newConversationRecord({
+    orgId,
+    userId: callee.userId,
+    serviceId: input.serviceId,
+    resolved,
+    user,
+    organization,
+    tags: {},
+    agentNotes: { [newId()]: input.note },
+  });
+  // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
+  await loadSession(conversation, { isReturningUser: false, newMessages: [] });
+  await createConversation(conversation, undefined, []);
+  countConversationStarted();
+  return { conversationId: conversation.id };
+};
+
+/**
+ * Ends the conversation of a call that ended: finished as a hang-up finishes it (deleted when no
+ * one spoke in it). Nothing to do when it is finished already, or a turn still holds it (the
+ * session ending with the call finishes it then). Returns whether it still exists.
+ */
+export const endConversationOfCall = async (orgId: string, conversationId: string): Promise<boolean> => {
+  const read = await getConversationAndLease(orgId, conversationId);
+  if (!read) return false;
+  if (read.conversation.is_finished || isLeaseHeld(read.lease)) return true;
+  try {
+    await closeConversation(read.conversation, { trigger: 'end-session' });
+  } catch (error) {
+    // Finished or taken meanwhile by the session's own hang-up.
+    if (!(error instanceof DomainError) || error.statusCode !== 409) throw error;
+  }
+  return read.conversation.num_messages > 0;
 };
 
 const userSideMessage = (

@@ -27,6 +27,7 @@ export const endpointGroups = [
   'simulation-stream',
   'app',
   'phone-number',
+  'call',
   'app-analytics',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
