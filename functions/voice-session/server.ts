@@ -16,6 +16,7 @@ import { DomainError } from '#shared/kernel/errors';
 import { objectId } from '#shared/kernel/schemas';
 import { speechProvider } from '#shared/speech/registry';
 import { meteredSink } from './session-metrics';
+import { decodedSegment, refuseUpgrade, refuseUpgradeFor } from './upgrades';
 
 /**
  * The browser transport of the live voice session: `GET /v1/{organization}/conversation/voice-session`
@@ -34,15 +35,18 @@ export const voiceSessionPathPattern = /^\/v1\/([^/]+)\/conversation\/voice-sess
 /** AgentCore's path for a runtime's socket: the same session, its organization a query parameter (`/ws?organization=acme&service_id=…`). */
 export const agentCorePath = '/ws';
 
-/** The organization a session's upgrade is for, from its path (or AgentCore's query); undefined when it is not a session's. */
-const sessionOrganization = (url: URL): string | undefined => {
+/**
+ * The organization a session's upgrade is for, from its path (or AgentCore's query): undefined when
+ * the path is not a session's, `null` when it is but names no organization it could be.
+ */
+const sessionOrganization = (url: URL): string | null | undefined => {
   if (url.pathname === agentCorePath) {
-    const organization = url.searchParams.get('organization') ?? undefined;
+    const organization = url.searchParams.get('organization') || null;
     url.searchParams.delete('organization');
     return organization;
   }
   const match = voiceSessionPathPattern.exec(url.pathname);
-  return match ? decodeURIComponent(match[1] as string) : undefined;
+  return match ? (decodedSegment(match[1] as string) ?? null) : undefined;
 };
 
 /** The largest frame taken: 64 KB is 2 s of audio in base64, far more than one append needs. */
@@ -58,21 +62,6 @@ const targetQuery = z.union([
   z.object({ conversation_id: objectId }).strict(),
 ]);
 
-export const refuseUpgrade = (socket: Duplex, status: number, reason: string, detail: string) => {
-  const body = JSON.stringify({ detail });
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
-};
-
-const statusReasons: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  422: 'Unprocessable Entity',
-};
-
 /** The token of `Sec-WebSocket-Protocol: auth, <token>`, if the client offered it so. */
 const offeredToken = (request: IncomingMessage): string | undefined => {
   const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
@@ -87,8 +76,11 @@ const maxEarlyEvents = 20;
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export interface VoiceSessionServer {
-  /** Takes an upgrade request if it is for a voice session (true), else leaves it (false). */
-  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /**
+   * Takes an upgrade request if its path (`url`, parsed by `upgradeTarget`) is for a voice session
+   * (true), else leaves it (false).
+   */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): boolean;
   /** Closes every session's socket (their conversations stay resumable). */
   close(): Promise<void>;
 }
@@ -115,40 +107,27 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
       return refuseUpgrade(
         socket,
         401,
-        'Unauthorized',
         'A token in the URL is refused: send it as the subprotocol (Sec-WebSocket-Protocol: auth, <token>).',
       );
     }
     const token = offeredToken(request);
     if (!token) {
-      return refuseUpgrade(
-        socket,
-        401,
-        'Unauthorized',
-        'Authenticate with the subprotocol: Sec-WebSocket-Protocol: auth, <token>.',
-      );
+      return refuseUpgrade(socket, 401, 'Authenticate with the subprotocol: Sec-WebSocket-Protocol: auth, <token>.');
     }
     const query = targetQuery.safeParse(Object.fromEntries(url.searchParams));
     if (!query.success) {
       return refuseUpgrade(
         socket,
         422,
-        'Unprocessable Entity',
         'Give either service_id (a new conversation, with an optional version_set_name) or conversation_id (an unfinished one).',
       );
     }
-    let caller: Caller;
-    try {
-      caller = await authenticateRequest({
-        orgId,
-        headers: { authorization: `Bearer ${token}` },
-        method: 'GET',
-        url: `${url.origin}${url.pathname}`,
-      });
-    } catch (error) {
-      const status = error instanceof DomainError ? error.statusCode : 500;
-      return refuseUpgrade(socket, status, statusReasons[status] ?? 'Error', (error as Error).message);
-    }
+    const caller = await authenticateRequest({
+      orgId,
+      headers: { authorization: `Bearer ${token}` },
+      method: 'GET',
+      url: `${url.origin}${url.pathname}`,
+    });
     const target: VoiceSessionTarget =
       'conversation_id' in query.data
         ? { conversationId: query.data.conversation_id }
@@ -278,14 +257,20 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
   };
 
   return {
-    handleUpgrade: (request, socket, head) => {
-      const url = new URL(request.url ?? '/', `http://${request.headers.host ?? 'localhost'}`);
+    handleUpgrade: (request, socket, head, url) => {
       const organization = sessionOrganization(url);
       if (organization === undefined) return false;
-      accept(request, socket, head, organization, url).catch((error: unknown) => {
-        options.log?.(`voice session upgrade: ${(error as Error).stack ?? String(error)}`);
-        socket.destroy();
-      });
+      if (organization === null) {
+        refuseUpgrade(
+          socket,
+          400,
+          'The path names no organization: its percent-encoding is malformed, or it is missing.',
+        );
+        return true;
+      }
+      accept(request, socket, head, organization, url).catch((error: unknown) =>
+        refuseUpgradeFor(socket, error, options.log),
+      );
       return true;
     },
     close: async () => {

@@ -11,8 +11,9 @@ import { acceptTwilioMediaStream, callConversationTarget, verifyPhoneCall } from
 import { pcmBytes, resample } from '#shared/speech/audio';
 import { decodeMulaw, encodeMulaw } from '#shared/speech/mulaw';
 import { refreshCaller } from '#shared/user/current-caller';
-import { maxFrameBytes, refuseUpgrade, type VoiceSessionServer } from './server';
+import { maxFrameBytes, type VoiceSessionServer } from './server';
 import { meteredSink } from './session-metrics';
+import { decodedSegment, refuseUpgrade, refuseUpgradeFor } from './upgrades';
 
 /**
  * The phone transport of the live voice session: Twilio's Media Streams protocol, as Twilio
@@ -99,17 +100,10 @@ export const createTwilioMediaStreamServer = (options: { log?: (line: string) =>
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
 
   const accept = async (request: IncomingMessage, socket: Duplex, head: Buffer, orgId: string, numberId: string) => {
-    let number: PhoneNumberRecord;
-    try {
-      number = await acceptTwilioMediaStream(orgId, numberId, {
-        url: addressedSocketUrl(request),
-        signature: String(request.headers['x-twilio-signature'] ?? '') || undefined,
-      });
-    } catch (error) {
-      const status = error instanceof DomainError ? error.statusCode : 500;
-      if (status >= 500) options.log?.(`twilio media stream: ${(error as Error).stack ?? String(error)}`);
-      return refuseUpgrade(socket, status, status === 403 ? 'Forbidden' : 'Error', (error as Error).message);
-    }
+    const number = await acceptTwilioMediaStream(orgId, numberId, {
+      url: addressedSocketUrl(request),
+      signature: String(request.headers['x-twilio-signature'] ?? '') || undefined,
+    });
     sockets.handleUpgrade(request, socket, head, (ws) => serve(ws, number));
   };
 
@@ -259,15 +253,16 @@ export const createTwilioMediaStreamServer = (options: { log?: (line: string) =>
   };
 
   return {
-    handleUpgrade: (request, socket, head) => {
-      const url = new URL(request.url ?? '/', 'http://localhost');
+    handleUpgrade: (request, socket, head, url) => {
       const match = twilioMediaStreamPathPattern.exec(url.pathname);
       if (!match) return false;
-      accept(request, socket, head, decodeURIComponent(match[1] as string), match[2] as string).catch(
-        (error: unknown) => {
-          options.log?.(`twilio media stream upgrade: ${(error as Error).stack ?? String(error)}`);
-          socket.destroy();
-        },
+      const orgId = decodedSegment(match[1] as string);
+      if (orgId === undefined) {
+        refuseUpgrade(socket, 400, "The path's percent-encoding is malformed.");
+        return true;
+      }
+      accept(request, socket, head, orgId, match[2] as string).catch((error: unknown) =>
+        refuseUpgradeFor(socket, error, options.log),
       );
       return true;
     },

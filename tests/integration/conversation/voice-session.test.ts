@@ -1,3 +1,4 @@
+import { connect as connectTcp } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { rateLimitBuckets } from '#shared/auth/rate-limit-repository';
@@ -223,6 +224,74 @@ describe('open-voice-session', () => {
     expect((created.session as { conversation_id: string }).conversation_id).toBe(conversationId);
     expect(conversation.body.conversations[0].is_finished).toBe(false);
     expect(again.events.some((event) => event.type === 'response.created')).toBe(false);
+  });
+});
+
+/**
+ * Sends an upgrade request as written (target and Host as given, no client library to tidy them)
+ * and returns the status line and body of the answer.
+ */
+const rawUpgrade = (baseUrl: string, target: string, host?: string): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(baseUrl);
+    const socket = connectTcp(Number(port), hostname, () =>
+      socket.write(
+        [
+          `GET ${target} HTTP/1.1`,
+          `Host: ${host ?? `${hostname}:${port}`}`,
+          'Upgrade: websocket',
+          'Connection: Upgrade',
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Version: 13',
+          '',
+          '',
+        ].join('\r\n'),
+      ),
+    );
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+    });
+    socket.on('error', reject);
+    socket.on('close', () =>
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0),
+        body: answer.split('\r\n\r\n')[1] ?? '',
+      }),
+    );
+  });
+
+describe('open-voice-session, malformed upgrades', () => {
+  it('answers each malformed upgrade with an HTTP error, and a session opened before them still talks', async () => {
+    // Prepare
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const client = await connect(user, { service_id: serviceId });
+    await client.next('session.created');
+    await client.next('response.done', { timeoutMs: 60_000 });
+    const after = client.events.length;
+    const { baseUrl } = harness();
+    const session = `/v1/${user.orgId}/conversation/voice-session?service_id=${serviceId}`;
+    const mediaStream = (orgSegment: string) => `/v1/${orgSegment}/phone_number/${'a'.repeat(24)}/twilio/media-stream`;
+
+    // Act
+    const answers = [
+      await rawUpgrade(baseUrl, '/v1/%C0/conversation/voice-session'),
+      await rawUpgrade(baseUrl, session, 'not a host['),
+      await rawUpgrade(baseUrl, '/ws'),
+      await rawUpgrade(baseUrl, '/v1/acme/no/such/socket'),
+      await rawUpgrade(baseUrl, mediaStream('%ZZ')),
+      // An organization id no table key can hold: reading the number throws in the signature check.
+      await rawUpgrade(baseUrl, mediaStream('o'.repeat(3000))),
+      await rawUpgrade(baseUrl, 'http://[/v1/acme/conversation/voice-session'),
+    ];
+    await client.say(short.pcm);
+    const done = await client.next('response.done', { after, timeoutMs: 60_000 });
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual([400, 401, 400, 404, 400, 500, 400]);
+    expect(JSON.parse(answers[5]?.body ?? '{}')).toEqual({ detail: 'Internal server error.' });
+    expect((done.response as { status: string }).status).toBe('completed');
+    expect((await api(`/v1/${user.orgId}/admin/ping`)).status).toBe(200);
   });
 });
 
