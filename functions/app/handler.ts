@@ -44,7 +44,6 @@ import {
   getConversationEventsOperation,
   interactWithConversationOperation,
 } from '#shared/conversation/stream-operations';
-import { issueVoiceSessionToken } from '#shared/conversation/voice-session-token';
 import { type BrowserRequest, browserOf, htmlReply, page, redirect, signedInForm } from '#shared/http/browser-session';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
@@ -74,6 +73,7 @@ import {
 import { signInWithEmailOperation } from '#shared/user/operations';
 import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
 import { updateUser } from '#shared/user/users';
+import { issueVoiceSessionToken } from '#shared/voice/session-token';
 
 /**
  * The web app's group. It turns the browser's cookies into the request's caller (the session

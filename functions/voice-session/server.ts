@@ -2,19 +2,19 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
-import { openVoiceSession, type VoiceSession, type VoiceSessionTarget } from '#shared/conversation/voice-session';
+import { authenticateRequest } from '#shared/http/authenticate';
+import type { Caller } from '#shared/kernel/caller';
+import { DomainError } from '#shared/kernel/errors';
+import { objectId } from '#shared/kernel/schemas';
+import { speechProvider } from '#shared/speech/registry';
 import {
   type ClientEvent,
   type CloseCode,
   clientEvent,
   closeCodes,
   type VoiceSessionEvent,
-} from '#shared/conversation/voice-session-protocol';
-import { authenticateRequest } from '#shared/http/authenticate';
-import type { Caller } from '#shared/kernel/caller';
-import { DomainError } from '#shared/kernel/errors';
-import { objectId } from '#shared/kernel/schemas';
-import { speechProvider } from '#shared/speech/registry';
+} from '#shared/voice/codecs/realtime';
+import { openVoiceSession, type VoiceSession, type VoiceSessionTarget } from '#shared/voice/session';
 import { meteredSink } from './session-metrics';
 import { decodedSegment, refuseUpgrade, refuseUpgradeFor } from './upgrades';
 

@@ -4,7 +4,7 @@ import {
   recordEndOfSpeechToFirstAudio,
   type VoiceSessionTransport,
 } from '#shared/aws/business-metrics';
-import type { VoiceSessionSink } from '#shared/conversation/voice-session';
+import type { VoiceSessionSink } from '#shared/voice/session';
 
 /**
  * A transport's sink that also publishes the voice session row of the dashboard, from the events

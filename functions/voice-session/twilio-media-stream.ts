@@ -2,8 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
-import { openVoiceSession, type VoiceSession } from '#shared/conversation/voice-session';
-import { type CloseCode, closeCodes, type VoiceSessionEvent } from '#shared/conversation/voice-session-protocol';
 import { config } from '#shared/kernel/config';
 import { DomainError } from '#shared/kernel/errors';
 import type { PhoneNumberRecord } from '#shared/phone-number/index';
@@ -11,6 +9,8 @@ import { acceptTwilioMediaStream, callConversationTarget, verifyPhoneCall } from
 import { pcmBytes, resample } from '#shared/speech/audio';
 import { decodeMulaw, encodeMulaw } from '#shared/speech/mulaw';
 import { refreshCaller } from '#shared/user/current-caller';
+import { type CloseCode, closeCodes, type VoiceSessionEvent } from '#shared/voice/codecs/realtime';
+import { openVoiceSession, type VoiceSession } from '#shared/voice/session';
 import { maxFrameBytes, type VoiceSessionServer } from './server';
 import { meteredSink } from './session-metrics';
 import { decodedSegment, refuseUpgrade, refuseUpgradeFor } from './upgrades';

@@ -25,7 +25,7 @@ import { engineDependencies } from './session';
 import { InteractionJournal, outliveReader, writesThrough } from './turn-events';
 import type { TurnFigures, TurnMeter } from './turn-meter';
 import { commitInteraction, storeInteractionItems } from './turn-repository';
-import { hushedAnswer, speakTurn, type VoiceTurn } from './voice';
+import { hushedAnswer, speakTurn, type VoiceTurn } from './turn-speech';
 
 /**
  * A turn's lifecycle, once its conversation is held and what it stores before its stream is

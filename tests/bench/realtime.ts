@@ -1,8 +1,8 @@
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defaultTurnDetection } from '#shared/conversation/voice-session';
 import { createTurnDetector, createVoiceActivityDetector } from '#shared/speech/vad';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
+import { defaultTurnDetection } from '#shared/voice/session';
 import {
   connectRealtime,
   frameBytes,

@@ -2,7 +2,7 @@ import { connect as connectTcp } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { rateLimitBuckets } from '#shared/auth/rate-limit-repository';
-import { voiceSessionSlots } from '#shared/conversation/voice-session-repository';
+import { voiceSessionSlots } from '#shared/voice/session-slot-repository';
 import {
   connectRealtime,
   frameBytes,

@@ -1,13 +1,13 @@
+import { getConversation } from '../conversation/conversation-repository';
+import { readerNow } from '../conversation/event-reader';
+import { lastEventIdOf } from '../conversation/event-replay';
+import { readEventsAfter } from '../conversation/event-repository';
 import type { Caller } from '../kernel/caller';
 import { pcmBytes, resample } from '../speech/audio';
 import type { SpeechProvider } from '../speech/provider';
 import type { SpeechLanguage, Voice } from '../speech/voices';
-import { getConversation } from './conversation-repository';
-import { readerNow } from './event-reader';
-import { lastEventIdOf } from './event-replay';
-import { readEventsAfter } from './event-repository';
-import { pcmBytesPerMs, responseDescription, type SpokenResponse, sendSpokenPiece } from './voice-responses';
-import type { VoiceSessionEvent } from './voice-session-protocol';
+import type { VoiceSessionEvent } from './codecs/realtime';
+import { pcmBytesPerMs, responseDescription, type SpokenResponse, sendSpokenPiece } from './playback';
 
 /**
  * What a live session speaks besides its own turns: a message an operator sent while the caller

@@ -1,8 +1,8 @@
 import type { ConversationEvent } from '../../events/stream-events';
-import { parseEventId } from './event-repository';
-import type { SpokenPiece } from './spoken-truncation';
-import type { StreamedTurn } from './turn-lifecycle';
-import type { ResponseDescription, VoiceSessionEvent } from './voice-session-protocol';
+import { parseEventId } from '../conversation/event-repository';
+import type { SpokenPiece } from '../conversation/spoken-truncation';
+import type { StreamedTurn } from '../conversation/turn-lifecycle';
+import type { ResponseDescription, VoiceSessionEvent } from './codecs/realtime';
 
 /**
  * A live session's responses: a turn's stream events (as interact streams them, the answer spoken

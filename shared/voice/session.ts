@@ -1,5 +1,18 @@
 import type { ConversationEvent } from '../../events/stream-events';
 import { enforceRateLimit } from '../auth/rate-limit';
+import {
+  requireAuthorizedConversation,
+  requireConversation,
+  requireInteraction,
+} from '../conversation/conversation-lookup';
+import { alreadyFinished } from '../conversation/conversation-repository';
+import { interactWithConversation, startConversation } from '../conversation/conversations';
+import { finishConversation } from '../conversation/finishing';
+import { errorEventOf } from '../conversation/model-failure';
+import { heardText, truncateSpokenMessage } from '../conversation/spoken-truncation';
+import { createConversationOperation, interactWithConversationOperation } from '../conversation/stream-operations';
+import type { StreamedTurn } from '../conversation/turn-lifecycle';
+import { conversationVoice } from '../conversation/turn-speech';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { DomainError, RateLimitedError } from '../kernel/errors';
@@ -16,17 +29,6 @@ import {
   vadFrameMs,
 } from '../speech/vad';
 import type { SpeechLanguage, Voice } from '../speech/voices';
-import { requireAuthorizedConversation, requireConversation, requireInteraction } from './conversation-lookup';
-import { alreadyFinished } from './conversation-repository';
-import { interactWithConversation, startConversation } from './conversations';
-import { finishConversation } from './finishing';
-import { errorEventOf } from './model-failure';
-import { heardText, truncateSpokenMessage } from './spoken-truncation';
-import { createConversationOperation, interactWithConversationOperation } from './stream-operations';
-import type { StreamedTurn } from './turn-lifecycle';
-import { conversationVoice } from './voice';
-import { type ConversationFollower, followConversation, followIntervalMs } from './voice-follower';
-import { cancelResponse, newResponse, pcmBytesPerMs, playResponse, type SpokenResponse } from './voice-responses';
 import {
   type CloseCode,
   closeCodes,
@@ -35,9 +37,11 @@ import {
   type SessionUpdate,
   sessionAudioFormat,
   type VoiceSessionEvent,
-} from './voice-session-protocol';
-import { holdVoiceSessionSlot, releaseVoiceSessionSlot } from './voice-session-repository';
-import { type HeardUtterance, hearUtterance } from './voice-utterance';
+} from './codecs/realtime';
+import { type ConversationFollower, followConversation, followIntervalMs } from './follower';
+import { cancelResponse, newResponse, pcmBytesPerMs, playResponse, type SpokenResponse } from './playback';
+import { type HeardUtterance, hearUtterance } from './recognition';
+import { holdVoiceSessionSlot, releaseVoiceSessionSlot } from './session-slot-repository';
 
 /**
  * The live voice session engine: one conversation spoken over a socket, whatever the socket (the

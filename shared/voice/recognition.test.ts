@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TranscriptionStream } from '../speech/provider';
-import { hearUtterance, maxEarlySettles } from './voice-utterance';
+import { hearUtterance, maxEarlySettles } from './recognition';
 
 /** A recognizer that hears each frame as its one-byte word: it records what each stream was given. */
 const recognizer = () => {
