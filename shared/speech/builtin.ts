@@ -56,5 +56,6 @@ export const createBuiltinSpeech = (
     transcribeStream: (request) => streams().stream(request.onPartial),
     prepareStream: () => streams().prepare(),
     reserveStream: () => streams().reserve(),
+    streamCapacity: streamingProcesses,
   };
 };

@@ -1,19 +1,17 @@
-import type { ConversationEvent } from '../../events/stream-events';
-import { parseEventId } from '../conversation/event-repository';
 import type { SpokenPiece } from '../conversation/spoken-truncation';
-import type { StreamedTurn } from '../conversation/turn-lifecycle';
-import type { ResponseDescription, VoiceSessionEvent } from './codecs/realtime';
+import { engineAudio, type ResponseState, type VoiceEvent } from './events';
+import type { Speech } from './synthesis';
 
 /**
- * A live session's responses: a turn's stream events (as interact streams them, the answer spoken
- * in PCM pieces) told as OpenAI Realtime's response events, and what the session keeps of each
- * to cancel it (a barge-in) and to truncate its stored message.
+ * The playback stage: speech told as responses (`response-started`, each piece's text then its
+ * audio in deltas, `response-done`), with what the session keeps of each to stop it (a barge-in)
+ * and to truncate its stored message to what was heard.
  */
 
 /** Audio deltas of 200 ms: small enough to stop promptly, few enough to cost little. */
-const audioDeltaBytes = 6_400;
-/** 16 kHz PCM16. */
-export const pcmBytesPerMs = 32;
+const audioDeltaBytes = 200 * engineAudio.bytesPerMs;
+/** Responses kept for a truncate to find: the last few. */
+const keptResponses = 8;
 
 export interface SpokenResponse {
   /** The interaction's id, once its first event came. */
@@ -22,146 +20,175 @@ export interface SpokenResponse {
   itemId?: string;
   /** Aborted on a barge-in: the turn stops synthesizing. */
   silence: AbortController;
-  cancelled: boolean;
+  cancelledBy?: 'turn_detected' | 'client';
   done: boolean;
+  /** Audio sent so far, and (where the transport reports it) heard so far. */
   audioMs: number;
+  playedMs: number;
+  /** A barge-in dropped what was unplayed: later playback reports are not of this audio. */
+  interrupted: boolean;
   pieces: SpokenPiece[];
   transcript: string;
-  /** The turn has ended in storage: its last event (`interaction-complete` or `error`) was read. A truncate waits for it. */
+  /** The speech has ended (its turn's last event was read): a truncate waits for it. */
   settled: Promise<void>;
-  /** The last of the turn's events sent: where reading the conversation's events goes on. */
+  /** The last of the turn's events read: where reading the conversation's events goes on. */
   lastEventId?: string;
 }
 
 export const newResponse = (silence = new AbortController()): SpokenResponse => ({
   silence,
-  cancelled: false,
   done: false,
   audioMs: 0,
+  playedMs: 0,
+  interrupted: false,
   pieces: [],
   transcript: '',
   settled: Promise.resolve(),
 });
 
-export const responseDescription = (
+const stateOf = (
   r: SpokenResponse,
-  status: ResponseDescription['status'],
-  extra: Partial<ResponseDescription> = {},
-): ResponseDescription => ({
+  status: ResponseState['status'],
+  extra: Partial<ResponseState> = {},
+): ResponseState => ({
   id: r.id ?? '',
-  object: 'realtime.response',
+  ...(r.itemId ? { itemId: r.itemId } : {}),
   status,
-  status_details: null,
-  output: r.itemId
-    ? [
-        {
-          id: r.itemId,
-          type: 'message',
-          role: 'assistant',
-          content: [{ type: 'output_audio', transcript: r.transcript }],
-        },
-      ]
-    : [],
-  usage: null,
+  ...(r.cancelledBy ? { cancelledBy: r.cancelledBy } : {}),
+  transcript: r.transcript,
   ...extra,
 });
 
-type Send = (event: VoiceSessionEvent) => void;
+export interface PlaybackStage {
+  /**
+   * Speaks `speech` as response `r`: resolves once it has ended (its turn's last event read),
+   * saying whether the turn ended the conversation.
+   */
+  speak(speech: AsyncIterable<Speech>, r: SpokenResponse): Promise<{ ended: boolean }>;
+  /**
+   * The caller began speaking: `announce` is told first whether this is a barge-in (something was
+   * being said), then the response being produced stops, and where the transport reports
+   * playback, audio it had not played yet is dropped (`playback-interrupted`). Returns the message
+   * to truncate to what was heard, if any.
+   */
+  interrupt(announce: (bargeIn: boolean) => void): { r: SpokenResponse; playedMs: number } | undefined;
+  /** `response.cancel`: the response being produced stops. */
+  cancel(): void;
+  /** The listener has heard `itemId` up to `audioEndMs`. */
+  played(itemId: string, audioEndMs: number): void;
+  /** A recent response by its message's id. */
+  find(itemId: string): SpokenResponse | undefined;
+  /** When the audio sent so far has played, at the earliest (`performance.now()`): someone is speaking until then. */
+  readonly speakingUntil: number;
+}
 
-/** A spoken piece: its transcript, then its audio (16 kHz PCM16) in deltas. */
-export const sendSpokenPiece = (
-  send: Send,
-  ids: { response_id: string; item_id: string },
-  text: string,
-  audio: Buffer,
-): void => {
-  const at = { ...ids, output_index: 0, content_index: 0 } as const;
-  send({ type: 'response.output_audio_transcript.delta', ...at, delta: text });
-  for (let offset = 0; offset < audio.length; offset += audioDeltaBytes) {
-    send({ type: 'response.output_audio.delta', ...at, audio: audio.subarray(offset, offset + audioDeltaBytes) });
-  }
-};
+export const createPlayback = (options: {
+  send: (event: VoiceEvent) => void;
+  /** The transport reports playback (`played`): a barge-in drops unplayed audio and truncates to what was heard. */
+  reportsPlayback: boolean;
+}): PlaybackStage => {
+  const { send } = options;
+  let active: SpokenResponse | undefined;
+  /** The last response that sent audio: what a listener may still be playing. */
+  let lastSpoken: SpokenResponse | undefined;
+  const recent: SpokenResponse[] = [];
+  let speakingUntil = 0;
 
-/** Stops a response still being produced: it is silenced, and `response.done` says it was cancelled. */
-export const cancelResponse = (r: SpokenResponse, send: Send): void => {
-  if (r.done || r.cancelled) return;
-  r.cancelled = true;
-  r.silence.abort();
-  if (r.id !== undefined) {
-    send({
-      type: 'response.done',
-      response: responseDescription(r, 'cancelled', { status_details: { type: 'cancelled', reason: 'turn_detected' } }),
-    });
-  }
-};
+  const stop = (r: SpokenResponse, by: NonNullable<SpokenResponse['cancelledBy']>) => {
+    if (r.done || r.cancelledBy) return;
+    r.cancelledBy = by;
+    r.silence.abort();
+    if (r.id !== undefined) send({ type: 'response-done', response: stateOf(r, 'cancelled') });
+  };
 
-const usageOf = (usage: unknown): ResponseDescription['usage'] => {
-  const counted = usage as { input_tokens: number; output_tokens: number } | undefined;
-  return counted
-    ? {
-        total_tokens: counted.input_tokens + counted.output_tokens,
-        input_tokens: counted.input_tokens,
-        output_tokens: counted.output_tokens,
-      }
-    : null;
-};
-
-/**
- * Speaks a turn's events as one response: `response.created` at its first event, each audio
- * piece's transcript then its audio in deltas (none once cancelled), `response.done` at its end;
- * an `error` event of the turn becomes an `error` and a failed response. Resolves once the turn
- * has ended in storage (its last event, sent once stored), saying whether it ended the
- * conversation: what the turn does after (flushing its prompt log) does not hold the next turn up.
- */
-export const playResponse = async (
-  turn: StreamedTurn<ConversationEvent>,
-  r: SpokenResponse,
-  send: Send,
-  first?: AsyncIterator<ConversationEvent>,
-): Promise<{ ended: boolean }> => {
-  let status: ResponseDescription['status'] = 'completed';
-  let extra: Partial<ResponseDescription> = {};
-  let ended = false;
-  const iterator = first ?? turn.events[Symbol.asyncIterator]();
-  try {
-    for (let step = await iterator.next(); !step.done; step = await iterator.next()) {
-      const event = step.value;
-      r.lastEventId = event.event_id;
-      if (r.id === undefined) {
-        r.id = parseEventId(event.event_id).interactionId;
-        send({ type: 'response.created', response: responseDescription(r, 'in_progress') });
-        if (r.cancelled) send({ type: 'response.done', response: responseDescription(r, 'cancelled') });
-      }
-      if (event.type === 'new-message') {
-        r.itemId ??= event.message_id;
-        if (event.message === '' || r.cancelled) continue;
-        const audio = Buffer.from(event.message, 'base64');
-        const alignment = event.transcript_alignment ?? [];
-        const text = alignment.map(([, character]) => character).join('');
-        r.pieces.push({ text, startMs: r.audioMs, alignment });
-        r.transcript += text;
-        sendSpokenPiece(send, { response_id: r.id, item_id: r.itemId }, text, audio);
-        r.audioMs += audio.length / pcmBytesPerMs;
-      } else if (event.type === 'interaction-complete') {
-        // Timings and usage are there for callers who may read the turn's insights.
-        const timings = event.timings as Record<string, unknown> | undefined;
-        extra = { usage: usageOf(event.usage), ...(timings ? { timings } : {}) };
-        ended = event.conversation_completed;
-        break;
-      } else if (event.type === 'error') {
-        status = 'failed';
-        const code = `http_${event.http_error_code}`;
-        const type = event.http_error_code < 500 ? 'invalid_request_error' : 'server_error';
-        send({ type: 'error', error: { type, code, message: event.error_description, param: null, event_id: null } });
-        break;
-      }
+  const sendPiece = (r: SpokenResponse, piece: Extract<Speech, { type: 'piece' }>) => {
+    const responseId = r.id ?? '';
+    const itemId = r.itemId ?? '';
+    r.pieces.push({ text: piece.text, startMs: r.audioMs, alignment: piece.alignment });
+    r.transcript += piece.text;
+    send({ type: 'response-text', responseId, itemId, text: piece.text });
+    for (let offset = 0; offset < piece.pcm.length; offset += audioDeltaBytes) {
+      send({ type: 'response-audio', responseId, itemId, pcm: piece.pcm.subarray(offset, offset + audioDeltaBytes) });
     }
-  } finally {
-    r.done = true;
-    if (!r.cancelled && r.id !== undefined)
-      send({ type: 'response.done', response: responseDescription(r, status, extra) });
-    // The turn goes on to its end without a reader.
-    void iterator.return?.();
-  }
-  return { ended };
+    const pieceMs = piece.pcm.length / engineAudio.bytesPerMs;
+    r.audioMs += pieceMs;
+    speakingUntil = Math.max(speakingUntil, performance.now()) + pieceMs;
+    lastSpoken = r;
+  };
+
+  const speakAs = async (speech: AsyncIterable<Speech>, r: SpokenResponse): Promise<{ ended: boolean }> => {
+    active = r;
+    recent.push(r);
+    if (recent.length > keptResponses) recent.shift();
+    let status: ResponseState['status'] = 'completed';
+    let extra: Partial<ResponseState> = {};
+    let ended = false;
+    const iterator = speech[Symbol.asyncIterator]();
+    try {
+      for (let step = await iterator.next(); !step.done; step = await iterator.next()) {
+        const part = step.value;
+        if (part.eventId) r.lastEventId = part.eventId;
+        if (part.type === 'begin') {
+          r.id = part.responseId;
+          send({ type: 'response-started', response: stateOf(r, 'in_progress') });
+          if (r.cancelledBy) send({ type: 'response-done', response: stateOf(r, 'cancelled') });
+        } else if (part.type === 'message') {
+          r.itemId ??= part.itemId;
+        } else if (part.type === 'piece') {
+          if (!r.cancelledBy) sendPiece(r, part);
+        } else if (part.type === 'end') {
+          extra = { ...(part.usage ? { usage: part.usage } : {}), ...(part.timings ? { timings: part.timings } : {}) };
+          ended = part.conversationEnded;
+          break;
+        } else {
+          status = 'failed';
+          send({ type: 'error', error: part.error });
+          break;
+        }
+      }
+    } finally {
+      r.done = true;
+      if (!r.cancelledBy && r.id !== undefined) send({ type: 'response-done', response: stateOf(r, status, extra) });
+      void iterator.return?.();
+    }
+    return { ended };
+  };
+
+  return {
+    speak: (speech, r) => {
+      const speaking = speakAs(speech, r);
+      r.settled = speaking.then(
+        () => undefined,
+        () => undefined,
+      );
+      return speaking;
+    },
+    interrupt: (announce) => {
+      const producing = active !== undefined && !active.done && !active.cancelledBy;
+      const spoken = lastSpoken;
+      const unplayed =
+        options.reportsPlayback &&
+        spoken?.itemId !== undefined &&
+        !spoken.interrupted &&
+        spoken.playedMs < spoken.audioMs;
+      announce(producing || unplayed);
+      if (active) stop(active, 'turn_detected');
+      if (!unplayed || !spoken?.itemId) return undefined;
+      spoken.interrupted = true;
+      speakingUntil = performance.now();
+      send({ type: 'playback-interrupted', itemId: spoken.itemId, playedMs: spoken.playedMs });
+      return { r: spoken, playedMs: spoken.playedMs };
+    },
+    cancel: () => {
+      if (active) stop(active, 'client');
+    },
+    played: (itemId, audioEndMs) => {
+      const r = recent.find((candidate) => candidate.itemId === itemId);
+      if (r && !r.interrupted) r.playedMs = Math.max(r.playedMs, Math.min(audioEndMs, r.audioMs));
+    },
+    find: (itemId) => recent.find((candidate) => candidate.itemId === itemId),
+    get speakingUntil() {
+      return speakingUntil;
+    },
+  };
 };

@@ -1,11 +1,19 @@
 import type { TranscriptionStream } from '../speech/provider';
+import type { LeaseHandlers, RecognizerLease } from './recognizer-pool';
 
 /**
- * One utterance of a live session's caller, recognized while it is spoken. Its words can be
- * settled early: once the caller has been silent for part of the silence window, the recognizer
- * is told the utterance ended, so its last pass runs while the window is still open and the
- * words are there when it closes (an "eager end of turn"). Should the caller speak on, the
- * recognizer starts over on all that was heard, and the utterance goes on as if never settled.
+ * The recognition stage: one utterance of the caller, recognized while it is spoken, on a
+ * recognizer leased from the server's fair pool (`recognizer-pool.ts`).
+ *
+ * - Its words can be settled early: once the caller has been silent for part of the silence
+ *   window, the recognizer is told the utterance ended, so its last pass runs while the window is
+ *   still open and the words are there when it closes (an "eager end of turn"). Should the caller
+ *   speak on, the recognizer starts over on all that was heard, and the utterance goes on as if
+ *   never settled.
+ * - The recognizer is held only while the utterance is decoded. Should the pool need it back for
+ *   another organization, the words so far are decoded to their end and kept, and the rest of the
+ *   utterance is decoded on the next recognizer free (its audio waits meanwhile): an utterance is
+ *   then heard as the segments it was cut into, joined.
  */
 export interface HeardUtterance {
   readonly itemId: string;
@@ -32,36 +40,120 @@ export interface HeardUtterance {
  */
 export const maxEarlySettles = 2;
 
+const joined = (words: string[]) =>
+  words
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .join(' ');
+
+/** A lease that is always granted at once: for a provider whose streams cost nothing to hold. */
+export const unlimitedRecognizers = (handlers: LeaseHandlers): RecognizerLease => {
+  const lease = { release: () => undefined };
+  handlers.granted(lease);
+  return lease;
+};
+
 export const hearUtterance = (options: {
   itemId: string;
+  /** Asks the pool for a recognizer (`unlimitedRecognizers` where none is scarce). */
+  lease: (handlers: LeaseHandlers) => RecognizerLease;
   /** A new recognition stream; its `onPartial` gets the words heard so far. */
   recognize: (onPartial: (words: string) => void) => TranscriptionStream;
   /** The words heard so far grew (partial results; a new recognition's are ignored until they pass the old). */
   onWords: (words: string) => void;
 }): HeardUtterance => {
   const audio: Buffer[] = [];
+  /** The words of the segments decoded before the pool took their recognizer back, in order. */
+  const segments: Promise<string>[] = [];
+  let wordsBefore = '';
+  /** Where the segment being decoded begins in `audio`. */
+  let segmentFrom = 0;
+  /** The lease asked for (waiting or held), and whether it is held. */
+  let lease: RecognizerLease | undefined;
+  let held = false;
+  let stream: TranscriptionStream | undefined;
   let generation = 0;
+  let settled: Promise<string> | undefined;
+  let earlySettles = 0;
+  let ended = false;
+  /** The end waits for a recognizer to decode what is left. */
+  let onGranted: (() => void) | undefined;
+
+  /** The words the stream being decoded has heard so far. */
+  let partial = '';
   const open = () => {
     generation += 1;
     const own = generation;
-    return options.recognize((words) => {
-      if (own === generation) options.onWords(words);
+    partial = '';
+    stream = options.recognize((words) => {
+      if (own !== generation) return;
+      partial = words;
+      options.onWords(joined([wordsBefore, words]));
+    });
+    for (const pcm of audio.slice(segmentFrom)) stream.write(pcm);
+  };
+
+  const giveBack = () => {
+    const given = lease;
+    lease = undefined;
+    held = false;
+    given?.release();
+  };
+
+  /** The pool needs the recognizer: the segment so far is decoded to its end, the rest waits for the next one. */
+  const yieldRecognizer = (revoked: RecognizerLease) => {
+    if (ended || revoked !== lease) return;
+    const words = settled ?? stream?.finish() ?? Promise.resolve('');
+    generation += 1;
+    settled = undefined;
+    stream = undefined;
+    segments.push(words);
+    // The words so far stand for the segment's until its last ones are decoded.
+    wordsBefore = joined([wordsBefore, partial]);
+    void Promise.all(segments).then(
+      (decoded) => {
+        wordsBefore = joined(decoded);
+      },
+      () => undefined,
+    );
+    segmentFrom = audio.length;
+    lease = undefined;
+    held = false;
+    // Given back once its last words are decoded: the recognizer is free then.
+    void words.then(
+      () => revoked.release(),
+      () => revoked.release(),
+    );
+    ask();
+  };
+
+  const ask = () => {
+    if (lease || ended) return;
+    lease = options.lease({
+      granted: (granted) => {
+        lease = granted;
+        held = true;
+        if (ended && !onGranted) return giveBack();
+        open();
+        onGranted?.();
+      },
+      revoked: yieldRecognizer,
     });
   };
-  let stream = open();
-  let settled: Promise<string> | undefined;
-  let earlySettles = 0;
+  ask();
+
   return {
     itemId: options.itemId,
     audio,
     write: (pcm) => {
       audio.push(pcm);
-      if (!settled) stream.write(pcm);
+      if (stream) stream.write(pcm);
     },
     settleEarly: () => {
-      if (settled || earlySettles >= maxEarlySettles) return;
+      if (settled || !stream || earlySettles >= maxEarlySettles) return;
       earlySettles += 1;
       settled = stream.finish();
+      stream = undefined;
       // Its failure is the end's to report, if the end comes before a resume.
       settled.catch(() => undefined);
     },
@@ -69,15 +161,33 @@ export const hearUtterance = (options: {
       return settled !== undefined;
     },
     resume: () => {
-      if (!settled) return;
+      if (!settled || !held) return;
       settled = undefined;
-      stream = open();
-      for (const pcm of audio) stream.write(pcm);
+      open();
     },
-    finish: () => settled ?? stream.finish(),
+    finish: () => {
+      ended = true;
+      let last: Promise<string>;
+      if (settled) last = settled;
+      else if (stream) last = stream.finish();
+      else if (audio.length > segmentFrom && lease) {
+        // The pool has no recognizer for it yet: the rest is decoded on the next one free.
+        last = new Promise<string>((resolve, reject) => {
+          onGranted = () => (stream as TranscriptionStream).finish().then(resolve, reject);
+        });
+      } else last = Promise.resolve('');
+      settled = undefined;
+      stream = undefined;
+      void last.then(giveBack, giveBack);
+      return Promise.all([...segments, last]).then(joined);
+    },
     cancel: () => {
+      ended = true;
       generation += 1;
-      if (!settled) stream.cancel();
+      stream?.cancel();
+      stream = undefined;
+      settled = undefined;
+      giveBack();
     },
   };
 };

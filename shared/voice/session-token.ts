@@ -1,6 +1,6 @@
 import { accessTokenLifetimeSeconds, issueAccessToken } from '../auth/tokens';
 import { requireAuthorizedConversation, requireInteraction } from '../conversation/conversation-lookup';
-import { alreadyFinished } from '../conversation/conversation-repository';
+import { alreadyFinished } from '../conversation/index';
 import type { Caller } from '../kernel/caller';
 
 /**

@@ -1,86 +1,74 @@
 import type { ConversationEvent } from '../../events/stream-events';
-import { enforceRateLimit } from '../auth/rate-limit';
 import {
   requireAuthorizedConversation,
   requireConversation,
   requireInteraction,
 } from '../conversation/conversation-lookup';
-import { alreadyFinished } from '../conversation/conversation-repository';
-import { interactWithConversation, startConversation } from '../conversation/conversations';
-import { finishConversation } from '../conversation/finishing';
+import { startConversation } from '../conversation/conversations';
+import { alreadyFinished } from '../conversation/index';
 import { errorEventOf } from '../conversation/model-failure';
-import { heardText, truncateSpokenMessage } from '../conversation/spoken-truncation';
-import { createConversationOperation, interactWithConversationOperation } from '../conversation/stream-operations';
+import { createConversationOperation } from '../conversation/stream-operations';
 import type { StreamedTurn } from '../conversation/turn-lifecycle';
 import { conversationVoice } from '../conversation/turn-speech';
-import type { Caller } from '../kernel/caller';
+import type { KeptLease } from '../data/lease';
 import { config } from '../kernel/config';
-import { DomainError, RateLimitedError } from '../kernel/errors';
+import { DomainError, MaintenanceError, RateLimitedError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { type SpeechProvider, SpeechUnavailableError } from '../speech/provider';
 import { speechProvider } from '../speech/registry';
-import {
-  createTurnDetector,
-  createVoiceActivityDetector,
-  type TurnDetectionSettings,
-  type TurnDetector,
-  type VoiceActivityDetector,
-  vadFrameBytes,
-  vadFrameMs,
-} from '../speech/vad';
-import type { SpeechLanguage, Voice } from '../speech/voices';
+import { createVoiceActivityDetector } from '../speech/vad';
+import { createActivity, defaultTurnDetection } from './activity';
 import {
   type CloseCode,
   closeCodes,
-  type ErrorType,
-  type SessionDescription,
-  type SessionUpdate,
-  sessionAudioFormat,
-  type VoiceSessionEvent,
-} from './codecs/realtime';
-import { type ConversationFollower, followConversation, followIntervalMs } from './follower';
-import { cancelResponse, newResponse, pcmBytesPerMs, playResponse, type SpokenResponse } from './playback';
-import { type HeardUtterance, hearUtterance } from './recognition';
-import { holdVoiceSessionSlot, releaseVoiceSessionSlot } from './session-slot-repository';
+  engineAudio,
+  type SessionState,
+  type VoiceError,
+  type VoiceEvent,
+  type VoiceInput,
+  type VoiceSessionSink,
+  type VoiceTap,
+} from './events';
+import { followConversation, followIntervalMs } from './follower';
+import type { SessionIdentity } from './identity';
+import { createPlayback, newResponse } from './playback';
+import { type HeardUtterance, hearUtterance, unlimitedRecognizers } from './recognition';
+import { createRecognizerPool, type LeaseHandlers, type RecognizerPool } from './recognizer-pool';
+import { holdVoiceSessionSlot, organizationSlots, releaseVoiceSessionSlot } from './session-slot-repository';
+import { createSynthesis } from './synthesis';
+import { admission, createTurnQueue, noAgentActions } from './turn-queue';
 
 /**
- * The live voice session engine: one conversation spoken over a socket, whatever the socket (the
- * browser's OpenAI Realtime protocol, Twilio's media stream). The transport pushes 16 kHz PCM16
- * audio and commands in and sends the events out; the engine detects turns (WebRTC's VAD),
- * recognizes speech while it is spoken (the speech provider's stream), and runs each turn through
- * the same turn pipeline as HTTP interact (`interactWithConversation`, `startConversation`), so
- * the turn is stored as every other: messages, interaction, events, timings, usage, under the
- * conversation's lease. docs/voice.md describes the interface and the protocol.
+ * The live voice session: one conversation spoken over a socket, whatever the socket. The
+ * transport's codec turns its wire into the engine's inputs and its events back
+ * (`events.ts`); the session runs them through one pipeline of stages:
+ *
+ *   audio → activity (VAD, turns) → recognition (fair recognizers) → turn queue
+ *   (`interactWithConversation`) → synthesis → playback (barge-in, truncation) → events
+ *
+ * and keeps the session's bounds: one session per conversation, sessions per user and per
+ * organization, its longest length, an idle limit that counts speech, control events rate-limited,
+ * audio no faster than real time. docs/voice.md describes the engine and its protocols.
  */
 
 /** Where the session's turns go: a new conversation of a service (its opening is the first response), or an unfinished one. */
 export type VoiceSessionTarget = { serviceId: string; versionSetName?: string } | { conversationId: string };
 
-/** What the engine needs from its transport. */
-export interface VoiceSessionSink {
-  /** Sends an event (the transport adds `event_id`, and encodes the audio as its protocol does). */
-  send(event: VoiceSessionEvent): void;
-  /** The engine ended the session (bad input, idle, over quota, the conversation ended): close the socket. */
-  close(code: CloseCode, reason: string): void;
-}
-
 /** A running session: what the transport calls. */
 export interface VoiceSession {
   readonly conversationId: string;
-  /** More of the caller's audio: 16 kHz mono PCM16 little-endian, any length (kept until a 20 ms frame is whole). */
-  appendAudio(pcm: Buffer): void;
-  /** `session.update`: the turn detection's silence window and prefix padding (null: the client commits). */
-  update(update: SessionUpdate): void;
-  /** `input_audio_buffer.commit`: ends the utterance when turn detection is off. */
-  commit(): void;
-  /** `conversation.item.truncate`: the agent message `itemId` was heard up to `audioEndMs`; stores what was heard. */
-  truncate(itemId: string, audioEndMs: number): Promise<void>;
-  /** `response.cancel`: stops the response being spoken. */
-  cancelResponse(): void;
-  /** The caller hung up (a call's end): the conversation is finished once its last turn is stored. */
-  hangUp(): Promise<void>;
+  /** What the transport's codec made of the wire. */
+  input(input: VoiceInput): void;
   /** The socket closed: the session stops, the conversation stays unfinished and resumable. */
   close(): Promise<void>;
+}
+
+export interface VoiceSessionOptions {
+  /** The transport reports what its listener played (`played`): a barge-in truncates to it. */
+  reportsPlayback?: boolean;
+  /** Observers of the session's audio and events (metrics, a recording, a timeline). */
+  taps?: readonly VoiceTap[];
+  provider?: SpeechProvider;
 }
 
 /**
@@ -89,82 +77,78 @@ export interface VoiceSession {
  */
 const burstAllowanceMs = 5_000;
 
-export const defaultTurnDetection: TurnDetectionSettings = { silenceDurationMs: 300, prefixPaddingMs: 300 };
+/** Control events (`configure`, `truncate`) a session takes in a burst, and how many more a second. */
+const controlBurst = 20;
+const controlPerSecond = 2;
 
 /**
- * How long the caller is silent before their words are settled early: half the silence window,
- * which leaves the other half for the recognizer's last pass (~60 ms with PocketSphinx).
- */
-const earlySettleMs = (detection: TurnDetectionSettings) => detection.silenceDurationMs / 2;
-
-/**
- * Sessions open in this process, per conversation: one per conversation. (A user's sessions are
- * counted across servers, in the table: `voice-session-repository.ts`.)
+ * Sessions open in this process, per conversation: one per conversation. (Sessions per user and
+ * per organization are counted across servers, in the table: `session-slot-repository.ts`.)
  */
 const openConversations = new Set<string>();
 
-/** The types of agent actions a session sends: none (a spoken call has no use for them). */
-const noAgentActions = { test: () => false };
+/** The recognizers of this process, shared fairly between organizations (`recognizer-pool.ts`). */
+let processRecognizers: RecognizerPool | undefined;
+const recognizerLeases = (provider: SpeechProvider, orgId: string) => {
+  const capacity = provider.streamCapacity;
+  if (capacity === undefined) return unlimitedRecognizers;
+  processRecognizers ??= createRecognizerPool(() => capacity);
+  const pool = processRecognizers;
+  return (handlers: LeaseHandlers) => pool.request(orgId, handlers);
+};
 
-const pcmOf = (chunks: Buffer[]) => {
-  const bytes = Buffer.concat(chunks);
-  const samples = new Int16Array(bytes.length >> 1);
-  for (let index = 0; index < samples.length; index += 1) samples[index] = bytes.readInt16LE(index * 2);
-  return { sampleRate: sessionAudioFormat.rate, samples };
+/** Takes one of the holder's session slots, or refuses with 429 saying whose quota is full. */
+const holdSlot = async (orgId: string, holder: string, quota: number, whose: string): Promise<KeptLease> => {
+  const slot = await holdVoiceSessionSlot(orgId, holder, quota);
+  if (!slot) throw new RateLimitedError(`At most ${quota} voice sessions may be open at once ${whose}.`, 5);
+  return slot;
 };
 
 /**
  * Opens a session: checks the caller may interact (as create-conversation and interact do, in their
- * rate limits' buckets), takes one of the user's session slots (counted across every server),
- * starts the conversation or takes up the unfinished one, and sends `session.created` then, for a
- * new conversation, the agent's opening as the first response. Throws a `DomainError` (404, 403,
- * 409 finished or already in a session, 429 over the user's sessions or a rate limit) before
- * anything is sent.
+ * rate limits' buckets), takes one of the user's and one of the organization's session slots
+ * (counted across every server), starts the conversation or takes up the unfinished one, and sends
+ * `session-opened` then, for a new conversation, the agent's opening as the first response. Throws
+ * a `DomainError` (404, 403, 409 finished or already in a session, 429 over a quota or a rate
+ * limit, 503 in maintenance) before anything is sent.
  */
 export const openVoiceSession = async (
   orgId: string,
-  caller: Caller,
+  identity: SessionIdentity,
   target: VoiceSessionTarget,
   sink: VoiceSessionSink,
-  provider?: SpeechProvider,
+  options: VoiceSessionOptions = {},
 ): Promise<VoiceSession> => {
-  const slot = await holdVoiceSessionSlot(orgId, caller.userId, config.voiceSessionsPerUser);
-  if (!slot) {
-    throw new RateLimitedError(`At most ${config.voiceSessionsPerUser} voice sessions may be open at once.`, 5);
-  }
+  if (config.maintenanceMode) throw new MaintenanceError();
+  const { caller } = identity;
+  const slots: KeptLease[] = [];
   let released: Promise<void> | undefined;
-  const releaseSlot = () => {
-    released ??= releaseVoiceSessionSlot(slot);
+  const releaseSlots = () => {
+    released ??= Promise.all(slots.map(releaseVoiceSessionSlot)).then(() => undefined);
     return released;
   };
   try {
-    return await startSession(orgId, caller, target, sink, provider ?? (await speechProvider()), releaseSlot);
+    slots.push(await holdSlot(orgId, caller.userId, config.voiceSessionsPerUser, 'per user'));
+    slots.push(await holdSlot(orgId, organizationSlots, config.voiceSessionsPerOrganization, 'in the organization'));
+    const provider = options.provider ?? (await speechProvider());
+    return await startSession(orgId, identity, target, sink, { ...options, provider }, releaseSlots);
   } catch (error) {
-    await releaseSlot();
+    await releaseSlots();
     throw error;
   }
 };
 
-/** A turn's (or a new conversation's) admission under the rate limit of the REST operation it stands for. */
-const admission = (caller: Caller, operation: { operationId: string; rateLimitPerMinute: number }) => {
-  const admitted = enforceRateLimit({
-    caller,
-    operationId: operation.operationId,
-    perMinute: operation.rateLimitPerMinute,
-  }).then(() => undefined);
-  // Awaited by the turn with its first reads; a refusal is its answer.
-  admitted.catch(() => undefined);
-  return admitted;
-};
-
 const startSession = async (
   orgId: string,
-  caller: Caller,
+  identity: SessionIdentity,
   target: VoiceSessionTarget,
   sink: VoiceSessionSink,
-  provider: SpeechProvider,
-  releaseSlot: () => Promise<void>,
+  options: VoiceSessionOptions & { provider: SpeechProvider },
+  releaseSlots: () => Promise<void>,
 ): Promise<VoiceSession> => {
+  const { caller } = identity;
+  const { provider } = options;
+  const taps = options.taps ?? [];
   const silenceFirst = new AbortController();
   let opening: StreamedTurn<ConversationEvent> | undefined;
   let conversationId: string;
@@ -197,203 +181,105 @@ const startSession = async (
     throw new DomainError(409, `Conversation ${conversationId} is already in a voice session.`);
   }
   openConversations.add(conversationKey());
-  let vad: VoiceActivityDetector | undefined;
-  let speech: { language: SpeechLanguage; voice: Voice; keyterms: string[] };
-  let follower: ConversationFollower;
-  try {
+
+  let closed = false;
+  /** The input clock taps are told: the caller's audio taken so far. */
+  let audioMs = 0;
+  const send = (event: VoiceEvent) => {
+    if (closed) return;
+    for (const tap of taps) tap.told?.(event, audioMs);
+    sink.send(event);
+  };
+  const playback = createPlayback({ send, reportsPlayback: options.reportsPlayback ?? false });
+  let stages: Awaited<ReturnType<typeof buildStages>>;
+  const buildStages = async () => {
     const conversation = await requireConversation(orgId, conversationId, true);
-    speech = await conversationVoice(conversation);
-    vad = await createVoiceActivityDetector();
-    follower = await followConversation({
-      orgId,
-      caller,
-      conversationId,
-      provider,
-      speaking: speech,
-      send: (event) => send(event),
-    });
+    const speaking = await conversationVoice(conversation);
+    const synthesis = createSynthesis(provider, speaking);
+    const [detector, follower] = await Promise.all([
+      createVoiceActivityDetector(),
+      followConversation({ orgId, conversationId, synthesis, playback }),
+    ]);
+    return { speaking, synthesis, detector, follower };
+  };
+  try {
+    stages = await buildStages();
   } catch (error) {
     openConversations.delete(conversationKey());
     throw error;
   }
-  const detector = vad;
-  // Each utterance finds a recognizer with its model loaded.
-  const releaseRecognizer = provider.reserveStream?.();
+  const { speaking, detector, follower } = stages;
 
-  let turnDetection: TurnDetectionSettings | null = { ...defaultTurnDetection };
-  let turns: TurnDetector = createTurnDetector(() => turnDetection ?? defaultTurnDetection);
-  let closed = false;
-  let utterance: HeardUtterance | undefined;
-  /** Frames without speech since the last one with it: part of the silence window settles the words early. */
-  let silentFrames = 0;
-  let active: SpokenResponse | undefined;
-  const responses: SpokenResponse[] = [];
-  /** Turns, truncations and the hang-up, one after the other: each holds the conversation's lease in turn. */
-  let queue: Promise<void> = Promise.resolve();
-  let queued = 0;
-  const enqueue = (work: () => Promise<void>) => {
-    queued += 1;
-    const next = queue
-      .then(work)
-      .catch((error: unknown) => sendError(error))
-      .finally(() => {
-        queued -= 1;
-      });
-    queue = next;
-    return next;
-  };
-  /** The last frames, for the speech before the detector was sure (prefix padding). */
-  const recentFrames: Buffer[] = [];
-  let partialFrame: Buffer = Buffer.alloc(0);
-  let inputMs = 0;
-  let firstInputAt: number | undefined;
-  let lastInputAt = performance.now();
-  let lastSpeechAt = 0;
-
-  const send = (event: VoiceSessionEvent) => {
-    if (!closed) sink.send(event);
-  };
-  const sendError = (error: unknown, code?: string) => {
-    let type: ErrorType = 'server_error';
-    let message = 'Internal server error.';
-    let errorCode = code ?? 'server_error';
+  const sendError = (error: unknown) => {
+    let voiceError: VoiceError;
     if (error instanceof SpeechUnavailableError) {
-      message = error.message;
-      errorCode = 'speech_unavailable';
+      voiceError = { code: 'speech_unavailable', message: error.message, clientFault: false };
     } else {
       const event = errorEventOf(error);
-      message = event.error_description;
-      if (event.http_error_code < 500) type = 'invalid_request_error';
-      errorCode = code ?? `http_${event.http_error_code}`;
+      voiceError = {
+        code: `http_${event.http_error_code}`,
+        message: event.error_description,
+        clientFault: event.http_error_code < 500,
+      };
     }
-    send({ type: 'error', error: { type, code: errorCode, message, param: null, event_id: null } });
+    send({ type: 'error', error: voiceError });
   };
-  /** Ends the session on bad input: an `error` event, then the socket closes. */
-  const refuse = (code: string, message: string, closeCode: CloseCode = closeCodes.policy) => {
-    send({ type: 'error', error: { type: 'invalid_request_error', code, message, param: null, event_id: null } });
+  /** Ends the session with an error: the event, then the socket closes once the slots are free (a client that reconnects on the close is counted right). */
+  const end = (error: VoiceError, closeCode: CloseCode) => {
+    send({ type: 'error', error });
     void stop();
-    // The socket closes once the user's slot is free: a client that reconnects on the close is counted right.
-    void releaseSlot().finally(() => sink.close(closeCode, message));
+    void releaseSlots().finally(() => sink.close(closeCode, error.message));
   };
+  const refuse = (code: string, message: string, closeCode: CloseCode = closeCodes.policy) =>
+    end({ code, message, clientFault: true }, closeCode);
 
-  const describe = (): SessionDescription => ({
-    id: `sess_${conversationId}`,
-    object: 'realtime.session',
-    type: 'realtime',
-    conversation_id: conversationId,
-    output_modalities: ['audio'],
-    audio: {
-      input: {
-        format: sessionAudioFormat,
-        turn_detection: turnDetection && {
-          type: 'server_vad',
-          silence_duration_ms: turnDetection.silenceDurationMs,
-          prefix_padding_ms: turnDetection.prefixPaddingMs,
-        },
-      },
-      output: { format: sessionAudioFormat, voice: speech.voice.name },
+  const queue = createTurnQueue({
+    orgId,
+    conversationId,
+    identity,
+    speaking,
+    synthesis: stages.synthesis,
+    playback,
+    follower,
+    send,
+    report: sendError,
+    refuse: (error) =>
+      end(
+        { code: `http_${error.statusCode}`, message: error.message, clientFault: error.statusCode < 500 },
+        error.statusCode === 503 ? closeCodes.tryAgainLater : closeCodes.policy,
+      ),
+    ended: () => {
+      sink.close(closeCodes.normal, 'The conversation ended.');
+      void stop();
     },
   });
 
-  /** Turns still finishing after their end was stored (their prompt logs): the session's end waits for them. */
-  const finishing = new Set<Promise<void>>();
+  // Each utterance finds a recognizer with its model loaded.
+  const releaseRecognizer = provider.reserveStream?.();
+  const lease = recognizerLeases(provider, orgId);
+  let utterance: HeardUtterance | undefined;
 
-  /** Speaks a turn as the session's current response; a turn that ended the conversation ends the call. */
-  const play = async (
-    turn: StreamedTurn<ConversationEvent>,
-    r: SpokenResponse,
-    first?: AsyncIterator<ConversationEvent>,
-  ) => {
-    active = r;
-    responses.push(r);
-    if (responses.length > 8) responses.shift();
-    finishing.add(turn.settled);
-    void turn.settled.finally(() => finishing.delete(turn.settled));
-    const playing = playResponse(turn, r, send, first);
-    r.settled = playing.then(
-      () => undefined,
-      () => undefined,
-    );
-    const { ended } = await playing;
-    if (r.lastEventId && (!follower.lastEventId || r.lastEventId > follower.lastEventId)) {
-      follower.lastEventId = r.lastEventId;
-    }
-    if (ended) {
-      sink.close(closeCodes.normal, 'The conversation ended.');
-      void stop();
-    }
-  };
-
-  /** A barge-in or `response.cancel`: the response still being produced stops speaking. */
-  const cancelActive = () => {
-    if (active) cancelResponse(active, send);
-  };
-
-  /**
-   * The caller's turn, started as soon as their speech ended: its first reads (and its rate
-   * limit) overlap the decoding of the last words, which it waits for before it writes anything.
-   */
-  const userTurn = async (heard: {
-    itemId: string;
-    audio: Buffer[];
-    endedAt: number;
-    recognized: Promise<{ transcript: string; recognitionMs: number }>;
-  }) => {
-    const r = newResponse();
-    const starting = interactWithConversation(orgId, caller, {
-      conversationId,
-      messageType: 'user-message',
-      text: '',
-      externalEvents: [],
-      stream: { agentActionType: noAgentActions },
-      voice: {
-        heard: {
-          recognized: heard.recognized,
-          audio: pcmOf(heard.audio),
-          messageId: heard.itemId,
-          endedAt: heard.endedAt,
-        },
-        known: speech,
-        output: { audioFormat: 'pcm', silence: r.silence.signal },
-      },
-      admitted: admission(caller, interactWithConversationOperation),
-    });
-    starting.catch(() => undefined);
-    // Noise that the detector took for speech: no words, no turn (refused before it wrote anything).
-    if ((await heard.recognized).transcript === '') {
-      await starting.catch(() => undefined);
-      return;
-    }
-    await play(await starting, r);
-  };
-
-  const startUtterance = (audioStartMs: number) => {
-    cancelActive();
+  const startUtterance = (audioStartMs: number, prefix: Buffer[]) => {
     const itemId = newId();
-    if (turnDetection)
-      send({ type: 'input_audio_buffer.speech_started', audio_start_ms: audioStartMs, item_id: itemId });
+    const unheard = playback.interrupt((bargeIn) => {
+      if (activity.turnDetection) send({ type: 'speech-started', itemId, audioStartMs, bargeIn });
+    });
+    if (unheard?.r.itemId) void queue.truncate(unheard.r, unheard.r.itemId, unheard.playedMs);
     let partial = '';
-    const u = hearUtterance({
+    utterance = hearUtterance({
       itemId,
+      lease,
       recognize: (onPartial) =>
-        provider.transcribeStream({ language: speech.language, keyterms: speech.keyterms, onPartial }),
+        provider.transcribeStream({ language: speaking.language, keyterms: speaking.keyterms, onPartial }),
       onWords: (words) => {
         // Partial words may be revised: a delta is sent when they only grew.
         if (words.startsWith(partial) && words.length > partial.length) {
-          send({
-            type: 'conversation.item.input_audio_transcription.delta',
-            item_id: itemId,
-            content_index: 0,
-            delta: words.slice(partial.length),
-          });
+          send({ type: 'transcript-delta', itemId, delta: words.slice(partial.length) });
           partial = words;
         }
       },
     });
-    utterance = u;
-    const padding = Math.ceil((turnDetection?.prefixPaddingMs ?? 0) / vadFrameMs);
-    const firstFrame = Math.max(0, recentFrames.length - padding);
-    for (const frame of recentFrames.slice(firstFrame)) u.write(frame);
+    for (const frame of prefix) utterance.write(frame);
   };
 
   const endUtterance = (audioEndMs: number) => {
@@ -401,19 +287,14 @@ const startSession = async (
     if (!u) return;
     utterance = undefined;
     const stoppedAt = performance.now();
-    const endedAt = turnDetection ? lastSpeechAt : stoppedAt;
-    if (turnDetection) send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: audioEndMs, item_id: u.itemId });
-    else send({ type: 'input_audio_buffer.committed', item_id: u.itemId, previous_item_id: null });
+    const endedAt = activity.turnDetection ? activity.lastSpeechAt : stoppedAt;
+    if (activity.turnDetection) send({ type: 'speech-stopped', itemId: u.itemId, audioEndMs });
+    else send({ type: 'speech-committed', itemId: u.itemId });
     // The transcript is told as soon as it is final; the turn waits for the one before it.
     const recognized = u.finish().then(
       (words) => {
         const transcript = words.trim();
-        send({
-          type: 'conversation.item.input_audio_transcription.completed',
-          item_id: u.itemId,
-          content_index: 0,
-          transcript,
-        });
+        send({ type: 'transcript-completed', itemId: u.itemId, transcript });
         return { transcript, recognitionMs: performance.now() - stoppedAt };
       },
       (error: unknown) => {
@@ -421,47 +302,50 @@ const startSession = async (
         return { transcript: '', recognitionMs: 0 };
       },
     );
-    void enqueue(async () => {
-      if (closed) return;
-      await userTurn({ itemId: u.itemId, audio: u.audio, endedAt, recognized });
-    });
+    queue.userTurn({ itemId: u.itemId, audio: u.audio, endedAt, recognized });
   };
 
-  const frame = (pcm: Buffer) => {
-    const isSpeech = detector.isSpeech(pcm);
-    if (isSpeech) lastSpeechAt = performance.now();
-    recentFrames.push(pcm);
-    if (recentFrames.length > 50) recentFrames.shift();
-    utterance?.write(pcm);
-    if (!turnDetection) {
-      if (!utterance) startUtterance(inputMs);
-      return;
-    }
-    silentFrames = isSpeech ? 0 : silentFrames + 1;
-    if (utterance && isSpeech) utterance.resume();
-    else if (utterance && silentFrames * vadFrameMs >= earlySettleMs(turnDetection)) utterance.settleEarly();
-    const boundary = turns.next(isSpeech);
-    if (boundary?.type === 'speech-started') startUtterance(boundary.audioStartMs);
-    else if (boundary?.type === 'speech-stopped') endUtterance(boundary.audioEndMs);
-  };
+  const activity = createActivity({
+    detector,
+    maxUtteranceMs: config.voiceUtteranceMaxMs,
+    handlers: {
+      heard: (frame, at) => {
+        audioMs = at;
+        for (const tap of taps) tap.heard?.(frame, at);
+      },
+      started: startUtterance,
+      frame: (frame) => utterance?.write(frame),
+      paused: () => utterance?.settleEarly(),
+      resumed: () => utterance?.resume(),
+      ended: endUtterance,
+    },
+  });
 
+  const openedAt = performance.now();
   const idleCheck = setInterval(() => {
-    if (performance.now() - lastInputAt > config.voiceSessionIdleMs) {
-      refuse('session_idle_timeout', `No audio or event came for ${config.voiceSessionIdleMs / 1000} s.`);
+    const spokeAt = Math.max(openedAt, activity.lastSpeechAt, playback.speakingUntil);
+    if (!queue.busy && performance.now() - spokeAt > config.voiceSessionIdleMs) {
+      refuse('session_idle_timeout', `No one spoke for ${config.voiceSessionIdleMs / 1000} s.`);
     }
   }, 1_000);
   idleCheck.unref();
+  const longest = setTimeout(
+    () =>
+      end(
+        {
+          code: 'session_expired',
+          message: `A session lasts ${config.voiceSessionMaxMs / 1000} s at most.`,
+          clientFault: true,
+        },
+        closeCodes.normal,
+      ),
+    config.voiceSessionMaxMs,
+  );
+  longest.unref();
 
   // Between turns, messages the session did not produce (an operator's) are spoken as they come.
   const following = setInterval(() => {
-    if (closed || queued > 0 || utterance) return;
-    void enqueue(async () => {
-      for (const spoken of await follower.speakNewMessages()) {
-        active = spoken;
-        responses.push(spoken);
-        if (responses.length > 8) responses.shift();
-      }
-    });
+    if (!closed && !utterance) queue.follow();
   }, followIntervalMs);
   following.unref();
 
@@ -471,120 +355,117 @@ const startSession = async (
       closed = true;
       clearInterval(idleCheck);
       clearInterval(following);
+      clearTimeout(longest);
       utterance?.cancel();
       utterance = undefined;
-      active?.silence.abort();
+      playback.cancel();
       releaseRecognizer?.();
       openConversations.delete(conversationKey());
-      // The session is over for the user's count at once; what runs ends in storage by itself (the
+      // The session is over for the counts at once; what runs ends in storage by itself (the
       // conversation stays resumable).
-      const freed = releaseSlot();
-      await queue;
-      await Promise.allSettled([...finishing]);
+      const freed = releaseSlots();
+      await queue.drained();
       await freed;
       detector.close();
     })();
     return stopping;
   };
 
-  send({ type: 'session.created', session: describe() });
-  if (opening && events) {
-    const greeting = newResponse(silenceFirst);
-    void enqueue(() => play(opening, greeting, events));
-  }
+  const state = (): SessionState => ({
+    conversationId,
+    turnDetection: activity.turnDetection,
+    voice: speaking.voice.name,
+  });
+  send({ type: 'session-opened', session: state() });
+  if (opening && events) queue.opening(opening, events, newResponse(silenceFirst));
 
-  const touch = () => {
-    lastInputAt = performance.now();
+  let firstInputAt: number | undefined;
+  let inputMs = 0;
+  let controlTokens = controlBurst;
+  let controlCountedAt = performance.now();
+  /** Whether a control event may run now (a token bucket); one over the rate is answered with an error and dropped. */
+  const controlAdmitted = (): boolean => {
+    const now = performance.now();
+    controlTokens = Math.min(controlBurst, controlTokens + ((now - controlCountedAt) / 1000) * controlPerSecond);
+    controlCountedAt = now;
+    if (controlTokens >= 1) {
+      controlTokens -= 1;
+      return true;
+    }
+    send({
+      type: 'error',
+      error: {
+        code: 'control_rate_exceeded',
+        message: `At most ${controlBurst} session updates and truncations at once, then ${controlPerSecond} a second.`,
+        clientFault: true,
+      },
+    });
+    return false;
+  };
+
+  const hear = (pcm: Buffer) => {
+    if (pcm.length % 2 !== 0) return refuse('invalid_audio', 'The audio is not 16-bit PCM: its length is odd.');
+    const now = performance.now();
+    firstInputAt ??= now;
+    inputMs += pcm.length / engineAudio.bytesPerMs;
+    if (inputMs > now - firstInputAt + burstAllowanceMs) {
+      return refuse('input_audio_rate_exceeded', 'Audio is arriving faster than real time.');
+    }
+    activity.push(pcm);
   };
 
   return {
     conversationId,
-    appendAudio: (pcm) => {
+    input: (input) => {
       if (closed) return;
-      touch();
-      if (pcm.length % 2 !== 0) {
-        refuse('invalid_audio', 'The audio is not 16-bit PCM: its length is odd.');
-        return;
-      }
-      const now = performance.now();
-      firstInputAt ??= now;
-      inputMs += pcm.length / pcmBytesPerMs;
-      if (inputMs > now - firstInputAt + burstAllowanceMs) {
-        refuse('input_audio_rate_exceeded', 'Audio is arriving faster than real time.');
-        return;
-      }
-      partialFrame = partialFrame.length > 0 ? Buffer.concat([partialFrame, pcm]) : pcm;
-      let offset = 0;
-      for (; offset + vadFrameBytes <= partialFrame.length; offset += vadFrameBytes) {
-        frame(Buffer.from(partialFrame.subarray(offset, offset + vadFrameBytes)));
-      }
-      partialFrame = partialFrame.subarray(offset);
-    },
-    update: (update) => {
-      touch();
-      const format = update.audio?.input?.format ?? update.audio?.output?.format;
-      for (const given of [update.audio?.input?.format, update.audio?.output?.format]) {
-        if (
-          given &&
-          (given.type !== sessionAudioFormat.type ||
-            (given.rate ?? sessionAudioFormat.rate) !== sessionAudioFormat.rate)
-        ) {
-          refuse(
-            'unsupported_audio_format',
-            `Audio is ${sessionAudioFormat.type} at ${sessionAudioFormat.rate} Hz; ${format?.type} at ${format?.rate ?? 'its default rate'} is not served.`,
-          );
-          return;
+      switch (input.type) {
+        case 'audio':
+          return hear(input.pcm);
+        case 'configure': {
+          if (!controlAdmitted()) return;
+          const detection = input.turnDetection;
+          if (detection === null) activity.turnDetection = null;
+          else if (detection) {
+            const current = activity.turnDetection ?? defaultTurnDetection;
+            activity.turnDetection = {
+              silenceDurationMs: detection.silenceDurationMs ?? current.silenceDurationMs,
+              prefixPaddingMs: detection.prefixPaddingMs ?? current.prefixPaddingMs,
+            };
+          }
+          return send({ type: 'session-configured', session: state() });
         }
+        case 'commit':
+          return activity.commit();
+        case 'truncate': {
+          if (!controlAdmitted()) return;
+          const r = playback.find(input.itemId);
+          if (!r?.itemId) {
+            return send({
+              type: 'error',
+              error: {
+                code: 'item_not_found',
+                message: `No agent message ${input.itemId} was spoken in this session.`,
+                clientFault: true,
+                param: 'item_id',
+              },
+            });
+          }
+          return void queue.truncate(r, r.itemId, input.audioEndMs);
+        }
+        case 'cancel-response':
+          return playback.cancel();
+        case 'played':
+          return playback.played(input.itemId, input.audioEndMs);
+        case 'dtmf':
+          return send({ type: 'dtmf', digit: input.digit });
+        case 'hang-up':
+          utterance?.cancel();
+          utterance = undefined;
+          return void queue
+            .finish()
+            .then(stop)
+            .finally(() => sink.close(closeCodes.normal, 'Call ended.'));
       }
-      const detection = update.audio?.input?.turn_detection;
-      if (detection === null) {
-        turnDetection = null;
-      } else if (detection) {
-        turnDetection = {
-          silenceDurationMs:
-            detection.silence_duration_ms ?? turnDetection?.silenceDurationMs ?? defaultTurnDetection.silenceDurationMs,
-          prefixPaddingMs:
-            detection.prefix_padding_ms ?? turnDetection?.prefixPaddingMs ?? defaultTurnDetection.prefixPaddingMs,
-        };
-        if (!utterance) turns = createTurnDetector(() => turnDetection ?? defaultTurnDetection);
-      }
-      send({ type: 'session.updated', session: describe() });
-    },
-    commit: () => {
-      touch();
-      if (utterance) endUtterance(inputMs);
-    },
-    truncate: async (itemId, audioEndMs) => {
-      touch();
-      const r = responses.find((candidate) => candidate.itemId === itemId);
-      if (!r) {
-        send({
-          type: 'error',
-          error: {
-            type: 'invalid_request_error',
-            code: 'item_not_found',
-            message: `No agent message ${itemId} was spoken in this session.`,
-            param: 'item_id',
-            event_id: null,
-          },
-        });
-        return;
-      }
-      await enqueue(async () => {
-        await r.settled;
-        await truncateSpokenMessage(orgId, conversationId, itemId, heardText(r.pieces, audioEndMs));
-        send({ type: 'conversation.item.truncated', item_id: itemId, content_index: 0, audio_end_ms: audioEndMs });
-      });
-    },
-    cancelResponse: () => {
-      touch();
-      cancelActive();
-    },
-    hangUp: async () => {
-      utterance?.cancel();
-      utterance = undefined;
-      await enqueue(() => finishConversation(orgId, caller, conversationId));
-      await stop();
     },
     close: stop,
   };

@@ -2,7 +2,7 @@ import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTurnDetector, createVoiceActivityDetector } from '#shared/speech/vad';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
-import { defaultTurnDetection } from '#shared/voice/session';
+import { defaultTurnDetection } from '#shared/voice/activity';
 import {
   connectRealtime,
   frameBytes,

@@ -13,7 +13,7 @@ import {
   voiceSessionUrl,
 } from '../../support/realtime-client';
 import { api, harness } from '../support/client';
-import { createService } from '../support/conversations';
+import { createService, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { createOperators } from '../support/operators';
 import { putStoredItems } from '../support/table';
@@ -394,13 +394,28 @@ describe('open-voice-session, bad input', () => {
       'input_audio_rate_exceeded',
       1008,
     ],
-    ['a socket idle past the limit', () => undefined, 'session_idle_timeout', 1008],
   ])('answers %s with an error event and a clean close', async (_name, send, code, closeCode) => {
     // Act
     const outcome = await refused(send);
 
     // Assess
     expect(outcome).toEqual({ code, closeCode });
+  });
+
+  it('closes a session in which no one speaks for the idle limit, however many silent frames come', async () => {
+    // Prepare: an unfinished conversation (started over HTTP), taken up without an opening to speak.
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const { conversationId } = await startConversation(user, { service_id: serviceId });
+
+    // Act: a live microphone that hears only silence.
+    const client = await connect(user, { conversation_id: conversationId });
+    await client.next('session.created');
+    const closed = await client.closed;
+
+    // Assess
+    const error = client.events.find((event) => event.type === 'error') as unknown as { error: { code: string } };
+    expect(error.error.code).toBe('session_idle_timeout');
+    expect(closed.code).toBe(1008);
   });
 
   it('refuses a session over the user’s quota, and only that one', async () => {
@@ -427,7 +442,7 @@ describe('open-voice-session, bad input', () => {
     // Prepare: another server holds both of the user's slots (the test platform allows two).
     const user = await createUserSession(admin, 'DefaultUserRole');
     const slotHeldUntil = (slot: number, untilMs: number) => ({
-      ...voiceSessionSlots.item(user.orgId, { userId: user.userId, slot }),
+      ...voiceSessionSlots.item(user.orgId, { holder: user.userId, slot }),
       lease_token: 1,
       lease_until_ms: untilMs,
     });

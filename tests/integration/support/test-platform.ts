@@ -35,7 +35,7 @@ export const startTestPlatform = async (
       // A user's turn under an operator waits 3 s for the reply instead of 20.
       OPERATOR_REPLY_WAIT_MS: '3000',
       // Voice sessions: an idle socket and a user's quota, reached in seconds.
-      VOICE_SESSION_IDLE_SECONDS: '3',
+      VOICE_SESSION_IDLE_SECONDS: '10',
       VOICE_SESSIONS_PER_USER: '2',
       TOOL_TIMEOUT_SECONDS: '3',
       TOOL_MEMORY_MB: '96',
