@@ -6,6 +6,7 @@ import { DomainError } from '#shared/kernel/errors';
 import { speechProvider } from '#shared/speech/registry';
 import { type CloseCode, closeCodes, type VoiceError, type VoiceInput } from '#shared/voice/events';
 import { openVoiceSession, type VoiceSession } from '#shared/voice/session';
+import { boundedSend } from './bounded-send';
 import { metricsTap } from './session-metrics';
 import { type AnyTransport, type SessionOpening, socketTransports } from './transports';
 import { refuseUpgrade, refuseUpgradeFor, upgradeTarget } from './upgrades';
@@ -20,14 +21,14 @@ import { refuseUpgrade, refuseUpgradeFor, upgradeTarget } from './upgrades';
  */
 
 /** The largest frame taken: 64 KB is 2 s of audio in base64, far more than one append needs. */
-export const maxFrameBytes = 64 * 1024;
+const maxFrameBytes = 64 * 1024;
 /** What `ws` reads before it drops a frame without a word; frames between the two are answered as too large. */
 const readableFrameBytes = 1024 * 1024;
 /**
  * What a socket may hold unsent before its client is taken as not reading: 2 MiB is a minute of the
  * agent's audio in base64, far more than a client that reads ever lets pile up.
  */
-export const maxBufferedBytes = 2 * 1024 * 1024;
+const maxBufferedBytes = 2 * 1024 * 1024;
 /** Events other than audio a client may send before the session is open. */
 const maxEarlyEvents = 20;
 /** 20 ms of 16 kHz PCM16, the early audio's unit of account. */
@@ -83,11 +84,10 @@ export const createSessionSockets = (options: { log?: (line: string) => void } =
       closing = true;
       ws.close(code, closeReason(reason));
     };
-    const write = (frames: string[]) => {
-      for (const frame of frames) if (ws.readyState === ws.OPEN) ws.send(frame);
-      // A client that does not read would have the server hold what it is sent without end.
-      if (ws.bufferedAmount > maxBufferedBytes) close(closeCodes.policy, 'The client does not read what it is sent.');
-    };
+    // A client that does not read would have the server hold what it is sent without end.
+    const write = boundedSend(ws, maxBufferedBytes, () =>
+      close(closeCodes.policy, 'The client does not read what it is sent.'),
+    );
     const refuse = (error: VoiceError, closeCode: CloseCode = closeCodes.policy) => {
       if (closing) return;
       write(codec.refusal(error));

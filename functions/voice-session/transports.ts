@@ -4,7 +4,7 @@ import type { VoiceSessionTransport } from '#shared/aws/business-metrics';
 import { config } from '#shared/kernel/config';
 import { DomainError, ForbiddenError, UnauthorizedError } from '#shared/kernel/errors';
 import { objectId } from '#shared/kernel/schemas';
-import { acceptTwilioMediaStream, callConversationTarget, verifyPhoneCall } from '#shared/phone-number/twilio-calls';
+import { acceptTwilioMediaStream, callConversationTarget } from '#shared/phone-number/twilio-calls';
 import { refreshCaller } from '#shared/user/current-caller';
 import type { VoiceCodec } from '#shared/voice/codec';
 import { createRealtimeCodec } from '#shared/voice/codecs/realtime';
@@ -96,7 +96,7 @@ const browser: SocketTransport<undefined> = {
   codec: createRealtimeCodec,
 };
 
-const twilioMediaStreamPath = /^\/v1\/([^/]+)\/phone_number\/([^/]+)\/twilio\/media-stream\/?$/;
+const twilioMediaStreamPath = /^\/v1\/([^/]+)\/phone_number\/([^/]+)\/twilio\/media-stream(?:\/([^/]+))?\/?$/;
 
 /** The URL Twilio opened, as it signed it: the configured session host, else the request's own (behind a proxy, as it says). */
 const addressedSocketUrl = (request: IncomingMessage): string => {
@@ -113,8 +113,9 @@ const addressedSocketUrl = (request: IncomingMessage): string => {
 
 /**
  * Twilio's media stream, the URL the voice webhook's TwiML `<Connect><Stream>`s a call to: the
- * upgrade must carry Twilio's signature of it, and the stream's `start` the call's token, for this
- * number and this call. The session talks as the caller's user.
+ * upgrade must carry Twilio's signature of it, and the call's single-use token in its path, for
+ * this number; the stream's `start` must name the token's call. The session talks as the caller's
+ * user (unverified when the carrier did not attest their number).
  */
 const twilio: SocketTransport<TwilioStreamStart> = {
   name: 'twilio',
@@ -122,23 +123,23 @@ const twilio: SocketTransport<TwilioStreamStart> = {
     const match = twilioMediaStreamPath.exec(url.pathname);
     if (!match) return undefined;
     const organization = decodedSegment(match[1] as string);
-    return organization === undefined ? null : { organization, phoneNumberId: match[2] as string };
+    if (organization === undefined) return null;
+    return { organization, phoneNumberId: match[2] as string, ...(match[3] ? { callToken: match[3] } : {}) };
   },
-  admit: async (request, _url, { organization, phoneNumberId }) => {
-    const number = await acceptTwilioMediaStream(organization as string, phoneNumberId as string, {
+  admit: async (request, _url, { organization, phoneNumberId, callToken }) => {
+    const { number, call } = await acceptTwilioMediaStream(organization as string, phoneNumberId as string, callToken, {
       url: addressedSocketUrl(request),
       signature: String(request.headers['x-twilio-signature'] ?? '') || undefined,
     });
     return async (start) => {
-      if (!start || start.accountSid !== number.twilio_account_sid) throw new ForbiddenError('Another account.');
-      const call = await verifyPhoneCall(number, { callSid: start.callSid, callToken: start.parameters.call_token });
+      if (!start || start.accountSid !== number.twilio_account_sid || start.callSid !== call.callSid) {
+        throw new ForbiddenError('The stream is not the call its token was given for.');
+      }
       const recheck = async () => {
-        const caller = await refreshCaller({
-          homeOrgId: call.orgId,
-          orgId: call.orgId,
-          userId: call.userId,
-          tokenType: 'Bearer',
-        });
+        const caller = await refreshCaller(
+          { homeOrgId: call.orgId, orgId: call.orgId, userId: call.userId, tokenType: 'Bearer' },
+          { acceptUnverified: true },
+        );
         if (!caller) throw new UnauthorizedError('The caller may no longer call.');
         return caller;
       };

@@ -19,6 +19,7 @@ import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-
 import { metricCounts, metrics } from '../metric/metric-repository';
 import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
 import { organizationBranding, organizations } from '../organization/organization-repository';
+import { twilioCalls } from '../phone-number/call-repository';
 import { phoneNumberCounts, phoneNumbers } from '../phone-number/phone-number-repository';
 import { replacedRoles, roles } from '../role/role-repository';
 import { services, serviceTags } from '../service/service-repository';
@@ -70,6 +71,7 @@ export const entityCatalog: readonly Entity[] = [
   // Numbers before conversations: once they (and their sealed auth tokens) are gone, no call is answered.
   phoneNumbers,
   phoneNumberCounts,
+  twilioCalls,
   conversations,
   interactions,
   messages,

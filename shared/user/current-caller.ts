@@ -23,13 +23,14 @@ export interface Identity {
  */
 export const callerNow = async (
   identity: Identity,
+  options: { acceptUnverified?: boolean } = {},
 ): Promise<{ caller: Caller } | { refused: 'unknown' | 'unverified' | 'not-platform-administrator' }> => {
   const [principal, temporaryGrants] = await Promise.all([
     loadPrincipal(identity.homeOrgId, identity.userId),
     activeGrantsOf(identity.homeOrgId, identity.userId, new Date().toISOString()),
   ]);
   if (!principal) return { refused: 'unknown' };
-  if (!principal.user.is_verified) return { refused: 'unverified' };
+  if (!principal.user.is_verified && !options.acceptUnverified) return { refused: 'unverified' };
   const caller: Caller = {
     userId: principal.user.user_id,
     homeOrgId: identity.homeOrgId,
@@ -55,8 +56,13 @@ export const callerNow = async (
  * The caller as they stand now, for work that outlasts the request that started it (a replay
  * following a conversation, a promotion completing): undefined once they may no longer act at all. The principal is
  * cached a few seconds per process (`loadPrincipal`), so a change is seen within that time.
+ * `acceptUnverified`: a caller who never signs in, whose identity something else vouched for (a
+ * phone call's caller, whose number the carrier did not attest), acts unverified.
  */
-export const refreshCaller = async (identity: Identity): Promise<Caller | undefined> => {
-  const now = await callerNow(identity);
+export const refreshCaller = async (
+  identity: Identity,
+  options: { acceptUnverified?: boolean } = {},
+): Promise<Caller | undefined> => {
+  const now = await callerNow(identity, options);
   return 'caller' in now ? now.caller : undefined;
 };

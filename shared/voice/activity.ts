@@ -67,6 +67,12 @@ export const createActivity = (options: {
   let turnDetection: TurnDetectionSettings | null = { ...defaultTurnDetection };
   const detection = () => turnDetection ?? defaultTurnDetection;
   let turns: TurnDetector = createTurnDetector(detection);
+  /** Where the turn detector's own clock starts on the session's: its boundaries count from there. */
+  let detectorFromMs = 0;
+  const restartDetector = () => {
+    turns = createTurnDetector(detection);
+    detectorFromMs = audioMs;
+  };
   const recent: Buffer[] = [];
   let partial: Buffer = Buffer.alloc(0);
   let audioMs = 0;
@@ -85,6 +91,7 @@ export const createActivity = (options: {
     const isSpeech = detector.isSpeech(pcm);
     if (isSpeech) lastSpeechAt = performance.now();
     handlers.heard(pcm, audioMs);
+    const boundary = turns.next(isSpeech);
     audioMs += vadFrameMs;
     recent.push(pcm);
     if (recent.length > keptFrames) recent.shift();
@@ -97,20 +104,19 @@ export const createActivity = (options: {
       if (isSpeech) handlers.resumed();
       else if (silentFrames * vadFrameMs >= earlySettleMs(turnDetection)) handlers.paused();
     }
-    const boundary = turns.next(isSpeech);
     if (boundary?.type === 'speech-started' && utteranceMs === undefined) {
       const padding = Math.ceil(detection().prefixPaddingMs / vadFrameMs);
       const prefix = recent.slice(Math.max(0, recent.length - padding));
       utteranceMs = prefix.length * vadFrameMs;
       silentFrames = 0;
-      handlers.started(boundary.audioStartMs, prefix);
+      handlers.started(detectorFromMs + boundary.audioStartMs, prefix);
     } else if (boundary?.type === 'speech-stopped' && turnDetection) {
-      end(boundary.audioEndMs, 'silence');
+      end(detectorFromMs + boundary.audioEndMs, 'silence');
     }
     if (utteranceMs !== undefined && utteranceMs >= options.maxUtteranceMs) {
       end(audioMs, 'longest');
       // A speaker who goes on starts the next utterance once the detector hears them again.
-      turns = createTurnDetector(detection);
+      restartDetector();
     }
   };
 
@@ -129,7 +135,7 @@ export const createActivity = (options: {
     },
     set turnDetection(settings) {
       turnDetection = settings;
-      if (utteranceMs === undefined) turns = createTurnDetector(detection);
+      if (utteranceMs === undefined) restartDetector();
     },
     get audioMs() {
       return audioMs;

@@ -19,34 +19,31 @@ const requester = (pool: ReturnType<typeof createRecognizerPool>) => {
 };
 
 describe('createRecognizerPool', () => {
-  it('grants recognizers while some are free, then keeps requests waiting', () => {
-    // Prepare
-    const pool = createRecognizerPool(() => 2, { minimumHoldMs: 0 });
+  it('grants an organization the pool less a reserve, so that another organization’s caller finds one free', () => {
+    // Prepare: a pool of six keeps two for others.
+    const pool = createRecognizerPool(() => 6, { minimumHoldMs: 0 });
     const { log, ask } = requester(pool);
 
     // Act
-    ask('a', 'a1');
-    ask('a', 'a2');
-    const third = ask('a', 'a3');
-    third.release();
-
-    // Assess
-    expect(log).toEqual(['a1 granted', 'a2 granted']);
-  });
-
-  it('takes one back from an organization holding the whole pool when another organization waits', () => {
-    // Prepare
-    const pool = createRecognizerPool(() => 3, { minimumHoldMs: 0 });
-    const { log, ask } = requester(pool);
-    ask('a', 'a1');
-    ask('a', 'a2');
-    ask('a', 'a3');
-
-    // Act
+    for (const name of ['a1', 'a2', 'a3', 'a4', 'a5']) ask('a', name);
     ask('b', 'b1');
 
-    // Assess: a's longest held gives it back, and b's caller has it.
-    expect(log).toEqual(['a1 granted', 'a2 granted', 'a3 granted', 'a1 revoked', 'b1 granted']);
+    // Assess
+    expect(log).toEqual(['a1 granted', 'a2 granted', 'a3 granted', 'a4 granted', 'b1 granted']);
+  });
+
+  it('takes one back from the organization holding the most when the pool is full and another organization waits', () => {
+    // Prepare: a holds its share, b the rest.
+    const pool = createRecognizerPool(() => 6, { minimumHoldMs: 0 });
+    const { log, ask } = requester(pool);
+    for (const name of ['a1', 'a2', 'a3', 'a4', 'b1', 'b2']) ask(name.slice(0, 1), name);
+    log.length = 0;
+
+    // Act
+    ask('c', 'c1');
+
+    // Assess: a's longest held gives it back, and c's caller has it.
+    expect(log).toEqual(['a1 revoked', 'c1 granted']);
   });
 
   it('serves the waiting organization holding the fewest first when a recognizer is freed', () => {

@@ -1,8 +1,9 @@
 /**
  * The recognizers a session server may decode with at once, shared fairly between organizations.
  * A recognizer (a PocketSphinx process, a Transcribe stream) is held only while an utterance is
- * being decoded, and no organization holds the whole pool while another waits: when a caller of
- * an organization holding fewer waits, the organization holding the most gives one back (its
+ * being decoded, and no organization holds the whole pool: one holds at most the pool less a
+ * reserve (a third), so another's caller finds one free at once; and when a caller of an
+ * organization holding fewer waits, the organization holding the most gives one back (its
  * utterance keeps the words decoded so far and goes on decoding when a recognizer is free again).
  */
 
@@ -56,6 +57,17 @@ export const createRecognizerPool = (
     return count;
   };
 
+  /**
+   * What one organization may hold: the pool less a reserve (a third of it, at least one), so
+   * that another organization's caller finds a recognizer free at once, and the machine's
+   * decoding is never all one organization's.
+   */
+  const perOrganization = () => {
+    const size = capacity();
+    return Math.max(1, size - Math.max(1, Math.floor(size / 3)));
+  };
+  const underItsShare = (claim: Claim) => holding(claim.orgId, ['held', 'revoking']) < perOrganization();
+
   /** The last grant each organization had: of two holding as many, the one served longest ago goes first. */
   const lastGrant = new Map<string, number>();
 
@@ -63,7 +75,7 @@ export const createRecognizerPool = (
   const nextWaiting = (): Claim | undefined => {
     let best: Claim | undefined;
     let rank: [number, number] = [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY];
-    for (const claim of waiting) {
+    for (const claim of waiting.filter(underItsShare)) {
       const candidate: [number, number] = [holding(claim.orgId, ['held', 'revoking']), lastGrant.get(claim.orgId) ?? 0];
       if (candidate[0] < rank[0] || (candidate[0] === rank[0] && candidate[1] < rank[1])) {
         best = claim;
@@ -95,7 +107,7 @@ export const createRecognizerPool = (
     for (const claim of held) if (claim.state === 'revoking') revoking += 1;
     const served = new Set<Claim>();
     while (revoking < waiting.length) {
-      const candidates = waiting.filter((claim) => !served.has(claim));
+      const candidates = waiting.filter((claim) => !served.has(claim) && underItsShare(claim));
       const next = candidates.sort((a, b) => holding(a.orgId) - holding(b.orgId))[0];
       if (!next) return;
       served.add(next);

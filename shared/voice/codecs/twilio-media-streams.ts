@@ -64,8 +64,6 @@ const twilioMessage = z.discriminatedUnion('event', [
 export interface TwilioStreamStart {
   accountSid: string;
   callSid: string;
-  /** The TwiML's `<Parameter>`s. */
-  parameters: Record<string, string>;
 }
 
 /** The agent's audio is sent to Twilio in 20 ms frames of μ-law (160 bytes). */
@@ -116,11 +114,7 @@ export const createTwilioCodec = (): VoiceCodec<TwilioStreamStart> => {
         stream = message.streamSid;
         return {
           type: 'start',
-          start: {
-            accountSid: message.start.accountSid,
-            callSid: message.start.callSid,
-            parameters: message.start.customParameters ?? {},
-          },
+          start: { accountSid: message.start.accountSid, callSid: message.start.callSid },
         };
       }
       if (message.streamSid !== stream) return refused('invalid_event', 'A message for another stream.');
