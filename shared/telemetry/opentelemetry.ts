@@ -169,11 +169,12 @@ export const startTracingSdk = (): TracingSdk => {
     'cloud.region': env.AWS_REGION,
     'faas.name': env.AWS_LAMBDA_FUNCTION_NAME,
   }).merge(detectResources({ detectors: [envDetector] }));
+  const exporter = traceExporter();
   const provider = new BasicTracerProvider({
     resource,
     // The ADOT collector's X-Ray exporter takes X-Ray trace ids (the stack's `tracing=xray`).
     ...(env.TRACE_ID_FORMAT === 'xray' ? { idGenerator: new AWSXRayIdGenerator() } : {}),
-    spanProcessors: [new BatchSpanProcessor(traceExporter())],
+    spanProcessors: [new BatchSpanProcessor(exporter)],
   });
   trace.setGlobalTracerProvider(provider);
   const tracer = provider.getTracer('classic-api');
@@ -231,7 +232,12 @@ export const startTracingSdk = (): TracingSdk => {
     );
   };
 
-  const flush = () => provider.forceFlush();
+  // The processor hands its buffer to the exporter; the exporter's own flush waits for every export
+  // in flight, those a timer or a concurrent invocation started included.
+  const flush = async () => {
+    await provider.forceFlush();
+    await exporter.forceFlush?.();
+  };
 
   /** The API Gateway request's server span, in the HTTP conventions; its status is set by `tracedResponses`. */
   const serve = async <R>(event: ApiGatewayEvent, run: () => Promise<R>): Promise<R> => {
