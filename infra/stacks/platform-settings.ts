@@ -41,6 +41,11 @@ export interface DeploymentSettings {
    */
   tracing: TracingExport | undefined;
   /**
+   * Whether `tracing=otlp` turns Transaction Search on (`transactionSearch`, default true): false for
+   * an account and region where it is on already, which a second configuration would fail on.
+   */
+  transactionSearch: boolean;
+  /**
    * A deployment made before the table's indexes held only keys upgrades one step per deployment
    * (`indexUpgradeStep`, 1 to 13, `infra/constructs/data-store.ts`); none: the keys-only indexes.
    */
@@ -211,6 +216,7 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     frontend: frontendSettings(node, regions),
     tracingSampleRate: share(node, 'tracingSampleRate', defaultTracingSampleRate),
     tracing: optionalChoice(node, 'tracing', ['xray', 'otlp']),
+    transactionSearch: node.tryGetContext('transactionSearch') === undefined || bool(node, 'transactionSearch'),
     indexUpgradeStep: upgradeStep(node, 'indexUpgradeStep'),
     pollyEngine: optionalChoice(node, 'pollyEngine', ['neural', 'standard']),
     voiceSessionHosting: optionalChoice(node, 'voiceSessionHosting', ['fargate', 'agentcore', 'none']) ?? 'fargate',

@@ -246,7 +246,8 @@ export class PlatformStack extends Stack {
       ...(settings.tracing ? { traceExport: { mode: settings.tracing, sampleRate: settings.tracingSampleRate } } : {}),
     };
     // CloudWatch's OTLP endpoint takes spans only with Transaction Search on.
-    if (settings.tracing === 'otlp') new TransactionSearch(this, 'TransactionSearch', { indexingPercentage: 1 });
+    if (settings.tracing === 'otlp' && settings.transactionSearch)
+      new TransactionSearch(this, 'TransactionSearch', { indexingPercentage: 1 });
     const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;
 
     const toolRuntime = new ToolRuntime(this, 'ToolRuntime', {
