@@ -101,11 +101,13 @@ export const tracedAgentTurn = <A extends unknown[], T extends { settled: Promis
 export interface VoiceSessionTrace {
   /** Runs a turn of the session (the call of `interactWithConversation`): its `invoke_agent` is a trace of its own, linked to the session. */
   turn<T>(run: () => Promise<T>): Promise<T>;
+  /** Says more of the session once known (the conversation a session's opening turn created). */
+  set(attributes: SpanAttributes): void;
   /** The session closed (failed, with the error that closed it). */
   end(error?: unknown): void;
 }
 
-const untracedSession: VoiceSessionTrace = { turn: (run) => run(), end: () => undefined };
+const untracedSession: VoiceSessionTrace = { turn: (run) => run(), set: () => undefined, end: () => undefined };
 
 /**
  * The span of a live voice session (a browser's or a phone call's socket), from its opening to its
@@ -120,6 +122,7 @@ export const traceVoiceSession = (attributes: SpanAttributes): VoiceSessionTrace
       sessionOfTurn ??= new (await import('node:async_hooks')).AsyncLocalStorage<TraceSpan>();
       return sessionOfTurn.run(span, run);
     },
+    set: (more) => span.set(more),
     end: (error) => {
       span.end(error);
       void flushTraces();

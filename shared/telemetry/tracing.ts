@@ -113,7 +113,10 @@ export const flushTraces = (): Promise<void> => (sdk ? sdk.flush() : Promise.res
  * SQS messages sent through it carry their trace in their message attributes.
  */
 export const traceAwsClient = <C extends object>(client: C): C => {
-  if (tracingOn) void tracingReady().then(() => sdk?.instrumentAwsClient(client));
+  // At once when the SDK is loaded (as it is by an invocation's start): a client caches each
+  // command's handler on its first call, so one sent before would stay untraced.
+  if (sdk) sdk.instrumentAwsClient(client);
+  else if (tracingOn) void tracingReady().then(() => sdk?.instrumentAwsClient(client));
   return client;
 };
 
