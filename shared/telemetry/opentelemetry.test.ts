@@ -9,7 +9,9 @@ let sdk: typeof import('./opentelemetry');
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  for (const [name, value] of Object.entries(otlpEnv(receiver, 'traces-unit-test'))) vi.stubEnv(name, value);
+  // A collector that is down is given up on within a second (the default is 10).
+  const env = { ...otlpEnv(receiver, 'traces-unit-test'), OTEL_EXPORTER_OTLP_TIMEOUT: '1000' };
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
   vi.resetModules();
   tracing = await import('./tracing');
   sdk = await import('./opentelemetry');
@@ -130,6 +132,18 @@ describe('opentelemetry', () => {
     expect(carrier.traceparent).toMatch(new RegExp(`^00-${span.traceId}-[0-9a-f]{16}-01$`));
     expect(propagation.fields()).toContain('traceparent');
     expect(context.active()).toBe(ROOT_CONTEXT);
+  });
+
+  it('answers the invocation whatever the collector does: spans it cannot take are only lost', async () => {
+    // Prepare
+    await receiver.stop();
+    const handler = tracing.tracedInvocations(async (_event: unknown) => 'answered');
+
+    // Act
+    const answered = handler({ Records: [] });
+
+    // Assess
+    await expect(answered).resolves.toBe('answered');
   });
 
   it('chooses the exporter by OTEL_EXPORTER_OTLP_PROTOCOL, and signs for CloudWatch’s endpoint', () => {

@@ -234,9 +234,14 @@ export const startTracingSdk = (): TracingSdk => {
 
   // The processor hands its buffer to the exporter; the exporter's own flush waits for every export
   // in flight, those a timer or a concurrent invocation started included.
+  // A collector that is down costs the spans, never the invocation: the failure is only logged.
   const flush = async () => {
-    await provider.forceFlush();
-    await exporter.forceFlush?.();
+    try {
+      await provider.forceFlush();
+      await exporter.forceFlush?.();
+    } catch (error) {
+      console.warn('spans not exported:', error instanceof Error ? error.message : error);
+    }
   };
 
   /** The API Gateway request's server span, in the HTTP conventions; its status is set by `tracedResponses`. */
