@@ -368,15 +368,21 @@ const interactWithConversationTurn = async (
   return startTurn(turn, startEngine(turn), opening);
 };
 
-/** Each turn an `invoke_agent` span (`turn-tracing.ts`), when traces are exported. */
-export const startConversation = tracedAgentTurn(startConversationTurn, (orgId, _caller, input) => ({
+/**
+ * Each turn an `invoke_agent` span (`turn-tracing.ts`), when traces are exported. Pure: a bundle
+ * that imports this module without starting turns (the console's pages) keeps none of the turn.
+ */
+export const startConversation = /* @__PURE__ */ tracedAgentTurn(startConversationTurn, (orgId, _caller, input) => ({
   [platformAttributes.organizationId]: orgId,
   [platformAttributes.serviceId]: input.serviceId,
 }));
-export const interactWithConversation = tracedAgentTurn(interactWithConversationTurn, (orgId, _caller, input) => ({
-  [platformAttributes.organizationId]: orgId,
-  [genAi.conversationId]: input.conversationId,
-}));
+export const interactWithConversation = /* @__PURE__ */ tracedAgentTurn(
+  interactWithConversationTurn,
+  (orgId, _caller, input) => ({
+    [platformAttributes.organizationId]: orgId,
+    [genAi.conversationId]: input.conversationId,
+  }),
+);
 
 /**
  * A turn whose session could not be read (its versions are gone: 404) leaves nothing behind: what
