@@ -20,7 +20,7 @@ afterAll(async () => {
 
 /** A turn whose stream goes on after the operation returned, until `finish` is called. */
 const turnOperation = () => {
-  let finish = () => undefined as void;
+  let finish: () => void = () => undefined;
   const settled = new Promise<void>((resolve) => {
     finish = resolve;
   });

@@ -28,14 +28,14 @@ interface OtlpValue {
   arrayValue?: { values?: OtlpValue[] };
 }
 
-const valueOf = (value: OtlpValue): unknown => {
-  if (value.arrayValue) return (value.arrayValue.values ?? []).map(valueOf);
+const plainValue = (value: OtlpValue): unknown => {
+  if (value.arrayValue) return (value.arrayValue.values ?? []).map(plainValue);
   if (value.intValue !== undefined) return Number(value.intValue);
   return value.stringValue ?? value.doubleValue ?? value.boolValue;
 };
 
 const attributesOf = (attributes: { key: string; value: OtlpValue }[] = []): Record<string, unknown> =>
-  Object.fromEntries(attributes.map(({ key, value }) => [key, valueOf(value)]));
+  Object.fromEntries(attributes.map(({ key, value }) => [key, plainValue(value)]));
 
 interface OtlpSpan {
   traceId: string;
