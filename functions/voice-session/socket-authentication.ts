@@ -1,12 +1,12 @@
 import type { IncomingMessage } from 'node:http';
-import { authenticateRequest } from '#shared/http/authenticate';
+import { authenticateSocketToken } from '#shared/http/authenticate';
 import { UnauthorizedError } from '#shared/kernel/errors';
 import type { SessionIdentity } from '#shared/voice/identity';
 
 /**
  * How a browser's socket proves who it is: the `Sec-WebSocket-Protocol: auth, <token>`
  * subprotocol (the vendor's newer SDK authenticates its sockets this way; the server selects
- * `auth`), with the token any REST call takes. A token in the query string is refused (URLs end up
+ * `auth`), with the token any REST call takes or the web app's talk token for the conversation. A token in the query string is refused (URLs end up
  * in logs), and so is none. The session checks the token again before each turn (`recheck`): once
  * it expires or is revoked, or its user may no longer act, the session ends.
  */
@@ -39,11 +39,11 @@ export const authenticateSocket = async (
   const token = offeredToken(request);
   if (!token) throw new UnauthorizedError('Authenticate with the subprotocol: Sec-WebSocket-Protocol: auth, <token>.');
   const authenticate = () =>
-    authenticateRequest({
+    authenticateSocketToken({
       orgId,
-      headers: { authorization: `Bearer ${token}` },
-      method: 'GET',
+      token,
       url: `${url.origin}${url.pathname}`,
+      conversationId: url.searchParams.get('conversation_id') ?? undefined,
     });
   return { caller: await authenticate(), recheck: authenticate };
 };
