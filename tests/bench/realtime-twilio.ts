@@ -1,13 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { HumanRecording } from '../support/realtime-client';
-import {
-  dialMediaStream,
-  mulawOfPcm16k,
-  newCallSid,
-  type TwilioCall,
-  telephoneFrameBytes,
-} from '../support/twilio-caller';
+import { dialMediaStream, mulawOfPcm16k, newCallSid, type TwilioCall } from '../support/twilio-caller';
 import { call, type Session } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
 
