@@ -17,6 +17,7 @@ import { newId } from '../kernel/ids';
 import { type SpeechProvider, SpeechUnavailableError } from '../speech/provider';
 import { speechProvider } from '../speech/registry';
 import { createVoiceActivityDetector } from '../speech/vad';
+import { genAi, platformAttributes, traceVoiceSession, type VoiceSessionTrace } from '../telemetry/gen-ai';
 import { createActivity, defaultTurnDetection } from './activity';
 import {
   type CloseCode,
@@ -127,12 +128,18 @@ export const openVoiceSession = async (
     released ??= Promise.all(slots.map(releaseVoiceSessionSlot)).then(() => undefined);
     return released;
   };
+  // Each turn an `invoke_agent` trace of its own, linked to the session's span (when traced).
+  const trace = traceVoiceSession({
+    [platformAttributes.organizationId]: orgId,
+    ...('serviceId' in target ? { [platformAttributes.serviceId]: target.serviceId } : {}),
+  });
   try {
     slots.push(await holdSlot(orgId, caller.userId, config.voiceSessionsPerUser, 'per user'));
     slots.push(await holdSlot(orgId, organizationSlots, config.voiceSessionsPerOrganization, 'in the organization'));
     const provider = options.provider ?? (await speechProvider());
-    return await startSession(orgId, identity, target, sink, { ...options, provider }, releaseSlots);
+    return await startSession(orgId, identity, target, sink, { ...options, provider, trace }, releaseSlots);
   } catch (error) {
+    trace.end(error);
     await releaseSlots();
     throw error;
   }
@@ -143,11 +150,11 @@ const startSession = async (
   identity: SessionIdentity,
   target: VoiceSessionTarget,
   sink: VoiceSessionSink,
-  options: VoiceSessionOptions & { provider: SpeechProvider },
+  options: VoiceSessionOptions & { provider: SpeechProvider; trace: VoiceSessionTrace },
   releaseSlots: () => Promise<void>,
 ): Promise<VoiceSession> => {
   const { caller } = identity;
-  const { provider } = options;
+  const { provider, trace } = options;
   const taps = options.taps ?? [];
   const silenceFirst = new AbortController();
   let opening: StreamedTurn<ConversationEvent> | undefined;
@@ -159,14 +166,16 @@ const startSession = async (
     );
     if (found.is_finished) throw alreadyFinished(conversationId);
   } else {
-    opening = await startConversation(orgId, caller, {
-      serviceId: target.serviceId,
-      versionSetName: target.versionSetName ?? 'release',
-      tags: {},
-      stream: { agentActionType: noAgentActions },
-      voice: { output: { audioFormat: 'pcm', silence: silenceFirst.signal } },
-      admitted: admission(caller, createConversationOperation),
-    });
+    opening = await trace.turn(() =>
+      startConversation(orgId, caller, {
+        serviceId: target.serviceId,
+        versionSetName: target.versionSetName ?? 'release',
+        tags: {},
+        stream: { agentActionType: noAgentActions },
+        voice: { output: { audioFormat: 'pcm', silence: silenceFirst.signal } },
+        admitted: admission(caller, createConversationOperation),
+      }),
+    );
     conversationId = '';
   }
   const conversationKey = () => `${orgId}/${conversationId}`;
@@ -177,6 +186,7 @@ const startSession = async (
   } else if (opening) {
     throw new DomainError(500, 'The conversation could not be started.');
   }
+  trace.set({ [genAi.conversationId]: conversationId });
   if (openConversations.has(conversationKey())) {
     throw new DomainError(409, `Conversation ${conversationId} is already in a voice session.`);
   }
@@ -241,6 +251,7 @@ const startSession = async (
     synthesis: stages.synthesis,
     playback,
     follower,
+    trace,
     send,
     report: sendError,
     refuse: (error) =>
@@ -367,6 +378,7 @@ const startSession = async (
       await queue.drained();
       await freed;
       detector.close();
+      trace.end();
     })();
     return stopping;
   };

@@ -9,6 +9,7 @@ import type { ConversationVoice } from '../conversation/turn-speech';
 import type { Caller } from '../kernel/caller';
 import { DomainError } from '../kernel/errors';
 import type { PcmAudio } from '../speech/audio';
+import type { VoiceSessionTrace } from '../telemetry/gen-ai';
 import { engineAudio, type VoiceEvent } from './events';
 import type { ConversationFollower } from './follower';
 import { currentCaller, type SessionIdentity } from './identity';
@@ -84,6 +85,8 @@ export const createTurnQueue = (options: {
   synthesis: SynthesisStage;
   playback: PlaybackStage;
   follower: ConversationFollower;
+  /** The session's trace: each caller's turn is an `invoke_agent` trace linked to it. */
+  trace: VoiceSessionTrace;
   send: (event: VoiceEvent) => void;
   /** A failure to tell the caller; the session goes on. */
   report: (error: unknown) => void;
@@ -137,24 +140,26 @@ export const createTurnQueue = (options: {
     const r = newResponse();
     // Started at once: its first reads (and its rate limit) overlap the decoding of the last
     // words, which it waits for before it writes anything.
-    const starting = interactWithConversation(orgId, caller, {
-      conversationId,
-      messageType: 'user-message',
-      text: '',
-      externalEvents: [],
-      stream: { agentActionType: noAgentActions },
-      voice: {
-        heard: {
-          recognized: heard.recognized,
-          audio: pcmOf(heard.audio),
-          messageId: heard.itemId,
-          endedAt: heard.endedAt,
+    const starting = options.trace.turn(() =>
+      interactWithConversation(orgId, caller, {
+        conversationId,
+        messageType: 'user-message',
+        text: '',
+        externalEvents: [],
+        stream: { agentActionType: noAgentActions },
+        voice: {
+          heard: {
+            recognized: heard.recognized,
+            audio: pcmOf(heard.audio),
+            messageId: heard.itemId,
+            endedAt: heard.endedAt,
+          },
+          known: options.speaking,
+          output: { audioFormat: 'pcm', silence: r.silence.signal },
         },
-        known: options.speaking,
-        output: { audioFormat: 'pcm', silence: r.silence.signal },
-      },
-      admitted: admission(caller, interactWithConversationOperation),
-    });
+        admitted: admission(caller, interactWithConversationOperation),
+      }),
+    );
     starting.catch(() => undefined);
     // Noise that the detector took for speech: no words, no turn (refused before it wrote anything).
     if ((await heard.recognized).transcript === '') {
