@@ -29,6 +29,7 @@ import {
 } from '../constructs/platform-function';
 import { ToolBuild, type ToolBuildAccess } from '../constructs/tool-build';
 import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
+import { TransactionSearch } from '../constructs/tracing';
 import { VoiceSessions } from '../constructs/voice-sessions';
 import type { DeploymentSettings } from './platform-settings';
 
@@ -246,7 +247,11 @@ export class PlatformStack extends Stack {
         ...(data.readsProjectedIndexes ? { TABLE_INDEXES: 'projected' } : {}),
       },
       traced: settings.tracingSampleRate > 0,
+      ...(settings.tracing ? { traceExport: { mode: settings.tracing, sampleRate: settings.tracingSampleRate } } : {}),
     };
+    // CloudWatch's OTLP endpoint takes spans only with Transaction Search on.
+    if (settings.tracing === 'otlp' && settings.transactionSearch)
+      new TransactionSearch(this, 'TransactionSearch', { indexingPercentage: 1 });
     const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;
 
     const toolRuntime = new ToolRuntime(this, 'ToolRuntime', {
@@ -351,6 +356,7 @@ export class PlatformStack extends Stack {
             environment: defaults.environment,
             metricsNamespace: defaults.metricsNamespace,
             logRetention: profile.logRetention,
+            traceExport: defaults.traceExport,
           });
     // The TwiML a call is answered with points Twilio at the sessions' host, and the web app's
     // talk mode opens its socket there; `none` tells both that this deployment serves no sessions.

@@ -184,7 +184,8 @@ export const createOutboundCall = async (
     { orgId, subject: 'organization', name: 'create-outbound-call' },
     { burst: config.outboundCallsPerMinute, perMinute: config.outboundCallsPerMinute },
   );
-  const calleeId = await callerUserId(organization, body.phone_to, '');
+  // The platform dialled the number: who answers holds it, as an attested caller's number is theirs.
+  const calleeId = await callerUserId(organization, body.phone_to, '', true);
   const callee = await refreshCaller({ homeOrgId: orgId, orgId, userId: calleeId, tokenType: 'Bearer' });
   if (!callee) throw new ConflictError(`The user of ${body.phone_to} may not hold conversations.`);
 
