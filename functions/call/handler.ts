@@ -1,7 +1,7 @@
 import { getCallDetails, getCallRecording, getCallTimeline, listCalls } from '#shared/call/calls';
 import { callOperations } from '#shared/call/operations';
 import { createOutboundCall } from '#shared/call/outbound-calls';
-import { transferCall, transferWhisperTwiml } from '#shared/call/transfers';
+import { continueAfterStream, transferCall, transferWhisperTwiml } from '#shared/call/transfers';
 import { receiveAnsweringMachineVerdict, receiveCallStatus } from '#shared/call/twilio-callbacks';
 import { httpHandler, implementGroup, type RequestContext } from '#shared/http/http-handler';
 import { config } from '#shared/kernel/config';
@@ -47,5 +47,13 @@ export const handler = httpHandler(
       receiveAnsweringMachineVerdict(path.organization, query.call_id, body, signed(context, headers, query)),
     'twilio-transfer-whisper': ({ path, query, headers, body, context }) =>
       transferWhisperTwiml(path.organization, query.call_id, body, signed(context, headers, query)),
+    'twilio-call-continue': ({ path, query, headers, body, context }) =>
+      continueAfterStream(
+        path.organization,
+        query.call_id,
+        body,
+        signed(context, headers, query),
+        baseOf(addressed(context, headers['x-forwarded-host'])),
+      ),
   }),
 );

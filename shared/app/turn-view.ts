@@ -147,6 +147,7 @@ const actionWords: Record<OperatorActionRecord['action'], string> = {
   'sent-message': 'Operator message',
   'sent-guidance': 'Guidance to the agent',
   'handed-back': 'Handed back to the agent',
+  transferred: 'Call transferred to a person',
 };
 
 /** An operator action between turns: an escalation, a takeover, guidance, a handback. */

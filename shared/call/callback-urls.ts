@@ -9,6 +9,7 @@ export const callbackPaths = {
   status: 'status',
   amd: 'amd',
   whisper: 'whisper',
+  continue: 'continue',
 } as const;
 
 export type CallbackKind = keyof typeof callbackPaths;

@@ -15,6 +15,7 @@ import {
   transferRequest,
   transferResponse,
   twilioAmdCallbackForm,
+  twilioConnectActionForm,
   twilioStatusCallbackForm,
 } from './schemas';
 
@@ -172,6 +173,24 @@ export const twilioTransferWhisperOperation = callOperation({
   response: { status: 200, body: z.string().describe('TwiML'), contentType: 'text/xml' },
 });
 
+export const twilioCallContinueOperation = callOperation({
+  operationId: 'twilio-call-continue',
+  method: 'POST',
+  path: '/v1/{organization}/call/twilio/continue',
+  summary:
+    'What a call does once its media stream ended (TwiML for Twilio, the `<Connect>` action): the `<Dial>` of the person the agent handed it to, else hang up',
+  auth: 'none',
+  extraErrors: twilioRefusal,
+  request: {
+    path: organizationPath,
+    query: callIdQuery.partial(),
+    headers: twilioHeaders,
+    bodyType: 'form',
+    body: twilioConnectActionForm,
+  },
+  response: { status: 200, body: z.string().describe('TwiML'), contentType: 'text/xml' },
+});
+
 export const callOperations = [
   createOutboundCallOperation,
   listCallsOperation,
@@ -182,4 +201,5 @@ export const callOperations = [
   twilioCallStatusOperation,
   twilioCallAmdOperation,
   twilioTransferWhisperOperation,
+  twilioCallContinueOperation,
 ] as const;

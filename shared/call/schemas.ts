@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { creatorInfo, mapKeyName, objectId, pagedResponse, timestamp } from '../kernel/schemas';
+import {
+  creatorInfo,
+  mapKeyName,
+  objectId,
+  pagedResponse,
+  type TransferMode,
+  timestamp,
+  transferModes,
+} from '../kernel/schemas';
 import { e164Number, twilioAccountSid } from '../phone-number/schemas';
 
 /** Twilio's call SIDs: `CA` and 32 hexadecimal digits. */
@@ -47,8 +55,7 @@ export const isMachineGreetingOver = (answeredBy: AnsweredBy): boolean => answer
 export const callDirections = ['inbound', 'outbound'] as const;
 export type CallDirection = (typeof callDirections)[number];
 
-export const transferModes = ['cold', 'warm'] as const;
-export type TransferMode = (typeof transferModes)[number];
+export { type TransferMode, transferModes };
 
 const metadataMap = z
   .record(mapKeyName, z.string().max(500))
@@ -260,5 +267,15 @@ export const twilioOutboundAnswerForm = z
     AccountSid: twilioAccountSid,
     From: z.string().max(64).optional(),
     To: z.string().max(64).optional(),
+  })
+  .catchall(z.string());
+
+/** The form of Twilio's request to a `<Connect>` action once the call's media stream ended. */
+export const twilioConnectActionForm = z
+  .object({
+    CallSid: twilioCallSid,
+    AccountSid: twilioAccountSid,
+    To: z.string().max(64).optional(),
+    Direction: z.string().max(32).optional(),
   })
   .catchall(z.string());

@@ -31,7 +31,7 @@ import { TwilioApiError, updateTwilioCall } from './twilio-rest-client';
 const refused = () => new ForbiddenError('The request does not carry a valid Twilio signature.');
 
 /** What a callback is about, once its signature was checked with the number's auth token. */
-interface Located {
+export interface Located {
   number: PhoneNumberRecord;
   /** The call's record; undefined for an inbound call not recorded yet. */
   call: CallRecord | undefined;
@@ -50,7 +50,7 @@ const signedByNumberOf = async (
 };
 
 /** The call a callback is about, its signature checked; refused (403) when nothing matches. */
-const locate = async (
+export const locate = async (
   orgId: string,
   callId: string | undefined,
   form: { CallSid: string; AccountSid: string; To?: string; Direction?: string },

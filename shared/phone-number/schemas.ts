@@ -1,11 +1,7 @@
 import { z } from 'zod';
-import { creatorInfo, objectId, pagedResponse, timestamp } from '../kernel/schemas';
+import { creatorInfo, e164Number, objectId, pagedResponse, timestamp } from '../kernel/schemas';
 
-/** A number in E.164 form, as Twilio writes `To` and `From`: `+`, a country code, at most 15 digits. */
-export const e164Number = z
-  .string()
-  .regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 phone number, e.g. +14155550100')
-  .describe('The phone number in E.164 form.');
+export { e164Number };
 
 /** Twilio account SIDs are `AC` and 32 hexadecimal digits. */
 export const twilioAccountSid = z

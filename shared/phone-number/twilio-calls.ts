@@ -9,13 +9,14 @@ import { callerUserId } from './callers';
 import { findPhoneNumber, getPhoneNumber, type PhoneNumberRecord } from './phone-number-repository';
 import { authTokenContext } from './phone-numbers';
 import { e164Number } from './schemas';
-import { isTwilioSignatureValid } from './twilio-signature';
+import { baseOf, isTwilioSignatureValid } from './twilio-signature';
 
 /**
  * Twilio's voice webhook: the number's voice URL. Twilio posts the call's form, signed with the
  * account's auth token; a call of a number of the organization, correctly signed, is answered
  * with TwiML that connects it (`<Connect><Stream>`, bidirectional) to this platform's media-stream
- * socket for the number. The caller becomes a user of the organization on their first call.
+ * socket for the number, and says where to ask what next once the stream ends. The caller becomes
+ * a user of the organization on their first call.
  */
 
 /** How long Twilio has to open the media stream after our answer: it does so at once. */
@@ -63,6 +64,14 @@ export interface PhoneCall {
 /** STIR/SHAKEN's full attestation, as Twilio's `StirVerstat` says it: the carrier vouches for the caller's number. */
 export const fullAttestation = 'TN-Validation-Passed-A';
 
+/**
+ * Where Twilio asks what next once the call's media stream ended (the `<Connect>` action, the call
+ * group's `twilio-call-continue`): the `<Dial>` of a person when the agent handed the call over,
+ * else the end of the call (docs/handover.md). On the API's address as Twilio reached it.
+ */
+const connectActionUrl = (webhookUrl: string, orgId: string): string =>
+  `${baseOf(webhookUrl)}/v1/${encodeURIComponent(orgId)}/call/twilio/continue`;
+
 /** A deployment without live voice sessions (`voiceSessionHosting=none`) says so and hangs up. */
 const noSessionsTwiml = [
   '<?xml version="1.0" encoding="UTF-8"?>',
@@ -109,7 +118,7 @@ export const answerTwilioCall = async (
   const streamUrl = `${mediaStreamBase}${mediaStreamPath(orgId, number.id, token)}`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    '<Response><Connect>',
+    `<Response><Connect action="${xmlEscape(connectActionUrl(request.url, orgId))}">`,
     `<Stream url="${xmlEscape(streamUrl)}"/>`,
     '</Connect></Response>',
   ].join('');

@@ -213,7 +213,7 @@ describe('delete-phone-number', () => {
 });
 
 describe('twilio-voice-webhook', () => {
-  it('answers a signed call with TwiML that connects a bidirectional stream to the media-stream socket', async () => {
+  it('answers a signed call with TwiML that connects a bidirectional stream to the media-stream socket, and says where to ask next', async () => {
     // Prepare
     const account = newTwilioAccount();
     const { id, phoneNumber } = await createNumber(admin, account);
@@ -225,12 +225,17 @@ describe('twilio-voice-webhook', () => {
     // Assess
     expect(answered.status, answered.text).toBe(200);
     expect(answered.headers.get('content-type')).toMatch(/^text\/xml/);
-    const stream = /<Response><Connect><Stream url="([^"]+)\/([^"/]+)"\/><\/Connect><\/Response>$/.exec(answered.text);
+    const stream =
+      /<Response><Connect action="([^"]+)"><Stream url="([^"]+)\/([^"/]+)"\/><\/Connect><\/Response>$/.exec(
+        answered.text,
+      );
     expect(stream, answered.text).not.toBeNull();
     const base = new URL(apiUrl('/'));
-    expect(stream?.[1]).toBe(`ws://${base.host}/v1/${admin.orgId}/phone_number/${id}/twilio/media-stream`);
+    // Where Twilio asks what next once the stream ends: a person the agent handed the call to, or the end.
+    expect(stream?.[1]).toBe(apiUrl(`/v1/${admin.orgId}/call/twilio/continue`));
+    expect(stream?.[2]).toBe(`ws://${base.host}/v1/${admin.orgId}/phone_number/${id}/twilio/media-stream`);
     // The call's token, in the path: Twilio's signature of the URL is then the call's own.
-    expect(stream?.[2]).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(stream?.[3]).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
   });
 
   it('answers a replayed webhook, the same CallSid signed again, with 409 and connects nothing', async () => {
