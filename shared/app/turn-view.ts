@@ -33,7 +33,9 @@ export const usageText = (usage: TurnUsage): string => {
   return `${tokens}, ${cost}`;
 };
 
-const percentOf = (value: number, total: number): string => `${((100 * value) / Math.max(total, 1)).toFixed(2)}%`;
+/** Where `value` falls along `total`, as a CSS percentage (a bar's left or width on a timeline's track). */
+export const percentOf = (value: number, total: number): string =>
+  `${((100 * value) / Math.max(total, 1)).toFixed(2)}%`;
 
 /** The turn's stages on one axis from the request to the turn's end; each row says its figures in words. */
 export const timelineView = (timings: TurnTimings, labelId: string): Html => {

@@ -54,7 +54,7 @@ export const queryNumber = <T extends z.ZodType<number>>(schema: T) =>
   z.preprocess((value) => (typeof value === 'string' && decimalText.test(value) ? Number(value) : value), schema);
 
 /** Continuation tokens are integers for the reference's clients, but each is an opaque handle to a stored cursor. */
-const cursorHandle = z
+export const cursorHandle = z
   .number()
   .int()
   .min(0)
