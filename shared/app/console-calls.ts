@@ -116,10 +116,10 @@ const timelineSection = (entries: TimelineEntry[]): Html => {
     (lane) =>
       html`<li><span class="label">${lane.label}</span><span class="track" aria-hidden="true">${lane.marks.map(
         (mark) =>
-          html`<span class="bar ${mark.kind}" title="${mark.title}" style="${new Html(
+          html`<span class="bar entry-${mark.kind}" title="${mark.title}" style="${new Html(
             `left:${percentOf(mark.from, totalMs)};width:${percentOf(mark.to - mark.from, totalMs)}`,
           )}"></span>`,
-      )}</span><span class="value">${lane.marks.length}</span></li>`,
+      )}</span><span class="value">${lane.marks.length} ${lane.marks.length === 1 ? 'entry' : 'entries'}</span></li>`,
   )}</ol>
 <details><summary>Every entry, in time order</summary><div class="table-wrap"><table><thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Said or done</th></tr></thead><tbody>${entries.map(
     (entry) =>

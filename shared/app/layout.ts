@@ -92,11 +92,11 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:${palette.bubble};pad
 .timeline .bar.tool{background:${palette.simulated}}
 .timeline .bar.total{background:${palette.border}}
 .timeline .value{text-align:right;font-variant-numeric:tabular-nums}
-.timeline .bar.agent_speech,.timeline .bar.voicemail{background:${palette.text}}
-.timeline .bar.turn{background:${palette.border}}
-.timeline .bar.barge_in{background:${palette.error}}
-.timeline .bar.dtmf,.timeline .bar.transfer{background:${palette.operator}}
-.timeline .bar.status{background:${palette.muted}}
+.timeline .bar.entry-agent_speech,.timeline .bar.entry-voicemail{background:${palette.text}}
+.timeline .bar.entry-turn{background:${palette.border}}
+.timeline .bar.entry-barge_in{background:${palette.error}}
+.timeline .bar.entry-dtmf,.timeline .bar.entry-transfer{background:${palette.operator}}
+.timeline .bar.entry-status{background:${palette.muted}}
 figure.channel{margin:.75rem 0}
 figure.channel audio{display:block;width:100%;max-width:32rem;margin-top:.25rem}
 details{margin:.5rem 0}

@@ -10,7 +10,7 @@ import { endIdleInterruption } from './interruptions';
 import { recentMessages } from './message-repository';
 import { pendingReplyKey, queryPendingReplies, recorded, removePendingReplies } from './operator/operator-repository';
 import type { ConversationRecord, HandoverRecord } from './schemas';
-import { transferAction } from './turn-handover';
+import { type HandoverRequest, transferAction } from './turn-handover';
 import { deleteEmptyConversation, finishConversationRecord, getConversationAndLease } from './turn-repository';
 
 /** The operators' replies not delivered that the write finishing a conversation deletes with it (a transaction holds 100 items). */
@@ -24,7 +24,7 @@ const repliesDroppedWithFinish = 50;
  */
 export const closeConversation = async (
   conversation: ConversationRecord,
-  options: { token?: number; trigger: 'finish-conversation' | 'end-session'; handover?: HandoverRecord },
+  options: { token?: number; trigger: 'finish-conversation' | 'end-session'; handover?: HandoverRequest },
 ): Promise<void> => {
   const { org_id: orgId, id } = conversation;
   if (conversation.is_finished) throw alreadyFinished(id);
@@ -55,7 +55,8 @@ export const closeConversation = async (
     trigger: options.trigger,
   });
   const pending = await queryPendingReplies(orgId, id, repliesDroppedWithFinish);
-  const { handover } = options;
+  // Dated as the conversation finishes: after the turn that asked for it, as the transcript shows it.
+  const handover: HandoverRecord | undefined = options.handover && { ...options.handover, requested_at: finishedAt };
   await finishConversationRecord(current, finishedAt, {
     token: options.token,
     pendingReplies: pending.map((reply) => pendingReplyKey(orgId, reply)),

@@ -45,7 +45,6 @@ describe('withHandover', () => {
       phone_to: '+14155550100',
       mode: 'warm',
       summary: 'A billing dispute.',
-      requested_at: expect.any(String),
       interaction_id: 'interaction-1',
       state_name: 'greet',
     });

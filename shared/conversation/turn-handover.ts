@@ -1,5 +1,4 @@
 import type { Caller } from '../kernel/caller';
-import { nowIso } from '../kernel/ids';
 import { talksByPhone } from '../kernel/phone-callers';
 import type { TransferInstruction } from '../state-machine/schemas';
 import type { TurnOutcome } from './engine/contracts';
@@ -30,12 +29,15 @@ const escalationReason = (transfer: TransferInstruction): string =>
     .filter(Boolean)
     .join(' ');
 
+/** A handover as the turn asks it: the conversation records it, dated, when it finishes as transferred. */
+export type HandoverRequest = Omit<HandoverRecord, 'requested_at'>;
+
 /** The turn's outcome as the handover makes it, and the handover the conversation finishes with (in a phone call). */
 export const withHandover = (
   outcome: TurnOutcome,
   caller: Caller,
   interactionId: string,
-): { outcome: TurnOutcome; handover: HandoverRecord | null } => {
+): { outcome: TurnOutcome; handover: HandoverRequest | null } => {
   const { transfer } = outcome;
   if (!transfer) return { outcome, handover: null };
   if (!talksByPhone(caller)) {
@@ -50,7 +52,6 @@ export const withHandover = (
       phone_to: transfer.phone_to,
       mode: transfer.mode,
       summary: transfer.summary ?? null,
-      requested_at: nowIso(),
       interaction_id: interactionId,
       state_name: outcome.state.name,
     },
