@@ -1,10 +1,10 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedRequest } from '../../support/twilio-rest-stand-in';
 import { type AppVisitor, signInToApp } from '../support/app-visitor';
+import { recordCallAsTheEngineDoes } from '../support/call-recordings';
 import { api, expectStatus } from '../support/client';
 import { createGrantedSession, createService } from '../support/fixtures';
 import { createOrganization, createUserSession, rootSession, type Session } from '../support/identity';
-import { setStoredAttributes, storedKeysStartingWith, storeObject } from '../support/table';
 import {
   createTwilioNumber,
   incomingCallForm,
@@ -66,32 +66,13 @@ const answeredCall = async (to = newPhoneNumber()): Promise<{ sid: string; id: s
   return { sid, id: call.body.id as string, to };
 };
 
-/** What the engine leaves once a recorded call ends: both channels in the bucket, and the record's `recording`. */
-const recordCall = async (call: { id: string }) => {
-  const keys = {
-    inbound: `call-recordings/${admin.orgId}/${call.id}/inbound.wav`,
-    outbound: `call-recordings/${admin.orgId}/${call.id}/outbound.wav`,
-  };
-  await storeObject(keys.inbound, 'RIFF the caller');
-  await storeObject(keys.outbound, 'RIFF the agent');
-  const [record] = (await storedKeysStartingWith(`ORG#${admin.orgId}#CALL#${call.id}`)).filter(
-    (key) => key.sk === 'CALL',
-  );
-  await setStoredAttributes(
-    { pk: String(record?.pk), sk: 'CALL' },
-    {
-      recording: {
-        inbound_key: keys.inbound,
-        outbound_key: keys.outbound,
-        sample_rate: 8000,
-        inbound_bytes: 15,
-        outbound_bytes: 14,
-        duration_seconds: 65,
-        started_at: new Date().toISOString(),
-      },
-    },
-  );
-};
+/** A recorded call: both channels (the texts stand in for WAVs) in the bucket and the record's `recording`. */
+const recordCall = (call: { id: string }) =>
+  recordCallAsTheEngineDoes(admin.orgId, call.id, {
+    inbound: Buffer.from('RIFF the caller'),
+    outbound: Buffer.from('RIFF the agent'),
+    durationSeconds: 65,
+  });
 
 /** A console user whose role holds these grants only. */
 const consoleUser = async (grants: { permission_name: string; conditions: Record<string, unknown> }[]) =>
