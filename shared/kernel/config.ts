@@ -217,6 +217,14 @@ export const config = {
     const value = Number(process.env.OUTBOUND_CALLS_AT_ONCE ?? 10);
     return Number.isInteger(value) && value > 0 ? value : 10;
   },
+  /**
+   * An answered outbound call's agent speaks first after this much silence, unless the callee
+   * speaks (or presses a key) first (`OUTBOUND_CALL_OPENING_SILENCE_MS`, 1500).
+   */
+  get outboundCallOpeningSilenceMs(): number {
+    const value = Number(process.env.OUTBOUND_CALL_OPENING_SILENCE_MS ?? 1_500);
+    return Number.isInteger(value) && value >= 0 && value <= 30_000 ? value : 1_500;
+  },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';
   },

@@ -121,4 +121,6 @@ export interface VoiceSessionSink {
 export interface VoiceTap {
   heard?(frame: Buffer, audioMs: number): void;
   told?(event: VoiceEvent, audioMs: number): void;
+  /** The session ended (its last turn stored): what the tap kept is written now; the session's end waits for it. */
+  closed?(): Promise<void>;
 }

@@ -52,8 +52,15 @@ import { admission, createTurnQueue, noAgentActions } from './turn-queue';
  * audio no faster than real time. docs/voice.md describes the engine and its protocols.
  */
 
-/** Where the session's turns go: a new conversation of a service (its opening is the first response), or an unfinished one. */
-export type VoiceSessionTarget = { serviceId: string; versionSetName?: string } | { conversationId: string };
+/**
+ * Where the session's turns go: a new conversation of a service (its opening is the first
+ * response), or an unfinished one. `opensAfterSilenceMs`: no one has spoken in that one yet (a
+ * call placed to its user), and the agent opens it once the caller speaks (answering them) or,
+ * after this much silence, by itself.
+ */
+export type VoiceSessionTarget =
+  | { serviceId: string; versionSetName?: string }
+  | { conversationId: string; opensAfterSilenceMs?: number };
 
 /** A running session: what the transport calls. */
 export interface VoiceSession {
@@ -77,6 +84,9 @@ export interface VoiceSessionOptions {
  * server, on a busy machine) that stalled for a moment sends (or reads) what it held back at once.
  */
 const burstAllowanceMs = 5_000;
+
+/** How often a session waiting to open its conversation checks for the silence that lets the agent speak first. */
+const openingCheckMs = 100;
 
 /** Control events (`configure`, `truncate`) a session takes in a burst, and how many more a second. */
 const controlBurst = 20;
@@ -270,7 +280,15 @@ const startSession = async (
   const lease = recognizerLeases(provider, orgId);
   let utterance: HeardUtterance | undefined;
 
+  /** Set while the agent waits to open a conversation no one has spoken in: the caller's first turn opens it instead. */
+  let awaitingOpening: NodeJS.Timeout | undefined;
+  const openedByCaller = () => {
+    clearInterval(awaitingOpening);
+    awaitingOpening = undefined;
+  };
+
   const startUtterance = (audioStartMs: number, prefix: Buffer[]) => {
+    openedByCaller();
     const itemId = newId();
     const unheard = playback.interrupt((bargeIn) => {
       if (activity.turnDetection) send({ type: 'speech-started', itemId, audioStartMs, bargeIn });
@@ -366,6 +384,7 @@ const startSession = async (
       closed = true;
       clearInterval(idleCheck);
       clearInterval(following);
+      openedByCaller();
       clearTimeout(longest);
       utterance?.cancel();
       utterance = undefined;
@@ -376,6 +395,7 @@ const startSession = async (
       // conversation stays resumable).
       const freed = releaseSlots();
       await queue.drained();
+      await Promise.allSettled(taps.map((tap) => tap.closed?.()));
       await freed;
       detector.close();
       trace.end();
@@ -390,6 +410,16 @@ const startSession = async (
   });
   send({ type: 'session-opened', session: state() });
   if (opening && events) queue.opening(opening, events, newResponse(silenceFirst));
+  const opensAfterSilenceMs = 'opensAfterSilenceMs' in target ? target.opensAfterSilenceMs : undefined;
+  if (opensAfterSilenceMs !== undefined) {
+    awaitingOpening = setInterval(() => {
+      const quietSince = Math.max(openedAt, activity.lastSpeechAt, playback.speakingUntil);
+      if (utterance || queue.busy || performance.now() - quietSince < opensAfterSilenceMs) return;
+      openedByCaller();
+      queue.agentTurn();
+    }, openingCheckMs);
+    awaitingOpening.unref();
+  }
 
   let firstInputAt: number | undefined;
   let inputMs = 0;
