@@ -30,7 +30,11 @@ export type VoiceInput =
    * barge-in the engine truncates the message to that point itself.
    */
   | { type: 'played'; itemId: string; audioEndMs: number }
-  /** A key the caller pressed (a phone's DTMF): told on the session's events, where a timeline or a menu takes it. */
+  /**
+   * A key the caller pressed (a phone's DTMF: 0-9, `*`, `#`): told on the session's events (a
+   * timeline takes it); the keys ended by `#` or a pause are the caller's turn, stored as their
+   * message ("Pressed 4 2") and answered as words are. A key pressed over the agent stops it.
+   */
   | { type: 'dtmf'; digit: string }
   /** The caller hung up: the last turn is stored and the conversation finished. */
   | { type: 'hang-up' };

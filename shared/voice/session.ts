@@ -85,6 +85,10 @@ export interface VoiceSessionOptions {
  */
 const burstAllowanceMs = 5_000;
 
+/** Keys pressed (DTMF) are the caller's turn once `#` ends them, this pause does, or there are this many. */
+const keysPauseMs = 2_000;
+const maxKeysPerTurn = 32;
+
 /** How often a session waiting to open its conversation checks for the silence that lets the agent speak first. */
 const openingCheckMs = 100;
 
@@ -287,13 +291,42 @@ const startSession = async (
     awaitingOpening = undefined;
   };
 
+  /** The caller acts over the agent: what it says stops, and its message is stored as far as it was heard. */
+  const interruptPlayback = (announce: (bargeIn: boolean) => void) => {
+    const unheard = playback.interrupt(announce);
+    if (unheard?.r.itemId) void queue.truncate(unheard.r, unheard.r.itemId, unheard.playedMs);
+  };
+
+  /** Keys pressed and not yet a turn: `#` or a pause makes them one ("Pressed 4 2"). */
+  let keys: string[] = [];
+  let keysPause: NodeJS.Timeout | undefined;
+  const dropKeys = () => {
+    clearTimeout(keysPause);
+    keys = [];
+  };
+  const submitKeys = () => {
+    const pressed = keys;
+    dropKeys();
+    queue.messageTurn(`Pressed ${pressed.length > 0 ? pressed.join(' ') : '#'}`);
+  };
+  const pressKey = (digit: string) => {
+    send({ type: 'dtmf', digit });
+    openedByCaller();
+    // A key pressed over the agent stops it, as speech does.
+    if (keys.length === 0) interruptPlayback(() => undefined);
+    clearTimeout(keysPause);
+    if (digit !== '#') keys.push(digit);
+    if (digit === '#' || keys.length >= maxKeysPerTurn) return submitKeys();
+    keysPause = setTimeout(submitKeys, keysPauseMs);
+    keysPause.unref();
+  };
+
   const startUtterance = (audioStartMs: number, prefix: Buffer[]) => {
     openedByCaller();
     const itemId = newId();
-    const unheard = playback.interrupt((bargeIn) => {
+    interruptPlayback((bargeIn) => {
       if (activity.turnDetection) send({ type: 'speech-started', itemId, audioStartMs, bargeIn });
     });
-    if (unheard?.r.itemId) void queue.truncate(unheard.r, unheard.r.itemId, unheard.playedMs);
     let partial = '';
     utterance = hearUtterance({
       itemId,
@@ -385,6 +418,7 @@ const startSession = async (
       clearInterval(idleCheck);
       clearInterval(following);
       openedByCaller();
+      dropKeys();
       clearTimeout(longest);
       utterance?.cancel();
       utterance = undefined;
@@ -499,8 +533,9 @@ const startSession = async (
         case 'played':
           return playback.played(input.itemId, input.audioEndMs);
         case 'dtmf':
-          return send({ type: 'dtmf', digit: input.digit });
+          return pressKey(input.digit);
         case 'hang-up':
+          dropKeys();
           utterance?.cancel();
           utterance = undefined;
           return void queue

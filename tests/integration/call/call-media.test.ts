@@ -87,8 +87,12 @@ const placeAndAnswer = async (body: Record<string, unknown> = {}): Promise<Answe
 
 const messagesOf = async (conversationId: string) =>
   (
-    (await api(`/v1/${admin.orgId}/conversation/${conversationId}/messages/`, { token: admin.token })).body
-      .messages as { message_type: string; message: string; sender: string }[]
+    (
+      await api(`/v1/${admin.orgId}/conversation/${conversationId}/messages/`, {
+        token: admin.token,
+        query: { sort_by: '+created_at' },
+      })
+    ).body.messages as { message_type: string; message: string; sender: string }[]
   ).map((message) => ({ type: message.message_type, text: message.message }));
 
 beforeAll(async () => {
@@ -134,4 +138,41 @@ describe('twilio-call-answer', () => {
     expect(stray.status).toBe(200);
     expect(stray.text).toContain('<Hangup/>');
   });
+});
+
+describe('twilio-media-stream (call keys)', () => {
+  it('makes the keys the callee presses a turn of theirs, ended by # or a pause, answered like words', async () => {
+    // Prepare
+    const answered = await placeAndAnswer();
+    const press = (digit: string) =>
+      answered.call.send({
+        event: 'dtmf',
+        streamSid: answered.call.streamSid,
+        dtmf: { track: 'inbound_track', digit },
+      });
+
+    // Act: keys at once (before the agent's opening), then one more as the answer starts (it stops
+    // the answer, as speech would), left to the pause.
+    for (const digit of ['4', '2', '#']) press(digit);
+    await answered.call.next('media');
+    press('7');
+    const said = await eventually(
+      async () => {
+        const messages = await messagesOf(answered.conversationId);
+        return messages.filter((message) => message.type === 'agent-message').length >= 2 ? messages : undefined;
+      },
+      30_000,
+      // get-conversation-messages allows 20 a minute.
+      3_500,
+    );
+    await answered.call.hangUp();
+
+    // Assess: the callee's keys opened the conversation; the answer they cut is kept as heard.
+    expect(said).toEqual([
+      { type: 'user-message', text: 'Pressed 4 2' },
+      { type: 'agent-message', text: expect.any(String) },
+      { type: 'user-message', text: 'Pressed 7' },
+      { type: 'agent-message', text: expect.any(String) },
+    ]);
+  }, 60_000);
 });
