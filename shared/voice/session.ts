@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationEvent } from '../../events/stream-events';
 import {
   requireAuthorizedConversation,
@@ -30,9 +31,10 @@ import {
   type VoiceSessionSink,
   type VoiceTap,
 } from './events';
+import { directorIntervalMs, type LeaveMessage, type SessionDirector } from './director';
 import { followConversation, followIntervalMs } from './follower';
 import type { SessionIdentity } from './identity';
-import { createPlayback, newResponse } from './playback';
+import { createPlayback, newResponse, type SpokenResponse } from './playback';
 import { type HeardUtterance, hearUtterance, unlimitedRecognizers } from './recognition';
 import { createRecognizerPool, type LeaseHandlers, type RecognizerPool } from './recognizer-pool';
 import { holdVoiceSessionSlot, organizationSlots, releaseVoiceSessionSlot } from './session-slot-repository';
@@ -76,6 +78,10 @@ export interface VoiceSessionOptions {
   reportsPlayback?: boolean;
   /** Observers of the session's audio and events (metrics, a recording, a timeline). */
   taps?: readonly VoiceTap[];
+  /** Spoken first, before anything else (a recording's announcement); stored nowhere. */
+  announcement?: string;
+  /** What steers the session from outside its socket (a call's answering machine): `director.ts`. */
+  director?: SessionDirector;
   provider?: SpeechProvider;
 }
 
@@ -84,6 +90,9 @@ export interface VoiceSessionOptions {
  * server, on a busy machine) that stalled for a moment sends (or reads) what it held back at once.
  */
 const burstAllowanceMs = 5_000;
+
+/** How long after its audio should have played a message left is taken as heard, when the transport's reports lag. */
+const playedReportSlackMs = 3_000;
 
 /** Keys pressed (DTMF) are the caller's turn once `#` ends them, this pause does, or there are this many. */
 const keysPauseMs = 2_000;
@@ -268,6 +277,7 @@ const startSession = async (
     trace,
     send,
     report: sendError,
+    silenced: () => leaving,
     refuse: (error) =>
       end(
         { code: `http_${error.statusCode}`, message: error.message, clientFault: error.statusCode < 500 },
@@ -297,6 +307,9 @@ const startSession = async (
     if (unheard?.r.itemId) void queue.truncate(unheard.r, unheard.r.itemId, unheard.playedMs);
   };
 
+  /** Set once the session leaves a message and ends: the caller's turns are no longer taken. */
+  let leaving = false;
+
   /** Keys pressed and not yet a turn: `#` or a pause makes them one ("Pressed 4 2"). */
   let keys: string[] = [];
   let keysPause: NodeJS.Timeout | undefined;
@@ -311,6 +324,7 @@ const startSession = async (
   };
   const pressKey = (digit: string) => {
     send({ type: 'dtmf', digit });
+    if (leaving) return;
     openedByCaller();
     // A key pressed over the agent stops it, as speech does.
     if (keys.length === 0) interruptPlayback(() => undefined);
@@ -322,6 +336,7 @@ const startSession = async (
   };
 
   const startUtterance = (audioStartMs: number, prefix: Buffer[]) => {
+    if (leaving) return;
     openedByCaller();
     const itemId = newId();
     interruptPlayback((bargeIn) => {
@@ -417,6 +432,7 @@ const startSession = async (
       closed = true;
       clearInterval(idleCheck);
       clearInterval(following);
+      clearInterval(directing);
       openedByCaller();
       dropKeys();
       clearTimeout(longest);
@@ -437,12 +453,74 @@ const startSession = async (
     return stopping;
   };
 
+  /** The call is over: the last turn is stored, the conversation finished, the socket closed. */
+  const hangUp = () => {
+    dropKeys();
+    utterance?.cancel();
+    utterance = undefined;
+    void queue
+      .finish()
+      .then(stop)
+      .finally(() => sink.close(closeCodes.normal, 'Call ended.'));
+  };
+
+  /** Resolves once `r` was heard to its end (where the transport reports it; else played), at most a while after. */
+  const heardToEnd = async (r: SpokenResponse) => {
+    const deadline = playback.speakingUntil + playedReportSlackMs;
+    while (!closed && performance.now() < deadline) {
+      const heard = options.reportsPlayback ? r.playedMs >= r.audioMs : performance.now() >= playback.speakingUntil;
+      if (heard) return;
+      await sleep(50);
+    }
+  };
+
+  /** Leaves a message and ends (`director.ts`): the caller's turns stop, what is said stops, the message is spoken to its end. */
+  const leaveMessage = async (direction: LeaveMessage) => {
+    leaving = true;
+    openedByCaller();
+    dropKeys();
+    utterance?.cancel();
+    utterance = undefined;
+    interruptPlayback(() => undefined);
+    const r = direction.text ? await queue.say(direction.text) : undefined;
+    if (r) await heardToEnd(r);
+    if (closed) return;
+    await direction.left(r?.audioMs ?? 0).catch(() => undefined);
+    hangUp();
+  };
+
+  const director = options.director;
+  let directing: NodeJS.Timeout | undefined;
+  if (director) {
+    let asking = false;
+    directing = setInterval(() => {
+      if (asking || closed) return;
+      asking = true;
+      director
+        .next()
+        .then(
+          (direction) => {
+            if (direction === undefined || closed) return;
+            clearInterval(directing);
+            if (direction !== 'done') void leaveMessage(direction);
+          },
+          // A director that cannot read now is asked again.
+          () => undefined,
+        )
+        .finally(() => {
+          asking = false;
+        });
+    }, directorIntervalMs);
+    directing.unref();
+  }
+
   const state = (): SessionState => ({
     conversationId,
     turnDetection: activity.turnDetection,
     voice: speaking.voice.name,
   });
   send({ type: 'session-opened', session: state() });
+  if (options.announcement) void queue.say(options.announcement);
   if (opening && events) queue.opening(opening, events, newResponse(silenceFirst));
   const opensAfterSilenceMs = 'opensAfterSilenceMs' in target ? target.opensAfterSilenceMs : undefined;
   if (opensAfterSilenceMs !== undefined) {
@@ -535,13 +613,7 @@ const startSession = async (
         case 'dtmf':
           return pressKey(input.digit);
         case 'hang-up':
-          dropKeys();
-          utterance?.cancel();
-          utterance = undefined;
-          return void queue
-            .finish()
-            .then(stop)
-            .finally(() => sink.close(closeCodes.normal, 'Call ended.'));
+          return hangUp();
       }
     },
     close: stop,

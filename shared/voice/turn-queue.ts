@@ -100,6 +100,8 @@ export const createTurnQueue = (options: {
   send: (event: VoiceEvent) => void;
   /** A failure to tell the caller; the session goes on. */
   report: (error: unknown) => void;
+  /** The caller's turns are no longer taken (the session leaves a message and ends): queued ones are dropped. */
+  silenced: () => boolean;
   /** The caller may no longer talk here (`error` says why): the session ends. */
   refuse: (error: DomainError) => void;
   /** A turn ended the conversation (its terminal state): the call ends. */
@@ -147,6 +149,7 @@ export const createTurnQueue = (options: {
 
   /** A turn of the conversation spoken back: the caller's words heard, a message of theirs, or none (`skip`: the agent speaks first). */
   const turn = async (message: { type: 'user-message' | 'skip'; text: string }, heard?: HeardTurn) => {
+    if (options.silenced()) return;
     const caller = await recheck();
     const r = newResponse();
     // Started at once: its first reads (and its rate limit) overlap the decoding of the last

@@ -176,3 +176,36 @@ describe('twilio-media-stream (call keys)', () => {
     ]);
   }, 60_000);
 });
+
+describe('twilio-call-amd (the live call)', () => {
+  it('leaves the voicemail message once the machine’s greeting ended, then ends the call with Twilio; the record says a machine answered', async () => {
+    // Prepare: the call is answered and the agent begins its opening (to the greeting, as it thinks).
+    const voicemail = 'This is the clinic: your appointment is on Monday at nine.';
+    const answered = await placeAndAnswer({ voicemail_message: voicemail });
+    await answered.call.next('media');
+
+    // Act: Twilio's detection says a machine answered and its greeting ended (the beep).
+    const verdictAt = answered.call.received.length;
+    const verdict = await postTwilioCallback(
+      String(answered.created.form.AsyncAmdStatusCallback),
+      { AccountSid: account.accountSid, CallSid: answered.sid, AnsweredBy: 'machine_end_beep' },
+      account.authToken,
+    );
+    const closed = await answered.call.closed;
+
+    // Assess: what the agent was saying was cleared, the message played, then Twilio was told to end the call.
+    expect(verdict.status).toBe(204);
+    const after = answered.call.received.slice(verdictAt).map((message) => message.event);
+    expect(after.indexOf('clear')).toBeGreaterThanOrEqual(0);
+    expect(after.lastIndexOf('media')).toBeGreaterThan(after.indexOf('clear'));
+    expect(closed.code).toBe(1000);
+    const ending = (await twilioRestRequests(account.accountSid)).find((request) =>
+      request.path.endsWith(`/Calls/${answered.sid}.json`),
+    );
+    expect(ending?.form).toEqual({ Status: 'completed' });
+    const record = await api(`/v1/${admin.orgId}/call/${answered.sid}`, { token: admin.token });
+    expect(record.body).toMatchObject({ answered_by: 'machine_end_beep', voicemail_left_at: expect.any(String) });
+    const timeline = await api(`/v1/${admin.orgId}/call/${answered.sid}/timeline`, { token: admin.token });
+    expect(timeline.body.entries).toContainEqual(expect.objectContaining({ kind: 'voicemail', text: voicemail }));
+  }, 60_000);
+});
