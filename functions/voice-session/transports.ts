@@ -153,7 +153,7 @@ const twilio: SocketTransport<TwilioStreamStart> = {
         orgId: call.orgId,
         identity: { caller, recheck },
         target: session.target,
-        options: { taps: session.taps, director: session.director },
+        options: { taps: session.taps, director: session.director, announcement: session.announcement },
       };
     };
   },

@@ -4,12 +4,14 @@ import { ConflictError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { twilioCredentialsOf } from '../phone-number/credentials';
 import type { PhoneNumberRecord } from '../phone-number/index';
+import { isRecorded } from '../phone-number/phone-numbers';
 import { callConversationTarget, type PhoneCall } from '../phone-number/twilio-calls';
 import { getService } from '../service/index';
 import type { SessionDirector } from '../voice/director';
 import type { VoiceTap } from '../voice/events';
 import type { VoiceSessionTarget } from '../voice/session';
 import type { CallRecord } from './call-record';
+import { recordingTap } from './call-recording';
 import { getCall, putTimelineEntries, setCallFieldOnce, setCallFields } from './call-repository';
 import { recordInboundCall } from './inbound-calls';
 import { isMachineGreetingOver } from './schemas';
@@ -25,18 +27,26 @@ export interface CallSession {
   call: CallRecord;
   target: VoiceSessionTarget;
   taps: VoiceTap[];
+  /** What a recorded call hears first, where its number says so. */
+  announcement?: string;
   director?: SessionDirector;
+}
+
+/** When the call's media began (its session opened): the 0 of its timeline and of both recordings. */
+interface MediaClock {
+  startedAt?: string;
 }
 
 /** A write of the call's record a session makes as it goes: a failure is logged, never ends the call. */
 const recordQuietly = (what: string, write: Promise<unknown>) =>
   void write.catch((error: unknown) => logger.warn(`call record: ${what} not stored`, { error: error as Error }));
 
-/** The call's record follows its session: the conversation it talks in, who talks, when its media (the timeline's 0) began. */
-const recordTap = (call: CallRecord): VoiceTap => ({
+/** The call's record follows its session: the conversation it talks in, when its media (the timeline's 0) began. */
+const recordTap = (call: CallRecord, clock: MediaClock): VoiceTap => ({
   told: (event) => {
     if (event.type !== 'session-opened') return;
-    recordQuietly('media start', setCallFieldOnce(call, 'media_started_at', nowIso()));
+    clock.startedAt = nowIso();
+    recordQuietly('media start', setCallFieldOnce(call, 'media_started_at', clock.startedAt));
     const conversationId = event.session.conversationId;
     if (call.conversation_id !== conversationId) {
       recordQuietly('conversation', setCallFields(call, { conversation_id: conversationId }));
@@ -130,7 +140,7 @@ export const callSessionOf = async (number: PhoneNumberRecord, phoneCall: PhoneC
       throw new ConflictError(`Call ${phoneCall.callSid} has no conversation to talk in.`);
     }
     const target = { conversationId: placed.conversation_id, opensAfterSilenceMs: config.outboundCallOpeningSilenceMs };
-    return { call: placed, target, taps: [recordTap(placed)], director: answeringMachineDirector(placed, number) };
+    return { ...callTaps(placed, number), target, director: answeringMachineDirector(placed, number) };
   }
   const [call, target] = await Promise.all([
     recordInboundCall(number, {
@@ -142,5 +152,16 @@ export const callSessionOf = async (number: PhoneNumberRecord, phoneCall: PhoneC
     callConversationTarget(phoneCall),
   ]);
   if (call.user_id === null) recordQuietly('caller', setCallFields(call, { user_id: phoneCall.userId }));
-  return { call, target, taps: [recordTap(call)] };
+  return { ...callTaps(call, number), target };
+};
+
+/** What every call's session has: its record kept up to date and, where its number says so, its recording. */
+const callTaps = (call: CallRecord, number: PhoneNumberRecord): Pick<CallSession, 'call' | 'taps' | 'announcement'> => {
+  const clock: MediaClock = {};
+  const recorded = isRecorded(number);
+  return {
+    call,
+    taps: [recordTap(call, clock), ...(recorded ? [recordingTap(call, () => clock.startedAt)] : [])],
+    ...(recorded && number.recording_announcement ? { announcement: number.recording_announcement } : {}),
+  };
 };

@@ -33,6 +33,8 @@ export interface SpokenResponse {
   settled: Promise<void>;
   /** The last of the turn's events read: where reading the conversation's events goes on. */
   lastEventId?: string;
+  /** Not stopped by the caller speaking (an announcement that must be heard whole): their turn waits for it. */
+  holdsFloor?: boolean;
 }
 
 export const newResponse = (silence = new AbortController()): SpokenResponse => ({
@@ -171,6 +173,10 @@ export const createPlayback = (options: {
         spoken?.itemId !== undefined &&
         !spoken.interrupted &&
         spoken.playedMs < spoken.audioMs;
+      if ((producing && active?.holdsFloor) || (unplayed && spoken?.holdsFloor)) {
+        announce(false);
+        return undefined;
+      }
       announce(producing || unplayed);
       if (active) stop(active, 'turn_detected');
       if (!unplayed || !spoken?.itemId) return undefined;

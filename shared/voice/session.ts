@@ -20,6 +20,7 @@ import { speechProvider } from '../speech/registry';
 import { createVoiceActivityDetector } from '../speech/vad';
 import { genAi, platformAttributes, traceVoiceSession, type VoiceSessionTrace } from '../telemetry/gen-ai';
 import { createActivity, defaultTurnDetection } from './activity';
+import { directorIntervalMs, type LeaveMessage, type SessionDirector } from './director';
 import {
   type CloseCode,
   closeCodes,
@@ -31,7 +32,6 @@ import {
   type VoiceSessionSink,
   type VoiceTap,
 } from './events';
-import { directorIntervalMs, type LeaveMessage, type SessionDirector } from './director';
 import { followConversation, followIntervalMs } from './follower';
 import type { SessionIdentity } from './identity';
 import { createPlayback, newResponse, type SpokenResponse } from './playback';
@@ -78,7 +78,7 @@ export interface VoiceSessionOptions {
   reportsPlayback?: boolean;
   /** Observers of the session's audio and events (metrics, a recording, a timeline). */
   taps?: readonly VoiceTap[];
-  /** Spoken first, before anything else (a recording's announcement); stored nowhere. */
+  /** Spoken first, before anything else, and heard whole (a recording's announcement); stored nowhere. */
   announcement?: string;
   /** What steers the session from outside its socket (a call's answering machine): `director.ts`. */
   director?: SessionDirector;
@@ -520,7 +520,7 @@ const startSession = async (
     voice: speaking.voice.name,
   });
   send({ type: 'session-opened', session: state() });
-  if (options.announcement) void queue.say(options.announcement);
+  if (options.announcement) void queue.say(options.announcement, { holdsFloor: true });
   if (opening && events) queue.opening(opening, events, newResponse(silenceFirst));
   const opensAfterSilenceMs = 'opensAfterSilenceMs' in target ? target.opensAfterSilenceMs : undefined;
   if (opensAfterSilenceMs !== undefined) {

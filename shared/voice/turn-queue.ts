@@ -50,8 +50,9 @@ export interface TurnQueue {
   /**
    * Speaks `text` in the conversation's voice, stored nowhere (an announcement, a voicemail
    * message): resolves with its response once sent, or undefined when it could not be.
+   * `holdsFloor`: the caller speaking does not stop it.
    */
-  say(text: string): Promise<SpokenResponse | undefined>;
+  say(text: string, options?: { holdsFloor?: boolean }): Promise<SpokenResponse | undefined>;
   /** Stores agent message `itemId` (of response `r`) as heard up to `audioEndMs`, once its turn has ended. */
   truncate(r: SpokenResponse, itemId: string, audioEndMs: number): Promise<void>;
   /** Speaks messages the session did not produce (an operator's), unless something is queued. */
@@ -188,9 +189,9 @@ export const createTurnQueue = (options: {
   };
 
   /** Text the session speaks itself (an announcement, a voicemail message), as a response of its own. */
-  const say = async (text: string) => {
+  const say = async (text: string, holdsFloor: boolean) => {
     await recheck();
-    const r = newResponse();
+    const r = { ...newResponse(), holdsFloor };
     const ids = { responseId: newId(), itemId: newId() };
     await playback.speak(synthesis.ofText(text, ids, r.silence.signal), r);
     return r;
@@ -201,10 +202,10 @@ export const createTurnQueue = (options: {
     userTurn: (heard) => void enqueue(() => turn({ type: 'user-message', text: '' }, heard)),
     messageTurn: (text) => void enqueue(() => turn({ type: 'user-message', text })),
     agentTurn: () => void enqueue(() => turn({ type: 'skip', text: '' })),
-    say: async (text) => {
+    say: async (text, { holdsFloor = false } = {}) => {
       let spoken: SpokenResponse | undefined;
       await enqueue(async () => {
-        spoken = await say(text);
+        spoken = await say(text, holdsFloor);
       });
       return spoken;
     },

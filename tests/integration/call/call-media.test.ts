@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dialMediaStream, type TwilioCall } from '../../support/twilio-caller';
+import { librivoxRecordings } from '../../support/realtime-client';
+import { dialMediaStream, mulawOfPcm16k, type TwilioCall } from '../../support/twilio-caller';
 import type { RecordedRequest } from '../../support/twilio-rest-stand-in';
 import { api, eventually } from '../support/client';
 import { createService } from '../support/fixtures';
@@ -23,7 +24,12 @@ import {
 
 let admin: Session;
 let account: TwilioAccount;
-let number: { id: string; phoneNumber: string };
+type TwilioNumber = { id: string; phoneNumber: string };
+/** The organization's numbers: recorded; recorded with an announcement first; not recorded. */
+let number: TwilioNumber;
+let announced: TwilioNumber;
+let unrecorded: TwilioNumber;
+const announcement = 'This call is recorded.';
 
 interface Answered {
   sid: string;
@@ -46,10 +52,10 @@ const reportStatus = (created: RecordedRequest, status: string, extra: Record<st
   );
 
 /** Places a call (answered 201), and finds the Calls.json request that created it. */
-const place = async (body: Record<string, unknown> = {}) => {
+const place = async (body: Record<string, unknown> = {}, from: TwilioNumber = number) => {
   const placed = await api(`/v1/${admin.orgId}/call/outbound`, {
     token: admin.token,
-    body: { phone_to: newPhoneNumber(), phone_from: number.phoneNumber, reason: 'appointment_reminder', ...body },
+    body: { phone_to: newPhoneNumber(), phone_from: from.phoneNumber, reason: 'appointment_reminder', ...body },
   });
   expect(placed.status, placed.text).toBe(201);
   const sid = placed.body.call_sid as string;
@@ -65,8 +71,8 @@ afterEach(async () => {
 });
 
 /** Places a call, answers it as Twilio does (the voice URL, then the media stream its TwiML names). */
-const placeAndAnswer = async (body: Record<string, unknown> = {}): Promise<Answered> => {
-  const { sid, conversationId, created } = await place(body);
+const placeAndAnswer = async (body: Record<string, unknown> = {}, from: TwilioNumber = number): Promise<Answered> => {
+  const { sid, conversationId, created } = await place(body, from);
   await reportStatus(created, 'in-progress');
   const answer = await postTwilioCallback(
     String(created.form.Url),
@@ -100,12 +106,14 @@ beforeAll(async () => {
   const { serviceId } = await createService(admin);
   account = newTwilioAccount();
   number = await createTwilioNumber(admin, serviceId, account);
+  announced = await createTwilioNumber(admin, serviceId, account, { recording_announcement: announcement });
+  unrecorded = await createTwilioNumber(admin, serviceId, account, { recording: false });
 });
 
 describe('twilio-call-answer', () => {
   it("streams the answered call to the voice session in the call's conversation; the agent opens after a short silence", async () => {
-    // Act: the callee answers and says nothing.
-    const answered = await placeAndAnswer();
+    // Act: the callee of a number that does not record answers, and says nothing.
+    const answered = await placeAndAnswer({}, unrecorded);
     const opening = await answered.call.next('media');
     const ended = await answered.call.hangUp();
 
@@ -121,6 +129,8 @@ describe('twilio-call-answer', () => {
       });
       return listed.body.conversations[0]?.is_finished ? true : undefined;
     });
+    const recording = await api(`/v1/${admin.orgId}/call/${answered.sid}/recording`, { token: admin.token });
+    expect(recording.status).toBe(404);
   }, 60_000);
 
   it('refuses a voice URL request not signed with the number’s auth token, and answers a stray call with a hang-up', async () => {
@@ -142,8 +152,8 @@ describe('twilio-call-answer', () => {
 
 describe('twilio-media-stream (call keys)', () => {
   it('makes the keys the callee presses a turn of theirs, ended by # or a pause, answered like words', async () => {
-    // Prepare
-    const answered = await placeAndAnswer();
+    // Prepare: a number that announces its recording first.
+    const answered = await placeAndAnswer({}, announced);
     const press = (digit: string) =>
       answered.call.send({
         event: 'dtmf',
@@ -151,8 +161,8 @@ describe('twilio-media-stream (call keys)', () => {
         dtmf: { track: 'inbound_track', digit },
       });
 
-    // Act: keys at once (before the agent's opening), then one more as the answer starts (it stops
-    // the answer, as speech would), left to the pause.
+    // Act: keys at once (before the agent's opening), then one more as the announcement plays (it
+    // is heard whole), left to the pause.
     for (const digit of ['4', '2', '#']) press(digit);
     await answered.call.next('media');
     press('7');
@@ -177,12 +187,40 @@ describe('twilio-media-stream (call keys)', () => {
   }, 60_000);
 });
 
+/** A WAV file's rate, and the loudness (RMS) of its samples between two times. */
+const wavOf = (bytes: Buffer) => {
+  const sampleRate = bytes.readUInt32LE(24);
+  const samples = bytes.subarray(44);
+  return {
+    sampleRate,
+    durationMs: (samples.length / 2 / sampleRate) * 1000,
+    loudness: (fromMs: number, toMs: number) => {
+      let sum = 0;
+      let count = 0;
+      for (
+        let at = Math.floor((fromMs * sampleRate) / 1000) * 2;
+        at < Math.min(samples.length, Math.floor((toMs * sampleRate) / 1000) * 2);
+        at += 2
+      ) {
+        sum += samples.readInt16LE(at) ** 2;
+        count += 1;
+      }
+      return count === 0 ? 0 : Math.sqrt(sum / count);
+    },
+  };
+};
+
+const download = async (url: string) => Buffer.from(await (await fetch(url)).arrayBuffer());
+
 describe('twilio-call-amd (the live call)', () => {
-  it('leaves the voicemail message once the machine’s greeting ended, then ends the call with Twilio; the record says a machine answered', async () => {
-    // Prepare: the call is answered and the agent begins its opening (to the greeting, as it thinks).
+  it('leaves the voicemail message once the machine’s greeting ended, then ends the call with Twilio; the record says a machine answered, and both channels are recorded', async () => {
+    // Prepare: the call is answered by a machine whose greeting (a LibriVox reading) the agent answers, as it thinks.
     const voicemail = 'This is the clinic: your appointment is on Monday at nine.';
     const answered = await placeAndAnswer({ voicemail_message: voicemail });
-    await answered.call.next('media');
+    const [greeting] = librivoxRecordings();
+    const greetingEnd = await answered.call.say(mulawOfPcm16k(greeting?.pcm as Buffer));
+    const greetingMs = greetingEnd - answered.openedAt;
+    await answered.call.next('media', { timeoutMs: 30_000 });
 
     // Act: Twilio's detection says a machine answered and its greeting ended (the beep).
     const verdictAt = answered.call.received.length;
@@ -203,9 +241,37 @@ describe('twilio-call-amd (the live call)', () => {
       request.path.endsWith(`/Calls/${answered.sid}.json`),
     );
     expect(ending?.form).toEqual({ Status: 'completed' });
-    const record = await api(`/v1/${admin.orgId}/call/${answered.sid}`, { token: admin.token });
-    expect(record.body).toMatchObject({ answered_by: 'machine_end_beep', voicemail_left_at: expect.any(String) });
+    const record = await eventually(async () => {
+      const got = await api(`/v1/${admin.orgId}/call/${answered.sid}`, { token: admin.token });
+      return got.body.recording ? got : undefined;
+    });
+    expect(record.body).toMatchObject({
+      answered_by: 'machine_end_beep',
+      voicemail_left_at: expect.any(String),
+      recording: { available: true },
+    });
     const timeline = await api(`/v1/${admin.orgId}/call/${answered.sid}/timeline`, { token: admin.token });
     expect(timeline.body.entries).toContainEqual(expect.objectContaining({ kind: 'voicemail', text: voicemail }));
-  }, 60_000);
+
+    // Both channels download, from the media's start: the greeting on the caller's, the agent on its own.
+    const recording = await api(`/v1/${admin.orgId}/call/${answered.sid}/recording`, { token: admin.token });
+    expect(recording.status, recording.text).toBe(200);
+    const [inbound, outbound] = await Promise.all([
+      download(recording.body.inbound_url),
+      download(recording.body.outbound_url),
+    ]);
+    expect(recording.body.metadata).toMatchObject({
+      direction: 'outbound',
+      inbound: { format: 'wav', sample_rate: 8000, size_bytes: inbound.length },
+      outbound: { format: 'wav', sample_rate: 8000, size_bytes: outbound.length },
+    });
+    const caller = wavOf(inbound);
+    const agent = wavOf(outbound);
+    expect(caller.sampleRate).toBe(8000);
+    expect(caller.durationMs).toBe(agent.durationMs);
+    expect(caller.durationMs / 1000).toBeCloseTo(recording.body.metadata.duration_seconds, 1);
+    expect(caller.loudness(0, greetingMs)).toBeGreaterThan(300);
+    expect(agent.loudness(0, greetingMs - 500)).toBeLessThan(50);
+    expect(agent.loudness(greetingMs, agent.durationMs)).toBeGreaterThan(300);
+  }, 90_000);
 });

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { connectRealtime } from '../../support/realtime-client';
+import { dialMediaStream } from '../../support/twilio-caller';
+import type { RecordedRequest } from '../../support/twilio-rest-stand-in';
 import { signInToApp } from '../support/app-visitor';
 import { api, apiUrl, eventually, expectStatus, harness } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
@@ -13,12 +15,14 @@ import { createUnitTest, createUnitTestSet } from '../support/simulation';
 import { lakeKeysOf, storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
 import {
+  answeredCallForm,
   incomingCallForm,
   newPhoneNumber,
   newTwilioAccount,
   postTwilioCallback,
   postVoiceWebhook,
   twilioRestRequests,
+  twilioSign,
 } from '../support/twilio';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
@@ -262,14 +266,30 @@ describe('delete-organization', () => {
       twilio.authToken,
     );
     expectStatus('answer the outbound call', answered, 204);
+    // Its media stream, which the engine records (both channels) when the session ends.
+    const voiceUrl = String(creation?.form.Url);
+    const twiml = await postTwilioCallback(
+      voiceUrl,
+      answeredCallForm(twilio, creation as RecordedRequest),
+      twilio.authToken,
+    );
+    expectStatus('stream the outbound call', twiml, 200);
+    const streamUrl = (/<Stream url="([^"]+)"/.exec(twiml.text)?.[1] ?? '').replaceAll('&#38;', '&');
+    const media = await dialMediaStream({
+      streamUrl,
+      signature: twilioSign(twilio.authToken, streamUrl),
+      accountSid: twilio.accountSid,
+      callSid,
+      parameters: {},
+    });
+    await media.hangUp();
+    const recordings = `call-recordings/${orgId}/`;
+    await eventually(async () => ((await storedObjectsStartingWith(recordings)).length === 2 ? true : undefined));
     const transferred = await api(`/v1/${orgId}/call/${callSid}/transfer`, {
       token: admin.token,
       body: { phone_to: '+14155550178', mode: 'cold' },
     });
     expectStatus('transfer the call', transferred, 202);
-    const recordings = `call-recordings/${orgId}/`;
-    const callId = (await api(`/v1/${orgId}/call/${callSid}`, { token: admin.token })).body.id as string;
-    await storeObject(`${recordings}${callId}/inbound.wav`, 'RIFF');
     const toolId = await createTool(admin);
     await setEnvvars(admin, toolId, [{ name: 'GREETING', value: 'sealed greeting', is_secret: true }]);
     await invoke(admin, toolId, await publishAndDeploy(admin, toolId, 'samples/greeting'), [{ name: 'Eve' }]);
