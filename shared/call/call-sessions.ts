@@ -13,6 +13,7 @@ import type { VoiceSessionTarget } from '../voice/session';
 import type { CallRecord } from './call-record';
 import { recordingTap } from './call-recording';
 import { getCall, putTimelineEntries, setCallFieldOnce, setCallFields } from './call-repository';
+import { timelineTap } from './call-timeline';
 import { recordInboundCall } from './inbound-calls';
 import { isMachineGreetingOver } from './schemas';
 import { updateTwilioCall } from './twilio-rest-client';
@@ -20,7 +21,9 @@ import { updateTwilioCall } from './twilio-rest-client';
 /**
  * A call's voice session: the media stream of a call (inbound, or placed by the platform and
  * answered) runs on the voice engine like any session, in the conversation of the call, with what
- * only a call has: its record learns the session's conversation and when its media started.
+ * only a call has: its record learns the session's conversation and when its media started, its
+ * timeline and its two-channel recording are taps on the session, and an outbound call's
+ * answering machine is left a message.
  */
 
 export interface CallSession {
@@ -155,13 +158,13 @@ export const callSessionOf = async (number: PhoneNumberRecord, phoneCall: PhoneC
   return { ...callTaps(call, number), target };
 };
 
-/** What every call's session has: its record kept up to date and, where its number says so, its recording. */
+/** What every call's session has: its record kept up to date, its timeline and, where its number says so, its recording. */
 const callTaps = (call: CallRecord, number: PhoneNumberRecord): Pick<CallSession, 'call' | 'taps' | 'announcement'> => {
   const clock: MediaClock = {};
   const recorded = isRecorded(number);
   return {
     call,
-    taps: [recordTap(call, clock), ...(recorded ? [recordingTap(call, () => clock.startedAt)] : [])],
+    taps: [recordTap(call, clock), timelineTap(call), ...(recorded ? [recordingTap(call, () => clock.startedAt)] : [])],
     ...(recorded && number.recording_announcement ? { announcement: number.recording_announcement } : {}),
   };
 };

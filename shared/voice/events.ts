@@ -61,6 +61,8 @@ export interface ResponseState {
   usage?: { input_tokens: number; output_tokens: number };
   /** The turn's stored `timings`, for callers with insight. */
   timings?: Record<string, unknown>;
+  /** Spoken by the session itself (an announcement, a voicemail message): no turn of the conversation, stored nowhere. */
+  spokenBySession?: boolean;
 }
 
 /** An error the session tells its client: `clientFault` when the client's input caused it. */

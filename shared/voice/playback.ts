@@ -35,6 +35,8 @@ export interface SpokenResponse {
   lastEventId?: string;
   /** Not stopped by the caller speaking (an announcement that must be heard whole): their turn waits for it. */
   holdsFloor?: boolean;
+  /** Spoken by the session itself, stored nowhere (`ResponseState.spokenBySession`). */
+  spokenBySession?: boolean;
 }
 
 export const newResponse = (silence = new AbortController()): SpokenResponse => ({
@@ -57,6 +59,7 @@ const stateOf = (
   ...(r.itemId ? { itemId: r.itemId } : {}),
   status,
   ...(r.cancelledBy ? { cancelledBy: r.cancelledBy } : {}),
+  ...(r.spokenBySession ? { spokenBySession: true } : {}),
   transcript: r.transcript,
   ...extra,
 });

@@ -191,7 +191,7 @@ export const createTurnQueue = (options: {
   /** Text the session speaks itself (an announcement, a voicemail message), as a response of its own. */
   const say = async (text: string, holdsFloor: boolean) => {
     await recheck();
-    const r = { ...newResponse(), holdsFloor };
+    const r = { ...newResponse(), holdsFloor, spokenBySession: true };
     const ids = { responseId: newId(), itemId: newId() };
     await playback.speak(synthesis.ofText(text, ids, r.silence.signal), r);
     return r;

@@ -101,6 +101,22 @@ const messagesOf = async (conversationId: string) =>
     ).body.messages as { message_type: string; message: string; sender: string }[]
   ).map((message) => ({ type: message.message_type, text: message.message }));
 
+interface TimelineEntry {
+  kind: string;
+  start_ms: number;
+  end_ms: number;
+  text: string | null;
+  timings: Record<string, number> | null;
+}
+
+/** The call's timeline once `complete` says it is (the session writes it when it ends). */
+const timelineOf = (sid: string, complete: (entries: TimelineEntry[]) => boolean) =>
+  eventually(async () => {
+    const timeline = await api(`/v1/${admin.orgId}/call/${sid}/timeline`, { token: admin.token });
+    const entries = (timeline.body.entries ?? []) as TimelineEntry[];
+    return complete(entries) ? entries : undefined;
+  });
+
 beforeAll(async () => {
   ({ session: admin } = await createOrganization(await rootSession()));
   const { serviceId } = await createService(admin);
@@ -177,13 +193,22 @@ describe('twilio-media-stream (call keys)', () => {
     );
     await answered.call.hangUp();
 
-    // Assess: the callee's keys opened the conversation; the answer they cut is kept as heard.
+    const entries = await timelineOf(answered.sid, (all) => all.filter((entry) => entry.kind === 'turn').length >= 2);
+
+    // Assess: the callee's keys opened the conversation, after the announcement; the timeline has it all.
     expect(said).toEqual([
       { type: 'user-message', text: 'Pressed 4 2' },
       { type: 'agent-message', text: expect.any(String) },
       { type: 'user-message', text: 'Pressed 7' },
       { type: 'agent-message', text: expect.any(String) },
     ]);
+    expect(entries.find((entry) => entry.kind === 'agent_speech')?.text).toBe(announcement);
+    expect(entries.filter((entry) => entry.kind === 'dtmf').map((entry) => entry.text)).toEqual(['4', '2', '#', '7']);
+    const turns = entries.filter((entry) => entry.kind === 'turn');
+    expect(turns.map((turn) => turn.timings?.first_audio_ms)).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(entries.map((entry) => entry.start_ms)).toEqual(
+      entries.map((entry) => entry.start_ms).sort((a, b) => a - b),
+    );
   }, 60_000);
 });
 
@@ -250,8 +275,11 @@ describe('twilio-call-amd (the live call)', () => {
       voicemail_left_at: expect.any(String),
       recording: { available: true },
     });
-    const timeline = await api(`/v1/${admin.orgId}/call/${answered.sid}/timeline`, { token: admin.token });
-    expect(timeline.body.entries).toContainEqual(expect.objectContaining({ kind: 'voicemail', text: voicemail }));
+    const entries = await timelineOf(answered.sid, (all) => all.some((entry) => entry.kind === 'voicemail'));
+    const kinds = new Set(entries.map((entry) => entry.kind));
+    expect([...kinds].sort()).toEqual(['agent_speech', 'caller_speech', 'turn', 'voicemail']);
+    expect(entries.find((entry) => entry.kind === 'caller_speech')?.start_ms).toBeLessThan(greetingMs);
+    expect(entries.find((entry) => entry.kind === 'voicemail')?.text).toBe(voicemail);
 
     // Both channels download, from the media's start: the greeting on the caller's, the agent on its own.
     const recording = await api(`/v1/${admin.orgId}/call/${answered.sid}/recording`, { token: admin.token });
