@@ -134,8 +134,9 @@ const access = {
     'phone-number': { table: 'readWrite', signingKey: true },
     // Places and changes calls through Twilio's REST API with the numbers' auth tokens (opened with
     // the signing key, which also signs an answered call's stream token), presigns the recordings,
-    // and finishes the conversation of a call that ended (its analysis).
-    call: { table: 'readWrite', signingKey: true, bucket: 'read', sendTo: ['analysis'] },
+    // and finishes the conversation of a call that ended (its analysis; the events it stores spill
+    // large payloads to the bucket, as every conversation's do).
+    call: { table: 'readWrite', signingKey: true, bucket: 'readWrite', sendTo: ['analysis'] },
     // Sessions take conversation turns as the conversation stream does (prompt logs, analysis when one ends,
     // tools in simulation mode, sealed persona variables for them), judge metrics and ask for suggestions.
     'simulation-stream': {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { logger } from '../aws/observability';
-import { endConversationOfCall } from '../conversation/conversations';
+import { endConversationOfCall } from '../conversation/call-conversations';
 import { config } from '../kernel/config';
 import { ForbiddenError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
