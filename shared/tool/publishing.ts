@@ -10,7 +10,7 @@ import { toolBuilder } from './deployment-builder';
 import type { BuiltProject } from './project';
 import { repositoryName } from './source-repository';
 import { storeArtifact } from './tool-build';
-import { holdFor, refuseWhileBusy, releaseHold, requireHeld } from './tool-holds';
+import { holdFor, refuseMcpTool, refuseWhileBusy, releaseHold, requireHeld } from './tool-holds';
 import {
   listAllToolVersions,
   mutateTool,
@@ -84,6 +84,7 @@ export const publishToolVersion = async (
   const before = await requireTool(orgId, toolId, true);
   requirePermission(caller, 'Tool:ModifyTool', toolAttributes(before));
   if (before.deprecated) throw new BadRequestError(`Tool ${toolId} is deprecated; no version can be published.`);
+  refuseMcpTool(before);
   refuseWhileBusy(before);
   const repository = await repositoryOf(orgId, body.repo);
   const operation = newId();

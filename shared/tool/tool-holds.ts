@@ -2,7 +2,7 @@
  * A publish holds its tool (`operation_in_progress`, `{id}|{until}`) until the version is deployed
  * or refused: other publishes and deprecations get 409 meanwhile.
  */
-import { ConflictError } from '../kernel/errors';
+import { BadRequestError, ConflictError } from '../kernel/errors';
 import { mutateTool, type ToolRecord } from './tool-repository';
 
 /** A publish or deprecation holds the tool for at most this long, so a lost build cannot block it forever. */
@@ -14,6 +14,14 @@ const inProgress = (tool: ToolRecord): boolean =>
 export const refuseWhileBusy = (tool: ToolRecord): void => {
   if (inProgress(tool))
     throw new ConflictError(`A related operation is in progress on tool ${tool.id}; retry when it has finished.`);
+};
+
+/** A tool an MCP server serves changes only through its server (`mcp-servers.ts`): refresh or delete it. */
+export const refuseMcpTool = (tool: ToolRecord): void => {
+  if (tool.mcp)
+    throw new BadRequestError(
+      `Tool ${tool.id} is served by MCP server ${tool.mcp.server_id}: its versions follow the server's listing (refresh the server) and it goes with the server.`,
+    );
 };
 
 /** `{id}|{until}`: who holds the tool, and until when at the latest. */

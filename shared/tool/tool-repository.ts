@@ -35,6 +35,11 @@ export const toolRecord = z.object({
   last_valid_commit: z.string().nullable(),
   /** The publish or deprecation running on the tool: others get 409 until it ends. */
   operation_in_progress: z.string().nullable(),
+  /**
+   * A tool an MCP server serves (`mcp-servers.ts`): the server and the name it gives the tool.
+   * Its versions are the input schemas the server has listed; a call goes to the server.
+   */
+  mcp: z.object({ server_id: z.string(), tool_name: z.string() }).nullable().default(null),
   created_at: z.string(),
   updated_at: z.string(),
   creator: creatorInfo,
@@ -50,10 +55,11 @@ export const tools = defineEntity({
   schema: toolRecord,
   sort: (tool: { id: string }) => tool.id,
   indexes: {
-    name: { index: 'gsi1', sort: (tool: ToolRecord) => `${sortableValue(tool.name)}#${tool.id}` },
+    name: { index: 'gsi1', sort: (tool: Pick<ToolRecord, 'id' | 'name'>) => `${sortableValue(tool.name)}#${tool.id}` },
     deprecated: {
       index: 'gsi2',
-      sort: (tool: ToolRecord) => `${sortableValue(tool.deprecated)}#${sortableValue(tool.name)}#${tool.id}`,
+      sort: (tool: Pick<ToolRecord, 'id' | 'name' | 'deprecated'>) =>
+        `${sortableValue(tool.deprecated)}#${sortableValue(tool.name)}#${tool.id}`,
     },
   },
   guards: {
@@ -62,8 +68,8 @@ export const tools = defineEntity({
 });
 
 export const storedToolVersion = toolVersionInstance.extend({
-  /** `node` (bundled to one ES module) or `python` (the project's files). */
-  language: z.enum(['node', 'python']),
+  /** `node` (bundled to one ES module), `python` (the project's files), or `mcp` (an MCP server's tool: nothing built). */
+  language: z.enum(['node', 'python', 'mcp']),
   /** The module the runtime loads: the bundle's file, or Python's `module:function`. */
   entry: z.string(),
   /** Where the builder put the artifact in the artifact bucket. */

@@ -5,7 +5,7 @@ import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { parseSortBy } from '../kernel/list-params';
 import { requirePermission } from '../kernel/permissions';
 import { announceFrameworkResourceChange } from '../webhook/events';
-import { refuseWhileBusy } from './tool-holds';
+import { refuseMcpTool, refuseWhileBusy } from './tool-holds';
 import {
   getToolVersion,
   listAllToolVersions,
@@ -40,6 +40,7 @@ export const deprecateToolVersions = async (
   const tool = await requireTool(orgId, toolId, true);
   requirePermission(caller, 'Tool:ModifyTool', toolAttributes(tool));
   refuseWhileBusy(tool);
+  refuseMcpTool(tool);
   const matches = parseVersionConstraint(constraint);
   if (!matches) throw new BadRequestError(`'${constraint}' is not a version specifier.`);
   await markToolVersionsDeprecated(
