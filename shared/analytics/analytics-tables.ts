@@ -3,6 +3,7 @@ import { conversationLakeSources } from '../conversation/index';
 import type { LakeProjection, LakeSource } from '../kernel/lake-projection';
 import { metricLakeSources } from '../metric/index';
 import { serviceLakeSources } from '../service/index';
+import { toolLakeSources } from '../tool/index';
 import { userLakeSources } from '../user/index';
 import { lakeTables } from './analytics-schema';
 
@@ -17,6 +18,7 @@ const sources: readonly LakeSource[] = [
   ...serviceLakeSources,
   ...agentLakeSources,
   ...metricLakeSources,
+  ...toolLakeSources,
 ];
 
 /** Each lake table's source, in the order of `lakeTables`. */

@@ -26,12 +26,7 @@ export interface McpConnection {
 }
 
 /** Why an exchange with an MCP server failed, as a tool invocation's `exception_type` names it. */
-export type McpFailureKind =
-  | 'McpServerRefused'
-  | 'McpServerUnreachable'
-  | 'McpServerError'
-  | 'McpProtocolError'
-  | 'TimeoutError';
+export type McpFailureKind = 'McpServerRefused' | 'McpServerUnreachable' | 'McpServerError' | 'TimeoutError';
 
 export class McpExchangeError extends Error {
   constructor(
@@ -105,7 +100,7 @@ const pinnedFetch =
           const status = incoming.statusCode ?? 0;
           if (status < 200 || status > 599) {
             incoming.destroy();
-            reject(new McpExchangeError('McpProtocolError', `The MCP server answered HTTP status ${status}.`));
+            reject(new McpExchangeError('McpServerError', `The MCP server answered HTTP status ${status}.`));
             return;
           }
           const headers = new Headers();
@@ -132,17 +127,18 @@ const failureOf = (
 ): McpExchangeError => {
   if (error instanceof McpExchangeError) return error;
   if (exchange.tooLarge)
-    return new McpExchangeError('McpProtocolError', `The MCP server's answer is larger than ${maxAnswerBytes} bytes.`);
+    return new McpExchangeError('McpServerError', `The MCP server's answer is larger than ${maxAnswerBytes} bytes.`);
   if (exchange.timedOut)
     return new McpExchangeError('TimeoutError', `The MCP server did not answer within ${exchange.timeoutMs / 1000} s.`);
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   const code = (error as { code?: unknown } | undefined)?.code ?? (cause as { code?: unknown } | undefined)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  // A JSON-RPC error (McpError) or an HTTP status the transport refused (StreamableHTTPError): the server said no.
-  if (typeof code === 'number') return new McpExchangeError('McpServerError', message);
   if (typeof code === 'string' && /^(E[A-Z]+|ERR_TLS|CERT_|DEPTH_|UNABLE_|SELF_SIGNED)/.test(code))
     return new McpExchangeError('McpServerUnreachable', `The MCP server could not be reached (${code}).`);
-  return new McpExchangeError('McpProtocolError', `The MCP server's answer is not usable: ${message}`);
+  // A JSON-RPC error, an HTTP error status, an answer that is not MCP: the server's answer is not a result.
+  return new McpExchangeError(
+    'McpServerError',
+    `The MCP server's answer is not a result: ${error instanceof Error ? error.message : String(error)}`,
+  );
 };
 
 /**

@@ -167,7 +167,7 @@ export const callMcpServerTool = async (
     const failure =
       error instanceof McpExchangeError
         ? failed(error.kind, error.message)
-        : failed('McpProtocolError', (error as Error).message);
+        : failed('McpServerError', (error as Error).message);
     return maskOutcome(outcome(failure), Object.values(connection.headers));
   }
 };

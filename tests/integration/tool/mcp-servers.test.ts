@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolCallStateMachineVersion } from '#shared/conversation/fixtures';
-import { api } from '../support/client';
+import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server';
@@ -168,6 +168,21 @@ describe('MCP tools in conversations', () => {
       query: { query: 'A-1042 has shipped', tool_id: toolId },
     });
     expect(found.body.tool_invocations).toHaveLength(1);
+    // The lake is fed by the table's stream; the SQL query allows 6 calls a minute.
+    const lake = await eventually(
+      async () => {
+        const answer = await api(`/v1/${orgId}/admin/sql_query`, {
+          token: owner.token,
+          body: {
+            sql_query: `SELECT tool_id, tool_version, succeeded FROM tool_invocations WHERE conversation_id = '${conversationId}'`,
+          },
+        });
+        return answer.status === 200 && answer.body.result.length > 0 ? answer.body.result : undefined;
+      },
+      60_000,
+      10_000,
+    );
+    expect(lake).toEqual([[toolId, '1.0.0', true]]);
   });
 
   it('fails the one invocation of an error result, a garbage answer or an answer past the bound, and the next call still works', async () => {
@@ -199,7 +214,7 @@ describe('MCP tools in conversations', () => {
       succeeded: false,
       exception_message: expect.stringContaining('larger than'),
     });
-    expect(garbage.body.invocation_results[0]).toMatchObject({ succeeded: false, exception_type: 'McpProtocolError' });
+    expect(garbage.body.invocation_results[0]).toMatchObject({ succeeded: false, exception_type: 'McpServerError' });
     expect(healthy.body.invocation_results[0]).toMatchObject({ succeeded: true, output: 'Order A-3 has shipped.' });
   });
 });
