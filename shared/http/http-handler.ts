@@ -76,10 +76,16 @@ export interface OperationInput<O extends Operation> {
 
 /**
  * A streaming operation yields NDJSON events, or bytes of its content type (a zip); the status
- * is the operation's, sent first. `settled` is work that goes on whether the client reads or
- * not (a conversation turn): the invocation lasts until it has ended, even once the client left.
+ * is the operation's, sent first, unless the reply names another of those it declares (`status`,
+ * with `headers` of its own, such as the content type). `settled` is work that goes on whether the
+ * client reads or not (a conversation turn): the invocation lasts until it has ended, even once
+ * the client left.
  */
-export type StreamingReply = ({ events: AsyncIterable<unknown> } | { bytes: Readable }) & { settled?: Promise<void> };
+export type StreamingReply = ({ events: AsyncIterable<unknown> } | { bytes: Readable }) & {
+  settled?: Promise<void>;
+  status?: number;
+  headers?: Record<string, string>;
+};
 
 export type OperationResult<O extends Operation> = O['streaming'] extends true
   ? Promise<StreamingReply>
@@ -562,16 +568,12 @@ export const streamHandler = (implementations: readonly Implementation[], option
         const { implementation, result } = await dispatchCounted(routes, event, context, headers);
         const { status, contentType } = implementation.operation.response;
         if (!implementation.operation.streaming) return jsonResponse(status, result, headers);
-        const { settled } = result as StreamingReply;
-        if (settled) settling.set(context, settled);
-        const body = await primed(
-          'bytes' in (result as StreamingReply)
-            ? (result as { bytes: Readable }).bytes
-            : ndjson((result as { events: AsyncIterable<unknown> }).events),
-        );
+        const reply = result as StreamingReply;
+        if (reply.settled) settling.set(context, reply.settled);
+        const body = await primed('bytes' in reply ? reply.bytes : ndjson(reply.events));
         return {
-          statusCode: status,
-          headers: { 'content-type': contentType ?? 'application/x-ndjson', ...headers },
+          statusCode: reply.status ?? status,
+          headers: { 'content-type': contentType ?? 'application/x-ndjson', ...reply.headers, ...headers },
           body,
         };
       } catch (error) {
