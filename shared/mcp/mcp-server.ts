@@ -1,18 +1,12 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { enforceRateLimit } from '../auth/rate-limit';
 import { logger } from '../aws/observability';
 import type { Caller } from '../kernel/caller';
 import { DomainError } from '../kernel/errors';
+import { loadOnce } from '../kernel/load-once';
 import { holdsAnyGrantOf } from '../kernel/permissions';
 import { type PlatformTool, platformTools, type ToolContext } from './tools';
 
@@ -26,6 +20,17 @@ import { type PlatformTool, platformTools, type ToolContext } from './tools';
  * long tool (a conversation turn) keeps its connection alive and may send its reply ahead as
  * progress.
  */
+/** The SDK's server, transport and request schemas: loaded on the first request (its validator, ajv, with it). */
+const sdk = loadOnce(async () => {
+  const [{ Server }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] =
+    await Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]);
+  return { Server, WebStandardStreamableHTTPServerTransport, CallToolRequestSchema, ListToolsRequestSchema };
+});
+
 const serverInfo = { name: 'classic-agent-platform', title: 'Conversational agent platform', version: '1.0.0' };
 
 const instructions =
@@ -131,6 +136,8 @@ export const answerMcpRequest = async (
   caller: Caller,
   request: McpHttpRequest,
 ): Promise<McpHttpAnswer> => {
+  const { Server, WebStandardStreamableHTTPServerTransport, CallToolRequestSchema, ListToolsRequestSchema } =
+    await sdk();
   const server = new Server(serverInfo, { capabilities: { tools: { listChanged: false } }, instructions });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listPlatformTools(caller) }));
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {

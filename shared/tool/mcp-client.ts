@@ -40,26 +40,36 @@ export class McpExchangeError extends Error {
 /** An answer over `maxAnswerBytes`, found while it was read. */
 class AnswerTooLarge extends Error {}
 
-/** The body of an answer as a web stream, failing once the exchange has taken in more than its budget. */
-const boundedBody = (incoming: IncomingMessage, budget: { left: number }): ReadableStream<Uint8Array> =>
-  new ReadableStream<Uint8Array>({
+/**
+ * The body of an answer as a web stream, failing once the exchange has taken in more than its
+ * budget. The reader may cancel it at any point (the SDK stops reading a stream it is done with):
+ * nothing is pushed into it after that.
+ */
+const boundedBody = (incoming: IncomingMessage, budget: { left: number }): ReadableStream<Uint8Array> => {
+  let open = true;
+  return new ReadableStream<Uint8Array>({
     start(controller) {
+      const end = (settle: () => void) => {
+        if (!open) return;
+        open = false;
+        settle();
+      };
       incoming.on('data', (chunk: Buffer) => {
+        if (!open) return;
         budget.left -= chunk.length;
-        if (budget.left < 0) {
-          controller.error(new AnswerTooLarge('answer too large'));
-          incoming.destroy();
-          return;
-        }
-        controller.enqueue(new Uint8Array(chunk));
+        if (budget.left >= 0) return controller.enqueue(new Uint8Array(chunk));
+        end(() => controller.error(new AnswerTooLarge('answer too large')));
+        incoming.destroy();
       });
-      incoming.on('end', () => controller.close());
-      incoming.on('error', (error) => controller.error(error));
+      incoming.on('end', () => end(() => controller.close()));
+      incoming.on('error', (error) => end(() => controller.error(error)));
     },
     cancel() {
+      open = false;
       incoming.destroy();
     },
   });
+};
 
 const bodilessStatuses = new Set([204, 205, 304]);
 

@@ -4,6 +4,7 @@ import { api, eventually } from '../support/client';
 import { createService, interact, startConversation } from '../support/conversations';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { startTestMcpServer, type TestMcpServer } from '../support/mcp-server';
+import { storedItemsStartingWith } from '../support/table';
 import { invoke, toolsPath } from '../support/tools';
 
 /**
@@ -76,6 +77,11 @@ describe('create-mcp-server', () => {
     const listed = servers.body.mcp_servers.find((server: { id: string }) => server.id === created.body.id);
     expect(listed).toMatchObject({ name: 'orders', url: desk.url, header_names: ['X-Api-Key'] });
     for (const answer of [created, tools, versions, servers]) expect(answer.text).not.toContain(desk.apiKey);
+    const stored = (await storedItemsStartingWith(`ORG#${orgId}#MCP_SERVER`)).find(
+      (item) => item.id === created.body.id,
+    );
+    expect(stored?.headers).toEqual({ 'X-Api-Key': expect.stringMatching(/^sealed:v1:/) });
+    expect(JSON.stringify(stored)).not.toContain(desk.apiKey);
   });
 
   it('refuses a server it cannot list with 400, keeping nothing, and a taken name with 409', async () => {
