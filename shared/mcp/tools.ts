@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { submitSqlQueryOperation } from '../admin/operations';
-import { submitSqlQuery } from '../admin/sql-query';
 import { listAgents } from '../agent/agents';
 import { getAgentsOperation } from '../agent/operations';
 import { interactWithConversation, startConversation } from '../conversation/conversations';
@@ -23,7 +22,6 @@ import { getServicesOperation } from '../service/operations';
 import { listServices } from '../service/services';
 import { createRunOperation, getRunsOperation } from '../simulation/run-operations';
 import { runListQuery } from '../simulation/run-schemas';
-import { createRun, listRuns } from '../simulation/runs';
 import {
   conversationInput,
   getConversationMessagesInput,
@@ -254,7 +252,9 @@ export const platformTools: readonly PlatformTool[] = [
     operation: createRunOperation,
     permission: 'Simulation:CreateSimulationUnitTestSetRun',
     readOnly: false,
+    // Simulations and SQL are what few calls do: their code loads on first use.
     run: async ({ orgId, caller }, input) => {
+      const { createRun } = await import('../simulation/runs');
       const created = await createRun(orgId, caller, input.simulation_unit_test_set_id);
       return {
         text: `Run ${created.simulation_unit_test_set_run_id} started; get_simulation_run tells when it has completed and its results.`,
@@ -272,6 +272,7 @@ export const platformTools: readonly PlatformTool[] = [
     permission: 'Simulation:GetSimulationUnitTestSetRun',
     readOnly: true,
     run: async ({ orgId, caller }, input) => {
+      const { listRuns } = await import('../simulation/runs');
       const runId = input.simulation_unit_test_set_run_id;
       const [run] = (await listRuns(orgId, caller, runListQuery.parse({ id: runId }))).simulation_unit_test_set_runs;
       if (!run) throw new NotFoundError(`Simulation unit test set run ${runId} does not exist.`);
@@ -287,7 +288,9 @@ export const platformTools: readonly PlatformTool[] = [
     operation: submitSqlQueryOperation,
     permission: 'Admin:SqlQuery',
     readOnly: true,
-    run: async ({ orgId, caller }, input) =>
-      asJson(await submitSqlQuery(orgId, caller, { sql_query: input.sql_query, async_query: false })),
+    run: async ({ orgId, caller }, input) => {
+      const { submitSqlQuery } = await import('../admin/sql-query');
+      return asJson(await submitSqlQuery(orgId, caller, { sql_query: input.sql_query, async_query: false }));
+    },
   }),
 ];
