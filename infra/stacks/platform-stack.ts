@@ -304,7 +304,9 @@ export class PlatformStack extends Stack {
 
     // The SQL query's lake, fed by the table's stream (the admin group, the console's lake pages and
     // the MCP endpoint's sql_query query it, organization erases it).
-    const queryFunctions = (['admin', 'app-analytics', 'mcp'] as const).flatMap((group) => apiFunctions.get(group) ?? []);
+    const queryFunctions = (['admin', 'app-analytics', 'mcp'] as const).flatMap(
+      (group) => apiFunctions.get(group) ?? [],
+    );
     const eraseFunction = apiFunctions.get('organization');
     const lake =
       queryFunctions.length > 0 && eraseFunction
