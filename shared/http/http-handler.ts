@@ -28,6 +28,7 @@ import {
   type ValidationIssue,
 } from '../kernel/errors';
 import { type BodyType, type EndpointGroup, maxBodyBytesOf, type Operation } from '../kernel/operation';
+import { tracedInvocations } from '../telemetry/tracing';
 import {
   normalizeHeaders,
   normalizeQuery,
@@ -429,7 +430,7 @@ const dispatchCounted: typeof dispatch = (routes, event, context, responseHeader
 export const httpHandler = (implementations: readonly Implementation[], options: HandlerOptions = {}) => {
   requireFunctionSettings();
   const routes = groupRoutes(implementations);
-  return withObservability(
+  const handler = withObservability(
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context) => {
       const headers: Record<string, string> = {};
       try {
@@ -457,6 +458,7 @@ export const httpHandler = (implementations: readonly Implementation[], options:
       }
     }),
   );
+  return tracedInvocations(handler);
 };
 
 /**
@@ -597,5 +599,5 @@ export const streamHandler = (implementations: readonly Implementation[], option
       await settling.get(context);
     }
   };
-  return awslambda.streamifyResponse(lasting);
+  return awslambda.streamifyResponse(tracedInvocations(lasting));
 };
