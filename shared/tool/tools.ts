@@ -66,7 +66,6 @@ export const createTool = async (
     deleted_envvars: {},
     latest_version: null,
     last_valid_commit: null,
-    operation_in_progress: null,
     created_at: at,
     updated_at: at,
     creator: creatorOf(caller),
