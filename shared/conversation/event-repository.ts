@@ -221,14 +221,22 @@ const itemAtOrBefore = async (orgId: string, conversationId: string, eventId: st
   return page.items[0];
 };
 
-/** The stored events after `eventId` in the item holding it: where a resume from inside an item starts. */
+/**
+ * The stored events after `eventId` in the item holding it, where a resume from inside an item
+ * starts; `stored` is false while no item holds `eventId` yet (a client may have an event its
+ * turn has not stored yet: it is stored with the events after it, in one item).
+ */
 export const readRestOfItem = async (
   orgId: string,
   conversationId: string,
   eventId: string,
-): Promise<ConversationEvent[]> => {
+): Promise<{ stored: boolean; rest: ConversationEvent[] }> => {
   const item = await itemAtOrBefore(orgId, conversationId, eventId);
-  return item ? (await eventsOf(item)).filter(afterPosition(eventId)) : [];
+  const events = item ? await eventsOf(item) : [];
+  return {
+    stored: events.some((event) => event.event_id === eventId),
+    rest: events.filter(afterPosition(eventId)),
+  };
 };
 
 /** The last stored event of the conversation, or of one of its interactions (strongly consistent), without its audio. */
