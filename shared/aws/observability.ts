@@ -3,7 +3,6 @@ import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertool
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type middy from '@middy/core';
-import type { Context } from 'aws-lambda';
 
 /**
  * One logger, metrics and tracer configuration for every function. Service name and
@@ -14,10 +13,6 @@ const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'classic-api';
 
 /** What the invocation being served is about (organization, caller, message), for its log lines. */
 let invocationKeys: LogAttributes = {};
-
-/** The Lambda context of the invocation being served, and how many this instance has served. */
-let invocation: Context | undefined;
-let invocationCount = 0;
 
 /**
  * Adds keys to every log line of the invocation being served; the next invocation starts without
@@ -40,14 +35,14 @@ class InvocationLogFormatter extends LogFormatter {
         message: attributes.message,
         timestamp: this.formatTimestamp(attributes.timestamp),
         service: attributes.serviceName,
-        cold_start: invocation ? invocationCount === 1 : undefined,
-        function_arn: invocation?.invokedFunctionArn,
-        function_memory_size: invocation?.memoryLimitInMB,
-        function_name: invocation?.functionName,
-        function_request_id: invocation?.awsRequestId,
+        cold_start: attributes.lambdaContext?.coldStart,
+        function_arn: attributes.lambdaContext?.invokedFunctionArn,
+        function_memory_size: attributes.lambdaContext?.memoryLimitInMB,
+        function_name: attributes.lambdaContext?.functionName,
+        function_request_id: attributes.lambdaContext?.awsRequestId,
         sampling_rate: attributes.sampleRateValue,
         xray_trace_id: attributes.xRayTraceId,
-        tenant_id: (invocation as (Context & { tenantId?: string }) | undefined)?.tenantId,
+        tenant_id: attributes.lambdaContext?.tenantId,
         ...invocationKeys,
       },
     }).addAttributes(additionalLogAttributes);
@@ -87,16 +82,14 @@ const tracing: middy.MiddlewareObj[] = tracer
 
 /**
  * Each invocation's log lines carry its Lambda context and none of the previous invocation's
- * keys, read when a line is written. This is the part of Powertools' `injectLambdaContext` the
- * platform uses: it never logs the event (its headers carry credentials), and has no sampling or
- * buffering to refresh. Every request runs it: the full middleware cost 40% more, and Powertools'
- * own `addContext`, which keeps the context in its invocation store, most of the rest.
+ * keys. This is the part of Powertools' `injectLambdaContext` the platform uses: it never logs
+ * the event (its headers carry credentials), and has no sampling or buffering to refresh. Every
+ * request runs it, and the full middleware cost 40% more.
  */
 const invocationLogContext: middy.MiddlewareObj = {
   before: ({ context }) => {
     invocationKeys = {};
-    invocation = context;
-    invocationCount += 1;
+    logger.addContext(context);
   },
 };
 
