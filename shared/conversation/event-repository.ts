@@ -94,6 +94,10 @@ const withoutAudio = (event: ConversationEvent): ConversationEvent => {
   return event;
 };
 
+/** How many bytes of an item the event takes: its JSON as stored, its audio apart. */
+export const storedEventBytes = (event: ConversationEvent): number =>
+  Buffer.byteLength(JSON.stringify(audioOf(event) ? withoutAudio(event) : event));
+
 /** The event with its audio put back. */
 const withAudio = (event: ConversationEvent, audio: EventAudio[string] | undefined): ConversationEvent => {
   if (audio?.message !== undefined && event.type === 'new-message') return { ...event, message: audio.message };

@@ -1,7 +1,7 @@
 import type { ConversationEvent, StreamEvent } from '../../events/stream-events';
 import { logger } from '../aws/observability';
 import { LeaseLostError } from '../data/lease';
-import { eventIdOf, parseEventId, putEvents } from './event-repository';
+import { eventIdOf, parseEventId, putEvents, storedEventBytes } from './event-repository';
 import type { ConversationPartition } from './retention';
 
 /** Whether an event is the last of its interaction's stream. */
@@ -12,7 +12,7 @@ export const endsInteraction = (event: { type: string }): boolean =>
 export interface BehindStream {
   /** An event waits at most this long to be stored (undefined: only `bytes` sends a write). */
   afterMs: number | undefined;
-  /** Events not stored yet past this size are stored at once. */
+  /** Events not stored yet past this size (as the table stores them: their audio apart) are stored at once. */
   bytes: number;
 }
 
@@ -74,7 +74,7 @@ export class InteractionJournal {
     const identified = this.identify(event);
     this.next += 1;
     this.pending.push(identified);
-    this.pendingBytes += Buffer.byteLength(JSON.stringify(identified));
+    this.pendingBytes += storedEventBytes(identified);
     if (this.writingBehind) this.scheduleBehind();
     return identified;
   }
@@ -106,7 +106,7 @@ export class InteractionJournal {
     try {
       await putEvents(this.conversation, events, this.lease.token);
       this.pending.splice(0, events.length);
-      this.pendingBytes = this.pending.reduce((sum, event) => sum + Buffer.byteLength(JSON.stringify(event)), 0);
+      this.pendingBytes = this.pending.reduce((sum, event) => sum + storedEventBytes(event), 0);
     } catch (error) {
       this.failure = error;
       if (!(error instanceof LeaseLostError)) logger.warn('stream events not stored yet', { error: error as Error });
