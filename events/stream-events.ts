@@ -210,6 +210,13 @@ export const turnTimings = z.object({
     .describe(
       "Voice output only: from the request to the agent's first audio piece being sent (recognition, the model's first clause and its synthesis included).",
     ),
+  trace_id: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional()
+    .describe(
+      "The turn's OpenTelemetry trace (W3C trace id), where the deployment exports traces and sampled this turn: its spans time each model call, tool call and speech stage (docs/observability.md).",
+    ),
 });
 
 /** The tokens of one model call and, when priced, its cost. */

@@ -104,8 +104,11 @@ export const importsNativePackage = (entry: string): boolean => {
   const known = nativeImporters.get(entry);
   if (known !== undefined) return known;
   // Synchronous builds take no plugins; the one plugin only trims zod's locales, not the import graph.
+  // The tracing SDK, which carries no native binding, is not followed: its ~330 files would be parsed for every entry.
+  const options = lambdaBuildOptions(entry, 'bundle');
   const { metafile } = buildSync({
-    ...lambdaBuildOptions(entry, 'bundle'),
+    ...options,
+    external: [...(options.external ?? []), '@opentelemetry/*'],
     plugins: [],
     write: false,
     minify: false,

@@ -11,18 +11,20 @@ import {
   consoleWebhookDeliveries,
   consoleWebhooks,
 } from '#shared/app/console-pages';
-import { cookieHeader, csrfCookie, sessionCookie } from '#shared/app/cookies';
+import { cookieHeader, csrfCookie, isSignInSecret, sessionCookie, signInCookie } from '#shared/app/cookies';
 import { requireCsrfToken } from '#shared/app/csrf';
 import { errorPage } from '#shared/app/error-page';
 import { appOperations } from '#shared/app/operations';
+import { appPublicHome } from '#shared/app/organization-host';
 import { consolePage, signInPage } from '#shared/app/page-parts';
 import { conversationPage, homePage, onboardingPage, preferencesPage } from '#shared/app/pages';
 import type { operatorNotices } from '#shared/app/schemas';
 import { appSimulationOperations } from '#shared/app/simulation-operations';
 import { consoleSimulationBacktest, consoleSimulationSession } from '#shared/app/simulation-workbench';
 import { talkScript } from '#shared/app/talk-script';
-import { enforceRateLimit, takeToken } from '#shared/auth/rate-limit';
-import { accessTokenLifetimeSeconds } from '#shared/auth/tokens';
+import { appSessionLifetimeSeconds, endAppSession, openAppSession } from '#shared/auth/app-sessions';
+import { enforceRateLimit } from '#shared/auth/rate-limit';
+import { newSecret } from '#shared/auth/secrets';
 import { interactWithConversation, startConversation } from '#shared/conversation/conversations';
 import { getConversationEvents } from '#shared/conversation/event-replay';
 import { finishConversation } from '#shared/conversation/finishing';
@@ -48,6 +50,7 @@ import { issueVoiceSessionToken } from '#shared/conversation/voice-session-token
 import { type BrowserRequest, browserOf, htmlReply, page, redirect, signedInForm } from '#shared/http/browser-session';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
+import { config } from '#shared/kernel/config';
 import {
   BadRequestError,
   ConflictError,
@@ -71,8 +74,12 @@ import {
   forkSimulationSession,
   stepSimulationSession,
 } from '#shared/simulation/session-steps';
-import { signInWithEmailOperation } from '#shared/user/operations';
-import { redeemEmailSignIn, signInWithEmail } from '#shared/user/sign-in';
+import {
+  emailSignInLifetimeSeconds,
+  limitEmailSignIn,
+  redeemAppSignInLink,
+  signInWithEmail,
+} from '#shared/user/sign-in';
 import { updateUser } from '#shared/user/users';
 
 /**
@@ -158,19 +165,16 @@ export const handler = streamHandler(
 
     'request-app-sign-in-link': async (input) => {
       const { path, body, context } = input;
-      const { request, cookies } = await browserOf(input);
+      const { request, cookies, scope } = await browserOf(input);
       await requireCsrfToken(request.orgId, cookies[csrfCookie], body.csrf_token);
-      const headers = await takeToken(
-        {
-          orgId: path.organization,
-          subject: `signin:email:${body.email.toLowerCase()}`,
-          name: signInWithEmailOperation.operationId,
-        },
-        { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
-      );
+      const headers = await limitEmailSignIn(path.organization, body.email);
       for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
-      const home = `${request.origin}${request.base}`;
-      await signInWithEmail(request.orgId, body.email, `${home}/`, request.origin, `${home}/sign-in/complete`).catch(
+      // The link signs in this browser alone: it carries the hash of this cookie's secret, kept
+      // while a link may be in flight, so each link the browser asked for works in it.
+      const browser = isSignInSecret(cookies[signInCookie]) ? cookies[signInCookie] : newSecret();
+      context.setHeader('set-cookie', cookieHeader(signInCookie, browser, scope, emailSignInLifetimeSeconds));
+      const home = appPublicHome(request.orgId, request.base, config);
+      await signInWithEmail(request.orgId, body.email, { completionPage: `${home}/sign-in/complete`, browser }).catch(
         (error: unknown) => {
           // Whether an address belongs to a user is not told to whoever types it in.
           if (!(error instanceof NotFoundError || error instanceof ForbiddenError)) throw error;
@@ -180,11 +184,12 @@ export const handler = streamHandler(
     },
 
     'complete-app-sign-in': async (input) => {
-      const { request, scope } = await browserOf(input);
-      const { issued } = await redeemEmailSignIn(request.orgId, input.query.token);
+      const { request, cookies, scope } = await browserOf(input);
+      const userId = await redeemAppSignInLink(request.orgId, input.query.token, cookies[signInCookie]);
+      const issued = await openAppSession(request.orgId, userId);
       input.context.setHeader(
         'set-cookie',
-        cookieHeader(sessionCookie, issued.token, scope, accessTokenLifetimeSeconds),
+        cookieHeader(sessionCookie, issued.token, scope, appSessionLifetimeSeconds),
       );
       return redirect(input.context, `${request.base}/`);
     },
@@ -192,6 +197,9 @@ export const handler = streamHandler(
     'sign-out-of-app': async (input) => {
       const { request, cookies, scope } = await browserOf(input);
       await requireCsrfToken(request.orgId, cookies[csrfCookie], input.body.csrf_token);
+      // Ends the session, not only the cookie: its token and the talk tokens handed to its pages stop working.
+      const { caller } = request;
+      if (caller?.appSessionId !== undefined) await endAppSession(caller.homeOrgId, caller.appSessionId);
       input.context.setHeader('set-cookie', cookieHeader(sessionCookie, '', scope, 0));
       return redirect(input.context, `${request.base}/`);
     },

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { backfillLake, backfillOrganizationLake } from '#shared/analytics/lake-backfill';
 import { logger, withObservability } from '#shared/aws/observability';
 import { requireFunctionSettings } from '#shared/kernel/config';
+import { tracedInvocations } from '#shared/telemetry/tracing';
 
 requireFunctionSettings();
 
@@ -18,7 +19,7 @@ const marginMs = 4 * 60_000;
  * NAME`, or `aws lambda invoke`): fills the lake from the table. A run over every organization
  * answers the `cursor` to invoke it with again, until it answers none.
  */
-export const handler = withObservability(
+const backfill = withObservability(
   middy(async (event: unknown, context: Context) => {
     const request = backfillRequest.parse(event ?? {});
     if (request.org_id) return { organizations: [await backfillOrganizationLake(request.org_id)], cursor: null };
@@ -30,3 +31,5 @@ export const handler = withObservability(
     return { organizations, cursor: cursor ?? null };
   }),
 );
+
+export const handler = tracedInvocations(backfill);

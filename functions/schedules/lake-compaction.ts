@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import { compactLake } from '#shared/analytics/lake-compaction';
 import { logger, withObservability } from '#shared/aws/observability';
 import { requireFunctionSettings } from '#shared/kernel/config';
+import { tracedInvocations } from '#shared/telemetry/tracing';
 
 requireFunctionSettings();
 
@@ -16,7 +17,7 @@ const marginMs = 3 * 60_000;
  */
 let running: Promise<unknown> | undefined;
 
-export const handler = withObservability(
+const compaction = withObservability(
   middy(async (_event: unknown, context: Context): Promise<void> => {
     if (running) return;
     running = compactLake(Date.now() + context.getRemainingTimeInMillis() - marginMs);
@@ -33,3 +34,5 @@ export const handler = withObservability(
     }
   }),
 );
+
+export const handler = tracedInvocations(compaction);

@@ -6,6 +6,7 @@ import { recordTableChanges, type TableChange } from '#shared/analytics/lake-cha
 import { streamVersion } from '#shared/analytics/lake-layout';
 import { addLogKeys, logger, withObservability } from '#shared/aws/observability';
 import { requireFunctionSettings } from '#shared/kernel/config';
+import { tracedInvocations } from '#shared/telemetry/tracing';
 
 requireFunctionSettings();
 
@@ -32,7 +33,7 @@ const changeOf = (record: DynamoDBRecord): TableChange[] => {
  * becomes delta files of the analytics lake. A failure throws, so the event source splits the
  * batch and retries each half, then sends what still fails to the failure queue.
  */
-export const handler = withObservability(
+const consumer = withObservability(
   middy(async (event: DynamoDBStreamEvent): Promise<void> => {
     addLogKeys({ stream_consumer: 'analytics-lake', records: event.Records.length });
     try {
@@ -48,3 +49,5 @@ export const handler = withObservability(
     }
   }),
 );
+
+export const handler = tracedInvocations(consumer);

@@ -1,4 +1,4 @@
-import { limitSignIn, type SignInAttempt, takeToken } from '#shared/auth/rate-limit';
+import { limitSignIn, type SignInAttempt } from '#shared/auth/rate-limit';
 import { hashSecret } from '#shared/auth/secrets';
 import { pageBody } from '#shared/data/paging';
 import { httpHandler, implementGroup, type OperationInput, type RequestContext } from '#shared/http/http-handler';
@@ -9,15 +9,19 @@ import {
   type createInvitedUserOperation,
   type inviteUserOperation,
   signInWithApiKeyOperation,
-  signInWithEmailOperation,
   tokenOperation,
   type updateUserInfoDeprecatedOperation,
   type updateUserInfoOperation,
   userOperations,
 } from '#shared/user/operations';
-import { completeEmailSignIn, requestToken, signInWithApiKey, signInWithEmail } from '#shared/user/sign-in';
 import {
-  apiBaseUrl,
+  completeEmailSignIn,
+  limitEmailSignIn,
+  requestToken,
+  signInWithApiKey,
+  signInWithEmail,
+} from '#shared/user/sign-in';
+import {
   deleteUser,
   inviteUser,
   listUsers,
@@ -51,9 +55,8 @@ const invite = ({
   path,
   body,
   caller,
-  context,
 }: OperationInput<typeof createInvitedUserOperation> | OperationInput<typeof inviteUserOperation>) =>
-  inviteUser(path.organization, caller, body, apiBaseUrl(context.url));
+  inviteUser(path.organization, caller, body);
 
 const update = async ({
   path,
@@ -77,16 +80,9 @@ export const handler = httpHandler(
       );
     },
     'sign-in-with-email': async ({ path, body, context }) => {
-      const headers = await takeToken(
-        {
-          orgId: path.organization,
-          subject: `signin:email:${body.email.toLowerCase()}`,
-          name: signInWithEmailOperation.operationId,
-        },
-        { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
-      );
+      const headers = await limitEmailSignIn(path.organization, body.email);
       for (const [name, value] of Object.entries(headers)) context.setHeader(name, value);
-      return signInWithEmail(path.organization, body.email, body.redirect_link, apiBaseUrl(context.url));
+      return signInWithEmail(path.organization, body.email, { redirectLink: body.redirect_link });
     },
     'complete-sign-in-with-email': async ({ path, query, context }) => {
       context.setHeader('location', await completeEmailSignIn(path.organization, query.token));

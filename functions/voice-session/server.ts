@@ -10,7 +10,7 @@ import {
   closeCodes,
   type VoiceSessionEvent,
 } from '#shared/conversation/voice-session-protocol';
-import { authenticateRequest } from '#shared/http/authenticate';
+import { authenticateSocketToken } from '#shared/http/authenticate';
 import type { Caller } from '#shared/kernel/caller';
 import { DomainError } from '#shared/kernel/errors';
 import { objectId } from '#shared/kernel/schemas';
@@ -22,8 +22,8 @@ import { meteredSink } from './session-metrics';
  * upgraded to a WebSocket speaking OpenAI Realtime's events (docs/voice.md). The same module serves
  * it under `npm start` (the local gateway hands it its upgrades) and in the session container.
  *
- * - Authentication: `Sec-WebSocket-Protocol: auth, <token>`, the token any REST call takes; the
- *   server selects `auth`. A token in the query string, or none, is refused with 401 before the
+ * - Authentication: `Sec-WebSocket-Protocol: auth, <token>`, the token any REST call takes or the
+ *   web app's talk token for the conversation (`authenticateSocketToken`); the server selects `auth`. A token in the query string, or none, is refused with 401 before the
  *   upgrade.
  * - Bad input (a frame that is not a JSON event, audio that is not base64 PCM16, a frame over
  *   64 KB) gets an `error` event and the socket closes; the engine does the same for floods, idle
@@ -139,11 +139,11 @@ export const createVoiceSessionServer = (options: { log?: (line: string) => void
     }
     let caller: Caller;
     try {
-      caller = await authenticateRequest({
+      caller = await authenticateSocketToken({
         orgId,
-        headers: { authorization: `Bearer ${token}` },
-        method: 'GET',
+        token,
         url: `${url.origin}${url.pathname}`,
+        conversationId: 'conversation_id' in query.data ? query.data.conversation_id : undefined,
       });
     } catch (error) {
       const status = error instanceof DomainError ? error.statusCode : 500;

@@ -10,13 +10,19 @@ import { simulationQueueMessage } from '../../events/queue-messages';
  * a retried or duplicated message takes no turn twice and counts no outcome twice, and a
  * promotion ends once.
  */
-export const handler = sqsWorker('simulation', simulationQueueMessage, (message) => {
-  switch (message.type) {
-    case 'advance-version-set-promotion':
-      return advancePromotion(message);
-    case 'replay-backtest-conversation':
-      return replayBacktestConversation(message);
-    default:
-      return simulateConversationStep(message);
-  }
-});
+export const handler = sqsWorker(
+  'simulation',
+  simulationQueueMessage,
+  (message) => {
+    switch (message.type) {
+      case 'advance-version-set-promotion':
+        return advancePromotion(message);
+      case 'replay-backtest-conversation':
+        return replayBacktestConversation(message);
+      default:
+        return simulateConversationStep(message);
+    }
+  },
+  // One trace per simulated conversation, linked to the run's request: its later steps continue it.
+  { startsTrace: (message) => message.type === 'simulate-conversation' && message.checkpoint === null },
+);

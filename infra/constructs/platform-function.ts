@@ -30,6 +30,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import type { QueueDefinition } from '#shared/kernel/queues';
 import { importsNativePackage, repositoryRoot } from '../bundling';
+import { adotCollectorLayer, bindTraceExport, type TracingExport, traceExportEnvironment } from './tracing';
 
 /**
  * The handler bundled by `infra/bundling.ts` (the same build the benchmark measures).
@@ -68,6 +69,8 @@ export interface FunctionDefaults {
   environment: Record<string, string>;
   /** Whether the functions trace the requests API Gateway sampled (and those a sampled request queued). */
   traced: boolean;
+  /** OpenTelemetry traces exported instead of the Powertools tracer's (`infra/constructs/tracing.ts`), and the share sampled. */
+  traceExport?: { mode: TracingExport; sampleRate: number };
 }
 
 export interface PlatformFunctionProps {
@@ -104,13 +107,17 @@ export class PlatformFunction extends Construct {
     const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     logGroup.grantWrite(role);
 
+    // Graviton, unless the bundle carries a native binding built for x86_64 (DuckDB).
+    const architecture = importsNativePackage(props.entry) ? Architecture.X86_64 : Architecture.ARM_64;
+    const { traceExport } = defaults;
     this.function = new LambdaFunction(this, 'Function', {
       code: bundledCode(props.entry),
       handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
-      // Graviton, unless the bundle carries a native binding built for x86_64 (DuckDB).
-      architecture: importsNativePackage(props.entry) ? Architecture.X86_64 : Architecture.ARM_64,
+      architecture,
+      // The ADOT collector, which takes the function's spans on localhost and sends them to X-Ray.
+      layers: traceExport?.mode === 'xray' ? [adotCollectorLayer(this, 'AdotCollector', architecture)] : undefined,
       memorySize: props.memorySize ?? 512,
       ...(props.ephemeralStorageSize ? { ephemeralStorageSize: Size.mebibytes(props.ephemeralStorageSize) } : {}),
       timeout: props.timeout,
@@ -130,8 +137,10 @@ export class PlatformFunction extends Construct {
         POWERTOOLS_LOG_LEVEL: defaults.logLevel,
         // Untraced, the X-Ray tracer is not even loaded (`shared/aws/observability.ts`).
         ...(defaults.traced ? {} : { POWERTOOLS_TRACE_ENABLED: 'false' }),
+        ...(traceExport ? traceExportEnvironment(traceExport.mode, Stack.of(this).region, traceExport.sampleRate) : {}),
       },
     });
+    if (traceExport) bindTraceExport(this.function);
 
     if (defaults.traced)
       Validations.of(role).acknowledge({

@@ -38,6 +38,13 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { repositoryRoot } from '../bundling';
 import type { Bindable } from './platform-function';
+import {
+  adotCollectorImage,
+  bindTraceExport,
+  type TracingExport,
+  traceExportEnvironment,
+  withoutTraceExport,
+} from './tracing';
 
 /**
  * Where live voice sessions run in AWS (issue 43). API Gateway's WebSocket APIs invoke a
@@ -129,6 +136,8 @@ export interface VoiceSessionsProps {
   environment: Record<string, string>;
   metricsNamespace: string;
   logRetention: RetentionDays;
+  /** OpenTelemetry traces (`infra/constructs/tracing.ts`): `xray` through an ADOT collector beside the session container. */
+  traceExport?: { mode: TracingExport; sampleRate: number };
 }
 
 export class VoiceSessions extends Construct {
@@ -165,11 +174,14 @@ export class VoiceSessions extends Construct {
     });
     const grants = new SessionGrants(this, 'Grants', task.taskRole);
     props.grant(grants);
+    const { traceExport } = props;
+    if (traceExport) bindTraceExport(grants);
     const environment = {
       ...props.environment,
       POWERTOOLS_SERVICE_NAME: 'voice-session',
       POWERTOOLS_METRICS_NAMESPACE: props.metricsNamespace,
       ...grants.environment,
+      ...(traceExport ? traceExportEnvironment(traceExport.mode, stack.region, traceExport.sampleRate) : {}),
     };
 
     // Staged outside the assembly, which copies it in as the image's (and the runtime's) asset. A
@@ -190,6 +202,14 @@ export class VoiceSessions extends Construct {
       // Sessions in flight get the longest stop Fargate allows to end.
       stopTimeout: Duration.minutes(2),
     });
+    // The sessions' spans go to X-Ray through the ADOT collector on the task's localhost, as a function's through its layer.
+    if (traceExport?.mode === 'xray')
+      task.addContainer('AdotCollector', {
+        image: ContainerImage.fromRegistry(adotCollectorImage),
+        command: ['--config=/etc/ecs/ecs-default-config.yaml'],
+        logging: LogDrivers.awsLogs({ streamPrefix: 'adot-collector', logGroup }),
+        essential: false,
+      });
 
     const loadBalancer = new ApplicationLoadBalancer(this, 'LoadBalancer', {
       vpc,
@@ -263,13 +283,18 @@ export class VoiceSessions extends Construct {
               assetHashType: AssetHashType.SOURCE,
             }),
             protocolConfiguration: ProtocolType.HTTP,
-            environmentVariables: { ...environment, PORT: String(port) },
+            // A microVM has no collector beside it: only the OTLP endpoint takes its spans directly.
+            environmentVariables: {
+              ...(traceExport?.mode === 'xray' ? withoutTraceExport(environment) : environment),
+              PORT: String(port),
+            },
             lifecycleConfiguration: { idleRuntimeSessionTimeout: Duration.minutes(15) },
           })
         : undefined;
     if (this.runtime) {
       const runtimeGrants = new SessionGrants(this, 'RuntimeGrants', this.runtime.role);
       props.grant(runtimeGrants);
+      if (traceExport?.mode === 'otlp') bindTraceExport(runtimeGrants);
       new CfnOutput(stack, 'VoiceSessionRuntimeArn', { value: this.runtime.agentRuntimeArn });
     }
 

@@ -126,6 +126,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       (entry): entry is [string, string] => entry[1] !== undefined && !(entry[0] in aws.env),
     ),
   );
+  // Where traces go (docs/observability.md): the standard OpenTelemetry variables, as given to `npm start`.
+  const tracingEnv = Object.fromEntries(Object.entries(machineEnv).filter(([name]) => name.startsWith('OTEL_')));
   // What the local engines stand in for (the signing-key secret, SES, tool repositories and runtime), and local-only settings.
   const localEnv: Record<string, string> = {
     ROOT_ORG_ID: rootOrgId,
@@ -170,8 +172,9 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       });
       functions = bundledFunctions(
         deployment,
-        // Only the resources its template names: a variable missing there is missing here too.
-        (fn) => ({ ...machineEnv, ...aws.connectionEnv, ...fn.environment, ...localEnv }),
+        // Only the resources its template names: a variable missing there is missing here too. The
+        // machine's OTEL_* variables choose where traces go, over a template's (`-c tracing=...`).
+        (fn) => ({ ...machineEnv, ...aws.connectionEnv, ...fn.environment, ...tracingEnv, ...localEnv }),
         options.dailyScheduleSeconds,
       );
       log(
@@ -191,6 +194,11 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       log,
     });
     stoppers.push(() => gateway.stop());
+    // The gateway's own URL is the platform's public address, which e-mailed links point at (never a
+    // request's Host). Set before anything runs a function: bundled ones take their variables when
+    // first invoked, the others read them on use.
+    localEnv.PUBLIC_BASE_URL ??= gateway.baseUrl;
+    process.env.PUBLIC_BASE_URL = localEnv.PUBLIC_BASE_URL;
 
     const sqsClient = new SQSClient({ region: aws.env.AWS_REGION });
     for (const consumer of functions.consumers) {
@@ -266,6 +274,14 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
       run();
     }
 
+    // The functions of this process trace from their first AWS client on (the clients made at
+    // bootstrap included), when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    const { tracingOn, tracingReady } = await import('#shared/telemetry/tracing');
+    await tracingReady();
+    if (tracingOn)
+      log(
+        `traces: exported over OTLP (${process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? process.env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf'}) to ${process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT}`,
+      );
     // Loaded after the environment is set: product modules read it when first imported.
     const { bootstrapRootOrganization } = await import('#shared/composition/root-organization');
     const credentialsPath = join(options.stateDir, 'credentials.json');

@@ -1,5 +1,6 @@
 import type { Node } from 'constructs';
 import { parsePriceTable } from '#shared/llm/pricing';
+import type { TracingExport } from '../constructs/tracing';
 
 /** Deployment settings shared by every regional stack. */
 export interface DeploymentSettings {
@@ -32,6 +33,18 @@ export interface DeploymentSettings {
    * functions trace what it sampled; 0 turns tracing off.
    */
   tracingSampleRate: number;
+  /**
+   * OpenTelemetry traces in the GenAI conventions instead of the Powertools X-Ray tracer
+   * (`tracing`, `infra/constructs/tracing.ts`, docs/observability.md): `xray` through the ADOT
+   * collector layer, `otlp` to CloudWatch's OTLP endpoint with Transaction Search; absent, the
+   * Powertools tracer. Either samples `tracingSampleRate` of the requests no caller's trace decides.
+   */
+  tracing: TracingExport | undefined;
+  /**
+   * Whether `tracing=otlp` turns Transaction Search on (`transactionSearch`, default true): false for
+   * an account and region where it is on already, which a second configuration would fail on.
+   */
+  transactionSearch: boolean;
   /**
    * A deployment made before the table's indexes held only keys upgrades one step per deployment
    * (`indexUpgradeStep`, 1 to 13, `infra/constructs/data-store.ts`); none: the keys-only indexes.
@@ -202,6 +215,8 @@ export const readPlatformSettings = (node: Node): PlatformSettings => {
     toolRepositoryUrl: optionalText(node, 'toolRepositoryUrl'),
     frontend: frontendSettings(node, regions),
     tracingSampleRate: share(node, 'tracingSampleRate', defaultTracingSampleRate),
+    tracing: optionalChoice(node, 'tracing', ['xray', 'otlp']),
+    transactionSearch: node.tryGetContext('transactionSearch') === undefined || bool(node, 'transactionSearch'),
     indexUpgradeStep: upgradeStep(node, 'indexUpgradeStep'),
     pollyEngine: optionalChoice(node, 'pollyEngine', ['neural', 'standard']),
     voiceSessionHosting: optionalChoice(node, 'voiceSessionHosting', ['fargate', 'agentcore', 'none']) ?? 'fargate',

@@ -29,6 +29,7 @@ import {
 } from '../constructs/platform-function';
 import { ToolBuild, type ToolBuildAccess } from '../constructs/tool-build';
 import { ToolRuntime, type ToolRuntimeAccess } from '../constructs/tool-runtime';
+import { TransactionSearch } from '../constructs/tracing';
 import { VoiceSessions } from '../constructs/voice-sessions';
 import type { DeploymentSettings } from './platform-settings';
 
@@ -242,7 +243,11 @@ export class PlatformStack extends Stack {
         ...(data.readsProjectedIndexes ? { TABLE_INDEXES: 'projected' } : {}),
       },
       traced: settings.tracingSampleRate > 0,
+      ...(settings.tracing ? { traceExport: { mode: settings.tracing, sampleRate: settings.tracingSampleRate } } : {}),
     };
+    // CloudWatch's OTLP endpoint takes spans only with Transaction Search on.
+    if (settings.tracing === 'otlp' && settings.transactionSearch)
+      new TransactionSearch(this, 'TransactionSearch', { indexingPercentage: 1 });
     const jwtIssuer = settings.jwtIssuer ?? `urn:classic-agent-platform:${settings.stage}:${this.region}`;
 
     const toolRuntime = new ToolRuntime(this, 'ToolRuntime', {
@@ -347,6 +352,7 @@ export class PlatformStack extends Stack {
             environment: defaults.environment,
             metricsNamespace: defaults.metricsNamespace,
             logRetention: profile.logRetention,
+            traceExport: defaults.traceExport,
           });
     // The TwiML a call is answered with points Twilio at the sessions' host, and the web app's
     // talk mode opens its socket there; `none` tells both that this deployment serves no sessions.
@@ -363,6 +369,15 @@ export class PlatformStack extends Stack {
       handlers: apiFunctions,
       tracingSampleRate: settings.tracingSampleRate,
     });
+
+    // E-mailed links (sign-in, verification) point at the API's own URL, never at a request's Host.
+    // Built from the API's id, as the frontend's origin is: the URL names the stage, which depends on
+    // the methods, which depend on these functions.
+    const publicBaseUrl = `https://${this.api.restApi.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${settings.stage}`;
+    for (const [group, fn] of apiFunctions) {
+      const rights: Access = access.api[group];
+      if (rights.email) fn.addEnvironment('PUBLIC_BASE_URL', publicBaseUrl);
+    }
 
     if (settings.frontend) {
       const hosting = new FrontendHosting(this, 'Frontend', {

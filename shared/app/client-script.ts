@@ -1,4 +1,5 @@
 import { browserScript } from './browser-script';
+import { resampleToPcm16 } from './pcm-resampler';
 
 /*
  * The few browser APIs the script uses, declared here: the project compiles against Node's
@@ -77,45 +78,30 @@ declare const window: {
 declare const FormData: new (form: PageForm) => Iterable<[string, unknown]>;
 
 /**
- * The recording as the app sends it: 16 kHz mono 16-bit PCM WAV, each output sample the mean of
- * the input samples it covers (a simple low-pass against aliasing). Given to the page script.
+ * The recording as the app sends it: a WAV file around the resampler's 16 kHz mono PCM16
+ * (`resampleToPcm16`). Given to the page script.
  */
-export function encodeWav(chunks: Float32Array[], inputRate: number): Uint8Array<ArrayBuffer> {
-  const outputRate = 16_000;
-  const input = new Float32Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    input.set(chunk, offset);
-    offset += chunk.length;
-  }
-  const ratio = inputRate / outputRate;
-  const count = Math.floor(input.length / ratio);
-  const bytes = new Uint8Array(44 + count * 2);
+export function encodeWav(pcm: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+  const rate = 16_000;
+  const bytes = new Uint8Array(44 + pcm.length);
   const view = new DataView(bytes.buffer);
   const ascii = (at: number, text: string) => {
     for (let index = 0; index < text.length; index += 1) view.setUint8(at + index, text.charCodeAt(index));
   };
   ascii(0, 'RIFF');
-  view.setUint32(4, 36 + count * 2, true);
+  view.setUint32(4, 36 + pcm.length, true);
   ascii(8, 'WAVE');
   ascii(12, 'fmt ');
   view.setUint32(16, 16, true);
   view.setUint16(20, 1, true); // PCM
   view.setUint16(22, 1, true); // mono
-  view.setUint32(24, outputRate, true);
-  view.setUint32(28, outputRate * 2, true);
+  view.setUint32(24, rate, true);
+  view.setUint32(28, rate * 2, true);
   view.setUint16(32, 2, true);
   view.setUint16(34, 16, true);
   ascii(36, 'data');
-  view.setUint32(40, count * 2, true);
-  for (let index = 0; index < count; index += 1) {
-    const from = Math.floor(index * ratio);
-    const to = Math.max(from + 1, Math.floor((index + 1) * ratio));
-    let sum = 0;
-    for (let at = from; at < to; at += 1) sum += input[at] ?? 0;
-    const sample = Math.max(-1, Math.min(1, sum / (to - from)));
-    view.setInt16(44 + index * 2, sample < 0 ? sample * 0x8000 : sample * 0x7fff, true);
-  }
+  view.setUint32(40, pcm.length, true);
+  bytes.set(pcm, 44);
   return bytes;
 }
 
@@ -126,9 +112,9 @@ export function encodeWav(chunks: Float32Array[], inputRate: number): Uint8Array
  * MP3, played one after another while their transcripts are shown. The record button captures
  * the microphone (Web Audio) and sends the recording as a voice message. It is plain TypeScript
  * compiled by the platform's esbuild with the handler it ships in, and served as this
- * function's source, so it must not reference anything outside itself and its argument.
+ * function's source, so it must not reference anything outside itself and its arguments.
  */
-export function enhancePage(wavOf: typeof encodeWav): void {
+export function enhancePage(wavOf: typeof encodeWav, resample: typeof resampleToPcm16): void {
   const forms = document.querySelectorAll('form[data-stream]');
   for (const form of forms) {
     form.addEventListener('submit', (event) => {
@@ -179,7 +165,7 @@ export function enhancePage(wavOf: typeof encodeWav): void {
         capture.disconnect();
         for (const track of stream.getTracks()) track.stop();
         await context.close();
-        return wavOf(chunks, context.sampleRate);
+        return wavOf(resample(chunks, context.sampleRate));
       };
     });
   }
@@ -396,4 +382,4 @@ export function enhancePage(wavOf: typeof encodeWav): void {
 }
 
 /** The script as the browser receives it. */
-export const clientScript = browserScript(enhancePage, encodeWav);
+export const clientScript = browserScript(enhancePage, encodeWav, resampleToPcm16);

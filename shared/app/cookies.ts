@@ -2,6 +2,15 @@
 export const sessionCookie = 'app_session';
 /** The browser's CSRF nonce; forms carry a token signed over it (`csrf.ts`). */
 export const csrfCookie = 'app_csrf';
+/**
+ * The secret an e-mailed sign-in link is bound to: set in the browser that asks for the link, whose
+ * hash the link carries, so the link signs in that browser alone (`shared/user/sign-in.ts`).
+ */
+export const signInCookie = 'app_sign_in';
+
+/** A sign-in cookie's secret as the app makes them (`newSecret`: 256 bits, base64url). */
+export const isSignInSecret = (value: string | undefined): value is string =>
+  value !== undefined && /^[A-Za-z0-9_-]{43}$/.test(value);
 
 export const parseCookies = (header: string | undefined): Record<string, string> => {
   const cookies: Record<string, string> = {};

@@ -52,10 +52,10 @@ export const errorPage = (
   request: { url: URL; headers: Record<string, string>; pathParameters: Record<string, string | undefined> },
 ): string => {
   const orgId = request.pathParameters.organization ?? '';
-  const { base, origin } = appLocation(request.url, orgId, request.headers[appHostHeader], config.frontendDomain);
+  const { base } = appLocation(request.url, orgId, request.headers[appHostHeader], config.frontendDomain);
   const signIn = failure.statusCode === 401;
   return layout(
-    { orgId, base, origin, caller: undefined, csrfToken: '', consoleAllowed: false },
+    { orgId, base, caller: undefined, csrfToken: '', consoleAllowed: false },
     { title: 'Home' },
     headingOf(failure.statusCode),
     html`${explanationOf(failure)}

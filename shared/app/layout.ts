@@ -8,8 +8,6 @@ export interface AppRequest {
   orgId: string;
   /** The app's base path: `` on its own host, `/app/{org_id}` under the API (with its stage). */
   base: string;
-  /** `https://acme.example.com`: where links in e-mails point. */
-  origin: string;
   caller: Caller | undefined;
   /** The token forms carry (signed over the browser's CSRF nonce). */
   csrfToken: string;

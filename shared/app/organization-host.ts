@@ -25,10 +25,9 @@ const appBaseOf = (pathname: string, orgId: string): string => {
 };
 
 /**
- * Where the browser is: its origin, the app's base path there, and whether cookies must be
- * `Secure`. From the URL the gateway saw, or from the organization's own host when the CDN
- * says so; only this organization's `{org_id}.{frontendDomain}` is believed, so a request sent
- * straight to the API cannot point the app's links (and e-mailed sign-in links) elsewhere.
+ * Where the browser is: the app's base path there, and whether cookies must be `Secure`. From
+ * the URL the gateway saw, or from the organization's own host when the CDN says so; only this
+ * organization's `{org_id}.{frontendDomain}` is believed.
  */
 export const appLocation = (
   url: URL,
@@ -37,8 +36,26 @@ export const appLocation = (
   frontendDomain: string | undefined,
 ) => {
   if (appHost && frontendDomain && organizationOfHost(appHost, frontendDomain) === orgId)
-    return { origin: `https://${appHost.toLowerCase()}`, base: '', secure: true };
-  return { origin: url.origin, base: appBaseOf(url.pathname, orgId), secure: !isLoopbackHost(url.hostname) };
+    return { base: '', secure: true };
+  return { base: appBaseOf(url.pathname, orgId), secure: !isLoopbackHost(url.hostname) };
+};
+
+/**
+ * The app's address for links that leave the browser (the e-mailed sign-in link), from settings
+ * alone: a request's Host is whatever its sender wrote, and a link built from it would deliver
+ * the token to their host. At an organization's own host (base ``) it is that host: with a
+ * frontend domain `https://{org_id}.{frontendDomain}` (the CDN's), else the local gateway's
+ * `{org_id}.localhost` on the public address's port; under the API, `{publicBaseUrl}/app/{org_id}`.
+ */
+export const appPublicHome = (
+  orgId: string,
+  base: string,
+  settings: { publicBaseUrl: string; frontendDomain: string | undefined },
+): string => {
+  if (base !== '') return `${settings.publicBaseUrl}/app/${orgId}`;
+  if (settings.frontendDomain) return `https://${orgId}.${settings.frontendDomain}`;
+  const local = new URL(settings.publicBaseUrl);
+  return `${local.protocol}//${orgId}.localhost${local.port ? `:${local.port}` : ''}`;
 };
 
 /** The app's path for a path asked of an organization's host. */

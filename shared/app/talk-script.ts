@@ -1,3 +1,6 @@
+import { browserScript } from './browser-script';
+import { resampleToPcm16 } from './pcm-resampler';
+
 /*
  * The few browser APIs the talk mode uses, declared here: the project compiles against Node's
  * types, and the DOM library's globals would clash with them.
@@ -65,14 +68,14 @@ declare const btoa: (data: string) => string;
 
 /**
  * The chat page's talk mode: a live voice session over the platform's socket (docs/voice.md).
- * The microphone (`getUserMedia`, echo cancellation on) is resampled to 16 kHz PCM16 and streamed
+ * The microphone (`getUserMedia`, echo cancellation on) is resampled to 16 kHz PCM16 (`resample`) and streamed
  * as `input_audio_buffer.append`; the agent's audio deltas are played as they come, one after
  * another; when the platform hears the user start speaking (`speech_started`) while a reply plays,
  * the playback stops and the page tells how much of the reply was heard
  * (`conversation.item.truncate`). Transcripts appear in the chat as bubbles. Like the page script,
  * it is served as its own source, so it references nothing outside itself.
  */
-export function talkMode(): void {
+export function talkMode(resample: typeof resampleToPcm16): void {
   const button = document.getElementById('talk');
   const microphone = window.navigator.mediaDevices;
   if (!button || !microphone || typeof WebSocket === 'undefined') return;
@@ -133,19 +136,7 @@ export function talkMode(): void {
 
     capture.onaudioprocess = (event) => {
       if (socket.readyState !== 1) return;
-      const input = event.inputBuffer.getChannelData(0);
-      const ratio = context.sampleRate / rate;
-      const count = Math.floor(input.length / ratio);
-      const bytes = new Uint8Array(count * 2);
-      const view = new DataView(bytes.buffer);
-      for (let index = 0; index < count; index += 1) {
-        const from = Math.floor(index * ratio);
-        const to = Math.max(from + 1, Math.floor((index + 1) * ratio));
-        let sum = 0;
-        for (let at = from; at < to; at += 1) sum += input[at] ?? 0;
-        const sample = Math.max(-1, Math.min(1, sum / (to - from)));
-        view.setInt16(index * 2, sample < 0 ? sample * 0x8000 : sample * 0x7fff, true);
-      }
+      const bytes = resample([event.inputBuffer.getChannelData(0)], context.sampleRate);
       let binary = '';
       for (const byte of bytes) binary += String.fromCharCode(byte);
       socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: btoa(binary) }));
@@ -227,4 +218,4 @@ export function talkMode(): void {
 }
 
 /** The talk mode as the browser receives it, after the page script. */
-export const talkScript = `(${talkMode.toString()})();\n`;
+export const talkScript = browserScript(talkMode, resampleToPcm16);

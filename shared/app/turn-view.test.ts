@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { usageText } from './turn-view';
+import { traceView, usageText } from './turn-view';
 
 const call = (cost_usd: number | null, tokens_estimated: boolean) => ({
   model: 'some-model',
@@ -46,5 +46,27 @@ describe('usageText', () => {
 
     // Assess
     expect(text).toBe('No model call: no tokens, no cost.');
+  });
+});
+
+describe('traceView', () => {
+  const timings = { total_ms: 900, model_first_token_ms: 120, model_total_ms: 400, tool_calls: [] };
+
+  it("shows the turn's trace id beside its timings", () => {
+    // Act
+    const view = traceView({ ...timings, trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' });
+
+    // Assess
+    expect(String(view)).toBe(
+      '<p class="muted">Trace <code class="trace-id">4bf92f3577b34da6a3ce929d0e0e4736</code></p>',
+    );
+  });
+
+  it('shows nothing for a turn no trace was exported for', () => {
+    // Act
+    const view = traceView(timings);
+
+    // Assess
+    expect(view).toBeUndefined();
   });
 });

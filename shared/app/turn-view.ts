@@ -96,6 +96,10 @@ const stateView = (insights: InteractionInsights): Html => {
   }</p>`;
 };
 
+/** The turn's OpenTelemetry trace, to look up in the deployment's tracing tool (docs/observability.md). */
+export const traceView = (timings: TurnTimings): Html | undefined =>
+  timings.trace_id ? html`<p class="muted">Trace <code class="trace-id">${timings.trace_id}</code></p>` : undefined;
+
 const insightsView = (turn: TurnView, insights: InteractionInsights): Html => {
   const headingId = `turn-${turn.index}-stages`;
   const toolCalls = toolCallsOf(insights);
@@ -103,7 +107,7 @@ const insightsView = (turn: TurnView, insights: InteractionInsights): Html => {
   return html`${stateView(insights)}
 ${
   insights.timings
-    ? html`<p id="${headingId}" class="muted">Where the turn's time went, from the request</p>${timelineView(insights.timings, headingId)}`
+    ? html`<p id="${headingId}" class="muted">Where the turn's time went, from the request</p>${timelineView(insights.timings, headingId)}${traceView(insights.timings)}`
     : html`<p class="muted">Timings: not recorded (the turn was stored before turns were measured).</p>`
 }
 <p>${insights.usage ? usageText(insights.usage) : html`<span class="muted">Tokens and cost: not recorded for this turn.</span>`}</p>

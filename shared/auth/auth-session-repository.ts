@@ -134,3 +134,37 @@ export const saveHandedOutToken = async (
     expires_at_epoch: Math.ceil(issued.expiresAt.getTime() / 1000),
   });
 };
+
+/**
+ * A web app sign-in session (`app-sessions.ts`): its cookie's token and the talk tokens issued in
+ * it stand while the record does. Signing out removes it; it expires with the cookie's token.
+ */
+const appSessionRecord = z.object({
+  user_id: z.string(),
+  created_at: z.string(),
+  expires_at_epoch: z.number().int(),
+});
+export type AppSessionRecord = z.infer<typeof appSessionRecord>;
+
+export const appSessions = defineEntity({
+  name: 'app-session',
+  within: refreshTokens,
+  schema: appSessionRecord,
+  sortPrefix: 'APP#',
+  sort: (session: { session_id: string }) => session.session_id,
+});
+
+export const saveAppSession = async (orgId: string, sessionId: string, record: AppSessionRecord): Promise<void> => {
+  await appSessions.put(
+    orgId,
+    { ...record, session_id: sessionId },
+    { ifNotExists: () => new Error('app session collision') },
+  );
+};
+
+export const getAppSession = (orgId: string, sessionId: string): Promise<AppSessionRecord | undefined> =>
+  appSessions.get(orgId, { session_id: sessionId }, true);
+
+export const removeAppSession = async (orgId: string, sessionId: string): Promise<void> => {
+  await appSessions.remove(orgId, { session_id: sessionId });
+};

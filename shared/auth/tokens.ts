@@ -13,7 +13,7 @@ export const jwtIssuer = (): string => process.env.JWT_ISSUER ?? 'classic-api';
  * Every token the platform signs carries a `typ` header naming its purpose, so a token made
  * for one purpose (an e-mail verification link) is never accepted for another (an API call).
  */
-export type TokenPurpose = 'access' | 'verify-email' | 'email-sign-in' | 'app-form' | 'phone-call';
+export type TokenPurpose = 'access' | 'verify-email' | 'email-sign-in' | 'app-form' | 'phone-call' | 'talk';
 
 const typeHeader: Record<TokenPurpose, string> = {
   access: 'at+jwt',
@@ -23,6 +23,18 @@ const typeHeader: Record<TokenPurpose, string> = {
   'app-form': 'app-form+jwt',
   // A phone call's media stream: handed to Twilio in the TwiML that connects it (`shared/phone-number/`).
   'phone-call': 'phone-call+jwt',
+  // The web app's talk mode: opens one conversation's voice socket, nothing else (`app-sessions.ts`).
+  talk: 'talk+jwt',
+};
+
+/** The purpose a token's header names, unverified: which verification it is for (undefined when none). */
+export const claimedPurpose = (token: string): TokenPurpose | undefined => {
+  try {
+    const { typ } = decodeProtectedHeader(token);
+    return (Object.keys(typeHeader) as TokenPurpose[]).find((purpose) => typeHeader[purpose] === typ);
+  } catch {
+    return undefined;
+  }
 };
 
 export interface IssuedToken {
@@ -120,6 +132,8 @@ export interface AccessTokenArgs {
   /** JWK thumbprint of the client's DPoP key: binds the token to that key (RFC 9449 `cnf.jkt`). */
   jkt?: string;
   sessionId?: string;
+  /** The web app's sign-in session the token is its cookie of (`app-sessions.ts`): it stands only while the session does. */
+  appSessionId?: string;
   now?: number;
 }
 
@@ -132,6 +146,7 @@ export const issueAccessToken = (args: AccessTokenArgs): Promise<IssuedToken> =>
     claims: {
       ...(args.jkt ? { cnf: { jkt: args.jkt } } : {}),
       ...(args.sessionId ? { sid: args.sessionId } : {}),
+      ...(args.appSessionId ? { app_sid: args.appSessionId } : {}),
     },
     now: args.now,
   });
@@ -140,6 +155,7 @@ export interface AccessToken {
   orgId: string;
   userId: string;
   jkt?: string;
+  appSessionId?: string;
   expiresAt: Date;
 }
 
@@ -163,6 +179,7 @@ export const verifyAccessToken = async (token: string, now = Date.now()): Promis
     orgId: verified.orgId,
     userId: verified.subject,
     ...(typeof cnf?.jkt === 'string' ? { jkt: cnf.jkt } : {}),
+    ...(typeof verified.payload.app_sid === 'string' ? { appSessionId: verified.payload.app_sid } : {}),
     expiresAt: verified.expiresAt,
   };
   verifiedAccessTokens.set(token, accessToken);

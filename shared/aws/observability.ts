@@ -3,6 +3,7 @@ import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertool
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type middy from '@middy/core';
+import { recordResponseStatus, traceAwsClient, tracingOn } from '../telemetry/tracing';
 
 /**
  * One logger, metrics and tracer configuration for every function. Service name and
@@ -62,11 +63,13 @@ export const metrics = new Metrics({
 
 /**
  * X-Ray tracing runs only in Lambda (locally there is no X-Ray daemon to send to), unless
- * POWERTOOLS_TRACE_ENABLED=false. The tracer is loaded only where it runs: the X-Ray SDK's
- * context tracking installs async hooks on import, which every promise of the process pays for.
+ * POWERTOOLS_TRACE_ENABLED=false, or unless the function exports OpenTelemetry traces instead
+ * (`shared/telemetry/`, the stack's `tracing` option): one tracer per function, so no call is
+ * traced twice. The tracer is loaded only where it runs: the X-Ray SDK's context tracking
+ * installs async hooks on import, which every promise of the process pays for.
  */
 const tracingEnabled =
-  process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined && process.env.POWERTOOLS_TRACE_ENABLED !== 'false';
+  process.env.AWS_LAMBDA_FUNCTION_NAME !== undefined && process.env.POWERTOOLS_TRACE_ENABLED !== 'false' && !tracingOn;
 
 const tracer: Tracer | undefined = tracingEnabled
   ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ serviceName })
@@ -93,9 +96,18 @@ const invocationLogContext: middy.MiddlewareObj = {
   },
 };
 
+/** An answer's status on its request's OpenTelemetry span (the span is `tracedInvocations`'), where traces are exported. */
+const responseStatus: middy.MiddlewareObj[] = tracingOn
+  ? [{ after: ({ response }) => recordResponseStatus(response) }]
+  : [];
+
 /** Every function's handler: each invocation traced (where tracing runs), its log lines carrying the invocation's context. */
 export const withObservability = <H extends middy.MiddyfiedHandler>(handler: H): H =>
-  handler.use([...tracing, invocationLogContext]) as H;
+  handler.use([...tracing, invocationLogContext, ...responseStatus]) as H;
 
-/** An AWS SDK client whose calls are traced as subsegments, where tracing runs. */
-export const traced = <C>(client: C): C => (tracer ? tracer.captureAWSv3Client(client) : client);
+/**
+ * An AWS SDK client whose calls are traced where tracing runs: as X-Ray subsegments (Powertools),
+ * or as OpenTelemetry spans (the AWS SDK instrumentation).
+ */
+export const traced = <C extends object>(client: C): C =>
+  tracer ? tracer.captureAWSv3Client(client) : traceAwsClient(client);

@@ -1,7 +1,8 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type AnalysisQueueMessage, analysisQueueMessage } from '../../events/queue-messages';
 import { sampleAnalysisMessage } from '../../events/samples';
+import { exportTracesTo, type OtlpReceiver } from '../../tests/support/otlp-receiver';
 import { sqsWorker } from './sqs-worker';
 
 // Workers check their settings when they are created.
@@ -97,5 +98,57 @@ describe('sqsWorker', () => {
 
     // Act / Assess
     await expect(handler(event, context)).rejects.toThrow(/All records failed processing/);
+  });
+});
+
+describe('sqsWorker, traced', () => {
+  let receiver: OtlpReceiver;
+  beforeAll(async () => {
+    receiver = await exportTracesTo(vi.stubEnv, vi.resetModules);
+  });
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    vi.stubEnv('TABLE_NAME', 'sqs-worker-test');
+    await receiver.stop();
+  });
+
+  const sentWith = (messageId: string, traceparent: string): SQSRecord => ({
+    ...record(messageId, message(messageId)),
+    messageAttributes: {
+      traceparent: { stringValue: traceparent, dataType: 'String', stringListValues: [], binaryListValues: [] },
+    },
+  });
+
+  it("continues each message's sender's trace, or starts one of its own linked to it", async () => {
+    // Prepare
+    const { sqsWorker: tracedWorker } = await import('./sqs-worker');
+    const handler = tracedWorker('analysis', analysisQueueMessage, async () => undefined, {
+      startsTrace: (received) => received.conversation_id === 'own-trace',
+    });
+    const sender = '0af7651916cd43dd8448eb211c80319c';
+    const event: SQSEvent = {
+      Records: [
+        sentWith('continued', `00-${sender}-b7ad6b7169203331-01`),
+        sentWith('own-trace', `00-${sender}-b7ad6b7169203332-01`),
+      ],
+    };
+
+    // Act
+    await handler(event, context);
+
+    // Assess: flushed before the invocation returned.
+    const [continued, own] = receiver.spans().filter((span) => span.name === 'process analysis');
+    expect(continued).toMatchObject({
+      traceId: sender,
+      parentSpanId: 'b7ad6b7169203331',
+      kind: 5,
+      attributes: {
+        'messaging.system': 'aws_sqs',
+        'messaging.destination.name': 'analysis',
+        'messaging.message.id': 'continued',
+      },
+    });
+    expect(own?.traceId).not.toBe(sender);
+    expect(own?.links).toEqual([{ traceId: sender, spanId: 'b7ad6b7169203332' }]);
   });
 });

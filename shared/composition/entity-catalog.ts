@@ -2,7 +2,7 @@ import { agents } from '../agent/agent-repository';
 import { eraseOrganizationLake } from '../analytics/lake-erasure';
 import { lakeCompactionLeases } from '../analytics/lake-repository';
 import { sqlResultRoot } from '../analytics/sql-results';
-import { authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
+import { appSessions, authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit-repository';
 import { deleteObjects } from '../aws/bucket';
 import { conversations, conversationUserStates } from '../conversation/conversation-repository';
@@ -112,6 +112,7 @@ export const entityCatalog: readonly Entity[] = [
   rateLimitBuckets,
   authNonces,
   handedOutTokens,
+  appSessions,
   pagingCursors,
   lakeCompactionLeases,
   organizationBranding,

@@ -9,6 +9,7 @@ import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
 import { asIfMissing, requirePermission } from '../kernel/permissions';
 import { getOrganization, retentionDaysOf } from '../organization/index';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
+import { genAi, platformAttributes, tracedAgentTurn } from '../telemetry/gen-ai';
 import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/index';
 import { behaviorSourceFor } from './behavior-matching';
@@ -97,7 +98,7 @@ export interface StartConversationInput {
  * before streaming with 404 for an unknown service or version set and 400 while the user has
  * an unfinished conversation of the service.
  */
-export const startConversation = async (
+const startConversationTurn = async (
   orgId: string,
   caller: Caller,
   input: StartConversationInput,
@@ -259,7 +260,7 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  * lease is read (while the rate limit is checked); then one write takes the lease seen free and
  * stores what `user-message-available` announces (while the session is read).
  */
-export const interactWithConversation = async (
+const interactWithConversationTurn = async (
   orgId: string,
   caller: Caller,
   input: InteractInput,
@@ -375,6 +376,22 @@ export const interactWithConversation = async (
   );
   return startTurn(turn, startEngine(turn), opening);
 };
+
+/**
+ * Each turn an `invoke_agent` span (`turn-tracing.ts`), when traces are exported. Pure: a bundle
+ * that imports this module without starting turns (the console's pages) keeps none of the turn.
+ */
+export const startConversation = /* @__PURE__ */ tracedAgentTurn(startConversationTurn, (orgId, _caller, input) => ({
+  [platformAttributes.organizationId]: orgId,
+  [platformAttributes.serviceId]: input.serviceId,
+}));
+export const interactWithConversation = /* @__PURE__ */ tracedAgentTurn(
+  interactWithConversationTurn,
+  (orgId, _caller, input) => ({
+    [platformAttributes.organizationId]: orgId,
+    [genAi.conversationId]: input.conversationId,
+  }),
+);
 
 /**
  * A turn whose session could not be read (its versions are gone: 404) leaves nothing behind: what

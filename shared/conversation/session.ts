@@ -13,6 +13,7 @@ import type { PromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord, WorkingMemoryEntry } from './schemas';
 import type { ConversationToolContext } from './tool-calls';
 import type { TurnMeter } from './turn-meter';
+import { traceToolCall } from './turn-tracing';
 
 /** Messages of the conversation the model sees on each turn (the latest ones). */
 const historyLength = 100;
@@ -186,7 +187,9 @@ export const engineDependencies = (
     resolveToolCalls: async (specs) => (await import('./tool-calls')).resolveToolCalls(conversation.org_id, specs),
     callTool: async (request) => {
       const { callConversationTool } = await import('./tool-calls');
-      return meter.tool(request.tool.llmTool.name, () => callConversationTool(toolContext, request));
+      return meter.tool(request.tool.llmTool.name, () =>
+        traceToolCall(request, () => callConversationTool(toolContext, request)),
+      );
     },
   };
 };

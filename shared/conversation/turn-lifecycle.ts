@@ -25,6 +25,7 @@ import { engineDependencies } from './session';
 import { InteractionJournal, outliveReader } from './turn-events';
 import type { TurnFigures, TurnMeter } from './turn-meter';
 import { commitInteraction, storeInteractionItems } from './turn-repository';
+import { describeAgentTurn, failAgentTurn } from './turn-tracing';
 import { hushedAnswer, speakTurn, type VoiceTurn } from './voice';
 
 /**
@@ -75,6 +76,7 @@ type TurnFields = Omit<Turn, 'lease' | 'journal' | 'promptLogger' | 'stop'>;
 /** A turn under `lease` (kept from when it was taken), whose first `storedBefore` events were stored before its stream. */
 export const beginTurn = (fields: TurnFields, lease: KeptLease, storedBefore: number): Turn => {
   const { conversation, interactionId } = fields;
+  describeAgentTurn(conversation, fields.session, interactionId);
   return {
     ...fields,
     lease,
@@ -208,6 +210,7 @@ const endWithError = async (
   committed: boolean,
 ): Promise<{ event: ConversationEvent; stored: boolean }> => {
   const { conversation, journal } = turn;
+  failAgentTurn(error);
   const interrupted = () => ({ event: journal.identify(interruptedError), stored: false });
   if (error instanceof LeaseLostError || !turn.lease.held()) return interrupted();
   const event = journal.identify(errorEventOf(error));

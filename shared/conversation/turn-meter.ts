@@ -2,6 +2,7 @@ import type { ModelCallUsage, TurnTimings, TurnUsage } from '../../events/stream
 import { measuredProvider } from '../llm/measured-provider';
 import { callCost, configuredPrices, type PriceTable } from '../llm/pricing';
 import type { LlmProvider } from '../llm/provider';
+import { currentSpan } from '../telemetry/tracing';
 import type { ModelPurpose } from './engine/contracts';
 
 /** A turn's figures: where its time went and what its model calls consumed. */
@@ -94,6 +95,8 @@ export const startTurnMeter = (prices: PriceTable = configuredPrices(), started 
     },
     figures: () => {
       const costs = calls.map((call) => call.cost_usd);
+      // Read inside the turn's span (`tracedAgentTurn`): the trace its spans are exported in.
+      const { traceId } = currentSpan();
       return {
         timings: {
           total_ms: whole(performance.now() - started),
@@ -105,6 +108,7 @@ export const startTurnMeter = (prices: PriceTable = configuredPrices(), started 
           tool_calls: [...toolCalls],
           ...(speechMs.synthesis === undefined ? {} : { speech_synthesis_ms: whole(speechMs.synthesis) }),
           ...(firstAudioMs === undefined ? {} : { first_audio_ms: whole(firstAudioMs) }),
+          ...(traceId === undefined ? {} : { trace_id: traceId }),
         },
         usage: {
           model_calls: [...calls],

@@ -1,4 +1,4 @@
-import { accessTokenLifetimeSeconds, issueAccessToken } from '../auth/tokens';
+import { issueTalkToken } from '../auth/app-sessions';
 import type { Caller } from '../kernel/caller';
 import { requireAuthorizedConversation, requireInteraction } from './conversation-lookup';
 import { alreadyFinished } from './conversation-repository';
@@ -6,8 +6,10 @@ import { alreadyFinished } from './conversation-repository';
 /**
  * A token for a browser to open a live voice session on a conversation: the web app's session is
  * an HttpOnly cookie its scripts cannot read, and the socket takes its token in the subprotocol.
- * Issued only to a caller who may interact with the conversation, as the caller's own access
- * token (the socket checks the same permissions again).
+ * Issued only to a caller who may interact with the conversation, in the caller's web app session:
+ * a talk token, which opens this conversation's socket and nothing else, for 5 minutes, and is
+ * refused once the session ends (`shared/auth/app-sessions.ts`; the socket checks the same
+ * permissions again).
  */
 export const issueVoiceSessionToken = async (
   orgId: string,
@@ -18,6 +20,11 @@ export const issueVoiceSessionToken = async (
     requireInteraction(caller, found),
   );
   if (conversation.is_finished) throw alreadyFinished(conversationId);
-  const issued = await issueAccessToken({ orgId: caller.homeOrgId, userId: caller.userId });
-  return { access_token: issued.token, expires_in: accessTokenLifetimeSeconds };
+  const issued = await issueTalkToken({
+    orgId: caller.homeOrgId,
+    userId: caller.userId,
+    appSessionId: caller.appSessionId ?? '',
+    conversationId,
+  });
+  return { access_token: issued.token, expires_in: issued.expiresIn };
 };

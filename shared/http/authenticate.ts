@@ -1,5 +1,6 @@
+import { verifyTalkToken } from '../auth/app-sessions';
 import { verifyDpopProof } from '../auth/dpop';
-import { verifyAccessToken } from '../auth/tokens';
+import { claimedPurpose, verifyAccessToken } from '../auth/tokens';
 import type { Caller } from '../kernel/caller';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
 import { callerNow } from '../user/current-caller';
@@ -91,6 +92,7 @@ export const authenticateRequest = async (request: AuthenticationRequest): Promi
     userId: token.userId,
     orgId: request.orgId,
     tokenType: presented.scheme,
+    ...(token.appSessionId === undefined ? {} : { appSessionId: token.appSessionId }),
   });
   if ('refused' in now && now.refused === 'unknown') throw unauthorized();
   if ('refused' in now && now.refused === 'unverified') throw new ForbiddenError('The user is not verified.');
@@ -98,4 +100,40 @@ export const authenticateRequest = async (request: AuthenticationRequest): Promi
   if (token.orgId !== request.orgId && !declaredCrossOrg) throw unauthorized();
   if ('refused' in now) throw new ForbiddenError('The user has no permissions in this organization.');
   return now.caller;
+};
+
+/**
+ * Authenticates a live voice socket by the token of its subprotocol (`auth, <token>`). An access
+ * token is taken as a request's bearer token. The web app's talk token (`shared/auth/app-sessions.ts`)
+ * opens only the socket of its own conversation, in its own organization, and only while the app
+ * session it was issued in lasts: the caller carries that session (`appSessionId`), so a re-check
+ * before each turn (`refreshCaller(caller)`) ends the socket once the user signs out.
+ */
+export const authenticateSocketToken = async (request: {
+  orgId: string;
+  token: string;
+  /** The upgrade's URL without the query. */
+  url: string;
+  /** The conversation the socket asks for (`conversation_id`), if it names one. */
+  conversationId: string | undefined;
+}): Promise<Caller> => {
+  if (claimedPurpose(request.token) !== 'talk') {
+    return authenticateRequest({
+      orgId: request.orgId,
+      headers: { authorization: `Bearer ${request.token}` },
+      method: 'GET',
+      url: request.url,
+    });
+  }
+  const talk = await verifyTalkToken(request.token);
+  if (talk.orgId !== request.orgId || talk.conversationId !== request.conversationId) throw unauthorized();
+  const now = await callerNow({
+    homeOrgId: talk.orgId,
+    userId: talk.userId,
+    orgId: request.orgId,
+    tokenType: 'Bearer',
+    appSessionId: talk.appSessionId,
+  });
+  if ('caller' in now) return now.caller;
+  throw now.refused === 'unverified' ? new ForbiddenError('The user is not verified.') : unauthorized();
 };

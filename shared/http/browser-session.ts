@@ -64,12 +64,7 @@ export interface Browser {
 
 export const browserOf = async ({ path, headers, context }: BrowserRequest): Promise<Browser> => {
   const orgId = path.organization;
-  const { origin, base, secure } = appLocation(
-    new URL(context.url),
-    orgId,
-    headers[appHostHeader],
-    config.frontendDomain,
-  );
+  const { base, secure } = appLocation(new URL(context.url), orgId, headers[appHostHeader], config.frontendDomain);
   const scope: CookieScope = { path: base || '/', secure };
   const cookies = parseCookies(headers.cookie);
   let nonce = cookies[csrfCookie];
@@ -82,7 +77,6 @@ export const browserOf = async ({ path, headers, context }: BrowserRequest): Pro
   const request: AppRequest = {
     orgId,
     base,
-    origin,
     caller,
     csrfToken: await csrfTokenFor(orgId, nonce),
     consoleAllowed: await opensConsole(orgId, caller),

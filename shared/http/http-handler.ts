@@ -28,6 +28,7 @@ import {
   type ValidationIssue,
 } from '../kernel/errors';
 import { type BodyType, type EndpointGroup, maxBodyBytesOf, type Operation } from '../kernel/operation';
+import { tracedInvocations } from '../telemetry/tracing';
 import {
   normalizeHeaders,
   normalizeQuery,
@@ -438,7 +439,7 @@ const dispatchCounted: typeof dispatch = (routes, event, context, responseHeader
 export const httpHandler = (implementations: readonly Implementation[], options: HandlerOptions = {}) => {
   requireFunctionSettings();
   const routes = groupRoutes(implementations);
-  return withObservability(
+  const handler = withObservability(
     // No early timeout (middy's default races each request with a timer set 5 ms before the
     // function's own): Lambda ends a request that outlasts it, and the race cost every request.
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 }).handler(async (event, context) => {
@@ -468,6 +469,7 @@ export const httpHandler = (implementations: readonly Implementation[], options:
       }
     }),
   );
+  return tracedInvocations(handler);
 };
 
 /**
@@ -612,5 +614,5 @@ export const streamHandler = (implementations: readonly Implementation[], option
       await settling.get(context);
     }
   };
-  return awslambda.streamifyResponse(lasting);
+  return awslambda.streamifyResponse(tracedInvocations(lasting));
 };

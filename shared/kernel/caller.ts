@@ -38,6 +38,12 @@ export interface Caller {
    * (see `shared/role/privilege.ts`).
    */
   isPlatformAdministrator?: boolean;
+  /**
+   * The web app sign-in session the credential belongs to (its session cookie, or a talk token of
+   * it): the caller stands only while the session does, so signing out ends it everywhere
+   * (`shared/auth/app-sessions.ts`). Kept on the caller so a re-check (`refreshCaller(caller)`) checks it too.
+   */
+  appSessionId?: string;
 }
 
 /** The caller as records name the user behind a change (`creator`, `updated_by`). */

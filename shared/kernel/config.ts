@@ -139,6 +139,18 @@ export const config = {
     return process.env.FRONTEND_DOMAIN || undefined;
   },
   /**
+   * The platform's public address (`PUBLIC_BASE_URL`): what e-mailed links (sign-in, verification)
+   * point at, never the Host a request names, which whoever sends the request chooses. The stack
+   * sets its API's URL (`https://{api}.execute-api.{region}.amazonaws.com/{stage}`); `npm start`
+   * the local gateway's own.
+   */
+  get publicBaseUrl(): string {
+    const value = required('PUBLIC_BASE_URL').replace(/\/+$/, '');
+    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+      throw new Error('environment variable PUBLIC_BASE_URL must be an http(s) URL');
+    return value;
+  },
+  /**
    * The API's address as clients configure it (`https://api.example.com`), when a proxy or CDN in
    * front of the API does not pass on the host it was addressed by: Twilio signs the URL it called.
    */

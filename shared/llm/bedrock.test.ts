@@ -101,6 +101,25 @@ describe('Bedrock provider', () => {
     expect(reported).toEqual([{ inputTokens: 80, outputTokens: 2 }]);
   });
 
+  it('reports why each answer stopped, streamed or not', async () => {
+    // Prepare
+    const { client } = mockClient((command) =>
+      command instanceof ConverseStreamCommand
+        ? { stream: events(textDelta('Hello.'), { messageStop: { stopReason: 'max_tokens' } }) }
+        : { ...answer([toolUse('lookup', {})]), stopReason: 'tool_use' },
+    );
+    const provider = createBedrockProvider({ client });
+    const reported: unknown[] = [];
+    const onResponse = (response: unknown) => reported.push(response);
+
+    // Act
+    await collect(provider.streamText(request({ onResponse })));
+    await provider.callTools({ ...request({ onResponse }), tools: [] });
+
+    // Assess
+    expect(reported).toEqual([{ finishReasons: ['max_tokens'] }, { finishReasons: ['tool_use'] }]);
+  });
+
   it('opens with a user turn and merges blank and repeated turns, as Converse requires', async () => {
     // Prepare
     const { client, send } = mockClient(() => ({ stream: events() }));

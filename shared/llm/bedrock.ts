@@ -118,17 +118,18 @@ const toolSpec = (tool: LlmTool): Tool => ({
 export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmProvider => {
   const converseWithUsage = async (
     input: ConverseCommandInput,
-    { signal, onUsage }: Pick<LlmRequest, 'signal' | 'onUsage'>,
+    { signal, onUsage, onResponse }: Pick<LlmRequest, 'signal' | 'onUsage' | 'onResponse'>,
   ) => {
     const response = await client.send(new ConverseCommand(input), { abortSignal: signal }).catch((error: unknown) => {
       throw toFailure(error, signal);
     });
     const usage = usageOf(response.usage);
     if (usage) onUsage?.(usage);
+    onResponse?.({ finishReasons: response.stopReason ? [response.stopReason] : [] });
     return { content: response.output?.message?.content ?? [], usage };
   };
-  const converse = async (input: ConverseCommandInput, { signal, onUsage }: LlmRequest): Promise<ContentBlock[]> =>
-    (await converseWithUsage(input, { signal, onUsage })).content;
+  const converse = async (input: ConverseCommandInput, request: LlmRequest): Promise<ContentBlock[]> =>
+    (await converseWithUsage(input, request)).content;
 
   return {
     name: NAME,
@@ -137,6 +138,7 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
         const response = await client.send(new ConverseStreamCommand(baseInput(request)), {
           abortSignal: request.signal,
         });
+        const finishReasons: string[] = [];
         for await (const event of response.stream ?? []) {
           for (const key of STREAM_EXCEPTIONS) {
             const exception = event[key];
@@ -144,10 +146,12 @@ export const createBedrockProvider = ({ client }: BedrockProviderOptions): LlmPr
           }
           const text = event.contentBlockDelta?.delta?.text;
           if (text) yield text;
+          if (event.messageStop?.stopReason) finishReasons.push(event.messageStop.stopReason);
           // The stream's last event carries the call's token use.
           const usage = usageOf(event.metadata?.usage);
           if (usage) request.onUsage?.(usage);
         }
+        request.onResponse?.({ finishReasons });
       } catch (error) {
         throw toFailure(error, request.signal);
       }

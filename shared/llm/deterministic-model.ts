@@ -164,13 +164,18 @@ const charactersPerToken = 4;
 
 const estimatedTokens = (text: string): number => Math.ceil(text.length / charactersPerToken);
 
-/** The built-in model has no tokenizer: its token use is estimated from the text read and written. */
-const reportEstimatedUsage = (request: LlmRequest, output: string): void =>
+/**
+ * The built-in model has no tokenizer: its token use is estimated from the text read and written.
+ * It always writes its whole answer: it stopped because it was done, or to call tools.
+ */
+const reportEstimatedUsage = (request: LlmRequest, output: string, finishReason = 'stop'): void => {
   request.onUsage?.({
     inputTokens: estimatedTokens(request.system + request.messages.map((message) => message.content).join('')),
     outputTokens: estimatedTokens(output),
     estimated: true,
   });
+  request.onResponse?.({ model: request.model, finishReasons: [finishReason] });
+};
 
 interface ParameterSchema {
   type?: string;
@@ -262,7 +267,7 @@ export const createDeterministicModel = (options: DeterministicModelOptions = {}
         return input ? [{ name: tool.name, input }] : [];
       });
       const { text } = reply(request);
-      reportEstimatedUsage(request, text + JSON.stringify(toolCalls));
+      reportEstimatedUsage(request, text + JSON.stringify(toolCalls), toolCalls.length > 0 ? 'tool_calls' : 'stop');
       return { text, toolCalls };
     },
     generateObject: async (request): Promise<GenerateObjectResult> => {

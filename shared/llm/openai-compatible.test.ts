@@ -153,6 +153,37 @@ describe('OpenAI-compatible provider', () => {
     expect(reported).toEqual([{ inputTokens: 42, outputTokens: 3 }]);
   });
 
+  it('reports the answering model and why each answer stopped, streamed or not', async () => {
+    // Prepare
+    const { baseUrl } = await startServer((response) => {
+      startStream(response);
+      response.write(event({ model: 'llama3.1:8b', choices: [{ index: 0, delta: { content: 'Hello.' } }] }));
+      response.write(event({ model: 'llama3.1:8b', choices: [{ index: 0, delta: {}, finish_reason: 'length' }] }));
+      response.end('data: [DONE]\n\n');
+    });
+    const { baseUrl: completing } = await startServer((response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          model: 'llama3.1:8b',
+          choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: '' } }],
+        }),
+      );
+    });
+    const reported: unknown[] = [];
+    const onResponse = (response: unknown) => reported.push(response);
+
+    // Act
+    await collect(createOpenAiCompatibleProvider({ baseUrl }).streamText(request({ onResponse })));
+    await createOpenAiCompatibleProvider({ baseUrl: completing }).callTools({ ...request({ onResponse }), tools: [] });
+
+    // Assess
+    expect(reported).toEqual([
+      { model: 'llama3.1:8b', finishReasons: ['length'] },
+      { model: 'llama3.1:8b', finishReasons: ['tool_calls'] },
+    ]);
+  });
+
   it.each([
     [429, true],
     [500, true],

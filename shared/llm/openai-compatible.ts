@@ -34,16 +34,23 @@ const usageSchema = z
   );
 
 const streamChunkSchema = z.object({
-  choices: z.array(z.object({ delta: z.object({ content: z.string().nullish() }).nullish() })).nullish(),
+  model: z.string().nullish(),
+  choices: z
+    .array(
+      z.object({ delta: z.object({ content: z.string().nullish() }).nullish(), finish_reason: z.string().nullish() }),
+    )
+    .nullish(),
   /** Sent in a last chunk (with no choices) when asked for by `stream_options.include_usage`. */
   usage: usageSchema,
   error: z.unknown().optional(),
 });
 
 const completionSchema = z.object({
+  model: z.string().nullish(),
   choices: z
     .array(
       z.object({
+        finish_reason: z.string().nullish(),
         message: z.object({
           content: z.string().nullish(),
           tool_calls: z.array(z.object({ function: z.object({ name: z.string(), arguments: z.string() }) })).nullish(),
@@ -162,8 +169,12 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
     const parsed = completionSchema.safeParse(parseJson(text, 'response'));
     if (!parsed.success)
       throw new LlmError(`${NAME}: unexpected response shape`, { retryable: false, cause: parsed.error });
-    const { usage } = parsed.data;
+    const { usage, model, choices } = parsed.data;
     if (usage) request.onUsage?.(usage);
+    request.onResponse?.({
+      model: model ?? undefined,
+      finishReasons: choices.flatMap((choice) => choice.finish_reason ?? []),
+    });
     return { message: parsed.data.choices[0]?.message ?? {}, usage };
   };
   const complete = async (request: LlmRequest, extra: Record<string, unknown>) =>
@@ -175,9 +186,12 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
       const response = await post(request, { stream: true, stream_options: { include_usage: true } });
       if (response.body === null) throw new LlmError(`${NAME}: response has no body`, { retryable: true });
       const reader = response.body.getReader();
+      let model: string | undefined;
+      const finishReasons: string[] = [];
+      const finished = () => request.onResponse?.({ model, finishReasons });
       try {
         for await (const data of sseData(reader, request.signal)) {
-          if (data === '[DONE]') return;
+          if (data === '[DONE]') return finished();
           const chunk = streamChunkSchema.safeParse(parseJson(data, 'stream event'));
           if (!chunk.success)
             throw new LlmError(`${NAME}: unexpected stream event`, { retryable: false, cause: chunk.error });
@@ -185,10 +199,14 @@ export const createOpenAiCompatibleProvider = (options: OpenAiCompatibleOptions)
           if (chunk.data.error !== undefined) {
             throw new LlmError(`${NAME}: error in stream: ${JSON.stringify(chunk.data.error)}`, { retryable: true });
           }
+          model ??= chunk.data.model ?? undefined;
+          const reason = chunk.data.choices?.[0]?.finish_reason;
+          if (reason) finishReasons.push(reason);
           const content = chunk.data.choices?.[0]?.delta?.content;
           if (content) yield content;
           if (chunk.data.usage) request.onUsage?.(chunk.data.usage);
         }
+        finished();
       } finally {
         // Frees the connection when the consumer stops early; cancelling a finished stream is a no-op.
         await reader.cancel().catch(() => undefined);

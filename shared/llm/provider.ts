@@ -21,6 +21,16 @@ export interface LlmRequest {
    * its end), before the call resolves or the stream finishes.
    */
   onUsage?: (usage: LlmUsage) => void;
+  /** Called once with what the provider says of its answer, when it says it, before the call resolves or the stream finishes. */
+  onResponse?: (response: LlmResponseInfo) => void;
+}
+
+/** What a provider says of an answer besides its content (the traces' `gen_ai.response.*`). */
+export interface LlmResponseInfo {
+  /** The model that answered, as the provider names it (it may differ from the one asked). */
+  model?: string;
+  /** Why each generation stopped, in the provider's words: `stop`, `length`, `tool_calls`, `end_turn`, `tool_use`... */
+  finishReasons: string[];
 }
 
 /** One choice offered to {@link LlmProvider.chooseOption}, e.g. an exit condition of a state. */

@@ -9,6 +9,7 @@ import {
 } from './embedding';
 import { lazyEmbedding, lazyProvider } from './lazy-provider';
 import type { LlmProvider } from './provider';
+import { tracedProvider } from './traced-provider';
 
 const providerName = z.enum(['deterministic', 'openai', 'bedrock']);
 const embeddingProviderName = z.enum(['lexical', 'openai', 'bedrock']);
@@ -177,7 +178,7 @@ export const createProviderRegistry = (env: Record<string, string | undefined> =
   const provider = (name: ProviderName): LlmProvider => {
     const existing = providers.get(name);
     if (existing) return existing;
-    const created = factories[name]();
+    const created = tracedProvider(factories[name](), settings.OPENAI_BASE_URL);
     providers.set(name, created);
     return created;
   };

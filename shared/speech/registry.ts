@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { loadOnce } from '../kernel/load-once';
 import type { SpeechProvider } from './provider';
+import { tracedSpeech } from './traced-speech';
 
 /**
  * The deployment's speech provider, from `SPEECH_PROVIDER`: `builtin` (eSpeak NG and
@@ -67,5 +68,5 @@ export const instrumentSpeech = (wrap: (provider: SpeechProvider) => SpeechProvi
 
 /** The provider of this process, built once from `process.env` on the first voice turn. */
 export const speechProvider: () => Promise<SpeechProvider> = loadOnce(async () =>
-  instrument(await createSpeechProvider()),
+  instrument(tracedSpeech(await createSpeechProvider())),
 );

@@ -1,3 +1,4 @@
+import { appSessionLive } from '../auth/app-sessions';
 import type { Caller } from '../kernel/caller';
 import { config } from '../kernel/config';
 import { defaultRole } from '../role/default-roles';
@@ -13,6 +14,8 @@ export interface Identity {
   userId: string;
   orgId: string;
   tokenType: Caller['tokenType'];
+  /** The web app session the credential belongs to, if any: the identity stands only while it does. */
+  appSessionId?: string;
 }
 
 /**
@@ -20,15 +23,18 @@ export interface Identity {
  * `unknown` when the organization, user or role no longer exists; `unverified` for an unverified
  * user; `not-platform-administrator` when they act on another organization without being a platform administrator
  * (a user of the root organization at least as privileged as DefaultSuperAdministratorRole).
+ * An identity of a web app session (`appSessionId`) is `unknown` once the session has ended (signed out, or past its hour).
  */
 export const callerNow = async (
   identity: Identity,
 ): Promise<{ caller: Caller } | { refused: 'unknown' | 'unverified' | 'not-platform-administrator' }> => {
-  const [principal, temporaryGrants] = await Promise.all([
+  const { appSessionId } = identity;
+  const [principal, temporaryGrants, sessionLive] = await Promise.all([
     loadPrincipal(identity.homeOrgId, identity.userId),
     activeGrantsOf(identity.homeOrgId, identity.userId, new Date().toISOString()),
+    appSessionId === undefined || appSessionLive(identity.homeOrgId, appSessionId, identity.userId),
   ]);
-  if (!principal) return { refused: 'unknown' };
+  if (!principal || !sessionLive) return { refused: 'unknown' };
   if (!principal.user.is_verified) return { refused: 'unverified' };
   const caller: Caller = {
     userId: principal.user.user_id,
@@ -41,6 +47,7 @@ export const callerNow = async (
     email: principal.user.email,
     isVerified: principal.user.is_verified,
     tokenType: identity.tokenType,
+    ...(appSessionId === undefined ? {} : { appSessionId }),
   };
   if (identity.homeOrgId === identity.orgId) return { caller };
   const isPlatformAdministrator =
@@ -53,8 +60,10 @@ export const callerNow = async (
 
 /**
  * The caller as they stand now, for work that outlasts the request that started it (a replay
- * following a conversation, a promotion completing): undefined once they may no longer act at all. The principal is
- * cached a few seconds per process (`loadPrincipal`), so a change is seen within that time.
+ * following a conversation, a promotion completing, a live voice session's next turn): undefined
+ * once they may no longer act at all. The principal is cached a few seconds per process
+ * (`loadPrincipal`), so a change is seen within that time; a web app session's end (its
+ * `appSessionId`, which passing the caller itself keeps) is seen at once.
  */
 export const refreshCaller = async (identity: Identity): Promise<Caller | undefined> => {
   const now = await callerNow(identity);

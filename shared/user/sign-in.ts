@@ -9,9 +9,11 @@ import {
   saveRefreshToken,
 } from '../auth/auth-session-repository';
 import { verifyDpopProof } from '../auth/dpop';
+import { takeToken } from '../auth/rate-limit';
 import { hashSecret, newSecret, secretMatches } from '../auth/secrets';
-import { accessTokenLifetimeSeconds, type IssuedToken, issueAccessToken, signToken, verifyToken } from '../auth/tokens';
+import { accessTokenLifetimeSeconds, issueAccessToken, signToken, verifyToken } from '../auth/tokens';
 import { sendEmail } from '../aws/email';
+import { config } from '../kernel/config';
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { requireOrganization } from '../organization/index';
@@ -19,6 +21,7 @@ import { getRoleByName } from '../role/index';
 import { isAtLeastAsPrivileged } from '../role/privilege';
 import { effectiveGrants } from '../role/roles';
 import { getApiKey } from './api-key-repository';
+import { signInWithEmailOperation } from './operations';
 import { loadPrincipal, type Principal } from './principal';
 import { getUser, getUserIdByEmail } from './user-repository';
 
@@ -88,12 +91,12 @@ export const signInWithApiKey = async (
 export const emailSignInLifetimeSeconds = 15 * 60;
 
 /**
- * Where an e-mailed link may send the browser (with the token): the API's own origin and the
- * origins listed in `SIGN_IN_REDIRECT_ORIGINS` (comma-separated, e.g. the frontend). Any other
- * target would let whoever asks for a link for someone else's address receive their token.
+ * Where an e-mailed link may send the browser (with the token): the platform's public address
+ * and the origins listed in `SIGN_IN_REDIRECT_ORIGINS` (comma-separated, e.g. the frontend). Any
+ * other target would let whoever asks for a link for someone else's address receive their token.
  */
-export const allowedRedirectOrigins = (baseUrl: string): string[] => [
-  new URL(baseUrl).origin,
+export const allowedRedirectOrigins = (): string[] => [
+  new URL(config.publicBaseUrl).origin,
   ...(process.env.SIGN_IN_REDIRECT_ORIGINS ?? '')
     .split(',')
     .map((origin) => origin.trim())
@@ -101,8 +104,8 @@ export const allowedRedirectOrigins = (baseUrl: string): string[] => [
     .map((origin) => new URL(origin).origin),
 ];
 
-const requireAllowedRedirect = (redirectLink: string, baseUrl: string): void => {
-  if (!allowedRedirectOrigins(baseUrl).includes(new URL(redirectLink).origin)) {
+const requireAllowedRedirect = (redirectLink: string): void => {
+  if (!allowedRedirectOrigins().includes(new URL(redirectLink).origin)) {
     throw new ValidationError([
       {
         loc: ['body', 'redirect_link'],
@@ -114,18 +117,36 @@ const requireAllowedRedirect = (redirectLink: string, baseUrl: string): void => 
 };
 
 /**
- * E-mails a sign-in link. The link opens `completionPage` (default: the API's own callback,
- * which redirects to `redirectLink` with the token); the web app passes its own page, which
- * redeems the link with `redeemEmailSignIn` and keeps the token in a cookie.
+ * Takes one e-mailed link from the address's bucket (the spec's 5 a minute), whoever asks for it:
+ * the API's `sign-in-with-email` and the web app's form share it, so nobody floods a mailbox
+ * through either. Taken before the address is looked up, so a limit tells nothing of who exists.
+ * Returns the rate-limit headers; throws the 429 once the bucket is empty.
+ */
+export const limitEmailSignIn = (orgId: string, email: string): Promise<Record<string, string>> =>
+  takeToken(
+    { orgId, subject: `signin:email:${email.toLowerCase()}`, name: signInWithEmailOperation.operationId },
+    { burst: signInWithEmailOperation.rateLimitPerMinute, perMinute: signInWithEmailOperation.rateLimitPerMinute },
+  );
+
+/**
+ * Where an e-mailed link leads. The API's callback (`sign-in-with-email`) redirects to
+ * `redirectLink` with the token. The web app's completion page signs in only the browser that
+ * asked: `browser` is the secret of a cookie set in it when it asked, and the link carries its
+ * hash, so a link opened in any other browser signs nobody in (a link to the asker's own account,
+ * slipped to someone else, would sign them in as the asker: login CSRF).
+ */
+export type SignInLinkTarget = { redirectLink: string } | { completionPage: string; browser: string };
+
+/**
+ * E-mails a sign-in link, on the platform's public address or the page the web app gives (itself
+ * built from settings): never on the Host a request names, since whoever asks for the link chooses it.
  */
 export const signInWithEmail = async (
   orgId: string,
   email: string,
-  redirectLink: string,
-  baseUrl: string,
-  completionPage = `${baseUrl}/v1/${encodeURIComponent(orgId)}/user/signin/callback`,
+  target: SignInLinkTarget,
 ): Promise<{ user_id: string }> => {
-  requireAllowedRedirect(redirectLink, baseUrl);
+  if ('redirectLink' in target) requireAllowedRedirect(target.redirectLink);
   const organization = await requireOrganization(orgId);
   const userId = await getUserIdByEmail(orgId, email);
   const user = userId ? await getUser(orgId, userId) : undefined;
@@ -136,8 +157,12 @@ export const signInWithEmail = async (
     orgId,
     subject: user.user_id,
     lifetimeSeconds: emailSignInLifetimeSeconds,
-    claims: { redirect_link: redirectLink },
+    claims: 'redirectLink' in target ? { redirect_link: target.redirectLink } : { browser: hashSecret(target.browser) },
   });
+  const completionPage =
+    'redirectLink' in target
+      ? `${config.publicBaseUrl}/v1/${encodeURIComponent(orgId)}/user/signin/callback`
+      : target.completionPage;
   const link = `${completionPage}?token=${token}`;
   await sendEmail({
     to: user.email,
@@ -155,28 +180,59 @@ export const signInWithEmail = async (
 };
 
 /**
- * Redeems an e-mailed link once: returns where to send the browser, with the access token in
- * the URL fragment (`#id_token=...&expires_at=...`), which browsers do not send to servers.
+ * Redeems an e-mailed link once, for the user it names as they stand now. `accept` checks what
+ * the link says of where it may be redeemed before the link is taken, so a link refused there
+ * still works where it belongs.
  */
-export const completeEmailSignIn = async (orgId: string, token: string): Promise<string> => {
-  const { issued, redirectLink } = await redeemEmailSignIn(orgId, token);
-  const fragment = new URLSearchParams({ id_token: issued.token, expires_at: issued.expiresAt.toISOString() });
-  return `${redirectLink.split('#')[0]}#${fragment.toString()}`;
-};
-
-/** Redeems an e-mailed link once: an access token for its user, and where the link was meant to lead. */
-export const redeemEmailSignIn = async (
+const redeemEmailLink = async (
   orgId: string,
   token: string,
-): Promise<{ issued: IssuedToken; redirectLink: string }> => {
+  accept: (claims: Record<string, unknown>) => void,
+): Promise<{ userId: string; claims: Record<string, unknown> }> => {
   const link = await verifyToken(token, 'email-sign-in');
-  if (link.orgId !== orgId || typeof link.payload.redirect_link !== 'string') throw unauthorized();
+  if (link.orgId !== orgId) throw unauthorized();
+  accept(link.payload);
   await consumeNonce(orgId, 'email-sign-in', link.jti, Math.floor(link.expiresAt.getTime() / 1000) + 60);
   const principal = await loadPrincipal(orgId, link.subject);
   if (!principal) throw unauthorized();
   if (!principal.user.is_verified) throw new ForbiddenError('The user is not verified.');
-  const issued = await issueAccessToken({ orgId, userId: link.subject });
-  return { issued, redirectLink: link.payload.redirect_link };
+  return { userId: link.subject, claims: link.payload };
+};
+
+/**
+ * Redeems a link the API e-mailed: returns where to send the browser, with the access token in
+ * the URL fragment (`#id_token=...&expires_at=...`), which browsers do not send to servers. A web
+ * app's link (bound to a browser) is refused: only its completion page, in that browser, takes it.
+ */
+export const completeEmailSignIn = async (orgId: string, token: string): Promise<string> => {
+  const { userId, claims } = await redeemEmailLink(orgId, token, (link) => {
+    if (typeof link.redirect_link !== 'string' || link.browser !== undefined) throw unauthorized();
+  });
+  const issued = await issueAccessToken({ orgId, userId });
+  const fragment = new URLSearchParams({ id_token: issued.token, expires_at: issued.expiresAt.toISOString() });
+  return `${String(claims.redirect_link).split('#')[0]}#${fragment.toString()}`;
+};
+
+/** What a browser that did not ask for a link is told when it opens one. */
+export const linkOfAnotherBrowser =
+  'This sign-in link was asked for in another browser, and it signs in only that browser. To sign in here, ask for a link of your own on the sign-in page.';
+
+/**
+ * Redeems a web app's link in the browser that opens it: `browser` is that browser's sign-in
+ * cookie. Only the browser that asked for the link gets its user (403 elsewhere, and the link
+ * stays good for its own browser); the caller then opens the app's session for them.
+ */
+export const redeemAppSignInLink = async (
+  orgId: string,
+  token: string,
+  browser: string | undefined,
+): Promise<string> => {
+  const { userId } = await redeemEmailLink(orgId, token, (link) => {
+    if (typeof link.browser !== 'string' || browser === undefined || !secretMatches(browser, link.browser)) {
+      throw new ForbiddenError(linkOfAnotherBrowser);
+    }
+  });
+  return userId;
 };
 
 /** The grant type of the token endpoint that exchanges an API key (non-standard, URN-named). */

@@ -3,6 +3,7 @@ import { signToken, verifyToken } from '../auth/tokens';
 import { sendEmail } from '../aws/email';
 import type { Paged } from '../data/paging';
 import type { Caller } from '../kernel/caller';
+import { config } from '../kernel/config';
 import { BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '../kernel/errors';
 import { newId, nowIso } from '../kernel/ids';
 import { compareBySortEntries, fieldValue, type SortEntry } from '../kernel/list-params';
@@ -81,12 +82,6 @@ export const userView = (user: UserRecord) => ({
 });
 export type UserView = ReturnType<typeof userView>;
 
-/** The base address of the API (everything before `/v1/`) from a request URL, stage prefix included. */
-export const apiBaseUrl = (requestUrl: string): string => {
-  const index = requestUrl.indexOf('/v1/');
-  return index >= 0 ? requestUrl.slice(0, index) : requestUrl.replace(/\/+$/, '');
-};
-
 const userAttributes = (user: UserRecord) => ({ user_id: user.user_id, email: user.email, role_name: user.role_name });
 
 const requireOutranksUser = async (caller: Caller, orgId: string, user: UserRecord, action: string) => {
@@ -111,7 +106,6 @@ export const inviteUser = async (
   orgId: string,
   caller: Caller,
   input: InviteInput,
-  baseUrl: string,
 ): Promise<{ user_id: string; verify_link: string }> => {
   requirePermission(caller, 'User:InviteUser', { email: input.email, role_name: input.role_name });
   const organization = await getOrganization(orgId);
@@ -140,7 +134,8 @@ export const inviteUser = async (
     lifetimeSeconds: verifyLinkLifetimeSeconds,
     claims: { email: user.email.toLowerCase() },
   });
-  const verifyLink = `${baseUrl}/v1/${encodeURIComponent(orgId)}/user/verify?token=${token}`;
+  // On the platform's public address, never the request's Host (which its sender chooses).
+  const verifyLink = `${config.publicBaseUrl}/v1/${encodeURIComponent(orgId)}/user/verify?token=${token}`;
   if (input.login_link) {
     await sendEmail({
       to: user.email,

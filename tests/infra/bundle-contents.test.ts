@@ -68,6 +68,9 @@ const loadedOnFirstUse = [
   'node_modules/@aws-sdk/client-s3/',
   'node_modules/@aws-sdk/client-sqs/',
   'node_modules/@aws-sdk/client-secrets-manager/',
+  // Traces are exported only where OTEL_EXPORTER_OTLP_ENDPOINT is set: the facade loads the SDK then.
+  'node_modules/@opentelemetry/',
+  'shared/telemetry/opentelemetry.ts',
 ];
 
 const carries = (sources: Set<string>, prefix: string) => [...sources].some((source) => source.startsWith(prefix));
@@ -122,5 +125,7 @@ describe('bundle contents', () => {
     const admin = named('Endpoint group admin');
     expect(carries(admin.all, 'shared/api/route-table.ts')).toBe(true);
     expect(carries(named('Endpoint group organization').all, 'shared/composition/entity-catalog.ts')).toBe(true);
+    expect(carries(conversationStream.all, 'node_modules/@opentelemetry/sdk-trace-base/')).toBe(true);
+    expect(carries(conversationStream.all, 'node_modules/@opentelemetry/instrumentation-aws-sdk/')).toBe(true);
   });
 });

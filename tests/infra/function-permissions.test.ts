@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { addRegionalStacks } from '../../infra/stacks/regional-stacks';
 import { bundleCommands, type SdkCommand } from './bundle-commands';
 import { assemblyFreshness, cloudAssembly, functionsOf, type Resources, templates } from './cloud-assembly';
 
@@ -15,6 +19,11 @@ interface Statement {
   Action: string | string[];
   Resource: unknown;
 }
+
+/** The context `cdk synth` uses. */
+const cdkContext: Record<string, unknown> = JSON.parse(
+  readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'),
+).context;
 
 /** IAM's service prefix of each SDK package the functions bundle. */
 const serviceOfPackage: Record<string, string> = {
@@ -81,8 +90,10 @@ const tableSets = 'bindTable grants the table’s reads and writes as two sets, 
 const grantedWithoutCall: Record<string, string> = {
   'logs:CreateLogStream': 'The Lambda service writes the function’s own log group with its role.',
   'logs:PutLogEvents': 'The Lambda service writes the function’s own log group with its role.',
-  'xray:PutTraceSegments': 'Active tracing: the Lambda service sends the function’s segments with its role.',
-  'xray:PutTelemetryRecords': 'Active tracing: the Lambda service sends the function’s segments with its role.',
+  'xray:PutTraceSegments':
+    'Active tracing: the Lambda service sends the function’s segments with its role (with tracing=xray, the ADOT collector layer does).',
+  'xray:PutTelemetryRecords':
+    'Active tracing: the Lambda service sends the function’s segments with its role (with tracing=xray, the ADOT collector layer does).',
   'sqs:ReceiveMessage': 'The SQS event source mapping polls the worker’s queue with its role.',
   'sqs:ChangeMessageVisibility': 'The SQS event source mapping polls the worker’s queue with its role.',
   'sqs:DeleteMessage': 'The SQS event source mapping deletes handled messages with the worker’s role.',
@@ -282,6 +293,26 @@ const runnersOf = (template: { Resources: Resources }) => [
   ...Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::ECS::TaskDefinition'),
 ];
 
+/** A runner's environment: a function's variables, the session container's. */
+const environmentOf = (fn: Resources[string]): Record<string, unknown> =>
+  fn.Type === 'AWS::ECS::TaskDefinition'
+    ? Object.fromEntries(
+        (fn.Properties.ContainerDefinitions as { Environment?: { Name: string; Value: unknown }[] }[]).flatMap(
+          (container) => (container.Environment ?? []).map(({ Name, Value }) => [Name, Value]),
+        ),
+      )
+    : ((fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {});
+
+/**
+ * Actions the bundled code performs without an SDK command: its spans, posted to CloudWatch's OTLP
+ * endpoint with SigV4 (`shared/telemetry/xray-exporter.ts`) where its environment names it, which
+ * X-Ray authorizes as `xray:PutTraceSegments`.
+ */
+const signedCallsOf = (fn: Resources[string]): string[] => {
+  const endpoint = environmentOf(fn).OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  return typeof endpoint === 'string' && /^https:\/\/xray\./.test(endpoint) ? ['xray:PutTraceSegments'] : [];
+};
+
 /** What a case is called: a function's description, the task's purpose. */
 const descriptionOf = (resource: Resources[string], id: string): string =>
   resource.Type === 'AWS::ECS::TaskDefinition'
@@ -325,12 +356,33 @@ describe('function permissions against the bundled code', () => {
     expect(named(constructed)).not.toContain('client-s3:GetBucketAcl');
   });
 
-  it.each(cases)('$name may call exactly what its bundle calls', ({ name, fn, resources }) => {
+  /**
+   * The stack synthesized with `-c tracing=otlp` (not bundled: its bundles are those of cdk.out, found
+   * by the function's description), so that the roles of traced functions are checked too.
+   */
+  const tracedCases = stale
+    ? []
+    : (() => {
+        const assetOf = new Map(
+          cases.map(({ fn }) => [descriptionOf(fn, ''), fn.Metadata?.['aws:asset:path'] as string | undefined]),
+        );
+        const app = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [], tracing: 'otlp' } });
+        const [stack] = addRegionalStacks(app);
+        if (!stack) throw new Error('no stack');
+        const template = Template.fromStack(stack).toJSON() as { Resources: Resources };
+        return runnersOf(template).map(([id, fn]) => ({
+          name: `tracing=otlp ${descriptionOf(fn, id)}`,
+          fn: { ...fn, Metadata: { ...fn.Metadata, 'aws:asset:path': assetOf.get(descriptionOf(fn, id)) } },
+          resources: template.Resources,
+        }));
+      })();
+
+  it.each([...cases, ...tracedCases])('$name may call exactly what its bundle calls', ({ name, fn, resources }) => {
     const assetPath = fn.Metadata?.['aws:asset:path'];
     if (typeof assetPath !== 'string') throw new Error(`${name} has no bundled asset`);
     const description =
       fn.Type === 'AWS::ECS::TaskDefinition' ? 'Voice session container' : String(fn.Properties.Description);
-    const called = [...new Set(constructedBy(assetPath).flatMap(actionsOf))]
+    const called = [...new Set([...constructedBy(assetPath).flatMap(actionsOf), ...signedCallsOf(fn)])]
       .filter((action) => performs(description, action))
       .sort();
     const allowed = allowedActions(fn, resources);

@@ -630,6 +630,22 @@ describe('platform stack', () => {
     );
   });
 
+  it("points the e-mailed links of the functions that send e-mail at the API's own URL, built from its id", () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as {
+      Properties: { Environment?: { Variables: Record<string, unknown> } };
+    }[];
+    const linking = functions.filter((fn) => fn.Properties.Environment?.Variables.PUBLIC_BASE_URL !== undefined);
+    expect(linking.map((fn) => fn.Properties.Environment?.Variables.POWERTOOLS_SERVICE_NAME).sort()).toEqual([
+      'app',
+      'user',
+    ]);
+    for (const fn of linking) {
+      expect(JSON.stringify(fn.Properties.Environment?.Variables.PUBLIC_BASE_URL)).toMatch(
+        /^\{"Fn::Join":\["",\["https:\/\/",\{"Ref":"Api\w+"\},".execute-api.eu-central-1.",\{"Ref":"AWS::URLSuffix"\},"\/\w+"\]\]\}$/,
+      );
+    }
+  });
+
   it('reports no errors or warnings while synthesizing', () => {
     const annotations = Annotations.fromStack(stack);
     expect(annotations.findError('*', Match.anyValue())).toEqual([]);
@@ -834,6 +850,110 @@ describe('regions', () => {
     [{ pollyEngine: 'generative' }, /"pollyEngine"/],
   ])('rejects bad context %j', (context, message) => {
     expect(() => synth(context)).toThrow(message);
+  });
+});
+
+describe('tracing', () => {
+  type Fn = {
+    Properties: {
+      Role: { 'Fn::GetAtt': [string] };
+      Architectures?: string[];
+      Layers?: unknown[];
+      Environment: { Variables: Record<string, unknown> };
+    };
+  };
+  const traced = (tracing: string) => {
+    const [stack] = synth({ regions: ['eu-central-1'], tracing }).stacks;
+    if (!stack) throw new Error('no stack');
+    const template = Template.fromStack(stack);
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Fn[];
+    /** The actions a role may take, from every policy attached to it. */
+    const actionsOf = (roleId: string): string[] =>
+      (Object.values(template.findResources('AWS::IAM::Policy')) as Resources[string][])
+        .filter((policy) => (policy.Properties.Roles as { Ref?: string }[]).some((role) => role.Ref === roleId))
+        .flatMap((policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+        .flatMap((statement) => [statement.Action].flat());
+    const [, task] = onlyOne(template.findResources('AWS::ECS::TaskDefinition'));
+    const containers = task.Properties.ContainerDefinitions as {
+      Name: string;
+      Image: unknown;
+      Environment?: { Name: string; Value: unknown }[];
+    }[];
+    const sessionEnvironment = Object.fromEntries(
+      (containers.find((container) => container.Name === 'Session')?.Environment ?? []).map(({ Name, Value }) => [
+        Name,
+        Value,
+      ]),
+    );
+    const taskRole = (task.Properties.TaskRoleArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+    return { template, functions, actionsOf, containers, sessionEnvironment, taskRole };
+  };
+
+  it('exports OpenTelemetry traces to CloudWatch’s OTLP endpoint with tracing=otlp, Transaction Search on, in place of the Powertools tracer', () => {
+    const { template, functions, actionsOf, sessionEnvironment, taskRole } = traced('otlp');
+    const exporting = {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://xray.eu-central-1.amazonaws.com/v1/traces',
+      OTEL_PROPAGATORS: 'xray-lambda,tracecontext',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.05',
+      POWERTOOLS_TRACE_ENABLED: 'false',
+    };
+    expect(functions.length).toBeGreaterThan(20);
+    for (const fn of functions) {
+      expect(fn.Properties.Environment.Variables).toMatchObject(exporting);
+      expect(fn.Properties.Layers).toBeUndefined();
+      expect(actionsOf(fn.Properties.Role['Fn::GetAtt'][0])).toContain('xray:PutTraceSegments');
+    }
+    expect(sessionEnvironment).toMatchObject(exporting);
+    expect(actionsOf(taskRole)).toContain('xray:PutTraceSegments');
+    template.hasResourceProperties('AWS::XRay::TransactionSearchConfig', { IndexingPercentage: 1 });
+    const [policyId] = onlyOne(template.findResources('AWS::Logs::ResourcePolicy'));
+    template.hasResource('AWS::XRay::TransactionSearchConfig', { DependsOn: [policyId] });
+  });
+
+  it('exports them through the ADOT collector with tracing=xray: its layer on each function, a sidecar beside the sessions, X-Ray trace ids', () => {
+    const { template, functions, actionsOf, containers, sessionEnvironment, taskRole } = traced('xray');
+    for (const fn of functions) {
+      const architecture = fn.Properties.Architectures?.[0] === 'x86_64' ? 'amd64' : 'arm64';
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318',
+        TRACE_ID_FORMAT: 'xray',
+        POWERTOOLS_TRACE_ENABLED: 'false',
+      });
+      expect(JSON.stringify(fn.Properties.Layers)).toContain(
+        `:901920570463:layer:aws-otel-collector-${architecture}-ver-`,
+      );
+      expect(actionsOf(fn.Properties.Role['Fn::GetAtt'][0])).toEqual(
+        expect.arrayContaining(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']),
+      );
+    }
+    expect(sessionEnvironment).toMatchObject({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://localhost:4318' });
+    expect(containers.find((container) => container.Name === 'AdotCollector')?.Image).toMatch(/aws-otel-collector:v/);
+    expect(actionsOf(taskRole)).toContain('xray:PutTraceSegments');
+    template.resourceCountIs('AWS::XRay::TransactionSearchConfig', 0);
+  });
+
+  it('exports no OpenTelemetry traces without the option, and refuses an unknown one', () => {
+    const [plain] = synth({ regions: ['eu-central-1'] }).stacks;
+    if (!plain) throw new Error('no stack');
+    const template = Template.fromStack(plain);
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function')) as Fn[]) {
+      expect(Object.keys(fn.Properties.Environment.Variables).filter((name) => name.startsWith('OTEL_'))).toEqual([]);
+      expect(fn.Properties.Layers).toBeUndefined();
+    }
+    template.resourceCountIs('AWS::XRay::TransactionSearchConfig', 0);
+    expect(() => synth({ regions: ['eu-central-1'], tracing: 'jaeger' })).toThrow(
+      /"tracing": expected one of xray, otlp/,
+    );
+  });
+
+  it('finds nothing unacknowledged by cdk-nag with either option', () => {
+    for (const tracing of ['xray', 'otlp']) {
+      const { app, stacks } = synth({ regions: ['eu-central-1'], tracing });
+      const pack = new AwsSolutionsChecks(app, { verbose: true });
+      for (const stack of stacks)
+        expect(pack.validateScope(stack).violations.map((violation) => violation.ruleName)).toEqual([]);
+    }
   });
 });
 

@@ -15,7 +15,7 @@ const capability = 2;
 const composition = 3;
 const layerOf = (folder: string): number => {
   if (folder === 'kernel') return kernel;
-  if (['data', 'aws', 'llm', 'speech', 'auth'].includes(folder)) return adapter;
+  if (['data', 'aws', 'llm', 'speech', 'auth', 'telemetry'].includes(folder)) return adapter;
   if (['composition', 'api', 'http'].includes(folder)) return composition;
   return capability;
 };
@@ -170,13 +170,15 @@ const fileGraphsByCapability = async (): Promise<Map<string, Map<string, Set<str
 /**
  * Adapters, one folder each, import the kernel and, in one direction only, these other adapters:
  * the table reaches DynamoDB through the AWS clients; authentication keeps its records (sessions,
- * rate-limit buckets) in the table. AWS clients, models and speech stand alone.
+ * rate-limit buckets) in the table; AWS clients, models and speech are traced through telemetry,
+ * which stands alone.
  */
 const adapterImports: Record<string, readonly string[]> = {
-  aws: [],
+  telemetry: [],
+  aws: ['telemetry'],
   data: ['aws'],
-  llm: [],
-  speech: [],
+  llm: ['telemetry'],
+  speech: ['telemetry'],
   auth: ['data'],
 };
 

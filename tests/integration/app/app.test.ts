@@ -1,9 +1,8 @@
-import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeWav, resample } from '#shared/speech/audio';
 import { spokenEnglish } from '../../support/spoken-english';
 import { AppVisitor, latestSignInLink, signInLinkCount, signInToApp } from '../support/app-visitor';
-import { api, apiUrl, harness } from '../support/client';
+import { api, apiUrl, harness, requestWithHost } from '../support/client';
 import { createService } from '../support/conversations';
 import { createOrganization, createUserSession, emailsTo, type Session } from '../support/identity';
 import { runSimulationOnce } from '../support/simulation';
@@ -56,26 +55,8 @@ const recording = (): Promise<Uint8Array> => {
 const newMember = () => createUserSession(admin, 'DefaultUserRole');
 
 /** A page fetched through `{org_id}.localhost`, as a browser resolving it to the gateway sends it. */
-const viaOrganizationHost = (
-  path: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: string }> =>
-  new Promise((resolve, reject) => {
-    const { port } = new URL(harness().baseUrl);
-    const sent = httpRequest(
-      { host: '127.0.0.1', port, path, headers: { host: `${orgId}.localhost:${port}`, ...headers } },
-      (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          body += chunk;
-        });
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-      },
-    );
-    sent.on('error', reject);
-    sent.end();
-  });
+const viaOrganizationHost = (path: string, headers: Record<string, string> = {}) =>
+  requestWithHost(`${orgId}.localhost:${new URL(harness().baseUrl).port}`, path, { headers });
 
 describe('get-app-home', () => {
   it("shows the organization's branded sign-in page to a visitor", async () => {
@@ -262,6 +243,33 @@ describe("the app's error pages", () => {
     expect(answer.status).toBe(404);
     expect(JSON.parse(answer.text)).toEqual({ detail: 'Not found.' });
   });
+
+  it("puts the link on the platform's public address, whatever Host the form's request names", async () => {
+    // Prepare
+    const user = await newMember();
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+    const { origin, port } = new URL(harness().baseUrl);
+    const form = (host: string, path: string) =>
+      requestWithHost(host, path, {
+        method: 'POST',
+        headers: { cookie: visitor.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf_token: visitor.csrfToken, email: user.email }).toString(),
+      });
+
+    // Act: one form under the API with a stranger's Host, one at the organization's host on another port.
+    const underApi = await form('evil.example', `/app/${orgId}/sign-in`);
+    const underApiLink = new URL(await latestSignInLink(user.email, 0));
+    const atOrganizationHost = await form(`${orgId}.localhost:1`, '/sign-in');
+    const organizationHostLink = new URL(await latestSignInLink(user.email, 1));
+
+    // Assess
+    expect([underApi.status, atOrganizationHost.status]).toEqual([200, 200]);
+    expect(`${underApiLink.origin}${underApiLink.pathname}`).toBe(`${origin}/app/${orgId}/sign-in/complete`);
+    expect(`${organizationHostLink.origin}${organizationHostLink.pathname}`).toBe(
+      `http://${orgId}.localhost:${port}/sign-in/complete`,
+    );
+  });
 });
 
 describe('complete-app-sign-in', () => {
@@ -296,10 +304,59 @@ describe('complete-app-sign-in', () => {
     await visitor.get(`/sign-in/complete${link.search}`);
 
     // Act
-    const again = await new AppVisitor(orgId).get(`/sign-in/complete${link.search}`);
+    const again = await visitor.get(`/sign-in/complete${link.search}`);
 
     // Assess
     expect(again.status).toBe(401);
+  });
+
+  it('signs in only the browser that asked for the link: another gets a page asking for a link of its own', async () => {
+    // Prepare
+    const user = await newMember();
+    const asker = new AppVisitor(orgId);
+    await asker.get('/');
+    await asker.post('/sign-in', { email: user.email });
+    const link = new URL(await latestSignInLink(user.email, 0));
+    const other = new AppVisitor(orgId);
+    await other.get('/');
+
+    // Act
+    const elsewhere = await other.get(`/sign-in/complete${link.search}`, { accept: 'text/html' });
+    const withoutCookies = await new AppVisitor(orgId).get(`/sign-in/complete${link.search}`);
+    const inTheAsker = await asker.get(`/sign-in/complete${link.search}`);
+
+    // Assess
+    for (const refused of [elsewhere, withoutCookies]) {
+      expect(refused.status).toBe(403);
+      expect(refused.text).toContain('asked for in another browser');
+      expect(refused.text).toContain('ask for a link of your own');
+      expect(refused.headers.getSetCookie().some((line) => line.startsWith('app_session='))).toBe(false);
+    }
+    expect(elsewhere.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(other.cookies.has('app_session')).toBe(false);
+    expect(inTheAsker.status).toBe(303);
+    expect(asker.cookies.has('app_session')).toBe(true);
+  });
+
+  it('refuses a link the API e-mailed, which no browser asked the app for', async () => {
+    // Prepare: a link of sign-in-with-email, taken to the app's completion page.
+    const user = await newMember();
+    const visitor = new AppVisitor(orgId);
+    await visitor.get('/');
+    const asked = await api(`/v1/${orgId}/user/signin`, {
+      method: 'POST',
+      body: { email: user.email, redirect_link: apiUrl(`/app/${orgId}/`) },
+    });
+    expect(asked.status).toBe(200);
+    const [message] = await emailsTo(user.email);
+    const token = /\?token=(\S+)/.exec(message?.text ?? '')?.[1] as string;
+
+    // Act
+    const answer = await visitor.get(`/sign-in/complete?token=${token}`);
+
+    // Assess
+    expect(answer.status).toBe(403);
+    expect(visitor.cookies.has('app_session')).toBe(false);
   });
 
   it("does not sign in to another organization's app", async () => {
@@ -320,9 +377,11 @@ describe('complete-app-sign-in', () => {
 });
 
 describe('sign-out-of-app', () => {
-  it('clears the session cookie', async () => {
-    // Prepare
-    const visitor = await visitorOf(member.email);
+  it('clears the session cookie and ends its session, so a copy of the cookie signs in no more', async () => {
+    // Prepare: a session of its own (signing out ends it for every tab that shares it).
+    const visitor = await signInToApp(orgId, (await newMember()).email);
+    const copy = new AppVisitor(orgId);
+    for (const [name, value] of visitor.cookies) copy.cookies.set(name, value);
 
     // Act
     const answer = await visitor.post('/sign-out');
@@ -331,6 +390,8 @@ describe('sign-out-of-app', () => {
     expect(answer.status).toBe(303);
     expect(visitor.cookies.has('app_session')).toBe(false);
     expect((await visitor.get('/')).text).toContain('E-mail me a sign-in link');
+    expect(copy.cookies.has('app_session')).toBe(true);
+    expect((await copy.get('/')).text).toContain('E-mail me a sign-in link');
   });
 
   it('refuses a sign-out without its CSRF token with 403', async () => {

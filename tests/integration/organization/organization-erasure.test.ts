@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { connectRealtime } from '../../support/realtime-client';
+import { signInToApp } from '../support/app-visitor';
 import { api, apiUrl, eventually, expectStatus, harness } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createAgent, createService, uniqueName } from '../support/fixtures';
@@ -208,6 +209,8 @@ describe('delete-organization', () => {
     const paged = await api(`/v1/${orgId}/user/`, { token: admin.token, query: { limit: 1 } });
     expect(paged.body.continuation_token).not.toBeNull();
     await createDpopSession(orgId, user.userId);
+    // A web app sign-in session (signed in through its e-mailed link).
+    await signInToApp(orgId, user.email);
     const granted = await api(`/v1/${orgId}/role/temporary_permission_grant/`, {
       token: admin.token,
       body: {
@@ -304,6 +307,7 @@ describe('delete-organization', () => {
         'agent-version',
         'api-key',
         'api-key-counter',
+        'app-session',
         'auth-nonce',
         'conversation',
         'conversation-event',

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { inject } from 'vitest';
 import type { Platform, PlatformCredentials } from '../../../infra/local/platform';
 
@@ -164,3 +165,26 @@ export const streamAndDisconnect = async (
 };
 
 export { eventually } from '../../support/eventually';
+
+/** A request to the gateway naming `host` as its Host (fetch writes its own, so node:http sends it). */
+export const requestWithHost = (
+  host: string,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const { port } = new URL(harness().baseUrl);
+    const sent = httpRequest(
+      { host: '127.0.0.1', port, path, method: init.method ?? 'GET', headers: { host, ...init.headers } },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
+    sent.on('error', reject);
+    sent.end(init.body);
+  });

@@ -12,7 +12,7 @@ import {
 } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handedOutTokens } from '#shared/auth/auth-session-repository';
-import { api, apiUrl, eventually, harness } from '../support/client';
+import { api, apiUrl, eventually, harness, requestWithHost } from '../support/client';
 import {
   createOrganization,
   createUserSession,
@@ -240,6 +240,28 @@ describe('sign-in-with-email', () => {
       body: { email: invited.email, redirect_link: redirectLink },
     });
     expect(unverified.status).toBe(403);
+  });
+
+  it("e-mails the link on the platform's public address and checks the redirect against it, whatever Host the request names", async () => {
+    // Prepare
+    const user = await createUserSession(superAdmin, 'DefaultUserRole');
+    const signIn = (redirectLink: string) =>
+      requestWithHost('evil.example', `/v1/${orgId}/user/signin`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: user.email, redirect_link: redirectLink }),
+      });
+
+    // Act
+    const toTheForgedHost = await signIn('http://evil.example/welcome');
+    const toThePlatform = await signIn(`${harness().baseUrl}/welcome`);
+
+    // Assess
+    expect(toTheForgedHost.status).toBe(422);
+    expect(toThePlatform.status).toBe(200);
+    const [message] = await emailsTo(user.email);
+    const link = new URL(/(http\S+\/user\/signin\/callback\?token=\S+)/.exec(message?.text ?? '')?.[1] as string);
+    expect(link.origin).toBe(new URL(harness().baseUrl).origin);
   });
 
   it('refuses to send a link to another origin (422), which would hand the token to it', async () => {
