@@ -46,7 +46,6 @@ import {
   getConversationEventsOperation,
   interactWithConversationOperation,
 } from '#shared/conversation/stream-operations';
-import { issueVoiceSessionToken } from '#shared/conversation/voice-session-token';
 import { type BrowserRequest, browserOf, htmlReply, page, redirect, signedInForm } from '#shared/http/browser-session';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
@@ -81,6 +80,7 @@ import {
   signInWithEmail,
 } from '#shared/user/sign-in';
 import { updateUser } from '#shared/user/users';
+import { issueVoiceSessionToken } from '#shared/voice/session-token';
 
 /**
  * The web app's group. It turns the browser's cookies into the request's caller (the session

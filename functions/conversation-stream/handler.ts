@@ -2,7 +2,7 @@ import { interactWithConversation, startConversation } from '#shared/conversatio
 import { getConversationEvents } from '#shared/conversation/event-replay';
 import { conversationStreamOperations } from '#shared/conversation/stream-operations';
 import type { StreamOptions } from '#shared/conversation/turn-lifecycle';
-import { requireAudioFormat } from '#shared/conversation/voice';
+import { requireAudioFormat } from '#shared/conversation/turn-speech';
 import { implementGroup, streamHandler } from '#shared/http/http-handler';
 import { callerPattern } from '#shared/kernel/caller-patterns';
 import { BadRequestError } from '#shared/kernel/errors';

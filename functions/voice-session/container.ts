@@ -22,10 +22,11 @@ const server = createServer((request, response) => {
   response.end(JSON.stringify({ detail: 'Not Found' }));
 });
 
-server.on('upgrade', (request, socket, head) => {
-  if (!sockets.handleUpgrade(request, socket, head)) {
-    socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-  }
+server.on('upgrade', (request, socket, head) => sockets.handleUpgrade(request, socket, head));
+
+// A promise nothing awaited that failed is a bug to log, not a reason to end every call of the task.
+process.on('unhandledRejection', (reason) => {
+  logger.error('unhandled rejection', { error: reason instanceof Error ? reason : new Error(String(reason)) });
 });
 
 // A deployment stops the task: the sockets close (their conversations stay resumable), then the server.

@@ -4,44 +4,35 @@ import {
   recordEndOfSpeechToFirstAudio,
   type VoiceSessionTransport,
 } from '#shared/aws/business-metrics';
-import type { VoiceSessionSink } from '#shared/conversation/voice-session';
+import type { VoiceTap } from '#shared/voice/events';
 
 /**
- * A transport's sink that also publishes the voice session row of the dashboard, from the events
- * the engine sends whatever the transport: a session per `session.created`, the time from
- * `speech_stopped` to the next answer's first audio, and a barge-in per `speech_started` while an
- * answer is being produced.
+ * The voice session row of the dashboard, as a tap on the engine's events, whatever the
+ * transport: a session per `session-opened`, the time from the end of speech to the next answer's
+ * first audio, and a barge-in per `speech-started` over a response.
  */
-export const meteredSink = (sink: VoiceSessionSink, transport: VoiceSessionTransport): VoiceSessionSink => {
-  let speechStoppedAt: number | undefined;
-  let answering = false;
+export const metricsTap = (transport: VoiceSessionTransport): VoiceTap => {
+  let speechEndedAt: number | undefined;
   return {
-    send: (event) => {
+    told: (event) => {
       switch (event.type) {
-        case 'session.created':
+        case 'session-opened':
           countVoiceSession(transport);
           break;
-        case 'input_audio_buffer.speech_stopped':
-          speechStoppedAt = performance.now();
+        case 'speech-stopped':
+        case 'speech-committed':
+          speechEndedAt = performance.now();
           break;
-        case 'input_audio_buffer.speech_started':
-          if (answering) countBargeIn(transport);
+        case 'speech-started':
+          if (event.bargeIn) countBargeIn(transport);
           break;
-        case 'response.created':
-          answering = true;
-          break;
-        case 'response.done':
-          answering = false;
-          break;
-        case 'response.output_audio.delta':
-          if (speechStoppedAt !== undefined) {
-            recordEndOfSpeechToFirstAudio(performance.now() - speechStoppedAt);
-            speechStoppedAt = undefined;
+        case 'response-audio':
+          if (speechEndedAt !== undefined) {
+            recordEndOfSpeechToFirstAudio(performance.now() - speechEndedAt);
+            speechEndedAt = undefined;
           }
           break;
       }
-      sink.send(event);
     },
-    close: (code, reason) => sink.close(code, reason),
   };
 };

@@ -210,6 +210,15 @@ export const routedPath = (url: URL): string => {
   return organization ? appPathFor(organization, url.pathname) : url.pathname;
 };
 
+/** The request's URL, or undefined when its target or Host header cannot be parsed (a Host that is not a host). */
+const requestUrl = (target: string | undefined, host: string): URL | undefined => {
+  try {
+    return new URL(target ?? '/', `http://${host}`);
+  } catch {
+    return undefined;
+  }
+};
+
 export interface Gateway {
   server: Server;
   baseUrl: string;
@@ -288,7 +297,8 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
 
   const serve = async (request: IncomingMessage, response: ServerResponse) => {
     const host = request.headers.host ?? `${options.host}:${options.port}`;
-    const url = new URL(request.url ?? '/', `http://${host}`);
+    const url = requestUrl(request.url, host);
+    if (!url) return sendJson(response, 400, { detail: 'The request target or its Host header cannot be parsed.' });
     if (metering && url.pathname === usagePath) return sendJson(response, 200, usageSnapshot());
     const action =
       metering && request.method === 'POST' && options.usageActions?.[url.pathname.slice(usagePath.length + 1)];
@@ -347,12 +357,9 @@ export const startGateway = async (options: GatewayOptions): Promise<Gateway> =>
     });
   });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (error) => options.log?.(`gateway upgrade: ${error.message}`));
     voiceSessionServer().then(
-      (voice) => {
-        if (!voice.handleUpgrade(request, socket, head)) {
-          socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-        }
-      },
+      (voice) => voice.handleUpgrade(request, socket, head),
       (error: unknown) => {
         options.log?.(`gateway: ${(error as Error).stack ?? String(error)}`);
         socket.destroy();

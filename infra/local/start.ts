@@ -114,6 +114,11 @@ try {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  // A promise nothing awaited that failed is a bug to print, not a reason to stop the platform and
+  // every session and stream it serves (as in the session container).
+  process.on('unhandledRejection', (reason) => {
+    console.error('unhandled rejection:', reason);
+  });
 } catch (error) {
   console.error((error as Error).message);
   process.exit(1);

@@ -1,5 +1,5 @@
-import { voiceSessionOperation } from '../conversation/voice-session-operations';
 import { twilioMediaStreamOperation } from '../phone-number/operations';
+import { voiceSessionOperation } from '../voice/operations';
 
 /**
  * Operations served over a WebSocket (by the session container, and by `npm start`'s gateway):

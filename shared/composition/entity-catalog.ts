@@ -8,11 +8,10 @@ import { deleteObjects } from '../aws/bucket';
 import { conversations, conversationUserStates } from '../conversation/conversation-repository';
 import { conversationEvents } from '../conversation/event-repository';
 import { interactions } from '../conversation/interaction-repository';
+import { voiceAudioRoot } from '../conversation/message-audio';
 import { messages } from '../conversation/message-repository';
 import { operatorActions, pendingReplies } from '../conversation/operator/operator-repository';
 import { promptLogRoot } from '../conversation/prompt-log';
-import { voiceAudioRoot } from '../conversation/voice-audio';
-import { voiceSessionSlots } from '../conversation/voice-session-repository';
 import type { Entity } from '../data/entity';
 import { pagingCursors } from '../data/paging';
 import { simulationUsages } from '../data/usage-links';
@@ -20,6 +19,7 @@ import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-
 import { metricCounts, metrics } from '../metric/metric-repository';
 import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
 import { organizationBranding, organizations } from '../organization/organization-repository';
+import { twilioCalls } from '../phone-number/call-repository';
 import { phoneNumberCounts, phoneNumbers } from '../phone-number/phone-number-repository';
 import { replacedRoles, roles } from '../role/role-repository';
 import { services, serviceTags } from '../service/service-repository';
@@ -40,6 +40,7 @@ import { memories } from '../user/memory-repository';
 import { temporaryGrants } from '../user/temporary-grant-repository';
 import { userModels } from '../user/user-model-repository';
 import { users } from '../user/user-repository';
+import { voiceSessionSlots } from '../voice/session-slot-repository';
 import { webhookDeliveries } from '../webhook/delivery-repository';
 import { webhookDestinationCounts, webhookDestinations } from '../webhook/destination-repository';
 import { apiKeyExpirationNotices, webhookSubscriberDirectory } from '../webhook/expiration-notices';
@@ -70,6 +71,7 @@ export const entityCatalog: readonly Entity[] = [
   // Numbers before conversations: once they (and their sealed auth tokens) are gone, no call is answered.
   phoneNumbers,
   phoneNumberCounts,
+  twilioCalls,
   conversations,
   interactions,
   messages,

@@ -48,7 +48,7 @@ import {
   removeInteractionItems,
   storeInteractionItems,
 } from './turn-repository';
-import { prepareVoiceTurn, storeHeardAudio, type VoiceRequest } from './voice';
+import { prepareVoiceTurn, storeHeardAudio, type VoiceRequest } from './turn-speech';
 
 /**
  * The two operations that run a turn: `create-conversation` (the agent's opening) and

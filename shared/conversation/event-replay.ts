@@ -6,7 +6,7 @@ import type { TextPattern } from '../kernel/caller-patterns';
 import { ConflictError } from '../kernel/errors';
 import { conversationAttributes, hasPermission } from '../kernel/permissions';
 import { requireConversation } from './conversation-lookup';
-import { conversationNotFound } from './conversation-repository';
+import { conversationNotFound, getConversation } from './conversation-repository';
 import { readerNow } from './event-reader';
 import { lastStoredEvent, parseEventId, readEventsAfter, readRestOfItem } from './event-repository';
 import { endIdleInterruption, endOvertakenInteraction } from './interruptions';
@@ -155,3 +155,39 @@ export const getConversationEvents = async (
  */
 export const lastEventIdOf = async (orgId: string, conversationId: string): Promise<string | undefined> =>
   (await lastStoredEvent(orgId, conversationId))?.event_id;
+
+/** A message of the conversation as a live session speaks it: an operator's, sent between turns. */
+export interface CompletedMessage {
+  interactionId: string;
+  messageId: string;
+  text: string;
+}
+
+/**
+ * One page of the events stored after `afterEventId`, shown as the caller may read them (as every
+ * replay): the messages completed in it, and the last event read, where the next page starts.
+ * Nothing is followed. For a live session speaking what it did not produce itself.
+ */
+export const completedMessagesAfter = async (
+  orgId: string,
+  caller: Caller,
+  conversationId: string,
+  afterEventId: string | undefined,
+  limit: number,
+): Promise<{ lastEventId: string | undefined; messages: CompletedMessage[] }> => {
+  const conversation = await getConversation(orgId, conversationId);
+  if (!conversation) return { lastEventId: afterEventId, messages: [] };
+  const reader = await readerNow(orgId, caller, conversation, { test: () => false });
+  let lastEventId = afterEventId;
+  const messages: CompletedMessage[] = [];
+  for (const item of await readEventsAfter(orgId, conversationId, afterEventId, limit)) {
+    for (const stored of item) {
+      lastEventId = stored.event_id;
+      const event = await reader.shown(stored);
+      if (event?.type === 'interaction-complete' && event.full_message !== '') {
+        messages.push({ interactionId: event.interaction_id, messageId: event.message_id, text: event.full_message });
+      }
+    }
+  }
+  return { lastEventId, messages };
+};

@@ -7,9 +7,9 @@ import { LeaseLostError } from '../data/lease';
 import { type Item, type PrimaryKey, queryPage, transactWrite } from '../data/table';
 import { newId } from '../kernel/ids';
 import { conversations, newItemPuts } from './conversation-repository';
+import { voiceAudioRoot } from './message-audio';
 import { type ConversationPartition, retentionTags } from './retention';
 import { leaseCheck } from './turn-repository';
-import { voiceAudioRoot } from './voice-audio';
 
 /**
  * The events of a conversation's streams, as they were sent, in the conversation's partition.

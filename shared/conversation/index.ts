@@ -1,5 +1,6 @@
 /** What other capabilities may use of conversation's records; everything else stays behind its domain functions. */
-export { getConversation, getUserServiceState } from './conversation-repository';
+export { alreadyFinished, getConversation, getUserServiceState } from './conversation-repository';
+export { parseEventId } from './event-repository';
 export { getInteraction, listInteractions } from './interaction-repository';
 export { conversationLakeSources } from './lake-sources';
 export { recentMessages } from './message-repository';

@@ -21,6 +21,7 @@ import {
 } from './conversation-repository';
 import { mayReadInsights } from './event-visibility';
 import { getInteraction, listInteractions } from './interaction-repository';
+import { messageAudioUrl, readMessageAudio } from './message-audio';
 import { getMessage, queryMessages } from './message-repository';
 import { operatorControlOf } from './operator/operator-control';
 import type {
@@ -33,7 +34,6 @@ import type {
   MessageSource,
   MessageType,
 } from './schemas';
-import { messageAudioUrl, readMessageAudio } from './voice-audio';
 
 /** Which parts of a conversation the caller may see (permission filtering of fields). */
 interface ConversationVisibility {

@@ -25,8 +25,8 @@ import { engineDependencies } from './session';
 import { InteractionJournal, outliveReader } from './turn-events';
 import type { TurnFigures, TurnMeter } from './turn-meter';
 import { commitInteraction, storeInteractionItems } from './turn-repository';
+import { hushedAnswer, speakTurn, type VoiceTurn } from './turn-speech';
 import { describeAgentTurn, failAgentTurn } from './turn-tracing';
-import { hushedAnswer, speakTurn, type VoiceTurn } from './voice';
 
 /**
  * A turn's lifecycle, once its conversation is held and what it stores before its stream is

@@ -10,6 +10,17 @@ const required = (name: string): string => {
   return value;
 };
 
+/** A positive number of seconds from the environment, else `fallback`. */
+const positiveSeconds = (name: string, fallback: number): number => {
+  const value = Number(process.env[name] ?? fallback);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+};
+
+const positiveInteger = (name: string, fallback: number): number => {
+  const value = Number(process.env[name] ?? fallback);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+};
+
 const flag = (name: string): boolean => ['1', 'true', 'yes', 'on'].includes((process.env[name] ?? '').toLowerCase());
 
 export const config = {
@@ -56,15 +67,25 @@ export const config = {
    * How many successful sign-ins one key and user may make at once. SDK clients sign in each
    * time they are created, so a test suite or a fleet of workers starts many in a minute.
    */
-  /** A live voice session that receives nothing for this long is closed (`VOICE_SESSION_IDLE_SECONDS`, default 30). */
+  /** A live voice session in which no one speaks for this long is closed (`VOICE_SESSION_IDLE_SECONDS`, default 30). */
   get voiceSessionIdleMs(): number {
-    const value = Number(process.env.VOICE_SESSION_IDLE_SECONDS ?? 30);
-    return (Number.isFinite(value) && value > 0 ? value : 30) * 1000;
+    return positiveSeconds('VOICE_SESSION_IDLE_SECONDS', 30) * 1000;
+  },
+  /** A live voice session lasts this long at most (`VOICE_SESSION_MAX_SECONDS`, default an hour). */
+  get voiceSessionMaxMs(): number {
+    return positiveSeconds('VOICE_SESSION_MAX_SECONDS', 3_600) * 1000;
+  },
+  /** An utterance ends, as if its speaker stopped, once it is this long (`VOICE_UTTERANCE_MAX_SECONDS`, default 30). */
+  get voiceUtteranceMaxMs(): number {
+    return positiveSeconds('VOICE_UTTERANCE_MAX_SECONDS', 30) * 1000;
   },
   /** Live voice sessions one user may hold at once, across all servers (`VOICE_SESSIONS_PER_USER`, default 10). */
   get voiceSessionsPerUser(): number {
-    const value = Number(process.env.VOICE_SESSIONS_PER_USER ?? 10);
-    return Number.isInteger(value) && value > 0 ? value : 10;
+    return positiveInteger('VOICE_SESSIONS_PER_USER', 10);
+  },
+  /** Live voice sessions one organization may hold at once, across all servers (`VOICE_SESSIONS_PER_ORGANIZATION`, default 100). */
+  get voiceSessionsPerOrganization(): number {
+    return positiveInteger('VOICE_SESSIONS_PER_ORGANIZATION', 100);
   },
   get signInBurst(): number {
     const value = Number(process.env.SIGN_IN_BURST ?? 30);

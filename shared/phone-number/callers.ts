@@ -1,7 +1,7 @@
 import { transactWrite } from '../data/table';
 import { ConflictError } from '../kernel/errors';
 import type { OrganizationRecord } from '../organization/schemas';
-import { getUserIdByEmail, userCreateItems } from '../user/index';
+import { getUser, getUserIdByEmail, userCreateItems } from '../user/index';
 import { newUserRecord } from '../user/users';
 import { e164Number } from './schemas';
 
@@ -10,34 +10,45 @@ import { e164Number } from './schemas';
  * found again by the next (the user's e-mail guard is the index: `+14155550100@phone.invalid`, an
  * address that takes no mail, so the user cannot sign in). A withheld or unusable caller ID
  * (`anonymous`, a SIP address) gets a user of its own per call, so two such callers never share
- * one user's conversation.
+ * one user's conversation. Caller ID is a claim anyone can make: a user is created verified only
+ * when the carrier attested the number (STIR/SHAKEN's `A`).
  */
 export const phoneCallerDomain = 'phone.invalid';
+
+/** The role a caller's user is created with. */
+export const callerRoleName = 'DefaultUserRole';
 
 const callerEmail = (from: string, callSid: string): string =>
   e164Number.safeParse(from).success
     ? `${from}@${phoneCallerDomain}`
     : `call-${callSid.toLowerCase()}@${phoneCallerDomain}`;
 
-/** The user id of the caller, creating the user on the number's first call. */
+/**
+ * The user id of the caller, creating the user on the number's first call. A verified user (their
+ * number attested once) is never what an unattested call acts as: anyone can claim their number,
+ * so such a call gets a user of its own, as a withheld caller ID does.
+ */
 export const callerUserId = async (
   organization: OrganizationRecord,
   from: string,
   callSid: string,
+  attested: boolean,
 ): Promise<string> => {
   const orgId = organization.org_id;
-  const email = callerEmail(from, callSid);
-  const known = await getUserIdByEmail(orgId, email);
-  if (known) return known;
-  const identified = e164Number.safeParse(from).success;
+  const numbered = callerEmail(from, callSid);
+  const owner = await getUserIdByEmail(orgId, numbered);
+  const claimsOwner = owner !== undefined && !attested && (await getUser(orgId, owner))?.is_verified === true;
+  if (owner && !claimsOwner) return owner;
+  const email = claimsOwner ? callerEmail('', callSid) : numbered;
+  const identified = !claimsOwner && e164Number.safeParse(from).success;
   const user = newUserRecord({
     orgId,
     firstName: identified ? from : 'Unknown caller',
     lastName: '',
     email,
-    roleName: 'DefaultUserRole',
-    // The carrier vouches for the number as an e-mail link vouches for an address.
-    verified: true,
+    roleName: callerRoleName,
+    // An attesting carrier vouches for the number as an e-mail link vouches for an address.
+    verified: identified && attested,
     preferences: organization.default_user_preferences,
     nonsensitiveVariables: identified ? { phone_number: from } : {},
   });

@@ -108,13 +108,17 @@ export const twilioMediaStreamOperation = defineOperation({
   ...phoneNumber,
   operationId: 'twilio-media-stream',
   method: 'GET',
-  path: '/v1/{organization}/phone_number/{phone_number_id}/twilio/media-stream',
+  path: '/v1/{organization}/phone_number/{phone_number_id}/twilio/media-stream/{call_token}',
   summary:
     "A call's media stream (WebSocket, Twilio's Media Streams protocol, μ-law 8 kHz; signed by Twilio; docs/voice.md)",
   auth: 'none',
-  extraErrors: { 403: 'The upgrade does not carry a valid Twilio signature for the number.' },
+  extraErrors: {
+    403: 'The upgrade does not carry a valid Twilio signature for the number, or the call token was used or is not the call’s.',
+  },
   request: {
-    path: numberPath,
+    path: numberPath.extend({
+      call_token: z.string().describe("The call's single-use token, from the voice webhook's TwiML."),
+    }),
     headers: headers.extend({
       'x-twilio-signature': z.string().max(200).optional().describe("Twilio's signature of the socket's URL."),
     }),

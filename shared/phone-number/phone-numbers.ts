@@ -7,6 +7,7 @@ import { asIfMissing, filterPermitted, hasPermission, requirePermission } from '
 import { requireOrganization } from '../organization/index';
 import { getService } from '../service/index';
 import { serviceAttributes } from '../service/services';
+import { callerRoleName } from './callers';
 import {
   getPhoneNumber,
   insertPhoneNumber,
@@ -49,6 +50,8 @@ export const createPhoneNumber = async (
     phone_number: body.phone_number,
     service_id: body.service_id,
   });
+  // A number makes its callers users of the organization: only a caller who may create users may map them.
+  requirePermission(caller, 'User:InviteUser', { role_name: callerRoleName });
   await requireOrganization(orgId);
   // A service the caller may not see is answered as a missing one.
   const service = await getService(orgId, body.service_id);

@@ -51,5 +51,7 @@ export const twilioVoiceWebhookForm = z
     AccountSid: twilioAccountSid,
     From: z.string().max(64),
     To: z.string().max(64),
+    /** STIR/SHAKEN's verdict on `From`, where the carrier gave one (`TN-Validation-Passed-A`: attested). */
+    StirVerstat: z.string().max(64).optional(),
   })
   .catchall(z.string());

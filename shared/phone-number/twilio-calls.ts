@@ -3,6 +3,8 @@ import { signToken, verifyToken } from '../auth/tokens';
 import { getUserServiceState } from '../conversation/index';
 import { ForbiddenError, UnauthorizedError } from '../kernel/errors';
 import { getOrganization } from '../organization/index';
+import { getUser } from '../user/index';
+import { insertTwilioCall, takeCallStream } from './call-repository';
 import { callerUserId } from './callers';
 import { findPhoneNumber, getPhoneNumber, type PhoneNumberRecord } from './phone-number-repository';
 import { authTokenContext } from './phone-numbers';
@@ -31,9 +33,12 @@ export interface TwilioRequest {
   form: URLSearchParams;
 }
 
-/** The media-stream socket's path for a number: Twilio's `<Stream>` URL takes no query string. */
-export const mediaStreamPath = (orgId: string, phoneNumberId: string): string =>
-  `/v1/${encodeURIComponent(orgId)}/phone_number/${phoneNumberId}/twilio/media-stream`;
+/**
+ * The media-stream socket's path for a call: Twilio's `<Stream>` URL takes no query string, so the
+ * number and the call's token are in the path, and Twilio's signature of the URL is the call's own.
+ */
+export const mediaStreamPath = (orgId: string, phoneNumberId: string, callToken: string): string =>
+  `/v1/${encodeURIComponent(orgId)}/phone_number/${phoneNumberId}/twilio/media-stream/${callToken}`;
 
 /** Opens the number's auth token and checks the request's signature with it; refuses otherwise. */
 export const requireTwilioSignature = async (number: PhoneNumberRecord, request: TwilioRequest): Promise<void> => {
@@ -51,7 +56,12 @@ export interface PhoneCall {
   userId: string;
   callSid: string;
   from: string;
+  /** The carrier attested the caller's number (STIR/SHAKEN `TN-Validation-Passed-A`): `from` is who calls. */
+  attested: boolean;
 }
+
+/** STIR/SHAKEN's full attestation, as Twilio's `StirVerstat` says it: the carrier vouches for the caller's number. */
+export const fullAttestation = 'TN-Validation-Passed-A';
 
 /** A deployment without live voice sessions (`voiceSessionHosting=none`) says so and hangs up. */
 const noSessionsTwiml = [
@@ -61,13 +71,15 @@ const noSessionsTwiml = [
 
 /**
  * Answers a call: the number is found from `To` and must belong to the Twilio account that signs;
- * the signature is checked with that number's auth token; the TwiML connects the call to
- * `mediaStreamBase` + the number's media-stream path, with the call's token as a parameter (none:
- * the deployment serves no sessions, and the call is told so).
+ * the signature is checked with that number's auth token; the call is taken once (a replay of the
+ * same `CallSid` is 409 and connects nothing); the TwiML connects the call to `mediaStreamBase` +
+ * the call's media-stream path, which carries its single-use token (none: the deployment serves no
+ * sessions, and the call is told so). Caller ID is a claim: the caller's user is verified only when
+ * the carrier attested the number (`StirVerstat`).
  */
 export const answerTwilioCall = async (
   orgId: string,
-  call: { CallSid: string; AccountSid: string; From: string; To: string },
+  call: { CallSid: string; AccountSid: string; From: string; To: string; StirVerstat?: string },
   request: TwilioRequest,
   mediaStreamBase: string | undefined,
 ): Promise<string> => {
@@ -78,52 +90,48 @@ export const answerTwilioCall = async (
   if (!organization || !number || number.twilio_account_sid !== call.AccountSid) throw refused();
   await requireTwilioSignature(number, request);
   if (mediaStreamBase === undefined) return noSessionsTwiml;
-  const userId = await callerUserId(organization, call.From, call.CallSid);
+  await insertTwilioCall(orgId, call.CallSid, number.id);
+  const attested = call.StirVerstat === fullAttestation;
+  const userId = await callerUserId(organization, call.From, call.CallSid, attested);
   const { token } = await signToken({
     purpose: 'phone-call',
     orgId,
     subject: userId,
     lifetimeSeconds: callTokenLifetimeSeconds,
-    claims: { phone_number_id: number.id, service_id: number.service_id, call_sid: call.CallSid, from: call.From },
+    claims: {
+      phone_number_id: number.id,
+      service_id: number.service_id,
+      call_sid: call.CallSid,
+      from: call.From,
+      attested,
+    },
   });
-  const streamUrl = `${mediaStreamBase}${mediaStreamPath(orgId, number.id)}`;
+  const streamUrl = `${mediaStreamBase}${mediaStreamPath(orgId, number.id, token)}`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<Response><Connect>',
-    `<Stream url="${xmlEscape(streamUrl)}">`,
-    `<Parameter name="call_token" value="${xmlEscape(token)}"/>`,
-    '</Stream>',
+    `<Stream url="${xmlEscape(streamUrl)}"/>`,
     '</Connect></Response>',
   ].join('');
 };
 
 /**
- * The media stream's side: the number of the socket's path, whose signature of the upgrade request
- * is checked before the socket opens (the `start` message then carries the call's token).
+ * The media stream's side, before the socket opens: the number of the socket's path, whose auth
+ * token signed the upgrade request (the URL, the call's token in it); the token, this platform's
+ * for this organization and number; and the call's stream, opened once. Any failure reads the same.
  */
 export const acceptTwilioMediaStream = async (
   orgId: string,
   phoneNumberId: string,
+  callToken: string | undefined,
   request: Omit<TwilioRequest, 'form'>,
-): Promise<PhoneNumberRecord> => {
+): Promise<{ number: PhoneNumberRecord; call: PhoneCall }> => {
   const number = /^[a-f0-9]{24}$/.test(phoneNumberId) ? await getPhoneNumber(orgId, phoneNumberId) : undefined;
-  if (!number) throw refused();
+  if (!number || !callToken) throw refused();
   await requireTwilioSignature(number, { ...request, form: new URLSearchParams() });
-  return number;
-};
-
-/**
- * The call a stream's `start` message is for: its token must be this platform's, for this
- * organization and number, and name the call Twilio says it is streaming.
- */
-export const verifyPhoneCall = async (
-  number: PhoneNumberRecord,
-  start: { callSid: string; callToken: string | undefined },
-): Promise<PhoneCall> => {
-  if (!start.callToken) throw refused();
   let verified: Awaited<ReturnType<typeof verifyToken>>;
   try {
-    verified = await verifyToken(start.callToken, 'phone-call');
+    verified = await verifyToken(callToken, 'phone-call');
   } catch (error) {
     if (error instanceof UnauthorizedError) throw refused();
     throw error;
@@ -132,29 +140,39 @@ export const verifyPhoneCall = async (
   if (
     verified.orgId !== number.org_id ||
     claims.phone_number_id !== number.id ||
-    claims.call_sid !== start.callSid ||
+    typeof claims.call_sid !== 'string' ||
     typeof claims.service_id !== 'string' ||
     typeof claims.from !== 'string'
   ) {
     throw refused();
   }
-  return {
+  await takeCallStream(number.org_id, claims.call_sid, refused);
+  const call: PhoneCall = {
     orgId: number.org_id,
     phoneNumberId: number.id,
     serviceId: claims.service_id,
     userId: verified.subject,
-    callSid: start.callSid,
+    callSid: claims.call_sid,
     from: claims.from,
+    attested: claims.attested === true,
   };
+  return { number, call };
 };
 
 /**
  * The conversation a call talks in: the caller's unfinished one with the number's service (a call
- * that dropped without hanging up left it open, and calling back takes it up), else a new one.
+ * that dropped without hanging up left it open, and calling back takes it up), else a new one. A
+ * caller whose number the carrier did not attest, or whose user was never verified, may be someone
+ * else calling from it: they always get a new conversation, never another person's.
  */
 export const callConversationTarget = async (
   call: PhoneCall,
 ): Promise<{ conversationId: string } | { serviceId: string }> => {
-  const { activeConversationId } = await getUserServiceState(call.orgId, call.userId, call.serviceId);
-  return activeConversationId ? { conversationId: activeConversationId } : { serviceId: call.serviceId };
+  const fresh = { serviceId: call.serviceId };
+  if (!call.attested) return fresh;
+  const [user, { activeConversationId }] = await Promise.all([
+    getUser(call.orgId, call.userId),
+    getUserServiceState(call.orgId, call.userId, call.serviceId),
+  ]);
+  return activeConversationId && user?.is_verified ? { conversationId: activeConversationId } : fresh;
 };

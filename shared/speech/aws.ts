@@ -29,6 +29,12 @@ export interface AwsSpeechOptions {
   region?: string;
   /** Polly's engine (`SPEECH_POLLY_ENGINE`): neural by default; standard bills a quarter as much, where a voice has it. */
   engine?: 'neural' | 'standard';
+  /**
+   * Transcribe streams this process opens at once (`TRANSCRIBE_STREAMS`, 5: the account's default
+   * quota per region). The quota is the account's: a deployment running several session tasks
+   * gives each its share.
+   */
+  streams?: number;
   /** Clients to use instead of the SDKs' (unit tests). */
   polly?: Pick<PollyClient, 'send'>;
   transcribe?: Pick<TranscribeStreamingClient, 'send'>;
@@ -166,5 +172,6 @@ export const createAwsSpeech = (options: AwsSpeechOptions): SpeechProvider => {
     synthesize,
     transcribe: transcribeSpeech,
     transcribeStream: (request: StreamingTranscriptionRequest) => transcribeStream(request),
+    streamCapacity: options.streams ?? 5,
   };
 };

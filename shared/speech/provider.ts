@@ -55,6 +55,12 @@ export interface SpeechProvider {
   prepareStream?(): void;
   /** A live session opened: a recognizer stays ready for its utterances until the returned release is called. */
   reserveStream?(): () => void;
+  /**
+   * How many streams this process may decode at once (the built-in recognizer's processes, the
+   * Transcribe streams it may open); undefined when holding one costs nothing while audio arrives
+   * (a provider that takes whole files). Live sessions share them fairly (`shared/voice/`).
+   */
+  readonly streamCapacity?: number;
 }
 
 /**

@@ -18,6 +18,8 @@ const envSchema = z
     SPEECH_OPENAI_TRANSCRIPTION_MODEL: z.string().default('whisper-1'),
     /** Polly's engine: neural ($16 a million characters) or standard ($4; only voices that have a standard version). */
     SPEECH_POLLY_ENGINE: z.enum(['neural', 'standard']).default('neural'),
+    /** Transcribe streams a session server opens at once: its share of the account's quota (5 by default). */
+    TRANSCRIBE_STREAMS: z.coerce.number().int().min(1).default(5),
   })
   .refine((env) => env.SPEECH_PROVIDER !== 'openai' || env.OPENAI_BASE_URL, {
     message: 'SPEECH_PROVIDER=openai needs OPENAI_BASE_URL',
@@ -37,7 +39,11 @@ export const createSpeechProvider = async (
   switch (settings.SPEECH_PROVIDER) {
     case 'aws': {
       const { createAwsSpeech } = await import('./aws');
-      return createAwsSpeech({ region: settings.AWS_REGION, engine: settings.SPEECH_POLLY_ENGINE });
+      return createAwsSpeech({
+        region: settings.AWS_REGION,
+        engine: settings.SPEECH_POLLY_ENGINE,
+        streams: settings.TRANSCRIBE_STREAMS,
+      });
     }
     case 'openai': {
       const { createOpenAiCompatibleSpeech } = await import('./openai-compatible');

@@ -27,6 +27,7 @@ export interface Identity {
  */
 export const callerNow = async (
   identity: Identity,
+  options: { acceptUnverified?: boolean } = {},
 ): Promise<{ caller: Caller } | { refused: 'unknown' | 'unverified' | 'not-platform-administrator' }> => {
   const { appSessionId } = identity;
   const [principal, temporaryGrants, sessionLive] = await Promise.all([
@@ -35,7 +36,7 @@ export const callerNow = async (
     appSessionId === undefined || appSessionLive(identity.homeOrgId, appSessionId, identity.userId),
   ]);
   if (!principal || !sessionLive) return { refused: 'unknown' };
-  if (!principal.user.is_verified) return { refused: 'unverified' };
+  if (!principal.user.is_verified && !options.acceptUnverified) return { refused: 'unverified' };
   const caller: Caller = {
     userId: principal.user.user_id,
     homeOrgId: identity.homeOrgId,
@@ -64,8 +65,13 @@ export const callerNow = async (
  * once they may no longer act at all. The principal is cached a few seconds per process
  * (`loadPrincipal`), so a change is seen within that time; a web app session's end (its
  * `appSessionId`, which passing the caller itself keeps) is seen at once.
+ * `acceptUnverified`: a caller who never signs in, whose identity something else vouched for (a
+ * phone call's caller, whose number the carrier did not attest), acts unverified.
  */
-export const refreshCaller = async (identity: Identity): Promise<Caller | undefined> => {
-  const now = await callerNow(identity);
+export const refreshCaller = async (
+  identity: Identity,
+  options: { acceptUnverified?: boolean } = {},
+): Promise<Caller | undefined> => {
+  const now = await callerNow(identity, options);
   return 'caller' in now ? now.caller : undefined;
 };

@@ -3,10 +3,12 @@ import { performance } from 'node:perf_hooks';
 import { sampleAgentVersionBody } from '#shared/agent/fixtures';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
 import type { PlatformCredentials } from '../../infra/local/platform';
+import { organizationBody } from '../integration/support/identity';
 
 /**
  * A minimal HTTP client of the platform for the bench, with fetch only: the integration
- * support modules read their base URL from vitest's `inject`, which a plain script cannot use.
+ * support modules read their base URL from vitest's `inject`, which a plain script cannot use
+ * (their pure pieces, such as an organization's body, are shared).
  */
 export interface Session {
   baseUrl: string;
@@ -150,6 +152,37 @@ export const createUser = async (
   if (verified.status !== 200) throw new Error(`verify link: ${verified.status} ${await verified.text()}`);
   await verified.arrayBuffer();
   return signIn(admin.baseUrl, admin.orgId, credentials, invited.user_id as string);
+};
+
+/**
+ * A new organization, created by the root organization's platform administrator (`X-ORG-ID`), and
+ * a session of its super administrator (signed in with a key of the organization).
+ */
+export const createOrganization = async (admin: Session): Promise<Session> => {
+  const orgId = `bench-${randomBytes(5).toString('hex')}`;
+  const crossOrg = { 'x-org-id': admin.orgId };
+  const path = `/v1/${orgId}`;
+  const asAdmin = { token: admin.token, headers: crossOrg };
+  await call(
+    admin.baseUrl,
+    'create organization',
+    `${path}/organization/`,
+    { method: 'PUT', ...asAdmin, body: organizationBody() },
+    201,
+  );
+  const users = await call(admin.baseUrl, 'list users', `${path}/user/`, asAdmin, 200);
+  const superUser = (users.users as { user_id: string; role: string }[]).find(
+    (user) => user.role === 'DefaultSuperAdministratorRole',
+  );
+  if (!superUser) throw new Error('the new organization has no super administrator');
+  const key = await call(
+    admin.baseUrl,
+    'create API key',
+    `${path}/organization/api_key/`,
+    { ...asAdmin, body: { name: 'bench', duration: 'P1D', role_name: 'DefaultSuperAdministratorRole' } },
+    201,
+  );
+  return signIn(admin.baseUrl, orgId, key, superUser.user_id);
 };
 
 /** An active service over a new agent and the sample state machine (greet → triage → help or goodbye) unless another is given. */

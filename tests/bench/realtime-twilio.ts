@@ -15,6 +15,7 @@ import { type Percentiles, percentiles } from './conversations';
  */
 export interface TwilioFigures {
   v2v: Percentiles;
+  /** The caller began speaking (the first frame with speech sent) → `clear`. */
   bargeIn: Percentiles;
 }
 
@@ -63,15 +64,8 @@ const phoneLine = async (admin: Session, serviceId: string) => {
     });
     const twiml = await answered.text();
     if (answered.status !== 200) throw new Error(`voice webhook: ${answered.status} ${twiml}`);
-    const streamUrl = /<Stream url="([^"]+)">/.exec(twiml)?.[1] as string;
-    const callToken = /name="call_token" value="([^"]+)"/.exec(twiml)?.[1] as string;
-    return dialMediaStream({
-      streamUrl,
-      signature: sign(authToken, streamUrl),
-      accountSid,
-      callSid,
-      parameters: { call_token: callToken },
-    });
+    const streamUrl = /<Stream url="([^"]+)"/.exec(twiml)?.[1] as string;
+    return dialMediaStream({ streamUrl, signature: sign(authToken, streamUrl), accountSid, callSid, parameters: {} });
   };
 };
 
@@ -89,7 +83,7 @@ export const measureTwilioCalls = async (
   serviceId: string,
   recordings: HumanRecording[],
   trimmed: (recording: HumanRecording) => Buffer,
-  speechOnsetMs: (pcm: Buffer) => Promise<number>,
+  speechStart: (pcm: Buffer) => number,
 ): Promise<TwilioFigures> => {
   const ring = await phoneLine(admin, serviceId);
   const v2v: number[] = [];
@@ -100,7 +94,8 @@ export const measureTwilioCalls = async (
   } finally {
     await caller.hangUp();
   }
-  // Barge-ins: speech over the agent's answer as its first audio plays.
+  // Barge-ins: speech over the agent's answer as its first audio plays, timed from when the first
+  // frame with speech in it was sent (frame n of the μ-law recording is frame n of its PCM).
   const bargeIn: number[] = [];
   const interrupter = await ring('+14155550102');
   try {
@@ -111,15 +106,14 @@ export const measureTwilioCalls = async (
       await interrupter.say(mulawOfPcm16k(trimmed(recording)));
       await interrupter.next('media', { after, timeoutMs: 60_000 });
       const over = trimmed(recordings[(index + 1) % recordings.length] as HumanRecording);
-      const onsetMs = await speechOnsetMs(over);
-      let firstFrameAt = 0;
+      const sent: number[] = [];
       const clearedAfter = interrupter.received.length;
-      void interrupter.say(mulawOfPcm16k(over), (at) => {
-        firstFrameAt = at;
+      void interrupter.say(mulawOfPcm16k(over), (frame, at) => {
+        sent[frame] = at;
       });
       const cleared = await interrupter.next('clear', { after: clearedAfter, timeoutMs: 60_000 });
-      // From when the frame the server's detector dates the speech's start at was sent.
-      bargeIn.push(cleared.receivedAt - (firstFrameAt + onsetMs));
+      const speakingAt = sent[speechStart(over)];
+      if (speakingAt !== undefined) bargeIn.push(cleared.receivedAt - speakingAt);
       await sleep(pauseMs);
     }
   } finally {

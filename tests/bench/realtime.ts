@@ -1,7 +1,5 @@
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defaultTurnDetection } from '#shared/conversation/voice-session';
-import { createTurnDetector, createVoiceActivityDetector } from '#shared/speech/vad';
 import { sampleStateMachineVersion } from '#shared/state-machine/fixtures';
 import {
   connectRealtime,
@@ -11,7 +9,7 @@ import {
   type RealtimeClient,
   type RealtimeEvent,
 } from '../support/realtime-client';
-import { createService, createUser, mapLimit, rootSession, type Session } from './api-client';
+import { createOrganization, createService, createUser, mapLimit, rootSession, type Session } from './api-client';
 import { type Percentiles, percentiles } from './conversations';
 import { startPlatformProcess } from './platform-process';
 import { measureTwilioCalls, type TwilioFigures } from './realtime-twilio';
@@ -23,10 +21,12 @@ import { wordErrors } from './recognition';
  * 20 ms frames, silence between turns, as a microphone does:
  *
  * 1. end of speech → first agent audio (v2v), each recording spoken as a turn, twice;
- * 2. barge-in: speech over a reply → `input_audio_buffer.speech_started`, from when the frame the
- *    detector dates the speech's start at (`audio_start_ms`) was sent;
- * 3. concurrent sessions: the most sessions, all speaking at once, whose every transcript is final
- *    within 1 s of its end of speech;
+ * 2. barge-in: speech over a reply → `input_audio_buffer.speech_started` (Twilio: `clear`), from
+ *    when the first frame with speech in it was sent (each frame's send time recorded), and from
+ *    when the frame the server dates the speech's start at (`audio_start_ms`) was;
+ * 3. concurrent sessions: organization B's caller's v2v while one user of organization A streams
+ *    open utterances on 10 sockets (fairness: every reply within 2 s); then the most sessions, all
+ *    speaking at once, whose every transcript is final within 1 s of its end of speech;
  * 4. the word error rate of the turns' transcripts (the recognizer's streaming decode).
  *
  * "End of speech" is when the client sent the last frame with speech in it (the recordings' own
@@ -38,7 +38,15 @@ export interface RealtimeFigures {
   stages: { stopped: Percentiles; final: Percentiles; created: Percentiles };
   /** The turns' `first_audio_ms` as the server stored it (from the end of speech it heard). */
   serverFirstAudio: Percentiles;
+  /** Barge-in: the caller began speaking (the first frame with speech sent) → `speech_started`. */
   bargeIn: Percentiles;
+  /** The frame the server dated the speech's start at (`audio_start_ms`) sent → `speech_started`. */
+  bargeInFromOnset: Percentiles;
+  /**
+   * Fairness: organization B's caller's end of speech → first agent audio while one user of
+   * organization A streams open utterances (turn detection off) on `hogSessions` sockets.
+   */
+  fairness: { v2v: Percentiles; worstMs: number; hogSessions: number };
   /** Sessions at once → the slowest transcript's end of speech → final, per level tried. */
   concurrency: { sessions: number; worstFinalMs: number; turns: number; ok: boolean }[];
   sessions: number;
@@ -80,8 +88,8 @@ const realTimeFinalMs = 1_000;
 /** Silence after each turn's reply, as a listener waits before speaking again. */
 const pauseMs = 800;
 
-/** The frame index just past the last one with speech (RMS above a tenth of the loudest frame's). */
-const speechEnd = (pcm: Buffer): number => {
+/** Whether each 20 ms frame has speech in it: RMS above a tenth of the loudest frame's. */
+const speechFrames = (pcm: Buffer): boolean[] => {
   const rms: number[] = [];
   for (let offset = 0; offset + frameBytes <= pcm.length; offset += frameBytes) {
     let sum = 0;
@@ -89,31 +97,33 @@ const speechEnd = (pcm: Buffer): number => {
     rms.push(Math.sqrt(sum / (frameBytes / 2)));
   }
   const loudest = Math.max(...rms);
-  let last = rms.length;
-  while (last > 0 && (rms[last - 1] ?? 0) < loudest / 10) last -= 1;
-  return last;
+  return rms.map((value) => value >= loudest / 10);
 };
+
+/** The frame index just past the last one with speech. */
+const speechEnd = (pcm: Buffer): number => speechFrames(pcm).lastIndexOf(true) + 1;
 
 /** The recording up to the end of its speech: the silence after it is the microphone's. */
 export const trimmed = (recording: HumanRecording): Buffer =>
   recording.pcm.subarray(0, speechEnd(recording.pcm) * frameBytes);
 
 /**
- * Where the server's turn detector dates the speech's start in a recording (`audio_start_ms`):
- * the same detector run over it. Twilio's protocol does not tell it, so the bench works it out.
+ * The first frame of an utterance with speech in it (RMS above a tenth of the loudest frame's, as
+ * `speechEnd` finds its last): when the caller began speaking, whatever the server's detector
+ * makes of it. The same frame of the μ-law recording Twilio carries (20 ms a frame either way).
  */
-export const detectedSpeechOnsetMs = async (pcm: Buffer): Promise<number> => {
-  const vad = await createVoiceActivityDetector();
-  const turns = createTurnDetector(() => defaultTurnDetection);
-  try {
-    for (let offset = 0; offset + frameBytes <= pcm.length; offset += frameBytes) {
-      const boundary = turns.next(vad.isSpeech(pcm.subarray(offset, offset + frameBytes)));
-      if (boundary?.type === 'speech-started') return boundary.audioStartMs;
-    }
-    return 0;
-  } finally {
-    vad.close();
+export const speechStart = (pcm: Buffer): number => {
+  const rms: number[] = [];
+  for (let offset = 0; offset + frameBytes <= pcm.length; offset += frameBytes) {
+    let sum = 0;
+    for (let sample = 0; sample < frameBytes; sample += 2) sum += pcm.readInt16LE(offset + sample) ** 2;
+    rms.push(Math.sqrt(sum / (frameBytes / 2)));
   }
+  const loudest = Math.max(...rms);
+  return Math.max(
+    0,
+    rms.findIndex((value) => value >= loudest / 10),
+  );
 };
 
 interface Turn {
@@ -178,25 +188,40 @@ const measureTurns = async (user: Session, serviceId: string, recordings: HumanR
   return { turns, werHuman };
 };
 
-/** Speaks over the agent's reply as its first audio arrives: speech onset sent → `speech_started`. */
-const measureBargeIns = async (user: Session, serviceId: string, recordings: HumanRecording[]): Promise<number[]> => {
+/**
+ * Speaks over the agent's reply as its first audio arrives, and times `speech_started` from when
+ * the caller began speaking (the first frame with speech in it was sent) and from when the frame
+ * the server dated the speech's start at (`audio_start_ms`) was sent. Each frame's send time is
+ * recorded, and the microphone starts with the session (`session.created`), so its frame n is the
+ * server's audio from n × 20 ms: the mapping is exact.
+ */
+const measureBargeIns = async (
+  user: Session,
+  serviceId: string,
+  recordings: HumanRecording[],
+): Promise<{ fromSpeech: number[]; fromOnset: number[] }> => {
   const client = await openSession(user, serviceId);
-  const times: number[] = [];
+  const fromSpeech: number[] = [];
+  const fromOnset: number[] = [];
   try {
     for (let round = 0; round < bargeIns; round += 1) {
       const recording = recordings[round % recordings.length] as HumanRecording;
       const after = client.events.length;
       await client.say(trimmed(recording));
       const firstAudio = await client.next('response.output_audio.delta', { after, timeoutMs: 60_000 });
-      const interrupting = recordings[(round + 1) % recordings.length] as HumanRecording;
-      const spoken = client.say(trimmed(interrupting));
+      const interrupting = trimmed(recordings[(round + 1) % recordings.length] as HumanRecording);
+      const sent: number[] = [];
+      const spoken = client.say(interrupting, (index, at) => {
+        sent[index] = at;
+      });
       const started = await client.next('input_audio_buffer.speech_started', {
         after: client.events.indexOf(firstAudio as RealtimeEvent) + 1,
         timeoutMs: 60_000,
       });
-      // From when the frame where the detector placed the speech's start was sent.
-      const onsetSentAt = client.sentAtAudioMs(Number(started.audio_start_ms));
-      if (onsetSentAt !== undefined) times.push(started.receivedAt - onsetSentAt);
+      const speakingAt = sent[speechStart(interrupting)];
+      if (speakingAt !== undefined) fromSpeech.push(started.receivedAt - speakingAt);
+      const onsetAt = client.sentAtAudioMs(Number(started.audio_start_ms));
+      if (onsetAt !== undefined) fromOnset.push(started.receivedAt - onsetAt);
       client.send({
         type: 'conversation.item.truncate',
         item_id: firstAudio.item_id,
@@ -211,7 +236,72 @@ const measureBargeIns = async (user: Session, serviceId: string, recordings: Hum
   } finally {
     await client.close();
   }
-  return times;
+  return { fromSpeech, fromOnset };
+};
+
+/** Sockets one user of organization A streams on in the fairness step (the issue's measurement). */
+const hogSessions = 10;
+/** create-conversation allows 5 a minute: the hog's sockets after the fifth open a token apart. */
+const createTokenMs = 12_500;
+
+/**
+ * One user of organization A opens `hogSessions` sockets (paced under create-conversation's rate
+ * limit), turns turn detection off and streams speech into each without end (100 ms an append);
+ * meanwhile a caller of organization B speaks each recording as a turn: B's v2v.
+ */
+const measureFairness = async (
+  admin: Session,
+  credentials: Parameters<typeof createUser>[1],
+  recordings: HumanRecording[],
+): Promise<RealtimeFigures['fairness']> => {
+  const hog = await createUser(admin, credentials);
+  const hogServices = await mapLimit(Array.from({ length: hogSessions }), 2, () =>
+    createService(admin, endlessStateMachine()),
+  );
+  const organizationB = await createOrganization(admin);
+  const serviceB = await createService(organizationB, endlessStateMachine());
+  const speech = Buffer.concat(recordings.map(trimmed));
+  const hogs: RealtimeClient[] = [];
+  const streams: NodeJS.Timeout[] = [];
+  try {
+    for (const [index, serviceId] of hogServices.entries()) {
+      if (index >= 5) await sleep(createTokenMs);
+      const client = await connectRealtime({
+        baseUrl: hog.baseUrl,
+        orgId: hog.orgId,
+        token: hog.token,
+        query: { service_id: serviceId },
+        microphone: false,
+      });
+      hogs.push(client);
+      await client.next('session.created', { timeoutMs: 60_000 });
+      client.send({ type: 'session.update', session: { audio: { input: { turn_detection: null } } } });
+      let offset = 0;
+      streams.push(
+        setInterval(() => {
+          if (client.socket.readyState !== client.socket.OPEN) return;
+          const at = offset % (speech.length - 3_200);
+          offset += 3_200;
+          client.send({ type: 'input_audio_buffer.append', audio: speech.subarray(at, at + 3_200).toString('base64') });
+        }, 100),
+      );
+    }
+    const caller = await openSession(organizationB, serviceB);
+    const turns: Turn[] = [];
+    try {
+      for (const recording of recordings) {
+        turns.push(await speakTurn(caller, recording));
+        await sleep(pauseMs);
+      }
+    } finally {
+      await caller.close();
+    }
+    const v2v = turns.map((turn) => turn.v2v);
+    return { v2v: percentiles(v2v), worstMs: Math.max(...v2v), hogSessions: hogs.length };
+  } finally {
+    for (const streaming of streams) clearInterval(streaming);
+    await Promise.all(hogs.map((client) => client.close()));
+  }
 };
 
 /** `sessions` callers speak the recordings at once, each in its own session: the slowest final transcript. */
@@ -265,8 +355,14 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
     const { turns, werHuman } = await measureTurns(admin, serviceId, recordings);
     console.log(`  turns: v2v ${turns.map((turn) => Math.round(turn.v2v)).join(', ')} ms; WER ${werHuman.toFixed(3)}`);
     const bargeIn = await measureBargeIns(users[maxSessions] as Session, serviceId, recordings);
-    console.log(`  barge-ins: ${bargeIn.map(Math.round).join(', ')} ms`);
-    const twilio = await measureTwilioCalls(admin, serviceId, recordings, trimmed, detectedSpeechOnsetMs);
+    console.log(
+      `  barge-ins: ${bargeIn.fromSpeech.map(Math.round).join(', ')} ms from the first frame of speech, ${bargeIn.fromOnset.map(Math.round).join(', ')} ms from the frame audio_start_ms dates`,
+    );
+    const twilio = await measureTwilioCalls(admin, serviceId, recordings, trimmed, speechStart);
+    const fairness = await measureFairness(admin, platform.credentials, recordings);
+    console.log(
+      `  fairness: B's v2v ${fairness.v2v.p50.toFixed(0)} / ${fairness.worstMs.toFixed(0)} ms (p50 / worst) beside ${fairness.hogSessions} streaming sockets of A`,
+    );
     const concurrency: RealtimeFigures['concurrency'] = [];
     for (const level of concurrencyLevels) {
       // A session that falls so far behind that a reply never comes counts as not at real time.
@@ -293,11 +389,13 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
       serverFirstAudio: percentiles(
         turns.flatMap((turn) => (turn.serverFirstAudioMs === undefined ? [] : [turn.serverFirstAudioMs])),
       ),
-      bargeIn: percentiles(bargeIn),
+      bargeIn: percentiles(bargeIn.fromSpeech),
+      bargeInFromOnset: percentiles(bargeIn.fromOnset),
       concurrency,
       sessions: Math.max(0, ...concurrency.filter((row) => row.ok).map((row) => row.sessions)),
       werHuman,
       twilio,
+      fairness,
       load: { before, after: loadavg()[0] as number },
     };
   } finally {
@@ -318,9 +416,15 @@ export const printRealtimeFigures = (figures: RealtimeFigures): boolean => {
   console.log(row('  → transcript final', figures.stages.final));
   console.log(row('  → response.created', figures.stages.created));
   console.log(row('server first_audio_ms (stored timings)', figures.serverFirstAudio));
-  console.log(row('barge-in: speech onset → speech_started', figures.bargeIn));
+  console.log(row('barge-in: first frame of speech → speech_started', figures.bargeIn));
+  console.log(row('  the frame audio_start_ms dates → speech_started', figures.bargeInFromOnset));
   console.log(row('Twilio: end of speech → first agent media', figures.twilio.v2v));
-  console.log(row('Twilio: barge-in, speech onset → clear', figures.twilio.bargeIn));
+  console.log(row('Twilio: barge-in, first frame of speech → clear', figures.twilio.bargeIn));
+
+  console.log(
+    row(`fairness: org B's v2v, A streaming on ${figures.fairness.hogSessions} sockets`, figures.fairness.v2v),
+    `worst ${ms(figures.fairness.worstMs)}`,
+  );
   for (const level of figures.concurrency) {
     console.log(
       `  ${`${level.sessions} sessions at once`.padEnd(46)} slowest final ${ms(level.worstFinalMs)} over ${level.turns} turns: ${level.ok ? 'real time' : 'behind'}`,
@@ -332,9 +436,10 @@ export const printRealtimeFigures = (figures: RealtimeFigures): boolean => {
     figures.v2v.p99 <= 1_000 &&
     figures.bargeIn.p50 <= 300 &&
     figures.sessions >= 6 &&
+    figures.fairness.worstMs <= 2_000 &&
     figures.werHuman <= 0.35;
   console.log(
-    `\nrealtime: v2v_p50_ms=${Math.round(figures.v2v.p50)} v2v_p99_ms=${Math.round(figures.v2v.p99)} bargein_p50_ms=${Math.round(figures.bargeIn.p50)} sessions=${figures.sessions} wer_human=${figures.werHuman.toFixed(3)}`,
+    `\nrealtime: v2v_p50_ms=${Math.round(figures.v2v.p50)} v2v_p99_ms=${Math.round(figures.v2v.p99)} bargein_p50_ms=${Math.round(figures.bargeIn.p50)} sessions=${figures.sessions} fairness_worst_ms=${Math.round(figures.fairness.worstMs)} wer_human=${figures.werHuman.toFixed(3)}`,
   );
   return met;
 };

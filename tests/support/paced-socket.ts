@@ -8,9 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface PacedAudio {
   /**
    * Queues audio, cut into frames (the last padded with silence); resolves with when its last frame
-   * was sent, or NaN when the socket closed before it was.
+   * was sent, or NaN when the socket closed before it was. `onFrame` hears when each of its frames
+   * was sent (its index in the audio, `performance.now()`).
    */
-  say(audio: Buffer, first?: (at: number) => void): Promise<number>;
+  say(audio: Buffer, onFrame?: (index: number, at: number) => void): Promise<number>;
   stop(): void;
 }
 
@@ -22,7 +23,12 @@ export const pacedAudio = (options: {
   isOpen: () => boolean;
   send: (frame: Buffer, index: number) => void;
 }): PacedAudio => {
-  const spoken: { frames: Buffer[]; done: (at: number) => void; first?: (at: number) => void }[] = [];
+  const spoken: {
+    frames: Buffer[];
+    sent: number;
+    done: (at: number) => void;
+    onFrame?: (index: number, at: number) => void;
+  }[] = [];
   let running = true;
   const pump = async () => {
     const started = performance.now();
@@ -37,9 +43,9 @@ export const pacedAudio = (options: {
       const current = spoken[0];
       const frame = current?.frames.shift() ?? options.silence;
       if (frame) options.send(frame, sent);
-      if (current?.first) {
-        current.first(performance.now());
-        current.first = undefined;
+      if (current) {
+        current.onFrame?.(current.sent, performance.now());
+        current.sent += 1;
       }
       if (current && current.frames.length === 0) {
         spoken.shift();
@@ -49,7 +55,7 @@ export const pacedAudio = (options: {
   };
   void pump();
   return {
-    say: (audio, first) =>
+    say: (audio, onFrame) =>
       new Promise((done) => {
         const frames: Buffer[] = [];
         for (let offset = 0; offset < audio.length; offset += options.frameBytes) {
@@ -57,7 +63,7 @@ export const pacedAudio = (options: {
           audio.copy(frame, 0, offset, Math.min(audio.length, offset + options.frameBytes));
           frames.push(frame);
         }
-        spoken.push({ frames, done, first });
+        spoken.push({ frames, sent: 0, done, onFrame });
       }),
     stop: () => {
       running = false;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { firstReceived, pacedAudio } from './paced-socket';
+import { firstReceived, type PacedAudio, pacedAudio } from './paced-socket';
 
 /**
  * A client of the live voice session (`GET /v1/{org}/conversation/voice-session`) as a browser
@@ -25,12 +25,16 @@ export interface RealtimeClient {
   ): Promise<RealtimeEvent>;
   send(event: Record<string, unknown>): void;
   /**
-   * When the frame holding this point of the session's audio (as the server counts it: from the
-   * first frame after `session.created`, earlier ones are dropped) was sent (`performance.now()`).
+   * When the frame holding this point of the session's audio was sent (`performance.now()`). The
+   * microphone starts once `session.created` has arrived, so its frames are exactly the audio the
+   * server counts: frame n holds its audio from n × 20 ms.
    */
   sentAtAudioMs(audioMs: number): number | undefined;
-  /** Queues speech on the microphone; resolves with when its last frame was sent (`performance.now()`). */
-  say(pcm: Buffer, onFirstFrame?: (sentAt: number) => void): Promise<number>;
+  /**
+   * Queues speech on the microphone (which starts at `session.created`); resolves with when its last
+   * frame was sent (`performance.now()`). `onFrame` hears when each of its frames was sent.
+   */
+  say(pcm: Buffer, onFrame?: (index: number, sentAt: number) => void): Promise<number>;
   /** How the socket closed, once it has. */
   closed: Promise<{ code: number; reason: string }>;
   close(): Promise<void>;
@@ -59,9 +63,13 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
     ]);
     const events: RealtimeEvent[] = [];
     let running = true;
-    /** When each frame was sent, and how many went before the session existed. */
+    /** When each frame was sent, from the first after `session.created`. */
     const sentAt: number[] = [];
-    let framesBeforeSession: number | undefined;
+    let startMicrophone: (() => void) | undefined;
+    let microphone: PacedAudio | undefined;
+    const microphoneStarted = new Promise<void>((started) => {
+      startMicrophone = started;
+    });
     const waiters = new Set<() => void>();
     const closed = new Promise<{ code: number; reason: string }>((settle) =>
       socket.on('close', (code, reason) => {
@@ -73,8 +81,8 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
     socket.on('message', (data) => {
       const event = JSON.parse(data.toString()) as RealtimeEvent;
       event.receivedAt = performance.now();
-      if (event.type === 'session.created') framesBeforeSession = sentAt.length;
       events.push(event);
+      if (event.type === 'session.created') startMicrophone?.();
       for (const wake of waiters) wake();
     });
     socket.once('unexpected-response', (_request, response) =>
@@ -88,23 +96,29 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
     socket.once('open', () => clearTimeout(connecting));
 
     socket.once('open', () => {
-      const microphone = pacedAudio({
-        frameMs,
-        frameBytes,
-        silence: options.microphone === false ? undefined : Buffer.alloc(frameBytes),
-        isOpen: () => running && socket.readyState === WebSocket.OPEN,
-        send: (frame) => {
-          socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') }));
-          sentAt.push(performance.now());
-        },
+      // Audio sent before the session exists is dropped by the server: the microphone waits for it.
+      void microphoneStarted.then(() => {
+        microphone = pacedAudio({
+          frameMs,
+          frameBytes,
+          silence: options.microphone === false ? undefined : Buffer.alloc(frameBytes),
+          isOpen: () => running && socket.readyState === WebSocket.OPEN,
+          send: (frame) => {
+            socket.send(JSON.stringify({ type: 'input_audio_buffer.append', audio: frame.toString('base64') }));
+            sentAt.push(performance.now());
+          },
+        });
       });
-      socket.once('close', () => microphone.stop());
+      socket.once('close', () => {
+        microphone?.stop();
+        // Speech queued before a session that never came is over.
+        startMicrophone?.();
+      });
       resolve({
         socket,
         events,
         send: (event) => socket.send(JSON.stringify(event)),
-        sentAtAudioMs: (audioMs) =>
-          framesBeforeSession === undefined ? undefined : sentAt[framesBeforeSession + Math.floor(audioMs / frameMs)],
+        sentAtAudioMs: (audioMs) => sentAt[Math.floor(audioMs / frameMs)],
         next: (type, { after = 0, where = () => true, timeoutMs = 30_000 } = {}) =>
           firstReceived(
             waiters,
@@ -119,7 +133,10 @@ export const connectRealtime = (options: ConnectOptions): Promise<RealtimeClient
             timeoutMs,
             () => new Error(`no ${type} within ${timeoutMs} ms: ${events.map((e) => e.type).join(', ')}`),
           ),
-        say: (pcm, first) => microphone.say(pcm, first),
+        say: async (pcm, onFrame) => {
+          await microphoneStarted;
+          return microphone ? microphone.say(pcm, onFrame) : Number.NaN;
+        },
         closed,
         close: async () => {
           running = false;

@@ -154,6 +154,21 @@ const cycleOf = (graph: Map<string, Set<string>>): string[] | undefined => {
   return undefined;
 };
 
+/**
+ * The capabilities' layer chart of docs/conventions.md, in its order: each line's capability and
+ * what it lists as its imports (`*`: any capability above it).
+ */
+const capabilityChart = async (): Promise<{ name: string; imports: string[] | '*' }[]> => {
+  const conventions = await readFile(join(root, 'docs', 'conventions.md'), 'utf8');
+  const block = /Each line lists what a capability imports[\s\S]*?```\n([\s\S]*?)```/.exec(conventions)?.[1] ?? '';
+  return block.split('\n').flatMap((line) => {
+    const match = /^([a-z-]+)\s+→ ?(\*|[a-z-]+(?:, [a-z-]+)*)?/.exec(line);
+    if (!match) return [];
+    const listed = match[2] ?? '';
+    return [{ name: match[1] as string, imports: listed === '*' ? '*' : listed.split(', ').filter(Boolean).sort() }];
+  });
+};
+
 /** Within each capability, which of its files (non-test sources, without extension) imports which of its others. */
 const fileGraphsByCapability = async (): Promise<Map<string, Map<string, Set<string>>>> => {
   const graphs = new Map<string, Map<string, Set<string>>>();
@@ -279,6 +294,45 @@ describe('layers', () => {
 
     // Assess
     expect(reaching).toEqual([]);
+  });
+
+  it("keeps each capability's imports of others to what the layer chart of docs/conventions.md lists, all from lines above it", async () => {
+    // Prepare
+    const chart = await capabilityChart();
+    const graph = await capabilityGraph();
+    const capabilities = new Set(
+      (await readdir(join(root, 'shared'), { withFileTypes: true }))
+        .filter((entry) => entry.isDirectory() && layerOf(entry.name) === capability)
+        .map((entry) => entry.name),
+    );
+
+    // Act
+    const names = chart.map((line) => line.name);
+    const offending = chart.flatMap((line, at) => {
+      const imported = [...(graph.get(line.name) ?? [])].sort();
+      const below = imported.filter((name) => !names.slice(0, at).includes(name));
+      const listed = line.imports === '*' ? imported : line.imports;
+      return [
+        ...below.map((name) => `${line.name} imports ${name}, which is not on a line above it`),
+        ...(JSON.stringify(listed) === JSON.stringify(imported)
+          ? []
+          : [`${line.name} imports ${imported.join(', ') || 'none'}; the chart lists ${listed.join(', ') || 'none'}`]),
+      ];
+    });
+
+    // Assess
+    expect([...names].sort()).toEqual([...capabilities].sort());
+    expect(offending).toEqual([]);
+  });
+
+  it('keeps the voice engine in shared/voice: no voice file in shared/conversation', async () => {
+    // Act
+    const left = (await readdir(join(root, 'shared', 'conversation'), { recursive: true })).filter((name) =>
+      /(^|\/)voice[^/]*$/.test(name),
+    );
+
+    // Assess
+    expect(left).toEqual([]);
   });
 
   it('lets capabilities import each other in one direction only, with no cycle through several', async () => {

@@ -1,8 +1,10 @@
+import { connect as connectTcp } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { rateLimitBuckets } from '#shared/auth/rate-limit-repository';
-import { voiceSessionSlots } from '#shared/conversation/voice-session-repository';
 import { heldLeaseAttributes } from '#shared/data/lease';
+import { voiceSessionSlots } from '#shared/voice/session-slot-repository';
 import {
   connectRealtime,
   frameBytes,
@@ -13,7 +15,8 @@ import {
   voiceSessionUrl,
 } from '../../support/realtime-client';
 import { api, harness } from '../support/client';
-import { createService } from '../support/conversations';
+import { createService, startConversation } from '../support/conversations';
+import { createRole } from '../support/fixtures';
 import { createOrganization, createUserSession, type Session } from '../support/identity';
 import { createOperators } from '../support/operators';
 import { putStoredItems } from '../support/table';
@@ -227,6 +230,127 @@ describe('open-voice-session', () => {
   });
 });
 
+/**
+ * Sends an upgrade request as written (target and Host as given, no client library to tidy them)
+ * and returns the status line and body of the answer.
+ */
+const rawUpgrade = (baseUrl: string, target: string, host?: string): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(baseUrl);
+    const socket = connectTcp(Number(port), hostname, () =>
+      socket.write(
+        [
+          `GET ${target} HTTP/1.1`,
+          `Host: ${host ?? `${hostname}:${port}`}`,
+          'Upgrade: websocket',
+          'Connection: Upgrade',
+          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+          'Sec-WebSocket-Version: 13',
+          '',
+          '',
+        ].join('\r\n'),
+      ),
+    );
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk.toString();
+    });
+    socket.on('error', reject);
+    socket.on('close', () =>
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0),
+        body: answer.split('\r\n\r\n')[1] ?? '',
+      }),
+    );
+  });
+
+describe('open-voice-session, malformed upgrades', () => {
+  it('answers each malformed upgrade with an HTTP error, and a session opened before them still talks', async () => {
+    // Prepare
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const client = await connect(user, { service_id: serviceId });
+    await client.next('session.created');
+    await client.next('response.done', { timeoutMs: 60_000 });
+    const after = client.events.length;
+    const { baseUrl } = harness();
+    const session = `/v1/${user.orgId}/conversation/voice-session?service_id=${serviceId}`;
+    const mediaStream = (orgSegment: string) => `/v1/${orgSegment}/phone_number/${'a'.repeat(24)}/twilio/media-stream`;
+
+    // Act
+    const answers = [
+      await rawUpgrade(baseUrl, '/v1/%C0/conversation/voice-session'),
+      await rawUpgrade(baseUrl, session, 'not a host['),
+      await rawUpgrade(baseUrl, '/ws'),
+      await rawUpgrade(baseUrl, '/v1/acme/no/such/socket'),
+      await rawUpgrade(baseUrl, mediaStream('%ZZ')),
+      // An organization id no table key can hold: reading the number throws in the signature check.
+      await rawUpgrade(baseUrl, mediaStream('o'.repeat(3000))),
+      await rawUpgrade(baseUrl, 'http://[/v1/acme/conversation/voice-session'),
+    ];
+    await client.say(short.pcm);
+    const done = await client.next('response.done', { after, timeoutMs: 60_000 });
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual([400, 401, 400, 404, 400, 500, 400]);
+    expect(JSON.parse(answers[5]?.body ?? '{}')).toEqual({ detail: 'Internal server error.' });
+    expect((done.response as { status: string }).status).toBe('completed');
+    expect((await api(`/v1/${user.orgId}/admin/ping`)).status).toBe(200);
+  });
+});
+
+describe('open-voice-session, the caller checked again', () => {
+  it('ends the session at the next spoken turn once the caller’s role loses the permission to interact, storing nothing', async () => {
+    // Prepare: a caller who may still read conversations, but no longer interact.
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const readerRole = await createRole(admin, [
+      { permission_name: 'Conversation:GetConversation', conditions: {} },
+      { permission_name: 'Service:GetService', conditions: {} },
+    ]);
+    const client = await connect(user, { service_id: serviceId });
+    const conversationId = ((await client.next('session.created')).session as { conversation_id: string })
+      .conversation_id;
+    await client.next('response.done', { timeoutMs: 60_000 });
+    const assigned = await api(`/v1/${admin.orgId}/role/${readerRole}/assign`, {
+      token: admin.token,
+      body: { user_id: user.userId },
+    });
+    // A principal is cached 3 s per process: past that, every check sees the new role.
+    await sleep(3_500);
+
+    // Act
+    await client.say(short.pcm);
+    const closed = await client.closed;
+
+    // Assess
+    expect(assigned.status).toBeLessThan(300);
+    const error = client.events.find((event) => event.type === 'error') as unknown as { error: { code: string } };
+    expect(error.error.code).toBe('http_404');
+    expect(closed.code).toBe(1008);
+    const stored = await api(`/v1/${admin.orgId}/conversation/${conversationId}/messages/`, { token: admin.token });
+    expect((stored.body.messages as { message_type: string }[]).map((message) => message.message_type)).toEqual([
+      'agent-message',
+    ]);
+  });
+
+  it('ends the session of a caller who is deleted, without waiting for them to speak', async () => {
+    // Prepare
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const client = await connect(user, { service_id: serviceId });
+    await client.next('session.created');
+    await client.next('response.done', { timeoutMs: 60_000 });
+
+    // Act
+    const deleted = await api(`/v1/${admin.orgId}/user/${user.userId}`, { method: 'DELETE', token: admin.token });
+    const closed = await client.closed;
+
+    // Assess
+    expect(deleted.status).toBeLessThan(300);
+    const error = client.events.find((event) => event.type === 'error') as unknown as { error: { code: string } };
+    expect(error.error.code).toBe('http_401');
+    expect(closed.code).toBe(1008);
+  });
+});
+
 describe('open-voice-session, with an operator', () => {
   it("speaks an operator's messages to the caller while the operator holds the call, and the agent's once handed back", async () => {
     // Prepare
@@ -326,7 +450,6 @@ describe('open-voice-session, bad input', () => {
       'input_audio_rate_exceeded',
       1008,
     ],
-    ['a socket idle past the limit', () => undefined, 'session_idle_timeout', 1008],
   ])('answers %s with an error event and a clean close', async (_name, send, code, closeCode) => {
     // Act
     const outcome = await refused(send);
@@ -355,12 +478,69 @@ describe('open-voice-session, bad input', () => {
     expect(second.socket.readyState).toBe(WebSocket.OPEN);
   });
 
+  it('refuses a session over the organization’s quota, whoever its user', async () => {
+    // Prepare: an organization of its own (the test platform allows four sessions in one, two per user).
+    const { session: owner } = await createOrganization();
+    const services = await Promise.all([createService(owner), createService(owner)]);
+    const users = await Promise.all([0, 1, 2].map(() => createUserSession(owner, 'DefaultUserRole')));
+    // A user has one unfinished conversation per service.
+    const conversations = await Promise.all(
+      [0, 0, 1, 1, 2].map(async (index, at) => {
+        const user = users[index] as Session;
+        const service = services[at % 2] as { serviceId: string };
+        return {
+          user,
+          conversationId: (await startConversation(user, { service_id: service.serviceId })).conversationId,
+        };
+      }),
+    );
+    const opened = [];
+    for (const { user, conversationId } of conversations.slice(0, 4)) {
+      const client = await connect(user, { conversation_id: conversationId }, false);
+      await client.next('session.created');
+      opened.push(client);
+    }
+
+    // Act
+    const { user, conversationId } = conversations[4] as (typeof conversations)[number];
+    const refusedClient = await connect(user, { conversation_id: conversationId }, false);
+    const closed = await refusedClient.closed;
+
+    // Assess
+    const error = refusedClient.events.find((event) => event.type === 'error') as unknown as {
+      error: { code: string; message: string };
+    };
+    expect(error.error).toMatchObject({ code: 'http_429', message: expect.stringContaining('in the organization') });
+    expect(closed.code).toBe(1008);
+    expect(opened.every((client) => client.socket.readyState === WebSocket.OPEN)).toBe(true);
+  });
+
+  it('drops control events past their rate with an error event, and keeps the session', async () => {
+    // Prepare
+    const user = await createUserSession(admin, 'DefaultUserRole');
+    const { conversationId } = await startConversation(user, { service_id: serviceId });
+    const client = await connect(user, { conversation_id: conversationId }, false);
+    await client.next('session.created');
+
+    // Act: 25 session updates at once (20 are taken in a burst).
+    for (let update = 0; update < 25; update += 1) {
+      client.send({ type: 'session.update', session: { type: 'realtime' } });
+    }
+    // Events are answered in order: by the first refusal, the 20 taken were answered.
+    const limited = await client.next('error');
+
+    // Assess
+    expect((limited.error as { code: string }).code).toBe('control_rate_exceeded');
+    expect(client.events.filter((event) => event.type === 'session.updated').length).toBe(20);
+    expect(client.socket.readyState).toBe(WebSocket.OPEN);
+  });
+
   it('counts the user’s sessions on every server: slots held elsewhere refuse the next, one whose server stopped renewing it does not', async () => {
     // Prepare: another server holds both of the user's slots (the test platform allows two).
     const user = await createUserSession(admin, 'DefaultUserRole');
     const slotHeldUntil = (slot: number, untilMs: number) =>
       voiceSessionSlots.item(user.orgId, {
-        userId: user.userId,
+        holder: user.userId,
         slot,
         ...heldLeaseAttributes({ token: 1, untilMs }),
       });

@@ -95,6 +95,20 @@ describe('create-phone-number', () => {
     );
   });
 
+  it('refuses with 403 a caller who may create numbers but not users: a number makes its callers users', async () => {
+    const numbersOnly = await createGrantedSession(admin, [
+      { permission_name: 'PhoneNumber:CreatePhoneNumber', conditions: {} },
+      { permission_name: 'Service:GetService', conditions: {} },
+    ]);
+
+    const response = await api(`/v1/${admin.orgId}/phone_number/`, {
+      token: numbersOnly.token,
+      body: numberBody(newTwilioAccount()),
+    });
+
+    expect(response.status, response.text).toBe(403);
+  });
+
   it('answers 404 for a service that does not exist', async () => {
     const account = newTwilioAccount();
     const response = await api(`/v1/${admin.orgId}/phone_number/`, {
@@ -211,14 +225,28 @@ describe('twilio-voice-webhook', () => {
     // Assess
     expect(answered.status, answered.text).toBe(200);
     expect(answered.headers.get('content-type')).toMatch(/^text\/xml/);
-    const stream =
-      /<Response><Connect><Stream url="([^"]+)"><Parameter name="call_token" value="([^"]+)"\/><\/Stream><\/Connect><\/Response>$/.exec(
-        answered.text,
-      );
+    const stream = /<Response><Connect><Stream url="([^"]+)\/([^"/]+)"\/><\/Connect><\/Response>$/.exec(answered.text);
     expect(stream, answered.text).not.toBeNull();
     const base = new URL(apiUrl('/'));
     expect(stream?.[1]).toBe(`ws://${base.host}/v1/${admin.orgId}/phone_number/${id}/twilio/media-stream`);
+    // The call's token, in the path: Twilio's signature of the URL is then the call's own.
     expect(stream?.[2]).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+
+  it('answers a replayed webhook, the same CallSid signed again, with 409 and connects nothing', async () => {
+    // Prepare
+    const account = newTwilioAccount();
+    const { phoneNumber } = await createNumber(admin, account);
+    const form = incomingCallForm(account, { to: phoneNumber, from: '+14155550124' });
+    const first = await postVoiceWebhook(admin.orgId, form, { authToken: account.authToken });
+
+    // Act
+    const replayed = await postVoiceWebhook(admin.orgId, form, { authToken: account.authToken });
+
+    // Assess
+    expect(first.status).toBe(200);
+    expect(replayed.status).toBe(409);
+    expect(replayed.text).not.toContain('<Stream');
   });
 
   it('refuses a wrong signature, a missing one and one made with another auth token with 403', async () => {
@@ -309,12 +337,12 @@ describe('twilio-voice-webhook', () => {
 
     expect(answered.status, answered.text).toBe(200);
     expect(answered.text).toContain(
-      `url="wss://voice.example.com/v1/${admin.orgId}/phone_number/${id}/twilio/media-stream"`,
+      `url="wss://voice.example.com/v1/${admin.orgId}/phone_number/${id}/twilio/media-stream/`,
     );
     expect(unproxied.status).toBe(403);
   });
 
-  it("makes the caller's number a user of the organization on the first call and finds it on the next", async () => {
+  it("makes the caller's number a user of the organization on the first call and finds it on the next, verified only once the carrier attests it", async () => {
     // Prepare
     const account = newTwilioAccount();
     const { phoneNumber } = await createNumber(admin, account);
@@ -331,6 +359,12 @@ describe('twilio-voice-webhook', () => {
       );
       expect(answered.status).toBe(200);
     }
+    const attestedCaller = `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+    const attested = await postVoiceWebhook(
+      admin.orgId,
+      incomingCallForm(account, { to: phoneNumber, from: attestedCaller, stirVerstat: 'TN-Validation-Passed-A' }),
+      { authToken: account.authToken },
+    );
 
     // Assess
     const users = await api(`/v1/${admin.orgId}/user/`, {
@@ -342,8 +376,15 @@ describe('twilio-voice-webhook', () => {
     expect(users.body.users[0]).toMatchObject({
       first_name: caller,
       role: 'DefaultUserRole',
+      is_verified: false,
       nonsensitive_variables: { phone_number: caller },
     });
+    expect(attested.status).toBe(200);
+    const attestedUsers = await api(`/v1/${admin.orgId}/user/`, {
+      token: admin.token,
+      query: { email: `${attestedCaller}@phone.invalid` },
+    });
+    expect(attestedUsers.body.users[0]).toMatchObject({ first_name: attestedCaller, is_verified: true });
   });
 
   it('answers 415 to a body that is not a form and 422 to a form without the call fields', async () => {

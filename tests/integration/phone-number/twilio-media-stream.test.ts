@@ -31,12 +31,15 @@ interface Answered {
   callSid: string;
 }
 
+/** STIR/SHAKEN's full attestation: the carrier vouches for the caller's number. */
+const attested = 'TN-Validation-Passed-A';
+
 /** Rings the number: the signed webhook, and what its TwiML says to stream to. */
-const ring = async (from = caller): Promise<Answered> => {
-  const form = incomingCallForm(account, { to: phoneNumber, from });
+const ring = async (from = caller, stirVerstat: string | undefined = attested): Promise<Answered> => {
+  const form = incomingCallForm(account, { to: phoneNumber, from, stirVerstat });
   const answered = await postVoiceWebhook(admin.orgId, form, { authToken: account.authToken });
   expect(answered.status, answered.text).toBe(200);
-  const streamUrl = /<Stream url="([^"]+)">/.exec(answered.text)?.[1] as string;
+  const streamUrl = /<Stream url="([^"]+)"/.exec(answered.text)?.[1] as string;
   const parameters = Object.fromEntries(
     [...answered.text.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map(([, name, value]) => [
       name as string,
@@ -149,17 +152,32 @@ describe('twilio-media-stream', () => {
     expect((forged as { status?: number }).status).toBe(403);
   });
 
-  it('closes a stream whose start carries no call token, another call’s, or audio other than μ-law 8 kHz', async () => {
+  it('refuses a stream URL without its call token, or one already used, with 403', async () => {
+    const answered = await ring('+14155550191');
+    const untokened = answered.streamUrl.slice(0, answered.streamUrl.lastIndexOf('/'));
+
+    const withoutToken = await dial(answered, {
+      streamUrl: untokened,
+      signature: twilioSign(account.authToken, untokened),
+    }).catch((error: { status?: number }) => error);
+    const first = await dial(answered);
+    const again = await dial(answered).catch((error: { status?: number }) => error);
+    first.close();
+
+    expect((withoutToken as { status?: number }).status).toBe(403);
+    expect((again as { status?: number }).status).toBe(403);
+  });
+
+  it('closes a stream whose start names another call than its token’s, or audio other than μ-law 8 kHz', async () => {
     const answered = await ring('+14155550196');
     const other = await ring('+14155550195');
 
-    const untokened = await dial(answered, { parameters: {} });
-    const crossed = await dial(answered, { parameters: other.parameters });
-    const linear = await dial(answered, {
+    const crossed = await dial(answered, { callSid: other.callSid });
+    const linear = await dial(await ring('+14155550196'), {
       start: { mediaFormat: { encoding: 'audio/l16', sampleRate: 16000, channels: 1 } },
     });
 
-    for (const call of [untokened, crossed, linear]) {
+    for (const call of [crossed, linear]) {
       const closed = await call.closed;
       expect(closed.code).toBe(1008);
       expect(call.received.filter((message) => message.event === 'media')).toEqual([]);
@@ -180,6 +198,34 @@ describe('twilio-media-stream', () => {
     await again.hangUp();
 
     expect(resumed.id).toBe(dropped.id);
+  }, 90_000);
+
+  it('gives a caller whose number the carrier did not attest a new conversation, never the one a call from it left open', async () => {
+    // Prepare: the number's owner calls (attested) and the stream drops, leaving the conversation open.
+    const from = '+14155550190';
+    const owner = await dial(await ring(from));
+    await owner.next('media');
+    const left = await conversationOf(from);
+    owner.close();
+    await owner.closed;
+
+    // Act: someone calls from the same number, unattested (a spoofed caller ID).
+    const spoofed = await dial(await ring(from, 'No-TN-Validation'));
+    await spoofed.next('media', { timeoutMs: 30_000 });
+    await spoofed.hangUp();
+
+    // Assess: the owner's conversation is untouched and still open; the other caller had a new one.
+    const listed = await api(`/v1/${admin.orgId}/conversation/`, {
+      token: admin.token,
+      query: { id: [left.id] },
+    });
+    expect(listed.body.conversations[0]).toMatchObject({ id: left.id, is_finished: false });
+    const messages = await api(`/v1/${admin.orgId}/conversation/${left.id}/messages/`, { token: admin.token });
+    expect(
+      (messages.body.messages as { message_type: string }[]).filter(
+        (message) => message.message_type === 'user-message',
+      ),
+    ).toEqual([]);
   }, 90_000);
 
   it('closes only the stream that sends random frames, 1008 or 1009; another call goes on', async () => {

@@ -100,7 +100,7 @@ export const createService = async (
 };
 
 /** A custom role with the given grants (action Allow unless given), created by `owner`; returns its name. */
-const createRole = async (
+export const createRole = async (
   owner: Session,
   grants: { permission_name: string; conditions: Record<string, unknown>; action?: 'Allow' | 'Deny' }[],
   frontendView: 'client' | 'admin' = 'client',

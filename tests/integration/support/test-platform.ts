@@ -34,9 +34,11 @@ export const startTestPlatform = async (
       WEBHOOK_RETRY_BASE_SECONDS: '1',
       // A user's turn under an operator waits 3 s for the reply instead of 20.
       OPERATOR_REPLY_WAIT_MS: '3000',
-      // Voice sessions: an idle socket and a user's quota, reached in seconds.
-      VOICE_SESSION_IDLE_SECONDS: '3',
+      // Voice sessions: a user's and an organization's quota, reached in seconds; no test's session
+      // idles out while it waits for others (tests/faults/voice-identity.test.ts checks the limit).
+      VOICE_SESSION_IDLE_SECONDS: '300',
       VOICE_SESSIONS_PER_USER: '2',
+      VOICE_SESSIONS_PER_ORGANIZATION: '4',
       TOOL_TIMEOUT_SECONDS: '3',
       TOOL_MEMORY_MB: '96',
       ...extra.env,

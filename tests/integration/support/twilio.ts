@@ -29,8 +29,9 @@ export const newPhoneNumber = (): string => `+1555${String(Math.floor(Math.rando
 /** The form Twilio posts to a number's voice URL when it rings (the fields of an inbound call). */
 export const incomingCallForm = (
   account: TwilioAccount,
-  call: { to: string; from: string },
+  call: { to: string; from: string; stirVerstat?: string },
 ): Record<string, string> => ({
+  ...(call.stirVerstat ? { StirVerstat: call.stirVerstat } : {}),
   AccountSid: account.accountSid,
   ApiVersion: '2010-04-01',
   CallSid: `CA${hex(16)}`,

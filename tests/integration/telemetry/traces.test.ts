@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually';
 import { type OtlpReceiver, otlpEnv, type ReceivedSpan, startOtlpReceiver } from '../../support/otlp-receiver';
+import { connectRealtime, type HumanRecording, librivoxRecordings } from '../../support/realtime-client';
 
 /**
  * OpenTelemetry traces as an operator's tool receives them (docs/observability.md): a platform of
@@ -129,5 +130,59 @@ describe('interact-with-conversation, traced', () => {
     const sent = spans.find((span) => span.spanId === processed?.parentSpanId);
     expect(processed).toMatchObject({ kind: 5, attributes: { 'messaging.system': 'aws_sqs' } });
     expect(sent).toMatchObject({ name: 'analysis send', kind: 4 });
+  });
+});
+
+describe('live voice session, traced', () => {
+  it('exports each spoken turn as an invoke_agent trace of its own, linked to the session’s voice_session span', async () => {
+    // Prepare
+    const { client, conversations, identity } = support;
+    const admin = await identity.rootSession();
+    const { serviceId } = await conversations.createService(admin);
+    const spoken = librivoxRecordings().find((recording) => recording.id.endsWith('0880')) as HumanRecording;
+    const socket = await connectRealtime({
+      baseUrl: client.harness().baseUrl,
+      orgId: admin.orgId,
+      token: admin.token,
+      query: { service_id: serviceId },
+    });
+
+    // Act
+    let conversationId: string;
+    try {
+      const created = await socket.next('session.created');
+      conversationId = (created.session as { conversation_id: string }).conversation_id;
+      await socket.next('response.done', { timeoutMs: 60_000 });
+      const after = socket.events.length;
+      await socket.say(spoken.pcm);
+      await socket.next('response.done', { after, timeoutMs: 60_000 });
+    } finally {
+      await socket.close();
+    }
+
+    // Assess
+    const arrived = await eventually(
+      async () => {
+        const spans = receiver.spans();
+        const session = spans.find(
+          (span) => span.name === 'voice_session' && span.attributes['gen_ai.conversation.id'] === conversationId,
+        );
+        const turns = spans.filter(
+          (span) =>
+            span.attributes['gen_ai.operation.name'] === 'invoke_agent' &&
+            span.attributes['gen_ai.conversation.id'] === conversationId,
+        );
+        return session && turns.length >= 2 ? { session, turns } : undefined;
+      },
+      20_000,
+      200,
+      'the voice session and its two turns',
+    );
+    const { session, turns } = arrived;
+    expect(new Set(turns.map((turn) => turn.traceId)).size).toBe(turns.length);
+    for (const turn of turns) {
+      expect(turn.traceId).not.toBe(session.traceId);
+      expect(turn.links).toContainEqual(expect.objectContaining({ traceId: session.traceId, spanId: session.spanId }));
+    }
   });
 });

@@ -20,9 +20,9 @@ import { type SpeechLanguage, speechLanguageOf, type Voice, voiceFor } from '../
 import { getUser } from '../user/index';
 import type { EngineDependencies } from './engine/contracts';
 import { clauseTimer } from './fragment-times';
+import { type MessageAudio, storeMessageAudio } from './message-audio';
 import type { ConversationRecord, UserMessageAudioConfig } from './schemas';
 import type { TurnMeter } from './turn-meter';
-import { type MessageAudio, storeMessageAudio } from './voice-audio';
 
 /**
  * Voice in and out of a conversation turn, around the text engine: the user's audio becomes

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TranscriptionStream } from '../speech/provider';
-import { hearUtterance, maxEarlySettles } from './voice-utterance';
+import { hearUtterance, maxEarlySettles, unlimitedRecognizers } from './recognition';
+import type { LeaseHandlers, RecognizerLease } from './recognizer-pool';
 
 /** A recognizer that hears each frame as its one-byte word: it records what each stream was given. */
 const recognizer = () => {
@@ -32,7 +33,12 @@ describe('hearUtterance', () => {
     // Prepare
     const { streams, recognize } = recognizer();
     const words: string[] = [];
-    const utterance = hearUtterance({ itemId: 'item', recognize, onWords: (heard) => words.push(heard) });
+    const utterance = hearUtterance({
+      itemId: 'item',
+      lease: unlimitedRecognizers,
+      recognize,
+      onWords: (heard) => words.push(heard),
+    });
     utterance.write(frame('hello'));
     utterance.write(frame('there'));
 
@@ -53,7 +59,12 @@ describe('hearUtterance', () => {
     // Prepare
     const { streams, recognize } = recognizer();
     const words: string[] = [];
-    const utterance = hearUtterance({ itemId: 'item', recognize, onWords: (heard) => words.push(heard) });
+    const utterance = hearUtterance({
+      itemId: 'item',
+      lease: unlimitedRecognizers,
+      recognize,
+      onWords: (heard) => words.push(heard),
+    });
     utterance.write(frame('hello'));
     utterance.settleEarly();
     utterance.write(frame('_'));
@@ -74,7 +85,12 @@ describe('hearUtterance', () => {
   it('settles early at most twice an utterance, then waits for its end', async () => {
     // Prepare
     const { streams, recognize } = recognizer();
-    const utterance = hearUtterance({ itemId: 'item', recognize, onWords: () => undefined });
+    const utterance = hearUtterance({
+      itemId: 'item',
+      lease: unlimitedRecognizers,
+      recognize,
+      onWords: () => undefined,
+    });
 
     // Act
     for (let pause = 0; pause < 5; pause += 1) {
@@ -96,6 +112,7 @@ describe('hearUtterance', () => {
     const words: string[] = [];
     const utterance = hearUtterance({
       itemId: 'item',
+      lease: unlimitedRecognizers,
       recognize: (onPartial) => {
         late ??= onPartial;
         return { write: () => undefined, finish: async () => '', cancel: () => undefined };
@@ -115,8 +132,8 @@ describe('hearUtterance', () => {
   it('cancels the stream it is recognizing with, and not one it already settled', () => {
     // Prepare
     const { streams, recognize } = recognizer();
-    const first = hearUtterance({ itemId: 'a', recognize, onWords: () => undefined });
-    const second = hearUtterance({ itemId: 'b', recognize, onWords: () => undefined });
+    const first = hearUtterance({ itemId: 'a', lease: unlimitedRecognizers, recognize, onWords: () => undefined });
+    const second = hearUtterance({ itemId: 'b', lease: unlimitedRecognizers, recognize, onWords: () => undefined });
     second.settleEarly();
 
     // Act
@@ -125,5 +142,73 @@ describe('hearUtterance', () => {
 
     // Assess
     expect(streams.map((stream) => stream.cancelled)).toEqual([true, false]);
+  });
+});
+
+describe('hearUtterance, its recognizer taken back', () => {
+  /** A pool of one recognizer this test hands out and takes back by hand. */
+  const handPool = () => {
+    let handlers: LeaseHandlers | undefined;
+    const lease: RecognizerLease = { release: () => released.push(true) };
+    const released: boolean[] = [];
+    return {
+      released,
+      lease: (given: LeaseHandlers) => {
+        handlers = given;
+        return lease;
+      },
+      grant: () => handlers?.granted(lease),
+      revoke: () => handlers?.revoked(lease),
+    };
+  };
+
+  it('keeps the words decoded before the pool took the recognizer back, and decodes the rest on the next', async () => {
+    // Prepare
+    const { streams, recognize } = recognizer();
+    const pool = handPool();
+    const words: string[] = [];
+    const utterance = hearUtterance({
+      itemId: 'item',
+      lease: pool.lease,
+      recognize,
+      onWords: (heard) => words.push(heard),
+    });
+    utterance.write(frame('before'));
+    pool.grant();
+    utterance.write(frame('granted'));
+
+    // Act: taken back, more audio while waiting, then granted again.
+    pool.revoke();
+    utterance.write(frame('waiting'));
+    await Promise.resolve();
+    pool.grant();
+    utterance.write(frame('again'));
+    const final = await utterance.finish();
+
+    // Assess
+    expect(final).toBe('before granted waiting again');
+    expect(streams.map((stream) => stream.heard)).toEqual([
+      ['before', 'granted'],
+      ['waiting', 'again'],
+    ]);
+    expect(words.at(-1)).toBe('before granted waiting again');
+  });
+
+  it('decodes what is left on the next recognizer when the utterance ends while it waits for one', async () => {
+    // Prepare
+    const { streams, recognize } = recognizer();
+    const pool = handPool();
+    const utterance = hearUtterance({ itemId: 'item', lease: pool.lease, recognize, onWords: () => undefined });
+    utterance.write(frame('queued'));
+
+    // Act
+    const finishing = utterance.finish();
+    pool.grant();
+    const final = await finishing;
+
+    // Assess
+    expect(final).toBe('queued');
+    expect(streams[0]?.finished).toBe(true);
+    expect(pool.released.length).toBeGreaterThan(0);
   });
 });

@@ -1,7 +1,7 @@
 import { issueTalkToken } from '../auth/app-sessions';
+import { requireAuthorizedConversation, requireInteraction } from '../conversation/conversation-lookup';
+import { alreadyFinished } from '../conversation/index';
 import type { Caller } from '../kernel/caller';
-import { requireAuthorizedConversation, requireInteraction } from './conversation-lookup';
-import { alreadyFinished } from './conversation-repository';
 
 /**
  * A token for a browser to open a live voice session on a conversation: the web app's session is

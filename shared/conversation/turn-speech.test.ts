@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { speakableEnd } from './voice';
+import { speakableEnd } from './turn-speech';
 
 const spokenNow = (text: string, firstPiece: boolean) => text.slice(0, speakableEnd(text, firstPiece));
 

@@ -13,18 +13,22 @@ import {
 import { queryPage } from '../data/table';
 
 /**
- * The live voice sessions a user has open, counted across every server of the deployment: one
- * slot item per session, up to the user's quota, each held by a lease (`data/lease.ts`) that the
- * session's server renews while the session runs. Opening a session reads the user's slots (one
- * Query) and takes a free one (one conditional update); closing it gives the lease back. A server
- * that dies frees its slots one lease term later.
+ * The live voice sessions open, counted across every server of the deployment, per user and per
+ * organization: one slot item per session and holder (the user, and the organization), up to the
+ * holder's quota, each held by a lease (`data/lease.ts`) that the session's server renews while the
+ * session runs. Opening a session reads the holder's slots (one Query) and takes a free one (one
+ * conditional update); closing it gives the lease back. A server that dies frees its slots one
+ * lease term later.
  */
 export const voiceSessionSlots = defineEntity({
   name: 'voice-session-slot',
   token: 'VOICESLOT',
   schema: z.object({ slot: z.number().int(), ...leaseFields }),
-  sort: (of: { userId: string; slot: number }) => `${of.userId}#${String(of.slot).padStart(4, '0')}`,
+  sort: (of: { holder: string; slot: number }) => `${of.holder}#${String(of.slot).padStart(4, '0')}`,
 });
+
+/** The holder of an organization's own slots (user ids are hexadecimal: no user is named so). */
+export const organizationSlots = 'organization';
 
 /** A session frees its slot this long after its server stopped renewing it (it died, or lost the table). */
 const slotTiming = { durationMs: 60_000, renewEveryMs: 20_000, marginMs: 5_000 };
@@ -34,16 +38,17 @@ const slotLifetimeSeconds = 24 * 60 * 60;
 const takeAttempts = 3;
 
 /**
- * Takes one of the user's `quota` slots for a session opening now, kept (renewed) until it is
- * given back; undefined when every slot is held (the user is at their quota).
+ * Takes one of the holder's `quota` slots (a user's id, or `organizationSlots`) for a session
+ * opening now, kept (renewed) until it is given back; undefined when every slot is held (the
+ * holder is at their quota).
  */
 export const holdVoiceSessionSlot = async (
   orgId: string,
-  userId: string,
+  holder: string,
   quota: number,
 ): Promise<KeptLease | undefined> => {
   for (let attempt = 0; attempt < takeAttempts; attempt += 1) {
-    const page = await queryPage(voiceSessionSlots.query(orgId, {}, { prefix: `${userId}#` }), {
+    const page = await queryPage(voiceSessionSlots.query(orgId, {}, { prefix: `${holder}#` }), {
       limit: quota,
       consistent: true,
     });
@@ -55,12 +60,12 @@ export const holdVoiceSessionSlot = async (
     );
     const free = Array.from({ length: quota }, (_, slot) => slot).find((slot) => !held.has(slot));
     if (free === undefined) return undefined;
-    const taken = await takeLease(voiceSessionSlots.key(orgId, { userId, slot: free }), {
+    const taken = await takeLease(voiceSessionSlots.key(orgId, { holder, slot: free }), {
       durationMs: slotTiming.durationMs,
       setIfAbsent: { entity: voiceSessionSlots.name, slot: free },
       set: { expires_at_epoch: Math.ceil(Date.now() / 1000) + slotLifetimeSeconds },
     });
-    if (taken) return keepLease(taken.grant, slotTiming, { voice_session_slot: `${userId}#${free}` });
+    if (taken) return keepLease(taken.grant, slotTiming, { voice_session_slot: `${holder}#${free}` });
   }
   return undefined;
 };
