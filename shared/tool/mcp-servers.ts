@@ -141,7 +141,6 @@ const newMcpTool = (server: McpServerRecord, listed: ListedTool, name: string, c
     deleted_envvars: {},
     latest_version: { major: 1, minor: 0, patch: 0 },
     last_valid_commit: null,
-    operation_in_progress: null,
     mcp: { server_id: server.id, tool_name: listed.mcpName },
     created_at: at,
     updated_at: at,

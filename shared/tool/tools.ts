@@ -68,7 +68,6 @@ export const createTool = async (
     deleted_envvars: {},
     latest_version: null,
     last_valid_commit: null,
-    operation_in_progress: null,
     mcp: null,
     created_at: at,
     updated_at: at,

@@ -25,6 +25,7 @@ export const toolVersionView = (version: StoredToolVersion) => {
     artifact_key: _artifactKey,
     runtime_ref: _runtimeRef,
     build_id: _buildId,
+    hold_token: _holdToken,
     ...listed
   } = version;
   return listed;
