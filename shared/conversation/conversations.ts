@@ -27,7 +27,7 @@ import { newConversationRecord, type SimulationStart } from './new-conversations
 import { withoutExpiredEscalation } from './operator/operator-control';
 import { responderFor } from './operator/operator-turns';
 import type { ConversationRecord, MessageRecord } from './schemas';
-import { loadSession } from './session';
+import { loadSession, userContextOf } from './session';
 import {
   beginTurn,
   giveLeaseBack,
@@ -89,10 +89,15 @@ const startConversationTurn = async (
   const meter = startTurnMeter();
   const userId = caller.userId;
   requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
+  // One round trip: the service (with the heads of the versions it follows), the user and what is
+  // known of them, the organization, the user's state with the service, and the rate limit.
+  const reading = getUser(orgId, userId);
+  const userContext = userContextOf(orgId, userId, { user: reading });
+  userContext.catch(() => undefined);
   const [resolved, userState, user, organization] = await Promise.all([
     input.simulation?.versions ?? resolveVersionSet(orgId, serviceId, input.versionSetName),
     getUserServiceState(orgId, userId, serviceId),
-    getUser(orgId, userId),
+    reading,
     getOrganization(orgId),
     input.admitted,
   ]);
@@ -115,7 +120,11 @@ const startConversationTurn = async (
     : [];
   const behaviors = behaviorSourceFor(orgId, serviceId);
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
-  const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
+  const session = await loadSession(conversation, {
+    isReturningUser: userState.finishedCount > 0,
+    newMessages,
+    userContext,
+  });
   const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice, meter));
   const opening = openingEvents(interactionId, [{ type: 'conversation-created', conversation_id: conversation.id }]);
   // The conversation, its initial message and its first event are stored at once, before the

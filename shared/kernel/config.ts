@@ -141,6 +141,13 @@ export const config = {
   get webhookAllowLocalDestinations(): boolean {
     return flag('WEBHOOK_ALLOW_LOCAL_DESTINATIONS');
   },
+  /**
+   * Local development only: MCP servers may be reached over http:// and on loopback addresses, so a
+   * developer can register one running on their machine. Never set in AWS (the stack does not set it).
+   */
+  get mcpAllowLocalServers(): boolean {
+    return flag('MCP_ALLOW_LOCAL_SERVERS');
+  },
   /** The first webhook retry waits about this long; each next one twice as long (with jitter). */
   get webhookRetryBaseSeconds(): number {
     const value = Number(process.env.WEBHOOK_RETRY_BASE_SECONDS ?? 30);

@@ -11,6 +11,7 @@ import { api, apiUrl, eventually, expectStatus, harness } from '../support/clien
 import { interact, startConversation } from '../support/conversations';
 import { createAgent, createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
+import { startTestMcpServer } from '../support/mcp-server';
 import { createUnitTest, createUnitTestSet } from '../support/simulation';
 import { lakeKeysOf, storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
@@ -304,6 +305,18 @@ describe('delete-organization', () => {
       },
     });
     expectStatus('test a tool', tested, 200);
+    // An MCP server (its headers sealed in its record), whose listed tool is invoked once.
+    const mcpServer = await startTestMcpServer();
+    const registered = await api(`/v1/${orgId}/tool/mcp_server/`, {
+      token: admin.token,
+      body: { name: 'orders', url: mcpServer.url, headers: { 'X-Api-Key': mcpServer.apiKey } },
+    });
+    expectStatus('register an MCP server', registered, 201);
+    const lookupOrder = registered.body.tools.find(
+      (tool: { mcp_tool_name: string }) => tool.mcp_tool_name === 'lookup_order',
+    );
+    await invoke(admin, lookupOrder.tool_id, '1.0.0', [{ order_id: 'A-1' }]);
+    await mcpServer.close();
     const artifactPrefix = `tools/${orgId}/`;
     const runtimeDir = join(harness().toolRuntimeDir, orgId);
     // What a test stopped half-way would leave (a finished one removes its artifact and code itself).
@@ -374,6 +387,8 @@ describe('delete-organization', () => {
         'dynamic-behavior-set-active-name',
         'dynamic-behavior-set-version',
         'interaction',
+        'mcp-server',
+        'mcp-server-name',
         'memory',
         'message',
         'metric',
