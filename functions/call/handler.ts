@@ -2,10 +2,10 @@ import { getCallDetails, getCallRecording, getCallTimeline, listCalls } from '#s
 import { callOperations } from '#shared/call/operations';
 import { createOutboundCall } from '#shared/call/outbound-calls';
 import { continueAfterStream, transferCall, transferWhisperTwiml } from '#shared/call/transfers';
-import { receiveAnsweringMachineVerdict, receiveCallStatus } from '#shared/call/twilio-callbacks';
+import { answerOutboundCall, receiveAnsweringMachineVerdict, receiveCallStatus } from '#shared/call/twilio-callbacks';
 import { httpHandler, implementGroup, type RequestContext } from '#shared/http/http-handler';
 import { config } from '#shared/kernel/config';
-import { addressedUrl, baseOf } from '#shared/phone-number/twilio-signature';
+import { addressedUrl, baseOf, voiceSessionBase } from '#shared/phone-number/twilio-signature';
 
 /** The URL as Twilio addressed it (it signs that one), or as the client reached the API (Twilio calls back there). */
 const addressed = (context: RequestContext, forwardedHost: string | undefined): string =>
@@ -41,6 +41,16 @@ export const handler = httpHandler(
         body,
         baseOf(addressed(context, headers['x-forwarded-host'])),
       ),
+    'twilio-call-answer': ({ path, query, headers, body, context }) => {
+      const request = signed(context, headers, query);
+      return answerOutboundCall(
+        path.organization,
+        query.call_id,
+        body,
+        request,
+        voiceSessionBase(request.url, config.voiceSessionUrl),
+      );
+    },
     'twilio-call-status': ({ path, query, headers, body, context }) =>
       receiveCallStatus(path.organization, query.call_id, body, signed(context, headers, query)),
     'twilio-call-amd': ({ path, query, headers, body, context }) =>

@@ -3,6 +3,7 @@ import { httpHandler, implementGroup } from '#shared/http/http-handler';
 import { pageRequest } from '#shared/kernel/list-params';
 import { modifyToolEnvvars } from '#shared/tool/environment';
 import { listToolInvocations, searchToolInvocations } from '#shared/tool/invocations';
+import { createMcpServer, deleteMcpServer, listMcpServers, refreshMcpServer } from '#shared/tool/mcp-servers';
 import { toolOperations } from '#shared/tool/operations';
 import { publishToolVersion } from '#shared/tool/publishing';
 import { scaffoldRelease } from '#shared/tool/scaffold';
@@ -57,6 +58,15 @@ export const handler = httpHandler(
         fields: query.query_against,
       }),
     }),
+
+    'create-mcp-server': ({ path, body, caller }) => createMcpServer(path.organization, caller, body),
+
+    'get-mcp-servers': async ({ path, query, caller }) =>
+      pageBody('mcp_servers', await listMcpServers(path.organization, caller, pageRequest(query))),
+
+    'refresh-mcp-server': ({ path, caller }) => refreshMcpServer(path.organization, caller, path.mcp_server_id),
+
+    'delete-mcp-server': ({ path, caller }) => deleteMcpServer(path.organization, caller, path.mcp_server_id),
 
     'deprecate-tool-version': ({ path, caller }) =>
       deprecateToolVersions(path.organization, caller, path.tool_id, path.version),

@@ -30,7 +30,7 @@ export interface AnalyticsLakeProps {
   defaults: FunctionDefaults;
   /**
    * The functions that run the SQL query's engine (the admin group's submit-sql-query, the
-   * console's lake pages): each assumes the reader role with the organization as session tag (and
+   * console's lake pages, the MCP endpoint's sql_query): each assumes the reader role with the organization as session tag (and
    * a session policy naming its folders), so it reads that organization's folders and no other;
    * each gets more memory (and CPU) for the engine, and /tmp for its copies.
    */

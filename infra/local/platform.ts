@@ -135,6 +135,8 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     SIGNING_KEY_FILE: join(options.stateDir, 'signing-key.json'),
     // Developers receive webhooks on their own machine: http:// and loopback destinations are allowed.
     WEBHOOK_ALLOW_LOCAL_DESTINATIONS: 'true',
+    // ... and run MCP servers there for their agents to call.
+    MCP_ALLOW_LOCAL_SERVERS: 'true',
     EMAIL_OUTBOX_DIR: outboxDir,
     TOOL_REPOSITORY_ROOT: join(options.stateDir, 'tool-repositories'),
     TOOL_RUNTIME_DIR: join(options.stateDir, 'tool-runtime'),

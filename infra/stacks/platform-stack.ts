@@ -134,8 +134,20 @@ const access = {
     'phone-number': { table: 'readWrite', signingKey: true },
     // Places and changes calls through Twilio's REST API with the numbers' auth tokens (opened with
     // the signing key, which also signs an answered call's stream token), presigns the recordings,
-    // and finishes the conversation of a call that ended (its analysis).
-    call: { table: 'readWrite', signingKey: true, bucket: 'read', sendTo: ['analysis'] },
+    // and finishes the conversation of a call that ended (its analysis; the events it stores spill
+    // large payloads to the bucket, as every conversation's do).
+    call: { table: 'readWrite', signingKey: true, bucket: 'readWrite', sendTo: ['analysis'] },
+    // The MCP endpoint: conversation turns as the conversation stream takes them (models, prompt logs,
+    // analysis, tools), simulation runs (queued), and the SQL query's engine over the organization's
+    // lake (its reader role, granted with the lake).
+    mcp: {
+      table: 'readWrite',
+      signingKey: true,
+      sendTo: ['analysis', 'webhook', 'simulation'],
+      bucket: 'readWrite',
+      models: true,
+      tools: 'invoke',
+    },
     // Sessions take conversation turns as the conversation stream does (prompt logs, analysis when one ends,
     // tools in simulation mode, sealed persona variables for them), judge metrics and ask for suggestions.
     'simulation-stream': {
@@ -300,9 +312,11 @@ export class PlatformStack extends Stack {
       apiFunctions.set(group, fn);
     }
 
-    // The SQL query's lake, fed by the table's stream (the admin group and the console's lake pages
-    // query it, organization erases it).
-    const queryFunctions = (['admin', 'app-analytics'] as const).flatMap((group) => apiFunctions.get(group) ?? []);
+    // The SQL query's lake, fed by the table's stream (the admin group, the console's lake pages and
+    // the MCP endpoint's sql_query query it, organization erases it).
+    const queryFunctions = (['admin', 'app-analytics', 'mcp'] as const).flatMap(
+      (group) => apiFunctions.get(group) ?? [],
+    );
     const eraseFunction = apiFunctions.get('organization');
     const lake =
       queryFunctions.length > 0 && eraseFunction

@@ -4,6 +4,7 @@ import { conversationProjection, interactionProjection, messageProjection } from
 import type { Columns, LakeProjection, LakeTableSchema } from '../kernel/lake-projection';
 import { metricProjection, metricResultProjection } from '../metric/lake-projection';
 import { serviceProjection } from '../service/lake-projection';
+import { toolInvocationProjection } from '../tool/lake-projection';
 import { memoryProjection, userProjection } from '../user/lake-projection';
 
 /**
@@ -25,6 +26,7 @@ export const lakeTables: readonly LakeProjection[] = [
   metricProjection,
   metricResultProjection,
   callProjection,
+  toolInvocationProjection,
 ];
 
 const declaredOnly = <C extends Columns & { id: 'VARCHAR' }>(name: string, columns: C): LakeTableSchema<C> => ({
@@ -35,12 +37,6 @@ const declaredOnly = <C extends Columns & { id: 'VARCHAR' }>(name: string, colum
 
 /** Tables of capabilities that record nothing for SQL yet: their columns, no rows. */
 export const declaredOnlySchemas: readonly LakeTableSchema[] = [
-  declaredOnly('tool_invocations', {
-    id: 'VARCHAR',
-    tool_id: 'VARCHAR',
-    conversation_id: 'VARCHAR',
-    created_at: 'TIMESTAMPTZ',
-  }),
   declaredOnly('dynamic_behavior_invocations', {
     id: 'VARCHAR',
     dynamic_behavior_set_id: 'VARCHAR',

@@ -4,6 +4,7 @@ import { conversationLakeSources } from '../conversation/index';
 import type { LakeProjection, LakeSource } from '../kernel/lake-projection';
 import { metricLakeSources } from '../metric/index';
 import { serviceLakeSources } from '../service/index';
+import { toolLakeSources } from '../tool/index';
 import { userLakeSources } from '../user/index';
 import { lakeTables } from './analytics-schema';
 
@@ -19,6 +20,7 @@ const sources: readonly LakeSource[] = [
   ...agentLakeSources,
   ...metricLakeSources,
   ...callLakeSources,
+  ...toolLakeSources,
 ];
 
 /** Each lake table's source, in the order of `lakeTables`. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { type LeaseGrant, takeLease } from '../data/lease';
+import { type LeaseGrant, leaseFields, takeLease } from '../data/lease';
 
 /**
  * The analytics lake's one record in the table: an organization's compaction lease
@@ -14,7 +14,7 @@ import { type LeaseGrant, takeLease } from '../data/lease';
 export const lakeCompactionLeases = defineEntity({
   name: 'lake-compaction-lease',
   token: 'LAKE',
-  schema: z.object({ lease_token: z.number().int(), lease_until_ms: z.number().int().optional() }),
+  schema: z.object(leaseFields),
   sort: () => 'COMPACTION',
 });
 

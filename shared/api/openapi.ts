@@ -110,7 +110,7 @@ const requestMediaType = (operation: Operation): string => {
     case 'form':
       return 'application/x-www-form-urlencoded';
     case 'binary':
-      return 'application/octet-stream';
+      return operation.request.mediaType ?? 'application/octet-stream';
     default:
       return 'application/json';
   }
@@ -180,7 +180,16 @@ export const openApiDocument = (operations: readonly Operation[], info: { title:
         ...parametersOf('header', operation.request.headers),
       ],
       ...(requestBodyOf(operation) ? { requestBody: requestBodyOf(operation) } : {}),
-      responses: { [String(operation.response.status)]: successResponseOf(operation), ...errorResponses(operation) },
+      responses: {
+        [String(operation.response.status)]: successResponseOf(operation),
+        ...Object.fromEntries(
+          Object.entries(operation.response.otherSuccesses ?? {}).map(([status, description]) => [
+            status,
+            { description },
+          ]),
+        ),
+        ...errorResponses(operation),
+      },
       security: operation.auth === 'required' ? [{ Bearer: [] }, { Basic: [] }, { DPoP: [] }] : [],
     };
   }

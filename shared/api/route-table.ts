@@ -8,6 +8,7 @@ import { operatorOperations } from '../conversation/operator/operator-operations
 import { conversationStreamOperations } from '../conversation/stream-operations';
 import { dynamicBehaviorSetOperations } from '../dynamic-behavior-set/operations';
 import type { Operation } from '../kernel/operation';
+import { mcpOperations } from '../mcp/operations';
 import { metricOperations } from '../metric/operations';
 import { organizationOperations } from '../organization/operations';
 import { phoneNumberOperations } from '../phone-number/operations';
@@ -50,6 +51,7 @@ export const routeOperations = [
   ...callOperations,
   ...simulationSessionOperations,
   ...simulationBacktestOperations,
+  ...mcpOperations,
 ] as const;
 
 export type RouteOperation = (typeof routeOperations)[number];

@@ -16,6 +16,7 @@ import {
   transferResponse,
   twilioAmdCallbackForm,
   twilioConnectActionForm,
+  twilioOutboundAnswerForm,
   twilioStatusCallbackForm,
 } from './schemas';
 
@@ -42,6 +43,15 @@ const twilioRefusal = {
 const callIdQuery = z.object({
   call_id: objectId.describe('The call the callback is about (in the URL Twilio was given).'),
 });
+/** A request of Twilio's about a call: a signed form, the call's id in the URL it was given. */
+const twilioCallbackRequest = <Body extends z.ZodType, Query extends z.ZodObject>(body: Body, query: Query) => ({
+  path: organizationPath,
+  query,
+  headers: twilioHeaders,
+  bodyType: 'form' as const,
+  body,
+});
+const twimlAnswer = { status: 200, body: z.string().describe('TwiML'), contentType: 'text/xml' } as const;
 
 export const createOutboundCallOperation = callOperation({
   operationId: 'create-outbound-call',
@@ -121,6 +131,18 @@ export const transferCallOperation = callOperation({
   response: { status: 202, body: transferResponse },
 });
 
+export const twilioCallAnswerOperation = callOperation({
+  operationId: 'twilio-call-answer',
+  method: 'POST',
+  path: '/v1/{organization}/call/twilio/voice',
+  summary:
+    "An outbound call's voice URL, which Twilio asks once the callee answers: TwiML that streams the call to the voice session",
+  auth: 'none',
+  extraErrors: twilioRefusal,
+  request: twilioCallbackRequest(twilioOutboundAnswerForm, callIdQuery),
+  response: twimlAnswer,
+});
+
 export const twilioCallStatusOperation = callOperation({
   operationId: 'twilio-call-status',
   method: 'POST',
@@ -129,13 +151,7 @@ export const twilioCallStatusOperation = callOperation({
     "Twilio's status callback for the organization's calls (an outbound call's own; an inbound call's as the number's call status URL)",
   auth: 'none',
   extraErrors: twilioRefusal,
-  request: {
-    path: organizationPath,
-    query: callIdQuery.partial(),
-    headers: twilioHeaders,
-    bodyType: 'form',
-    body: twilioStatusCallbackForm,
-  },
+  request: twilioCallbackRequest(twilioStatusCallbackForm, callIdQuery.partial()),
   response: { status: 204 },
 });
 
@@ -146,13 +162,7 @@ export const twilioCallAmdOperation = callOperation({
   summary: "Twilio's asynchronous answering machine detection result for an outbound call",
   auth: 'none',
   extraErrors: twilioRefusal,
-  request: {
-    path: organizationPath,
-    query: callIdQuery,
-    headers: twilioHeaders,
-    bodyType: 'form',
-    body: twilioAmdCallbackForm,
-  },
+  request: twilioCallbackRequest(twilioAmdCallbackForm, callIdQuery),
   response: { status: 204 },
 });
 
@@ -163,14 +173,8 @@ export const twilioTransferWhisperOperation = callOperation({
   summary: 'What a warm transfer says to the person dialled before connecting them (TwiML, for Twilio)',
   auth: 'none',
   extraErrors: twilioRefusal,
-  request: {
-    path: organizationPath,
-    query: callIdQuery,
-    headers: twilioHeaders,
-    bodyType: 'form',
-    body: z.object({ AccountSid: z.string().max(64) }).catchall(z.string()),
-  },
-  response: { status: 200, body: z.string().describe('TwiML'), contentType: 'text/xml' },
+  request: twilioCallbackRequest(z.object({ AccountSid: z.string().max(64) }).catchall(z.string()), callIdQuery),
+  response: twimlAnswer,
 });
 
 export const twilioCallContinueOperation = callOperation({
@@ -198,6 +202,7 @@ export const callOperations = [
   getCallTimelineOperation,
   getCallRecordingOperation,
   transferCallOperation,
+  twilioCallAnswerOperation,
   twilioCallStatusOperation,
   twilioCallAmdOperation,
   twilioTransferWhisperOperation,

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { takeToken } from '../auth/rate-limit';
-import { endConversationOfCall, startConversationAwaitingAnswer } from '../conversation/conversations';
+import { endConversationOfCall, startConversationAwaitingAnswer } from '../conversation/call-conversations';
 import { retentionOf } from '../conversation/retention';
 import { type Caller, creatorOf } from '../kernel/caller';
 import { config } from '../kernel/config';

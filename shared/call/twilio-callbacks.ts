@@ -1,11 +1,18 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { logger } from '../aws/observability';
-import { endConversationOfCall } from '../conversation/conversations';
+import { endConversationOfCall } from '../conversation/call-conversations';
+import { config } from '../kernel/config';
 import { ForbiddenError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { twilioCredentialsOf } from '../phone-number/credentials';
 import { findPhoneNumber, getPhoneNumber, type PhoneNumberRecord } from '../phone-number/index';
 import { e164Number } from '../phone-number/schemas';
-import { requireTwilioSignature, type TwilioRequest } from '../phone-number/twilio-calls';
+import {
+  connectToMediaStream,
+  noSessionsTwiml,
+  requireTwilioSignature,
+  type TwilioRequest,
+} from '../phone-number/twilio-calls';
 import type { CallRecord } from './call-record';
 import {
   advanceCallStatus,
@@ -17,6 +24,9 @@ import {
 } from './call-repository';
 import { recordInboundCall } from './inbound-calls';
 import { type AnsweredBy, type CallStatus, isFinalCallStatus } from './schemas';
+
+const hangUpTwiml = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>';
+
 import { TwilioApiError, updateTwilioCall } from './twilio-rest-client';
 
 /**
@@ -152,4 +162,49 @@ export const receiveAnsweringMachineVerdict = async (
   const { call } = await locate(orgId, callId, form, request);
   if (!call || (call.call_sid !== null && call.call_sid !== form.CallSid)) return;
   await setCallFieldOnce(call, 'answered_by', form.AnsweredBy);
+};
+
+/**
+ * The call as stored once its placement settled: Twilio may ask the voice URL before the request
+ * that placed the call has recorded its SID (the callee answered at once).
+ */
+const placedCall = async (orgId: string, call: CallRecord): Promise<CallRecord> => {
+  const deadline = Date.now() + config.twilioApiTimeoutMs + 1_000;
+  let current = call;
+  while (current.placement === 'placing' && Date.now() < deadline) {
+    await sleep(200);
+    current = (await getCall(orgId, call.id, true)) ?? current;
+  }
+  return current;
+};
+
+/**
+ * The callee answered an outbound call: Twilio asks the call's voice URL what to do. A call of
+ * the organization, correctly signed, is answered with TwiML that streams it to the voice session
+ * (as an inbound call's), whose token names the call: its session talks as the callee's user in the
+ * conversation placed with the call. A call that is not the record's own (a stray attempt), or
+ * whose conversation is gone, is hung up; a deployment without sessions says so.
+ */
+export const answerOutboundCall = async (
+  orgId: string,
+  callId: string,
+  form: { CallSid: string; AccountSid: string },
+  request: TwilioRequest,
+  mediaStreamBase: string | undefined,
+): Promise<string> => {
+  const located = await locate(orgId, callId, form, request);
+  if (!located.call) throw refused();
+  const call = await placedCall(orgId, located.call);
+  if (call.call_sid !== form.CallSid || !call.conversation_id || !call.user_id || isFinalCallStatus(call.status)) {
+    return hangUpTwiml;
+  }
+  if (mediaStreamBase === undefined) return noSessionsTwiml;
+  const userId = call.user_id;
+  return connectToMediaStream(located.number, form.CallSid, mediaStreamBase, request.url, async () => ({
+    userId,
+    from: call.to,
+    // The platform dialled the number: who answers holds it.
+    attested: true,
+    callId: call.id,
+  }));
 };

@@ -36,6 +36,7 @@ import { sessionTrees, simulationSessions } from '../simulation/session-reposito
 import { unitTests } from '../simulation/unit-test-repository';
 import { unitTestSets } from '../simulation/unit-test-set-repository';
 import { stateMachines } from '../state-machine/state-machine-repository';
+import { mcpServers } from '../tool/mcp-server-repository';
 import { toolInvocations, tools, toolVersions } from '../tool/tool-repository';
 import { apiKeyCounts, apiKeys } from '../user/api-key-repository';
 import { memories } from '../user/memory-repository';
@@ -109,6 +110,7 @@ export const entityCatalog: readonly Entity[] = [
   toolInvocations,
   toolVersions,
   tools,
+  mcpServers,
   users,
   roles,
   replacedRoles,

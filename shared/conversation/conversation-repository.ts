@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { heldLeaseAttributes, leaseFields } from '../data/lease';
 import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
 import {
   erasePartition,
@@ -33,7 +34,8 @@ import { type ConversationRecord, conversationRecord } from './schemas';
 export const conversations = defineEntity({
   name: 'conversation',
   token: 'CONVERSATION',
-  schema: conversationRecord,
+  // The record carries the conversation's lease (`turn-repository.ts`).
+  schema: conversationRecord.extend(leaseFields),
   partition: (conversation: { id: string }) => [conversation.id],
   sort: () => 'CONVERSATION',
   indexes: {
@@ -148,7 +150,6 @@ export const createConversation = async (
   lease: { token: number; untilMs: number } | undefined,
   opening: (Item & PrimaryKey)[],
 ): Promise<void> => {
-  const created = conversations.create(record.org_id, record);
   await transactWrite(
     [
       {
@@ -169,15 +170,7 @@ export const createConversation = async (
           },
         },
       },
-      {
-        Put: {
-          ...created.Put,
-          Item: {
-            ...created.Put?.Item,
-            ...(lease ? { lease_token: lease.token, lease_until_ms: lease.untilMs } : {}),
-          },
-        } as NonNullable<TransactItem['Put']>,
-      },
+      conversations.create(record.org_id, { ...record, ...(lease ? heldLeaseAttributes(lease) : {}) }),
       ...newItemPuts(record, opening),
     ],
     () =>

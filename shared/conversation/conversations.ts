@@ -7,10 +7,9 @@ import type { Caller } from '../kernel/caller';
 import { BadRequestError, DomainError } from '../kernel/errors';
 import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
 import { asIfMissing, requirePermission } from '../kernel/permissions';
-import { getOrganization, retentionDaysOf } from '../organization/index';
-import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
+import { getOrganization } from '../organization/index';
+import { resolveVersionSet } from '../service/version-sets';
 import { genAi, platformAttributes, tracedAgentTurn } from '../telemetry/gen-ai';
-import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/index';
 import { behaviorSourceFor } from './behavior-matching';
 import { requireInteraction } from './conversation-lookup';
@@ -23,13 +22,12 @@ import {
   getUserServiceState,
 } from './conversation-repository';
 import { eventItems } from './event-repository';
-import { closeConversation } from './finishing';
 import { takeIdleConversation } from './interruptions';
+import { newConversationRecord, type SimulationStart } from './new-conversations';
 import { withoutExpiredEscalation } from './operator/operator-control';
 import { responderFor } from './operator/operator-turns';
-import { retentionOf } from './retention';
-import { type ConversationRecord, type MessageRecord, newConversationState, type SimulationSource } from './schemas';
-import { loadSession } from './session';
+import type { ConversationRecord, MessageRecord } from './schemas';
+import { loadSession, userContextOf } from './session';
 import {
   beginTurn,
   giveLeaseBack,
@@ -58,9 +56,6 @@ import { prepareVoiceTurn, storeHeardAudio, type VoiceRequest } from './turn-spe
  * turn to its lifecycle (`turn-lifecycle.ts`).
  */
 
-const displayName = (user: { first_name: string; last_name: string } | undefined): string =>
-  user ? `${user.first_name} ${user.last_name}`.trim() : 'User';
-
 export interface InitialMessage {
   text: string;
   type: 'user-message' | 'external-event';
@@ -74,21 +69,7 @@ export interface StartConversationInput {
   stream: StreamOptions;
   voice?: VoiceRequest;
   /** A simulated conversation: the versions its run snapshotted (instead of the version set's now), and its place in the run. */
-  simulation?: {
-    versions: ResolvedVersionSet;
-    source: SimulationSource;
-    /** The unit test's tool mocks and the state the conversation starts in (null: the machine's initial state). */
-    toolMocks?: ToolMock[];
-    initialState?: string | null;
-    /** The scenario's `conversation_starts_at`: the time the conversation's clock starts at. */
-    clockStartsAt?: string | null;
-    /** The real conversation its persona or scenario copied from: whoever may not read that one may not read this one. */
-    derivedFrom?: ConversationRecord['derived_from'];
-    /** A replay of a real conversation: its recorded tool calls answer (no tool runs), and its protection holds. */
-    replayOf?: NonNullable<ConversationRecord['derived_from']>;
-    /** When it expires, instead of the organization's retention (a session's or a backtest's, never later). */
-    retention?: Pick<ConversationRecord, 'retention_days' | 'expires_at_epoch'>;
-  };
+  simulation?: SimulationStart;
   /** The request's rate limit, checked while the first reads are made (`RequestContext.admitted`): awaited before any write. */
   admitted?: Promise<void>;
 }
@@ -108,10 +89,15 @@ const startConversationTurn = async (
   const meter = startTurnMeter();
   const userId = caller.userId;
   requirePermission(caller, 'Conversation:CreateConversation', { user_id: userId, service_id: serviceId });
+  // One round trip: the service (with the heads of the versions it follows), the user and what is
+  // known of them, the organization, the user's state with the service, and the rate limit.
+  const reading = getUser(orgId, userId);
+  const userContext = userContextOf(orgId, userId, { user: reading });
+  userContext.catch(() => undefined);
   const [resolved, userState, user, organization] = await Promise.all([
     input.simulation?.versions ?? resolveVersionSet(orgId, serviceId, input.versionSetName),
     getUserServiceState(orgId, userId, serviceId),
-    getUser(orgId, userId),
+    reading,
     getOrganization(orgId),
     input.admitted,
   ]);
@@ -134,7 +120,11 @@ const startConversationTurn = async (
     : [];
   const behaviors = behaviorSourceFor(orgId, serviceId);
   // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
-  const session = await loadSession(conversation, { isReturningUser: userState.finishedCount > 0, newMessages });
+  const session = await loadSession(conversation, {
+    isReturningUser: userState.finishedCount > 0,
+    newMessages,
+    userContext,
+  });
   const voice = input.voice && (await prepareVoiceTurn(conversation, input.voice, meter));
   const opening = openingEvents(interactionId, [{ type: 'conversation-created', conversation_id: conversation.id }]);
   // The conversation, its initial message and its first event are stored at once, before the
@@ -155,105 +145,6 @@ const startConversationTurn = async (
     opening.length,
   );
   return startTurn(turn, startEngine(turn), opening);
-};
-
-/** A new conversation's record, its versions pinned to the version set as resolved. */
-const newConversationRecord = (of: {
-  orgId: string;
-  userId: string;
-  serviceId: string;
-  resolved: ResolvedVersionSet;
-  user: Parameters<typeof displayName>[0];
-  organization: Awaited<ReturnType<typeof getOrganization>>;
-  tags: Record<string, string | null>;
-  simulation?: StartConversationInput['simulation'];
-  agentNotes?: ConversationRecord['agent_notes'];
-}): ConversationRecord => {
-  const { simulation, resolved, organization } = of;
-  const createdAt = nowIso();
-  return {
-    id: newId(),
-    org_id: of.orgId,
-    user_id: of.userId,
-    service_id: of.serviceId,
-    created_at: createdAt,
-    ...newConversationState,
-    tags: of.tags,
-    version_set_info: {
-      name: resolved.name,
-      agent_version_info: [resolved.agentId, resolved.agentVersion],
-      service_hierarchical_state_machine_version_info: [resolved.stateMachineId, resolved.stateMachineVersion],
-      llm_model_preferences: resolved.llmModelPreferences,
-    },
-    current_state: simulation?.initialState ?? null,
-    last_interaction_id: null,
-    user_display_name: displayName(of.user),
-    ...(simulation ? { simulation: simulation.source } : {}),
-    ...(simulation?.toolMocks?.length ? { tool_mocks: simulation.toolMocks } : {}),
-    ...(simulation?.clockStartsAt ? { clock_starts_at: simulation.clockStartsAt } : {}),
-    ...(simulation?.derivedFrom ? { derived_from: simulation.derivedFrom } : {}),
-    ...(simulation?.replayOf
-      ? { derived_from: simulation.replayOf, tool_replay: { conversation_id: simulation.replayOf.id } }
-      : {}),
-    ...(of.agentNotes ? { agent_notes: of.agentNotes } : {}),
-    ...(simulation?.retention ?? retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt)),
-  };
-};
-
-/**
- * Starts a conversation that no one has spoken in yet, for a call placed to its user: stored
- * without its opening, which the agent speaks once the callee answers (an interact, a `skip` when
- * the callee is silent), with `note` (why the call is made) in the agent's working memory from
- * that first turn. Checks what create-conversation checks (the caller is the callee's user); 400
- * while the user has an unfinished conversation of the service.
- */
-export const startConversationAwaitingAnswer = async (
-  orgId: string,
-  callee: Caller,
-  input: { serviceId: string; versionSetName: string; note: { context: string; content: string } },
-): Promise<{ conversationId: string }> => {
-  requirePermission(callee, 'Conversation:CreateConversation', {
-    user_id: callee.userId,
-    service_id: input.serviceId,
-  });
-  const [resolved, user, organization] = await Promise.all([
-    resolveVersionSet(orgId, input.serviceId, input.versionSetName),
-    getUser(orgId, callee.userId),
-    getOrganization(orgId),
-  ]);
-  const conversation = newConversationRecord({
-    orgId,
-    userId: callee.userId,
-    serviceId: input.serviceId,
-    resolved,
-    user,
-    organization,
-    tags: {},
-    agentNotes: { [newId()]: input.note },
-  });
-  // Loaded before anything is stored, so missing versions answer 404 and leave nothing behind.
-  await loadSession(conversation, { isReturningUser: false, newMessages: [] });
-  await createConversation(conversation, undefined, []);
-  countConversationStarted();
-  return { conversationId: conversation.id };
-};
-
-/**
- * Ends the conversation of a call that ended: finished as a hang-up finishes it (deleted when no
- * one spoke in it). Nothing to do when it is finished already, or a turn still holds it (the
- * session ending with the call finishes it then). Returns whether it still exists.
- */
-export const endConversationOfCall = async (orgId: string, conversationId: string): Promise<boolean> => {
-  const read = await getConversationAndLease(orgId, conversationId);
-  if (!read) return false;
-  if (read.conversation.is_finished || isLeaseHeld(read.lease)) return true;
-  try {
-    await closeConversation(read.conversation, { trigger: 'end-session' });
-  } catch (error) {
-    // Finished or taken meanwhile by the session's own hang-up.
-    if (!(error instanceof DomainError) || error.statusCode !== 409) throw error;
-  }
-  return read.conversation.num_messages > 0;
 };
 
 const userSideMessage = (

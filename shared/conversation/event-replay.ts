@@ -80,10 +80,18 @@ export const getConversationEvents = async (
           if (shown) yield shown;
         }
       };
-      // A resume from inside an item of stored events starts with the rest of that item.
-      if (last !== undefined) yield* take(await readRestOfItem(orgId, conversationId, last));
+      // A resume from inside an item of stored events starts with the rest of that item; one from
+      // an event not stored yet reads that item once it is (its turn stores it with the next ones).
+      let resumedFrom = last;
+      const resume = async function* () {
+        if (resumedFrom === undefined) return;
+        const { stored, rest } = await readRestOfItem(orgId, conversationId, resumedFrom);
+        if (stored) resumedFrom = undefined;
+        yield* take(rest);
+      };
       const deadline = Date.now() + followForMs;
       for (;;) {
+        yield* resume();
         const page = await readEventsAfter(orgId, conversationId, last, pageSize);
         let contiguous = 0;
         let overtakenJustEnded = false;

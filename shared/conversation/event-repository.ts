@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ConversationEvent } from '../../events/stream-events';
 import { readObjectBytes, writeObject } from '../aws/bucket';
+import { itemBytes } from '../data/attribute-values';
 import { defineEntity } from '../data/entity';
 import { LeaseLostError } from '../data/lease';
 import { type Item, type PrimaryKey, queryPage, transactWrite } from '../data/table';
@@ -12,8 +13,8 @@ import { leaseCheck } from './turn-repository';
 
 /**
  * The events of a conversation's streams, as they were sent, in the conversation's partition.
- * One item holds consecutive events of one interaction (what accumulated while the previous
- * write was in flight), under `EVENT#{event_id}` of its first event: a Query of the partition
+ * One item holds consecutive events of one interaction (as many as one write unit holds), under
+ * `EVENT#{event_id}` of its first event: a Query of the partition
  * reads them in stream order, a page at a time. Each item is written only if its key is free and
  * the conversation's lease is still its writer's (its fencing token, `turn-repository.ts`), so
  * each position of an interaction's stream is written once, and by the holder: whoever ends an
@@ -24,9 +25,9 @@ import { leaseCheck } from './turn-repository';
  * stored as sent; items written before events were grouped hold one, as `event`.
  *
  * The audio of a voice answer's events (a spoken piece's `message`, an `action-too-long` filler)
- * is not in the item: it is stored in the artifact bucket first, one object per item
- * (`audio_key`, under the organization's `voice-audio/` prefix), and put back when the events are
- * read. So an item stays small whatever the answer's length (a PCM piece is 32 KB a second), and
+ * is not in the item: it is stored in the artifact bucket first, one object per write, which its
+ * items name (`audio_key`, under the organization's `voice-audio/` prefix), and put back when the
+ * events are read. So an item stays small whatever the answer's length (a PCM piece is 32 KB a second), and
  * the table does not hold the audio the message's source already keeps.
  */
 export const conversationEvents = defineEntity({
@@ -57,8 +58,16 @@ export const parseEventId = (eventId: string): { interactionId: string; n: numbe
   return { interactionId: eventId.slice(0, separator), n: Number(eventId.slice(separator + 1)) };
 };
 
-/** What one item holds at most: DynamoDB's limit is 400 KB, keys and attribute names included. */
-const maxItemBytes = 350_000;
+/**
+ * What an item of several events holds at most: one write unit (1 KB). A write is billed by the KB
+ * started, item by item, so events packed by the unit cost what one larger item would, and a
+ * write of a few events costs one unit. An event larger than that is an item of its own (at most
+ * DynamoDB's 400 KB, its audio apart).
+ */
+const itemUnitBytes = 1024;
+
+/** How many items one transaction takes (DynamoDB's limit is 100), leaving room for the write's condition check. */
+const itemsPerTransaction = 99;
 
 /** The audio of an item's events, by event id: what was taken out of them to store them. */
 type EventAudio = Record<string, { message?: string; filler?: string }>;
@@ -85,6 +94,10 @@ const withoutAudio = (event: ConversationEvent): ConversationEvent => {
   return event;
 };
 
+/** How many bytes of an item the event takes: its JSON as stored, its audio apart. */
+export const storedEventBytes = (event: ConversationEvent): number =>
+  Buffer.byteLength(JSON.stringify(audioOf(event) ? withoutAudio(event) : event));
+
 /** The event with its audio put back. */
 const withAudio = (event: ConversationEvent, audio: EventAudio[string] | undefined): ConversationEvent => {
   if (audio?.message !== undefined && event.type === 'new-message') return { ...event, message: audio.message };
@@ -94,83 +107,83 @@ const withAudio = (event: ConversationEvent, audio: EventAudio[string] | undefin
 };
 
 /**
- * The item storing a group of events; the group's audio is written to the bucket first. Its key is
- * new each time: a write that loses the item's position leaves an object nothing reads, never one
- * another's item names (erased with the conversation's organization, or expired by its retention).
+ * Consecutive events of an interaction as the items that store them, for a transaction: in stream
+ * order, each item under its first event's id holding as many as fit one write unit. The audio of
+ * the events is written to the bucket first, one object for them all, which each item holding
+ * some of it names. Its key is new each time: a write that loses an item's position leaves an
+ * object nothing reads, never one another's item names (erased with the conversation's
+ * organization, or expired by its retention).
  */
-const itemOf = async (conversation: ConversationPartition, group: ConversationEvent[]): Promise<Item & PrimaryKey> => {
+export const eventItems = async (
+  conversation: ConversationPartition,
+  events: ConversationEvent[],
+): Promise<(Item & PrimaryKey)[]> => {
   const { org_id: orgId, id: conversationId } = conversation;
   const audio: EventAudio = {};
-  for (const event of group) {
+  for (const event of events) {
     const taken = audioOf(event);
     if (taken) audio[event.event_id] = taken;
   }
-  const first = group[0] as ConversationEvent;
   let audioKey: string | undefined;
   if (Object.keys(audio).length > 0) {
-    audioKey = `${voiceAudioRoot(orgId)}${conversationId}/events/${first.event_id}-${newId()}`;
+    audioKey = `${voiceAudioRoot(orgId)}${conversationId}/events/${(events[0] as ConversationEvent).event_id}-${newId()}`;
     await writeObject(audioKey, JSON.stringify(audio), 'application/json', retentionTags(conversation));
   }
-  return conversationEvents.item(orgId, {
-    conversation_id: conversationId,
-    event_id: first.event_id,
-    events: group.map((event) => JSON.stringify(audio[event.event_id] ? withoutAudio(event) : event)),
-    ...(audioKey === undefined ? {} : { audio_key: audioKey }),
-  });
+  const itemOf = (group: ConversationEvent[]): Item & PrimaryKey =>
+    conversationEvents.item(orgId, {
+      conversation_id: conversationId,
+      event_id: (group[0] as ConversationEvent).event_id,
+      events: group.map((event) => JSON.stringify(audio[event.event_id] ? withoutAudio(event) : event)),
+      ...(audioKey !== undefined && group.some((event) => audio[event.event_id]) ? { audio_key: audioKey } : {}),
+    });
+  const items: (Item & PrimaryKey)[] = [];
+  let group: ConversationEvent[] = [];
+  for (const event of events) {
+    if (group.length > 0 && itemBytes(itemOf([...group, event])) > itemUnitBytes) {
+      items.push(itemOf(group));
+      group = [];
+    }
+    group.push(event);
+  }
+  if (group.length > 0) items.push(itemOf(group));
+  return items;
 };
 
-/** Consecutive events of an interaction as the items that store them (`eventGroups`), for a transaction. */
-export const eventItems = (
+/**
+ * Stores consecutive events of an interaction (`eventItems`), fenced by the conversation's lease
+ * `token`: one transaction of their items and one condition check of the lease (more only past a
+ * transaction's 100 items). Fails with `LeaseLostError` when the lease is another's or one of
+ * their positions is taken (the interaction was ended by someone else).
+ */
+export const putEvents = async (
   conversation: ConversationPartition,
   events: ConversationEvent[],
-): Promise<(Item & PrimaryKey)[]> => Promise.all(eventGroups(events).map((group) => itemOf(conversation, group)));
-
-/**
- * Consecutive events in groups, each as many as one item holds: a new group starts when the next
- * event would pass the size an item may hold. An event larger than that is a group of its own
- * (and fails as too large, as it would have alone).
- */
-export const eventGroups = (events: ConversationEvent[]): ConversationEvent[][] => {
-  const groups: ConversationEvent[][] = [];
-  let current: ConversationEvent[] = [];
-  let bytes = 0;
-  for (const event of events) {
-    const size = Buffer.byteLength(JSON.stringify(event));
-    if (current.length > 0 && bytes + size > maxItemBytes) {
-      groups.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(event);
-    bytes += size;
-  }
-  if (current.length > 0) groups.push(current);
-  return groups;
-};
-
-/**
- * Stores a group of consecutive events of an interaction (one of `eventGroups`) as one item,
- * under the first one's id, fenced by the conversation's lease `token`; fails with
- * `LeaseLostError` when the lease is another's or that position is taken (the interaction was
- * ended by someone else).
- */
-export const putEventGroup = async (
-  conversation: ConversationPartition,
-  group: ConversationEvent[],
   token: number,
 ): Promise<void> => {
-  await transactWrite(
-    [...newItemPuts(conversation, [await itemOf(conversation, group)]), leaseCheck(conversation, token)],
-    () => new LeaseLostError(),
-  );
+  const items = await eventItems(conversation, events);
+  for (let start = 0; start < items.length; start += itemsPerTransaction) {
+    await transactWrite(
+      [...newItemPuts(conversation, items.slice(start, start + itemsPerTransaction)), leaseCheck(conversation, token)],
+      () => new LeaseLostError(),
+    );
+  }
 };
 
+/** The audio objects read for one read of events: the items of one write share theirs. */
+type AudioReads = Map<string, Promise<EventAudio>>;
+
 /** An item's events as they were sent: their audio read back from the bucket, unless `audio` is false. */
-const eventsOf = async (item: Item, audio = true): Promise<ConversationEvent[]> => {
+const eventsOf = async (item: Item, audio: AudioReads | false = new Map()): Promise<ConversationEvent[]> => {
   const stored = conversationEvents.parse(item);
   const events = (stored.events ?? [stored.event as string]).map((text) => JSON.parse(text) as ConversationEvent);
-  if (!audio || stored.audio_key === undefined) return events;
-  const taken = JSON.parse((await readObjectBytes(stored.audio_key)).toString('utf8')) as EventAudio;
+  const key = stored.audio_key;
+  if (!audio || key === undefined) return events;
+  let reading = audio.get(key);
+  if (!reading) {
+    reading = readObjectBytes(key).then((bytes) => JSON.parse(bytes.toString('utf8')) as EventAudio);
+    audio.set(key, reading);
+  }
+  const taken = await reading;
   return events.map((event) => withAudio(event, taken[event.event_id]));
 };
 
@@ -194,7 +207,8 @@ export const readEventsAfter = async (
     limit,
     consistent: true,
   });
-  return Promise.all(page.items.map((item) => eventsOf(item)));
+  const audio: AudioReads = new Map();
+  return Promise.all(page.items.map((item) => eventsOf(item, audio)));
 };
 
 /** The item of the interaction's stored events that holds position `eventId` or the last before it. */
@@ -211,14 +225,22 @@ const itemAtOrBefore = async (orgId: string, conversationId: string, eventId: st
   return page.items[0];
 };
 
-/** The stored events after `eventId` in the item holding it: where a resume from inside an item starts. */
+/**
+ * The stored events after `eventId` in the item holding it, where a resume from inside an item
+ * starts; `stored` is false while no item holds `eventId` yet (a client may have an event its
+ * turn has not stored yet: it is stored with the events after it, in one item).
+ */
 export const readRestOfItem = async (
   orgId: string,
   conversationId: string,
   eventId: string,
-): Promise<ConversationEvent[]> => {
+): Promise<{ stored: boolean; rest: ConversationEvent[] }> => {
   const item = await itemAtOrBefore(orgId, conversationId, eventId);
-  return item ? (await eventsOf(item)).filter(afterPosition(eventId)) : [];
+  const events = item ? await eventsOf(item) : [];
+  return {
+    stored: events.some((event) => event.event_id === eventId),
+    rest: events.filter(afterPosition(eventId)),
+  };
 };
 
 /** The last stored event of the conversation, or of one of its interactions (strongly consistent), without its audio. */

@@ -64,9 +64,16 @@ const agentNotesOf = (conversation: ConversationRecord): WorkingMemoryEntry[] =>
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([, note]) => note);
 
-/** What is known about the user: the context they gave and their latest user models. */
-const userContextOf = async (orgId: string, userId: string): Promise<string[]> => {
-  const [user, models] = await Promise.all([getUser(orgId, userId), getUserModels(orgId, userId)]);
+/** What is known about the user: the context they gave and their latest user models (each read unless given). */
+export const userContextOf = async (
+  orgId: string,
+  userId: string,
+  read: { user?: ReturnType<typeof getUser>; models?: ReturnType<typeof getUserModels> } = {},
+): Promise<string[]> => {
+  const [user, models] = await Promise.all([
+    read.user ?? getUser(orgId, userId),
+    read.models ?? getUserModels(orgId, userId),
+  ]);
   return [...(user?.additional_context ?? []), ...(models?.user_models ?? []).map((model) => model.content)];
 };
 
@@ -89,7 +96,12 @@ export const conversationClock = (
  */
 export const loadSession = async (
   conversation: ConversationRecord,
-  options: { isReturningUser: boolean; newMessages: MessageRecord[] },
+  options: {
+    isReturningUser: boolean;
+    newMessages: MessageRecord[];
+    /** What is known about the user, when read already (a new conversation reads it with the version set). */
+    userContext?: Promise<string[]>;
+  },
 ): Promise<EngineSession> => {
   const { org_id: orgId, id } = conversation;
   const added = new Set(options.newMessages.map((message) => message.id));
@@ -99,7 +111,7 @@ export const loadSession = async (
     conversation.last_interaction_id
       ? getInteraction(orgId, id, conversation.last_interaction_id)
       : Promise.resolve(undefined),
-    userContextOf(orgId, conversation.user_id),
+    options.userContext ?? userContextOf(orgId, conversation.user_id),
   ]);
   const stored = read.filter((message) => !added.has(message.id)).slice(-historyLength);
   return {

@@ -22,7 +22,7 @@ import type { TurnResponder } from './operator/operator-turns';
 import { createPromptLogger, interactionLogScope, type PromptLogger } from './prompt-log';
 import type { ConversationRecord, MessageRecord } from './schemas';
 import { engineDependencies } from './session';
-import { InteractionJournal, outliveReader, writesThrough } from './turn-events';
+import { InteractionJournal, outliveReader } from './turn-events';
 import { withHandover } from './turn-handover';
 import type { TurnFigures, TurnMeter } from './turn-meter';
 import { commitInteraction, storeInteractionItems } from './turn-repository';
@@ -53,7 +53,7 @@ export interface Turn {
   lease: KeptLease;
   session: EngineSession;
   interactionId: string;
-  /** The interaction's events, stored as they are sent. */
+  /** The interaction's events, stored behind the stream or with the interaction's end. */
   journal: InteractionJournal;
   /** This turn's messages from the user's side (external events, the user message), stored before its stream. */
   newMessages: MessageRecord[];
@@ -255,11 +255,9 @@ async function* streamTurn(
   try {
     yield* opening;
     let step = await engine.first;
-    const eachStored = writesThrough();
     while (!step.done) {
       if (!lease.held() || journal.lost()) throw new LeaseLostError();
       yield journal.send(withProductionTime(step.value));
-      if (eachStored) await journal.written();
       step = await engine.steps.next();
     }
     const { outcome, handover } = withHandover(step.value, turn.caller, turn.interactionId);

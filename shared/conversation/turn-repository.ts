@@ -67,7 +67,9 @@ export const getConversationAndLease = async (
   id: string,
 ): Promise<{ conversation: ConversationRecord; lease: StoredLease } | undefined> => {
   const item = await getItem(conversationKey(orgId, id), true);
-  return item ? { conversation: conversations.parse(item), lease: storedLeaseOf(item) } : undefined;
+  if (!item) return undefined;
+  const conversation = conversations.parse(item);
+  return { conversation, lease: storedLeaseOf(conversation) };
 };
 
 /** Why a write holding or taking the conversation's lease was refused, from the record as it is now. */
@@ -96,7 +98,7 @@ export const holdConversation = async (
     Key: key,
     UpdateExpression: `SET ${take.set}`,
     ConditionExpression: `is_finished = :false AND ${take.condition.expression}`,
-    ExpressionAttributeValues: { ':false': false, ...take.condition.values },
+    ExpressionAttributeValues: { ':false': false, ...take.setValues, ...take.condition.values },
   };
   const refused = new Error('conversation not held');
   try {

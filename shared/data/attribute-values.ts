@@ -32,3 +32,25 @@ export const withAttributes = <Raw>(input: object): Raw => {
   }
   return converted as Raw;
 };
+
+/** A value's size as DynamoDB counts it (names and values in UTF-8; a list or map 3 bytes and 1 per element more). */
+const valueBytes = (value: AttributeValue): number => {
+  if (value.S !== undefined) return Buffer.byteLength(value.S);
+  if (value.N !== undefined) return Math.ceil(value.N.replace(/^-|\.|e.*$/gi, '').length / 2) + 1;
+  if (value.B !== undefined) return value.B.byteLength;
+  if (value.L !== undefined) return value.L.reduce((sum, element) => sum + 1 + valueBytes(element), 3);
+  if (value.M !== undefined) return 3 + attributesBytes(value.M, 1);
+  if (value.SS !== undefined) return value.SS.reduce((sum, element) => sum + Buffer.byteLength(element), 0);
+  if (value.NS !== undefined) return value.NS.reduce((sum, element) => sum + element.length, 0);
+  return 1;
+};
+
+const attributesBytes = (attributes: Attributes, perEntry = 0): number => {
+  let total = 0;
+  for (const [name, value] of Object.entries(attributes))
+    total += perEntry + Buffer.byteLength(name) + valueBytes(value);
+  return total;
+};
+
+/** An item's size as DynamoDB bills its writes: by the KB started (twice in a transaction). */
+export const itemBytes = (item: Record<string, unknown>): number => attributesBytes(toAttributes(item));

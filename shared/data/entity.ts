@@ -50,6 +50,16 @@ export interface IndexDeclaration<R, P> {
   sparse?: true;
 }
 
+/** A record's replacement at its next revision (`replacement`): a Put conditioned on the revision read. */
+export interface RevisedPut {
+  Put: {
+    Item: Item & PrimaryKey;
+    ConditionExpression: string;
+    ExpressionAttributeNames: Record<string, string>;
+    ExpressionAttributeValues: Record<string, unknown>;
+  };
+}
+
 /** A uniqueness guard: one item per value, written with its record under `attribute_not_exists(pk)`. */
 export interface GuardDeclaration<R> {
   token: string;
@@ -203,6 +213,25 @@ export const defineEntity = <
       Put: { Item: item(orgId, record), ConditionExpression: 'attribute_not_exists(pk)' },
     }),
 
+    /**
+     * The transaction item replacing a record read at `previous.revision` with `record`, stored at
+     * the next revision; it fails when the record moved on since the read (or `condition`, if
+     * given, does not hold). `writeIfUnchanged` and `recordOutcomeOnce` (`revisions.ts`) write it.
+     */
+    replacement: (
+      orgId: string,
+      record: Stored & P & K,
+      previous: { revision: number },
+      condition?: Condition,
+    ): RevisedPut => ({
+      Put: {
+        Item: item(orgId, { ...(record as Item), revision: previous.revision + 1 } as Stored & P & K),
+        ConditionExpression: `#revision = :revision${condition ? ` AND (${condition.expression})` : ''}`,
+        ExpressionAttributeNames: { '#revision': 'revision', ...condition?.names },
+        ExpressionAttributeValues: { ':revision': previous.revision, ...condition?.values },
+      },
+    }),
+
     get: async (orgId: string, of: P & K, consistent = false): Promise<Parsed | undefined> => {
       const stored = await getItem(key(orgId, of), consistent);
       return stored ? parse(stored) : undefined;
@@ -302,6 +331,27 @@ export const defineEntity = <
             ...declared.holds(record),
           },
           ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      };
+    },
+
+    /** The transaction item freeing a record's guarded value: only while the record holds it (or nobody does). */
+    guardDelete: (orgId: string, guard: G, record: Stored): TransactItem => {
+      const declared = guardOf(guard);
+      const held = Object.entries(declared.holds(record));
+      return {
+        Delete: {
+          Key: guardKey(orgId, guard, declared.value(record)),
+          ConditionExpression:
+            held.length === 0
+              ? 'attribute_not_exists(pk)'
+              : `attribute_not_exists(pk) OR (${held.map((_, index) => `#held${index} = :held${index}`).join(' AND ')})`,
+          ...(held.length === 0
+            ? {}
+            : {
+                ExpressionAttributeNames: Object.fromEntries(held.map(([field], index) => [`#held${index}`, field])),
+                ExpressionAttributeValues: Object.fromEntries(held.map(([, value], index) => [`:held${index}`, value])),
+              }),
         },
       };
     },

@@ -120,7 +120,7 @@ describe('leases (DynamoDB Local)', () => {
         Key: key,
         UpdateExpression: `SET ${taking.set}`,
         ConditionExpression: taking.condition.expression,
-        ExpressionAttributeValues: taking.condition.values,
+        ExpressionAttributeValues: { ...taking.setValues, ...taking.condition.values },
       });
     };
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { logger } from '../aws/observability';
 import { ConflictError } from '../kernel/errors';
 import { type Condition, type Item, isConditionFailure, type PrimaryKey, updateItem } from './table';
@@ -15,7 +16,21 @@ import { type Condition, type Item, isConditionFailure, type PrimaryKey, updateI
  * A holder renews its lease while it works (`keepLease`), so a holder that died frees what it
  * held one lease duration after its last renewal. A lease that ran out without being given back
  * (`lease_until_ms` in the past) tells the next holder that the previous one stopped mid-work.
+ *
+ * This is the one module that names those attributes: an entity whose items carry a lease declares
+ * them with {@link leaseFields}, and every condition and update of a lease comes from a function
+ * below, whether the item is updated in place (`takeLease`, `fencedBy`, `leaseRelease`) or written
+ * whole under a revision of its own (`leaseTakeAfter`'s `attributes`, `withLeaseReleased`).
  */
+
+/** The lease's attributes in the schema of an entity whose items carry one (`...leaseFields`). */
+export const leaseFields = {
+  lease_token: z.number().int().optional(),
+  lease_until_ms: z.number().int().optional(),
+};
+
+/** A record's lease attributes, as {@link leaseFields} declares them. */
+export type LeaseAttributes = { lease_token?: number; lease_until_ms?: number };
 
 /** The lease as an item stores it. */
 export interface StoredLease {
@@ -40,7 +55,7 @@ export class LeaseLostError extends ConflictError {
   }
 }
 
-export const storedLeaseOf = (item: Item | undefined): StoredLease => ({
+export const storedLeaseOf = (item: LeaseAttributes | Item | undefined): StoredLease => ({
   token: typeof item?.lease_token === 'number' ? item.lease_token : 0,
   untilMs: typeof item?.lease_until_ms === 'number' ? item.lease_until_ms : undefined,
 });
@@ -52,6 +67,18 @@ export const isLeaseHeld = (lease: StoredLease, now = Date.now()): boolean =>
 /** Taken and never given back, and run out: its holder stopped (or stalled) in the middle of its work. */
 export const isLeaseAbandoned = (lease: StoredLease, now = Date.now()): boolean =>
   lease.untilMs !== undefined && lease.untilMs < now;
+
+/** The attributes of a record written holding a lease (a new conversation holds its first). */
+export const heldLeaseAttributes = (lease: { token: number; untilMs: number }): Required<LeaseAttributes> => ({
+  lease_token: lease.token,
+  lease_until_ms: lease.untilMs,
+});
+
+/** A record written whole that gives back the lease `token` held: the token stays, for the next take. */
+export const withLeaseReleased = <R extends LeaseAttributes>(record: R, token: number): R => {
+  const { lease_until_ms: _released, ...rest } = record;
+  return { ...rest, lease_token: token } as R;
+};
 
 /** The lease is free: never taken, given back, or run out. */
 export const leaseFree = (now = Date.now()): Condition => ({
@@ -68,29 +95,36 @@ export const fencedBy = (token: number): Condition => ({
 /** What a write that gives the lease back adds to its `UpdateExpression` (with {@link fencedBy} as its condition). */
 export const leaseRelease = 'lease_until_ms';
 
+/** A take of a lease seen free in a read, for a write of the holder's own ({@link leaseTakeAfter}). */
+export interface LeaseTakeAfter {
+  /** For an update: what it SETs, with `setValues`. */
+  set: string;
+  setValues: Record<string, unknown>;
+  /** For a write of the whole record (a Put): the attributes it carries instead. */
+  attributes: Required<LeaseAttributes>;
+  /** Nobody took the lease since the read, and it is free. */
+  condition: Condition;
+  token: number;
+  untilMs: number;
+}
+
 /**
- * The parts of an update that takes a lease seen free in a read (`seen`), for a write of one's own
- * that does more in the same request (a turn's first write stores its messages with it): it
- * succeeds only if nobody took the lease since that read.
+ * The parts of a write that takes a lease seen free in a read (`seen`), for a write of one's own
+ * that does more in the same request (a turn's first write stores its messages with it; a tool's
+ * publish rewrites the tool): it succeeds only if nobody took the lease since that read.
  */
-export const leaseTakeAfter = (
-  seen: StoredLease,
-  durationMs: number,
-): { set: string; condition: Condition; token: number; untilMs: number } => {
+export const leaseTakeAfter = (seen: StoredLease, durationMs: number): LeaseTakeAfter => {
   const now = Date.now();
   const free = leaseFree(now);
   const token = seen.token + 1;
   const untilMs = now + durationMs;
   return {
     set: 'lease_token = :leaseNext, lease_until_ms = :leaseUntil',
+    setValues: { ':leaseNext': token, ':leaseUntil': untilMs },
+    attributes: heldLeaseAttributes({ token, untilMs }),
     condition: {
       expression: `${seen.token === 0 ? 'attribute_not_exists(lease_token)' : 'lease_token = :leaseSeen'} AND ${free.expression}`,
-      values: {
-        ...free.values,
-        ':leaseNext': token,
-        ':leaseUntil': untilMs,
-        ...(seen.token === 0 ? {} : { ':leaseSeen': seen.token }),
-      },
+      values: { ...free.values, ...(seen.token === 0 ? {} : { ':leaseSeen': seen.token }) },
     },
     token,
     untilMs,

@@ -6,8 +6,18 @@ import { type CreatorFilter, matchesTags, type SortEntry, type TagFilter } from 
 import { asIfMissing, hasPermission, type PermissionName, requirePermission } from '../kernel/permissions';
 import { creatorInfo, tagMap } from '../kernel/schemas';
 import { searchRelevance } from '../kernel/search';
+import type { RevisedPut } from './entity';
 import { compareText, keysPage, type Paged, pageOfQuery } from './paging';
-import { type Item, type PrimaryKey, type QuerySpec, queryPage } from './table';
+import {
+  failedConditions,
+  type Item,
+  type PrimaryKey,
+  type QuerySpec,
+  queryPage,
+  type TransactItem,
+  transactWrite,
+} from './table';
+import { linkUsages, unlinkUsages, usageChanges } from './usage-links';
 
 /*
  * What the simulation catalog's kinds share: filters, `filter_values`, ordering and search. Unit
@@ -120,6 +130,106 @@ interface CatalogEntity<R> {
   queryIndex: (orgId: string, name: 'updated_at', of: Record<string, never>, range: { forward: boolean }) => QuerySpec;
   get: (orgId: string, of: { id: string }, consistent?: boolean) => Promise<R | undefined>;
 }
+
+/** What a kind that uses other records writes with: its entity's transaction items, a name guard among them. */
+interface WritingEntity<R> extends CatalogEntity<R> {
+  create: (orgId: string, record: R) => TransactItem;
+  replacement: (orgId: string, record: R, previous: { revision: number }) => RevisedPut;
+  guardPut: (orgId: string, guard: 'name', record: R) => TransactItem;
+  guardDelete: (orgId: string, guard: 'name', record: R) => TransactItem;
+}
+
+/** A record of the kind changed between the caller's read and its write; reading again resolves it. */
+export class StaleRecordError extends ConflictError {
+  constructor(label: string, id: string) {
+    super(`${label} ${id} was changed by another request at the same time; retry.`);
+    this.name = 'StaleRecordError';
+  }
+}
+
+/** The transaction item claiming a record another starts using (it must still exist), and the error its failure means. */
+export interface UsageClaim {
+  item: TransactItem;
+  failure: () => Error;
+}
+
+/**
+ * A kind of named, tagged, softly deleted record that uses others (`usage-links.ts`): unit tests
+ * use personas, scenarios, services and metrics; unit test sets use unit tests.
+ */
+export interface UsingKind<R extends CatalogRecord & { revision: number }> {
+  entity: WritingEntity<R>;
+  label: string;
+  /** Reading the records of the kind, and creating one. */
+  read: PermissionName;
+  create: PermissionName;
+  attributes: (record: R) => Record<string, unknown>;
+  notFound: (id: string) => NotFoundError;
+  /** What a live record uses, as usage targets. */
+  targetsOf: (record: R) => string[];
+  /** The claims of the targets a record starts using (`added`). */
+  claims: (orgId: string, record: R, added: string[]) => UsageClaim[];
+  /** Checks what a new record refers to (404 for what is missing or unreadable, 400 for what does not fit). */
+  check: (orgId: string, caller: Caller, record: R) => Promise<void>;
+}
+
+/**
+ * The store and creation of a kind that uses others. A record is written (new when `previous` is
+ * undefined, else at the revision after `previous`'s, moving its name guard when renamed) in one
+ * transaction with the links of what it uses and the claims of what it starts using: a claimed
+ * record deleted meanwhile fails the write with its 404, a name taken with 409, a stale read with
+ * `StaleRecordError` (which `changeLiveRecord` reads again after).
+ */
+export const usingKind = <R extends CatalogRecord & { revision: number }>(kind: UsingKind<R>) => {
+  const targetsOf = (record: R | undefined): string[] =>
+    record && !record.is_deleted ? [...new Set(kind.targetsOf(record))] : [];
+  const save = async (orgId: string, record: R, previous: R | undefined): Promise<void> => {
+    const { added, removed } = usageChanges(targetsOf(previous), targetsOf(record));
+    const renamed = previous !== undefined && record.name !== previous.name;
+    const writes = previous
+      ? [
+          kind.entity.replacement(orgId, record, previous),
+          ...(renamed
+            ? [kind.entity.guardDelete(orgId, 'name', previous), kind.entity.guardPut(orgId, 'name', record)]
+            : []),
+        ]
+      : [kind.entity.create(orgId, record), kind.entity.guardPut(orgId, 'name', record)];
+    const claims = kind.claims(orgId, record, added);
+    const nameTaken = () => new ConflictError(`A ${kind.label.toLowerCase()} named '${record.name}' already exists.`);
+    const failureAt = (index: number): Error => {
+      if (index >= writes.length)
+        return claims[index - writes.length]?.failure() ?? new StaleRecordError(kind.label, record.id);
+      // A new record's name guard, or the new name's guard (the last of the writes), is taken; else the read was stale.
+      return !previous || (renamed && index === writes.length - 1)
+        ? nameTaken()
+        : new StaleRecordError(kind.label, record.id);
+    };
+    await transactWrite(
+      [
+        ...writes,
+        ...claims.map((claim) => claim.item),
+        ...linkUsages(orgId, { user_id: record.id, user_name: record.name }, added),
+        ...unlinkUsages(orgId, record.id, removed),
+      ],
+      (error) => failureAt(failedConditions(error)[0] ?? 0),
+    );
+  };
+  const store = entityStore<R>(kind.entity, {
+    save,
+    isStale: (error) => error instanceof StaleRecordError,
+    notFound: kind.notFound,
+    label: kind.label,
+    read: kind.read,
+    attributes: kind.attributes,
+  });
+  /** Creates `record` (from `newRecordFields`), once the caller may and what it refers to checks out. */
+  const create = async (orgId: string, caller: Caller, record: R): Promise<void> => {
+    requirePermission(caller, kind.create, kind.attributes(record));
+    await kind.check(orgId, caller, record);
+    await save(orgId, record, undefined);
+  };
+  return { store, create };
+};
 
 /** The store of a kind declared with `defineEntity` (`id` keys, the `updated_at` index): its reads come from the entity. */
 export const entityStore = <R extends CatalogRecord>(

@@ -39,7 +39,7 @@ import {
 } from './api-event';
 import { authenticateRequest } from './authenticate';
 import { requireStorable } from './storable-json';
-import { parseRequestPart, type RequestPart, undeclaredQueryIssues } from './validation';
+import { parseRecentRequestPart, parseRequestPart, type RequestPart, undeclaredQueryIssues } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 
@@ -77,10 +77,16 @@ export interface OperationInput<O extends Operation> {
 
 /**
  * A streaming operation yields NDJSON events, or bytes of its content type (a zip); the status
- * is the operation's, sent first. `settled` is work that goes on whether the client reads or
- * not (a conversation turn): the invocation lasts until it has ended, even once the client left.
+ * is the operation's, sent first, unless the reply names another of those it declares (`status`,
+ * with `headers` of its own, such as the content type). `settled` is work that goes on whether the
+ * client reads or not (a conversation turn): the invocation lasts until it has ended, even once
+ * the client left.
  */
-export type StreamingReply = ({ events: AsyncIterable<unknown> } | { bytes: Readable }) & { settled?: Promise<void> };
+export type StreamingReply = ({ events: AsyncIterable<unknown> } | { bytes: Readable }) & {
+  settled?: Promise<void>;
+  status?: number;
+  headers?: Record<string, string>;
+};
 
 export type OperationResult<O extends Operation> = O['streaming'] extends true
   ? Promise<StreamingReply>
@@ -361,11 +367,26 @@ const dispatch = async (
         return collectIssues(error);
       }
     };
+    // An authenticated request's path and query are a few strings that repeat (the same organization,
+    // the same page): parsed once lately, they are taken as parsed. Credentials never reach them.
+    const parseSmallPart = operation.auth === 'required' ? parseRecentRequestPart : parseRequestPart;
+    const validSmallPart = (
+      schema: z.ZodType | undefined,
+      input: Record<string, string | string[]>,
+      part: RequestPart,
+    ) => {
+      if (!schema) return undefined;
+      try {
+        return parseSmallPart(schema, input, part);
+      } catch (error) {
+        return collectIssues(error);
+      }
+    };
     const request = operation.request;
-    const path = validPart(request.path, () => pathParameters, 'path');
+    const path = validSmallPart(request.path, pathParameters, 'path');
     const queryValues = normalizeQuery(event);
     issues.push(...undeclaredQueryIssues(operation, queryValues));
-    const query = validPart(request.query, () => queryValues, 'query');
+    const query = validSmallPart(request.query, queryValues, 'query');
     const parsedHeaders = validPart(request.headers, () => headers, 'header');
     // A body whose type depends on the query is only read once the query is valid.
     const bodyType = request.bodyTypeFor
@@ -425,7 +446,9 @@ export const httpHandler = (implementations: readonly Implementation[], options:
   requireFunctionSettings();
   const routes = groupRoutes(implementations);
   const handler = withObservability(
-    middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event, context) => {
+    // No early timeout (middy's default races each request with a timer set 5 ms before the
+    // function's own): Lambda ends a request that outlasts it, and the race cost every request.
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>({ timeoutEarlyInMillis: 0 }).handler(async (event, context) => {
       const headers: Record<string, string> = {};
       try {
         const { implementation, result } = await dispatchCounted(routes, event, context, headers);
@@ -564,16 +587,12 @@ export const streamHandler = (implementations: readonly Implementation[], option
         const { implementation, result } = await dispatchCounted(routes, event, context, headers);
         const { status, contentType } = implementation.operation.response;
         if (!implementation.operation.streaming) return jsonResponse(status, result, headers);
-        const { settled } = result as StreamingReply;
-        if (settled) settling.set(context, settled);
-        const body = await primed(
-          'bytes' in (result as StreamingReply)
-            ? (result as { bytes: Readable }).bytes
-            : ndjson((result as { events: AsyncIterable<unknown> }).events),
-        );
+        const reply = result as StreamingReply;
+        if (reply.settled) settling.set(context, reply.settled);
+        const body = await primed('bytes' in reply ? reply.bytes : ndjson(reply.events));
         return {
-          statusCode: status,
-          headers: { 'content-type': contentType ?? 'application/x-ndjson', ...headers },
+          statusCode: reply.status ?? status,
+          headers: { 'content-type': contentType ?? 'application/x-ndjson', ...reply.headers, ...headers },
           body,
         };
       } catch (error) {

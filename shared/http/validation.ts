@@ -49,6 +49,43 @@ export const parseRequestPart = <T extends z.ZodType>(schema: T, input: unknown,
   return result.data;
 };
 
+/** A parsed request part shared by the requests that send the same text: frozen, as they all read it. */
+const frozen = <T>(value: T): T => {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const field of Object.values(value)) frozen(field);
+    Object.freeze(value);
+  }
+  return value;
+};
+
+/** The parts parsed lately, per schema, by the text of their input. */
+const parsedParts = new WeakMap<z.ZodType, Map<string, unknown>>();
+const partsKept = 64;
+
+/**
+ * {@link parseRequestPart} for a part whose input is a few strings (a path's parameters, a
+ * query's): a request repeating one parsed lately (the same organization, the same page of a
+ * list) gets the same value without parsing it again, which zod, its schemas many, took tens of
+ * microseconds a request to do. Only valid parts are kept, and what is kept is frozen.
+ */
+export const parseRecentRequestPart = <T extends z.ZodType>(
+  schema: T,
+  input: Record<string, string | string[]>,
+  part: RequestPart,
+): z.output<T> => {
+  const key = JSON.stringify(input);
+  let parsed = parsedParts.get(schema);
+  if (!parsed) {
+    parsed = new Map();
+    parsedParts.set(schema, parsed);
+  }
+  if (parsed.has(key)) return parsed.get(key) as z.output<T>;
+  const value = frozen(parseRequestPart(schema, input, part));
+  parsed.set(key, value);
+  if (parsed.size > partsKept) parsed.delete(parsed.keys().next().value as string);
+  return value;
+};
+
 /** Each operation's query parameter names, worked out on its first request. */
 const declaredQueryNames = new WeakMap<Operation, ReadonlySet<string>>();
 

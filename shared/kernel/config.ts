@@ -141,6 +141,13 @@ export const config = {
   get webhookAllowLocalDestinations(): boolean {
     return flag('WEBHOOK_ALLOW_LOCAL_DESTINATIONS');
   },
+  /**
+   * Local development only: MCP servers may be reached over http:// and on loopback addresses, so a
+   * developer can register one running on their machine. Never set in AWS (the stack does not set it).
+   */
+  get mcpAllowLocalServers(): boolean {
+    return flag('MCP_ALLOW_LOCAL_SERVERS');
+  },
   /** The first webhook retry waits about this long; each next one twice as long (with jitter). */
   get webhookRetryBaseSeconds(): number {
     const value = Number(process.env.WEBHOOK_RETRY_BASE_SECONDS ?? 30);
@@ -216,6 +223,14 @@ export const config = {
   get outboundCallsAtOnce(): number {
     const value = Number(process.env.OUTBOUND_CALLS_AT_ONCE ?? 10);
     return Number.isInteger(value) && value > 0 ? value : 10;
+  },
+  /**
+   * An answered outbound call's agent speaks first after this much silence, unless the callee
+   * speaks (or presses a key) first (`OUTBOUND_CALL_OPENING_SILENCE_MS`, 1500).
+   */
+  get outboundCallOpeningSilenceMs(): number {
+    const value = Number(process.env.OUTBOUND_CALL_OPENING_SILENCE_MS ?? 1_500);
+    return Number.isInteger(value) && value >= 0 && value <= 30_000 ? value : 1_500;
   },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';

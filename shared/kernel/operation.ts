@@ -29,6 +29,7 @@ export const endpointGroups = [
   'phone-number',
   'call',
   'app-analytics',
+  'mcp',
 ] as const;
 export type EndpointGroup = (typeof endpointGroups)[number];
 
@@ -62,6 +63,12 @@ export interface OperationRequest {
   bodyTypeFor?: (query: never) => BodyType;
   /** The largest body accepted, in bytes; `defaultMaxBodyBytes` unless the operation needs more. */
   maxBodyBytes?: number;
+  /**
+   * The media type a `binary` body is documented with (default `application/octet-stream`), for an
+   * operation that reads its body's bytes itself though they are JSON (the MCP endpoint: its SDK
+   * answers malformed JSON-RPC itself).
+   */
+  mediaType?: string;
 }
 
 /** A JSON body of any operation fits in 1 MiB. */
@@ -83,6 +90,11 @@ export interface OperationResponse {
   body?: z.ZodType;
   /** Defaults to application/json; streaming routes use application/x-ndjson. */
   contentType?: string;
+  /**
+   * Other statuses a success may have, with what each means: a streamed reply sets its own
+   * (`StreamingReply.status`), as the MCP endpoint answers 202 to notifications.
+   */
+  otherSuccesses?: Record<number, string>;
 }
 
 /**

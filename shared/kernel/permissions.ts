@@ -50,7 +50,17 @@ export const permissionCatalog = {
   ],
   User: ['GetUserInfo', 'InviteUser', 'UpdateUserInfo', 'DeleteUser', 'GetUserModel'],
   Role: ['GetRole', 'CreateRole', 'ModifyRole', 'GetTemporaryPermissionGrant', 'CreateTemporaryPermissionGrant'],
-  Tool: ['CreateTool', 'ModifyTool', 'DeleteTool', 'InvokeTool'],
+  Tool: [
+    'CreateTool',
+    'ModifyTool',
+    'DeleteTool',
+    'InvokeTool',
+    // This platform's: the MCP servers whose tools become the organization's (tool/mcp-servers.ts).
+    'GetMcpServer',
+    'CreateMcpServer',
+    'ModifyMcpServer',
+    'DeleteMcpServer',
+  ],
   Metric: ['GetMetric', 'CreateMetric', 'ModifyMetric', 'DeleteMetric', 'EvaluateMetric', 'GetMetricEvaluationResult'],
   Simulation: [
     'GetSimulationPersona',

@@ -5,18 +5,31 @@ import { z } from 'zod';
 import { jsonSection, readJsonSection } from './json-section';
 import type { LlmMessage } from './provider';
 
-/** Who the simulated user is and what they came for (a persona version and a scenario version). */
+/** A persona version: who the simulated user is. */
+export interface SimulatedPersona {
+  name: string;
+  role: string;
+  background: string;
+  user_models: string[];
+  /** ISO 639-3; null: the agent's language. */
+  preferred_language: string | null;
+  timezone: string | null;
+}
+
+/** A scenario version: what the simulated user came for. */
+export interface SimulatedScenario {
+  objective: string;
+  instructions: string;
+}
+
+/**
+ * Who the simulated user is and what they came for (a persona version and a scenario version).
+ * Without a persona it is a plain user of the service; without a scenario it has no objective to
+ * complete, and goes on with the conversation as the agent leads it.
+ */
 export interface SimulatedUserBrief {
-  persona: {
-    name: string;
-    role: string;
-    background: string;
-    user_models: string[];
-    /** ISO 639-3; null: the agent's language. */
-    preferred_language: string | null;
-    timezone: string | null;
-  };
-  scenario: { objective: string; instructions: string };
+  persona: SimulatedPersona | null;
+  scenario: SimulatedScenario | null;
 }
 
 /** One message of the conversation so far, as the simulated user sees it. */
@@ -65,10 +78,16 @@ export const buildSimulatedUserPrompt = ({
   transcript,
 }: SimulatedUserPromptInput): { system: string; messages: LlmMessage[] } => ({
   system: [
-    'You play a user talking to a conversational agent, to test the agent. Stay in character: speak as the persona ' +
-      'below, from their background and what is known about them, in their preferred language when one is given.',
-    "Pursue the scenario's objective and follow its instructions. Write only your next message. Set " +
-      '`conversation_completed` to true when the objective is met or clearly cannot be, and say goodbye in that message.',
+    brief.persona
+      ? 'You play a user talking to a conversational agent, to test the agent. Stay in character: speak as the persona ' +
+        'below, from their background and what is known about them, in their preferred language when one is given.'
+      : 'You play a user talking to a conversational agent, to test the agent: an ordinary user of its service, with no ' +
+        'persona of their own.',
+    brief.scenario
+      ? "Pursue the scenario's objective and follow its instructions. Write only your next message. Set " +
+        '`conversation_completed` to true when the objective is met or clearly cannot be, and say goodbye in that message.'
+      : 'You came with no scenario: answer the agent as such a user would and go on with the conversation where it ' +
+        'leads. Write only your next message, and leave `conversation_completed` false: you have no objective to complete.',
     '',
     ...jsonSection(BRIEF_HEADING, brief),
   ].join('\n'),
@@ -84,15 +103,17 @@ export const buildSimulatedUserPrompt = ({
 });
 
 const brief = z.object({
-  persona: z.object({
-    name: z.string(),
-    role: z.string(),
-    background: z.string(),
-    user_models: z.array(z.string()),
-    preferred_language: z.string().nullable(),
-    timezone: z.string().nullable(),
-  }),
-  scenario: z.object({ objective: z.string(), instructions: z.string() }),
+  persona: z
+    .object({
+      name: z.string(),
+      role: z.string(),
+      background: z.string(),
+      user_models: z.array(z.string()),
+      preferred_language: z.string().nullable(),
+      timezone: z.string().nullable(),
+    })
+    .nullable(),
+  scenario: z.object({ objective: z.string(), instructions: z.string() }).nullable(),
 });
 const transcriptLine = /^(user|agent|external-event): (.*)$/;
 

@@ -96,12 +96,24 @@ export const resolveVersionSet = async (
   serviceId: string,
   versionSetName: string,
 ): Promise<ResolvedVersionSet> => {
-  const service = await getService(orgId, serviceId);
+  // The heads a set following the latest versions needs, read with the service when it is known to need them.
+  const known = headsNeeded.get(`${orgId}#${serviceId}#${versionSetName}`);
+  const [service, agentHead, machineHead] = await Promise.all([
+    getService(orgId, serviceId),
+    known?.agentId === undefined ? undefined : getAgent(orgId, known.agentId),
+    known?.machineId === undefined ? undefined : getStateMachine(orgId, known.machineId),
+  ]);
   if (!service) throw new NotFoundError(`Service ${serviceId} does not exist.`);
   // Own keys only: a name like `constructor` must not find Object's prototype.
   const stored = Object.hasOwn(service.version_sets, versionSetName) ? service.version_sets[versionSetName] : undefined;
   if (!stored) throw new NotFoundError(`Version set '${versionSetName}' does not exist in service ${serviceId}.`);
   const set = versionSetName === EDGE ? edgeVersionSet() : stored;
+  const agentId = service.agent_id;
+  const machineId = service.service_hierarchical_state_machine_id;
+  rememberHeadsNeeded(`${orgId}#${serviceId}#${versionSetName}`, {
+    agentId: set.agent_version_number === null ? agentId : undefined,
+    machineId: set.service_hierarchical_state_machine_version_number === null ? machineId : undefined,
+  });
 
   const latestOf = async (
     pinned: number | null,
@@ -113,21 +125,40 @@ export const resolveVersionSet = async (
     if (latest === null) throw new NotFoundError(`The ${what} of service ${serviceId} has no version.`);
     return latest;
   };
-  const machineId = service.service_hierarchical_state_machine_id;
   const [agentVersion, stateMachineVersion] = await Promise.all([
-    latestOf(set.agent_version_number, () => getAgent(orgId, service.agent_id), 'agent'),
+    latestOf(
+      set.agent_version_number,
+      () => (known?.agentId === agentId ? Promise.resolve(agentHead) : getAgent(orgId, agentId)),
+      'agent',
+    ),
     latestOf(
       set.service_hierarchical_state_machine_version_number,
-      () => getStateMachine(orgId, machineId),
+      () => (known?.machineId === machineId ? Promise.resolve(machineHead) : getStateMachine(orgId, machineId)),
       'service hierarchical state machine',
     ),
   ]);
   return {
     name: versionSetName,
-    agentId: service.agent_id,
+    agentId,
     agentVersion,
     stateMachineId: machineId,
     stateMachineVersion,
     llmModelPreferences: set.llm_model_preferences,
   };
+};
+
+/**
+ * Per service and version set, the heads (agent, state machine) it took its latest versions from
+ * when last resolved in this instance: the next resolution reads them with the service, in one
+ * round trip instead of two. What the service names now decides: a head it no longer names is
+ * read again after it, so a stale entry costs a round trip, never a wrong version.
+ */
+const headsNeeded = new Map<string, { agentId?: string; machineId?: string }>();
+const maxHeadsNeeded = 1000;
+
+const rememberHeadsNeeded = (key: string, heads: { agentId?: string; machineId?: string }): void => {
+  headsNeeded.delete(key);
+  if (heads.agentId === undefined && heads.machineId === undefined) return;
+  headsNeeded.set(key, heads);
+  if (headsNeeded.size > maxHeadsNeeded) headsNeeded.delete(headsNeeded.keys().next().value as string);
 };

@@ -1,13 +1,6 @@
 import { defineEntity } from '../data/entity';
-import {
-  batchPutItems,
-  failedConditions,
-  putItem,
-  queryAll,
-  queryPage,
-  type TransactItem,
-  transactWrite,
-} from '../data/table';
+import { type RecordedOnce, recordOutcomeOnce, writeIfUnchanged } from '../data/revisions';
+import { batchPutItems, putItem, queryAll, queryPage, transactWrite } from '../data/table';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import {
@@ -86,24 +79,12 @@ export const insertBacktest = async (
   await batchPutItems(sources.map((source) => backtestConversations.item(orgId, source)));
 };
 
-const backtestReplacement = (previous: BacktestRecord, next: BacktestRecord): TransactItem => ({
-  Put: {
-    Item: backtests.item(previous.org_id, { ...next, revision: previous.revision + 1, updated_at: nowIso() }),
-    ConditionExpression: 'revision = :revision',
-    ExpressionAttributeValues: { ':revision': previous.revision },
-  },
-});
+const backtestReplacement = (previous: BacktestRecord, next: BacktestRecord) =>
+  backtests.replacement(previous.org_id, { ...next, updated_at: nowIso() }, previous);
 
 /** Replaces the backtest if nobody changed it since `previous` was read; false when someone did. */
-export const replaceBacktest = async (previous: BacktestRecord, next: BacktestRecord): Promise<boolean> => {
-  try {
-    await transactWrite([backtestReplacement(previous, next)]);
-    return true;
-  } catch (error) {
-    if (error instanceof ConflictError) return false;
-    throw error;
-  }
-};
+export const replaceBacktest = (previous: BacktestRecord, next: BacktestRecord): Promise<boolean> =>
+  writeIfUnchanged(backtestReplacement(previous, next));
 
 export const getBacktestConversation = (
   orgId: string,
@@ -151,38 +132,17 @@ export const listBacktestTurns = async (
     )
   ).map((item) => backtestTurns.parse(item));
 
-export type RecordOutcome = 'recorded' | 'already-recorded' | 'backtest-changed';
-
 /**
  * Records a replayed conversation's outcome and the backtest's new aggregate in one transaction:
  * the outcome only if none is recorded yet, the backtest only if unchanged since read.
  */
-export const recordReplayOutcome = async (
+export const recordReplayOutcome = (
   backtest: BacktestRecord,
   next: BacktestRecord,
   conversation: BacktestConversationRecord,
   outcome: ReplayOutcome,
-): Promise<RecordOutcome> => {
-  const already = new Error('already recorded');
-  const changed = new Error('backtest changed');
-  try {
-    await transactWrite(
-      [
-        {
-          Put: {
-            Item: backtestConversations.item(backtest.org_id, { ...conversation, outcome }),
-            ConditionExpression: 'attribute_exists(pk) AND outcome = :none',
-            ExpressionAttributeValues: { ':none': null },
-          },
-        },
-        backtestReplacement(backtest, next),
-      ],
-      (error) => (failedConditions(error).includes(0) ? already : changed),
-    );
-    return 'recorded';
-  } catch (error) {
-    if (error === already) return 'already-recorded';
-    if (error === changed) return 'backtest-changed';
-    throw error;
-  }
-};
+): Promise<RecordedOnce> =>
+  recordOutcomeOnce(
+    backtestConversations.item(backtest.org_id, { ...conversation, outcome }),
+    backtestReplacement(backtest, next),
+  );

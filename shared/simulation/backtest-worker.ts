@@ -28,9 +28,9 @@ import {
   maxReplayedInteractions,
   type ReplayOutcome,
 } from './backtest-schemas';
+import { originalOf } from './derived-from';
 import { newTurnEnd, noting, userStream } from './session-turns';
 import { createSessionUser, sessionUserCaller } from './session-users';
-import { originalOf } from './sessions';
 
 /**
  * The simulation worker's replay of one real conversation of a backtest, a step of turns per
@@ -176,7 +176,7 @@ const recordOutcome = async (
       record,
       outcome,
     );
-    if (written !== 'backtest-changed') return;
+    if (written !== 'changed') return;
   }
   throw new ConflictError('The backtest changed too often while the outcome was recorded; the message is retried.');
 };

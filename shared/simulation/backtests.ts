@@ -32,8 +32,8 @@ import {
   maxBacktestConversations,
   maxBacktestMetrics,
 } from './backtest-schemas';
-import { mayReadSource } from './derived-from';
-import { originalOf, readableVersions } from './sessions';
+import { derivedFromConversation, mayReadSource } from './derived-from';
+import { readableVersions } from './sessions';
 
 /*
  * Backtests: a candidate version set replays the user messages of real conversations (on the
@@ -177,26 +177,16 @@ export const createBacktest = async (orgId: string, caller: Caller, request: Cre
   };
   await insertBacktest(
     backtest,
-    sources.map((source) => {
-      const original = originalOf(source);
-      return {
-        backtest_id: backtest.id,
-        source_conversation_id: source.id,
-        user_id: newId(),
-        replay_conversation_id: null,
-        derived_from: {
-          conversation_id: original.id,
-          user_id: original.user_id,
-          service_id: original.service_id,
-          tags: original.tags,
-          messages: [],
-          user_models: false,
-        },
-        outcome: null,
-        created_at: at,
-        ...(expiresAtEpoch === undefined ? {} : { expires_at_epoch: expiresAtEpoch }),
-      };
-    }),
+    sources.map((source) => ({
+      backtest_id: backtest.id,
+      source_conversation_id: source.id,
+      user_id: newId(),
+      replay_conversation_id: null,
+      derived_from: derivedFromConversation(source, { messages: [], userModels: false }),
+      outcome: null,
+      created_at: at,
+      ...(expiresAtEpoch === undefined ? {} : { expires_at_epoch: expiresAtEpoch }),
+    })),
   );
   try {
     for (let start = 0; start < sources.length; start += 10) {

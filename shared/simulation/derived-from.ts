@@ -1,3 +1,4 @@
+import type { ConversationRecord } from '../conversation/schemas';
 import type { Caller } from '../kernel/caller';
 import { ForbiddenError, NotFoundError } from '../kernel/errors';
 import { canReadMessage } from '../kernel/permissions';
@@ -9,6 +10,35 @@ import type { DerivedFrom } from './schemas';
  * protection: it keeps a link to what it copied, and its content is shown only to a caller who may
  * read those messages (and, for the user's models, that user's models) in the conversation itself.
  */
+
+/** The real conversation a copy protects as its own: the source's own source, when the source is itself a copy. */
+export const originalOf = (conversation: ConversationRecord): NonNullable<ConversationRecord['derived_from']> =>
+  conversation.derived_from ?? {
+    id: conversation.id,
+    user_id: conversation.user_id,
+    service_id: conversation.service_id,
+    tags: conversation.tags,
+  };
+
+/**
+ * The protection of a record made from a conversation: what it copied (`messages`, with what
+ * grant conditions name on them, and whether the user's models), under the real conversation it
+ * came from (`originalOf`: a copy protects as its source). Every derived record is made here.
+ */
+export const derivedFromConversation = (
+  conversation: ConversationRecord,
+  copied: { messages: { id: string; message_type: string }[]; userModels: boolean },
+): DerivedFrom => {
+  const original = originalOf(conversation);
+  return {
+    conversation_id: original.id,
+    user_id: original.user_id,
+    service_id: original.service_id,
+    tags: original.tags,
+    messages: copied.messages.map((message) => ({ id: message.id, message_type: message.message_type })),
+    user_models: copied.userModels,
+  };
+};
 
 const userModelsReadable = async (orgId: string, caller: Caller, userId: string): Promise<boolean> => {
   try {

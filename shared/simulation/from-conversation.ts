@@ -9,9 +9,10 @@ import { conversationAttributes, requirePermission } from '../kernel/permissions
 import { type LlmModelPreferences, resolveModel } from '../llm/registry';
 import { listMetrics } from '../metric/metrics';
 import { getUserModel } from '../user/insights';
+import { derivedFromConversation } from './derived-from';
 import { createPersona } from './personas';
 import { createScenario } from './scenarios';
-import type { DerivedFrom, ReferenceMessage, SuccessCriterion, UnitTestFromConversationRequest } from './schemas';
+import type { ReferenceMessage, SuccessCriterion, UnitTestFromConversationRequest } from './schemas';
 import { simulatedUserPurpose } from './simulated-user';
 import { createUnitTest } from './unit-tests';
 
@@ -187,14 +188,10 @@ export const createUnitTestFromConversation = async (
   }));
   // The scenario and persona keep the conversation's protection: reading them needs what reading
   // what they were made of needed (the scenario is made of the messages, the persona of both).
-  const source: DerivedFrom = {
-    conversation_id: conversation.id,
-    user_id: conversation.user_id,
-    service_id: conversation.service_id,
-    tags: conversation.tags,
-    messages: messages.messages.map((message) => ({ id: message.id, message_type: message.message_type })),
-    user_models: userModels.length > 0,
-  };
+  const source = derivedFromConversation(conversation, {
+    messages: messages.messages,
+    userModels: userModels.length > 0,
+  });
   const versionSetName = conversationSeenBy(caller, conversation).version_set_info?.name ?? '';
   const said = transcript.filter((message) => message.sender === 'user').map((message) => message.message.trim());
   const derived = await derive(conversation, transcript, said);

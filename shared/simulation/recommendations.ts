@@ -50,6 +50,15 @@ export const ruleBasedSuggestions = (
   return [...new Set(candidates.map((text) => text.trim()).filter((text) => text !== ''))].slice(0, n);
 };
 
+/** Who the caller is and what they came for, as the model is told. */
+const callerOf = ({ persona, scenario }: SimulatedUserBrief): string =>
+  [
+    persona
+      ? `The caller is ${persona.name} (${persona.role || 'a user'}): ${persona.background}`
+      : 'The caller is an ordinary user of the service.',
+    scenario ? `Their objective: ${scenario.objective}` : 'They came with no particular objective.',
+  ].join(' ');
+
 export const recommendCallerTexts = async (
   preferences: LlmModelPreferences,
   brief: SimulatedUserBrief,
@@ -62,7 +71,7 @@ export const recommendCallerTexts = async (
   try {
     const result = await provider.generateObject({
       ...settings,
-      system: `You help test a conversational agent. The caller is ${brief.persona.name} (${brief.persona.role || 'a user'}): ${brief.persona.background} Their objective: ${brief.scenario.objective} Propose ${n} different, realistic things the caller could say next, including ones that test the agent's limits.`,
+      system: `You help test a conversational agent. ${callerOf(brief)} Propose ${n} different, realistic things the caller could say next, including ones that test the agent's limits.`,
       messages: [
         {
           role: 'user',

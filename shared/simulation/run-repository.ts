@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
 import { compareText, keysPage, type Paged, pageOfQuery } from '../data/paging';
+import { type RecordedOnce, recordOutcomeOnce, writeIfUnchanged } from '../data/revisions';
 import type { ResultPut } from '../data/table';
 import {
   failedConditions,
@@ -94,29 +95,19 @@ export const insertRun = async (run: RunRecord, setUpdate: TransactItem): Promis
   );
 };
 
-/** The transaction items replacing `previous` with `next` (the revision moves on) and, once it is over, releasing its guard. */
-const runReplacement = (previous: RunRecord, next: RunRecord): TransactItem[] => [
-  {
-    Put: {
-      Item: runs.item(previous.org_id, { ...next, revision: previous.revision + 1, updated_at: nowIso() }),
-      ConditionExpression: 'revision = :revision',
-      ExpressionAttributeValues: { ':revision': previous.revision },
-    },
-  },
-  ...(previous.status === 'running' && next.status !== 'running'
-    ? [{ Delete: { Key: unfinishedRuns.key(previous.org_id, unfinishedKey(previous)) } }]
-    : []),
-];
+/** The run's replacement by `next` (the revision moves on) and, once it is over, the release of its guard. */
+const runReplacement = (previous: RunRecord, next: RunRecord) => ({
+  replacement: runs.replacement(previous.org_id, { ...next, updated_at: nowIso() }, previous),
+  released:
+    previous.status === 'running' && next.status !== 'running'
+      ? [{ Delete: { Key: unfinishedRuns.key(previous.org_id, unfinishedKey(previous)) } }]
+      : [],
+});
 
 /** Replaces the run if nobody changed it since `previous` was read; false when someone did. */
-export const replaceRun = async (previous: RunRecord, next: RunRecord): Promise<boolean> => {
-  try {
-    await transactWrite(runReplacement(previous, next));
-    return true;
-  } catch (error) {
-    if (error instanceof ConflictError) return false;
-    throw error;
-  }
+export const replaceRun = (previous: RunRecord, next: RunRecord): Promise<boolean> => {
+  const { replacement, released } = runReplacement(previous, next);
+  return writeIfUnchanged(replacement, released);
 };
 
 export const getRunConversation = (
@@ -162,51 +153,23 @@ export const listRunConversations = async (orgId: string, runId: string): Promis
     await queryAll(runConversations.query(orgId, { run_id: runId }, { prefix: `${runId}#` }), maxConversationsPerRun)
   ).map((item) => runConversations.parse(item));
 
-export type RecordOutcome = 'recorded' | 'already-recorded' | 'run-changed';
-
 /**
  * Records a conversation's outcome with its metric results and the run's new aggregate, in one
  * transaction: the outcome only if none is recorded yet, the run only if unchanged since read.
  */
-export const recordConversationOutcome = async (
+export const recordConversationOutcome = (
   run: RunRecord,
   nextRun: RunRecord,
   conversation: RunConversationRecord,
   outcome: ConversationOutcome,
   results: ResultPut[],
-): Promise<RecordOutcome> => {
-  const orgId = run.org_id;
-  const outcomeIndex = results.length;
-  try {
-    await transactWrite(
-      [
-        ...results.map((Put) => ({ Put })),
-        {
-          Put: {
-            Item: runConversations.item(orgId, { ...conversation, outcome }),
-            ConditionExpression: 'attribute_exists(pk) AND outcome = :none',
-            ExpressionAttributeValues: { ':none': null },
-          },
-        },
-        ...runReplacement(run, nextRun),
-      ],
-      (error) => {
-        const failed = failedConditions(error);
-        return new OutcomeConflict(failed.includes(outcomeIndex) ? 'already-recorded' : 'run-changed');
-      },
-    );
-    return 'recorded';
-  } catch (error) {
-    if (error instanceof OutcomeConflict) return error.outcome;
-    throw error;
-  }
+): Promise<RecordedOnce> => {
+  const { replacement, released } = runReplacement(run, nextRun);
+  return recordOutcomeOnce(runConversations.item(run.org_id, { ...conversation, outcome }), replacement, [
+    ...released,
+    ...results.map((Put) => ({ Put })),
+  ]);
 };
-
-class OutcomeConflict extends Error {
-  constructor(readonly outcome: RecordOutcome) {
-    super(outcome);
-  }
-}
 
 export interface RunListQuery {
   /** The filters, which a continuation token is tied to; `keep` applies them. */

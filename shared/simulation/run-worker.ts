@@ -199,7 +199,7 @@ const recordOutcome = async (
     );
     // As stored: the write moves the revision on.
     if (written === 'recorded') return { ...next, revision: run.revision + 1 };
-    if (written !== 'run-changed') return undefined;
+    if (written !== 'changed') return undefined;
   }
   throw new Error('the run changed too often while the outcome was recorded; the message is retried');
 };

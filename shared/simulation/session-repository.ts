@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
+import { writeIfUnchanged } from '../data/revisions';
 import { failedConditions, queryAll, queryPage, transactWrite } from '../data/table';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
@@ -80,22 +81,8 @@ export const insertForkedSessions = async (orgId: string, rootId: string, forks:
 };
 
 /** Replaces the session if nobody changed it since `previous` was read; false when someone did (or it expired). */
-export const replaceSession = async (previous: SessionRecord, next: SessionRecord): Promise<boolean> => {
-  try {
-    await simulationSessions.put(
-      previous.org_id,
-      { ...next, revision: previous.revision + 1, updated_at: nowIso() },
-      {
-        condition: { expression: 'revision = :revision', values: { ':revision': previous.revision } },
-        onConditionFailure: () => new ConflictError('session changed'),
-      },
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConflictError) return false;
-    throw error;
-  }
-};
+export const replaceSession = (previous: SessionRecord, next: SessionRecord): Promise<boolean> =>
+  writeIfUnchanged(simulationSessions.replacement(previous.org_id, { ...next, updated_at: nowIso() }, previous));
 
 /** How many sessions a fork tree holds (0 once it expired). */
 export const getTreeSize = async (orgId: string, rootId: string): Promise<number> =>

@@ -105,7 +105,7 @@ export const openSessionConversation = async (
   input: Omit<StartConversationInput, 'stream' | 'tags'>,
 ) => (await startConversation(orgId, caller, { ...input, tags: {}, stream: userStream })).events;
 
-/** The brief of a session's simulated user: its persona and scenario, or a plain user of the service. */
+/** The brief of a session's simulated user: its persona and scenario, each absent when the session has none. */
 export const briefOfSession = (session: Pick<SessionRecord, 'persona' | 'scenario'>): SimulatedUserBrief => ({
   persona: session.persona
     ? {
@@ -116,20 +116,10 @@ export const briefOfSession = (session: Pick<SessionRecord, 'persona' | 'scenari
         preferred_language: session.persona.preferred_language,
         timezone: session.persona.timezone,
       }
-    : {
-        name: 'A user',
-        role: '',
-        background: 'A user of this service.',
-        user_models: [],
-        preferred_language: null,
-        timezone: null,
-      },
+    : null,
   scenario: session.scenario
     ? { objective: session.scenario.objective, instructions: session.scenario.instructions }
-    : {
-        objective: 'Get help from the agent.',
-        instructions: 'Answer the agent briefly and go on with the conversation.',
-      },
+    : null,
 });
 
 const speakerOf = { 'user-message': 'user', 'agent-message': 'agent', 'external-event': 'external-event' } as const;

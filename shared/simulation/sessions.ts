@@ -16,9 +16,8 @@ import {
 import { getOrganization, retentionDaysOf } from '../organization/index';
 import { requireOnService, requireService, versionSetAttributes } from '../service/services';
 import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
-import { requireSourceReadable } from './derived-from';
+import { derivedFromConversation, originalOf, requireSourceReadable } from './derived-from';
 import type { PersonaSnapshot, ScenarioSnapshot } from './run-schemas';
-import type { DerivedFrom } from './schemas';
 import {
   getSession,
   insertRootSession,
@@ -162,15 +161,6 @@ const requireHistoryReadable = (
   }
 };
 
-/** The real conversation a copy protects as its own: the source's own source, when the source is itself a copy. */
-export const originalOf = (conversation: ConversationRecord): NonNullable<ConversationRecord['derived_from']> =>
-  conversation.derived_from ?? {
-    id: conversation.id,
-    user_id: conversation.user_id,
-    service_id: conversation.service_id,
-    tags: conversation.tags,
-  };
-
 /**
  * `create-simulation-session`: a session on a service (its opening turn is taken: the agent's,
  * or its answer to the scenario's opening), or from a real conversation after one of its
@@ -206,14 +196,7 @@ export const prepareSession = async (orgId: string, caller: Caller, request: Cre
       snapshotsOf(orgId, caller, request),
     ]);
     const original = originalOf(source);
-    const derivedFrom: DerivedFrom = {
-      conversation_id: original.id,
-      user_id: original.user_id,
-      service_id: original.service_id,
-      tags: original.tags,
-      messages: history.messages.map((message) => ({ id: message.id, message_type: message.message_type })),
-      user_models: false,
-    };
+    const derivedFrom = derivedFromConversation(source, { messages: history.messages, userModels: false });
     const retention = await retentionFor(orgId, request.ttl_hours, source.expires_at_epoch);
     const user = await createSessionUser(
       orgId,

@@ -3,7 +3,7 @@ import { defineEntity } from '../data/entity';
 import { byFieldThenId, uniqueName } from '../data/key-parts';
 import { catalogRecordFields, maxCatalogRecords } from '../data/record-catalog';
 import { type Item, queryAll, type TransactItem } from '../data/table';
-import { ConflictError, NotFoundError } from '../kernel/errors';
+import { NotFoundError } from '../kernel/errors';
 import { toolMock } from '../tool/schemas';
 import { successCriterion } from './schemas';
 
@@ -51,14 +51,6 @@ export const unitTests = defineEntity({
 
 export const unitTestNotFound = (id: string) => new NotFoundError(`Simulation unit test ${id} does not exist.`);
 
-/** The unit test changed between the caller's read and its write; reading again resolves it. */
-export class StaleUnitTestError extends ConflictError {
-  constructor(id: string) {
-    super(`Simulation unit test ${id} was changed by another request at the same time; retry.`);
-    this.name = 'StaleUnitTestError';
-  }
-}
-
 export const getUnitTest = (orgId: string, id: string, consistent = false): Promise<StoredUnitTest | undefined> =>
   unitTests.get(orgId, { id }, consistent);
 
@@ -76,28 +68,6 @@ export const getUnitTests = async (orgId: string, ids: string[]): Promise<Map<st
 /** Every unit test of the organization, at most `maxCatalogRecords`. */
 export const allUnitTests = async (orgId: string): Promise<StoredUnitTest[]> =>
   (await queryAll(unitTests.query(orgId, {}), maxCatalogRecords)).map((item: Item) => unitTests.parse(item));
-
-/**
- * The transaction item writing a unit test: new (with its name guard, a second item) when
- * `previous` is undefined, else conditioned on the revision `previous` had.
- */
-export const unitTestWrites = (
-  orgId: string,
-  unitTest: StoredUnitTest,
-  previous: StoredUnitTest | undefined,
-): TransactItem[] =>
-  previous
-    ? [
-        {
-          Put: {
-            Item: unitTests.item(orgId, { ...unitTest, revision: previous.revision + 1 }),
-            ConditionExpression: '#revision = :revision',
-            ExpressionAttributeNames: { '#revision': 'revision' },
-            ExpressionAttributeValues: { ':revision': previous.revision },
-          },
-        },
-      ]
-    : [unitTests.create(orgId, unitTest), unitTests.guardPut(orgId, 'name', unitTest)];
 
 /** The transaction item claiming a unit test for a set: it must exist and not be deleted; its revision moves. */
 export const claimUnitTest = (orgId: string, id: string): TransactItem => ({

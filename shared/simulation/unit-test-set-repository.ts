@@ -40,53 +40,12 @@ export const unitTestSets = defineEntity({
 
 export const unitTestSetNotFound = (id: string) => new NotFoundError(`Simulation unit test set ${id} does not exist.`);
 
-export class StaleUnitTestSetError extends ConflictError {
-  constructor(id: string) {
-    super(`Simulation unit test set ${id} was changed by another request at the same time; retry.`);
-    this.name = 'StaleUnitTestSetError';
-  }
-}
-
 export const getUnitTestSet = (orgId: string, id: string, consistent = false): Promise<StoredUnitTestSet | undefined> =>
   unitTestSets.get(orgId, { id }, consistent);
 
 /** Every set of the organization, at most `maxCatalogRecords`. */
 export const allUnitTestSets = async (orgId: string): Promise<StoredUnitTestSet[]> =>
   (await queryAll(unitTestSets.query(orgId, {}), maxCatalogRecords)).map((item: Item) => unitTestSets.parse(item));
-
-/**
- * The transaction items writing a set: new (with its name guard) when `previous` is undefined,
- * else conditioned on the revision `previous` had, moving the name guard when the name changes.
- */
-export const unitTestSetWrites = (
-  orgId: string,
-  set: StoredUnitTestSet,
-  previous: StoredUnitTestSet | undefined,
-): TransactItem[] => {
-  if (!previous) return [unitTestSets.create(orgId, set), unitTestSets.guardPut(orgId, 'name', set)];
-  return [
-    {
-      Put: {
-        Item: unitTestSets.item(orgId, { ...set, revision: previous.revision + 1 }),
-        ConditionExpression: '#revision = :revision',
-        ExpressionAttributeNames: { '#revision': 'revision' },
-        ExpressionAttributeValues: { ':revision': previous.revision },
-      },
-    },
-    ...(set.name === previous.name
-      ? []
-      : [
-          {
-            Delete: {
-              Key: unitTestSets.guardKey(orgId, 'name', previous.name),
-              ConditionExpression: 'attribute_not_exists(pk) OR simulation_unit_test_set_id = :id',
-              ExpressionAttributeValues: { ':id': set.id },
-            },
-          },
-          unitTestSets.guardPut(orgId, 'name', set),
-        ]),
-  ];
-};
 
 /**
  * The transaction item recording a new run of a set: the set must exist and not be deleted,

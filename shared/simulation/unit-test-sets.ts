@@ -2,7 +2,6 @@ import {
   asSearchHit,
   changeLiveRecord,
   commonFilterValues,
-  entityStore,
   matchesCommonFilters,
   newRecordFields,
   pageOfRecords,
@@ -10,25 +9,17 @@ import {
   requireOnRecord,
   searchRecords,
   softDeleteRecord,
+  usingKind,
   visibleTo,
 } from '../data/record-catalog';
-import { failedConditions, transactWrite } from '../data/table';
-import { linkUsages, unlinkUsages, usageChanges, usageTargets } from '../data/usage-links';
+import { usageTargets } from '../data/usage-links';
 import { type Caller, creatorOf } from '../kernel/caller';
-import { ConflictError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { type SortEntry, tagsAsList } from '../kernel/list-params';
-import { permissionCheck, requirePermission } from '../kernel/permissions';
+import { permissionCheck } from '../kernel/permissions';
 import type { CreateUnitTestSetRequest, UnitTestRun, UnitTestSetInstance, UpdateUnitTestSetRequest } from './schemas';
 import { claimUnitTest, getUnitTests, unitTestNotFound } from './unit-test-repository';
-import {
-  allUnitTestSets,
-  StaleUnitTestSetError,
-  type StoredUnitTestSet,
-  unitTestSetNotFound,
-  unitTestSets,
-  unitTestSetWrites,
-} from './unit-test-set-repository';
+import { allUnitTestSets, type StoredUnitTestSet, unitTestSetNotFound, unitTestSets } from './unit-test-set-repository';
 import { unitTestAttributes } from './unit-tests';
 
 /** What permission grant conditions can name on a unit test set. */
@@ -67,43 +58,20 @@ const requireLiveUnitTests = async (orgId: string, caller: Caller, runs: UnitTes
   if (missing) throw unitTestNotFound(missing);
 };
 
-/**
- * Writes a set (new when `previous` is undefined) with its usage links and the claims of the
- * unit tests it starts holding, in one transaction.
- */
-const saveUnitTestSet = async (
-  orgId: string,
-  set: StoredUnitTestSet,
-  previous: StoredUnitTestSet | undefined,
-): Promise<void> => {
-  const before = previous && !previous.is_deleted ? unitTestIdsOf(previous.unit_test_runs) : [];
-  const after = set.is_deleted ? [] : unitTestIdsOf(set.unit_test_runs);
-  const { added, removed } = usageChanges(before, after);
-  const writes = unitTestSetWrites(orgId, set, previous);
-  const items = [
-    ...writes,
-    ...added.map((id) => claimUnitTest(orgId, id)),
-    ...linkUsages(orgId, { user_id: set.id, user_name: set.name }, added.map(usageTargets.unitTest)),
-    ...unlinkUsages(orgId, set.id, removed.map(usageTargets.unitTest)),
-  ];
-  const nameTaken = () => new ConflictError(`A simulation unit test set named '${set.name}' already exists.`);
-  const failureAt = (index: number): Error => {
-    const claimed = added[index - writes.length];
-    if (claimed !== undefined) return unitTestNotFound(claimed);
-    if (!previous) return nameTaken();
-    // The set's own write failed (stale), or the new name's guard (the last of the writes) is taken.
-    return index === writes.length - 1 && set.name !== previous.name ? nameTaken() : new StaleUnitTestSetError(set.id);
-  };
-  await transactWrite(items, (error) => failureAt(failedConditions(error)[0] ?? 0));
-};
-
-const store = entityStore<StoredUnitTestSet>(unitTestSets, {
-  save: saveUnitTestSet,
-  isStale: (error) => error instanceof StaleUnitTestSetError,
-  notFound: unitTestSetNotFound,
+const { store, create } = usingKind<StoredUnitTestSet>({
+  entity: unitTestSets,
   label: 'Simulation unit test set',
   read: 'Simulation:GetSimulationUnitTestSet',
+  create: 'Simulation:CreateSimulationUnitTestSet',
   attributes: unitTestSetAttributes,
+  notFound: unitTestSetNotFound,
+  targetsOf: (set) => unitTestIdsOf(set.unit_test_runs).map(usageTargets.unitTest),
+  // Each unit test a set starts holding must still exist, undeleted; its revision moves.
+  claims: (orgId, set, added) =>
+    [...new Set(unitTestIdsOf(set.unit_test_runs))]
+      .filter((id) => added.includes(usageTargets.unitTest(id)))
+      .map((id) => ({ item: claimUnitTest(orgId, id), failure: () => unitTestNotFound(id) })),
+  check: (orgId, caller, set) => requireLiveUnitTests(orgId, caller, set.unit_test_runs),
 });
 
 export const createUnitTestSet = async (
@@ -117,9 +85,7 @@ export const createUnitTestSet = async (
     unit_test_runs: request.unit_test_runs,
     last_triggered_run_id: null,
   };
-  requirePermission(caller, 'Simulation:CreateSimulationUnitTestSet', unitTestSetAttributes(set));
-  await requireLiveUnitTests(orgId, caller, set.unit_test_runs);
-  await saveUnitTestSet(orgId, set, undefined);
+  await create(orgId, caller, set);
   return { simulation_unit_test_set_id: set.id };
 };
 

@@ -2,7 +2,6 @@ import {
   asSearchHit,
   changeLiveRecord,
   commonFilterValues,
-  entityStore,
   matchesCommonFilters,
   newRecordFields,
   pageOfRecords,
@@ -10,22 +9,16 @@ import {
   requireOnRecord,
   searchRecords,
   softDeleteRecord,
+  type UsageClaim,
+  usingKind,
   visibleTo,
 } from '../data/record-catalog';
-import { failedConditions, type TransactItem, transactWrite } from '../data/table';
-import {
-  claimVersionedHead,
-  linkUsages,
-  requireUnused,
-  unlinkUsages,
-  usageChanges,
-  usageTargets,
-} from '../data/usage-links';
+import { claimVersionedHead, requireUnused, usageTargets } from '../data/usage-links';
 import { type Caller, creatorOf } from '../kernel/caller';
-import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors';
+import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { type SortEntry, tagsAsList } from '../kernel/list-params';
-import { hasPermission, requirePermission } from '../kernel/permissions';
+import { hasPermission } from '../kernel/permissions';
 import { claimMetric, getMetrics, metricNotFound } from '../metric/index';
 import { metricAttributes } from '../metric/metrics';
 import { claimVersionSet, getService } from '../service/index';
@@ -37,14 +30,7 @@ import { personaAttributes } from './personas';
 import { scenarios, storedScenario } from './scenario-repository';
 import { scenarioAttributes } from './scenarios';
 import type { CreateUnitTestRequest, UnitTestInstance, UpdateUnitTestRequest } from './schemas';
-import {
-  allUnitTests,
-  StaleUnitTestError,
-  type StoredUnitTest,
-  unitTestNotFound,
-  unitTests,
-  unitTestWrites,
-} from './unit-test-repository';
+import { allUnitTests, type StoredUnitTest, unitTestNotFound, unitTests } from './unit-test-repository';
 
 /** What permission grant conditions can name on a unit test. */
 export const unitTestAttributes = (
@@ -158,16 +144,9 @@ const checkReferences = async (orgId: string, caller: Caller, unitTest: Referenc
   }
 };
 
-/**
- * The items claiming the targets a unit test starts using (each must still exist, undeleted)
- * and linking it to them, with the error each claim's failure means.
- */
-const claimsOf = (
-  orgId: string,
-  unitTest: StoredUnitTest,
-  added: string[],
-): { item: TransactItem; failure: () => Error }[] => {
-  const claims: { item: TransactItem; failure: () => Error }[] = [];
+/** The claims of the targets a unit test starts using (`added`): each must still exist, undeleted. */
+const claimsOf = (orgId: string, unitTest: StoredUnitTest, added: string[]): UsageClaim[] => {
+  const claims: UsageClaim[] = [];
   const claimed = (target: string) => added.includes(target);
   if (claimed(usageTargets.persona(unitTest.persona_id))) {
     claims.push({
@@ -205,44 +184,16 @@ const claimsOf = (
   return claims;
 };
 
-/**
- * Writes a unit test (new when `previous` is undefined) with its usage links and the claims of
- * what it starts using, in one transaction.
- */
-const saveUnitTest = async (
-  orgId: string,
-  unitTest: StoredUnitTest,
-  previous: StoredUnitTest | undefined,
-): Promise<void> => {
-  const before = previous && !previous.is_deleted ? targetsOf(previous) : [];
-  const after = unitTest.is_deleted ? [] : targetsOf(unitTest);
-  const { added, removed } = usageChanges(before, after);
-  const writes = unitTestWrites(orgId, unitTest, previous);
-  const claims = claimsOf(orgId, unitTest, added);
-  const items = [
-    ...writes,
-    ...claims.map((claim) => claim.item),
-    ...linkUsages(orgId, { user_id: unitTest.id, user_name: unitTest.name }, added),
-    ...unlinkUsages(orgId, unitTest.id, removed),
-  ];
-  const failureAt = (index: number): Error => {
-    if (index < writes.length) {
-      return previous
-        ? new StaleUnitTestError(unitTest.id)
-        : new ConflictError(`A simulation unit test named '${unitTest.name}' already exists.`);
-    }
-    return claims[index - writes.length]?.failure() ?? new StaleUnitTestError(unitTest.id);
-  };
-  await transactWrite(items, (error) => failureAt(failedConditions(error)[0] ?? 0));
-};
-
-const store = entityStore<StoredUnitTest>(unitTests, {
-  save: saveUnitTest,
-  isStale: (error) => error instanceof StaleUnitTestError,
-  notFound: unitTestNotFound,
+const { store, create } = usingKind<StoredUnitTest>({
+  entity: unitTests,
   label: 'Simulation unit test',
   read: 'Simulation:GetSimulationUnitTest',
+  create: 'Simulation:CreateSimulationUnitTest',
   attributes: unitTestAttributes,
+  notFound: unitTestNotFound,
+  targetsOf,
+  claims: claimsOf,
+  check: checkReferences,
 });
 
 export const createUnitTest = async (
@@ -265,9 +216,7 @@ export const createUnitTest = async (
     initial_state: request.initial_state ?? null,
     expected_escalation: request.expected_escalation ?? null,
   };
-  requirePermission(caller, 'Simulation:CreateSimulationUnitTest', unitTestAttributes(unitTest));
-  await checkReferences(orgId, caller, unitTest);
-  await saveUnitTest(orgId, unitTest, undefined);
+  await create(orgId, caller, unitTest);
   return { simulation_unit_test_id: unitTest.id };
 };
 

@@ -5,6 +5,7 @@ import { BadRequestError, ConflictError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { requirePermission } from '../kernel/permissions';
 import type { EnvVarChanges } from './schemas';
+import { refuseMcpTool } from './tool-holds';
 import { listAllToolVersions, mutateTool, type ToolRecord } from './tool-repository';
 import { toolAttributes } from './tools';
 import { activeVersions } from './versions';
@@ -30,6 +31,7 @@ export const modifyToolEnvvars = async (
   );
   await mutateTool(orgId, toolId, async (tool) => {
     requirePermission(caller, 'Tool:ModifyTool', toolAttributes(tool));
+    refuseMcpTool(tool);
     const envvars = { ...tool.envvars };
     const deleted = Object.fromEntries(
       Object.entries(tool.deleted_envvars).filter(([, at]) => Date.parse(at) + envVarReuseDelayMs > Date.now()),

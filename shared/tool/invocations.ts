@@ -8,6 +8,7 @@ import { parseSortBy } from '../kernel/list-params';
 import { hasPermission, requirePermission } from '../kernel/permissions';
 import { toolRuntime } from './deployment-runtime';
 import { secretValuesOf, toolEnvironment } from './environment';
+import { callMcpServerTool } from './mcp-exchanges';
 import { describeInputErrors, inputValidator } from './project';
 import type { InvocationInput, InvocationResult, InvocationSource, ToolInvocationInstance } from './schemas';
 import { maskOutcome, maskSecrets } from './secret-masking';
@@ -63,18 +64,20 @@ export const runToolVersion = async (
 ): Promise<{ result: InvocationResult; invocation: ToolInvocationInstance }> => {
   const { tool, version, input } = request;
   const runtimeRef = requireDeployed(tool, version);
-  const runtime = await toolRuntime();
   const secrets = [...(await secretValuesOf(tool)), ...Object.values(input.sensitive_user_variables)];
+  // A tool an MCP server serves is called there (`tools/call`); the user's variables are not passed on.
   const outcome = maskOutcome(
-    await runtime.invoke(
-      { runtime_ref: runtimeRef, artifactKey: version.artifact_key },
-      {
-        input_parameters: input.input_parameters,
-        nonsensitive_user_variables: input.nonsensitive_user_variables,
-        sensitive_user_variables: input.sensitive_user_variables,
-        env: await toolEnvironment(tool),
-      },
-    ),
+    tool.mcp
+      ? await callMcpServerTool(tool, input.input_parameters)
+      : await (await toolRuntime()).invoke(
+          { runtime_ref: runtimeRef, artifactKey: version.artifact_key },
+          {
+            input_parameters: input.input_parameters,
+            nonsensitive_user_variables: input.nonsensitive_user_variables,
+            sensitive_user_variables: input.sensitive_user_variables,
+            env: await toolEnvironment(tool),
+          },
+        ),
     secrets,
   );
   const at = nowIso();

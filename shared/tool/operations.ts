@@ -2,13 +2,16 @@ import { z } from 'zod';
 import { operationDefiner } from '../kernel/operation';
 import { objectId, organizationPath, pageQuery, queryArray, queryBoolean } from '../kernel/schemas';
 import {
+  createMcpServerRequest,
   envVarChanges,
+  getMcpServersResponse,
   getToolInvocationsResponse,
   getToolsResponse,
   getToolVersionsResponse,
   invocationInputs,
   invocationResultsResponse,
   invocationSourceTypes,
+  mcpServerToolsReport,
   publishRequest,
   testToolRequest,
   toolIdPath,
@@ -151,6 +154,70 @@ export const searchToolInvocationsOperation = toolOperation({
   response: { status: 200, body: z.object({ tool_invocations: z.array(toolInvocationInstance) }) },
 });
 
+/*
+ * MCP servers (platform extensions): each tool a registered server lists becomes a tool of the
+ * organization (`shared/tool/mcp-servers.ts`). Declared before `/tool/{tool_id}`, as the fixed paths above.
+ */
+const mcpServerPath = organizationPath.extend({
+  mcp_server_id: objectId.describe('The ID of the MCP server.'),
+});
+
+const listingErrors = {
+  400: "The server's listing could not be read (refused address, unreachable, not MCP, or no answer within 10 s): nothing was kept.",
+};
+
+export const createMcpServerOperation = toolOperation({
+  operationId: 'create-mcp-server',
+  method: 'POST',
+  path: '/v1/{organization}/tool/mcp_server/',
+  summary: 'Register an MCP server: each tool it lists becomes a tool of the organization',
+  platformExtension: true,
+  rateLimitPerMinute: 20,
+  extraErrors: listingErrors,
+  request: { path: organizationPath, body: createMcpServerRequest },
+  response: {
+    status: 201,
+    body: mcpServerToolsReport.extend({ id: z.string().describe('The ID of the MCP server.') }),
+  },
+});
+
+export const getMcpServersOperation = toolOperation({
+  operationId: 'get-mcp-servers',
+  method: 'GET',
+  path: '/v1/{organization}/tool/mcp_server/',
+  summary: 'Get the MCP servers',
+  platformExtension: true,
+  rateLimitPerMinute: 50,
+  request: {
+    path: organizationPath,
+    query: z.object({ ...pageQuery(50, 50, 'The maximum number of MCP servers to return.') }),
+  },
+  response: { status: 200, body: getMcpServersResponse },
+});
+
+export const refreshMcpServerOperation = toolOperation({
+  operationId: 'refresh-mcp-server',
+  method: 'POST',
+  path: '/v1/{organization}/tool/mcp_server/{mcp_server_id}/refresh',
+  summary: "Read an MCP server's listing again: new tools, new versions for changed input schemas, deprecations",
+  platformExtension: true,
+  rateLimitPerMinute: 10,
+  extraErrors: listingErrors,
+  request: { path: mcpServerPath },
+  response: { status: 200, body: mcpServerToolsReport },
+});
+
+export const deleteMcpServerOperation = toolOperation({
+  operationId: 'delete-mcp-server',
+  method: 'DELETE',
+  path: '/v1/{organization}/tool/mcp_server/{mcp_server_id}',
+  summary: 'Delete an MCP server: its tools are deprecated, its headers erased',
+  platformExtension: true,
+  rateLimitPerMinute: 20,
+  request: { path: mcpServerPath },
+  response: { status: 204 },
+});
+
 export const deprecateToolVersionOperation = toolOperation({
   operationId: 'deprecate-tool-version',
   method: 'DELETE',
@@ -253,6 +320,10 @@ export const toolOperations = [
   testToolOperation,
   getToolInvocationsOperation,
   searchToolInvocationsOperation,
+  createMcpServerOperation,
+  getMcpServersOperation,
+  refreshMcpServerOperation,
+  deleteMcpServerOperation,
   deprecateToolVersionOperation,
   deprecateToolOperation,
   modifyToolOperation,

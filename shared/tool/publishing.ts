@@ -10,7 +10,7 @@ import { toolBuilder } from './deployment-builder';
 import type { BuiltProject } from './project';
 import { repositoryName } from './source-repository';
 import { storeArtifact } from './tool-build';
-import { holdFor, refuseWhileBusy, releaseHold, requireHeld } from './tool-holds';
+import { holdTool, refuseMcpTool, refuseWhileBusy, releaseTool, requireHeld } from './tool-holds';
 import {
   listAllToolVersions,
   mutateTool,
@@ -84,14 +84,17 @@ export const publishToolVersion = async (
   const before = await requireTool(orgId, toolId, true);
   requirePermission(caller, 'Tool:ModifyTool', toolAttributes(before));
   if (before.deprecated) throw new BadRequestError(`Tool ${toolId} is deprecated; no version can be published.`);
+  refuseMcpTool(before);
   refuseWhileBusy(before);
   const repository = await repositoryOf(orgId, body.repo);
   const operation = newId();
-  const hold = holdFor(operation);
+  let holdToken = 0;
   const held = await mutateTool(orgId, toolId, async (tool) => {
     refuseWhileBusy(tool);
     await refuseFourthVersion(orgId, toolId);
-    return { next: { ...tool, operation_in_progress: hold } };
+    const hold = holdTool(tool);
+    holdToken = hold.token;
+    return hold;
   });
   const artifactKey = artifactKeyOf(orgId, toolId, operation);
   let recorded: StoredToolVersion | undefined;
@@ -124,9 +127,10 @@ export const publishToolVersion = async (
       artifact_key: artifactKey,
       runtime_ref: null,
       build_id: started.state === 'started' ? started.buildId : null,
+      hold_token: holdToken,
     });
     await mutateTool(orgId, toolId, async (tool) => {
-      requireHeld(tool, hold);
+      const fence = requireHeld(tool, holdToken);
       let version = versionOf(tool);
       if (started.state === 'built') {
         const { commit, built, predatesLastValid } = started.result;
@@ -145,10 +149,11 @@ export const publishToolVersion = async (
           updated_by: creatorOf(caller),
         },
         extra: [toolVersions.create(orgId, version)],
+        condition: fence,
       };
     });
   } catch (error) {
-    await releaseHold(orgId, toolId, hold);
+    await mutateTool(orgId, toolId, (tool) => releaseTool(tool, holdToken));
     throw error;
   }
   const version = recorded as StoredToolVersion;
@@ -218,7 +223,9 @@ export const finishDeployment = async (
     | { status: 'deployed'; runtime_ref: string; lambda_version: number }
     | { status: 'failed'; build_error: string },
 ): Promise<void> => {
-  await mutateTool(version.org_id, version.tool_id, (tool) => ({ next: { ...tool, operation_in_progress: null } }));
+  // A version published before holds were fenced names none: nothing of its is held.
+  const token = version.hold_token;
+  if (token !== undefined) await mutateTool(version.org_id, version.tool_id, (tool) => releaseTool(tool, token));
   const applied = await updateDeployingVersion(
     version,
     outcome.status === 'deployed'

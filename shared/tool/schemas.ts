@@ -47,6 +47,14 @@ export const toolInstance = z.object({
   tags: tagList,
   creator: creatorInfo,
   updated_by: creatorInfo,
+  mcp_server_id: z
+    .string()
+    .nullable()
+    .describe('Platform extension: the MCP server serving the tool (`/tool/mcp_server/`); null for a built tool.'),
+  mcp_tool_name: z
+    .string()
+    .nullable()
+    .describe("Platform extension: the tool's name on its MCP server (the organization's name adds the server's)."),
 });
 
 /** How far a version is: built and waiting for deployment, usable, or refused by the builder. */
@@ -246,3 +254,98 @@ export const toolMock = z
     message: 'a mock answers either an output or an error',
   });
 export type ToolMock = z.infer<typeof toolMock>;
+
+/** An MCP server's name: what the organization's names of its tools start with (`{name}__{tool}`). */
+export const mcpServerName = z
+  .string()
+  .min(1)
+  .max(32)
+  .regex(/^[a-z0-9_]+$/, 'lowercase letters, digits and underscores');
+
+/** Headers the MCP transport sets itself, or that would change how the request travels: not the caller's to give. */
+const transportHeaders = new Set([
+  'accept',
+  'connection',
+  'content-length',
+  'content-type',
+  'host',
+  'keep-alive',
+  'last-event-id',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** The headers every request to the server carries (its credentials): write-only, sealed, never answered or logged. */
+export const mcpServerHeaders = z
+  .record(
+    z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'an HTTP header name')
+      .refine((name) => !transportHeaders.has(name.toLowerCase()), 'a header the MCP transport sets itself'),
+    z
+      .string()
+      .max(4096)
+      .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'an HTTP header value (no line breaks or control characters)'),
+  )
+  .refine((headers) => Object.keys(headers).length <= 20, 'at most 20 headers')
+  .default({});
+
+export const createMcpServerRequest = z.object({
+  name: mcpServerName.describe("The server's name in the organization; its tools' names start with it."),
+  url: z
+    .string()
+    .max(2048)
+    .describe(
+      'The Streamable HTTP endpoint (https; in AWS its host must resolve to public addresses only; `npm start` also allows http and loopback).',
+    ),
+  headers: mcpServerHeaders.describe(
+    'Headers sent with every request to the server (e.g. `Authorization`): sealed, never returned or logged.',
+  ),
+});
+
+const mcpServerTool = z.object({
+  tool_id: z.string().describe("The organization's tool the server's tool became."),
+  mcp_tool_name: z.string().describe('The name the server gives it.'),
+});
+
+/** What a registration or refresh did with the server's listing. */
+export const mcpServerToolsReport = z.object({
+  tools: z
+    .array(
+      mcpServerTool.extend({
+        name: z.string().describe("The organization's name for it (`get-tools` lists it)."),
+        version: z.string().describe('Its latest version: 1.0.0 first, the next major for each changed input schema.'),
+      }),
+    )
+    .describe('The tools the server lists, each a tool of the organization.'),
+  skipped: z
+    .array(z.object({ mcp_tool_name: z.string(), reason: z.string() }))
+    .describe('Listed tools that could not become tools of the organization, and why.'),
+  retired: z
+    .array(mcpServerTool)
+    .describe('Tools the server no longer lists: deprecated, as the deletion of the server deprecates them all.'),
+});
+export type McpServerToolsReport = z.infer<typeof mcpServerToolsReport>;
+
+export const mcpServerInstance = z.object({
+  id: z.string(),
+  org_id: z.string(),
+  name: z.string(),
+  url: z.string(),
+  header_names: z.array(z.string()).describe('The names of the headers kept for it; their values are never answered.'),
+  tools: z.array(mcpServerTool).describe('The tools it serves.'),
+  created_at: timestamp,
+  updated_at: timestamp,
+  refreshed_at: timestamp.describe('When its listing was last read.'),
+  creator: creatorInfo,
+  updated_by: creatorInfo,
+});
+
+export const getMcpServersResponse = pagedResponse({ mcp_servers: z.array(mcpServerInstance) });

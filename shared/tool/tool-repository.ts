@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
 import { uniqueName } from '../data/key-parts';
-import { putItem, queryAll, transactWrite } from '../data/table';
+import { leaseFields } from '../data/lease';
+import { writeIfUnchanged } from '../data/revisions';
+import { type Condition, queryAll, transactWrite } from '../data/table';
 import { ConflictError, NotFoundError } from '../kernel/errors';
 import { nowIso } from '../kernel/ids';
 import { sortableValue } from '../kernel/list-params';
@@ -33,8 +35,13 @@ export const toolRecord = z.object({
   latest_version: toolVersion.nullable(),
   /** The commit of the last version that built, which a new version may not predate. */
   last_valid_commit: z.string().nullable(),
-  /** The publish or deprecation running on the tool: others get 409 until it ends. */
-  operation_in_progress: z.string().nullable(),
+  /** The hold of the publish running on the tool (`tool-holds.ts`): others get 409 until it ends. */
+  ...leaseFields,
+  /**
+   * A tool an MCP server serves (`mcp-servers.ts`): the server and the name it gives the tool.
+   * Its versions are the input schemas the server has listed; a call goes to the server.
+   */
+  mcp: z.object({ server_id: z.string(), tool_name: z.string() }).nullable().default(null),
   created_at: z.string(),
   updated_at: z.string(),
   creator: creatorInfo,
@@ -50,10 +57,11 @@ export const tools = defineEntity({
   schema: toolRecord,
   sort: (tool: { id: string }) => tool.id,
   indexes: {
-    name: { index: 'gsi1', sort: (tool: ToolRecord) => `${sortableValue(tool.name)}#${tool.id}` },
+    name: { index: 'gsi1', sort: (tool: Pick<ToolRecord, 'id' | 'name'>) => `${sortableValue(tool.name)}#${tool.id}` },
     deprecated: {
       index: 'gsi2',
-      sort: (tool: ToolRecord) => `${sortableValue(tool.deprecated)}#${sortableValue(tool.name)}#${tool.id}`,
+      sort: (tool: Pick<ToolRecord, 'id' | 'name' | 'deprecated'>) =>
+        `${sortableValue(tool.deprecated)}#${sortableValue(tool.name)}#${tool.id}`,
     },
   },
   guards: {
@@ -62,8 +70,8 @@ export const tools = defineEntity({
 });
 
 export const storedToolVersion = toolVersionInstance.extend({
-  /** `node` (bundled to one ES module) or `python` (the project's files). */
-  language: z.enum(['node', 'python']),
+  /** `node` (bundled to one ES module), `python` (the project's files), or `mcp` (an MCP server's tool: nothing built). */
+  language: z.enum(['node', 'python', 'mcp']),
   /** The module the runtime loads: the bundle's file, or Python's `module:function`. */
   entry: z.string(),
   /** Where the builder put the artifact in the artifact bucket. */
@@ -72,6 +80,8 @@ export const storedToolVersion = toolVersionInstance.extend({
   runtime_ref: z.string().nullable(),
   /** The managed build (CodeBuild) the version waits for while `deploying`; null when built in-process. */
   build_id: z.string().nullable().default(null),
+  /** The fencing token of the tool's hold its publish took, which its deployment gives back (`tool-holds.ts`). */
+  hold_token: z.number().int().optional(),
 });
 export type StoredToolVersion = z.infer<typeof storedToolVersion>;
 
@@ -110,54 +120,32 @@ export const createToolRecord = async (tool: ToolRecord): Promise<void> => {
   );
 };
 
-const moved = new Error('tool revision moved');
+/** What a change of the tool writes: the tool, items committed with it, and a condition besides the revision. */
+export interface ToolChange {
+  next: ToolRecord;
+  extra?: Parameters<typeof transactWrite>[0];
+  condition?: Condition;
+}
 
-/** Stores `next` if the tool is still at `current.revision`; extra transaction items go with it. */
-export const replaceTool = async (
-  current: ToolRecord,
-  next: ToolRecord,
-  extra: Parameters<typeof transactWrite>[0] = [],
-): Promise<boolean> => {
-  const write = {
-    Put: {
-      Item: tools.item(current.org_id, { ...next, revision: current.revision + 1 }),
-      ConditionExpression: 'revision = :revision',
-      ExpressionAttributeValues: { ':revision': current.revision },
-    },
-  };
-  try {
-    if (extra.length === 0) {
-      await putItem(write.Put.Item, {
-        condition: { expression: write.Put.ConditionExpression, values: write.Put.ExpressionAttributeValues },
-        onConditionFailure: () => moved,
-      });
-    } else {
-      await transactWrite([write, ...extra], () => moved);
-    }
-    return true;
-  } catch (error) {
-    if (error === moved) return false;
-    throw error;
-  }
-};
+/** Stores `next` if the tool is still at `current.revision` (and `condition` holds); extra transaction items go with it. */
+export const replaceTool = (current: ToolRecord, { next, extra = [], condition }: ToolChange): Promise<boolean> =>
+  writeIfUnchanged(tools.replacement(current.org_id, next, current, condition), extra);
 
 /**
  * Changes a tool with `change` (which may throw a domain error), retrying when another write
- * got there first. `extra` items (a version record, a guard's removal) commit with it.
+ * got there first. `extra` items (a version record, a guard's removal) commit with it; a change
+ * that leaves the tool as it is writes nothing.
  */
 export const mutateTool = async (
   orgId: string,
   id: string,
-  change: (
-    tool: ToolRecord,
-  ) =>
-    | Promise<{ next: ToolRecord; extra?: Parameters<typeof transactWrite>[0] }>
-    | { next: ToolRecord; extra?: Parameters<typeof transactWrite>[0] },
+  change: (tool: ToolRecord) => Promise<ToolChange> | ToolChange,
 ): Promise<ToolRecord> => {
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const current = await requireTool(orgId, id, true);
-    const { next, extra } = await change(current);
-    if (await replaceTool(current, next, extra)) return next;
+    const changed = await change(current);
+    if (changed.next === current && !changed.extra?.length) return current;
+    if (await replaceTool(current, changed)) return changed.next;
   }
   throw new ConflictError(`Tool ${id} is being changed at the same time; retry.`);
 };

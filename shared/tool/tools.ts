@@ -8,7 +8,7 @@ import { matchesTags, parseSortBy, parseTagFilters } from '../kernel/list-params
 import { requirePermission } from '../kernel/permissions';
 import { announceFrameworkResourceChange } from '../webhook/events';
 import { maxToolNameLength } from './schemas';
-import { refuseWhileBusy } from './tool-holds';
+import { refuseMcpTool, refuseWhileBusy } from './tool-holds';
 import {
   createToolRecord,
   listAllToolVersions,
@@ -43,6 +43,8 @@ export const toolView = (tool: ToolRecord) => ({
   tags: Object.entries(tool.tags).map(([key, value]) => ({ key, value })),
   creator: tool.creator,
   updated_by: tool.updated_by,
+  mcp_server_id: tool.mcp?.server_id ?? null,
+  mcp_tool_name: tool.mcp?.tool_name ?? null,
 });
 
 export const createTool = async (
@@ -66,7 +68,7 @@ export const createTool = async (
     deleted_envvars: {},
     latest_version: null,
     last_valid_commit: null,
-    operation_in_progress: null,
+    mcp: null,
     created_at: at,
     updated_at: at,
     creator: creatorOf(caller),
@@ -161,6 +163,7 @@ export const deprecateTool = async (orgId: string, caller: Caller, toolId: strin
   const deprecated = await mutateTool(orgId, toolId, (tool) => {
     requirePermission(caller, 'Tool:DeleteTool', toolAttributes(tool));
     refuseWhileBusy(tool);
+    refuseMcpTool(tool);
     if (tool.deprecated) return { next: tool };
     return {
       next: { ...tool, deprecated: true, updated_at: nowIso(), updated_by: creatorOf(caller) },

@@ -5,7 +5,7 @@ import { BadRequestError, NotFoundError } from '../kernel/errors';
 import { parseSortBy } from '../kernel/list-params';
 import { requirePermission } from '../kernel/permissions';
 import { announceFrameworkResourceChange } from '../webhook/events';
-import { refuseWhileBusy } from './tool-holds';
+import { refuseMcpTool, refuseWhileBusy } from './tool-holds';
 import {
   getToolVersion,
   listAllToolVersions,
@@ -25,6 +25,7 @@ export const toolVersionView = (version: StoredToolVersion) => {
     artifact_key: _artifactKey,
     runtime_ref: _runtimeRef,
     build_id: _buildId,
+    hold_token: _holdToken,
     ...listed
   } = version;
   return listed;
@@ -40,6 +41,7 @@ export const deprecateToolVersions = async (
   const tool = await requireTool(orgId, toolId, true);
   requirePermission(caller, 'Tool:ModifyTool', toolAttributes(tool));
   refuseWhileBusy(tool);
+  refuseMcpTool(tool);
   const matches = parseVersionConstraint(constraint);
   if (!matches) throw new BadRequestError(`'${constraint}' is not a version specifier.`);
   await markToolVersionsDeprecated(

@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { logger } from '../aws/observability';
 import { defineEntity } from '../data/entity';
-import { isLeaseHeld, type KeptLease, keepLease, releaseLease, storedLeaseOf, takeLease } from '../data/lease';
+import {
+  isLeaseHeld,
+  type KeptLease,
+  keepLease,
+  leaseFields,
+  releaseLease,
+  storedLeaseOf,
+  takeLease,
+} from '../data/lease';
 import { queryPage } from '../data/table';
 
 /**
@@ -15,7 +23,7 @@ import { queryPage } from '../data/table';
 export const voiceSessionSlots = defineEntity({
   name: 'voice-session-slot',
   token: 'VOICESLOT',
-  schema: z.object({ slot: z.number().int() }),
+  schema: z.object({ slot: z.number().int(), ...leaseFields }),
   sort: (of: { holder: string; slot: number }) => `${of.holder}#${String(of.slot).padStart(4, '0')}`,
 });
 
@@ -45,7 +53,10 @@ export const holdVoiceSessionSlot = async (
       consistent: true,
     });
     const held = new Set(
-      page.items.filter((item) => isLeaseHeld(storedLeaseOf(item))).map((item) => voiceSessionSlots.parse(item).slot),
+      page.items
+        .map((item) => voiceSessionSlots.parse(item))
+        .filter((slot) => isLeaseHeld(storedLeaseOf(slot)))
+        .map((slot) => slot.slot),
     );
     const free = Array.from({ length: quota }, (_, slot) => slot).find((slot) => !held.has(slot));
     if (free === undefined) return undefined;

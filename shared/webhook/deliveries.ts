@@ -4,7 +4,7 @@ import { openSecret } from '../auth/secret-box';
 import { countWebhookAttempt, recordWebhookDeliveryLatency } from '../aws/business-metrics';
 import { logger } from '../aws/observability';
 import { queueWebhookEvent } from '../aws/queues';
-import { type KeptLease, keepLease, type LeaseTiming } from '../data/lease';
+import { type KeptLease, keepLease, type LeaseTiming, storedLeaseOf } from '../data/lease';
 import { config } from '../kernel/config';
 import { nowIso } from '../kernel/ids';
 import {
@@ -189,13 +189,9 @@ const attemptLeased = async (
  */
 const lookAgainAfterLease = async (message: WebhookDeliveryAttemptMessage): Promise<void> => {
   const held = await getDelivery(message.org_id, message.destination_id, message.delivery_id);
-  if (
-    held?.status !== 'pending' ||
-    held.delivery_attempts.length >= message.attempt ||
-    held.lease_until_ms === undefined
-  )
-    return;
-  const wait = Math.min(900, Math.max(1, Math.ceil((held.lease_until_ms - Date.now()) / 1000) + 1));
+  const until = storedLeaseOf(held).untilMs;
+  if (held?.status !== 'pending' || held.delivery_attempts.length >= message.attempt || until === undefined) return;
+  const wait = Math.min(900, Math.max(1, Math.ceil((until - Date.now()) / 1000) + 1));
   await queueWebhookEvent(message, wait);
 };
 

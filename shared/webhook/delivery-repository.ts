@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { fencedBy, type LeaseGrant, takeLease } from '../data/lease';
+import { fencedBy, type LeaseGrant, leaseFields, takeLease, withLeaseReleased } from '../data/lease';
 import { type Paged, pageOfQuery } from '../data/paging';
 import { type Item, putItem, queryPage } from '../data/table';
 import type { GlobalIndexName } from '../data/table-definition';
@@ -30,9 +30,8 @@ const deliveryRecord = z.object({
   status: z.enum(['pending', 'success', 'failed']),
   delivery_attempts: z.array(deliveryAttempt),
   dual_signed: z.boolean(),
-  /** The lease of the attempt in flight (`shared/data/lease.ts`): its fencing token, and until when it holds (epoch milliseconds). */
-  lease_token: z.number().int().optional(),
-  lease_until_ms: z.number().int().optional(),
+  /** The lease of the attempt in flight (`shared/data/lease.ts`). */
+  ...leaseFields,
   created_at: z.string(),
   updated_at: z.string(),
   expires_at_epoch: z.number().int(),
@@ -108,9 +107,8 @@ export const leaseAttempt = async (
  */
 export const recordAttempt = async (updated: DeliveryRecord, token: number): Promise<boolean> => {
   const fence = fencedBy(token);
-  const { lease_until_ms: _released, ...record } = updated;
   try {
-    await putItem(webhookDeliveries.item(updated.org_id, { ...record, lease_token: token }), {
+    await putItem(webhookDeliveries.item(updated.org_id, withLeaseReleased(updated, token)), {
       condition: {
         expression: `size(delivery_attempts) = :recorded AND ${fence.expression}`,
         values: { ':recorded': updated.delivery_attempts.length - 1, ...fence.values },

@@ -126,7 +126,12 @@ const measureFloor = async (measured: MeasuredPath, pingUrl: URL): Promise<Overh
   };
 };
 
-export const measureOverhead = async (): Promise<OverheadFigures> => {
+/**
+ * `profileDir`: the function's child processes run under `node --cpu-prof`, each writing its
+ * profile there (`npm run bench -- overhead --profile`: `.data/profiles/`), to see where its time
+ * over the bare calls goes.
+ */
+export const measureOverhead = async (options: { profileDir?: string } = {}): Promise<OverheadFigures> => {
   // Synthesized (or found up to date) before the platform starts, which waits for it no longer than for a start.
   await ensureCloudAssembly({}, (line) => console.error(line));
   const platform = await startPlatformProcess({
@@ -184,7 +189,11 @@ export const measureOverhead = async (): Promise<OverheadFigures> => {
     // The halves alternate run by run, so a change in the machine's load meets both.
     const runs: OverheadRun[] = [];
     for (let run = 0; run < overheadRuns; run += 1) {
-      const child = await execFileAsync('npx', ['tsx', 'tests/bench/function-overhead.ts'], {
+      const script = 'tests/bench/function-overhead.ts';
+      const [command, args] = options.profileDir
+        ? ['node', ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, '--import', 'tsx', script]]
+        : ['npx', ['tsx', script]];
+      const child = await execFileAsync(command, args, {
         maxBuffer: 16 * 1024 * 1024,
         env: {
           ...measuredFunction.env,

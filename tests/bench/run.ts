@@ -59,7 +59,7 @@ const sections: Record<string, () => Promise<void>> = {
   ),
   overhead: section(
     'Request overhead against the deployed bundles (targets at p50 over the bare DynamoDB calls: at most 1.3× over HTTP through the --bundled gateway, 1.2× for the function alone; median of 5 runs)',
-    measureOverhead,
+    () => measureOverhead({ profileDir: flags.includes('--profile') ? '.data/profiles' : undefined }),
     printOverheadFigures,
     ['The overhead target is met.', 'The overhead target is missed (see above).'],
   ),

@@ -190,9 +190,11 @@ describe('analytics lake', () => {
     });
   });
 
-  it('lets the SQL query and the console read one organization’s folders only: a reader role they assume with the organization as session tag', () => {
+  it('lets the SQL query, the console and the MCP endpoint read one organization’s folders only: a reader role they assume with the organization as session tag', () => {
     const reader = resources[readerId] as Resource;
-    const queryFunctions = ['Endpoint group admin', 'Endpoint group app-analytics'].map(functionId);
+    const queryFunctions = ['Endpoint group admin', 'Endpoint group app-analytics', 'Endpoint group mcp'].map(
+      functionId,
+    );
 
     // Trusted by the query functions' roles alone, and only for a session tagged with one org_id.
     const trust = (reader.Properties.AssumeRolePolicyDocument as { Statement: Statement[] }).Statement;

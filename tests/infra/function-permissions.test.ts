@@ -142,6 +142,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     functions: [
       'Endpoint group app',
       'Endpoint group conversation-stream',
+      'Endpoint group mcp',
       'Endpoint group simulation-stream',
       'Consumer of the simulation queue',
       'Voice session container',
@@ -169,6 +170,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
       'Endpoint group app',
       'Endpoint group app-analytics',
       'Endpoint group conversation',
+      'Endpoint group mcp',
       'Endpoint group metric',
       'Endpoint group simulation',
       'Endpoint group simulation-stream',
@@ -177,7 +179,7 @@ const reachedNotPerformed: { functions: string[]; actions: string[]; reason: str
     ],
     actions: ['polly:SynthesizeSpeech', 'transcribe:StartStreamTranscription'],
     reason:
-      'Voice turns come through conversation-stream; turn-lifecycle.ts reaches the speech registry (and the chunks it imports) from these too.',
+      'Voice turns come through conversation-stream (the MCP endpoint takes text turns only); turn-lifecycle.ts reaches the speech registry (and the chunks it imports) from these too.',
   },
   {
     functions: ['Endpoint group user'],

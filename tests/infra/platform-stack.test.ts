@@ -335,10 +335,11 @@ describe('platform stack', () => {
       onlyOne(functionsByDescription(template, `Consumer of the ${definition.worker} queue`));
     }
     template.allResourcesProperties('AWS::Lambda::Function', expected);
-    // The admin group, the console's lake pages and the lake's functions carry DuckDB, whose installed
-    // binding is x86_64; every other function (the web app's included) is Graviton. 512 MB each, but
-    // DuckDB's SQL query, the lake pages, compaction and backfill.
-    for (const group of ['admin', 'app-analytics']) {
+    // The admin group, the console's lake pages, the MCP endpoint (its sql_query) and the lake's
+    // functions carry DuckDB, whose installed binding is x86_64; every other function (the web app's
+    // included) is Graviton. 512 MB each, but DuckDB's SQL query, the lake pages, the MCP endpoint,
+    // compaction and backfill.
+    for (const group of ['admin', 'app-analytics', 'mcp']) {
       const [, fn] = onlyOne(functionsByDescription(template, `Endpoint group ${group}`));
       expect(fn.Properties.Architectures).toEqual(['x86_64']);
     }
@@ -346,16 +347,17 @@ describe('platform stack', () => {
     expect(app.Properties.Architectures).toEqual(['arm64']);
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
     const architectures = functions.map((fn) => (fn.Properties.Architectures as string[])[0]);
-    expect(architectures.filter((architecture) => architecture === 'arm64')).toHaveLength(architectures.length - 5);
+    expect(architectures.filter((architecture) => architecture === 'arm64')).toHaveLength(architectures.length - 6);
     expect(functions.filter((fn) => fn.Properties.MemorySize !== 512).map((fn) => fn.Properties.Description)).toEqual(
       expect.arrayContaining([
         'Endpoint group admin',
         'Endpoint group app-analytics',
+        'Endpoint group mcp',
         'Scheduled lake-compaction run',
         'Lake backfill job, invoked by an operator',
       ]),
     );
-    expect(functions.filter((fn) => fn.Properties.MemorySize !== 512)).toHaveLength(4);
+    expect(functions.filter((fn) => fn.Properties.MemorySize !== 512)).toHaveLength(5);
   });
 
   it('derives the REST API from the route table, streaming only the streaming operations', () => {

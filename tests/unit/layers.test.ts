@@ -382,6 +382,28 @@ describe('layers', () => {
     expect(writing).toEqual([]);
   });
 
+  it('names the lease attributes in shared/data/lease.ts only: every hold goes through it', async () => {
+    // Prepare
+    const files = (
+      await Promise.all(
+        ['shared', 'functions', 'infra', 'events', 'tests'].map(async (folder) =>
+          (await readdir(join(root, folder), { recursive: true })).map((name) => join(folder, name)),
+        ),
+      )
+    )
+      .flat()
+      .filter((name) => name.endsWith('.ts') && !name.startsWith('shared/data/lease.'));
+
+    // Act
+    const naming = [];
+    for (const file of files) {
+      if (/\blease_(token|until_ms)\b/.test(await readFile(join(root, file), 'utf8'))) naming.push(file);
+    }
+
+    // Assess
+    expect(naming).toEqual([]);
+  });
+
   it('lets auth reach the table only through defineEntity', async () => {
     // Act
     const reaching = (await sharedImports())

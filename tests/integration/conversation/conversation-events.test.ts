@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { conversations } from '#shared/conversation/conversation-repository';
 import { conversationEvents as storedEvents } from '#shared/conversation/event-repository';
+import { heldLeaseAttributes } from '#shared/data/lease';
 import { api, apiUrl, eventually, requestInit } from '../support/client';
 import {
   conversationEvents,
@@ -202,10 +203,10 @@ describe('get-conversation-events', () => {
       user_message: 'Still there?',
       event_id: `${running}-000000`,
     };
-    await setStoredAttributes(conversations.key(owner.orgId, { id: conversationId }), {
-      lease_token: 99,
-      lease_until_ms: Date.now() + 300_000,
-    });
+    await setStoredAttributes(
+      conversations.key(owner.orgId, { id: conversationId }),
+      heldLeaseAttributes({ token: 99, untilMs: Date.now() + 300_000 }),
+    );
     await putStoredItems([
       storedEvents.item(owner.orgId, {
         conversation_id: conversationId,

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { rateLimitBuckets } from '#shared/auth/rate-limit-repository';
+import { heldLeaseAttributes } from '#shared/data/lease';
 import { voiceSessionSlots } from '#shared/voice/session-slot-repository';
 import {
   connectRealtime,
@@ -537,11 +538,12 @@ describe('open-voice-session, bad input', () => {
   it('counts the user’s sessions on every server: slots held elsewhere refuse the next, one whose server stopped renewing it does not', async () => {
     // Prepare: another server holds both of the user's slots (the test platform allows two).
     const user = await createUserSession(admin, 'DefaultUserRole');
-    const slotHeldUntil = (slot: number, untilMs: number) => ({
-      ...voiceSessionSlots.item(user.orgId, { holder: user.userId, slot }),
-      lease_token: 1,
-      lease_until_ms: untilMs,
-    });
+    const slotHeldUntil = (slot: number, untilMs: number) =>
+      voiceSessionSlots.item(user.orgId, {
+        holder: user.userId,
+        slot,
+        ...heldLeaseAttributes({ token: 1, untilMs }),
+      });
     await putStoredItems([slotHeldUntil(0, Date.now() + 60_000), slotHeldUntil(1, Date.now() + 60_000)]);
 
     // Act

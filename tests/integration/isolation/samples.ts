@@ -119,11 +119,25 @@ export const bodySamples: Record<string, unknown> = {
     candidate_version_set: 'edge',
     conversation_ids: ['0123456789abcdef01234568'],
   },
+  // An MCP server's registration (its listing is read: an unreachable one is refused, 400) and the MCP endpoint's initialize.
+  'create-mcp-server': { name: 'sample', url: 'https://mcp.example.invalid/mcp', headers: {} },
+  'send-mcp-message': {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'isolation', version: '1' } },
+  },
 };
 
-/** Only JSON bodies are generated, and fetch sends no body with GET. */
+/** Headers the generator cannot make from a schema that accepts any text: the MCP endpoint's Accept. */
+export const headerSamples: Record<string, Record<string, string>> = {
+  'send-mcp-message': { accept: 'application/json, text/event-stream' },
+};
+
+/** Only JSON bodies are generated (a raw body documented as JSON is one), and fetch sends no body with GET. */
 export const sendsJsonSample = (operation: Operation): boolean =>
-  (operation.request.bodyType ?? 'json') === 'json' && operation.method !== 'GET';
+  ((operation.request.bodyType ?? 'json') === 'json' || operation.request.mediaType === 'application/json') &&
+  operation.method !== 'GET';
 
 /**
  * Calls an operation with sample values: `pathValues` for the path parameters it names (records
@@ -148,12 +162,15 @@ export const callWithSample = async (
     return encodeURIComponent(schema ? pathValueFor(schema as never) : 'sample');
   });
   const query = { ...((sampleFor(operation.request.query) ?? {}) as Record<string, string>), ...request.query };
-  const extraHeaders = Object.fromEntries(
-    Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [
-      name,
-      String(value),
-    ]),
-  );
+  const extraHeaders = {
+    ...Object.fromEntries(
+      Object.entries((sampleFor(operation.request.headers) ?? {}) as Record<string, unknown>).map(([name, value]) => [
+        name,
+        String(value),
+      ]),
+    ),
+    ...headerSamples[operation.operationId],
+  };
   const body = bodySamples[operation.operationId] ?? sampleFor(operation.request.body);
   const isJson = sendsJsonSample(operation) && body !== undefined;
   const response = await fetch(apiUrl(path, query), {

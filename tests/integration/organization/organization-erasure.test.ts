@@ -4,21 +4,26 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { connectRealtime } from '../../support/realtime-client';
+import { dialMediaStream } from '../../support/twilio-caller';
+import type { RecordedRequest } from '../../support/twilio-rest-stand-in';
 import { signInToApp } from '../support/app-visitor';
 import { api, apiUrl, eventually, expectStatus, harness } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
 import { createAgent, createService, uniqueName } from '../support/fixtures';
 import { createOrganization, createUserSession, organizationKey, rootSession, type Session } from '../support/identity';
+import { startTestMcpServer } from '../support/mcp-server';
 import { createUnitTest, createUnitTestSet } from '../support/simulation';
 import { lakeKeysOf, storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
 import {
+  answeredCallForm,
   incomingCallForm,
   newPhoneNumber,
   newTwilioAccount,
   postTwilioCallback,
   postVoiceWebhook,
   twilioRestRequests,
+  twilioSign,
 } from '../support/twilio';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
@@ -262,14 +267,30 @@ describe('delete-organization', () => {
       twilio.authToken,
     );
     expectStatus('answer the outbound call', answered, 204);
+    // Its media stream, which the engine records (both channels) when the session ends.
+    const voiceUrl = String(creation?.form.Url);
+    const twiml = await postTwilioCallback(
+      voiceUrl,
+      answeredCallForm(twilio, creation as RecordedRequest),
+      twilio.authToken,
+    );
+    expectStatus('stream the outbound call', twiml, 200);
+    const streamUrl = (/<Stream url="([^"]+)"/.exec(twiml.text)?.[1] ?? '').replaceAll('&#38;', '&');
+    const media = await dialMediaStream({
+      streamUrl,
+      signature: twilioSign(twilio.authToken, streamUrl),
+      accountSid: twilio.accountSid,
+      callSid,
+      parameters: {},
+    });
+    await media.hangUp();
+    const recordings = `call-recordings/${orgId}/`;
+    await eventually(async () => ((await storedObjectsStartingWith(recordings)).length === 2 ? true : undefined));
     const transferred = await api(`/v1/${orgId}/call/${callSid}/transfer`, {
       token: admin.token,
       body: { phone_to: '+14155550178', mode: 'cold' },
     });
     expectStatus('transfer the call', transferred, 202);
-    const recordings = `call-recordings/${orgId}/`;
-    const callId = (await api(`/v1/${orgId}/call/${callSid}`, { token: admin.token })).body.id as string;
-    await storeObject(`${recordings}${callId}/inbound.wav`, 'RIFF');
     const toolId = await createTool(admin);
     await setEnvvars(admin, toolId, [{ name: 'GREETING', value: 'sealed greeting', is_secret: true }]);
     await invoke(admin, toolId, await publishAndDeploy(admin, toolId, 'samples/greeting'), [{ name: 'Eve' }]);
@@ -284,6 +305,18 @@ describe('delete-organization', () => {
       },
     });
     expectStatus('test a tool', tested, 200);
+    // An MCP server (its headers sealed in its record), whose listed tool is invoked once.
+    const mcpServer = await startTestMcpServer();
+    const registered = await api(`/v1/${orgId}/tool/mcp_server/`, {
+      token: admin.token,
+      body: { name: 'orders', url: mcpServer.url, headers: { 'X-Api-Key': mcpServer.apiKey } },
+    });
+    expectStatus('register an MCP server', registered, 201);
+    const lookupOrder = registered.body.tools.find(
+      (tool: { mcp_tool_name: string }) => tool.mcp_tool_name === 'lookup_order',
+    );
+    await invoke(admin, lookupOrder.tool_id, '1.0.0', [{ order_id: 'A-1' }]);
+    await mcpServer.close();
     const artifactPrefix = `tools/${orgId}/`;
     const runtimeDir = join(harness().toolRuntimeDir, orgId);
     // What a test stopped half-way would leave (a finished one removes its artifact and code itself).
@@ -354,6 +387,8 @@ describe('delete-organization', () => {
         'dynamic-behavior-set-active-name',
         'dynamic-behavior-set-version',
         'interaction',
+        'mcp-server',
+        'mcp-server-name',
         'memory',
         'message',
         'metric',

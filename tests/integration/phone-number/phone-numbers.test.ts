@@ -127,9 +127,14 @@ describe('list-phone-numbers', () => {
     const own = await createService(session);
     const accounts = [newTwilioAccount(), newTwilioAccount()];
     const created = [];
-    for (const account of accounts) {
-      created.push(await createNumber(session, account, { service_id: own.serviceId }));
-    }
+    created.push(await createNumber(session, accounts[0] as TwilioAccount, { service_id: own.serviceId }));
+    created.push(
+      await createNumber(session, accounts[1] as TwilioAccount, {
+        service_id: own.serviceId,
+        recording: false,
+        recording_announcement: 'This call is recorded.',
+      }),
+    );
 
     // Act
     const first = await api(`/v1/${session.orgId}/phone_number/`, { token: session.token, query: { limit: 1 } });
@@ -149,8 +154,14 @@ describe('list-phone-numbers', () => {
       service_id: own.serviceId,
       provider: 'twilio',
       twilio_account_sid: accounts[0]?.accountSid,
+      recording: true,
+      recording_announcement: null,
       creator: { org_id: session.orgId, user_id: session.userId },
       created_at: expect.any(String),
+    });
+    expect(second.body.phone_numbers[0]).toMatchObject({
+      recording: false,
+      recording_announcement: 'This call is recorded.',
     });
     for (const account of accounts) {
       expect(first.text + second.text).not.toContain(account.authToken);

@@ -260,12 +260,13 @@ describe('step-simulation-session', () => {
 
     // Assess
     expect(introduced.status, introduced.text).toBe(200);
-    expect(introduced.body.user_message).toContain('Get the printer fixed.');
+    expect(introduced.body.user_message).toContain("I'd like to get the printer fixed.");
     expect(streamed.headers.get('content-type')).toContain('application/x-ndjson');
     expect(lines.map((line) => line.type)).toEqual(
       expect.arrayContaining(['user-message-available', 'interaction-complete', 'simulation-step']),
     );
-    expect(lines.at(-1)?.step).toMatchObject({ user_message: 'Say the printer jams.', session_finished: false });
+    // The scenario's instruction, said in the caller's words.
+    expect(lines.at(-1)?.step).toMatchObject({ user_message: 'The printer jams.', session_finished: false });
     expect(farewell.body.session_finished).toBe(true);
     expect(afterwards.status).toBe(409);
   });

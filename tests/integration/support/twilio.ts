@@ -116,3 +116,14 @@ export const createTwilioNumber = async (
   expectStatus('create phone number', response, 201);
   return { id: response.body.id as string, phoneNumber };
 };
+
+/** The form Twilio posts to an outbound call's voice URL once the callee answers. */
+export const answeredCallForm = (account: TwilioAccount, created: RecordedRequest): Record<string, string> => ({
+  AccountSid: account.accountSid,
+  ApiVersion: '2010-04-01',
+  CallSid: created.callSid as string,
+  CallStatus: 'in-progress',
+  Direction: 'outbound-api',
+  From: String(created.form.From),
+  To: String(created.form.To),
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unstorableIssues } from './storable-json';
+import { unstorableIssues } from './storable-values';
 
 const nested = (levels: number): unknown => (levels === 0 ? 'leaf' : { a: nested(levels - 1) });
 
