@@ -359,10 +359,15 @@ const dispatch = async (
       return undefined;
     };
     // Synchronous: only a body may need awaiting (multipart), and most requests have none.
-    const validPart = (schema: z.ZodType | undefined, input: () => unknown, part: RequestPart): unknown => {
+    const validPart = <I>(
+      schema: z.ZodType | undefined,
+      input: () => I,
+      part: RequestPart,
+      parse: (schema: z.ZodType, input: I, part: RequestPart) => unknown = parseRequestPart,
+    ): unknown => {
       if (!schema) return undefined;
       try {
-        return parseRequestPart(schema, input(), part);
+        return parse(schema, input(), part);
       } catch (error) {
         return collectIssues(error);
       }
@@ -370,23 +375,11 @@ const dispatch = async (
     // An authenticated request's path and query are a few strings that repeat (the same organization,
     // the same page): parsed once lately, they are taken as parsed. Credentials never reach them.
     const parseSmallPart = operation.auth === 'required' ? parseRecentRequestPart : parseRequestPart;
-    const validSmallPart = (
-      schema: z.ZodType | undefined,
-      input: Record<string, string | string[]>,
-      part: RequestPart,
-    ) => {
-      if (!schema) return undefined;
-      try {
-        return parseSmallPart(schema, input, part);
-      } catch (error) {
-        return collectIssues(error);
-      }
-    };
     const request = operation.request;
-    const path = validSmallPart(request.path, pathParameters, 'path');
+    const path = validPart(request.path, () => pathParameters, 'path', parseSmallPart);
     const queryValues = normalizeQuery(event);
     issues.push(...undeclaredQueryIssues(operation, queryValues));
-    const query = validSmallPart(request.query, queryValues, 'query');
+    const query = validPart(request.query, () => queryValues, 'query', parseSmallPart);
     const parsedHeaders = validPart(request.headers, () => headers, 'header');
     // A body whose type depends on the query is only read once the query is valid.
     const bodyType = request.bodyTypeFor
