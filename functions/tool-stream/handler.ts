@@ -1,4 +1,5 @@
-import { implementGroup, jsonArrayDocument, streamHandler } from '#shared/http/http-handler';
+import { implementGroup, streamHandler } from '#shared/http/http-handler';
+import { jsonArrayDocument } from '#shared/http/streamed-bodies';
 import { invokeToolVersion } from '#shared/tool/invocations';
 import { toolOperations } from '#shared/tool/operations';
 import { testTool } from '#shared/tool/test-runs';

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context, StreamifyHandler } from 'aws-lambda';
 import type { z } from 'zod';
@@ -39,6 +39,7 @@ import {
 } from './api-event';
 import { authenticateRequest } from './authenticate';
 import { requireStorable } from './storable-json';
+import { ndjson, primed } from './streamed-bodies';
 import { parseRecentRequestPart, parseRequestPart, type RequestPart, undeclaredQueryIssues } from './validation';
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
@@ -359,10 +360,15 @@ const dispatch = async (
       return undefined;
     };
     // Synchronous: only a body may need awaiting (multipart), and most requests have none.
-    const validPart = (schema: z.ZodType | undefined, input: () => unknown, part: RequestPart): unknown => {
+    const validPart = <I>(
+      schema: z.ZodType | undefined,
+      input: () => I,
+      part: RequestPart,
+      parse: (schema: z.ZodType, input: I, part: RequestPart) => unknown = parseRequestPart,
+    ): unknown => {
       if (!schema) return undefined;
       try {
-        return parseRequestPart(schema, input(), part);
+        return parse(schema, input(), part);
       } catch (error) {
         return collectIssues(error);
       }
@@ -370,23 +376,11 @@ const dispatch = async (
     // An authenticated request's path and query are a few strings that repeat (the same organization,
     // the same page): parsed once lately, they are taken as parsed. Credentials never reach them.
     const parseSmallPart = operation.auth === 'required' ? parseRecentRequestPart : parseRequestPart;
-    const validSmallPart = (
-      schema: z.ZodType | undefined,
-      input: Record<string, string | string[]>,
-      part: RequestPart,
-    ) => {
-      if (!schema) return undefined;
-      try {
-        return parseSmallPart(schema, input, part);
-      } catch (error) {
-        return collectIssues(error);
-      }
-    };
     const request = operation.request;
-    const path = validSmallPart(request.path, pathParameters, 'path');
+    const path = validPart(request.path, () => pathParameters, 'path', parseSmallPart);
     const queryValues = normalizeQuery(event);
     issues.push(...undeclaredQueryIssues(operation, queryValues));
-    const query = validSmallPart(request.query, queryValues, 'query');
+    const query = validPart(request.query, () => queryValues, 'query', parseSmallPart);
     const parsedHeaders = validPart(request.headers, () => headers, 'header');
     // A body whose type depends on the query is only read once the query is valid.
     const bodyType = request.bodyTypeFor
@@ -476,96 +470,6 @@ export const httpHandler = (implementations: readonly Implementation[], options:
     }),
   );
   return tracedInvocations(handler);
-};
-
-/**
- * What a client is told of a failure after its status was sent: a domain error's status and
- * words, anything else as an internal error whose details stay in the log.
- */
-const lateFailure = (error: unknown): { status: number; detail: string } => {
-  if (error instanceof DomainError) {
-    logger.warn('stream ended by a failure after its status', { error });
-    return { status: error.statusCode, detail: error.message };
-  }
-  logger.error('stream failed after its status was sent', { error: error as Error });
-  return { status: 500, detail: 'Internal server error.' };
-};
-
-/**
- * NDJSON lines, each written as soon as the operation yields it. A failure after the first
- * line ends the stream with the reference's `error` event, so the client reads why it ended.
- */
-const ndjson = (events: AsyncIterable<unknown>): Readable =>
-  Readable.from(
-    (async function* () {
-      let started = false;
-      try {
-        for await (const event of events) {
-          started = true;
-          yield `${JSON.stringify(event)}\n`;
-          // Give the write an event-loop turn to leave before the producer's next steps run;
-          // otherwise the last piece of a message waits behind the work that follows it.
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      } catch (error) {
-        // Before the first line, the status is not sent yet: the handler answers with it.
-        if (!started) throw error;
-        // The reader stopped (the client disconnected), which is no failure: nobody reads an error event.
-        if (error instanceof Error && error.name === 'AbortError') return;
-        const { status, detail } = lateFailure(error);
-        yield `${JSON.stringify({ type: 'error', http_error_code: status, error_description: detail })}\n`;
-      }
-    })(),
-    { objectMode: false },
-  );
-
-/**
- * `{"<key>":[...]}`, each item written as soon as `items` yields it: one JSON document whose
- * bytes keep flowing while a long answer is made, so its stream does not idle out. A failure
- * after the opening still closes the document, with the items so far and `detail` saying why
- * it stopped (`status_code` the status it would have had).
- */
-export const jsonArrayDocument = (key: string, items: AsyncIterable<unknown>): Readable =>
-  Readable.from(
-    (async function* () {
-      yield `{${JSON.stringify(key)}:[`;
-      let separator = '';
-      try {
-        for await (const item of items) {
-          yield `${separator}${JSON.stringify(item)}`;
-          separator = ',';
-        }
-      } catch (error) {
-        const { status, detail } = lateFailure(error);
-        yield `],"detail":${JSON.stringify(detail)},"status_code":${status}}`;
-        return;
-      }
-      yield ']}';
-    })(),
-    { objectMode: false },
-  );
-
-/**
- * The body with its first chunk already made: a producer that checks lazily (an async
- * generator's first steps) still fails before the status is sent, and is answered with its own
- * status instead of a 200 that breaks off.
- */
-const primed = async (body: Readable): Promise<Readable> => {
-  const chunks = body[Symbol.asyncIterator]();
-  const first = await chunks.next();
-  return Readable.from(
-    (async function* () {
-      try {
-        if (first.done) return;
-        yield first.value;
-        for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
-      } finally {
-        // A reader that leaves early stops the producer too.
-        await chunks.return?.();
-      }
-    })(),
-    { objectMode: false },
-  );
 };
 
 /**

@@ -13,7 +13,8 @@ import { defineOperation } from '../kernel/operation';
 // Built at import like a function module's handler, which reads the table setting.
 vi.hoisted(() => vi.stubEnv('TABLE_NAME', 'things'));
 installLambdaRuntime();
-const { implement, jsonArrayDocument, streamHandler } = await import('./http-handler');
+const { implement, streamHandler } = await import('./http-handler');
+const { jsonArrayDocument } = await import('./streamed-bodies');
 
 type Failure = 'none' | 'before-first' | 'after-first';
 

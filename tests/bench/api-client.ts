@@ -167,7 +167,13 @@ export const createOrganization = async (admin: Session): Promise<Session> => {
     admin.baseUrl,
     'create organization',
     `${path}/organization/`,
-    { method: 'PUT', ...asAdmin, body: organizationBody() },
+    // Creating an organization names its database cluster (the reference's required header).
+    {
+      method: 'PUT',
+      token: admin.token,
+      headers: { ...crossOrg, 'x-database-cluster-name': 'default' },
+      body: organizationBody(),
+    },
     201,
   );
   const users = await call(admin.baseUrl, 'list users', `${path}/user/`, asAdmin, 200);

@@ -444,14 +444,15 @@ describe('invoke-tool-version', () => {
 
 describe('tool sandbox', () => {
   it('stops a run at its timeout, stops one over its memory cap, and gives no inherited environment', async () => {
-    // Prepare
+    // Prepare: the hog takes 80 MB a step, past the cap in a few steps, well within the timeout
+    // even on a loaded machine (8 MB steps took the 3 s timeout first at a load of 8 on 2 cores).
     const session = await admin();
     const toolId = await createTool(session);
     await commitProject(
       'fixtures/sandbox',
       nodeProject(`
         if (input.mode === 'spin') for (;;) {}
-        if (input.mode === 'hog') { const kept = []; for (;;) kept.push(new Array(1e6).fill(Math.random())); }
+        if (input.mode === 'hog') { const kept = []; for (;;) kept.push(new Array(1e7).fill(Math.random())); }
         return JSON.stringify({ keys: Object.keys(process.env).sort(), cwd: process.cwd() });`),
     );
     const version = await publishAndDeploy(session, toolId, 'fixtures/sandbox');
