@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { clientScript } from '#shared/app/client-script';
+import { consoleCall, consoleCalls } from '#shared/app/console-calls';
 import { consoleConversation } from '#shared/app/console-conversation';
 import {
   consoleOperatorConversation,
@@ -46,7 +47,15 @@ import {
   getConversationEventsOperation,
   interactWithConversationOperation,
 } from '#shared/conversation/stream-operations';
-import { type BrowserRequest, browserOf, htmlReply, page, redirect, signedInForm } from '#shared/http/browser-session';
+import {
+  allowMediaFrom,
+  type BrowserRequest,
+  browserOf,
+  htmlReply,
+  page,
+  redirect,
+  signedInForm,
+} from '#shared/http/browser-session';
 import { implementGroup, type RequestContext, streamHandler } from '#shared/http/http-handler';
 import type { Caller } from '#shared/kernel/caller';
 import { config } from '#shared/kernel/config';
@@ -279,6 +288,23 @@ export const handler = streamHandler(
       );
       input.context.setHeader('content-type', audio.contentType);
       return { bytes: audio.body };
+    },
+
+    'get-app-calls': (input) =>
+      page(consolePage((request, caller) => consoleCalls(request, caller, input.query)))(input),
+
+    'get-app-call': async (input) => {
+      // The recording plays from the bucket's presigned URLs: the page's policy names their origin.
+      let mediaOrigins: string[] = [];
+      const reply = await page(
+        consolePage(async (request, caller) => {
+          const call = await consoleCall(request, caller, input.path.call_sid);
+          mediaOrigins = call.mediaOrigins;
+          return call;
+        }),
+      )(input);
+      allowMediaFrom(input.context, mediaOrigins);
+      return reply;
     },
 
     'get-app-operator-queue': page(consolePage(consoleOperatorQueue)),

@@ -114,15 +114,16 @@ export const createSessionSockets = (options: { log?: (line: string) => void } =
     const openSession = (start?: unknown) => {
       opening = true;
       open(start)
-        .then(({ orgId, identity, target }) =>
+        .then(({ orgId, identity, target, options: added = {} }) =>
           openVoiceSession(
             orgId,
             identity,
             target,
             { send: (event) => write(codec.encode(event)), close },
             {
+              ...added,
               reportsPlayback: codec.reportsPlayback,
-              taps: [metricsTap(transport.name)],
+              taps: [metricsTap(transport.name), ...(added.taps ?? [])],
             },
           ),
         )

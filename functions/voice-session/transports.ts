@@ -1,16 +1,17 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import type { VoiceSessionTransport } from '#shared/aws/business-metrics';
+import { callSessionOf } from '#shared/call/call-sessions';
 import { config } from '#shared/kernel/config';
 import { DomainError, ForbiddenError, UnauthorizedError } from '#shared/kernel/errors';
 import { objectId } from '#shared/kernel/schemas';
-import { acceptTwilioMediaStream, callConversationTarget } from '#shared/phone-number/twilio-calls';
+import { acceptTwilioMediaStream } from '#shared/phone-number/twilio-calls';
 import { refreshCaller } from '#shared/user/current-caller';
 import type { VoiceCodec } from '#shared/voice/codec';
 import { createRealtimeCodec } from '#shared/voice/codecs/realtime';
 import { createTwilioCodec, type TwilioStreamStart } from '#shared/voice/codecs/twilio-media-streams';
 import type { SessionIdentity } from '#shared/voice/identity';
-import type { VoiceSessionTarget } from '#shared/voice/session';
+import type { VoiceSessionOptions, VoiceSessionTarget } from '#shared/voice/session';
 import { authenticateSocket, authSubprotocol } from './socket-authentication';
 import { decodedSegment } from './upgrades';
 
@@ -21,11 +22,12 @@ import { decodedSegment } from './upgrades';
  * `shared/voice/codecs/` and a route here (docs/conventions.md, "Add a transport").
  */
 
-/** What a session opens with: its organization, who talks, and the conversation. */
+/** What a session opens with: its organization, who talks, the conversation, and what the transport adds (a call's taps). */
 export interface SessionOpening {
   orgId: string;
   identity: SessionIdentity;
   target: VoiceSessionTarget;
+  options?: Omit<VoiceSessionOptions, 'reportsPlayback' | 'provider'>;
 }
 
 export interface SocketTransport<Start> {
@@ -112,10 +114,12 @@ const addressedSocketUrl = (request: IncomingMessage): string => {
 };
 
 /**
- * Twilio's media stream, the URL the voice webhook's TwiML `<Connect><Stream>`s a call to: the
- * upgrade must carry Twilio's signature of it, and the call's single-use token in its path, for
- * this number; the stream's `start` must name the token's call. The session talks as the caller's
- * user (unverified when the carrier did not attest their number).
+ * Twilio's media stream, the URL the voice webhook's TwiML `<Connect><Stream>`s a call to (an
+ * outbound call's voice URL too): the upgrade must carry Twilio's signature of it, and the call's
+ * single-use token in its path, for this number; the stream's `start` must name the token's call.
+ * The session talks as the caller's user (unverified when the carrier did not attest their
+ * number), or the callee's of a call the platform placed, with the call's own taps
+ * (`shared/call/call-sessions.ts`).
  */
 const twilio: SocketTransport<TwilioStreamStart> = {
   name: 'twilio',
@@ -143,10 +147,13 @@ const twilio: SocketTransport<TwilioStreamStart> = {
         if (!caller) throw new UnauthorizedError('The caller may no longer call.');
         return caller;
       };
+      const caller = await recheck();
+      const session = await callSessionOf(number, call);
       return {
         orgId: call.orgId,
-        identity: { caller: await recheck(), recheck },
-        target: await callConversationTarget(call),
+        identity: { caller, recheck },
+        target: session.target,
+        options: { taps: session.taps, director: session.director, announcement: session.announcement },
       };
     };
   },

@@ -132,6 +132,11 @@ const access = {
     simulation: { table: 'readWrite', signingKey: true, sendTo: ['simulation'], bucket: 'read', models: true },
     // Seals and opens the numbers' auth tokens and signs the call tokens handed to Twilio (signing key).
     'phone-number': { table: 'readWrite', signingKey: true },
+    // Places and changes calls through Twilio's REST API with the numbers' auth tokens (opened with
+    // the signing key, which also signs an answered call's stream token), presigns the recordings,
+    // and finishes the conversation of a call that ended (its analysis; the events it stores spill
+    // large payloads to the bucket, as every conversation's do).
+    call: { table: 'readWrite', signingKey: true, bucket: 'readWrite', sendTo: ['analysis'] },
     // The MCP endpoint: conversation turns as the conversation stream takes them (models, prompt logs,
     // analysis, tools), simulation runs (queued), and the SQL query's engine over the organization's
     // lake (its reader role, granted with the lake).

@@ -1,4 +1,5 @@
 import { agentProjection } from '../agent/lake-projection';
+import { callProjection } from '../call/lake-projection';
 import { conversationProjection, interactionProjection, messageProjection } from '../conversation/lake-projection';
 import type { Columns, LakeProjection, LakeTableSchema } from '../kernel/lake-projection';
 import { metricProjection, metricResultProjection } from '../metric/lake-projection';
@@ -24,6 +25,7 @@ export const lakeTables: readonly LakeProjection[] = [
   memoryProjection,
   metricProjection,
   metricResultProjection,
+  callProjection,
   toolInvocationProjection,
 ];
 

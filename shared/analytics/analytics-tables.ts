@@ -1,4 +1,5 @@
 import { agentLakeSources } from '../agent/index';
+import { callLakeSources } from '../call/index';
 import { conversationLakeSources } from '../conversation/index';
 import type { LakeProjection, LakeSource } from '../kernel/lake-projection';
 import { metricLakeSources } from '../metric/index';
@@ -18,6 +19,7 @@ const sources: readonly LakeSource[] = [
   ...serviceLakeSources,
   ...agentLakeSources,
   ...metricLakeSources,
+  ...callLakeSources,
   ...toolLakeSources,
 ];
 

@@ -2,6 +2,7 @@ import { adminOperations, adminStreamOperations } from '../admin/operations';
 import { agentOperations } from '../agent/operations';
 import { appOperations } from '../app/operations';
 import { appSimulationOperations } from '../app/simulation-operations';
+import { callOperations } from '../call/operations';
 import { conversationOperations } from '../conversation/operations';
 import { operatorOperations } from '../conversation/operator/operator-operations';
 import { conversationStreamOperations } from '../conversation/stream-operations';
@@ -47,6 +48,7 @@ export const routeOperations = [
   ...appSimulationOperations,
   ...simulationRunOperations,
   ...phoneNumberOperations,
+  ...callOperations,
   ...simulationSessionOperations,
   ...simulationBacktestOperations,
   ...mcpOperations,

@@ -24,12 +24,14 @@ import { recentRunCount, runPassRatesFor, simulatedCoverageFor } from './simulat
  * as the signed-in caller.
  */
 
-/** A conversation's status in a few words: open or finished, who holds it. */
+/** A conversation's status in a few words: open or finished, who holds it, whom the agent transferred its call to. */
 export const statusBadges = (conversation: ConversationInstance, simulated: boolean): Html => {
   const control = conversation.operator_control;
   return html`${conversation.is_finished ? 'finished' : 'open'}${simulated ? html` <span class="badge simulated">simulated</span>` : ''}${
     control?.control === 'pending_operator' ? html` <span class="badge escalated">awaiting an operator</span>` : ''
-  }${control?.control === 'operator' ? html` <span class="badge operator">held by ${control.operator?.name ?? 'an operator'}</span>` : ''}`;
+  }${control?.control === 'operator' ? html` <span class="badge operator">held by ${control.operator?.name ?? 'an operator'}</span>` : ''}${
+    control?.handover ? html` <span class="badge operator">transferred to ${control.handover.phone_to}</span>` : ''
+  }`;
 };
 
 /** Which of the conversations a simulation run made (the record says; the API's view does not). */

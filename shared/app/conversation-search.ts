@@ -6,6 +6,7 @@ import { config } from '../kernel/config';
 import type { PermissionName } from '../kernel/permissions';
 import { statusBadges } from './console-pages';
 import { servicesToFilter } from './dashboard';
+import { choice, field, pager } from './filter-form';
 import { type Html, html } from './html';
 import { dayStart, missingEverywhere, notPermittedLine, numberOf, sqlDetails, sqlText } from './lake-views';
 import type { AppRequest } from './layout';
@@ -100,15 +101,6 @@ const foundOf = (row: unknown[]): Found => ({
   slowestFirstTokenMs: numberOf(row[5]),
 });
 
-const field = (label: string, control: Html, id: string): Html =>
-  html`<div><label for="${id}">${label}</label>${control}</div>`;
-
-const choice = (id: string, value: string | undefined, options: [string, string][]): Html =>
-  html`<select id="${id}" name="${id}">${options.map(
-    ([optionValue, label]) =>
-      html`<option value="${optionValue}"${(value ?? '') === optionValue ? html` selected` : ''}>${label}</option>`,
-  )}</select>`;
-
 const searchForm = (
   action: string,
   query: SearchQuery,
@@ -188,16 +180,6 @@ const rowsTable = (
         : ''
     }</td></tr>`;
   })}</tbody></table></div>`;
-
-/** The link to another page of the same filters. */
-const pageLink = (action: string, query: SearchQuery, token: number): string => {
-  const parameters = new URLSearchParams();
-  for (const [name, value] of Object.entries({ ...query, continuation_token: token }))
-    if (value !== undefined && value !== '' && !(name === 'continuation_token' && value === 0))
-      parameters.set(name, String(value));
-  const search = parameters.toString();
-  return search ? `${action}?${search}` : action;
-};
 
 export const consoleConversationSearch = async (
   request: AppRequest,
@@ -286,9 +268,7 @@ ${
     ? html`<p role="status">No conversation matches.</p>`
     : html`<p role="status" class="muted">${conversations.length} conversation${conversations.length === 1 ? '' : 's'} on this page${allowed.lake ? ", found in the organization's lake (a change reaches it within seconds)" : ''}.</p>${rowsTable(base, conversations, found, { users, services: serviceNamesOf }, allowed.figures)}`
 }
-<nav class="pager" aria-label="Pages">${offset > 0 ? html`<a href="${pageLink(action, query, 0)}">First page</a>` : ''}${
-      next !== null ? html`<a href="${pageLink(action, query, next)}">Next page</a>` : ''
-    }</nav>
+${pager(action, query, offset, next)}
 ${sql ? sqlDetails(sql) : ''}`,
   };
 };

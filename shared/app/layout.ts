@@ -1,4 +1,5 @@
 import type { Caller } from '../kernel/caller';
+import { holdsAnyGrantOf } from '../kernel/permissions';
 import { type ConsoleSectionId, consoleSections } from './console-sections';
 import { Html, html } from './html';
 import { palette } from './palette';
@@ -91,6 +92,13 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:${palette.bubble};pad
 .timeline .bar.tool{background:${palette.simulated}}
 .timeline .bar.total{background:${palette.border}}
 .timeline .value{text-align:right;font-variant-numeric:tabular-nums}
+.timeline .bar.entry-agent_speech,.timeline .bar.entry-voicemail{background:${palette.text}}
+.timeline .bar.entry-turn{background:${palette.border}}
+.timeline .bar.entry-barge_in{background:${palette.error}}
+.timeline .bar.entry-dtmf,.timeline .bar.entry-transfer{background:${palette.operator}}
+.timeline .bar.entry-status{background:${palette.muted}}
+figure.channel{margin:.75rem 0}
+figure.channel audio{display:block;width:100%;max-width:32rem;margin-top:.25rem}
 details{margin:.5rem 0}
 summary{cursor:pointer}
 .filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(13rem,1fr));gap:0 1rem;align-items:end}
@@ -121,12 +129,14 @@ export interface PagePlace {
   wide?: boolean;
 }
 
-/** The console's navigation: each section, the current one marked for every reader. */
-const consoleNavigation = (base: string, current: ConsoleSectionId): Html =>
-  html`<nav class="sections" aria-label="Console"><ul>${consoleSections.map(
-    (section) =>
-      html`<li><a href="${base}${section.path}"${section.id === current ? new Html(' aria-current="page"') : ''}>${section.label}</a></li>`,
-  )}</ul></nav>`;
+/** The console's navigation: each section the caller may read, the current one marked for every reader. */
+const consoleNavigation = (base: string, current: ConsoleSectionId, caller: Caller): Html =>
+  html`<nav class="sections" aria-label="Console"><ul>${consoleSections
+    .filter((section) => !('permission' in section) || holdsAnyGrantOf(caller, section.permission))
+    .map(
+      (section) =>
+        html`<li><a href="${base}${section.path}"${section.id === current ? new Html(' aria-current="page"') : ''}>${section.label}</a></li>`,
+    )}</ul></nav>`;
 
 /** The page shell: branding, navigation for a signed-in user (and the console's within it), the content, the script. */
 export const layout = (
@@ -152,6 +162,6 @@ export const layout = (
 <script src="${base}/app.js" defer></script>
 </head><body>
 <header><a class="title" href="${base}/">${branding.title}</a>${navigation}</header>
-${place.section && caller ? consoleNavigation(base, place.section) : ''}<main${place.wide ? new Html(' class="wide"') : ''}><h1>${heading}</h1>${content}</main>
+${place.section && caller ? consoleNavigation(base, place.section, caller) : ''}<main${place.wide ? new Html(' class="wide"') : ''}><h1>${heading}</h1>${content}</main>
 </body></html>`;
 };

@@ -2,12 +2,14 @@ import { z } from 'zod';
 import { conversationEvent, createConversationEvent, interactEvent } from '../../events/stream-events';
 import { defineOperation, mediaMaxBodyBytes, type Operation } from '../kernel/operation';
 import {
+  appCallPath,
   appConversationPath,
   appHeaders,
   appMessagePath,
   appPath,
   assetPath,
   brandingImagePath,
+  callSearchQuery,
   completeSignInQuery,
   conversationEventsQuery,
   conversationSearchQuery,
@@ -302,6 +304,20 @@ export const getAppMessageAudioOperation = defineOperation({
   response: { status: 200, body: z.instanceof(Buffer), contentType: 'audio/wav' },
 });
 
+export const getAppCallsOperation = page({
+  operationId: 'get-app-calls',
+  summary: "The organization's calls, newest first, filtered by direction, status, number and day (console)",
+  path: '/app/{organization}/console/calls',
+  request: { path: appPath, query: callSearchQuery },
+});
+
+export const getAppCallOperation = page({
+  operationId: 'get-app-call',
+  summary: 'A call (console): who, when, how it went, its timeline drawn, and both channels of its recording to play',
+  path: '/app/{organization}/console/calls/{call_sid}',
+  request: { path: appCallPath },
+});
+
 export const getAppOperatorQueueOperation = page({
   operationId: 'get-app-operator-queue',
   summary: 'The conversations awaiting an operator, then those operators hold (console)',
@@ -489,6 +505,8 @@ export const appOperations = [
   getAppConsoleOperation,
   getAppConsoleConversationOperation,
   getAppMessageAudioOperation,
+  getAppCallsOperation,
+  getAppCallOperation,
   getAppOperatorQueueOperation,
   getAppServicesOperation,
   getAppWebhooksOperation,

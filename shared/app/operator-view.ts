@@ -21,6 +21,9 @@ import type { operatorNotices } from './schemas';
 export const operatorFollowMs = 2_000;
 
 const statusOf = (control: OperatorControlView): Html => {
+  if (control.handover) {
+    return html`The agent transferred the call to <strong>${control.handover.phone_to}</strong> (${control.handover.mode}) ${when(control.handover.requested_at)}; the conversation is finished.`;
+  }
   if (control.control === 'operator' && control.operator) {
     return html`Held by <strong>${control.operator.name}</strong> since ${when(control.operator.joined_at)}.`;
   }

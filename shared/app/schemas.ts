@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { eventId } from '../../events/stream-events';
-import { commonHeaders, mapKeyName, objectId, organizationPath, queryNumber } from '../kernel/schemas';
+import { callDirections, callReference, callStatuses } from '../call/schemas';
+import {
+  commonHeaders,
+  cursorHandle,
+  e164Number,
+  mapKeyName,
+  objectId,
+  organizationPath,
+  queryNumber,
+} from '../kernel/schemas';
 import { languageCode, timeZone } from '../organization/user-preferences';
 import { appHostHeader } from './organization-host';
 
@@ -24,6 +33,7 @@ export const appPath = organizationPath;
 export const appConversationPath = organizationPath.extend({
   conversation_id: objectId.describe('The identifier of the conversation.'),
 });
+export const appCallPath = organizationPath.extend({ call_sid: callReference });
 export const appMessagePath = appConversationPath.extend({
   message_id: objectId.describe('The identifier of the message.'),
 });
@@ -177,7 +187,21 @@ export const conversationSearchQuery = dashboardQuery.omit({ simulated: true }).
   ),
   text: optionalField(z.string().trim().min(1).max(200)).describe('Words said in the conversation (any message).'),
   limit: optionalField(queryNumber(z.number().int().min(1).max(100))).describe('Conversations per page (25).'),
-  continuation_token: optionalField(queryNumber(z.number().int().nonnegative().max(1_000_000))).describe(
+  continuation_token: optionalField(queryNumber(cursorHandle)).describe(
     'The next page: the continuation_token of the page before it (the same filters).',
   ),
 });
+
+/** The calls page's filters (empty fields filter nothing) and its page, as list-calls pages. */
+export const callSearchQuery = z.object({
+  direction: optionalField(z.enum(callDirections)).describe('Only inbound or only outbound calls.'),
+  status: optionalField(z.enum(callStatuses)).describe('Only calls in this status.'),
+  phone_number: optionalField(e164Number).describe('Only calls from or to this number (E.164).'),
+  from: optionalField(isoDay).describe('Only calls made from this day on (UTC).'),
+  to: optionalField(isoDay).describe('Only calls made up to this day (UTC).'),
+  limit: optionalField(queryNumber(z.number().int().min(1).max(100))).describe('Calls per page (25).'),
+  continuation_token: optionalField(queryNumber(cursorHandle)).describe(
+    'The next page: the continuation_token of the page before it (the same filters).',
+  ),
+});
+export type CallSearchQuery = z.infer<typeof callSearchQuery>;

@@ -33,7 +33,9 @@ export const usageText = (usage: TurnUsage): string => {
   return `${tokens}, ${cost}`;
 };
 
-const percentOf = (value: number, total: number): string => `${((100 * value) / Math.max(total, 1)).toFixed(2)}%`;
+/** Where `value` falls along `total`, as a CSS percentage (a bar's left or width on a timeline's track). */
+export const percentOf = (value: number, total: number): string =>
+  `${((100 * value) / Math.max(total, 1)).toFixed(2)}%`;
 
 /** The turn's stages on one axis from the request to the turn's end; each row says its figures in words. */
 export const timelineView = (timings: TurnTimings, labelId: string): Html => {
@@ -147,6 +149,7 @@ const actionWords: Record<OperatorActionRecord['action'], string> = {
   'sent-message': 'Operator message',
   'sent-guidance': 'Guidance to the agent',
   'handed-back': 'Handed back to the agent',
+  transferred: 'Call transferred to a person',
 };
 
 /** An operator action between turns: an escalation, a takeover, guidance, a handback. */

@@ -5,6 +5,8 @@ import { sqlResultRoot } from '../analytics/sql-results';
 import { appSessions, authNonces, handedOutTokens, refreshTokens } from '../auth/auth-session-repository';
 import { rateLimitBuckets } from '../auth/rate-limit-repository';
 import { deleteObjects } from '../aws/bucket';
+import { calls, callTimelineEntries, outboundCallSlots } from '../call/call-repository';
+import { callRecordingRoot } from '../call/recording-store';
 import { conversations, conversationUserStates } from '../conversation/conversation-repository';
 import { conversationEvents } from '../conversation/event-repository';
 import { interactions } from '../conversation/interaction-repository';
@@ -72,6 +74,9 @@ export const entityCatalog: readonly Entity[] = [
   // Numbers before conversations: once they (and their sealed auth tokens) are gone, no call is answered.
   phoneNumbers,
   phoneNumberCounts,
+  calls,
+  callTimelineEntries,
+  outboundCallSlots,
   twilioCalls,
   conversations,
   interactions,
@@ -128,6 +133,7 @@ export const eraseOrganizationData = async (orgId: string): Promise<void> => {
   await deleteObjects(promptLogRoot(orgId));
   await deleteObjects(sqlResultRoot(orgId));
   await deleteObjects(voiceAudioRoot(orgId));
+  await deleteObjects(callRecordingRoot(orgId));
   await deleteObjects(simulationArtifactsRoot(orgId));
   // Marked deleted already: the lake's stream consumer records no more of its changes (and erases what a batch in flight wrote).
   await eraseOrganizationLake(orgId);

@@ -10,7 +10,7 @@ import { isReservedOrganizationId } from '../organization/organization-ids';
 import { brandingImagesOf, type OrganizationFields } from '../organization/organizations';
 import type { OrganizationRecord } from '../organization/schemas';
 import { defaultUserPreferences } from '../organization/user-preferences';
-import { defaultRole } from '../role/default-roles';
+import { currentDefaultRolesGeneration, defaultRole } from '../role/default-roles';
 import { roleCreateItem } from '../role/index';
 import { callerAtLeast } from '../role/privilege';
 import { defaultRoleRecords } from '../role/roles';
@@ -51,6 +51,7 @@ export const insertOrganization = async (organization: NewOrganization): Promise
     cluster_name: organization.clusterName,
     created_at: at,
     updated_at: at,
+    default_roles_generation: currentDefaultRolesGeneration,
   };
   const superUser = newUserRecord(
     {

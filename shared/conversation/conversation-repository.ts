@@ -140,13 +140,14 @@ export const getUserServiceState = async (
 
 /**
  * Stores a new conversation holding its own lease (the opening interaction runs under it: the
- * first lease of the conversation, `lease`), with what the opening stores before it streams
- * (`opening`: the initial message, the first event). The user-and-service guard is written in
- * the same transaction, so of two concurrent creates for one user and service only one succeeds.
+ * first lease of the conversation, `lease`; none for a conversation whose opening waits for a
+ * call's answer), with what the opening stores before it streams (`opening`: the initial message,
+ * the first event). The user-and-service guard is written in the same transaction, so of two
+ * concurrent creates for one user and service only one succeeds.
  */
 export const createConversation = async (
   record: ConversationRecord,
-  lease: { token: number; untilMs: number },
+  lease: { token: number; untilMs: number } | undefined,
   opening: (Item & PrimaryKey)[],
 ): Promise<void> => {
   await transactWrite(
@@ -169,7 +170,7 @@ export const createConversation = async (
           },
         },
       },
-      conversations.create(record.org_id, { ...record, ...heldLeaseAttributes(lease) }),
+      conversations.create(record.org_id, { ...record, ...(lease ? heldLeaseAttributes(lease) : {}) }),
       ...newItemPuts(record, opening),
     ],
     () =>

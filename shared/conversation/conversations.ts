@@ -7,10 +7,9 @@ import type { Caller } from '../kernel/caller';
 import { BadRequestError, DomainError } from '../kernel/errors';
 import { allowedClockSkewMs, newId, nowIso } from '../kernel/ids';
 import { asIfMissing, requirePermission } from '../kernel/permissions';
-import { getOrganization, retentionDaysOf } from '../organization/index';
-import { type ResolvedVersionSet, resolveVersionSet } from '../service/version-sets';
+import { getOrganization } from '../organization/index';
+import { resolveVersionSet } from '../service/version-sets';
 import { genAi, platformAttributes, tracedAgentTurn } from '../telemetry/gen-ai';
-import type { ToolMock } from '../tool/schemas';
 import { getUser } from '../user/index';
 import { behaviorSourceFor } from './behavior-matching';
 import { requireInteraction } from './conversation-lookup';
@@ -24,10 +23,10 @@ import {
 } from './conversation-repository';
 import { eventItems } from './event-repository';
 import { takeIdleConversation } from './interruptions';
+import { newConversationRecord, type SimulationStart } from './new-conversations';
 import { withoutExpiredEscalation } from './operator/operator-control';
 import { responderFor } from './operator/operator-turns';
-import { retentionOf } from './retention';
-import { type ConversationRecord, type MessageRecord, newConversationState, type SimulationSource } from './schemas';
+import type { ConversationRecord, MessageRecord } from './schemas';
 import { loadSession, userContextOf } from './session';
 import {
   beginTurn,
@@ -57,9 +56,6 @@ import { prepareVoiceTurn, storeHeardAudio, type VoiceRequest } from './turn-spe
  * turn to its lifecycle (`turn-lifecycle.ts`).
  */
 
-const displayName = (user: { first_name: string; last_name: string } | undefined): string =>
-  user ? `${user.first_name} ${user.last_name}`.trim() : 'User';
-
 export interface InitialMessage {
   text: string;
   type: 'user-message' | 'external-event';
@@ -73,21 +69,7 @@ export interface StartConversationInput {
   stream: StreamOptions;
   voice?: VoiceRequest;
   /** A simulated conversation: the versions its run snapshotted (instead of the version set's now), and its place in the run. */
-  simulation?: {
-    versions: ResolvedVersionSet;
-    source: SimulationSource;
-    /** The unit test's tool mocks and the state the conversation starts in (null: the machine's initial state). */
-    toolMocks?: ToolMock[];
-    initialState?: string | null;
-    /** The scenario's `conversation_starts_at`: the time the conversation's clock starts at. */
-    clockStartsAt?: string | null;
-    /** The real conversation its persona or scenario copied from: whoever may not read that one may not read this one. */
-    derivedFrom?: ConversationRecord['derived_from'];
-    /** A replay of a real conversation: its recorded tool calls answer (no tool runs), and its protection holds. */
-    replayOf?: NonNullable<ConversationRecord['derived_from']>;
-    /** When it expires, instead of the organization's retention (a session's or a backtest's, never later). */
-    retention?: Pick<ConversationRecord, 'retention_days' | 'expires_at_epoch'>;
-  };
+  simulation?: SimulationStart;
   /** The request's rate limit, checked while the first reads are made (`RequestContext.admitted`): awaited before any write. */
   admitted?: Promise<void>;
 }
@@ -122,33 +104,16 @@ const startConversationTurn = async (
   // An unfinished conversation of the service is refused once, by the transaction that stores
   // the new one (`createConversation`): a check here as well would only repeat it.
 
-  const createdAt = nowIso();
-  const conversation: ConversationRecord = {
-    id: newId(),
-    org_id: orgId,
-    user_id: userId,
-    service_id: serviceId,
-    created_at: createdAt,
-    ...newConversationState,
+  const conversation = newConversationRecord({
+    orgId,
+    userId,
+    serviceId,
+    resolved,
+    user,
+    organization,
     tags: input.tags,
-    version_set_info: {
-      name: resolved.name,
-      agent_version_info: [resolved.agentId, resolved.agentVersion],
-      service_hierarchical_state_machine_version_info: [resolved.stateMachineId, resolved.stateMachineVersion],
-      llm_model_preferences: resolved.llmModelPreferences,
-    },
-    current_state: input.simulation?.initialState ?? null,
-    last_interaction_id: null,
-    user_display_name: displayName(user),
-    ...(input.simulation ? { simulation: input.simulation.source } : {}),
-    ...(input.simulation?.toolMocks?.length ? { tool_mocks: input.simulation.toolMocks } : {}),
-    ...(input.simulation?.clockStartsAt ? { clock_starts_at: input.simulation.clockStartsAt } : {}),
-    ...(input.simulation?.derivedFrom ? { derived_from: input.simulation.derivedFrom } : {}),
-    ...(input.simulation?.replayOf
-      ? { derived_from: input.simulation.replayOf, tool_replay: { conversation_id: input.simulation.replayOf.id } }
-      : {}),
-    ...(input.simulation?.retention ?? retentionOf(organization ? retentionDaysOf(organization) : 0, createdAt)),
-  };
+    simulation: input.simulation,
+  });
   const interactionId = newId();
   const newMessages = input.initialMessage
     ? [userSideMessage(conversation, interactionId, input.initialMessage.text, input.initialMessage.type, nowIso())]

@@ -8,8 +8,9 @@ import { requireAuthorizedConversation, requireInteraction } from './conversatio
 import { alreadyFinished, conversationBusy, conversationNotFound } from './conversation-repository';
 import { endIdleInterruption } from './interruptions';
 import { recentMessages } from './message-repository';
-import { pendingReplyKey, queryPendingReplies, removePendingReplies } from './operator/operator-repository';
-import type { ConversationRecord } from './schemas';
+import { pendingReplyKey, queryPendingReplies, recorded, removePendingReplies } from './operator/operator-repository';
+import type { ConversationRecord, HandoverRecord } from './schemas';
+import { type HandoverRequest, transferAction } from './turn-handover';
 import { deleteEmptyConversation, finishConversationRecord, getConversationAndLease } from './turn-repository';
 
 /** The operators' replies not delivered that the write finishing a conversation deletes with it (a transaction holds 100 items). */
@@ -18,11 +19,12 @@ const repliesDroppedWithFinish = 50;
 /**
  * Finishes a conversation: queues its analysis and marks it finished, which ends its operator's
  * control and drops the operator's replies not delivered (a conversation without messages is
- * deleted instead). `token` (the lease's) is given when an interaction ends its own session.
+ * deleted instead). `token` (the lease's) is given when an interaction ends its own session;
+ * `handover` when it handed its phone call to a person (the conversation finishes as transferred).
  */
 export const closeConversation = async (
   conversation: ConversationRecord,
-  options: { token?: number; trigger: 'finish-conversation' | 'end-session' },
+  options: { token?: number; trigger: 'finish-conversation' | 'end-session'; handover?: HandoverRequest },
 ): Promise<void> => {
   const { org_id: orgId, id } = conversation;
   if (conversation.is_finished) throw alreadyFinished(id);
@@ -53,9 +55,14 @@ export const closeConversation = async (
     trigger: options.trigger,
   });
   const pending = await queryPendingReplies(orgId, id, repliesDroppedWithFinish);
+  // Dated as the conversation finishes: after the turn that asked for it, as the transcript shows it.
+  const handover: HandoverRecord | undefined = options.handover && { ...options.handover, requested_at: finishedAt };
   await finishConversationRecord(current, finishedAt, {
     token: options.token,
     pendingReplies: pending.map((reply) => pendingReplyKey(orgId, reply)),
+    ...(handover
+      ? { handover: { record: handover, action: recorded(current, transferAction(current, handover)) } }
+      : {}),
   });
   // More than one transaction holds: the rest go after (no reply is added to a finished conversation).
   if (pending.length === repliesDroppedWithFinish) await removePendingReplies(orgId, id);

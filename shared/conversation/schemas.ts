@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { postProcessingType } from '../../events/queue-messages';
 import { turnTimings, turnUsage, versionInfo } from '../../events/stream-events';
 import { maxPatternLength } from '../kernel/caller-patterns';
-import { objectId, pagedResponse, timestamp } from '../kernel/schemas';
+import { objectId, pagedResponse, timestamp, transferModes } from '../kernel/schemas';
 import { whilePendingModes } from '../service/schemas';
 import { toolMock } from '../tool/schemas';
 
@@ -66,6 +66,24 @@ export const escalationRecord = z.object({
 });
 export type EscalationRecord = z.infer<typeof escalationRecord>;
 
+/**
+ * The agent's handover of a phone call to a person (its state's or dynamic behavior's `transfer`):
+ * the conversation finished as transferred, and the call capability dials `phone_to` once the
+ * agent's words are spoken (docs/handover.md).
+ */
+export const handoverRecord = z.object({
+  phone_to: z.string(),
+  mode: z.enum(transferModes),
+  summary: z
+    .string()
+    .nullable()
+    .describe("What a warm transfer tells the person (the state's words); null: made from the conversation."),
+  requested_at: z.string(),
+  interaction_id: z.string().describe('The turn that handed over.'),
+  state_name: z.string().describe('The action state the agent engaged the user in.'),
+});
+export type HandoverRecord = z.infer<typeof handoverRecord>;
+
 /** The operator holding a conversation. */
 export const operatorHolder = z.object({ user_id: z.string(), name: z.string(), joined_at: z.string() });
 export type OperatorHolder = z.infer<typeof operatorHolder>;
@@ -116,6 +134,8 @@ export const conversationRecord = z.object({
   operator: operatorHolder.optional(),
   /** How many times the conversation was escalated. */
   escalation_count: z.number().int().optional(),
+  /** The agent handed the phone call to a person: the conversation finished as transferred. */
+  handover: handoverRecord.optional(),
   /**
    * Notes for the agent not seen yet (guidance, the note of a handback), by id (ids sort by time):
    * the next agent turn adds them to its working memory and its commit removes them.
@@ -353,6 +373,11 @@ export const operatorControlView = z.object({
     .nullable()
     .describe('The escalation waiting for an operator, or that the holding operator answered.'),
   escalation_count: z.number().int().describe('How many times the conversation was escalated.'),
+  handover: handoverRecord
+    .nullable()
+    .describe(
+      'The agent handed the phone call to a person (its state or dynamic behavior said so): the conversation finished as transferred.',
+    ),
 });
 export type OperatorControlView = z.infer<typeof operatorControlView>;
 

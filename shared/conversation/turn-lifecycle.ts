@@ -23,6 +23,7 @@ import { createPromptLogger, interactionLogScope, type PromptLogger } from './pr
 import type { ConversationRecord, MessageRecord } from './schemas';
 import { engineDependencies } from './session';
 import { InteractionJournal, outliveReader } from './turn-events';
+import { withHandover } from './turn-handover';
 import type { TurnFigures, TurnMeter } from './turn-meter';
 import { commitInteraction, storeInteractionItems } from './turn-repository';
 import { hushedAnswer, speakTurn, type VoiceTurn } from './turn-speech';
@@ -239,7 +240,7 @@ const endWithError = async (
  * Runs a turn as stream events, after its `opening` events (stored before the stream): the
  * agent's actions, the message pieces as the model writes them, then `interaction-complete`
  * once the turn is stored (in the same write), with the turn's timings and usage. When the
- * terminal state was reached the conversation is finished. A failure ends the stream with an
+ * terminal state was reached, or the agent handed a phone call over, the conversation is finished. A failure ends the stream with an
  * `error` event. The lease is given back once the interaction has ended in storage.
  */
 async function* streamTurn(
@@ -259,7 +260,7 @@ async function* streamTurn(
       yield journal.send(withProductionTime(step.value));
       step = await engine.steps.next();
     }
-    const outcome = step.value;
+    const { outcome, handover } = withHandover(step.value, turn.caller, turn.interactionId);
     // Measured up to the store: the stored interaction and its event carry the same figures.
     const figures = turn.meter.figures();
     const complete = journal.identify({
@@ -279,7 +280,11 @@ async function* streamTurn(
       const stored = { ...conversation, num_messages: conversation.num_messages + added };
       // The session ends here: `conversation_completed` above told the client, and the
       // stream closes. No further event: the reference's stream has none for it.
-      await closeConversation(stored, { token: lease.grant.token, trigger: 'end-session' });
+      await closeConversation(stored, {
+        token: lease.grant.token,
+        trigger: 'end-session',
+        ...(handover ? { handover } : {}),
+      });
     }
   } catch (error) {
     const ending = await endWithError(turn, error, ended);

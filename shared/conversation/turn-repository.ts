@@ -36,7 +36,7 @@ import {
   userStateKey,
 } from './conversation-repository';
 import type { ConversationPartition } from './retention';
-import type { ConversationRecord } from './schemas';
+import type { ConversationRecord, HandoverRecord } from './schemas';
 
 /**
  * The conversation's lease, on the conversation record itself (`shared/data/lease.ts`): one
@@ -283,13 +283,19 @@ export const removeInteractionItems = async (
  * operators' queue, whoever held it), deletes its operators' replies not delivered
  * (`pendingReplies`) and releases the user-and-service guard. `token` is given by the interaction
  * that ends its own session (whose lease this gives back); without it the conversation must be idle.
+ * A phone call the agent handed over finishes as transferred: its `handover`, with its audit record.
  */
 export const finishConversationRecord = async (
   conversation: ConversationRecord,
   finishedAt: string,
-  options: { token?: number; pendingReplies: PrimaryKey[] },
+  options: {
+    token?: number;
+    pendingReplies: PrimaryKey[];
+    handover?: { record: HandoverRecord; action: TransactItem };
+  },
 ): Promise<void> => {
   const { org_id: orgId, id } = conversation;
+  const { handover } = options;
   const lease = options.token === undefined ? leaseFree() : fencedBy(options.token);
   const removed = [
     ...conversations.indexAttributeNames('operatorQueue'),
@@ -303,10 +309,16 @@ export const finishConversationRecord = async (
       {
         Update: {
           Key: conversationKey(orgId, id),
-          UpdateExpression: `SET is_finished = :true, finished_at = :at REMOVE ${removed.join(', ')}`,
+          UpdateExpression: `SET is_finished = :true, finished_at = :at${handover ? ', handover = :handover' : ''} REMOVE ${removed.join(', ')}`,
           ConditionExpression: `is_finished = :false AND ${lease.expression}`,
           ExpressionAttributeNames: { '#control': 'control', '#operator': 'operator', '#escalation': 'escalation' },
-          ExpressionAttributeValues: { ':true': true, ':false': false, ':at': finishedAt, ...lease.values },
+          ExpressionAttributeValues: {
+            ':true': true,
+            ':false': false,
+            ':at': finishedAt,
+            ...(handover ? { ':handover': handover.record } : {}),
+            ...lease.values,
+          },
         },
       },
       {
@@ -318,6 +330,7 @@ export const finishConversationRecord = async (
         },
       },
       ...options.pendingReplies.map((Key) => ({ Delete: { Key } })),
+      ...(handover ? [handover.action] : []),
     ],
     (error) => (failedConditions(error).includes(0) ? new LeaseLostError() : conversationBusy()),
   ).catch(async (error: unknown) => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { dynamo } from '../aws/clients';
 import { ConflictError, PayloadTooLargeError, ServiceUnavailableError } from '../kernel/errors';
-import { getItem, putItem, queryPage, transactWrite } from './table';
+import { getItem, putItem, queryAll, queryPage, transactWrite } from './table';
 
 /** The cancellation DynamoDB answers when another transaction holds the second item. */
 const lostRace = () =>
@@ -98,5 +98,15 @@ describe('table', () => {
     expect(second.items.map((item) => item.sk)).toEqual(['05', '07', '08']);
     expect(rest.items.map((item) => item.sk)).toEqual(['10', '11']);
     expect(rest.nextKey).toBeUndefined();
+  });
+
+  it('answers an empty page for a range that ends before it starts, which DynamoDB would refuse', async () => {
+    // Prepare
+    await putItem({ pk: 'ORG#t3#THING', sk: '05' });
+    const spec = { partition: 'ORG#t3#THING', sortBetween: ['09', '01'] as [string, string] };
+    // Act / Assess
+    expect(await queryPage(spec, { limit: 10 })).toEqual({ items: [] });
+    expect(await queryAll(spec)).toEqual([]);
+    expect((await queryPage({ ...spec, sortBetween: ['01', '09'] }, { limit: 10 })).items).toHaveLength(1);
   });
 });

@@ -383,6 +383,10 @@ export interface QueryPage {
  * (one BatchGetItem per 100; an item deleted in between is left out). The keys alone when that
  * is all the caller reads.
  */
+/** An inverted range holds nothing, and DynamoDB refuses its BETWEEN (a validation error), so it is not sent. */
+const emptyRange = (spec: QuerySpec): boolean =>
+  spec.sortBetween !== undefined && spec.sortBetween[0] > spec.sortBetween[1];
+
 const itemsRead = async (spec: QuerySpec, read: Item[] | undefined, keysOnly = false): Promise<Item[]> =>
   spec.index === undefined || keysOnly || !read?.length
     ? (read ?? [])
@@ -395,6 +399,7 @@ const itemsRead = async (spec: QuerySpec, read: Item[] | undefined, keysOnly = f
  * size of the partition.
  */
 export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Promise<QueryPage> => {
+  if (emptyRange(spec)) return { items: [] };
   const keep = options.keep ?? (() => true);
   const maxReads = options.maxReads ?? 5;
   const collected: Item[] = [];
@@ -469,6 +474,7 @@ export async function* queryPages(spec: QuerySpec, limit = 500): AsyncGenerator<
 /** Every item of a small, bounded partition (e.g. an organization's roles); `keysOnly` as for {@link queryPage}. */
 export const queryAll = async (spec: QuerySpec, bound = 1000, keysOnly = false): Promise<Item[]> => {
   const items: Item[] = [];
+  if (emptyRange(spec)) return items;
   let startKey: Item | undefined;
   do {
     const result = await send((client) =>

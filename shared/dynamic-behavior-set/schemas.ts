@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { versionInfo } from '../../events/stream-events';
 import { creatorInfo, objectId, pagedResponse, strippedText, tagMap, tagsInput } from '../kernel/schemas';
-import { toolCallSpecInput, toolCallSpecRecord } from '../state-machine/schemas';
+import {
+  toolCallSpecInput,
+  toolCallSpecRecord,
+  transferInstructionInput,
+  transferInstructionRecord,
+} from '../state-machine/schemas';
 
 /**
  * Dynamic behavior sets. The spec gives a version a single `action {type, instruction,
@@ -24,6 +29,11 @@ const injectInstruction = z.object({
     .boolean()
     .describe("Whether the state's own guidelines and constraints are replaced (true) or kept (false)."),
   escalation: escalationInput,
+  transfer: transferInstructionInput
+    .nullish()
+    .describe(
+      'A platform extension: when the behavior is selected, the agent hands the user to a person. In a phone call, once its words are spoken the call is transferred to phone_to and the conversation finishes as transferred; in any other conversation it is escalated to an operator.',
+    ),
 });
 
 const changeToolCandidates = z.object({
@@ -107,6 +117,7 @@ const injectInstructionRecord = z.object({
   instruction: z.string(),
   overrides_instructions: z.boolean(),
   escalation: z.object({ reason: z.string() }).nullish(),
+  transfer: transferInstructionRecord.nullish(),
 });
 
 export const behaviorActionRecord = z.discriminatedUnion('type', [

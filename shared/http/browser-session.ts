@@ -28,13 +28,21 @@ export interface BrowserRequest {
 /** The live voice sessions' origin where they are served on a host of their own (the talk mode's socket). */
 const voiceSessionOrigin = talkConnectSources(config.voiceSessionUrl);
 
+/**
+ * Scripts and styles come from the app itself (and the talk mode's socket from the sessions' host);
+ * nothing may frame it or post its forms elsewhere. Media plays from the app, or from the origins
+ * a page names (a call's recording, on its presigned URLs).
+ */
+const contentSecurityPolicy = (mediaOrigins: readonly string[] = []) =>
+  `default-src 'self'; connect-src 'self'${voiceSessionOrigin}; img-src 'self'; media-src 'self' blob:${mediaOrigins.map((origin) => ` ${origin}`).join('')}; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+
+/** Lets the page answered play media from `origins` (each a URL's origin, as `new URL(url).origin` gives it). */
+export const allowMediaFrom = (context: RequestContext, origins: readonly string[]): void => {
+  if (origins.length > 0) context.setHeader('content-security-policy', contentSecurityPolicy(origins));
+};
+
 const securityHeaders = (context: RequestContext) => {
-  // Scripts and styles come from the app itself (and the talk mode's socket from the sessions' host);
-  // nothing may frame it or post its forms elsewhere.
-  context.setHeader(
-    'content-security-policy',
-    `default-src 'self'; connect-src 'self'${voiceSessionOrigin}; img-src 'self'; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-  );
+  context.setHeader('content-security-policy', contentSecurityPolicy());
   context.setHeader('x-content-type-options', 'nosniff');
   context.setHeader('referrer-policy', 'same-origin');
   context.setHeader('cache-control', 'no-store');

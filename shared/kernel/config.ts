@@ -196,6 +196,42 @@ export const config = {
     if (value === 'none') return null;
     return value || undefined;
   },
+  /**
+   * Twilio's REST API (`TWILIO_API_BASE_URL`, default `https://api.twilio.com`): outbound calls are
+   * placed and live calls updated there. Tests and the bench point it at a stand-in that answers as
+   * Twilio documents.
+   */
+  get twilioApiBaseUrl(): string {
+    const value = (process.env.TWILIO_API_BASE_URL || 'https://api.twilio.com').replace(/\/+$/, '');
+    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+      throw new Error('environment variable TWILIO_API_BASE_URL must be an http(s) URL');
+    return value;
+  },
+  /** How long a request to Twilio's REST API may take before the call is recorded failed (`TWILIO_API_TIMEOUT_SECONDS`, 10). */
+  get twilioApiTimeoutMs(): number {
+    const value = Number(process.env.TWILIO_API_TIMEOUT_SECONDS ?? 10);
+    if (!Number.isFinite(value) || value <= 0 || value > 20)
+      throw new Error('environment variable TWILIO_API_TIMEOUT_SECONDS must be more than 0 and at most 20');
+    return value * 1000;
+  },
+  /** Outbound calls an organization may place a minute, whoever places them (`OUTBOUND_CALLS_PER_MINUTE`, 30). */
+  get outboundCallsPerMinute(): number {
+    const value = Number(process.env.OUTBOUND_CALLS_PER_MINUTE ?? 30);
+    return Number.isInteger(value) && value > 0 ? value : 30;
+  },
+  /** Outbound calls an organization may have under way at once, ringing or talking (`OUTBOUND_CALLS_AT_ONCE`, 10). */
+  get outboundCallsAtOnce(): number {
+    const value = Number(process.env.OUTBOUND_CALLS_AT_ONCE ?? 10);
+    return Number.isInteger(value) && value > 0 ? value : 10;
+  },
+  /**
+   * An answered outbound call's agent speaks first after this much silence, unless the callee
+   * speaks (or presses a key) first (`OUTBOUND_CALL_OPENING_SILENCE_MS`, 1500).
+   */
+  get outboundCallOpeningSilenceMs(): number {
+    const value = Number(process.env.OUTBOUND_CALL_OPENING_SILENCE_MS ?? 1_500);
+    return Number.isInteger(value) && value >= 0 && value <= 30_000 ? value : 1_500;
+  },
   get region(): string {
     return process.env.AWS_REGION ?? 'us-east-1';
   },

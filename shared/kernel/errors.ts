@@ -124,3 +124,14 @@ export class ServiceUnavailableError extends DomainError {
     this.name = 'ServiceUnavailableError';
   }
 }
+
+/**
+ * 502: a provider this platform calls on the caller's behalf (Twilio placing a call) refused the
+ * request or did not answer; the message says what it answered, and nothing was left half-done.
+ */
+export class BadGatewayError extends DomainError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(502, message, options);
+    this.name = 'BadGatewayError';
+  }
+}

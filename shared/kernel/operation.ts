@@ -27,6 +27,7 @@ export const endpointGroups = [
   'simulation-stream',
   'app',
   'phone-number',
+  'call',
   'app-analytics',
   'mcp',
 ] as const;

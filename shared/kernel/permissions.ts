@@ -105,6 +105,8 @@ export const permissionCatalog = {
   Admin: ['GetModels', 'GetPromptLogs', 'SqlQuery'],
   // This platform's: the organization's phone numbers and the calls they answer (shared/phone-number).
   PhoneNumber: ['GetPhoneNumber', 'CreatePhoneNumber', 'DeletePhoneNumber'],
+  // This platform's: calls made and taken through the organization's numbers (shared/call).
+  Call: ['PlaceCall', 'GetCall', 'GetCallRecording', 'TransferCall'],
 } as const;
 
 export type PermissionGroup = keyof typeof permissionCatalog;

@@ -27,6 +27,20 @@ export const clusterName = (headers: z.infer<typeof commonHeaders>): string | un
 
 export const timestamp = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time');
 
+/** A number in E.164 form, as Twilio writes `To` and `From`: `+`, a country code, at most 15 digits. */
+export const e164Number = z
+  .string()
+  .regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 phone number, e.g. +14155550100')
+  .describe('The phone number in E.164 form.');
+
+/**
+ * How a call is handed to a person: `cold`, connected at once; `warm`, the person first hears a
+ * summary. Said by the transfer operation and by the agent's handover (a state's or a dynamic
+ * behavior's `transfer`).
+ */
+export const transferModes = ['cold', 'warm'] as const;
+export type TransferMode = (typeof transferModes)[number];
+
 /** A number as a query string writes it: decimal digits, a sign and a fraction at most. */
 const decimalText = /^\s*[+-]?\d+(\.\d+)?\s*$/;
 
@@ -40,7 +54,7 @@ export const queryNumber = <T extends z.ZodType<number>>(schema: T) =>
   z.preprocess((value) => (typeof value === 'string' && decimalText.test(value) ? Number(value) : value), schema);
 
 /** Continuation tokens are integers for the reference's clients, but each is an opaque handle to a stored cursor. */
-const cursorHandle = z
+export const cursorHandle = z
   .number()
   .int()
   .min(0)

@@ -140,8 +140,6 @@ export const listResults = async (
   orgId: string,
   query: ResultListQuery,
 ): Promise<Paged<MetricEvaluationResultInstance>> => {
-  // A range that ends before it starts holds nothing (and DynamoDB refuses to query it).
-  if (query.idRange[0] > query.idRange[1]) return { items: [], has_more: false, continuation_token: null };
   const metricIds = [...new Set(query.metrics.map(({ metricId }) => metricId))];
   const range = { between: query.idRange, forward: !query.descending };
   const spec =

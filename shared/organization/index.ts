@@ -1,6 +1,7 @@
 /** What other capabilities may use of organization's records; everything else stays behind its domain functions. */
 export {
   type BrandingImage,
+  defaultRolesGenerationItem,
   getBrandingImage,
   getOrganization,
   markOrganizationDeleted,

@@ -86,6 +86,22 @@ export const organizationCreateItems = (
   images: Partial<Record<BrandingImage, Buffer>>,
 ): TransactItem[] => [organizations.create(record.org_id, record), ...brandingItems(record.org_id, images)];
 
+/**
+ * The transaction item recording that the organization's default roles were upgraded from
+ * generation `from` (absent when 1) to `to`: it fails when another upgrade came first.
+ */
+export const defaultRolesGenerationItem = (orgId: string, from: number, to: number): TransactItem => ({
+  Update: {
+    Key: organizations.key(orgId, {}),
+    UpdateExpression: 'SET default_roles_generation = :to',
+    ConditionExpression:
+      from === 1
+        ? 'attribute_exists(pk) AND attribute_not_exists(deleted_at) AND (attribute_not_exists(default_roles_generation) OR default_roles_generation = :from)'
+        : 'attribute_exists(pk) AND attribute_not_exists(deleted_at) AND default_roles_generation = :from',
+    ExpressionAttributeValues: { ':to': to, ':from': from },
+  },
+});
+
 const brandingItems = (orgId: string, images: Partial<Record<BrandingImage, Buffer>>): TransactItem[] =>
   Object.entries(images)
     .filter((entry): entry is [BrandingImage, Buffer] => entry[1] !== undefined)

@@ -42,6 +42,11 @@ export const organizationRecord = z.object({
   conversation_retention_days: z.number().int().optional(),
   /** Set by delete: the organization is considered deleted from then on. */
   deleted_at: z.string().optional(),
+  /**
+   * The generation of the default roles its roles have (`role/default-roles.ts`); absent: the
+   * first, made before phone numbers. Raised by the upgrade that gives them what later ones added.
+   */
+  default_roles_generation: z.number().int().optional(),
 });
 
 export type OrganizationRecord = z.infer<typeof organizationRecord>;

@@ -1,5 +1,6 @@
 import { transactWrite } from '../data/table';
 import { ConflictError } from '../kernel/errors';
+import { phoneCallerDomain } from '../kernel/phone-callers';
 import type { OrganizationRecord } from '../organization/schemas';
 import { getUser, getUserIdByEmail, userCreateItems } from '../user/index';
 import { newUserRecord } from '../user/users';
@@ -11,9 +12,9 @@ import { e164Number } from './schemas';
  * address that takes no mail, so the user cannot sign in). A withheld or unusable caller ID
  * (`anonymous`, a SIP address) gets a user of its own per call, so two such callers never share
  * one user's conversation. Caller ID is a claim anyone can make: a user is created verified only
- * when the carrier attested the number (STIR/SHAKEN's `A`).
+ * when the carrier attested the number (STIR/SHAKEN's `A`). The address's domain is the kernel's
+ * (`phoneCallerDomain`): a turn knows by it that its caller talks through a call.
  */
-export const phoneCallerDomain = 'phone.invalid';
 
 /** The role a caller's user is created with. */
 export const callerRoleName = 'DefaultUserRole';

@@ -20,6 +20,9 @@ const phoneNumberRecord = z.object({
   provider: z.literal('twilio'),
   twilio_account_sid: z.string(),
   sealed_auth_token: z.string(),
+  /** Whether its calls are recorded; numbers made before recordings have none: recorded. */
+  recording: z.boolean().optional(),
+  recording_announcement: z.string().optional(),
   creator: creatorInfo,
   created_at: z.string(),
 });

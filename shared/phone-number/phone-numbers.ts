@@ -30,12 +30,17 @@ const numberAttributes = (number: Pick<PhoneNumberRecord, 'id' | 'phone_number' 
 
 const missing = (id: string) => new NotFoundError(`Phone number ${id} not found.`);
 
+/** Whether the number's calls are recorded (a number made before recordings is). */
+export const isRecorded = (number: Pick<PhoneNumberRecord, 'recording'>): boolean => number.recording !== false;
+
 export const phoneNumberView = (number: PhoneNumberRecord): PhoneNumberView => ({
   id: number.id,
   phone_number: number.phone_number,
   service_id: number.service_id,
   provider: number.provider,
   twilio_account_sid: number.twilio_account_sid,
+  recording: isRecorded(number),
+  recording_announcement: number.recording_announcement ?? null,
   creator: number.creator,
   created_at: number.created_at,
 });
@@ -68,6 +73,8 @@ export const createPhoneNumber = async (
       provider: body.provider,
       twilio_account_sid: body.twilio_account_sid,
       sealed_auth_token: await sealSecret(authTokenContext(orgId, id), body.twilio_auth_token),
+      recording: body.recording,
+      ...(body.recording_announcement ? { recording_announcement: body.recording_announcement } : {}),
       creator: creatorOf(caller),
       created_at: nowIso(),
     },

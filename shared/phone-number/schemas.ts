@@ -1,11 +1,7 @@
 import { z } from 'zod';
-import { creatorInfo, objectId, pagedResponse, timestamp } from '../kernel/schemas';
+import { creatorInfo, e164Number, objectId, pagedResponse, timestamp } from '../kernel/schemas';
 
-/** A number in E.164 form, as Twilio writes `To` and `From`: `+`, a country code, at most 15 digits. */
-export const e164Number = z
-  .string()
-  .regex(/^\+[1-9]\d{1,14}$/, 'must be an E.164 phone number, e.g. +14155550100')
-  .describe('The phone number in E.164 form.');
+export { e164Number };
 
 /** Twilio account SIDs are `AC` and 32 hexadecimal digits. */
 export const twilioAccountSid = z
@@ -21,6 +17,21 @@ export const createPhoneNumberRequest = z.object({
     .string()
     .regex(/^[A-Za-z0-9]{16,128}$/, 'must be a Twilio auth token (letters and digits)')
     .describe("The account's auth token, which signs Twilio's requests. Write-only: never returned."),
+  recording: z
+    .boolean()
+    .default(true)
+    .describe(
+      "A platform extension: whether the number's calls (inbound and outbound) are recorded, both channels as WAV in the organization's storage. On unless turned off.",
+    ),
+  recording_announcement: z
+    .string()
+    .trim()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe(
+      'A platform extension: what a recorded call hears first, before the agent speaks ("This call is recorded."); none by default.',
+    ),
 });
 export type CreatePhoneNumberRequest = z.infer<typeof createPhoneNumberRequest>;
 
@@ -31,6 +42,11 @@ export const phoneNumberView = z.object({
   service_id: objectId,
   provider: z.literal('twilio'),
   twilio_account_sid: z.string(),
+  recording: z.boolean().describe("A platform extension: whether the number's calls are recorded."),
+  recording_announcement: z
+    .string()
+    .nullable()
+    .describe('A platform extension: what a recorded call hears first (null: nothing).'),
   creator: creatorInfo,
   created_at: timestamp,
 });

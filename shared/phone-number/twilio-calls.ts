@@ -9,13 +9,14 @@ import { callerUserId } from './callers';
 import { findPhoneNumber, getPhoneNumber, type PhoneNumberRecord } from './phone-number-repository';
 import { authTokenContext } from './phone-numbers';
 import { e164Number } from './schemas';
-import { isTwilioSignatureValid } from './twilio-signature';
+import { baseOf, isTwilioSignatureValid } from './twilio-signature';
 
 /**
  * Twilio's voice webhook: the number's voice URL. Twilio posts the call's form, signed with the
  * account's auth token; a call of a number of the organization, correctly signed, is answered
  * with TwiML that connects it (`<Connect><Stream>`, bidirectional) to this platform's media-stream
- * socket for the number. The caller becomes a user of the organization on their first call.
+ * socket for the number, and says where to ask what next once the stream ends. The caller becomes
+ * a user of the organization on their first call.
  */
 
 /** How long Twilio has to open the media stream after our answer: it does so at once. */
@@ -58,13 +59,27 @@ export interface PhoneCall {
   from: string;
   /** The carrier attested the caller's number (STIR/SHAKEN `TN-Validation-Passed-A`): `from` is who calls. */
   attested: boolean;
+  /** An outbound call's record (`shared/call/`), when the platform placed the call. */
+  callId?: string;
 }
 
 /** STIR/SHAKEN's full attestation, as Twilio's `StirVerstat` says it: the carrier vouches for the caller's number. */
 export const fullAttestation = 'TN-Validation-Passed-A';
 
+/**
+ * Where Twilio asks what next once the call's media stream ended (the `<Connect>` action, the call
+ * group's `twilio-call-continue`): the `<Dial>` of a person when the agent handed the call over,
+ * else the end of the call (docs/handover.md). On the API's address as Twilio reached it.
+ */
+const connectActionUrl = (webhookUrl: string, orgId: string): string =>
+  `${baseOf(webhookUrl)}/v1/${encodeURIComponent(orgId)}/call/twilio/continue`;
+
+/** An outbound call's `continue` URL: its voice URL's, with the call's id (`shared/call/callback-urls.ts`). */
+const outboundActionUrl = (voiceUrl: string, orgId: string, callId: string): string =>
+  `${connectActionUrl(voiceUrl, orgId)}?call_id=${encodeURIComponent(callId)}`;
+
 /** A deployment without live voice sessions (`voiceSessionHosting=none`) says so and hangs up. */
-const noSessionsTwiml = [
+export const noSessionsTwiml = [
   '<?xml version="1.0" encoding="UTF-8"?>',
   '<Response><Say>This number cannot take calls at the moment.</Say><Hangup/></Response>',
 ].join('');
@@ -72,10 +87,10 @@ const noSessionsTwiml = [
 /**
  * Answers a call: the number is found from `To` and must belong to the Twilio account that signs;
  * the signature is checked with that number's auth token; the call is taken once (a replay of the
- * same `CallSid` is 409 and connects nothing); the TwiML connects the call to `mediaStreamBase` +
- * the call's media-stream path, which carries its single-use token (none: the deployment serves no
- * sessions, and the call is told so). Caller ID is a claim: the caller's user is verified only when
- * the carrier attested the number (`StirVerstat`).
+ * same `CallSid` is 409 and connects nothing); the TwiML connects the call to the voice session
+ * (`connectToMediaStream`; none: the deployment serves no sessions, and the call is told so).
+ * Caller ID is a claim: the caller's user is verified only when the carrier attested the number
+ * (`StirVerstat`).
  */
 export const answerTwilioCall = async (
   orgId: string,
@@ -90,26 +105,61 @@ export const answerTwilioCall = async (
   if (!organization || !number || number.twilio_account_sid !== call.AccountSid) throw refused();
   await requireTwilioSignature(number, request);
   if (mediaStreamBase === undefined) return noSessionsTwiml;
-  await insertTwilioCall(orgId, call.CallSid, number.id);
   const attested = call.StirVerstat === fullAttestation;
-  const userId = await callerUserId(organization, call.From, call.CallSid, attested);
+  return connectToMediaStream(number, call.CallSid, mediaStreamBase, request.url, async () => ({
+    userId: await callerUserId(organization, call.From, call.CallSid, attested),
+    from: call.From,
+    attested,
+  }));
+};
+
+/** Who talks on a call streamed to a session: the user, the other party's number, whether it is theirs; the placed call's id. */
+export interface StreamedParty {
+  userId: string;
+  from: string;
+  attested: boolean;
+  /** An outbound call's record (`shared/call/`): its session talks in the conversation placed with it. */
+  callId?: string;
+}
+
+/**
+ * The TwiML that connects a call of `number`, once its signature was checked, to its media-stream
+ * socket at `mediaStreamBase` + the call's path (`<Connect><Stream>`, bidirectional), whose
+ * single-use token carries `party` (asked for once the call is taken), and whose end asks
+ * `webhookUrl`'s continue URL what next. The call is taken once: a
+ * replay of the same `CallSid` is 409 and connects nothing.
+ */
+export const connectToMediaStream = async (
+  number: PhoneNumberRecord,
+  callSid: string,
+  mediaStreamBase: string,
+  webhookUrl: string,
+  party: () => Promise<StreamedParty>,
+): Promise<string> => {
+  await insertTwilioCall(number.org_id, callSid, number.id);
+  const { userId, from, attested, callId } = await party();
+  // When the stream ends, Twilio asks what next: a handover's <Dial>, else <Hangup/> (`call/transfers.ts`).
+  const actionUrl = callId
+    ? outboundActionUrl(webhookUrl, number.org_id, callId)
+    : connectActionUrl(webhookUrl, number.org_id);
   const { token } = await signToken({
     purpose: 'phone-call',
-    orgId,
+    orgId: number.org_id,
     subject: userId,
     lifetimeSeconds: callTokenLifetimeSeconds,
     claims: {
       phone_number_id: number.id,
       service_id: number.service_id,
-      call_sid: call.CallSid,
-      from: call.From,
+      call_sid: callSid,
+      from,
       attested,
+      ...(callId ? { call_id: callId } : {}),
     },
   });
-  const streamUrl = `${mediaStreamBase}${mediaStreamPath(orgId, number.id, token)}`;
+  const streamUrl = `${mediaStreamBase}${mediaStreamPath(number.org_id, number.id, token)}`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    '<Response><Connect>',
+    `<Response><Connect action="${xmlEscape(actionUrl)}">`,
     `<Stream url="${xmlEscape(streamUrl)}"/>`,
     '</Connect></Response>',
   ].join('');
@@ -155,6 +205,7 @@ export const acceptTwilioMediaStream = async (
     callSid: claims.call_sid,
     from: claims.from,
     attested: claims.attested === true,
+    ...(typeof claims.call_id === 'string' ? { callId: claims.call_id } : {}),
   };
   return { number, call };
 };

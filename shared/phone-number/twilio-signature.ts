@@ -45,7 +45,7 @@ export const isTwilioSignatureValid = (
 };
 
 /** Everything before `/v1/` of a request URL: the API's base, stage prefix included. */
-const baseOf = (url: string): string => {
+export const baseOf = (url: string): string => {
   const index = url.indexOf('/v1/');
   return index >= 0 ? url.slice(0, index) : url.replace(/\/+$/, '');
 };

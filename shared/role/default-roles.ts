@@ -23,6 +23,9 @@ const allow = (permission_name: string, description?: string): PermissionGrant =
   ...(description ? { description } : {}),
 });
 
+/** Every present and future operation of a permission group. */
+export const groupGrant = (group: string): PermissionGrant => allow(`${group}:*`);
+
 /** A grant limited to the caller's own records: operations pass the record owner as `user_id`. */
 const allowOwn = (permission_name: string): PermissionGrant => ({
   action: 'Allow',
@@ -44,6 +47,29 @@ const contentGroups = [
   'Webhook',
   'DynamicBehaviorInstruction',
   'PhoneNumber',
+  'Call',
+];
+
+/**
+ * What the default roles gained since the first organizations were made, one generation a
+ * change: the permission groups each added to the administrator roles (which hold every group of
+ * `contentGroups`). An organization records the generation its roles have
+ * (`default_roles_generation`, absent: the first), and `upgradeDefaultRoles` gives them what the
+ * later ones added. A new group in `contentGroups` is a new generation here.
+ */
+export const defaultRoleGenerations: readonly { generation: number; groups: readonly string[] }[] = [
+  { generation: 1, groups: [] },
+  { generation: 2, groups: ['PhoneNumber'] },
+  { generation: 3, groups: ['Call'] },
+];
+
+/** The generation a new organization's default roles are. */
+export const currentDefaultRolesGeneration = Math.max(...defaultRoleGenerations.map((each) => each.generation));
+
+/** The default roles that hold every content group, to which a new generation's groups are added. */
+export const rolesHoldingContentGroups: readonly string[] = [
+  'DefaultAdministratorRole',
+  'DefaultAmigoAdministratorRole',
 ];
 
 const userGrants: PermissionGrant[] = [
@@ -65,7 +91,7 @@ const userGrants: PermissionGrant[] = [
 
 const administratorGrants: PermissionGrant[] = [
   ...organizationOperations(['CreateOrganization', 'ModifyOrganization', 'DeleteOrganization']),
-  ...contentGroups.map((group) => allow(`${group}:*`)),
+  ...contentGroups.map(groupGrant),
   allow('User:*'),
   allow('Role:GetRole'),
   allow('Admin:GetModels'),
@@ -74,7 +100,7 @@ const administratorGrants: PermissionGrant[] = [
 
 const amigoAdministratorGrants: PermissionGrant[] = [
   ...organizationOperations(['CreateOrganization', 'DeleteOrganization']),
-  ...contentGroups.map((group) => allow(`${group}:*`)),
+  ...contentGroups.map(groupGrant),
   allow('User:*'),
   allow('Role:*'),
   allow('Admin:*'),

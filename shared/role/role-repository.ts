@@ -91,35 +91,40 @@ export const updateRoleDescription = async (orgId: string, role: RoleRecord, des
 
 /**
  * Replaces roles in one transaction: each new record takes the name of the old one (which
- * must still be current), and the old one is kept under its id until it expires.
+ * must still be current), and the old one is kept under its id until it expires. `alongside`: more
+ * items of the same write (an organization's record of the upgrade).
  */
 export const replaceRoles = async (
   orgId: string,
   replacements: { previous: RoleRecord; next: RoleRecord }[],
   nowEpochSeconds: number,
+  alongside: TransactItem[] = [],
 ): Promise<void> => {
-  if (replacements.length * 2 > 100) {
+  if (replacements.length * 2 + alongside.length > 100) {
     throw new ConflictError('Too many dependent roles to replace in one change (at most 50 roles).');
   }
   await transactWrite(
-    replacements.flatMap(({ previous, next }) => [
-      {
-        Put: {
-          Item: roles.item(orgId, next),
-          ConditionExpression: 'id = :previous',
-          ExpressionAttributeValues: { ':previous': previous.id },
+    [
+      ...replacements.flatMap(({ previous, next }) => [
+        {
+          Put: {
+            Item: roles.item(orgId, next),
+            ConditionExpression: 'id = :previous',
+            ExpressionAttributeValues: { ':previous': previous.id },
+          },
         },
-      },
-      {
-        Put: {
-          Item: replacedRoles.item(orgId, {
-            ...previous,
-            replaced_by: next.id,
-            expires_at_epoch: nowEpochSeconds + replacedRoleLifetimeSeconds,
-          }),
+        {
+          Put: {
+            Item: replacedRoles.item(orgId, {
+              ...previous,
+              replaced_by: next.id,
+              expires_at_epoch: nowEpochSeconds + replacedRoleLifetimeSeconds,
+            }),
+          },
         },
-      },
-    ]),
+      ]),
+      ...alongside,
+    ],
     () => new ConflictError('A role changed at the same time; retry.'),
   );
 };

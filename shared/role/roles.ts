@@ -29,6 +29,11 @@ export const onRoleChange = (listener: (orgId: string) => void): void => {
   roleChangeListeners.push(listener);
 };
 
+/** Tells the listeners a role of the organization changed. */
+export const announceRoleChange = (orgId: string): void => {
+  for (const listener of roleChangeListeners) listener(orgId);
+};
+
 export type FrontendView = 'client' | 'admin';
 
 /** The four default roles of a new organization. They are base roles: custom roles may inherit from them. */
@@ -217,6 +222,6 @@ export const modifyRole = async (
     ],
     Math.floor(Date.now() / 1000),
   );
-  for (const listener of roleChangeListeners) listener(orgId);
+  announceRoleChange(orgId);
   return next.id;
 };

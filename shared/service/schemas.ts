@@ -89,6 +89,9 @@ export const defaultOperatorEscalation: OperatorEscalationSettings = {
   unclaimed_after_seconds: 600,
 };
 
+/** What an outbound call's agent leaves on an answering machine. */
+const voicemailMessage = z.string().trim().min(1).max(1000);
+
 export const operatorEscalationRecord = z.object({
   while_pending: z.enum(whilePendingModes),
   holding_message: z.string().nullable(),
@@ -109,6 +112,11 @@ export const createServiceRequest = z.object({
   operator_escalation: operatorEscalationSettings
     .optional()
     .describe('A platform extension: what happens while a conversation awaits an operator.'),
+  voicemail_message: voicemailMessage
+    .nullish()
+    .describe(
+      "A platform extension: what the agent says to an answering machine on the service's outbound calls, then hangs up.",
+    ),
 });
 
 export const createServiceResponse = z.object({ id: z.string().describe('The ID of the newly created service.') });
@@ -126,6 +134,9 @@ export const updateServiceRequest = z.object({
   operator_escalation: operatorEscalationSettings
     .nullish()
     .describe('A platform extension: the operator settings. Only updated if not-null.'),
+  voicemail_message: voicemailMessage
+    .nullish()
+    .describe('A platform extension: the message left on answering machines. Only updated if not-null.'),
 });
 
 export const upsertVersionSetRequest = z.object({
@@ -145,6 +156,10 @@ export const serviceRecord = z.object({
   operator_escalation: operatorEscalationRecord.describe(
     'A platform extension: what happens while a conversation awaits an operator.',
   ),
+  voicemail_message: z
+    .string()
+    .nullable()
+    .describe('A platform extension: what the agent says to an answering machine on outbound calls (null: nothing).'),
   creator: creatorInfo.describe('The user who created the service.'),
   updated_by: creatorInfo.describe('The user who last updated the service.'),
 });
@@ -273,6 +288,8 @@ export const storedService = z.object({
   keyterms: z.array(z.string()),
   /** Services created before operators have none: `defaultOperatorEscalation`. */
   operator_escalation: operatorEscalationRecord.optional(),
+  /** Outbound calls' message to an answering machine (a platform extension); absent: none. */
+  voicemail_message: z.string().optional(),
   version_sets: z.record(z.string(), versionSetRecord),
   /** Each version set's latest revision number (its history, `version-set-revision-repository.ts`); kept after a deletion. */
   version_set_revisions: z.record(z.string(), z.number().int()).default({}),

@@ -144,6 +144,7 @@ export const createService = async (
     tags: request.tags,
     keyterms: request.keyterms,
     ...(request.operator_escalation ? { operator_escalation: request.operator_escalation } : {}),
+    ...(request.voicemail_message ? { voicemail_message: request.voicemail_message } : {}),
     version_sets: { [EDGE]: edgeVersionSet(), [RELEASE]: release },
     creator,
     updated_by: creator,
@@ -183,6 +184,7 @@ const serviceViews = async (orgId: string, services: StoredService[]): Promise<S
     tags: tagsAsList(service.tags),
     keyterms: service.keyterms,
     operator_escalation: service.operator_escalation ?? defaultOperatorEscalation,
+    voicemail_message: service.voicemail_message ?? null,
     creator: service.creator,
     updated_by: service.updated_by,
   }));
@@ -269,6 +271,9 @@ export const updateService = (
       keyterms: patch.keyterms ?? current.keyterms,
       ...((patch.operator_escalation ?? current.operator_escalation)
         ? { operator_escalation: patch.operator_escalation ?? current.operator_escalation }
+        : {}),
+      ...((patch.voicemail_message ?? current.voicemail_message)
+        ? { voicemail_message: patch.voicemail_message ?? current.voicemail_message }
         : {}),
       updated_by: creatorOf(caller),
       updated_at: nowIso(),

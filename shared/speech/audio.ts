@@ -122,20 +122,25 @@ export const pcmBytes = (audio: PcmAudio): Buffer => {
 /** A mono 16-bit PCM WAV file. */
 export const encodeWav = (audio: PcmAudio): Buffer => {
   const data = pcmBytes(audio);
+  return Buffer.concat([wavHeader(audio.sampleRate, data.length), data]);
+};
+
+/** The 44 bytes that make `dataBytes` of mono 16-bit PCM at `sampleRate` a WAV file. */
+export const wavHeader = (sampleRate: number, dataBytes: number): Buffer => {
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + data.length, 4);
+  header.writeUInt32LE(36 + dataBytes, 4);
   header.write('WAVEfmt ', 8, 'ascii');
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(waveFormatPcm, 20);
   header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(audio.sampleRate, 24);
-  header.writeUInt32LE(audio.sampleRate * 2, 28);
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(sampleRate * 2, 28);
   header.writeUInt16LE(2, 32);
   header.writeUInt16LE(16, 34);
   header.write('data', 36, 'ascii');
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
 };
 
 /** An MP3 stream starts with an ID3 tag or an MPEG audio frame sync (11 set bits). */

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { creatorInfo, objectId, pagedResponse, strippedText, timestamp } from '../kernel/schemas';
+import {
+  creatorInfo,
+  e164Number,
+  objectId,
+  pagedResponse,
+  strippedText,
+  timestamp,
+  transferModes,
+} from '../kernel/schemas';
 
 /** Internal state names and reference names. A dot would make them ambiguous with external state names. */
 const stateOrRefName = z.string().regex(/^[A-Za-z0-9_]+$/, 'must contain only letters, digits and underscores');
@@ -18,6 +26,7 @@ interface FieldRules {
   audioFillerDelay: z.ZodNumber;
   wordLimit: z.ZodNumber;
   recallQueries: z.ZodArray<z.ZodString>;
+  phoneNumber: z.ZodString;
 }
 
 const requestRules: FieldRules = {
@@ -32,6 +41,7 @@ const requestRules: FieldRules = {
   audioFillerDelay: z.number().gt(0).lte(10),
   wordLimit: z.number().int().gt(0),
   recallQueries: z.array(z.string()).min(1),
+  phoneNumber: e164Number,
 };
 
 const recordRules: FieldRules = {
@@ -44,7 +54,28 @@ const recordRules: FieldRules = {
   audioFillerDelay: z.number(),
   wordLimit: z.number().int(),
   recallQueries: z.array(z.string()),
+  phoneNumber: z.string(),
 };
+
+/**
+ * A handover to a person (a platform extension): an action state's or a dynamic behavior's
+ * `transfer`. In a phone call the call is handed to `phone_to`; elsewhere the conversation is
+ * escalated to an operator (docs/handover.md).
+ */
+const buildTransferInstruction = (phoneNumber: z.ZodString, text: z.ZodString) =>
+  z.object({
+    phone_to: phoneNumber.describe('The person to hand the call to, in E.164 form.'),
+    mode: z
+      .enum(transferModes)
+      .describe('cold: the caller is connected at once; warm: the person first hears a summary of the conversation.'),
+    summary: text
+      .nullish()
+      .describe('What a warm transfer tells the person first; made from the conversation when absent.'),
+  });
+
+export const transferInstructionInput = buildTransferInstruction(e164Number, strippedText.max(1000));
+export const transferInstructionRecord = buildTransferInstruction(z.string(), z.string());
+export type TransferInstruction = z.infer<typeof transferInstructionRecord>;
 
 const buildStateMachineSchemas = (rules: FieldRules) => {
   const textList = z.array(rules.text);
@@ -125,6 +156,11 @@ const buildStateMachineSchemas = (rules: FieldRules) => {
         .nullish()
         .describe(
           'A platform extension: when the agent engages the user in this state, the conversation is escalated to an operator (it joins their queue) with this reason. Not on the terminal state.',
+        ),
+      transfer: buildTransferInstruction(rules.phoneNumber, rules.text)
+        .nullish()
+        .describe(
+          'A platform extension: when the agent engages the user in this state, it hands them to a person. In a phone call, once its words are spoken the call is transferred to phone_to (cold or warm) and the conversation finishes as transferred; in any other conversation it is escalated to an operator. Not on the terminal state.',
         ),
     })
     .describe(

@@ -263,6 +263,29 @@ describe('validateStateMachineGraph', () => {
     ]);
   });
 
+  it('reports a terminal state that hands over to a person, which a state the agent moves on from may do', () => {
+    // Prepare
+    const version = sampleStateMachineVersion();
+    stateNamed(version, 'goodbye', 'action').transfer = { phone_to: '+14155550100', mode: 'cold' };
+    stateNamed(version, 'help', 'action').transfer = {
+      phone_to: '+14155550100',
+      mode: 'warm',
+      summary: 'A billing question.',
+    };
+
+    // Act
+    const problems = validateStateMachineGraph(version);
+
+    // Assess
+    expect(problems).toEqual([
+      {
+        loc: ['body', 'states', 'goodbye', 'transfer'],
+        msg: "State 'goodbye' is the terminal state, which ends the conversation, so it cannot hand over to a person.",
+        type: 'terminal_state_transfers',
+      },
+    ]);
+  });
+
   it('reports a decision state without exit conditions', () => {
     // Prepare
     const version = sampleStateMachineVersion();

@@ -15,6 +15,7 @@ export type GraphProblemType =
   | 'terminal_state_has_exit_conditions'
   | 'terminal_state_action_count'
   | 'terminal_state_escalates'
+  | 'terminal_state_transfers'
   | 'decision_without_exit_conditions'
   | 'recall_source'
   | 'invalid_version_constraint';
@@ -141,12 +142,19 @@ export const validateStateMachineGraph = (
         `State '${terminal.name}' is the terminal state, so it must have exactly one action, but it has ${terminal.actions.length}.`,
       );
     }
-    // Reaching it finishes the conversation: no operator could take it over.
+    // Reaching it finishes the conversation: no operator could take it over, no call be handed over.
     if (terminal.escalation) {
       report(
         ['body', 'states', terminal.name, 'escalation'],
         'terminal_state_escalates',
         `State '${terminal.name}' is the terminal state, which ends the conversation, so it cannot escalate to an operator.`,
+      );
+    }
+    if (terminal.transfer) {
+      report(
+        ['body', 'states', terminal.name, 'transfer'],
+        'terminal_state_transfers',
+        `State '${terminal.name}' is the terminal state, which ends the conversation, so it cannot hand over to a person.`,
       );
     }
   }

@@ -1,6 +1,7 @@
 import { createProcessCache } from '../data/process-cache';
 import type { PermissionGrant } from '../kernel/caller';
 import { getOrganization } from '../organization/index';
+import { needsDefaultRolesUpgrade, upgradeDefaultRoles } from '../role/default-role-upgrade';
 import { getRoleByName, type RoleRecord } from '../role/index';
 import { effectiveGrants, onRoleChange } from '../role/roles';
 import type { UserRecord } from './schemas';
@@ -28,9 +29,20 @@ const cache = new Map<string, { at: number; value: Promise<Principal | undefined
 const organizationsFound = createProcessCache<true>({ ttlMs: cacheMilliseconds, maxEntries: 1000 });
 const rolesRead = createProcessCache<RoleRecord>({ ttlMs: cacheMilliseconds, maxEntries: 10_000 });
 
+/**
+ * Whether the organization exists; an organization made before its default roles gained what they
+ * have now is upgraded first (once: the upgrade records the generation), so its roles are read after.
+ */
+const organizationExists = async (orgId: string): Promise<true | undefined> => {
+  const organization = await getOrganization(orgId);
+  if (!organization) return undefined;
+  if (needsDefaultRolesUpgrade(organization)) await upgradeDefaultRoles(organization);
+  return true;
+};
+
 const load = async (orgId: string, userId: string): Promise<Principal | undefined> => {
   const [organizationFound, user] = await Promise.all([
-    organizationsFound.get(orgId, '', async () => ((await getOrganization(orgId)) ? true : undefined)),
+    organizationsFound.get(orgId, '', () => organizationExists(orgId)),
     getUser(orgId, userId),
   ]);
   if (!organizationFound || !user) return undefined;

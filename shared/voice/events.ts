@@ -30,7 +30,11 @@ export type VoiceInput =
    * barge-in the engine truncates the message to that point itself.
    */
   | { type: 'played'; itemId: string; audioEndMs: number }
-  /** A key the caller pressed (a phone's DTMF): told on the session's events, where a timeline or a menu takes it. */
+  /**
+   * A key the caller pressed (a phone's DTMF: 0-9, `*`, `#`): told on the session's events (a
+   * timeline takes it); the keys ended by `#` or a pause are the caller's turn, stored as their
+   * message ("Pressed 4 2") and answered as words are. A key pressed over the agent stops it.
+   */
   | { type: 'dtmf'; digit: string }
   /** The caller hung up: the last turn is stored and the conversation finished. */
   | { type: 'hang-up' };
@@ -57,6 +61,8 @@ export interface ResponseState {
   usage?: { input_tokens: number; output_tokens: number };
   /** The turn's stored `timings`, for callers with insight. */
   timings?: Record<string, unknown>;
+  /** Spoken by the session itself (an announcement, a voicemail message): no turn of the conversation, stored nowhere. */
+  spokenBySession?: boolean;
 }
 
 /** An error the session tells its client: `clientFault` when the client's input caused it. */
@@ -121,4 +127,6 @@ export interface VoiceSessionSink {
 export interface VoiceTap {
   heard?(frame: Buffer, audioMs: number): void;
   told?(event: VoiceEvent, audioMs: number): void;
+  /** The session ended (its last turn stored): what the tap kept is written now; the session's end waits for it. */
+  closed?(): Promise<void>;
 }

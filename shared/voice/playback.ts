@@ -33,6 +33,10 @@ export interface SpokenResponse {
   settled: Promise<void>;
   /** The last of the turn's events read: where reading the conversation's events goes on. */
   lastEventId?: string;
+  /** Not stopped by the caller speaking (an announcement that must be heard whole): their turn waits for it. */
+  holdsFloor?: boolean;
+  /** Spoken by the session itself, stored nowhere (`ResponseState.spokenBySession`). */
+  spokenBySession?: boolean;
 }
 
 export const newResponse = (silence = new AbortController()): SpokenResponse => ({
@@ -55,6 +59,7 @@ const stateOf = (
   ...(r.itemId ? { itemId: r.itemId } : {}),
   status,
   ...(r.cancelledBy ? { cancelledBy: r.cancelledBy } : {}),
+  ...(r.spokenBySession ? { spokenBySession: true } : {}),
   transcript: r.transcript,
   ...extra,
 });
@@ -171,6 +176,10 @@ export const createPlayback = (options: {
         spoken?.itemId !== undefined &&
         !spoken.interrupted &&
         spoken.playedMs < spoken.audioMs;
+      if ((producing && active?.holdsFloor) || (unplayed && spoken?.holdsFloor)) {
+        announce(false);
+        return undefined;
+      }
       announce(producing || unplayed);
       if (active) stop(active, 'turn_detected');
       if (!unplayed || !spoken?.itemId) return undefined;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ConversationEvent } from '../../events/stream-events';
 import {
   requireAuthorizedConversation,
@@ -19,6 +20,7 @@ import { speechProvider } from '../speech/registry';
 import { createVoiceActivityDetector } from '../speech/vad';
 import { genAi, platformAttributes, traceVoiceSession, type VoiceSessionTrace } from '../telemetry/gen-ai';
 import { createActivity, defaultTurnDetection } from './activity';
+import { directorIntervalMs, type LeaveMessage, type SessionDirector } from './director';
 import {
   type CloseCode,
   closeCodes,
@@ -32,7 +34,7 @@ import {
 } from './events';
 import { followConversation, followIntervalMs } from './follower';
 import type { SessionIdentity } from './identity';
-import { createPlayback, newResponse } from './playback';
+import { createPlayback, newResponse, type SpokenResponse } from './playback';
 import { type HeardUtterance, hearUtterance, unlimitedRecognizers } from './recognition';
 import { createRecognizerPool, type LeaseHandlers, type RecognizerPool } from './recognizer-pool';
 import { holdVoiceSessionSlot, organizationSlots, releaseVoiceSessionSlot } from './session-slot-repository';
@@ -52,8 +54,15 @@ import { admission, createTurnQueue, noAgentActions } from './turn-queue';
  * audio no faster than real time. docs/voice.md describes the engine and its protocols.
  */
 
-/** Where the session's turns go: a new conversation of a service (its opening is the first response), or an unfinished one. */
-export type VoiceSessionTarget = { serviceId: string; versionSetName?: string } | { conversationId: string };
+/**
+ * Where the session's turns go: a new conversation of a service (its opening is the first
+ * response), or an unfinished one. `opensAfterSilenceMs`: no one has spoken in that one yet (a
+ * call placed to its user), and the agent opens it once the caller speaks (answering them) or,
+ * after this much silence, by itself.
+ */
+export type VoiceSessionTarget =
+  | { serviceId: string; versionSetName?: string }
+  | { conversationId: string; opensAfterSilenceMs?: number };
 
 /** A running session: what the transport calls. */
 export interface VoiceSession {
@@ -69,6 +78,10 @@ export interface VoiceSessionOptions {
   reportsPlayback?: boolean;
   /** Observers of the session's audio and events (metrics, a recording, a timeline). */
   taps?: readonly VoiceTap[];
+  /** Spoken first, before anything else, and heard whole (a recording's announcement); stored nowhere. */
+  announcement?: string;
+  /** What steers the session from outside its socket (a call's answering machine): `director.ts`. */
+  director?: SessionDirector;
   provider?: SpeechProvider;
 }
 
@@ -77,6 +90,16 @@ export interface VoiceSessionOptions {
  * server, on a busy machine) that stalled for a moment sends (or reads) what it held back at once.
  */
 const burstAllowanceMs = 5_000;
+
+/** How long after its audio should have played a message left is taken as heard, when the transport's reports lag. */
+const playedReportSlackMs = 3_000;
+
+/** Keys pressed (DTMF) are the caller's turn once `#` ends them, this pause does, or there are this many. */
+const keysPauseMs = 2_000;
+const maxKeysPerTurn = 32;
+
+/** How often a session waiting to open its conversation checks for the silence that lets the agent speak first. */
+const openingCheckMs = 100;
 
 /** Control events (`configure`, `truncate`) a session takes in a burst, and how many more a second. */
 const controlBurst = 20;
@@ -254,6 +277,7 @@ const startSession = async (
     trace,
     send,
     report: sendError,
+    silenced: () => leaving,
     refuse: (error) =>
       end(
         { code: `http_${error.statusCode}`, message: error.message, clientFault: error.statusCode < 500 },
@@ -270,12 +294,54 @@ const startSession = async (
   const lease = recognizerLeases(provider, orgId);
   let utterance: HeardUtterance | undefined;
 
+  /** Set while the agent waits to open a conversation no one has spoken in: the caller's first turn opens it instead. */
+  let awaitingOpening: NodeJS.Timeout | undefined;
+  const openedByCaller = () => {
+    clearInterval(awaitingOpening);
+    awaitingOpening = undefined;
+  };
+
+  /** The caller acts over the agent: what it says stops, and its message is stored as far as it was heard. */
+  const interruptPlayback = (announce: (bargeIn: boolean) => void) => {
+    const unheard = playback.interrupt(announce);
+    if (unheard?.r.itemId) void queue.truncate(unheard.r, unheard.r.itemId, unheard.playedMs);
+  };
+
+  /** Set once the session leaves a message and ends: the caller's turns are no longer taken. */
+  let leaving = false;
+
+  /** Keys pressed and not yet a turn: `#` or a pause makes them one ("Pressed 4 2"). */
+  let keys: string[] = [];
+  let keysPause: NodeJS.Timeout | undefined;
+  const dropKeys = () => {
+    clearTimeout(keysPause);
+    keys = [];
+  };
+  const submitKeys = () => {
+    const pressed = keys;
+    dropKeys();
+    queue.messageTurn(`Pressed ${pressed.length > 0 ? pressed.join(' ') : '#'}`);
+  };
+  const pressKey = (digit: string) => {
+    send({ type: 'dtmf', digit });
+    if (leaving) return;
+    openedByCaller();
+    // A key pressed over the agent stops it, as speech does.
+    if (keys.length === 0) interruptPlayback(() => undefined);
+    clearTimeout(keysPause);
+    if (digit !== '#') keys.push(digit);
+    if (digit === '#' || keys.length >= maxKeysPerTurn) return submitKeys();
+    keysPause = setTimeout(submitKeys, keysPauseMs);
+    keysPause.unref();
+  };
+
   const startUtterance = (audioStartMs: number, prefix: Buffer[]) => {
+    if (leaving) return;
+    openedByCaller();
     const itemId = newId();
-    const unheard = playback.interrupt((bargeIn) => {
+    interruptPlayback((bargeIn) => {
       if (activity.turnDetection) send({ type: 'speech-started', itemId, audioStartMs, bargeIn });
     });
-    if (unheard?.r.itemId) void queue.truncate(unheard.r, unheard.r.itemId, unheard.playedMs);
     let partial = '';
     utterance = hearUtterance({
       itemId,
@@ -366,6 +432,9 @@ const startSession = async (
       closed = true;
       clearInterval(idleCheck);
       clearInterval(following);
+      clearInterval(directing);
+      openedByCaller();
+      dropKeys();
       clearTimeout(longest);
       utterance?.cancel();
       utterance = undefined;
@@ -376,6 +445,7 @@ const startSession = async (
       // conversation stays resumable).
       const freed = releaseSlots();
       await queue.drained();
+      await Promise.allSettled(taps.map((tap) => tap.closed?.()));
       await freed;
       detector.close();
       trace.end();
@@ -383,13 +453,85 @@ const startSession = async (
     return stopping;
   };
 
+  /** The call is over: the last turn is stored, the conversation finished, the socket closed. */
+  const hangUp = () => {
+    dropKeys();
+    utterance?.cancel();
+    utterance = undefined;
+    void queue
+      .finish()
+      .then(stop)
+      .finally(() => sink.close(closeCodes.normal, 'Call ended.'));
+  };
+
+  /** Resolves once `r` was heard to its end (where the transport reports it; else played), at most a while after. */
+  const heardToEnd = async (r: SpokenResponse) => {
+    const deadline = playback.speakingUntil + playedReportSlackMs;
+    while (!closed && performance.now() < deadline) {
+      const heard = options.reportsPlayback ? r.playedMs >= r.audioMs : performance.now() >= playback.speakingUntil;
+      if (heard) return;
+      await sleep(50);
+    }
+  };
+
+  /** Leaves a message and ends (`director.ts`): the caller's turns stop, what is said stops, the message is spoken to its end. */
+  const leaveMessage = async (direction: LeaveMessage) => {
+    leaving = true;
+    openedByCaller();
+    dropKeys();
+    utterance?.cancel();
+    utterance = undefined;
+    interruptPlayback(() => undefined);
+    const r = direction.text ? await queue.say(direction.text) : undefined;
+    if (r) await heardToEnd(r);
+    if (closed) return;
+    await direction.left(r?.audioMs ?? 0).catch(() => undefined);
+    hangUp();
+  };
+
+  const director = options.director;
+  let directing: NodeJS.Timeout | undefined;
+  if (director) {
+    let asking = false;
+    directing = setInterval(() => {
+      if (asking || closed) return;
+      asking = true;
+      director
+        .next()
+        .then(
+          (direction) => {
+            if (direction === undefined || closed) return;
+            clearInterval(directing);
+            if (direction !== 'done') void leaveMessage(direction);
+          },
+          // A director that cannot read now is asked again.
+          () => undefined,
+        )
+        .finally(() => {
+          asking = false;
+        });
+    }, directorIntervalMs);
+    directing.unref();
+  }
+
   const state = (): SessionState => ({
     conversationId,
     turnDetection: activity.turnDetection,
     voice: speaking.voice.name,
   });
   send({ type: 'session-opened', session: state() });
+  if (options.announcement) void queue.say(options.announcement, { holdsFloor: true });
   if (opening && events) queue.opening(opening, events, newResponse(silenceFirst));
+  const opensAfterSilenceMs = 'opensAfterSilenceMs' in target ? target.opensAfterSilenceMs : undefined;
+  if (opensAfterSilenceMs !== undefined) {
+    awaitingOpening = setInterval(() => {
+      const quietSince = Math.max(openedAt, activity.lastSpeechAt, playback.speakingUntil);
+      if (utterance || queue.busy || performance.now() - quietSince < opensAfterSilenceMs) return;
+      openedByCaller();
+      queue.agentTurn();
+    }, openingCheckMs);
+    awaitingOpening.unref();
+  }
 
   let firstInputAt: number | undefined;
   let inputMs = 0;
@@ -469,14 +611,9 @@ const startSession = async (
         case 'played':
           return playback.played(input.itemId, input.audioEndMs);
         case 'dtmf':
-          return send({ type: 'dtmf', digit: input.digit });
+          return pressKey(input.digit);
         case 'hang-up':
-          utterance?.cancel();
-          utterance = undefined;
-          return void queue
-            .finish()
-            .then(stop)
-            .finally(() => sink.close(closeCodes.normal, 'Call ended.'));
+          return hangUp();
       }
     },
     close: stop,

@@ -8,6 +8,7 @@ import type { StreamedTurn } from '../conversation/turn-lifecycle';
 import type { ConversationVoice } from '../conversation/turn-speech';
 import type { Caller } from '../kernel/caller';
 import { DomainError } from '../kernel/errors';
+import { newId } from '../kernel/ids';
 import type { PcmAudio } from '../speech/audio';
 import type { VoiceSessionTrace } from '../telemetry/gen-ai';
 import { engineAudio, type VoiceEvent } from './events';
@@ -42,6 +43,16 @@ export interface TurnQueue {
   opening(turn: StreamedTurn<ConversationEvent>, first: AsyncIterator<ConversationEvent>, r: SpokenResponse): void;
   /** The caller's turn, queued as soon as their speech ended: it waits for the words, not for its place. */
   userTurn(heard: HeardTurn): void;
+  /** The caller's turn as text (the keys they pressed, "Pressed 4 2"): stored and answered as words are. */
+  messageTurn(text: string): void;
+  /** The agent speaks without a new message (`skip`): a call's opening when the callee is silent. */
+  agentTurn(): void;
+  /**
+   * Speaks `text` in the conversation's voice, stored nowhere (an announcement, a voicemail
+   * message): resolves with its response once sent, or undefined when it could not be.
+   * `holdsFloor`: the caller speaking does not stop it.
+   */
+  say(text: string, options?: { holdsFloor?: boolean }): Promise<SpokenResponse | undefined>;
   /** Stores agent message `itemId` (of response `r`) as heard up to `audioEndMs`, once its turn has ended. */
   truncate(r: SpokenResponse, itemId: string, audioEndMs: number): Promise<void>;
   /** Speaks messages the session did not produce (an operator's), unless something is queued. */
@@ -90,6 +101,8 @@ export const createTurnQueue = (options: {
   send: (event: VoiceEvent) => void;
   /** A failure to tell the caller; the session goes on. */
   report: (error: unknown) => void;
+  /** The caller's turns are no longer taken (the session leaves a message and ends): queued ones are dropped. */
+  silenced: () => boolean;
   /** The caller may no longer talk here (`error` says why): the session ends. */
   refuse: (error: DomainError) => void;
   /** A turn ended the conversation (its terminal state): the call ends. */
@@ -135,7 +148,9 @@ export const createTurnQueue = (options: {
     if (ended) options.ended();
   };
 
-  const userTurn = async (heard: HeardTurn) => {
+  /** A turn of the conversation spoken back: the caller's words heard, a message of theirs, or none (`skip`: the agent speaks first). */
+  const turn = async (message: { type: 'user-message' | 'skip'; text: string }, heard?: HeardTurn) => {
+    if (options.silenced()) return;
     const caller = await recheck();
     const r = newResponse();
     // Started at once: its first reads (and its rate limit) overlap the decoding of the last
@@ -143,17 +158,21 @@ export const createTurnQueue = (options: {
     const starting = options.trace.turn(() =>
       interactWithConversation(orgId, caller, {
         conversationId,
-        messageType: 'user-message',
-        text: '',
+        messageType: message.type,
+        text: message.text,
         externalEvents: [],
         stream: { agentActionType: noAgentActions },
         voice: {
-          heard: {
-            recognized: heard.recognized,
-            audio: pcmOf(heard.audio),
-            messageId: heard.itemId,
-            endedAt: heard.endedAt,
-          },
+          ...(heard
+            ? {
+                heard: {
+                  recognized: heard.recognized,
+                  audio: pcmOf(heard.audio),
+                  messageId: heard.itemId,
+                  endedAt: heard.endedAt,
+                },
+              }
+            : {}),
           known: options.speaking,
           output: { audioFormat: 'pcm', silence: r.silence.signal },
         },
@@ -162,16 +181,34 @@ export const createTurnQueue = (options: {
     );
     starting.catch(() => undefined);
     // Noise that the detector took for speech: no words, no turn (refused before it wrote anything).
-    if ((await heard.recognized).transcript === '') {
+    if (heard && (await heard.recognized).transcript === '') {
       await starting.catch(() => undefined);
       return;
     }
     await play(await starting, r);
   };
 
+  /** Text the session speaks itself (an announcement, a voicemail message), as a response of its own. */
+  const say = async (text: string, holdsFloor: boolean) => {
+    await recheck();
+    const r = { ...newResponse(), holdsFloor, spokenBySession: true };
+    const ids = { responseId: newId(), itemId: newId() };
+    await playback.speak(synthesis.ofText(text, ids, r.silence.signal), r);
+    return r;
+  };
+
   return {
     opening: (turn, first, r) => void enqueue(() => play(turn, r, first)),
-    userTurn: (heard) => void enqueue(() => userTurn(heard)),
+    userTurn: (heard) => void enqueue(() => turn({ type: 'user-message', text: '' }, heard)),
+    messageTurn: (text) => void enqueue(() => turn({ type: 'user-message', text })),
+    agentTurn: () => void enqueue(() => turn({ type: 'skip', text: '' })),
+    say: async (text, { holdsFloor = false } = {}) => {
+      let spoken: SpokenResponse | undefined;
+      await enqueue(async () => {
+        spoken = await say(text, holdsFloor);
+      });
+      return spoken;
+    },
     truncate: (r, itemId, audioEndMs) =>
       enqueue(async () => {
         await recheck();

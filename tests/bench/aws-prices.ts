@@ -217,3 +217,34 @@ export const otherSpeechPrices = {
     confirmed: false,
   },
 } as const satisfies Record<string, Price>;
+
+/** When the telephony prices below were taken. */
+export const telephonyPricesTakenOn = '2026-11-29';
+
+/**
+ * Twilio's US list prices (pay as you go, before volume discounts) that a phone call adds to its
+ * minute here: the carrier's minute, inbound to a local number or outbound to a US number, and an
+ * outbound call's asynchronous answering machine detection (every outbound call asks for it).
+ */
+export const telephonyPrices = {
+  twilioInboundLocalMinute: {
+    usd: 0.0085,
+    per: 'minute of an inbound call to a local US number',
+    source: 'https://www.twilio.com/en-us/voice/pricing/us',
+    confirmed: false,
+    note: "the pricing page renders its table from a script; $0.0085 as Twilio's own support article on volume pricing (support.twilio.com/hc/en-us/articles/223183328) and customweb.ai's phone-number page quote it",
+  },
+  twilioOutboundMinute: {
+    usd: 0.014,
+    per: 'minute of an outbound call to a US number',
+    source: 'https://www.twilio.com/en-us/voice/pricing/us',
+    confirmed: false,
+    note: "as the pricing page listed it in 2025; Twilio's volume-pricing article's example uses $0.013 (an older rate), resellers quote $0.0147",
+  },
+  twilioAnsweringMachineDetection: {
+    usd: 0.0075,
+    per: 'outbound call with answering machine detection',
+    source: 'https://www.twilio.com/docs/voice/answering-machine-detection',
+    confirmed: true,
+  },
+} as const satisfies Record<string, Price>;

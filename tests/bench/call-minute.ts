@@ -1,4 +1,4 @@
-import { awsPrices } from './aws-prices';
+import { awsPrices, telephonyPrices } from './aws-prices';
 import type { ConversationCost, LineItem } from './cost-pricing';
 
 /**
@@ -105,3 +105,39 @@ export const priceCallMinute = (
   ];
   return { items, usd: sum(items.map((item) => item.usd)), turnsPerMinute, hosting: host.hosting };
 };
+
+/** A minute of a phone call: the live call's minute (the stack's default hosting) and what Twilio adds to it. */
+export interface PhoneCallMinute {
+  direction: 'inbound' | 'outbound';
+  hosting: SessionHosting['hosting'];
+  items: LineItem[];
+  usd: number;
+  /** What the call costs once, whatever its length: an outbound call's answering machine detection. */
+  perCall: LineItem[];
+}
+
+/**
+ * An inbound and an outbound minute of a phone call: the live call's minute plus the carrier's
+ * minute at Twilio's US list price (`telephonyPrices`), and, once per outbound call, its
+ * answering machine detection. The calls' callbacks to the API (a few requests a call) are left out.
+ */
+export const pricePhoneCallMinutes = (minute: CallMinute): PhoneCallMinute[] =>
+  (['inbound', 'outbound'] as const).map((direction) => {
+    const carrier =
+      direction === 'inbound' ? telephonyPrices.twilioInboundLocalMinute : telephonyPrices.twilioOutboundMinute;
+    const items: LineItem[] = [
+      ...minute.items,
+      { service: 'Twilio', what: carrier.per, quantity: 1, unit: 'minutes', usd: carrier.usd },
+    ];
+    const amd = telephonyPrices.twilioAnsweringMachineDetection;
+    return {
+      direction,
+      hosting: minute.hosting,
+      items,
+      usd: sum(items.map((item) => item.usd)),
+      perCall:
+        direction === 'outbound'
+          ? [{ service: 'Twilio', what: amd.per, quantity: 1, unit: 'calls', usd: amd.usd }]
+          : [],
+    };
+  });

@@ -1,8 +1,15 @@
 import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { awsPrices, hostedVoicePlatformPrices, otherSpeechPrices, pricesTakenOn } from './aws-prices';
-import type { CallMinute } from './call-minute';
+import {
+  awsPrices,
+  hostedVoicePlatformPrices,
+  otherSpeechPrices,
+  pricesTakenOn,
+  telephonyPrices,
+  telephonyPricesTakenOn,
+} from './aws-prices';
+import { type CallMinute, type PhoneCallMinute, pricePhoneCallMinutes } from './call-minute';
 import { type CostFigures, idleUsd } from './cost';
 import type { ConversationCost } from './cost-pricing';
 
@@ -39,25 +46,37 @@ const hostingLabel: Record<CallMinute['hosting'], string> = {
   agentcore: 'this platform, sessions on AgentCore (`voiceSessionHosting=agentcore`)',
 };
 
-/** A minute of a live call (phone or browser socket) beside the hosted voice platforms' published fees. */
-const callMinuteLines = (minutes: CallMinute[]): string[] =>
-  minutes.length === 0
-    ? []
-    : [
-        '',
-        `A minute of a live call (the phone or browser voice session), LLM excluded, from the voice conversation's`,
-        `counts above: the caller's speech as recorded, the agent's read at 15 characters a second, a second between`,
-        `turns (${minutes[0]?.turnsPerMinute.toFixed(1)} turns a minute); Transcribe hears the whole minute; the session's compute is its share of`,
-        "the hosting (`tests/bench/call-minute.ts`). Telephony (Twilio's per-minute rate) is billed by the carrier on top of every row:",
-        '',
-        '| a minute of a live call | per minute | where it goes |',
-        '|---|---|---|',
-        ...minutes.map(
-          (minute) => `| ${hostingLabel[minute.hosting]} | ${usd(minute.usd, 4)} | ${breakdown(minute)} |`,
-        ),
-        `| Vapi, platform fee | ${usd(hostedVoicePlatformPrices.vapiPlatformMinute.usd, 2)} | speech, model and telephony billed on top |`,
-        `| Retell, voice engine | from ${usd(hostedVoicePlatformPrices.retellVoiceEngineMinute.usd, 2)} | model and telephony billed on top |`,
-      ];
+const phoneLabel = (phone: PhoneCallMinute): string =>
+  phone.direction === 'inbound'
+    ? `an inbound phone call (sessions on ${phone.hosting === 'fargate' ? 'Fargate' : 'AgentCore'})`
+    : `an outbound phone call (the same), plus ${phone.perCall.map((item) => `${usd(item.usd, 4)} a call for answering machine detection`).join(', ')}`;
+
+/**
+ * A minute of a live call (phone or browser socket), then an inbound and an outbound phone call's
+ * (Twilio's minute added), beside the hosted voice platforms' published fees.
+ */
+const callMinuteLines = (minutes: CallMinute[]): string[] => {
+  const [first] = minutes;
+  if (!first) return [];
+  const phones = pricePhoneCallMinutes(first);
+  return [
+    '',
+    `A minute of a live call (the phone or browser voice session), LLM excluded, from the voice conversation's`,
+    `counts above: the caller's speech as recorded, the agent's read at 15 characters a second, a second between`,
+    `turns (${first.turnsPerMinute.toFixed(1)} turns a minute); Transcribe hears the whole minute; the session's compute is its share of`,
+    "the hosting (`tests/bench/call-minute.ts`). A phone call adds the carrier's minute at Twilio's US list prices",
+    `of ${telephonyPricesTakenOn} (\`telephonyPrices\` in \`tests/bench/aws-prices.ts\`, each with its source): ${usd(telephonyPrices.twilioInboundLocalMinute.usd, 4)} inbound to a local`,
+    `number, ${usd(telephonyPrices.twilioOutboundMinute.usd, 4)} outbound, and ${usd(telephonyPrices.twilioAnsweringMachineDetection.usd, 4)} once per outbound call for its answering machine detection (the calls'`,
+    'few callbacks to the API are left out):',
+    '',
+    '| a minute of a live call | per minute | where it goes |',
+    '|---|---|---|',
+    ...minutes.map((minute) => `| ${hostingLabel[minute.hosting]} | ${usd(minute.usd, 4)} | ${breakdown(minute)} |`),
+    ...phones.map((phone) => `| ${phoneLabel(phone)} | ${usd(phone.usd, 4)} | ${breakdown(phone)} |`),
+    `| Vapi, platform fee | ${usd(hostedVoicePlatformPrices.vapiPlatformMinute.usd, 2)} | speech, model and telephony billed on top |`,
+    `| Retell, voice engine | from ${usd(hostedVoicePlatformPrices.retellVoiceEngineMinute.usd, 2)} | model and telephony billed on top |`,
+  ];
+};
 
 /** What the live voice sessions' hosting adds to the idle cost, and what a deployment without them pays. */
 const liveVoiceIdleLines = (figures: CostFigures): string[] => {

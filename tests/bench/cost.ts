@@ -16,8 +16,8 @@ import {
   streamTimed,
   type TimedStream,
 } from './api-client';
-import { pricesTakenOn } from './aws-prices';
-import { type CallMinute, priceCallMinute } from './call-minute';
+import { pricesTakenOn, telephonyPricesTakenOn } from './aws-prices';
+import { type CallMinute, priceCallMinute, pricePhoneCallMinutes } from './call-minute';
 import { type ConversationCost, priceUsage, sum } from './cost-pricing';
 import { readTemplateFacts, type TemplateFacts } from './cost-template';
 import type { DurationScenario } from './lambda-durations';
@@ -388,6 +388,14 @@ export const printCostFigures = (figures: CostFigures): boolean => {
       console.log(
         `    ${item.service.padEnd(15)} ${item.what.padEnd(78)} ${quantity(item.quantity).padStart(10)} ${item.unit.padEnd(12)} ${usd(item.usd, 7)}`,
       );
+  }
+  const [defaultMinute] = figures.callMinutes;
+  for (const phone of defaultMinute ? pricePhoneCallMinutes(defaultMinute) : []) {
+    console.log(
+      `  a minute of an ${phone.direction} phone call (${phone.hosting}; Twilio's US list prices of ${telephonyPricesTakenOn}): ${usd(phone.usd)}${phone.perCall.map((item) => `, plus ${usd(item.usd, 4)} a call for ${item.what}`).join('')}`,
+    );
+    for (const item of phone.items.filter((each) => each.service === 'Twilio'))
+      console.log(`    ${item.service.padEnd(15)} ${item.what.padEnd(78)} ${usd(item.usd, 7)}`);
   }
   console.log(`  idle, per region and month (${facts.stackName}'s template): ${usd(idleUsd(figures), 2)}`);
   for (const item of facts.idle)

@@ -4,7 +4,13 @@ import type { AgentVersionContent } from '../../agent/schemas';
 import type { BehaviorAction } from '../../dynamic-behavior-set/schemas';
 import type { LlmTool } from '../../llm/provider';
 import type { ResolvedModel } from '../../llm/registry';
-import type { ActionState, State, StateMachineVersionBody, ToolCallSpec } from '../../state-machine/schemas';
+import type {
+  ActionState,
+  State,
+  StateMachineVersionBody,
+  ToolCallSpec,
+  TransferInstruction,
+} from '../../state-machine/schemas';
 import type { ReflectionEntry, StateTransitionLog, toolCallLog, WorkingMemoryEntry } from '../schemas';
 
 /** What a model is asked for; each purpose can have its own `llm_model_preferences` entry. */
@@ -135,6 +141,8 @@ export interface TurnOutcome {
   completed: boolean;
   /** The state engaged or the behavior applied asks for a person: the conversation is escalated once stored. */
   escalation: { reason: string } | null;
+  /** The state engaged or the behavior applied hands the user to a person (`turn-handover.ts` says how). */
+  transfer: TransferInstruction | null;
 }
 
 export type EngineEvent = CurrentAgentActionEvent | NewMessageEvent;
@@ -152,4 +160,6 @@ export interface AppliedBehavior {
   toolCallSpecs?: { specs: ToolCallSpec[]; overridesExisting: boolean };
   /** The behaviour asks for a person (an `inject-instruction` action's `escalation`). */
   escalation?: { reason: string };
+  /** The behaviour hands the user to a person (an `inject-instruction` action's `transfer`). */
+  transfer?: TransferInstruction;
 }

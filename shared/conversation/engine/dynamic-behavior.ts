@@ -67,9 +67,11 @@ const appliedBehaviorOf = (candidate: DynamicBehaviorCandidate): AppliedBehavior
   const instructions = candidate.actions.flatMap((action) => (action.type === 'inject-instruction' ? [action] : []));
   const toolChanges = candidate.actions.flatMap((action) => (action.type === 'change-tool-candidates' ? [action] : []));
   const escalation = instructions.find((action) => action.escalation)?.escalation;
+  const transfer = instructions.find((action) => action.transfer)?.transfer;
   return {
     versionInfo: candidate.versionInfo,
     ...(escalation ? { escalation: { reason: escalation.reason } } : {}),
+    ...(transfer ? { transfer } : {}),
     instruction: instructions.length === 0 ? undefined : instructions.map((action) => action.instruction).join('\n'),
     overridesInstructions: instructions.some((action) => action.overrides_instructions),
     toolCallSpecs:

@@ -1,5 +1,5 @@
 import { initialStateFor, isTerminal } from '../../state-machine/navigation';
-import type { ActionState, State } from '../../state-machine/schemas';
+import type { ActionState, State, TransferInstruction } from '../../state-machine/schemas';
 import { engageUser, leaveActionState } from './action-state';
 import { annotate } from './annotation-state';
 import type { AppliedBehavior, EngineDependencies, EngineEvent, EngineSession, TurnOutcome } from './contracts';
@@ -54,6 +54,12 @@ const escalationAsked = (state: ActionState, behavior: AppliedBehavior | null): 
   return asked ? { reason: asked.reason } : null;
 };
 
+/** A handover to a person is asked by the state the agent engaged the user in, else by the behaviour applied. */
+const transferAsked = (state: ActionState, behavior: AppliedBehavior | null): TransferInstruction | null => {
+  const asked = state.transfer ?? behavior?.transfer;
+  return asked ? { phone_to: asked.phone_to, mode: asked.mode, summary: asked.summary ?? null } : null;
+};
+
 /** Runs one turn; see the module comment. */
 export async function* runTurn(
   session: EngineSession,
@@ -94,5 +100,6 @@ export async function* runTurn(
     selectNextActionToolCallLogs: notes.selectNextActionToolCallLogs,
     completed: isTerminal(machine, engaged.name),
     escalation: escalationAsked(engaged, behavior),
+    transfer: transferAsked(engaged, behavior),
   };
 }

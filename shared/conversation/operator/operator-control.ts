@@ -26,6 +26,7 @@ export const operatorControlOf = (conversation: ConversationRecord): OperatorCon
   operator: conversation.operator ?? null,
   escalation: conversation.escalation ?? null,
   escalation_count: conversation.escalation_count ?? 0,
+  handover: conversation.handover ?? null,
 });
 
 /** An escalation nobody took within its time: the conversation is the agent's again (once stored). */

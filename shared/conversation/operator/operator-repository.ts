@@ -75,14 +75,14 @@ const conversationUpdate = (
   };
 };
 
-/** The transaction item recording an action in the audit trail. */
 /** A new item of the conversation's partition, to expire with the conversation (its retention). */
 const createdWith = (conversation: ConversationRecord, created: TransactItem): TransactItem => {
   const [Item] = expiringWith(conversation, [created.Put?.Item as Item & PrimaryKey]);
   return { Put: { ...created.Put, Item } as NonNullable<TransactItem['Put']> };
 };
 
-const recorded = (conversation: ConversationRecord, action: OperatorActionRecord): TransactItem =>
+/** The transaction item recording an action in the audit trail, written with the change it records. */
+export const recorded = (conversation: ConversationRecord, action: OperatorActionRecord): TransactItem =>
   createdWith(conversation, operatorActions.create(conversation.org_id, action));
 
 /** Idle (the agent has it), or awaiting an operator since an escalation that has expired. */

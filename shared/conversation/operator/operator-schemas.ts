@@ -12,6 +12,7 @@ export const operatorActionTypes = [
   'sent-message',
   'sent-guidance',
   'handed-back',
+  'transferred',
 ] as const;
 export type OperatorActionType = (typeof operatorActionTypes)[number];
 
@@ -32,7 +33,7 @@ export const operatorActionRecord = z.object({
   triggered_by: z.enum(escalationTriggers).optional(),
   /** The operator's message (`sent-message`). */
   message_id: z.string().optional(),
-  /** Guidance, or the note of a handback. */
+  /** Guidance, the note of a handback, or whom a call was transferred to (`transferred`). */
   text: z.string().optional(),
   outcome: z.enum(handbackOutcomes).optional(),
 });

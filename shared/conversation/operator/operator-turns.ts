@@ -82,6 +82,7 @@ const keptOutcome = (session: EngineSession, messageId: string, text: string): T
   selectNextActionToolCallLogs: [],
   completed: false,
   escalation: null,
+  transfer: null,
 });
 
 /** A pause that ends early (quietly) when the turn stops. */

@@ -60,6 +60,9 @@ const twilioMessage = z.discriminatedUnion('event', [
   z.object({ event: z.literal('stop'), sequenceNumber: z.string().optional(), streamSid, stop: z.object({}).loose() }),
 ]);
 
+/** The keys of a phone's keypad (and the four of DTMF's extra column) Twilio reports. */
+const dtmfDigit = /^[0-9*#A-D]$/;
+
 /** What a stream's `start` says of the call: the session opens with it. */
 export interface TwilioStreamStart {
   accountSid: string;
@@ -134,7 +137,7 @@ export const createTwilioCodec = (): VoiceCodec<TwilioStreamStart> => {
           return { type: 'input', input: { type: 'played', itemId, audioEndMs } };
         }
         case 'dtmf':
-          return message.dtmf.digit
+          return message.dtmf.digit && dtmfDigit.test(message.dtmf.digit)
             ? { type: 'input', input: { type: 'dtmf', digit: message.dtmf.digit } }
             : { type: 'ignored' };
         case 'stop':

@@ -107,6 +107,9 @@ export const bodySamples: Record<string, unknown> = {
     twilio_account_sid: `AC${'0'.repeat(32)}`,
     twilio_auth_token: 'x'.repeat(32),
   },
+  // Calls: E.164 numbers, as the phone numbers'.
+  'create-outbound-call': { phone_to: '+14155550101', phone_from: '+14155550100', reason: 'appointment_reminder' },
+  'transfer-call': { phone_to: '+14155550102', mode: 'cold' },
   // Simulation sessions and backtests: one of the alternative shapes each, valid as it stands.
   'create-simulation-session': { service_id: '0123456789abcdef01234567', version_set_name: 'release' },
   'step-simulation-session': { caller_text: 'Hello' },

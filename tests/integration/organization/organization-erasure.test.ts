@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { connectRealtime } from '../../support/realtime-client';
+import { dialMediaStream } from '../../support/twilio-caller';
+import type { RecordedRequest } from '../../support/twilio-rest-stand-in';
 import { signInToApp } from '../support/app-visitor';
 import { api, apiUrl, eventually, expectStatus, harness } from '../support/client';
 import { interact, startConversation } from '../support/conversations';
@@ -13,7 +15,16 @@ import { startTestMcpServer } from '../support/mcp-server';
 import { createUnitTest, createUnitTestSet } from '../support/simulation';
 import { lakeKeysOf, storedKeysStartingWith, storedObjectsStartingWith, storeObject } from '../support/table';
 import { createTool, invoke, publishAndDeploy, setEnvvars } from '../support/tools';
-import { incomingCallForm, newPhoneNumber, newTwilioAccount, postVoiceWebhook } from '../support/twilio';
+import {
+  answeredCallForm,
+  incomingCallForm,
+  newPhoneNumber,
+  newTwilioAccount,
+  postTwilioCallback,
+  postVoiceWebhook,
+  twilioRestRequests,
+  twilioSign,
+} from '../support/twilio';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /** A role, replaced once (a change to an immutable field), so both a current and a replaced role are stored. */
@@ -241,6 +252,45 @@ describe('delete-organization', () => {
       authToken: twilio.authToken,
     });
     expectStatus('answer a call', call, 200);
+    // An outbound call (its record, the guards of its SID and key, its slot), answered and transferred (a
+    // timeline entry), and its two-channel recording in the bucket.
+    const placed = await api(`/v1/${orgId}/call/outbound`, {
+      token: admin.token,
+      body: { phone_to: '+14155550177', phone_from: phoneNumber, reason: 'erasure', idempotency_key: 'erased' },
+    });
+    expectStatus('place a call', placed, 201);
+    const callSid = placed.body.call_sid as string;
+    const creation = (await twilioRestRequests(twilio.accountSid)).find((request) => request.callSid === callSid);
+    const answered = await postTwilioCallback(
+      String(creation?.form.StatusCallback),
+      { AccountSid: twilio.accountSid, CallSid: callSid, CallStatus: 'in-progress', Direction: 'outbound-api' },
+      twilio.authToken,
+    );
+    expectStatus('answer the outbound call', answered, 204);
+    // Its media stream, which the engine records (both channels) when the session ends.
+    const voiceUrl = String(creation?.form.Url);
+    const twiml = await postTwilioCallback(
+      voiceUrl,
+      answeredCallForm(twilio, creation as RecordedRequest),
+      twilio.authToken,
+    );
+    expectStatus('stream the outbound call', twiml, 200);
+    const streamUrl = (/<Stream url="([^"]+)"/.exec(twiml.text)?.[1] ?? '').replaceAll('&#38;', '&');
+    const media = await dialMediaStream({
+      streamUrl,
+      signature: twilioSign(twilio.authToken, streamUrl),
+      accountSid: twilio.accountSid,
+      callSid,
+      parameters: {},
+    });
+    await media.hangUp();
+    const recordings = `call-recordings/${orgId}/`;
+    await eventually(async () => ((await storedObjectsStartingWith(recordings)).length === 2 ? true : undefined));
+    const transferred = await api(`/v1/${orgId}/call/${callSid}/transfer`, {
+      token: admin.token,
+      body: { phone_to: '+14155550178', mode: 'cold' },
+    });
+    expectStatus('transfer the call', transferred, 202);
     const toolId = await createTool(admin);
     await setEnvvars(admin, toolId, [{ name: 'GREETING', value: 'sealed greeting', is_secret: true }]);
     await invoke(admin, toolId, await publishAndDeploy(admin, toolId, 'samples/greeting'), [{ name: 'Eve' }]);
@@ -293,7 +343,9 @@ describe('delete-organization', () => {
     // The analytics lake: the stream has recorded its conversations and messages, and a query made local copies.
     const lakeKeys = await eventually(async () => {
       const keys = await lakeKeysOf(orgId);
-      return ['conversations', 'messages', 'users'].every((table) => keys.some((key) => key.startsWith(`${table}/`)))
+      return ['conversations', 'messages', 'users', 'calls'].every((table) =>
+        keys.some((key) => key.startsWith(`${table}/`)),
+      )
         ? keys
         : undefined;
     }, 60_000);
@@ -322,6 +374,10 @@ describe('delete-organization', () => {
         'api-key-counter',
         'app-session',
         'auth-nonce',
+        'call',
+        'call-key',
+        'call-sid',
+        'call-timeline-entry',
         'conversation',
         'conversation-event',
         'conversation-operator-action',
@@ -343,6 +399,7 @@ describe('delete-organization', () => {
         'metric-version',
         'organization',
         'organization-branding',
+        'outbound-call-slot',
         'paging-cursor',
         'phone-number',
         'phone-number-counter',
@@ -397,6 +454,7 @@ describe('delete-organization', () => {
     expect(left).toEqual([]);
     expect(await storedObjectsStartingWith(promptLogs)).toEqual([]);
     expect(await storedObjectsStartingWith(voiceAudio)).toEqual([]);
+    expect(await storedObjectsStartingWith(recordings)).toEqual([]);
     expect(await storedObjectsStartingWith(simulationArtifacts)).toEqual([]);
     // Outside the table: the tool's build artifacts and its deployed code, the test function's included
     // (sealed secrets live in the tool record).

@@ -127,9 +127,14 @@ describe('list-phone-numbers', () => {
     const own = await createService(session);
     const accounts = [newTwilioAccount(), newTwilioAccount()];
     const created = [];
-    for (const account of accounts) {
-      created.push(await createNumber(session, account, { service_id: own.serviceId }));
-    }
+    created.push(await createNumber(session, accounts[0] as TwilioAccount, { service_id: own.serviceId }));
+    created.push(
+      await createNumber(session, accounts[1] as TwilioAccount, {
+        service_id: own.serviceId,
+        recording: false,
+        recording_announcement: 'This call is recorded.',
+      }),
+    );
 
     // Act
     const first = await api(`/v1/${session.orgId}/phone_number/`, { token: session.token, query: { limit: 1 } });
@@ -149,8 +154,14 @@ describe('list-phone-numbers', () => {
       service_id: own.serviceId,
       provider: 'twilio',
       twilio_account_sid: accounts[0]?.accountSid,
+      recording: true,
+      recording_announcement: null,
       creator: { org_id: session.orgId, user_id: session.userId },
       created_at: expect.any(String),
+    });
+    expect(second.body.phone_numbers[0]).toMatchObject({
+      recording: false,
+      recording_announcement: 'This call is recorded.',
     });
     for (const account of accounts) {
       expect(first.text + second.text).not.toContain(account.authToken);
@@ -213,7 +224,7 @@ describe('delete-phone-number', () => {
 });
 
 describe('twilio-voice-webhook', () => {
-  it('answers a signed call with TwiML that connects a bidirectional stream to the media-stream socket', async () => {
+  it('answers a signed call with TwiML that connects a bidirectional stream to the media-stream socket, and says where to ask next', async () => {
     // Prepare
     const account = newTwilioAccount();
     const { id, phoneNumber } = await createNumber(admin, account);
@@ -225,12 +236,17 @@ describe('twilio-voice-webhook', () => {
     // Assess
     expect(answered.status, answered.text).toBe(200);
     expect(answered.headers.get('content-type')).toMatch(/^text\/xml/);
-    const stream = /<Response><Connect><Stream url="([^"]+)\/([^"/]+)"\/><\/Connect><\/Response>$/.exec(answered.text);
+    const stream =
+      /<Response><Connect action="([^"]+)"><Stream url="([^"]+)\/([^"/]+)"\/><\/Connect><\/Response>$/.exec(
+        answered.text,
+      );
     expect(stream, answered.text).not.toBeNull();
     const base = new URL(apiUrl('/'));
-    expect(stream?.[1]).toBe(`ws://${base.host}/v1/${admin.orgId}/phone_number/${id}/twilio/media-stream`);
+    // Where Twilio asks what next once the stream ends: a person the agent handed the call to, or the end.
+    expect(stream?.[1]).toBe(apiUrl(`/v1/${admin.orgId}/call/twilio/continue`));
+    expect(stream?.[2]).toBe(`ws://${base.host}/v1/${admin.orgId}/phone_number/${id}/twilio/media-stream`);
     // The call's token, in the path: Twilio's signature of the URL is then the call's own.
-    expect(stream?.[2]).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(stream?.[3]).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
   });
 
   it('answers a replayed webhook, the same CallSid signed again, with 409 and connects nothing', async () => {

@@ -14,6 +14,8 @@ export interface Harness {
   toolRuntimeDir: string;
   /** Where the SQL query keeps its copies of the organizations' lake files (one folder each). */
   lakeCacheDir: string;
+  /** The stand-in of Twilio's REST API the platform's TWILIO_API_BASE_URL points at. */
+  twilioApiUrl: string;
 }
 
 declare module 'vitest' {

@@ -118,9 +118,11 @@ export const storedObjectText = async (key: string): Promise<string> => {
 };
 
 /** Writes an object straight to the local S3 server (what a process that stopped half-way leaves). */
-export const storeObject = async (key: string, text: string): Promise<void> => {
+export const storeObject = async (key: string, body: string | Uint8Array, contentType?: string): Promise<void> => {
   const client = bucketClient();
-  await client.send(new PutObjectCommand({ Bucket: harness().bucket.name, Key: key, Body: text }));
+  await client.send(
+    new PutObjectCommand({ Bucket: harness().bucket.name, Key: key, Body: body, ContentType: contentType }),
+  );
   client.destroy();
 };
 

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Platform, type PlatformOptions, startPlatform } from '../../../infra/local/platform';
+import { startTwilioRestStandIn } from '../../support/twilio-rest-stand-in';
 import type { Harness } from './client';
 
 /**
@@ -13,6 +14,8 @@ export const startTestPlatform = async (
   extra: Partial<PlatformOptions> = {},
 ): Promise<{ harness: Harness; platform: Platform; stop: () => Promise<void> }> => {
   const stateDir = await mkdtemp(join(tmpdir(), 'classic-api-test-'));
+  // Twilio's REST API, played from its documentation: outbound calls and transfers reach it.
+  const twilio = await startTwilioRestStandIn();
   const platform = await startPlatform({
     port: 0,
     stateDir,
@@ -41,6 +44,11 @@ export const startTestPlatform = async (
       VOICE_SESSIONS_PER_ORGANIZATION: '4',
       TOOL_TIMEOUT_SECONDS: '3',
       TOOL_MEMORY_MB: '96',
+      TWILIO_API_BASE_URL: twilio.url,
+      // A Twilio that does not answer is given up on in 2 s, not 10.
+      TWILIO_API_TIMEOUT_SECONDS: '2',
+      // An organization's outbound calls at once, reached with a few.
+      OUTBOUND_CALLS_AT_ONCE: '3',
       ...extra.env,
     },
   });
@@ -54,12 +62,14 @@ export const startTestPlatform = async (
     toolRepositoryRoot: platform.toolRepositoryRoot,
     toolRuntimeDir: platform.toolRuntimeDir,
     lakeCacheDir: platform.lakeCacheDir,
+    twilioApiUrl: twilio.url,
   };
   return {
     harness,
     platform,
     stop: async () => {
       await platform.stop();
+      await twilio.stop();
       await rm(stateDir, { recursive: true, force: true });
     },
   };

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { type ApiResponse, api, apiUrl } from './client';
+import type { NextAnswer, RecordedRequest } from '../../support/twilio-rest-stand-in';
+import { type ApiResponse, api, apiUrl, expectStatus, harness } from './client';
 
 /**
  * Twilio's side of a call, played from its documentation: the voice webhook's form and the
@@ -64,3 +65,65 @@ export const postVoiceWebhook = (
     raw: new URLSearchParams(form).toString(),
   });
 };
+
+/** What the platform asked of Twilio's REST API (the stand-in's record), for one account. */
+export const twilioRestRequests = async (accountSid: string): Promise<RecordedRequest[]> =>
+  (await (
+    await fetch(`${harness().twilioApiUrl}/stand-in/requests?account=${accountSid}`)
+  ).json()) as RecordedRequest[];
+
+/** How the stand-in answers the account's next Calls.json request: one of Twilio's errors, or after a delay. */
+export const planTwilioAnswer = async (answer: NextAnswer): Promise<void> => {
+  await fetch(`${harness().twilioApiUrl}/stand-in/next-answer`, { method: 'POST', body: JSON.stringify(answer) });
+};
+
+/** Posts a form to one of the URLs the platform gave Twilio, signed as Twilio signs it (the full URL, then the fields). */
+export const postTwilioCallback = async (
+  url: string,
+  form: Record<string, string>,
+  authToken: string,
+): Promise<{ status: number; text: string }> => {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilioSign(authToken, url, form),
+    },
+    body: new URLSearchParams(form).toString(),
+  });
+  return { status: response.status, text: await response.text() };
+};
+
+/** Registers a Twilio number of `account` for the service; returns its id and E.164 value. */
+export const createTwilioNumber = async (
+  session: { orgId: string; token: string },
+  serviceId: string,
+  account: TwilioAccount,
+  overrides: Record<string, unknown> = {},
+): Promise<{ id: string; phoneNumber: string }> => {
+  const phoneNumber = newPhoneNumber();
+  const response = await api(`/v1/${session.orgId}/phone_number/`, {
+    token: session.token,
+    body: {
+      phone_number: phoneNumber,
+      service_id: serviceId,
+      provider: 'twilio',
+      twilio_account_sid: account.accountSid,
+      twilio_auth_token: account.authToken,
+      ...overrides,
+    },
+  });
+  expectStatus('create phone number', response, 201);
+  return { id: response.body.id as string, phoneNumber };
+};
+
+/** The form Twilio posts to an outbound call's voice URL once the callee answers. */
+export const answeredCallForm = (account: TwilioAccount, created: RecordedRequest): Record<string, string> => ({
+  AccountSid: account.accountSid,
+  ApiVersion: '2010-04-01',
+  CallSid: created.callSid as string,
+  CallStatus: 'in-progress',
+  Direction: 'outbound-api',
+  From: String(created.form.From),
+  To: String(created.form.To),
+});
