@@ -7,8 +7,8 @@ import { api, eventually } from '../support/client';
 import { createService } from '../support/fixtures';
 import { createOrganization, rootSession, type Session } from '../support/identity';
 import {
+  createTwilioNumber,
   incomingCallForm,
-  newPhoneNumber,
   newTwilioAccount,
   postVoiceWebhook,
   type TwilioAccount,
@@ -74,18 +74,7 @@ beforeAll(async () => {
   ({ session: admin } = await createOrganization(await rootSession()));
   const { serviceId } = await createService(admin);
   account = newTwilioAccount();
-  phoneNumber = newPhoneNumber();
-  const created = await api(`/v1/${admin.orgId}/phone_number/`, {
-    token: admin.token,
-    body: {
-      phone_number: phoneNumber,
-      service_id: serviceId,
-      provider: 'twilio',
-      twilio_account_sid: account.accountSid,
-      twilio_auth_token: account.authToken,
-    },
-  });
-  expect(created.status).toBe(201);
+  ({ phoneNumber } = await createTwilioNumber(admin, serviceId, account));
 });
 
 describe('twilio-media-stream', () => {
