@@ -9,7 +9,7 @@ import { SpeechUnavailableError } from './provider';
  * The pool around the recognizer's processes, with a stand-in for the Python program: it speaks
  * the same protocol (a ready line, then requests of a letter, a 4-byte length and the audio in, one
  * JSON line out per request; a stream's words are the text of its audio so far) and
- * answers what it was sent, or hangs or dies when the audio says so. The real recognizer is
+ * answers what it was sent, or takes 200 ms, hangs or dies when the audio says so. The real recognizer is
  * exercised by tests/integration/conversation/voice.test.ts.
  */
 const standIn = `#!/usr/bin/env node
@@ -30,6 +30,7 @@ process.stdin.on('data', (chunk) => {
     const text = Buffer.from(bytes.filter((_, index) => index % 2 === 1)).toString();
     buffered = buffered.subarray(5 + length);
     if (text.startsWith('hang')) continue;
+    if (text.startsWith('slow')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
     if (text === 'die') process.exit(1);
     if (op === 'S') { heard = ''; answer({ partial: '' }); continue; }
     if (op === 'A') { heard += text; answer({ partial: heard }); continue; }
@@ -202,6 +203,26 @@ describe('createResidentRecognizer, streaming', () => {
     await expect(final).rejects.toBeInstanceOf(SpeechUnavailableError);
     expect(heardBy(await recognizer.recognize(utterance('next')))[0]).toBe('next');
     recognizer.close();
+  });
+
+  it('keeps a process that is behind but answering: only the request it is on is timed, not those queued behind it', async () => {
+    // Prepare: blocks of audio (100 ms) that take the stand-in 200 ms each, as on a busy machine, given 1 s each.
+    const deadlineMs = (audioMs: number) => (audioMs > 99 && audioMs < 101 ? 1_000 : 60_000);
+    const recognizer = createResidentRecognizer({ python, poolSize: 1, deadlineMs });
+    const before = heardBy(await recognizer.recognize(utterance('warm up')))[1];
+    const stream = recognizer.stream(() => {});
+
+    // Act: ten blocks at once: the last is answered 2 s after it was sent.
+    for (let block = 0; block < 10; block += 1) {
+      stream.write(utterance(`slow${block}`.padEnd(streamBlockBytes / 2, '.')));
+    }
+    const final = await stream.finish();
+    recognizer.close();
+
+    // Assess
+    const [words, by] = heardBy(final);
+    expect(words?.match(/slow\d/g)).toEqual(Array.from({ length: 10 }, (_, block) => `slow${block}`));
+    expect(by).toBe(before);
   });
 
   it('keeps a process loaded for each reserved session and a spare, and ends the extra ones once released', async () => {

@@ -15,7 +15,8 @@ import { SpeechUnavailableError } from './provider';
  *
  * One decoder per process decodes one utterance at a time: utterances wait in one queue, taken by
  * up to `poolSize` processes; a stream keeps its process from its first audio to its end. A process
- * that dies, or takes longer than its deadline, is killed and replaced by the next utterance.
+ * that dies, or takes longer than its deadline over the request it is on, is killed and replaced
+ * by the next utterance.
  */
 
 /** PocketSphinx's US English acoustic model is trained on 16 kHz audio. */
@@ -140,7 +141,7 @@ export interface RecognizerOptions {
   settings: readonly string[];
   /** Processes decoding at once, each with its own model in memory (about 120 MB resident). */
   poolSize: number;
-  /** How long a request for this much audio may take before its process is taken as wedged. */
+  /** How long a request for this much audio may take, once its process gets to it, before the process is taken as wedged. */
   deadlineMs: (audioMs: number) => number;
 }
 
@@ -186,7 +187,8 @@ interface Answer {
 interface Pending {
   resolve: (answer: Answer) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
+  /** How long the process may take over it once it gets to it (the requests before it answered). */
+  deadlineMs: number;
 }
 
 /** What waits for a process: a whole utterance, or a stream that keeps it until its utterance ends. */
@@ -200,6 +202,8 @@ interface Worker {
   ready: boolean;
   claimed: boolean;
   pending: Pending[];
+  /** Runs out when the request the process is on (the oldest pending) is not answered in time. */
+  deadline?: NodeJS.Timeout;
 }
 
 const defaults: RecognizerOptions = {
@@ -244,10 +248,8 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
   const retire = (worker: Worker, failure: Error) => {
     if (!workers.delete(worker)) return;
     worker.child.kill('SIGKILL');
-    for (const pending of worker.pending.splice(0)) {
-      clearTimeout(pending.timer);
-      pending.reject(failure);
-    }
+    clearTimeout(worker.deadline);
+    for (const pending of worker.pending.splice(0)) pending.reject(failure);
     // A process that could not start would fail again: the waiting utterances fail with it.
     if (missing || !worker.ready) {
       for (const claim of queue.splice(0)) claim.fail(missing ?? failure);
@@ -269,12 +271,27 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       header.write(op, 0, 'latin1');
       header.writeUInt32LE(pcm.length, 1);
       worker.child.stdin.write(pcm.length > 0 ? Buffer.concat([header, dithered(pcm)]) : header);
-      const timer = setTimeout(
-        () => retire(worker, new SpeechUnavailableError('The recognizer did not answer in time.', true)),
-        options.deadlineMs(audioMsOf(pcm.length)),
-      );
-      worker.pending.push({ resolve, reject, timer });
+      worker.pending.push({ resolve, reject, deadlineMs: options.deadlineMs(audioMsOf(pcm.length)) });
+      if (worker.pending.length === 1) watch(worker);
     });
+
+  /**
+   * Times the request the process is on: it is wedged once that one takes longer than its
+   * deadline. Requests queued behind it are not timed until their turn, so a process that is behind
+   * (a stream's blocks come faster than a busy machine decodes them) but answering is never taken
+   * for one that hangs: replacing it would lose its utterance and load a model on a machine that
+   * has no time to spare.
+   */
+  const watch = (worker: Worker) => {
+    clearTimeout(worker.deadline);
+    const current = worker.pending[0];
+    worker.deadline = current
+      ? setTimeout(
+          () => retire(worker, new SpeechUnavailableError('The recognizer did not answer in time.', true)),
+          current.deadlineMs,
+        )
+      : undefined;
+  };
 
   const start = (): Worker => {
     const child = spawn(options.python, ['-I', '-c', program, ...options.settings], { stdio: 'pipe' });
@@ -308,7 +325,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       if (message.error !== undefined) return;
       const pending = worker.pending.shift();
       if (!pending) return;
-      clearTimeout(pending.timer);
+      watch(worker);
       pending.resolve(message);
     });
     return worker;
