@@ -15,8 +15,7 @@ import { SpeechUnavailableError } from './provider';
  *
  * One decoder per process decodes one utterance at a time: utterances wait in one queue, taken by
  * up to `poolSize` processes; a stream keeps its process from its first audio to its end. A process
- * that dies, or takes longer than its deadline over the request it is on, is killed and replaced
- * by the next utterance.
+ * that dies, or takes longer than its deadline, is killed and replaced by the next utterance.
  */
 
 /** PocketSphinx's US English acoustic model is trained on 16 kHz audio. */
@@ -141,13 +140,13 @@ export interface RecognizerOptions {
   settings: readonly string[];
   /** Processes decoding at once, each with its own model in memory (about 120 MB resident). */
   poolSize: number;
-  /** How long a request for this much audio may take, once its process gets to it, before the process is taken as wedged. */
+  /** How long a request for this much audio may take before its process is taken as wedged. */
   deadlineMs: (audioMs: number) => number;
 }
 
 /** An utterance decoded while it is spoken: audio in as it arrives, the words so far out, the final words at its end. */
 export interface RecognitionStream {
-  /** More of the utterance (16 kHz mono 16-bit PCM); decoded in blocks of `streamBlockBytes`. */
+  /** More of the utterance (16 kHz mono 16-bit PCM); decoded in whole blocks of `streamBlockBytes`, a request at a time. */
   write(pcm: Buffer): void;
   /** The utterance ended: the words heard in it (the decoder has kept up, so only its last block and the lattice remain). */
   finish(): Promise<string>;
@@ -175,7 +174,7 @@ export interface ResidentRecognizer {
   close(): void;
 }
 
-/** 100 ms of audio per decoding request of a stream: partial words ten times a second. */
+/** 100 ms of audio per decoding request of a stream (more when it is behind): partial words ten times a second. */
 export const streamBlockBytes = 3_200;
 
 interface Answer {
@@ -187,8 +186,7 @@ interface Answer {
 interface Pending {
   resolve: (answer: Answer) => void;
   reject: (error: Error) => void;
-  /** How long the process may take over it once it gets to it (the requests before it answered). */
-  deadlineMs: number;
+  timer: NodeJS.Timeout;
 }
 
 /** What waits for a process: a whole utterance, or a stream that keeps it until its utterance ends. */
@@ -202,8 +200,6 @@ interface Worker {
   ready: boolean;
   claimed: boolean;
   pending: Pending[];
-  /** Runs out when the request the process is on (the oldest pending) is not answered in time. */
-  deadline?: NodeJS.Timeout;
 }
 
 const defaults: RecognizerOptions = {
@@ -248,8 +244,10 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
   const retire = (worker: Worker, failure: Error) => {
     if (!workers.delete(worker)) return;
     worker.child.kill('SIGKILL');
-    clearTimeout(worker.deadline);
-    for (const pending of worker.pending.splice(0)) pending.reject(failure);
+    for (const pending of worker.pending.splice(0)) {
+      clearTimeout(pending.timer);
+      pending.reject(failure);
+    }
     // A process that could not start would fail again: the waiting utterances fail with it.
     if (missing || !worker.ready) {
       for (const claim of queue.splice(0)) claim.fail(missing ?? failure);
@@ -271,27 +269,12 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       header.write(op, 0, 'latin1');
       header.writeUInt32LE(pcm.length, 1);
       worker.child.stdin.write(pcm.length > 0 ? Buffer.concat([header, dithered(pcm)]) : header);
-      worker.pending.push({ resolve, reject, deadlineMs: options.deadlineMs(audioMsOf(pcm.length)) });
-      if (worker.pending.length === 1) watch(worker);
+      const timer = setTimeout(
+        () => retire(worker, new SpeechUnavailableError('The recognizer did not answer in time.', true)),
+        options.deadlineMs(audioMsOf(pcm.length)),
+      );
+      worker.pending.push({ resolve, reject, timer });
     });
-
-  /**
-   * Times the request the process is on: it is wedged once that one takes longer than its
-   * deadline. Requests queued behind it are not timed until their turn, so a process that is behind
-   * (a stream's blocks come faster than a busy machine decodes them) but answering is never taken
-   * for one that hangs: replacing it would lose its utterance and load a model on a machine that
-   * has no time to spare.
-   */
-  const watch = (worker: Worker) => {
-    clearTimeout(worker.deadline);
-    const current = worker.pending[0];
-    worker.deadline = current
-      ? setTimeout(
-          () => retire(worker, new SpeechUnavailableError('The recognizer did not answer in time.', true)),
-          current.deadlineMs,
-        )
-      : undefined;
-  };
 
   const start = (): Worker => {
     const child = spawn(options.python, ['-I', '-c', program, ...options.settings], { stdio: 'pipe' });
@@ -325,7 +308,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       if (message.error !== undefined) return;
       const pending = worker.pending.shift();
       if (!pending) return;
-      watch(worker);
+      clearTimeout(pending.timer);
       pending.resolve(message);
     });
     return worker;
@@ -397,7 +380,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
   const stream = (onPartial: (words: string) => void): RecognitionStream => {
     let worker: Worker | undefined;
     let failure: Error | undefined;
-    /** Audio not sent yet: everything until a process is had, then less than a block. */
+    /** Audio not sent yet: everything until a process is had, then what came while a request was decoded, or less than a block. */
     let unsent: Buffer[] = [];
     let unsentBytes = 0;
     let last = '';
@@ -418,15 +401,28 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       });
       return answer;
     };
-    const flush = (all: boolean) => {
-      if (!worker || (!all && unsentBytes < streamBlockBytes)) return;
+    /**
+     * Whether a request of audio is being decoded. One is at a time: audio that comes meanwhile
+     * waits and goes as one request once it is answered. So a stream that a busy machine has put
+     * behind real time queues nothing in its process, where each request's deadline would run while
+     * it waited (the process was replaced as wedged while it was answering, its utterance lost and a
+     * model loaded again), and what an abandoned utterance had not sent is never decoded.
+     */
+    let decoding = false;
+    const flush = () => {
+      if (!worker || decoding || ended || unsentBytes < streamBlockBytes) return;
       const pcm = Buffer.concat(unsent);
-      const whole = all ? pcm.length : pcm.length - (pcm.length % streamBlockBytes);
+      const whole = pcm.length - (pcm.length % streamBlockBytes);
       unsent = whole < pcm.length ? [pcm.subarray(whole)] : [];
       unsentBytes = pcm.length - whole;
-      for (let offset = 0; offset < whole; offset += streamBlockBytes) {
-        send('A', pcm.subarray(offset, Math.min(whole, offset + streamBlockBytes)));
-      }
+      decoding = true;
+      send('A', pcm.subarray(0, whole)).then(
+        () => {
+          decoding = false;
+          flush();
+        },
+        () => undefined,
+      );
     };
     const end = () => {
       const pcm = Buffer.concat(unsent);
@@ -444,7 +440,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
         worker = taken;
         send('S', Buffer.alloc(0));
         if (ended) end();
-        else flush(false);
+        else flush();
       },
       fail: (error) => {
         failure = error;
@@ -457,7 +453,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
         if (ended || failure) return;
         unsent.push(pcm);
         unsentBytes += pcm.length;
-        flush(false);
+        flush();
       },
       finish: () =>
         new Promise<string>((resolve, reject) => {
@@ -470,7 +466,9 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       cancel: () => {
         if (ended) return;
         ended = true;
-        if (worker) end();
+        // No one will read its words: what was not sent is dropped, and the end waits for what was.
+        unsent = [];
+        if (worker) void sent.then(end);
         else leave(claim);
       },
     };
