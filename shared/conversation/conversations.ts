@@ -224,15 +224,19 @@ const validateTurnInput = (conversation: ConversationRecord, input: InteractInpu
  * Two round trips before the model starts, each its requests at once: the conversation with its
  * lease is read (while the rate limit is checked); then one write takes the lease seen free and
  * stores what `user-message-available` announces (while the session is read).
+ *
+ * The caller may be a check of them still under way (a live session checks its caller again
+ * before each turn): it is awaited with the first read, so a refusal ends the turn before any
+ * other check or write.
  */
 const interactWithConversationTurn = async (
   orgId: string,
-  caller: Caller,
+  acting: Caller | Promise<Caller>,
   input: InteractInput,
 ): Promise<StreamedTurn<InteractEvent>> => {
   const { conversationId } = input;
   const meter = startTurnMeter(undefined, input.voice?.heard?.endedAt);
-  const [read] = await Promise.all([getConversationAndLease(orgId, conversationId), input.admitted]);
+  const [read, caller] = await Promise.all([getConversationAndLease(orgId, conversationId), acting, input.admitted]);
   if (!read) throw conversationNotFound(conversationId);
   asIfMissing(
     () => requireInteraction(caller, read.conversation),

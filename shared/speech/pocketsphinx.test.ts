@@ -9,7 +9,7 @@ import { SpeechUnavailableError } from './provider';
  * The pool around the recognizer's processes, with a stand-in for the Python program: it speaks
  * the same protocol (a ready line, then requests of a letter, a 4-byte length and the audio in, one
  * JSON line out per request; a stream's words are the text of its audio so far) and
- * answers what it was sent, or hangs or dies when the audio says so. The real recognizer is
+ * answers what it was sent, or takes 200 ms, hangs or dies when the audio says so. The real recognizer is
  * exercised by tests/integration/conversation/voice.test.ts.
  */
 const standIn = `#!/usr/bin/env node
@@ -29,7 +29,9 @@ process.stdin.on('data', (chunk) => {
     const bytes = buffered.subarray(5, 5 + length);
     const text = Buffer.from(bytes.filter((_, index) => index % 2 === 1)).toString();
     buffered = buffered.subarray(5 + length);
+    if (process.env.STAND_IN_REQUESTS) require('node:fs').appendFileSync(process.env.STAND_IN_REQUESTS, op + text.replace(/\\.+/g, '') + '\\n');
     if (text.startsWith('hang')) continue;
+    if (text.startsWith('slow')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
     if (text === 'die') process.exit(1);
     if (op === 'S') { heard = ''; answer({ partial: '' }); continue; }
     if (op === 'A') { heard += text; answer({ partial: heard }); continue; }
@@ -63,6 +65,9 @@ const utterance = (text: string): Buffer => {
 };
 
 const heardBy = (answer: string) => answer.split(' by ');
+
+/** A block of a stream (100 ms) that the stand-in takes 200 ms to answer. */
+const slowBlock = (index: number) => utterance(`slow${index}`.padEnd(streamBlockBytes / 2, '.'));
 
 describe('createResidentRecognizer', () => {
   it('decodes concurrent utterances one at a time in one process, each answered with its own words', async () => {
@@ -147,6 +152,7 @@ describe('createResidentRecognizer, streaming', () => {
 
     // Act
     stream.write(block('a'));
+    await vi.waitFor(() => expect(partials).toHaveLength(1));
     stream.write(block('b').subarray(0, streamBlockBytes / 2));
     stream.write(block('b').subarray(streamBlockBytes / 2));
     stream.write(utterance('c'));
@@ -202,6 +208,50 @@ describe('createResidentRecognizer, streaming', () => {
     await expect(final).rejects.toBeInstanceOf(SpeechUnavailableError);
     expect(heardBy(await recognizer.recognize(utterance('next')))[0]).toBe('next');
     recognizer.close();
+  });
+
+  it('decodes a stream that is behind one request at a time: what came meanwhile goes as one request, and its process is kept', async () => {
+    // Prepare: blocks of audio (100 ms) that take the stand-in 200 ms each, as on a busy machine, given 1 s each.
+    const deadlineMs = (audioMs: number) => (audioMs > 99 && audioMs < 101 ? 1_000 : 60_000);
+    const recognizer = createResidentRecognizer({ python, poolSize: 1, deadlineMs });
+    const before = heardBy(await recognizer.recognize(utterance('warm up')))[1];
+    const stream = recognizer.stream(() => {});
+
+    // Act: ten blocks at once (queued in the process, the last would be answered 2 s after it was sent).
+    for (let block = 0; block < 10; block += 1) stream.write(slowBlock(block));
+    const final = await stream.finish();
+    recognizer.close();
+
+    // Assess
+    const [words, by] = heardBy(final);
+    expect(words?.match(/slow\d/g)).toEqual(Array.from({ length: 10 }, (_, block) => `slow${block}`));
+    expect(by).toBe(before);
+  });
+
+  it('decodes nothing more of a cancelled stream than what it had sent', async () => {
+    // Prepare
+    const requests = join(directory, 'requests');
+    await writeFile(requests, '');
+    process.env.STAND_IN_REQUESTS = requests;
+    const recognizer = createResidentRecognizer({ python, poolSize: 1 });
+    await recognizer.recognize(utterance('warm up'));
+    const stream = recognizer.stream(() => {});
+    for (let block = 0; block < 10; block += 1) stream.write(slowBlock(block));
+
+    // Act
+    stream.cancel();
+    await recognizer.recognize(utterance('next'));
+    delete process.env.STAND_IN_REQUESTS;
+    recognizer.close();
+
+    // Assess
+    expect((await readFile(requests, 'utf8')).split('\n').filter(Boolean)).toEqual([
+      'Uwarm up',
+      'S',
+      'Aslow0',
+      'E',
+      'Unext',
+    ]);
   });
 
   it('keeps a process loaded for each reserved session and a spare, and ends the extra ones once released', async () => {

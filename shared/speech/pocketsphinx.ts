@@ -146,7 +146,7 @@ export interface RecognizerOptions {
 
 /** An utterance decoded while it is spoken: audio in as it arrives, the words so far out, the final words at its end. */
 export interface RecognitionStream {
-  /** More of the utterance (16 kHz mono 16-bit PCM); decoded in blocks of `streamBlockBytes`. */
+  /** More of the utterance (16 kHz mono 16-bit PCM); decoded in whole blocks of `streamBlockBytes`, a request at a time. */
   write(pcm: Buffer): void;
   /** The utterance ended: the words heard in it (the decoder has kept up, so only its last block and the lattice remain). */
   finish(): Promise<string>;
@@ -174,7 +174,7 @@ export interface ResidentRecognizer {
   close(): void;
 }
 
-/** 100 ms of audio per decoding request of a stream: partial words ten times a second. */
+/** 100 ms of audio per decoding request of a stream (more when it is behind): partial words ten times a second. */
 export const streamBlockBytes = 3_200;
 
 interface Answer {
@@ -380,7 +380,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
   const stream = (onPartial: (words: string) => void): RecognitionStream => {
     let worker: Worker | undefined;
     let failure: Error | undefined;
-    /** Audio not sent yet: everything until a process is had, then less than a block. */
+    /** Audio not sent yet: everything until a process is had, then what came while a request was decoded, or less than a block. */
     let unsent: Buffer[] = [];
     let unsentBytes = 0;
     let last = '';
@@ -401,15 +401,28 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       });
       return answer;
     };
-    const flush = (all: boolean) => {
-      if (!worker || (!all && unsentBytes < streamBlockBytes)) return;
+    /**
+     * Whether a request of audio is being decoded. One is at a time: audio that comes meanwhile
+     * waits and goes as one request once it is answered. So a stream that a busy machine has put
+     * behind real time queues nothing in its process, where each request's deadline would run while
+     * it waited (the process was replaced as wedged while it was answering, its utterance lost and a
+     * model loaded again), and what an abandoned utterance had not sent is never decoded.
+     */
+    let decoding = false;
+    const flush = () => {
+      if (!worker || decoding || ended || unsentBytes < streamBlockBytes) return;
       const pcm = Buffer.concat(unsent);
-      const whole = all ? pcm.length : pcm.length - (pcm.length % streamBlockBytes);
+      const whole = pcm.length - (pcm.length % streamBlockBytes);
       unsent = whole < pcm.length ? [pcm.subarray(whole)] : [];
       unsentBytes = pcm.length - whole;
-      for (let offset = 0; offset < whole; offset += streamBlockBytes) {
-        send('A', pcm.subarray(offset, Math.min(whole, offset + streamBlockBytes)));
-      }
+      decoding = true;
+      send('A', pcm.subarray(0, whole)).then(
+        () => {
+          decoding = false;
+          flush();
+        },
+        () => undefined,
+      );
     };
     const end = () => {
       const pcm = Buffer.concat(unsent);
@@ -427,7 +440,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
         worker = taken;
         send('S', Buffer.alloc(0));
         if (ended) end();
-        else flush(false);
+        else flush();
       },
       fail: (error) => {
         failure = error;
@@ -440,7 +453,7 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
         if (ended || failure) return;
         unsent.push(pcm);
         unsentBytes += pcm.length;
-        flush(false);
+        flush();
       },
       finish: () =>
         new Promise<string>((resolve, reject) => {
@@ -453,7 +466,9 @@ export const createResidentRecognizer = (overrides: Partial<RecognizerOptions> =
       cancel: () => {
         if (ended) return;
         ended = true;
-        if (worker) end();
+        // No one will read its words: what was not sent is dropped, and the end waits for what was.
+        unsent = [];
+        if (worker) void sent.then(end);
         else leave(claim);
       },
     };

@@ -151,12 +151,11 @@ export const createTurnQueue = (options: {
   /** A turn of the conversation spoken back: the caller's words heard, a message of theirs, or none (`skip`: the agent speaks first). */
   const turn = async (message: { type: 'user-message' | 'skip'; text: string }, heard?: HeardTurn) => {
     if (options.silenced()) return;
-    const caller = await recheck();
     const r = newResponse();
-    // Started at once: its first reads (and its rate limit) overlap the decoding of the last
-    // words, which it waits for before it writes anything.
+    // Started at once: its first reads (with the caller's re-check and rate limit) overlap the
+    // decoding of the last words, which it waits for before it writes anything.
     const starting = options.trace.turn(() =>
-      interactWithConversation(orgId, caller, {
+      interactWithConversation(orgId, recheck(), {
         conversationId,
         messageType: message.type,
         text: message.text,
@@ -176,13 +175,16 @@ export const createTurnQueue = (options: {
           known: options.speaking,
           output: { audioFormat: 'pcm', silence: r.silence.signal },
         },
-        admitted: admission(caller, interactWithConversationOperation),
+        admitted: admission(options.identity.caller, interactWithConversationOperation),
       }),
     );
     starting.catch(() => undefined);
-    // Noise that the detector took for speech: no words, no turn (refused before it wrote anything).
+    // Noise that the detector took for speech: no words, no turn (refused before it wrote
+    // anything), unless the caller may no longer talk.
     if (heard && (await heard.recognized).transcript === '') {
-      await starting.catch(() => undefined);
+      await starting.catch((error: unknown) => {
+        if (endsTheSession(error)) throw error;
+      });
       return;
     }
     await play(await starting, r);
