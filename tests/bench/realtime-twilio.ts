@@ -15,7 +15,7 @@ import { type Percentiles, percentiles } from './conversations';
  */
 export interface TwilioFigures {
   v2v: Percentiles;
-  /** The caller began speaking (the first frame with speech sent) → `clear`. */
+  /** The caller began speaking (the first frame of speech due) → `clear`. */
   bargeIn: Percentiles;
 }
 
@@ -83,7 +83,7 @@ export const measureTwilioCalls = async (
   serviceId: string,
   recordings: HumanRecording[],
   trimmed: (recording: HumanRecording) => Buffer,
-  speechStart: (pcm: Buffer) => number,
+  speechOnly: (recording: HumanRecording) => Buffer,
 ): Promise<TwilioFigures> => {
   const ring = await phoneLine(admin, serviceId);
   const v2v: number[] = [];
@@ -94,8 +94,10 @@ export const measureTwilioCalls = async (
   } finally {
     await caller.hangUp();
   }
-  // Barge-ins: speech over the agent's answer as its first audio plays, timed from when the first
-  // frame with speech in it was sent (frame n of the μ-law recording is frame n of its PCM).
+  // Barge-ins: speech over the agent's answer as its first audio plays, timed from when its first
+  // frame was due by the microphone's clock (the reply's media arrive as a flood, and the client
+  // busy reading them sent its first frames late and at once): the interruption is the recording's
+  // speech alone (`speechOnly`), frame n of the μ-law recording frame n of its PCM.
   const bargeIn: number[] = [];
   const interrupter = await ring('+14155550102');
   try {
@@ -105,15 +107,14 @@ export const measureTwilioCalls = async (
       const after = interrupter.received.length;
       await interrupter.say(mulawOfPcm16k(trimmed(recording)));
       await interrupter.next('media', { after, timeoutMs: 60_000 });
-      const over = trimmed(recordings[(index + 1) % recordings.length] as HumanRecording);
-      const sent: number[] = [];
+      const over = speechOnly(recordings[(index + 1) % recordings.length] as HumanRecording);
+      let speakingAt = Number.NaN;
       const clearedAfter = interrupter.received.length;
       void interrupter.say(mulawOfPcm16k(over), (frame, at) => {
-        sent[frame] = at;
+        if (frame === 0) speakingAt = at;
       });
       const cleared = await interrupter.next('clear', { after: clearedAfter, timeoutMs: 60_000 });
-      const speakingAt = sent[speechStart(over)];
-      if (speakingAt !== undefined) bargeIn.push(cleared.receivedAt - speakingAt);
+      bargeIn.push(cleared.receivedAt - speakingAt);
       await sleep(pauseMs);
     }
   } finally {

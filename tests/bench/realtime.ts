@@ -22,8 +22,9 @@ import { wordErrors } from './recognition';
  *
  * 1. end of speech → first agent audio (v2v), each recording spoken as a turn, twice;
  * 2. barge-in: speech over a reply → `input_audio_buffer.speech_started` (Twilio: `clear`), from
- *    when the first frame with speech in it was sent (each frame's send time recorded), and from
- *    when the frame the server dates the speech's start at (`audio_start_ms`) was;
+ *    when its first frame of speech was due by the microphone's clock (the interruption is the
+ *    recording's speech alone, `speechOnly`), and from when the frame the server dates the
+ *    speech's start at (`audio_start_ms`) was sent (each frame's send time recorded);
  * 3. concurrent sessions: organization B's caller's v2v while one user of organization A streams
  *    open utterances on 10 sockets (fairness: every reply within 2 s); then the most sessions, all
  *    speaking at once, whose every transcript is final within 1 s of its end of speech;
@@ -38,7 +39,7 @@ export interface RealtimeFigures {
   stages: { stopped: Percentiles; final: Percentiles; created: Percentiles };
   /** The turns' `first_audio_ms` as the server stored it (from the end of speech it heard). */
   serverFirstAudio: Percentiles;
-  /** Barge-in: the caller began speaking (the first frame with speech sent) → `speech_started`. */
+  /** Barge-in: the caller began speaking (the first frame of speech due) → `speech_started`. */
   bargeIn: Percentiles;
   /** The frame the server dated the speech's start at (`audio_start_ms`) sent → `speech_started`. */
   bargeInFromOnset: Percentiles;
@@ -107,24 +108,31 @@ const speechEnd = (pcm: Buffer): number => speechFrames(pcm).lastIndexOf(true) +
 export const trimmed = (recording: HumanRecording): Buffer =>
   recording.pcm.subarray(0, speechEnd(recording.pcm) * frameBytes);
 
+/** Frames of speech in a row that begin speaking: a lone louder frame of the room's noise does not. */
+const onsetRun = 3;
+
 /**
- * The first frame of an utterance with speech in it (RMS above a tenth of the loudest frame's, as
- * `speechEnd` finds its last): when the caller began speaking, whatever the server's detector
- * makes of it. The same frame of the μ-law recording Twilio carries (20 ms a frame either way).
+ * The first frame of a recording's speech: the first of `onsetRun` frames with speech in a row (as
+ * `speechEnd` finds the last), when the caller began speaking, whatever the server's detector makes
+ * of it.
  */
-export const speechStart = (pcm: Buffer): number => {
-  const rms: number[] = [];
-  for (let offset = 0; offset + frameBytes <= pcm.length; offset += frameBytes) {
-    let sum = 0;
-    for (let sample = 0; sample < frameBytes; sample += 2) sum += pcm.readInt16LE(offset + sample) ** 2;
-    rms.push(Math.sqrt(sum / (frameBytes / 2)));
-  }
-  const loudest = Math.max(...rms);
+const speechStart = (pcm: Buffer): number => {
+  const frames = speechFrames(pcm);
   return Math.max(
     0,
-    rms.findIndex((value) => value >= loudest / 10),
+    frames.findIndex((_, index) => frames.slice(index, index + onsetRun).every(Boolean)),
   );
 };
+
+/**
+ * The recording's speech alone, for speaking over a reply: it begins at its first frame of speech,
+ * so that the barge-in is timed from when that frame was due. The room noise before it would begin
+ * out of the microphone's digital silence: a step the server's detector takes for speech (it dated
+ * the speech's start at that step, up to 280 ms before the speech, and said `speech_started` before
+ * the speech was sent), which a live microphone, whose noise never stops, does not make.
+ */
+export const speechOnly = (recording: HumanRecording): Buffer =>
+  trimmed(recording).subarray(speechStart(recording.pcm) * frameBytes);
 
 interface Turn {
   v2v: number;
@@ -189,11 +197,32 @@ const measureTurns = async (user: Session, serviceId: string, recordings: HumanR
 };
 
 /**
+ * Says `pcm` and waits for what answers it: the `speech_stopped` that ends the speech (the first
+ * after its last frame was sent), then the first event of `type` after that. An event of an
+ * earlier turn (a reply still playing, a turn ended by a pause inside the speech) is never taken.
+ */
+const replyTo = async (
+  client: RealtimeClient,
+  pcm: Buffer,
+  type: string,
+  onFrame?: (index: number, dueAt: number) => void,
+): Promise<RealtimeEvent> => {
+  const endedAt = await client.say(pcm, onFrame);
+  const stopped = await client.next('input_audio_buffer.speech_stopped', {
+    where: (event) => event.receivedAt >= endedAt,
+    timeoutMs: 60_000,
+  });
+  return client.next(type, { after: client.events.indexOf(stopped) + 1, timeoutMs: 60_000 });
+};
+
+/**
  * Speaks over the agent's reply as its first audio arrives, and times `speech_started` from when
- * the caller began speaking (the first frame with speech in it was sent) and from when the frame
- * the server dated the speech's start at (`audio_start_ms`) was sent. Each frame's send time is
- * recorded, and the microphone starts with the session (`session.created`), so its frame n is the
- * server's audio from n × 20 ms: the mapping is exact.
+ * the caller began speaking (the first frame of the interruption, `speechOnly`, was due by the
+ * microphone's clock) and from when the frame the server dated the speech's start at
+ * (`audio_start_ms`) was sent. Each frame's send time is recorded, and the microphone starts with
+ * the session (`session.created`), so its frame n is the server's audio from n × 20 ms: the mapping
+ * is exact. A round ends once the interruption's own reply is done, so the next one speaks over its
+ * own reply and times its own `speech_started`.
  */
 const measureBargeIns = async (
   user: Session,
@@ -206,31 +235,28 @@ const measureBargeIns = async (
   try {
     for (let round = 0; round < bargeIns; round += 1) {
       const recording = recordings[round % recordings.length] as HumanRecording;
-      const after = client.events.length;
-      await client.say(trimmed(recording));
-      const firstAudio = await client.next('response.output_audio.delta', { after, timeoutMs: 60_000 });
-      const interrupting = trimmed(recordings[(round + 1) % recordings.length] as HumanRecording);
-      const sent: number[] = [];
-      const spoken = client.say(interrupting, (index, at) => {
-        sent[index] = at;
+      const firstAudio = await replyTo(client, trimmed(recording), 'response.output_audio.delta');
+      const interrupting = speechOnly(recordings[(round + 1) % recordings.length] as HumanRecording);
+      let speakingAt = Number.NaN;
+      const interruptedAt = client.events.length;
+      const answered = replyTo(client, interrupting, 'response.done', (index, at) => {
+        if (index === 0) speakingAt = at;
       });
       const started = await client.next('input_audio_buffer.speech_started', {
-        after: client.events.indexOf(firstAudio as RealtimeEvent) + 1,
+        after: interruptedAt,
         timeoutMs: 60_000,
       });
-      const speakingAt = sent[speechStart(interrupting)];
-      if (speakingAt !== undefined) fromSpeech.push(started.receivedAt - speakingAt);
-      const onsetAt = client.sentAtAudioMs(Number(started.audio_start_ms));
-      if (onsetAt !== undefined) fromOnset.push(started.receivedAt - onsetAt);
       client.send({
         type: 'conversation.item.truncate',
         item_id: firstAudio.item_id,
         content_index: 0,
         audio_end_ms: Math.max(0, Math.round(started.receivedAt - firstAudio.receivedAt)),
       });
-      await spoken;
       // The interruption is a turn of its own: its reply ends the round.
-      await client.next('response.done', { after: client.events.indexOf(started) + 1, timeoutMs: 60_000 });
+      await answered;
+      fromSpeech.push(started.receivedAt - speakingAt);
+      const onsetAt = client.sentAtAudioMs(Number(started.audio_start_ms));
+      if (onsetAt !== undefined) fromOnset.push(started.receivedAt - onsetAt);
       await sleep(pauseMs);
     }
   } finally {
@@ -358,7 +384,7 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
     console.log(
       `  barge-ins: ${bargeIn.fromSpeech.map(Math.round).join(', ')} ms from the first frame of speech, ${bargeIn.fromOnset.map(Math.round).join(', ')} ms from the frame audio_start_ms dates`,
     );
-    const twilio = await measureTwilioCalls(admin, serviceId, recordings, trimmed, speechStart);
+    const twilio = await measureTwilioCalls(admin, serviceId, recordings, trimmed, speechOnly);
     const fairness = await measureFairness(admin, platform.credentials, recordings);
     console.log(
       `  fairness: B's v2v ${fairness.v2v.p50.toFixed(0)} / ${fairness.worstMs.toFixed(0)} ms (p50 / worst) beside ${fairness.hogSessions} streaming sockets of A`,
@@ -372,7 +398,9 @@ export const measureRealtime = async (): Promise<RealtimeFigures> => {
           throw new Error(`not done within ${levelTimeoutMs / 60_000} minutes`);
         }),
       ]).catch((error: unknown) => {
-        console.log(`  ${level} sessions: ${(error as Error).message.slice(0, 200)}`);
+        // The events that came, without the audio and transcript deltas that would fill the line.
+        const message = (error as Error).message.replace(/(?:[\w.]+\.delta(?:, |$))+/g, '… ');
+        console.log(`  ${level} sessions: ${message.slice(0, 600)}`);
         return { sessions: level, worstFinalMs: Number.POSITIVE_INFINITY, turns: 0, ok: false };
       });
       concurrency.push(row);

@@ -9,9 +9,10 @@ export interface PacedAudio {
   /**
    * Queues audio, cut into frames (the last padded with silence); resolves with when its last frame
    * was sent, or NaN when the socket closed before it was. `onFrame` hears when each of its frames
-   * was sent (its index in the audio, `performance.now()`).
+   * was due by the microphone's clock (its index in the audio, `performance.now()`): a frame sent
+   * late, the client busy reading what came (a reply's flood of media), was spoken then all the same.
    */
-  say(audio: Buffer, onFrame?: (index: number, at: number) => void): Promise<number>;
+  say(audio: Buffer, onFrame?: (index: number, dueAt: number) => void): Promise<number>;
   stop(): void;
 }
 
@@ -27,13 +28,14 @@ export const pacedAudio = (options: {
     frames: Buffer[];
     sent: number;
     done: (at: number) => void;
-    onFrame?: (index: number, at: number) => void;
+    onFrame?: (index: number, dueAt: number) => void;
   }[] = [];
   let running = true;
   const pump = async () => {
     const started = performance.now();
     for (let sent = 0; running; sent += 1) {
-      const wait = started + sent * options.frameMs - performance.now();
+      const due = started + sent * options.frameMs;
+      const wait = due - performance.now();
       if (wait > 0) await sleep(wait);
       if (!running || !options.isOpen()) {
         // Speech that can no longer be sent is over: whoever waits for it goes on (and finds the socket closed).
@@ -44,7 +46,7 @@ export const pacedAudio = (options: {
       const frame = current?.frames.shift() ?? options.silence;
       if (frame) options.send(frame, sent);
       if (current) {
-        current.onFrame?.(current.sent, performance.now());
+        current.onFrame?.(current.sent, due);
         current.sent += 1;
       }
       if (current && current.frames.length === 0) {

@@ -32,9 +32,10 @@ export interface RealtimeClient {
   sentAtAudioMs(audioMs: number): number | undefined;
   /**
    * Queues speech on the microphone (which starts at `session.created`); resolves with when its last
-   * frame was sent (`performance.now()`). `onFrame` hears when each of its frames was sent.
+   * frame was sent (`performance.now()`). `onFrame` hears when each of its frames was due by the
+   * microphone's clock (`pacedAudio`).
    */
-  say(pcm: Buffer, onFrame?: (index: number, sentAt: number) => void): Promise<number>;
+  say(pcm: Buffer, onFrame?: (index: number, dueAt: number) => void): Promise<number>;
   /** How the socket closed, once it has. */
   closed: Promise<{ code: number; reason: string }>;
   close(): Promise<void>;

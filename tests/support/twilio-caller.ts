@@ -37,7 +37,7 @@ export interface TwilioCall {
   /** Resolves once the server has sent nothing for `ms` and all it sent has played (the agent's answer is heard whole). */
   quiet(ms: number, timeoutMs?: number): Promise<void>;
   /** Queues speech (μ-law 8 kHz bytes); resolves with when its last frame was sent. */
-  say(mulaw: Buffer, onFrame?: (index: number, sentAt: number) => void): Promise<number>;
+  say(mulaw: Buffer, onFrame?: (index: number, dueAt: number) => void): Promise<number>;
   /** Milliseconds of the agent's audio played so far. */
   playedMs(): number;
   send(message: Record<string, unknown>): void;
