@@ -76,8 +76,10 @@ describe('create-service', () => {
         { key: 'team', value: 'blue' },
       ],
       keyterms: ['amigo'],
-      // The platform's extension field (docs/operators.md), at its defaults when not given.
+      // The platform's extension fields, at their defaults when not given (docs/operators.md).
       operator_escalation: { while_pending: 'agent-continues', holding_message: null, unclaimed_after_seconds: 600 },
+      // The platform's extension field (docs/calls.md): what the agent leaves on an answering machine.
+      voicemail_message: null,
       creator: { org_id: orgId, user_id: session.userId },
       updated_by: { org_id: orgId, user_id: session.userId },
     });
