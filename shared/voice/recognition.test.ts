@@ -211,4 +211,28 @@ describe('hearUtterance, its recognizer taken back', () => {
     expect(streams[0]?.finished).toBe(true);
     expect(pool.released.length).toBeGreaterThan(0);
   });
+
+  it('gives up the words still waiting for a recognizer when abandoned after its end, keeping those decoded before', async () => {
+    // Prepare: taken back after its first words, it ends while it waits for the next recognizer.
+    const { streams, recognize } = recognizer();
+    const pool = handPool();
+    const utterance = hearUtterance({ itemId: 'item', lease: pool.lease, recognize, onWords: () => undefined });
+    utterance.write(frame('decoded'));
+    pool.grant();
+    pool.revoke();
+    utterance.write(frame('waiting'));
+    const finishing = utterance.finish();
+
+    // Act: the session closes.
+    utterance.cancel();
+    const final = await finishing;
+    const releasedOnClose = pool.released.length;
+    pool.grant();
+
+    // Assess: the request for a recognizer is withdrawn (the first one given back, then this), and
+    // one granted anyway decodes nothing.
+    expect(final).toBe('decoded');
+    expect(releasedOnClose).toBe(2);
+    expect(streams.map((stream) => stream.heard)).toEqual([['decoded']]);
+  });
 });

@@ -29,7 +29,11 @@ export interface HeardUtterance {
   resume(): void;
   /** The utterance ended: its words. */
   finish(): Promise<string>;
-  /** The utterance is abandoned. */
+  /**
+   * The utterance is abandoned (the session closed). After its end, only the words still waiting
+   * for a recognizer are: they are given up, not decoded for no one (its words are then those
+   * decoded before); words being decoded are kept.
+   */
   cancel(): void;
 }
 
@@ -76,8 +80,9 @@ export const hearUtterance = (options: {
   let settled: Promise<string> | undefined;
   let earlySettles = 0;
   let ended = false;
-  /** The end waits for a recognizer to decode what is left. */
+  /** The end waits for a recognizer to decode what is left, unless it gives up waiting. */
   let onGranted: (() => void) | undefined;
+  let giveUpWaiting: (() => void) | undefined;
 
   /** The words the stream being decoded has heard so far. */
   let partial = '';
@@ -173,7 +178,15 @@ export const hearUtterance = (options: {
       else if (audio.length > segmentFrom && lease) {
         // The pool has no recognizer for it yet: the rest is decoded on the next one free.
         last = new Promise<string>((resolve, reject) => {
-          onGranted = () => (stream as TranscriptionStream).finish().then(resolve, reject);
+          onGranted = () => {
+            giveUpWaiting = undefined;
+            (stream as TranscriptionStream).finish().then(resolve, reject);
+          };
+          giveUpWaiting = () => {
+            onGranted = undefined;
+            giveBack();
+            resolve('');
+          };
         });
       } else last = Promise.resolve('');
       settled = undefined;
@@ -182,6 +195,7 @@ export const hearUtterance = (options: {
       return Promise.all([...segments, last]).then(joined);
     },
     cancel: () => {
+      if (ended) return giveUpWaiting?.();
       ended = true;
       generation += 1;
       stream?.cancel();

@@ -293,6 +293,8 @@ const startSession = async (
   const releaseRecognizer = provider.reserveStream?.();
   const lease = recognizerLeases(provider, orgId);
   let utterance: HeardUtterance | undefined;
+  /** Utterances ended whose words are not all decoded yet. */
+  const ending = new Set<HeardUtterance>();
 
   /** Set while the agent waits to open a conversation no one has spoken in: the caller's first turn opens it instead. */
   let awaitingOpening: NodeJS.Timeout | undefined;
@@ -368,6 +370,7 @@ const startSession = async (
     if (activity.turnDetection) send({ type: 'speech-stopped', itemId: u.itemId, audioEndMs });
     else send({ type: 'speech-committed', itemId: u.itemId });
     // The transcript is told as soon as it is final; the turn waits for the one before it.
+    ending.add(u);
     const recognized = u.finish().then(
       (words) => {
         const transcript = words.trim();
@@ -379,6 +382,7 @@ const startSession = async (
         return { transcript: '', recognitionMs: 0 };
       },
     );
+    void recognized.finally(() => ending.delete(u));
     queue.userTurn({ itemId: u.itemId, audio: u.audio, endedAt, recognized });
   };
 
@@ -438,6 +442,9 @@ const startSession = async (
       clearTimeout(longest);
       utterance?.cancel();
       utterance = undefined;
+      // Words still waiting for a recognizer are given up: no one is there to hear the answer, and
+      // decoding them (up to an utterance's longest) would keep the organization's callers waiting.
+      for (const ended of ending) ended.cancel();
       playback.cancel();
       releaseRecognizer?.();
       openConversations.delete(conversationKey());
