@@ -1,5 +1,5 @@
-import type { TranscriptionStream } from '../speech/provider';
-import type { LeaseHandlers, RecognizerLease } from './recognizer-pool';
+import type { SpeechProvider, TranscriptionStream } from '../speech/provider';
+import { createRecognizerPool, type LeaseHandlers, type RecognizerLease, type RecognizerPool } from './recognizer-pool';
 
 /**
  * The recognition stage: one utterance of the caller, recognized while it is spoken, on a
@@ -204,4 +204,16 @@ export const hearUtterance = (options: {
       giveBack();
     },
   };
+};
+
+/** The recognizers of this process, shared fairly between organizations. */
+let processRecognizers: RecognizerPool | undefined;
+
+/** How a session of `orgId` leases a recognizer of `provider`: from this process's pool, or at once when the provider has no cap. */
+export const processRecognizerLeases = (provider: SpeechProvider, orgId: string) => {
+  const capacity = provider.streamCapacity;
+  if (capacity === undefined) return unlimitedRecognizers;
+  processRecognizers ??= createRecognizerPool(() => capacity);
+  const pool = processRecognizers;
+  return (handlers: LeaseHandlers) => pool.request(orgId, handlers);
 };

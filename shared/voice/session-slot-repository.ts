@@ -11,6 +11,7 @@ import {
   takeLease,
 } from '../data/lease';
 import { queryPage } from '../data/table';
+import { RateLimitedError } from '../kernel/errors';
 
 /**
  * The live voice sessions open, counted across every server of the deployment, per user and per
@@ -77,4 +78,16 @@ export const releaseVoiceSessionSlot = async (slot: KeptLease): Promise<void> =>
     // Not given back: it frees itself when its lease runs out.
     logger.warn('voice session slot not released', { error: error as Error });
   });
+};
+
+/** Takes one of the holder's session slots, or refuses with 429 saying whose quota is full (`whose`). */
+export const takeVoiceSessionSlot = async (
+  orgId: string,
+  holder: string,
+  quota: number,
+  whose: string,
+): Promise<KeptLease> => {
+  const slot = await holdVoiceSessionSlot(orgId, holder, quota);
+  if (!slot) throw new RateLimitedError(`At most ${quota} voice sessions may be open at once ${whose}.`, 5);
+  return slot;
 };

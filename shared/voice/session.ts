@@ -13,7 +13,7 @@ import type { StreamedTurn } from '../conversation/turn-lifecycle';
 import { conversationVoice } from '../conversation/turn-speech';
 import type { KeptLease } from '../data/lease';
 import { config } from '../kernel/config';
-import { DomainError, MaintenanceError, RateLimitedError } from '../kernel/errors';
+import { DomainError, MaintenanceError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import { type SpeechProvider, SpeechUnavailableError } from '../speech/provider';
 import { speechProvider } from '../speech/registry';
@@ -34,10 +34,10 @@ import {
 } from './events';
 import { followConversation, followIntervalMs } from './follower';
 import type { SessionIdentity } from './identity';
+import { createKeypad } from './keypad';
 import { createPlayback, newResponse, type SpokenResponse } from './playback';
-import { type HeardUtterance, hearUtterance, unlimitedRecognizers } from './recognition';
-import { createRecognizerPool, type LeaseHandlers, type RecognizerPool } from './recognizer-pool';
-import { holdVoiceSessionSlot, organizationSlots, releaseVoiceSessionSlot } from './session-slot-repository';
+import { type HeardUtterance, hearUtterance, processRecognizerLeases } from './recognition';
+import { organizationSlots, releaseVoiceSessionSlot, takeVoiceSessionSlot } from './session-slot-repository';
 import { createSynthesis } from './synthesis';
 import { admission, createTurnQueue, noAgentActions } from './turn-queue';
 
@@ -94,10 +94,6 @@ const burstAllowanceMs = 5_000;
 /** How long after its audio should have played a message left is taken as heard, when the transport's reports lag. */
 const playedReportSlackMs = 3_000;
 
-/** Keys pressed (DTMF) are the caller's turn once `#` ends them, this pause does, or there are this many. */
-const keysPauseMs = 2_000;
-const maxKeysPerTurn = 32;
-
 /** How often a session waiting to open its conversation checks for the silence that lets the agent speak first. */
 const openingCheckMs = 100;
 
@@ -110,23 +106,6 @@ const controlPerSecond = 2;
  * per organization are counted across servers, in the table: `session-slot-repository.ts`.)
  */
 const openConversations = new Set<string>();
-
-/** The recognizers of this process, shared fairly between organizations (`recognizer-pool.ts`). */
-let processRecognizers: RecognizerPool | undefined;
-const recognizerLeases = (provider: SpeechProvider, orgId: string) => {
-  const capacity = provider.streamCapacity;
-  if (capacity === undefined) return unlimitedRecognizers;
-  processRecognizers ??= createRecognizerPool(() => capacity);
-  const pool = processRecognizers;
-  return (handlers: LeaseHandlers) => pool.request(orgId, handlers);
-};
-
-/** Takes one of the holder's session slots, or refuses with 429 saying whose quota is full. */
-const holdSlot = async (orgId: string, holder: string, quota: number, whose: string): Promise<KeptLease> => {
-  const slot = await holdVoiceSessionSlot(orgId, holder, quota);
-  if (!slot) throw new RateLimitedError(`At most ${quota} voice sessions may be open at once ${whose}.`, 5);
-  return slot;
-};
 
 /**
  * Opens a session: checks the caller may interact (as create-conversation and interact do, in their
@@ -157,8 +136,10 @@ export const openVoiceSession = async (
     ...('serviceId' in target ? { [platformAttributes.serviceId]: target.serviceId } : {}),
   });
   try {
-    slots.push(await holdSlot(orgId, caller.userId, config.voiceSessionsPerUser, 'per user'));
-    slots.push(await holdSlot(orgId, organizationSlots, config.voiceSessionsPerOrganization, 'in the organization'));
+    slots.push(await takeVoiceSessionSlot(orgId, caller.userId, config.voiceSessionsPerUser, 'per user'));
+    slots.push(
+      await takeVoiceSessionSlot(orgId, organizationSlots, config.voiceSessionsPerOrganization, 'in the organization'),
+    );
     const provider = options.provider ?? (await speechProvider());
     return await startSession(orgId, identity, target, sink, { ...options, provider, trace }, releaseSlots);
   } catch (error) {
@@ -291,7 +272,7 @@ const startSession = async (
 
   // Each utterance finds a recognizer with its model loaded.
   const releaseRecognizer = provider.reserveStream?.();
-  const lease = recognizerLeases(provider, orgId);
+  const lease = processRecognizerLeases(provider, orgId);
   let utterance: HeardUtterance | undefined;
   /** Utterances ended whose words are not all decoded yet. */
   const ending = new Set<HeardUtterance>();
@@ -312,29 +293,15 @@ const startSession = async (
   /** Set once the session leaves a message and ends: the caller's turns are no longer taken. */
   let leaving = false;
 
-  /** Keys pressed and not yet a turn: `#` or a pause makes them one ("Pressed 4 2"). */
-  let keys: string[] = [];
-  let keysPause: NodeJS.Timeout | undefined;
-  const dropKeys = () => {
-    clearTimeout(keysPause);
-    keys = [];
-  };
-  const submitKeys = () => {
-    const pressed = keys;
-    dropKeys();
-    queue.messageTurn(`Pressed ${pressed.length > 0 ? pressed.join(' ') : '#'}`);
-  };
+  const keypad = createKeypad({
+    submit: (text) => queue.messageTurn(text),
+    firstKey: () => interruptPlayback(() => undefined),
+  });
   const pressKey = (digit: string) => {
     send({ type: 'dtmf', digit });
     if (leaving) return;
     openedByCaller();
-    // A key pressed over the agent stops it, as speech does.
-    if (keys.length === 0) interruptPlayback(() => undefined);
-    clearTimeout(keysPause);
-    if (digit !== '#') keys.push(digit);
-    if (digit === '#' || keys.length >= maxKeysPerTurn) return submitKeys();
-    keysPause = setTimeout(submitKeys, keysPauseMs);
-    keysPause.unref();
+    keypad.press(digit);
   };
 
   const startUtterance = (audioStartMs: number, prefix: Buffer[]) => {
@@ -438,7 +405,7 @@ const startSession = async (
       clearInterval(following);
       clearInterval(directing);
       openedByCaller();
-      dropKeys();
+      keypad.drop();
       clearTimeout(longest);
       utterance?.cancel();
       utterance = undefined;
@@ -462,7 +429,7 @@ const startSession = async (
 
   /** The call is over: the last turn is stored, the conversation finished, the socket closed. */
   const hangUp = () => {
-    dropKeys();
+    keypad.drop();
     utterance?.cancel();
     utterance = undefined;
     void queue
@@ -485,7 +452,7 @@ const startSession = async (
   const leaveMessage = async (direction: LeaveMessage) => {
     leaving = true;
     openedByCaller();
-    dropKeys();
+    keypad.drop();
     utterance?.cancel();
     utterance = undefined;
     interruptPlayback(() => undefined);
