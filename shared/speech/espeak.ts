@@ -1,16 +1,15 @@
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import { type PcmAudio, parseWav } from './audio';
+import { createEspeakLauncher, type EspeakLauncher, NativeSynthesizerMissing } from './espeak-launcher';
 import type { SynthesisRequest } from './provider';
 
 /**
  * The built-in synthesizer, eSpeak NG, in one of two builds that speak alike (same version of the
  * engine, same samples): Debian's native `espeak-ng`, one short process per clause, started
- * ahead so that it waits for the clause's text (its first bytes come 10–30 ms after it starts),
+ * ahead so that it waits for the clause's text (its first bytes come 10–30 ms after it starts)
+ * by a resident helper (`espeak-launcher.ts`: a start from this process would block it),
  * or, where it is not installed, the WebAssembly build from npm, whose instance costs about
  * 90–160 ms to create (it carries its data files in its memory).
  */
@@ -57,61 +56,12 @@ export const synthesizeWithWasm = async (request: SynthesisRequest): Promise<Pcm
   return parseWav(Buffer.from(espeak.FS.readFile('speech.wav')));
 };
 
-/** The native program is absent (ENOENT): it is not looked for again in this process. */
-class NativeSynthesizerMissing extends Error {}
-
-/** A native process waiting for its text on stdin, and the audio it will have spoken. */
-interface NativeProcess {
-  child: ChildProcessByStdio<Writable, Readable, null>;
-  audio: Promise<PcmAudio>;
-}
+let launcher: EspeakLauncher | undefined;
 
 /** The text goes through stdin (`-b 1`: UTF-8), never the argument list, so no text reads as an option. */
-const startNative = (espeakVoice: string): NativeProcess => {
-  const child = spawn(nativeCommand, ['-v', espeakVoice, '-s', String(speakingRate), '-b', '1', '--stdout'], {
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  const audio = new Promise<PcmAudio>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.stdin.on('error', () => {});
-    child.on('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'ENOENT' ? new NativeSynthesizerMissing(error.message) : error),
-    );
-    child.on('close', (code, signal) => {
-      if (code !== 0) return reject(new Error(`espeak-ng stopped (${signal ?? `exit ${code}`})`));
-      try {
-        resolve(parseWav(Buffer.concat(chunks)));
-      } catch (error) {
-        reject(error);
-      }
-    });
-  });
-  // A spare that is never used must not fail the process, nor keep it alive.
-  audio.catch(() => {});
-  for (const stream of [child.stdin, child.stdout]) (stream as unknown as Partial<Socket>).unref?.();
-  child.unref();
-  return { child, audio };
-};
-
-/** One process per voice started ahead, waiting for its text: a clause pays no start-up. */
-const spares = new Map<string, NativeProcess>();
-
 export const synthesizeWithNative = async (request: SynthesisRequest): Promise<PcmAudio> => {
-  const voice = request.voice.espeak;
-  const native = spares.get(voice) ?? startNative(voice);
-  spares.set(voice, startNative(voice));
-  const abort = () => native.child.kill('SIGKILL');
-  request.signal?.addEventListener('abort', abort, { once: true });
-  // While it speaks, the process keeps this one alive.
-  for (const stream of [native.child.stdin, native.child.stdout]) (stream as unknown as Partial<Socket>).ref?.();
-  native.child.ref();
-  native.child.stdin.end(request.text);
-  try {
-    return await native.audio;
-  } finally {
-    request.signal?.removeEventListener('abort', abort);
-  }
+  launcher ??= createEspeakLauncher([nativeCommand, '-s', String(speakingRate), '-b', '1', '--stdout']);
+  return parseWav(await launcher.speak(request.voice.espeak, request.text, request.signal));
 };
 
 let nativeMissing = false;
@@ -124,7 +74,6 @@ export const synthesizeWithEspeak = async (request: SynthesisRequest): Promise<P
     } catch (error) {
       if (!(error instanceof NativeSynthesizerMissing)) throw error;
       nativeMissing = true;
-      spares.clear();
     }
   }
   return synthesizeWithWasm(request);

@@ -35,8 +35,6 @@ export const organizationSlots = 'organization';
 const slotTiming = { durationMs: 60_000, renewEveryMs: 20_000, marginMs: 5_000 };
 /** Slots no session uses expire from the table a day after their last take. */
 const slotLifetimeSeconds = 24 * 60 * 60;
-/** Another server may take the slot seen free first: the slots are read again. */
-const takeAttempts = 3;
 
 /**
  * Takes one of the holder's `quota` slots (a user's id, or `organizationSlots`) for a session
@@ -48,7 +46,10 @@ export const holdVoiceSessionSlot = async (
   holder: string,
   quota: number,
 ): Promise<KeptLease | undefined> => {
-  for (let attempt = 0; attempt < takeAttempts; attempt += 1) {
+  // A take lost means another session took that slot: the slots are read again, as long as one is
+  // seen free (at most `quota` times, each loss being a session admitted). Of the free slots one is
+  // taken at random, so sessions opening at once seldom race for the same one.
+  for (let attempt = 0; attempt < quota; attempt += 1) {
     const page = await queryPage(voiceSessionSlots.query(orgId, {}, { prefix: `${holder}#` }), {
       limit: quota,
       consistent: true,
@@ -59,7 +60,8 @@ export const holdVoiceSessionSlot = async (
         .filter((slot) => isLeaseHeld(storedLeaseOf(slot)))
         .map((slot) => slot.slot),
     );
-    const free = Array.from({ length: quota }, (_, slot) => slot).find((slot) => !held.has(slot));
+    const freeSlots = Array.from({ length: quota }, (_, slot) => slot).filter((slot) => !held.has(slot));
+    const free = freeSlots[Math.floor(Math.random() * freeSlots.length)];
     if (free === undefined) return undefined;
     const taken = await takeLease(voiceSessionSlots.key(orgId, { holder, slot: free }), {
       durationMs: slotTiming.durationMs,

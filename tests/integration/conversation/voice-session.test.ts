@@ -515,6 +515,24 @@ describe('open-voice-session, bad input', () => {
     expect(opened.every((client) => client.socket.readyState === WebSocket.OPEN)).toBe(true);
   });
 
+  it('admits every session of an organization opened at the same moment, up to its quota', async () => {
+    // Prepare: the test platform allows four sessions in an organization, two per user; two users
+    // with two services each make four sessions, all racing for the organization's slots.
+    const { session: owner } = await createOrganization();
+    const services = await Promise.all([createService(owner), createService(owner)]);
+    const users = await Promise.all([0, 1].map(() => createUserSession(owner, 'DefaultUserRole')));
+
+    // Act
+    const clients = await Promise.all(
+      users.flatMap((user) => services.map((service) => connect(user, { service_id: service.serviceId }, false))),
+    );
+    // A refused one closes first: its `next` rejects, naming the 429.
+    const created = await Promise.all(clients.map((client) => client.next('session.created')));
+
+    // Assess
+    expect(created.map((event) => event.type)).toEqual(Array(4).fill('session.created'));
+  });
+
   it('drops control events past their rate with an error event, and keeps the session', async () => {
     // Prepare
     const user = await createUserSession(admin, 'DefaultUserRole');
