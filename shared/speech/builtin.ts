@@ -33,10 +33,12 @@ const sharedRecognizer = (): ResidentRecognizer => {
 const streamingProcesses = 8;
 
 /**
- * Streams decoded at once: the live sessions two cores keep at real time (`npm run bench --
- * realtime`: 6 did, 8 did not). The pool's other processes stay loaded for the sessions reserved.
+ * Streams decoded at once: every process of the pool. The fair share of the pool
+ * (`shared/voice/recognizer-pool.ts`) keeps a third of it, rounded down (2), for other organizations' callers,
+ * so one organization decodes at most 6 at once, the live sessions two cores keep at real time
+ * (`npm run bench -- realtime`: 6 did, 8 did not).
  */
-const liveStreams = 6;
+const liveStreams = streamingProcesses;
 
 const sharedStreams = (): ResidentRecognizer => {
   processStreams ??= createResidentRecognizer({ poolSize: streamingProcesses, settings: liveDecoderSettings });
