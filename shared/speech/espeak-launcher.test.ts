@@ -49,4 +49,16 @@ describe('the eSpeak NG launcher', () => {
     // Assess
     expect(outcome).toBeInstanceOf(NativeSynthesizerMissing);
   });
+
+  it('says it stopped when its helper exits, so that a new one is made', async () => {
+    // Prepare: a "Python" that exits at once.
+    const launcher = createEspeakLauncher(command, 'false');
+
+    // Act
+    const outcome = await launcher.speak('en-us', 'Anyone?').catch((error: unknown) => error);
+
+    // Assess
+    expect(outcome).toBeInstanceOf(Error);
+    expect(launcher.stopped).toBe(true);
+  });
 });

@@ -85,6 +85,8 @@ interface Pending {
 export interface EspeakLauncher {
   /** The WAV `espeak-ng -v voice …` speaks for `text`; killed when `signal` aborts. */
   speak(voice: string, text: string, signal?: AbortSignal): Promise<Buffer>;
+  /** The helper is gone (it could not start, or it stopped): a new launcher is needed. */
+  readonly stopped: boolean;
 }
 
 const frame = (header: object, body: Buffer = Buffer.alloc(0)): Buffer => {
@@ -154,6 +156,9 @@ export const createEspeakLauncher = (command: readonly string[], python = recogn
   });
 
   return {
+    get stopped() {
+      return failure !== undefined;
+    },
     speak: (voice, text, signal) => {
       if (failure) return Promise.reject(failure);
       const id = nextId++;

@@ -60,7 +60,9 @@ let launcher: EspeakLauncher | undefined;
 
 /** The text goes through stdin (`-b 1`: UTF-8), never the argument list, so no text reads as an option. */
 export const synthesizeWithNative = async (request: SynthesisRequest): Promise<PcmAudio> => {
-  launcher ??= createEspeakLauncher([nativeCommand, '-s', String(speakingRate), '-b', '1', '--stdout']);
+  // A helper that stopped (killed, crashed) is replaced for the next request.
+  if (!launcher || launcher.stopped)
+    launcher = createEspeakLauncher([nativeCommand, '-s', String(speakingRate), '-b', '1', '--stdout']);
   return parseWav(await launcher.speak(request.voice.espeak, request.text, request.signal));
 };
 
