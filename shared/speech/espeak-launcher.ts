@@ -127,13 +127,27 @@ export const createEspeakLauncher = (command: readonly string[], python = recogn
   child.on('close', (code, signal) => failAll(new Error(`the eSpeak NG helper stopped (${signal ?? `exit ${code}`})`)));
   child.stdin.on('error', () => undefined);
 
+  // Chunks are joined only once the frame they complete has all come: a long WAV costs one copy,
+  // not one per chunk.
   let received: Buffer = Buffer.alloc(0);
+  let arriving: Buffer[] = [];
+  let arrivingBytes = 0;
+  /** Bytes the next frame (or its lengths) still waits for. */
+  let awaited = 8;
   child.stdout.on('data', (chunk: Buffer) => {
-    received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
+    arriving.push(chunk);
+    arrivingBytes += chunk.length;
+    if (arrivingBytes < awaited) return;
+    received = Buffer.concat([received, ...arriving]);
+    arriving = [];
+    arrivingBytes = 0;
     while (received.length >= 8) {
       const headLength = received.readUInt32LE(0);
       const bodyLength = received.readUInt32LE(4);
-      if (received.length < 8 + headLength + bodyLength) return;
+      if (received.length < 8 + headLength + bodyLength) {
+        awaited = 8 + headLength + bodyLength - received.length;
+        return;
+      }
       const header = JSON.parse(received.subarray(8, 8 + headLength).toString()) as {
         id: number;
         status: number | string;
@@ -153,6 +167,7 @@ export const createEspeakLauncher = (command: readonly string[], python = recogn
           ),
         );
     }
+    awaited = 8 - received.length;
   });
 
   return {
