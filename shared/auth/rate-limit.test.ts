@@ -195,6 +195,27 @@ describe('createRateLimiter', () => {
     expect([newBucket, fromLease, inUse, refilled]).toEqual([1, 0, 1, 1]);
   });
 
+  it('takes a whole burst for one instance in three writes, growing the lease as it is used up', async () => {
+    // Prepare
+    const address = bucket();
+    const policy = { burst: 20, perMinute: 20 };
+    const limiter = createRateLimiter(clockAt(7_000_000).now);
+    const send = vi.spyOn(dynamo(), 'send');
+
+    // Act
+    const remaining = [];
+    for (let index = 0; index < 20; index += 1)
+      remaining.push((await limiter.take(address, policy))['x-ratelimit-remaining']);
+    const writes = send.mock.calls.length;
+    const twentyFirst = await limiter.take(address, policy).catch((error: unknown) => error);
+    send.mockRestore();
+
+    // Assess
+    expect(writes).toBe(3);
+    expect(remaining).toEqual(Array.from({ length: 20 }, (_, index) => String(19 - index)));
+    expect(twentyFirst).toBeInstanceOf(RateLimitedError);
+  });
+
   it('shares one lease among concurrent requests: no more admitted than the burst', async () => {
     // Prepare
     const address = bucket();

@@ -142,11 +142,32 @@ export const takeToken = async (
  */
 export const leaseLifetimeMs = 1000;
 
-/** Tokens taken ahead per shared write: a quarter of the burst (one for bursts under 8). */
+/** Tokens an instance's first lease of a bucket takes: a quarter of the burst (one for bursts under 8). */
 export const leaseSize = (policy: BucketPolicy): number => Math.max(1, Math.floor(policy.burst / 4));
+
+/** The most tokens one lease takes: half the burst (one for a burst of 2 or 3). */
+export const largestLeaseSize = (policy: BucketPolicy): number => Math.max(1, Math.floor(policy.burst / 2));
+
+/**
+ * Tokens the next lease takes. An instance that used a whole lease within its lifetime is where
+ * the caller's requests arrive: it takes twice as many the next time (up to `largestLeaseSize`),
+ * and no more than the bucket held after its last lease, refilled since, as far as it knows (a
+ * lease larger than the bucket's rest is refused, and a token is then taken alone). So one
+ * instance takes a whole burst in three shared writes, not four. Any other lease takes
+ * `leaseSize`.
+ */
+const nextLeaseSize = (policy: BucketPolicy, previous: Lease | undefined, nowMs: number): number => {
+  if (previous === undefined || previous.left > 0 || nowMs - previous.takenAtMs >= leaseLifetimeMs)
+    return leaseSize(policy);
+  const knownLeft = Math.floor(policy.burst - Math.max(0, previous.fullAtMs - nowMs) / intervalMs(policy));
+  const grown = Math.max(leaseSize(policy), previous.size * 2);
+  return Math.max(1, Math.min(largestLeaseSize(policy), grown, knownLeft));
+};
 
 interface Lease {
   takenAtMs: number;
+  /** Tokens taken with the lease. */
+  size: number;
   /** Tokens taken and not used yet. */
   left: number;
   /** The shared bucket's `full_at_ms` right after the lease was taken. */
@@ -160,11 +181,12 @@ export interface RateLimiter {
 
 /**
  * A rate limiter for one instance that takes tokens from the shared bucket a lease at a time
- * (`leaseSize`), so most requests are admitted without a round trip to the table. The limits
- * hold across instances: every admitted request used a token taken from the shared bucket, at
- * most `leaseLifetimeMs` earlier. What a lease did not use is given back with the next write to
- * that bucket; until then (or, if the instance sees no more requests, until the bucket refills)
- * requests reaching other instances may be refused up to `leaseSize - 1` tokens early.
+ * (`leaseSize`, growing to `largestLeaseSize` while the instance uses them up), so most requests
+ * are admitted without a round trip to the table. The limits hold across instances: every
+ * admitted request used a token taken from the shared bucket, at most `leaseLifetimeMs` earlier.
+ * What a lease did not use is given back with the next write to that bucket; until then (or, if
+ * the instance sees no more requests, until the bucket refills) requests reaching other
+ * instances may be refused up to `largestLeaseSize - 1` tokens early.
  * Within one instance the headers and refusals are those of a bucket taken one token at a time.
  */
 export const createRateLimiter = (now: () => number = Date.now): RateLimiter => {
@@ -182,11 +204,10 @@ export const createRateLimiter = (now: () => number = Date.now): RateLimiter => 
     key: string,
     address: BucketAddress,
     policy: BucketPolicy,
-    take: { returned: number; likelyFull: boolean },
+    take: { want: number; returned: number; likelyFull: boolean },
   ) => {
     const nowMs = now();
-    const want = leaseSize(policy);
-    const { returned } = take;
+    const { want, returned } = take;
     const fullAtMs = await (want > 1
       ? takeTokens(address, policy, { want, returned, nowMs, likelyFull: take.likelyFull }).catch((error: unknown) => {
           if (error instanceof ConditionNotMet) return undefined;
@@ -201,7 +222,7 @@ export const createRateLimiter = (now: () => number = Date.now): RateLimiter => 
           }
         : { fullAtMs: leased, taken: want },
     );
-    const lease: Lease = { takenAtMs: nowMs, left: fullAtMs.taken, fullAtMs: fullAtMs.fullAtMs };
+    const lease: Lease = { takenAtMs: nowMs, size: fullAtMs.taken, left: fullAtMs.taken, fullAtMs: fullAtMs.fullAtMs };
     leases.set(key, lease);
     if (leases.size > maxLeases) leases.delete(leases.keys().next().value as string);
     return fromLease(policy, lease, now());
@@ -221,10 +242,12 @@ export const createRateLimiter = (now: () => number = Date.now): RateLimiter => 
       const likelyFull =
         lease === undefined ||
         (Number.isFinite(lease.takenAtMs) && lease.fullAtMs - returned * intervalMs(policy) <= nowMs);
+      const want = nextLeaseSize(policy, lease, nowMs);
       leases.delete(key);
-      const acquisition = acquire(key, address, policy, { returned, likelyFull }).catch((error: unknown) => {
+      const acquisition = acquire(key, address, policy, { want, returned, likelyFull }).catch((error: unknown) => {
         // Refused: the unused tokens are still owed back to the bucket.
-        if (returned > 0) leases.set(key, { takenAtMs: Number.NEGATIVE_INFINITY, left: returned, fullAtMs: 0 });
+        if (returned > 0)
+          leases.set(key, { takenAtMs: Number.NEGATIVE_INFINITY, size: returned, left: returned, fullAtMs: 0 });
         throw error;
       });
       acquiring.set(key, acquisition);
