@@ -28,7 +28,11 @@ const local = async (): Promise<void> => {
   const path = join(values['data-dir'], 'local-aws.json');
   const env = JSON.parse(await readFile(path, 'utf8').catch(() => '{}')) as Record<string, string>;
   if (!env.TABLE_NAME) throw new Error(`no ${path}: start the platform first (npm start), or name a --function in AWS`);
-  Object.assign(process.env, env);
+  // The root organization keeps the directory of organizations the backfill visits.
+  const credentials = JSON.parse(
+    await readFile(join(values['data-dir'], 'credentials.json'), 'utf8').catch(() => '{}'),
+  ) as { org_id?: string };
+  Object.assign(process.env, env, credentials.org_id ? { ROOT_ORG_ID: credentials.org_id } : {});
   // Loaded once the environment names the local engines: the product reads it when first imported.
   const { backfillLake, backfillOrganizationLake } = await import('#shared/analytics/lake-backfill');
   if (values.org) console.log(describe(await backfillOrganizationLake(values.org)));

@@ -165,11 +165,8 @@ export class AnalyticsLake extends Construct {
       ephemeralStorageSize: 4096,
       defaults,
     }).function;
+    // It visits every organization through the organization directory (Queries): no function scans the table.
     bindTable(this.backfill, table, 'readWrite');
-    // Visiting every organization of the deployment is a Scan: this job's alone.
-    this.backfill.addToRolePolicy(
-      new PolicyStatement({ effect: Effect.ALLOW, actions: ['dynamodb:Scan'], resources: [table.tableArn] }),
-    );
     this.bindLake(this.backfill);
 
     const queryRoles = props.queryFunctions.map((fn) => {

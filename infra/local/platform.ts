@@ -295,8 +295,15 @@ export const startPlatform = async (options: PlatformOptions): Promise<Platform>
     });
     // The root organization's tool repository exists from the first start, seeded with the samples.
     const { ensureLocalRepository, repositoryName } = await import('#shared/tool/index');
-    const { getOrganization } = await import('#shared/organization/index');
-    const rootTeam = (await getOrganization(root.org_id))?.devops_team_name ?? null;
+    const { getOrganization, needsDirectoryEntry } = await import('#shared/organization/index');
+    const rootRecord = await getOrganization(root.org_id);
+    const rootTeam = rootRecord?.devops_team_name ?? null;
+    // A data dir from before the organization directory: its organizations are entered once (the root among them).
+    if (rootRecord && needsDirectoryEntry(rootRecord)) {
+      const { fillOrganizationDirectory } = await import('./organization-directory-fill');
+      const { listed } = await fillOrganizationDirectory();
+      log(`organization directory: ${listed.length} organizations made before it entered`);
+    }
     await ensureLocalRepository(
       process.env.TOOL_REPOSITORY_ROOT as string,
       repositoryName(root.org_id, rootTeam, 'team'),

@@ -8,7 +8,7 @@ import type { Item } from '../data/table';
 import { ConflictError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
 import type { LakeSource } from '../kernel/lake-projection';
-import { organizationScanKey, scanOrganizationIds } from '../organization/index';
+import { directoryKeyAfter, listedOrganizationIds } from '../organization/index';
 import { lakeSources } from './analytics-tables';
 import {
   type CompactionOutcome,
@@ -98,14 +98,14 @@ export const backfillOrganizationLake = async (orgId: string): Promise<BackfillO
   }
 };
 
-/** Where a backfill of every organization resumes: a scan position, opaque to callers. */
+/** Where a backfill of every organization resumes: a position in the organization directory, opaque to callers. */
 export type BackfillCursor = string;
 
 const encodeCursor = (key: Item): BackfillCursor => Buffer.from(JSON.stringify(key)).toString('base64url');
 const decodeCursor = (cursor: BackfillCursor): Item => JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
 
 /**
- * Backfills every organization, in the order of a scan of the table, from `cursor`; past `stopBy`
+ * Backfills every organization, in the order of the organization directory, from `cursor`; past `stopBy`
  * it stops after the organization under way and says where to resume (no cursor: all done).
  */
 export const backfillLake = async (
@@ -115,13 +115,13 @@ export const backfillLake = async (
   const organizations: BackfillOutcome[] = [];
   let startKey = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
   do {
-    const page = await scanOrganizationIds(startKey);
+    const page = await listedOrganizationIds(startKey);
     for (const [index, orgId] of page.orgIds.entries()) {
       const outcome = await backfillOrganizationLake(orgId);
       organizations.push(outcome);
       options.onOrganization?.(outcome);
       const more = index < page.orgIds.length - 1 || page.nextKey !== undefined;
-      if (Date.now() > stopBy && more) return { organizations, cursor: encodeCursor(organizationScanKey(orgId)) };
+      if (Date.now() > stopBy && more) return { organizations, cursor: encodeCursor(directoryKeyAfter(orgId)) };
     }
     startKey = page.nextKey;
     if (startKey && Date.now() > stopBy) return { organizations, cursor: encodeCursor(startKey) };

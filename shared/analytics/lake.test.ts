@@ -13,8 +13,8 @@ import { type KeptLease, LeaseLostError, releaseLease } from '../data/lease';
 import { putItem } from '../data/table';
 import { BadRequestError, RequestTimeoutError } from '../kernel/errors';
 import { newId } from '../kernel/ids';
-import { markOrganizationDeleted } from '../organization/index';
-import { backfillOrganizationLake } from './lake-backfill';
+import { listedOrganizationIds, markOrganizationDeleted } from '../organization/index';
+import { backfillLake, backfillOrganizationLake } from './lake-backfill';
 import { recordTableChanges, type TableChange } from './lake-changes';
 import { compactLeasedOrganizationLake, compactOrganizationLake } from './lake-compaction';
 import { eraseOrganizationLake } from './lake-erasure';
@@ -246,6 +246,30 @@ describe('analytics lake', () => {
     expect(outcome).toMatchObject({ orgId, records: 2, compaction: { tables: 2, deltas: 3 } });
     expect(await conversationRows(orgId)).toEqual([[kept, false, '6']]);
     expect(await lakeKeys(orgId)).toEqual([expect.stringMatching(/^part-/)]);
+  });
+
+  it('backfills every organization of the directory in id order, and resumes after the one it stopped at', async () => {
+    // Prepare
+    await organization();
+    await organization();
+    const listed: string[] = [];
+    for (let page = await listedOrganizationIds(undefined, 2); ; page = await listedOrganizationIds(page.nextKey, 2)) {
+      listed.push(...page.orgIds);
+      if (!page.nextKey) break;
+    }
+
+    // Act
+    const whole = await backfillLake();
+    const stopped = await backfillLake({ stopBy: 0 });
+    const resumed = await backfillLake({ stopBy: 0, cursor: stopped.cursor });
+
+    // Assess
+    expect(listed.length).toBeGreaterThanOrEqual(2);
+    expect([...listed].sort()).toEqual(listed);
+    expect(whole.organizations.map((outcome) => outcome.orgId)).toEqual(listed);
+    expect(whole.cursor).toBeUndefined();
+    expect(stopped.organizations.map((outcome) => outcome.orgId)).toEqual([listed[0]]);
+    expect(resumed.organizations.map((outcome) => outcome.orgId)).toEqual([listed[1]]);
   });
 
   it('erases a deleted organization’s lake instead of recording its changes, copies included', async () => {

@@ -93,13 +93,7 @@ export const recordApiRequest = (responseBytes: number): void => {
 /** SQS requests made outside the product's client (the local event source mapping's receives and deletes). */
 export const recordSqsRequest = (operation: string): void => add(usage.sqs, operation);
 
-const readCommands = new Set([
-  'GetItemCommand',
-  'BatchGetItemCommand',
-  'QueryCommand',
-  'ScanCommand',
-  'TransactGetItemsCommand',
-]);
+const readCommands = new Set(['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'TransactGetItemsCommand']);
 const capacityCommands = new Set([
   ...readCommands,
   'PutItemCommand',

@@ -20,6 +20,7 @@ import { simulationUsages } from '../data/usage-links';
 import { behaviorInvocations, behaviorSets, behaviorVersions } from '../dynamic-behavior-set/behavior-set-repository';
 import { metricCounts, metrics } from '../metric/metric-repository';
 import { metricResults, metricsWithResultsMarks } from '../metric/result-repository';
+import { organizationDirectory } from '../organization/organization-directory';
 import { organizationBranding, organizations } from '../organization/organization-repository';
 import { twilioCalls } from '../phone-number/call-repository';
 import { phoneNumberCounts, phoneNumbers } from '../phone-number/phone-number-repository';
@@ -124,6 +125,7 @@ export const entityCatalog: readonly Entity[] = [
   appSessions,
   pagingCursors,
   lakeCompactionLeases,
+  organizationDirectory,
   organizationBranding,
   organizations,
 ];

@@ -14,8 +14,6 @@ import {
   type PutItemCommandInput,
   QueryCommand,
   type QueryCommandInput as RawQueryInput,
-  ScanCommand,
-  type ScanCommandInput,
   TransactionCanceledException,
   type TransactWriteItem,
   TransactWriteItemsCommand,
@@ -426,36 +424,6 @@ export const queryPage = async (spec: QuerySpec, options: QueryPageOptions): Pro
     return { items, nextKey: resumeKeyOf(items[items.length - 1] as Item, spec.index) };
   }
   return { items: collected, nextKey: startKey };
-};
-
-/**
- * One page of a filtered Scan of the whole table, for an operator's job that must visit every
- * organization (the analytics lake's backfill), never for a request: its cost grows with the table.
- */
-export const scanPage = async (spec: {
-  filter: Condition;
-  /** The attributes to read of each kept item. */
-  projection: string[];
-  startKey?: Item;
-}): Promise<QueryPage> => {
-  const result = await send((client) =>
-    client.send(
-      new ScanCommand(
-        withAttributes<ScanCommandInput>({
-          TableName: config.tableName,
-          FilterExpression: spec.filter.expression,
-          ExpressionAttributeNames: {
-            ...spec.filter.names,
-            ...Object.fromEntries(spec.projection.map((name, index) => [`#p${index}`, name])),
-          },
-          ExpressionAttributeValues: spec.filter.values,
-          ProjectionExpression: spec.projection.map((_, index) => `#p${index}`).join(', '),
-          ExclusiveStartKey: spec.startKey,
-        }),
-      ),
-    ),
-  );
-  return { items: (result.Items ?? []).map(fromAttributes), nextKey: fromAttributesIfAny(result.LastEvaluatedKey) };
 };
 
 /**

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineEntity } from '../data/entity';
-import { deleteItem, type Item, scanPage, type TransactItem, transactWrite, updateItem } from '../data/table';
+import { deleteItem, type TransactItem, transactWrite, updateItem } from '../data/table';
 import { ConflictError, NotFoundError } from '../kernel/errors';
+import { directoryEntryItem } from './organization-directory';
 import { type OrganizationRecord, organizationRecord } from './schemas';
 
 /**
@@ -25,27 +26,6 @@ export const organizations = defineEntity({
       () => new ConflictError(`Organization ${orgId} was not marked deleted.`),
     ),
 });
-
-/**
- * Organization ids, a page of a whole-table Scan at a time from `startKey` (the page's `nextKey`,
- * or `organizationScanKey` of the last id handled): how an operator's job visits every
- * organization (the analytics lake's backfill). No request uses it.
- */
-export const scanOrganizationIds = async (startKey?: Item): Promise<{ orgIds: string[]; nextKey?: Item }> => {
-  const page = await scanPage({
-    filter: {
-      expression: '#entity = :organization',
-      names: { '#entity': 'entity' },
-      values: { ':organization': organizations.name },
-    },
-    projection: ['org_id'],
-    startKey,
-  });
-  return { orgIds: page.items.map((item) => String(item.org_id)), nextKey: page.nextKey };
-};
-
-/** Where a scan resumes right after the organization's record. */
-export const organizationScanKey = (orgId: string): Item => ({ ...organizations.key(orgId, {}) });
 
 export const brandingImages = ['logo', 'square_logo', 'favicon', 'signup_page_headshot'] as const;
 export type BrandingImage = (typeof brandingImages)[number];
@@ -80,11 +60,15 @@ export const requireOrganization = async (orgId: string): Promise<OrganizationRe
   return record;
 };
 
-/** Transaction items creating an organization and its images; fails if the id exists (even deleted). */
+/** Transaction items creating an organization, its directory entry and its images; fails if the id exists (even deleted). */
 export const organizationCreateItems = (
   record: OrganizationRecord,
   images: Partial<Record<BrandingImage, Buffer>>,
-): TransactItem[] => [organizations.create(record.org_id, record), ...brandingItems(record.org_id, images)];
+): TransactItem[] => [
+  organizations.create(record.org_id, { ...record, listed_in_directory: true }),
+  directoryEntryItem(record.org_id),
+  ...brandingItems(record.org_id, images),
+];
 
 /**
  * The transaction item recording that the organization's default roles were upgraded from
@@ -101,6 +85,40 @@ export const defaultRolesGenerationItem = (orgId: string, from: number, to: numb
     ExpressionAttributeValues: { ':to': to, ':from': from },
   },
 });
+
+/** Whether the organization's record predates the directory: it is entered by `listInDirectory`. */
+export const needsDirectoryEntry = (organization: { listed_in_directory?: boolean }): boolean =>
+  organization.listed_in_directory !== true;
+
+class OrganizationGone extends Error {}
+
+/**
+ * Enters an organization made before the directory, with the mark on its record, at once: nothing
+ * is written once the organization is marked deleted, so its erasure leaves no entry behind
+ * (false: it is gone). Repeating it (two instances at once) writes the same.
+ */
+export const listInDirectory = async (orgId: string): Promise<boolean> => {
+  try {
+    await transactWrite(
+      [
+        directoryEntryItem(orgId),
+        {
+          Update: {
+            Key: organizations.key(orgId, {}),
+            UpdateExpression: 'SET listed_in_directory = :listed',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted_at)',
+            ExpressionAttributeValues: { ':listed': true },
+          },
+        },
+      ],
+      () => new OrganizationGone(),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof OrganizationGone) return false;
+    throw error;
+  }
+};
 
 const brandingItems = (orgId: string, images: Partial<Record<BrandingImage, Buffer>>): TransactItem[] =>
   Object.entries(images)

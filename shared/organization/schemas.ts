@@ -47,6 +47,8 @@ export const organizationRecord = z.object({
    * first, made before phone numbers. Raised by the upgrade that gives them what later ones added.
    */
   default_roles_generation: z.number().int().optional(),
+  /** Whether the organization has its entry in the directory (`organization-directory.ts`); absent: made before it. */
+  listed_in_directory: z.boolean().optional(),
 });
 
 export type OrganizationRecord = z.infer<typeof organizationRecord>;

@@ -1,6 +1,6 @@
 import { createProcessCache } from '../data/process-cache';
 import type { PermissionGrant } from '../kernel/caller';
-import { getOrganization } from '../organization/index';
+import { getOrganization, listInDirectory, needsDirectoryEntry } from '../organization/index';
 import { needsDefaultRolesUpgrade, upgradeDefaultRoles } from '../role/default-role-upgrade';
 import { getRoleByName, type RoleRecord } from '../role/index';
 import { effectiveGrants, onRoleChange } from '../role/roles';
@@ -31,11 +31,13 @@ const rolesRead = createProcessCache<RoleRecord>({ ttlMs: cacheMilliseconds, max
 
 /**
  * Whether the organization exists; an organization made before its default roles gained what they
- * have now is upgraded first (once: the upgrade records the generation), so its roles are read after.
+ * have now is upgraded first (once: the upgrade records the generation), so its roles are read after,
+ * and one made before the organization directory is entered in it (once: its record says so).
  */
 const organizationExists = async (orgId: string): Promise<true | undefined> => {
   const organization = await getOrganization(orgId);
   if (!organization) return undefined;
+  if (needsDirectoryEntry(organization) && !(await listInDirectory(orgId))) return undefined;
   if (needsDefaultRolesUpgrade(organization)) await upgradeDefaultRoles(organization);
   return true;
 };

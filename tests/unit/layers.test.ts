@@ -382,6 +382,32 @@ describe('layers', () => {
     expect(writing).toEqual([]);
   });
 
+  it('sends no Scan and grants none: every list is a Query, and cost grows with the page', async () => {
+    // Prepare
+    // The operator's one-time step for a table older than the organization directory, which finds what no key names.
+    const upgradeStep = 'infra/local/organization-directory-fill.ts';
+    const files = (
+      await Promise.all(
+        ['shared', 'functions', 'infra', 'events'].map(async (folder) =>
+          (await readdir(join(root, folder), { recursive: true })).map((name) => join(folder, name)),
+        ),
+      )
+    )
+      .flat()
+      .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
+
+    // Act
+    const scanning = [];
+    for (const file of files) {
+      if (/\b(?:ScanCommand|paginateScan)\b|dynamodb:Scan\b/.test(await readFile(join(root, file), 'utf8')))
+        scanning.push(file);
+    }
+
+    // Assess
+    expect(files.length).toBeGreaterThan(100);
+    expect(scanning).toEqual([upgradeStep]);
+  });
+
   it('names the lease attributes in shared/data/lease.ts only: every hold goes through it', async () => {
     // Prepare
     const files = (

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient, PutCommand, paginateScan, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, PutCommand, paginateScan, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { harness } from './client';
 
 /** A client of the platform's table; DynamoDB Local runs with -sharedDb, so any credentials reach it. */
@@ -165,5 +165,13 @@ export const putStoredItems = async (items: Record<string, unknown>[]) => {
   const { table } = harness();
   const client = tableClient();
   for (const item of items) await client.send(new PutCommand({ TableName: table.name, Item: item }));
+  client.destroy();
+};
+
+/** Deletes items straight from the table: what an item written before a record existed lacks. */
+export const deleteStoredItems = async (keys: { pk: string; sk: string }[]) => {
+  const { table } = harness();
+  const client = tableClient();
+  for (const key of keys) await client.send(new DeleteCommand({ TableName: table.name, Key: key }));
   client.destroy();
 };
