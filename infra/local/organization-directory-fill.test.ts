@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { insertOrganization } from '#shared/composition/organization-creation';
-import { deleteItem, updateItem } from '#shared/data/table';
+import { updateItem } from '#shared/data/table';
 import { newId } from '#shared/kernel/ids';
-import { directoryKeyAfter, listedOrganizationIds, markOrganizationDeleted } from '#shared/organization/index';
+import { listedOrganizationIds, markOrganizationDeleted, organizationDirectory } from '#shared/organization/index';
 import { organizations } from '#shared/organization/organization-repository';
 import { useLocalAws } from '../../tests/unit/local/use-local-aws';
 import { fillOrganizationDirectory } from './organization-directory-fill';
@@ -19,7 +19,7 @@ const organizationFromBefore = async (): Promise<string> => {
     clusterName: 'default',
     superAdminEmail: 'admin@example.com',
   });
-  await deleteItem(directoryKeyAfter(orgId) as never);
+  await organizationDirectory.erase(orgId);
   await updateItem({ Key: organizations.key(orgId, {}), UpdateExpression: 'REMOVE listed_in_directory' });
   return orgId;
 };

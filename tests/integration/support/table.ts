@@ -168,7 +168,7 @@ export const putStoredItems = async (items: Record<string, unknown>[]) => {
   client.destroy();
 };
 
-/** Deletes items straight from the table: what an item written before a record existed lacks. */
+/** Deletes items straight from the table: what a table from before an entity existed lacks. */
 export const deleteStoredItems = async (keys: { pk: string; sk: string }[]) => {
   const { table } = harness();
   const client = tableClient();
